@@ -1,0 +1,132 @@
+// The checksum cache in extended attributes (format documented in rpmirror/checksum.hpp).
+#include <sys/xattr.h>
+#include <time.h>
+
+#include <array>
+#include <charconv>
+#include <string>
+
+#include "rpmirror/checksum.hpp"
+
+namespace rpmirror {
+
+namespace {
+
+constexpr std::string_view kOwnPrefix = "user.rpmirror.checksum.";
+constexpr std::string_view kOwnVersion = "v1";
+constexpr std::array<std::string_view, 2> kLibrepoPrefixes = {"user.librepo.checksum.",
+                                                              "user.Librepo.checksum."};
+
+std::int64_t mtime_ns(const struct stat& st) {
+    return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+}
+
+// Returns the value of attribute `name` of `fd`, or nullopt iff it is absent or unreadable.
+std::optional<std::string> get_attribute(int fd, const std::string& name) {
+    std::array<char, 512> value{};
+    const ssize_t length = ::fgetxattr(fd, name.c_str(), value.data(), value.size());
+    if (length < 0) {
+        return std::nullopt;  // ENODATA, ENOTSUP, ERANGE (too long to be ours): no entry
+    }
+    return std::string(value.data(), static_cast<std::size_t>(length));
+}
+
+template <typename Integer>
+std::optional<Integer> parse_integer(std::string_view text) {
+    Integer value{};
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size()) {
+        return std::nullopt;
+    }
+    return value;
+}
+
+// Splits "v1 <size> <mtime_ns> <inode> <hex>" into its five fields.
+std::optional<std::array<std::string_view, 5>> split_own_entry(std::string_view entry) {
+    std::array<std::string_view, 5> fields;
+    for (std::size_t index = 0; index < fields.size(); ++index) {
+        const std::size_t space = entry.find(' ');
+        const bool is_last = index + 1 == fields.size();
+        if (is_last != (space == std::string_view::npos)) {
+            return std::nullopt;
+        }
+        fields[index] = entry.substr(0, space);
+        entry = is_last ? std::string_view() : entry.substr(space + 1);
+    }
+    return fields;
+}
+
+std::optional<std::string> read_own_entry(int fd, const struct stat& st, ChecksumType type) {
+    const auto entry =
+        get_attribute(fd, std::string(kOwnPrefix) + std::string(checksum_type_name(type)));
+    if (!entry) {
+        return std::nullopt;
+    }
+    const auto fields = split_own_entry(*entry);
+    if (!fields || (*fields)[0] != kOwnVersion) {
+        return std::nullopt;
+    }
+    const auto size = parse_integer<std::uint64_t>((*fields)[1]);
+    const auto mtime = parse_integer<std::int64_t>((*fields)[2]);
+    const auto inode = parse_integer<std::uint64_t>((*fields)[3]);
+    const std::string_view hex = (*fields)[4];
+    if (!size || !mtime || !inode || !is_valid_hex_digest(type, hex)) {
+        return std::nullopt;
+    }
+    if (*size != static_cast<std::uint64_t>(st.st_size) || *mtime != mtime_ns(st) ||
+        *inode != static_cast<std::uint64_t>(st.st_ino)) {
+        return std::nullopt;
+    }
+    return std::string(hex);
+}
+
+std::optional<std::string> read_librepo_entry(int fd, const struct stat& st, ChecksumType type) {
+    for (const std::string_view prefix : kLibrepoPrefixes) {
+        const auto mtime_text = get_attribute(fd, std::string(prefix) + "mtime");
+        if (!mtime_text) {
+            continue;
+        }
+        const auto mtime = parse_integer<std::int64_t>(*mtime_text);
+        if (!mtime || *mtime != mtime_ns(st)) {
+            continue;
+        }
+        auto hex = get_attribute(fd, std::string(prefix) + std::string(checksum_type_name(type)));
+        if (hex && is_valid_hex_digest(type, *hex)) {
+            return hex;
+        }
+    }
+    return std::nullopt;
+}
+
+bool is_racy(const struct stat& st) {
+    struct timespec now {};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    const std::int64_t now_ns = static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+    return now_ns - mtime_ns(st) < kRacyWindowNs;
+}
+
+}  // namespace
+
+std::optional<std::string> read_cached_digest(int fd, const struct stat& st, ChecksumType type) {
+    if (auto own = read_own_entry(fd, st, type)) {
+        return own;
+    }
+    return read_librepo_entry(fd, st, type);
+}
+
+bool write_cached_digest(int fd, const struct stat& st, ChecksumType type, std::string_view hex,
+                         bool trust_recent) {
+    if (!is_valid_hex_digest(type, hex) || (!trust_recent && is_racy(st))) {
+        return false;
+    }
+    std::string entry = std::string(kOwnVersion) + ' ' + std::to_string(st.st_size) + ' ' +
+                        std::to_string(mtime_ns(st)) + ' ' + std::to_string(st.st_ino) + ' ' +
+                        std::string(hex);
+    for (char& c : entry) {
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    const std::string name = std::string(kOwnPrefix) + std::string(checksum_type_name(type));
+    return ::fsetxattr(fd, name.c_str(), entry.data(), entry.size(), 0) == 0;
+}
+
+}  // namespace rpmirror

@@ -1,0 +1,60 @@
+// Move-only owner of a read-only memory mapping; unmaps it in the destructor.
+#pragma once
+
+#include <sys/mman.h>
+
+#include <cstddef>
+#include <optional>
+#include <utility>
+
+namespace rpmirror {
+
+class MappedFile {
+public:
+    MappedFile() = default;
+    MappedFile(MappedFile&& other) noexcept
+        : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+    MappedFile& operator=(MappedFile&& other) noexcept {
+        if (this != &other) {
+            unmap();
+            data_ = std::exchange(other.data_, nullptr);
+            size_ = std::exchange(other.size_, 0);
+        }
+        return *this;
+    }
+    MappedFile(const MappedFile&) = delete;
+    MappedFile& operator=(const MappedFile&) = delete;
+    ~MappedFile() { unmap(); }
+
+    // Maps `size` bytes of `fd` read-only and announces a sequential read of all of them.
+    // Returns nullopt (errno set) iff mmap fails; `size` must be > 0.
+    static std::optional<MappedFile> map_for_sequential_read(int fd, std::size_t size) {
+        void* address = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+        if (address == MAP_FAILED) {
+            return std::nullopt;
+        }
+        // Advice only: failure changes speed, never results.
+        ::madvise(address, size, MADV_SEQUENTIAL);
+        ::madvise(address, size, MADV_WILLNEED);
+        MappedFile mapped;
+        mapped.data_ = static_cast<const std::byte*>(address);
+        mapped.size_ = size;
+        return mapped;
+    }
+
+    const std::byte* data() const { return data_; }
+    std::size_t size() const { return size_; }
+
+private:
+    void unmap() {
+        if (data_ != nullptr) {
+            ::munmap(const_cast<std::byte*>(data_), size_);
+            data_ = nullptr;
+            size_ = 0;
+        }
+    }
+    const std::byte* data_ = nullptr;
+    std::size_t size_ = 0;
+};
+
+}  // namespace rpmirror

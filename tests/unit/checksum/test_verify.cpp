@@ -1,0 +1,102 @@
+#include <sys/stat.h>
+
+#include <gtest/gtest.h>
+
+#include "rpmirror/checksum.hpp"
+#include "support/temp_dir.hpp"
+
+namespace rpmirror {
+namespace {
+
+const std::string kAbcSha256 = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+
+VerifyOptions uncached(unsigned threads) {
+    VerifyOptions options;
+    options.threads = threads;
+    options.hash.use_cache = false;
+    return options;
+}
+
+TEST(Verify, ReportsEachOutcomeForItsOwnFile) {
+    test::TempDir dir;
+    const auto good = dir.write("good.rpm", "abc");
+    const auto corrupt = dir.write("corrupt.rpm", "abd");
+    const auto short_file = dir.write("short.rpm", "ab");
+    const std::vector<VerifyRequest> requests = {
+        {good, ChecksumType::Sha256, kAbcSha256, 3},
+        {corrupt, ChecksumType::Sha256, kAbcSha256, 3},
+        {short_file, ChecksumType::Sha256, kAbcSha256, 3},
+        {dir / "missing.rpm", ChecksumType::Sha256, kAbcSha256, 3},
+        {dir.path(), ChecksumType::Sha256, kAbcSha256, std::nullopt},
+        {good, ChecksumType::Sha256, "BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD",
+         std::nullopt},
+    };
+    const auto results = verify_files(requests, uncached(2));
+    ASSERT_EQ(results.size(), requests.size());
+
+    EXPECT_EQ(results[0].status, VerifyStatus::Ok);
+    EXPECT_EQ(results[0].actual_digest, kAbcSha256);
+
+    EXPECT_EQ(results[1].status, VerifyStatus::DigestMismatch);
+    EXPECT_EQ(results[1].actual_digest, hash_bytes(ChecksumType::Sha256, "abd"));
+
+    EXPECT_EQ(results[2].status, VerifyStatus::SizeMismatch);
+    EXPECT_EQ(results[2].actual_size, 2U);
+    EXPECT_TRUE(results[2].actual_digest.empty()) << "size mismatch must not hash";
+
+    EXPECT_EQ(results[3].status, VerifyStatus::Missing);
+    ASSERT_TRUE(results[3].error);
+    EXPECT_EQ(results[3].error->sys_errno, ENOENT);
+
+    EXPECT_EQ(results[4].status, VerifyStatus::IoError);
+    ASSERT_TRUE(results[4].error);
+    EXPECT_EQ(results[4].error->subject, dir.path().string());
+
+    EXPECT_EQ(results[5].status, VerifyStatus::Ok) << "expected digests compare case-insensitively";
+}
+
+TEST(Verify, ManyFilesOnManyWorkersMatchOneWorker) {
+    test::TempDir dir;
+    std::vector<VerifyRequest> requests;
+    for (std::size_t index = 0; index < 200; ++index) {
+        const std::string contents = test::pattern_bytes(index * 997);
+        const auto file = dir.write("pkg-" + std::to_string(index) + ".rpm", contents);
+        // Every seventh file is listed with a wrong digest.
+        const std::string expected = index % 7 == 0 ? std::string(64, '0')
+                                                    : hash_bytes(ChecksumType::Sha256, contents);
+        requests.push_back({file, ChecksumType::Sha256, expected, contents.size()});
+    }
+    const auto serial = verify_files(requests, uncached(1));
+    const auto parallel = verify_files(requests, uncached(8));
+    ASSERT_EQ(serial.size(), requests.size());
+    ASSERT_EQ(parallel.size(), requests.size());
+    for (std::size_t index = 0; index < requests.size(); ++index) {
+        SCOPED_TRACE(index);
+        const VerifyStatus expected_status =
+            index % 7 == 0 ? VerifyStatus::DigestMismatch : VerifyStatus::Ok;
+        EXPECT_EQ(serial[index].status, expected_status);
+        EXPECT_EQ(parallel[index].status, expected_status);
+        EXPECT_EQ(parallel[index].actual_digest, serial[index].actual_digest);
+    }
+}
+
+TEST(Verify, EmptyRequestListGivesNoResults) {
+    EXPECT_TRUE(verify_files({}, uncached(0)).empty());
+}
+
+TEST(Verify, HashFilesKeepsOrderAndReportsErrorsPerFile) {
+    test::TempDir dir;
+    const std::vector<std::filesystem::path> paths = {dir.write("a", "abc"), dir / "missing",
+                                                      dir.write("b", "")};
+    const auto digests = hash_files(paths, ChecksumType::Sha256, uncached(3));
+    ASSERT_EQ(digests.size(), 3U);
+    ASSERT_TRUE(digests[0]);
+    EXPECT_EQ(digests[0]->hex, kAbcSha256);
+    ASSERT_FALSE(digests[1]);
+    EXPECT_EQ(digests[1].error().code, ErrorCode::NotFound);
+    ASSERT_TRUE(digests[2]);
+    EXPECT_EQ(digests[2]->hex, hash_bytes(ChecksumType::Sha256, ""));
+}
+
+}  // namespace
+}  // namespace rpmirror

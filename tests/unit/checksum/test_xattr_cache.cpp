@@ -1,0 +1,266 @@
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+
+#include "rpmirror/checksum.hpp"
+#include "support/child_process.hpp"
+#include "support/temp_dir.hpp"
+
+namespace rpmirror {
+namespace {
+
+const std::string kAbcSha256 = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+const std::string kClaimedSha256 = std::string(64, 'a');  // what a (lying) cache entry claims
+
+struct stat stat_of(const std::filesystem::path& path) {
+    struct stat st {};
+    EXPECT_EQ(::stat(path.c_str(), &st), 0);
+    return st;
+}
+
+std::int64_t mtime_ns(const struct stat& st) {
+    return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+}
+
+void set_attribute(const std::filesystem::path& path, const std::string& name,
+                   const std::string& value) {
+    ASSERT_EQ(::setxattr(path.c_str(), name.c_str(), value.data(), value.size(), 0), 0)
+        << name << ": " << std::strerror(errno);
+}
+
+std::optional<std::string> get_attribute(const std::filesystem::path& path,
+                                         const std::string& name) {
+    char value[512];
+    const ssize_t length = ::getxattr(path.c_str(), name.c_str(), value, sizeof(value));
+    if (length < 0) {
+        return std::nullopt;
+    }
+    return std::string(value, static_cast<std::size_t>(length));
+}
+
+// Moves the file's mtime an hour into the past, so it is not "racy" and can be cached.
+void age(const std::filesystem::path& path) {
+    const struct stat st = stat_of(path);
+    struct timespec times[2] = {st.st_atim, st.st_mtim};
+    times[1].tv_sec -= 3600;
+    ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+}
+
+void set_mtime(const std::filesystem::path& path, struct timespec mtime) {
+    struct timespec times[2] = {{0, UTIME_OMIT}, mtime};
+    ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+}
+
+// Writes an rpmirror entry claiming `hex` for the file as it is now.
+void plant_own_entry(const std::filesystem::path& path, const std::string& hex) {
+    const struct stat st = stat_of(path);
+    set_attribute(path, "user.rpmirror.checksum.sha256",
+                  "v1 " + std::to_string(st.st_size) + " " + std::to_string(mtime_ns(st)) + " " +
+                      std::to_string(st.st_ino) + " " + hex);
+}
+
+VerifyRequest request_for(const std::filesystem::path& path, const std::string& hex) {
+    return VerifyRequest{path, ChecksumType::Sha256, hex, std::nullopt};
+}
+
+TEST(ChecksumCache, HitIsTrustedWithoutHashing) {
+    test::TempDir dir;
+    const auto file = dir.write("pkg.rpm", "abc");
+    age(file);
+    plant_own_entry(file, kClaimedSha256);
+
+    FileHasher hasher;
+    const auto digest = hasher.hash(file, ChecksumType::Sha256);
+    ASSERT_TRUE(digest);
+    // The content hashes to kAbcSha256; getting the claim back proves nothing was hashed.
+    EXPECT_EQ(digest->hex, kClaimedSha256);
+    EXPECT_TRUE(digest->from_cache);
+    EXPECT_EQ(hasher.verify(request_for(file, kClaimedSha256)).status, VerifyStatus::Ok);
+    EXPECT_EQ(hasher.verify(request_for(file, kAbcSha256)).status, VerifyStatus::DigestMismatch);
+}
+
+TEST(ChecksumCache, NoCacheOptionIgnoresEntries) {
+    test::TempDir dir;
+    const auto file = dir.write("pkg.rpm", "abc");
+    age(file);
+    plant_own_entry(file, kClaimedSha256);
+    HashOptions options;
+    options.use_cache = false;
+    const auto digest = hash_file(file, ChecksumType::Sha256, options);
+    ASSERT_TRUE(digest);
+    EXPECT_EQ(digest->hex, kAbcSha256);
+    EXPECT_FALSE(digest->from_cache);
+}
+
+TEST(ChecksumCache, MtimeChangeInvalidatesTheEntry) {
+    test::TempDir dir;
+    const auto file = dir.write("pkg.rpm", "abc");
+    age(file);
+    plant_own_entry(file, kClaimedSha256);
+    struct timespec later = stat_of(file).st_mtim;
+    later.tv_nsec = (later.tv_nsec + 1) % 1'000'000'000;
+    set_mtime(file, later);
+    const auto digest = hash_file(file, ChecksumType::Sha256);
+    ASSERT_TRUE(digest);
+    EXPECT_EQ(digest->hex, kAbcSha256);
+    EXPECT_FALSE(digest->from_cache);
+}
+
+TEST(ChecksumCache, SizeChangeWithRestoredMtimeInvalidatesTheEntry) {
+    test::TempDir dir;
+    const auto file = dir.write("pkg.rpm", "abc");
+    age(file);
+    plant_own_entry(file, kClaimedSha256);
+    const struct timespec original_mtime = stat_of(file).st_mtim;
+    std::filesystem::resize_file(file, 2);  // same inode, same mtime once restored
+    set_mtime(file, original_mtime);
+    const auto digest = hash_file(file, ChecksumType::Sha256);
+    ASSERT_TRUE(digest);
+    EXPECT_FALSE(digest->from_cache);
+    EXPECT_EQ(digest->hex, hash_bytes(ChecksumType::Sha256, "ab"));
+}
+
+TEST(ChecksumCache, OtherInodeWithSameSizeAndMtimeInvalidatesTheEntry) {
+    test::TempDir dir;
+    const auto file = dir.write("pkg.rpm", "abc");
+    age(file);
+    plant_own_entry(file, kClaimedSha256);
+    // Replace by a copy that keeps the xattrs, size and mtime but not the inode.
+    const auto copy = dir / "copy.rpm";
+    ASSERT_EQ(std::system(("cp -a " + file.string() + " " + copy.string()).c_str()), 0);
+    ASSERT_EQ(get_attribute(copy, "user.rpmirror.checksum.sha256"),
+              get_attribute(file, "user.rpmirror.checksum.sha256"));
+    const auto digest = hash_file(copy, ChecksumType::Sha256);
+    ASSERT_TRUE(digest);
+    EXPECT_FALSE(digest->from_cache);
+    EXPECT_EQ(digest->hex, kAbcSha256);
+}
+
+TEST(ChecksumCache, LibrepoEntriesAreHonouredByMtimeInBothSpellings) {
+    for (const std::string prefix : {"user.librepo.checksum.", "user.Librepo.checksum."}) {
+        SCOPED_TRACE(prefix);
+        test::TempDir dir;
+        const auto file = dir.write("pkg.rpm", "abc");
+        age(file);
+        set_attribute(file, prefix + "mtime", std::to_string(mtime_ns(stat_of(file))));
+        set_attribute(file, prefix + "sha256", kClaimedSha256);
+        HashOptions options;
+        const auto digest = hash_file(file, ChecksumType::Sha256, options);
+        ASSERT_TRUE(digest);
+        EXPECT_EQ(digest->hex, kClaimedSha256);
+        EXPECT_TRUE(digest->from_cache);
+    }
+}
+
+TEST(ChecksumCache, LibrepoEntryWithOtherMtimeIsIgnored) {
+    test::TempDir dir;
+    const auto file = dir.write("pkg.rpm", "abc");
+    age(file);
+    set_attribute(file, "user.librepo.checksum.mtime",
+                  std::to_string(mtime_ns(stat_of(file)) - 1));
+    set_attribute(file, "user.librepo.checksum.sha256", kClaimedSha256);
+    const auto digest = hash_file(file, ChecksumType::Sha256);
+    ASSERT_TRUE(digest);
+    EXPECT_EQ(digest->hex, kAbcSha256);
+}
+
+TEST(ChecksumCache, MalformedEntriesAreIgnored) {
+    test::TempDir dir;
+    const auto file = dir.write("pkg.rpm", "abc");
+    age(file);
+    const struct stat st = stat_of(file);
+    const std::string identity = std::to_string(st.st_size) + " " +
+                                 std::to_string(mtime_ns(st)) + " " + std::to_string(st.st_ino);
+    for (const std::string& bad : std::vector<std::string>{"v1 " + identity, "v2 " + identity + " " + kClaimedSha256,
+                                  "v1 " + identity + " " + kClaimedSha256.substr(1),
+                                  "v1 " + identity + " " + kClaimedSha256 + " extra", "v1 x y z w",
+                                  std::string()}) {
+        SCOPED_TRACE(bad);
+        set_attribute(file, "user.rpmirror.checksum.sha256", bad);
+        HashOptions options;
+        const auto digest = hash_file(file, ChecksumType::Sha256, options);
+        ASSERT_TRUE(digest);
+        EXPECT_EQ(digest->hex, kAbcSha256);
+        EXPECT_FALSE(digest->from_cache);
+    }
+}
+
+TEST(ChecksumCache, HashingAnOldFileWritesAnEntryThatTheNextRunHits) {
+    test::TempDir dir;
+    const auto file = dir.write("pkg.rpm", "abc");
+    age(file);
+    const auto first = hash_file(file, ChecksumType::Sha256);
+    ASSERT_TRUE(first);
+    EXPECT_FALSE(first->from_cache);
+    const struct stat st = stat_of(file);
+    EXPECT_EQ(get_attribute(file, "user.rpmirror.checksum.sha256"),
+              "v1 3 " + std::to_string(mtime_ns(st)) + " " + std::to_string(st.st_ino) + " " +
+                  kAbcSha256);
+    const auto second = hash_file(file, ChecksumType::Sha256);
+    ASSERT_TRUE(second);
+    EXPECT_TRUE(second->from_cache);
+    EXPECT_EQ(second->hex, kAbcSha256);
+}
+
+TEST(ChecksumCache, RacyFileIsNotCachedUnlessTheWriterTrustsIt) {
+    test::TempDir dir;
+    const auto file = dir.write("fresh.rpm", "abc");  // mtime is now
+    const auto digest = hash_file(file, ChecksumType::Sha256);
+    ASSERT_TRUE(digest);
+    EXPECT_FALSE(get_attribute(file, "user.rpmirror.checksum.sha256"));
+
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    struct stat st {};
+    ASSERT_EQ(::fstat(fd, &st), 0);
+    EXPECT_FALSE(write_cached_digest(fd, st, ChecksumType::Sha256, kAbcSha256));
+    EXPECT_TRUE(write_cached_digest(fd, st, ChecksumType::Sha256, kAbcSha256, true));
+    EXPECT_EQ(read_cached_digest(fd, st, ChecksumType::Sha256), kAbcSha256);
+    ::close(fd);
+}
+
+TEST(ChecksumCache, FilesystemWithoutUserXattrsWorksWithoutTheCache) {
+    if (::geteuid() != 0) {
+        GTEST_SKIP() << "needs root to mount a ramfs (no xattr support) in a private namespace";
+    }
+    test::TempDir dir;
+    const auto mount_point = dir / "ramfs";
+    std::filesystem::create_directory(mount_point);
+    const int outcome = test::run_in_child([&] {
+        if (::unshare(CLONE_NEWNS) != 0 ||
+            ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+            ::mount("ramfs", mount_point.c_str(), "ramfs", 0, nullptr) != 0) {
+            return 30;
+        }
+        const auto file = mount_point / "pkg.rpm";
+        {
+            std::ofstream(file, std::ios::binary) << "abc";
+        }
+        age(file);
+        if (::setxattr(file.c_str(), "user.probe", "x", 1, 0) == 0 || errno != ENOTSUP) {
+            return 31;  // the premise: this filesystem refuses user xattrs
+        }
+        for (int run = 0; run < 2; ++run) {
+            const auto digest = hash_file(file, ChecksumType::Sha256);
+            if (!digest || digest->hex != kAbcSha256 || digest->from_cache) {
+                return 32;
+            }
+        }
+        return 0;
+    });
+    if (outcome == 30) {
+        GTEST_SKIP() << "this machine does not allow a private mount namespace";
+    }
+    EXPECT_EQ(outcome, 0);
+}
+
+}  // namespace
+}  // namespace rpmirror
