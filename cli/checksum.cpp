@@ -5,8 +5,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <iostream>
 #include <fstream>
+#include <iostream>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -33,7 +33,9 @@ struct ChecksumArgs {
 
 constexpr std::string_view kStdin = "-";
 
-void print_error(const Error& error) { fmt::print(stderr, "rpmirror: {}\n", error.to_string()); }
+void print_error(const Error& error) {
+    fmt::print(stderr, "rpmirror: {}\n", error.to_string());
+}
 
 // Prints `<hex>  <path>` for each file, in the order given. Returns the exit code.
 int print_digests(const ChecksumArgs& args, ChecksumType type, const VerifyOptions& options) {
@@ -108,8 +110,7 @@ void check_one_list(const std::string& list_name, std::optional<ChecksumType> fo
     const ChecksumList list = parse_checksum_list(*text, forced_type);
     tally.malformed += list.malformed_line_count;
     if (list.entries.empty()) {
-        fmt::print(stderr, "rpmirror: {}: no properly formatted checksum lines found\n",
-                   list_name);
+        fmt::print(stderr, "rpmirror: {}: no properly formatted checksum lines found\n", list_name);
         ++tally.unreadable;
         return;
     }

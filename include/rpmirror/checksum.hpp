@@ -50,7 +50,7 @@ bool is_valid_hex_digest(ChecksumType type, std::string_view digest);
 // shared; a Hasher owns only its EVP_MD_CTX.
 // Not thread-safe: one Hasher per thread (the download engine keeps one per transfer).
 class Hasher {
-public:
+  public:
     explicit Hasher(ChecksumType type);
     Hasher(Hasher&&) noexcept;
     Hasher& operator=(Hasher&&) noexcept;
@@ -70,7 +70,7 @@ public:
     void reset();
     void reset(ChecksumType type);
 
-private:
+  private:
     struct CtxDeleter {
         void operator()(evp_md_ctx_st* ctx) const;
     };
@@ -110,9 +110,9 @@ struct HashOptions {
 };
 
 struct FileDigest {
-    std::string hex;         // lowercase hex digest
-    std::uint64_t size = 0;  // bytes hashed (== st_size)
-    bool from_cache = false; // true iff the digest came from the xattr cache, not from hashing
+    std::string hex;          // lowercase hex digest
+    std::uint64_t size = 0;   // bytes hashed (== st_size)
+    bool from_cache = false;  // true iff the digest came from the xattr cache, not from hashing
 };
 
 // What verification found for one file.
@@ -130,13 +130,13 @@ std::string_view verify_status_name(VerifyStatus status);
 struct VerifyRequest {
     std::filesystem::path path;
     ChecksumType type = ChecksumType::Sha256;
-    std::string expected_digest;                // hex, any case
-    std::optional<std::uint64_t> expected_size; // checked with fstat before anything is hashed
+    std::string expected_digest;                 // hex, any case
+    std::optional<std::uint64_t> expected_size;  // checked with fstat before anything is hashed
 };
 
 struct VerifyResult {
     VerifyStatus status = VerifyStatus::IoError;
-    std::string actual_digest;   // set when the file was hashed or found in the cache
+    std::string actual_digest;  // set when the file was hashed or found in the cache
     std::uint64_t actual_size = 0;
     bool from_cache = false;
     std::optional<Error> error;  // set iff status is Missing or IoError
@@ -145,7 +145,7 @@ struct VerifyResult {
 // A reusable per-thread workspace for hashing files: one digest context and one read buffer,
 // allocated once. Not thread-safe; create one per worker thread.
 class FileHasher {
-public:
+  public:
     explicit FileHasher(HashOptions options = {});
     FileHasher(FileHasher&&) noexcept;
     FileHasher& operator=(FileHasher&&) noexcept;
@@ -169,7 +169,7 @@ public:
     // Never throws; every failure is reported in the result.
     VerifyResult verify(const VerifyRequest& request);
 
-private:
+  private:
     struct State;
     std::unique_ptr<State> state_;
 };

@@ -13,7 +13,7 @@
 namespace rpmirror {
 
 struct ChecksumListEntry {
-    std::string path;          // unescaped
+    std::string path;  // unescaped
     ChecksumType type;
     std::string expected_hex;  // as written in the list
     std::size_t line_number;   // 1-based

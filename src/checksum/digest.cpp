@@ -16,8 +16,8 @@ namespace {
 
 struct TypeInfo {
     ChecksumType type;
-    std::string_view name;         // as repomd.xml spells it
-    std::string_view openssl_name; // for EVP_MD_fetch
+    std::string_view name;          // as repomd.xml spells it
+    std::string_view openssl_name;  // for EVP_MD_fetch
     std::size_t hex_length;
 };
 
@@ -30,7 +30,9 @@ constexpr std::array<TypeInfo, 6> kTypes = {{
     {ChecksumType::Sha512, "sha512", "SHA512", 128},
 }};
 
-const TypeInfo& info(ChecksumType type) { return kTypes.at(static_cast<std::size_t>(type)); }
+const TypeInfo& info(ChecksumType type) {
+    return kTypes.at(static_cast<std::size_t>(type));
+}
 
 std::string lowercase(std::string_view text) {
     std::string lower(text);
@@ -77,9 +79,13 @@ Result<ChecksumType> parse_checksum_type(std::string_view name) {
                       std::string(name));
 }
 
-std::string_view checksum_type_name(ChecksumType type) { return info(type).name; }
+std::string_view checksum_type_name(ChecksumType type) {
+    return info(type).name;
+}
 
-std::size_t digest_hex_length(ChecksumType type) { return info(type).hex_length; }
+std::size_t digest_hex_length(ChecksumType type) {
+    return info(type).hex_length;
+}
 
 std::optional<ChecksumType> checksum_type_for_hex_length(std::size_t hex_length) {
     for (const TypeInfo& type_info : kTypes) {
@@ -106,7 +112,9 @@ std::string to_hex(std::span<const unsigned char> bytes) {
     return hex;
 }
 
-void Hasher::CtxDeleter::operator()(evp_md_ctx_st* ctx) const { EVP_MD_CTX_free(ctx); }
+void Hasher::CtxDeleter::operator()(evp_md_ctx_st* ctx) const {
+    EVP_MD_CTX_free(ctx);
+}
 
 Hasher::Hasher(ChecksumType type) : type_(type), ctx_(EVP_MD_CTX_new()) {
     if (!ctx_) {
@@ -119,7 +127,9 @@ Hasher::Hasher(Hasher&&) noexcept = default;
 Hasher& Hasher::operator=(Hasher&&) noexcept = default;
 Hasher::~Hasher() = default;
 
-void Hasher::update(std::span<const std::byte> bytes) { update(bytes.data(), bytes.size()); }
+void Hasher::update(std::span<const std::byte> bytes) {
+    update(bytes.data(), bytes.size());
+}
 
 void Hasher::update(const void* data, std::size_t size) {
     EVP_DigestUpdate(ctx_.get(), data, size);
@@ -133,7 +143,9 @@ std::string Hasher::finish() {
     return to_hex(std::span<const unsigned char>(digest.data(), digest_length));
 }
 
-void Hasher::reset() { reset(type_); }
+void Hasher::reset() {
+    reset(type_);
+}
 
 void Hasher::reset(ChecksumType type) {
     type_ = type;

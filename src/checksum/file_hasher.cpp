@@ -114,12 +114,12 @@ struct FileHasher::State {
     }
 
     Result<std::uint64_t> hash_mapping(const MappedFile& mapped, const std::string& subject) {
-        const bool completed = consume_mapping_guarded(
-            mapped.data(), mapped.size(), kMappedChunkSize,
-            [this, &mapped](std::size_t offset, std::size_t length) {
-                hasher.update(mapped.data() + offset, length);
-                notify_chunk_hashed(offset + length);
-            });
+        const bool completed =
+            consume_mapping_guarded(mapped.data(), mapped.size(), kMappedChunkSize,
+                                    [this, &mapped](std::size_t offset, std::size_t length) {
+                                        hasher.update(mapped.data() + offset, length);
+                                        notify_chunk_hashed(offset + length);
+                                    });
         if (!completed) {
             return make_error(ErrorCode::Corrupt, "file shrank while being read", subject);
         }
@@ -247,11 +247,12 @@ VerifyResult FileHasher::verify(const VerifyRequest& request) {
     }
     result.from_cache = digest->from_cache;
     result.actual_digest = std::move(digest->hex);
-    const bool matches = std::equal(
-        result.actual_digest.begin(), result.actual_digest.end(), request.expected_digest.begin(),
-        request.expected_digest.end(),
-        [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) ==
-                                    std::tolower(static_cast<unsigned char>(b)); });
+    const bool matches = std::equal(result.actual_digest.begin(), result.actual_digest.end(),
+                                    request.expected_digest.begin(), request.expected_digest.end(),
+                                    [](char a, char b) {
+                                        return std::tolower(static_cast<unsigned char>(a)) ==
+                                               std::tolower(static_cast<unsigned char>(b));
+                                    });
     result.status = matches ? VerifyStatus::Ok : VerifyStatus::DigestMismatch;
     return result;
 }

@@ -17,7 +17,8 @@ namespace rpmirror {
 // raised SIGBUS (the file shrank). `consume` must not own resources that need destructors to run
 // across the fault (it is abandoned with siglongjmp), which holds for EVP_DigestUpdate.
 // Thread-safe: the guarded range is thread-local.
-bool consume_mapping_guarded(const std::byte* data, std::size_t size, std::size_t chunk_size,
-                             const std::function<void(std::size_t offset, std::size_t length)>& consume);
+bool consume_mapping_guarded(
+    const std::byte* data, std::size_t size, std::size_t chunk_size,
+    const std::function<void(std::size_t offset, std::size_t length)>& consume);
 
 }  // namespace rpmirror

@@ -20,9 +20,8 @@ std::vector<Result<FileDigest>> hash_files(std::span<const std::filesystem::path
                                            ChecksumType type, const VerifyOptions& options) {
     std::vector<Result<FileDigest>> results(paths.size());
     for_each_index_in_parallel(paths.size(), options.threads, [&] {
-        return [&results, &paths, type, hasher = FileHasher(options.hash)](std::size_t index) mutable {
-            results[index] = hasher.hash(paths[index], type);
-        };
+        return [&results, &paths, type, hasher = FileHasher(options.hash)](
+                   std::size_t index) mutable { results[index] = hasher.hash(paths[index], type); };
     });
     return results;
 }

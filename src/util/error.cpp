@@ -42,8 +42,7 @@ std::string Error::to_string() const {
 
 tl::unexpected<Error> make_error(ErrorCode code, std::string message, std::string subject,
                                  int sys_errno) {
-    return tl::unexpected<Error>(
-        Error{code, std::move(message), std::move(subject), sys_errno});
+    return tl::unexpected<Error>(Error{code, std::move(message), std::move(subject), sys_errno});
 }
 
 tl::unexpected<Error> make_errno_error(std::string message, std::string subject, int sys_errno) {

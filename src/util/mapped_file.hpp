@@ -10,7 +10,7 @@
 namespace rpmirror {
 
 class MappedFile {
-public:
+  public:
     MappedFile() = default;
     MappedFile(MappedFile&& other) noexcept
         : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
@@ -45,7 +45,7 @@ public:
     const std::byte* data() const { return data_; }
     std::size_t size() const { return size_; }
 
-private:
+  private:
     void unmap() {
         if (data_ != nullptr) {
             ::munmap(const_cast<std::byte*>(data_), size_);

@@ -8,7 +8,7 @@
 namespace rpmirror {
 
 class UniqueFd {
-public:
+  public:
     UniqueFd() = default;
     explicit UniqueFd(int fd) : fd_(fd) {}
     UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
@@ -36,7 +36,7 @@ public:
     // Gives up ownership without closing.
     int release() { return std::exchange(fd_, -1); }
 
-private:
+  private:
     int fd_ = -1;
 };
 

@@ -12,10 +12,11 @@
 namespace rpmirror::test {
 
 class TempDir {
-public:
+  public:
     TempDir() {
         const char* base = std::getenv("TMPDIR");
-        std::string pattern = std::string(base != nullptr ? base : "/tmp") + "/rpmirror-test-XXXXXX";
+        std::string pattern =
+            std::string(base != nullptr ? base : "/tmp") + "/rpmirror-test-XXXXXX";
         if (::mkdtemp(pattern.data()) == nullptr) {
             throw std::runtime_error("mkdtemp failed");
         }
@@ -42,7 +43,7 @@ public:
         return file;
     }
 
-private:
+  private:
     std::filesystem::path path_;
 };
 

@@ -26,8 +26,8 @@ TEST(ChecksumList, ParsesTextBinaryAndBsdLinesWithTypesFromLengthOrTag) {
 
 TEST(ChecksumList, CountsMalformedLinesInsteadOfGuessing) {
     const std::string text = "not a checksum line\n" + kAbcSha256.substr(1) + "  short.rpm\n" +
-                             kAbcSha256 + " nomode.rpm\n" + kAbcSha256 + "  \n" +
-                             "\\" + kAbcSha256 + "  bad\\escape\n" + kAbcSha256 + "  ok.rpm\n";
+                             kAbcSha256 + " nomode.rpm\n" + kAbcSha256 + "  \n" + "\\" +
+                             kAbcSha256 + "  bad\\escape\n" + kAbcSha256 + "  ok.rpm\n";
     const ChecksumList list = parse_checksum_list(text, std::nullopt);
     EXPECT_EQ(list.malformed_line_count, 5U);
     ASSERT_EQ(list.entries.size(), 1U);

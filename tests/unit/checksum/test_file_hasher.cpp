@@ -28,7 +28,7 @@ HashOptions options_for(ReadMethod method) {
 
 // Installs a per-thread hook that runs `action` once, after the first chunk is hashed.
 class AfterFirstChunk {
-public:
+  public:
     explicit AfterFirstChunk(std::function<void()> action)
         : hook_([this, action = std::move(action)](std::uint64_t) {
               if (!fired_) {
@@ -41,15 +41,21 @@ public:
     ~AfterFirstChunk() { testing::after_chunk_hook = nullptr; }
     bool fired() const { return fired_; }
 
-private:
+  private:
     bool fired_ = false;
     std::function<void(std::uint64_t)> hook_;
 };
 
 TEST(FileHasher, BothReadMethodsAgreeAtEveryBoundarySize) {
     test::TempDir dir;
-    const std::size_t sizes[] = {0,           1,          kBuffer - 1,    kBuffer,
-                                 kBuffer + 1, kThreshold - 1, kThreshold, kThreshold + 1,
+    const std::size_t sizes[] = {0,
+                                 1,
+                                 kBuffer - 1,
+                                 kBuffer,
+                                 kBuffer + 1,
+                                 kThreshold - 1,
+                                 kThreshold,
+                                 kThreshold + 1,
                                  3 * kBuffer + 17};
     FileHasher by_pread(options_for(ReadMethod::Pread));
     FileHasher by_mmap(options_for(ReadMethod::Mmap));
@@ -153,9 +159,8 @@ TEST(FileHasher, GrownDuringHashIsCorruptForBothMethods) {
         test::TempDir dir;
         const auto file = dir.write("growing.rpm", test::pattern_bytes(4 * 1024 * 1024));
         FileHasher hasher(options_for(method));
-        AfterFirstChunk append([&] {
-            std::ofstream(file, std::ios::binary | std::ios::app) << "more bytes";
-        });
+        AfterFirstChunk append(
+            [&] { std::ofstream(file, std::ios::binary | std::ios::app) << "more bytes"; });
         const auto digest = hasher.hash(file, ChecksumType::Sha256);
         ASSERT_TRUE(append.fired());
         ASSERT_FALSE(digest);

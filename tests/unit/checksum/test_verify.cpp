@@ -28,8 +28,8 @@ TEST(Verify, ReportsEachOutcomeForItsOwnFile) {
         {short_file, ChecksumType::Sha256, kAbcSha256, 3},
         {dir / "missing.rpm", ChecksumType::Sha256, kAbcSha256, 3},
         {dir.path(), ChecksumType::Sha256, kAbcSha256, std::nullopt},
-        {good, ChecksumType::Sha256, "BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD",
-         std::nullopt},
+        {good, ChecksumType::Sha256,
+         "BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD", std::nullopt},
     };
     const auto results = verify_files(requests, uncached(2));
     ASSERT_EQ(results.size(), requests.size());
@@ -62,8 +62,8 @@ TEST(Verify, ManyFilesOnManyWorkersMatchOneWorker) {
         const std::string contents = test::pattern_bytes(index * 997);
         const auto file = dir.write("pkg-" + std::to_string(index) + ".rpm", contents);
         // Every seventh file is listed with a wrong digest.
-        const std::string expected = index % 7 == 0 ? std::string(64, '0')
-                                                    : hash_bytes(ChecksumType::Sha256, contents);
+        const std::string expected =
+            index % 7 == 0 ? std::string(64, '0') : hash_bytes(ChecksumType::Sha256, contents);
         requests.push_back({file, ChecksumType::Sha256, expected, contents.size()});
     }
     const auto serial = verify_files(requests, uncached(1));

@@ -1,8 +1,8 @@
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -164,8 +164,7 @@ TEST(ChecksumCache, LibrepoEntryWithOtherMtimeIsIgnored) {
     test::TempDir dir;
     const auto file = dir.write("pkg.rpm", "abc");
     age(file);
-    set_attribute(file, "user.librepo.checksum.mtime",
-                  std::to_string(mtime_ns(stat_of(file)) - 1));
+    set_attribute(file, "user.librepo.checksum.mtime", std::to_string(mtime_ns(stat_of(file)) - 1));
     set_attribute(file, "user.librepo.checksum.sha256", kClaimedSha256);
     const auto digest = hash_file(file, ChecksumType::Sha256);
     ASSERT_TRUE(digest);
@@ -177,12 +176,12 @@ TEST(ChecksumCache, MalformedEntriesAreIgnored) {
     const auto file = dir.write("pkg.rpm", "abc");
     age(file);
     const struct stat st = stat_of(file);
-    const std::string identity = std::to_string(st.st_size) + " " +
-                                 std::to_string(mtime_ns(st)) + " " + std::to_string(st.st_ino);
-    for (const std::string& bad : std::vector<std::string>{"v1 " + identity, "v2 " + identity + " " + kClaimedSha256,
-                                  "v1 " + identity + " " + kClaimedSha256.substr(1),
-                                  "v1 " + identity + " " + kClaimedSha256 + " extra", "v1 x y z w",
-                                  std::string()}) {
+    const std::string identity = std::to_string(st.st_size) + " " + std::to_string(mtime_ns(st)) +
+                                 " " + std::to_string(st.st_ino);
+    for (const std::string& bad : std::vector<std::string>{
+             "v1 " + identity, "v2 " + identity + " " + kClaimedSha256,
+             "v1 " + identity + " " + kClaimedSha256.substr(1),
+             "v1 " + identity + " " + kClaimedSha256 + " extra", "v1 x y z w", std::string()}) {
         SCOPED_TRACE(bad);
         set_attribute(file, "user.rpmirror.checksum.sha256", bad);
         HashOptions options;
@@ -241,9 +240,7 @@ TEST(ChecksumCache, FilesystemWithoutUserXattrsWorksWithoutTheCache) {
             return 30;
         }
         const auto file = mount_point / "pkg.rpm";
-        {
-            std::ofstream(file, std::ios::binary) << "abc";
-        }
+        { std::ofstream(file, std::ios::binary) << "abc"; }
         age(file);
         if (::setxattr(file.c_str(), "user.probe", "x", 1, 0) == 0 || errno != ENOTSUP) {
             return 31;  // the premise: this filesystem refuses user xattrs
