@@ -1,0 +1,596 @@
+// Reading repositories from every source dnf reads them from, then --setopt, then --repo selection.
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "config/ini.hpp"
+#include "config/repo_options.hpp"
+#include "config/variables_internal.hpp"
+#include "rpmirror/config.hpp"
+
+namespace rpmirror {
+namespace {
+
+constexpr std::string_view kRepofrompath = "--repofrompath";
+constexpr std::string_view kSetopt = "--setopt";
+constexpr std::string_view kMainSection = "main";
+
+const std::vector<std::filesystem::path> kDefaultReposdirs = {
+    "/etc/yum.repos.d", "/etc/yum/repos.d", "/etc/distro.repos.d"};
+
+tl::unexpected<Error> located_error(const ConfigLocation& where, std::string detail) {
+    if (where.line > 0) {
+        return make_error(ErrorCode::BadInput, fmt::format("line {}: {}", where.line, detail),
+                          where.file);
+    }
+    return make_error(ErrorCode::BadInput, std::move(detail), where.file);
+}
+
+void warn(std::vector<ConfigWarning>& warnings, ConfigWarningKind kind, ConfigLocation where,
+          std::string key, std::string message) {
+    warnings.push_back(ConfigWarning{kind, std::move(where), std::move(key), std::move(message)});
+}
+
+bool glob_matches(const std::string& pattern, const std::string& text) {
+    return ::fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
+}
+
+// Substitutes variables in `raw` and stores the value of `option` in `repo`. `owner` names what
+// is configured in messages ("repo 'fedora'", "[main]"); `prefix` starts each message (the
+// --setopt argument, or nothing).
+Result<void> apply_value(RepoConfig& repo, const config::RepoOption& option, std::string_view key,
+                         std::string_view raw, const ConfigLocation& where, std::string_view owner,
+                         std::string_view prefix, const VariableContext& vars) {
+    const config::UndefinedPolicy policy =
+        option.is_url ? config::UndefinedPolicy::Fail : config::UndefinedPolicy::Keep;
+    auto value = config::substitute(raw, vars, policy);
+    if (!value) {
+        const config::SubstitutionFailure& failure = value.error();
+        if (failure.variable.empty()) {
+            return located_error(
+                where, fmt::format("{}key '{}' of {}: {}", prefix, key, owner, failure.detail));
+        }
+        const std::string_view hint =
+            failure.variable.starts_with("releasever") ? " (set it with --releasever)" : "";
+        return located_error(where, fmt::format("{}key '{}' of {} uses undefined variable '{}'{}",
+                                                prefix, key, owner, failure.variable, hint));
+    }
+    if (auto set = option.set(repo, key, *value); !set) {
+        return located_error(where, fmt::format("{}{}", prefix, set.error()));
+    }
+    return {};
+}
+
+// What the main config file's [main] section contributes.
+struct MainSettings {
+    RepoConfig defaults;                   // inheritable options, applied before each repo's own
+    std::vector<std::string> excludepkgs;  // prepended to every repo's excludepkgs
+    std::optional<std::vector<std::filesystem::path>> reposdirs;
+};
+
+Result<void> read_main_section(const config::IniSection& section, const std::string& file,
+                               const VariableContext& vars, MainSettings& main,
+                               std::vector<ConfigWarning>& warnings) {
+    std::map<std::string, std::size_t> first_line_of_key;
+    for (const config::IniEntry& entry : section.entries) {
+        const ConfigLocation where{file, entry.line};
+        const config::RepoOption* option = config::find_repo_option(entry.key);
+        const std::string canonical = option != nullptr ? std::string(option->key) : entry.key;
+        if (const auto [it, inserted] = first_line_of_key.emplace(canonical, entry.line);
+            !inserted) {
+            warn(warnings, ConfigWarningKind::DuplicateKey, where, entry.key,
+                 fmt::format("key '{}' in [main] given again (first at line {}); the later value "
+                             "wins",
+                             entry.key, it->second));
+        }
+        if (entry.key == "reposdir") {
+            auto value = config::substitute(entry.value, vars, config::UndefinedPolicy::Keep);
+            std::vector<std::filesystem::path> directories;
+            for (std::string& item : config::split_list(*value)) {
+                directories.emplace_back(std::move(item));
+            }
+            main.reposdirs = std::move(directories);
+        } else if (option != nullptr && option->key == "excludepkgs") {
+            auto value = config::substitute(entry.value, vars, config::UndefinedPolicy::Keep);
+            main.excludepkgs = config::split_list(*value);
+        } else if (option != nullptr && option->is_main_default) {
+            if (auto applied = apply_value(main.defaults, *option, entry.key, entry.value, where,
+                                           "[main]", "", vars);
+                !applied) {
+                return applied;
+            }
+        } else if (option != nullptr && option->key == "includepkgs") {
+            warn(warnings, ConfigWarningKind::IgnoredKey, where, entry.key,
+                 "includepkgs in [main] (a global filter in dnf) is not applied by rpmirror; set "
+                 "it in each repo; ignored");
+        } else if (option != nullptr) {
+            warn(warnings, ConfigWarningKind::UnknownKey, where, entry.key,
+                 fmt::format("key '{}' has no meaning in [main]; ignored", entry.key));
+        } else if (config::is_ignored_main_key(entry.key) ||
+                   config::is_ignored_repo_key(entry.key)) {
+            warn(warnings, ConfigWarningKind::IgnoredKey, where, entry.key,
+                 fmt::format("key '{}' in [main] is not used by rpmirror; ignored", entry.key));
+        } else {
+            warn(warnings, ConfigWarningKind::UnknownKey, where, entry.key,
+                 fmt::format("unknown key '{}' in [main]; ignored", entry.key));
+        }
+    }
+    return {};
+}
+
+Result<RepoConfig> build_repo(const config::IniSection& section, const std::string& file,
+                              const MainSettings& main, const VariableContext& vars,
+                              std::vector<ConfigWarning>& warnings) {
+    const ConfigLocation section_location{file, section.line};
+    if (!is_valid_repo_id(section.name)) {
+        return located_error(section_location,
+                             fmt::format("invalid repo id '{}' (allowed: letters, digits, '-', "
+                                         "'_', '.', ':'; not '.' or '..')",
+                                         section.name));
+    }
+    RepoConfig repo = main.defaults;
+    repo.id = section.name;
+    repo.defined_at = section_location;
+    const std::string owner = fmt::format("repo '{}'", repo.id);
+    std::map<std::string, std::size_t> first_line_of_key;
+    for (const config::IniEntry& entry : section.entries) {
+        const ConfigLocation where{file, entry.line};
+        const config::RepoOption* option = config::find_repo_option(entry.key);
+        const std::string canonical = option != nullptr ? std::string(option->key) : entry.key;
+        if (const auto [it, inserted] = first_line_of_key.emplace(canonical, entry.line);
+            !inserted) {
+            warn(warnings, ConfigWarningKind::DuplicateKey, where, entry.key,
+                 fmt::format("key '{}' of {} given again (first at line {}); the later value wins",
+                             entry.key, owner, it->second));
+        }
+        if (option != nullptr) {
+            if (auto applied =
+                    apply_value(repo, *option, entry.key, entry.value, where, owner, "", vars);
+                !applied) {
+                return tl::unexpected(std::move(applied.error()));
+            }
+        } else if (config::is_ignored_repo_key(entry.key)) {
+            warn(warnings, ConfigWarningKind::IgnoredKey, where, entry.key,
+                 fmt::format("key '{}' of {} is not used by rpmirror; ignored", entry.key, owner));
+        } else {
+            warn(warnings, ConfigWarningKind::UnknownKey, where, entry.key,
+                 fmt::format("unknown key '{}' in {}; ignored", entry.key, owner));
+        }
+    }
+    if (repo.name.empty()) {
+        repo.name = repo.id;
+    }
+    repo.excludepkgs.insert(repo.excludepkgs.begin(), main.excludepkgs.begin(),
+                            main.excludepkgs.end());
+    return repo;
+}
+
+// Builds the repos of one parsed file. In the main config file [main] was already read; in a
+// `.repo` file it is ignored with a warning, as dnf ignores it.
+Result<void> read_repo_sections(const std::vector<config::IniSection>& sections,
+                                const std::string& file, bool is_main_config,
+                                const MainSettings& main, const VariableContext& vars,
+                                std::vector<RepoConfig>& repos,
+                                std::vector<ConfigWarning>& warnings) {
+    for (const config::IniSection& section : sections) {
+        if (section.name == kMainSection) {
+            if (!is_main_config) {
+                warn(warnings, ConfigWarningKind::IgnoredKey, ConfigLocation{file, section.line},
+                     "[main]",
+                     "a [main] section in a .repo file is ignored (as dnf does); use the -c "
+                     "config file");
+            }
+            continue;
+        }
+        auto repo = build_repo(section, file, main, vars, warnings);
+        if (!repo) {
+            return tl::unexpected(std::move(repo.error()));
+        }
+        repos.push_back(std::move(*repo));
+    }
+    return {};
+}
+
+// Returns an error naming both places iff two repos share an id.
+Result<void> check_unique_ids(const std::vector<RepoConfig>& repos) {
+    std::map<std::string_view, const RepoConfig*> first_definition;
+    for (const RepoConfig& repo : repos) {
+        const auto [it, inserted] = first_definition.emplace(repo.id, &repo);
+        if (!inserted) {
+            return located_error(repo.defined_at,
+                                 fmt::format("repo id '{}' is already defined at {}", repo.id,
+                                             it->second->defined_at.to_string()));
+        }
+    }
+    return {};
+}
+
+struct Setopt {
+    std::string argument;
+    std::optional<std::string> repo_glob;
+    std::string key;  // lower-case, as written
+    std::string value;
+    const config::RepoOption* option = nullptr;  // nullptr: reposdir or an ignored key
+};
+
+std::string_view trim(std::string_view text) {
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) {
+        text.remove_prefix(1);
+    }
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) {
+        text.remove_suffix(1);
+    }
+    return text;
+}
+
+Result<Setopt> parse_setopt(std::string_view argument, std::vector<ConfigWarning>& warnings) {
+    const ConfigLocation where{std::string(kSetopt), 0};
+    Setopt setopt;
+    setopt.argument = std::string(argument);
+    const std::size_t equals = argument.find('=');
+    if (equals == std::string_view::npos) {
+        return located_error(where,
+                             fmt::format("'{}': expected KEY=VALUE or REPOID.KEY=VALUE", argument));
+    }
+    const std::string_view name = trim(argument.substr(0, equals));
+    setopt.value = std::string(trim(argument.substr(equals + 1)));
+    const std::size_t dot = name.rfind('.');
+    std::string_view key = name;
+    if (dot != std::string_view::npos) {
+        setopt.repo_glob = std::string(name.substr(0, dot));
+        key = name.substr(dot + 1);
+        if (setopt.repo_glob->empty()) {
+            return located_error(where, fmt::format("'{}': empty repo id before '.'", argument));
+        }
+    }
+    for (const char c : key) {
+        setopt.key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    if (setopt.key.empty()) {
+        return located_error(where, fmt::format("'{}': missing key before '='", argument));
+    }
+    setopt.option = config::find_repo_option(setopt.key);
+    if (setopt.option != nullptr) {
+        if (!setopt.repo_glob && !setopt.option->is_global) {
+            return located_error(
+                where, fmt::format("'{}': key '{}' needs a repo id (REPOID.{}=VALUE)", argument,
+                                   setopt.key, setopt.key));
+        }
+        return setopt;
+    }
+    if (!setopt.repo_glob && setopt.key == "reposdir") {
+        return setopt;
+    }
+    if (config::is_ignored_repo_key(setopt.key) ||
+        (!setopt.repo_glob && config::is_ignored_main_key(setopt.key))) {
+        warn(warnings, ConfigWarningKind::IgnoredKey, where, setopt.key,
+             fmt::format("'{}': key '{}' is not used by rpmirror; ignored", argument, setopt.key));
+        return setopt;
+    }
+    return located_error(where, fmt::format("'{}': unknown {}key '{}'", argument,
+                                            setopt.repo_glob ? "repo " : "", setopt.key));
+}
+
+Result<std::vector<Setopt>> parse_setopts(std::span<const std::string> arguments,
+                                          std::vector<ConfigWarning>& warnings) {
+    std::vector<Setopt> setopts;
+    for (const std::string& argument : arguments) {
+        auto setopt = parse_setopt(argument, warnings);
+        if (!setopt) {
+            return tl::unexpected(std::move(setopt.error()));
+        }
+        setopts.push_back(std::move(*setopt));
+    }
+    return setopts;
+}
+
+Result<void> apply_parsed_setopts(std::vector<RepoConfig>& repos,
+                                  const std::vector<Setopt>& setopts, const VariableContext& vars,
+                                  std::vector<ConfigWarning>& warnings) {
+    const ConfigLocation where{std::string(kSetopt), 0};
+    for (const Setopt& setopt : setopts) {
+        if (setopt.option == nullptr) {
+            continue;
+        }
+        bool matched = false;
+        const std::string prefix = fmt::format("'{}': ", setopt.argument);
+        for (RepoConfig& repo : repos) {
+            if (setopt.repo_glob && !glob_matches(*setopt.repo_glob, repo.id)) {
+                continue;
+            }
+            matched = true;
+            const std::string owner = fmt::format("repo '{}'", repo.id);
+            if (auto applied = apply_value(repo, *setopt.option, setopt.key, setopt.value, where,
+                                           owner, prefix, vars);
+                !applied) {
+                return applied;
+            }
+        }
+        if (!matched && setopt.repo_glob) {
+            warn(warnings, ConfigWarningKind::NoMatch, where, setopt.key,
+                 fmt::format("'{}': no repository matches '{}'; ignored", setopt.argument,
+                             *setopt.repo_glob));
+        }
+    }
+    return {};
+}
+
+// Returns the `*.repo` regular files (symlinks followed) of `directory` sorted by name; an empty
+// list iff the directory does not exist.
+Result<std::vector<std::filesystem::path>> list_repo_files(const std::filesystem::path& directory) {
+    std::vector<std::filesystem::path> files;
+    std::error_code error;
+    const std::filesystem::file_status status = std::filesystem::status(directory, error);
+    if (status.type() == std::filesystem::file_type::not_found) {
+        return files;
+    }
+    if (error) {
+        return make_errno_error("cannot access repos directory", directory.string(), error.value());
+    }
+    if (status.type() != std::filesystem::file_type::directory) {
+        return make_error(ErrorCode::BadInput, "repos directory is not a directory",
+                          directory.string());
+    }
+    std::filesystem::directory_iterator entries(directory, error);
+    if (error) {
+        return make_errno_error("cannot list repos directory", directory.string(), error.value());
+    }
+    for (const std::filesystem::directory_entry& entry : entries) {
+        if (entry.path().extension() == ".repo" && entry.is_regular_file(error)) {
+            files.push_back(entry.path());
+        }
+    }
+    std::sort(files.begin(), files.end(),
+              [](const std::filesystem::path& left, const std::filesystem::path& right) {
+                  return left.filename().string() < right.filename().string();
+              });
+    return files;
+}
+
+Result<std::vector<config::IniSection>> read_ini_file(const std::filesystem::path& path) {
+    auto content = config::read_text_file(path);
+    if (!content) {
+        return tl::unexpected(std::move(content.error()));
+    }
+    return config::parse_ini(*content, path.string());
+}
+
+}  // namespace
+
+std::string ConfigLocation::to_string() const {
+    return line > 0 ? fmt::format("{}:{}", file, line) : file;
+}
+
+std::string ConfigWarning::to_string() const {
+    return fmt::format("{}: {}", where.to_string(), message);
+}
+
+bool is_valid_repo_id(std::string_view id) {
+    if (id.empty() || id == "." || id == "..") {
+        return false;
+    }
+    return std::all_of(id.begin(), id.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '-' || c == '_' || c == '.' || c == ':';
+    });
+}
+
+Result<RepoConfig> repo_from_path(std::string_view id_comma_url,
+                                  const std::filesystem::path& working_directory) {
+    const ConfigLocation where{std::string(kRepofrompath), 0};
+    const std::size_t comma = id_comma_url.find(',');
+    if (comma == std::string_view::npos) {
+        return located_error(where,
+                             fmt::format("'{}': expected ID,URL (or ID,PATH)", id_comma_url));
+    }
+    const std::string id(id_comma_url.substr(0, comma));
+    const std::string_view location = id_comma_url.substr(comma + 1);
+    if (!is_valid_repo_id(id)) {
+        return located_error(where, fmt::format("'{}': invalid repo id '{}' (allowed: letters, "
+                                                "digits, '-', '_', '.', ':'; not '.' or '..')",
+                                                id_comma_url, id));
+    }
+    if (location.empty()) {
+        return located_error(where, fmt::format("'{}': empty URL", id_comma_url));
+    }
+    RepoConfig repo;
+    repo.id = id;
+    repo.name = id;
+    repo.enabled = true;
+    repo.gpgcheck = false;
+    repo.defined_at = where;
+    if (location.find("://") != std::string_view::npos) {
+        repo.baseurls.emplace_back(location);
+    } else {
+        std::filesystem::path path(location);
+        if (path.is_relative()) {
+            std::error_code error;
+            const std::filesystem::path base = working_directory.empty()
+                                                   ? std::filesystem::current_path(error)
+                                                   : working_directory;
+            if (error) {
+                return make_errno_error("cannot determine the current directory",
+                                        std::string(kRepofrompath), error.value());
+            }
+            path = base / path;
+        }
+        repo.baseurls.push_back("file://" + path.lexically_normal().string());
+    }
+    return repo;
+}
+
+Result<std::vector<RepoConfig>> read_repo_file(const std::filesystem::path& path,
+                                               const VariableContext& vars,
+                                               std::vector<ConfigWarning>& warnings) {
+    auto sections = read_ini_file(path);
+    if (!sections) {
+        return tl::unexpected(std::move(sections.error()));
+    }
+    std::vector<RepoConfig> repos;
+    const MainSettings no_main;
+    if (auto read = read_repo_sections(*sections, path.string(), /*is_main_config=*/false, no_main,
+                                       vars, repos, warnings);
+        !read) {
+        return tl::unexpected(std::move(read.error()));
+    }
+    if (auto unique = check_unique_ids(repos); !unique) {
+        return tl::unexpected(std::move(unique.error()));
+    }
+    return repos;
+}
+
+Result<void> apply_setopts(std::vector<RepoConfig>& repos, std::span<const std::string> setopts,
+                           const VariableContext& vars, std::vector<ConfigWarning>& warnings) {
+    auto parsed = parse_setopts(setopts, warnings);
+    if (!parsed) {
+        return tl::unexpected(std::move(parsed.error()));
+    }
+    return apply_parsed_setopts(repos, *parsed, vars, warnings);
+}
+
+Result<std::vector<RepoConfig>> load_repo_configs(const ConfigSources& sources,
+                                                  const VariableContext& vars,
+                                                  std::vector<ConfigWarning>& warnings) {
+    // Setopts first: a malformed one fails before any file is read, and reposdir may come from one.
+    auto setopts = parse_setopts(sources.setopts, warnings);
+    if (!setopts) {
+        return tl::unexpected(std::move(setopts.error()));
+    }
+
+    std::vector<RepoConfig> repos;
+    MainSettings main;
+    std::optional<std::filesystem::path> config_file = sources.config_file;
+    if (!config_file && sources.default_config_file) {
+        std::error_code error;
+        if (std::filesystem::exists(*sources.default_config_file, error)) {
+            config_file = sources.default_config_file;
+        }
+    }
+    if (config_file) {
+        auto sections = read_ini_file(*config_file);
+        if (!sections) {
+            if (sections.error().code == ErrorCode::NotFound) {
+                sections.error().message = "config file not found";
+            }
+            return tl::unexpected(std::move(sections.error()));
+        }
+        const std::string file = config_file->string();
+        for (const config::IniSection& section : *sections) {
+            if (section.name == kMainSection) {
+                if (auto read = read_main_section(section, file, vars, main, warnings); !read) {
+                    return tl::unexpected(std::move(read.error()));
+                }
+            }
+        }
+        if (auto read = read_repo_sections(*sections, file, /*is_main_config=*/true, main, vars,
+                                           repos, warnings);
+            !read) {
+            return tl::unexpected(std::move(read.error()));
+        }
+    }
+
+    std::vector<std::filesystem::path> reposdirs =
+        sources.reposdirs ? *sources.reposdirs : main.reposdirs.value_or(kDefaultReposdirs);
+    for (const Setopt& setopt : *setopts) {
+        if (setopt.option == nullptr && !setopt.repo_glob && setopt.key == "reposdir") {
+            reposdirs.clear();
+            auto value = config::substitute(setopt.value, vars, config::UndefinedPolicy::Keep);
+            for (std::string& item : config::split_list(*value)) {
+                reposdirs.emplace_back(std::move(item));
+            }
+        }
+    }
+    for (const std::filesystem::path& directory : reposdirs) {
+        auto files = list_repo_files(directory);
+        if (!files) {
+            return tl::unexpected(std::move(files.error()));
+        }
+        for (const std::filesystem::path& file : *files) {
+            auto sections = read_ini_file(file);
+            if (!sections) {
+                return tl::unexpected(std::move(sections.error()));
+            }
+            if (auto read = read_repo_sections(*sections, file.string(), /*is_main_config=*/false,
+                                               main, vars, repos, warnings);
+                !read) {
+                return tl::unexpected(std::move(read.error()));
+            }
+        }
+    }
+
+    for (const std::string& argument : sources.repofrompath) {
+        auto parsed = repo_from_path(argument, sources.working_directory);
+        if (!parsed) {
+            return tl::unexpected(std::move(parsed.error()));
+        }
+        RepoConfig repo = main.defaults;
+        repo.id = parsed->id;
+        repo.name = parsed->name;
+        repo.enabled = true;
+        repo.gpgcheck = false;
+        repo.defined_at = parsed->defined_at;
+        repo.excludepkgs = main.excludepkgs;
+        const config::RepoOption* baseurl = config::find_repo_option("baseurl");
+        if (auto applied = apply_value(repo, *baseurl, "baseurl", parsed->baseurls.front(),
+                                       repo.defined_at, fmt::format("repo '{}'", repo.id),
+                                       fmt::format("'{}': ", argument), vars);
+            !applied) {
+            return tl::unexpected(std::move(applied.error()));
+        }
+        repos.push_back(std::move(repo));
+    }
+
+    if (auto unique = check_unique_ids(repos); !unique) {
+        return tl::unexpected(std::move(unique.error()));
+    }
+    if (auto applied = apply_parsed_setopts(repos, *setopts, vars, warnings); !applied) {
+        return tl::unexpected(std::move(applied.error()));
+    }
+    return repos;
+}
+
+Result<std::vector<RepoConfig>> select_repos(std::vector<RepoConfig> repos,
+                                             std::span<const std::string> patterns) {
+    std::vector<RepoConfig> selected;
+    if (patterns.empty()) {
+        for (RepoConfig& repo : repos) {
+            if (repo.enabled) {
+                selected.push_back(std::move(repo));
+            }
+        }
+    } else {
+        for (const std::string& pattern : patterns) {
+            const bool is_matched =
+                std::any_of(repos.begin(), repos.end(),
+                            [&](const RepoConfig& r) { return glob_matches(pattern, r.id); });
+            if (!is_matched) {
+                return make_error(ErrorCode::BadInput,
+                                  fmt::format("no repository matches '{}'", pattern), "--repo");
+            }
+        }
+        for (RepoConfig& repo : repos) {
+            const bool is_wanted = std::any_of(
+                patterns.begin(), patterns.end(),
+                [&](const std::string& pattern) { return glob_matches(pattern, repo.id); });
+            if (is_wanted) {
+                repo.enabled = true;
+                selected.push_back(std::move(repo));
+            }
+        }
+    }
+    for (const RepoConfig& repo : selected) {
+        if (repo.baseurls.empty() && !repo.mirrorlist && !repo.metalink) {
+            return located_error(
+                repo.defined_at,
+                fmt::format("repo '{}' has no baseurl, mirrorlist or metalink", repo.id));
+        }
+    }
+    return selected;
+}
+
+}  // namespace rpmirror

@@ -1,0 +1,28 @@
+#include "metadata/text.hpp"
+#include "rpmirror/metadata.hpp"
+
+namespace rpmirror {
+
+Result<std::vector<std::string>> parse_mirrorlist(std::string_view text, std::string_view name) {
+    std::vector<std::string> urls;
+    while (!text.empty()) {
+        const std::size_t newline = text.find('\n');
+        std::string_view line = text.substr(0, newline);
+        text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
+        line = metadata_detail::trim(line);
+        if (line.empty() || line.front() == '#') {
+            continue;
+        }
+        if (line.find("://") != std::string_view::npos || line.front() == '/') {
+            urls.emplace_back(line);
+        }
+    }
+    if (urls.empty()) {
+        return make_error(ErrorCode::BadInput,
+                          "mirrorlist " + std::string(name) + " lists no mirrors",
+                          std::string(name));
+    }
+    return urls;
+}
+
+}  // namespace rpmirror

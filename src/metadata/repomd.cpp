@@ -1,0 +1,242 @@
+// repomd.xml: the index of a repository's metadata files.
+#include "metadata/text.hpp"
+#include "rpmirror/metadata.hpp"
+#include "util/xml.hpp"
+
+namespace rpmirror {
+
+namespace {
+
+using metadata_detail::parse_number;
+using metadata_detail::to_lower;
+using metadata_detail::trim;
+
+class RepomdHandler : public xml::SaxHandler {
+  public:
+    void start_element(std::string_view local_name, std::string_view /*namespace_uri*/,
+                       std::span<const xml::Attribute> attributes) override {
+        stack_.emplace_back(local_name);
+        // (Taken after the push: a view taken before it would dangle when the vector grows.)
+        const std::string_view parent =
+            stack_.size() >= 2 ? std::string_view(stack_[stack_.size() - 2]) : std::string_view();
+        text_.clear();
+        if (stack_.size() == 1) {
+            if (local_name != "repomd") {
+                parser->fail_at_line("root element is <" + std::string(local_name) +
+                                     ">, not <repomd>");
+            }
+            return;
+        }
+        if (parent == "repomd" && local_name == "data") {
+            in_record_ = true;
+            record_ = RepomdRecord{};
+            record_.line = parser->line();
+            record_.type = std::string(attribute(attributes, "type"));
+            has_checksum_ = false;
+            if (record_.type.empty()) {
+                parser->fail_at_line("<data> without a type attribute");
+            }
+        } else if (parent == "tags" && local_name == "distro") {
+            distro_cpeid_ = std::string(attribute(attributes, "cpeid"));
+        } else if (in_record_ && parent == "data") {
+            if (local_name == "checksum" || local_name == "open-checksum" ||
+                local_name == "header-checksum") {
+                checksum_type_ = std::string(attribute(attributes, "type"));
+            } else if (local_name == "location") {
+                const std::string_view href = attribute(attributes, "href");
+                if (href.empty()) {
+                    parser->fail_at_line(record_name() + " has <location> without href");
+                    return;
+                }
+                record_.location_href = std::string(href);
+                for (const xml::Attribute& attribute : attributes) {
+                    if (attribute.local_name == "base" &&
+                        attribute.namespace_uri == xml::kXmlNamespace) {
+                        record_.location_base = std::string(attribute.value);
+                    }
+                }
+            }
+        }
+    }
+
+    void end_element(std::string_view local_name, std::string_view /*namespace_uri*/) override {
+        const std::string_view parent =
+            stack_.size() >= 2 ? std::string_view(stack_[stack_.size() - 2]) : std::string_view();
+        const std::string_view text = trim(text_);
+        if (parent == "repomd" && local_name == "revision") {
+            repomd.revision = std::string(text);
+        } else if (parent == "tags") {
+            if (local_name == "content") {
+                repomd.content_tags.emplace_back(text);
+            } else if (local_name == "repo") {
+                repomd.repo_tags.emplace_back(text);
+            } else if (local_name == "distro") {
+                repomd.distro_tags.push_back(RepomdDistroTag{distro_cpeid_, std::string(text)});
+            }
+        } else if (parent == "repomd" && local_name == "data") {
+            finish_record();
+        } else if (in_record_ && parent == "data") {
+            record_field(local_name, text);
+        }
+        stack_.pop_back();
+        text_.clear();
+    }
+
+    void characters(std::string_view text) override {
+        if (text_.size() < kMaxTextBytes) {
+            text_ += text;
+        }
+    }
+
+    xml::PushParser* parser = nullptr;
+    Repomd repomd;
+
+  private:
+    static constexpr std::size_t kMaxTextBytes = 64 * 1024;
+
+    static std::string_view attribute(std::span<const xml::Attribute> attributes,
+                                      std::string_view name) {
+        for (const xml::Attribute& attribute : attributes) {
+            if (attribute.local_name == name && attribute.namespace_uri.empty()) {
+                return attribute.value;
+            }
+        }
+        return {};
+    }
+
+    std::string record_name() const { return "<data type=\"" + record_.type + "\">"; }
+
+    // Parses the checksum of element `element` with type attribute checksum_type_.
+    std::optional<RecordChecksum> parse_checksum(std::string_view element, std::string_view text) {
+        const auto type = parse_checksum_type(checksum_type_);
+        if (!type) {
+            parser->fail(Error{ErrorCode::Unsupported,
+                               "line " + std::to_string(parser->line()) + ": " + record_name() +
+                                   " <" + std::string(element) + "> has unknown checksum type \"" +
+                                   checksum_type_ + "\"",
+                               parser->document_name(), 0});
+            return std::nullopt;
+        }
+        if (!is_valid_hex_digest(*type, text)) {
+            parser->fail_at_line(record_name() + " <" + std::string(element) + "> \"" +
+                                 std::string(text) + "\" is not a " +
+                                 std::string(checksum_type_name(*type)) + " digest");
+            return std::nullopt;
+        }
+        return RecordChecksum{*type, to_lower(text)};
+    }
+
+    template <typename T>
+    void set_number(std::optional<T>& field, std::string_view element, std::string_view text) {
+        const auto value = parse_number<T>(text);
+        if (!value) {
+            parser->fail_at_line(record_name() + " <" + std::string(element) + "> \"" +
+                                 std::string(text) + "\" is not a number");
+            return;
+        }
+        field = *value;
+    }
+
+    void record_field(std::string_view element, std::string_view text) {
+        if (element == "checksum") {
+            if (auto checksum = parse_checksum(element, text)) {
+                record_.checksum = std::move(*checksum);
+                has_checksum_ = true;
+            }
+        } else if (element == "open-checksum") {
+            record_.open_checksum = parse_checksum(element, text);
+        } else if (element == "header-checksum") {
+            record_.header_checksum = parse_checksum(element, text);
+        } else if (element == "timestamp") {
+            set_number(record_.timestamp, element, text);
+        } else if (element == "size") {
+            set_number(record_.size, element, text);
+        } else if (element == "open-size") {
+            set_number(record_.open_size, element, text);
+        } else if (element == "header-size") {
+            set_number(record_.header_size, element, text);
+        } else if (element == "database_version") {
+            set_number(record_.database_version, element, text);
+        }
+    }
+
+    void finish_record() {
+        in_record_ = false;
+        const std::string prefix = "line " + std::to_string(record_.line) + ": " + record_name();
+        if (!has_checksum_) {
+            parser->fail(Error{ErrorCode::BadInput, prefix + " without <checksum>",
+                               parser->document_name(), 0});
+            return;
+        }
+        if (record_.location_href.empty()) {
+            parser->fail(Error{ErrorCode::BadInput, prefix + " without <location href>",
+                               parser->document_name(), 0});
+            return;
+        }
+        repomd.records.push_back(std::move(record_));
+    }
+
+    std::vector<std::string> stack_;
+    std::string text_;
+    bool in_record_ = false;
+    bool has_checksum_ = false;
+    RepomdRecord record_;
+    std::string checksum_type_;
+    std::string distro_cpeid_;
+};
+
+}  // namespace
+
+const RepomdRecord* Repomd::find(std::string_view type) const {
+    for (const RepomdRecord& record : records) {
+        if (record.type == type) {
+            return &record;
+        }
+    }
+    return nullptr;
+}
+
+Result<Repomd> parse_repomd(std::string_view document, std::string_view name) {
+    RepomdHandler handler;
+    if (auto parsed = metadata_detail::parse_xml_document(handler, document, name); !parsed) {
+        return tl::unexpected(parsed.error());
+    }
+    return std::move(handler.repomd);
+}
+
+Result<void> verify_metadata_file(const std::filesystem::path& path, const RepomdRecord& record) {
+    FileHasher hasher;
+    VerifyRequest request;
+    request.path = path;
+    request.type = record.checksum.type;
+    request.expected_digest = record.checksum.hex;
+    request.expected_size = record.size;
+    const VerifyResult result = hasher.verify(request);
+    const std::string what =
+        "metadata file for " + std::string("<data type=\"") + record.type + "\">";
+    switch (result.status) {
+        case VerifyStatus::Ok:
+            return {};
+        case VerifyStatus::SizeMismatch:
+            return make_error(ErrorCode::Corrupt,
+                              what + ": size mismatch: expected " +
+                                  std::to_string(record.size.value_or(0)) + " bytes, actual " +
+                                  std::to_string(result.actual_size) + " bytes",
+                              path.string());
+        case VerifyStatus::DigestMismatch:
+            return make_error(ErrorCode::Corrupt,
+                              what + ": " + std::string(checksum_type_name(record.checksum.type)) +
+                                  " mismatch: expected " + record.checksum.hex + ", actual " +
+                                  result.actual_digest,
+                              path.string());
+        case VerifyStatus::Missing:
+        case VerifyStatus::IoError:
+            break;
+    }
+    if (result.error) {
+        return tl::unexpected(*result.error);
+    }
+    return make_error(ErrorCode::Io, what + ": could not be verified", path.string());
+}
+
+}  // namespace rpmirror

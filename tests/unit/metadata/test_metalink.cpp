@@ -1,0 +1,257 @@
+#include <gtest/gtest.h>
+
+#include "metadata_test_support.hpp"
+#include "rpmirror/metadata.hpp"
+#include "support/temp_dir.hpp"
+
+namespace rpmirror {
+namespace {
+
+// A real repomd.xml (createrepo_c on an empty directory) and its digests from coreutils.
+struct RealRepomd {
+    std::string bytes;
+    std::string md5;
+    std::string sha256;
+    std::string sha512;
+};
+
+RealRepomd make_real_repomd(const test::TempDir& dir) {
+    const auto repo = dir / "repo";
+    std::filesystem::create_directories(repo);
+    const int status = test::run_command(
+        {"createrepo_c", "--quiet", "--revision", "7", repo.string()}, dir / "createrepo.log");
+    EXPECT_EQ(status, 0) << test::read_text_file(dir / "createrepo.log");
+    const auto repomd = repo / "repodata" / "repomd.xml";
+    RealRepomd real;
+    real.bytes = test::read_text_file(repomd);
+    real.md5 = test::tool_digest("md5sum", repomd, dir.path());
+    real.sha256 = test::tool_digest("sha256sum", repomd, dir.path());
+    real.sha512 = test::tool_digest("sha512sum", repomd, dir.path());
+    EXPECT_EQ(real.sha256.size(), 64U);
+    return real;
+}
+
+std::span<const std::byte> as_bytes(const std::string& text) {
+    return std::as_bytes(std::span<const char>(text));
+}
+
+const std::string kOtherSha256(64, 'a');
+
+// A MirrorManager-style metalink whose main entry is `main_hashes`/`main_size` and whose single
+// alternate is `alternate_hashes`/`alternate_size`.
+std::string metalink_document(const std::string& main_hashes, std::uint64_t main_size,
+                              const std::string& alternate_hashes, std::uint64_t alternate_size) {
+    return "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
+           "<metalink version=\"3.0\" xmlns=\"http://www.metalinker.org/\" "
+           "type=\"dynamic\" pubdate=\"Mon, 01 Jan 2024 00:00:00 GMT\" "
+           "generator=\"mirrormanager\" xmlns:mm0=\"http://fedorahosted.org/mirrormanager\">\n"
+           " <files>\n"
+           "  <file name=\"repomd.xml\">\n"
+           "   <mm0:timestamp>1704067200</mm0:timestamp>\n"
+           "   <size>" +
+           std::to_string(main_size) +
+           "</size>\n"
+           "   <verification>\n" +
+           main_hashes +
+           "   </verification>\n"
+           "   <mm0:alternates>\n"
+           "    <mm0:alternate>\n"
+           "     <mm0:timestamp>1703980800</mm0:timestamp>\n"
+           "     <size>" +
+           std::to_string(alternate_size) +
+           "</size>\n"
+           "     <verification>\n" +
+           alternate_hashes +
+           "     </verification>\n"
+           "    </mm0:alternate>\n"
+           "   </mm0:alternates>\n"
+           "   <resources maxconnections=\"1\">\n"
+           "    <url protocol=\"https\" type=\"https\" location=\"US\" preference=\"90\">"
+           "https://mirror-b.example/fedora/40/x86_64/os/repodata/repomd.xml</url>\n"
+           "    <url protocol=\"rsync\" type=\"rsync\" location=\"DE\" preference=\"100\">"
+           "rsync://mirror-r.example/fedora/40/x86_64/os/repodata/repomd.xml</url>\n"
+           "    <url protocol=\"http\" type=\"http\" location=\"FR\" preference=\"100\">"
+           "http://mirror-a.example/pub/fedora/repodata/repomd.xml</url>\n"
+           "    <url type=\"https\" location=\"JP\">"
+           "https://mirror-c.example/f/repodata/repomd.xml</url>\n"
+           "    <url protocol=\"https\" preference=\"99\">https://no-suffix.example/f/</url>\n"
+           "   </resources>\n"
+           "  </file>\n"
+           " </files>\n"
+           "</metalink>\n";
+}
+
+std::string hash_line(const std::string& type, const std::string& hex) {
+    return "    <hash type=\"" + type + "\">" + hex + "</hash>\n";
+}
+
+TEST(Metalink, ParsesRepomdEntryAlternatesHashesAndUrls) {
+    const std::string main_hashes = hash_line("md5", std::string(32, 'b')) +
+                                    hash_line("sha256", std::string(64, 'C')) +
+                                    hash_line("tiger", "ffff");
+    const auto metalink = parse_metalink(
+        metalink_document(main_hashes, 4321, hash_line("sha512", std::string(128, 'd')), 4000),
+        "https://mirrors.example/metalink?repo=fedora-40");
+    ASSERT_TRUE(metalink) << metalink.error().to_string();
+    EXPECT_EQ(metalink->repomd.timestamp, 1704067200);
+    EXPECT_EQ(metalink->repomd.size, 4321U);
+    ASSERT_EQ(metalink->repomd.hashes.size(), 2U);  // "tiger" is ignored
+    EXPECT_EQ(metalink->repomd.hashes[0].type, ChecksumType::Md5);
+    EXPECT_EQ(metalink->repomd.hashes[1].type, ChecksumType::Sha256);
+    EXPECT_EQ(metalink->repomd.hashes[1].hex, std::string(64, 'c'));  // lowercased
+    ASSERT_EQ(metalink->alternates.size(), 1U);
+    EXPECT_EQ(metalink->alternates[0].timestamp, 1703980800);
+    EXPECT_EQ(metalink->alternates[0].size, 4000U);
+    ASSERT_EQ(metalink->alternates[0].hashes.size(), 1U);
+    EXPECT_EQ(metalink->alternates[0].hashes[0].type, ChecksumType::Sha512);
+
+    // Highest preference first, ties in document order; the URL without the repomd suffix is
+    // skipped; a missing preference is 0; a missing protocol comes from the scheme.
+    ASSERT_EQ(metalink->urls.size(), 4U);
+    EXPECT_EQ(metalink->urls[0].url,
+              "rsync://mirror-r.example/fedora/40/x86_64/os/repodata/repomd.xml");
+    EXPECT_EQ(metalink->urls[0].protocol, "rsync");
+    EXPECT_EQ(metalink->urls[0].location, "DE");
+    EXPECT_EQ(metalink->urls[0].preference, 100);
+    EXPECT_EQ(metalink->urls[1].base_url, "http://mirror-a.example/pub/fedora/");
+    EXPECT_EQ(metalink->urls[2].base_url, "https://mirror-b.example/fedora/40/x86_64/os/");
+    EXPECT_EQ(metalink->urls[2].preference, 90);
+    EXPECT_EQ(metalink->urls[3].base_url, "https://mirror-c.example/f/");
+    EXPECT_EQ(metalink->urls[3].protocol, "https");
+    EXPECT_EQ(metalink->urls[3].preference, 0);
+    // base_urls() keeps only what the downloader can fetch (no rsync).
+    EXPECT_EQ(metalink->base_urls(), (std::vector<std::string>{
+                                         "http://mirror-a.example/pub/fedora/",
+                                         "https://mirror-b.example/fedora/40/x86_64/os/",
+                                         "https://mirror-c.example/f/",
+                                     }));
+}
+
+TEST(Metalink, RealRepomdMatchingTheCurrentEntryIsAccepted) {
+    test::TempDir dir;
+    const RealRepomd real = make_real_repomd(dir);
+    const auto metalink = parse_metalink(
+        metalink_document(hash_line("md5", real.md5) + hash_line("sha256", real.sha256) +
+                              hash_line("sha512", real.sha512),
+                          real.bytes.size(), hash_line("sha256", kOtherSha256), 10),
+        "metalink.xml");
+    ASSERT_TRUE(metalink) << metalink.error().to_string();
+    EXPECT_TRUE(verify_repomd_against_metalink(as_bytes(real.bytes), *metalink));
+}
+
+TEST(Metalink, RealRepomdMatchingOnlyAnAlternateIsAccepted) {
+    // The mirror lags: the metalink's current entry is a newer repomd.xml.
+    test::TempDir dir;
+    const RealRepomd real = make_real_repomd(dir);
+    const auto metalink = parse_metalink(
+        metalink_document(hash_line("sha256", kOtherSha256), real.bytes.size() + 1,
+                          hash_line("sha256", real.sha256) + hash_line("md5", real.md5),
+                          real.bytes.size()),
+        "metalink.xml");
+    ASSERT_TRUE(metalink);
+    EXPECT_TRUE(verify_repomd_against_metalink(as_bytes(real.bytes), *metalink));
+
+    std::string tampered = real.bytes;
+    tampered[tampered.size() / 2] ^= 0x01;
+    const auto rejected = verify_repomd_against_metalink(as_bytes(tampered), *metalink);
+    ASSERT_FALSE(rejected);
+    EXPECT_EQ(rejected.error().code, ErrorCode::Corrupt);
+    EXPECT_EQ(rejected.error().subject, "repomd.xml");
+    EXPECT_NE(rejected.error().message.find("size " + std::to_string(real.bytes.size())),
+              std::string::npos)
+        << rejected.error().message;
+}
+
+TEST(Metalink, EveryKnownHashMustMatchNotJustOne) {
+    test::TempDir dir;
+    const RealRepomd real = make_real_repomd(dir);
+    const auto metalink = parse_metalink(
+        metalink_document(hash_line("sha256", real.sha256) + hash_line("md5", std::string(32, '0')),
+                          real.bytes.size(), hash_line("sha256", kOtherSha256), 1),
+        "metalink.xml");
+    ASSERT_TRUE(metalink);
+    EXPECT_FALSE(verify_repomd_against_metalink(as_bytes(real.bytes), *metalink));
+}
+
+TEST(Metalink, SizeMismatchIsRejectedEvenWhenHashesMatch) {
+    test::TempDir dir;
+    const RealRepomd real = make_real_repomd(dir);
+    const auto metalink =
+        parse_metalink(metalink_document(hash_line("sha256", real.sha256), real.bytes.size() + 5,
+                                         hash_line("sha256", kOtherSha256), 1),
+                       "metalink.xml");
+    ASSERT_TRUE(metalink);
+    EXPECT_FALSE(verify_repomd_against_metalink(as_bytes(real.bytes), *metalink));
+}
+
+TEST(Metalink, TruncatedXmlIsAnErrorNamingTheMetalink) {
+    const std::string document = metalink_document(hash_line("sha256", kOtherSha256), 1,
+                                                   hash_line("sha256", kOtherSha256), 1);
+    const auto metalink =
+        parse_metalink(document.substr(0, document.size() / 2), "https://mirrors.example/metalink");
+    ASSERT_FALSE(metalink);
+    EXPECT_EQ(metalink.error().code, ErrorCode::BadInput);
+    EXPECT_EQ(metalink.error().subject, "https://mirrors.example/metalink");
+    EXPECT_EQ(metalink.error().message.rfind("line ", 0), 0U) << metalink.error().message;
+}
+
+TEST(Metalink, MissingRepomdEntryIsAnError) {
+    std::string document = metalink_document(hash_line("sha256", kOtherSha256), 1,
+                                             hash_line("sha256", kOtherSha256), 1);
+    document.replace(document.find("name=\"repomd.xml\""), 17, "name=\"other.xml\"");
+    const auto metalink = parse_metalink(document, "metalink.xml");
+    ASSERT_FALSE(metalink);
+    EXPECT_EQ(metalink.error().message, "metalink has no <file name=\"repomd.xml\">");
+    EXPECT_EQ(metalink.error().subject, "metalink.xml");
+}
+
+TEST(Metalink, OnlyUnknownHashTypesIsAnError) {
+    const auto metalink =
+        parse_metalink(metalink_document(hash_line("tiger", "0123") + hash_line("crc32", "abcd"), 1,
+                                         hash_line("sha256", kOtherSha256), 1),
+                       "metalink.xml");
+    ASSERT_FALSE(metalink);
+    EXPECT_EQ(metalink.error().code, ErrorCode::BadInput);
+    EXPECT_EQ(metalink.error().message,
+              "line 4: <file name=\"repomd.xml\"> has no hash of a known type (md5, sha1, sha224, "
+              "sha256, sha384, sha512)");
+}
+
+TEST(Metalink, AlternateWithoutKnownHashIsDropped) {
+    const auto metalink = parse_metalink(
+        metalink_document(hash_line("sha256", kOtherSha256), 1, hash_line("tiger", "0123"), 1),
+        "metalink.xml");
+    ASSERT_TRUE(metalink);
+    EXPECT_TRUE(metalink->alternates.empty());
+}
+
+TEST(Metalink, MalformedDigestIsAnErrorWithLine) {
+    const auto metalink = parse_metalink(
+        metalink_document(hash_line("sha256", "abc"), 1, hash_line("sha256", kOtherSha256), 1),
+        "metalink.xml");
+    ASSERT_FALSE(metalink);
+    EXPECT_EQ(metalink.error().message,
+              "line 8: <hash type=\"sha256\"> \"abc\" is not a sha256 digest");
+}
+
+TEST(Metalink, NoUsableUrlIsAnError) {
+    const auto metalink = parse_metalink(
+        "<metalink version=\"3.0\" xmlns=\"http://www.metalinker.org/\"><files>"
+        "<file name=\"repomd.xml\"><verification><hash type=\"sha256\">" +
+            kOtherSha256 +
+            "</hash></verification><resources><url protocol=\"https\">https://x.example/"
+            "</url></resources></file></files></metalink>",
+        "metalink.xml");
+    ASSERT_FALSE(metalink);
+    EXPECT_EQ(metalink.error().message,
+              "metalink lists no mirrors (no <url> ending in repodata/repomd.xml)");
+}
+
+TEST(Metalink, WrongRootElementIsAnError) {
+    const auto metalink = parse_metalink("<repomd/>", "metalink.xml");
+    ASSERT_FALSE(metalink);
+    EXPECT_EQ(metalink.error().message, "line 1: root element is <repomd>, not <metalink>");
+}
+
+}  // namespace
+}  // namespace rpmirror
