@@ -2,10 +2,14 @@
 // namespace) without affecting the test runner.
 #pragma once
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <functional>
+#include <string>
+#include <vector>
 
 namespace rpmirror::test {
 
@@ -15,6 +19,31 @@ inline int run_in_child(const std::function<int()>& body) {
     const pid_t child = ::fork();
     if (child == 0) {
         ::_exit(body());
+    }
+    int status = 0;
+    if (child < 0 || ::waitpid(child, &status, 0) != child) {
+        return -1;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Runs `argv` with stdout and stderr going to `log`; returns its exit status, or -1 iff it could
+// not be run or died from a signal.
+inline int run_command(const std::vector<std::string>& argv, const std::filesystem::path& log) {
+    const pid_t child = ::fork();
+    if (child == 0) {
+        const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd >= 0) {
+            ::dup2(fd, 1);
+            ::dup2(fd, 2);
+        }
+        std::vector<char*> args;
+        for (const std::string& arg : argv) {
+            args.push_back(const_cast<char*>(arg.c_str()));
+        }
+        args.push_back(nullptr);
+        ::execvp(args[0], args.data());
+        ::_exit(127);
     }
     int status = 0;
     if (child < 0 || ::waitpid(child, &status, 0) != child) {

@@ -7,13 +7,13 @@
 #include <vector>
 
 #include "rpmirror/config.hpp"
+#include "support/source_tree.hpp"
 
 namespace rpmirror::test {
 
-// tests/data/config in the source tree, from this header's own path (tests/unit/config/...).
+// tests/data/config in the source tree.
 inline std::filesystem::path config_data_dir() {
-    return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "data" /
-           "config";
+    return source_root() / "tests" / "data" / "config";
 }
 
 // Variables as on a Fedora 40 x86_64 host, without reading the machine or environment.

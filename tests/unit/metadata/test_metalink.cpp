@@ -20,10 +20,10 @@ RealRepomd make_real_repomd(const test::TempDir& dir) {
     std::filesystem::create_directories(repo);
     const int status = test::run_command(
         {"createrepo_c", "--quiet", "--revision", "7", repo.string()}, dir / "createrepo.log");
-    EXPECT_EQ(status, 0) << test::read_text_file(dir / "createrepo.log");
+    EXPECT_EQ(status, 0) << test::read_file(dir / "createrepo.log");
     const auto repomd = repo / "repodata" / "repomd.xml";
     RealRepomd real;
-    real.bytes = test::read_text_file(repomd);
+    real.bytes = test::read_file(repomd);
     real.md5 = test::tool_digest("md5sum", repomd, dir.path());
     real.sha256 = test::tool_digest("sha256sum", repomd, dir.path());
     real.sha512 = test::tool_digest("sha512sum", repomd, dir.path());

@@ -15,10 +15,10 @@ TEST(Repomd, SampleRepositoryFromCreaterepoParsesAndEveryRecordVerifies) {
     const int status = test::run_command(
         {(test::source_root() / "scripts" / "make-sample-repo").string(), repo.string()},
         dir / "make-sample-repo.log");
-    ASSERT_EQ(status, 0) << test::read_text_file(dir / "make-sample-repo.log");
+    ASSERT_EQ(status, 0) << test::read_file(dir / "make-sample-repo.log");
 
     const auto repomd_path = repo / "repodata" / "repomd.xml";
-    const auto repomd = parse_repomd(test::read_text_file(repomd_path), repomd_path.string());
+    const auto repomd = parse_repomd(test::read_file(repomd_path), repomd_path.string());
     ASSERT_TRUE(repomd) << repomd.error().to_string();
     EXPECT_EQ(repomd->revision, "1704067200");  // make-sample-repo's SOURCE_DATE_EPOCH
     std::set<std::string> types;
@@ -56,10 +56,10 @@ TEST(Repomd, ZchunkSha512RepositoryWithTagsFromCreaterepoOnEmptyDirectory) {
                            "42", "--content", "binary-x86_64", "--repo", "fedora", "--distro",
                            "cpe:/o:fedoraproject:fedora:40,Fedora 40", repo.string()},
                           dir / "createrepo.log");
-    ASSERT_EQ(status, 0) << test::read_text_file(dir / "createrepo.log");
+    ASSERT_EQ(status, 0) << test::read_file(dir / "createrepo.log");
 
     const auto repomd_path = repo / "repodata" / "repomd.xml";
-    const auto repomd = parse_repomd(test::read_text_file(repomd_path), "repomd.xml");
+    const auto repomd = parse_repomd(test::read_file(repomd_path), "repomd.xml");
     ASSERT_TRUE(repomd) << repomd.error().to_string();
     EXPECT_EQ(repomd->revision, "42");
     EXPECT_EQ(repomd->content_tags, std::vector<std::string>{"binary-x86_64"});

@@ -1,0 +1,277 @@
+// The package-index stage: decompress repository metadata by content, stream primary.xml through
+// a SAX parser into a compact in-memory index, and select the packages to mirror the way
+// `dnf reposync` does (--arch, --source, --newest-only, includepkgs/excludepkgs, a build-time
+// floor), one download per location.
+//
+// Pipeline: Decompressor (bounded 256 KiB buffers) -> PrimaryParser (libxml2 push parser) ->
+// PackageIndex (string arena + fixed-width records) -> select_packages().
+// The XML is never held whole in memory; see bench/primary for throughput and peak RSS.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rpmirror/checksum.hpp"
+#include "rpmirror/error.hpp"
+
+namespace rpmirror {
+
+// ---------------------------------------------------------------------------------------------
+// Decompression by content
+
+enum class Compression { None, Gzip, Xz, Zstd, Bzip2, Zchunk };
+
+// Returns "none", "gzip", "xz", "zstd", "bzip2" or "zchunk".
+std::string_view compression_name(Compression compression);
+
+// Returns the compression whose magic bytes start `head` (gzip 1f 8b, xz fd 37 7a 58 5a 00,
+// zstd 28 b5 2f fd, bzip2 "BZh", zchunk "\0ZCK1"), or None iff `head` starts with none of them
+// (including when `head` is shorter than a magic). The file name is never consulted.
+Compression detect_compression(std::span<const char> head);
+
+// Default ceiling on the decompressed size of one metadata file: no real primary.xml comes
+// close (Fedora's largest is ~700 MB), a decompression bomb is stopped here.
+inline constexpr std::uint64_t kDefaultDecompressedCeiling = std::uint64_t{4} << 30;
+inline constexpr std::size_t kDefaultDecompressBufferSize = 256 * 1024;
+
+struct DecompressOptions {
+    // The exact decompressed size when the caller knows it (repomd.xml's <open-size>).
+    // More output than this is Error{Unsafe}; less at the end of the stream is Error{Corrupt}.
+    std::optional<std::uint64_t> expected_size;
+    // Output beyond this many bytes is Error{Unsafe}, whatever `expected_size` says.
+    std::uint64_t ceiling = kDefaultDecompressedCeiling;
+    // Size of the compressed-input buffer and of the largest chunk read() returns.
+    std::size_t buffer_size = kDefaultDecompressBufferSize;
+};
+
+// A streaming reader that yields the decompressed content of one file, whatever its compression
+// (detected from the first bytes). Memory use is two buffers of `buffer_size` plus the codec's
+// own state (xz and zstd windows), independent of the file's size.
+// Concatenated gzip members, xz streams, zstd frames and bzip2 streams are read as one stream,
+// as the command-line tools do. Not thread-safe; move-only.
+class Decompressor {
+  public:
+    // Opens `path` and detects its compression from its content.
+    // Returns Error{NotFound}/Error{Io} iff it cannot be opened or read, Error{Unsupported} iff it
+    // is zchunk (zchunk records are mirrored as opaque files, never parsed).
+    static Result<Decompressor> open(const std::filesystem::path& path,
+                                     const DecompressOptions& options = {});
+
+    Decompressor(Decompressor&&) noexcept;
+    Decompressor& operator=(Decompressor&&) noexcept;
+    ~Decompressor();
+
+    // Returns the next chunk of decompressed bytes (at most buffer_size; valid until the next
+    // call), or an empty span iff the stream ended cleanly and its size was checked.
+    // Errors, each naming the file in `subject`: Error{Corrupt} iff the compressed data is
+    // invalid, truncated (ends before the codec's end-of-stream marker) or decompresses to fewer
+    // bytes than `expected_size`; Error{Unsafe} iff the output exceeds `expected_size` or the
+    // ceiling (a decompression bomb: reading stops there); Error{Io} iff a read fails.
+    // After an error, every later call returns the same error.
+    Result<std::span<const char>> read();
+
+    Compression compression() const;
+    // Decompressed bytes returned so far.
+    std::uint64_t bytes_out() const;
+    // Compressed bytes read from the file so far.
+    std::uint64_t bytes_in() const;
+
+  private:
+    struct State;
+    explicit Decompressor(std::unique_ptr<State> state);
+    std::unique_ptr<State> state_;
+};
+
+// Feeds the whole decompressed content of `path` to `sink`, chunk by chunk, stopping at the
+// first error of the decompressor or of `sink` (which is returned unchanged).
+// Returns the number of decompressed bytes iff everything succeeded.
+Result<std::uint64_t> decompress_file(
+    const std::filesystem::path& path, const DecompressOptions& options,
+    const std::function<Result<void>(std::span<const char>)>& sink);
+
+// ---------------------------------------------------------------------------------------------
+// EVR comparison (librpm's rpmvercmp)
+
+// Compares two version (or release) strings with librpm's rpmvercmp: alphanumeric segments,
+// numeric segments compared as numbers (leading zeros ignored) and newer than alphabetic ones,
+// '~' sorts before everything (1.0~rc1 < 1.0), '^' after the base but before any further
+// segment (1.0 < 1.0^git1 < 1.0.1). Returns <0, 0 or >0. Thread-safe.
+int compare_versions(std::string_view left, std::string_view right);
+
+struct Evr {
+    std::uint32_t epoch = 0;  // a missing epoch is 0
+    std::string_view version;
+    std::string_view release;
+};
+
+// Compares epoch numerically, then version, then release with compare_versions.
+// Returns <0, 0 or >0. Thread-safe.
+int compare_evr(const Evr& left, const Evr& right);
+
+// ---------------------------------------------------------------------------------------------
+// The package index
+
+// Package sizes above this (2^53, the largest integer a JSON report carries exactly) are absurd:
+// such a package is reported and skipped.
+inline constexpr std::uint64_t kMaxPackageSize = std::uint64_t{1} << 53;
+
+// One package as the index holds it. Every view points into the PackageIndex that produced it and
+// stays valid until that index is destroyed, moved from, or add() is called on it.
+struct PackageView {
+    std::string_view name;
+    std::string_view arch;  // "src" for source packages
+    std::uint32_t epoch = 0;
+    std::string_view version;
+    std::string_view release;
+    ChecksumType checksum_type = ChecksumType::Sha256;
+    std::span<const std::uint8_t> digest;  // raw bytes of the pkgid checksum
+    std::uint64_t package_size = 0;        // <size package=>: bytes to download
+    std::int64_t build_time = 0;           // <time build=>, seconds since the epoch; 0 if absent
+    std::int64_t file_time = 0;            // <time file=>; 0 if absent
+    std::string_view location_href;        // as written, e.g. "Packages/a/a-1-1.x86_64.rpm"
+    std::string_view location_base;        // xml:base, usually empty
+    std::string_view source_rpm;           // <rpm:sourcerpm>, empty for source packages
+
+    Evr evr() const { return {epoch, version, release}; }
+    // Returns the lowercase hex form of `digest`.
+    std::string checksum_hex() const;
+    // Returns "name-[epoch:]version-release.arch" (the epoch only when non-zero).
+    std::string nevra() const;
+};
+
+// A problem found in the metadata that did not stop the parse (a skipped package, a count
+// mismatch). `message` is complete, in the form of Error::to_string():
+// "repodata/x-primary.xml.gz: line 88: <package> 'foo' without <checksum>; skipped".
+struct IndexIssue {
+    long line = 0;
+    std::string message;
+};
+
+// The packages of one primary.xml, stored compactly: all strings in one arena (each
+// NUL-terminated), arches and xml:base values interned, checksums as raw bytes, fixed-width
+// integers — about 100 bytes per package plus its strings (see bench/primary).
+// Not thread-safe for writing; const access from several threads is safe.
+class PackageIndex {
+  public:
+    PackageIndex();
+    PackageIndex(PackageIndex&&) noexcept;
+    PackageIndex& operator=(PackageIndex&&) noexcept;
+    ~PackageIndex();
+
+    std::size_t size() const;
+    bool empty() const { return size() == 0; }
+    // Returns package `position` (< size()), in document order.
+    PackageView operator[](std::size_t position) const;
+
+    // Copies `package` into the index. Returns Error{BadInput} iff its digest length does not
+    // match its checksum type or the index would exceed its 4 GiB string arena.
+    // Invalidates every PackageView obtained before.
+    Result<void> add(const PackageView& package);
+
+    // Problems reported while the index was built (skipped packages, count mismatch).
+    std::span<const IndexIssue> issues() const;
+    void add_issue(IndexIssue issue);
+
+    // The <metadata packages="N"> attribute, iff present and numeric.
+    std::optional<std::uint64_t> declared_count() const;
+    void set_declared_count(std::optional<std::uint64_t> count);
+
+    // Reserves room for `packages` records and `string_bytes` of strings (no effect on contents).
+    void reserve(std::size_t packages, std::size_t string_bytes);
+
+    // Heap bytes held (records, arena, interned tables), for benchmarks and logs.
+    std::size_t memory_bytes() const;
+    // Releases spare capacity left by growth.
+    void shrink_to_fit();
+
+  private:
+    struct Storage;
+    std::unique_ptr<Storage> storage_;
+};
+
+struct PrimaryParseOptions {
+    DecompressOptions decompress;
+    // false: a bad package (missing or unknown checksum, bad digest, missing/negative/absurd size,
+    //        missing name/arch/version/location, non-numeric epoch) is skipped and recorded in
+    //        issues(); a packages="N" mismatch is recorded in issues().
+    // true:  each of these is Error{BadInput} and the parse stops.
+    bool strict = false;
+};
+
+// A streaming primary.xml parser: feed it decompressed bytes in chunks of any size.
+// Keeps only the fields mirroring needs; everything else (files, provides, requires,
+// description, ...) is skipped without being copied. Not thread-safe; move-only.
+class PrimaryParser {
+  public:
+    // `document_name` starts every message ("<document_name> line N: ...").
+    explicit PrimaryParser(std::string document_name, bool strict = false);
+    PrimaryParser(PrimaryParser&&) noexcept;
+    PrimaryParser& operator=(PrimaryParser&&) noexcept;
+    ~PrimaryParser();
+
+    // Parses the next chunk. Returns Error{BadInput} "<document_name> line N: ..." iff the XML is
+    // malformed, declares entities (billion laughs and XXE are refused), its root is not
+    // <metadata>, or (strict) a package is bad. After an error, every later call fails.
+    Result<void> feed(std::span<const char> chunk);
+
+    // Ends the document. Returns the index iff the document was complete and well-formed, else
+    // Error{BadInput} naming the document and line (e.g. a truncated file).
+    Result<PackageIndex> finish();
+
+  private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
+
+// Decompresses (by content) and parses the primary.xml at `path`, streaming.
+// Returns the index, or the first error of the decompressor (Corrupt, Unsafe, Io, NotFound,
+// Unsupported, naming `path`) or of the parser (BadInput, naming `path` and the line).
+// Thread-safe (each call has its own state).
+Result<PackageIndex> parse_primary_file(const std::filesystem::path& path,
+                                        const PrimaryParseOptions& options = {});
+
+// ---------------------------------------------------------------------------------------------
+// Selection, as `dnf reposync` does it (dnf-plugins-core reposync.py get_pkglist)
+
+struct SelectionOptions {
+    // Exact arch names (--arch, repeatable); empty = every arch, including src.
+    // "noarch" is not implied. Ignored when `source_only` is set, as in dnf.
+    std::vector<std::string> arches;
+    bool source_only = false;  // --source: only arch "src"
+    bool newest_only = false;  // --newest-only: highest EVR per name.arch (all ties kept)
+    // includepkgs / excludepkgs: fnmatch globs matched against the forms dnf's Subject accepts:
+    // name, name.arch, name-version, name-version-release, name-version-release.arch and
+    // name-epoch:version-release.arch. A non-empty include list keeps only matching packages;
+    // an exclude match always removes. Applied before newest_only, as dnf applies repo excludes
+    // to the sack before the query.
+    std::vector<std::string> include_globs;
+    std::vector<std::string> exclude_globs;
+    // --min-buildtime: keep packages with build_time >= this (seconds since the epoch).
+    std::optional<std::int64_t> min_build_time;
+};
+
+struct Selection {
+    // Positions in the index of the packages to download, in document order, one per location
+    // (xml:base + href): the first entry for a location wins.
+    std::vector<std::size_t> positions;
+    // Entries dropped because an earlier selected entry had the same location.
+    std::size_t duplicate_locations = 0;
+    // One message per duplicate location whose entries disagree on checksum or size.
+    std::vector<std::string> conflicts;
+};
+
+// Selects packages from `index`: include/exclude globs, then newest-only, then --source or
+// --arch, then the build-time floor, then one entry per location. Modular metadata is not
+// consulted: newest-only treats modular packages like any other (dnf additionally keeps every
+// package of the latest module stream versions). Thread-safe for a const index.
+Selection select_packages(const PackageIndex& index, const SelectionOptions& options);
+
+}  // namespace rpmirror

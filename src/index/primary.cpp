@@ -1,0 +1,541 @@
+// The streaming primary.xml reader: a SAX handler that keeps, per <package>, only what
+// mirroring needs and appends it to a PackageIndex when the package closes.
+//
+// Element matching is by local name at a fixed depth below <package> (and below <format> for
+// <rpm:sourcerpm>), so an <rpm:entry name="..."> deep inside <format> never looks like <name>.
+// Text is captured only inside <name>, <arch>, <checksum> and <rpm:sourcerpm>; every other
+// event costs one depth check.
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "rpmirror/index.hpp"
+#include "util/xml.hpp"
+
+namespace rpmirror {
+namespace {
+
+// Longer text in a captured element marks the package bad (libxml2 caps text nodes anyway).
+constexpr std::size_t kMaxFieldLength = 64 * 1024;
+// Upper bound for reserving records from packages="N" (a hostile N must not allocate).
+constexpr std::uint64_t kMaxReservedPackages = 1'000'000;
+// Typical bytes of strings per package, for reserving the arena.
+constexpr std::size_t kReservedBytesPerPackage = 192;
+
+enum class Field { None, Name, Arch, Checksum, SourceRpm };
+
+template <typename Integer>
+std::optional<Integer> parse_integer(std::string_view text) {
+    Integer value{};
+    const auto [end, status] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (status != std::errc() || end != text.data() + text.size() || text.empty()) {
+        return std::nullopt;
+    }
+    return value;
+}
+
+std::string_view trim(std::string_view text) {
+    const auto is_space = [](char character) {
+        return character == ' ' || character == '\t' || character == '\n' || character == '\r';
+    };
+    while (!text.empty() && is_space(text.front())) {
+        text.remove_prefix(1);
+    }
+    while (!text.empty() && is_space(text.back())) {
+        text.remove_suffix(1);
+    }
+    return text;
+}
+
+// Value of each hex digit, 0xff for every other byte.
+constexpr std::array<std::uint8_t, 256> kHexValues = [] {
+    std::array<std::uint8_t, 256> values{};
+    values.fill(0xff);
+    for (int digit = 0; digit < 10; ++digit) {
+        values['0' + digit] = static_cast<std::uint8_t>(digit);
+    }
+    for (int digit = 0; digit < 6; ++digit) {
+        values['a' + digit] = values['A' + digit] = static_cast<std::uint8_t>(10 + digit);
+    }
+    return values;
+}();
+
+// Decodes `hex` (even length) into `bytes`. Returns false iff a character is not a hex digit.
+bool decode_hex(std::string_view hex, std::vector<std::uint8_t>& bytes) {
+    bytes.resize(hex.size() / 2);
+    for (std::size_t position = 0; position < bytes.size(); ++position) {
+        const std::uint8_t high = kHexValues[static_cast<unsigned char>(hex[2 * position])];
+        const std::uint8_t low = kHexValues[static_cast<unsigned char>(hex[2 * position + 1])];
+        if ((high | low) == 0xff) {
+            return false;
+        }
+        bytes[position] = static_cast<std::uint8_t>(high << 4 | low);
+    }
+    return true;
+}
+
+// The fields of the <package> being read; reused across packages (no per-package allocation
+// once the buffers have grown).
+struct PackageFields {
+    long start_line = 0;
+    std::string name;
+    std::string arch;
+    bool has_version = false;
+    std::string epoch;
+    std::string version;
+    std::string release;
+    bool has_checksum = false;
+    std::string checksum_type;
+    std::string checksum;
+    bool has_size = false;
+    std::string package_size;
+    std::string build_time;
+    std::string file_time;
+    bool has_location = false;
+    std::string href;
+    std::string base;
+    std::string source_rpm;
+    bool field_too_long = false;
+
+    void clear() {
+        name.clear();
+        arch.clear();
+        has_version = false;
+        epoch.clear();
+        version.clear();
+        release.clear();
+        has_checksum = false;
+        checksum_type.clear();
+        checksum.clear();
+        has_size = false;
+        package_size.clear();
+        build_time.clear();
+        file_time.clear();
+        has_location = false;
+        href.clear();
+        base.clear();
+        source_rpm.clear();
+        field_too_long = false;
+    }
+};
+
+class PrimaryHandler final : public xml::SaxHandler {
+  public:
+    PrimaryHandler(std::string document_name, bool strict)
+        : document_name_(std::move(document_name)), strict_(strict) {}
+
+    void attach(xml::PushParser& parser) { parser_ = &parser; }
+
+    PackageIndex& index() { return index_; }
+    bool saw_root() const { return saw_root_; }
+
+    void start_element(std::string_view local_name, std::string_view /*namespace_uri*/,
+                       std::span<const xml::Attribute> attributes) override {
+        ++depth_;
+        if (in_package_) {
+            if (depth_ == package_depth_ + 1) {
+                start_package_child(local_name, attributes);
+            } else if (format_depth_ > 0 && depth_ == format_depth_ + 1 &&
+                       local_name == "sourcerpm") {
+                begin_capture(Field::SourceRpm);
+            }
+            return;
+        }
+        if (depth_ == 1) {
+            start_root(local_name, attributes);
+        } else if (depth_ == 2 && local_name == "package") {
+            in_package_ = true;
+            package_depth_ = depth_;
+            ++package_elements_;
+            fields_.clear();
+            fields_.start_line = parser_->line();
+        }
+    }
+
+    void end_element(std::string_view /*local_name*/, std::string_view /*namespace_uri*/) override {
+        if (capture_ != Field::None && depth_ == capture_depth_) {
+            capture_ = Field::None;
+        }
+        if (in_package_) {
+            if (depth_ == format_depth_) {
+                format_depth_ = 0;
+            } else if (depth_ == package_depth_) {
+                in_package_ = false;
+                commit_package();
+            }
+        } else if (depth_ == 1) {
+            end_root();
+        }
+        --depth_;
+    }
+
+    void characters(std::string_view text) override {
+        if (capture_ == Field::None) {
+            return;
+        }
+        std::string* target = nullptr;
+        switch (capture_) {
+            case Field::Name:
+                target = &fields_.name;
+                break;
+            case Field::Arch:
+                target = &fields_.arch;
+                break;
+            case Field::Checksum:
+                target = &fields_.checksum;
+                break;
+            case Field::SourceRpm:
+                target = &fields_.source_rpm;
+                break;
+            case Field::None:
+                return;
+        }
+        if (target->size() + text.size() > kMaxFieldLength) {
+            fields_.field_too_long = true;
+            return;
+        }
+        target->append(text);
+    }
+
+  private:
+    void start_root(std::string_view local_name, std::span<const xml::Attribute> attributes) {
+        saw_root_ = true;
+        if (local_name != "metadata") {
+            parser_->fail_at_line(fmt::format(
+                "the root element is <{}>, not <metadata>: this is not a primary.xml", local_name));
+            return;
+        }
+        for (const xml::Attribute& attribute : attributes) {
+            if (attribute.local_name == "packages") {
+                declared_count_ = parse_integer<std::uint64_t>(attribute.value);
+                if (declared_count_) {
+                    const auto reserved = static_cast<std::size_t>(
+                        std::min<std::uint64_t>(*declared_count_, kMaxReservedPackages));
+                    index_.reserve(reserved, reserved * kReservedBytesPerPackage);
+                }
+            }
+        }
+        index_.set_declared_count(declared_count_);
+    }
+
+    void end_root() {
+        if (declared_count_ && *declared_count_ != package_elements_) {
+            report(parser_->line(),
+                   fmt::format("<metadata packages=\"{}\"> but the document has {} <package> "
+                               "elements",
+                               *declared_count_, package_elements_),
+                   false);
+        }
+    }
+
+    void begin_capture(Field field) {
+        capture_ = field;
+        capture_depth_ = depth_;
+    }
+
+    static std::string_view attribute(std::span<const xml::Attribute> attributes,
+                                      std::string_view name, bool* present = nullptr) {
+        for (const xml::Attribute& candidate : attributes) {
+            if (candidate.local_name == name) {
+                if (present != nullptr) {
+                    *present = true;
+                }
+                return candidate.value;
+            }
+        }
+        return {};
+    }
+
+    void start_package_child(std::string_view local_name,
+                             std::span<const xml::Attribute> attributes) {
+        // Ordered by frequency in createrepo_c's output; all single-character dispatch first.
+        switch (local_name.empty() ? '\0' : local_name.front()) {
+            case 'n':
+                if (local_name == "name") {
+                    fields_.name.clear();
+                    begin_capture(Field::Name);
+                }
+                break;
+            case 'a':
+                if (local_name == "arch") {
+                    fields_.arch.clear();
+                    begin_capture(Field::Arch);
+                }
+                break;
+            case 'v':
+                if (local_name == "version") {
+                    fields_.has_version = true;
+                    fields_.epoch = attribute(attributes, "epoch");
+                    fields_.version = attribute(attributes, "ver");
+                    fields_.release = attribute(attributes, "rel");
+                }
+                break;
+            case 'c':
+                if (local_name == "checksum") {
+                    fields_.has_checksum = true;
+                    fields_.checksum_type = attribute(attributes, "type");
+                    fields_.checksum.clear();
+                    begin_capture(Field::Checksum);
+                }
+                break;
+            case 't':
+                if (local_name == "time") {
+                    fields_.build_time = attribute(attributes, "build");
+                    fields_.file_time = attribute(attributes, "file");
+                }
+                break;
+            case 's':
+                if (local_name == "size") {
+                    bool present = false;
+                    const std::string_view value = attribute(attributes, "package", &present);
+                    if (present) {
+                        fields_.has_size = true;
+                        fields_.package_size = value;
+                    }
+                }
+                break;
+            case 'l':
+                if (local_name == "location") {
+                    fields_.has_location = true;
+                    fields_.href = attribute(attributes, "href");
+                    fields_.base.clear();
+                    for (const xml::Attribute& candidate : attributes) {
+                        if (candidate.local_name == "base" &&
+                            (candidate.namespace_uri.empty() ||
+                             candidate.namespace_uri == xml::kXmlNamespace)) {
+                            fields_.base = candidate.value;
+                        }
+                    }
+                }
+                break;
+            case 'f':
+                if (local_name == "format") {
+                    format_depth_ = depth_;
+                }
+                break;
+            default:
+                break;
+        }
+    }
+
+    // Reports a problem: an error in strict mode, else an issue (and the package is skipped).
+    void report(long line, std::string what, bool is_package) {
+        if (strict_) {
+            parser_->fail(Error{ErrorCode::BadInput, fmt::format("line {}: {}", line, what),
+                                document_name_, 0});
+            return;
+        }
+        if (is_package) {
+            what += "; skipped";
+        }
+        index_.add_issue(
+            IndexIssue{line, fmt::format("{}: line {}: {}", document_name_, line, what)});
+    }
+
+    void bad_package(std::string_view reason) {
+        const std::string label = fields_.name.empty()
+                                      ? std::string("<package>")
+                                      : fmt::format("<package> '{}'", package_label());
+        report(fields_.start_line, fmt::format("{} {}", label, reason), true);
+    }
+
+    std::string package_label() const {
+        std::string label = fields_.name;
+        if (!fields_.version.empty()) {
+            label += '-';
+            if (!fields_.epoch.empty() && fields_.epoch != "0") {
+                label += fields_.epoch;
+                label += ':';
+            }
+            label += fields_.version;
+            label += '-';
+            label += fields_.release;
+        }
+        if (!fields_.arch.empty()) {
+            label += '.';
+            label += fields_.arch;
+        }
+        return label;
+    }
+
+    void commit_package() {
+        PackageFields& fields = fields_;
+        if (fields.field_too_long) {
+            return bad_package(
+                fmt::format("has a text field longer than {} bytes", kMaxFieldLength));
+        }
+        const std::string_view name = trim(fields.name);
+        const std::string_view arch = trim(fields.arch);
+        if (name.empty()) {
+            return bad_package("without <name>");
+        }
+        if (arch.empty()) {
+            return bad_package("without <arch>");
+        }
+        if (!fields.has_version || fields.version.empty()) {
+            return bad_package("without <version ver=...>");
+        }
+        std::uint32_t epoch = 0;
+        if (!fields.epoch.empty()) {
+            const auto parsed = parse_integer<std::uint32_t>(fields.epoch);
+            if (!parsed) {
+                return bad_package(fmt::format("has a non-numeric epoch '{}'", fields.epoch));
+            }
+            epoch = *parsed;
+        }
+        if (!fields.has_checksum) {
+            return bad_package("without <checksum>");
+        }
+        // Every package of a repository normally has the same type: parse it once.
+        if (fields.checksum_type != last_type_name_) {
+            last_type_name_ = fields.checksum_type;
+            last_type_ = parse_checksum_type(fields.checksum_type);
+        }
+        const Result<ChecksumType>& type = last_type_;
+        if (!type) {
+            return bad_package(
+                fmt::format("has an unknown checksum type '{}'", fields.checksum_type));
+        }
+        const std::string_view hex = trim(fields.checksum);
+        if (hex.size() != digest_hex_length(*type) || !decode_hex(hex, digest_)) {
+            return bad_package(fmt::format("has a {} checksum that is not {} hex digits: '{}'",
+                                           checksum_type_name(*type), digest_hex_length(*type),
+                                           hex.substr(0, 160)));
+        }
+        if (!fields.has_size) {
+            return bad_package("without <size package=...>");
+        }
+        const std::string_view size_text = trim(fields.package_size);
+        if (!size_text.empty() && size_text.front() == '-') {
+            return bad_package(fmt::format("has a negative size '{}'", size_text));
+        }
+        const auto package_size = parse_integer<std::uint64_t>(size_text);
+        if (!package_size && !size_text.empty() &&
+            std::all_of(size_text.begin(), size_text.end(),
+                        [](char digit) { return digit >= '0' && digit <= '9'; })) {
+            return bad_package(fmt::format("has an absurd size '{}' (more than 2^53 bytes)",
+                                           size_text.substr(0, 40)));
+        }
+        if (!package_size) {
+            return bad_package(fmt::format("has a non-numeric size '{}'", size_text.substr(0, 40)));
+        }
+        if (*package_size > kMaxPackageSize) {
+            return bad_package(
+                fmt::format("has an absurd size {} (more than 2^53 bytes)", *package_size));
+        }
+        std::int64_t build_time = 0;
+        std::int64_t file_time = 0;
+        for (auto [text, target, label] : {std::tuple{&fields.build_time, &build_time, "build"},
+                                           std::tuple{&fields.file_time, &file_time, "file"}}) {
+            if (text->empty()) {
+                continue;
+            }
+            const auto parsed = parse_integer<std::int64_t>(*text);
+            if (!parsed) {
+                return bad_package(
+                    fmt::format("has a non-numeric <time {}='{}'>", label, text->substr(0, 40)));
+            }
+            *target = *parsed;
+        }
+        if (!fields.has_location || fields.href.empty()) {
+            return bad_package("without <location href=...>");
+        }
+
+        PackageView package;
+        package.name = name;
+        package.arch = arch;
+        package.epoch = epoch;
+        package.version = fields.version;
+        package.release = fields.release;
+        package.checksum_type = *type;
+        package.digest = digest_;
+        package.package_size = *package_size;
+        package.build_time = build_time;
+        package.file_time = file_time;
+        package.location_href = fields.href;
+        package.location_base = fields.base;
+        package.source_rpm = trim(fields.source_rpm);
+        if (auto added = index_.add(package); !added) {
+            parser_->fail(
+                Error{ErrorCode::BadInput,
+                      fmt::format("line {}: {}", fields.start_line, added.error().to_string()),
+                      document_name_, 0});
+        }
+    }
+
+    std::string document_name_;
+    bool strict_;
+    xml::PushParser* parser_ = nullptr;
+    PackageIndex index_;
+    PackageFields fields_;
+    std::vector<std::uint8_t> digest_;
+    std::string last_type_name_ = "\n";  // never a type name, so the first package parses it
+    Result<ChecksumType> last_type_ = ChecksumType::Sha256;
+    int depth_ = 0;
+    bool saw_root_ = false;
+    bool in_package_ = false;
+    int package_depth_ = 0;
+    int format_depth_ = 0;
+    Field capture_ = Field::None;
+    int capture_depth_ = 0;
+    std::uint64_t package_elements_ = 0;
+    std::optional<std::uint64_t> declared_count_;
+};
+
+}  // namespace
+
+struct PrimaryParser::State {
+    PrimaryHandler handler;
+    xml::PushParser parser;
+
+    State(std::string document_name, bool strict)
+        : handler(document_name, strict), parser(handler, document_name) {
+        handler.attach(parser);
+    }
+};
+
+PrimaryParser::PrimaryParser(std::string document_name, bool strict)
+    : state_(std::make_unique<State>(std::move(document_name), strict)) {}
+PrimaryParser::PrimaryParser(PrimaryParser&&) noexcept = default;
+PrimaryParser& PrimaryParser::operator=(PrimaryParser&&) noexcept = default;
+PrimaryParser::~PrimaryParser() = default;
+
+Result<void> PrimaryParser::feed(std::span<const char> chunk) {
+    return state_->parser.feed(chunk);
+}
+
+Result<PackageIndex> PrimaryParser::finish() {
+    if (auto finished = state_->parser.finish(); !finished) {
+        return tl::unexpected(finished.error());
+    }
+    PackageIndex index = std::move(state_->handler.index());
+    index.shrink_to_fit();
+    return index;
+}
+
+Result<PackageIndex> parse_primary_file(const std::filesystem::path& path,
+                                        const PrimaryParseOptions& options) {
+    auto reader = Decompressor::open(path, options.decompress);
+    if (!reader) {
+        return tl::unexpected(reader.error());
+    }
+    PrimaryParser parser(path.string(), options.strict);
+    while (true) {
+        auto chunk = reader->read();
+        if (!chunk) {
+            return tl::unexpected(chunk.error());
+        }
+        if (chunk->empty()) {
+            break;
+        }
+        if (auto fed = parser.feed(*chunk); !fed) {
+            return tl::unexpected(fed.error());
+        }
+    }
+    return parser.finish();
+}
+
+}  // namespace rpmirror

@@ -1,0 +1,111 @@
+// nginx serving a directory on a free 127.0.0.1 port, for tests and benchmarks: started as a
+// child process (`nginx -p <dir> -c <generated conf> -g 'daemon off;'`, no master process),
+// stopped in the destructor. Its access log is JSON lines that tests read. Header-only.
+#pragma once
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/http_server.hpp"
+
+namespace rpmirror::test {
+
+// Returns true iff an nginx binary is on PATH.
+inline bool nginx_available() {
+    return ::system("command -v nginx > /dev/null 2>&1") == 0;  // NOLINT(cert-env33-c)
+}
+
+struct NginxOptions {
+    bool http2 = false;  // listen with `http2` (h2c: prior knowledge only)
+};
+
+class NginxServer {
+  public:
+    // Serves `root`; config, logs and temp dirs go to `work_dir`. Throws std::runtime_error iff
+    // nginx does not come up (after retrying other ports on a bind conflict).
+    NginxServer(const std::filesystem::path& root, const std::filesystem::path& work_dir,
+                NginxOptions options = {})
+        : work_dir_(work_dir) {
+        std::filesystem::create_directories(work_dir / "tmp");
+        for (int round = 0; round < 5; ++round) {
+            port_ = pick_free_port();
+            write_config(root, options);
+            process_ = ChildProcess({"nginx", "-p", work_dir.string(), "-c",
+                                     (work_dir / "nginx.conf").string(), "-e",
+                                     (work_dir / "error.log").string(), "-g", "daemon off;"});
+            const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+            while (std::chrono::steady_clock::now() < deadline) {
+                if (can_connect(port_)) {
+                    return;
+                }
+                if (process_.exited()) {
+                    break;  // most likely the port was taken in between: try another one
+                }
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            }
+            process_.stop();
+        }
+        throw std::runtime_error("nginx did not start; see " + (work_dir / "error.log").string());
+    }
+
+    int port() const { return port_; }
+    std::string url(const std::string& path = "") const {
+        return "http://127.0.0.1:" + std::to_string(port_) + path;
+    }
+
+    // Returns the access log entries ({"method","uri","status","range","bytes","protocol",
+    // "connection"}), waiting (up to 10 s) until there are at least `at_least`: nginx logs a
+    // request after its last byte was sent, which may be just after the client saw it.
+    std::vector<nlohmann::json> access_log(std::size_t at_least = 0) const {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        for (;;) {
+            auto entries = read_json_lines(work_dir_ / "access.log");
+            if (entries.size() >= at_least || std::chrono::steady_clock::now() > deadline) {
+                return entries;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+    }
+
+  private:
+    void write_config(const std::filesystem::path& root, const NginxOptions& options) const {
+        const std::string dir = work_dir_.string();
+        std::ofstream conf(work_dir_ / "nginx.conf");
+        conf << "master_process off;\n"
+             << "worker_processes 1;\n"
+             << "pid " << dir << "/nginx.pid;\n"
+             << "error_log " << dir << "/error.log warn;\n"
+             << "events { worker_connections 1024; }\n"
+             << "http {\n"
+             << "  default_type application/octet-stream;\n"
+             << "  log_format json escape=json '{\"method\":\"$request_method\",\"uri\":\"$uri\","
+                "\"status\":$status,\"range\":\"$http_range\",\"bytes\":$body_bytes_sent,"
+                "\"protocol\":\"$server_protocol\",\"connection\":$connection}';\n"
+             << "  access_log " << dir << "/access.log json;\n"
+             << "  sendfile on;\n"
+             << "  keepalive_requests 100000;\n"
+             << "  client_body_temp_path " << dir << "/tmp/body;\n"
+             << "  proxy_temp_path " << dir << "/tmp/proxy;\n"
+             << "  fastcgi_temp_path " << dir << "/tmp/fastcgi;\n"
+             << "  uwsgi_temp_path " << dir << "/tmp/uwsgi;\n"
+             << "  scgi_temp_path " << dir << "/tmp/scgi;\n"
+             << "  server {\n"
+             << "    listen 127.0.0.1:" << port_ << (options.http2 ? " http2" : "") << ";\n"
+             << "    root " << root.string() << ";\n"
+             << "  }\n"
+             << "}\n";
+    }
+
+    std::filesystem::path work_dir_;
+    ChildProcess process_;
+    int port_ = 0;
+};
+
+}  // namespace rpmirror::test

@@ -1,0 +1,221 @@
+#include <gtest/gtest.h>
+
+#include "rpmirror/index.hpp"
+#include "support/temp_dir.hpp"
+#include "unit/index/index_test_repo.hpp"
+
+namespace rpmirror {
+namespace {
+
+using test::IndexTestRepo;
+using test::quote;
+using test::run_or_throw;
+
+DecompressOptions with_open_size(std::uint64_t size) {
+    DecompressOptions options;
+    options.expected_size = size;
+    return options;
+}
+
+// Reads everything `path` decompresses to, checking that no chunk exceeds `buffer_size`.
+Result<std::string> decompress_all(const std::filesystem::path& path, DecompressOptions options,
+                                   Compression* detected = nullptr) {
+    auto reader = Decompressor::open(path, options);
+    if (!reader) {
+        return tl::unexpected(reader.error());
+    }
+    if (detected != nullptr) {
+        *detected = reader->compression();
+    }
+    std::string contents;
+    while (true) {
+        auto chunk = reader->read();
+        if (!chunk) {
+            return tl::unexpected(chunk.error());
+        }
+        if (chunk->empty()) {
+            EXPECT_EQ(reader->bytes_out(), contents.size());
+            return contents;
+        }
+        EXPECT_LE(chunk->size(), options.buffer_size);
+        contents.append(chunk->data(), chunk->size());
+    }
+}
+
+struct Case {
+    const char* suffix;
+    Compression compression;
+};
+constexpr Case kCases[] = {{"", Compression::None},
+                           {".gz", Compression::Gzip},
+                           {".xz", Compression::Xz},
+                           {".zst", Compression::Zstd},
+                           {".bz2", Compression::Bzip2}};
+
+class Decompress : public ::testing::Test {
+  protected:
+    static void SetUpTestSuite() { IndexTestRepo::get(); }
+    const IndexTestRepo& repo() const { return IndexTestRepo::get(); }
+};
+
+TEST_F(Decompress, EveryCompressionYieldsTheSameBytesInBoundedChunks) {
+    for (const Case& each : kCases) {
+        SCOPED_TRACE(each.suffix);
+        DecompressOptions options;
+        options.buffer_size = 1000;  // many chunks even for the small test primary.xml
+        Compression detected = Compression::None;
+        const auto contents = decompress_all(repo().primary(each.suffix), options, &detected);
+        ASSERT_TRUE(contents) << contents.error().to_string();
+        EXPECT_EQ(detected, each.compression);
+        EXPECT_EQ(*contents, repo().primary_xml());
+    }
+}
+
+TEST_F(Decompress, DetectsByContentNotByName) {
+    test::TempDir dir;
+    // xz content under a .gz name, gzip content under a .xml name.
+    const auto misnamed_xz = dir / "primary.xml.gz";
+    const auto misnamed_gz = dir / "primary.xml";
+    std::filesystem::copy_file(repo().primary(".xz"), misnamed_xz);
+    std::filesystem::copy_file(repo().primary(".gz"), misnamed_gz);
+    Compression detected = Compression::None;
+    auto contents = decompress_all(misnamed_xz, {}, &detected);
+    ASSERT_TRUE(contents) << contents.error().to_string();
+    EXPECT_EQ(detected, Compression::Xz);
+    EXPECT_EQ(*contents, repo().primary_xml());
+    contents = decompress_all(misnamed_gz, {}, &detected);
+    ASSERT_TRUE(contents) << contents.error().to_string();
+    EXPECT_EQ(detected, Compression::Gzip);
+    EXPECT_EQ(*contents, repo().primary_xml());
+}
+
+TEST(DecompressMagic, RecognisesEachMagicAndNothingShorter) {
+    using namespace std::string_view_literals;
+    EXPECT_EQ(detect_compression("\x1f\x8b\x08"sv), Compression::Gzip);
+    EXPECT_EQ(detect_compression("\xfd"
+                                 "7zXZ\0\0"sv),
+              Compression::Xz);
+    EXPECT_EQ(detect_compression("\x28\xb5\x2f\xfd\x00"sv), Compression::Zstd);
+    EXPECT_EQ(detect_compression("BZh91AY"sv), Compression::Bzip2);
+    EXPECT_EQ(detect_compression("\0ZCK1\0"sv), Compression::Zchunk);
+    EXPECT_EQ(detect_compression("<?xml"sv), Compression::None);
+    EXPECT_EQ(detect_compression("\xfd"
+                                 "7zX"sv),
+              Compression::None);
+    EXPECT_EQ(detect_compression(""sv), Compression::None);
+}
+
+TEST_F(Decompress, ConcatenatedGzipMembersAreOneStream) {
+    test::TempDir dir;
+    const auto first = dir.write("a", "<first/>\n");
+    const auto second = dir.write("b", "<second/>\n");
+    const auto joined = dir / "joined.gz";
+    run_or_throw("(gzip -c " + quote(first) + "; gzip -c " + quote(second) + ") > " +
+                 quote(joined));
+    const auto contents = decompress_all(joined, {});
+    ASSERT_TRUE(contents) << contents.error().to_string();
+    EXPECT_EQ(*contents, "<first/>\n<second/>\n");
+}
+
+TEST_F(Decompress, TruncatedStreamIsCorruptNotShorter) {
+    test::TempDir dir;
+    for (const Case& each : kCases) {
+        if (each.compression == Compression::None) {
+            continue;  // plain text has no end marker; the XML parser catches it
+        }
+        const std::string whole = test::read_file(repo().primary(each.suffix));
+        for (const std::size_t cut : {std::size_t{1}, whole.size() / 2}) {
+            SCOPED_TRACE(std::string(each.suffix) + " minus " + std::to_string(cut));
+            const auto truncated = dir.write("truncated" + std::string(each.suffix),
+                                             whole.substr(0, whole.size() - cut));
+            const auto contents = decompress_all(truncated, {});
+            ASSERT_FALSE(contents) << "a truncated stream must not decode to a shorter file";
+            EXPECT_EQ(contents.error().code, ErrorCode::Corrupt);
+            EXPECT_EQ(contents.error().subject, truncated.string());
+        }
+    }
+}
+
+TEST_F(Decompress, GarbageAfterMagicIsCorrupt) {
+    test::TempDir dir;
+    const auto garbage = dir.write("bad.gz", std::string("\x1f\x8b\x08\x00", 4) + "garbage bytes");
+    const auto contents = decompress_all(garbage, {});
+    ASSERT_FALSE(contents);
+    EXPECT_EQ(contents.error().code, ErrorCode::Corrupt);
+}
+
+TEST(DecompressBomb, StoppedAtTheCeiling) {
+    test::TempDir dir;
+    const auto bomb = dir / "bomb.xml.gz";
+    run_or_throw("head -c 100M /dev/zero | gzip -c > " + quote(bomb));
+    ASSERT_LT(std::filesystem::file_size(bomb), 200U * 1024);  // small on disk
+    DecompressOptions options;
+    options.ceiling = 10 * 1024 * 1024;
+    auto reader = Decompressor::open(bomb, options);
+    ASSERT_TRUE(reader);
+    Result<std::span<const char>> chunk;
+    do {
+        chunk = reader->read();
+    } while (chunk && !chunk->empty());
+    ASSERT_FALSE(chunk) << "a 100 MB bomb must not pass a 10 MB ceiling";
+    EXPECT_EQ(chunk.error().code, ErrorCode::Unsafe);
+    EXPECT_EQ(chunk.error().subject, bomb.string());
+    EXPECT_NE(chunk.error().message.find("ceiling"), std::string::npos);
+    EXPECT_LE(reader->bytes_out(), 10U * 1024 * 1024 + 1) << "decoding stops at the ceiling";
+}
+
+TEST(DecompressBomb, StoppedAtTheOpenSize) {
+    test::TempDir dir;
+    const auto bomb = dir / "bomb.xml.zst";
+    run_or_throw("head -c 20M /dev/zero | zstd -q -c > " + quote(bomb));
+    const auto result = decompress_file(bomb, with_open_size(1024 * 1024),
+                                        [](std::span<const char>) -> Result<void> { return {}; });
+    ASSERT_FALSE(result);
+    EXPECT_EQ(result.error().code, ErrorCode::Unsafe);
+    EXPECT_NE(result.error().message.find("open-size"), std::string::npos);
+}
+
+TEST_F(Decompress, ShorterThanOpenSizeIsCorrupt) {
+    const std::uint64_t actual = repo().primary_xml().size();
+    for (const Case& each : kCases) {
+        SCOPED_TRACE(each.suffix);
+        auto exact = decompress_all(repo().primary(each.suffix), with_open_size(actual));
+        EXPECT_TRUE(exact) << exact.error().to_string();
+        auto too_short = decompress_all(repo().primary(each.suffix), with_open_size(actual + 1));
+        ASSERT_FALSE(too_short);
+        EXPECT_EQ(too_short.error().code, ErrorCode::Corrupt);
+        auto too_long = decompress_all(repo().primary(each.suffix), with_open_size(actual - 1));
+        ASSERT_FALSE(too_long);
+        EXPECT_EQ(too_long.error().code, ErrorCode::Unsafe);
+    }
+}
+
+TEST(DecompressOpen, MissingFileIsNotFoundAndZchunkUnsupported) {
+    test::TempDir dir;
+    auto missing = Decompressor::open(dir / "missing.xml.gz");
+    ASSERT_FALSE(missing);
+    EXPECT_EQ(missing.error().code, ErrorCode::NotFound);
+    const auto zchunk = dir.write("primary.xml.zck", std::string("\0ZCK1rest", 9));
+    auto refused = Decompressor::open(zchunk);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, ErrorCode::Unsupported);
+    EXPECT_EQ(refused.error().subject, zchunk.string());
+}
+
+TEST(DecompressSink, SinkErrorStopsAndIsReturned) {
+    test::TempDir dir;
+    const auto plain = dir.write("plain.xml", std::string(10000, 'x'));
+    int calls = 0;
+    DecompressOptions options;
+    options.buffer_size = 100;
+    const auto result = decompress_file(plain, options, [&](std::span<const char>) -> Result<void> {
+        ++calls;
+        return make_error(ErrorCode::BadInput, "stop here");
+    });
+    ASSERT_FALSE(result);
+    EXPECT_EQ(result.error().message, "stop here");
+    EXPECT_EQ(calls, 1);
+}
+
+}  // namespace
+}  // namespace rpmirror
