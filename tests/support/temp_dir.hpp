@@ -36,7 +36,12 @@ class TempDir {
 
     // Writes `contents` to `name` inside the directory and returns its path.
     std::filesystem::path write(std::string_view name, std::string_view contents) const {
-        const std::filesystem::path file = path_ / name;
+        return write_at(path_ / name, contents);
+    }
+
+    // Writes `contents` to `file` (creating its parent directories) and returns it.
+    static std::filesystem::path write_at(const std::filesystem::path& file,
+                                          std::string_view contents) {
         std::filesystem::create_directories(file.parent_path());
         std::ofstream stream(file, std::ios::binary | std::ios::trunc);
         stream.write(contents.data(), static_cast<std::streamsize>(contents.size()));

@@ -1,0 +1,72 @@
+// The publish stage: repository metadata is swapped in last and atomically, and packages the
+// selection no longer lists are removed only after that.
+//
+// A client reading the mirror sees either the previous repodata/ or the new one, complete, and
+// never metadata that lists a package the mirror lacks: the caller publishes only after every
+// selected package is present and verified.
+#pragma once
+
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "rpmirror/error.hpp"
+
+namespace rpmirror {
+
+// A staging directory for one repository's new metadata, beside the live `repodata/`:
+// `<metadata_dir>/.repodata.staging-XXXXXX`. Fill it, then publish(); if it is destroyed without
+// being published, it is removed with everything in it (the live metadata is untouched).
+// Move-only. Not thread-safe.
+class MetadataStage {
+  public:
+    // Creates the staging directory under `metadata_dir` (created with parents if missing).
+    // Returns Error{Io} with errno iff it cannot be created.
+    static Result<MetadataStage> create(const std::filesystem::path& metadata_dir);
+
+    MetadataStage(MetadataStage&& other) noexcept;
+    MetadataStage& operator=(MetadataStage&& other) noexcept;
+    MetadataStage(const MetadataStage&) = delete;
+    MetadataStage& operator=(const MetadataStage&) = delete;
+    ~MetadataStage();
+
+    // The staging directory; files written here become `<metadata_dir>/repodata/...`.
+    const std::filesystem::path& dir() const { return staging_dir_; }
+
+    // Makes the staged directory the live `repodata/`, atomically:
+    //   1. syncfs() of the filesystem holding the mirror, so every package and metadata file
+    //      written so far reaches the disk before any metadata that names it can be seen
+    //      (one flush for the whole sync instead of an fsync per file);
+    //   2. renameat2(RENAME_EXCHANGE) of the staging directory with `repodata/` (or a plain
+    //      rename when there is no `repodata/` yet): readers see the old or the new directory,
+    //      never a mix;
+    //   3. fsync() of `<metadata_dir>`, so the swap itself is durable;
+    //   4. removal of the old metadata (now under the staging name).
+    // Returns Error{Io} with errno iff the swap fails (the live metadata is then unchanged), or
+    // Error{Unsafe} iff `repodata` exists but is not a directory (a symlink is not followed).
+    // Failing to remove the old copy after a successful swap is not an error.
+    Result<void> publish();
+
+  private:
+    MetadataStage(std::filesystem::path metadata_dir, std::filesystem::path staging_dir);
+    std::filesystem::path metadata_dir_;
+    std::filesystem::path staging_dir_;
+    bool published_ = false;
+};
+
+// Removes staging directories left by interrupted runs (`.repodata.staging-*` under
+// `metadata_dir`). Returns how many were removed. Never follows symlinks.
+std::size_t remove_stale_stages(const std::filesystem::path& metadata_dir);
+
+// Removes every regular file named `*.rpm` under `repo_dir` whose path relative to `repo_dir`
+// is not in `keep` (relative, lexically normal paths, as the planner computes them). Never
+// removes anything else, never follows a symlink (to a file or a directory), never leaves
+// `repo_dir`; `repodata/` and staging directories at its top are not descended into.
+// Returns the removed paths (relative to `repo_dir`), sorted; or Error{Io} naming the file or
+// directory iff a directory cannot be read or a file cannot be removed (files removed before
+// the failure stay removed). Returns an empty list iff `repo_dir` does not exist.
+Result<std::vector<std::filesystem::path>> delete_unlisted_packages(
+    const std::filesystem::path& repo_dir, const std::set<std::filesystem::path>& keep);
+
+}  // namespace rpmirror

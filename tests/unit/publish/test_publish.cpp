@@ -1,0 +1,134 @@
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "rpmirror/publish.hpp"
+#include "support/source_tree.hpp"
+#include "support/temp_dir.hpp"
+
+namespace rpmirror {
+namespace {
+
+std::vector<std::string> entries_of(const std::filesystem::path& dir) {
+    std::vector<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+        names.push_back(entry.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+TEST(MetadataStage, FirstPublishCreatesRepodata) {
+    test::TempDir dir;
+    auto stage = MetadataStage::create(dir / "repo");
+    ASSERT_TRUE(stage) << stage.error().to_string();
+    test::TempDir::write_at(stage->dir() / "repomd.xml", "new");
+    ASSERT_TRUE(stage->publish());
+    EXPECT_EQ(test::read_file(dir / "repo/repodata/repomd.xml"), "new");
+    EXPECT_EQ(entries_of(dir / "repo"), std::vector<std::string>{"repodata"});
+}
+
+TEST(MetadataStage, PublishSwapsInTheNewDirectoryAndRemovesTheOld) {
+    test::TempDir dir;
+    dir.write("repo/repodata/repomd.xml", "old");
+    dir.write("repo/repodata/old-primary.xml.gz", "old primary");
+    {
+        auto stage = MetadataStage::create(dir / "repo");
+        ASSERT_TRUE(stage);
+        test::TempDir::write_at(stage->dir() / "repomd.xml", "new");
+        test::TempDir::write_at(stage->dir() / "new-primary.xml.gz", "new primary");
+        // Until publish, readers see the old metadata, complete.
+        EXPECT_EQ(test::read_file(dir / "repo/repodata/repomd.xml"), "old");
+        ASSERT_TRUE(stage->publish());
+        EXPECT_EQ(test::read_file(dir / "repo/repodata/repomd.xml"), "new");
+    }
+    EXPECT_EQ(entries_of(dir / "repo/repodata"),
+              (std::vector<std::string>{"new-primary.xml.gz", "repomd.xml"}));
+    EXPECT_EQ(entries_of(dir / "repo"), std::vector<std::string>{"repodata"});
+}
+
+TEST(MetadataStage, AbandonedStageLeavesLiveMetadataUntouched) {
+    test::TempDir dir;
+    dir.write("repo/repodata/repomd.xml", "old");
+    {
+        auto stage = MetadataStage::create(dir / "repo");
+        ASSERT_TRUE(stage);
+        test::TempDir::write_at(stage->dir() / "repomd.xml", "half-written");
+    }
+    EXPECT_EQ(test::read_file(dir / "repo/repodata/repomd.xml"), "old");
+    EXPECT_EQ(entries_of(dir / "repo"), std::vector<std::string>{"repodata"});
+}
+
+TEST(MetadataStage, RepodataSymlinkIsRefusedAndNotFollowed) {
+    test::TempDir dir;
+    dir.write("elsewhere/repomd.xml", "precious");
+    std::filesystem::create_directories(dir / "repo");
+    std::filesystem::create_directory_symlink(dir / "elsewhere", dir / "repo/repodata");
+    auto stage = MetadataStage::create(dir / "repo");
+    ASSERT_TRUE(stage);
+    test::TempDir::write_at(stage->dir() / "repomd.xml", "new");
+    const auto published = stage->publish();
+    ASSERT_FALSE(published);
+    EXPECT_EQ(published.error().code, ErrorCode::Unsafe);
+    EXPECT_EQ(published.error().subject, (dir / "repo/repodata").string());
+    EXPECT_EQ(test::read_file(dir / "elsewhere/repomd.xml"), "precious");
+    EXPECT_TRUE(std::filesystem::is_symlink(dir / "repo/repodata"));
+}
+
+TEST(MetadataStage, StaleStagesFromCrashedRunsAreRemoved) {
+    test::TempDir dir;
+    dir.write("repo/.repodata.staging-abc123/repomd.xml", "stale");
+    dir.write("repo/.repodata.staging-def456/primary.xml.gz", "stale");
+    dir.write("repo/repodata/repomd.xml", "live");
+    dir.write("repo/.other/keep", "keep");
+    EXPECT_EQ(remove_stale_stages(dir / "repo"), 2U);
+    EXPECT_EQ(entries_of(dir / "repo"), (std::vector<std::string>{".other", "repodata"}));
+}
+
+TEST(DeleteUnlisted, RemovesOnlyUnselectedRegularRpmFilesInsideTheRepository) {
+    test::TempDir dir;
+    const auto repo = dir / "repo";
+    dir.write("repo/Packages/a/keep-1.0.rpm", "k");
+    dir.write("repo/Packages/a/stale-0.9.rpm", "s");
+    dir.write("repo/Packages/b/old/deep-1.rpm", "d");
+    dir.write("repo/Packages/notes.txt", "not an rpm");
+    dir.write("repo/Packages/.keep-1.1.rpm.part", "partial download");
+    dir.write("repo/repodata/odd.rpm", "metadata is not touched");
+    dir.write("outside/victim.rpm", "outside the repository");
+    dir.write("outside/sub/victim2.rpm", "outside the repository");
+    std::filesystem::create_symlink(dir / "outside/victim.rpm", repo / "Packages/link.rpm");
+    std::filesystem::create_directory_symlink(dir / "outside/sub", repo / "Packages/linkdir");
+
+    const auto removed = delete_unlisted_packages(repo, {"Packages/a/keep-1.0.rpm"});
+    ASSERT_TRUE(removed) << removed.error().to_string();
+    EXPECT_EQ(*removed, (std::vector<std::filesystem::path>{"Packages/a/stale-0.9.rpm",
+                                                            "Packages/b/old/deep-1.rpm"}));
+    EXPECT_TRUE(std::filesystem::exists(repo / "Packages/a/keep-1.0.rpm"));
+    EXPECT_TRUE(std::filesystem::exists(repo / "Packages/notes.txt"));
+    EXPECT_TRUE(std::filesystem::exists(repo / "Packages/.keep-1.1.rpm.part"));
+    EXPECT_TRUE(std::filesystem::exists(repo / "repodata/odd.rpm"));
+    EXPECT_TRUE(std::filesystem::is_symlink(repo / "Packages/link.rpm"));
+    EXPECT_EQ(test::read_file(dir / "outside/victim.rpm"), "outside the repository");
+    EXPECT_EQ(test::read_file(dir / "outside/sub/victim2.rpm"), "outside the repository");
+}
+
+TEST(DeleteUnlisted, MissingRepositoryDirectoryRemovesNothing) {
+    test::TempDir dir;
+    const auto removed = delete_unlisted_packages(dir / "absent", {});
+    ASSERT_TRUE(removed);
+    EXPECT_TRUE(removed->empty());
+}
+
+TEST(DeleteUnlisted, RefusesARepositoryRootThatIsASymlink) {
+    test::TempDir dir;
+    dir.write("real/x.rpm", "x");
+    std::filesystem::create_directory_symlink(dir / "real", dir / "repo");
+    const auto removed = delete_unlisted_packages(dir / "repo", {});
+    ASSERT_FALSE(removed);
+    EXPECT_EQ(removed.error().code, ErrorCode::Unsafe);
+    EXPECT_TRUE(std::filesystem::exists(dir / "real/x.rpm"));
+}
+
+}  // namespace
+}  // namespace rpmirror
