@@ -1,0 +1,81 @@
+// The plan stage: the selected packages against the local tree. Every selected package gets a
+// safe local path; files already present are to be verified (size, then the checksum cache or a
+// hash), missing ones downloaded (the downloader resumes a stray .part by itself).
+//
+// Also the state file that lets a sync with nothing to do finish without parsing primary.xml.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rpmirror/error.hpp"
+#include "rpmirror/index.hpp"
+#include "rpmirror/metadata.hpp"
+
+namespace rpmirror {
+
+struct PackageTarget {
+    std::size_t position = 0;             // in the PackageIndex
+    std::filesystem::path relative_path;  // lexically normal, relative to the repository directory
+                                          // (starts with ".." only inside safe_write_path)
+    std::size_t root_index = 0;           // into SyncPlan::roots
+    std::filesystem::path destination;    // relative to roots[root_index], never with ".."
+};
+
+struct SyncPlan {
+    // Destination roots for the downloader: [0] the repository directory, [1] the safe write path
+    // when some package lives outside the repository directory (Amazon Linux's blobstore).
+    std::vector<std::filesystem::path> roots;
+    std::vector<PackageTarget> targets;    // one per selected package, in selection order
+    std::vector<std::size_t> to_download;  // indices into targets: nothing under the final name
+    std::vector<std::size_t> to_verify;    // indices into targets: a file exists; check it
+};
+
+// Plans `selection` of `index` against the files under `repo_dir`.
+// Returns Error{Unsafe} naming the repository, the package and its href iff any href is unsafe
+// (absolute, escaping the repository directory and not inside `policy.safe_write_path`, control
+// characters, ...): a repository with one hostile href is refused before anything is written.
+// Reads only file metadata (lstat), never contents. Thread-safe.
+Result<SyncPlan> plan_sync(const PackageIndex& index, const Selection& selection,
+                           const std::filesystem::path& repo_dir, const PathPolicy& policy,
+                           std::string_view repo_id);
+
+// ---------------------------------------------------------------------------------------------
+// The state of the last successful sync of one repository, for the fast no-op.
+
+struct SyncStateFile {
+    std::filesystem::path relative_path;  // as in PackageTarget
+    std::uint64_t size = 0;
+    std::int64_t mtime_ns = 0;
+};
+
+struct SyncState {
+    std::string repomd_sha256;         // of the repomd.xml the sync mirrored
+    std::string options_fingerprint;   // what selected the packages (filters, metadata, layout)
+    std::vector<SyncStateFile> files;  // every selected package, verified
+};
+
+// The state file of a repository directory: `<repo_dir>/.rpmirror-state.json`.
+std::filesystem::path sync_state_path(const std::filesystem::path& repo_dir);
+
+// Returns the state read from `path`, or nullopt iff it is missing, unreadable or malformed (a
+// bad state file only costs a full sync, never a wrong answer).
+std::optional<SyncState> read_sync_state(const std::filesystem::path& path);
+
+// Writes `state` to `path` atomically (temporary file + rename). Returns Error{Io} iff it fails.
+Result<void> write_sync_state(const std::filesystem::path& path, const SyncState& state);
+
+// Returns true iff every file of `state` is a regular file under `repo_dir` with the recorded
+// size and mtime (lstat only; a symlink never matches).
+bool state_files_unchanged(const std::filesystem::path& repo_dir, const SyncState& state);
+
+// Returns the size and mtime of the regular file at `path`, or nullopt iff it is not one.
+std::optional<SyncStateFile> stat_for_state(const std::filesystem::path& repo_dir,
+                                            const std::filesystem::path& relative_path);
+
+}  // namespace rpmirror

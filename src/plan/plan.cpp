@@ -1,0 +1,86 @@
+// Planning a sync: safe local paths for the selected packages and what to do with each.
+#include <sys/stat.h>
+
+#include "rpmirror/plan.hpp"
+
+namespace rpmirror {
+
+namespace {
+
+// Returns `path` relative to `base` iff it lies inside it (component-wise), else nullopt.
+std::optional<std::filesystem::path> relative_inside(const std::filesystem::path& path,
+                                                     const std::filesystem::path& base) {
+    auto path_part = path.begin();
+    for (auto base_part = base.begin(); base_part != base.end(); ++base_part, ++path_part) {
+        if (base_part->empty()) {
+            continue;  // a trailing separator
+        }
+        if (path_part == path.end() || *path_part != *base_part) {
+            return std::nullopt;
+        }
+    }
+    std::filesystem::path relative;
+    for (; path_part != path.end(); ++path_part) {
+        relative /= *path_part;
+    }
+    if (relative.empty()) {
+        return std::nullopt;
+    }
+    return relative;
+}
+
+}  // namespace
+
+Result<SyncPlan> plan_sync(const PackageIndex& index, const Selection& selection,
+                           const std::filesystem::path& repo_dir, const PathPolicy& policy,
+                           std::string_view repo_id) {
+    SyncPlan plan;
+    plan.roots.push_back(repo_dir);
+    const std::filesystem::path absolute_repo =
+        std::filesystem::absolute(repo_dir).lexically_normal();
+    std::optional<std::filesystem::path> safe_root;
+    if (policy.safe_write_path) {
+        safe_root = policy.safe_write_path->is_absolute()
+                        ? policy.safe_write_path->lexically_normal()
+                        : (absolute_repo / *policy.safe_write_path).lexically_normal();
+    }
+    PathPolicy resolved_policy = policy;
+    if (!resolved_policy.repo_root) {
+        resolved_policy.repo_root = absolute_repo;
+    }
+    plan.targets.reserve(selection.positions.size());
+    for (const std::size_t position : selection.positions) {
+        const PackageView package = index[position];
+        auto relative = safe_relative_path(package.location_href, package.nevra(), resolved_policy);
+        if (!relative) {
+            Error error = std::move(relative.error());
+            error.message = "repository '" + std::string(repo_id) + "': " + error.message;
+            return tl::unexpected(std::move(error));
+        }
+        PackageTarget target{position, *relative, 0, *relative};
+        if (relative->begin() != relative->end() && *relative->begin() == "..") {
+            const auto absolute = (absolute_repo / *relative).lexically_normal();
+            const auto inside = safe_root ? relative_inside(absolute, *safe_root) : std::nullopt;
+            if (!inside) {
+                return make_error(ErrorCode::Unsafe,
+                                  "repository '" + std::string(repo_id) + "': href '" +
+                                      std::string(package.location_href) +
+                                      "' is outside of the safe write path",
+                                  package.nevra());
+            }
+            if (plan.roots.size() == 1) {
+                plan.roots.push_back(*safe_root);
+            }
+            target.root_index = 1;
+            target.destination = *inside;
+        }
+        struct stat st {};
+        const bool exists = ::lstat((repo_dir / target.relative_path).c_str(), &st) == 0;
+        (exists && S_ISREG(st.st_mode) ? plan.to_verify : plan.to_download)
+            .push_back(plan.targets.size());
+        plan.targets.push_back(std::move(target));
+    }
+    return plan;
+}
+
+}  // namespace rpmirror

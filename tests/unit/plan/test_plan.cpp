@@ -1,0 +1,130 @@
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <gtest/gtest.h>
+
+#include <array>
+
+#include "rpmirror/plan.hpp"
+#include "support/temp_dir.hpp"
+
+namespace rpmirror {
+namespace {
+
+const std::array<std::uint8_t, 32> kDigest{};
+
+PackageIndex index_of(const std::vector<std::string>& hrefs) {
+    PackageIndex index;
+    for (const std::string& href : hrefs) {
+        PackageView package;
+        package.name = "pkg";
+        package.arch = "x86_64";
+        package.version = "1.0";
+        package.release = "1";
+        package.checksum_type = ChecksumType::Sha256;
+        package.digest = kDigest;
+        package.package_size = 3;
+        package.location_href = href;
+        EXPECT_TRUE(index.add(package));
+    }
+    return index;
+}
+
+Selection select_all(const PackageIndex& index) {
+    Selection selection;
+    for (std::size_t position = 0; position < index.size(); ++position) {
+        selection.positions.push_back(position);
+    }
+    return selection;
+}
+
+TEST(Plan, PresentFilesAreVerifiedMissingOnesDownloaded) {
+    test::TempDir dir;
+    const auto repo = dir / "repo";
+    dir.write("repo/Packages/a.rpm", "abc");
+    dir.write("repo/Packages/.b.rpm.part", "ab");  // a partial download is not "present"
+    std::filesystem::create_symlink(dir / "repo/Packages/a.rpm", repo / "Packages/c.rpm");
+    const PackageIndex index =
+        index_of({"Packages/a.rpm", "Packages/b.rpm", "Packages/c.rpm", "./Packages/d.rpm"});
+    const auto plan = plan_sync(index, select_all(index), repo, {}, "base");
+    ASSERT_TRUE(plan) << plan.error().to_string();
+    ASSERT_EQ(plan->targets.size(), 4U);
+    EXPECT_EQ(plan->roots, std::vector<std::filesystem::path>{repo});
+    EXPECT_EQ(plan->to_verify, std::vector<std::size_t>{0});
+    EXPECT_EQ(plan->to_download, (std::vector<std::size_t>{1, 2, 3}))
+        << "a symlink under a final name is replaced, never trusted";
+    EXPECT_EQ(plan->targets[3].relative_path, "Packages/d.rpm");
+    EXPECT_EQ(plan->targets[3].destination, "Packages/d.rpm");
+}
+
+TEST(Plan, HostileHrefRefusesTheWholeRepository) {
+    test::TempDir dir;
+    for (const std::string href : {"../../etc/cron.d/evil.rpm", "/etc/passwd", "a\nb.rpm"}) {
+        SCOPED_TRACE(href);
+        const PackageIndex index = index_of({"Packages/fine.rpm", href});
+        const auto plan = plan_sync(index, select_all(index), dir / "repo", {}, "evil-repo");
+        ASSERT_FALSE(plan);
+        EXPECT_EQ(plan.error().code, ErrorCode::Unsafe);
+        EXPECT_EQ(plan.error().subject, "pkg-1.0-1.x86_64");
+        EXPECT_NE(plan.error().message.find("repository 'evil-repo'"), std::string::npos);
+    }
+    EXPECT_FALSE(std::filesystem::exists(dir / "repo"));
+}
+
+TEST(Plan, SafeWritePathAdmitsABlobstoreLayoutAndNothingBeyondIt) {
+    test::TempDir dir;
+    const auto repo = dir / "mirror/al2023/core/x86_64";
+    PathPolicy policy;
+    policy.safe_write_path = dir / "mirror/blobstore";
+    const PackageIndex index = index_of({"../../../blobstore/ab12/pkg.rpm", "Packages/local.rpm"});
+    const auto plan = plan_sync(index, select_all(index), repo, policy, "amazonlinux");
+    ASSERT_TRUE(plan) << plan.error().to_string();
+    ASSERT_EQ(plan->roots.size(), 2U);
+    EXPECT_EQ(plan->roots[1], dir / "mirror/blobstore");
+    EXPECT_EQ(plan->targets[0].root_index, 1U);
+    EXPECT_EQ(plan->targets[0].destination, "ab12/pkg.rpm");
+    EXPECT_EQ(plan->targets[1].root_index, 0U);
+
+    const PackageIndex escaping = index_of({"../../../blobstore2/ab12/pkg.rpm"});
+    const auto refused = plan_sync(escaping, select_all(escaping), repo, policy, "amazonlinux");
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, ErrorCode::Unsafe);
+}
+
+TEST(SyncState, RoundTripsAndDetectsChangedFiles) {
+    test::TempDir dir;
+    dir.write("repo/Packages/a.rpm", "abc");
+    const auto file = stat_for_state(dir / "repo", "Packages/a.rpm");
+    ASSERT_TRUE(file);
+    EXPECT_EQ(file->size, 3U);
+    const SyncState state{std::string(64, 'f'), "arch=x86_64", {*file}};
+    const auto path = sync_state_path(dir / "repo");
+    ASSERT_TRUE(write_sync_state(path, state));
+    const auto read = read_sync_state(path);
+    ASSERT_TRUE(read);
+    EXPECT_EQ(read->repomd_sha256, state.repomd_sha256);
+    EXPECT_EQ(read->options_fingerprint, "arch=x86_64");
+    ASSERT_EQ(read->files.size(), 1U);
+    EXPECT_EQ(read->files[0].relative_path, "Packages/a.rpm");
+    EXPECT_TRUE(state_files_unchanged(dir / "repo", *read));
+
+    struct timespec times[2] = {{0, UTIME_OMIT}, {1'000'000, 0}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, (dir / "repo/Packages/a.rpm").c_str(), times, 0), 0);
+    EXPECT_FALSE(state_files_unchanged(dir / "repo", *read)) << "mtime changed";
+    std::filesystem::remove(dir / "repo/Packages/a.rpm");
+    EXPECT_FALSE(state_files_unchanged(dir / "repo", *read)) << "file missing";
+}
+
+TEST(SyncState, MissingOrMalformedStateMeansAFullSync) {
+    test::TempDir dir;
+    EXPECT_FALSE(read_sync_state(dir / "absent.json"));
+    for (const std::string text :
+         {"", "{", "[]", R"({"version":1})", R"({"version":2,"files":[]})",
+          R"({"version":1,"repomd_sha256":"x","options":"","files":[[1]]})"}) {
+        SCOPED_TRACE(text);
+        EXPECT_FALSE(read_sync_state(dir.write("state.json", text)));
+    }
+}
+
+}  // namespace
+}  // namespace rpmirror
