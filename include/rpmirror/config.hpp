@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "rpmirror/error.hpp"
+#include "rpmirror/ip_resolve.hpp"
 
 namespace rpmirror {
 
@@ -66,8 +67,6 @@ struct ConfigWarning {
     std::string to_string() const;
 };
 
-enum class IpResolve { Whatever, V4, V6 };
-
 // One repository, every field typed and every variable already substituted.
 // Defaults are dnf's (libdnf ConfigMain / ConfigRepo).
 struct RepoConfig {
@@ -93,7 +92,7 @@ struct RepoConfig {
     std::optional<std::string> password;
     std::vector<std::string> includepkgs;   // globs; empty = everything
     std::vector<std::string> excludepkgs;   // globs; includes [main]'s excludepkgs
-    unsigned max_parallel_downloads = 3;    // 1..20, as dnf
+    unsigned max_parallel_downloads = 3;    // 1..256 (dnf stops at 20)
     unsigned max_downloads_per_mirror = 3;  // >= 1
     // `throttle`: at most one of the two is set; both unset means no limit (throttle=0).
     std::optional<std::uint64_t> throttle_bytes_per_second;
@@ -104,7 +103,7 @@ struct RepoConfig {
     std::uint32_t timeout_seconds = 30;
     std::uint32_t retries = 10;  // 0 = retry forever, as dnf
     std::optional<std::string> user_agent;
-    IpResolve ip_resolve = IpResolve::Whatever;
+    IpResolve ip_resolve = IpResolve::Any;
     bool skip_if_unavailable = false;
 
     ConfigLocation defined_at;  // the [repoid] line, or "--repofrompath"

@@ -291,7 +291,7 @@ SetResult set_ip_resolve(RepoConfig& repo, std::string_view key, std::string_vie
     } else if (lowered == "6" || lowered == "ipv6") {
         repo.ip_resolve = IpResolve::V6;
     } else if (lowered == "whatever") {
-        repo.ip_resolve = IpResolve::Whatever;
+        repo.ip_resolve = IpResolve::Any;
     } else {
         return invalid(key, value, "4, 6, ipv4, ipv6 or whatever");
     }

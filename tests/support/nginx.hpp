@@ -23,7 +23,10 @@ inline bool nginx_available() {
 }
 
 struct NginxOptions {
-    bool http2 = false;  // listen with `http2` (h2c: prior knowledge only)
+    bool http2 = false;  // listen with `http2` (h2c without TLS: prior knowledge only)
+    // With both set: HTTPS with this certificate and key (PEM files); http2 then means h2 by ALPN.
+    std::filesystem::path tls_certificate;
+    std::filesystem::path tls_key;
 };
 
 class NginxServer {
@@ -32,7 +35,7 @@ class NginxServer {
     // nginx does not come up (after retrying other ports on a bind conflict).
     NginxServer(const std::filesystem::path& root, const std::filesystem::path& work_dir,
                 NginxOptions options = {})
-        : work_dir_(work_dir) {
+        : work_dir_(work_dir), tls_(!options.tls_certificate.empty()) {
         std::filesystem::create_directories(work_dir / "tmp");
         for (int round = 0; round < 5; ++round) {
             port_ = pick_free_port();
@@ -57,7 +60,8 @@ class NginxServer {
 
     int port() const { return port_; }
     std::string url(const std::string& path = "") const {
-        return "http://127.0.0.1:" + std::to_string(port_) + path;
+        return std::string(tls_ ? "https" : "http") + "://127.0.0.1:" + std::to_string(port_) +
+               path;
     }
 
     // Returns the access log entries ({"method","uri","status","range","bytes","protocol",
@@ -97,13 +101,19 @@ class NginxServer {
              << "  uwsgi_temp_path " << dir << "/tmp/uwsgi;\n"
              << "  scgi_temp_path " << dir << "/tmp/scgi;\n"
              << "  server {\n"
-             << "    listen 127.0.0.1:" << port_ << (options.http2 ? " http2" : "") << ";\n"
-             << "    root " << root.string() << ";\n"
+             << "    listen 127.0.0.1:" << port_ << (tls_ ? " ssl" : "")
+             << (options.http2 ? " http2" : "") << ";\n";
+        if (tls_) {
+            conf << "    ssl_certificate " << options.tls_certificate.string() << ";\n"
+                 << "    ssl_certificate_key " << options.tls_key.string() << ";\n";
+        }
+        conf << "    root " << root.string() << ";\n"
              << "  }\n"
              << "}\n";
     }
 
     std::filesystem::path work_dir_;
+    bool tls_ = false;
     ChildProcess process_;
     int port_ = 0;
 };

@@ -136,7 +136,7 @@ TEST(RepoFile, DefaultsAreDnfsAndNameDefaultsToId) {
     EXPECT_EQ(repo.minrate_bytes_per_second, 1000u);
     EXPECT_EQ(repo.timeout_seconds, 30u);
     EXPECT_EQ(repo.retries, 10u);
-    EXPECT_EQ(repo.ip_resolve, IpResolve::Whatever);
+    EXPECT_EQ(repo.ip_resolve, IpResolve::Any);
     EXPECT_FALSE(repo.skip_if_unavailable);
     EXPECT_FALSE(repo.mirrorlist);
     EXPECT_FALSE(repo.metalink);
@@ -304,7 +304,7 @@ TEST(RepoFile, IpResolveSpellings) {
     EXPECT_EQ(read_one(dir, "ip_resolve=IPv4\n").ip_resolve, IpResolve::V4);
     EXPECT_EQ(read_one(dir, "ip_resolve=6\n").ip_resolve, IpResolve::V6);
     EXPECT_EQ(read_one(dir, "ip_resolve=ipv6\n").ip_resolve, IpResolve::V6);
-    EXPECT_EQ(read_one(dir, "ip_resolve=whatever\n").ip_resolve, IpResolve::Whatever);
+    EXPECT_EQ(read_one(dir, "ip_resolve=whatever\n").ip_resolve, IpResolve::Any);
     EXPECT_EQ(error_of(dir, "ip_resolve=5\n"),
               (dir / "test.repo").string() +
                   ": line 2: invalid value '5' for key 'ip_resolve' (expected 4, 6, ipv4, ipv6 or "

@@ -1,0 +1,265 @@
+// The download stage: one libcurl multi loop that fetches many files at once, verifies each one
+// while its bytes stream in (size + digest, no second pass over the data), and publishes a file
+// under its final name only once it is complete and verified.
+//
+// Per file: the body is written through a file descriptor into `.<name>.part` beside the
+// destination and fed to a Hasher at the same time (in curl's write callback, or on a worker
+// thread that also does the write: see DownloadOptions::io_threads). When the transfer ends, the
+// size and digest are compared with the expected ones; on a match the checksum cache xattr is set
+// and the file is renamed to its final name, on a mismatch the .part is deleted and the next
+// mirror is tried. A .part left by an interrupted run is resumed with a Range request.
+//
+// Destination safety: files are created relative to an open directory of the destination root
+// with openat2(RESOLVE_BENEATH), so neither an href nor a symlink planted in the tree can make the
+// downloader write outside the root. Symlinks inside the root that stay inside it are followed;
+// the .part file and the final name themselves are never followed (O_NOFOLLOW, rename replaces).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rpmirror/checksum.hpp"
+#include "rpmirror/error.hpp"
+#include "rpmirror/ip_resolve.hpp"
+
+namespace rpmirror {
+
+// ---------------------------------------------------------------------------------------------
+// Mirrors
+
+// The base URLs of one repository, in the order files should try them. Shared (by shared_ptr)
+// by every file of that repository, so what one file learns about a mirror (it keeps failing)
+// changes the order for the others: a mirror that fails `demote_after` times in a row is moved
+// to the back; a success resets its count and it keeps its place.
+// Thread-safe (the downloader only uses it from its loop thread, but callers may inspect it).
+class MirrorList {
+  public:
+    // `base_urls` in preference order (e.g. from a metalink or a mirrorlist, or the baseurls).
+    explicit MirrorList(std::vector<std::string> base_urls, unsigned demote_after = 3);
+
+    // Returns the base URLs in their current order.
+    std::vector<std::string> order() const;
+
+    // Returns the number of mirrors.
+    std::size_t size() const;
+
+    // Records the outcome of one attempt on `base_url` (a URL of this list; others are ignored).
+    void record_success(std::string_view base_url);
+    void record_failure(std::string_view base_url);
+
+  private:
+    struct Mirror {
+        std::string base_url;
+        unsigned consecutive_failures = 0;
+    };
+    mutable std::mutex mutex_;
+    std::vector<Mirror> mirrors_;
+    unsigned demote_after_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Requests, options, progress, results
+
+struct DownloadRequest {
+    // Mirrors the file can be fetched from; the URL of an attempt is join_url(base, href).
+    // Must be non-null and non-empty unless `href` is itself an absolute URL ("scheme://...").
+    std::shared_ptr<MirrorList> mirrors;
+    std::string href;  // e.g. "Packages/f/foo-1.0-1.x86_64.rpm" (not percent-encoded)
+    // Where the file goes, relative to the destination root the request names (`root_index`
+    // into the roots given to Downloader::run). Must be relative, without "..".
+    std::filesystem::path destination;
+    std::size_t root_index = 0;
+    ChecksumType checksum_type = ChecksumType::Sha256;
+    std::string expected_digest;  // hex, any case
+    std::uint64_t expected_size = 0;
+};
+
+struct DownloadOptions {
+    // Concurrency. `max_parallel` transfers run at once (1..256); `max_per_host` connections per
+    // host (0 = max_parallel). With HTTP/2, transfers to one host share a connection.
+    unsigned max_parallel = 16;
+    unsigned max_per_host = 0;
+    // Cleartext http:// URLs: speak HTTP/2 without upgrade (h2c "prior knowledge"). Off by
+    // default: most servers only speak HTTP/1.1 in clear text. https:// uses HTTP/2 whenever the
+    // server offers it through ALPN. With libcurl < 8.0, which fails on a reused h2c connection
+    // (curl#10634), every h2c transfer gets its own connection.
+    bool http2_prior_knowledge = false;
+
+    // Failures. `retries` = attempts a file may make beyond its first one, over all mirrors.
+    // Transient failures (connection refused/reset, timeout, 408/429/5xx) back off exponentially
+    // from `retry_base_delay` (doubling, with jitter, at most `max_retry_delay`); a Retry-After
+    // header is honoured up to `max_retry_after`.
+    unsigned retries = 10;
+    std::chrono::milliseconds retry_base_delay{500};
+    std::chrono::milliseconds max_retry_delay{30'000};
+    std::chrono::milliseconds max_retry_after{300'000};
+    bool fail_fast = false;  // stop starting transfers after the first file fails for good
+    unsigned demote_mirror_after = 3;
+
+    std::chrono::seconds connect_timeout{30};
+    std::uint64_t minrate = 1000;             // low-speed abort: below `minrate` bytes/s ...
+    std::chrono::seconds low_speed_time{30};  // ... for this long (dnf's `timeout`)
+    std::uint64_t throttle = 0;               // bytes/s shared by all transfers; 0 = unlimited
+    unsigned max_redirects = 6;
+
+    // TLS, proxy, authentication, identity.
+    bool sslverify = true;
+    std::string sslcacert;
+    std::string sslclientcert;
+    std::string sslclientkey;
+    std::string proxy;  // "http://host:port", "socks5h://..."; empty = libcurl's default (env)
+    std::string proxy_username;
+    std::string proxy_password;
+    std::string username;  // basic auth
+    std::string password;
+    std::string user_agent;            // empty = "rpmirror/<version>"
+    std::vector<std::string> headers;  // extra request headers, "Name: value"
+    IpResolve ip_resolve = IpResolve::Any;
+
+    // Where bodies are written and hashed. 0 = in curl's write callback, on the loop thread;
+    // N > 0 = N worker threads do the pwrite + hash of received blocks (each transfer stays on
+    // one worker, in order), so the loop thread only receives. See README.md "Download engine"
+    // for the measurement behind the default.
+    unsigned io_threads = 1;
+};
+
+// One attempt of one file on one URL, and what happened there.
+struct DownloadAttempt {
+    std::string url;
+    std::string outcome;               // "ok", "HTTP 404", "sha256 mismatch: ...", ...
+    long http_status = 0;              // 0 when no HTTP status was received
+    std::uint64_t range_start = 0;     // the Range request's first byte, 0 = whole file
+    std::uint64_t bytes_received = 0;  // body bytes accepted in this attempt
+    std::optional<std::chrono::seconds> retry_after;  // the server's Retry-After, if any
+    bool permanent = false;  // true iff the failure ruled this mirror out for this file
+};
+
+enum class FileStatus {
+    Downloaded,      // fetched, verified and renamed into place
+    AlreadyPresent,  // a complete .part from an earlier run verified; renamed, nothing fetched
+    Failed,          // every mirror failed or the retries ran out; `error` says why
+    Interrupted,     // stopped by the stop token (a .part may be kept for resume)
+    NotStarted,      // never started: the run was stopped (fail_fast, stop token) first
+};
+
+// Returns "downloaded", "already-present", "failed", "interrupted" or "not-started".
+std::string_view file_status_name(FileStatus status);
+
+struct FileResult {
+    FileStatus status = FileStatus::NotStarted;
+    std::vector<DownloadAttempt> attempts;
+    std::optional<Error> error;        // set iff status is Failed
+    std::uint64_t bytes_received = 0;  // over all attempts
+    bool resumed = false;              // true iff a kept .part was continued with Range
+};
+
+struct DownloadReport {
+    std::vector<FileResult> files;  // files[i] for requests[i]
+    std::size_t downloaded = 0;
+    std::size_t already_present = 0;
+    std::size_t failed = 0;
+    std::size_t not_finished = 0;      // Interrupted + NotStarted
+    std::uint64_t bytes_received = 0;  // body bytes from the network (or copied from file://)
+    std::size_t resumed = 0;           // files continued from a .part
+    std::size_t retries = 0;           // attempts beyond each file's first
+    std::size_t throttle_pauses = 0;   // times a transfer was paused by the bandwidth limit
+    bool interrupted = false;          // the stop token was triggered
+    double wall_seconds = 0;
+    double loop_thread_cpu_seconds = 0;  // CPU time of the thread that ran the curl loop
+    double io_thread_cpu_seconds = 0;    // CPU time of the io_threads workers together
+
+    // Returns true iff every file is Downloaded or AlreadyPresent.
+    bool ok() const { return failed == 0 && not_finished == 0 && !interrupted; }
+};
+
+// Progress events, called on the thread running Downloader::run, never concurrently. Keep them
+// cheap: they run inside the event loop. Default implementations ignore the event.
+class ProgressSink {
+  public:
+    virtual ~ProgressSink() = default;
+    // A file's attempt starts on `url` (called again for every retry or failover).
+    virtual void file_started(std::size_t request_index, std::string_view url) {
+        (void)request_index;
+        (void)url;
+    }
+    // Totals so far, at most about every 100 ms and once at the end. `bytes_total` is the sum of
+    // the expected sizes of all requests; `bytes_done` counts the bytes of finished files plus the
+    // bytes received so far by running ones (a failed attempt's bytes are taken back).
+    virtual void progress(std::uint64_t bytes_done, std::uint64_t bytes_total) {
+        (void)bytes_done;
+        (void)bytes_total;
+    }
+    // A file reached its final status (Downloaded, AlreadyPresent, Failed or Interrupted).
+    virtual void file_finished(std::size_t request_index, const FileResult& result) {
+        (void)request_index;
+        (void)result;
+    }
+};
+
+// The download engine. Owns one libcurl multi handle, kept between run() calls so connections
+// are reused across repositories and runs.
+// Not thread-safe: one thread calls run() at a time; `stop` may be triggered from any thread
+// (e.g. by the CLI's SIGINT/SIGTERM handling thread).
+class Downloader {
+  public:
+    explicit Downloader(DownloadOptions options = {});
+    Downloader(Downloader&&) noexcept;
+    Downloader& operator=(Downloader&&) noexcept;
+    ~Downloader();
+
+    // Downloads every request into `roots[request.root_index]` (directories; created if missing).
+    // Returns the report, with one FileResult per request; never throws for a file's failure.
+    // Returns Error{BadInput} iff an option or a request is invalid (no file is touched then),
+    // Error{Io}/Error{NotFound} iff a root cannot be opened or created.
+    // Once `stop` is requested: no transfer starts, running ones are stopped with their .part
+    // kept, and the report says interrupted.
+    Result<DownloadReport> run(std::span<const std::filesystem::path> roots,
+                               std::span<const DownloadRequest> requests,
+                               ProgressSink* progress = nullptr, std::stop_token stop = {});
+
+    // Convenience for one root: every request's root_index must be 0.
+    Result<DownloadReport> run(const std::filesystem::path& root,
+                               std::span<const DownloadRequest> requests,
+                               ProgressSink* progress = nullptr, std::stop_token stop = {});
+
+    const DownloadOptions& options() const { return options_; }
+
+    // Replaces the options for the following runs (e.g. per-repository TLS, proxy or throttle
+    // settings); the multi handle and its open connections are kept. Not during a run.
+    void set_options(DownloadOptions options) { options_ = std::move(options); }
+
+  private:
+    struct Impl;
+    DownloadOptions options_;
+    std::unique_ptr<Impl> impl_;
+};
+
+// Documents larger than this are refused by fetch_document: no repomd.xml, mirrorlist or
+// metalink comes close.
+inline constexpr std::uint64_t kMaxDocumentBytes = 64ULL * 1024 * 1024;
+
+// Fetches a small document whose size and checksum are not known in advance (repomd.xml, its
+// signature, a mirrorlist, a metalink) into memory, with `options`' connection settings
+// (TLS, proxy, credentials, timeouts, user agent; redirects to http(s) only).
+// `url` may be http(s):// or file://.
+// Returns the body; Error{NotFound} naming the URL iff the server answers 404 or 410 or the local
+// file does not exist; Error{Unsafe} iff the body exceeds `max_bytes`; Error{Network} naming the
+// URL and the cause for any other failure (including HTTP statuses >= 400). Thread-safe.
+Result<std::string> fetch_document(const std::string& url, const DownloadOptions& options,
+                                   std::uint64_t max_bytes = kMaxDocumentBytes);
+
+// Returns the `.part` file name used for the destination file name `name` (".name.part").
+std::string part_file_name(std::string_view name);
+
+}  // namespace rpmirror

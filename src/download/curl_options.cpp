@@ -1,0 +1,103 @@
+#include "download/curl_options.hpp"
+
+#include <cctype>
+#include <chrono>
+
+namespace rpmirror::download {
+
+bool iequals_prefix(std::string_view text, std::string_view prefix) {
+    if (text.size() < prefix.size()) {
+        return false;
+    }
+    for (std::size_t index = 0; index < prefix.size(); ++index) {
+        if (std::tolower(static_cast<unsigned char>(text[index])) !=
+            std::tolower(static_cast<unsigned char>(prefix[index]))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+std::optional<std::string> file_url_path(std::string_view url) {
+    if (!iequals_prefix(url, "file://")) {
+        return std::nullopt;
+    }
+    std::string_view rest = url.substr(7);
+    if (iequals_prefix(rest, "localhost/")) {
+        rest.remove_prefix(9);
+    }
+    if (rest.empty() || rest.front() != '/') {
+        return std::nullopt;
+    }
+    std::string path;
+    for (std::size_t index = 0; index < rest.size(); ++index) {
+        if (rest[index] == '%' && index + 2 < rest.size() &&
+            std::isxdigit(static_cast<unsigned char>(rest[index + 1])) != 0 &&
+            std::isxdigit(static_cast<unsigned char>(rest[index + 2])) != 0) {
+            path +=
+                static_cast<char>(std::stoi(std::string(rest.substr(index + 1, 2)), nullptr, 16));
+            index += 2;
+        } else {
+            path += rest[index];
+        }
+    }
+    return path;
+}
+
+std::string user_agent_for(const DownloadOptions& options) {
+    return options.user_agent.empty() ? std::string("rpmirror/") + RPMIRROR_VERSION
+                                      : options.user_agent;
+}
+
+void apply_connection_options(CURL* easy, const DownloadOptions& o, const std::string& user_agent,
+                              curl_slist* headers) {
+    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(easy, CURLOPT_MAXREDIRS, static_cast<long>(o.max_redirects));
+    // A redirect to file:// (or anything else) must never read local files for a server.
+    curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    // Bytes are stored as sent: no Accept-Encoding, and no decoding if a server encodes
+    // anyway (the checksum then decides; see README.md "Download engine").
+    curl_easy_setopt(easy, CURLOPT_HTTP_CONTENT_DECODING, 0L);
+    curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
+                     static_cast<long>(std::chrono::milliseconds(o.connect_timeout).count()));
+    if (o.minrate > 0 && o.low_speed_time.count() > 0) {
+        curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(o.minrate));
+        curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, static_cast<long>(o.low_speed_time.count()));
+    }
+    curl_easy_setopt(easy, CURLOPT_USERAGENT, user_agent.c_str());
+    if (headers != nullptr) {
+        curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
+    }
+    curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, o.sslverify ? 1L : 0L);
+    curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, o.sslverify ? 2L : 0L);
+    if (!o.sslcacert.empty()) {
+        curl_easy_setopt(easy, CURLOPT_CAINFO, o.sslcacert.c_str());
+    }
+    if (!o.sslclientcert.empty()) {
+        curl_easy_setopt(easy, CURLOPT_SSLCERT, o.sslclientcert.c_str());
+    }
+    if (!o.sslclientkey.empty()) {
+        curl_easy_setopt(easy, CURLOPT_SSLKEY, o.sslclientkey.c_str());
+    }
+    if (!o.proxy.empty()) {
+        curl_easy_setopt(easy, CURLOPT_PROXY, o.proxy.c_str());
+    }
+    if (!o.proxy_username.empty()) {
+        curl_easy_setopt(easy, CURLOPT_PROXYUSERNAME, o.proxy_username.c_str());
+        curl_easy_setopt(easy, CURLOPT_PROXYPASSWORD, o.proxy_password.c_str());
+    }
+    if (!o.username.empty()) {
+        curl_easy_setopt(easy, CURLOPT_HTTPAUTH, static_cast<long>(CURLAUTH_BASIC));
+        curl_easy_setopt(easy, CURLOPT_USERNAME, o.username.c_str());
+        curl_easy_setopt(easy, CURLOPT_PASSWORD, o.password.c_str());
+    }
+    curl_easy_setopt(easy, CURLOPT_IPRESOLVE,
+                     o.ip_resolve == IpResolve::V4   ? static_cast<long>(CURL_IPRESOLVE_V4)
+                     : o.ip_resolve == IpResolve::V6 ? static_cast<long>(CURL_IPRESOLVE_V6)
+                                                     : static_cast<long>(CURL_IPRESOLVE_WHATEVER));
+}
+
+}  // namespace rpmirror::download

@@ -1,0 +1,32 @@
+// What every libcurl transfer of rpmirror shares, whether a package in the multi loop or a small
+// document fetched on its own: connection, TLS, proxy, authentication and identity options, and
+// the handling of file:// URLs.
+#pragma once
+
+#include <curl/curl.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "rpmirror/download.hpp"
+
+namespace rpmirror::download {
+
+// Returns true iff `text` starts with `prefix`, ignoring ASCII case.
+bool iequals_prefix(std::string_view text, std::string_view prefix);
+
+// Returns the local path of a file:// URL (percent-decoded), or nullopt iff it is not one.
+std::optional<std::string> file_url_path(std::string_view url);
+
+// Returns the User-Agent for `options` ("rpmirror/<version>" unless set).
+std::string user_agent_for(const DownloadOptions& options);
+
+// Sets on `easy` the options common to every transfer: redirects (http/https only, at most
+// options.max_redirects), no content decoding (bytes are stored as sent), connect timeout,
+// low-speed abort, keep-alive, TLS verification and client certificate, proxy, basic auth,
+// IP version, `user_agent` and `headers` (which must outlive the transfer).
+void apply_connection_options(CURL* easy, const DownloadOptions& options,
+                              const std::string& user_agent, curl_slist* headers);
+
+}  // namespace rpmirror::download

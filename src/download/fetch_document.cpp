@@ -1,0 +1,106 @@
+// Small documents of unknown size (repomd.xml, mirrorlists, metalinks) fetched into memory.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+
+#include "download/curl_handles.hpp"
+#include "download/curl_options.hpp"
+#include "rpmirror/download.hpp"
+#include "util/unique_fd.hpp"
+
+namespace rpmirror {
+
+namespace {
+
+struct Body {
+    std::string bytes;
+    std::uint64_t limit = 0;
+    bool too_large = false;
+};
+
+std::size_t append_body(char* data, std::size_t size, std::size_t count, void* user) {
+    auto* body = static_cast<Body*>(user);
+    const std::size_t length = size * count;
+    if (body->bytes.size() + length > body->limit) {
+        body->too_large = true;
+        return 0;  // aborts the transfer
+    }
+    body->bytes.append(data, length);
+    return length;
+}
+
+Result<std::string> read_local_document(const std::string& url, const std::string& path,
+                                        std::uint64_t max_bytes) {
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+    if (!fd) {
+        return make_errno_error("cannot open", url, errno);
+    }
+    std::string bytes;
+    std::array<char, 64 * 1024> buffer{};
+    for (;;) {
+        const ssize_t count = ::read(fd.get(), buffer.data(), buffer.size());
+        if (count < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return make_errno_error("cannot read", url, errno);
+        }
+        if (count == 0) {
+            return bytes;
+        }
+        if (bytes.size() + static_cast<std::size_t>(count) > max_bytes) {
+            return make_error(ErrorCode::Unsafe,
+                              "larger than " + std::to_string(max_bytes) + " bytes; refused", url);
+        }
+        bytes.append(buffer.data(), static_cast<std::size_t>(count));
+    }
+}
+
+}  // namespace
+
+Result<std::string> fetch_document(const std::string& url, const DownloadOptions& options,
+                                   std::uint64_t max_bytes) {
+    if (auto path = download::file_url_path(url)) {
+        return read_local_document(url, *path, max_bytes);
+    }
+    download::ensure_curl_initialized();
+    download::CurlEasy easy(curl_easy_init());
+    if (!easy) {
+        return make_error(ErrorCode::Network, "cannot create a libcurl handle", url);
+    }
+    download::CurlSlist headers;
+    for (const std::string& header : options.headers) {
+        headers.append(header);
+    }
+    const std::string user_agent = download::user_agent_for(options);
+    Body body{{}, max_bytes, false};
+    std::array<char, CURL_ERROR_SIZE> error_buffer{};
+    download::apply_connection_options(easy.get(), options, user_agent, headers.get());
+    curl_easy_setopt(easy.get(), CURLOPT_URL, url.c_str());
+    curl_easy_setopt(easy.get(), CURLOPT_WRITEFUNCTION, &append_body);
+    curl_easy_setopt(easy.get(), CURLOPT_WRITEDATA, &body);
+    curl_easy_setopt(easy.get(), CURLOPT_ERRORBUFFER, error_buffer.data());
+    const CURLcode code = curl_easy_perform(easy.get());
+    if (body.too_large) {
+        return make_error(ErrorCode::Unsafe,
+                          "larger than " + std::to_string(max_bytes) + " bytes; refused", url);
+    }
+    if (code != CURLE_OK) {
+        const std::string detail =
+            error_buffer[0] != '\0' ? error_buffer.data() : curl_easy_strerror(code);
+        return make_error(ErrorCode::Network, detail, url);
+    }
+    long status = 0;
+    curl_easy_getinfo(easy.get(), CURLINFO_RESPONSE_CODE, &status);
+    if (status == 404 || status == 410) {
+        return make_error(ErrorCode::NotFound, "HTTP " + std::to_string(status), url);
+    }
+    if (status >= 400) {
+        return make_error(ErrorCode::Network, "HTTP " + std::to_string(status), url);
+    }
+    return std::move(body.bytes);
+}
+
+}  // namespace rpmirror

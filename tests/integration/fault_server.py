@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""A fault-injecting HTTP/1.1 server for the download engine's tests (standard library only).
+
+    fault_server.py --root DIR [--script FILE] [--log FILE]
+
+Serves the files under DIR on 127.0.0.1 (a free port), prints the port on stdout once it is
+listening, and appends one JSON line per request to --log: {"method", "path", "range",
+"headers", "step"}, written before the response, so a test that has its answer has its log line.
+
+--script is a JSON object {"paths": {"/url/path": [step, step, ...]}}: the n-th request for a
+path uses the n-th step (the last step repeats). Paths without a script serve the file DIR/path,
+with Range support. A step is an object; every key is optional:
+
+  "file": "name"          serve DIR/name instead of DIR/<path>
+  "status": 503           answer this status with a short text body (no file)
+  "retry_after": "1"      add a Retry-After header
+  "headers": {"K": "v"}   add headers
+  "redirect": "URL"       answer 302 with Location: URL
+  "corrupt": true         same length, different bytes (every byte of the middle 64 flipped)
+  "gzip": true            add Content-Encoding: gzip, body unchanged (a .gz served "encoded")
+  "content_length": N     announce N as Content-Length, send the real body, then close
+  "close_after": N        announce the full length, send N bytes, then close the connection
+  "trickle": [B, S]       send the body B bytes at a time, sleeping S seconds in between
+  "range": false          ignore Range: always 200 with the whole file
+  "range_status": 416     answer 416 to any Range request
+  "wrong_range": true     answer a Range request with 206 starting at byte 0
+"""
+import argparse
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class State:
+    def __init__(self, root, script, log_path):
+        self.root = os.path.realpath(root)
+        self.paths = script.get("paths", {})
+        self.counts = {}
+        self.lock = threading.Lock()
+        self.log = open(log_path, "a", buffering=1) if log_path else None
+
+    def next_step(self, path):
+        with self.lock:
+            index = self.counts.get(path, 0)
+            self.counts[path] = index + 1
+        steps = self.paths.get(path)
+        if not steps:
+            return index, {}
+        return index, steps[min(index, len(steps) - 1)]
+
+    def record(self, entry):
+        if self.log is None:
+            return
+        with self.lock:
+            self.log.write(json.dumps(entry, sort_keys=True) + "\n")
+            self.log.flush()
+
+
+def parse_range(header, size):
+    """Returns the first byte of a "bytes=N-[M]" header, or None."""
+    if not header or not header.startswith("bytes="):
+        return None
+    spec = header[6:].split(",")[0].strip()
+    start, _, _end = spec.partition("-")
+    if not start.isdigit():
+        return None
+    return int(start)
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "fault_server/1"
+
+    def log_message(self, format, *args):  # quiet: the JSON log is the record
+        pass
+
+    def do_HEAD(self):
+        self.handle_request(send_body=False)
+
+    def do_GET(self):
+        self.handle_request(send_body=True)
+
+    def handle_request(self, send_body):
+        state = self.server.state
+        path = self.path.split("?", 1)[0]
+        index, step = state.next_step(path)
+        state.record({
+            "method": self.command,
+            "path": path,
+            "range": self.headers.get("Range", ""),
+            "headers": {k.lower(): v for k, v in self.headers.items()},
+            "step": index,
+        })
+        extra = dict(step.get("headers", {}))
+        if "retry_after" in step:
+            extra["Retry-After"] = str(step["retry_after"])
+        if "redirect" in step:
+            self.send_simple(302, "redirect\n", {"Location": step["redirect"], **extra}, send_body)
+            return
+        if "status" in step and step["status"] not in (200, 206):
+            self.send_simple(int(step["status"]), "status %d\n" % step["status"], extra,
+                             send_body)
+            return
+        name = step.get("file", path.lstrip("/"))
+        full = os.path.realpath(os.path.join(state.root, name))
+        if not full.startswith(state.root + os.sep) or not os.path.isfile(full):
+            self.send_simple(404, "not found\n", extra, send_body)
+            return
+        with open(full, "rb") as f:
+            body = f.read()
+        size = len(body)
+        if step.get("corrupt") and size:
+            middle = size // 2
+            lo, hi = max(0, middle - 32), min(size, middle + 32)
+            body = body[:lo] + bytes(b ^ 0xFF for b in body[lo:hi]) + body[hi:]
+        status = 200
+        start = parse_range(self.headers.get("Range"), size)
+        if start is not None and step.get("range", True):
+            if step.get("range_status") == 416 or start >= size:
+                self.send_simple(416, "range not satisfiable\n",
+                                 {"Content-Range": "bytes */%d" % size, **extra}, send_body)
+                return
+            if step.get("wrong_range"):
+                start = 0
+            status = 206
+            extra["Content-Range"] = "bytes %d-%d/%d" % (start, size - 1, size)
+            body = body[start:]
+        if step.get("gzip"):
+            extra["Content-Encoding"] = "gzip"
+        announced = step.get("content_length", len(body))
+        close_after = step.get("close_after")
+        lying = "content_length" in step or close_after is not None
+        self.send_response(status)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(announced))
+        if status == 200:
+            self.send_header("Accept-Ranges", "bytes")
+        for key, value in extra.items():
+            self.send_header(key, value)
+        if lying:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        if not send_body:
+            return
+        if close_after is not None:
+            body = body[:int(close_after)]
+        try:
+            trickle = step.get("trickle")
+            if trickle:
+                chunk, pause = int(trickle[0]), float(trickle[1])
+                for offset in range(0, len(body), chunk):
+                    self.wfile.write(body[offset:offset + chunk])
+                    self.wfile.flush()
+                    time.sleep(pause)
+            else:
+                self.wfile.write(body)
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+            return
+        if lying:
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def send_simple(self, status, text, headers, send_body):
+        data = text.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+        if send_body:
+            self.wfile.write(data)
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--root", required=True)
+    parser.add_argument("--script")
+    parser.add_argument("--log")
+    args = parser.parse_args()
+    script = {}
+    if args.script:
+        with open(args.script) as f:
+            script = json.load(f)
+    server = Server(("127.0.0.1", 0), Handler)
+    server.state = State(args.root, script, args.log)
+    print(server.server_address[1], flush=True)
+    try:
+        server.serve_forever(poll_interval=0.05)
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()

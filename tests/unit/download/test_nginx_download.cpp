@@ -1,0 +1,192 @@
+// The download engine against a real nginx on loopback (started by the test): a whole
+// repository in parallel, HTTP/2 (h2c) multiplexing, and Range resume, asserted through nginx's
+// access log.
+#include <gtest/gtest.h>
+
+#include <curl/curl.h>
+
+#include <cstdlib>
+#include <set>
+#include <span>
+
+#include "download_test_support.hpp"
+#include "support/nginx.hpp"
+
+namespace rpmirror {
+namespace {
+
+using test::content_bytes;
+using test::make_request;
+using test::read_all;
+
+// Returns the first failure of `report`, for assertion messages.
+std::string first_failure(const DownloadReport& report) {
+    std::string all;
+    for (const auto& file : report.files) {
+        all += std::string(file_status_name(file.status)) + ":";
+        for (const auto& attempt : file.attempts) {
+            all += " [" + attempt.url + " " + attempt.outcome + "]";
+        }
+        all += "\n";
+    }
+    return all;
+}
+
+class NginxDownloadTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        if (!test::nginx_available()) {
+            GTEST_SKIP() << "nginx is not installed";
+        }
+        std::filesystem::create_directories(dir_.path() / "srv");
+    }
+
+    // Creates `count` packages of varied sizes under srv/Packages/<letter>/.
+    std::vector<std::pair<std::string, std::string>> make_repository(int count) {
+        std::vector<std::pair<std::string, std::string>> files;
+        for (int index = 0; index < count; ++index) {
+            const std::string href = std::string("Packages/") + static_cast<char>('a' + index % 5) +
+                                     "/pkg-" + std::to_string(index) + ".rpm";
+            const std::size_t size = 1000 + (static_cast<std::size_t>(index) * 37'003) % 400'000;
+            std::string body = content_bytes(size, 100 + static_cast<std::uint64_t>(index));
+            const auto path = dir_.path() / "srv" / href;
+            std::filesystem::create_directories(path.parent_path());
+            std::ofstream(path, std::ios::binary) << body;
+            files.emplace_back(href, std::move(body));
+        }
+        return files;
+    }
+
+    test::TempDir dir_;
+};
+
+TEST_F(NginxDownloadTest, DownloadsARepositoryInParallel) {
+    const auto files = make_repository(40);
+    test::NginxServer nginx(dir_.path() / "srv", dir_.path() / "nginx");
+    auto mirrors = std::make_shared<MirrorList>(std::vector<std::string>{nginx.url("/")});
+    std::vector<DownloadRequest> requests;
+    for (const auto& [href, body] : files) {
+        requests.push_back(make_request(mirrors, href, body));
+    }
+    DownloadOptions options;
+    options.max_parallel = 4;
+    Downloader downloader(options);
+    auto report = downloader.run(dir_.path() / "dest", requests);
+    ASSERT_TRUE(report.has_value());
+    ASSERT_TRUE(report->ok()) << first_failure(*report);
+    EXPECT_EQ(report->downloaded, files.size());
+    for (const auto& [href, body] : files) {
+        ASSERT_EQ(read_all(dir_.path() / "dest" / href), body) << href;
+    }
+    const auto log = nginx.access_log(files.size());
+    ASSERT_EQ(log.size(), files.size());
+    std::set<std::string> uris;
+    std::set<long> connections;
+    for (const auto& entry : log) {
+        EXPECT_EQ(entry["method"], "GET");
+        EXPECT_EQ(entry["status"], 200);
+        EXPECT_EQ(entry["range"], "");
+        EXPECT_EQ(entry["protocol"], "HTTP/1.1");
+        uris.insert(entry["uri"].get<std::string>());
+        connections.insert(entry["connection"].get<long>());
+    }
+    EXPECT_EQ(uris.size(), files.size());  // each file requested exactly once
+    EXPECT_LE(connections.size(), 4U);     // keep-alive, at most max_parallel connections
+}
+
+TEST_F(NginxDownloadTest, Http2OverTlsMultiplexesTransfersOnOneConnection) {
+    const auto certificate = dir_.path() / "cert.pem";
+    const auto key = dir_.path() / "key.pem";
+    const std::string command =
+        "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext "
+        "subjectAltName=IP:127.0.0.1 -keyout " +
+        key.string() + " -out " + certificate.string() + " > /dev/null 2>&1";
+    ASSERT_EQ(std::system(command.c_str()), 0);  // NOLINT(cert-env33-c)
+    const auto files = make_repository(24);
+    test::NginxServer nginx(dir_.path() / "srv", dir_.path() / "nginx",
+                            {.http2 = true, .tls_certificate = certificate, .tls_key = key});
+    auto mirrors = std::make_shared<MirrorList>(std::vector<std::string>{nginx.url("/")});
+    std::vector<DownloadRequest> requests;
+    for (const auto& [href, body] : files) {
+        requests.push_back(make_request(mirrors, href, body));
+    }
+    // Without the CA, verification (on by default) refuses the self-signed certificate.
+    DownloadOptions options;
+    options.max_parallel = 8;
+    options.retries = 0;
+    auto refused = Downloader(options).run(dir_.path() / "refused", std::span(requests.data(), 1));
+    ASSERT_TRUE(refused.has_value());
+    EXPECT_EQ(refused->failed, 1U);
+    EXPECT_TRUE(refused->files[0].attempts.at(0).permanent);
+
+    options.sslcacert = certificate.string();
+    Downloader downloader(options);
+    auto report = downloader.run(dir_.path() / "dest", requests);
+    ASSERT_TRUE(report.has_value());
+    ASSERT_TRUE(report->ok()) << first_failure(*report);
+    const auto log = nginx.access_log(files.size());
+    ASSERT_EQ(log.size(), files.size());
+    std::set<long> connections;
+    for (const auto& entry : log) {
+        EXPECT_EQ(entry["protocol"], "HTTP/2.0");
+        connections.insert(entry["connection"].get<long>());
+    }
+    EXPECT_EQ(connections.size(), 1U);  // PIPEWAIT: every stream on the first connection
+}
+
+TEST_F(NginxDownloadTest, CleartextHttp2WithPriorKnowledge) {
+    const auto files = make_repository(12);
+    test::NginxOptions h2c;
+    h2c.http2 = true;
+    test::NginxServer nginx(dir_.path() / "srv", dir_.path() / "nginx", h2c);
+    auto mirrors = std::make_shared<MirrorList>(std::vector<std::string>{nginx.url("/")});
+    std::vector<DownloadRequest> requests;
+    for (const auto& [href, body] : files) {
+        requests.push_back(make_request(mirrors, href, body));
+    }
+    DownloadOptions options;
+    options.max_parallel = 4;
+    options.http2_prior_knowledge = true;
+    Downloader downloader(options);
+    auto report = downloader.run(dir_.path() / "dest", requests);
+    ASSERT_TRUE(report.has_value());
+    ASSERT_TRUE(report->ok()) << first_failure(*report);
+    const auto log = nginx.access_log(files.size());
+    ASSERT_EQ(log.size(), files.size());
+    std::set<long> connections;
+    for (const auto& entry : log) {
+        EXPECT_EQ(entry["protocol"], "HTTP/2.0");
+        connections.insert(entry["connection"].get<long>());
+    }
+    if (curl_version_info(CURLVERSION_NOW)->version_num >= 0x080000) {
+        EXPECT_EQ(connections.size(), 1U);
+    } else {
+        EXPECT_EQ(connections.size(), files.size());  // curl#10634 workaround: no reuse
+    }
+}
+
+TEST_F(NginxDownloadTest, TruncatedPartIsResumedWithRange) {
+    const auto files = make_repository(1);
+    const auto& [href, body] = files[0];
+    const auto dest = dir_.path() / "dest";
+    std::filesystem::create_directories((dest / href).parent_path());
+    const std::size_t kept = body.size() / 3;
+    std::ofstream(dest / "Packages/a" / part_file_name("pkg-0.rpm"), std::ios::binary)
+        << body.substr(0, kept);
+    test::NginxServer nginx(dir_.path() / "srv", dir_.path() / "nginx");
+    auto mirrors = std::make_shared<MirrorList>(std::vector<std::string>{nginx.url("/")});
+    Downloader downloader;
+    auto report =
+        downloader.run(dest, std::vector<DownloadRequest>{make_request(mirrors, href, body)});
+    ASSERT_TRUE(report.has_value());
+    ASSERT_TRUE(report->ok()) << first_failure(*report);
+    EXPECT_EQ(read_all(dest / href), body);
+    const auto log = nginx.access_log(1);
+    ASSERT_EQ(log.size(), 1U);
+    EXPECT_EQ(log[0]["status"], 206);
+    EXPECT_EQ(log[0]["range"], "bytes=" + std::to_string(kept) + "-");
+    EXPECT_EQ(log[0]["bytes"].get<std::size_t>(), body.size() - kept);
+}
+
+}  // namespace
+}  // namespace rpmirror
