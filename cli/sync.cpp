@@ -1,0 +1,323 @@
+// `rpmirror sync` (alias `reposync`): dnf reposync's command line over the sync stage.
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <charconv>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <stop_token>
+#include <thread>
+
+#include <fmt/core.h>
+
+#include "command.hpp"
+#include "rpmirror/config.hpp"
+#include "rpmirror/report.hpp"
+#include "rpmirror/sync.hpp"
+
+namespace rpmirror::cli {
+
+namespace {
+
+struct SyncArgs {
+    std::vector<std::string> repo_patterns;
+    std::vector<std::string> repofrompath;
+    std::string config_file;
+    std::vector<std::string> reposdirs;
+    std::vector<std::string> varsdirs;
+    std::vector<std::string> setopts;
+    std::string releasever;
+    std::string basearch;
+    std::string download_path = ".";
+    bool norepopath = false;
+    std::string metadata_path;
+    bool download_metadata = false;
+    bool delete_unlisted = false;
+    bool newest_only = false;
+    std::vector<std::string> arches;
+    bool source = false;
+    bool remote_time = false;
+    std::string safe_write_path;
+    bool urls = false;
+    std::string min_buildtime;
+    bool gpgcheck = false;
+    unsigned parallel = 0;
+    bool quiet = false;
+    bool verbose = false;
+    bool no_cache = false;
+    std::string json_file;
+};
+
+constexpr int kExitSigint = 130;
+constexpr int kExitSigterm = 143;
+
+// SIGINT/SIGTERM stop the sync cleanly: blocked in every thread, received by one waiting thread
+// that requests a stop (transfers end, .part files stay for resume) and remembers the signal.
+class SignalStopper {
+  public:
+    SignalStopper() {
+        sigemptyset(&signals_);
+        sigaddset(&signals_, SIGINT);
+        sigaddset(&signals_, SIGTERM);
+        pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
+        waiter_ = std::jthread([this](std::stop_token done) {
+            const timespec poll_interval{0, 100'000'000};
+            while (!done.stop_requested()) {
+                const int received = sigtimedwait(&signals_, nullptr, &poll_interval);
+                if (received == SIGINT || received == SIGTERM) {
+                    signal_.store(received);
+                    source_.request_stop();
+                }
+            }
+        });
+    }
+    std::stop_token token() const { return source_.get_token(); }
+    int exit_code() const {
+        switch (signal_.load()) {
+            case SIGINT:
+                return kExitSigint;
+            case SIGTERM:
+                return kExitSigterm;
+            default:
+                return 0;
+        }
+    }
+
+  private:
+    sigset_t signals_{};
+    std::stop_source source_;
+    std::atomic<int> signal_{0};
+    std::jthread waiter_;
+};
+
+std::vector<std::string> split_commas(const std::vector<std::string>& values) {
+    std::vector<std::string> items;
+    for (const std::string& value : values) {
+        std::size_t start = 0;
+        while (start <= value.size()) {
+            const std::size_t comma = std::min(value.find(',', start), value.size());
+            if (comma > start) {
+                items.push_back(value.substr(start, comma - start));
+            }
+            start = comma + 1;
+        }
+    }
+    return items;
+}
+
+// Parses --min-buildtime: YYYY-MM-DD (UTC midnight, as dnf) or seconds since the epoch.
+Result<std::int64_t> parse_min_buildtime(const std::string& text) {
+    std::tm date{};
+    if (::strptime(text.c_str(), "%Y-%m-%d", &date) != nullptr && text.size() == 10) {
+        return static_cast<std::int64_t>(::timegm(&date));
+    }
+    std::int64_t seconds = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+    if (error == std::errc() && end == text.data() + text.size()) {
+        return seconds;
+    }
+    return make_error(ErrorCode::BadInput, "expected YYYY-MM-DD or seconds since the epoch",
+                      "--min-buildtime " + text);
+}
+
+void print_error(const Error& error) {
+    fmt::print(stderr, "rpmirror: {}\n", error.to_string());
+}
+
+Result<std::vector<RepoConfig>> load_repos(const SyncArgs& args) {
+    VariableOptions variable_options;
+    if (!args.releasever.empty()) {
+        variable_options.releasever = args.releasever;
+    }
+    if (!args.basearch.empty()) {
+        variable_options.basearch = args.basearch;
+    }
+    if (!args.varsdirs.empty()) {
+        variable_options.varsdirs.assign(args.varsdirs.begin(), args.varsdirs.end());
+    }
+    auto variables = make_variable_context(variable_options);
+    if (!variables) {
+        return tl::unexpected(std::move(variables.error()));
+    }
+    ConfigSources sources;
+    if (!args.config_file.empty()) {
+        sources.config_file = args.config_file;
+    }
+    if (!args.reposdirs.empty()) {
+        sources.reposdirs.emplace(args.reposdirs.begin(), args.reposdirs.end());
+    }
+    sources.repofrompath = args.repofrompath;
+    sources.setopts = args.setopts;
+    std::vector<ConfigWarning> warnings;
+    auto repos = load_repo_configs(sources, *variables, warnings);
+    for (const ConfigWarning& warning : warnings) {
+        if (!args.quiet || warning.kind == ConfigWarningKind::UnknownKey) {
+            fmt::print(stderr, "rpmirror: warning: {}\n", warning.to_string());
+        }
+    }
+    if (!repos) {
+        return repos;
+    }
+    return select_repos(std::move(*repos), args.repo_patterns);
+}
+
+Result<SyncOptions> sync_options_from(const SyncArgs& args) {
+    SyncOptions options;
+    options.download_path = args.download_path;
+    if (!args.metadata_path.empty()) {
+        options.metadata_path = args.metadata_path;
+    }
+    options.norepopath = args.norepopath;
+    options.download_metadata = args.download_metadata;
+    options.delete_unlisted = args.delete_unlisted;
+    options.urls_only = args.urls;
+    options.use_checksum_cache = !args.no_cache;
+    if (!args.safe_write_path.empty()) {
+        options.safe_write_path = std::filesystem::absolute(args.safe_write_path);
+    }
+    options.selection.arches = split_commas(args.arches);
+    options.selection.source_only = args.source;
+    options.selection.newest_only = args.newest_only;
+    if (!args.min_buildtime.empty()) {
+        auto floor = parse_min_buildtime(args.min_buildtime);
+        if (!floor) {
+            return tl::unexpected(std::move(floor.error()));
+        }
+        options.selection.min_build_time = *floor;
+    }
+    return options;
+}
+
+bool write_json(const std::string& destination, const std::string& json) {
+    if (destination == "-") {
+        std::fwrite(json.data(), 1, json.size(), stdout);
+        return true;
+    }
+    std::ofstream stream(destination, std::ios::binary | std::ios::trunc);
+    stream << json;
+    return static_cast<bool>(stream.flush());
+}
+
+int run_sync(const SyncArgs& args) {
+    if (args.gpgcheck) {
+        fmt::print(stderr,
+                   "rpmirror: --gpgcheck is not supported yet (package signatures are "
+                   "not checked by this version)\n");
+        return kExitUsage;
+    }
+    if (args.remote_time) {
+        fmt::print(stderr, "rpmirror: --remote-time is not supported yet\n");
+        return kExitUsage;
+    }
+    auto options = sync_options_from(args);
+    if (!options) {
+        print_error(options.error());
+        return kExitUsage;
+    }
+    auto repos = load_repos(args);
+    if (!repos) {
+        print_error(repos.error());
+        return kExitUsage;
+    }
+    if (args.norepopath && repos->size() > 1) {
+        fmt::print(stderr,
+                   "rpmirror: --norepopath can only be used with a single repository "
+                   "({} selected)\n",
+                   repos->size());
+        return kExitUsage;
+    }
+    SignalStopper stopper;
+    DownloadOptions download_options;
+    if (args.parallel > 0) {
+        download_options.max_parallel = args.parallel;
+    }
+    Syncer syncer(download_options);
+    const bool json_on_stdout = args.json_file == "-";
+    FILE* human = json_on_stdout ? stderr : stdout;
+    const bool draw_progress = !args.quiet && !args.urls && ::isatty(STDERR_FILENO) == 1;
+    std::vector<RepoSyncReport> reports;
+    int exit_code = kExitOk;
+    for (const RepoConfig& repo : *repos) {
+        if (stopper.token().stop_requested()) {
+            break;
+        }
+        TerminalProgress bar(STDERR_FILENO, repo.id);
+        RepoSyncReport report =
+            syncer.sync(repo, *options, draw_progress ? &bar : nullptr, stopper.token());
+        bar.finish();
+        for (const std::string& url : report.urls) {
+            fmt::print("{}\n", url);
+        }
+        for (const std::string& line : format_problems(report)) {
+            fmt::print(stderr, "{}\n", line);
+        }
+        if (!args.quiet || report.error) {
+            fmt::print(report.error ? stderr : human, "{}\n", format_summary(report));
+        }
+        if (!report.ok()) {
+            exit_code = kExitFailure;
+        }
+        reports.push_back(std::move(report));
+    }
+    if (stopper.exit_code() != 0) {
+        exit_code = stopper.exit_code();
+    }
+    if (!args.json_file.empty() &&
+        !write_json(args.json_file, format_json_report(reports, exit_code))) {
+        fmt::print(stderr, "rpmirror: {}: cannot write the JSON report\n", args.json_file);
+        exit_code = std::max(exit_code, kExitFailure);
+    }
+    return exit_code;
+}
+
+}  // namespace
+
+Command add_sync_command(CLI::App& parent) {
+    auto args = std::make_shared<SyncArgs>();
+    CLI::App* app = parent.add_subcommand(
+        "sync", "Mirror repositories (dnf reposync's options); metadata is published last");
+    app->alias("reposync");
+    app->add_option("--repo,--repoid", args->repo_patterns, "repository id (glob); repeatable");
+    app->add_option("--repofrompath", args->repofrompath,
+                    "ID,URL: a repository given on the command line; repeatable");
+    app->add_option("-c,--config", args->config_file, "dnf configuration file");
+    app->add_option("--reposdir", args->reposdirs, "directory of .repo files; repeatable");
+    app->add_option("--varsdir", args->varsdirs, "directory of variable files; repeatable");
+    app->add_option("--setopt", args->setopts, "KEY=VALUE or REPOID.KEY=VALUE; repeatable");
+    app->add_option("--releasever", args->releasever, "value of $releasever");
+    app->add_option("--basearch", args->basearch, "value of $basearch");
+    app->add_option("-p,--download-path", args->download_path,
+                    "where repositories are mirrored (default: .)");
+    app->add_flag("--norepopath", args->norepopath,
+                  "no <repoid> directory (only with one repository)");
+    app->add_option("--metadata-path", args->metadata_path,
+                    "where repodata/ goes (default: the download path)");
+    app->add_flag("--download-metadata", args->download_metadata,
+                  "also mirror the metadata, published atomically after the packages");
+    app->add_flag("--delete", args->delete_unlisted,
+                  "remove local packages that are no longer selected");
+    app->add_flag("-n,--newest-only", args->newest_only,
+                  "only the newest version of each name.arch");
+    app->add_option("-a,--arch", args->arches, "only these arches (repeatable, comma lists)");
+    app->add_flag("--source", args->source, "only source packages");
+    app->add_flag("--remote-time", args->remote_time, "keep the server's file times (not yet)");
+    app->add_option("--safe-write-path", args->safe_write_path,
+                    "directory packages may be written to outside the repository directory");
+    app->add_flag("-u,--urls", args->urls, "print the URLs that would be downloaded, and stop");
+    app->add_option("--min-buildtime", args->min_buildtime,
+                    "only packages built at or after YYYY-MM-DD (or seconds since the epoch)");
+    app->add_flag("-g,--gpgcheck", args->gpgcheck, "check package signatures (not yet)");
+    app->add_option("-j,--parallel", args->parallel, "concurrent downloads (default 16)")
+        ->check(CLI::Range(1U, 256U));
+    app->add_flag("-q,--quiet", args->quiet, "print errors only");
+    app->add_flag("-v,--verbose", args->verbose, "print more");
+    app->add_flag("--no-cache", args->no_cache,
+                  "verify existing files by hashing them, ignoring the checksum cache");
+    app->add_option("--json", args->json_file, "write a JSON report to FILE ('-': stdout)");
+    return Command{app, [args] { return run_sync(*args); }};
+}
+
+}  // namespace rpmirror::cli

@@ -1,0 +1,52 @@
+// The report stage: what a sync tells its user. One line per failure, one summary line per
+// repository, a machine-readable JSON report, and a progress bar for terminals.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "rpmirror/download.hpp"
+#include "rpmirror/sync.hpp"
+
+namespace rpmirror {
+
+// Returns the summary line of one repository, e.g.
+// "base: downloaded 12 files / 34.5 MB in 1.2 s at 28.7 MB/s, kept 1988, resumed 0, deleted 0,
+// failed 0" (or "base: up to date (no-op) ..." / "base: FAILED: <error>").
+std::string format_summary(const RepoSyncReport& report);
+
+// Returns one line per failed package ("base: foo-1.0-1.x86_64: <reason>") followed by an
+// indented line per URL tried, and one line per warning ("base: warning: ...").
+std::vector<std::string> format_problems(const RepoSyncReport& report);
+
+// Returns the JSON report of a run: {"exit_code": N, "repositories": [{...}, ...]} with the same
+// facts as the summary and problem lines (sizes in bytes, times in seconds).
+std::string format_json_report(std::span<const RepoSyncReport> reports, int exit_code);
+
+// A progress bar on a terminal: overall bytes and files, current rate and ETA, redrawn at most
+// ten times a second on one line of `fd`, erased by finish(). Not thread-safe (the downloader
+// calls it from its loop thread only).
+class TerminalProgress : public ProgressSink {
+  public:
+    TerminalProgress(int fd, std::string label);
+    void file_finished(std::size_t request_index, const FileResult& result) override;
+    void progress(std::uint64_t bytes_done, std::uint64_t bytes_total) override;
+    // Erases the bar (call before printing anything else).
+    void finish();
+
+  private:
+    void draw();
+    int fd_;
+    std::string label_;
+    std::uint64_t bytes_done_ = 0;
+    std::uint64_t bytes_total_ = 0;
+    std::size_t files_done_ = 0;
+    std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+    std::chrono::steady_clock::time_point last_draw_{};
+    bool drawn_ = false;
+};
+
+}  // namespace rpmirror

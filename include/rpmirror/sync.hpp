@@ -1,0 +1,94 @@
+// The sync stage: one repository, end to end, as `dnf reposync` does it but safely:
+//   repo config -> mirrors (baseurl, mirrorlist, metalink) -> repomd.xml (metalink-verified) ->
+//   primary.xml (checksummed, streamed) -> selection -> plan against the local tree ->
+//   downloads (with existing files verified on worker threads meanwhile) -> metadata published
+//   last and atomically -> stale packages deleted -> state file for the next no-op.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "rpmirror/config.hpp"
+#include "rpmirror/download.hpp"
+#include "rpmirror/error.hpp"
+#include "rpmirror/index.hpp"
+
+namespace rpmirror {
+
+struct SyncOptions {
+    std::filesystem::path download_path = ".";             // -p
+    std::optional<std::filesystem::path> metadata_path;    // --metadata-path
+    bool norepopath = false;                               // --norepopath
+    bool download_metadata = false;                        // --download-metadata
+    bool delete_unlisted = false;                          // --delete
+    bool urls_only = false;                                // -u: list URLs, download nothing
+    bool use_checksum_cache = true;                        // verify existing files via xattrs
+    std::optional<std::filesystem::path> safe_write_path;  // --safe-write-path
+    // --arch, --source, --newest-only, --min-buildtime. The repository's includepkgs and
+    // excludepkgs are added to these by sync_repository.
+    SelectionOptions selection;
+    unsigned verify_threads = 0;  // 0 = all cores
+};
+
+struct PackageFailure {
+    std::string package;                // NEVRA
+    std::string reason;                 // the final error
+    std::vector<std::string> attempts;  // "URL: what happened", in order
+};
+
+struct RepoSyncReport {
+    std::string repo_id;
+    std::filesystem::path repo_dir;     // where its packages are
+    std::optional<Error> error;         // set iff the repository as a whole failed
+    bool noop = false;                  // nothing to do: repomd.xml and every file unchanged
+    std::size_t upstream_packages = 0;  // packages primary.xml lists
+    std::size_t selected = 0;           // packages the filters kept
+    std::size_t downloaded = 0;         // fetched and verified in this run
+    std::uint64_t bytes_downloaded = 0;
+    std::size_t kept = 0;      // already present and verified
+    std::size_t replaced = 0;  // present but wrong (size or checksum): downloaded again
+    std::size_t resumed = 0;   // continued from a .part of an earlier run
+    std::size_t retries = 0;
+    std::vector<std::filesystem::path> deleted;  // --delete, relative to repo_dir
+    std::vector<PackageFailure> failures;
+    bool metadata_published = false;
+    std::vector<std::string> urls;      // -u
+    std::vector<std::string> warnings;  // e.g. metadata kept back, packages filtered out
+    double seconds = 0;
+
+    // Returns true iff the repository synced completely.
+    bool ok() const { return !error && failures.empty(); }
+};
+
+// Syncs repositories one after another over one Downloader, so connections are reused across
+// repositories. Not thread-safe: one sync at a time; `stop` may be triggered from any thread.
+class Syncer {
+  public:
+    explicit Syncer(DownloadOptions base_options = {});
+
+    // Syncs `repo` with `options`. Never throws for repository or package failures: they are in
+    // the report (a failing repository does not stop the caller from syncing the next one).
+    // Download options are `base_options` adjusted by the repository's configuration (TLS,
+    // proxy, credentials, retries, timeouts, throttle).
+    RepoSyncReport sync(const RepoConfig& repo, const SyncOptions& options,
+                        ProgressSink* progress = nullptr, std::stop_token stop = {});
+
+  private:
+    DownloadOptions base_options_;
+    Downloader downloader_;
+};
+
+// Returns the directory holding `repo_id`'s packages under `options` (dnf reposync's layout):
+// <download_path>/<repo_id>, or <download_path> with --norepopath.
+std::filesystem::path repo_directory(const SyncOptions& options, std::string_view repo_id);
+
+// Returns the directory holding `repo_id`'s repodata/: <metadata_path>/<repo_id> with
+// --metadata-path, else repo_directory().
+std::filesystem::path metadata_directory(const SyncOptions& options, std::string_view repo_id);
+
+}  // namespace rpmirror

@@ -1,0 +1,543 @@
+// One repository, end to end (see rpmirror/sync.hpp for the order of the stages).
+#include "rpmirror/sync.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <future>
+#include <set>
+
+#include <fmt/core.h>
+
+#include "rpmirror/checksum.hpp"
+#include "rpmirror/metadata.hpp"
+#include "rpmirror/plan.hpp"
+#include "rpmirror/publish.hpp"
+
+namespace rpmirror {
+
+namespace {
+
+constexpr std::string_view kRepomdHref = "repodata/repomd.xml";
+constexpr std::string_view kRepodataPrefix = "repodata/";
+
+// Where a repository's mirrors come from, and the metalink that vouches for repomd.xml.
+struct RepoSource {
+    std::vector<std::string> base_urls;
+    std::optional<Metalink> metalink;
+};
+
+struct FetchedRepomd {
+    std::string bytes;
+    Repomd parsed;
+    std::string base_url;  // the mirror it came from
+};
+
+DownloadOptions options_for_repo(DownloadOptions options, const RepoConfig& repo) {
+    options.retries = repo.retries == 0 ? 1000 : repo.retries;
+    options.minrate = repo.minrate_bytes_per_second;
+    options.low_speed_time = std::chrono::seconds(repo.timeout_seconds);
+    options.connect_timeout = std::chrono::seconds(repo.timeout_seconds);
+    options.sslverify = repo.sslverify;
+    options.sslcacert = repo.sslcacert.value_or("");
+    options.sslclientcert = repo.sslclientcert.value_or("");
+    options.sslclientkey = repo.sslclientkey.value_or("");
+    if (repo.proxy) {
+        options.proxy = repo.proxy->empty() ? "" : *repo.proxy;
+    }
+    options.proxy_username = repo.proxy_username.value_or("");
+    options.proxy_password = repo.proxy_password.value_or("");
+    options.username = repo.username.value_or("");
+    options.password = repo.password.value_or("");
+    if (repo.user_agent) {
+        options.user_agent = *repo.user_agent;
+    }
+    options.ip_resolve = repo.ip_resolve;
+    if (repo.throttle_bytes_per_second) {
+        options.throttle = *repo.throttle_bytes_per_second;
+    } else if (repo.throttle_percent && repo.bandwidth_bytes_per_second) {
+        options.throttle = static_cast<std::uint64_t>(
+            static_cast<double>(*repo.bandwidth_bytes_per_second) * *repo.throttle_percent / 100);
+    }
+    return options;
+}
+
+Result<RepoSource> resolve_mirrors(const RepoConfig& repo, const DownloadOptions& options) {
+    RepoSource source;
+    source.base_urls = repo.baseurls;
+    const std::optional<std::string>& list_url = repo.metalink ? repo.metalink : repo.mirrorlist;
+    if (list_url) {
+        auto document = fetch_document(*list_url, options);
+        if (!document) {
+            if (source.base_urls.empty()) {
+                return tl::unexpected(std::move(document.error()));
+            }
+        } else if (repo.metalink || document->find("<metalink") != std::string::npos) {
+            // A mirrorlist= may point at a metalink; dnf tells them apart by content too.
+            auto metalink = parse_metalink(*document, *list_url);
+            if (!metalink) {
+                return tl::unexpected(std::move(metalink.error()));
+            }
+            for (const std::string& base : metalink->base_urls()) {
+                source.base_urls.push_back(base);
+            }
+            source.metalink = std::move(*metalink);
+        } else {
+            auto mirrors = parse_mirrorlist(*document, *list_url);
+            if (!mirrors) {
+                return tl::unexpected(std::move(mirrors.error()));
+            }
+            source.base_urls.insert(source.base_urls.end(), mirrors->begin(), mirrors->end());
+        }
+    }
+    if (source.base_urls.empty()) {
+        return make_error(ErrorCode::BadInput, "no usable mirror", repo.id);
+    }
+    return source;
+}
+
+// Fetches repomd.xml from the first mirror that serves a valid one (vouched for by the metalink
+// when there is one). Every mirror tried is named in the error when none works.
+Result<FetchedRepomd> fetch_repomd(const RepoSource& source, const DownloadOptions& options,
+                                   const std::string& repo_id) {
+    std::vector<std::string> attempts;
+    for (const std::string& base : source.base_urls) {
+        const std::string url = join_url(base, kRepomdHref);
+        auto bytes = fetch_document(url, options);
+        if (!bytes) {
+            attempts.push_back(bytes.error().to_string());
+            continue;
+        }
+        if (source.metalink) {
+            auto vouched = verify_repomd_against_metalink(
+                std::as_bytes(std::span<const char>(bytes->data(), bytes->size())),
+                *source.metalink);
+            if (!vouched) {
+                attempts.push_back(url + ": " + vouched.error().message);
+                continue;
+            }
+        }
+        auto parsed = parse_repomd(*bytes, url);
+        if (!parsed) {
+            attempts.push_back(parsed.error().to_string());
+            continue;
+        }
+        return FetchedRepomd{std::move(*bytes), std::move(*parsed), base};
+    }
+    std::string message = "cannot fetch repomd.xml from any mirror";
+    for (const std::string& attempt : attempts) {
+        message += "\n    " + attempt;
+    }
+    return make_error(ErrorCode::Network, std::move(message), repo_id);
+}
+
+// The mirrors for everything after repomd.xml: the mirror that served it first, so packages and
+// records come from the same revision whenever that mirror can serve them.
+std::shared_ptr<MirrorList> mirrors_starting_with(const RepoSource& source,
+                                                  const std::string& first, unsigned demote_after) {
+    std::vector<std::string> ordered{first};
+    for (const std::string& base : source.base_urls) {
+        if (base != first) {
+            ordered.push_back(base);
+        }
+    }
+    return std::make_shared<MirrorList>(std::move(ordered), demote_after);
+}
+
+std::string options_fingerprint(const SyncOptions& options, const SelectionOptions& selection) {
+    std::string text =
+        fmt::format("v1 meta={} norepopath={} source={} newest={} buildtime={}",
+                    options.download_metadata, options.norepopath, selection.source_only,
+                    selection.newest_only, selection.min_build_time.value_or(-1));
+    const auto append_list = [&text](std::string_view key, const std::vector<std::string>& list) {
+        text += fmt::format(" {}=", key);
+        for (const std::string& item : list) {
+            text += item + ",";
+        }
+    };
+    append_list("arch", selection.arches);
+    append_list("include", selection.include_globs);
+    append_list("exclude", selection.exclude_globs);
+    text += " safe=" + options.safe_write_path.value_or("").string();
+    return text;
+}
+
+DownloadRequest request_for(const PackageView& package, const PackageTarget& target,
+                            const std::shared_ptr<MirrorList>& mirrors) {
+    DownloadRequest request;
+    request.mirrors = mirrors;
+    request.href = package.location_base.empty()
+                       ? std::string(package.location_href)
+                       : join_url(package.location_base, package.location_href);
+    request.destination = target.destination;
+    request.root_index = target.root_index;
+    request.checksum_type = package.checksum_type;
+    request.expected_digest = package.checksum_hex();
+    request.expected_size = package.package_size;
+    return request;
+}
+
+PackageFailure failure_of(const PackageView& package, const FileResult& result) {
+    PackageFailure failure{package.nevra(), {}, {}};
+    failure.reason =
+        result.error ? result.error->to_string() : std::string(file_status_name(result.status));
+    for (const DownloadAttempt& attempt : result.attempts) {
+        failure.attempts.push_back(attempt.url + ": " + attempt.outcome);
+    }
+    return failure;
+}
+
+bool write_file(const std::filesystem::path& path, std::string_view contents) {
+    std::ofstream stream(path, std::ios::binary | std::ios::trunc);
+    stream.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    return static_cast<bool>(stream.flush());
+}
+
+// The work of one sync, stage by stage; each stage records its outcome in `report`.
+class RepoSync {
+  public:
+    RepoSync(Downloader& downloader, const RepoConfig& repo, const SyncOptions& options,
+             ProgressSink* progress, std::stop_token stop, RepoSyncReport& report)
+        : downloader_(downloader),
+          repo_(repo),
+          options_(options),
+          progress_(progress),
+          stop_(std::move(stop)),
+          report_(report),
+          repo_dir_(repo_directory(options, repo.id)),
+          metadata_dir_(metadata_directory(options, repo.id)) {
+        selection_options_ = options.selection;
+        selection_options_.include_globs.insert(selection_options_.include_globs.end(),
+                                                repo.includepkgs.begin(), repo.includepkgs.end());
+        selection_options_.exclude_globs.insert(selection_options_.exclude_globs.end(),
+                                                repo.excludepkgs.begin(), repo.excludepkgs.end());
+        report_.repo_id = repo.id;
+        report_.repo_dir = repo_dir_;
+    }
+
+    Result<void> run() {
+        const DownloadOptions& download_options = downloader_.options();
+        auto source = resolve_mirrors(repo_, download_options);
+        if (!source) {
+            return tl::unexpected(std::move(source.error()));
+        }
+        auto repomd = fetch_repomd(*source, download_options, repo_.id);
+        if (!repomd) {
+            return tl::unexpected(std::move(repomd.error()));
+        }
+        repomd_sha256_ = hash_bytes(ChecksumType::Sha256, repomd->bytes);
+        if (!options_.urls_only && is_noop(repomd->bytes)) {
+            return finish_noop();
+        }
+        mirrors_ =
+            mirrors_starting_with(*source, repomd->base_url, download_options.demote_mirror_after);
+        auto stage = MetadataStage::create(metadata_dir_);
+        if (!stage) {
+            return tl::unexpected(std::move(stage.error()));
+        }
+        auto index = fetch_metadata(*repomd, *stage);
+        if (!index) {
+            return tl::unexpected(std::move(index.error()));
+        }
+        const Selection selection = select_packages(*index, selection_options_);
+        report_.upstream_packages = index->size();
+        report_.selected = selection.positions.size();
+        for (const std::string& conflict : selection.conflicts) {
+            report_.warnings.push_back(conflict);
+        }
+        if (options_.urls_only) {
+            list_urls(*index, selection);
+            return {};
+        }
+        auto synced = sync_packages(*index, selection);
+        if (!synced) {
+            return synced;
+        }
+        if (!report_.failures.empty() || stop_.stop_requested()) {
+            if (options_.download_metadata) {
+                report_.warnings.push_back(fmt::format(
+                    "metadata not published: {} package(s) failed; the previous repodata/ stays "
+                    "in place",
+                    report_.failures.size()));
+            }
+            return {};
+        }
+        return publish(*repomd, *stage);
+    }
+
+  private:
+    bool is_noop(const std::string& repomd_bytes) {
+        const auto state = read_sync_state(sync_state_path(repo_dir_));
+        if (!state || state->repomd_sha256 != repomd_sha256_ ||
+            state->options_fingerprint != options_fingerprint(options_, selection_options_)) {
+            return false;
+        }
+        if (options_.download_metadata) {
+            std::ifstream live(metadata_dir_ / "repodata" / "repomd.xml", std::ios::binary);
+            const std::string live_bytes((std::istreambuf_iterator<char>(live)),
+                                         std::istreambuf_iterator<char>());
+            if (live_bytes != repomd_bytes) {
+                return false;
+            }
+        }
+        if (!state_files_unchanged(repo_dir_, *state)) {
+            return false;
+        }
+        noop_state_ = std::move(*state);
+        return true;
+    }
+
+    Result<void> finish_noop() {
+        report_.noop = true;
+        report_.selected = noop_state_.files.size();
+        report_.kept = noop_state_.files.size();
+        if (options_.delete_unlisted) {
+            std::set<std::filesystem::path> keep;
+            for (const SyncStateFile& file : noop_state_.files) {
+                keep.insert(file.relative_path);
+            }
+            return delete_unlisted(keep);
+        }
+        return {};
+    }
+
+    // Downloads the records this sync needs into `stage` (primary only, or every record with
+    // --download-metadata), verified by size and checksum, and parses primary.xml.
+    Result<PackageIndex> fetch_metadata(const FetchedRepomd& repomd, MetadataStage& stage) {
+        const RepomdRecord* primary = repomd.parsed.find("primary");
+        if (primary == nullptr) {
+            return make_error(ErrorCode::BadInput, "repomd.xml has no primary record",
+                              join_url(repomd.base_url, kRepomdHref));
+        }
+        std::vector<const RepomdRecord*> records;
+        if (options_.download_metadata) {
+            for (const RepomdRecord& record : repomd.parsed.records) {
+                records.push_back(&record);
+            }
+        } else {
+            records.push_back(primary);
+        }
+        std::vector<DownloadRequest> requests;
+        for (const RepomdRecord* record : records) {
+            if (!record->location_href.starts_with(kRepodataPrefix) || !record->size) {
+                return make_error(ErrorCode::Unsupported,
+                                  "record '" + record->type + "' at '" + record->location_href +
+                                      "' is not a file under repodata/ with a size",
+                                  repo_.id);
+            }
+            auto relative = safe_relative_path(record->location_href.substr(kRepodataPrefix.size()),
+                                               record->type);
+            if (!relative) {
+                return tl::unexpected(std::move(relative.error()));
+            }
+            DownloadRequest request;
+            request.mirrors = mirrors_;
+            request.href = record->location_base
+                               ? join_url(*record->location_base, record->location_href)
+                               : record->location_href;
+            request.destination = *relative;
+            request.checksum_type = record->checksum.type;
+            request.expected_digest = record->checksum.hex;
+            request.expected_size = *record->size;
+            requests.push_back(std::move(request));
+        }
+        auto fetched = downloader_.run(stage.dir(), requests, nullptr, stop_);
+        if (!fetched) {
+            return tl::unexpected(std::move(fetched.error()));
+        }
+        for (std::size_t index = 0; index < requests.size(); ++index) {
+            const FileResult& result = fetched->files[index];
+            if (result.status != FileStatus::Downloaded &&
+                result.status != FileStatus::AlreadyPresent) {
+                Error error = result.error.value_or(
+                    Error{ErrorCode::Interrupted, "interrupted", records[index]->location_href, 0});
+                error.message = "metadata '" + records[index]->type + "': " + error.message;
+                return tl::unexpected(std::move(error));
+            }
+        }
+        PrimaryParseOptions parse_options;
+        parse_options.decompress.expected_size = primary->open_size;
+        const auto primary_path =
+            stage.dir() / primary->location_href.substr(kRepodataPrefix.size());
+        auto index = parse_primary_file(primary_path, parse_options);
+        if (index) {
+            for (const IndexIssue& issue : index->issues()) {
+                report_.warnings.push_back(issue.message);
+            }
+        }
+        return index;
+    }
+
+    void list_urls(const PackageIndex& index, const Selection& selection) {
+        const std::string first_mirror = mirrors_->order().front();
+        for (const std::size_t position : selection.positions) {
+            const PackageView package = index[position];
+            const std::string base(pick_base_url(
+                first_mirror, package.location_base.empty()
+                                  ? std::optional<std::string>()
+                                  : std::optional<std::string>(package.location_base)));
+            report_.urls.push_back(join_url(base, package.location_href));
+        }
+    }
+
+    Result<void> sync_packages(const PackageIndex& index, const Selection& selection) {
+        PathPolicy policy;
+        policy.safe_write_path = options_.safe_write_path;
+        auto plan = plan_sync(index, selection, repo_dir_, policy, repo_.id);
+        if (!plan) {
+            return tl::unexpected(std::move(plan.error()));
+        }
+        plan_ = std::move(*plan);
+        // Existing files are verified on worker threads while the missing ones download.
+        std::vector<VerifyRequest> checks;
+        for (const std::size_t target : plan_.to_verify) {
+            const PackageView package = index[plan_.targets[target].position];
+            checks.push_back({repo_dir_ / plan_.targets[target].relative_path,
+                              package.checksum_type, package.checksum_hex(), package.package_size});
+        }
+        VerifyOptions verify_options;
+        verify_options.threads = options_.verify_threads;
+        verify_options.hash.use_cache = options_.use_checksum_cache;
+        auto verification = std::async(std::launch::async, [&checks, verify_options] {
+            return verify_files(checks, verify_options);
+        });
+        auto first = download_targets(index, plan_.to_download);
+        const std::vector<VerifyResult> verified = verification.get();
+        if (!first) {
+            return first;
+        }
+        std::vector<std::size_t> replace;
+        for (std::size_t check = 0; check < verified.size(); ++check) {
+            if (verified[check].status == VerifyStatus::Ok) {
+                ++report_.kept;
+            } else {
+                replace.push_back(plan_.to_verify[check]);
+            }
+        }
+        report_.replaced = replace.size();
+        return download_targets(index, replace);
+    }
+
+    Result<void> download_targets(const PackageIndex& index,
+                                  const std::vector<std::size_t>& targets) {
+        if (targets.empty() || stop_.stop_requested()) {
+            return {};
+        }
+        std::vector<DownloadRequest> requests;
+        requests.reserve(targets.size());
+        for (const std::size_t target : targets) {
+            requests.push_back(request_for(index[plan_.targets[target].position],
+                                           plan_.targets[target], mirrors_));
+        }
+        auto downloaded = downloader_.run(plan_.roots, requests, progress_, stop_);
+        if (!downloaded) {
+            return tl::unexpected(std::move(downloaded.error()));
+        }
+        report_.downloaded += downloaded->downloaded + downloaded->already_present;
+        report_.bytes_downloaded += downloaded->bytes_received;
+        report_.resumed += downloaded->resumed;
+        report_.retries += downloaded->retries;
+        for (std::size_t request = 0; request < requests.size(); ++request) {
+            const FileResult& result = downloaded->files[request];
+            if (result.status == FileStatus::Failed) {
+                report_.failures.push_back(
+                    failure_of(index[plan_.targets[targets[request]].position], result));
+            }
+        }
+        return {};
+    }
+
+    Result<void> publish(const FetchedRepomd& repomd, MetadataStage& stage) {
+        if (options_.download_metadata) {
+            if (!write_file(stage.dir() / "repomd.xml", repomd.bytes)) {
+                return make_errno_error("cannot write", (stage.dir() / "repomd.xml").string(),
+                                        errno);
+            }
+            auto signature = fetch_document(join_url(repomd.base_url, "repodata/repomd.xml.asc"),
+                                            downloader_.options());
+            if (signature && !write_file(stage.dir() / "repomd.xml.asc", *signature)) {
+                return make_errno_error("cannot write", (stage.dir() / "repomd.xml.asc").string(),
+                                        errno);
+            }
+            auto published = stage.publish();
+            if (!published) {
+                return published;
+            }
+            report_.metadata_published = true;
+            if (report_.selected < report_.upstream_packages) {
+                report_.warnings.push_back(fmt::format(
+                    "the published metadata is upstream's: it lists {} package(s) that the "
+                    "filters left out of this mirror",
+                    report_.upstream_packages - report_.selected));
+            }
+        }
+        SyncState state{repomd_sha256_, options_fingerprint(options_, selection_options_), {}};
+        std::set<std::filesystem::path> keep;
+        for (const PackageTarget& target : plan_.targets) {
+            keep.insert(target.relative_path);
+            if (auto file = stat_for_state(repo_dir_, target.relative_path)) {
+                state.files.push_back(std::move(*file));
+            }
+        }
+        if (auto written = write_sync_state(sync_state_path(repo_dir_), state); !written) {
+            report_.warnings.push_back(written.error().to_string());
+        }
+        return options_.delete_unlisted ? delete_unlisted(keep) : Result<void>{};
+    }
+
+    Result<void> delete_unlisted(const std::set<std::filesystem::path>& keep) {
+        auto deleted = delete_unlisted_packages(repo_dir_, keep);
+        if (!deleted) {
+            return tl::unexpected(std::move(deleted.error()));
+        }
+        report_.deleted = std::move(*deleted);
+        return {};
+    }
+
+    Downloader& downloader_;
+    const RepoConfig& repo_;
+    const SyncOptions& options_;
+    ProgressSink* progress_;
+    std::stop_token stop_;
+    RepoSyncReport& report_;
+    std::filesystem::path repo_dir_;
+    std::filesystem::path metadata_dir_;
+    SelectionOptions selection_options_;
+    std::string repomd_sha256_;
+    SyncState noop_state_;
+    std::shared_ptr<MirrorList> mirrors_;
+    SyncPlan plan_;
+};
+
+}  // namespace
+
+std::filesystem::path repo_directory(const SyncOptions& options, std::string_view repo_id) {
+    return options.norepopath ? options.download_path : options.download_path / repo_id;
+}
+
+std::filesystem::path metadata_directory(const SyncOptions& options, std::string_view repo_id) {
+    return options.metadata_path ? *options.metadata_path / repo_id
+                                 : repo_directory(options, repo_id);
+}
+
+Syncer::Syncer(DownloadOptions base_options)
+    : base_options_(base_options), downloader_(std::move(base_options)) {}
+
+RepoSyncReport Syncer::sync(const RepoConfig& repo, const SyncOptions& options,
+                            ProgressSink* progress, std::stop_token stop) {
+    const auto started = std::chrono::steady_clock::now();
+    RepoSyncReport report;
+    downloader_.set_options(options_for_repo(base_options_, repo));
+    RepoSync repo_sync(downloader_, repo, options, progress, stop, report);
+    if (auto synced = repo_sync.run(); !synced) {
+        report.error = std::move(synced.error());
+    }
+    if (stop.stop_requested() && !report.error) {
+        report.error = Error{ErrorCode::Interrupted, "interrupted", repo.id, 0};
+    }
+    report.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return report;
+}
+
+}  // namespace rpmirror
