@@ -20,5 +20,6 @@ struct Command {
 
 Command add_checksum_command(CLI::App& parent);
 Command add_sync_command(CLI::App& parent);
+Command add_verify_command(CLI::App& parent);
 
 }  // namespace rpmirror::cli

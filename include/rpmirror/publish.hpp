@@ -69,4 +69,13 @@ std::size_t remove_stale_stages(const std::filesystem::path& metadata_dir);
 Result<std::vector<std::filesystem::path>> delete_unlisted_packages(
     const std::filesystem::path& repo_dir, const std::set<std::filesystem::path>& keep);
 
+// Lists what delete_unlisted_packages would remove, removing nothing: every regular file named
+// `*.rpm` under `repo_dir` whose relative path is not in `keep`, found by the same walk (no
+// symlink followed, `repodata/` and staging directories at the top skipped).
+// Returns the paths (relative to `repo_dir`), sorted; an empty list iff `repo_dir` does not exist;
+// Error{Unsafe} iff `repo_dir` is a symlink; Error{Io} naming the directory iff one cannot be
+// read. Thread-safe (reads only).
+Result<std::vector<std::filesystem::path>> list_unlisted_packages(
+    const std::filesystem::path& repo_dir, const std::set<std::filesystem::path>& keep);
+
 }  // namespace rpmirror

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <functional>
 #include <system_error>
 #include <utility>
 
@@ -63,6 +64,17 @@ Result<MetadataStage> MetadataStage::create(const std::filesystem::path& metadat
     std::string pattern = (metadata_dir / (std::string(kStagingPrefix) + "XXXXXX")).string();
     if (::mkdtemp(pattern.data()) == nullptr) {
         return make_errno_error("cannot create staging directory", metadata_dir.string(), errno);
+    }
+    // mkdtemp creates 0700; the published repodata/ must be as readable as any directory the
+    // user creates (a web server serves it), so apply the usual 0777 & ~umask.
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    if (::chmod(pattern.c_str(), 0777 & ~mask) != 0) {
+        const int chmod_errno = errno;
+        std::error_code ignored;
+        std::filesystem::remove_all(pattern, ignored);
+        return make_errno_error("cannot set permissions of staging directory", pattern,
+                                chmod_errno);
     }
     return MetadataStage(metadata_dir, pattern);
 }
@@ -121,9 +133,17 @@ struct DirCloser {
     void operator()(DIR* dir) const { ::closedir(dir); }
 };
 
-struct DeleteWalk {
+// What the walk does with each unlisted package: given the open directory holding it, its name
+// and its path relative to the repository root, returns an error to stop the walk.
+using UnlistedVisitor = std::function<Result<void>(int dir_fd, const std::string& name,
+                                                   const std::filesystem::path& relative)>;
+
+// The walk shared by delete_unlisted_packages and list_unlisted_packages: every regular `*.rpm`
+// file below the repository root that `keep` does not list is handed to `visit`, from the
+// directory fd it was found in (never through a symlink, never outside the root).
+struct UnlistedWalk {
     const std::set<std::filesystem::path>& keep;
-    std::vector<std::filesystem::path> removed;
+    const UnlistedVisitor& visit;
 
     // Walks the directory open as `dir_fd` (ownership taken), whose path relative to the
     // repository root is `relative`.
@@ -157,11 +177,10 @@ struct DeleteWalk {
             if (!S_ISREG(st.st_mode) || !name.ends_with(".rpm") || keep.contains(relative / name)) {
                 continue;  // symlinks, devices, non-rpm files and selected packages stay
             }
-            if (::unlinkat(fd_for_unlink, name.c_str(), 0) != 0) {
-                return make_errno_error("cannot remove", (repo_dir / relative / name).string(),
-                                        errno);
+            auto visited = visit(fd_for_unlink, name, relative / name);
+            if (!visited) {
+                return visited;
             }
-            removed.push_back(relative / name);
         }
         for (const std::string& name : subdirectories) {
             UniqueFd child(::openat(fd_for_unlink, name.c_str(),
@@ -182,30 +201,65 @@ struct DeleteWalk {
     }
 };
 
-}  // namespace
-
-Result<std::vector<std::filesystem::path>> delete_unlisted_packages(
-    const std::filesystem::path& repo_dir, const std::set<std::filesystem::path>& keep) {
+// Opens `repo_dir` and walks it with `visit`. Returns false (and no error) iff it does not exist.
+Result<bool> walk_unlisted(const std::filesystem::path& repo_dir,
+                           const std::set<std::filesystem::path>& keep,
+                           const UnlistedVisitor& visit, std::string_view refusal) {
     UniqueFd root = open_directory(repo_dir);
     if (!root) {
         const int open_errno = errno;
         if (open_errno == ENOENT) {
-            return std::vector<std::filesystem::path>{};
+            return false;
         }
         std::error_code ignored;
         if (std::filesystem::is_symlink(repo_dir, ignored)) {
-            return make_error(ErrorCode::Unsafe, "is a symlink; not deleting through it",
-                              repo_dir.string());
+            return make_error(ErrorCode::Unsafe, std::string(refusal), repo_dir.string());
         }
         return make_errno_error("cannot open directory", repo_dir.string(), open_errno);
     }
-    DeleteWalk walk{keep, {}};
+    UnlistedWalk walk{keep, visit};
     auto walked = walk.walk(std::move(root), {}, repo_dir);
     if (!walked) {
         return tl::unexpected(std::move(walked.error()));
     }
-    std::sort(walk.removed.begin(), walk.removed.end());
-    return std::move(walk.removed);
+    return true;
+}
+
+}  // namespace
+
+Result<std::vector<std::filesystem::path>> delete_unlisted_packages(
+    const std::filesystem::path& repo_dir, const std::set<std::filesystem::path>& keep) {
+    std::vector<std::filesystem::path> removed;
+    const UnlistedVisitor remove = [&](int dir_fd, const std::string& name,
+                                       const std::filesystem::path& relative) -> Result<void> {
+        if (::unlinkat(dir_fd, name.c_str(), 0) != 0) {
+            return make_errno_error("cannot remove", (repo_dir / relative).string(), errno);
+        }
+        removed.push_back(relative);
+        return {};
+    };
+    auto walked = walk_unlisted(repo_dir, keep, remove, "is a symlink; not deleting through it");
+    if (!walked) {
+        return tl::unexpected(std::move(walked.error()));
+    }
+    std::sort(removed.begin(), removed.end());
+    return removed;
+}
+
+Result<std::vector<std::filesystem::path>> list_unlisted_packages(
+    const std::filesystem::path& repo_dir, const std::set<std::filesystem::path>& keep) {
+    std::vector<std::filesystem::path> unlisted;
+    const UnlistedVisitor record = [&](int, const std::string&,
+                                       const std::filesystem::path& relative) -> Result<void> {
+        unlisted.push_back(relative);
+        return {};
+    };
+    auto walked = walk_unlisted(repo_dir, keep, record, "is a symlink; not walking through it");
+    if (!walked) {
+        return tl::unexpected(std::move(walked.error()));
+    }
+    std::sort(unlisted.begin(), unlisted.end());
+    return unlisted;
 }
 
 }  // namespace rpmirror

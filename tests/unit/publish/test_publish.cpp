@@ -27,6 +27,11 @@ TEST(MetadataStage, FirstPublishCreatesRepodata) {
     ASSERT_TRUE(stage->publish());
     EXPECT_EQ(test::read_file(dir / "repo/repodata/repomd.xml"), "new");
     EXPECT_EQ(entries_of(dir / "repo"), std::vector<std::string>{"repodata"});
+    // Readable by others (a web server), as a directory made with the umask would be.
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    EXPECT_EQ(std::filesystem::status(dir / "repo/repodata").permissions(),
+              static_cast<std::filesystem::perms>(0777 & ~mask));
 }
 
 TEST(MetadataStage, PublishSwapsInTheNewDirectoryAndRemovesTheOld) {

@@ -1,0 +1,53 @@
+// Repository-source options and their loading (see repo_options.hpp).
+#include "repo_options.hpp"
+
+#include <fmt/core.h>
+
+namespace rpmirror::cli {
+
+void add_repo_source_options(CLI::App& app, RepoSourceArgs& args) {
+    app.add_option("--repofrompath", args.repofrompath,
+                   "ID,URL: a repository given on the command line; repeatable");
+    app.add_option("-c,--config", args.config_file, "dnf configuration file");
+    app.add_option("--reposdir", args.reposdirs, "directory of .repo files; repeatable");
+    app.add_option("--varsdir", args.varsdirs, "directory of variable files; repeatable");
+    app.add_option("--setopt", args.setopts, "KEY=VALUE or REPOID.KEY=VALUE; repeatable");
+    app.add_option("--releasever", args.releasever, "value of $releasever");
+    app.add_option("--basearch", args.basearch, "value of $basearch");
+}
+
+Result<std::vector<RepoConfig>> load_repo_sources(const RepoSourceArgs& args, bool quiet) {
+    VariableOptions variable_options;
+    if (!args.releasever.empty()) {
+        variable_options.releasever = args.releasever;
+    }
+    if (!args.basearch.empty()) {
+        variable_options.basearch = args.basearch;
+    }
+    if (!args.varsdirs.empty()) {
+        variable_options.varsdirs.assign(args.varsdirs.begin(), args.varsdirs.end());
+    }
+    auto variables = make_variable_context(variable_options);
+    if (!variables) {
+        return tl::unexpected(std::move(variables.error()));
+    }
+    ConfigSources sources;
+    if (!args.config_file.empty()) {
+        sources.config_file = args.config_file;
+    }
+    if (!args.reposdirs.empty()) {
+        sources.reposdirs.emplace(args.reposdirs.begin(), args.reposdirs.end());
+    }
+    sources.repofrompath = args.repofrompath;
+    sources.setopts = args.setopts;
+    std::vector<ConfigWarning> warnings;
+    auto repos = load_repo_configs(sources, *variables, warnings);
+    for (const ConfigWarning& warning : warnings) {
+        if (!quiet || warning.kind == ConfigWarningKind::UnknownKey) {
+            fmt::print(stderr, "rpmirror: warning: {}\n", warning.to_string());
+        }
+    }
+    return repos;
+}
+
+}  // namespace rpmirror::cli

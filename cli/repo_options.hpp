@@ -1,0 +1,34 @@
+// Command-line options that say where repository definitions come from (dnf's -c, --reposdir,
+// --repofrompath, --setopt, variables), and loading them with the config stage. Shared by the
+// subcommands that need repository configurations.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "rpmirror/config.hpp"
+
+namespace rpmirror::cli {
+
+struct RepoSourceArgs {
+    std::vector<std::string> repofrompath;
+    std::string config_file;
+    std::vector<std::string> reposdirs;
+    std::vector<std::string> varsdirs;
+    std::vector<std::string> setopts;
+    std::string releasever;
+    std::string basearch;
+};
+
+// Registers --repofrompath, -c/--config, --reposdir, --varsdir, --setopt, --releasever and
+// --basearch on `app`, storing into `args` (which must outlive the parse).
+void add_repo_source_options(CLI::App& app, RepoSourceArgs& args);
+
+// Loads every repository the sources define (enabled or not), printing the config stage's
+// warnings to stderr (only UnknownKey ones when `quiet`).
+// Returns the config stage's error (BadInput, NotFound, Io) iff loading fails.
+Result<std::vector<RepoConfig>> load_repo_sources(const RepoSourceArgs& args, bool quiet);
+
+}  // namespace rpmirror::cli

@@ -1,0 +1,147 @@
+// The audit's two uses of the sync stage: fetching a repository's current metadata to audit
+// against (a sync that selects no package), and repairing a mirror (damaged files removed, then a
+// full sync).
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <utility>
+
+#include "audit/lookup.hpp"
+#include "rpmirror/audit.hpp"
+#include "rpmirror/plan.hpp"
+#include "util/unique_fd.hpp"
+
+namespace rpmirror {
+
+RemoteMetadata::RemoteMetadata(std::filesystem::path temp_dir, std::filesystem::path root)
+    : temp_dir_(std::move(temp_dir)), root_(std::move(root)) {}
+
+RemoteMetadata::RemoteMetadata(RemoteMetadata&& other) noexcept
+    : temp_dir_(std::exchange(other.temp_dir_, {})), root_(std::exchange(other.root_, {})) {}
+
+RemoteMetadata& RemoteMetadata::operator=(RemoteMetadata&& other) noexcept {
+    if (this != &other) {
+        RemoteMetadata discarded(std::move(*this));
+        temp_dir_ = std::exchange(other.temp_dir_, {});
+        root_ = std::exchange(other.root_, {});
+    }
+    return *this;
+}
+
+RemoteMetadata::~RemoteMetadata() {
+    if (!temp_dir_.empty()) {
+        std::error_code ignored;
+        std::filesystem::remove_all(temp_dir_, ignored);
+    }
+}
+
+Result<RemoteMetadata> RemoteMetadata::fetch(Syncer& syncer, const RepoConfig& repo,
+                                             std::stop_token stop) {
+    const char* tmpdir = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp") +
+                          "/rpmirror-verify-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) {
+        return make_errno_error("cannot create a temporary directory", pattern, errno);
+    }
+    RemoteMetadata metadata(pattern, std::filesystem::path(pattern) / repo.id);
+
+    // A sync of the metadata alone: every package excluded, repodata/ downloaded, verified
+    // (metalink, sizes, checksums) and published into the temporary directory.
+    RepoConfig metadata_only = repo;
+    metadata_only.excludepkgs.push_back("*");
+    SyncOptions options;
+    options.download_path = pattern;
+    options.download_metadata = true;
+    RepoSyncReport report = syncer.sync(metadata_only, options, nullptr, std::move(stop));
+    if (report.error) {
+        return tl::unexpected(std::move(*report.error));
+    }
+    if (!report.metadata_published) {
+        return make_error(ErrorCode::Network, "the repository's metadata could not be fetched",
+                          repo.id);
+    }
+    return metadata;
+}
+
+namespace {
+
+// Unlinks `destination` beneath `root` iff it is a regular file or a symlink (never followed).
+Result<bool> remove_beneath(const std::filesystem::path& root,
+                            const std::filesystem::path& destination) {
+    const UniqueFd root_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!root_fd) {
+        return make_errno_error("cannot open directory", root.string(), errno);
+    }
+    const UniqueFd dir_fd = audit::open_directory_beneath(root_fd.get(), destination.parent_path());
+    if (!dir_fd) {
+        if (errno == ENOENT) {
+            return false;
+        }
+        return make_errno_error("cannot open the directory of", (root / destination).string(),
+                                errno);
+    }
+    const std::string name = destination.filename().string();
+    struct stat st {};
+    if (::fstatat(dir_fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno == ENOENT) {
+            return false;
+        }
+        return make_errno_error("cannot inspect", (root / destination).string(), errno);
+    }
+    if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+        return false;
+    }
+    if (::unlinkat(dir_fd.get(), name.c_str(), 0) != 0 && errno != ENOENT) {
+        return make_errno_error("cannot remove", (root / destination).string(), errno);
+    }
+    return true;
+}
+
+bool is_removable(const AuditProblem& problem) {
+    if (problem.is_metadata || problem.root.empty()) {
+        return false;  // metadata is replaced as a whole by the sync's atomic publish
+    }
+    return problem.kind == ProblemKind::SizeMismatch ||
+           problem.kind == ProblemKind::ChecksumMismatch ||
+           (problem.kind == ProblemKind::NotRegularFile && problem.detail.starts_with("symlink"));
+}
+
+}  // namespace
+
+RepairReport repair_repository(Syncer& syncer, const RepoConfig& repo, const RepoAuditReport& audit,
+                               const RepairOptions& options, std::stop_token stop) {
+    RepairReport repair;
+    for (const AuditProblem& problem : audit.problems) {
+        if (!is_removable(problem)) {
+            continue;
+        }
+        auto removed = remove_beneath(problem.root, problem.destination);
+        if (!removed) {
+            repair.error = std::move(removed.error());
+            repair.sync.repo_id = repo.id;
+            return repair;
+        }
+        if (*removed) {
+            repair.removed.push_back(problem.path);
+        }
+    }
+    SyncOptions sync_options;
+    sync_options.download_path = options.download_path;
+    sync_options.safe_write_path = options.safe_write_path;
+    sync_options.use_checksum_cache = options.use_checksum_cache;
+    sync_options.verify_threads = options.threads;
+    const std::filesystem::path repo_dir = repo_directory(sync_options, repo.id);
+    std::error_code ignored;
+    sync_options.download_metadata = std::filesystem::is_directory(
+        std::filesystem::symlink_status(repo_dir / "repodata", ignored));
+    // Without its state file the sync cannot take the no-op shortcut (which trusts sizes and
+    // mtimes): every file is verified, and the metadata republished.
+    std::filesystem::remove(sync_state_path(repo_dir), ignored);
+    repair.sync = syncer.sync(repo, sync_options, nullptr, std::move(stop));
+    return repair;
+}
+
+}  // namespace rpmirror
