@@ -254,8 +254,14 @@ int run_sync(const SyncArgs& args) {
         for (const std::string& line : format_problems(report)) {
             fmt::print(stderr, "{}\n", line);
         }
+        if (!args.quiet) {
+            for (const auto& deleted : report.deleted) {
+                fmt::print(human, "{}: deleted {}\n", report.repo_id, deleted.string());
+            }
+        }
         if (!args.quiet || report.error) {
-            fmt::print(report.error ? stderr : human, "{}\n", format_summary(report));
+            // With -u, stdout carries the URLs only (as dnf's), so it can be piped.
+            fmt::print(report.error || args.urls ? stderr : human, "{}\n", format_summary(report));
         }
         if (!report.ok()) {
             exit_code = kExitFailure;

@@ -1,6 +1,8 @@
 // One repository, end to end (see rpmirror/sync.hpp for the order of the stages).
 #include "rpmirror/sync.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <chrono>
 #include <fstream>
@@ -30,7 +32,8 @@ struct RepoSource {
 struct FetchedRepomd {
     std::string bytes;
     Repomd parsed;
-    std::string base_url;  // the mirror it came from
+    std::string base_url;                  // the mirror it came from
+    std::optional<std::string> signature;  // repomd.xml.asc from the same mirror, if it has one
 };
 
 DownloadOptions options_for_repo(DownloadOptions options, const RepoConfig& repo) {
@@ -122,7 +125,7 @@ Result<FetchedRepomd> fetch_repomd(const RepoSource& source, const DownloadOptio
             attempts.push_back(parsed.error().to_string());
             continue;
         }
-        return FetchedRepomd{std::move(*bytes), std::move(*parsed), base};
+        return FetchedRepomd{std::move(*bytes), std::move(*parsed), base, std::nullopt};
     }
     std::string message = "cannot fetch repomd.xml from any mirror";
     for (const std::string& attempt : attempts) {
@@ -226,12 +229,28 @@ class RepoSync {
             return tl::unexpected(std::move(repomd.error()));
         }
         repomd_sha256_ = hash_bytes(ChecksumType::Sha256, repomd->bytes);
-        if (!options_.urls_only && is_noop(repomd->bytes)) {
+        if (!options_.urls_only && is_noop(*repomd)) {
             return finish_noop();
+        }
+        if (options_.download_metadata && !options_.urls_only) {
+            // Fetched now, with repomd.xml, so both are of the same revision (not after the
+            // packages, when upstream may have moved on).
+            auto signature = fetch_signature(repomd->base_url, download_options);
+            if (!signature) {
+                return tl::unexpected(std::move(signature.error()));
+            }
+            repomd->signature = std::move(*signature);
         }
         mirrors_ =
             mirrors_starting_with(*source, repomd->base_url, download_options.demote_mirror_after);
-        auto stage = MetadataStage::create(metadata_dir_);
+        // -u writes nothing into the mirror: its primary.xml is staged in the temp directory.
+        // Otherwise staging directories left by a killed run are cleared first.
+        const std::filesystem::path stage_parent =
+            options_.urls_only ? std::filesystem::temp_directory_path() : metadata_dir_;
+        if (!options_.urls_only) {
+            remove_stale_stages(metadata_dir_);
+        }
+        auto stage = MetadataStage::create(stage_parent);
         if (!stage) {
             return tl::unexpected(std::move(stage.error()));
         }
@@ -266,7 +285,24 @@ class RepoSync {
     }
 
   private:
-    bool is_noop(const std::string& repomd_bytes) {
+    // Returns repomd.xml.asc of the mirror at `base_url`, nullopt iff it has none (404/410), or
+    // the error of any other failure (publishing without a signature upstream has would lose it).
+    static Result<std::optional<std::string>> fetch_signature(const std::string& base_url,
+                                                              const DownloadOptions& options) {
+        auto signature = fetch_document(join_url(base_url, "repodata/repomd.xml.asc"), options);
+        if (signature) {
+            return std::optional<std::string>(std::move(*signature));
+        }
+        if (signature.error().code == ErrorCode::NotFound) {
+            return std::optional<std::string>();
+        }
+        Error error = std::move(signature.error());
+        error.message = "cannot fetch the signature of repomd.xml: " + error.message;
+        return tl::unexpected(std::move(error));
+    }
+
+    bool is_noop(const FetchedRepomd& repomd) {
+        const std::string& repomd_bytes = repomd.bytes;
         const auto state = read_sync_state(sync_state_path(repo_dir_));
         if (!state || state->repomd_sha256 != repomd_sha256_ ||
             state->options_fingerprint != options_fingerprint(options_, selection_options_)) {
@@ -276,7 +312,7 @@ class RepoSync {
             std::ifstream live(metadata_dir_ / "repodata" / "repomd.xml", std::ios::binary);
             const std::string live_bytes((std::istreambuf_iterator<char>(live)),
                                          std::istreambuf_iterator<char>());
-            if (live_bytes != repomd_bytes) {
+            if (live_bytes != repomd_bytes || !live_records_intact(repomd.parsed)) {
                 return false;
             }
         }
@@ -284,6 +320,24 @@ class RepoSync {
             return false;
         }
         noop_state_ = std::move(*state);
+        return true;
+    }
+
+    // Returns true iff every record `repomd` lists is a regular file in the live repodata/ with
+    // the listed size (lstat only: a record deleted or truncated in the mirror is fetched again).
+    bool live_records_intact(const Repomd& repomd) const {
+        for (const RepomdRecord& record : repomd.records) {
+            if (!record.location_href.starts_with(kRepodataPrefix)) {
+                return false;
+            }
+            struct stat st {};
+            const auto path =
+                metadata_dir_ / "repodata" / record.location_href.substr(kRepodataPrefix.size());
+            if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+                (record.size && static_cast<std::uint64_t>(st.st_size) != *record.size)) {
+                return false;
+            }
+        }
         return true;
     }
 
@@ -453,9 +507,8 @@ class RepoSync {
                 return make_errno_error("cannot write", (stage.dir() / "repomd.xml").string(),
                                         errno);
             }
-            auto signature = fetch_document(join_url(repomd.base_url, "repodata/repomd.xml.asc"),
-                                            downloader_.options());
-            if (signature && !write_file(stage.dir() / "repomd.xml.asc", *signature)) {
+            if (repomd.signature &&
+                !write_file(stage.dir() / "repomd.xml.asc", *repomd.signature)) {
                 return make_errno_error("cannot write", (stage.dir() / "repomd.xml.asc").string(),
                                         errno);
             }
