@@ -16,7 +16,24 @@ void add_repo_source_options(CLI::App& app, RepoSourceArgs& args) {
     app.add_option("--basearch", args.basearch, "value of $basearch");
 }
 
-Result<std::vector<RepoConfig>> load_repo_sources(const RepoSourceArgs& args, bool quiet) {
+namespace {
+
+bool should_print(const ConfigWarning& warning, ConfigNoise noise) {
+    switch (warning.kind) {
+        case ConfigWarningKind::UnknownKey:
+            return true;
+        case ConfigWarningKind::IgnoredKey:
+            return noise == ConfigNoise::Verbose;
+        case ConfigWarningKind::DuplicateKey:
+        case ConfigWarningKind::NoMatch:
+            return noise != ConfigNoise::Quiet;
+    }
+    return true;
+}
+
+}  // namespace
+
+Result<std::vector<RepoConfig>> load_repo_sources(const RepoSourceArgs& args, ConfigNoise noise) {
     VariableOptions variable_options;
     if (!args.releasever.empty()) {
         variable_options.releasever = args.releasever;
@@ -43,7 +60,7 @@ Result<std::vector<RepoConfig>> load_repo_sources(const RepoSourceArgs& args, bo
     std::vector<ConfigWarning> warnings;
     auto repos = load_repo_configs(sources, *variables, warnings);
     for (const ConfigWarning& warning : warnings) {
-        if (!quiet || warning.kind == ConfigWarningKind::UnknownKey) {
+        if (should_print(warning, noise)) {
             fmt::print(stderr, "rpmirror: warning: {}\n", warning.to_string());
         }
     }

@@ -26,9 +26,16 @@ struct RepoSourceArgs {
 // --basearch on `app`, storing into `args` (which must outlive the parse).
 void add_repo_source_options(CLI::App& app, RepoSourceArgs& args);
 
+// How much of the config stage's findings to print.
+enum class ConfigNoise {
+    Quiet,    // -q: only unknown keys (likely typos)
+    Normal,   // also duplicates and --setopt globs that match nothing
+    Verbose,  // -v: also keys dnf knows but rpmirror ignores (a stock dnf.conf has several)
+};
+
 // Loads every repository the sources define (enabled or not), printing the config stage's
-// warnings to stderr (only UnknownKey ones when `quiet`).
+// warnings to stderr as `noise` says.
 // Returns the config stage's error (BadInput, NotFound, Io) iff loading fails.
-Result<std::vector<RepoConfig>> load_repo_sources(const RepoSourceArgs& args, bool quiet);
+Result<std::vector<RepoConfig>> load_repo_sources(const RepoSourceArgs& args, ConfigNoise noise);
 
 }  // namespace rpmirror::cli

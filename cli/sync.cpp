@@ -14,6 +14,7 @@
 #include <fmt/core.h>
 
 #include "command.hpp"
+#include "repo_options.hpp"
 #include "rpmirror/config.hpp"
 #include "rpmirror/report.hpp"
 #include "rpmirror/sync.hpp"
@@ -24,13 +25,7 @@ namespace {
 
 struct SyncArgs {
     std::vector<std::string> repo_patterns;
-    std::vector<std::string> repofrompath;
-    std::string config_file;
-    std::vector<std::string> reposdirs;
-    std::vector<std::string> varsdirs;
-    std::vector<std::string> setopts;
-    std::string releasever;
-    std::string basearch;
+    RepoSourceArgs sources;
     std::string download_path = ".";
     bool norepopath = false;
     std::string metadata_path;
@@ -128,36 +123,10 @@ void print_error(const Error& error) {
 }
 
 Result<std::vector<RepoConfig>> load_repos(const SyncArgs& args) {
-    VariableOptions variable_options;
-    if (!args.releasever.empty()) {
-        variable_options.releasever = args.releasever;
-    }
-    if (!args.basearch.empty()) {
-        variable_options.basearch = args.basearch;
-    }
-    if (!args.varsdirs.empty()) {
-        variable_options.varsdirs.assign(args.varsdirs.begin(), args.varsdirs.end());
-    }
-    auto variables = make_variable_context(variable_options);
-    if (!variables) {
-        return tl::unexpected(std::move(variables.error()));
-    }
-    ConfigSources sources;
-    if (!args.config_file.empty()) {
-        sources.config_file = args.config_file;
-    }
-    if (!args.reposdirs.empty()) {
-        sources.reposdirs.emplace(args.reposdirs.begin(), args.reposdirs.end());
-    }
-    sources.repofrompath = args.repofrompath;
-    sources.setopts = args.setopts;
-    std::vector<ConfigWarning> warnings;
-    auto repos = load_repo_configs(sources, *variables, warnings);
-    for (const ConfigWarning& warning : warnings) {
-        if (!args.quiet || warning.kind == ConfigWarningKind::UnknownKey) {
-            fmt::print(stderr, "rpmirror: warning: {}\n", warning.to_string());
-        }
-    }
+    const ConfigNoise noise = args.quiet     ? ConfigNoise::Quiet
+                              : args.verbose ? ConfigNoise::Verbose
+                                             : ConfigNoise::Normal;
+    auto repos = load_repo_sources(args.sources, noise);
     if (!repos) {
         return repos;
     }
@@ -287,14 +256,7 @@ Command add_sync_command(CLI::App& parent) {
         "sync", "Mirror repositories (dnf reposync's options); metadata is published last");
     app->alias("reposync");
     app->add_option("--repo,--repoid", args->repo_patterns, "repository id (glob); repeatable");
-    app->add_option("--repofrompath", args->repofrompath,
-                    "ID,URL: a repository given on the command line; repeatable");
-    app->add_option("-c,--config", args->config_file, "dnf configuration file");
-    app->add_option("--reposdir", args->reposdirs, "directory of .repo files; repeatable");
-    app->add_option("--varsdir", args->varsdirs, "directory of variable files; repeatable");
-    app->add_option("--setopt", args->setopts, "KEY=VALUE or REPOID.KEY=VALUE; repeatable");
-    app->add_option("--releasever", args->releasever, "value of $releasever");
-    app->add_option("--basearch", args->basearch, "value of $basearch");
+    add_repo_source_options(*app, args->sources);
     app->add_option("-p,--download-path", args->download_path,
                     "where repositories are mirrored (default: .)");
     app->add_flag("--norepopath", args->norepopath,

@@ -194,7 +194,8 @@ int run_verify(const VerifyArgs& args) {
     }
     std::vector<RepoConfig> configs;
     if (args.remote || args.repair) {
-        auto loaded = load_repo_sources(args.sources, args.quiet);
+        auto loaded =
+            load_repo_sources(args.sources, args.quiet ? ConfigNoise::Quiet : ConfigNoise::Normal);
         if (!loaded) {
             return usage_error(loaded.error().to_string());
         }
