@@ -354,6 +354,12 @@ bool PartSink::should_pause() {
 void PartSink::restart() {
     // Bytes not yet handed over belong to the attempt being discarded.
     pending_length_ = 0;
+    // A queued HashPrefix job still reads the file: truncating under it would fail the transfer
+    // ("partial download shrank"). Restarts are rare (a server that mishandled Range), so wait
+    // for the workers rather than order the truncation through them.
+    if (pool_ != nullptr) {
+        pool_->drain();
+    }
     if (const int error = writer_.truncate_file(); error != 0) {
         write_errno_ = error;
         io_failed_.store(true);
