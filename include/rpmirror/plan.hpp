@@ -67,7 +67,9 @@ std::filesystem::path sync_state_path(const std::filesystem::path& repo_dir);
 // bad state file only costs a full sync, never a wrong answer).
 std::optional<SyncState> read_sync_state(const std::filesystem::path& path);
 
-// Writes `state` to `path` atomically (temporary file + rename). Returns Error{Io} iff it fails.
+// Writes `state` to `path` atomically (temporary file + rename), after a syncfs() of the
+// filesystem holding it, so the files it vouches for are on disk before it is.
+// Returns Error{Io} iff it fails.
 Result<void> write_sync_state(const std::filesystem::path& path, const SyncState& state);
 
 // Returns true iff every file of `state` is a regular file under `repo_dir` with the recorded
