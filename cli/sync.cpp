@@ -199,11 +199,10 @@ int run_sync(const SyncArgs& args) {
         return kExitUsage;
     }
     SignalStopper stopper;
-    DownloadOptions download_options;
     if (args.parallel > 0) {
-        download_options.max_parallel = args.parallel;
+        options->parallel = args.parallel;
     }
-    Syncer syncer(download_options);
+    Syncer syncer;
     const bool json_on_stdout = args.json_file == "-";
     FILE* human = json_on_stdout ? stderr : stdout;
     const bool draw_progress = !args.quiet && !args.urls && ::isatty(STDERR_FILENO) == 1;

@@ -90,10 +90,12 @@ struct RepoConfig {
     std::optional<std::string> proxy_password;
     std::optional<std::string> username;
     std::optional<std::string> password;
-    std::vector<std::string> includepkgs;   // globs; empty = everything
-    std::vector<std::string> excludepkgs;   // globs; includes [main]'s excludepkgs
-    unsigned max_parallel_downloads = 3;    // 1..256 (dnf stops at 20)
-    unsigned max_downloads_per_mirror = 3;  // >= 1
+    std::vector<std::string> includepkgs;  // globs; empty = everything
+    std::vector<std::string> excludepkgs;  // globs; includes [main]'s excludepkgs
+    // Unset unless the configuration sets them: dnf's defaults (3 and 3) would throttle
+    // rpmirror's engine, which uses -j (default 16) and no per-mirror cap instead.
+    std::optional<unsigned> max_parallel_downloads;    // 1..256 (dnf stops at 20)
+    std::optional<unsigned> max_downloads_per_mirror;  // >= 1
     // `throttle`: at most one of the two is set; both unset means no limit (throttle=0).
     std::optional<std::uint64_t> throttle_bytes_per_second;
     std::optional<double>

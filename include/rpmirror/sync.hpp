@@ -33,6 +33,9 @@ struct SyncOptions {
     // excludepkgs are added to these by sync_repository.
     SelectionOptions selection;
     unsigned verify_threads = 0;  // 0 = all cores
+    // -j: concurrent downloads for every repository, over the repositories'
+    // max_parallel_downloads (which applies only when set in their configuration).
+    std::optional<unsigned> parallel;
 };
 
 struct PackageFailure {

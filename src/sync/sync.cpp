@@ -36,7 +36,11 @@ struct FetchedRepomd {
     std::optional<std::string> signature;  // repomd.xml.asc from the same mirror, if it has one
 };
 
-DownloadOptions options_for_repo(DownloadOptions options, const RepoConfig& repo) {
+DownloadOptions options_for_repo(DownloadOptions options, const RepoConfig& repo,
+                                 const SyncOptions& sync_options) {
+    options.max_parallel =
+        sync_options.parallel.value_or(repo.max_parallel_downloads.value_or(options.max_parallel));
+    options.max_per_host = repo.max_downloads_per_mirror.value_or(options.max_per_host);
     options.retries = repo.retries == 0 ? 1000 : repo.retries;
     options.minrate = repo.minrate_bytes_per_second;
     options.low_speed_time = std::chrono::seconds(repo.timeout_seconds);
@@ -580,7 +584,7 @@ RepoSyncReport Syncer::sync(const RepoConfig& repo, const SyncOptions& options,
                             ProgressSink* progress, std::stop_token stop) {
     const auto started = std::chrono::steady_clock::now();
     RepoSyncReport report;
-    downloader_.set_options(options_for_repo(base_options_, repo));
+    downloader_.set_options(options_for_repo(base_options_, repo, options));
     RepoSync repo_sync(downloader_, repo, options, progress, stop, report);
     if (auto synced = repo_sync.run(); !synced) {
         report.error = std::move(synced.error());

@@ -128,8 +128,8 @@ TEST(RepoFile, DefaultsAreDnfsAndNameDefaultsToId) {
     EXPECT_FALSE(repo.repo_gpgcheck);
     EXPECT_TRUE(repo.sslverify);
     EXPECT_FALSE(repo.proxy);
-    EXPECT_EQ(repo.max_parallel_downloads, 3u);
-    EXPECT_EQ(repo.max_downloads_per_mirror, 3u);
+    EXPECT_FALSE(repo.max_parallel_downloads);
+    EXPECT_FALSE(repo.max_downloads_per_mirror);
     EXPECT_FALSE(repo.throttle_bytes_per_second);
     EXPECT_FALSE(repo.throttle_percent);
     EXPECT_FALSE(repo.bandwidth_bytes_per_second);
