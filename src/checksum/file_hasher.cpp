@@ -24,6 +24,9 @@ namespace {
 // small enough that the test hook can act mid-file.
 constexpr std::size_t kMappedChunkSize = 1024 * 1024;
 
+// The largest piece of a file mapped at once (a multiple of every page size).
+constexpr std::uint64_t kMapWindowSize = 16 * 1024 * 1024;
+
 void notify_chunk_hashed(std::uint64_t bytes_hashed) {
     if (testing::after_chunk_hook != nullptr) {
         (*testing::after_chunk_hook)(bytes_hashed);
@@ -104,31 +107,47 @@ struct FileHasher::State {
     // Returns the byte count, or Corrupt iff the file was shorter or longer than st_size.
     Result<std::uint64_t> hash_contents(int fd, const struct stat& st, const std::string& subject) {
         const auto size = static_cast<std::uint64_t>(st.st_size);
+        std::uint64_t offset = 0;
         if (should_map(size)) {
-            if (auto mapped = MappedFile::map_for_sequential_read(fd, size)) {
-                return hash_mapping(*mapped, subject);
+            // Mapped a window at a time: the pages of a mapping count in the process's RSS, so a
+            // whole multi-GB file mapped at once would look like (and be reported as) that much
+            // memory. A window costs one mmap/munmap per kMapWindowSize, nothing measurable.
+            while (offset < size) {
+                const auto length = static_cast<std::size_t>(
+                    std::min<std::uint64_t>(kMapWindowSize, size - offset));
+                auto mapped = MappedFile::map_for_sequential_read(fd, length, offset);
+                if (!mapped) {
+                    break;  // mmap is impossible here (e.g. a filesystem without it): read instead
+                }
+                if (auto hashed = hash_mapping(*mapped, offset, subject); !hashed) {
+                    return hashed;
+                }
+                offset += length;
             }
-            // mmap is impossible here (e.g. a filesystem without mmap): read instead.
+            if (offset == size) {
+                return size;
+            }
         }
-        return hash_by_pread(fd, size, subject);
+        return hash_by_pread(fd, offset, size, subject);
     }
 
-    Result<std::uint64_t> hash_mapping(const MappedFile& mapped, const std::string& subject) {
-        const bool completed =
-            consume_mapping_guarded(mapped.data(), mapped.size(), kMappedChunkSize,
-                                    [this, &mapped](std::size_t offset, std::size_t length) {
-                                        hasher.update(mapped.data() + offset, length);
-                                        notify_chunk_hashed(offset + length);
-                                    });
+    Result<std::uint64_t> hash_mapping(const MappedFile& mapped, std::uint64_t window_offset,
+                                       const std::string& subject) {
+        const bool completed = consume_mapping_guarded(
+            mapped.data(), mapped.size(), kMappedChunkSize,
+            [this, &mapped, window_offset](std::size_t offset, std::size_t length) {
+                hasher.update(mapped.data() + offset, length);
+                notify_chunk_hashed(window_offset + offset + length);
+            });
         if (!completed) {
             return make_error(ErrorCode::Corrupt, "file shrank while being read", subject);
         }
         return mapped.size();
     }
 
-    Result<std::uint64_t> hash_by_pread(int fd, std::uint64_t expected_size,
+    // Hashes `fd` from `offset` to its end, which must be at `expected_size`.
+    Result<std::uint64_t> hash_by_pread(int fd, std::uint64_t offset, std::uint64_t expected_size,
                                         const std::string& subject) {
-        std::uint64_t offset = 0;
         for (;;) {
             const ssize_t bytes_read =
                 ::pread(fd, buffer.get(), options.buffer_size, static_cast<off_t>(offset));

@@ -922,6 +922,8 @@ struct Engine {
             Transfer& transfer = *transfers[completion.transfer];
             if (completion.kind == Completion::Kind::Unpause) {
                 resume_paused(true, completion.transfer);
+            } else if (completion.kind == Completion::Kind::UnpauseAll) {
+                resume_paused(false, 0);
             } else if (transfer.state == TransferState::Verifying) {
                 on_sink_finished(transfer);
             }

@@ -334,20 +334,30 @@ void PartSink::flush_pending() {
     }
     const std::size_t length = std::exchange(pending_length_, 0);
     queued_bytes_.fetch_add(length);
+    pool_->queued_total_.fetch_add(length);
     submit(JobKind::Data, std::move(pending_), length);
 }
 
 bool PartSink::should_pause() {
-    if (pool_ == nullptr || queued_bytes_.load() <= kQueueHighBytes) {
+    if (pool_ == nullptr) {
         return false;
     }
     // Ask first, then look again: a worker that drained the queue in between either sees the
     // request (and posts an Unpause) or left the queue low enough to go on now.
-    pause_requested_.store(true);
-    if (queued_bytes_.load() > kQueueLowBytes) {
-        return true;
+    if (queued_bytes_.load() > kQueueHighBytes) {
+        pause_requested_.store(true);
+        if (queued_bytes_.load() > kQueueLowBytes) {
+            return true;
+        }
+        pause_requested_.store(false);
     }
-    pause_requested_.store(false);
+    if (pool_->queued_total_.load() > kPoolQueueHighBytes) {
+        pool_->pool_pause_requested_.store(true);
+        if (pool_->queued_total_.load() > kPoolQueueLowBytes) {
+            return true;
+        }
+        pool_->pool_pause_requested_.store(false);
+    }
     return false;
 }
 
@@ -435,6 +445,10 @@ void IoPool::work(Worker& worker) {
             const std::uint64_t left = sink.queued_bytes_.fetch_sub(job.length) - job.length;
             if (left <= kQueueLowBytes && sink.pause_requested_.exchange(false)) {
                 sink.completions_.push({sink.transfer_index_, Completion::Kind::Unpause});
+            }
+            const std::uint64_t total_left = queued_total_.fetch_sub(job.length) - job.length;
+            if (total_left <= kPoolQueueLowBytes && pool_pause_requested_.exchange(false)) {
+                sink.completions_.push({sink.transfer_index_, Completion::Kind::UnpauseAll});
             }
         }
         std::lock_guard lock(idle_mutex_);

@@ -33,6 +33,10 @@ inline constexpr std::size_t kBlockSize = 256 * 1024;
 // A transfer whose worker lags this far behind is paused until it is below the low mark.
 inline constexpr std::uint64_t kQueueHighBytes = 16 * 1024 * 1024;
 inline constexpr std::uint64_t kQueueLowBytes = 4 * 1024 * 1024;
+// The same, for all transfers of a pool together: without it, N transfers could queue N times
+// kQueueHighBytes when the workers fall behind, and that is the process's peak memory.
+inline constexpr std::uint64_t kPoolQueueHighBytes = 32 * 1024 * 1024;
+inline constexpr std::uint64_t kPoolQueueLowBytes = 16 * 1024 * 1024;
 
 // What a .part file must be to be published, and where.
 struct PublishSpec {
@@ -55,7 +59,7 @@ struct FinishResult {
 };
 
 struct Completion {
-    enum class Kind { Finished, Unpause };
+    enum class Kind { Finished, Unpause, UnpauseAll };
     std::size_t transfer = 0;
     Kind kind = Kind::Finished;
 };
@@ -200,6 +204,8 @@ class IoPool {
 
     std::vector<std::unique_ptr<Worker>> workers_;
     std::atomic<bool> stopping_{false};
+    std::atomic<std::uint64_t> queued_total_{0};     // Data bytes queued over all sinks
+    std::atomic<bool> pool_pause_requested_{false};  // some sink paused for the pool's budget
     std::mutex idle_mutex_;
     std::condition_variable idle_;
     std::size_t outstanding_ = 0;  // guarded by idle_mutex_

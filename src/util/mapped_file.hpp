@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <utility>
 
@@ -26,10 +27,13 @@ class MappedFile {
     MappedFile& operator=(const MappedFile&) = delete;
     ~MappedFile() { unmap(); }
 
-    // Maps `size` bytes of `fd` read-only and announces a sequential read of all of them.
+    // Maps `size` bytes of `fd` from `offset` (a multiple of the page size) read-only and
+    // announces a sequential read of all of them.
     // Returns nullopt (errno set) iff mmap fails; `size` must be > 0.
-    static std::optional<MappedFile> map_for_sequential_read(int fd, std::size_t size) {
-        void* address = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+    static std::optional<MappedFile> map_for_sequential_read(int fd, std::size_t size,
+                                                             std::uint64_t offset = 0) {
+        void* address =
+            ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(offset));
         if (address == MAP_FAILED) {
             return std::nullopt;
         }

@@ -77,6 +77,38 @@ TEST(FileHasher, BothReadMethodsAgreeAtEveryBoundarySize) {
     }
 }
 
+TEST(FileHasher, FilesLargerThanOneMappingWindowHashAlikeByBothMethods) {
+    // The mmap path maps 16 MiB windows; cross two window boundaries, ending mid-page.
+    test::TempDir dir;
+    const std::string contents = test::pattern_bytes(2 * 16 * 1024 * 1024 + 12345);
+    const auto file = dir.write("big.rpm", contents);
+    const auto by_mmap = FileHasher(options_for(ReadMethod::Mmap)).hash(file, ChecksumType::Sha256);
+    const auto by_pread =
+        FileHasher(options_for(ReadMethod::Pread)).hash(file, ChecksumType::Sha256);
+    ASSERT_TRUE(by_mmap && by_pread);
+    EXPECT_EQ(by_mmap->hex, hash_bytes(ChecksumType::Sha256, contents));
+    EXPECT_EQ(by_pread->hex, by_mmap->hex);
+}
+
+TEST(FileHasher, TruncatedInALaterMappingWindowIsCorrupt) {
+    test::TempDir dir;
+    const auto file = dir.write("shrinking.rpm", test::pattern_bytes(40 * 1024 * 1024));
+    FileHasher hasher(options_for(ReadMethod::Mmap));
+    bool truncated = false;
+    std::function<void(std::uint64_t)> hook = [&](std::uint64_t bytes_hashed) {
+        if (!truncated && bytes_hashed > 20 * 1024 * 1024) {  // inside the second window
+            truncated = true;
+            std::filesystem::resize_file(file, 21 * 1024 * 1024);
+        }
+    };
+    testing::after_chunk_hook = &hook;
+    const auto digest = hasher.hash(file, ChecksumType::Sha256);
+    testing::after_chunk_hook = nullptr;
+    ASSERT_TRUE(truncated);
+    ASSERT_FALSE(digest);
+    EXPECT_EQ(digest.error().code, ErrorCode::Corrupt);
+}
+
 TEST(FileHasher, MissingFileIsNotFoundAndNamed) {
     test::TempDir dir;
     const auto missing = dir / "no-such.rpm";
