@@ -14,6 +14,7 @@
 #include <fmt/core.h>
 
 #include "command.hpp"
+#include "output.hpp"
 #include "repo_options.hpp"
 #include "rpmirror/config.hpp"
 #include "rpmirror/report.hpp"
@@ -168,16 +169,6 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
     return options;
 }
 
-bool write_json(const std::string& destination, const std::string& json) {
-    if (destination == "-") {
-        std::fwrite(json.data(), 1, json.size(), stdout);
-        return true;
-    }
-    std::ofstream stream(destination, std::ios::binary | std::ios::trunc);
-    stream << json;
-    return static_cast<bool>(stream.flush());
-}
-
 int run_sync(const SyncArgs& args) {
     if (args.gpgcheck) {
         fmt::print(stderr,
@@ -248,7 +239,7 @@ int run_sync(const SyncArgs& args) {
         exit_code = stopper.exit_code();
     }
     if (!args.json_file.empty() &&
-        !write_json(args.json_file, format_json_report(reports, exit_code))) {
+        !write_report(args.json_file, format_json_report(reports, exit_code))) {
         fmt::print(stderr, "rpmirror: {}: cannot write the JSON report\n", args.json_file);
         exit_code = std::max(exit_code, kExitFailure);
     }

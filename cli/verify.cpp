@@ -11,6 +11,7 @@
 #include <fmt/core.h>
 
 #include "command.hpp"
+#include "output.hpp"
 #include "repo_options.hpp"
 #include "rpmirror/audit.hpp"
 #include "rpmirror/report.hpp"
@@ -142,16 +143,6 @@ std::variant<std::vector<Target>, int> choose_targets(const VerifyArgs& args,
     return targets;
 }
 
-bool write_json(const std::string& destination, const std::string& json) {
-    if (destination == "-") {
-        std::fwrite(json.data(), 1, json.size(), stdout);
-        return true;
-    }
-    std::ofstream stream(destination, std::ios::binary | std::ios::trunc);
-    stream << json;
-    return static_cast<bool>(stream.flush());
-}
-
 class Printer {
   public:
     Printer(bool quiet, bool json_on_stdout)
@@ -277,7 +268,7 @@ int run_verify(const VerifyArgs& args) {
         entries.push_back(std::move(entry));
     }
     if (!args.json_file.empty() &&
-        !write_json(args.json_file, format_audit_json(entries, exit_code))) {
+        !write_report(args.json_file, format_audit_json(entries, exit_code))) {
         fmt::print(stderr, "rpmirror: {}: cannot write the JSON report\n", args.json_file);
         exit_code = kExitFailure;
     }
