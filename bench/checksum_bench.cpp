@@ -24,7 +24,10 @@
 //
 // Benchmark names are "<mode>/<set label>/<variant>" (the label is the directory's name); the
 // script relies on that. Every method's digests are checked against a reference computed before
-// timing, so a fast but wrong method fails loudly instead of winning.
+// timing, so a fast but wrong method fails loudly instead of winning. Besides bytes_per_second,
+// every run reports the counters files, set_bytes, threads, other_cpus (CPUs used by other
+// processes meanwhile: the script prefers repetitions where this is ~0) and evicted_bytes (bytes
+// of the set found missing from the page cache, and read back, before the timed loop).
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -324,9 +327,50 @@ class CpuNoise {
     double start_;
 };
 
+// Brings every page of `set` back into the page cache and returns how many bytes were missing.
+// "Warm cache" must hold for every repetition, but some kernels reclaim page cache that has not
+// been touched for a while even with plenty of free memory (e.g. DAMON-based proactive reclaim in
+// VMs), and a sweep leaves each set untouched for minutes. A file that lost some pages is dropped
+// from the cache entirely and read again, so that it is cached in large folios as after
+// bench/checksum's warm-up, not in the small pieces that partial reclaim leaves (which makes mmap
+// measurably slower). Runs outside the timed region.
+std::uint64_t make_resident(const FileSet& set) {
+    static const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    std::vector<unsigned char> residency;
+    std::vector<unsigned char> buffer;
+    std::uint64_t missing = 0;
+    for (std::size_t i = 0; i < set.files.size(); ++i) {
+        const auto size = static_cast<std::size_t>(set.sizes[i]);
+        Fd fd(set.files[i]);
+        if (fd.get() < 0 || size == 0) {
+            continue;
+        }
+        void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd.get(), 0);
+        if (map == MAP_FAILED) {
+            continue;
+        }
+        residency.assign((size + page - 1) / page, 0);
+        const bool known = ::mincore(map, size, residency.data()) == 0;
+        ::munmap(map, size);
+        const auto absent =
+            known ? std::ranges::count_if(residency, [](unsigned char v) { return (v & 1) == 0; })
+                  : 0;
+        if (absent == 0) {
+            continue;
+        }
+        missing += static_cast<std::uint64_t>(absent) * page;
+        ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);
+        buffer.resize(kMiB);
+        while (::read(fd.get(), buffer.data(), buffer.size()) > 0) {
+        }
+    }
+    return missing;
+}
+
 // Reports throughput and checks `digests` (one per file, hex) against the reference.
 void finish(benchmark::State& state, const FileSet& set, const std::vector<std::string>& digests,
-            const std::string& error, unsigned threads, const CpuNoise& noise) {
+            const std::string& error, unsigned threads, const CpuNoise& noise,
+            std::uint64_t evicted) {
     const double other_cpus = noise.other_cpus();
     if (!error.empty()) {
         state.SkipWithError(error.c_str());
@@ -345,6 +389,7 @@ void finish(benchmark::State& state, const FileSet& set, const std::vector<std::
     state.counters["set_bytes"] = static_cast<double>(set.total_bytes);
     state.counters["threads"] = threads;
     state.counters["other_cpus"] = other_cpus;
+    state.counters["evicted_bytes"] = static_cast<double>(evicted);
 }
 
 using RawHashFn = std::function<bool(const fs::path&, RawDigest&)>;
@@ -352,6 +397,7 @@ using RawHashFn = std::function<bool(const fs::path&, RawDigest&)>;
 void bench_baseline(benchmark::State& state, const FileSet& set, const RawHashFn& hash_one) {
     std::vector<RawDigest> raw(set.files.size());
     std::string error;
+    const std::uint64_t evicted = make_resident(set);
     const CpuNoise noise;
     for (auto _ : state) {
         for (std::size_t i = 0; i < set.files.size(); ++i) {
@@ -366,7 +412,7 @@ void bench_baseline(benchmark::State& state, const FileSet& set, const RawHashFn
     for (const RawDigest& digest : raw) {
         digests.push_back(to_hex(digest));
     }
-    finish(state, set, digests, error, 1, noise);
+    finish(state, set, digests, error, 1, noise, evicted);
 }
 
 // (d): one FileHasher, reused for every file, on the benchmark's thread.
@@ -375,6 +421,7 @@ void bench_engine_one_thread(benchmark::State& state, const FileSet& set,
     rpmirror::FileHasher hasher(options);
     std::vector<std::string> digests(set.files.size());
     std::string error;
+    const std::uint64_t evicted = make_resident(set);
     const CpuNoise noise;
     for (auto _ : state) {
         for (std::size_t i = 0; i < set.files.size(); ++i) {
@@ -387,7 +434,7 @@ void bench_engine_one_thread(benchmark::State& state, const FileSet& set,
         }
         benchmark::ClobberMemory();
     }
-    finish(state, set, digests, error, 1, noise);
+    finish(state, set, digests, error, 1, noise, evicted);
 }
 
 // (e): verify_files on a pool of `threads` workers (0 = all cores).
@@ -395,6 +442,7 @@ void bench_engine_threads(benchmark::State& state, const FileSet& set,
                           const rpmirror::HashOptions& options, unsigned threads) {
     const rpmirror::VerifyOptions verify_options{.hash = options, .threads = threads};
     std::vector<rpmirror::VerifyResult> results;
+    const std::uint64_t evicted = make_resident(set);
     const CpuNoise noise;
     for (auto _ : state) {
         results = rpmirror::verify_files(set.requests, verify_options);
@@ -417,7 +465,7 @@ void bench_engine_threads(benchmark::State& state, const FileSet& set,
         error = "verify_files returned " + std::to_string(results.size()) + " results for " +
                 std::to_string(set.files.size()) + " requests";
     }
-    finish(state, set, digests, error, threads == 0 ? all_cores() : threads, noise);
+    finish(state, set, digests, error, threads == 0 ? all_cores() : threads, noise, evicted);
 }
 
 struct Config {
@@ -476,17 +524,22 @@ void register_compare(const Config& config, const FileSet& set) {
 
 void register_method_sweep(const Config& config, const FileSet& set) {
     const std::string all = std::to_string(all_cores()) + "t";
-    using rpmirror::ReadMethod;
-    for (const auto& [method, method_name] :
-         {std::pair{ReadMethod::Pread, "pread"}, std::pair{ReadMethod::Mmap, "mmap"}}) {
-        add(config, "method", set, std::string(method_name) + "-1t",
+    struct Variant {
+        rpmirror::ReadMethod method;
+        const char* name;
+    };
+    static constexpr Variant kVariants[] = {{rpmirror::ReadMethod::Pread, "pread"},
+                                            {rpmirror::ReadMethod::Mmap, "mmap"}};
+    for (const Variant& variant : kVariants) {
+        const rpmirror::ReadMethod method = variant.method;
+        add(config, "method", set, std::string(variant.name) + "-1t",
             [&set, method](benchmark::State& state) {
                 bench_engine_one_thread(state, set, engine_options(method));
             });
     }
-    for (const auto& [method, method_name] :
-         {std::pair{ReadMethod::Pread, "pread"}, std::pair{ReadMethod::Mmap, "mmap"}}) {
-        add(config, "method", set, std::string(method_name) + "-" + all,
+    for (const Variant& variant : kVariants) {
+        const rpmirror::ReadMethod method = variant.method;
+        add(config, "method", set, std::string(variant.name) + "-" + all,
             [&set, method](benchmark::State& state) {
                 bench_engine_threads(state, set, engine_options(method), 0);
             });
