@@ -159,6 +159,7 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
     options.selection.arches = split_commas(args.arches);
     options.selection.source_only = args.source;
     options.selection.newest_only = args.newest_only;
+    options.check_package_signatures = args.gpgcheck;
     if (!args.min_buildtime.empty()) {
         auto floor = parse_min_buildtime(args.min_buildtime);
         if (!floor) {
@@ -170,12 +171,6 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
 }
 
 int run_sync(const SyncArgs& args) {
-    if (args.gpgcheck) {
-        fmt::print(stderr,
-                   "rpmirror: --gpgcheck is not supported yet (package signatures are "
-                   "not checked by this version)\n");
-        return kExitUsage;
-    }
     if (args.remote_time) {
         fmt::print(stderr, "rpmirror: --remote-time is not supported yet\n");
         return kExitUsage;
@@ -275,7 +270,7 @@ Command add_sync_command(CLI::App& parent) {
     app->add_flag("-u,--urls", args->urls, "print the URLs that would be downloaded, and stop");
     app->add_option("--min-buildtime", args->min_buildtime,
                     "only packages built at or after YYYY-MM-DD (or seconds since the epoch)");
-    app->add_flag("-g,--gpgcheck", args->gpgcheck, "check package signatures (not yet)");
+    app->add_flag("-g,--gpgcheck", args->gpgcheck, "remove packages that fail the signature check (repositories with gpgcheck=1)");
     app->add_option("-j,--parallel", args->parallel, "concurrent downloads (default 16)")
         ->check(CLI::Range(1U, 256U));
     app->add_flag("-q,--quiet", args->quiet, "print errors only");

@@ -36,6 +36,10 @@ struct SyncOptions {
     // -j: concurrent downloads for every repository, over the repositories'
     // max_parallel_downloads (which applies only when set in their configuration).
     std::optional<unsigned> parallel;
+    // --gpgcheck, with dnf reposync's meaning: in repositories with gpgcheck=1, every package
+    // (downloaded or kept) is checked against the repository's gpgkey; one that fails is removed
+    // and reported as a failure. Repositories with gpgcheck=0 are not checked.
+    bool check_package_signatures = false;
 };
 
 struct PackageFailure {
@@ -59,6 +63,7 @@ struct RepoSyncReport {
     std::size_t retries = 0;
     std::vector<std::filesystem::path> deleted;  // --delete, relative to repo_dir
     std::vector<PackageFailure> failures;
+    std::size_t signatures_checked = 0;  // --gpgcheck: packages whose signature was checked
     bool metadata_published = false;
     std::vector<std::string> urls;      // -u
     std::vector<std::string> warnings;  // e.g. metadata kept back, packages filtered out

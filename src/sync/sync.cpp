@@ -1,6 +1,7 @@
 // One repository, end to end (see rpmirror/sync.hpp for the order of the stages).
 #include "rpmirror/sync.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -15,6 +16,10 @@
 #include "rpmirror/metadata.hpp"
 #include "rpmirror/plan.hpp"
 #include "rpmirror/publish.hpp"
+#include "rpmirror/signature.hpp"
+#include "audit/lookup.hpp"
+#include "util/parallel.hpp"
+#include "util/unique_fd.hpp"
 
 namespace rpmirror {
 
@@ -151,7 +156,8 @@ std::shared_ptr<MirrorList> mirrors_starting_with(const RepoSource& source,
     return std::make_shared<MirrorList>(std::move(ordered), demote_after);
 }
 
-std::string options_fingerprint(const SyncOptions& options, const SelectionOptions& selection) {
+std::string options_fingerprint(const SyncOptions& options, const SelectionOptions& selection,
+                                const RepoConfig& repo) {
     std::string text =
         fmt::format("v1 meta={} norepopath={} source={} newest={} buildtime={}",
                     options.download_metadata, options.norepopath, selection.source_only,
@@ -166,6 +172,10 @@ std::string options_fingerprint(const SyncOptions& options, const SelectionOptio
     append_list("include", selection.include_globs);
     append_list("exclude", selection.exclude_globs);
     text += " safe=" + options.safe_write_path.value_or("").string();
+    if (options.check_package_signatures && repo.gpgcheck) {
+        // Packages kept by a run without the check must be checked by the first run with it.
+        append_list("gpgcheck-keys", repo.gpgkeys);
+    }
     return text;
 }
 
@@ -192,6 +202,36 @@ PackageFailure failure_of(const PackageView& package, const FileResult& result) 
         failure.attempts.push_back(attempt.url + ": " + attempt.outcome);
     }
     return failure;
+}
+
+// Removes the regular file `destination` beneath `root` (never through a symlink, never a
+// symlink's target, never outside `root`). Returns an error iff it is there and cannot be removed.
+Result<void> remove_package_file(const std::filesystem::path& root,
+                                 const std::filesystem::path& destination) {
+    const UniqueFd root_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!root_fd) {
+        return make_errno_error("cannot open", root.string(), errno);
+    }
+    const UniqueFd dir_fd = audit::open_directory_beneath(root_fd.get(), destination.parent_path());
+    if (!dir_fd) {
+        return make_errno_error("cannot open the directory of", (root / destination).string(),
+                                errno);
+    }
+    const std::string name = destination.filename().string();
+    struct stat st {};
+    if (::fstatat(dir_fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        return errno == ENOENT ? Result<void>{}
+                               : make_errno_error("cannot inspect", (root / destination).string(),
+                                                  errno);
+    }
+    if (!S_ISREG(st.st_mode)) {
+        return make_error(ErrorCode::Unsafe, "not removed: not a regular file",
+                          (root / destination).string());
+    }
+    if (::unlinkat(dir_fd.get(), name.c_str(), 0) != 0 && errno != ENOENT) {
+        return make_errno_error("cannot remove", (root / destination).string(), errno);
+    }
+    return {};
 }
 
 bool write_file(const std::filesystem::path& path, std::string_view contents) {
@@ -224,6 +264,13 @@ class RepoSync {
 
     Result<void> run() {
         const DownloadOptions& download_options = downloader_.options();
+        if (repo_.repo_gpgcheck || checks_packages()) {
+            auto keys = load_repo_keys(repo_, download_options);
+            if (!keys) {
+                return tl::unexpected(std::move(keys.error()));
+            }
+            keys_ = std::move(*keys);
+        }
         auto source = resolve_mirrors(repo_, download_options);
         if (!source) {
             return tl::unexpected(std::move(source.error()));
@@ -232,11 +279,15 @@ class RepoSync {
         if (!repomd) {
             return tl::unexpected(std::move(repomd.error()));
         }
+        // Nothing from the repository is trusted (not even for the no-op) before this.
+        if (auto trusted = check_repomd_signature(*repomd, download_options); !trusted) {
+            return trusted;
+        }
         repomd_sha256_ = hash_bytes(ChecksumType::Sha256, repomd->bytes);
         if (!options_.urls_only && is_noop(*repomd)) {
             return finish_noop();
         }
-        if (options_.download_metadata && !options_.urls_only) {
+        if (options_.download_metadata && !options_.urls_only && !repo_.repo_gpgcheck) {
             // Fetched now, with repomd.xml, so both are of the same revision (not after the
             // packages, when upstream may have moved on).
             auto signature = fetch_signature(repomd->base_url, download_options);
@@ -289,6 +340,37 @@ class RepoSync {
     }
 
   private:
+    bool checks_packages() const {
+        return options_.check_package_signatures && repo_.gpgcheck && !options_.urls_only;
+    }
+
+    // With repo_gpgcheck, fetches repomd.xml.asc from the mirror that served `repomd` and checks
+    // it against the repository's keys. Returns an error naming the signature's URL iff it is
+    // missing or not a good signature by one of them.
+    Result<void> check_repomd_signature(FetchedRepomd& repomd, const DownloadOptions& options) {
+        if (!repo_.repo_gpgcheck) {
+            return {};
+        }
+        const std::string url = join_url(repomd.base_url, "repodata/repomd.xml.asc");
+        auto signature = fetch_signature(repomd.base_url, options);
+        if (!signature) {
+            return tl::unexpected(std::move(signature.error()));
+        }
+        if (!*signature) {
+            return make_error(ErrorCode::Unsafe,
+                              "repo_gpgcheck: repomd.xml is not signed (no repomd.xml.asc on the "
+                              "mirror that served it)",
+                              url);
+        }
+        if (auto verified = keys_->verify_detached(repomd.bytes, **signature, url); !verified) {
+            Error error = std::move(verified.error());
+            error.message = "repo_gpgcheck: repomd.xml: " + error.message;
+            return tl::unexpected(std::move(error));
+        }
+        repomd.signature = std::move(*signature);
+        return {};
+    }
+
     // Returns repomd.xml.asc of the mirror at `base_url`, nullopt iff it has none (404/410), or
     // the error of any other failure (publishing without a signature upstream has would lose it).
     static Result<std::optional<std::string>> fetch_signature(const std::string& base_url,
@@ -309,7 +391,7 @@ class RepoSync {
         const std::string& repomd_bytes = repomd.bytes;
         const auto state = read_sync_state(sync_state_path(repo_dir_));
         if (!state || state->repomd_sha256 != repomd_sha256_ ||
-            state->options_fingerprint != options_fingerprint(options_, selection_options_)) {
+            state->options_fingerprint != options_fingerprint(options_, selection_options_, repo_)) {
             return false;
         }
         if (options_.download_metadata) {
@@ -473,7 +555,53 @@ class RepoSync {
             }
         }
         report_.replaced = replace.size();
-        return download_targets(index, replace);
+        auto second = download_targets(index, replace);
+        if (!second) {
+            return second;
+        }
+        if (checks_packages() && !stop_.stop_requested()) {
+            check_package_signatures(index);
+        }
+        return {};
+    }
+
+    // --gpgcheck: checks every package now in the mirror (downloaded or kept) on worker threads;
+    // one that fails is removed and reported as a failure.
+    void check_package_signatures(const PackageIndex& index) {
+        std::vector<std::size_t> present;
+        for (std::size_t target = 0; target < plan_.targets.size(); ++target) {
+            if (!failed_targets_.contains(target)) {
+                present.push_back(target);
+            }
+        }
+        std::vector<std::optional<Error>> outcomes(present.size());
+        for_each_index_in_parallel(present.size(), options_.verify_threads, [&] {
+            return [&](std::size_t item) {
+                const PackageTarget& target = plan_.targets[present[item]];
+                auto verified = keys_->verify_package(plan_.roots[target.root_index] /
+                                                      target.destination);
+                if (!verified) {
+                    outcomes[item] = std::move(verified.error());
+                }
+            };
+        });
+        report_.signatures_checked += present.size();
+        for (std::size_t item = 0; item < present.size(); ++item) {
+            if (!outcomes[item]) {
+                continue;
+            }
+            const PackageTarget& target = plan_.targets[present[item]];
+            PackageFailure failure{index[target.position].nevra(),
+                                   "signature check failed: " + outcomes[item]->to_string(), {}};
+            if (auto removed = remove_package_file(plan_.roots[target.root_index],
+                                                   target.destination);
+                removed) {
+                failure.reason += " (removed)";
+            } else {
+                failure.reason += "; " + removed.error().to_string();
+            }
+            report_.failures.push_back(std::move(failure));
+        }
     }
 
     Result<void> download_targets(const PackageIndex& index,
@@ -498,6 +626,7 @@ class RepoSync {
         for (std::size_t request = 0; request < requests.size(); ++request) {
             const FileResult& result = downloaded->files[request];
             if (result.status == FileStatus::Failed) {
+                failed_targets_.insert(targets[request]);
                 report_.failures.push_back(
                     failure_of(index[plan_.targets[targets[request]].position], result));
             }
@@ -528,7 +657,7 @@ class RepoSync {
                     report_.upstream_packages - report_.selected));
             }
         }
-        SyncState state{repomd_sha256_, options_fingerprint(options_, selection_options_), {}};
+        SyncState state{repomd_sha256_, options_fingerprint(options_, selection_options_, repo_), {}};
         std::set<std::filesystem::path> keep;
         for (const PackageTarget& target : plan_.targets) {
             keep.insert(target.relative_path);
@@ -564,6 +693,8 @@ class RepoSync {
     SyncState noop_state_;
     std::shared_ptr<MirrorList> mirrors_;
     SyncPlan plan_;
+    std::optional<Keyring> keys_;             // with repo_gpgcheck or --gpgcheck
+    std::set<std::size_t> failed_targets_;  // indices into plan_.targets that failed to download
 };
 
 }  // namespace
