@@ -270,7 +270,8 @@ Command add_sync_command(CLI::App& parent) {
     app->add_flag("-u,--urls", args->urls, "print the URLs that would be downloaded, and stop");
     app->add_option("--min-buildtime", args->min_buildtime,
                     "only packages built at or after YYYY-MM-DD (or seconds since the epoch)");
-    app->add_flag("-g,--gpgcheck", args->gpgcheck, "remove packages that fail the signature check (repositories with gpgcheck=1)");
+    app->add_flag("-g,--gpgcheck", args->gpgcheck,
+                  "remove packages that fail the signature check (repositories with gpgcheck=1)");
     app->add_option("-j,--parallel", args->parallel, "concurrent downloads (default 16)")
         ->check(CLI::Range(1U, 256U));
     app->add_flag("-q,--quiet", args->quiet, "print errors only");

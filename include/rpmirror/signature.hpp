@@ -26,8 +26,8 @@ namespace rpmirror {
 
 // One signing (sub)key of a certificate, as gpg sees it.
 struct SigningKey {
-    std::string key_id;                  // 16 uppercase hex digits
-    std::string user_id;                 // the certificate's first user id
+    std::string key_id;                   // 16 uppercase hex digits
+    std::string user_id;                  // the certificate's first user id
     std::optional<std::int64_t> expires;  // seconds since the epoch; nullopt = never
     bool is_revoked = false;
     std::string source;  // the gpgkey URL it came from

@@ -89,6 +89,7 @@ std::string format_json_report(std::span<const RepoSyncReport> reports, int exit
             {"deleted", std::move(deleted)},
             {"failed", report.failures.size()},
             {"failures", std::move(failures)},
+            {"signatures_checked", report.signatures_checked},
             {"metadata_published", report.metadata_published},
             {"warnings", report.warnings},
             {"seconds", report.seconds},

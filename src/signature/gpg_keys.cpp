@@ -19,8 +19,8 @@ class ScratchHome {
   public:
     static Result<ScratchHome> create() {
         const char* base = std::getenv("TMPDIR");
-        std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") +
-                              "/rpmirror-gpg-XXXXXX";
+        std::string pattern =
+            std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/rpmirror-gpg-XXXXXX";
         if (::mkdtemp(pattern.data()) == nullptr) {
             return make_errno_error("cannot create a temporary gpg home", pattern, errno);
         }
@@ -65,8 +65,8 @@ Result<std::vector<SigningKey>> read_key_validity(std::string_view armored,
         return gpg_error(ErrorCode::Unsupported, "cannot start gpgme", error, source);
     }
     const GpgContext context(raw_context);
-    if (const gpgme_error_t error = gpgme_ctx_set_engine_info(
-            context.get(), GPGME_PROTOCOL_OpenPGP, nullptr, home->path().c_str());
+    if (const gpgme_error_t error = gpgme_ctx_set_engine_info(context.get(), GPGME_PROTOCOL_OpenPGP,
+                                                              nullptr, home->path().c_str());
         error != 0) {
         return gpg_error(ErrorCode::Unsupported, "cannot set up gpg", error, source);
     }
@@ -105,7 +105,8 @@ Result<std::vector<SigningKey>> read_key_validity(std::string_view armored,
             signing_key.user_id = user_id;
             signing_key.expires = expiry_of(subkey->expires);
             if (const auto primary_expiry = expiry_of(primary->expires);
-                primary_expiry && (!signing_key.expires || *primary_expiry < *signing_key.expires)) {
+                primary_expiry &&
+                (!signing_key.expires || *primary_expiry < *signing_key.expires)) {
                 signing_key.expires = primary_expiry;
             }
             signing_key.is_revoked = key->revoked != 0 || subkey->revoked != 0;

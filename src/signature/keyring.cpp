@@ -279,6 +279,9 @@ Result<void> Keyring::verify_package(const std::filesystem::path& path) const {
     }
     const RpmTs transaction(rpmtsCreate());
     (void)rpmtsSetKeyring(transaction.get(), impl_->keyring.get());
+    // Everything checked and a signature required, whatever the local rpm macros say.
+    (void)rpmtsSetVSFlags(transaction.get(), RPMVSF_DEFAULT);
+    (void)rpmtsSetVfyFlags(transaction.get(), RPMVSF_DEFAULT);
     (void)rpmtsSetVfyLevel(transaction.get(), RPMSIG_SIGNATURE_TYPE | RPMSIG_DIGEST_TYPE);
 
     Header raw_header = nullptr;

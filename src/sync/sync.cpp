@@ -12,12 +12,12 @@
 
 #include <fmt/core.h>
 
+#include "audit/lookup.hpp"
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/metadata.hpp"
 #include "rpmirror/plan.hpp"
 #include "rpmirror/publish.hpp"
 #include "rpmirror/signature.hpp"
-#include "audit/lookup.hpp"
 #include "util/parallel.hpp"
 #include "util/unique_fd.hpp"
 
@@ -220,9 +220,9 @@ Result<void> remove_package_file(const std::filesystem::path& root,
     const std::string name = destination.filename().string();
     struct stat st {};
     if (::fstatat(dir_fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        return errno == ENOENT ? Result<void>{}
-                               : make_errno_error("cannot inspect", (root / destination).string(),
-                                                  errno);
+        return errno == ENOENT
+                   ? Result<void>{}
+                   : make_errno_error("cannot inspect", (root / destination).string(), errno);
     }
     if (!S_ISREG(st.st_mode)) {
         return make_error(ErrorCode::Unsafe, "not removed: not a regular file",
@@ -391,7 +391,8 @@ class RepoSync {
         const std::string& repomd_bytes = repomd.bytes;
         const auto state = read_sync_state(sync_state_path(repo_dir_));
         if (!state || state->repomd_sha256 != repomd_sha256_ ||
-            state->options_fingerprint != options_fingerprint(options_, selection_options_, repo_)) {
+            state->options_fingerprint !=
+                options_fingerprint(options_, selection_options_, repo_)) {
             return false;
         }
         if (options_.download_metadata) {
@@ -578,8 +579,8 @@ class RepoSync {
         for_each_index_in_parallel(present.size(), options_.verify_threads, [&] {
             return [&](std::size_t item) {
                 const PackageTarget& target = plan_.targets[present[item]];
-                auto verified = keys_->verify_package(plan_.roots[target.root_index] /
-                                                      target.destination);
+                auto verified =
+                    keys_->verify_package(plan_.roots[target.root_index] / target.destination);
                 if (!verified) {
                     outcomes[item] = std::move(verified.error());
                 }
@@ -592,9 +593,10 @@ class RepoSync {
             }
             const PackageTarget& target = plan_.targets[present[item]];
             PackageFailure failure{index[target.position].nevra(),
-                                   "signature check failed: " + outcomes[item]->to_string(), {}};
-            if (auto removed = remove_package_file(plan_.roots[target.root_index],
-                                                   target.destination);
+                                   "signature check failed: " + outcomes[item]->to_string(),
+                                   {}};
+            if (auto removed =
+                    remove_package_file(plan_.roots[target.root_index], target.destination);
                 removed) {
                 failure.reason += " (removed)";
             } else {
@@ -657,7 +659,8 @@ class RepoSync {
                     report_.upstream_packages - report_.selected));
             }
         }
-        SyncState state{repomd_sha256_, options_fingerprint(options_, selection_options_, repo_), {}};
+        SyncState state{
+            repomd_sha256_, options_fingerprint(options_, selection_options_, repo_), {}};
         std::set<std::filesystem::path> keep;
         for (const PackageTarget& target : plan_.targets) {
             keep.insert(target.relative_path);
@@ -693,7 +696,7 @@ class RepoSync {
     SyncState noop_state_;
     std::shared_ptr<MirrorList> mirrors_;
     SyncPlan plan_;
-    std::optional<Keyring> keys_;             // with repo_gpgcheck or --gpgcheck
+    std::optional<Keyring> keys_;           // with repo_gpgcheck or --gpgcheck
     std::set<std::size_t> failed_targets_;  // indices into plan_.targets that failed to download
 };
 

@@ -29,14 +29,14 @@ class TestKeys {
         generate("other", {});
         generate("expired", {"--faked-system-time", "20200101T000000"}, "2020-06-01");
         for (const char* name : {"good", "other", "expired"}) {
-            const CommandResult exported = run_to_end(
-                gpg({"--armor", "--export", email(name)}), dir_ / "logs");
+            const CommandResult exported =
+                run_to_end(gpg({"--armor", "--export", email(name)}), dir_ / "logs");
             if (exported.exit_code != 0 || exported.out.empty()) {
                 throw std::runtime_error("gpg --export failed: " + exported.err);
             }
             TempDir::write_at(key_file_of(name), exported.out);
-            const CommandResult listed = run_to_end(
-                gpg({"--with-colons", "--list-keys", email(name)}), dir_ / "logs");
+            const CommandResult listed =
+                run_to_end(gpg({"--with-colons", "--list-keys", email(name)}), dir_ / "logs");
             // "pub:<validity>:<length>:<algo>:<key id>:..."
             for (const std::string& line : lines_of(listed.out)) {
                 if (line.starts_with("pub:")) {
@@ -83,14 +83,10 @@ class TestKeys {
 
     // Signs the RPM package `rpm` in place with `signer` (rpmsign --addsign).
     void sign_rpm(Signer signer, const std::filesystem::path& rpm) const {
-        std::vector<std::string> argv{"rpmsign",
-                                      "--addsign",
-                                      "--define",
-                                      std::string("__gpg ") + kGpgBinary,
-                                      "--define",
-                                      "_gpg_path " + home().string(),
-                                      "--define",
-                                      "_gpg_name " + email(name(signer))};
+        std::vector<std::string> argv{"rpmsign",  "--addsign",
+                                      "--define", std::string("__gpg ") + kGpgBinary,
+                                      "--define", "_gpg_path " + home().string(),
+                                      "--define", "_gpg_name " + email(name(signer))};
         if (signer == Signer::Expired) {
             argv.push_back("--define");
             argv.push_back("_gpg_sign_cmd_extra_args --faked-system-time 20200301T000000");

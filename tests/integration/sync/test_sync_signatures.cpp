@@ -5,6 +5,8 @@
 #include <map>
 #include <optional>
 
+#include <nlohmann/json.hpp>
+
 #include "integration/sync/sync_fixture.hpp"
 #include "support/signing.hpp"
 
@@ -53,8 +55,8 @@ class SyncSignatureTest : public SyncFixture {
     }
 
     static std::map<std::string, Signer> all_signed_by(Signer signer) {
-        return {{kTiny, signer}, {kSmall, signer}, {kMedium, signer}, {kDocs, signer},
-                {kData, signer}};
+        return {
+            {kTiny, signer}, {kSmall, signer}, {kMedium, signer}, {kDocs, signer}, {kData, signer}};
     }
 
     // Writes reposdir/<id>.repo for the repository at `baseurl`.
@@ -250,8 +252,7 @@ TEST_F(SyncSignatureTest, GpgcheckRemovesEveryPackageThatFailsAndExits1) {
                   .find("signed with key 0x" + test_keys().key_id(Signer::Other)),
               std::string::npos)
         << result.err;
-    EXPECT_NE(line_for("rpmirror-sample-medium-1.0-1.noarch").find("not signed"),
-              std::string::npos)
+    EXPECT_NE(line_for("rpmirror-sample-medium-1.0-1.noarch").find("not signed"), std::string::npos)
         << result.err;
     EXPECT_NE(line_for("rpmirror-sample-docs-1.0-1.noarch").find("expired on 2020-06-01"),
               std::string::npos)
@@ -275,8 +276,13 @@ TEST_F(SyncSignatureTest, GpgcheckChecksPackagesKeptFromAnUncheckedRun) {
     const auto published = tree_digests(tmp_ / "mirror" / "signed" / "repodata");
 
     const std::size_t seen = log_size(server);
-    const CommandResult checked = sync_signed({"--gpgcheck", "--download-metadata"});
+    const CommandResult checked = sync_signed(
+        {"--gpgcheck", "--download-metadata", "--json", (tmp_ / "report.json").string()});
     EXPECT_EQ(checked.exit_code, 1) << checked.err;
+    const auto report = nlohmann::json::parse(read_file(tmp_ / "report.json"));
+    EXPECT_EQ(report["repositories"][0]["kept"], 5);
+    EXPECT_EQ(report["repositories"][0]["signatures_checked"], 5);
+    EXPECT_EQ(report["repositories"][0]["failed"], 4);
     EXPECT_TRUE(std::filesystem::exists(mirrored(kTiny)));
     for (const std::string& removed : {kSmall, kMedium, kDocs, kData}) {
         EXPECT_FALSE(std::filesystem::exists(mirrored(removed))) << removed;
@@ -298,9 +304,9 @@ TEST_F(SyncSignatureTest, GpgcheckLeavesRepositoriesWithGpgcheckOffUnchecked) {
 TEST_F(SyncSignatureTest, GpgcheckAppliesToRepofrompathWithSetopt) {
     const auto repo = mixed_repo();
     const NginxServer& server = serve(repo);
-    const std::vector<std::string> base{"--repofrompath", "signed," + server.url("/"), "--repo",
-                                        "signed",         "-p",
-                                        (tmp_ / "mirror").string()};
+    const std::vector<std::string> base{
+        "--repofrompath",          "signed," + server.url("/"), "--repo", "signed", "-p",
+        (tmp_ / "mirror").string()};
     // --repofrompath repositories have gpgcheck off, as in dnf: nothing is checked.
     std::vector<std::string> args = base;
     args.push_back("--gpgcheck");

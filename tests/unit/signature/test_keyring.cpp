@@ -45,9 +45,9 @@ class SignatureTest : public ::testing::Test {
     // A copy of the sample repository's smallest package, signed by `signer` (or unsigned).
     std::filesystem::path package(const std::string& name, std::optional<Signer> signer) {
         const auto path = tmp_ / (name + ".rpm");
-        std::filesystem::copy_file(test::test_repo("sample-repo") / "Packages" /
-                                       "rpmirror-sample-tiny-1.0-1.noarch.rpm",
-                                   path);
+        std::filesystem::copy_file(
+            test::test_repo("sample-repo") / "Packages" / "rpmirror-sample-tiny-1.0-1.noarch.rpm",
+            path);
         if (signer) {
             test_keys().sign_rpm(*signer, path);
         }
