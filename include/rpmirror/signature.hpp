@@ -51,7 +51,8 @@ class Keyring {
     const std::vector<SigningKey>& keys() const;
     bool empty() const;
 
-    // Checks the ASCII-armored detached signature `armored_signature` over `data`.
+    // Checks the ASCII-armored detached signature `armored_signature` over `data` (its first
+    // signature packet).
     // Returns nothing iff it is a good signature by a key of this keyring that has neither expired
     // nor been revoked. Otherwise an error whose subject is `subject`:
     //   Corrupt  "bad signature (made by key 0x…)" — the data or the signature was modified;

@@ -497,15 +497,6 @@ TEST_F(SyncCli, UnreachableRepositoryIsAnErrorNamingItsUrl) {
     EXPECT_NE(result.err.find(dead_url + "repodata/repomd.xml"), std::string::npos) << result.err;
 }
 
-TEST_F(SyncCli, GpgcheckIsNotSupportedYet) {
-    const CommandResult result = sync({"--repofrompath", "sample,http://127.0.0.1:9/", "-p",
-                                       (tmp_ / "mirror").string(), "--gpgcheck"});
-
-    EXPECT_EQ(result.exit_code, 2);
-    EXPECT_NE(result.err.find("not supported yet"), std::string::npos) << result.err;
-    EXPECT_FALSE(fs::exists(tmp_ / "mirror"));
-}
-
 TEST_F(SyncCli, ReposyncIsAnAliasOfSync) {
     const fs::path upstream = test_repo("sample-repo");
     NginxServer& server = serve(upstream);
