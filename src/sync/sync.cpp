@@ -447,15 +447,25 @@ class RepoSync {
         if (!fetched) {
             return tl::unexpected(std::move(fetched.error()));
         }
+        // The first record that failed explains the others (a full disk stops the rest).
+        std::optional<std::size_t> unfinished;
         for (std::size_t index = 0; index < requests.size(); ++index) {
-            const FileResult& result = fetched->files[index];
-            if (result.status != FileStatus::Downloaded &&
-                result.status != FileStatus::AlreadyPresent) {
-                Error error = result.error.value_or(
-                    Error{ErrorCode::Interrupted, "interrupted", records[index]->location_href, 0});
-                error.message = "metadata '" + records[index]->type + "': " + error.message;
-                return tl::unexpected(std::move(error));
+            const FileStatus status = fetched->files[index].status;
+            if (status == FileStatus::Failed) {
+                unfinished = index;
+                break;
             }
+            if (status != FileStatus::Downloaded && status != FileStatus::AlreadyPresent &&
+                !unfinished) {
+                unfinished = index;
+            }
+        }
+        if (unfinished) {
+            const FileResult& result = fetched->files[*unfinished];
+            Error error = result.error.value_or(Error{ErrorCode::Interrupted, "interrupted",
+                                                      records[*unfinished]->location_href, 0});
+            error.message = "metadata '" + records[*unfinished]->type + "': " + error.message;
+            return tl::unexpected(std::move(error));
         }
         PrimaryParseOptions parse_options;
         parse_options.decompress.expected_size = primary->open_size;

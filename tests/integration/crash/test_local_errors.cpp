@@ -91,6 +91,11 @@ TEST_F(LocalErrors, FullDiskFailsNamingTheFileKeepsTheOldMetadataAndARerunComple
         EXPECT_NE(full.err.find((box / "mirror" / "sample").string() + "/"), std::string::npos)
             << context << ": the error names the file\n"
             << full.err;
+        if (spare > 0) {
+            EXPECT_NE(full.err.find("/Packages/"), std::string::npos)
+                << context << ": the metadata fitted, a package did not\n"
+                << full.err;
+        }
         EXPECT_TRUE(repeated(uris).empty()) << context << ": a full disk is not retried";
         const crash::MirrorScan after = expect_consistent(box, context);
         EXPECT_EQ(after.repodata, old_repodata_) << context;
