@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <set>
 #include <string>
@@ -57,6 +58,7 @@ TEST_F(CrashSafety, SigkillAtEveryIoOperationLeavesAVerifiedMirrorThatTheNextRun
     build_revisions();
     const fs::path box = tmp_ / "box";
     std::map<std::string, int> kills_per_phase;
+    std::map<std::string, int> kills_per_op;
     std::set<std::string> distinct_points;
     int runs_resuming_part_files = 0;
     int runs_finishing_first = 0;
@@ -78,6 +80,7 @@ TEST_F(CrashSafety, SigkillAtEveryIoOperationLeavesAVerifiedMirrorThatTheNextRun
             ASSERT_FALSE(phase.empty()) << fault << ": no kill line\n" << killed.err;
             distinct_points.insert(fault);
             ++kills_per_phase[phase];
+            ++kills_per_op[op];
 
             const crash::MirrorScan after = expect_consistent(box, fault + " (" + phase + ")");
             if (after.resumable_part_bytes > 0) {
@@ -92,6 +95,10 @@ TEST_F(CrashSafety, SigkillAtEveryIoOperationLeavesAVerifiedMirrorThatTheNextRun
     std::string figures;
     for (const auto& [phase, count] : kills_per_phase) {
         figures += " " + phase + "=" + std::to_string(count);
+    }
+    figures += " ;";
+    for (const auto& [op, count] : kills_per_op) {
+        figures += " " + op + "=" + std::to_string(count);
     }
     std::cout << "[ figures  ] SIGKILL points survived: " << distinct_points.size() << " ("
               << figures << " ); runs resuming .part files: " << runs_resuming_part_files << '\n';
