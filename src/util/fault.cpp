@@ -130,10 +130,7 @@ std::string path_of(int fd) {
 
 namespace detail {
 
-bool armed() {
-    static const bool is_armed = plan().has_value();
-    return is_armed;
-}
+extern const bool is_armed = plan().has_value();
 
 bool fails_slow(Op op, std::string_view subject, int fd) {
     const Plan& armed_plan = *plan();
@@ -160,14 +157,14 @@ bool fails_slow(Op op, std::string_view subject, int fd) {
 }  // namespace detail
 
 ssize_t pwrite(int fd, const void* data, std::size_t size, off_t offset) {
-    if (detail::armed() && detail::fails_slow(Op::Write, {}, fd)) {
+    if (detail::is_armed && detail::fails_slow(Op::Write, {}, fd)) {
         return -1;
     }
     return ::pwrite(fd, data, size, offset);
 }
 
 ssize_t write(int fd, const void* data, std::size_t size) {
-    if (detail::armed() && detail::fails_slow(Op::Write, {}, fd)) {
+    if (detail::is_armed && detail::fails_slow(Op::Write, {}, fd)) {
         return -1;
     }
     return ::write(fd, data, size);

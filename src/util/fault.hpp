@@ -29,7 +29,8 @@ namespace rpmirror::fault {
 enum class Op { Create, Write, Sync, Rename, Unlink };
 
 namespace detail {
-bool armed();
+// True iff RPMIRROR_FAULT armed a fault; set once during static initialisation.
+extern const bool is_armed;
 // `fd` >= 0: the subject is the file open as `fd` (looked up only when a kill is due).
 bool fails_slow(Op op, std::string_view subject, int fd = -1);
 }  // namespace detail
@@ -38,7 +39,7 @@ bool fails_slow(Op op, std::string_view subject, int fd = -1);
 // error is due: errno is then set and the caller must behave as if the real call failed. Does not
 // return when a kill is due.
 inline bool fails(Op op, std::string_view subject) {
-    return detail::armed() && detail::fails_slow(op, subject);
+    return detail::is_armed && detail::fails_slow(op, subject);
 }
 
 // The real system calls behind the seam; same contracts as the calls they wrap.
