@@ -4,7 +4,7 @@
 // file, writing package or metadata bytes, flushing (syncfs/fsync), renaming (including the
 // RENAME_EXCHANGE that publishes repodata/) and unlinking (--delete) — go through the wrappers
 // below. Each operation kind has its own call counter. The environment variable RPMIRROR_FAULT,
-// read once on first use, may arm one fault:
+// read once at startup, may arm one fault:
 //
 //   RPMIRROR_FAULT=kill:<op>:<n>             SIGKILL the process just before the n-th <op>
 //   RPMIRROR_FAULT=errno:<op>:<n>:<ERRNO>    the n-th <op> fails with ERRNO (ENOSPC, EIO, EROFS,
