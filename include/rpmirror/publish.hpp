@@ -55,9 +55,14 @@ class MetadataStage {
     bool published_ = false;
 };
 
-// Removes staging directories left by interrupted runs (`.repodata.staging-*` under
-// `metadata_dir`). Returns how many were removed. Never follows symlinks.
-std::size_t remove_stale_stages(const std::filesystem::path& metadata_dir);
+// Returns the staging directories left by interrupted runs (`.repodata.staging-*` directories,
+// not symlinks, under `metadata_dir`), sorted; empty iff there are none or it cannot be read.
+std::vector<std::filesystem::path> find_stale_stages(const std::filesystem::path& metadata_dir);
+
+// Removes the staging directories left by interrupted runs, except `except` (the stage of the
+// running sync). Returns how many were removed. Never follows symlinks.
+std::size_t remove_stale_stages(const std::filesystem::path& metadata_dir,
+                                const std::filesystem::path& except = {});
 
 // Removes every regular file named `*.rpm` under `repo_dir` whose path relative to `repo_dir`
 // is not in `keep` (relative, lexically normal paths, as the planner computes them). Never

@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "rpmirror/download.hpp"
+#include "util/fault.hpp"
 
 namespace rpmirror::download {
 namespace {
@@ -143,8 +144,10 @@ Result<PartFile> DestinationRoot::open_part(const std::filesystem::path& destina
     part.part_name = part_file_name(part.final_name);
     const std::string shown = (path_ / destination.parent_path() / part.part_name).string();
     // The last component is never followed: O_NOFOLLOW fails with ELOOP on a symlink.
-    const int fd = open_beneath(part.dir_fd, part.part_name,
-                                O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
+    const int fd = fault::fails(fault::Op::Create, shown)
+                       ? -1
+                       : open_beneath(part.dir_fd, part.part_name,
+                                      O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
     if (fd < 0) {
         const int error = errno;
         if (is_unsafe_errno(error)) {

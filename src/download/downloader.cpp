@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <ctime>
@@ -715,7 +716,12 @@ struct Engine {
         transfer.result.status = FileStatus::Failed;
         transfer.result.error = std::move(error);
         ++report.failed;
-        if (options.fail_fast) {
+        // A full disk, an exhausted quota or a read-only filesystem would fail every later file
+        // the same way: start no more transfers (running ones keep their .part files).
+        const int local_errno =
+            transfer.result.error->code == ErrorCode::Io ? transfer.result.error->sys_errno : 0;
+        if (options.fail_fast || local_errno == ENOSPC || local_errno == EDQUOT ||
+            local_errno == EROFS) {
             fail_fast_triggered = true;
         }
         if (progress != nullptr) {

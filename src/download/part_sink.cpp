@@ -10,6 +10,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "util/fault.hpp"
+
 namespace rpmirror::download {
 
 // ---------------------------------------------------------------------------------------------
@@ -56,7 +58,7 @@ int PartWriter::write_at(const std::byte* data, std::size_t size) {
     std::size_t done = 0;
     while (done < size) {
         const ssize_t result =
-            ::pwrite(fd_.get(), data + done, size - done, static_cast<off_t>(written_ + done));
+            fault::pwrite(fd_.get(), data + done, size - done, static_cast<off_t>(written_ + done));
         if (result < 0) {
             if (errno == EINTR) {
                 continue;
@@ -225,8 +227,8 @@ FinishResult PartWriter::finish(const PublishSpec& spec) {
         // The downloader wrote every byte itself, so the entry is trusted even though it is new.
         write_cached_digest(fd_.get(), st, spec.type, result.digest, /*trust_recent=*/true);
     }
-    if (::renameat(spec.dir_fd, spec.part_name.c_str(), spec.dir_fd, spec.final_name.c_str()) !=
-        0) {
+    if (fault::renameat(spec.dir_fd, spec.part_name.c_str(), spec.dir_fd,
+                        spec.final_name.c_str()) != 0) {
         result.local_error =
             Error{ErrorCode::Io, "cannot rename " + spec.part_name + " to " + spec.final_name,
                   spec.shown_path, errno};

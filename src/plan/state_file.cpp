@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "rpmirror/plan.hpp"
+#include "util/fault.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror {
@@ -66,18 +67,20 @@ Result<void> write_sync_state(const std::filesystem::path& path, const SyncState
     // for data that did not reach the disk.
     if (UniqueFd directory(::open(path.parent_path().empty() ? "." : path.parent_path().c_str(),
                                   O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-        !directory || ::syncfs(directory.get()) != 0) {
+        !directory || fault::syncfs(directory.get(), path.string()) != 0) {
         return make_errno_error("cannot flush the filesystem before writing sync state",
                                 path.string(), errno);
     }
-    UniqueFd fd(
-        ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
+    UniqueFd fd(fault::fails(fault::Op::Create, temporary.string())
+                    ? -1
+                    : ::open(temporary.c_str(),
+                             O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
     if (!fd) {
         return make_errno_error("cannot write sync state", temporary.string(), errno);
     }
     std::size_t written = 0;
     while (written < text.size()) {
-        const ssize_t result = ::write(fd.get(), text.data() + written, text.size() - written);
+        const ssize_t result = fault::write(fd.get(), text.data() + written, text.size() - written);
         if (result < 0) {
             if (errno == EINTR) {
                 continue;
@@ -89,7 +92,7 @@ Result<void> write_sync_state(const std::filesystem::path& path, const SyncState
         written += static_cast<std::size_t>(result);
     }
     fd.reset();
-    if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    if (fault::rename(temporary.c_str(), path.c_str()) != 0) {
         const int rename_errno = errno;
         ::unlink(temporary.c_str());
         return make_errno_error("cannot write sync state", path.string(), rename_errno);

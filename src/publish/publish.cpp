@@ -15,6 +15,7 @@
 #include <system_error>
 #include <utility>
 
+#include "util/fault.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror {
@@ -62,7 +63,7 @@ Result<MetadataStage> MetadataStage::create(const std::filesystem::path& metadat
         return make_errno_error("cannot create directory", metadata_dir.string(), error.value());
     }
     std::string pattern = (metadata_dir / (std::string(kStagingPrefix) + "XXXXXX")).string();
-    if (::mkdtemp(pattern.data()) == nullptr) {
+    if (fault::fails(fault::Op::Create, pattern) || ::mkdtemp(pattern.data()) == nullptr) {
         return make_errno_error("cannot create staging directory", metadata_dir.string(), errno);
     }
     // mkdtemp creates 0700; the published repodata/ must be as readable as any directory the
@@ -94,16 +95,16 @@ Result<void> MetadataStage::publish() {
         return make_error(ErrorCode::Unsafe, "exists and is not a directory; not replacing it",
                           live_path);
     }
-    if (::syncfs(parent.get()) != 0) {
+    if (fault::syncfs(parent.get(), live_path) != 0) {
         return make_errno_error("cannot flush the filesystem before publishing", live_path, errno);
     }
     const unsigned flags = has_live ? RENAME_EXCHANGE : RENAME_NOREPLACE;
-    if (::renameat2(parent.get(), staging_name.c_str(), parent.get(), kLiveName.data(), flags) !=
-        0) {
+    if (fault::renameat2(parent.get(), staging_name.c_str(), parent.get(), kLiveName.data(),
+                         flags) != 0) {
         return make_errno_error("cannot swap in the new metadata", live_path, errno);
     }
     published_ = true;
-    if (::fsync(parent.get()) != 0) {
+    if (fault::fsync(parent.get(), live_path) != 0) {
         return make_errno_error("cannot make the metadata swap durable", live_path, errno);
     }
     if (!has_live) {
@@ -113,14 +114,27 @@ Result<void> MetadataStage::publish() {
     return {};
 }
 
-std::size_t remove_stale_stages(const std::filesystem::path& metadata_dir) {
-    std::size_t removed = 0;
+std::vector<std::filesystem::path> find_stale_stages(const std::filesystem::path& metadata_dir) {
+    std::vector<std::filesystem::path> stages;
     std::error_code error;
     for (const auto& entry : std::filesystem::directory_iterator(metadata_dir, error)) {
         const std::string name = entry.path().filename().string();
         if (name.starts_with(kStagingPrefix) && entry.is_directory(error) &&
             !entry.is_symlink(error)) {
-            std::filesystem::remove_all(entry.path(), error);
+            stages.push_back(entry.path());
+        }
+    }
+    std::sort(stages.begin(), stages.end());
+    return stages;
+}
+
+std::size_t remove_stale_stages(const std::filesystem::path& metadata_dir,
+                                const std::filesystem::path& except) {
+    std::size_t removed = 0;
+    for (const std::filesystem::path& stage : find_stale_stages(metadata_dir)) {
+        if (stage != except) {
+            std::error_code error;
+            std::filesystem::remove_all(stage, error);
             ++removed;
         }
     }
@@ -232,7 +246,7 @@ Result<std::vector<std::filesystem::path>> delete_unlisted_packages(
     std::vector<std::filesystem::path> removed;
     const UnlistedVisitor remove = [&](int dir_fd, const std::string& name,
                                        const std::filesystem::path& relative) -> Result<void> {
-        if (::unlinkat(dir_fd, name.c_str(), 0) != 0) {
+        if (fault::unlinkat(dir_fd, name.c_str(), 0) != 0) {
             return make_errno_error("cannot remove", (repo_dir / relative).string(), errno);
         }
         removed.push_back(relative);

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -18,6 +19,7 @@
 #include "rpmirror/plan.hpp"
 #include "rpmirror/publish.hpp"
 #include "rpmirror/signature.hpp"
+#include "util/fault.hpp"
 #include "util/parallel.hpp"
 #include "util/unique_fd.hpp"
 
@@ -234,10 +236,36 @@ Result<void> remove_package_file(const std::filesystem::path& root,
     return {};
 }
 
-bool write_file(const std::filesystem::path& path, std::string_view contents) {
-    std::ofstream stream(path, std::ios::binary | std::ios::trunc);
-    stream.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-    return static_cast<bool>(stream.flush());
+// Writes `contents` to a new file at `path` (inside a staging directory: not yet published).
+Result<void> write_file(const std::filesystem::path& path, std::string_view contents) {
+    UniqueFd fd(
+        fault::fails(fault::Op::Create, path.string())
+            ? -1
+            : ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
+    if (!fd) {
+        return make_errno_error("cannot create", path.string(), errno);
+    }
+    for (std::size_t written = 0; written < contents.size();) {
+        const ssize_t result =
+            fault::write(fd.get(), contents.data() + written, contents.size() - written);
+        if (result < 0 && errno != EINTR) {
+            return make_errno_error("cannot write", path.string(), errno);
+        }
+        written += result < 0 ? 0 : static_cast<std::size_t>(result);
+    }
+    return {};
+}
+
+// Flushes the filesystem holding `directory` (one syncfs instead of an fsync per file).
+Result<void> flush_filesystem(const std::filesystem::path& directory) {
+    const UniqueFd fd(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd && errno == ENOENT) {
+        return {};  // nothing was written there
+    }
+    if (!fd || fault::syncfs(fd.get(), directory.string()) != 0) {
+        return make_errno_error("cannot flush the filesystem", directory.string(), errno);
+    }
+    return {};
 }
 
 // The work of one sync, stage by stage; each stage records its outcome in `report`.
@@ -299,17 +327,24 @@ class RepoSync {
         mirrors_ =
             mirrors_starting_with(*source, repomd->base_url, download_options.demote_mirror_after);
         // -u writes nothing into the mirror: its primary.xml is staged in the temp directory.
-        // Otherwise staging directories left by a killed run are cleared first.
+        // Otherwise records that staging directories left by a killed run (or the live
+        // repodata/) already hold are reused, then those directories are cleared.
         const std::filesystem::path stage_parent =
             options_.urls_only ? std::filesystem::temp_directory_path() : metadata_dir_;
-        if (!options_.urls_only) {
-            remove_stale_stages(metadata_dir_);
-        }
         auto stage = MetadataStage::create(stage_parent);
         if (!stage) {
             return tl::unexpected(std::move(stage.error()));
         }
-        auto index = fetch_metadata(*repomd, *stage);
+        std::vector<std::filesystem::path> record_sources;
+        if (!options_.urls_only) {
+            record_sources = find_stale_stages(metadata_dir_);
+            std::erase(record_sources, stage->dir());
+            record_sources.push_back(metadata_dir_ / "repodata");
+        }
+        auto index = fetch_metadata(*repomd, *stage, record_sources);
+        if (!options_.urls_only) {
+            remove_stale_stages(metadata_dir_, stage->dir());
+        }
         if (!index) {
             return tl::unexpected(std::move(index.error()));
         }
@@ -429,6 +464,9 @@ class RepoSync {
     }
 
     Result<void> finish_noop() {
+        // A run killed between publishing and removing the previous metadata (now under a
+        // staging name) left it behind; nothing else would remove it.
+        remove_stale_stages(metadata_dir_);
         report_.noop = true;
         report_.selected = noop_state_.files.size();
         report_.kept = noop_state_.files.size();
@@ -444,7 +482,10 @@ class RepoSync {
 
     // Downloads the records this sync needs into `stage` (primary only, or every record with
     // --download-metadata), verified by size and checksum, and parses primary.xml.
-    Result<PackageIndex> fetch_metadata(const FetchedRepomd& repomd, MetadataStage& stage) {
+    // Records found with the expected size in one of `local_sources` are copied instead
+    // (verified like downloads; a mismatch is downloaded anew).
+    Result<PackageIndex> fetch_metadata(const FetchedRepomd& repomd, MetadataStage& stage,
+                                        const std::vector<std::filesystem::path>& local_sources) {
         const RepomdRecord* primary = repomd.parsed.find("primary");
         if (primary == nullptr) {
             return make_error(ErrorCode::BadInput, "repomd.xml has no primary record",
@@ -480,21 +521,32 @@ class RepoSync {
             request.checksum_type = record->checksum.type;
             request.expected_digest = record->checksum.hex;
             request.expected_size = *record->size;
+            seed_from_local_copy(stage.dir(), *relative, request.expected_size, local_sources);
             requests.push_back(std::move(request));
         }
         auto fetched = downloader_.run(stage.dir(), requests, nullptr, stop_);
         if (!fetched) {
             return tl::unexpected(std::move(fetched.error()));
         }
+        // The first record that failed explains the others (a full disk stops the rest).
+        std::optional<std::size_t> unfinished;
         for (std::size_t index = 0; index < requests.size(); ++index) {
-            const FileResult& result = fetched->files[index];
-            if (result.status != FileStatus::Downloaded &&
-                result.status != FileStatus::AlreadyPresent) {
-                Error error = result.error.value_or(
-                    Error{ErrorCode::Interrupted, "interrupted", records[index]->location_href, 0});
-                error.message = "metadata '" + records[index]->type + "': " + error.message;
-                return tl::unexpected(std::move(error));
+            const FileStatus status = fetched->files[index].status;
+            if (status == FileStatus::Failed) {
+                unfinished = index;
+                break;
             }
+            if (status != FileStatus::Downloaded && status != FileStatus::AlreadyPresent &&
+                !unfinished) {
+                unfinished = index;
+            }
+        }
+        if (unfinished) {
+            const FileResult& result = fetched->files[*unfinished];
+            Error error = result.error.value_or(Error{ErrorCode::Interrupted, "interrupted",
+                                                      records[*unfinished]->location_href, 0});
+            error.message = "metadata '" + records[*unfinished]->type + "': " + error.message;
+            return tl::unexpected(std::move(error));
         }
         PrimaryParseOptions parse_options;
         parse_options.decompress.expected_size = primary->open_size;
@@ -507,6 +559,31 @@ class RepoSync {
             }
         }
         return index;
+    }
+
+    // Copies `relative` from the first of `sources` that has it with `expected_size` to its
+    // .part name in `stage_dir`: the downloader then verifies the copy and fetches nothing
+    // unless it does not match. Best effort: on any failure the record is simply downloaded.
+    static void seed_from_local_copy(const std::filesystem::path& stage_dir,
+                                     const std::filesystem::path& relative,
+                                     std::uint64_t expected_size,
+                                     const std::vector<std::filesystem::path>& sources) {
+        if (relative.has_parent_path()) {
+            return;
+        }
+        for (const std::filesystem::path& source : sources) {
+            struct stat st {};
+            const std::filesystem::path candidate = source / relative;
+            if (::lstat(candidate.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+                static_cast<std::uint64_t>(st.st_size) != expected_size) {
+                continue;
+            }
+            std::error_code ignored;
+            std::filesystem::copy_file(candidate,
+                                       stage_dir / part_file_name(relative.filename().string()),
+                                       std::filesystem::copy_options::overwrite_existing, ignored);
+            return;
+        }
     }
 
     void list_urls(const PackageIndex& index, const Selection& selection) {
@@ -638,14 +715,22 @@ class RepoSync {
 
     Result<void> publish(const FetchedRepomd& repomd, MetadataStage& stage) {
         if (options_.download_metadata) {
-            if (!write_file(stage.dir() / "repomd.xml", repomd.bytes)) {
-                return make_errno_error("cannot write", (stage.dir() / "repomd.xml").string(),
-                                        errno);
+            if (auto written = write_file(stage.dir() / "repomd.xml", repomd.bytes); !written) {
+                return written;
             }
-            if (repomd.signature &&
-                !write_file(stage.dir() / "repomd.xml.asc", *repomd.signature)) {
-                return make_errno_error("cannot write", (stage.dir() / "repomd.xml.asc").string(),
-                                        errno);
+            if (repomd.signature) {
+                if (auto written = write_file(stage.dir() / "repomd.xml.asc", *repomd.signature);
+                    !written) {
+                    return written;
+                }
+            }
+            // The packages the new metadata lists must be on disk before it is published.
+            // stage.publish() flushes the metadata's filesystem; with --metadata-path the
+            // packages may be on another one.
+            if (options_.metadata_path) {
+                if (auto flushed = flush_filesystem(repo_dir_); !flushed) {
+                    return flushed;
+                }
             }
             auto published = stage.publish();
             if (!published) {

@@ -23,6 +23,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/source_tree.hpp"
+
 namespace rpmirror::test {
 
 // A child process, killed (SIGTERM, then SIGKILL) and reaped in the destructor.
@@ -190,8 +192,8 @@ inline std::vector<nlohmann::json> read_json_lines(const std::filesystem::path& 
 }
 
 inline std::filesystem::path source_tree_tests_dir() {
-    // __FILE__ is tests/support/http_server.hpp, absolute as CMake passes include paths.
-    return std::filesystem::path(__FILE__).parent_path().parent_path();
+    // Not __FILE__: ccache with CCACHE_BASEDIR makes it relative to the build directory.
+    return source_root() / "tests";
 }
 
 // One request as fault_server.py logged it.
