@@ -49,14 +49,17 @@ std::string user_agent_for(const DownloadOptions& options) {
                                       : options.user_agent;
 }
 
-void apply_connection_options(CURL* easy, const DownloadOptions& o, const std::string& user_agent,
-                              curl_slist* headers) {
+void apply_connection_options(CURL* easy, const DownloadOptions& o, std::string_view url,
+                              const std::string& user_agent, curl_slist* headers) {
     curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(easy, CURLOPT_MAXREDIRS, static_cast<long>(o.max_redirects));
-    // A redirect to file:// (or anything else) must never read local files for a server.
+    // A redirect to file:// (or anything else) must never read local files for a server, and
+    // an https repository must not be downgraded to plain http: a redirect may only keep the
+    // scheme of the URL asked for.
     curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR,
+                     iequals_prefix(url, "https://") ? "https" : "http");
     // Bytes are stored as sent: no Accept-Encoding, and no decoding if a server encodes
     // anyway (the checksum then decides; see README.md "Download engine").
     curl_easy_setopt(easy, CURLOPT_HTTP_CONTENT_DECODING, 0L);

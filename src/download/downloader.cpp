@@ -429,7 +429,7 @@ struct Engine {
         curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &Engine::on_header);
         curl_easy_setopt(easy, CURLOPT_HEADERDATA, &transfer);
         curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, static_cast<long>(kBlockSize));
-        apply_connection_options(easy, o, user_agent, headers.get());
+        apply_connection_options(easy, o, transfer.url, user_agent, headers.get());
         curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);
         const bool prior_knowledge =
             o.http2_prior_knowledge && iequals_prefix(transfer.url, "http://");

@@ -77,7 +77,7 @@ Result<std::string> fetch_document(const std::string& url, const DownloadOptions
     const std::string user_agent = download::user_agent_for(options);
     Body body{{}, max_bytes, false};
     std::array<char, CURL_ERROR_SIZE> error_buffer{};
-    download::apply_connection_options(easy.get(), options, user_agent, headers.get());
+    download::apply_connection_options(easy.get(), options, url, user_agent, headers.get());
     curl_easy_setopt(easy.get(), CURLOPT_URL, url.c_str());
     curl_easy_setopt(easy.get(), CURLOPT_WRITEFUNCTION, &append_body);
     curl_easy_setopt(easy.get(), CURLOPT_WRITEDATA, &body);

@@ -190,8 +190,13 @@ inline std::vector<nlohmann::json> read_json_lines(const std::filesystem::path& 
 }
 
 inline std::filesystem::path source_tree_tests_dir() {
+#ifdef RPMIRROR_SOURCE_DIR
+    // Absolute whatever the working directory (ccache's CCACHE_BASEDIR makes __FILE__ relative).
+    return std::filesystem::path(RPMIRROR_SOURCE_DIR) / "tests";
+#else
     // __FILE__ is tests/support/http_server.hpp, absolute as CMake passes include paths.
     return std::filesystem::path(__FILE__).parent_path().parent_path();
+#endif
 }
 
 // One request as fault_server.py logged it.
