@@ -103,4 +103,20 @@ void apply_connection_options(CURL* easy, const DownloadOptions& o, std::string_
                                                      : static_cast<long>(CURL_IPRESOLVE_WHATEVER));
 }
 
+std::string describe_curl_failure(CURL* easy, CURLcode code, std::string_view requested_url,
+                                  const char* error_buffer) {
+    std::string detail = error_buffer != nullptr && error_buffer[0] != '\0'
+                             ? std::string(error_buffer)
+                             : std::string(curl_easy_strerror(code));
+    char* effective = nullptr;
+    if (code == CURLE_UNSUPPORTED_PROTOCOL &&
+        curl_easy_getinfo(easy, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK &&
+        effective != nullptr && std::string_view(effective) != requested_url) {
+        detail = "refused redirect to '" + std::string(effective) + "': only " +
+                 (iequals_prefix(requested_url, "https://") ? "https" : "http") +
+                 " redirects are followed (" + detail + ")";
+    }
+    return detail;
+}
+
 }  // namespace rpmirror::download

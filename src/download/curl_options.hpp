@@ -30,4 +30,9 @@ std::string user_agent_for(const DownloadOptions& options);
 void apply_connection_options(CURL* easy, const DownloadOptions& options, std::string_view url,
                               const std::string& user_agent, curl_slist* headers);
 
+// Returns what went wrong with a transfer of `requested_url` that ended with `code`: curl's
+// message (`error_buffer` if set), and for a redirect refused by its scheme, the target named.
+std::string describe_curl_failure(CURL* easy, CURLcode code, std::string_view requested_url,
+                                  const char* error_buffer);
+
 }  // namespace rpmirror::download

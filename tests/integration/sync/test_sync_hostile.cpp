@@ -472,7 +472,8 @@ TEST_F(SyncHostile, RedirectToAFileUrlIsRefused) {
 
     const CommandResult result = sync(args_for(faulty.url("/")));
 
-    expect_refused(result, {faulty.url("/repodata/repomd.xml")});
+    expect_refused(result, {faulty.url("/repodata/repomd.xml") + ": refused redirect to 'file://" +
+                            secret_.string() + "': only http redirects are followed"});
     EXPECT_FALSE(fs::exists(mirror_ / std::string(kRepoId) / "repodata"));
 }
 
@@ -483,7 +484,9 @@ TEST_F(SyncHostile, PackageRedirectToAFileUrlIsRefused) {
 
     const CommandResult result = sync(args_for(faulty.url("/")));
 
-    expect_refused(result, {std::string(kTiny), faulty.url("/" + kTinyHref)});
+    expect_refused(result, {std::string(kTiny), faulty.url("/" + kTinyHref) +
+                                                    ": refused redirect to 'file://" +
+                                                    secret_.string() + "'"});
     EXPECT_FALSE(fs::exists(mirror_ / std::string(kRepoId) / kTinyHref));
 }
 
