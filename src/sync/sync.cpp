@@ -265,8 +265,16 @@ class RepoSync {
         const Selection selection = select_packages(*index, selection_options_);
         report_.upstream_packages = index->size();
         report_.selected = selection.positions.size();
-        for (const std::string& conflict : selection.conflicts) {
-            report_.warnings.push_back(conflict);
+        // A hostile primary.xml may list thousands: the first few say enough.
+        constexpr std::size_t kConflictsShown = 10;
+        for (std::size_t shown = 0; shown < selection.conflicts.size() && shown < kConflictsShown;
+             ++shown) {
+            report_.warnings.push_back(selection.conflicts[shown]);
+        }
+        if (selection.conflicts.size() > kConflictsShown) {
+            report_.warnings.push_back(
+                fmt::format("... and {} more duplicate entries with different checksums or sizes",
+                            selection.conflicts.size() - kConflictsShown));
         }
         if (selection.duplicate_locations > 0) {
             report_.warnings.push_back(fmt::format(

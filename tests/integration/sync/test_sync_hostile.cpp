@@ -319,6 +319,33 @@ TEST_F(SyncHostile, ThousandsOfDuplicateEntriesDownloadOnceAndAreReported) {
     expect_nothing_leaked_or_lost(result);
 }
 
+TEST_F(SyncHostile, ThousandsOfConflictingDuplicatesAreReportedBriefly) {
+    const auto start =
+        original_primary_.find("<package type=\"rpm\">\n  <name>rpmirror-sample-tiny");
+    ASSERT_NE(start, std::string::npos);
+    const auto end = original_primary_.find("</package>\n", start) + 11;
+    const std::string conflicting = replace_once(original_primary_.substr(start, end - start),
+                                                 "<size package=\"6581\"", "<size package=\"1\"");
+    std::string copies;
+    for (int copy = 0; copy < 3000; ++copy) {
+        copies += conflicting;
+    }
+    std::string xml = original_primary_;
+    xml.insert(end, copies);
+    NginxServer& server = serve(upstream_);
+    publish_primary(xml);
+
+    const CommandResult result = sync(args_for(server.url("/")));
+
+    EXPECT_EQ(result.exit_code, 0) << "the first entry is used:\n" << result.err;
+    EXPECT_LT(lines_of(result.err).size(), 20U) << result.err;
+    EXPECT_NE(result.err.find("... and 2990 more duplicate entries"), std::string::npos)
+        << result.err;
+    EXPECT_EQ(read_file(mirror_ / std::string(kRepoId) / kTinyHref),
+              read_file(upstream_ / kTinyHref));
+    expect_nothing_leaked_or_lost(result);
+}
+
 // --- entities in every XML document ------------------------------------------------------------
 
 TEST_F(SyncHostile, BillionLaughsInPrimaryIsRefused) {
