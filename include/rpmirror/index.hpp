@@ -153,6 +153,9 @@ struct PackageView {
 struct IndexIssue {
     long line = 0;
     std::string message;
+    // The package left out of the index ("name-version-release.arch", or "<package>" when it
+    // has no name); "" iff the issue skipped no package (a count mismatch).
+    std::string skipped_package;
 };
 
 // The packages of one primary.xml, stored compactly: all strings in one arena (each
@@ -264,6 +267,8 @@ struct Selection {
     std::vector<std::size_t> positions;
     // Entries dropped because an earlier selected entry had the same location.
     std::size_t duplicate_locations = 0;
+    // The href of the first entry dropped that way ("" iff none), for messages.
+    std::string first_duplicate_href;
     // One message per duplicate location whose entries disagree on checksum or size.
     std::vector<std::string> conflicts;
 };

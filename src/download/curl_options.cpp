@@ -49,14 +49,17 @@ std::string user_agent_for(const DownloadOptions& options) {
                                       : options.user_agent;
 }
 
-void apply_connection_options(CURL* easy, const DownloadOptions& o, const std::string& user_agent,
-                              curl_slist* headers) {
+void apply_connection_options(CURL* easy, const DownloadOptions& o, std::string_view url,
+                              const std::string& user_agent, curl_slist* headers) {
     curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(easy, CURLOPT_MAXREDIRS, static_cast<long>(o.max_redirects));
-    // A redirect to file:// (or anything else) must never read local files for a server.
+    // A redirect to file:// (or anything else) must never read local files for a server, and
+    // an https repository must not be downgraded to plain http: a redirect may only keep the
+    // scheme of the URL asked for.
     curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR,
+                     iequals_prefix(url, "https://") ? "https" : "http");
     // Bytes are stored as sent: no Accept-Encoding, and no decoding if a server encodes
     // anyway (the checksum then decides; see README.md "Download engine").
     curl_easy_setopt(easy, CURLOPT_HTTP_CONTENT_DECODING, 0L);
@@ -98,6 +101,22 @@ void apply_connection_options(CURL* easy, const DownloadOptions& o, const std::s
                      o.ip_resolve == IpResolve::V4   ? static_cast<long>(CURL_IPRESOLVE_V4)
                      : o.ip_resolve == IpResolve::V6 ? static_cast<long>(CURL_IPRESOLVE_V6)
                                                      : static_cast<long>(CURL_IPRESOLVE_WHATEVER));
+}
+
+std::string describe_curl_failure(CURL* easy, CURLcode code, std::string_view requested_url,
+                                  const char* error_buffer) {
+    std::string detail = error_buffer != nullptr && error_buffer[0] != '\0'
+                             ? std::string(error_buffer)
+                             : std::string(curl_easy_strerror(code));
+    char* effective = nullptr;
+    if (code == CURLE_UNSUPPORTED_PROTOCOL &&
+        curl_easy_getinfo(easy, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK &&
+        effective != nullptr && std::string_view(effective) != requested_url) {
+        detail = "refused redirect to '" + std::string(effective) + "': only " +
+                 (iequals_prefix(requested_url, "https://") ? "https" : "http") +
+                 " redirects are followed (" + detail + ")";
+    }
+    return detail;
 }
 
 }  // namespace rpmirror::download

@@ -430,7 +430,7 @@ struct Engine {
         curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &Engine::on_header);
         curl_easy_setopt(easy, CURLOPT_HEADERDATA, &transfer);
         curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, static_cast<long>(kBlockSize));
-        apply_connection_options(easy, o, user_agent, headers.get());
+        apply_connection_options(easy, o, transfer.url, user_agent, headers.get());
         curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);
         const bool prior_knowledge =
             o.http2_prior_knowledge && iequals_prefix(transfer.url, "http://");
@@ -790,6 +790,11 @@ struct Engine {
             retry_after_seconds > 0) {
             retry_after = std::chrono::seconds(retry_after_seconds);
         }
+        // Read from the handle before detach() hands it back for reuse.
+        const std::string curl_failure =
+            code == CURLE_OK ? std::string()
+                             : describe_curl_failure(transfer.easy.get(), code, transfer.url,
+                                                     transfer.error_buffer.data());
         detach(transfer);
         const long status = transfer.status;
         switch (transfer.abort) {
@@ -822,9 +827,7 @@ struct Engine {
             return;
         }
         if (code != CURLE_OK) {
-            std::string outcome = transfer.error_buffer[0] != '\0'
-                                      ? std::string(transfer.error_buffer.data())
-                                      : std::string(curl_easy_strerror(code));
+            std::string outcome = curl_failure;
             if (code == CURLE_OPERATION_TIMEDOUT && options.minrate > 0) {
                 outcome += " (minrate " + std::to_string(options.minrate) + " B/s over " +
                            std::to_string(options.low_speed_time.count()) + " s)";

@@ -58,6 +58,24 @@ Result<std::string> read_local_document(const std::string& url, const std::strin
     }
 }
 
+// Returns " (<title>)" for an HTML error page with a short printable <title> (nginx says why
+// it answered 400, e.g. "No required SSL certificate was sent"), else "".
+std::string error_page_title(std::string_view page) {
+    constexpr std::size_t kMaxTitle = 120;
+    const auto open = page.find("<title>");
+    const auto close = open == std::string_view::npos ? open : page.find("</title>", open);
+    if (close == std::string_view::npos || close - open - 7 > kMaxTitle) {
+        return {};
+    }
+    const std::string_view title = page.substr(open + 7, close - open - 7);
+    for (const char c : title) {
+        if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) {
+            return {};
+        }
+    }
+    return title.empty() ? std::string() : " (" + std::string(title) + ")";
+}
+
 }  // namespace
 
 Result<std::string> fetch_document(const std::string& url, const DownloadOptions& options,
@@ -77,7 +95,7 @@ Result<std::string> fetch_document(const std::string& url, const DownloadOptions
     const std::string user_agent = download::user_agent_for(options);
     Body body{{}, max_bytes, false};
     std::array<char, CURL_ERROR_SIZE> error_buffer{};
-    download::apply_connection_options(easy.get(), options, user_agent, headers.get());
+    download::apply_connection_options(easy.get(), options, url, user_agent, headers.get());
     curl_easy_setopt(easy.get(), CURLOPT_URL, url.c_str());
     curl_easy_setopt(easy.get(), CURLOPT_WRITEFUNCTION, &append_body);
     curl_easy_setopt(easy.get(), CURLOPT_WRITEDATA, &body);
@@ -88,9 +106,9 @@ Result<std::string> fetch_document(const std::string& url, const DownloadOptions
                           "larger than " + std::to_string(max_bytes) + " bytes; refused", url);
     }
     if (code != CURLE_OK) {
-        const std::string detail =
-            error_buffer[0] != '\0' ? error_buffer.data() : curl_easy_strerror(code);
-        return make_error(ErrorCode::Network, detail, url);
+        return make_error(
+            ErrorCode::Network,
+            download::describe_curl_failure(easy.get(), code, url, error_buffer.data()), url);
     }
     long status = 0;
     curl_easy_getinfo(easy.get(), CURLINFO_RESPONSE_CODE, &status);
@@ -98,7 +116,8 @@ Result<std::string> fetch_document(const std::string& url, const DownloadOptions
         return make_error(ErrorCode::NotFound, "HTTP " + std::to_string(status), url);
     }
     if (status >= 400) {
-        return make_error(ErrorCode::Network, "HTTP " + std::to_string(status), url);
+        return make_error(ErrorCode::Network,
+                          "HTTP " + std::to_string(status) + error_page_title(body.bytes), url);
     }
     return std::move(body.bytes);
 }

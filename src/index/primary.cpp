@@ -227,7 +227,7 @@ class PrimaryHandler final : public xml::SaxHandler {
                    fmt::format("<metadata packages=\"{}\"> but the document has {} <package> "
                                "elements",
                                *declared_count_, package_elements_),
-                   false);
+                   std::string());
         }
     }
 
@@ -322,24 +322,28 @@ class PrimaryHandler final : public xml::SaxHandler {
     }
 
     // Reports a problem: an error in strict mode, else an issue (and the package is skipped).
-    void report(long line, std::string what, bool is_package) {
+    // `skipped_label` names the package skipped ("<package>" when it has no name), "" iff none.
+    void report(long line, std::string what, std::string skipped_label) {
         if (strict_) {
             parser_->fail(Error{ErrorCode::BadInput, fmt::format("line {}: {}", line, what),
                                 document_name_, 0});
             return;
         }
+        const bool is_package = !skipped_label.empty();
         if (is_package) {
             what += "; skipped";
         }
-        index_.add_issue(
-            IndexIssue{line, fmt::format("{}: line {}: {}", document_name_, line, what)});
+        index_.add_issue(IndexIssue{line,
+                                    fmt::format("{}: line {}: {}", document_name_, line, what),
+                                    std::move(skipped_label)});
     }
 
     void bad_package(std::string_view reason) {
-        const std::string label = fields_.name.empty()
-                                      ? std::string("<package>")
-                                      : fmt::format("<package> '{}'", package_label());
-        report(fields_.start_line, fmt::format("{} {}", label, reason), true);
+        const std::string label = fields_.name.empty() ? std::string("<package>") : package_label();
+        report(fields_.start_line,
+               fields_.name.empty() ? fmt::format("{} {}", label, reason)
+                                    : fmt::format("<package> '{}' {}", label, reason),
+               label);
     }
 
     std::string package_label() const {

@@ -123,7 +123,9 @@ Selection select_packages(const PackageIndex& index, const SelectionOptions& opt
         location.append(package.location_base).append(1, '\0').append(package.location_href);
         const auto [existing, inserted] = first_at_location.emplace(std::move(location), position);
         if (!inserted) {
-            ++selection.duplicate_locations;
+            if (selection.duplicate_locations++ == 0) {
+                selection.first_duplicate_href = package.location_href;
+            }
             const PackageView first = index[existing->second];
             if (first.checksum_type != package.checksum_type ||
                 !std::equal(first.digest.begin(), first.digest.end(), package.digest.begin(),

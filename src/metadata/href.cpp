@@ -27,6 +27,26 @@ std::string display_href(std::string_view href) {
     return shown;
 }
 
+// Returns true iff `segment` is "." or ".." spelled with percent-encoded dots ("%2e%2e", ".%2E"):
+// never a real package name, only an attempt at an escape through a server or tool that decodes.
+bool is_encoded_dot_segment(std::string_view segment) {
+    std::size_t dots = 0;
+    bool encoded = false;
+    while (!segment.empty()) {
+        if (segment.front() == '.') {
+            segment.remove_prefix(1);
+        } else if (segment.size() >= 3 && segment.substr(0, 2) == "%2" &&
+                   (segment[2] == 'e' || segment[2] == 'E')) {
+            segment.remove_prefix(3);
+            encoded = true;
+        } else {
+            return false;
+        }
+        ++dots;
+    }
+    return encoded && dots <= 2;
+}
+
 // A path lexically normalized relative to some directory: `ups` leading "..", then `segments`.
 struct LexicalPath {
     std::size_t ups = 0;
@@ -165,6 +185,9 @@ Result<std::filesystem::path> safe_relative_path(std::string_view href,
         if (segment.size() > kMaxPathSegmentBytes) {
             return unsafe("has a path segment longer than " + std::to_string(kMaxPathSegmentBytes) +
                           " bytes");
+        }
+        if (is_encoded_dot_segment(segment)) {
+            return unsafe("has a percent-encoded '.' or '..' segment");
         }
         if (segment == "..") {
             if (normalized.segments.empty()) {

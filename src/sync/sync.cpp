@@ -351,8 +351,22 @@ class RepoSync {
         const Selection selection = select_packages(*index, selection_options_);
         report_.upstream_packages = index->size();
         report_.selected = selection.positions.size();
-        for (const std::string& conflict : selection.conflicts) {
-            report_.warnings.push_back(conflict);
+        // A hostile primary.xml may list thousands: the first few say enough.
+        constexpr std::size_t kConflictsShown = 10;
+        for (std::size_t shown = 0; shown < selection.conflicts.size() && shown < kConflictsShown;
+             ++shown) {
+            report_.warnings.push_back(selection.conflicts[shown]);
+        }
+        if (selection.conflicts.size() > kConflictsShown) {
+            report_.warnings.push_back(
+                fmt::format("... and {} more duplicate entries with different checksums or sizes",
+                            selection.conflicts.size() - kConflictsShown));
+        }
+        if (selection.duplicate_locations > 0) {
+            report_.warnings.push_back(fmt::format(
+                "{} duplicate <package> entries for locations already listed (the first: '{}'); "
+                "each location is downloaded once",
+                selection.duplicate_locations, selection.first_duplicate_href));
         }
         if (options_.urls_only) {
             list_urls(*index, selection);
@@ -545,7 +559,9 @@ class RepoSync {
             const FileResult& result = fetched->files[*unfinished];
             Error error = result.error.value_or(Error{ErrorCode::Interrupted, "interrupted",
                                                       records[*unfinished]->location_href, 0});
+            // Named by its href, not by the staging path it was being written to.
             error.message = "metadata '" + records[*unfinished]->type + "': " + error.message;
+            error.subject = records[*unfinished]->location_href;
             return tl::unexpected(std::move(error));
         }
         PrimaryParseOptions parse_options;
@@ -553,9 +569,34 @@ class RepoSync {
         const auto primary_path =
             stage.dir() / primary->location_href.substr(kRepodataPrefix.size());
         auto index = parse_primary_file(primary_path, parse_options);
+        // Messages name the document by its URL, not by the staging path it was parsed from.
+        const std::string staged_name = primary_path.string();
+        const std::string url =
+            join_url(primary->location_base ? *primary->location_base : repomd.base_url,
+                     primary->location_href);
+        const auto named_by_url = [&staged_name, &url](std::string text) {
+            for (auto at = text.find(staged_name); at != std::string::npos;
+                 at = text.find(staged_name, at + url.size())) {
+                text.replace(at, staged_name.size(), url);
+            }
+            return text;
+        };
+        if (!index) {
+            Error error = std::move(index.error());
+            error.subject = named_by_url(std::move(error.subject));
+            error.message = named_by_url(std::move(error.message));
+            return tl::unexpected(std::move(error));
+        }
         if (index) {
+            // A package upstream lists but the mirror cannot have (absurd size, bad checksum...)
+            // fails the repository, as a failed download does; other issues are warnings.
             for (const IndexIssue& issue : index->issues()) {
-                report_.warnings.push_back(issue.message);
+                if (issue.skipped_package.empty()) {
+                    report_.warnings.push_back(named_by_url(issue.message));
+                } else {
+                    report_.failures.push_back(
+                        {issue.skipped_package, named_by_url(issue.message), {}});
+                }
             }
         }
         return index;

@@ -27,6 +27,10 @@ struct NginxOptions {
     // With both set: HTTPS with this certificate and key (PEM files); http2 then means h2 by ALPN.
     std::filesystem::path tls_certificate;
     std::filesystem::path tls_key;
+    // With TLS: require a client certificate signed by this CA (PEM), else answer 400.
+    std::filesystem::path tls_client_ca;
+    // Directives added verbatim inside the server block (e.g. a `location` that redirects).
+    std::string extra_server_config;
 };
 
 class NginxServer {
@@ -106,7 +110,12 @@ class NginxServer {
         if (tls_) {
             conf << "    ssl_certificate " << options.tls_certificate.string() << ";\n"
                  << "    ssl_certificate_key " << options.tls_key.string() << ";\n";
+            if (!options.tls_client_ca.empty()) {
+                conf << "    ssl_client_certificate " << options.tls_client_ca.string() << ";\n"
+                     << "    ssl_verify_client on;\n";
+            }
         }
+        conf << options.extra_server_config << "\n";
         conf << "    root " << root.string() << ";\n"
              << "  }\n"
              << "}\n";

@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -82,12 +83,17 @@ class RunningCommand {
     // Waits for the command to end; returns its exit status (see exit_status_of).
     int wait() {
         int status = 0;
-        if (pid_ <= 0 || ::waitpid(pid_, &status, 0) != pid_) {
+        struct rusage usage {};
+        if (pid_ <= 0 || ::wait4(pid_, &status, 0, &usage) != pid_) {
             return -1;
         }
         pid_ = -1;
+        peak_rss_kib_ = usage.ru_maxrss;
         return exit_status_of(status);
     }
+
+    // The peak resident set size of the command in KiB (wait4's ru_maxrss), once it has ended.
+    long peak_rss_kib() const { return peak_rss_kib_; }
 
     std::string out() const { return read_file(out_path_); }
     std::string err() const { return read_file(err_path_); }
@@ -96,12 +102,14 @@ class RunningCommand {
     std::filesystem::path out_path_;
     std::filesystem::path err_path_;
     pid_t pid_ = -1;
+    long peak_rss_kib_ = 0;
 };
 
 struct CommandResult {
     int exit_code = -1;
     std::string out;
     std::string err;
+    long peak_rss_kib = 0;  // of the command itself (not of its children)
 };
 
 // Runs `argv` to the end; its output goes through files in a fresh directory under `log_root`.
@@ -115,6 +123,7 @@ inline CommandResult run_to_end(const std::vector<std::string>& argv,
     result.exit_code = command.wait();
     result.out = command.out();
     result.err = command.err();
+    result.peak_rss_kib = command.peak_rss_kib();
     return result;
 }
 

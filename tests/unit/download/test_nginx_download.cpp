@@ -103,8 +103,11 @@ TEST_F(NginxDownloadTest, Http2OverTlsMultiplexesTransfersOnOneConnection) {
         key.string() + " -out " + certificate.string() + " > /dev/null 2>&1";
     ASSERT_EQ(std::system(command.c_str()), 0);  // NOLINT(cert-env33-c)
     const auto files = make_repository(24);
-    test::NginxServer nginx(dir_.path() / "srv", dir_.path() / "nginx",
-                            {.http2 = true, .tls_certificate = certificate, .tls_key = key});
+    test::NginxOptions tls;
+    tls.http2 = true;
+    tls.tls_certificate = certificate;
+    tls.tls_key = key;
+    test::NginxServer nginx(dir_.path() / "srv", dir_.path() / "nginx", tls);
     auto mirrors = std::make_shared<MirrorList>(std::vector<std::string>{nginx.url("/")});
     std::vector<DownloadRequest> requests;
     for (const auto& [href, body] : files) {

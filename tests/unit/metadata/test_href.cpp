@@ -27,10 +27,10 @@ TEST(Href, OrdinaryHrefsAreNormalizedRelativePaths) {
 }
 
 TEST(Href, LiteralSpecialCharactersArePlainFileNameBytes) {
-    // hrefs are literal: "%2e%2e" is not decoded to "..", a '%' is fine, and so are + ^ ~ space.
-    const auto encoded = safe_relative_path("%2e%2e/%2e%2e/etc/passwd", "pkg");
+    // hrefs are literal: '%' is a plain byte (never decoded), and so are + ^ ~ space.
+    const auto encoded = safe_relative_path("Packages/%2e%2e%2f/x%2e%2e/%2e%2e%2e.rpm", "pkg");
     ASSERT_TRUE(encoded);
-    EXPECT_EQ(*encoded, std::filesystem::path("%2e%2e/%2e%2e/etc/passwd"));
+    EXPECT_EQ(*encoded, std::filesystem::path("Packages/%2e%2e%2f/x%2e%2e/%2e%2e%2e.rpm"));
     const auto odd = safe_relative_path("Packages/g++-12^git~1 %41.rpm", "g++");
     ASSERT_TRUE(odd);
     EXPECT_EQ(odd->filename(), "g++-12^git~1 %41.rpm");
@@ -43,6 +43,14 @@ TEST(Href, EachUnsafeFormIsRejectedWithItsReason) {
     EXPECT_EQ(rejection("Packages/../../x.rpm"),
               "href 'Packages/../../x.rpm' escapes the repository root");
     EXPECT_EQ(rejection(".."), "href '..' escapes the repository root");
+    // "." and ".." spelled with percent-encoded dots are refused: no package is named so, and a
+    // server or tool that decodes them would climb out.
+    EXPECT_EQ(rejection("%2e%2e/%2E%2e/etc/passwd"),
+              "href '%2e%2e/%2E%2e/etc/passwd' has a percent-encoded '.' or '..' segment");
+    EXPECT_EQ(rejection("Packages/.%2e/x.rpm"),
+              "href 'Packages/.%2e/x.rpm' has a percent-encoded '.' or '..' segment");
+    EXPECT_EQ(rejection("Packages/%2e/x.rpm"),
+              "href 'Packages/%2e/x.rpm' has a percent-encoded '.' or '..' segment");
     EXPECT_EQ(rejection("a//b.rpm"), "href 'a//b.rpm' has an empty path segment");
     EXPECT_EQ(rejection("Packages/"), "href 'Packages/' ends with '/'");
     EXPECT_EQ(rejection("."), "href '.' names the repository root, not a file");
