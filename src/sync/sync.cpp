@@ -559,9 +559,12 @@ class RepoSync {
             const FileResult& result = fetched->files[*unfinished];
             Error error = result.error.value_or(Error{ErrorCode::Interrupted, "interrupted",
                                                       records[*unfinished]->location_href, 0});
-            // Named by its href, not by the staging path it was being written to.
+            // A remote failure is named by its href, not by the staging path it was written to;
+            // a local one (a full disk) keeps the local path where writing failed.
             error.message = "metadata '" + records[*unfinished]->type + "': " + error.message;
-            error.subject = records[*unfinished]->location_href;
+            if (error.code != ErrorCode::Io) {
+                error.subject = records[*unfinished]->location_href;
+            }
             return tl::unexpected(std::move(error));
         }
         PrimaryParseOptions parse_options;
