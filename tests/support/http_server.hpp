@@ -190,8 +190,8 @@ inline std::vector<nlohmann::json> read_json_lines(const std::filesystem::path& 
 }
 
 inline std::filesystem::path source_tree_tests_dir() {
-    // __FILE__ is tests/support/http_server.hpp, absolute as CMake passes include paths.
-    return std::filesystem::path(__FILE__).parent_path().parent_path();
+    // Not __FILE__: with CCACHE_BASEDIR, ccache makes it relative to the build directory.
+    return std::filesystem::path(RPMIRROR_SOURCE_DIR) / "tests";
 }
 
 // One request as fault_server.py logged it.
