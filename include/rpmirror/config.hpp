@@ -148,7 +148,8 @@ std::string base_arch_for(std::string_view machine);
 // word iff name is undefined or empty, `:+` uses word iff name is defined and non-empty; word may
 // itself contain references). Names are [A-Za-z0-9_]+. A `$` not followed by a name or `{` is kept.
 // Returns Error{BadInput} naming the variable iff a reference that must be evaluated is undefined,
-// or iff a `${` is not closed or holds no valid name. Thread-safe.
+// or iff a `${` is not closed or holds no valid name, or words nest deeper than 32 levels.
+// Linear in the text's length. Thread-safe.
 Result<std::string> substitute_variables(std::string_view text, const VariableContext& vars);
 
 // Where repositories come from, as dnf: the main config file's repo sections, every `*.repo` in

@@ -70,9 +70,9 @@ struct Metalink {
 // truncated, the root is not <metalink>, there is no <file name="repomd.xml"> entry, that entry
 // has no hash of a known type (hashes of unknown types are ignored when a known one exists), a
 // known-type hash is not valid hex of its type's length, a size/timestamp/preference is not a
-// number, or no URL is listed whose path ends in "repodata/repomd.xml".
+// number, or no URL is listed whose path ends in "/repodata/repomd.xml".
 // An alternate without a hash of a known type is dropped (a size alone proves nothing). URLs
-// that do not end in "repodata/repomd.xml" are skipped (they cannot give a base URL).
+// that do not end in "/repodata/repomd.xml" are skipped (they cannot give a base URL).
 Result<Metalink> parse_metalink(std::string_view document, std::string_view name);
 
 // Checks downloaded repomd.xml bytes against a metalink.

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <optional>
 #include <system_error>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -15,6 +16,13 @@ extern char** environ;  // NOLINT: POSIX
 
 namespace rpmirror {
 namespace {
+
+// `${a:-${b:-...}}` deeper than this is refused (Fail) or kept literally (Keep): no real
+// configuration nests more than two or three levels.
+constexpr std::size_t kMaxNestingDepth = 32;
+// Characters examined per character of text before substitution gives up (Keep: the text is
+// kept as written). Without unterminated references each character is examined once.
+constexpr std::size_t kStepsPerByte = 16;
 
 bool is_name_char(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
@@ -43,6 +51,9 @@ class Substituter {
     tl::expected<std::string, config::SubstitutionFailure> run() {
         std::string out;
         if (!parse_sequence(out, /*evaluate=*/true, /*in_word=*/false)) {
+            if (policy_ == config::UndefinedPolicy::Keep && budget_exhausted_) {
+                return std::string(text_);  // too tangled to substitute: kept as written
+            }
             return tl::unexpected(std::move(*failure_));
         }
         return out;
@@ -64,6 +75,12 @@ class Substituter {
 
     bool parse_sequence(std::string& out, bool evaluate, bool in_word) {
         while (pos_ < text_.size()) {
+            // Keep re-reads text after each unterminated `${` (as literal text); this bounds the
+            // total, which a well-formed value (read once) never comes near.
+            if (++steps_ > kStepsPerByte * (text_.size() + 1)) {
+                budget_exhausted_ = true;
+                return fail({}, "variable references too tangled to substitute");
+            }
             const char c = text_[pos_];
             if (c == '}' && in_word) {
                 return true;
@@ -119,6 +136,20 @@ class Substituter {
     // `${name}`, `${name:-word}`, `${name:+word}`
     bool parse_braced_reference(std::string& out, bool evaluate) {
         const std::size_t start = pos_;
+        // Keep: a `${` found unterminated once stays unterminated (its extent does not depend on
+        // the context), so it is not parsed again. Without this, each of n nested unterminated
+        // `${a:-` was re-parsed by every enclosing one: 2^n work, minutes for n = 22.
+        if (policy_ == config::UndefinedPolicy::Keep && unterminated_starts_.contains(start)) {
+            return keep_literal_dollar(out, start, evaluate);
+        }
+        if (depth_ >= kMaxNestingDepth) {
+            // Recursion is bounded by the nesting, which the input controls.
+            if (policy_ == config::UndefinedPolicy::Fail) {
+                return fail({}, fmt::format("variable references nested deeper than {} levels",
+                                            kMaxNestingDepth));
+            }
+            return keep_literal_dollar(out, start, evaluate);
+        }
         pos_ += 2;
         const std::string_view name = read_name();
         const std::string* value = vars_.find(name);
@@ -144,8 +175,13 @@ class Substituter {
             const bool is_set = value != nullptr && !value->empty();
             const bool use_word = is_default ? !is_set : is_set;
             std::string word;
-            if (!parse_sequence(word, evaluate && use_word, /*in_word=*/true)) {
-                if (policy_ == config::UndefinedPolicy::Keep && failure_->variable.empty()) {
+            ++depth_;
+            const bool word_ok = parse_sequence(word, evaluate && use_word, /*in_word=*/true);
+            --depth_;
+            if (!word_ok) {
+                if (policy_ == config::UndefinedPolicy::Keep && failure_->variable.empty() &&
+                    !budget_exhausted_) {
+                    unterminated_starts_.insert(start);
                     return keep_literal_dollar(out, start, evaluate);
                 }
                 return false;
@@ -177,6 +213,10 @@ class Substituter {
     const VariableContext& vars_;
     config::UndefinedPolicy policy_;
     std::size_t pos_ = 0;
+    std::size_t depth_ = 0;  // `${name:-` words currently open
+    std::unordered_set<std::size_t> unterminated_starts_;
+    std::size_t steps_ = 0;
+    bool budget_exhausted_ = false;
     std::optional<config::SubstitutionFailure> failure_;
 };
 

@@ -155,7 +155,10 @@ class MetalinkHandler : public xml::SaxHandler {
             version().hashes.push_back(MetalinkHash{*type, to_lower(text)});
         } else if (local_name == "url" && parent == "resources") {
             url_.url = std::string(text);
-            if (!url_.url.ends_with(kRepomdSuffix)) {
+            // The suffix must be whole path segments: ".../fedora)repodata/repomd.xml" would give
+            // the base ".../fedora)" and, joined again, a URL the metalink never listed.
+            if (!url_.url.ends_with(kRepomdSuffix) || url_.url.size() == kRepomdSuffix.size() ||
+                url_.url[url_.url.size() - kRepomdSuffix.size() - 1] != '/') {
                 return;  // cannot be turned into a base URL
             }
             url_.base_url = url_.url.substr(0, url_.url.size() - kRepomdSuffix.size());
@@ -212,7 +215,7 @@ Result<Metalink> parse_metalink(std::string_view document, std::string_view name
                   [](const MetalinkFileVersion& version) { return version.hashes.empty(); });
     if (metalink.urls.empty()) {
         return make_error(ErrorCode::BadInput,
-                          "metalink lists no mirrors (no <url> ending in repodata/repomd.xml)",
+                          "metalink lists no mirrors (no <url> ending in /repodata/repomd.xml)",
                           subject);
     }
     std::stable_sort(metalink.urls.begin(), metalink.urls.end(),

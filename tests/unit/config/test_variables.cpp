@@ -2,6 +2,7 @@
 
 #include "config_test_support.hpp"
 #include "rpmirror/config.hpp"
+#include "support/source_tree.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror {
@@ -253,6 +254,61 @@ TEST(ConfigVariables, UndefinedVariableOutsideUrlKeysIsKeptLiterally) {
     ASSERT_TRUE(repos) << repos.error().to_string();
     EXPECT_EQ(repos->front().name, "Repo $undefined ${also}");
     EXPECT_EQ(repos->front().user_agent, "${x");
+}
+
+// Found fuzzing substitution: 40 nested, unterminated `${a:-` (kept literally outside URL keys)
+// were re-parsed by every enclosing reference, 2^40 steps; 22 levels already took 71 s.
+TEST(ConfigVariables, NestedUnterminatedReferencesAreKeptInLinearTime) {
+    const std::string nested = test::read_file(
+        test::source_root() / "tests/data/fuzz/fuzz_variables/nested-unterminated-defaults.txt");
+    ASSERT_EQ(nested.size(), 40u * 5u);
+    test::TempDir dir;
+    const auto file = dir.write("f.repo", "[r]\nbaseurl=http://127.0.0.1/\nname=" + nested + "\n");
+    std::vector<ConfigWarning> warnings;
+    auto repos = read_repo_file(file, vars_of({}), warnings);
+    ASSERT_TRUE(repos) << repos.error().to_string();
+    EXPECT_EQ(repos->front().name, nested);
+
+    auto in_url = substitute_variables(nested, vars_of({}));
+    ASSERT_FALSE(in_url);
+    // In a URL key the same text is an error (40 levels are also deeper than the cap).
+    EXPECT_EQ(in_url.error().code, ErrorCode::BadInput);
+    auto shallow = substitute_variables(nested.substr(0, 5 * 10), vars_of({}));
+    ASSERT_FALSE(shallow);
+    EXPECT_NE(shallow.error().message.find("unterminated '${'"), std::string::npos)
+        << shallow.error().message;
+}
+
+std::string nested_defaults(std::size_t levels) {
+    std::string text;
+    for (std::size_t level = 0; level < levels; ++level)
+        text += "${a:-";
+    text += "x";
+    text.append(levels, '}');
+    return text;
+}
+
+// Found fuzzing substitution: the recursive-descent parser recursed once per nesting level, so
+// 300,000 nested `${a:-` overflowed the stack. Nesting is capped at 32 levels.
+TEST(ConfigVariables, NestingDeeperThan32LevelsIsRefusedNotAStackOverflow) {
+    const VariableContext vars = vars_of({});
+    EXPECT_EQ(substituted(nested_defaults(32), vars), "x");
+    auto too_deep = substitute_variables(nested_defaults(33), vars);
+    ASSERT_FALSE(too_deep);
+    EXPECT_EQ(too_deep.error().code, ErrorCode::BadInput);
+    EXPECT_NE(too_deep.error().message.find("nested deeper than 32 levels"), std::string::npos)
+        << too_deep.error().message;
+    EXPECT_FALSE(substitute_variables(nested_defaults(300'000), vars));
+
+    // Outside URL keys the excess is kept literally, as any malformed reference is.
+    test::TempDir dir;
+    const auto file = dir.write(
+        "f.repo", "[r]\nbaseurl=http://127.0.0.1/\nname=" + nested_defaults(300'000) + "\n");
+    std::vector<ConfigWarning> warnings;
+    auto repos = read_repo_file(file, vars, warnings);
+    ASSERT_TRUE(repos) << repos.error().to_string();
+    // 32 levels are substituted (`a` is undefined: each takes its word); the 33rd `${` on is text.
+    EXPECT_EQ(repos->front().name, nested_defaults(300'000 - 32));
 }
 
 TEST(ConfigVariables, VariablesCanSpellBooleansAndNumbers) {

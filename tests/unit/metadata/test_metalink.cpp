@@ -2,6 +2,7 @@
 
 #include "metadata_test_support.hpp"
 #include "rpmirror/metadata.hpp"
+#include "support/source_tree.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror {
@@ -244,7 +245,39 @@ TEST(Metalink, NoUsableUrlIsAnError) {
         "metalink.xml");
     ASSERT_FALSE(metalink);
     EXPECT_EQ(metalink.error().message,
-              "metalink lists no mirrors (no <url> ending in repodata/repomd.xml)");
+              "metalink lists no mirrors (no <url> ending in /repodata/repomd.xml)");
+}
+
+// Found by fuzz_metalink: "http://x/fedora)repodata/repomd.xml" was accepted with the base URL
+// "http://x/fedora)", from which the downloader fetched "http://x/fedora)/repodata/repomd.xml",
+// a URL the metalink never listed. The suffix must be whole path segments.
+TEST(Metalink, RepomdSuffixInsideAPathSegmentIsSkipped) {
+    const auto document = test::read_file(test::source_root() / "tests/data/fuzz/fuzz_metalink" /
+                                          "repomd-suffix-inside-segment.xml");
+    ASSERT_FALSE(document.empty());
+    const auto metalink = parse_metalink(document, "metalink.xml");
+    ASSERT_TRUE(metalink) << metalink.error().to_string();
+    ASSERT_EQ(metalink->urls.size(), 2U);
+    for (const auto& url : metalink->urls) {
+        EXPECT_TRUE(url.base_url.ends_with('/')) << url.base_url;
+        EXPECT_EQ(join_url(url.base_url, "repodata/repomd.xml"), url.url);
+    }
+    EXPECT_EQ(metalink->base_urls(), (std::vector<std::string>{
+                                         "https://mirror-b.example/fedora/40/x86_64/os/",
+                                         "https://mirror-c.example/f/",
+                                     }));
+
+    const auto bare = parse_metalink(
+        "<metalink version=\"3.0\" xmlns=\"http://www.metalinker.org/\"><files>"
+        "<file name=\"repomd.xml\"><verification><hash type=\"sha256\">" +
+            kOtherSha256 +
+            "</hash></verification><resources><url>repodata/repomd.xml</url>"
+            "<url>https://x.example/arepodata/repomd.xml</url></resources></file></files>"
+            "</metalink>",
+        "metalink.xml");
+    ASSERT_FALSE(bare);
+    EXPECT_EQ(bare.error().message,
+              "metalink lists no mirrors (no <url> ending in /repodata/repomd.xml)");
 }
 
 TEST(Metalink, WrongRootElementIsAnError) {
