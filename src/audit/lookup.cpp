@@ -119,6 +119,39 @@ UniqueFd open_directory_beneath(int root_fd, const std::filesystem::path& relati
     return UniqueFd(open_beneath(root_fd, relative, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 }
 
+Result<Removal> remove_beneath(const std::filesystem::path& root,
+                               const std::filesystem::path& relative, bool symlinks_too) {
+    const UniqueFd root_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!root_fd) {
+        return make_errno_error("cannot open directory", root.string(), errno);
+    }
+    const UniqueFd dir_fd = open_directory_beneath(root_fd.get(), relative.parent_path());
+    if (!dir_fd) {
+        if (errno == ENOENT) {
+            return Removal::Missing;
+        }
+        return make_errno_error("cannot open the directory of", (root / relative).string(), errno);
+    }
+    const std::string name = relative.filename().string();
+    struct stat st {};
+    if (::fstatat(dir_fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno == ENOENT) {
+            return Removal::Missing;
+        }
+        return make_errno_error("cannot inspect", (root / relative).string(), errno);
+    }
+    if (!S_ISREG(st.st_mode) && !(symlinks_too && S_ISLNK(st.st_mode))) {
+        return Removal::Kept;
+    }
+    if (::unlinkat(dir_fd.get(), name.c_str(), 0) != 0) {
+        if (errno == ENOENT) {
+            return Removal::Missing;
+        }
+        return make_errno_error("cannot remove", (root / relative).string(), errno);
+    }
+    return Removal::Removed;
+}
+
 const char* file_kind_name(mode_t mode) {
     if (S_ISLNK(mode)) {
         return "symlink";

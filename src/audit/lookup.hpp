@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "rpmirror/error.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror::audit {
@@ -37,6 +38,19 @@ Entry lookup_beneath(int root_fd, const std::filesystem::path& relative);
 // lookup_beneath resolves it. Returns an invalid fd with errno set iff it cannot (EXDEV or ELOOP
 // when it would leave the root). Thread-safe.
 UniqueFd open_directory_beneath(int root_fd, const std::filesystem::path& relative);
+
+enum class Removal {
+    Removed,  // the entry was unlinked
+    Missing,  // nothing there (or a directory on the way is missing)
+    Kept,     // something else is there (a directory, FIFO, device; a symlink unless allowed)
+};
+
+// Unlinks the regular file `relative` beneath the directory `root` (and a symlink there iff
+// `symlinks_too`, never following it), opening directories as open_directory_beneath does, so
+// nothing outside `root` is ever touched. Returns what happened, or Error{Io} naming the path iff
+// a lookup or the unlink fails for another reason than ENOENT. Thread-safe.
+Result<Removal> remove_beneath(const std::filesystem::path& root,
+                               const std::filesystem::path& relative, bool symlinks_too);
 
 // Returns "symlink", "directory", "FIFO", "socket", "device" for a non-regular `mode`.
 const char* file_kind_name(mode_t mode);

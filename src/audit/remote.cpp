@@ -68,38 +68,6 @@ Result<RemoteMetadata> RemoteMetadata::fetch(Syncer& syncer, const RepoConfig& r
 
 namespace {
 
-// Unlinks `destination` beneath `root` iff it is a regular file or a symlink (never followed).
-Result<bool> remove_beneath(const std::filesystem::path& root,
-                            const std::filesystem::path& destination) {
-    const UniqueFd root_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!root_fd) {
-        return make_errno_error("cannot open directory", root.string(), errno);
-    }
-    const UniqueFd dir_fd = audit::open_directory_beneath(root_fd.get(), destination.parent_path());
-    if (!dir_fd) {
-        if (errno == ENOENT) {
-            return false;
-        }
-        return make_errno_error("cannot open the directory of", (root / destination).string(),
-                                errno);
-    }
-    const std::string name = destination.filename().string();
-    struct stat st {};
-    if (::fstatat(dir_fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        if (errno == ENOENT) {
-            return false;
-        }
-        return make_errno_error("cannot inspect", (root / destination).string(), errno);
-    }
-    if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
-        return false;
-    }
-    if (::unlinkat(dir_fd.get(), name.c_str(), 0) != 0 && errno != ENOENT) {
-        return make_errno_error("cannot remove", (root / destination).string(), errno);
-    }
-    return true;
-}
-
 bool is_removable(const AuditProblem& problem) {
     if (problem.is_metadata || problem.root.empty()) {
         return false;  // metadata is replaced as a whole by the sync's atomic publish
@@ -118,13 +86,13 @@ RepairReport repair_repository(Syncer& syncer, const RepoConfig& repo, const Rep
         if (!is_removable(problem)) {
             continue;
         }
-        auto removed = remove_beneath(problem.root, problem.destination);
+        auto removed = audit::remove_beneath(problem.root, problem.destination, true);
         if (!removed) {
             repair.error = std::move(removed.error());
             repair.sync.repo_id = repo.id;
             return repair;
         }
-        if (*removed) {
+        if (*removed == audit::Removal::Removed) {
             repair.removed.push_back(problem.path);
         }
     }

@@ -210,28 +210,13 @@ PackageFailure failure_of(const PackageView& package, const FileResult& result) 
 // symlink's target, never outside `root`). Returns an error iff it is there and cannot be removed.
 Result<void> remove_package_file(const std::filesystem::path& root,
                                  const std::filesystem::path& destination) {
-    const UniqueFd root_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!root_fd) {
-        return make_errno_error("cannot open", root.string(), errno);
+    auto removed = audit::remove_beneath(root, destination, false);
+    if (!removed) {
+        return tl::unexpected(std::move(removed.error()));
     }
-    const UniqueFd dir_fd = audit::open_directory_beneath(root_fd.get(), destination.parent_path());
-    if (!dir_fd) {
-        return make_errno_error("cannot open the directory of", (root / destination).string(),
-                                errno);
-    }
-    const std::string name = destination.filename().string();
-    struct stat st {};
-    if (::fstatat(dir_fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        return errno == ENOENT
-                   ? Result<void>{}
-                   : make_errno_error("cannot inspect", (root / destination).string(), errno);
-    }
-    if (!S_ISREG(st.st_mode)) {
+    if (*removed == audit::Removal::Kept) {
         return make_error(ErrorCode::Unsafe, "not removed: not a regular file",
                           (root / destination).string());
-    }
-    if (::unlinkat(dir_fd.get(), name.c_str(), 0) != 0 && errno != ENOENT) {
-        return make_errno_error("cannot remove", (root / destination).string(), errno);
     }
     return {};
 }
