@@ -66,6 +66,28 @@ Result<void> apply_value(RepoConfig& repo, const config::RepoOption& option, std
     return {};
 }
 
+// Warns when a section gives a key again (under any of its spellings); dnf keeps the later value.
+class DuplicateKeys {
+  public:
+    // `owner` completes "key 'x' <owner> given again": "in [main]", "of repo 'id'".
+    explicit DuplicateKeys(std::string owner) : owner_(std::move(owner)) {}
+
+    void check(const config::IniEntry& entry, const config::RepoOption* option,
+               const ConfigLocation& where, std::vector<ConfigWarning>& warnings) {
+        const std::string canonical = option != nullptr ? std::string(option->key) : entry.key;
+        if (const auto [it, inserted] = first_line_of_key_.emplace(canonical, entry.line);
+            !inserted) {
+            warn(warnings, ConfigWarningKind::DuplicateKey, where, entry.key,
+                 fmt::format("key '{}' {} given again (first at line {}); the later value wins",
+                             entry.key, owner_, it->second));
+        }
+    }
+
+  private:
+    std::string owner_;
+    std::map<std::string, std::size_t> first_line_of_key_;
+};
+
 // What the main config file's [main] section contributes.
 struct MainSettings {
     RepoConfig defaults;                   // inheritable options, applied before each repo's own
@@ -76,18 +98,11 @@ struct MainSettings {
 Result<void> read_main_section(const config::IniSection& section, const std::string& file,
                                const VariableContext& vars, MainSettings& main,
                                std::vector<ConfigWarning>& warnings) {
-    std::map<std::string, std::size_t> first_line_of_key;
+    DuplicateKeys duplicates("in [main]");
     for (const config::IniEntry& entry : section.entries) {
         const ConfigLocation where{file, entry.line};
         const config::RepoOption* option = config::find_repo_option(entry.key);
-        const std::string canonical = option != nullptr ? std::string(option->key) : entry.key;
-        if (const auto [it, inserted] = first_line_of_key.emplace(canonical, entry.line);
-            !inserted) {
-            warn(warnings, ConfigWarningKind::DuplicateKey, where, entry.key,
-                 fmt::format("key '{}' in [main] given again (first at line {}); the later value "
-                             "wins",
-                             entry.key, it->second));
-        }
+        duplicates.check(entry, option, where, warnings);
         if (entry.key == "reposdir") {
             auto value = config::substitute(entry.value, vars, config::UndefinedPolicy::Keep);
             std::vector<std::filesystem::path> directories;
@@ -137,17 +152,11 @@ Result<RepoConfig> build_repo(const config::IniSection& section, const std::stri
     repo.id = section.name;
     repo.defined_at = section_location;
     const std::string owner = fmt::format("repo '{}'", repo.id);
-    std::map<std::string, std::size_t> first_line_of_key;
+    DuplicateKeys duplicates("of " + owner);
     for (const config::IniEntry& entry : section.entries) {
         const ConfigLocation where{file, entry.line};
         const config::RepoOption* option = config::find_repo_option(entry.key);
-        const std::string canonical = option != nullptr ? std::string(option->key) : entry.key;
-        if (const auto [it, inserted] = first_line_of_key.emplace(canonical, entry.line);
-            !inserted) {
-            warn(warnings, ConfigWarningKind::DuplicateKey, where, entry.key,
-                 fmt::format("key '{}' of {} given again (first at line {}); the later value wins",
-                             entry.key, owner, it->second));
-        }
+        duplicates.check(entry, option, where, warnings);
         if (option != nullptr) {
             if (auto applied =
                     apply_value(repo, *option, entry.key, entry.value, where, owner, "", vars);
