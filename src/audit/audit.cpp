@@ -276,6 +276,18 @@ class Auditor {
                            record.size, true});
     }
 
+    // A problem with `check`, its kind and actual size still to be filled in.
+    AuditProblem problem_for_check(const Check& check) const {
+        AuditProblem problem;
+        problem.path = check.relative_path;
+        problem.is_metadata = check.is_metadata;
+        problem.root = roots_[check.root_index];
+        problem.destination = check.destination;
+        problem.expected_size = check.size;
+        problem.checksum_type = check.type;
+        return problem;
+    }
+
     AuditProblem problem_for_entry(AuditProblem problem, const audit::Entry& entry) const {
         switch (entry.kind) {
             case audit::EntryKind::Missing:
@@ -319,13 +331,7 @@ class Auditor {
             if (check.is_metadata) {
                 ++report_.metadata_files;
             }
-            AuditProblem problem;
-            problem.path = check.relative_path;
-            problem.is_metadata = check.is_metadata;
-            problem.root = roots_[check.root_index];
-            problem.destination = check.destination;
-            problem.expected_size = check.size;
-            problem.checksum_type = check.type;
+            AuditProblem problem = problem_for_check(check);
             const int root_fd = root_fds[check.root_index].get();
             const audit::Entry entry = root_fd >= 0
                                            ? audit::lookup_beneath(root_fd, check.destination)
@@ -365,14 +371,8 @@ class Auditor {
                 report_.from_cache += result.from_cache ? 1 : 0;
                 continue;
             }
-            AuditProblem problem;
-            problem.path = check.relative_path;
-            problem.is_metadata = check.is_metadata;
-            problem.root = roots_[check.root_index];
-            problem.destination = check.destination;
-            problem.expected_size = check.size;
+            AuditProblem problem = problem_for_check(check);
             problem.actual_size = result.actual_size;
-            problem.checksum_type = check.type;
             switch (result.status) {
                 case VerifyStatus::DigestMismatch:
                     problem.kind = ProblemKind::ChecksumMismatch;
