@@ -16,6 +16,28 @@ void add_repo_source_options(CLI::App& app, RepoSourceArgs& args) {
     app.add_option("--basearch", args.basearch, "value of $basearch");
 }
 
+void add_run_state_options(CLI::App& app, RunStateArgs& args) {
+    app.add_option("--state-dir", args.state_dir,
+                   "where rpmirror keeps its state and locks (default /var/lib/rpmirror for root, "
+                   "$XDG_STATE_HOME/rpmirror otherwise; $RPMIRROR_STATE_DIR overrides)");
+    args.wait_lock_option =
+        app.add_option("--wait-lock", args.wait_lock,
+                       "[=SECONDS] wait for another rpmirror syncing the same repository (default: "
+                       "fail at once; without SECONDS: wait as long as it takes)")
+            ->expected(0, 1);
+}
+
+void apply_run_state_options(const RunStateArgs& args, std::filesystem::path& state_dir,
+                             std::optional<std::chrono::seconds>& lock_wait) {
+    if (!args.state_dir.empty()) {
+        state_dir = std::filesystem::absolute(args.state_dir);
+    }
+    if (args.wait_lock_option != nullptr && args.wait_lock_option->count() > 0) {
+        lock_wait = args.wait_lock.empty() ? std::chrono::hours(24 * 365)
+                                           : std::chrono::seconds(args.wait_lock.front());
+    }
+}
+
 namespace {
 
 bool should_print(const ConfigWarning& warning, ConfigNoise noise) {

@@ -3,6 +3,9 @@
 // subcommands that need repository configurations.
 #pragma once
 
+#include <chrono>
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +28,22 @@ struct RepoSourceArgs {
 // Registers --repofrompath, -c/--config, --reposdir, --varsdir, --setopt, --releasever and
 // --basearch on `app`, storing into `args` (which must outlive the parse).
 void add_repo_source_options(CLI::App& app, RepoSourceArgs& args);
+
+// Where rpmirror keeps its state, and how a run waits for another on the same repository:
+// --state-dir DIR, --wait-lock[=SECONDS].
+struct RunStateArgs {
+    std::string state_dir;
+    std::vector<unsigned> wait_lock;  // empty: not given; [] when given without a value
+    CLI::Option* wait_lock_option = nullptr;
+};
+
+// Registers --state-dir and --wait-lock on `app`, storing into `args`.
+void add_run_state_options(CLI::App& app, RunStateArgs& args);
+
+// Copies --state-dir and --wait-lock into `state_dir` and `lock_wait` (without SECONDS: wait
+// as long as it takes).
+void apply_run_state_options(const RunStateArgs& args, std::filesystem::path& state_dir,
+                             std::optional<std::chrono::seconds>& lock_wait);
 
 // How much of the config stage's findings to print.
 enum class ConfigNoise {

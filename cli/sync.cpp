@@ -27,6 +27,7 @@ namespace {
 struct SyncArgs {
     std::vector<std::string> repo_patterns;
     RepoSourceArgs sources;
+    RunStateArgs state;
     std::string download_path = ".";
     bool norepopath = false;
     std::string metadata_path;
@@ -160,6 +161,7 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
     options.selection.source_only = args.source;
     options.selection.newest_only = args.newest_only;
     options.check_package_signatures = args.gpgcheck;
+    apply_run_state_options(args.state, options.state_dir, options.lock_wait);
     if (!args.min_buildtime.empty()) {
         auto floor = parse_min_buildtime(args.min_buildtime);
         if (!floor) {
@@ -279,6 +281,7 @@ Command add_sync_command(CLI::App& parent) {
     app->add_flag("--no-cache", args->no_cache,
                   "verify existing files by hashing them, ignoring the checksum cache");
     app->add_option("--json", args->json_file, "write a JSON report to FILE ('-': stdout)");
+    add_run_state_options(*app, args->state);
     return Command{app, [args] { return run_sync(*args); }};
 }
 

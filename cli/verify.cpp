@@ -22,6 +22,7 @@ namespace {
 
 struct VerifyArgs {
     RepoSourceArgs sources;
+    RunStateArgs state;
     std::vector<std::string> repo_patterns;
     std::string download_path = ".";
     bool remote = false;
@@ -254,6 +255,8 @@ int run_verify(const VerifyArgs& args) {
                 repair_options.safe_write_path = options.safe_write_path;
                 repair_options.use_checksum_cache = !args.no_cache;
                 repair_options.threads = args.threads;
+                apply_run_state_options(args.state, repair_options.state_dir,
+                                        repair_options.lock_wait);
                 entry.repair =
                     repair_repository(*syncer, *target.config, entry.audit, repair_options);
                 print.repair(entry.audit, *entry.repair);
@@ -299,6 +302,7 @@ Command add_verify_command(CLI::App& parent) {
                     "directory packages may live in outside the repository directory");
     app->add_flag("-q,--quiet", args->quiet, "print problems only");
     app->add_option("--json", args->json_file, "write a JSON report to FILE ('-': stdout)");
+    add_run_state_options(*app, args->state);
     add_repo_source_options(*app, args->sources);
     return Command{app, [args] { return run_verify(*args); }};
 }

@@ -144,6 +144,8 @@ struct RepairOptions {
     std::optional<std::filesystem::path> safe_write_path;
     bool use_checksum_cache = true;
     unsigned threads = 0;
+    std::filesystem::path state_dir;                 // as SyncOptions::state_dir
+    std::optional<std::chrono::seconds> lock_wait;  // as SyncOptions::lock_wait
 };
 
 struct RepairReport {
@@ -155,7 +157,8 @@ struct RepairReport {
     bool ok() const { return !error && sync.ok(); }
 };
 
-// Repairs what `audit` found in `repo`'s mirror under `options.download_path`: removes each file
+// Repairs what `audit` found in `repo`'s mirror under `options.download_path`, holding the
+// repository's run lock (as a sync does; a lock held elsewhere is the report's error): removes each file
 // with the wrong size or checksum and each symlink in place of a file (unlinked, never followed;
 // beneath its root only), removes the sync state file (so the sync cannot take its no-op shortcut)
 // and syncs the repository with `syncer`: missing files are downloaded and verified, metadata is

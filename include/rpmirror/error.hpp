@@ -21,6 +21,7 @@ enum class ErrorCode {
     Unsafe,       // path traversal, symlink escape, hostile content
     Unsupported,  // a valid request rpmirror cannot serve (e.g. an unknown checksum type)
     Interrupted,  // stopped by a signal
+    Busy,         // another rpmirror holds the repository directory's lock
 };
 
 // Returns the stable lowercase name of `code` ("not-found", "io", ...), for logs and JSON.

@@ -60,15 +60,22 @@ struct SyncState {
     std::vector<SyncStateFile> files;  // every selected package, verified
 };
 
-// The state file of a repository directory: `<repo_dir>/.rpmirror-state.json`.
-std::filesystem::path sync_state_path(const std::filesystem::path& repo_dir);
+// The state file of a repository directory, outside the mirror:
+// `<state_dir>/repos/<name>-<hash of the directory's absolute path>.json` (see fs/state.hpp).
+std::filesystem::path sync_state_path(const std::filesystem::path& state_dir,
+                                      const std::filesystem::path& repo_dir);
+
+// The name of the state file older versions kept inside the repository directory; a sync
+// removes it (dnf reposync leaves no such file).
+inline constexpr std::string_view kLegacyStateFileName = ".rpmirror-state.json";
 
 // Returns the state read from `path`, or nullopt iff it is missing, unreadable or malformed (a
 // bad state file only costs a full sync, never a wrong answer).
 std::optional<SyncState> read_sync_state(const std::filesystem::path& path);
 
-// Writes `state` to `path` atomically (temporary file + rename), after a syncfs() of the
-// filesystem holding it, so the files it vouches for are on disk before it is.
+// Writes `state` to `path` atomically (temporary file + rename), creating its directory.
+// The caller flushes the filesystems holding the files it vouches for first (syncfs), so that
+// after a power loss it never vouches for data that did not reach the disk.
 // Returns Error{Io} iff it fails.
 Result<void> write_sync_state(const std::filesystem::path& path, const SyncState& state);
 

@@ -34,25 +34,33 @@ class MetadataStage {
     // The staging directory; files written here become `<metadata_dir>/repodata/...`.
     const std::filesystem::path& dir() const { return staging_dir_; }
 
-    // Makes the staged directory the live `repodata/`, atomically:
+    // Makes the staged directory the live `repodata/`:
     //   1. syncfs() of the filesystem holding the mirror, so every package and metadata file
     //      written so far reaches the disk before any metadata that names it can be seen
     //      (one flush for the whole sync instead of an fsync per file);
     //   2. renameat2(RENAME_EXCHANGE) of the staging directory with `repodata/` (or a plain
     //      rename when there is no `repodata/` yet): readers see the old or the new directory,
-    //      never a mix;
-    //   3. fsync() of `<metadata_dir>`, so the swap itself is durable;
-    //   4. removal of the old metadata (now under the staging name).
+    //      never a mix. Where the filesystem refuses the flag (NFS, CIFS, FUSE), the staged
+    //      records are renamed into `repodata/` first, then repomd.xml (its old .asc removed
+    //      before, the new one renamed in after), and records listed by neither the new nor the
+    //      replaced repomd.xml are removed: at every instant repodata/repomd.xml is complete and
+    //      every record it lists is there (see fs/swap.hpp);
+    //   3. fsync() of the directories changed, so the swap itself is durable;
+    //   4. removal of the old metadata (now under the staging name) or the merge's leftovers.
     // Returns Error{Io} with errno iff the swap fails (the live metadata is then unchanged), or
     // Error{Unsafe} iff `repodata` exists but is not a directory (a symlink is not followed).
     // Failing to remove the old copy after a successful swap is not an error.
     Result<void> publish();
+
+    // True iff publish() had to merge by plain renames (NFS, CIFS, FUSE: no RENAME_EXCHANGE).
+    bool merged() const { return method_ == 2; }
 
   private:
     MetadataStage(std::filesystem::path metadata_dir, std::filesystem::path staging_dir);
     std::filesystem::path metadata_dir_;
     std::filesystem::path staging_dir_;
     bool published_ = false;
+    int method_ = 0;  // fs::SwapMethod of the publication: 0 exchanged, 1 created, 2 merged
 };
 
 // Returns the staging directories left by interrupted runs (`.repodata.staging-*` directories,

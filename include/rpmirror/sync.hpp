@@ -5,8 +5,10 @@
 //   last and atomically -> stale packages deleted -> state file for the next no-op.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <filesystem>
 #include <optional>
 #include <stop_token>
@@ -40,6 +42,15 @@ struct SyncOptions {
     // (downloaded or kept) is checked against the repository's gpgkey; one that fails is removed
     // and reported as a failure. Repositories with gpgcheck=0 are not checked.
     bool check_package_signatures = false;
+    // --state-dir: where rpmirror keeps its state and locks, outside the mirror; empty = the
+    // default ($RPMIRROR_STATE_DIR, /var/lib/rpmirror for root, $XDG_STATE_HOME/rpmirror).
+    std::filesystem::path state_dir;
+    // The run lock of the repository directory: taken for the whole sync (not with -u).
+    // Without `lock_wait` a sync fails at once when another rpmirror holds it; with it, waits
+    // that long (--wait-lock). `take_lock` is false only for a caller that holds the lock
+    // itself (lock_repository).
+    std::optional<std::chrono::seconds> lock_wait;
+    bool take_lock = true;
 };
 
 struct PackageFailure {
@@ -90,6 +101,23 @@ class Syncer {
     DownloadOptions base_options_;
     Downloader downloader_;
 };
+
+// The state directory `options` name: options.state_dir, or the default when it is empty.
+std::filesystem::path state_directory(const SyncOptions& options);
+
+// A held run lock of one repository directory (released when destroyed).
+class RepoLock {
+  public:
+    virtual ~RepoLock() = default;
+};
+
+// Takes the run lock of `repo_dir` in `options`' state directory, waiting `options.lock_wait`
+// at most, as a sync does. Returns Error{Busy} "repository directory ... is being synced by
+// another rpmirror (pid N)" iff another process holds it, Error{Interrupted} iff `stop` was
+// requested while waiting, Error{Io} iff the state directory cannot be used.
+Result<std::unique_ptr<RepoLock>> lock_repository(const SyncOptions& options,
+                                                  const std::filesystem::path& repo_dir,
+                                                  std::stop_token stop = {});
 
 // Returns the directory holding `repo_id`'s packages under `options` (dnf reposync's layout):
 // <download_path>/<repo_id>, or <download_path> with --norepopath.

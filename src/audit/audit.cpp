@@ -14,7 +14,7 @@
 
 #include <fmt/core.h>
 
-#include "audit/lookup.hpp"
+#include "fs/beneath.hpp"
 #include "rpmirror/metadata.hpp"
 #include "rpmirror/plan.hpp"
 #include "rpmirror/publish.hpp"
@@ -230,9 +230,9 @@ class Auditor {
         problem.root = repo_dir_;
         problem.destination = kRepomdPath;
         UniqueFd root(::open(repo_dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-        const audit::Entry entry = root ? audit::lookup_beneath(root.get(), kRepomdPath)
-                                        : audit::Entry{audit::EntryKind::Error, {}, errno};
-        if (entry.kind != audit::EntryKind::Regular) {
+        const fs::Entry entry = root ? fs::lookup_beneath(root.get(), kRepomdPath)
+                                        : fs::Entry{fs::EntryKind::Error, {}, errno};
+        if (entry.kind != fs::EntryKind::Regular) {
             report_.problems.push_back(problem_for_entry(std::move(problem), entry));
             return;
         }
@@ -288,27 +288,27 @@ class Auditor {
         return problem;
     }
 
-    AuditProblem problem_for_entry(AuditProblem problem, const audit::Entry& entry) const {
+    AuditProblem problem_for_entry(AuditProblem problem, const fs::Entry& entry) const {
         switch (entry.kind) {
-            case audit::EntryKind::Missing:
+            case fs::EntryKind::Missing:
                 problem.kind = ProblemKind::Missing;
                 break;
-            case audit::EntryKind::Symlink:
+            case fs::EntryKind::Symlink:
                 problem.kind = ProblemKind::NotRegularFile;
                 problem.detail = "symlink, not followed";
                 break;
-            case audit::EntryKind::Directory:
-            case audit::EntryKind::Other:
+            case fs::EntryKind::Directory:
+            case fs::EntryKind::Other:
                 problem.kind = ProblemKind::NotRegularFile;
-                problem.detail = audit::file_kind_name(entry.st.st_mode);
+                problem.detail = fs::file_kind_name(entry.st.st_mode);
                 break;
-            case audit::EntryKind::Escapes:
+            case fs::EntryKind::Escapes:
                 problem.kind = ProblemKind::Unsafe;
                 problem.detail = "a symlinked directory on the way leads outside " +
                                  problem.root.string() + "; not followed";
                 break;
-            case audit::EntryKind::Regular:
-            case audit::EntryKind::Error:
+            case fs::EntryKind::Regular:
+            case fs::EntryKind::Error:
                 problem.kind = ProblemKind::Unreadable;
                 problem.detail = std::strerror(entry.sys_errno);
                 break;
@@ -333,14 +333,14 @@ class Auditor {
             }
             AuditProblem problem = problem_for_check(check);
             const int root_fd = root_fds[check.root_index].get();
-            const audit::Entry entry = root_fd >= 0
-                                           ? audit::lookup_beneath(root_fd, check.destination)
-                                           : audit::Entry{root_errnos[check.root_index] == ENOENT
-                                                              ? audit::EntryKind::Missing
-                                                              : audit::EntryKind::Error,
+            const fs::Entry entry = root_fd >= 0
+                                           ? fs::lookup_beneath(root_fd, check.destination)
+                                           : fs::Entry{root_errnos[check.root_index] == ENOENT
+                                                              ? fs::EntryKind::Missing
+                                                              : fs::EntryKind::Error,
                                                           {},
                                                           root_errnos[check.root_index]};
-            if (entry.kind != audit::EntryKind::Regular) {
+            if (entry.kind != fs::EntryKind::Regular) {
                 report_.problems.push_back(problem_for_entry(std::move(problem), entry));
                 continue;
             }

@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <utility>
 
-#include "audit/lookup.hpp"
+#include "fs/beneath.hpp"
 #include "rpmirror/audit.hpp"
 #include "rpmirror/plan.hpp"
 #include "util/unique_fd.hpp"
@@ -82,32 +82,43 @@ bool is_removable(const AuditProblem& problem) {
 RepairReport repair_repository(Syncer& syncer, const RepoConfig& repo, const RepoAuditReport& audit,
                                const RepairOptions& options, std::stop_token stop) {
     RepairReport repair;
-    for (const AuditProblem& problem : audit.problems) {
-        if (!is_removable(problem)) {
-            continue;
-        }
-        auto removed = audit::remove_beneath(problem.root, problem.destination, true);
-        if (!removed) {
-            repair.error = std::move(removed.error());
-            repair.sync.repo_id = repo.id;
-            return repair;
-        }
-        if (*removed == audit::Removal::Removed) {
-            repair.removed.push_back(problem.path);
-        }
-    }
     SyncOptions sync_options;
     sync_options.download_path = options.download_path;
     sync_options.safe_write_path = options.safe_write_path;
     sync_options.use_checksum_cache = options.use_checksum_cache;
     sync_options.verify_threads = options.threads;
+    sync_options.state_dir = options.state_dir;
+    sync_options.lock_wait = options.lock_wait;
     const std::filesystem::path repo_dir = repo_directory(sync_options, repo.id);
+    // The lock covers the removals and the sync: another rpmirror must not download into the
+    // repository while damaged files are removed.
+    auto lock = lock_repository(sync_options, repo_dir, stop);
+    if (!lock) {
+        repair.error = std::move(lock.error());
+        repair.sync.repo_id = repo.id;
+        return repair;
+    }
+    sync_options.take_lock = false;
+    for (const AuditProblem& problem : audit.problems) {
+        if (!is_removable(problem)) {
+            continue;
+        }
+        auto removed = fs::remove_beneath(problem.root, problem.destination, true);
+        if (!removed) {
+            repair.error = std::move(removed.error());
+            repair.sync.repo_id = repo.id;
+            return repair;
+        }
+        if (*removed == fs::Removal::Removed) {
+            repair.removed.push_back(problem.path);
+        }
+    }
     std::error_code ignored;
     sync_options.download_metadata = std::filesystem::is_directory(
         std::filesystem::symlink_status(repo_dir / "repodata", ignored));
     // Without its state file the sync cannot take the no-op shortcut (which trusts sizes and
     // mtimes): every file is verified, and the metadata republished.
-    std::filesystem::remove(sync_state_path(repo_dir), ignored);
+    std::filesystem::remove(sync_state_path(state_directory(sync_options), repo_dir), ignored);
     repair.sync = syncer.sync(repo, sync_options, nullptr, std::move(stop));
     return repair;
 }

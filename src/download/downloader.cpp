@@ -28,6 +28,7 @@
 #include "download/curl_handles.hpp"
 #include "download/curl_options.hpp"
 #include "download/destination.hpp"
+#include "fs/beneath.hpp"
 #include "download/part_sink.hpp"
 #include "rpmirror/download.hpp"
 #include "rpmirror/metadata.hpp"
@@ -709,7 +710,7 @@ struct Engine {
         if (transfer.sink) {
             transfer.sink->close();
             if (transfer.accepted == 0 && transfer.dir_fd >= 0) {
-                ::unlinkat(transfer.dir_fd, transfer.part_name.c_str(), 0);
+                fs::unlink_at(transfer.dir_fd, transfer.part_name);
             }
         }
         transfer.state = TransferState::Failed;
@@ -754,7 +755,7 @@ struct Engine {
         if (transfer.sink) {
             transfer.sink->close();  // the .part is kept for the next run
             if (transfer.accepted == 0 && transfer.dir_fd >= 0) {
-                ::unlinkat(transfer.dir_fd, transfer.part_name.c_str(), 0);
+                fs::unlink_at(transfer.dir_fd, transfer.part_name);
             }
         }
         transfer.state = TransferState::Interrupted;

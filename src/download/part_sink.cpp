@@ -10,6 +10,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "fs/beneath.hpp"
 #include "util/fault.hpp"
 
 namespace rpmirror::download {
@@ -227,8 +228,7 @@ FinishResult PartWriter::finish(const PublishSpec& spec) {
         // The downloader wrote every byte itself, so the entry is trusted even though it is new.
         write_cached_digest(fd_.get(), st, spec.type, result.digest, /*trust_recent=*/true);
     }
-    if (fault::renameat(spec.dir_fd, spec.part_name.c_str(), spec.dir_fd,
-                        spec.final_name.c_str()) != 0) {
+    if (fs::rename_at(spec.dir_fd, spec.part_name, spec.final_name) != 0) {
         result.local_error =
             Error{ErrorCode::Io, "cannot rename " + spec.part_name + " to " + spec.final_name,
                   spec.shown_path, errno};

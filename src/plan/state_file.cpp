@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "fs/durable.hpp"
+#include "fs/state.hpp"
 #include "rpmirror/plan.hpp"
-#include "util/fault.hpp"
-#include "util/unique_fd.hpp"
 
 namespace rpmirror {
 
@@ -23,8 +23,9 @@ std::int64_t mtime_ns(const struct stat& st) {
 
 }  // namespace
 
-std::filesystem::path sync_state_path(const std::filesystem::path& repo_dir) {
-    return repo_dir / ".rpmirror-state.json";
+std::filesystem::path sync_state_path(const std::filesystem::path& state_dir,
+                                      const std::filesystem::path& repo_dir) {
+    return fs::state_entry(state_dir, repo_dir).string() + ".json";
 }
 
 std::optional<SyncState> read_sync_state(const std::filesystem::path& path) {
@@ -60,42 +61,16 @@ Result<void> write_sync_state(const std::filesystem::path& path, const SyncState
                                      {"repomd_sha256", state.repomd_sha256},
                                      {"options", state.options_fingerprint},
                                      {"files", std::move(files)}};
-    const std::string text = document.dump();
-    const std::filesystem::path temporary = path.string() + ".tmp";
-    // The state file vouches for the files it lists: flush the whole filesystem first (one
-    // syncfs per sync instead of an fsync per file), so that after a power loss it never vouches
-    // for data that did not reach the disk.
-    if (UniqueFd directory(::open(path.parent_path().empty() ? "." : path.parent_path().c_str(),
-                                  O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-        !directory || fault::syncfs(directory.get(), path.string()) != 0) {
-        return make_errno_error("cannot flush the filesystem before writing sync state",
-                                path.string(), errno);
+    std::error_code error;
+    std::filesystem::create_directories(path.parent_path(), error);
+    if (error) {
+        return make_errno_error("cannot create the state directory", path.parent_path().string(),
+                                error.value());
     }
-    UniqueFd fd(fault::fails(fault::Op::Create, temporary.string())
-                    ? -1
-                    : ::open(temporary.c_str(),
-                             O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
-    if (!fd) {
-        return make_errno_error("cannot write sync state", temporary.string(), errno);
-    }
-    std::size_t written = 0;
-    while (written < text.size()) {
-        const ssize_t result = fault::write(fd.get(), text.data() + written, text.size() - written);
-        if (result < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            const int write_errno = errno;
-            ::unlink(temporary.c_str());
-            return make_errno_error("cannot write sync state", temporary.string(), write_errno);
-        }
-        written += static_cast<std::size_t>(result);
-    }
-    fd.reset();
-    if (fault::rename(temporary.c_str(), path.c_str()) != 0) {
-        const int rename_errno = errno;
-        ::unlink(temporary.c_str());
-        return make_errno_error("cannot write sync state", path.string(), rename_errno);
+    if (auto written = fs::replace_file(path, document.dump()); !written) {
+        Error failure = std::move(written.error());
+        failure.message = "cannot write sync state: " + failure.message;
+        return tl::unexpected(std::move(failure));
     }
     return {};
 }

@@ -15,6 +15,13 @@
 #include <system_error>
 #include <utility>
 
+#include <fstream>
+#include <iterator>
+
+#include "fs/beneath.hpp"
+#include "fs/durable.hpp"
+#include "fs/swap.hpp"
+#include "rpmirror/metadata.hpp"
 #include "util/fault.hpp"
 #include "util/unique_fd.hpp"
 
@@ -24,9 +31,33 @@ namespace {
 
 constexpr std::string_view kStagingPrefix = ".repodata.staging-";
 constexpr std::string_view kLiveName = "repodata";
+constexpr std::string_view kIndexName = "repomd.xml";
 
 UniqueFd open_directory(const std::filesystem::path& path) {
-    return UniqueFd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+    return fs::open_directory(path, /*nofollow=*/true);
+}
+
+// The file names (in repodata/) of the records the repomd.xml at `path` lists; empty iff it
+// cannot be read or parsed.
+std::vector<std::string> records_listed_by(const std::filesystem::path& path) {
+    std::vector<std::string> names;
+    std::ifstream stream(path, std::ios::binary);
+    if (!stream) {
+        return names;
+    }
+    const std::string text((std::istreambuf_iterator<char>(stream)),
+                           std::istreambuf_iterator<char>());
+    auto repomd = parse_repomd(text, path.string());
+    if (!repomd) {
+        return names;
+    }
+    for (const RepomdRecord& record : repomd->records) {
+        const std::filesystem::path href(record.location_href);
+        if (href.parent_path() == kLiveName) {
+            names.push_back(href.filename().string());
+        }
+    }
+    return names;
 }
 
 }  // namespace
@@ -37,7 +68,8 @@ MetadataStage::MetadataStage(std::filesystem::path metadata_dir, std::filesystem
 MetadataStage::MetadataStage(MetadataStage&& other) noexcept
     : metadata_dir_(std::move(other.metadata_dir_)),
       staging_dir_(std::exchange(other.staging_dir_, {})),
-      published_(other.published_) {}
+      published_(other.published_),
+      method_(other.method_) {}
 
 MetadataStage& MetadataStage::operator=(MetadataStage&& other) noexcept {
     if (this != &other) {
@@ -45,6 +77,7 @@ MetadataStage& MetadataStage::operator=(MetadataStage&& other) noexcept {
         metadata_dir_ = std::move(other.metadata_dir_);
         staging_dir_ = std::exchange(other.staging_dir_, {});
         published_ = other.published_;
+        method_ = other.method_;
     }
     return *this;
 }
@@ -81,36 +114,28 @@ Result<MetadataStage> MetadataStage::create(const std::filesystem::path& metadat
 }
 
 Result<void> MetadataStage::publish() {
-    const UniqueFd parent = open_directory(metadata_dir_);
-    if (!parent) {
-        return make_errno_error("cannot open directory", metadata_dir_.string(), errno);
+    const std::filesystem::path live_path = metadata_dir_ / kLiveName;
+    if (auto flushed = fs::flush_filesystem(metadata_dir_); !flushed) {
+        return flushed;
     }
-    const std::string staging_name = staging_dir_.filename().string();
-    const std::string live_path = (metadata_dir_ / kLiveName).string();
-
-    struct stat live {};
-    const bool has_live =
-        ::fstatat(parent.get(), kLiveName.data(), &live, AT_SYMLINK_NOFOLLOW) == 0;
-    if (has_live && !S_ISDIR(live.st_mode)) {
-        return make_error(ErrorCode::Unsafe, "exists and is not a directory; not replacing it",
-                          live_path);
+    // Only used where the filesystem cannot exchange directories: the records the index being
+    // replaced lists stay for readers that read that index a moment ago.
+    fs::MergeOrder order{{std::string(kIndexName), std::string(kIndexName) + ".asc"}, {}};
+    for (const std::string& name : records_listed_by(live_path / kIndexName)) {
+        order.retain.insert(name);
     }
-    if (fault::syncfs(parent.get(), live_path) != 0) {
-        return make_errno_error("cannot flush the filesystem before publishing", live_path, errno);
-    }
-    const unsigned flags = has_live ? RENAME_EXCHANGE : RENAME_NOREPLACE;
-    if (fault::renameat2(parent.get(), staging_name.c_str(), parent.get(), kLiveName.data(),
-                         flags) != 0) {
-        return make_errno_error("cannot swap in the new metadata", live_path, errno);
+    auto swapped = fs::swap_in_directory(metadata_dir_, staging_dir_.filename().string(),
+                                         std::string(kLiveName), order);
+    if (!swapped) {
+        return tl::unexpected(std::move(swapped.error()));
     }
     published_ = true;
-    if (fault::fsync(parent.get(), live_path) != 0) {
-        return make_errno_error("cannot make the metadata swap durable", live_path, errno);
-    }
-    if (!has_live) {
+    method_ = static_cast<int>(*swapped);
+    if (*swapped == fs::SwapMethod::Created) {
         staging_dir_.clear();  // nothing old to remove: the staging directory *is* repodata now
     }
-    // Otherwise the old metadata now sits under the staging name; the destructor removes it.
+    // Otherwise the old metadata (exchanged) or what the merge left in the staging directory is
+    // removed by the destructor.
     return {};
 }
 
@@ -197,8 +222,7 @@ struct UnlistedWalk {
             }
         }
         for (const std::string& name : subdirectories) {
-            UniqueFd child(::openat(fd_for_unlink, name.c_str(),
-                                    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            UniqueFd child = fs::open_child_directory(fd_for_unlink, name);
             if (!child) {
                 if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR) {
                     continue;  // removed or replaced by a symlink meanwhile: not ours to follow
@@ -246,7 +270,7 @@ Result<std::vector<std::filesystem::path>> delete_unlisted_packages(
     std::vector<std::filesystem::path> removed;
     const UnlistedVisitor remove = [&](int dir_fd, const std::string& name,
                                        const std::filesystem::path& relative) -> Result<void> {
-        if (fault::unlinkat(dir_fd, name.c_str(), 0) != 0) {
+        if (fs::unlink_at(dir_fd, name) != 0) {
             return make_errno_error("cannot remove", (repo_dir / relative).string(), errno);
         }
         removed.push_back(relative);

@@ -13,7 +13,9 @@
 
 #include <fmt/core.h>
 
-#include "audit/lookup.hpp"
+#include "fs/beneath.hpp"
+#include "fs/durable.hpp"
+#include "fs/state.hpp"
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/metadata.hpp"
 #include "rpmirror/plan.hpp"
@@ -210,45 +212,31 @@ PackageFailure failure_of(const PackageView& package, const FileResult& result) 
 // symlink's target, never outside `root`). Returns an error iff it is there and cannot be removed.
 Result<void> remove_package_file(const std::filesystem::path& root,
                                  const std::filesystem::path& destination) {
-    auto removed = audit::remove_beneath(root, destination, false);
+    auto removed = fs::remove_beneath(root, destination, false);
     if (!removed) {
         return tl::unexpected(std::move(removed.error()));
     }
-    if (*removed == audit::Removal::Kept) {
+    if (*removed == fs::Removal::Kept) {
         return make_error(ErrorCode::Unsafe, "not removed: not a regular file",
                           (root / destination).string());
     }
     return {};
 }
 
-// Writes `contents` to a new file at `path` (inside a staging directory: not yet published).
-Result<void> write_file(const std::filesystem::path& path, std::string_view contents) {
-    UniqueFd fd(
-        fault::fails(fault::Op::Create, path.string())
-            ? -1
-            : ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
-    if (!fd) {
-        return make_errno_error("cannot create", path.string(), errno);
-    }
-    for (std::size_t written = 0; written < contents.size();) {
-        const ssize_t result =
-            fault::write(fd.get(), contents.data() + written, contents.size() - written);
-        if (result < 0 && errno != EINTR) {
-            return make_errno_error("cannot write", path.string(), errno);
+// Flushes every filesystem holding one of `directories` once (one syncfs per filesystem,
+// however many of the directories it holds).
+Result<void> flush_filesystems(const std::vector<std::filesystem::path>& directories) {
+    std::set<dev_t> flushed;
+    for (const std::filesystem::path& directory : directories) {
+        struct stat st {};
+        if (::stat(directory.c_str(), &st) != 0) {
+            continue;  // nothing was written there
         }
-        written += result < 0 ? 0 : static_cast<std::size_t>(result);
-    }
-    return {};
-}
-
-// Flushes the filesystem holding `directory` (one syncfs instead of an fsync per file).
-Result<void> flush_filesystem(const std::filesystem::path& directory) {
-    const UniqueFd fd(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!fd && errno == ENOENT) {
-        return {};  // nothing was written there
-    }
-    if (!fd || fault::syncfs(fd.get(), directory.string()) != 0) {
-        return make_errno_error("cannot flush the filesystem", directory.string(), errno);
+        if (flushed.insert(st.st_dev).second) {
+            if (auto done = fs::flush_filesystem(directory); !done) {
+                return done;
+            }
+        }
     }
     return {};
 }
@@ -423,7 +411,7 @@ class RepoSync {
 
     bool is_noop(const FetchedRepomd& repomd) {
         const std::string& repomd_bytes = repomd.bytes;
-        const auto state = read_sync_state(sync_state_path(repo_dir_));
+        const auto state = read_sync_state(sync_state_path(state_directory(options_), repo_dir_));
         if (!state || state->repomd_sha256 != repomd_sha256_ ||
             state->options_fingerprint !=
                 options_fingerprint(options_, selection_options_, repo_)) {
@@ -744,23 +732,25 @@ class RepoSync {
 
     Result<void> publish(const FetchedRepomd& repomd, MetadataStage& stage) {
         if (options_.download_metadata) {
-            if (auto written = write_file(stage.dir() / "repomd.xml", repomd.bytes); !written) {
+            if (auto written = fs::write_file(stage.dir() / "repomd.xml", repomd.bytes);
+                !written) {
                 return written;
             }
             if (repomd.signature) {
-                if (auto written = write_file(stage.dir() / "repomd.xml.asc", *repomd.signature);
+                if (auto written =
+                        fs::write_file(stage.dir() / "repomd.xml.asc", *repomd.signature);
                     !written) {
                     return written;
                 }
             }
-            // The packages the new metadata lists must be on disk before it is published.
-            // stage.publish() flushes the metadata's filesystem; with --metadata-path the
-            // packages may be on another one.
-            if (options_.metadata_path) {
-                if (auto flushed = flush_filesystem(repo_dir_); !flushed) {
-                    return flushed;
-                }
-            }
+        }
+        // The packages the new metadata (and the state file) vouch for must be on disk first.
+        // stage.publish() flushes the metadata's filesystem; with --metadata-path or
+        // --safe-write-path packages may be on other ones.
+        if (auto flushed = flush_filesystems(package_roots()); !flushed) {
+            return flushed;
+        }
+        if (options_.download_metadata) {
             auto published = stage.publish();
             if (!published) {
                 return published;
@@ -782,10 +772,22 @@ class RepoSync {
                 state.files.push_back(std::move(*file));
             }
         }
-        if (auto written = write_sync_state(sync_state_path(repo_dir_), state); !written) {
+        if (auto written =
+                write_sync_state(sync_state_path(state_directory(options_), repo_dir_), state);
+            !written) {
             report_.warnings.push_back(written.error().to_string());
         }
+        // Older versions kept the state inside the mirror, where dnf reposync leaves nothing.
+        (void)fs::remove_beneath(repo_dir_, std::string(kLegacyStateFileName), false);
         return options_.delete_unlisted ? delete_unlisted(keep) : Result<void>{};
+    }
+
+    // The directories packages were written beneath: the repository directory and the safe
+    // write path.
+    std::vector<std::filesystem::path> package_roots() const {
+        std::vector<std::filesystem::path> roots{repo_dir_};
+        roots.insert(roots.end(), plan_.roots.begin(), plan_.roots.end());
+        return roots;
     }
 
     Result<void> delete_unlisted(const std::set<std::filesystem::path>& keep) {
@@ -816,6 +818,33 @@ class RepoSync {
 
 }  // namespace
 
+std::filesystem::path state_directory(const SyncOptions& options) {
+    return options.state_dir.empty() ? fs::default_state_dir() : options.state_dir;
+}
+
+namespace {
+
+class HeldRunLock final : public RepoLock {
+  public:
+    explicit HeldRunLock(fs::RunLock lock) : lock_(std::move(lock)) {}
+
+  private:
+    fs::RunLock lock_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<RepoLock>> lock_repository(const SyncOptions& options,
+                                                  const std::filesystem::path& repo_dir,
+                                                  std::stop_token stop) {
+    auto lock =
+        fs::RunLock::acquire(state_directory(options), repo_dir, options.lock_wait, std::move(stop));
+    if (!lock) {
+        return tl::unexpected(std::move(lock.error()));
+    }
+    return std::unique_ptr<RepoLock>(std::make_unique<HeldRunLock>(std::move(*lock)));
+}
+
 std::filesystem::path repo_directory(const SyncOptions& options, std::string_view repo_id) {
     return options.norepopath ? options.download_path : options.download_path / repo_id;
 }
@@ -832,6 +861,17 @@ RepoSyncReport Syncer::sync(const RepoConfig& repo, const SyncOptions& options,
                             ProgressSink* progress, std::stop_token stop) {
     const auto started = std::chrono::steady_clock::now();
     RepoSyncReport report;
+    std::unique_ptr<RepoLock> lock;
+    if (options.take_lock && !options.urls_only) {
+        auto locked = lock_repository(options, repo_directory(options, repo.id), stop);
+        if (!locked) {
+            report.repo_id = repo.id;
+            report.repo_dir = repo_directory(options, repo.id);
+            report.error = std::move(locked.error());
+            return report;
+        }
+        lock = std::move(*locked);
+    }
     downloader_.set_options(options_for_repo(base_options_, repo, options));
     RepoSync repo_sync(downloader_, repo, options, progress, stop, report);
     if (auto synced = repo_sync.run(); !synced) {

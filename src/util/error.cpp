@@ -23,6 +23,8 @@ std::string_view error_code_name(ErrorCode code) {
             return "unsupported";
         case ErrorCode::Interrupted:
             return "interrupted";
+        case ErrorCode::Busy:
+            return "busy";
     }
     return "unknown";
 }

@@ -156,6 +156,14 @@ bool fails_slow(Op op, std::string_view subject, int fd) {
 
 }  // namespace detail
 
+bool fallbacks_forced() {
+    static const bool forced = [] {
+        const char* value = std::getenv("RPMIRROR_FS_FALLBACK");
+        return value != nullptr && std::string_view(value) == "1";
+    }();
+    return forced;
+}
+
 ssize_t pwrite(int fd, const void* data, std::size_t size, off_t offset) {
     if (detail::is_armed && detail::fails_slow(Op::Write, {}, fd)) {
         return -1;

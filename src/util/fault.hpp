@@ -15,6 +15,11 @@
 // "rpmirror-fault: kill before <op> #<n>: <subject>" goes to stderr (tests read it to tell which
 // phase was hit). An unparsable value is reported on stderr and ignored.
 //
+// RPMIRROR_FS_FALLBACK=1 makes the filesystem layer (src/fs/) take the paths it takes where the
+// kernel or the filesystem lacks a feature, on any machine: lookups walk components instead of
+// using openat2(RESOLVE_BENEATH), and repodata/ is published with plain renames, as on NFS, CIFS
+// and FUSE where renameat2(RENAME_EXCHANGE) fails with EINVAL.
+//
 // Unset (production), every wrapper costs one predictable branch on a cached flag and then makes
 // the real system call. Thread-safe: the counters are atomic.
 #pragma once
@@ -41,6 +46,9 @@ bool fails_slow(Op op, std::string_view subject, int fd = -1);
 inline bool fails(Op op, std::string_view subject) {
     return detail::is_armed && detail::fails_slow(op, subject);
 }
+
+// True iff RPMIRROR_FS_FALLBACK=1 was set at startup.
+bool fallbacks_forced();
 
 // The real system calls behind the seam; same contracts as the calls they wrap.
 ssize_t pwrite(int fd, const void* data, std::size_t size, off_t offset);

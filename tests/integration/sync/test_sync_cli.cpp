@@ -18,7 +18,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::set<std::string> kStateFile{".rpmirror-state.json"};
+// The mirror tree holds nothing of rpmirror's own: its state lives in the state directory.
+const std::set<std::string> kStateFile{};
 
 // The package file names of `repo` (Packages/*), sorted.
 std::set<std::string> package_names(const fs::path& repo) {

@@ -19,7 +19,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::set<std::string> kStateFile{".rpmirror-state.json"};
+// The mirror tree holds nothing of rpmirror's own: its state lives in the state directory.
+const std::set<std::string> kStateFile{};
 const std::string kMedium = "rpmirror-sample-medium-1.0-1.noarch.rpm";
 const std::string kData = "rpmirror-sample-data-1.0-1.noarch.rpm";
 

@@ -29,7 +29,8 @@ namespace fs = std::filesystem;
 constexpr std::string_view kRepoId = "hostile";
 constexpr std::string_view kTiny = "rpmirror-sample-tiny";
 const std::string kTinyHref = "Packages/rpmirror-sample-tiny-1.0-1.noarch.rpm";
-const std::set<std::string> kStateFile{".rpmirror-state.json"};
+// The mirror tree holds nothing of rpmirror's own: its state lives in the state directory.
+const std::set<std::string> kStateFile{};
 // Generous: a sync of the sample repository peaks at a few tens of MB; a bomb or an entity
 // expansion that were not stopped would go far beyond.
 constexpr long kPeakRssBoundKib = 200 * 1024;

@@ -19,7 +19,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::set<std::string> kStateFile{".rpmirror-state.json"};
+// The mirror tree holds nothing of rpmirror's own: its state lives in the state directory.
+const std::set<std::string> kStateFile{};
 
 class SyncTls : public SyncFixture {
   protected:

@@ -98,8 +98,12 @@ TEST(SyncState, RoundTripsAndDetectsChangedFiles) {
     ASSERT_TRUE(file);
     EXPECT_EQ(file->size, 3U);
     const SyncState state{std::string(64, 'f'), "arch=x86_64", {*file}};
-    const auto path = sync_state_path(dir / "repo");
+    const auto path = sync_state_path(dir / "state", dir / "repo");
+    EXPECT_EQ(path.parent_path(), dir / "state" / "repos") << "outside the mirror";
+    EXPECT_TRUE(path.filename().string().starts_with("repo-")) << path;
+    EXPECT_NE(path, sync_state_path(dir / "state", dir / "other" / "repo"));
     ASSERT_TRUE(write_sync_state(path, state));
+    EXPECT_FALSE(std::filesystem::exists(dir / "repo" / kLegacyStateFileName));
     const auto read = read_sync_state(path);
     ASSERT_TRUE(read);
     EXPECT_EQ(read->repomd_sha256, state.repomd_sha256);

@@ -1,0 +1,178 @@
+// Publishing a staged directory: RENAME_EXCHANGE, or a merge by plain renames.
+#include "fs/swap.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <memory>
+#include <optional>
+
+#include "fs/beneath.hpp"
+#include "fs/durable.hpp"
+#include "util/fault.hpp"
+#include "util/unique_fd.hpp"
+
+namespace rpmirror::fs {
+
+namespace {
+
+struct DirCloser {
+    void operator()(DIR* dir) const { ::closedir(dir); }
+};
+
+bool flags_unsupported(int error) {
+    return error == EINVAL || error == ENOTSUP || error == ENOSYS;
+}
+
+// The regular files directly in the directory open as `dir_fd`, with their sizes.
+Result<std::vector<std::pair<std::string, off_t>>> regular_files(
+    int dir_fd, const std::filesystem::path& shown) {
+    UniqueFd copy(::fcntl(dir_fd, F_DUPFD_CLOEXEC, 0));
+    std::unique_ptr<DIR, DirCloser> dir(copy ? ::fdopendir(copy.get()) : nullptr);
+    if (!dir) {
+        return make_errno_error("cannot read directory", shown.string(), errno);
+    }
+    copy.release();  // owned by `dir`
+    std::vector<std::pair<std::string, off_t>> files;
+    while (const dirent* entry = ::readdir(dir.get())) {
+        const std::string name = entry->d_name;
+        struct stat st {};
+        if (name == "." || name == ".." ||
+            ::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(st.st_mode)) {
+            continue;
+        }
+        files.emplace_back(name, st.st_size);
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+Result<void> merge(int parent_fd, const std::string& staging_name, const std::string& live_name,
+                   const MergeOrder& order, const std::filesystem::path& shown_live) {
+    const UniqueFd staging = open_child_directory(parent_fd, staging_name);
+    const UniqueFd live = open_child_directory(parent_fd, live_name);
+    if (!staging || !live) {
+        return make_errno_error("cannot open directory", shown_live.string(), errno);
+    }
+    auto staged = regular_files(staging.get(), shown_live.parent_path() / staging_name);
+    auto present = regular_files(live.get(), shown_live);
+    if (!staged || !present) {
+        return tl::unexpected(staged ? present.error() : staged.error());
+    }
+    const auto is_last = [&order](const std::string& name) {
+        return std::find(order.last.begin(), order.last.end(), name) != order.last.end();
+    };
+    const auto live_size = [&present](const std::string& name) -> std::optional<off_t> {
+        for (const auto& [live_name, size] : *present) {
+            if (live_name == name) {
+                return size;
+            }
+        }
+        return std::nullopt;
+    };
+    const auto move_in = [&](const std::string& name) -> Result<void> {
+        if (fault::renameat(staging.get(), name.c_str(), live.get(), name.c_str()) != 0) {
+            return make_errno_error("cannot publish", (shown_live / name).string(), errno);
+        }
+        return {};
+    };
+    std::set<std::string> staged_names;
+    for (const auto& [name, size] : *staged) {
+        staged_names.insert(name);
+        if (is_last(name) || live_size(name) == size) {
+            continue;
+        }
+        if (auto moved = move_in(name); !moved) {
+            return moved;
+        }
+    }
+    // Every record the new index lists is in place and durable before the index is.
+    if (auto synced = sync_directory(live.get(), shown_live); !synced) {
+        return synced;
+    }
+    for (std::size_t index = 1; index < order.last.size(); ++index) {
+        const std::string& name = order.last[index];
+        if (live_size(name) && fault::unlinkat(live.get(), name.c_str(), 0) != 0 &&
+            errno != ENOENT) {
+            return make_errno_error("cannot remove", (shown_live / name).string(), errno);
+        }
+    }
+    for (const std::string& name : order.last) {
+        if (staged_names.contains(name)) {
+            if (auto moved = move_in(name); !moved) {
+                return moved;
+            }
+        }
+    }
+    if (auto synced = sync_directory(live.get(), shown_live); !synced) {
+        return synced;
+    }
+    // Files of older revisions: nothing published lists them any more.
+    for (const auto& [name, size] : *present) {
+        if (!staged_names.contains(name) && !is_last(name) && !order.retain.contains(name)) {
+            if (fault::unlinkat(live.get(), name.c_str(), 0) != 0 && errno != ENOENT) {
+                return make_errno_error("cannot remove", (shown_live / name).string(), errno);
+            }
+        }
+    }
+    return {};
+}
+
+}  // namespace
+
+Result<SwapMethod> swap_in_directory(const std::filesystem::path& parent,
+                                     const std::string& staging_name, const std::string& live_name,
+                                     const MergeOrder& order) {
+    const UniqueFd parent_fd(
+        ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+    if (!parent_fd) {
+        return make_errno_error("cannot open directory", parent.string(), errno);
+    }
+    const std::filesystem::path shown_live = parent / live_name;
+    struct stat live {};
+    const bool has_live =
+        ::fstatat(parent_fd.get(), live_name.c_str(), &live, AT_SYMLINK_NOFOLLOW) == 0;
+    if (has_live && !S_ISDIR(live.st_mode)) {
+        return make_error(ErrorCode::Unsafe, "exists and is not a directory; not replacing it",
+                          shown_live.string());
+    }
+    SwapMethod method = has_live ? SwapMethod::Exchanged : SwapMethod::Created;
+    const unsigned flags = has_live ? RENAME_EXCHANGE : RENAME_NOREPLACE;
+    int result = -1;
+    int error = EINVAL;
+    if (!fault::fallbacks_forced()) {
+        result = fault::renameat2(parent_fd.get(), staging_name.c_str(), parent_fd.get(),
+                                  live_name.c_str(), flags);
+        error = errno;
+    }
+    if (result != 0 && flags_unsupported(error)) {
+        if (has_live) {
+            method = SwapMethod::Merged;
+            if (auto merged = merge(parent_fd.get(), staging_name, live_name, order, shown_live);
+                !merged) {
+                return tl::unexpected(std::move(merged.error()));
+            }
+            return method;
+        }
+        // No live directory yet (and the run lock keeps other rpmirrors away): a plain rename.
+        result = fault::renameat(parent_fd.get(), staging_name.c_str(), parent_fd.get(),
+                                 live_name.c_str());
+        error = errno;
+    }
+    if (result != 0) {
+        return make_errno_error("cannot swap in the new metadata", shown_live.string(), error);
+    }
+    if (auto synced = sync_directory(parent_fd.get(), shown_live); !synced) {
+        return tl::unexpected(std::move(synced.error()));
+    }
+    return method;
+}
+
+}  // namespace rpmirror::fs
