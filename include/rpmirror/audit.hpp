@@ -144,7 +144,7 @@ struct RepairOptions {
     std::optional<std::filesystem::path> safe_write_path;
     bool use_checksum_cache = true;
     unsigned threads = 0;
-    std::filesystem::path state_dir;                 // as SyncOptions::state_dir
+    std::filesystem::path state_dir;                // as SyncOptions::state_dir
     std::optional<std::chrono::seconds> lock_wait;  // as SyncOptions::lock_wait
 };
 
@@ -158,14 +158,14 @@ struct RepairReport {
 };
 
 // Repairs what `audit` found in `repo`'s mirror under `options.download_path`, holding the
-// repository's run lock (as a sync does; a lock held elsewhere is the report's error): removes each file
-// with the wrong size or checksum and each symlink in place of a file (unlinked, never followed;
-// beneath its root only), removes the sync state file (so the sync cannot take its no-op shortcut)
-// and syncs the repository with `syncer`: missing files are downloaded and verified, metadata is
-// fetched and published atomically when the mirror has a repodata/ directory (so damaged metadata
-// is replaced). If the repository has moved on since the reference metadata, the mirror is brought
-// to its current state (new packages downloaded; nothing is deleted).
-// Never throws; failures are in the report. Not thread-safe (one Syncer).
+// repository's run lock (as a sync does; a lock held elsewhere is the report's error): removes each
+// file with the wrong size or checksum and each symlink in place of a file (unlinked, never
+// followed; beneath its root only), removes the sync state file (so the sync cannot take its no-op
+// shortcut) and syncs the repository with `syncer`: missing files are downloaded and verified,
+// metadata is fetched and published atomically when the mirror has a repodata/ directory (so
+// damaged metadata is replaced). If the repository has moved on since the reference metadata, the
+// mirror is brought to its current state (new packages downloaded; nothing is deleted). Never
+// throws; failures are in the report. Not thread-safe (one Syncer).
 RepairReport repair_repository(Syncer& syncer, const RepoConfig& repo, const RepoAuditReport& audit,
                                const RepairOptions& options, std::stop_token stop = {});
 

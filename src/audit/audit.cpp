@@ -231,7 +231,7 @@ class Auditor {
         problem.destination = kRepomdPath;
         UniqueFd root(::open(repo_dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
         const fs::Entry entry = root ? fs::lookup_beneath(root.get(), kRepomdPath)
-                                        : fs::Entry{fs::EntryKind::Error, {}, errno};
+                                     : fs::Entry{fs::EntryKind::Error, {}, errno};
         if (entry.kind != fs::EntryKind::Regular) {
             report_.problems.push_back(problem_for_entry(std::move(problem), entry));
             return;
@@ -333,13 +333,12 @@ class Auditor {
             }
             AuditProblem problem = problem_for_check(check);
             const int root_fd = root_fds[check.root_index].get();
-            const fs::Entry entry = root_fd >= 0
-                                           ? fs::lookup_beneath(root_fd, check.destination)
-                                           : fs::Entry{root_errnos[check.root_index] == ENOENT
-                                                              ? fs::EntryKind::Missing
-                                                              : fs::EntryKind::Error,
-                                                          {},
-                                                          root_errnos[check.root_index]};
+            const fs::Entry entry = root_fd >= 0 ? fs::lookup_beneath(root_fd, check.destination)
+                                                 : fs::Entry{root_errnos[check.root_index] == ENOENT
+                                                                 ? fs::EntryKind::Missing
+                                                                 : fs::EntryKind::Error,
+                                                             {},
+                                                             root_errnos[check.root_index]};
             if (entry.kind != fs::EntryKind::Regular) {
                 report_.problems.push_back(problem_for_entry(std::move(problem), entry));
                 continue;

@@ -28,8 +28,8 @@
 #include "download/curl_handles.hpp"
 #include "download/curl_options.hpp"
 #include "download/destination.hpp"
-#include "fs/beneath.hpp"
 #include "download/part_sink.hpp"
+#include "fs/beneath.hpp"
 #include "rpmirror/download.hpp"
 #include "rpmirror/metadata.hpp"
 

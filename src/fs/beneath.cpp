@@ -17,7 +17,7 @@ namespace rpmirror::fs {
 
 namespace {
 
-std::atomic<bool> component_walk_forced{fault::fallbacks_forced()};
+std::atomic<bool> forced_fallbacks{fault::fallbacks_forced()};
 
 // openat2(2) through syscall(): glibc 2.36 has no wrapper. Retries EAGAIN (a concurrent rename).
 int openat2_beneath(int dir_fd, const char* path, std::uint64_t flags, std::uint64_t mode) {
@@ -41,7 +41,7 @@ bool openat2_supported() {
         }
         return errno != ENOSYS && errno != EPERM;  // EPERM: seccomp filters without openat2
     }();
-    return supported && !component_walk_forced.load(std::memory_order_relaxed);
+    return supported && !fallbacks_forced();
 }
 
 // Without openat2: opens each directory component with O_NOFOLLOW, so no symlink is followed.
@@ -64,8 +64,8 @@ int open_components(int root_fd, const std::filesystem::path& relative, int last
             return -1;
         }
         const int flags = is_last ? last_flags : (O_PATH | O_DIRECTORY | O_CLOEXEC);
-        UniqueFd next(::openat(current.get(), name.c_str(), flags | O_NOFOLLOW,
-                               is_last ? mode : 0));
+        UniqueFd next(
+            ::openat(current.get(), name.c_str(), flags | O_NOFOLLOW, is_last ? mode : 0));
         if (!next) {
             if (!is_last && errno == ENOTDIR) {
                 struct stat st {};
@@ -102,8 +102,12 @@ Error unsafe_or_io(std::string_view what, const std::filesystem::path& shown, in
 
 }  // namespace
 
-void force_component_walk(bool forced) {
-    component_walk_forced.store(forced, std::memory_order_relaxed);
+void force_fallbacks(bool forced) {
+    forced_fallbacks.store(forced, std::memory_order_relaxed);
+}
+
+bool fallbacks_forced() {
+    return forced_fallbacks.load(std::memory_order_relaxed);
 }
 
 int open_beneath(int root_fd, const std::filesystem::path& relative, int flags, mode_t mode) {
@@ -138,8 +142,7 @@ Result<UniqueFd> make_directories_beneath(int root_fd, const std::filesystem::pa
         fd.reset(open_resolved(root_fd, relative, kDirFlags, 0));
     }
     if (!fd) {
-        return tl::unexpected(
-            unsafe_or_io("cannot open directory", shown_root / relative, errno));
+        return tl::unexpected(unsafe_or_io("cannot open directory", shown_root / relative, errno));
     }
     return fd;
 }

@@ -100,9 +100,13 @@ Result<Removal> remove_beneath(const std::filesystem::path& root,
 // Returns "symlink", "directory", "FIFO", "socket", "device" for a non-regular `mode`.
 const char* file_kind_name(mode_t mode);
 
-// TEST SEAM: forces (true) or stops forcing (false) the component walk that replaces openat2 on
-// kernels without it, so tests cover both resolutions on any kernel. RPMIRROR_FS_FALLBACK=1 in
-// the environment (util/fault.hpp) forces it from the start.
-void force_component_walk(bool forced);
+// TEST SEAM: forces (true) or stops forcing (false) the fallbacks of this layer — the component
+// walk that replaces openat2 on kernels without it, and the plain-rename publish of filesystems
+// without RENAME_EXCHANGE (fs/swap.hpp) — so tests cover both paths on any machine.
+// RPMIRROR_FS_FALLBACK=1 in the environment (util/fault.hpp) forces them from the start.
+void force_fallbacks(bool forced);
+
+// True iff the fallbacks are forced.
+bool fallbacks_forced();
 
 }  // namespace rpmirror::fs

@@ -61,8 +61,8 @@ Result<void> replace_file(const std::filesystem::path& path, std::string_view co
 }
 
 Result<void> flush_filesystem(const std::filesystem::path& directory) {
-    const UniqueFd fd(::open(directory.empty() ? "." : directory.c_str(),
-                             O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    const UniqueFd fd(
+        ::open(directory.empty() ? "." : directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!fd && errno == ENOENT) {
         return {};  // nothing was written there
     }

@@ -116,10 +116,11 @@ Result<RunLock> RunLock::acquire(const std::filesystem::path& state_dir,
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
+    // The pid only makes the message of a refused run more helpful: on a full disk the lock is
+    // held without it.
     const std::string pid = std::to_string(::getpid()) + "\n";
-    if (::ftruncate(fd.get(), 0) != 0 ||
-        ::pwrite(fd.get(), pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
-        return make_errno_error("cannot write the lock file", path.string(), errno);
+    if (::ftruncate(fd.get(), 0) == 0) {
+        (void)::pwrite(fd.get(), pid.data(), pid.size(), 0);
     }
     return RunLock(std::move(fd), path);
 }

@@ -147,7 +147,7 @@ Result<SwapMethod> swap_in_directory(const std::filesystem::path& parent,
     const unsigned flags = has_live ? RENAME_EXCHANGE : RENAME_NOREPLACE;
     int result = -1;
     int error = EINVAL;
-    if (!fault::fallbacks_forced()) {
+    if (!fs::fallbacks_forced()) {
         result = fault::renameat2(parent_fd.get(), staging_name.c_str(), parent_fd.get(),
                                   live_name.c_str(), flags);
         error = errno;

@@ -732,8 +732,7 @@ class RepoSync {
 
     Result<void> publish(const FetchedRepomd& repomd, MetadataStage& stage) {
         if (options_.download_metadata) {
-            if (auto written = fs::write_file(stage.dir() / "repomd.xml", repomd.bytes);
-                !written) {
+            if (auto written = fs::write_file(stage.dir() / "repomd.xml", repomd.bytes); !written) {
                 return written;
             }
             if (repomd.signature) {
@@ -837,8 +836,8 @@ class HeldRunLock final : public RepoLock {
 Result<std::unique_ptr<RepoLock>> lock_repository(const SyncOptions& options,
                                                   const std::filesystem::path& repo_dir,
                                                   std::stop_token stop) {
-    auto lock =
-        fs::RunLock::acquire(state_directory(options), repo_dir, options.lock_wait, std::move(stop));
+    auto lock = fs::RunLock::acquire(state_directory(options), repo_dir, options.lock_wait,
+                                     std::move(stop));
     if (!lock) {
         return tl::unexpected(std::move(lock.error()));
     }

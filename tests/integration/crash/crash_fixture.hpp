@@ -155,21 +155,27 @@ class CrashFixture : public SyncFixture {
                 "--download-metadata",
                 "--delete",
                 "--state-dir",
-                (mirror.parent_path() / "state").string()};
+                state_dir_for(mirror).string()};
+    }
+
+    // The state directory of the runs into `mirror`: beside its box, outside the destination
+    // (a read-only or full destination must not hide the mirror's own errors).
+    std::filesystem::path state_dir_for(const std::filesystem::path& mirror) const {
+        return tmp_ / ("state-" + mirror.parent_path().filename().string());
     }
 
     // Runs `rpmirror sync <args>` with RPMIRROR_FAULT=`fault` ("" = unarmed).
     CommandResult sync_with_fault(const std::string& fault, const std::vector<std::string>& args) {
-        std::vector<std::string> argv{"env",
-                                      "RPMIRROR_FAULT=" + fault,
-                                      std::string("RPMIRROR_FS_FALLBACK=") +
-                                          (merged_publish_ ? "1" : "0"),
-                                      rpmirror_binary(),
-                                      "sync",
-                                      "-c",
-                                      (tmp_ / "empty.conf").string(),
-                                      "--reposdir",
-                                      (tmp_ / "empty-reposdir").string()};
+        std::vector<std::string> argv{
+            "env",
+            "RPMIRROR_FAULT=" + fault,
+            std::string("RPMIRROR_FS_FALLBACK=") + (merged_publish_ ? "1" : "0"),
+            rpmirror_binary(),
+            "sync",
+            "-c",
+            (tmp_ / "empty.conf").string(),
+            "--reposdir",
+            (tmp_ / "empty-reposdir").string()};
         argv.insert(argv.end(), args.begin(), args.end());
         CommandResult result = run_to_end(argv, tmp_ / "logs");
         expect_no_sanitizer_report(result.err);
@@ -179,6 +185,7 @@ class CrashFixture : public SyncFixture {
     // Replaces `box` with a copy of the mirrored OLD revision; returns the mirror directory.
     std::filesystem::path fresh_old_mirror(const std::filesystem::path& box) {
         std::filesystem::remove_all(box);
+        std::filesystem::remove_all(state_dir_for(box / "mirror"));
         std::filesystem::create_directories(box);
         std::filesystem::copy(template_, box / "mirror", std::filesystem::copy_options::recursive);
         return box / "mirror";
@@ -249,8 +256,7 @@ class CrashFixture : public SyncFixture {
     crash::MirrorScan expect_consistent(const std::filesystem::path& box,
                                         const std::string& context) {
         for (const auto& entry : std::filesystem::directory_iterator(box)) {
-            EXPECT_TRUE(entry.path().filename() == "mirror" || entry.path().filename() == "state")
-                << context << ": written outside: " << entry.path();
+            EXPECT_EQ(entry.path().filename(), "mirror") << context << ": written outside";
         }
         crash::MirrorScan result = scan(box / "mirror");
         for (const std::string& problem : result.unexpected) {

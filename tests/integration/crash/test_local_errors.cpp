@@ -119,7 +119,8 @@ TEST_F(LocalErrors, InjectedIoErrorsFailCleanlyAndARerunCompletes) {
         "errno:create:2:EIO",    "errno:write:1:EIO",     "errno:write:9:EIO",
         "errno:write:3+:ENOSPC", "errno:sync:1:EIO",      "errno:sync:2:EIO",
         "errno:rename:3:EIO",    "errno:rename:10:EIO",   "errno:rename:14:EIO",
-        "errno:unlink:1:EIO",    "errno:create:1+:EROFS", "errno:write:12:EDQUOT"};
+        "errno:unlink:1:EIO",    "errno:create:2+:EROFS", "errno:write:12:EDQUOT"};
+    // (create #1 is the run lock's file in the state directory, outside the destination.)
     for (const std::string& fault : faults) {
         fresh_old_mirror(box);
         const CommandResult failed = sync_with_fault(fault, args_for("new", box / "mirror"));
@@ -186,6 +187,9 @@ TEST_F(LocalErrors, PermissionDeniedOnTheDestinationOrASubdirectoryFailsNamingIt
                                      fs::perms::others_exec);
     const fs::path box = tmp_ / "box";
     fresh_old_mirror(box);
+    // The state directory is nobody's to use (it is outside the destination).
+    fs::create_directories(state_dir_for(box / "mirror"));
+    fs::permissions(state_dir_for(box / "mirror"), fs::perms::all);
     // The repository directory is root's (nobody cannot create the staging directory there); in
     // the second case only Packages/ is closed (metadata could be fetched, packages cannot).
     for (const bool only_packages : {false, true}) {

@@ -6,12 +6,24 @@
 #include <gtest/gtest.h>
 
 #include "download/destination.hpp"
+#include "fs/beneath.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror::download {
 namespace {
 
-TEST(Destination, CreatesMissingDirectoriesAndAnEmptyPart) {
+// Every test runs twice: with openat2(RESOLVE_BENEATH) and with the component walk that kernels
+// without it get (forced through the fs layer's test seam).
+class Destination : public ::testing::TestWithParam<bool> {
+  protected:
+    void SetUp() override { fs::force_fallbacks(GetParam()); }
+    void TearDown() override { fs::force_fallbacks(false); }
+};
+
+INSTANTIATE_TEST_SUITE_P(Resolution, Destination, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "ComponentWalk" : "Openat2"; });
+
+TEST_P(Destination, CreatesMissingDirectoriesAndAnEmptyPart) {
     test::TempDir dir;
     auto root = DestinationRoot::open(dir / "root");
     ASSERT_TRUE(root.has_value());
@@ -23,7 +35,7 @@ TEST(Destination, CreatesMissingDirectoriesAndAnEmptyPart) {
     EXPECT_TRUE(std::filesystem::is_regular_file(dir / "root/Packages/f/.foo.rpm.part"));
 }
 
-TEST(Destination, ReportsTheSizeOfALeftoverPart) {
+TEST_P(Destination, ReportsTheSizeOfALeftoverPart) {
     test::TempDir dir;
     dir.write("root/a/.x.rpm.part", "12345");
     auto root = DestinationRoot::open(dir / "root");
@@ -33,7 +45,7 @@ TEST(Destination, ReportsTheSizeOfALeftoverPart) {
     EXPECT_EQ(part->existing_size, 5U);
 }
 
-TEST(Destination, RefusesAnIntermediateSymlinkLeavingTheRoot) {
+TEST_P(Destination, RefusesAnIntermediateSymlinkLeavingTheRoot) {
     test::TempDir dir;
     std::filesystem::create_directories(dir / "root");
     std::filesystem::create_directories(dir / "elsewhere/deep");
@@ -50,7 +62,7 @@ TEST(Destination, RefusesAnIntermediateSymlinkLeavingTheRoot) {
     EXPECT_FALSE(std::filesystem::exists(dir / "elsewhere/new"));
 }
 
-TEST(Destination, RefusesAFifoPlantedAsThePart) {
+TEST_P(Destination, RefusesAFifoPlantedAsThePart) {
     test::TempDir dir;
     std::filesystem::create_directories(dir / "root");
     ASSERT_EQ(::mkfifo((dir / "root/.x.rpm.part").c_str(), 0644), 0);
@@ -61,13 +73,31 @@ TEST(Destination, RefusesAFifoPlantedAsThePart) {
     EXPECT_EQ(part.error().code, ErrorCode::Unsafe);
 }
 
-TEST(Destination, ChecksDestinationPathsLexically) {
+TEST_P(Destination, ChecksDestinationPathsLexically) {
     EXPECT_TRUE(check_destination_path("a/b.rpm").has_value());
     EXPECT_EQ(check_destination_path("/abs.rpm").error().code, ErrorCode::BadInput);
     EXPECT_EQ(check_destination_path("a/../../b.rpm").error().code, ErrorCode::Unsafe);
     EXPECT_EQ(check_destination_path("").error().code, ErrorCode::BadInput);
     EXPECT_EQ(check_destination_path("a/").error().code, ErrorCode::BadInput);
     EXPECT_EQ(check_destination_path(".x.rpm.part").error().code, ErrorCode::BadInput);
+}
+
+TEST_P(Destination, CreatesDeepDirectoriesAndFollowsNoSymlinkOutOfTheRoot) {
+    test::TempDir dir;
+    std::filesystem::create_directories(dir / "root/a");
+    std::filesystem::create_directories(dir / "outside/b");
+    // A symlink deep in the path: the component walk must refuse it as openat2 does (a
+    // multi-component path handed to one openat would follow it).
+    std::filesystem::create_directory_symlink(dir / "outside", dir / "root/a/link");
+    auto root = DestinationRoot::open(dir / "root");
+    ASSERT_TRUE(root.has_value());
+    auto part = root->open_part("a/link/b/x.rpm");
+    ASSERT_FALSE(part.has_value());
+    EXPECT_EQ(part.error().code, ErrorCode::Unsafe) << part.error().to_string();
+    EXPECT_FALSE(std::filesystem::exists(dir / "outside/b/.x.rpm.part"));
+    auto deep = root->open_part("a/c/d/e/x.rpm");
+    ASSERT_TRUE(deep.has_value()) << deep.error().to_string();
+    EXPECT_TRUE(std::filesystem::is_regular_file(dir / "root/a/c/d/e/.x.rpm.part"));
 }
 
 }  // namespace

@@ -1,0 +1,223 @@
+// Where mirrors live: one run per repository directory (the run lock), a tree that holds only
+// what dnf reposync leaves, and destinations without renameat2 flags (a real FUSE mount, bindfs).
+#include <gtest/gtest.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "integration/crash/crash_fixture.hpp"
+#include "integration/sync/sync_fixture.hpp"
+#include "support/http_server.hpp"
+
+namespace rpmirror::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kData = "rpmirror-sample-data-1.0-1.noarch.rpm";
+const std::string kMedium = "rpmirror-sample-medium-1.0-1.noarch.rpm";
+
+class SyncField : public SyncFixture {
+  protected:
+    std::vector<std::string> full_args(const std::vector<std::string>& args) const {
+        std::vector<std::string> full{"-c", (tmp_ / "empty.conf").string(), "--reposdir",
+                                      (tmp_ / "empty-reposdir").string()};
+        full.insert(full.end(), args.begin(), args.end());
+        return full;
+    }
+
+    std::vector<std::string> args_for(const std::string& url, const fs::path& mirror) const {
+        return {"--repofrompath", "sample," + url,       "--repo",  "sample", "-p",
+                mirror.string(),  "--download-metadata", "--delete"};
+    }
+
+    // Every file under `root`, relative, sorted (what `find -type f` lists).
+    static std::set<std::string> files_under(const fs::path& root) {
+        std::set<std::string> files;
+        for (const auto& entry : fs::recursive_directory_iterator(root)) {
+            if (!entry.is_directory()) {
+                files.insert(fs::relative(entry.path(), root).string());
+            }
+        }
+        return files;
+    }
+};
+
+TEST_F(SyncField, ASecondRunOnTheSameRepositoryExitsAtOnceAndAWaitingOneCompletesAfterIt) {
+    const fs::path upstream = test_repo("sample-repo");
+    // The big package trickles in (64 KiB per 0.1 s, about 5 s) to the first run only.
+    const std::string data_path = "/Packages/" + kData;
+    FaultServer server(
+        upstream,
+        {{"paths", {{data_path, {{{"trickle", {65536, 0.1}}}, nlohmann::json::object()}}}}},
+        tmp_.path());
+    const fs::path mirror = tmp_ / "mirror";
+    RunningCommand first(rpmirror_sync_argv(full_args(args_for(server.url("/"), mirror))),
+                         tmp_ / "first");
+    ASSERT_TRUE(wait_until([&] { return !server.requests_for(data_path).empty(); })) << first.err();
+    const std::size_t repomd_requests = server.requests_for("/repodata/repomd.xml").size();
+
+    const CommandResult second = sync(args_for(server.url("/"), mirror));
+    EXPECT_EQ(second.exit_code, 1) << second.out << second.err;
+    EXPECT_NE(second.err.find("repository directory " + (mirror / "sample").string() +
+                              " is being synced by another rpmirror (pid " +
+                              std::to_string(first.pid()) + ")"),
+              std::string::npos)
+        << second.err;
+    EXPECT_EQ(server.requests_for("/repodata/repomd.xml").size(), repomd_requests)
+        << "the refused run fetched nothing";
+
+    // A run with --wait-lock waits for the first and then finds the mirror complete.
+    RunningCommand waiting(rpmirror_sync_argv(full_args([&] {
+                               auto args = args_for(server.url("/"), mirror);
+                               args.insert(args.end(), {"--wait-lock=120"});
+                               return args;
+                           }())),
+                           tmp_ / "waiting");
+    EXPECT_EQ(first.wait(), 0) << first.out() << first.err();
+    EXPECT_EQ(waiting.wait(), 0) << waiting.out() << waiting.err();
+    EXPECT_EQ(server.requests_for(data_path).size(), 1U) << "downloaded once";
+    EXPECT_EQ(tree_digests(mirror / "sample"), tree_digests(upstream));
+}
+
+TEST_F(SyncField, TheMirrorTreeHoldsOnlyWhatDnfReposyncLeavesAfterSyncNoopAndDelete) {
+    const fs::path upstream = copy_repo(test_repo("sample-repo"), tmp_ / "upstream");
+    NginxServer& server = serve(upstream);
+    const fs::path mirror = tmp_ / "mirror";
+    // A mirror made by an older rpmirror kept its state inside the tree.
+    TempDir::write_at(mirror / "sample" / ".rpmirror-state.json", "{}");
+    std::set<std::string> expected = files_under(upstream);
+    for (int run = 0; run < 2; ++run) {  // a full sync, then a no-op
+        const CommandResult synced = sync(args_for(server.url("/"), mirror));
+        ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+        EXPECT_EQ(files_under(mirror),
+                  [&] {
+                      std::set<std::string> prefixed;
+                      for (const std::string& file : expected) {
+                          prefixed.insert("sample/" + file);
+                      }
+                      return prefixed;
+                  }())
+            << "run " << run;
+    }
+    fs::remove(upstream / "Packages" / kMedium);
+    recreate_repo(upstream, "1704240000", tmp_ / "logs");
+    const CommandResult deleted = sync(args_for(server.url("/"), mirror));
+    ASSERT_EQ(deleted.exit_code, 0) << deleted.out << deleted.err;
+    EXPECT_EQ(tree_digests(mirror / "sample"), tree_digests(upstream));
+}
+
+// A real FUSE mount (bindfs) as the destination: renameat2 flags fail there with EINVAL, as on
+// NFS and CIFS. A reader loop reads repomd.xml and every record it lists while the next revision
+// is published, and never misses one; dnf reads the mirror afterwards.
+class SyncOnFuse : public SyncField {
+  protected:
+    void SetUp() override {
+        SyncField::SetUp();
+        if (IsSkipped()) {
+            return;
+        }
+        if (!crash::enter_private_mount_namespace()) {
+            GTEST_SKIP() << "needs root and a private mount namespace for a FUSE (bindfs) mount";
+        }
+        fs::create_directories(backing_);
+        fs::create_directories(mount_point_);
+        const CommandResult mounted =
+            run_to_end({"bindfs", backing_.string(), mount_point_.string()}, tmp_ / "logs");
+        ASSERT_EQ(mounted.exit_code, 0) << "bindfs (scripts/deps installs it): " << mounted.err;
+        mounted_ = true;
+    }
+
+    void TearDown() override {
+        if (mounted_) {
+            ::umount2(mount_point_.c_str(), MNT_DETACH);
+        }
+        SyncField::TearDown();
+    }
+
+    fs::path backing_ = tmp_ / "backing";
+    fs::path mount_point_ = tmp_ / "fuse";
+    bool mounted_ = false;
+};
+
+TEST_F(SyncOnFuse, PublishesByPlainRenamesAndAReaderNeverMissesARecord) {
+    const fs::path upstream = copy_repo(test_repo("sample-repo"), tmp_ / "upstream");
+    fs::rename(upstream / "Packages" / kMedium, tmp_ / kMedium);
+    recreate_repo(upstream, "1704153600", tmp_ / "logs");
+    NginxServer& server = serve(upstream);
+    const fs::path mirror = mount_point_;
+    const CommandResult first = sync(args_for(server.url("/"), mirror));
+    ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+    const auto first_repodata = tree_digests(upstream / "repodata");
+    EXPECT_EQ(tree_digests(mirror / "sample"), tree_digests(upstream));
+
+    fs::rename(tmp_ / kMedium, upstream / "Packages" / kMedium);
+    fs::remove(upstream / "Packages" / kData);
+    recreate_repo(upstream, "1704240000", tmp_ / "logs");
+
+    const fs::path repodata = mirror / "sample" / "repodata";
+    std::atomic<bool> done{false};
+    std::atomic<int> reads{0};
+    std::vector<std::string> misses;
+    std::thread reader([&] {
+        const std::regex href(R"(href="repodata/([^"]+)\")");
+        while (!done.load()) {
+            const std::string index = read_file(repodata / "repomd.xml");
+            if (index.empty() || index.find("</repomd>") == std::string::npos) {
+                misses.push_back("repomd.xml incomplete");
+                continue;
+            }
+            for (auto it = std::sregex_iterator(index.begin(), index.end(), href);
+                 it != std::sregex_iterator(); ++it) {
+                std::error_code error;
+                if (!fs::is_regular_file(repodata / (*it)[1].str(), error)) {
+                    misses.push_back((*it)[1].str());
+                }
+            }
+            ++reads;
+        }
+    });
+    const CommandResult second = sync(args_for(server.url("/"), mirror));
+    done = true;
+    reader.join();
+    ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+    EXPECT_TRUE(misses.empty()) << misses.size() << " misses, the first: " << misses.front();
+    EXPECT_GT(reads.load(), 0);
+
+    EXPECT_EQ(tree_digests(mirror / "sample" / "Packages"), tree_digests(upstream / "Packages"));
+    const auto published = tree_digests(repodata);
+    for (const auto& [name, digest] : tree_digests(upstream / "repodata")) {
+        EXPECT_EQ(published.count(name) ? published.at(name) : "", digest) << name;
+    }
+    // Published by renames (the exchange failed): the replaced index's records stay for its
+    // readers until the next publication.
+    for (const auto& [name, digest] : first_repodata) {
+        if (name != "repomd.xml") {
+            EXPECT_EQ(published.count(name) ? published.at(name) : "", digest) << name;
+        }
+    }
+    EXPECT_EQ(fs::exists(backing_ / "sample" / "repodata" / "repomd.xml"), true);
+
+    {
+        std::vector<std::string> argv = isolated_dnf(tmp_ / "dnf-state");
+        argv.insert(argv.end(), {"--repofrompath=m,file://" + (mirror / "sample").string(),
+                                 "--repo=m", "repoquery", "-a", "--qf", "%{name}"});
+        const CommandResult query = run_to_end(argv, tmp_ / "logs");
+        EXPECT_EQ(query.exit_code, 0) << query.err;
+        EXPECT_EQ(lines_of(query.out),
+                  (std::vector<std::string>{"rpmirror-sample-docs", "rpmirror-sample-medium",
+                                            "rpmirror-sample-small", "rpmirror-sample-tiny"}));
+    }
+}
+
+}  // namespace
+}  // namespace rpmirror::test
