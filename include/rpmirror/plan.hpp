@@ -31,15 +31,19 @@ struct SyncPlan {
     // Destination roots for the downloader: [0] the repository directory, [1] the safe write path
     // when some package lives outside the repository directory (Amazon Linux's blobstore).
     std::vector<std::filesystem::path> roots;
-    std::vector<PackageTarget> targets;    // one per selected package, in selection order
+    // One per selected package, in selection order; a package whose path normalises to one
+    // already planned ("./Packages/a.rpm" after "Packages/a.rpm") is counted in duplicate_paths.
+    std::vector<PackageTarget> targets;
     std::vector<std::size_t> to_download;  // indices into targets: nothing under the final name
     std::vector<std::size_t> to_verify;    // indices into targets: a file exists; check it
+    std::size_t duplicate_paths = 0;
 };
 
 // Plans `selection` of `index` against the files under `repo_dir`.
 // Returns Error{Unsafe} naming the repository, the package and its href iff any href is unsafe
 // (absolute, escaping the repository directory and not inside `policy.safe_write_path`, control
-// characters, ...): a repository with one hostile href is refused before anything is written.
+// characters, ...) or reserved (inside repodata/ or a staging directory, or a .part name): a
+// repository with one hostile href is refused before anything is written.
 // Reads only file metadata (lstat), never contents. Thread-safe.
 Result<SyncPlan> plan_sync(const PackageIndex& index, const Selection& selection,
                            const std::filesystem::path& repo_dir, const PathPolicy& policy,

@@ -1,6 +1,8 @@
 // Planning a sync: safe local paths for the selected packages and what to do with each.
 #include <sys/stat.h>
 
+#include <set>
+
 #include "rpmirror/plan.hpp"
 
 namespace rpmirror {
@@ -29,6 +31,24 @@ std::optional<std::filesystem::path> relative_inside(const std::filesystem::path
     return relative;
 }
 
+// Returns why `relative` (a package's path in the repository directory) is reserved for the
+// mirror's own files, or nullptr iff it is not: a package written there would overwrite
+// metadata, a staging directory or a download in progress.
+const char* reserved_reason(const std::filesystem::path& relative) {
+    const std::string top = relative.begin()->string();
+    if (top == "repodata") {
+        return "is inside repodata/";
+    }
+    if (top.starts_with(".repodata.staging-")) {
+        return "is inside a staging directory";
+    }
+    const std::string name = relative.filename().string();
+    if (name.size() > 5 && name.front() == '.' && name.ends_with(".part")) {
+        return "has the name of a download in progress (.part)";
+    }
+    return nullptr;
+}
+
 }  // namespace
 
 Result<SyncPlan> plan_sync(const PackageIndex& index, const Selection& selection,
@@ -49,6 +69,7 @@ Result<SyncPlan> plan_sync(const PackageIndex& index, const Selection& selection
         resolved_policy.repo_root = absolute_repo;
     }
     plan.targets.reserve(selection.positions.size());
+    std::set<std::filesystem::path> planned;
     for (const std::size_t position : selection.positions) {
         const PackageView package = index[position];
         auto relative = safe_relative_path(package.location_href, package.nevra(), resolved_policy);
@@ -56,6 +77,18 @@ Result<SyncPlan> plan_sync(const PackageIndex& index, const Selection& selection
             Error error = std::move(relative.error());
             error.message = "repository '" + std::string(repo_id) + "': " + error.message;
             return tl::unexpected(std::move(error));
+        }
+        if (const char* reason = relative->empty() ? nullptr : reserved_reason(*relative)) {
+            return make_error(ErrorCode::Unsafe,
+                              "repository '" + std::string(repo_id) + "': href '" +
+                                  std::string(package.location_href) + "' " + reason +
+                                  ", which the mirror reserves for its own files",
+                              package.nevra());
+        }
+        if (!planned.insert(*relative).second) {
+            // "./Packages/a.rpm" and "Packages/a.rpm" are one file: one transfer.
+            ++plan.duplicate_paths;
+            continue;
         }
         PackageTarget target{position, *relative, 0, *relative};
         if (relative->begin() != relative->end() && *relative->begin() == "..") {

@@ -623,6 +623,12 @@ class RepoSync {
             return tl::unexpected(std::move(plan.error()));
         }
         plan_ = std::move(*plan);
+        if (plan_.duplicate_paths > 0) {
+            report_.warnings.push_back(fmt::format(
+                "{} <package> entries name a file already listed under another spelling of its "
+                "path (e.g. './Packages/a.rpm'); each file is downloaded once",
+                plan_.duplicate_paths));
+        }
         // Existing files are verified on worker threads while the missing ones download.
         std::vector<VerifyRequest> checks;
         for (const std::size_t target : plan_.to_verify) {

@@ -57,6 +57,33 @@ TEST(Plan, PresentFilesAreVerifiedMissingOnesDownloaded) {
     EXPECT_EQ(plan->targets[3].destination, "Packages/d.rpm");
 }
 
+TEST(Plan, HrefsInTheMirrorsReservedPlacesRefuseTheWholeRepository) {
+    test::TempDir dir;
+    for (const std::string href :
+         {"repodata/repomd.xml", "./repodata/evil.rpm", "Packages/../repodata/x.rpm",
+          ".repodata.staging-abc123/primary.xml.gz", "Packages/.a.rpm.part"}) {
+        SCOPED_TRACE(href);
+        const PackageIndex index = index_of({"Packages/ok.rpm", href});
+        const auto plan = plan_sync(index, select_all(index), dir / "repo", {}, "base");
+        ASSERT_FALSE(plan);
+        EXPECT_EQ(plan.error().code, ErrorCode::Unsafe);
+        EXPECT_NE(plan.error().message.find("reserves"), std::string::npos)
+            << plan.error().to_string();
+        EXPECT_NE(plan.error().message.find("repository 'base'"), std::string::npos);
+    }
+}
+
+TEST(Plan, HrefsNamingOneFileAreOneTarget) {
+    test::TempDir dir;
+    const PackageIndex index =
+        index_of({"Packages/a.rpm", "./Packages/a.rpm", "Packages/x/../a.rpm", "Packages/b.rpm"});
+    const auto plan = plan_sync(index, select_all(index), dir / "repo", {}, "base");
+    ASSERT_TRUE(plan) << plan.error().to_string();
+    ASSERT_EQ(plan->targets.size(), 2U);
+    EXPECT_EQ(plan->duplicate_paths, 2U);
+    EXPECT_EQ(plan->to_download, (std::vector<std::size_t>{0, 1}));
+}
+
 TEST(Plan, HostileHrefRefusesTheWholeRepository) {
     test::TempDir dir;
     for (const std::string href : {"../../etc/cron.d/evil.rpm", "/etc/passwd", "a\nb.rpm"}) {
