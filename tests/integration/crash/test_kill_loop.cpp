@@ -41,8 +41,11 @@ std::string phase_of(const std::string& stderr_text) {
     if (op == "unlink") {
         return "delete";
     }
+    if (subject.ends_with(".lock")) {
+        return "lock";  // the run lock's file in the state directory, before anything else
+    }
     if (op == "sync" || subject.find("repomd.xml") != std::string::npos ||
-        subject.find("/state/repos/") != std::string::npos || subject == "repodata") {
+        subject.find("/repos/") != std::string::npos || subject == "repodata") {
         return "publication";
     }
     if (subject.find(".repodata.staging-") != std::string::npos) {
