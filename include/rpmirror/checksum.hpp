@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -109,6 +110,9 @@ struct HashOptions {
     ReadMethod method = ReadMethod::Auto;
     std::uint64_t mmap_threshold = kDefaultMmapThreshold;
     std::size_t buffer_size = kDefaultBufferSize;
+    // Once a stop is requested, hashing gives up at its next window or buffer (within 16 MiB of
+    // reading) with Error{Interrupted}: SIGINT is acted on promptly even on a cold page cache.
+    std::stop_token stop{};
 };
 
 struct FileDigest {

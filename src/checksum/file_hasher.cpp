@@ -113,6 +113,9 @@ struct FileHasher::State {
             // whole multi-GB file mapped at once would look like (and be reported as) that much
             // memory. A window costs one mmap/munmap per kMapWindowSize, nothing measurable.
             while (offset < size) {
+                if (options.stop.stop_requested()) {
+                    return make_error(ErrorCode::Interrupted, "interrupted", subject);
+                }
                 const auto length = static_cast<std::size_t>(
                     std::min<std::uint64_t>(kMapWindowSize, size - offset));
                 auto mapped = MappedFile::map_for_sequential_read(fd, length, offset);
@@ -149,6 +152,9 @@ struct FileHasher::State {
     Result<std::uint64_t> hash_by_pread(int fd, std::uint64_t offset, std::uint64_t expected_size,
                                         const std::string& subject) {
         for (;;) {
+            if (options.stop.stop_requested()) {
+                return make_error(ErrorCode::Interrupted, "interrupted", subject);
+            }
             const ssize_t bytes_read =
                 ::pread(fd, buffer.get(), options.buffer_size, static_cast<off_t>(offset));
             if (bytes_read < 0) {

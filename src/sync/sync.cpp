@@ -639,6 +639,7 @@ class RepoSync {
         VerifyOptions verify_options;
         verify_options.threads = options_.verify_threads;
         verify_options.hash.use_cache = options_.use_checksum_cache;
+        verify_options.hash.stop = stop_;
         auto verification = std::async(std::launch::async, [&checks, verify_options] {
             return verify_files(checks, verify_options);
         });
@@ -678,6 +679,9 @@ class RepoSync {
         std::vector<std::optional<Error>> outcomes(present.size());
         for_each_index_in_parallel(present.size(), options_.verify_threads, [&] {
             return [&](std::size_t item) {
+                if (stop_.stop_requested()) {
+                    return;  // unchecked packages are kept; the run exits as interrupted
+                }
                 const PackageTarget& target = plan_.targets[present[item]];
                 auto verified =
                     keys_->verify_package(plan_.roots[target.root_index] / target.destination);

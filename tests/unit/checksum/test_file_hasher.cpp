@@ -109,6 +109,37 @@ TEST(FileHasher, TruncatedInALaterMappingWindowIsCorrupt) {
     EXPECT_EQ(digest.error().code, ErrorCode::Corrupt);
 }
 
+TEST(FileHasher, AStopRequestedEndsHashingWithInterruptedByEitherMethod) {
+    test::TempDir dir;
+    const auto path = dir / "big.rpm";
+    {
+        std::ofstream file(path, std::ios::binary);
+        file.seekp(64 << 20);
+        file.put('x');  // 64 MiB + 1, sparse: four mapping windows
+    }
+    std::stop_source stop;
+    stop.request_stop();
+    for (const ReadMethod method : {ReadMethod::Mmap, ReadMethod::Pread}) {
+        HashOptions options;
+        options.use_cache = false;
+        options.method = method;
+        options.stop = stop.get_token();
+        auto digest = hash_file(path, ChecksumType::Sha256, options);
+        ASSERT_FALSE(digest);
+        EXPECT_EQ(digest.error().code, ErrorCode::Interrupted);
+        EXPECT_EQ(digest.error().subject, path.string());
+    }
+    VerifyOptions verify_options;
+    verify_options.hash.stop = stop.get_token();
+    const std::vector<VerifyRequest> requests(
+        3, VerifyRequest{path, ChecksumType::Sha256, std::string(64, '0'), (64 << 20) + 1});
+    for (const VerifyResult& result : verify_files(requests, verify_options)) {
+        EXPECT_NE(result.status, VerifyStatus::Ok);
+        ASSERT_TRUE(result.error);
+        EXPECT_EQ(result.error->code, ErrorCode::Interrupted);
+    }
+}
+
 TEST(FileHasher, MissingFileIsNotFoundAndNamed) {
     test::TempDir dir;
     const auto missing = dir / "no-such.rpm";
