@@ -6,10 +6,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -17,10 +20,46 @@
 
 namespace rpmirror::test {
 
-// Returns true iff an nginx binary is on PATH.
-inline bool nginx_available() {
-    return ::system("command -v nginx > /dev/null 2>&1") == 0;  // NOLINT(cert-env33-c)
+// Returns the nginx binary: the first executable `nginx` on PATH, else in /usr/sbin (where
+// Debian's nginx packages put it, not on a normal user's PATH), /usr/local/sbin or /sbin; empty
+// iff there is none.
+inline std::filesystem::path nginx_binary() {
+    std::vector<std::filesystem::path> dirs;
+    if (const char* path = std::getenv("PATH")) {  // NOLINT(concurrency-mt-unsafe)
+        std::string_view rest = path;
+        while (!rest.empty()) {
+            const std::size_t colon = rest.find(':');
+            const std::string_view dir = rest.substr(0, colon);
+            if (!dir.empty()) {
+                dirs.emplace_back(dir);
+            }
+            rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+        }
+    }
+    for (const char* dir : {"/usr/sbin", "/usr/local/sbin", "/sbin"}) {
+        dirs.emplace_back(dir);
+    }
+    for (const std::filesystem::path& dir : dirs) {
+        const std::filesystem::path candidate = dir / "nginx";
+        std::error_code error;
+        if (std::filesystem::is_regular_file(candidate, error) &&
+            ::access(candidate.c_str(), X_OK) == 0) {
+            return candidate;
+        }
+    }
+    return {};
 }
+
+// Returns true iff nginx_binary() finds nginx.
+inline bool nginx_available() {
+    return !nginx_binary().empty();
+}
+
+// The failure message of a test that needs nginx and finds none. Not a skip: scripts/deps installs
+// nginx, so a missing nginx is a broken test environment, never a reason to pass.
+inline constexpr const char* kNginxMissing =
+    "nginx not found on PATH, in /usr/sbin, /usr/local/sbin or /sbin; "
+    "scripts/deps installs it (Debian package nginx-light)";
 
 struct NginxOptions {
     bool http2 = false;  // listen with `http2` (h2c without TLS: prior knowledge only)
@@ -40,11 +79,15 @@ class NginxServer {
     NginxServer(const std::filesystem::path& root, const std::filesystem::path& work_dir,
                 NginxOptions options = {})
         : work_dir_(work_dir), tls_(!options.tls_certificate.empty()) {
+        const std::filesystem::path binary = nginx_binary();
+        if (binary.empty()) {
+            throw std::runtime_error(kNginxMissing);
+        }
         std::filesystem::create_directories(work_dir / "tmp");
         for (int round = 0; round < 5; ++round) {
             port_ = pick_free_port();
             write_config(root, options);
-            process_ = ChildProcess({"nginx", "-p", work_dir.string(), "-c",
+            process_ = ChildProcess({binary.string(), "-p", work_dir.string(), "-c",
                                      (work_dir / "nginx.conf").string(), "-e",
                                      (work_dir / "error.log").string(), "-g", "daemon off;"});
             const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);

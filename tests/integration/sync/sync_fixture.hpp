@@ -20,7 +20,7 @@ class SyncFixture : public ::testing::Test {
   protected:
     void SetUp() override {
         if (!nginx_available()) {
-            GTEST_SKIP() << "nginx is not installed";
+            GTEST_FAIL() << kNginxMissing;
         }
         std::filesystem::create_directories(tmp_ / "empty-reposdir");
         TempDir::write_at(tmp_ / "empty.conf", "[main]\n");

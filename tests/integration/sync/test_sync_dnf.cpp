@@ -41,7 +41,8 @@ class SyncWithDnf : public SyncFixture {
             return;
         }
         if (!dnf_reposync_available()) {
-            GTEST_SKIP() << "dnf with dnf-plugins-core (reposync) is not installed";
+            GTEST_FAIL() << "`dnf reposync` does not run; scripts/deps installs it (Debian "
+                            "packages dnf, dnf-plugins-core)";
         }
     }
 

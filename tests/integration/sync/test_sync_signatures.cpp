@@ -27,7 +27,9 @@ class SyncSignatureTest : public SyncFixture {
             return;
         }
         if (!signing_tools_available()) {
-            GTEST_SKIP() << "gpg or rpmsign is not installed";
+            GTEST_FAIL()
+                << "/usr/bin/gpg or /usr/bin/rpmsign not found; scripts/deps installs them "
+                   "(Debian packages gpg, rpm)";
         }
     }
 

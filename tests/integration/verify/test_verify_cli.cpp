@@ -316,7 +316,7 @@ TEST_F(VerifyCli, UsageErrorsExitTwo) {
 
 TEST_F(VerifyCli, RemoteAuditsAgainstTheMetadataTheServerHasNow) {
     if (!nginx_available()) {
-        GTEST_SKIP() << "nginx is not installed";
+        GTEST_FAIL() << kNginxMissing;
     }
     const fs::path served = tmp_ / "served";
     fs::copy(original_, served, fs::copy_options::recursive);

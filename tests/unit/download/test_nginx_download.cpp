@@ -36,7 +36,7 @@ class NginxDownloadTest : public ::testing::Test {
   protected:
     void SetUp() override {
         if (!test::nginx_available()) {
-            GTEST_SKIP() << "nginx is not installed";
+            GTEST_FAIL() << test::kNginxMissing;
         }
         std::filesystem::create_directories(dir_.path() / "srv");
     }

@@ -20,7 +20,9 @@ class SignatureTest : public ::testing::Test {
   protected:
     void SetUp() override {
         if (!test::signing_tools_available()) {
-            GTEST_SKIP() << "gpg or rpmsign is not installed";
+            GTEST_FAIL()
+                << "/usr/bin/gpg or /usr/bin/rpmsign not found; scripts/deps installs them "
+                   "(Debian packages gpg, rpm)";
         }
     }
 
