@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fs/state.hpp"
 #include "integration/crash/crash_fixture.hpp"
 #include "integration/sync/sync_fixture.hpp"
 #include "support/http_server.hpp"
@@ -29,6 +30,11 @@ const std::string kMedium = "rpmirror-sample-medium-1.0-1.noarch.rpm";
 
 class SyncField : public SyncFixture {
   protected:
+    // Takes the run lock of `repo_dir` in the state directory the binary uses.
+    static Result<rpmirror::fs::RunLock> fs_lock(const fs::path& repo_dir) {
+        return rpmirror::fs::RunLock::acquire(rpmirror::fs::default_state_dir(), repo_dir);
+    }
+
     std::vector<std::string> full_args(const std::vector<std::string>& args) const {
         std::vector<std::string> full{"-c", (tmp_ / "empty.conf").string(), "--reposdir",
                                       (tmp_ / "empty-reposdir").string()};
@@ -115,6 +121,49 @@ TEST_F(SyncField, TheMirrorTreeHoldsOnlyWhatDnfReposyncLeavesAfterSyncNoopAndDel
     const CommandResult deleted = sync(args_for(server.url("/"), mirror));
     ASSERT_EQ(deleted.exit_code, 0) << deleted.out << deleted.err;
     EXPECT_EQ(tree_digests(mirror / "sample"), tree_digests(upstream));
+}
+
+TEST_F(SyncField, VerifyRepairTakesTheSameLockAndVerifyAloneDoesNot) {
+    const fs::path upstream = test_repo("sample-repo");
+    NginxServer& server = serve(upstream);
+    const fs::path mirror = tmp_ / "mirror";
+    const CommandResult synced = sync(args_for(server.url("/"), mirror));
+    ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    const fs::path damaged = mirror / "sample" / "Packages" / kMedium;
+    TempDir::write_at(damaged, "damaged");
+    // Held here as another rpmirror would hold it (ctest sets RPMIRROR_STATE_DIR for both).
+    auto held = fs_lock(mirror / "sample");
+    ASSERT_TRUE(held) << held.error().to_string();
+
+    const std::vector<std::string> verify{rpmirror_binary(),
+                                          "verify",
+                                          "-p",
+                                          mirror.string(),
+                                          "--repo",
+                                          "sample",
+                                          "-c",
+                                          (tmp_ / "empty.conf").string(),
+                                          "--reposdir",
+                                          (tmp_ / "empty-reposdir").string(),
+                                          "--repofrompath",
+                                          "sample," + server.url("/")};
+    const CommandResult audit = run_to_end(verify, tmp_ / "logs");
+    EXPECT_EQ(audit.exit_code, 1) << "the damage is reported without the lock\n" << audit.out;
+    EXPECT_NE(audit.out.find("size mismatch"), std::string::npos) << audit.out;
+
+    std::vector<std::string> repair = verify;
+    repair.push_back("--repair");
+    const CommandResult refused = run_to_end(repair, tmp_ / "logs");
+    EXPECT_EQ(refused.exit_code, 1) << refused.out << refused.err;
+    EXPECT_NE((refused.out + refused.err).find("is being synced by another rpmirror"),
+              std::string::npos)
+        << refused.out << refused.err;
+    EXPECT_EQ(read_file(damaged), "damaged") << "nothing removed without the lock";
+
+    { auto released = std::move(*held); }
+    const CommandResult repaired = run_to_end(repair, tmp_ / "logs");
+    EXPECT_EQ(repaired.exit_code, 0) << repaired.out << repaired.err;
+    EXPECT_EQ(read_file(damaged), read_file(upstream / "Packages" / kMedium));
 }
 
 // A real FUSE mount (bindfs) as the destination: renameat2 flags fail there with EINVAL, as on
