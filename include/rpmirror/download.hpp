@@ -251,7 +251,8 @@ inline constexpr std::uint64_t kMaxDocumentBytes = 64ULL * 1024 * 1024;
 
 // Fetches a small document whose size and checksum are not known in advance (repomd.xml, its
 // signature, a mirrorlist, a metalink) into memory, with `options`' connection settings
-// (TLS, proxy, credentials, timeouts, user agent; redirects to http(s) only).
+// (TLS, proxy, credentials, timeouts, user agent; redirects to http(s) only, never from https
+// back to http).
 // `url` may be http(s):// or file://.
 // Returns the body; Error{NotFound} naming the URL iff the server answers 404 or 410 or the local
 // file does not exist; Error{Unsafe} iff the body exceeds `max_bytes`; Error{Network} naming the

@@ -191,6 +191,7 @@ struct Attempt {
     AbortReason abort = AbortReason::None;
     std::string abort_message;
     bool paused = false;  // by the bandwidth limit or the worker's lag
+    RedirectGuard redirects;
 };
 
 struct Transfer {
@@ -484,7 +485,8 @@ struct Engine {
         curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &Engine::on_header);
         curl_easy_setopt(easy, CURLOPT_HEADERDATA, &transfer);
         curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, static_cast<long>(kBlockSize));
-        apply_connection_options(easy, o, attempt.url, user_agent, headers.get());
+        apply_connection_options(easy, o, attempt.url, user_agent, headers.get(),
+                                 attempt.redirects);
         curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);
         const bool prior_knowledge =
             o.http2_prior_knowledge && iequals_prefix(attempt.url, "http://");
@@ -791,9 +793,10 @@ struct Engine {
         }
         // Read from the handle before detach() hands it back for reuse.
         const std::string curl_failure =
-            code == CURLE_OK ? std::string()
-                             : describe_curl_failure(attempt.easy.get(), code, attempt.url,
-                                                     attempt.error_buffer.data());
+            code == CURLE_OK
+                ? std::string()
+                : describe_curl_failure(attempt.easy.get(), code, attempt.url,
+                                        attempt.error_buffer.data(), attempt.redirects);
         detach(transfer);
         const long status = attempt.response.status;
         switch (attempt.abort) {

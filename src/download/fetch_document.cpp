@@ -95,7 +95,9 @@ Result<std::string> fetch_document(const std::string& url, const DownloadOptions
     const std::string user_agent = download::user_agent_for(options);
     Body body{{}, max_bytes, false};
     std::array<char, CURL_ERROR_SIZE> error_buffer{};
-    download::apply_connection_options(easy.get(), options, url, user_agent, headers.get());
+    download::RedirectGuard redirects;
+    download::apply_connection_options(easy.get(), options, url, user_agent, headers.get(),
+                                       redirects);
     curl_easy_setopt(easy.get(), CURLOPT_URL, url.c_str());
     curl_easy_setopt(easy.get(), CURLOPT_WRITEFUNCTION, &append_body);
     curl_easy_setopt(easy.get(), CURLOPT_WRITEDATA, &body);
@@ -108,7 +110,8 @@ Result<std::string> fetch_document(const std::string& url, const DownloadOptions
     if (code != CURLE_OK) {
         return make_error(
             ErrorCode::Network,
-            download::describe_curl_failure(easy.get(), code, url, error_buffer.data()), url);
+            download::describe_curl_failure(easy.get(), code, url, error_buffer.data(), redirects),
+            url);
     }
     long status = 0;
     curl_easy_getinfo(easy.get(), CURLINFO_RESPONSE_CODE, &status);

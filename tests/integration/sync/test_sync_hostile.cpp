@@ -504,7 +504,7 @@ TEST_F(SyncHostile, RedirectToAFileUrlIsRefused) {
     const CommandResult result = sync(args_for(faulty.url("/")));
 
     expect_refused(result, {faulty.url("/repodata/repomd.xml") + ": refused redirect to 'file://" +
-                            secret_.string() + "': only http redirects are followed"});
+                            secret_.string() + "': only http and https redirects are followed"});
     EXPECT_FALSE(fs::exists(mirror_ / std::string(kRepoId) / "repodata"));
 }
 
