@@ -74,6 +74,8 @@ class MirrorList {
 struct DownloadRequest {
     // Mirrors the file can be fetched from; the URL of an attempt is join_url(base, href).
     // Must be non-null and non-empty unless `href` is itself an absolute URL ("scheme://...").
+    // A mirror may be file:// (the caller vouches for it); an absolute `href` (upstream's
+    // xml:base) must be http:// or https://, or the file fails without anything being read.
     std::shared_ptr<MirrorList> mirrors;
     std::string href;  // e.g. "Packages/f/foo-1.0-1.x86_64.rpm" (not percent-encoded)
     // Where the file goes, relative to the destination root the request names (`root_index`

@@ -562,6 +562,14 @@ struct Engine {
         if (progress != nullptr) {
             progress->file_started(transfer.index, attempt.url);
         }
+        if (attempt.base.empty() && !is_http_url(attempt.url)) {
+            // An absolute href comes from upstream (xml:base): never a local file.
+            fail_attempt(transfer,
+                         "refused: an absolute href must be an http or https URL (file:// is "
+                         "only accepted as a mirror)",
+                         FailureKind::Permanent);
+            return;
+        }
         if (auto path = file_url_path(attempt.url)) {
             attempt.range_start = 0;
             transfer.accepted = 0;

@@ -399,6 +399,25 @@ TEST_P(DownloaderTest, FileUrlsAreCopiedAndVerified) {
     EXPECT_FALSE(exists(".bad.rpm.part"));
 }
 
+TEST_P(DownloaderTest, AbsoluteFileHrefIsRefusedWithoutReadingIt) {
+    // An absolute href comes from upstream's xml:base: file:// is only accepted as a mirror.
+    const std::string secret = content_bytes(5000, 40);
+    const auto secret_path = dir_.write("secret.bin", secret);
+    DownloadRequest request =
+        make_request(nullptr, "file://" + secret_path.string(), secret, "x.rpm");
+    auto report = run({request}, options());
+    ASSERT_EQ(report.failed, 1U);
+    const auto& attempts = report.files[0].attempts;
+    ASSERT_EQ(attempts.size(), 1U);
+    EXPECT_NE(attempts[0].outcome.find("an absolute href must be an http or https URL"),
+              std::string::npos)
+        << attempts[0].outcome;
+    EXPECT_EQ(attempts[0].bytes_received, 0U);
+    EXPECT_EQ(report.bytes_received, 0U);
+    EXPECT_FALSE(exists("x.rpm"));
+    EXPECT_FALSE(exists(".x.rpm.part"));
+}
+
 // Requests a stop once some bytes of the download have arrived.
 class StopAfterFirstBytes : public ProgressSink {
   public:
