@@ -57,6 +57,14 @@ Result<SyncPlan> plan_sync(const PackageIndex& index, const Selection& selection
             error.message = "repository '" + std::string(repo_id) + "': " + error.message;
             return tl::unexpected(std::move(error));
         }
+        if (!package.location_base.empty() && !is_http_url(package.location_base)) {
+            return make_error(ErrorCode::Unsafe,
+                              "repository '" + std::string(repo_id) + "': xml:base '" +
+                                  std::string(package.location_base) +
+                                  "': only http and https URLs are accepted from upstream "
+                                  "metadata; refused",
+                              package.nevra());
+        }
         PackageTarget target{position, *relative, 0, *relative};
         if (relative->begin() != relative->end() && *relative->begin() == "..") {
             const auto absolute = (absolute_repo / *relative).lexically_normal();

@@ -86,22 +86,30 @@ Result<RepoSource> resolve_mirrors(const RepoConfig& repo, const DownloadOptions
             if (source.base_urls.empty()) {
                 return tl::unexpected(std::move(document.error()));
             }
-        } else if (repo.metalink || document->find("<metalink") != std::string::npos) {
-            // A mirrorlist= may point at a metalink; dnf tells them apart by content too.
-            auto metalink = parse_metalink(*document, *list_url);
-            if (!metalink) {
-                return tl::unexpected(std::move(metalink.error()));
-            }
-            for (const std::string& base : metalink->base_urls()) {
-                source.base_urls.push_back(base);
-            }
-            source.metalink = std::move(*metalink);
         } else {
-            auto mirrors = parse_mirrorlist(*document, *list_url);
-            if (!mirrors) {
-                return tl::unexpected(std::move(mirrors.error()));
+            std::vector<std::string> listed;
+            if (repo.metalink || document->find("<metalink") != std::string::npos) {
+                // A mirrorlist= may point at a metalink; dnf tells them apart by content too.
+                auto metalink = parse_metalink(*document, *list_url);
+                if (!metalink) {
+                    return tl::unexpected(std::move(metalink.error()));
+                }
+                for (const MetalinkUrl& url : metalink->urls) {
+                    listed.push_back(url.base_url);
+                }
+                source.metalink = std::move(*metalink);
+            } else {
+                auto mirrors = parse_mirrorlist(*document, *list_url);
+                if (!mirrors) {
+                    return tl::unexpected(std::move(mirrors.error()));
+                }
+                listed = std::move(*mirrors);
             }
-            source.base_urls.insert(source.base_urls.end(), mirrors->begin(), mirrors->end());
+            auto usable = usable_listed_mirrors(listed, *list_url);
+            if (!usable) {
+                return tl::unexpected(std::move(usable.error()));
+            }
+            source.base_urls.insert(source.base_urls.end(), usable->begin(), usable->end());
         }
     }
     if (source.base_urls.empty()) {
@@ -505,6 +513,14 @@ class RepoSync {
                                   "record '" + record->type + "' at '" + record->location_href +
                                       "' is not a file under repodata/ with a size",
                                   repo_.id);
+            }
+            if (record->location_base && !is_http_url(*record->location_base)) {
+                return make_error(ErrorCode::Unsafe,
+                                  "record '" + record->type + "' has xml:base '" +
+                                      *record->location_base +
+                                      "': only http and https URLs are accepted from upstream "
+                                      "metadata; refused",
+                                  join_url(repomd.base_url, kRepomdHref));
             }
             auto relative = safe_relative_path(record->location_href.substr(kRepodataPrefix.size()),
                                                record->type);
