@@ -172,7 +172,8 @@ struct DownloadReport {
     std::size_t already_present = 0;
     std::size_t failed = 0;
     std::size_t not_finished = 0;      // Interrupted + NotStarted
-    std::uint64_t bytes_received = 0;  // body bytes from the network (or copied from file://)
+    std::uint64_t bytes_received = 0;  // body bytes from the network (decoded, if encoded) or
+                                       // copied from file://
     std::size_t resumed = 0;           // files continued from a .part
     std::size_t retries = 0;           // attempts beyond each file's first
     std::size_t throttle_pauses = 0;   // times a transfer was paused by the bandwidth limit

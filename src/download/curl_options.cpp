@@ -69,6 +69,27 @@ int RedirectGuard::on_request(void* guard, char* primary_ip, char* local_ip, int
     return CURL_PREREQFUNC_OK;
 }
 
+bool append_request_headers(CurlSlist& headers, const DownloadOptions& options) {
+    bool sets_accept_encoding = false;
+    for (const std::string& header : options.headers) {
+        sets_accept_encoding = sets_accept_encoding || iequals_prefix(header, "accept-encoding:");
+        if (!headers.append(header)) {
+            return false;
+        }
+    }
+    return sets_accept_encoding || headers.append("Accept-Encoding:");
+}
+
+bool is_encoded(std::string_view content_encoding) {
+    return !content_encoding.empty() &&
+           !(content_encoding.size() == 8 && iequals_prefix(content_encoding, "identity"));
+}
+
+void receive_body_as_sent(CURL* easy) {
+    curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, nullptr);
+    curl_easy_setopt(easy, CURLOPT_HTTP_CONTENT_DECODING, 0L);
+}
+
 void apply_connection_options(CURL* easy, const DownloadOptions& o, std::string_view url,
                               const std::string& user_agent, curl_slist* headers,
                               RedirectGuard& guard) {
@@ -85,9 +106,12 @@ void apply_connection_options(CURL* easy, const DownloadOptions& o, std::string_
     guard = RedirectGuard{easy, false, {}};
     curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, &RedirectGuard::on_request);
     curl_easy_setopt(easy, CURLOPT_PREREQDATA, &guard);
-    // Bytes are stored as sent: no Accept-Encoding, and no decoding if a server encodes
-    // anyway (the checksum then decides; see README.md "Download engine").
-    curl_easy_setopt(easy, CURLOPT_HTTP_CONTENT_DECODING, 0L);
+    // A misconfigured server or proxy may encode a body nobody asked to be encoded: decode it
+    // (gzip, deflate, whatever libcurl supports), so sizes and checksums are judged on the
+    // file's bytes. libcurl decodes only with CURLOPT_ACCEPT_ENCODING set; the empty
+    // "Accept-Encoding:" request header (append_request_headers) keeps it from asking.
+    curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(easy, CURLOPT_HTTP_CONTENT_DECODING, 1L);
     curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
                      static_cast<long>(std::chrono::milliseconds(o.connect_timeout).count()));

@@ -190,7 +190,8 @@ struct Attempt {
     std::string note;               // e.g. "server ignored Range; started over"
     AbortReason abort = AbortReason::None;
     std::string abort_message;
-    bool paused = false;  // by the bandwidth limit or the worker's lag
+    bool paused = false;   // by the bandwidth limit or the worker's lag
+    bool decoding = true;  // an encoded body is decoded (see Transfer::store_as_sent)
     RedirectGuard redirects;
 };
 
@@ -211,6 +212,10 @@ struct Transfer {
     unsigned transient_failures = 0;
     std::uint64_t accepted = 0;  // bytes in the .part (handed to the sink)
     bool restarted_after_mismatch = false;
+    // A body the mirror sent encoded failed its check once decoded: the mirror may label the
+    // file's own bytes with a Content-Encoding (a .gz sent as "Content-Encoding: gzip"), so the
+    // attempts on that mirror store what it sends, undecoded.
+    bool store_as_sent = false;
     std::optional<std::string> next_base;  // the mirror the next attempt must use
     Clock::time_point not_before{};
 
@@ -338,6 +343,8 @@ struct Engine {
             return true;
         }
         const std::uint64_t expected = transfer.request->expected_size;
+        // Content-Length and Content-Range count the encoded bytes, not the decoded ones.
+        const bool decoded = attempt.decoding && is_encoded(response.content_encoding);
         if (status == 200) {
             if (attempt.range_start > 0) {
                 // The server ignored Range: the body is the whole file. Start over.
@@ -346,7 +353,7 @@ struct Engine {
                 attempt.range_start = 0;
                 attempt.note = "server ignored Range (200 instead of 206); started over";
             }
-            if (response.content_length && *response.content_length != expected) {
+            if (!decoded && response.content_length && *response.content_length != expected) {
                 attempt.abort = AbortReason::SizeMismatch;
                 attempt.abort_message =
                     "size mismatch: Content-Length " + std::to_string(*response.content_length) +
@@ -354,6 +361,15 @@ struct Engine {
                 return false;
             }
             return true;
+        }
+        if (status == 206 && decoded) {
+            // A range of encoded bytes: it cannot be decoded on its own, nor appended to bytes
+            // already decoded.
+            attempt.abort = AbortReason::RangeMismatch;
+            attempt.abort_message = "206 with Content-Encoding: " + response.content_encoding +
+                                    " for Range from " + std::to_string(attempt.range_start) +
+                                    ": encoded bytes cannot be resumed";
+            return false;
         }
         if (status == 206) {
             // "bytes START-END/TOTAL"
@@ -487,6 +503,10 @@ struct Engine {
         curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, static_cast<long>(kBlockSize));
         apply_connection_options(easy, o, attempt.url, user_agent, headers.get(),
                                  attempt.redirects);
+        attempt.decoding = !transfer.store_as_sent;
+        if (!attempt.decoding) {
+            receive_body_as_sent(easy);
+        }
         curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);
         const bool prior_knowledge =
             o.http2_prior_knowledge && iequals_prefix(attempt.url, "http://");
@@ -653,9 +673,29 @@ struct Engine {
             finish_failed(transfer, exhausted_error(transfer, true));
             return;
         }
+        if (next->base_url != transfer.attempt.base) {
+            transfer.store_as_sent = false;  // a property of the mirror that failed
+        }
         transfer.next_base = next->base_url;
         schedule_retry(transfer, next->after_backoff ? backoff(transfer, retry_after)
                                                      : std::chrono::milliseconds(0));
+    }
+
+    // Ends an attempt whose body the mirror encoded and curl decoded, and which failed its check
+    // with `outcome`, by fetching the file again from the same mirror, stored as sent (see
+    // Transfer::store_as_sent). Returns false (and does nothing) iff that does not apply.
+    bool retry_as_sent(Transfer& transfer, const std::string& outcome) {
+        const Attempt& attempt = transfer.attempt;
+        if (!attempt.decoding || !is_encoded(attempt.response.content_encoding) ||
+            transfer.store_as_sent) {
+            return false;
+        }
+        transfer.store_as_sent = true;
+        fail_attempt(transfer,
+                     outcome + " (decoded from Content-Encoding: " +
+                         attempt.response.content_encoding + "); fetching it again, stored as sent",
+                     FailureKind::RestartSame);
+        return true;
     }
 
     // Records a failure of the current attempt's mirror: in the repository's MirrorList (shared
@@ -809,7 +849,9 @@ struct Engine {
         const long status = attempt.response.status;
         switch (attempt.abort) {
             case AbortReason::SizeMismatch:
-                fail_attempt(transfer, attempt.abort_message, FailureKind::Permanent);
+                if (!retry_as_sent(transfer, attempt.abort_message)) {
+                    fail_attempt(transfer, attempt.abort_message, FailureKind::Permanent);
+                }
                 return;
             case AbortReason::RangeMismatch:
                 fail_attempt(transfer, attempt.abort_message + "; starting over",
@@ -836,6 +878,9 @@ struct Engine {
             }
             return;
         }
+        if (code == CURLE_BAD_CONTENT_ENCODING && retry_as_sent(transfer, curl_failure)) {
+            return;  // not gzip or deflate at all: the label may be wrong
+        }
         if (code != CURLE_OK) {
             std::string outcome = curl_failure;
             if (code == CURLE_OPERATION_TIMEDOUT && options.minrate > 0) {
@@ -848,10 +893,12 @@ struct Engine {
             return;
         }
         if (transfer.accepted != transfer.request->expected_size) {
-            fail_attempt(transfer,
-                         "size mismatch: received " + std::to_string(transfer.accepted) +
-                             " bytes, expected " + std::to_string(transfer.request->expected_size),
-                         FailureKind::Permanent);
+            const std::string outcome = "size mismatch: received " +
+                                        std::to_string(transfer.accepted) + " bytes, expected " +
+                                        std::to_string(transfer.request->expected_size);
+            if (!retry_as_sent(transfer, outcome)) {
+                fail_attempt(transfer, outcome, FailureKind::Permanent);
+            }
             return;
         }
         begin_verification(transfer, Verification::Download);
@@ -907,7 +954,8 @@ struct Engine {
             mismatch = std::string(checksum_type_name(transfer.request->checksum_type)) +
                        " mismatch: expected " + transfer.expected_digest + ", got " + result.digest;
         }
-        if (!result.source_error && !attempt.response.content_encoding.empty() && !copied) {
+        if (!result.source_error && !attempt.decoding &&
+            is_encoded(attempt.response.content_encoding) && !copied) {
             mismatch +=
                 " (server sent Content-Encoding: " + attempt.response.content_encoding + ")";
         }
@@ -916,6 +964,9 @@ struct Engine {
             transfer.restarted_after_mismatch = true;
             fail_attempt(transfer, mismatch + " after resuming; starting over",
                          FailureKind::RestartSame);
+            return;
+        }
+        if (!result.source_error && !copied && retry_as_sent(transfer, mismatch)) {
             return;
         }
         fail_attempt(transfer, std::move(mismatch), FailureKind::Permanent);
@@ -1173,8 +1224,8 @@ Result<DownloadReport> Downloader::run(std::span<const std::filesystem::path> ro
     Engine engine(options_, multi, impl_->pool.get(), opened_roots, progress, stop);
     engine.completions.set_multi(multi);
     engine.user_agent = user_agent_for(options_);
-    for (const auto& header : options_.headers) {
-        engine.headers.append(header);
+    if (!append_request_headers(engine.headers, options_)) {
+        return make_error(ErrorCode::Io, "cannot allocate the request headers", "libcurl", ENOMEM);
     }
     engine.report.files.resize(requests.size());
     engine.transfers.reserve(requests.size());

@@ -89,8 +89,8 @@ Result<std::string> fetch_document(const std::string& url, const DownloadOptions
         return make_error(ErrorCode::Network, "cannot create a libcurl handle", url);
     }
     download::CurlSlist headers;
-    for (const std::string& header : options.headers) {
-        headers.append(header);
+    if (!download::append_request_headers(headers, options)) {
+        return make_error(ErrorCode::Network, "cannot allocate the request headers", url);
     }
     const std::string user_agent = download::user_agent_for(options);
     Body body{{}, max_bytes, false};

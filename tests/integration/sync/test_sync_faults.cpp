@@ -1,5 +1,6 @@
 // `rpmirror sync` when things go wrong: packages failing mid-sync (metadata must stay the previous
-// complete one), hostile symlinks in the destination, and SIGINT.
+// complete one), hostile symlinks in the destination, bodies encoded nobody asked for, and
+// SIGINT.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -169,6 +170,49 @@ TEST_F(SyncFaults, SignatureThatCannotBeFetchedFailsTheRepositoryBeforeAnyDownlo
     for (const LoggedRequest& request : faulty.requests()) {
         EXPECT_FALSE(request.path.starts_with("/Packages/")) << request.path;
     }
+}
+
+// --- Content-Encoding nobody asked for -------------------------------------------------------
+
+TEST_F(SyncFaults, ServerGzippingEveryResponseIsMirroredFromTheDecodedBytes) {
+    // Every body, repomd.xml included, comes gzip-encoded with its encoded Content-Length.
+    const fs::path upstream = test_repo("sample-repo");
+    FaultServer faulty(upstream, {{"all", {{{"encode", "gzip"}}}}}, tmp_.path());
+
+    const CommandResult result = sync(args_for(faulty.url("/")));
+
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_EQ(tree_digests(mirror_ / "sample", kStateFile), tree_digests(upstream));
+    std::map<std::string, int> requests;
+    for (const LoggedRequest& request : faulty.requests()) {
+        ++requests[request.path];
+        EXPECT_FALSE(request.headers.contains("accept-encoding")) << request.path;
+    }
+    for (const auto& [href, digest] : package_digests(upstream)) {
+        EXPECT_EQ(requests["/" + href], 1) << href << " decoded and verified the first time";
+    }
+    EXPECT_EQ(requests["/repodata/repomd.xml"], 1);
+}
+
+TEST_F(SyncFaults, GzFileSentWithContentEncodingGzipIsStoredAsSent) {
+    // The classic misconfiguration (Apache's AddEncoding x-gzip .gz): primary.xml.gz labelled
+    // "Content-Encoding: gzip". Decoded, it is primary.xml and too large; stored as sent, it
+    // is the record.
+    const fs::path upstream = test_repo("sample-repo");
+    std::string primary;
+    for (const auto& entry : fs::directory_iterator(upstream / "repodata")) {
+        if (entry.path().filename().string().ends_with("-primary.xml.gz")) {
+            primary = "/repodata/" + entry.path().filename().string();
+        }
+    }
+    ASSERT_FALSE(primary.empty());
+    FaultServer faulty(upstream, {{"paths", {{primary, {{{"gzip", true}}}}}}}, tmp_.path());
+
+    const CommandResult result = sync(args_for(faulty.url("/")));
+
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_EQ(tree_digests(mirror_ / "sample", kStateFile), tree_digests(upstream));
+    EXPECT_EQ(faulty.requests_for(primary).size(), 2U) << "decoded once, then stored as sent";
 }
 
 // Interrupts a sync with `signal_number` in the middle of a package's transfer and checks the
