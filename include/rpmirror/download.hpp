@@ -258,10 +258,13 @@ inline constexpr std::uint64_t kMaxDocumentBytes = 64ULL * 1024 * 1024;
 // back to http).
 // `url` may be http(s):// or file://.
 // Returns the body; Error{NotFound} naming the URL iff the server answers 404 or 410 or the local
-// file does not exist; Error{Unsafe} iff the body exceeds `max_bytes`; Error{Network} naming the
-// URL and the cause for any other failure (including HTTP statuses >= 400). Thread-safe.
+// file does not exist; Error{Unsafe} iff the body exceeds `max_bytes`; Error{Interrupted} iff
+// `stop` is requested before the body is complete (the wait ends at once, whichever thread
+// requests it); Error{Network} naming the URL and the cause for any other failure (including
+// HTTP statuses >= 400). Thread-safe.
 Result<std::string> fetch_document(const std::string& url, const DownloadOptions& options,
-                                   std::uint64_t max_bytes = kMaxDocumentBytes);
+                                   std::uint64_t max_bytes = kMaxDocumentBytes,
+                                   std::stop_token stop = {});
 
 // Returns the `.part` file name used for the destination file name `name` (".name.part").
 std::string part_file_name(std::string_view name);

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -213,6 +214,41 @@ TEST_F(SyncFaults, GzFileSentWithContentEncodingGzipIsStoredAsSent) {
     ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
     EXPECT_EQ(tree_digests(mirror_ / "sample", kStateFile), tree_digests(upstream));
     EXPECT_EQ(faulty.requests_for(primary).size(), 2U) << "decoded once, then stored as sent";
+}
+
+// --- stopping -----------------------------------------------------------------------------------
+
+TEST_F(SyncFaults, SigintWhileFetchingRepomdStopsTheSyncAtOnce) {
+    // repomd.xml trickles in at 2 bytes a second: about half an hour for the whole document
+    // (and no low-speed abort within the test: timeout=600). The stop must not wait for it.
+    const fs::path upstream = test_repo("sample-repo");
+    FaultServer server(upstream, {{"paths", {{"/repodata/repomd.xml", {{{"trickle", {1, 0.5}}}}}}}},
+                       tmp_.path());
+    std::vector<std::string> args{"-c", (tmp_ / "empty.conf").string(), "--reposdir",
+                                  (tmp_ / "empty-reposdir").string(),
+                                  "--setopt=sample.timeout=600"};
+    for (const std::string& arg : args_for(server.url("/"))) {
+        args.push_back(arg);
+    }
+    RunningCommand running(rpmirror_sync_argv(args), tmp_ / "interrupted");
+    ASSERT_TRUE(wait_until([&] { return !server.requests().empty(); })) << running.err();
+
+    running.signal(SIGINT);
+    std::optional<int> exit_code;
+    const bool ended = wait_until([&] {
+        exit_code = running.try_wait();
+        return exit_code.has_value();
+    });
+
+    ASSERT_TRUE(ended) << "still fetching repomd.xml after SIGINT";
+    expect_no_sanitizer_report(running.err());
+    EXPECT_EQ(*exit_code, 130) << running.out() << running.err();
+    EXPECT_NE(running.err().find("interrupted"), std::string::npos) << running.err();
+    EXPECT_FALSE(fs::exists(mirror_ / "sample" / "repodata"));
+    EXPECT_FALSE(fs::exists(mirror_ / "sample" / "Packages"));
+    const auto requests = server.requests();
+    ASSERT_EQ(requests.size(), 1U) << "nothing asked for after the stop";
+    EXPECT_EQ(requests[0].path, "/repodata/repomd.xml");
 }
 
 // Interrupts a sync with `signal_number` in the middle of a package's transfer and checks the
