@@ -74,6 +74,8 @@ class MirrorList {
 struct DownloadRequest {
     // Mirrors the file can be fetched from; the URL of an attempt is join_url(base, href).
     // Must be non-null and non-empty unless `href` is itself an absolute URL ("scheme://...").
+    // A mirror may be file:// (the caller vouches for it); an absolute `href` (upstream's
+    // xml:base) must be http:// or https://, or the file fails without anything being read.
     std::shared_ptr<MirrorList> mirrors;
     std::string href;  // e.g. "Packages/f/foo-1.0-1.x86_64.rpm" (not percent-encoded)
     // Where the file goes, relative to the destination root the request names (`root_index`
@@ -170,7 +172,8 @@ struct DownloadReport {
     std::size_t already_present = 0;
     std::size_t failed = 0;
     std::size_t not_finished = 0;      // Interrupted + NotStarted
-    std::uint64_t bytes_received = 0;  // body bytes from the network (or copied from file://)
+    std::uint64_t bytes_received = 0;  // body bytes from the network (decoded, if encoded) or
+                                       // copied from file://
     std::size_t resumed = 0;           // files continued from a .part
     std::size_t retries = 0;           // attempts beyond each file's first
     std::size_t throttle_pauses = 0;   // times a transfer was paused by the bandwidth limit
@@ -251,13 +254,17 @@ inline constexpr std::uint64_t kMaxDocumentBytes = 64ULL * 1024 * 1024;
 
 // Fetches a small document whose size and checksum are not known in advance (repomd.xml, its
 // signature, a mirrorlist, a metalink) into memory, with `options`' connection settings
-// (TLS, proxy, credentials, timeouts, user agent; redirects to http(s) only).
+// (TLS, proxy, credentials, timeouts, user agent; redirects to http(s) only, never from https
+// back to http).
 // `url` may be http(s):// or file://.
 // Returns the body; Error{NotFound} naming the URL iff the server answers 404 or 410 or the local
-// file does not exist; Error{Unsafe} iff the body exceeds `max_bytes`; Error{Network} naming the
-// URL and the cause for any other failure (including HTTP statuses >= 400). Thread-safe.
+// file does not exist; Error{Unsafe} iff the body exceeds `max_bytes`; Error{Interrupted} iff
+// `stop` is requested before the body is complete (the wait ends at once, whichever thread
+// requests it); Error{Network} naming the URL and the cause for any other failure (including
+// HTTP statuses >= 400). Thread-safe.
 Result<std::string> fetch_document(const std::string& url, const DownloadOptions& options,
-                                   std::uint64_t max_bytes = kMaxDocumentBytes);
+                                   std::uint64_t max_bytes = kMaxDocumentBytes,
+                                   std::stop_token stop = {});
 
 // Returns the `.part` file name used for the destination file name `name` (".name.part").
 std::string part_file_name(std::string_view name);

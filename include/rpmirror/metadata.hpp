@@ -191,6 +191,20 @@ std::string join_url(std::string_view base, std::string_view href, bool percent_
 std::string_view pick_base_url(std::string_view mirror_base,
                                const std::optional<std::string>& xml_base);
 
+// Returns true iff `url` is an http:// or https:// URL (the scheme in any case). These are the
+// only URLs rpmirror takes from upstream (mirrorlist lines, metalink <url>s, xml:base,
+// redirects): a file:// URL there would have rpmirror read local files for a server. Pure.
+bool is_http_url(std::string_view url);
+
+// Returns the mirrors rpmirror may use among `listed`, the entries (in order) of the mirrorlist
+// or metalink fetched from `list_url`: the http:// and https:// ones; ftp:// and rsync:// ones
+// are skipped (MirrorManager lists those for other clients). A list that is the user's own file
+// (`list_url` is file://) may also name file:// mirrors and local paths.
+// Returns Error{Unsafe} (subject `list_url`) naming the entry iff a list from upstream names
+// anything else: file://, a local path, another scheme. Pure.
+Result<std::vector<std::string>> usable_listed_mirrors(const std::vector<std::string>& listed,
+                                                       std::string_view list_url);
+
 // Returns the percent-encoding of `text` as join_url encodes hrefs.
 std::string percent_encode_path(std::string_view text);
 

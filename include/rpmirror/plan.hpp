@@ -42,8 +42,9 @@ struct SyncPlan {
 // Plans `selection` of `index` against the files under `repo_dir`.
 // Returns Error{Unsafe} naming the repository, the package and its href iff any href is unsafe
 // (absolute, escaping the repository directory and not inside `policy.safe_write_path`, control
-// characters, ...) or reserved (inside repodata/ or a staging directory, or a .part name): a
-// repository with one hostile href is refused before anything is written.
+// characters, ...), reserved (inside repodata/ or a staging directory, or a .part name), or any
+// xml:base is not an http:// or https:// URL (a file:// one would have the downloader copy local
+// files): a repository with one hostile href is refused before anything is written.
 // Reads only file metadata (lstat), never contents. Thread-safe.
 Result<SyncPlan> plan_sync(const PackageIndex& index, const Selection& selection,
                            const std::filesystem::path& repo_dir, const PathPolicy& policy,

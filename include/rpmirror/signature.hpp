@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -84,7 +85,8 @@ class Keyring {
 // Loads the keys of `repo`'s gpgkey URLs (file:// read locally; http(s):// fetched with
 // `options`, i.e. the repository's TLS, proxy and credential settings). Returns the keyring, or
 // Error{BadInput} naming the repository iff it has no gpgkey, or the error of the URL that could
-// not be fetched or read. Thread-safe.
-Result<Keyring> load_repo_keys(const RepoConfig& repo, const DownloadOptions& options);
+// not be fetched or read (Error{Interrupted} once `stop` is requested). Thread-safe.
+Result<Keyring> load_repo_keys(const RepoConfig& repo, const DownloadOptions& options,
+                               std::stop_token stop = {});
 
 }  // namespace rpmirror

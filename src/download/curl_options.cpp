@@ -49,20 +49,69 @@ std::string user_agent_for(const DownloadOptions& options) {
                                       : options.user_agent;
 }
 
+int RedirectGuard::on_request(void* guard, char* primary_ip, char* local_ip, int primary_port,
+                              int local_port) {
+    (void)primary_ip;
+    (void)local_ip;
+    (void)primary_port;
+    (void)local_port;
+    auto& self = *static_cast<RedirectGuard*>(guard);
+    char* url = nullptr;
+    if (curl_easy_getinfo(self.easy, CURLINFO_EFFECTIVE_URL, &url) != CURLE_OK || url == nullptr) {
+        return CURL_PREREQFUNC_OK;
+    }
+    if (iequals_prefix(url, "https://")) {
+        self.reached_https = true;
+    } else if (self.reached_https) {
+        self.refused_url = url;
+        return CURL_PREREQFUNC_ABORT;
+    }
+    return CURL_PREREQFUNC_OK;
+}
+
+bool append_request_headers(CurlSlist& headers, const DownloadOptions& options) {
+    bool sets_accept_encoding = false;
+    for (const std::string& header : options.headers) {
+        sets_accept_encoding = sets_accept_encoding || iequals_prefix(header, "accept-encoding:");
+        if (!headers.append(header)) {
+            return false;
+        }
+    }
+    return sets_accept_encoding || headers.append("Accept-Encoding:");
+}
+
+bool is_encoded(std::string_view content_encoding) {
+    return !content_encoding.empty() &&
+           !(content_encoding.size() == 8 && iequals_prefix(content_encoding, "identity"));
+}
+
+void receive_body_as_sent(CURL* easy) {
+    curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, nullptr);
+    curl_easy_setopt(easy, CURLOPT_HTTP_CONTENT_DECODING, 0L);
+}
+
 void apply_connection_options(CURL* easy, const DownloadOptions& o, std::string_view url,
-                              const std::string& user_agent, curl_slist* headers) {
+                              const std::string& user_agent, curl_slist* headers,
+                              RedirectGuard& guard) {
     curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(easy, CURLOPT_MAXREDIRS, static_cast<long>(o.max_redirects));
     // A redirect to file:// (or anything else) must never read local files for a server, and
-    // an https repository must not be downgraded to plain http: a redirect may only keep the
-    // scheme of the URL asked for.
+    // an https repository must not be downgraded to plain http. http may move to https (many
+    // http:// baseurls answer 301 to https://, and dnf follows), but not back: curl checks
+    // each hop's scheme, the guard the order of the hops.
     curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR,
-                     iequals_prefix(url, "https://") ? "https" : "http");
-    // Bytes are stored as sent: no Accept-Encoding, and no decoding if a server encodes
-    // anyway (the checksum then decides; see README.md "Download engine").
-    curl_easy_setopt(easy, CURLOPT_HTTP_CONTENT_DECODING, 0L);
+                     iequals_prefix(url, "https://") ? "https" : "http,https");
+    guard = RedirectGuard{easy, false, {}};
+    curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, &RedirectGuard::on_request);
+    curl_easy_setopt(easy, CURLOPT_PREREQDATA, &guard);
+    // A misconfigured server or proxy may encode a body nobody asked to be encoded: decode it
+    // (gzip, deflate, whatever libcurl supports), so sizes and checksums are judged on the
+    // file's bytes. libcurl decodes only with CURLOPT_ACCEPT_ENCODING set; the empty
+    // "Accept-Encoding:" request header (append_request_headers) keeps it from asking.
+    curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(easy, CURLOPT_HTTP_CONTENT_DECODING, 1L);
     curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
                      static_cast<long>(std::chrono::milliseconds(o.connect_timeout).count()));
@@ -104,7 +153,11 @@ void apply_connection_options(CURL* easy, const DownloadOptions& o, std::string_
 }
 
 std::string describe_curl_failure(CURL* easy, CURLcode code, std::string_view requested_url,
-                                  const char* error_buffer) {
+                                  const char* error_buffer, const RedirectGuard& guard) {
+    if (code == CURLE_ABORTED_BY_CALLBACK && !guard.refused_url.empty()) {
+        return "refused redirect to '" + guard.refused_url +
+               "': a redirect to https is never followed back to http";
+    }
     std::string detail = error_buffer != nullptr && error_buffer[0] != '\0'
                              ? std::string(error_buffer)
                              : std::string(curl_easy_strerror(code));
@@ -113,7 +166,7 @@ std::string describe_curl_failure(CURL* easy, CURLcode code, std::string_view re
         curl_easy_getinfo(easy, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK &&
         effective != nullptr && std::string_view(effective) != requested_url) {
         detail = "refused redirect to '" + std::string(effective) + "': only " +
-                 (iequals_prefix(requested_url, "https://") ? "https" : "http") +
+                 (iequals_prefix(requested_url, "https://") ? "https" : "http and https") +
                  " redirects are followed (" + detail + ")";
     }
     return detail;

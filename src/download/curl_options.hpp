@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "download/curl_handles.hpp"
 #include "rpmirror/download.hpp"
 
 namespace rpmirror::download {
@@ -22,17 +23,48 @@ std::optional<std::string> file_url_path(std::string_view url);
 // Returns the User-Agent for `options` ("rpmirror/<version>" unless set).
 std::string user_agent_for(const DownloadOptions& options);
 
+// Appends to `headers` the request headers of every transfer: `options.headers`, and unless
+// they set one, an empty "Accept-Encoding:", which keeps libcurl from asking for an encoding
+// (see apply_connection_options). Returns false iff libcurl could not allocate an entry.
+bool append_request_headers(CurlSlist& headers, const DownloadOptions& options);
+
+// Returns true iff `content_encoding` (a Content-Encoding header's value) says the body is
+// encoded: not empty and not "identity".
+bool is_encoded(std::string_view content_encoding);
+
+// Watches the requests of one transfer as its redirects are followed: once one went to https,
+// a later one to plain http is refused before it is sent. (CURLOPT_REDIR_PROTOCOLS_STR only
+// says which schemes any hop may use: an http URL must be allowed to go to https, and so could
+// come back to http after it.) Installed by apply_connection_options; must outlive the transfer.
+struct RedirectGuard {
+    CURL* easy = nullptr;
+    bool reached_https = false;
+    std::string refused_url;  // the http URL refused after https; "" iff none was
+
+    // CURLOPT_PREREQFUNCTION: called before each request of the transfer, redirects included.
+    static int on_request(void* guard, char* primary_ip, char* local_ip, int primary_port,
+                          int local_port);
+};
+
 // Sets on `easy` the options common to every transfer of `url`: redirects (at most
-// options.max_redirects, only to the scheme of `url`: https stays https, http stays http), no
-// content decoding (bytes are stored as sent), connect timeout, low-speed abort, keep-alive, TLS
-// verification and client certificate, proxy, basic auth, IP version, `user_agent` and `headers`
-// (which must outlive the transfer).
+// options.max_redirects; from https only to https, from http to http or https, never back from
+// https to http: `guard` watches that), content decoding (a body a server sends with
+// Content-Encoding gzip or deflate, asked for or not, is received decoded; `headers` from
+// append_request_headers keep the request from asking), connect timeout, low-speed abort,
+// keep-alive, TLS verification and client certificate, proxy, basic auth, IP version,
+// `user_agent` and `headers` (which must outlive the transfer). Resets `guard`.
 void apply_connection_options(CURL* easy, const DownloadOptions& options, std::string_view url,
-                              const std::string& user_agent, curl_slist* headers);
+                              const std::string& user_agent, curl_slist* headers,
+                              RedirectGuard& guard);
+
+// Turns content decoding off for `easy` (after apply_connection_options): the body is received
+// as sent, whatever its Content-Encoding.
+void receive_body_as_sent(CURL* easy);
 
 // Returns what went wrong with a transfer of `requested_url` that ended with `code`: curl's
-// message (`error_buffer` if set), and for a redirect refused by its scheme, the target named.
+// message (`error_buffer` if set), and for a redirect refused by its scheme (by curl, or by
+// `guard` as a downgrade to http), the target named.
 std::string describe_curl_failure(CURL* easy, CURLcode code, std::string_view requested_url,
-                                  const char* error_buffer);
+                                  const char* error_buffer, const RedirectGuard& guard);
 
 }  // namespace rpmirror::download

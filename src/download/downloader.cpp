@@ -9,6 +9,11 @@
 //                                  │ (no mirror or retry left) ──> Failed
 //   Stop requested: Running/RetryWait ──> Interrupted (.part kept), Queued ──> NotStarted.
 //
+// As curl's multi.c does with mstate(), Engine::set_state is the only place a transfer's state
+// changes, and it keeps the counts of running and verifying transfers with it. Everything an
+// attempt learns lives in Transfer::attempt, replaced as a whole when the next attempt starts;
+// which mirror that attempt uses is decided by choose_next_mirror (mirror_choice.hpp).
+//
 // Everything here runs on the thread calling Downloader::run, except the PartSink jobs (see
 // part_sink.hpp), whose results come back through the CompletionQueue.
 #include <curl/curl.h>
@@ -17,6 +22,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -28,6 +34,7 @@
 #include "download/curl_handles.hpp"
 #include "download/curl_options.hpp"
 #include "download/destination.hpp"
+#include "download/mirror_choice.hpp"
 #include "download/part_sink.hpp"
 #include "fs/beneath.hpp"
 #include "rpmirror/download.hpp"
@@ -51,31 +58,49 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 enum class TransferState {
-    Queued,
-    Running,
-    Verifying,
-    RetryWait,
-    Done,
-    Failed,
-    Interrupted,
-    NotStarted,
+    Queued,       // waiting for a free slot (its first attempt, or again after a bad leftover)
+    Running,      // an easy handle is in the multi handle
+    Verifying,    // the sink is finishing: final hash, compare, rename (see Verification)
+    RetryWait,    // the next attempt waits for not_before
+    Done,         // published (final)
+    Failed,       // result.error says why (final)
+    Interrupted,  // stopped while Running or RetryWait; .part kept (final)
+    NotStarted,   // stopped while Queued (final)
 };
 
-// How an attempt failed, and so what comes next.
-enum class FailureKind {
-    Transient,    // retry (same or another mirror) after a backoff; received bytes are kept
-    Permanent,    // this mirror cannot serve this file: next mirror, from scratch
-    RestartSame,  // the partial data is unusable: same mirror again, from scratch, at once
-    Local,        // our side failed (disk, unsafe path): the file fails
+// Returns true iff a transfer may go from `from` to `to` (the diagram at the top of the file).
+constexpr bool is_allowed_transition(TransferState from, TransferState to) {
+    using S = TransferState;
+    switch (from) {
+        case S::Queued:
+            return to == S::Running || to == S::Verifying || to == S::RetryWait ||
+                   to == S::Failed || to == S::NotStarted;
+        case S::Running:
+            return to == S::Verifying || to == S::RetryWait || to == S::Failed ||
+                   to == S::Interrupted;
+        case S::Verifying:
+            return to == S::Done || to == S::Failed || to == S::RetryWait || to == S::Queued ||
+                   to == S::Interrupted;
+        case S::RetryWait:
+            return to == S::Running || to == S::Verifying || to == S::RetryWait ||
+                   to == S::Failed || to == S::Interrupted;
+        case S::Done:
+        case S::Failed:
+        case S::Interrupted:
+        case S::NotStarted:
+            return false;
+    }
+    return false;
+}
+
+// What a Verifying transfer's sink is checking.
+enum class Verification {
+    Download,      // the body of an http(s) attempt
+    LeftoverPart,  // a complete .part left by an earlier run: nothing was fetched
+    FileCopy,      // a copy from a file:// mirror
 };
 
 enum class AbortReason { None, SizeMismatch, RangeMismatch, LocalIo };
-
-struct MirrorMark {
-    std::string base_url;
-    bool ruled_out = false;
-    unsigned transient_failures = 0;
-};
 
 double thread_cpu_seconds() {
     struct timespec spent {};
@@ -144,45 +169,58 @@ bool is_transient_status(long status) {
     return status == 408 || status == 429 || (status >= 500 && status <= 599);
 }
 
-struct Transfer {
-    std::size_t index = 0;
-    const DownloadRequest* request = nullptr;
-    std::string expected_digest;  // lowercase
-    std::string shown_path;       // <root>/<destination>, for messages
-    TransferState state = TransferState::Queued;
-    std::unique_ptr<PartSink> sink;
-    int dir_fd = -1;
-    std::string part_name;
-
-    std::vector<MirrorMark> marks;
-    unsigned attempts = 0;
-    unsigned transient_failures = 0;
-    std::uint64_t accepted = 0;        // bytes in the .part (handed to the sink)
-    bool prefix_from_earlier = false;  // the .part holds bytes of an earlier attempt or run
-    bool restarted_after_mismatch = false;
-    bool checking_existing = false;
-    bool copying = false;
-    std::optional<std::string> next_base;  // the mirror the next attempt must use
-    Clock::time_point not_before{};
-
-    // The current attempt.
-    CurlEasy easy;
-    std::array<char, CURL_ERROR_SIZE> error_buffer{};
-    std::string url;
-    std::string base;
-    std::uint64_t range_start = 0;
-    std::uint64_t attempt_bytes = 0;
+// The headers of one response. A redirect or a 100 Continue starts a new one.
+struct Response {
     long status = 0;
-    bool discard_body = false;
+    bool discard_body = false;  // not the file: an informational answer, a redirect, an error
     bool has_location = false;
     std::optional<std::uint64_t> content_length;
     std::string content_range;
     std::string content_encoding;
-    std::string note;  // e.g. "server ignored Range; started over"
+};
+
+// One attempt of one file on one URL: replaced as a whole when the next attempt starts.
+struct Attempt {
+    CurlEasy easy;  // empty unless Running
+    std::array<char, CURL_ERROR_SIZE> error_buffer{};
+    std::string url;
+    std::string base;               // the mirror; "" iff the href is an absolute URL
+    std::uint64_t range_start = 0;  // the Range request's first byte, 0 = whole file
+    std::uint64_t bytes = 0;        // body bytes accepted in this attempt
+    Response response;              // the last response's headers
+    std::string note;               // e.g. "server ignored Range; started over"
     AbortReason abort = AbortReason::None;
     std::string abort_message;
-    bool paused = false;
+    bool paused = false;   // by the bandwidth limit or the worker's lag
+    bool decoding = true;  // an encoded body is decoded (see Transfer::store_as_sent)
+    RedirectGuard redirects;
+};
 
+struct Transfer {
+    std::size_t index = 0;
+    const DownloadRequest* request = nullptr;
+    std::string expected_digest;                         // lowercase
+    std::string shown_path;                              // <root>/<destination>, for messages
+    TransferState state = TransferState::Queued;         // changed only by Engine::set_state
+    Verification verification = Verification::Download;  // meaningful while Verifying
+    std::unique_ptr<PartSink> sink;
+    int dir_fd = -1;
+    std::string part_name;
+
+    // What the file's attempts so far leave for the next one.
+    std::vector<MirrorMark> marks;
+    unsigned attempts = 0;
+    unsigned transient_failures = 0;
+    std::uint64_t accepted = 0;  // bytes in the .part (handed to the sink)
+    bool restarted_after_mismatch = false;
+    // A body the mirror sent encoded failed its check once decoded: the mirror may label the
+    // file's own bytes with a Content-Encoding (a .gz sent as "Content-Encoding: gzip"), so the
+    // attempts on that mirror store what it sends, undecoded.
+    bool store_as_sent = false;
+    std::optional<std::string> next_base;  // the mirror the next attempt must use
+    Clock::time_point not_before{};
+
+    Attempt attempt;
     FileResult result;
     struct Engine* engine = nullptr;
 };
@@ -199,8 +237,8 @@ struct Engine {
     std::deque<std::size_t> queue;        // Queued, in request order
     std::vector<std::size_t> retry_wait;  // RetryWait
     std::vector<std::size_t> paused;      // paused by the bandwidth limit or the worker's lag
-    std::size_t running = 0;
-    std::size_t verifying = 0;
+    std::size_t running = 0;              // Running transfers: kept by set_state
+    std::size_t verifying = 0;            // Verifying transfers: kept by set_state
     std::vector<CurlEasy> idle_easies;
     CurlSlist headers;
     std::string user_agent;
@@ -225,6 +263,29 @@ struct Engine {
           progress(progress_in),
           stop(std::move(stop_in)) {}
 
+    // --- the state ----------------------------------------------------------------------------
+    // The only place a transfer's state changes; keeps `running` and `verifying` with it.
+    void set_state(Transfer& transfer, TransferState next) {
+        assert(is_allowed_transition(transfer.state, next));
+        if (transfer.state == TransferState::Running) {
+            --running;
+        } else if (transfer.state == TransferState::Verifying) {
+            --verifying;
+        }
+        transfer.state = next;
+        if (next == TransferState::Running) {
+            ++running;
+        } else if (next == TransferState::Verifying) {
+            ++verifying;
+        }
+    }
+
+    // Hands the transfer to its sink's verification (what the sink checks: `verification`).
+    void begin_verification(Transfer& transfer, Verification verification) {
+        transfer.verification = verification;
+        set_state(transfer, TransferState::Verifying);
+    }
+
     // --- bandwidth ----------------------------------------------------------------------------
     void refill_tokens() {
         const auto now = Clock::now();
@@ -238,21 +299,17 @@ struct Engine {
     // --- curl callbacks -----------------------------------------------------------------------
     static std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
         auto& transfer = *static_cast<Transfer*>(user);
+        Response& response = transfer.attempt.response;
         const std::size_t length = size * count;
         const std::string_view line(data, length);
         if (iequals_prefix(line, "HTTP/")) {
             // A new response (after a redirect or a 100 Continue): forget the previous one.
-            transfer.status = 0;
+            response = Response{};
             const auto space = line.find(' ');
             if (space != std::string_view::npos) {
                 const auto code = parse_u64(trim(line.substr(space + 1, 3)));
-                transfer.status = code ? static_cast<long>(*code) : 0;
+                response.status = code ? static_cast<long>(*code) : 0;
             }
-            transfer.discard_body = false;
-            transfer.has_location = false;
-            transfer.content_length.reset();
-            transfer.content_range.clear();
-            transfer.content_encoding.clear();
             return length;
         }
         const std::string_view content = trim(line);
@@ -266,46 +323,58 @@ struct Engine {
         const std::string_view name = content.substr(0, colon);
         const std::string_view value = trim(content.substr(colon + 1));
         if (name.size() == 14 && iequals_prefix(name, "content-length")) {
-            transfer.content_length = parse_u64(value);
+            response.content_length = parse_u64(value);
         } else if (name.size() == 13 && iequals_prefix(name, "content-range")) {
-            transfer.content_range = std::string(value);
+            response.content_range = std::string(value);
         } else if (name.size() == 16 && iequals_prefix(name, "content-encoding")) {
-            transfer.content_encoding = std::string(value);
+            response.content_encoding = std::string(value);
         } else if (name.size() == 8 && iequals_prefix(name, "location")) {
-            transfer.has_location = true;
+            response.has_location = true;
         }
         return length;
     }
 
     // Returns false iff the transfer must be aborted now.
     bool on_headers_complete(Transfer& transfer) {
-        const long status = transfer.status;
-        if (status < 200 || (status >= 300 && status < 400 && transfer.has_location)) {
-            transfer.discard_body = true;  // informational, or a redirect curl will follow
+        Attempt& attempt = transfer.attempt;
+        Response& response = attempt.response;
+        const long status = response.status;
+        if (status < 200 || (status >= 300 && status < 400 && response.has_location)) {
+            response.discard_body = true;  // informational, or a redirect curl will follow
             return true;
         }
         const std::uint64_t expected = transfer.request->expected_size;
+        // Content-Length and Content-Range count the encoded bytes, not the decoded ones.
+        const bool decoded = attempt.decoding && is_encoded(response.content_encoding);
         if (status == 200) {
-            if (transfer.range_start > 0) {
+            if (attempt.range_start > 0) {
                 // The server ignored Range: the body is the whole file. Start over.
                 transfer.sink->restart();
                 transfer.accepted = 0;
-                transfer.prefix_from_earlier = false;
-                transfer.range_start = 0;
-                transfer.note = "server ignored Range (200 instead of 206); started over";
+                attempt.range_start = 0;
+                attempt.note = "server ignored Range (200 instead of 206); started over";
             }
-            if (transfer.content_length && *transfer.content_length != expected) {
-                transfer.abort = AbortReason::SizeMismatch;
-                transfer.abort_message =
-                    "size mismatch: Content-Length " + std::to_string(*transfer.content_length) +
+            if (!decoded && response.content_length && *response.content_length != expected) {
+                attempt.abort = AbortReason::SizeMismatch;
+                attempt.abort_message =
+                    "size mismatch: Content-Length " + std::to_string(*response.content_length) +
                     ", expected " + std::to_string(expected) + " bytes (aborted before the body)";
                 return false;
             }
             return true;
         }
+        if (status == 206 && decoded) {
+            // A range of encoded bytes: it cannot be decoded on its own, nor appended to bytes
+            // already decoded.
+            attempt.abort = AbortReason::RangeMismatch;
+            attempt.abort_message = "206 with Content-Encoding: " + response.content_encoding +
+                                    " for Range from " + std::to_string(attempt.range_start) +
+                                    ": encoded bytes cannot be resumed";
+            return false;
+        }
         if (status == 206) {
             // "bytes START-END/TOTAL"
-            const std::string& range = transfer.content_range;
+            const std::string& range = response.content_range;
             std::optional<std::uint64_t> start;
             std::optional<std::uint64_t> total;
             if (iequals_prefix(range, "bytes ")) {
@@ -319,43 +388,44 @@ struct Engine {
                     total = parse_u64(spec.substr(slash + 1));
                 }
             }
-            if (!start || *start != transfer.range_start) {
-                transfer.abort = AbortReason::RangeMismatch;
-                transfer.abort_message = "206 with Content-Range '" + range + "' for Range from " +
-                                         std::to_string(transfer.range_start);
+            if (!start || *start != attempt.range_start) {
+                attempt.abort = AbortReason::RangeMismatch;
+                attempt.abort_message = "206 with Content-Range '" + range + "' for Range from " +
+                                        std::to_string(attempt.range_start);
                 return false;
             }
             if ((total && *total != expected) ||
-                (transfer.content_length &&
-                 *transfer.content_length != expected - transfer.range_start)) {
-                transfer.abort = AbortReason::SizeMismatch;
-                transfer.abort_message = "size mismatch: Content-Range '" + range + "', expected " +
-                                         std::to_string(expected) + " bytes";
+                (response.content_length &&
+                 *response.content_length != expected - attempt.range_start)) {
+                attempt.abort = AbortReason::SizeMismatch;
+                attempt.abort_message = "size mismatch: Content-Range '" + range + "', expected " +
+                                        std::to_string(expected) + " bytes";
                 return false;
             }
-            transfer.result.resumed = transfer.result.resumed || transfer.range_start > 0;
+            transfer.result.resumed = transfer.result.resumed || attempt.range_start > 0;
             return true;
         }
-        transfer.discard_body = true;  // an error page: classified when the transfer ends
+        response.discard_body = true;  // an error page: classified when the transfer ends
         return true;
     }
 
     static std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
         auto& transfer = *static_cast<Transfer*>(user);
+        Attempt& attempt = transfer.attempt;
         const std::size_t length = size * count;
-        if (transfer.discard_body || length == 0) {
+        if (attempt.response.discard_body || length == 0) {
             return length;
         }
         Engine& engine = *transfer.engine;
         if (transfer.accepted + length > transfer.request->expected_size) {
-            transfer.abort = AbortReason::SizeMismatch;
-            transfer.abort_message = "size mismatch: more than the expected " +
-                                     std::to_string(transfer.request->expected_size) +
-                                     " bytes (aborted)";
+            attempt.abort = AbortReason::SizeMismatch;
+            attempt.abort_message = "size mismatch: more than the expected " +
+                                    std::to_string(transfer.request->expected_size) +
+                                    " bytes (aborted)";
             return 0;
         }
         if (transfer.sink->has_failed()) {
-            transfer.abort = AbortReason::LocalIo;
+            attempt.abort = AbortReason::LocalIo;
             return 0;
         }
         if (engine.options.throttle > 0) {
@@ -371,17 +441,17 @@ struct Engine {
             return CURL_WRITEFUNC_PAUSE;
         }
         if (!transfer.sink->write(data, length)) {
-            transfer.abort = AbortReason::LocalIo;
+            attempt.abort = AbortReason::LocalIo;
             return 0;
         }
         transfer.accepted += length;
-        transfer.attempt_bytes += length;
+        attempt.bytes += length;
         return length;
     }
 
     void pause(Transfer& transfer) {
-        if (!transfer.paused) {
-            transfer.paused = true;
+        if (!transfer.attempt.paused) {
+            transfer.attempt.paused = true;
             paused.push_back(transfer.index);
             ++report.throttle_pauses;
         }
@@ -401,10 +471,10 @@ struct Engine {
         }
         for (std::size_t candidate : candidates) {
             Transfer& transfer = *transfers[candidate];
-            transfer.paused = false;
-            if (transfer.state == TransferState::Running && transfer.easy) {
+            transfer.attempt.paused = false;
+            if (transfer.state == TransferState::Running && transfer.attempt.easy) {
                 // May call on_body at once, which may pause it again.
-                curl_easy_pause(transfer.easy.get(), CURLPAUSE_CONT);
+                curl_easy_pause(transfer.attempt.easy.get(), CURLPAUSE_CONT);
             }
         }
     }
@@ -421,20 +491,26 @@ struct Engine {
     }
 
     void configure(Transfer& transfer) {
-        CURL* easy = transfer.easy.get();
+        Attempt& attempt = transfer.attempt;
+        CURL* easy = attempt.easy.get();
         const DownloadOptions& o = options;
-        curl_easy_setopt(easy, CURLOPT_URL, transfer.url.c_str());
+        curl_easy_setopt(easy, CURLOPT_URL, attempt.url.c_str());
         curl_easy_setopt(easy, CURLOPT_PRIVATE, &transfer);
-        curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, transfer.error_buffer.data());
+        curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, attempt.error_buffer.data());
         curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &Engine::on_body);
         curl_easy_setopt(easy, CURLOPT_WRITEDATA, &transfer);
         curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &Engine::on_header);
         curl_easy_setopt(easy, CURLOPT_HEADERDATA, &transfer);
         curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, static_cast<long>(kBlockSize));
-        apply_connection_options(easy, o, transfer.url, user_agent, headers.get());
+        apply_connection_options(easy, o, attempt.url, user_agent, headers.get(),
+                                 attempt.redirects);
+        attempt.decoding = !transfer.store_as_sent;
+        if (!attempt.decoding) {
+            receive_body_as_sent(easy);
+        }
         curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);
         const bool prior_knowledge =
-            o.http2_prior_knowledge && iequals_prefix(transfer.url, "http://");
+            o.http2_prior_knowledge && iequals_prefix(attempt.url, "http://");
         curl_easy_setopt(easy, CURLOPT_HTTP_VERSION,
                          prior_knowledge ? static_cast<long>(CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE)
                                          : static_cast<long>(CURL_HTTP_VERSION_2TLS));
@@ -444,8 +520,8 @@ struct Engine {
             curl_easy_setopt(easy, CURLOPT_FORBID_REUSE, 1L);
             curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 0L);
         }
-        if (transfer.range_start > 0) {
-            const std::string range = std::to_string(transfer.range_start) + "-";
+        if (attempt.range_start > 0) {
+            const std::string range = std::to_string(attempt.range_start) + "-";
             curl_easy_setopt(easy, CURLOPT_RANGE, range.c_str());  // copied by libcurl
         }
     }
@@ -472,147 +548,112 @@ struct Engine {
             // A complete leftover (or an empty file is expected): verify it, fetch nothing.
             transfer.sink->hash_prefix(existing);
             transfer.accepted = existing;
-            transfer.checking_existing = true;
-            transfer.state = TransferState::Verifying;
-            ++verifying;
+            begin_verification(transfer, Verification::LeftoverPart);
             transfer.sink->finish();
             return false;
         }
         if (existing > 0 && existing < request.expected_size) {
             transfer.sink->hash_prefix(existing);
             transfer.accepted = existing;
-            transfer.prefix_from_earlier = true;
         } else if (existing > request.expected_size) {
             transfer.sink->restart();
         }
         return true;
     }
 
-    std::string choose_first_mirror(const Transfer& transfer) {
-        for (const auto& base : transfer.request->mirrors->order()) {
-            return base;
-        }
-        return {};
-    }
-
+    // Starts the file's next attempt (its first, or the one fail_attempt scheduled).
     void start(Transfer& transfer) {
         if (!transfer.sink && !prepare(transfer)) {
             return;
         }
         const DownloadRequest& request = *transfer.request;
+        assert(!transfer.attempt.easy);
+        transfer.attempt = Attempt{};
+        Attempt& attempt = transfer.attempt;
         if (is_absolute_url(request.href)) {
-            transfer.base.clear();
-            transfer.url = request.href;
+            attempt.url = request.href;
         } else {
-            transfer.base =
-                transfer.next_base ? *transfer.next_base : choose_first_mirror(transfer);
-            transfer.url = join_url(transfer.base, request.href);
+            attempt.base =
+                transfer.next_base ? *transfer.next_base : request.mirrors->order().front();
+            attempt.url = join_url(attempt.base, request.href);
         }
         transfer.next_base.reset();
         ++transfer.attempts;
-        transfer.range_start = transfer.accepted;
-        transfer.attempt_bytes = 0;
-        transfer.status = 0;
-        transfer.discard_body = false;
-        transfer.has_location = false;
-        transfer.content_length.reset();
-        transfer.content_range.clear();
-        transfer.content_encoding.clear();
-        transfer.note.clear();
-        transfer.abort = AbortReason::None;
-        transfer.abort_message.clear();
-        transfer.error_buffer[0] = '\0';
+        attempt.range_start = transfer.accepted;
         if (progress != nullptr) {
-            progress->file_started(transfer.index, transfer.url);
+            progress->file_started(transfer.index, attempt.url);
         }
-        if (auto path = file_url_path(transfer.url)) {
-            transfer.copying = true;
-            transfer.range_start = 0;
+        if (attempt.base.empty() && !is_http_url(attempt.url)) {
+            // An absolute href comes from upstream (xml:base): never a local file.
+            fail_attempt(transfer,
+                         "refused: an absolute href must be an http or https URL (file:// is "
+                         "only accepted as a mirror)",
+                         FailureKind::Permanent);
+            return;
+        }
+        if (auto path = file_url_path(attempt.url)) {
+            attempt.range_start = 0;
             transfer.accepted = 0;
-            transfer.prefix_from_earlier = false;
-            transfer.state = TransferState::Verifying;
-            ++verifying;
+            begin_verification(transfer, Verification::FileCopy);
             transfer.sink->copy_from(std::move(*path));
             return;
         }
-        if (!iequals_prefix(transfer.url, "http://") && !iequals_prefix(transfer.url, "https://")) {
+        if (!iequals_prefix(attempt.url, "http://") && !iequals_prefix(attempt.url, "https://")) {
             fail_attempt(transfer, "unsupported URL scheme", FailureKind::Permanent);
             return;
         }
-        transfer.easy = take_easy();
-        if (!transfer.easy) {
+        attempt.easy = take_easy();
+        if (!attempt.easy) {
             finish_failed(transfer, Error{ErrorCode::Io, "cannot create a curl handle",
                                           transfer.shown_path, ENOMEM});
             return;
         }
         configure(transfer);
-        transfer.state = TransferState::Running;
-        ++running;
-        curl_multi_add_handle(multi, transfer.easy.get());
+        set_state(transfer, TransferState::Running);
+        curl_multi_add_handle(multi, attempt.easy.get());
     }
 
     // Takes the easy handle of a Running transfer out of the multi handle (no-op without one).
     void detach(Transfer& transfer) {
-        if (!transfer.easy) {
+        Attempt& attempt = transfer.attempt;
+        if (!attempt.easy) {
             return;
         }
-        curl_multi_remove_handle(multi, transfer.easy.get());
-        idle_easies.push_back(std::move(transfer.easy));
-        if (transfer.paused) {
+        curl_multi_remove_handle(multi, attempt.easy.get());
+        idle_easies.push_back(std::move(attempt.easy));
+        if (attempt.paused) {
             paused.erase(std::remove(paused.begin(), paused.end(), transfer.index), paused.end());
-            transfer.paused = false;
+            attempt.paused = false;
         }
-        --running;
-    }
-
-    MirrorMark& mark_of(Transfer& transfer, const std::string& base) {
-        for (auto& mark : transfer.marks) {
-            if (mark.base_url == base) {
-                return mark;
-            }
-        }
-        transfer.marks.push_back(MirrorMark{base, false, 0});
-        return transfer.marks.back();
     }
 
     void record_attempt(Transfer& transfer, std::string outcome, bool permanent,
                         std::optional<std::chrono::seconds> retry_after = std::nullopt) {
-        if (!transfer.note.empty()) {
-            outcome += " (" + transfer.note + ")";
+        const Attempt& attempt = transfer.attempt;
+        if (!attempt.note.empty()) {
+            outcome += " (" + attempt.note + ")";
         }
         transfer.result.attempts.push_back(
-            DownloadAttempt{transfer.url, std::move(outcome), transfer.status, transfer.range_start,
-                            transfer.attempt_bytes, retry_after, permanent});
-        transfer.result.bytes_received += transfer.attempt_bytes;
-        report.bytes_received += transfer.attempt_bytes;
+            DownloadAttempt{attempt.url, std::move(outcome), attempt.response.status,
+                            attempt.range_start, attempt.bytes, retry_after, permanent});
+        transfer.result.bytes_received += attempt.bytes;
+        report.bytes_received += attempt.bytes;
     }
 
+    // Ends the current attempt with `outcome`: records it, tells the mirrors, keeps or drops the
+    // received bytes as `kind` says, then schedules the next attempt or ends the file.
     void fail_attempt(Transfer& transfer, std::string outcome, FailureKind kind,
                       std::optional<std::chrono::seconds> retry_after = std::nullopt) {
         record_attempt(transfer, std::move(outcome), kind == FailureKind::Permanent, retry_after);
-        const bool has_mirror = !transfer.base.empty();
-        if (has_mirror && kind != FailureKind::RestartSame && kind != FailureKind::Local) {
-            transfer.request->mirrors->record_failure(transfer.base);
-        }
         if (kind == FailureKind::Local) {
             finish_failed(transfer, Error{ErrorCode::Io, transfer.result.attempts.back().outcome,
                                           transfer.shown_path, 0});
             return;
         }
+        note_mirror_failure(transfer, kind);
         if (kind == FailureKind::Permanent || kind == FailureKind::RestartSame) {
             transfer.sink->restart();
             transfer.accepted = 0;
-            transfer.prefix_from_earlier = false;
-        } else {
-            transfer.prefix_from_earlier = transfer.accepted > 0;
-        }
-        if (has_mirror) {
-            MirrorMark& mark = mark_of(transfer, transfer.base);
-            if (kind == FailureKind::Permanent) {
-                mark.ruled_out = true;
-            } else if (kind == FailureKind::Transient) {
-                ++mark.transient_failures;
-            }
         }
         if (kind == FailureKind::Transient) {
             ++transfer.transient_failures;
@@ -625,47 +666,54 @@ struct Engine {
             finish_failed(transfer, exhausted_error(transfer, false));
             return;
         }
-        // Next: the same mirror at once (RestartSame), an untried mirror at once, or the least
-        // failed mirror still allowed after a backoff.
-        std::chrono::milliseconds delay{0};
-        if (kind == FailureKind::RestartSame || !has_mirror) {
-            if (!has_mirror && kind == FailureKind::Permanent) {
-                finish_failed(transfer, exhausted_error(transfer, true));
-                return;
-            }
-            transfer.next_base = transfer.base;
-            if (kind == FailureKind::Transient) {
-                delay = backoff(transfer, retry_after);
-            }
-        } else {
-            const std::vector<std::string> order = transfer.request->mirrors->order();
-            const MirrorMark* best = nullptr;
-            for (const auto& base : order) {
-                const MirrorMark* known = nullptr;
-                for (const auto& existing : transfer.marks) {
-                    if (existing.base_url == base) {
-                        known = &existing;
-                    }
-                }
-                if (known == nullptr) {
-                    transfer.next_base = base;
-                    break;
-                }
-                if (!known->ruled_out &&
-                    (best == nullptr || known->transient_failures < best->transient_failures)) {
-                    best = known;
-                }
-            }
-            if (!transfer.next_base) {
-                if (best == nullptr) {
-                    finish_failed(transfer, exhausted_error(transfer, true));
-                    return;
-                }
-                transfer.next_base = best->base_url;
-                delay = backoff(transfer, retry_after);
-            }
+        const std::optional<MirrorChoice> next =
+            choose_next_mirror(transfer.attempt.base.empty() ? std::vector<std::string>{}
+                                                             : transfer.request->mirrors->order(),
+                               transfer.marks, transfer.attempt.base, kind);
+        if (!next) {
+            finish_failed(transfer, exhausted_error(transfer, true));
+            return;
         }
-        transfer.state = TransferState::RetryWait;
+        if (next->base_url != transfer.attempt.base) {
+            transfer.store_as_sent = false;  // a property of the mirror that failed
+        }
+        transfer.next_base = next->base_url;
+        schedule_retry(transfer, next->after_backoff ? backoff(transfer, retry_after)
+                                                     : std::chrono::milliseconds(0));
+    }
+
+    // Ends an attempt whose body the mirror encoded and curl decoded, and which failed its check
+    // with `outcome`, by fetching the file again from the same mirror, stored as sent (see
+    // Transfer::store_as_sent). Returns false (and does nothing) iff that does not apply.
+    bool retry_as_sent(Transfer& transfer, const std::string& outcome) {
+        const Attempt& attempt = transfer.attempt;
+        if (!attempt.decoding || !is_encoded(attempt.response.content_encoding) ||
+            transfer.store_as_sent) {
+            return false;
+        }
+        transfer.store_as_sent = true;
+        fail_attempt(transfer,
+                     outcome + " (decoded from Content-Encoding: " +
+                         attempt.response.content_encoding + "); fetching it again, stored as sent",
+                     FailureKind::RestartSame);
+        return true;
+    }
+
+    // Records a failure of the current attempt's mirror: in the repository's MirrorList (shared
+    // by all files; RestartSame is not the mirror's fault) and in the file's own marks.
+    void note_mirror_failure(Transfer& transfer, FailureKind kind) {
+        const std::string& base = transfer.attempt.base;
+        if (base.empty()) {
+            return;
+        }
+        if (kind != FailureKind::RestartSame) {
+            transfer.request->mirrors->record_failure(base);
+        }
+        mark_failure(transfer.marks, base, kind);
+    }
+
+    void schedule_retry(Transfer& transfer, std::chrono::milliseconds delay) {
+        set_state(transfer, TransferState::RetryWait);
         transfer.not_before = Clock::now() + delay;
         retry_wait.push_back(transfer.index);
     }
@@ -713,7 +761,7 @@ struct Engine {
                 fs::unlink_at(transfer.dir_fd, transfer.part_name);
             }
         }
-        transfer.state = TransferState::Failed;
+        set_state(transfer, TransferState::Failed);
         transfer.result.status = FileStatus::Failed;
         transfer.result.error = std::move(error);
         ++report.failed;
@@ -731,12 +779,12 @@ struct Engine {
     }
 
     void finish_done(Transfer& transfer, FileStatus status) {
-        transfer.state = TransferState::Done;
+        set_state(transfer, TransferState::Done);
         transfer.result.status = status;
         if (status == FileStatus::Downloaded) {
             ++report.downloaded;
-            if (!transfer.base.empty()) {
-                transfer.request->mirrors->record_success(transfer.base);
+            if (!transfer.attempt.base.empty()) {
+                transfer.request->mirrors->record_success(transfer.attempt.base);
             }
         } else {
             ++report.already_present;
@@ -748,7 +796,7 @@ struct Engine {
     }
 
     void interrupt(Transfer& transfer) {
-        if (transfer.easy) {
+        if (transfer.attempt.easy) {
             detach(transfer);
             record_attempt(transfer, "interrupted", false);
         }
@@ -758,7 +806,7 @@ struct Engine {
                 fs::unlink_at(transfer.dir_fd, transfer.part_name);
             }
         }
-        transfer.state = TransferState::Interrupted;
+        set_state(transfer, TransferState::Interrupted);
         transfer.result.status = FileStatus::Interrupted;
         ++report.not_finished;
         if (progress != nullptr) {
@@ -773,7 +821,7 @@ struct Engine {
                 transfer->state == TransferState::RetryWait) {
                 interrupt(*transfer);
             } else if (transfer->state == TransferState::Queued) {
-                transfer->state = TransferState::NotStarted;
+                set_state(*transfer, TransferState::NotStarted);
                 transfer->result.status = FileStatus::NotStarted;
                 ++report.not_finished;
             }
@@ -784,26 +832,30 @@ struct Engine {
 
     // --- completion of transfers --------------------------------------------------------------
     void on_curl_done(Transfer& transfer, CURLcode code) {
+        Attempt& attempt = transfer.attempt;
         curl_off_t retry_after_seconds = 0;
         std::optional<std::chrono::seconds> retry_after;
-        if (curl_easy_getinfo(transfer.easy.get(), CURLINFO_RETRY_AFTER, &retry_after_seconds) ==
+        if (curl_easy_getinfo(attempt.easy.get(), CURLINFO_RETRY_AFTER, &retry_after_seconds) ==
                 CURLE_OK &&
             retry_after_seconds > 0) {
             retry_after = std::chrono::seconds(retry_after_seconds);
         }
         // Read from the handle before detach() hands it back for reuse.
         const std::string curl_failure =
-            code == CURLE_OK ? std::string()
-                             : describe_curl_failure(transfer.easy.get(), code, transfer.url,
-                                                     transfer.error_buffer.data());
+            code == CURLE_OK
+                ? std::string()
+                : describe_curl_failure(attempt.easy.get(), code, attempt.url,
+                                        attempt.error_buffer.data(), attempt.redirects);
         detach(transfer);
-        const long status = transfer.status;
-        switch (transfer.abort) {
+        const long status = attempt.response.status;
+        switch (attempt.abort) {
             case AbortReason::SizeMismatch:
-                fail_attempt(transfer, transfer.abort_message, FailureKind::Permanent);
+                if (!retry_as_sent(transfer, attempt.abort_message)) {
+                    fail_attempt(transfer, attempt.abort_message, FailureKind::Permanent);
+                }
                 return;
             case AbortReason::RangeMismatch:
-                fail_attempt(transfer, transfer.abort_message + "; starting over",
+                fail_attempt(transfer, attempt.abort_message + "; starting over",
                              FailureKind::RestartSame);
                 return;
             case AbortReason::LocalIo:
@@ -815,9 +867,9 @@ struct Engine {
         }
         if (status >= 400 || (code == CURLE_OK && status != 200 && status != 206)) {
             std::string outcome = "HTTP " + std::to_string(status);
-            if (status == 416 && transfer.range_start > 0) {
+            if (status == 416 && attempt.range_start > 0) {
                 fail_attempt(transfer,
-                             outcome + " for Range from " + std::to_string(transfer.range_start) +
+                             outcome + " for Range from " + std::to_string(attempt.range_start) +
                                  "; starting over",
                              FailureKind::RestartSame);
             } else if (is_transient_status(status)) {
@@ -826,6 +878,9 @@ struct Engine {
                 fail_attempt(transfer, outcome, FailureKind::Permanent);
             }
             return;
+        }
+        if (code == CURLE_BAD_CONTENT_ENCODING && retry_as_sent(transfer, curl_failure)) {
+            return;  // not gzip or deflate at all: the label may be wrong
         }
         if (code != CURLE_OK) {
             std::string outcome = curl_failure;
@@ -839,41 +894,42 @@ struct Engine {
             return;
         }
         if (transfer.accepted != transfer.request->expected_size) {
-            fail_attempt(transfer,
-                         "size mismatch: received " + std::to_string(transfer.accepted) +
-                             " bytes, expected " + std::to_string(transfer.request->expected_size),
-                         FailureKind::Permanent);
+            const std::string outcome = "size mismatch: received " +
+                                        std::to_string(transfer.accepted) + " bytes, expected " +
+                                        std::to_string(transfer.request->expected_size);
+            if (!retry_as_sent(transfer, outcome)) {
+                fail_attempt(transfer, outcome, FailureKind::Permanent);
+            }
             return;
         }
-        transfer.state = TransferState::Verifying;
-        ++verifying;
+        begin_verification(transfer, Verification::Download);
         transfer.sink->finish();
     }
 
     void on_sink_finished(Transfer& transfer) {
-        --verifying;
         const FinishResult& result = transfer.sink->result();
-        const bool was_checking_existing = std::exchange(transfer.checking_existing, false);
-        const bool was_copying = std::exchange(transfer.copying, false);
+        const Verification verification = transfer.verification;
+        Attempt& attempt = transfer.attempt;
         if (result.local_error) {
-            if (was_copying || !was_checking_existing) {
+            if (verification != Verification::LeftoverPart) {
                 record_attempt(transfer, result.local_error->to_string(), false);
             }
             finish_failed(transfer, *result.local_error);
             return;
         }
         if (result.published) {
-            if (was_copying || !was_checking_existing) {
-                if (was_copying) {
-                    transfer.attempt_bytes = result.size;
+            if (verification != Verification::LeftoverPart) {
+                if (verification == Verification::FileCopy) {
+                    attempt.bytes = result.size;
                 }
                 record_attempt(transfer, "ok", false);
             }
-            finish_done(transfer, was_checking_existing ? FileStatus::AlreadyPresent
-                                                        : FileStatus::Downloaded);
+            finish_done(transfer, verification == Verification::LeftoverPart
+                                      ? FileStatus::AlreadyPresent
+                                      : FileStatus::Downloaded);
             return;
         }
-        if (was_checking_existing) {
+        if (verification == Verification::LeftoverPart) {
             // A leftover .part of the full size but the wrong content: download it anew.
             transfer.sink->restart();
             transfer.accepted = 0;
@@ -881,12 +937,13 @@ struct Engine {
                 interrupt(transfer);
                 return;
             }
-            transfer.state = TransferState::Queued;
+            set_state(transfer, TransferState::Queued);
             queue.push_front(transfer.index);
             return;
         }
-        if (was_copying) {
-            transfer.attempt_bytes = result.size;
+        const bool copied = verification == Verification::FileCopy;
+        if (copied) {
+            attempt.bytes = result.size;
         }
         std::string mismatch;
         if (result.source_error) {
@@ -898,14 +955,19 @@ struct Engine {
             mismatch = std::string(checksum_type_name(transfer.request->checksum_type)) +
                        " mismatch: expected " + transfer.expected_digest + ", got " + result.digest;
         }
-        if (!result.source_error && !transfer.content_encoding.empty() && !was_copying) {
-            mismatch += " (server sent Content-Encoding: " + transfer.content_encoding + ")";
+        if (!result.source_error && !attempt.decoding &&
+            is_encoded(attempt.response.content_encoding) && !copied) {
+            mismatch +=
+                " (server sent Content-Encoding: " + attempt.response.content_encoding + ")";
         }
-        if (transfer.range_start > 0 && !transfer.restarted_after_mismatch && !was_copying) {
+        if (attempt.range_start > 0 && !transfer.restarted_after_mismatch && !copied) {
             // The prefix came from an earlier attempt or run: it may be the culprit.
             transfer.restarted_after_mismatch = true;
             fail_attempt(transfer, mismatch + " after resuming; starting over",
                          FailureKind::RestartSame);
+            return;
+        }
+        if (!result.source_error && !copied && retry_as_sent(transfer, mismatch)) {
             return;
         }
         fail_attempt(transfer, std::move(mismatch), FailureKind::Permanent);
@@ -1163,8 +1225,8 @@ Result<DownloadReport> Downloader::run(std::span<const std::filesystem::path> ro
     Engine engine(options_, multi, impl_->pool.get(), opened_roots, progress, stop);
     engine.completions.set_multi(multi);
     engine.user_agent = user_agent_for(options_);
-    for (const auto& header : options_.headers) {
-        engine.headers.append(header);
+    if (!append_request_headers(engine.headers, options_)) {
+        return make_error(ErrorCode::Io, "cannot allocate the request headers", "libcurl", ENOMEM);
     }
     engine.report.files.resize(requests.size());
     engine.transfers.reserve(requests.size());

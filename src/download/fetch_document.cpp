@@ -1,9 +1,12 @@
-// Small documents of unknown size (repomd.xml, mirrorlists, metalinks) fetched into memory.
+// Small documents of unknown size (repomd.xml, mirrorlists, metalinks) fetched into memory, in
+// a multi handle of their own so that a stop request ends the wait at once.
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <array>
 #include <cerrno>
+#include <optional>
+#include <stop_token>
 
 #include "download/curl_handles.hpp"
 #include "download/curl_options.hpp"
@@ -76,10 +79,56 @@ std::string error_page_title(std::string_view page) {
     return title.empty() ? std::string() : " (" + std::string(title) + ")";
 }
 
+// Keeps `easy` in `multi` for the lifetime of this object.
+class Attached {
+  public:
+    Attached(CURLM* multi, CURL* easy) : multi_(multi), easy_(easy) {
+        curl_multi_add_handle(multi_, easy_);
+    }
+    Attached(const Attached&) = delete;
+    Attached& operator=(const Attached&) = delete;
+    ~Attached() { curl_multi_remove_handle(multi_, easy_); }
+
+  private:
+    CURLM* multi_;
+    CURL* easy_;
+};
+
+// Runs the transfer of `easy` to its end and returns its result, or nullopt iff `stop` was
+// requested first (the transfer is abandoned then). A stop request wakes the wait at once.
+std::optional<CURLcode> perform(CURL* easy, const std::stop_token& stop) {
+    const download::CurlMulti multi(curl_multi_init());
+    if (!multi) {
+        return CURLE_OUT_OF_MEMORY;
+    }
+    const Attached attached(multi.get(), easy);
+    const std::stop_callback wake(stop, [handle = multi.get()] { curl_multi_wakeup(handle); });
+    for (;;) {
+        int running = 0;
+        const CURLMcode performed = curl_multi_perform(multi.get(), &running);
+        int left = 0;
+        while (CURLMsg* message = curl_multi_info_read(multi.get(), &left)) {
+            if (message->msg == CURLMSG_DONE && message->easy_handle == easy) {
+                return message->data.result;
+            }
+        }
+        if (performed != CURLM_OK) {
+            return CURLE_OUT_OF_MEMORY;
+        }
+        if (stop.stop_requested()) {
+            return std::nullopt;
+        }
+        curl_multi_poll(multi.get(), nullptr, 0, 1000, nullptr);
+    }
+}
+
 }  // namespace
 
 Result<std::string> fetch_document(const std::string& url, const DownloadOptions& options,
-                                   std::uint64_t max_bytes) {
+                                   std::uint64_t max_bytes, std::stop_token stop) {
+    if (stop.stop_requested()) {
+        return make_error(ErrorCode::Interrupted, "interrupted", url);
+    }
     if (auto path = download::file_url_path(url)) {
         return read_local_document(url, *path, max_bytes);
     }
@@ -89,18 +138,24 @@ Result<std::string> fetch_document(const std::string& url, const DownloadOptions
         return make_error(ErrorCode::Network, "cannot create a libcurl handle", url);
     }
     download::CurlSlist headers;
-    for (const std::string& header : options.headers) {
-        headers.append(header);
+    if (!download::append_request_headers(headers, options)) {
+        return make_error(ErrorCode::Network, "cannot allocate the request headers", url);
     }
     const std::string user_agent = download::user_agent_for(options);
     Body body{{}, max_bytes, false};
     std::array<char, CURL_ERROR_SIZE> error_buffer{};
-    download::apply_connection_options(easy.get(), options, url, user_agent, headers.get());
+    download::RedirectGuard redirects;
+    download::apply_connection_options(easy.get(), options, url, user_agent, headers.get(),
+                                       redirects);
     curl_easy_setopt(easy.get(), CURLOPT_URL, url.c_str());
     curl_easy_setopt(easy.get(), CURLOPT_WRITEFUNCTION, &append_body);
     curl_easy_setopt(easy.get(), CURLOPT_WRITEDATA, &body);
     curl_easy_setopt(easy.get(), CURLOPT_ERRORBUFFER, error_buffer.data());
-    const CURLcode code = curl_easy_perform(easy.get());
+    const std::optional<CURLcode> performed = perform(easy.get(), stop);
+    if (!performed) {
+        return make_error(ErrorCode::Interrupted, "interrupted", url);
+    }
+    const CURLcode code = *performed;
     if (body.too_large) {
         return make_error(ErrorCode::Unsafe,
                           "larger than " + std::to_string(max_bytes) + " bytes; refused", url);
@@ -108,7 +163,8 @@ Result<std::string> fetch_document(const std::string& url, const DownloadOptions
     if (code != CURLE_OK) {
         return make_error(
             ErrorCode::Network,
-            download::describe_curl_failure(easy.get(), code, url, error_buffer.data()), url);
+            download::describe_curl_failure(easy.get(), code, url, error_buffer.data(), redirects),
+            url);
     }
     long status = 0;
     curl_easy_getinfo(easy.get(), CURLINFO_RESPONSE_CODE, &status);

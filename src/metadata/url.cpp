@@ -1,4 +1,6 @@
-// Joining hrefs to mirror base URLs.
+// Joining hrefs to mirror base URLs, and which URLs from upstream are accepted.
+#include <cctype>
+
 #include "rpmirror/metadata.hpp"
 
 namespace rpmirror {
@@ -11,7 +13,44 @@ bool is_unreserved_or_slash(unsigned char byte) {
            byte == '~' || byte == '/';
 }
 
+// Returns true iff `url` starts with `scheme` followed by "://", ignoring ASCII case.
+bool has_scheme(std::string_view url, std::string_view scheme) {
+    if (url.size() < scheme.size() + 3 || url.substr(scheme.size(), 3) != "://") {
+        return false;
+    }
+    for (std::size_t index = 0; index < scheme.size(); ++index) {
+        if (std::tolower(static_cast<unsigned char>(url[index])) != scheme[index]) {
+            return false;
+        }
+    }
+    return true;
+}
+
 }  // namespace
+
+bool is_http_url(std::string_view url) {
+    return has_scheme(url, "http") || has_scheme(url, "https");
+}
+
+Result<std::vector<std::string>> usable_listed_mirrors(const std::vector<std::string>& listed,
+                                                       std::string_view list_url) {
+    const bool users_own_file = has_scheme(list_url, "file");
+    std::vector<std::string> usable;
+    for (const std::string& url : listed) {
+        if (has_scheme(url, "ftp") || has_scheme(url, "rsync")) {
+            continue;
+        }
+        if (!is_http_url(url) && !users_own_file) {
+            return make_error(ErrorCode::Unsafe,
+                              "lists the mirror '" + url +
+                                  "': only http and https URLs are accepted from an upstream "
+                                  "mirror list; refused",
+                              std::string(list_url));
+        }
+        usable.push_back(url);
+    }
+    return usable;
+}
 
 std::string percent_encode_path(std::string_view text) {
     static constexpr char kHex[] = "0123456789ABCDEF";

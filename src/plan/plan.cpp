@@ -78,6 +78,14 @@ Result<SyncPlan> plan_sync(const PackageIndex& index, const Selection& selection
             error.message = "repository '" + std::string(repo_id) + "': " + error.message;
             return tl::unexpected(std::move(error));
         }
+        if (!package.location_base.empty() && !is_http_url(package.location_base)) {
+            return make_error(ErrorCode::Unsafe,
+                              "repository '" + std::string(repo_id) + "': xml:base '" +
+                                  std::string(package.location_base) +
+                                  "': only http and https URLs are accepted from upstream "
+                                  "metadata; refused",
+                              package.nevra());
+        }
         if (const char* reason = relative->empty() ? nullptr : reserved_reason(*relative)) {
             return make_error(ErrorCode::Unsafe,
                               "repository '" + std::string(repo_id) + "': href '" +

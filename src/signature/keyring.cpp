@@ -314,14 +314,15 @@ Result<void> Keyring::verify_package(const std::filesystem::path& path) const {
     return impl_->check_validity(*signer, subject);
 }
 
-Result<Keyring> load_repo_keys(const RepoConfig& repo, const DownloadOptions& options) {
+Result<Keyring> load_repo_keys(const RepoConfig& repo, const DownloadOptions& options,
+                               std::stop_token stop) {
     if (repo.gpgkeys.empty()) {
         return make_error(ErrorCode::BadInput,
                           "signature checking is on but the repository has no gpgkey", repo.id);
     }
     Keyring keyring;
     for (const std::string& url : repo.gpgkeys) {
-        auto text = fetch_document(url, options);
+        auto text = fetch_document(url, options, kMaxDocumentBytes, stop);
         if (!text) {
             Error error = std::move(text.error());
             error.message = "cannot fetch gpgkey: " + error.message;

@@ -78,32 +78,41 @@ DownloadOptions options_for_repo(DownloadOptions options, const RepoConfig& repo
     return options;
 }
 
-Result<RepoSource> resolve_mirrors(const RepoConfig& repo, const DownloadOptions& options) {
+Result<RepoSource> resolve_mirrors(const RepoConfig& repo, const DownloadOptions& options,
+                                   const std::stop_token& stop) {
     RepoSource source;
     source.base_urls = repo.baseurls;
     const std::optional<std::string>& list_url = repo.metalink ? repo.metalink : repo.mirrorlist;
     if (list_url) {
-        auto document = fetch_document(*list_url, options);
+        auto document = fetch_document(*list_url, options, kMaxDocumentBytes, stop);
         if (!document) {
-            if (source.base_urls.empty()) {
+            if (source.base_urls.empty() || document.error().code == ErrorCode::Interrupted) {
                 return tl::unexpected(std::move(document.error()));
             }
-        } else if (repo.metalink || document->find("<metalink") != std::string::npos) {
-            // A mirrorlist= may point at a metalink; dnf tells them apart by content too.
-            auto metalink = parse_metalink(*document, *list_url);
-            if (!metalink) {
-                return tl::unexpected(std::move(metalink.error()));
-            }
-            for (const std::string& base : metalink->base_urls()) {
-                source.base_urls.push_back(base);
-            }
-            source.metalink = std::move(*metalink);
         } else {
-            auto mirrors = parse_mirrorlist(*document, *list_url);
-            if (!mirrors) {
-                return tl::unexpected(std::move(mirrors.error()));
+            std::vector<std::string> listed;
+            if (repo.metalink || document->find("<metalink") != std::string::npos) {
+                // A mirrorlist= may point at a metalink; dnf tells them apart by content too.
+                auto metalink = parse_metalink(*document, *list_url);
+                if (!metalink) {
+                    return tl::unexpected(std::move(metalink.error()));
+                }
+                for (const MetalinkUrl& url : metalink->urls) {
+                    listed.push_back(url.base_url);
+                }
+                source.metalink = std::move(*metalink);
+            } else {
+                auto mirrors = parse_mirrorlist(*document, *list_url);
+                if (!mirrors) {
+                    return tl::unexpected(std::move(mirrors.error()));
+                }
+                listed = std::move(*mirrors);
             }
-            source.base_urls.insert(source.base_urls.end(), mirrors->begin(), mirrors->end());
+            auto usable = usable_listed_mirrors(listed, *list_url);
+            if (!usable) {
+                return tl::unexpected(std::move(usable.error()));
+            }
+            source.base_urls.insert(source.base_urls.end(), usable->begin(), usable->end());
         }
     }
     if (source.base_urls.empty()) {
@@ -115,11 +124,14 @@ Result<RepoSource> resolve_mirrors(const RepoConfig& repo, const DownloadOptions
 // Fetches repomd.xml from the first mirror that serves a valid one (vouched for by the metalink
 // when there is one). Every mirror tried is named in the error when none works.
 Result<FetchedRepomd> fetch_repomd(const RepoSource& source, const DownloadOptions& options,
-                                   const std::string& repo_id) {
+                                   const std::string& repo_id, const std::stop_token& stop) {
     std::vector<std::string> attempts;
     for (const std::string& base : source.base_urls) {
         const std::string url = join_url(base, kRepomdHref);
-        auto bytes = fetch_document(url, options);
+        auto bytes = fetch_document(url, options, kMaxDocumentBytes, stop);
+        if (!bytes && bytes.error().code == ErrorCode::Interrupted) {
+            return tl::unexpected(std::move(bytes.error()));
+        }
         if (!bytes) {
             attempts.push_back(bytes.error().to_string());
             continue;
@@ -266,17 +278,17 @@ class RepoSync {
     Result<void> run() {
         const DownloadOptions& download_options = downloader_.options();
         if (repo_.repo_gpgcheck || checks_packages()) {
-            auto keys = load_repo_keys(repo_, download_options);
+            auto keys = load_repo_keys(repo_, download_options, stop_);
             if (!keys) {
                 return tl::unexpected(std::move(keys.error()));
             }
             keys_ = std::move(*keys);
         }
-        auto source = resolve_mirrors(repo_, download_options);
+        auto source = resolve_mirrors(repo_, download_options, stop_);
         if (!source) {
             return tl::unexpected(std::move(source.error()));
         }
-        auto repomd = fetch_repomd(*source, download_options, repo_.id);
+        auto repomd = fetch_repomd(*source, download_options, repo_.id, stop_);
         if (!repomd) {
             return tl::unexpected(std::move(repomd.error()));
         }
@@ -291,7 +303,7 @@ class RepoSync {
         if (options_.download_metadata && !options_.urls_only && !repo_.repo_gpgcheck) {
             // Fetched now, with repomd.xml, so both are of the same revision (not after the
             // packages, when upstream may have moved on).
-            auto signature = fetch_signature(repomd->base_url, download_options);
+            auto signature = fetch_signature(repomd->base_url, download_options, stop_);
             if (!signature) {
                 return tl::unexpected(std::move(signature.error()));
             }
@@ -374,7 +386,7 @@ class RepoSync {
             return {};
         }
         const std::string url = join_url(repomd.base_url, "repodata/repomd.xml.asc");
-        auto signature = fetch_signature(repomd.base_url, options);
+        auto signature = fetch_signature(repomd.base_url, options, stop_);
         if (!signature) {
             return tl::unexpected(std::move(signature.error()));
         }
@@ -396,8 +408,10 @@ class RepoSync {
     // Returns repomd.xml.asc of the mirror at `base_url`, nullopt iff it has none (404/410), or
     // the error of any other failure (publishing without a signature upstream has would lose it).
     static Result<std::optional<std::string>> fetch_signature(const std::string& base_url,
-                                                              const DownloadOptions& options) {
-        auto signature = fetch_document(join_url(base_url, "repodata/repomd.xml.asc"), options);
+                                                              const DownloadOptions& options,
+                                                              const std::stop_token& stop) {
+        auto signature = fetch_document(join_url(base_url, "repodata/repomd.xml.asc"), options,
+                                        kMaxDocumentBytes, stop);
         if (signature) {
             return std::optional<std::string>(std::move(*signature));
         }
@@ -493,6 +507,14 @@ class RepoSync {
                                   "record '" + record->type + "' at '" + record->location_href +
                                       "' is not a file under repodata/ with a size",
                                   repo_.id);
+            }
+            if (record->location_base && !is_http_url(*record->location_base)) {
+                return make_error(ErrorCode::Unsafe,
+                                  "record '" + record->type + "' has xml:base '" +
+                                      *record->location_base +
+                                      "': only http and https URLs are accepted from upstream "
+                                      "metadata; refused",
+                                  join_url(repomd.base_url, kRepomdHref));
             }
             auto relative = safe_relative_path(record->location_href.substr(kRepodataPrefix.size()),
                                                record->type);

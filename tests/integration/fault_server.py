@@ -7,9 +7,10 @@ Serves the files under DIR on 127.0.0.1 (a free port), prints the port on stdout
 listening, and appends one JSON line per request to --log: {"method", "path", "range",
 "headers", "step"}, written before the response, so a test that has its answer has its log line.
 
---script is a JSON object {"paths": {"/url/path": [step, step, ...]}}: the n-th request for a
-path uses the n-th step (the last step repeats). Paths without a script serve the file DIR/path,
-with Range support. A step is an object; every key is optional:
+--script is a JSON object {"paths": {"/url/path": [step, step, ...]}, "all": [step, ...]}: the
+n-th request for a path uses the n-th step (the last step repeats); paths without steps of their
+own use the "all" steps, if any. Paths without a script serve the file DIR/path, with Range
+support. A step is an object; every key is optional:
 
   "file": "name"          serve DIR/name instead of DIR/<path>
   "status": 503           answer this status with a short text body (no file)
@@ -18,6 +19,9 @@ with Range support. A step is an object; every key is optional:
   "redirect": "URL"       answer 302 with Location: URL
   "corrupt": true         same length, different bytes (every byte of the middle 64 flipped)
   "gzip": true            add Content-Encoding: gzip, body unchanged (a .gz served "encoded")
+  "encode": "gzip"        compress the body ("gzip" or "deflate", zlib format) and send it with
+                          that Content-Encoding, asked for or not; a Range request gets a range
+                          of the compressed bytes (206), as a server of precompressed files does
   "content_length": N     announce N as Content-Length, send the real body, then close
   "close_after": N        announce the full length, send N bytes, then close the connection
   "trickle": [B, S]       send the body B bytes at a time, sleeping S seconds in between
@@ -26,12 +30,14 @@ with Range support. A step is an object; every key is optional:
   "wrong_range": true     answer a Range request with 206 starting at byte 0
 """
 import argparse
+import gzip
 import json
 import os
 import socket
 import sys
 import threading
 import time
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -39,6 +45,7 @@ class State:
     def __init__(self, root, script, log_path):
         self.root = os.path.realpath(root)
         self.paths = script.get("paths", {})
+        self.all = script.get("all", [])
         self.counts = {}
         self.lock = threading.Lock()
         self.log = open(log_path, "a", buffering=1) if log_path else None
@@ -47,7 +54,7 @@ class State:
         with self.lock:
             index = self.counts.get(path, 0)
             self.counts[path] = index + 1
-        steps = self.paths.get(path)
+        steps = self.paths.get(path) or self.all
         if not steps:
             return index, {}
         return index, steps[min(index, len(steps) - 1)]
@@ -117,6 +124,16 @@ class Handler(BaseHTTPRequestHandler):
             middle = size // 2
             lo, hi = max(0, middle - 32), min(size, middle + 32)
             body = body[:lo] + bytes(b ^ 0xFF for b in body[lo:hi]) + body[hi:]
+        encoding = step.get("encode")
+        if encoding == "gzip":
+            body = gzip.compress(body, mtime=0)
+        elif encoding == "deflate":
+            body = zlib.compress(body)
+        elif encoding is not None:
+            raise ValueError("unknown encode: %r" % encoding)
+        if encoding is not None:
+            extra["Content-Encoding"] = encoding
+            size = len(body)
         status = 200
         start = parse_range(self.headers.get("Range"), size)
         if start is not None and step.get("range", True):

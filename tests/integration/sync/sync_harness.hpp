@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -86,6 +87,18 @@ class RunningCommand {
         struct rusage usage {};
         if (pid_ <= 0 || ::wait4(pid_, &status, 0, &usage) != pid_) {
             return -1;
+        }
+        pid_ = -1;
+        peak_rss_kib_ = usage.ru_maxrss;
+        return exit_status_of(status);
+    }
+
+    // Returns the command's exit status iff it has ended (it is reaped then), else nullopt.
+    std::optional<int> try_wait() {
+        int status = 0;
+        struct rusage usage {};
+        if (pid_ <= 0 || ::wait4(pid_, &status, WNOHANG, &usage) != pid_) {
+            return std::nullopt;
         }
         pid_ = -1;
         peak_rss_kib_ = usage.ru_maxrss;

@@ -62,6 +62,21 @@ TEST_F(SyncCli, FullSyncMirrorsEveryPackageWithItsChecksumInDnfsLayout) {
     EXPECT_EQ(package_uris(uris_since(server, 0)), uris_of(package_names(upstream)));
 }
 
+TEST_F(SyncCli, LocalRepositoryFromRepofrompathFileUrlIsMirrored) {
+    // A file:// baseurl written by the user is legitimate: packages and metadata are copied
+    // and verified like downloads.
+    const fs::path upstream = test_repo("sample-repo");
+    const fs::path mirror = tmp_ / "mirror";
+
+    const CommandResult result =
+        sync({"--repofrompath", "local,file://" + upstream.string(), "--repo", "local", "-p",
+              mirror.string(), "--download-metadata"});
+
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_TRUE(result.out.starts_with("local: downloaded 5 files")) << result.out;
+    EXPECT_EQ(tree_digests(mirror / "local", kStateFile), tree_digests(upstream));
+}
+
 TEST_F(SyncCli, ResyncOfAnUnchangedMirrorOnlyFetchesRepomd) {
     const fs::path upstream = test_repo("sample-repo");
     NginxServer& server = serve(upstream);

@@ -1,10 +1,12 @@
 // `rpmirror sync` when things go wrong: packages failing mid-sync (metadata must stay the previous
-// complete one), hostile symlinks in the destination, and SIGINT.
+// complete one), hostile symlinks in the destination, bodies encoded nobody asked for, and
+// SIGINT.
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -170,6 +172,84 @@ TEST_F(SyncFaults, SignatureThatCannotBeFetchedFailsTheRepositoryBeforeAnyDownlo
     for (const LoggedRequest& request : faulty.requests()) {
         EXPECT_FALSE(request.path.starts_with("/Packages/")) << request.path;
     }
+}
+
+// --- Content-Encoding nobody asked for -------------------------------------------------------
+
+TEST_F(SyncFaults, ServerGzippingEveryResponseIsMirroredFromTheDecodedBytes) {
+    // Every body, repomd.xml included, comes gzip-encoded with its encoded Content-Length.
+    const fs::path upstream = test_repo("sample-repo");
+    FaultServer faulty(upstream, {{"all", {{{"encode", "gzip"}}}}}, tmp_.path());
+
+    const CommandResult result = sync(args_for(faulty.url("/")));
+
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_EQ(tree_digests(mirror_ / "sample", kStateFile), tree_digests(upstream));
+    std::map<std::string, int> requests;
+    for (const LoggedRequest& request : faulty.requests()) {
+        ++requests[request.path];
+        EXPECT_FALSE(request.headers.contains("accept-encoding")) << request.path;
+    }
+    for (const auto& [href, digest] : package_digests(upstream)) {
+        EXPECT_EQ(requests["/" + href], 1) << href << " decoded and verified the first time";
+    }
+    EXPECT_EQ(requests["/repodata/repomd.xml"], 1);
+}
+
+TEST_F(SyncFaults, GzFileSentWithContentEncodingGzipIsStoredAsSent) {
+    // The classic misconfiguration (Apache's AddEncoding x-gzip .gz): primary.xml.gz labelled
+    // "Content-Encoding: gzip". Decoded, it is primary.xml and too large; stored as sent, it
+    // is the record.
+    const fs::path upstream = test_repo("sample-repo");
+    std::string primary;
+    for (const auto& entry : fs::directory_iterator(upstream / "repodata")) {
+        if (entry.path().filename().string().ends_with("-primary.xml.gz")) {
+            primary = "/repodata/" + entry.path().filename().string();
+        }
+    }
+    ASSERT_FALSE(primary.empty());
+    FaultServer faulty(upstream, {{"paths", {{primary, {{{"gzip", true}}}}}}}, tmp_.path());
+
+    const CommandResult result = sync(args_for(faulty.url("/")));
+
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_EQ(tree_digests(mirror_ / "sample", kStateFile), tree_digests(upstream));
+    EXPECT_EQ(faulty.requests_for(primary).size(), 2U) << "decoded once, then stored as sent";
+}
+
+// --- stopping -----------------------------------------------------------------------------------
+
+TEST_F(SyncFaults, SigintWhileFetchingRepomdStopsTheSyncAtOnce) {
+    // repomd.xml trickles in at 2 bytes a second: about half an hour for the whole document
+    // (and no low-speed abort within the test: timeout=600). The stop must not wait for it.
+    const fs::path upstream = test_repo("sample-repo");
+    FaultServer server(upstream, {{"paths", {{"/repodata/repomd.xml", {{{"trickle", {1, 0.5}}}}}}}},
+                       tmp_.path());
+    std::vector<std::string> args{"-c", (tmp_ / "empty.conf").string(), "--reposdir",
+                                  (tmp_ / "empty-reposdir").string(),
+                                  "--setopt=sample.timeout=600"};
+    for (const std::string& arg : args_for(server.url("/"))) {
+        args.push_back(arg);
+    }
+    RunningCommand running(rpmirror_sync_argv(args), tmp_ / "interrupted");
+    ASSERT_TRUE(wait_until([&] { return !server.requests().empty(); })) << running.err();
+
+    running.signal(SIGINT);
+    std::optional<int> exit_code;
+    const bool ended = wait_until([&] {
+        exit_code = running.try_wait();
+        return exit_code.has_value();
+    });
+
+    ASSERT_TRUE(ended) << "still fetching repomd.xml after SIGINT";
+    expect_no_sanitizer_report(running.err());
+    EXPECT_EQ(*exit_code, 130) << running.out() << running.err();
+    EXPECT_NE(running.err().find("interrupted"), std::string::npos) << running.err();
+    EXPECT_FALSE(fs::exists(mirror_ / "sample" / "repodata"));
+    EXPECT_FALSE(fs::exists(mirror_ / "sample" / "Packages"));
+    const auto requests = server.requests();
+    ASSERT_EQ(requests.size(), 1U) << "nothing asked for after the stop";
+    EXPECT_EQ(requests[0].path, "/repodata/repomd.xml");
 }
 
 // Interrupts a sync with `signal_number` in the middle of a package's transfer and checks the

@@ -199,6 +199,13 @@ class SyncHostile : public SyncFixture {
         }
     }
 
+    // Configures the repository `hostile` in a .repo file with `source_line` (e.g.
+    // "mirrorlist=URL") instead of --repofrompath.
+    void write_repo_file(const std::string& source_line) {
+        TempDir::write_at(tmp_ / "empty-reposdir" / "hostile.repo",
+                          "[hostile]\nname=hostile\n" + source_line + "\ngpgcheck=0\n");
+    }
+
     // Runs the good sync, publishes `xml` as primary.xml and syncs again; checks the refusal.
     CommandResult expect_primary_refused(const std::string& xml,
                                          const std::vector<std::string>& needles) {
@@ -505,7 +512,7 @@ TEST_F(SyncHostile, RedirectToAFileUrlIsRefused) {
     const CommandResult result = sync(args_for(faulty.url("/")));
 
     expect_refused(result, {faulty.url("/repodata/repomd.xml") + ": refused redirect to 'file://" +
-                            secret_.string() + "': only http redirects are followed"});
+                            secret_.string() + "': only http and https redirects are followed"});
     EXPECT_FALSE(fs::exists(mirror_ / std::string(kRepoId) / "repodata"));
 }
 
@@ -550,6 +557,92 @@ TEST_F(SyncHostile, HugeContentLengthAbortsTheTransferNamingTheUrl) {
 
     expect_refused(result, {std::string(kTiny), faulty.url("/" + kTinyHref)});
     EXPECT_FALSE(fs::exists(mirror_ / std::string(kRepoId) / kTinyHref));
+}
+
+// --- URLs from upstream: http and https only -------------------------------------------------
+// Each file:// URL below names upstream's own directory: were it followed, the sync would copy
+// a complete, valid repository from the local disk and succeed.
+
+TEST_F(SyncHostile, FileUrlInAMirrorlistIsRefused) {
+    NginxServer& server = serve(upstream_);
+    TempDir::write_at(upstream_ / "mirrorlist.txt",
+                      server.url("/") + "\nfile://" + upstream_.string() + "\n");
+    write_repo_file("mirrorlist=" + server.url("/mirrorlist.txt"));
+
+    const CommandResult result = sync({"--repo", std::string(kRepoId), "-p", mirror_.string()});
+
+    expect_refused(result, {server.url("/mirrorlist.txt") + ": lists the mirror 'file://" +
+                            upstream_.string() +
+                            "': only http and https URLs are accepted from an upstream mirror "
+                            "list; refused"});
+    EXPECT_FALSE(fs::exists(mirror_ / std::string(kRepoId)));
+}
+
+TEST_F(SyncHostile, FileUrlInAMetalinkIsRefused) {
+    NginxServer& server = serve(upstream_);
+    TempDir::write_at(upstream_ / "metalink.xml",
+                      metalink_for(upstream_ / "repodata" / "repomd.xml",
+                                   "file://" + upstream_.string() + "/", "", ""));
+    write_repo_file("metalink=" + server.url("/metalink.xml"));
+
+    const CommandResult result = sync({"--repo", std::string(kRepoId), "-p", mirror_.string()});
+
+    expect_refused(result, {server.url("/metalink.xml") + ": lists the mirror 'file://" +
+                            upstream_.string() + "/': only http and https URLs are accepted"});
+    EXPECT_FALSE(fs::exists(mirror_ / std::string(kRepoId)));
+}
+
+TEST_F(SyncHostile, FtpAndRsyncMirrorsInAMirrorlistAreSkippedNotRefused) {
+    NginxServer& server = serve(upstream_);
+    TempDir::write_at(
+        upstream_ / "mirrorlist.txt",
+        "ftp://127.0.0.1:1/repo/\nrsync://127.0.0.1:1/repo/\n" + server.url("/") + "\n");
+    write_repo_file("mirrorlist=" + server.url("/mirrorlist.txt"));
+
+    const CommandResult result = sync({"--repo", std::string(kRepoId), "-p", mirror_.string()});
+
+    EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_EQ(package_digests(mirror_ / std::string(kRepoId)), package_digests(upstream_));
+}
+
+TEST_F(SyncHostile, FileUrlInALocalMirrorlistOfTheUserIsAccepted) {
+    // The user's own mirrorlist (a file:// URL in the configuration) may name local mirrors.
+    const fs::path list = TempDir::write_at(tmp_ / "mirrors.txt", "file://" + upstream_.string());
+    write_repo_file("mirrorlist=file://" + list.string());
+
+    const CommandResult result = sync({"--repo", std::string(kRepoId), "-p", mirror_.string()});
+
+    EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_EQ(package_digests(mirror_ / std::string(kRepoId)), package_digests(upstream_));
+}
+
+TEST_F(SyncHostile, FileUrlAsAPackageXmlBaseIsRefused) {
+    const std::string base = "file://" + upstream_.string() + "/";
+    expect_primary_refused(
+        replace_once(original_primary_, "<location href=\"" + kTinyHref + "\"",
+                     "<location xml:base=\"" + base + "\" href=\"" + kTinyHref + "\""),
+        {"repository 'hostile': xml:base '" + base +
+         "': only http and https URLs are accepted from upstream metadata; refused"});
+}
+
+TEST_F(SyncHostile, FileUrlAsARecordXmlBaseIsRefused) {
+    NginxServer& server = serve(upstream_);
+    const std::string base = "file://" + upstream_.string() + "/";
+    const std::string compressed = gzip(original_primary_);
+    publish_compressed_primary(compressed, original_primary_);
+    TempDir::write_at(
+        upstream_ / "repodata" / "repomd.xml",
+        replace_once(read_file(upstream_ / "repodata" / "repomd.xml"),
+                     "<location href=\"repodata/primary.xml.gz\"",
+                     "<location xml:base=\"" + base + "\" href=\"repodata/primary.xml.gz\""));
+
+    const CommandResult result = sync(args_for(server.url("/")));
+
+    expect_refused(
+        result, {server.url("/repodata/repomd.xml") + ": record 'primary' has xml:base '" + base +
+                 "': only http and https URLs are accepted from upstream metadata; "
+                 "refused"});
+    EXPECT_FALSE(fs::exists(mirror_ / std::string(kRepoId) / "Packages"));
 }
 
 // --- symlinks planted in the destination -------------------------------------------------------

@@ -1,10 +1,12 @@
 // `rpmirror sync` over HTTPS: nginx with a server certificate from a CA the test makes (openssl
 // CLI), configured as a user would, with .repo files and --setopt: an untrusted certificate is
 // refused, sslcacert= trusts it, sslclientcert=/sslclientkey= answer a server that requires a
-// client certificate, sslverify=0 turns verification off (dnf's semantics), and a redirect from
-// the https repository to plain http is refused.
+// client certificate, sslverify=0 turns verification off (dnf's semantics), an http baseurl
+// answering 301 to https is followed, and a redirect from https to plain http is refused, also
+// when the https URL was itself reached by a redirect from http.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -73,6 +75,38 @@ class SyncTls : public SyncFixture {
         TempDir::write_at(tmp_ / "empty-reposdir" / "secure.repo",
                           "[secure]\nname=secure\nbaseurl=" + server.url("/") + "\n" + extra);
         return server;
+    }
+
+    // Starts plain-http nginx answering every request with `status` to the same path under
+    // `target_base` (e.g. "https://127.0.0.1:PORT"), and returns it.
+    NginxServer& serve_redirect(const std::string& target_base, int status = 301) {
+        NginxOptions options;
+        options.extra_server_config = "    location / { return " + std::to_string(status) + " " +
+                                      target_base + "$request_uri; }";
+        servers_.push_back(std::make_unique<NginxServer>(
+            tmp_ / "nothing", tmp_ / ("nginx-redirect-" + std::to_string(servers_.size())),
+            options));
+        return *servers_.back();
+    }
+
+    // Writes secure.repo with `baseurl` and the test CA trusted.
+    void write_repo(const std::string& baseurl) {
+        TempDir::write_at(tmp_ / "empty-reposdir" / "secure.repo",
+                          "[secure]\nname=secure\nbaseurl=" + baseurl +
+                              "\nsslcacert=" + (pki_ / "ca.pem").string() + "\n");
+    }
+
+    // Returns the URIs of `server`'s access log entries with `status`, once it has logged at
+    // least `at_least` requests.
+    static std::vector<std::string> uris_with_status(const NginxServer& server, int status,
+                                                     std::size_t at_least) {
+        std::vector<std::string> uris;
+        for (const auto& entry : server.access_log(at_least)) {
+            if (entry.value("status", 0) == status) {
+                uris.push_back(entry.value("uri", ""));
+            }
+        }
+        return uris;
     }
 
     CommandResult sync_secure(const std::vector<std::string>& extra = {}) {
@@ -159,6 +193,63 @@ TEST_F(SyncTls, RedirectFromHttpsToHttpIsRefused) {
                   {"refused redirect to '" + plain.url("/repodata/repomd.xml") +
                    "': only https redirects are followed"});
     EXPECT_TRUE(uris_since(plain, 0).empty()) << "the plain http server is never asked";
+}
+
+TEST_F(SyncTls, RedirectFromHttpToHttpsIsFollowed) {
+    NginxServer& secure = serve_tls(false, "");
+    NginxServer& plain = serve_redirect(secure.url());
+    write_repo(plain.url("/"));
+
+    expect_mirrored(sync_secure());
+
+    // Every request went to http first and was sent on to https, where the files came from.
+    const auto packages = package_digests(test_repo("sample-repo"));
+    const std::vector<std::string> redirected = uris_with_status(plain, 301, packages.size() + 1);
+    EXPECT_EQ(redirected.size(), plain.access_log().size());
+    EXPECT_NE(std::find(redirected.begin(), redirected.end(), "/repodata/repomd.xml"),
+              redirected.end());
+    const std::vector<std::string> served = uris_with_status(secure, 200, packages.size() + 1);
+    EXPECT_NE(std::find(served.begin(), served.end(), "/repodata/repomd.xml"), served.end());
+    EXPECT_EQ(package_uris(served).size(), packages.size());
+    EXPECT_EQ(package_uris(redirected), package_uris(served));
+}
+
+TEST_F(SyncTls, RedirectFromHttpToHttpsAndBackToHttpIsRefused) {
+    NginxServer& downgraded = serve(test_repo("sample-repo"));
+    NginxServer& secure = serve_tls(false, "",
+                                    "    location = /repodata/repomd.xml { return 302 " +
+                                        downgraded.url("/repodata/repomd.xml") + "; }");
+    NginxServer& plain = serve_redirect(secure.url());
+    write_repo(plain.url("/"));
+
+    const CommandResult result = sync_secure();
+
+    expect_failed(result, plain.url("/repodata/repomd.xml"),
+                  {"refused redirect to '" + downgraded.url("/repodata/repomd.xml") +
+                   "': a redirect to https is never followed back to http"});
+    EXPECT_TRUE(uris_since(downgraded, 0).empty()) << "the request to http is never sent";
+}
+
+TEST_F(SyncTls, PackageRedirectFromHttpToHttpsAndBackToHttpIsRefused) {
+    NginxServer& downgraded = serve(test_repo("sample-repo"));
+    NginxServer& secure = serve_tls(
+        false, "", "    location /Packages/ { return 302 " + downgraded.url() + "$request_uri; }");
+    NginxServer& plain = serve_redirect(secure.url());
+    write_repo(plain.url("/"));
+
+    const CommandResult result = sync_secure();
+
+    EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
+    const auto packages = package_digests(test_repo("sample-repo"));
+    for (const auto& [href, digest] : packages) {
+        EXPECT_NE(result.err.find(plain.url("/" + href) + ": refused redirect to '" +
+                                  downgraded.url("/" + href) +
+                                  "': a redirect to https is never followed back to http"),
+                  std::string::npos)
+            << result.err;
+    }
+    EXPECT_TRUE(uris_since(downgraded, 0).empty()) << "no request to http is ever sent";
+    EXPECT_TRUE(tree_digests(mirror_ / "secure" / "Packages").empty());
 }
 
 }  // namespace

@@ -317,16 +317,87 @@ TEST_P(DownloaderTest, ContentLengthSmallerThanExpectedIsASizeMismatch) {
     EXPECT_FALSE(exists("x.rpm"));
 }
 
-TEST_P(DownloaderTest, GzipContentEncodingIsStoredAsSentWithoutFalseMismatch) {
-    // A .gz file served with "Content-Encoding: gzip" (a common misconfiguration): decoding it
-    // would produce other bytes and a false size/checksum mismatch.
+// `count` lines of text: compresses well, so an encoded body is much shorter than the file.
+std::string compressible_text(std::size_t count) {
+    std::string text;
+    for (std::size_t line = 0; line < count; ++line) {
+        text += "<package name=\"p" + std::to_string(line) + "\" arch=\"noarch\"/>\n";
+    }
+    return text;
+}
+
+TEST_P(DownloaderTest, GzipEncodedBodyIsDecodedAndJudgedOnTheDecodedBytes) {
+    // A server that gzips a body nobody asked to be encoded: its Content-Length (the encoded
+    // size) is not the file's size, and must not abort the transfer.
+    const auto& body = serve("m1/x.xml", compressible_text(5000));
+    start_server({{"paths", {{"/m1/x.xml", {{{"encode", "gzip"}}}}}}});
+    auto report = run({make_request(mirrors({"/m1/"}), "x.xml", body)}, options());
+    ASSERT_TRUE(report.ok()) << (report.files[0].error ? report.files[0].error->to_string() : "");
+    EXPECT_EQ(read_all(dest() / "x.xml"), body);
+    ASSERT_EQ(report.files[0].attempts.size(), 1U);
+    EXPECT_EQ(report.files[0].attempts[0].outcome, "ok");
+    EXPECT_EQ(report.bytes_received, body.size());
+    const auto requests = server_->requests();
+    ASSERT_EQ(requests.size(), 1U);
+    EXPECT_FALSE(requests[0].headers.contains("accept-encoding")) << "never asked for";
+}
+
+TEST_P(DownloaderTest, DeflateEncodedBodyIsDecoded) {
+    const auto& body = serve("m1/x.xml", compressible_text(3000));
+    start_server({{"paths", {{"/m1/x.xml", {{{"encode", "deflate"}}}}}}});
+    auto report = run({make_request(mirrors({"/m1/"}), "x.xml", body)}, options());
+    ASSERT_TRUE(report.ok()) << (report.files[0].error ? report.files[0].error->to_string() : "");
+    EXPECT_EQ(read_all(dest() / "x.xml"), body);
+    EXPECT_EQ(server_->requests().size(), 1U);
+}
+
+TEST_P(DownloaderTest, EncodedPartialResponseStartsOverFromByteZero) {
+    // The server answers Range with a range of its gzip stream (as one serving precompressed
+    // files does): those bytes can neither be decoded alone nor appended to the file's prefix.
+    const auto& body = serve("m1/x.rpm", content_bytes(300'000, 41));
+    std::filesystem::create_directories(dest());
+    std::ofstream(dest() / ".x.rpm.part", std::ios::binary) << body.substr(0, 100'000);
+    start_server({{"all", {{{"encode", "gzip"}}}}});
+    auto report = run({make_request(mirrors({"/m1/"}), "x.rpm", body)}, options());
+    ASSERT_TRUE(report.ok()) << (report.files[0].error ? report.files[0].error->to_string() : "");
+    EXPECT_EQ(read_all(dest() / "x.rpm"), body);
+    const auto requests = server_->requests();
+    ASSERT_EQ(requests.size(), 2U);
+    EXPECT_EQ(requests[0].range, "bytes=100000-");
+    EXPECT_EQ(requests[1].range, "");  // same mirror, from scratch
+    const auto& attempts = report.files[0].attempts;
+    ASSERT_EQ(attempts.size(), 2U);
+    EXPECT_NE(attempts[0].outcome.find("206 with Content-Encoding: gzip for Range from 100000"),
+              std::string::npos)
+        << attempts[0].outcome;
+    EXPECT_EQ(attempts[0].bytes_received, 0U);
+    EXPECT_EQ(attempts[1].outcome, "ok");
+    EXPECT_FALSE(report.files[0].resumed);
+}
+
+TEST_P(DownloaderTest, BytesLabelledGzipThatAreTheFileAreStoredAsSent) {
+    // A .gz file served with "Content-Encoding: gzip" (a common misconfiguration): decoded, it
+    // fails its check; the same mirror is asked again and the bytes are stored as sent.
     const auto& body = serve("m1/repodata/primary.xml.gz", content_bytes(80'000, 17));
     start_server({{"paths", {{"/m1/repodata/primary.xml.gz", {{{"gzip", true}}}}}}});
     auto report =
         run({make_request(mirrors({"/m1/"}), "repodata/primary.xml.gz", body)}, options());
-    ASSERT_TRUE(report.ok());
+    ASSERT_TRUE(report.ok()) << (report.files[0].error ? report.files[0].error->to_string() : "");
     EXPECT_EQ(read_all(dest() / "repodata/primary.xml.gz"), body);
-    EXPECT_FALSE(server_->requests()[0].headers.contains("accept-encoding"));
+    const auto& attempts = report.files[0].attempts;
+    ASSERT_EQ(attempts.size(), 2U);
+    EXPECT_NE(attempts[0].outcome.find(
+                  "(decoded from Content-Encoding: gzip); fetching it again, stored as sent"),
+              std::string::npos)
+        << attempts[0].outcome;
+    EXPECT_FALSE(attempts[0].permanent);
+    EXPECT_EQ(attempts[1].outcome, "ok");
+    const auto requests = server_->requests();
+    ASSERT_EQ(requests.size(), 2U);
+    for (const auto& request : requests) {
+        EXPECT_EQ(request.path, "/m1/repodata/primary.xml.gz");
+        EXPECT_FALSE(request.headers.contains("accept-encoding"));
+    }
 }
 
 TEST_P(DownloaderTest, RedirectToFileUrlIsRefused) {
@@ -397,6 +468,25 @@ TEST_P(DownloaderTest, FileUrlsAreCopiedAndVerified) {
         << report.files[1].error->message;
     EXPECT_FALSE(exists("bad.rpm"));
     EXPECT_FALSE(exists(".bad.rpm.part"));
+}
+
+TEST_P(DownloaderTest, AbsoluteFileHrefIsRefusedWithoutReadingIt) {
+    // An absolute href comes from upstream's xml:base: file:// is only accepted as a mirror.
+    const std::string secret = content_bytes(5000, 40);
+    const auto secret_path = dir_.write("secret.bin", secret);
+    DownloadRequest request =
+        make_request(nullptr, "file://" + secret_path.string(), secret, "x.rpm");
+    auto report = run({request}, options());
+    ASSERT_EQ(report.failed, 1U);
+    const auto& attempts = report.files[0].attempts;
+    ASSERT_EQ(attempts.size(), 1U);
+    EXPECT_NE(attempts[0].outcome.find("an absolute href must be an http or https URL"),
+              std::string::npos)
+        << attempts[0].outcome;
+    EXPECT_EQ(attempts[0].bytes_received, 0U);
+    EXPECT_EQ(report.bytes_received, 0U);
+    EXPECT_FALSE(exists("x.rpm"));
+    EXPECT_FALSE(exists(".x.rpm.part"));
 }
 
 // Requests a stop once some bytes of the download have arrived.

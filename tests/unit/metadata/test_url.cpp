@@ -52,5 +52,46 @@ TEST(JoinUrl, XmlBaseWinsOverTheMirrorWhenPresent) {
               "https://cdn.example/base/Packages/a.rpm");
 }
 
+TEST(UpstreamUrls, OnlyHttpAndHttpsAreHttpUrls) {
+    EXPECT_TRUE(is_http_url("http://m.example/repo/"));
+    EXPECT_TRUE(is_http_url("HTTPS://m.example/repo/"));
+    EXPECT_FALSE(is_http_url("file:///srv/repo/"));
+    EXPECT_FALSE(is_http_url("ftp://m.example/repo/"));
+    EXPECT_FALSE(is_http_url("httpx://m.example/"));
+    EXPECT_FALSE(is_http_url("http:/m.example/"));
+    EXPECT_FALSE(is_http_url("/srv/repo/"));
+    EXPECT_FALSE(is_http_url(""));
+}
+
+TEST(UpstreamUrls, ListedMirrorsKeepHttpAndSkipFtpAndRsync) {
+    const auto usable = usable_listed_mirrors(
+        {"https://a.example/r/", "ftp://b.example/r/", "rsync://c.example/r/", "HTTP://d.example/"},
+        "https://mirrors.example/list");
+    ASSERT_TRUE(usable) << usable.error().to_string();
+    EXPECT_EQ(*usable, (std::vector<std::string>{"https://a.example/r/", "HTTP://d.example/"}));
+}
+
+TEST(UpstreamUrls, UpstreamListNamingALocalMirrorIsRefused) {
+    for (const std::string local :
+         {"file:///etc/", "FILE://localhost/srv/", "/srv/mirror/", "gopher://g.example/"}) {
+        const auto usable =
+            usable_listed_mirrors({"https://a.example/r/", local}, "https://mirrors.example/list");
+        ASSERT_FALSE(usable) << local;
+        EXPECT_EQ(usable.error().code, ErrorCode::Unsafe);
+        EXPECT_EQ(usable.error().subject, "https://mirrors.example/list");
+        EXPECT_NE(usable.error().message.find("'" + local + "'"), std::string::npos)
+            << usable.error().message;
+    }
+}
+
+TEST(UpstreamUrls, TheUsersOwnListFileMayNameLocalMirrors) {
+    const auto usable = usable_listed_mirrors(
+        {"file:///srv/mirror/", "/srv/other/", "rsync://c.example/r/", "https://a.example/r/"},
+        "file:///etc/yum/mirrors.txt");
+    ASSERT_TRUE(usable) << usable.error().to_string();
+    EXPECT_EQ(*usable, (std::vector<std::string>{"file:///srv/mirror/", "/srv/other/",
+                                                 "https://a.example/r/"}));
+}
+
 }  // namespace
 }  // namespace rpmirror
