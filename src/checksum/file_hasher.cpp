@@ -10,6 +10,7 @@
 
 #include "checksum/file_hasher_internal.hpp"
 #include "checksum/sigbus_guard.hpp"
+#include "fs/beneath.hpp"
 #include "rpmirror/checksum.hpp"
 #include "util/mapped_file.hpp"
 #include "util/unique_fd.hpp"
@@ -33,20 +34,14 @@ void notify_chunk_hashed(std::uint64_t bytes_hashed) {
     }
 }
 
-std::string_view file_kind(mode_t mode) {
+// "is a directory", "is a FIFO, not a regular file", ... for a non-regular `mode`.
+std::string file_kind(mode_t mode) {
     if (S_ISDIR(mode)) {
         return "is a directory";
     }
-    if (S_ISFIFO(mode)) {
-        return "is a FIFO, not a regular file";
-    }
-    if (S_ISSOCK(mode)) {
-        return "is a socket, not a regular file";
-    }
-    if (S_ISCHR(mode) || S_ISBLK(mode)) {
-        return "is a device, not a regular file";
-    }
-    return "is not a regular file";
+    const std::string_view name = fs::file_kind_name(mode);
+    return name == "not a regular file" ? "is not a regular file"
+                                        : "is a " + std::string(name) + ", not a regular file";
 }
 
 std::int64_t mtime_ns(const struct stat& st) {
