@@ -57,6 +57,11 @@ struct SyncStateFile {
     std::filesystem::path relative_path;  // as in PackageTarget
     std::uint64_t size = 0;
     std::int64_t mtime_ns = 0;
+    // Also recorded: a file replaced by `cp -p` or `rsync -t` (same size and mtime, another
+    // inode) or changed in place with its mtime put back, or whose checksum-cache xattrs were
+    // removed (ctime), is verified again by the next sync.
+    std::uint64_t inode = 0;
+    std::int64_t ctime_ns = 0;
 };
 
 struct SyncState {
@@ -85,7 +90,7 @@ std::optional<SyncState> read_sync_state(const std::filesystem::path& path);
 Result<void> write_sync_state(const std::filesystem::path& path, const SyncState& state);
 
 // Returns true iff every file of `state` is a regular file under `repo_dir` with the recorded
-// size and mtime (lstat only; a symlink never matches).
+// size, mtime, inode and ctime (lstat only; a symlink never matches).
 bool state_files_unchanged(const std::filesystem::path& repo_dir, const SyncState& state);
 
 // Returns the size and mtime of the regular file at `path`, or nullopt iff it is not one.

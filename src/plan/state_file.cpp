@@ -15,10 +15,10 @@ namespace rpmirror {
 
 namespace {
 
-constexpr int kStateVersion = 1;
+constexpr int kStateVersion = 2;
 
-std::int64_t mtime_ns(const struct stat& st) {
-    return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+std::int64_t nanoseconds(const struct timespec& time) {
+    return static_cast<std::int64_t>(time.tv_sec) * 1'000'000'000 + time.tv_nsec;
 }
 
 }  // namespace
@@ -44,7 +44,8 @@ std::optional<SyncState> read_sync_state(const std::filesystem::path& path) {
         state.options_fingerprint = document.at("options").get<std::string>();
         for (const auto& file : document.at("files")) {
             state.files.push_back({file.at(0).get<std::string>(), file.at(1).get<std::uint64_t>(),
-                                   file.at(2).get<std::int64_t>()});
+                                   file.at(2).get<std::int64_t>(), file.at(3).get<std::uint64_t>(),
+                                   file.at(4).get<std::int64_t>()});
         }
         return state;
     } catch (const nlohmann::json::exception&) {
@@ -55,7 +56,8 @@ std::optional<SyncState> read_sync_state(const std::filesystem::path& path) {
 Result<void> write_sync_state(const std::filesystem::path& path, const SyncState& state) {
     nlohmann::json files = nlohmann::json::array();
     for (const SyncStateFile& file : state.files) {
-        files.push_back({file.relative_path.string(), file.size, file.mtime_ns});
+        files.push_back(
+            {file.relative_path.string(), file.size, file.mtime_ns, file.inode, file.ctime_ns});
     }
     const nlohmann::json document = {{"version", kStateVersion},
                                      {"repomd_sha256", state.repomd_sha256},
@@ -81,13 +83,16 @@ std::optional<SyncStateFile> stat_for_state(const std::filesystem::path& repo_di
     if (::lstat((repo_dir / relative_path).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
         return std::nullopt;
     }
-    return SyncStateFile{relative_path, static_cast<std::uint64_t>(st.st_size), mtime_ns(st)};
+    return SyncStateFile{relative_path, static_cast<std::uint64_t>(st.st_size),
+                         nanoseconds(st.st_mtim), static_cast<std::uint64_t>(st.st_ino),
+                         nanoseconds(st.st_ctim)};
 }
 
 bool state_files_unchanged(const std::filesystem::path& repo_dir, const SyncState& state) {
     for (const SyncStateFile& file : state.files) {
         const auto now = stat_for_state(repo_dir, file.relative_path);
-        if (!now || now->size != file.size || now->mtime_ns != file.mtime_ns) {
+        if (!now || now->size != file.size || now->mtime_ns != file.mtime_ns ||
+            now->inode != file.inode || now->ctime_ns != file.ctime_ns) {
             return false;
         }
     }
