@@ -225,11 +225,12 @@ TEST_F(SyncOnFuse, PublishesByPlainRenamesAndAReaderNeverMissesARecord) {
     const fs::path repodata = mirror / "sample" / "repodata";
     std::atomic<bool> done{false};
     // Two readers: one through the FUSE mount (as a client of an NFS or FUSE mirror reads), one
-    // on the directory beneath it (as the server's own web server reads). Through FUSE, a
-    // rename over a file is atomic on the backing filesystem, but libfuse's path-based high-level
-    // API can answer ENOENT to an open racing with it (measured with a plain `mv` loop on
-    // bindfs: about 1 open in 10 during renames); such an open is counted, not a miss. A
-    // repomd.xml that is read must be complete, and every record it lists must be there.
+    // on the directory beneath it (as the server's own web server reads). libfuse's high-level
+    // API makes a rename over a file that is open through the mount two steps (the open target
+    // is first renamed to .fuse_hidden*), so an open racing with it can fail with ENOENT in
+    // either view (measured with a plain `mv` loop on bindfs: about 1 open in 10 during
+    // renames); such an open is counted, not a miss. A repomd.xml that is read must be
+    // complete, and every record it lists must be there.
     struct Reader {
         fs::path repodata;
         int passes = 0;
@@ -290,7 +291,9 @@ TEST_F(SyncOnFuse, PublishesByPlainRenamesAndAReaderNeverMissesARecord) {
                                             << " misses, the first: " << reader->misses.front();
         EXPECT_GT(reader->passes, 0);
     }
-    EXPECT_EQ(beneath.index_unopenable, 0) << "on the backing filesystem the rename is atomic";
+    // Not asserted: how often repomd.xml could not be opened. libfuse hides a file that is open
+    // through the mount before a rename replaces it (it renames it to .fuse_hidden* first), so
+    // both views can briefly lack it; a real NFS server renames atomically.
     std::cout << "[ figures  ] passes over repomd.xml and every record it lists during the "
                  "publication: through FUSE "
               << through_fuse.passes << " (index unopenable " << through_fuse.index_unopenable
