@@ -69,7 +69,7 @@ enum class TransferState {
 };
 
 // Returns true iff a transfer may go from `from` to `to` (the diagram at the top of the file).
-constexpr bool is_allowed_transition(TransferState from, TransferState to) {
+[[maybe_unused]] constexpr bool is_allowed_transition(TransferState from, TransferState to) {
     using S = TransferState;
     switch (from) {
         case S::Queued:
