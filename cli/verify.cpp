@@ -33,7 +33,72 @@ struct VerifyArgs {
     unsigned threads = 0;
     std::string safe_write_path;
     std::string json_file;
+    // The selection, overriding what the sync recorded field by field.
+    std::vector<std::string> arches;
+    bool source = false;
+    bool newest_only = false;
+    std::string min_buildtime;
+    bool all_packages = false;
 };
+
+std::vector<std::string> split_commas(const std::vector<std::string>& values) {
+    std::vector<std::string> items;
+    for (const std::string& value : values) {
+        std::size_t start = 0;
+        while (start <= value.size()) {
+            const std::size_t comma = std::min(value.find(',', start), value.size());
+            if (comma > start) {
+                items.push_back(value.substr(start, comma - start));
+            }
+            start = comma + 1;
+        }
+    }
+    return items;
+}
+
+// The selection to audit `repo_dir` with: the one its last sync recorded (unless --all-packages),
+// then each filter given on the command line in place of the recorded one. `origin` says where
+// it came from, for the output.
+SelectionOptions choose_selection(const VerifyArgs& args, const std::filesystem::path& repo_dir,
+                                  std::int64_t min_build_time, std::string& origin) {
+    SelectionOptions selection;
+    std::optional<RecordedSelection> recorded;
+    if (!args.all_packages) {
+        recorded = recorded_selection(args.state.state_dir.empty()
+                                          ? std::filesystem::path()
+                                          : std::filesystem::absolute(args.state.state_dir),
+                                      repo_dir);
+    }
+    if (recorded) {
+        selection = recorded->options;
+        origin = "recorded by sync";
+    } else {
+        origin = args.all_packages ? "--all-packages"
+                                   : "no selection recorded: not mirrored by rpmirror sync";
+    }
+    bool overridden = false;
+    if (!args.arches.empty()) {
+        selection.arches = split_commas(args.arches);
+        selection.source_only = false;
+        overridden = true;
+    }
+    if (args.source) {
+        selection.source_only = true;
+        overridden = true;
+    }
+    if (args.newest_only) {
+        selection.newest_only = true;
+        overridden = true;
+    }
+    if (!args.min_buildtime.empty()) {
+        selection.min_build_time = min_build_time;
+        overridden = true;
+    }
+    if (overridden) {
+        origin += recorded ? ", overridden by the command line" : "; from the command line";
+    }
+    return selection;
+}
 
 // One repository to verify, and where it comes from (needed for --remote and --repair).
 struct Target {
@@ -210,12 +275,26 @@ int run_verify(const VerifyArgs& args) {
     if (args.remote || args.repair) {
         syncer.emplace();
     }
+    std::int64_t min_build_time = 0;
+    if (!args.min_buildtime.empty()) {
+        auto parsed = parse_min_build_time(args.min_buildtime);
+        if (!parsed) {
+            return usage_error(parsed.error().to_string());
+        }
+        min_build_time = *parsed;
+    }
     const Printer print(args.quiet, args.json_file == "-");
     std::vector<AuditRunEntry> entries;
     int exit_code = kExitOk;
     for (const Target& target : targets) {
         const std::filesystem::path repo_dir = dir / target.id;
         AuditOptions options = base_options;
+        std::string selection_origin;
+        options.selection = choose_selection(args, repo_dir, min_build_time, selection_origin);
+        if (!args.quiet) {
+            print.line(fmt::format("{}: selection: {} ({})", target.id,
+                                   describe_selection(options.selection), selection_origin));
+        }
         std::optional<RemoteMetadata> remote;
         std::optional<Error> setup_error;
         if (args.remote) {
@@ -226,8 +305,22 @@ int run_verify(const VerifyArgs& args) {
             } else {
                 remote.emplace(std::move(*fetched));
                 options.reference_root = remote->root();
-                options.selection.include_globs = target.config->includepkgs;
-                options.selection.exclude_globs = target.config->excludepkgs;
+                // The configuration's includepkgs/excludepkgs, once each (a recorded selection
+                // already has those the sync used).
+                for (const std::string& glob : target.config->includepkgs) {
+                    if (std::find(options.selection.include_globs.begin(),
+                                  options.selection.include_globs.end(),
+                                  glob) == options.selection.include_globs.end()) {
+                        options.selection.include_globs.push_back(glob);
+                    }
+                }
+                for (const std::string& glob : target.config->excludepkgs) {
+                    if (std::find(options.selection.exclude_globs.begin(),
+                                  options.selection.exclude_globs.end(),
+                                  glob) == options.selection.exclude_globs.end()) {
+                        options.selection.exclude_globs.push_back(glob);
+                    }
+                }
             }
         }
         AuditRunEntry entry;
@@ -255,6 +348,7 @@ int run_verify(const VerifyArgs& args) {
                 repair_options.safe_write_path = options.safe_write_path;
                 repair_options.use_checksum_cache = !args.no_cache;
                 repair_options.threads = args.threads;
+                repair_options.selection = options.selection;
                 apply_run_state_options(args.state, repair_options.state_dir,
                                         repair_options.lock_wait);
                 entry.repair =
@@ -284,7 +378,10 @@ Command add_verify_command(CLI::App& parent) {
     auto args = std::make_shared<VerifyArgs>();
     CLI::App* app = parent.add_subcommand(
         "verify",
-        "Audit mirrored repositories against their metadata: missing, wrong size, wrong checksum");
+        "Audit mirrored repositories against their metadata: missing, wrong size, wrong checksum.\n"
+        "A mirror is audited (and repaired) with the selection its last `rpmirror sync` recorded\n"
+        "(-a, --source, -n, --min-buildtime, includepkgs/excludepkgs); a mirror made by dnf\n"
+        "reposync has none recorded: every package its metadata lists must be there.");
     app->add_option("-p,--download-path", args->download_path,
                     "the mirror: repositories are <DIR>/<repoid>/ (default: .)");
     app->add_option("--repo,--repoid", args->repo_patterns,
@@ -302,6 +399,16 @@ Command add_verify_command(CLI::App& parent) {
                     "directory packages may live in outside the repository directory");
     app->add_flag("-q,--quiet", args->quiet, "print problems only");
     app->add_option("--json", args->json_file, "write a JSON report to FILE ('-': stdout)");
+    app->add_option("-a,--arch", args->arches,
+                    "the mirror holds only these arches (comma lists, repeatable); overrides the "
+                    "selection its sync recorded");
+    app->add_flag("--source", args->source, "the mirror holds only source packages (overrides)");
+    app->add_flag("-n,--newest-only", args->newest_only,
+                  "the mirror holds only the newest packages, module streams as dnf (overrides)");
+    app->add_option("--min-buildtime", args->min_buildtime,
+                    "the mirror holds only packages built since YYYY-MM-DD (overrides)");
+    app->add_flag("--all-packages", args->all_packages,
+                  "ignore the recorded selection: every package the metadata lists");
     add_run_state_options(*app, args->state);
     add_repo_source_options(*app, args->sources);
     return Command{app, [args] { return run_verify(*args); }};

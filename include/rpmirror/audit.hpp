@@ -22,6 +22,7 @@
 #include "rpmirror/config.hpp"
 #include "rpmirror/error.hpp"
 #include "rpmirror/index.hpp"
+#include "rpmirror/plan.hpp"
 #include "rpmirror/sync.hpp"
 
 namespace rpmirror {
@@ -66,7 +67,9 @@ struct AuditOptions {
     // the mirror must hold); nullopt = the repository directory itself (the mirror's own
     // metadata). When set, the mirror's own repodata/ (if it has one) is compared with it.
     std::optional<std::filesystem::path> reference_root;
-    // Which listed packages the mirror must hold (default: every one, one per location).
+    // Which listed packages the mirror must hold (default: every one, one per location); `verify`
+    // passes the selection the sync recorded in its state (RecordedSelection). With newest_only,
+    // the reference's modules.yaml (verified first) is read as `sync` reads it.
     SelectionOptions selection;
     // As `sync --safe-write-path`: where hrefs escaping the repository directory may point.
     std::optional<std::filesystem::path> safe_write_path;
@@ -139,6 +142,16 @@ class RemoteMetadata {
     std::filesystem::path root_;
 };
 
+// Returns the selection the last successful `sync` of `repo_dir` recorded in its state file
+// under `state_dir` ("" = the default state directory, as SyncOptions::state_dir), or nullopt iff
+// there is none (a mirror made by dnf reposync, or by an rpmirror that did not record it).
+std::optional<RecordedSelection> recorded_selection(const std::filesystem::path& state_dir,
+                                                    const std::filesystem::path& repo_dir);
+
+// Returns the selection in the words of the command line, e.g. "--arch x86_64,noarch
+// --newest-only", or "every package" iff it selects everything.
+std::string describe_selection(const SelectionOptions& selection);
+
 struct RepairOptions {
     std::filesystem::path download_path = ".";  // the mirror: the repository is <this>/<repo.id>
     std::optional<std::filesystem::path> safe_write_path;
@@ -146,6 +159,9 @@ struct RepairOptions {
     unsigned threads = 0;
     std::filesystem::path state_dir;                // as SyncOptions::state_dir
     std::optional<std::chrono::seconds> lock_wait;  // as SyncOptions::lock_wait
+    // What the sync downloads (the audit's selection): a repair never downloads a package
+    // outside it. The repository's includepkgs/excludepkgs are added by the sync.
+    SelectionOptions selection;
 };
 
 struct RepairReport {

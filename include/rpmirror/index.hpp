@@ -207,6 +207,9 @@ struct PrimaryParseOptions {
     //        issues(); a packages="N" mismatch is recorded in issues().
     // true:  each of these is Error{BadInput} and the parse stops.
     bool strict = false;
+    // How every message and error subject names the document (e.g. its URL when it was parsed
+    // from a staging path); "" = the path it is read from.
+    std::string display_name;
 };
 
 // A streaming primary.xml parser: feed it decompressed bytes in chunks of any size.
@@ -236,7 +239,8 @@ class PrimaryParser {
 
 // Decompresses (by content) and parses the primary.xml at `path`, streaming.
 // Returns the index, or the first error of the decompressor (Corrupt, Unsafe, Io, NotFound,
-// Unsupported, naming `path`) or of the parser (BadInput, naming `path` and the line).
+// Unsupported) or of the parser (BadInput, with the line), each naming options.display_name (or
+// `path` when it is empty).
 // Thread-safe (each call has its own state).
 Result<PackageIndex> parse_primary_file(const std::filesystem::path& path,
                                         const PrimaryParseOptions& options = {});
@@ -261,6 +265,11 @@ struct SelectionOptions {
     std::optional<std::int64_t> min_build_time;
 };
 
+// Parses a --min-buildtime value: a date YYYY-MM-DD (UTC midnight, as dnf; month and day may be
+// unpadded, 2008-1-1) or seconds since the epoch. Returns Error{BadInput} naming
+// "--min-buildtime <text>" iff it is neither.
+Result<std::int64_t> parse_min_build_time(std::string_view text);
+
 struct Selection {
     // Positions in the index of the packages to download, in document order, one per location
     // (xml:base + href): the first entry for a location wins.
@@ -273,10 +282,76 @@ struct Selection {
     std::vector<std::string> conflicts;
 };
 
+// One module stream build (a `modulemd` document of modules.yaml): name, stream, version and
+// context, and the packages it is made of.
+struct ModuleStreamBuild {
+    std::string name;
+    std::string stream;
+    std::uint64_t version = 0;
+    std::string context;
+    std::string arch;
+    // rpm artifacts as "name-epoch:version-release.arch", the epoch always written (a missing
+    // one is 0), as dnf's nevra_strict matching compares them.
+    std::vector<std::string> artifacts;
+};
+
+// Parses the modules.yaml at `path` (compression detected by content, at most `ceiling` bytes
+// decompressed) with libmodulemd, naming it `display_name` in errors. Every module stream is
+// read (upgraded to modulemd v2 when older); defaults and obsoletes documents are ignored.
+// Returns Error{BadInput} naming `display_name` iff the YAML is not valid module metadata, or
+// the decompressor's error (Corrupt, Unsafe, Io, NotFound) with `display_name` as its subject.
+// Thread-safe (each call has its own state).
+Result<std::vector<ModuleStreamBuild>> parse_modules_file(
+    const std::filesystem::path& path, std::string_view display_name,
+    std::uint64_t ceiling = kDefaultDecompressedCeiling);
+
 // Selects packages from `index`: include/exclude globs, then newest-only, then --source or
-// --arch, then the build-time floor, then one entry per location. Modular metadata is not
-// consulted: newest-only treats modular packages like any other (dnf additionally keeps every
-// package of the latest module stream versions). Thread-safe for a const index.
-Selection select_packages(const PackageIndex& index, const SelectionOptions& options);
+// --arch, then the build-time floor, then one entry per location.
+// With newest_only and `modules` (the repository's module streams), selects as dnf 4's reposync
+// `_get_latest` does: the newest EVR per name.arch among the packages no module lists, plus,
+// for every name:stream, every package of its highest version and of the highest version that
+// holds each of the stream's newest packages (all contexts of a chosen version). Without
+// newest_only, `modules` does not change anything. Thread-safe for a const index.
+Selection select_packages(const PackageIndex& index, const SelectionOptions& options,
+                          std::span<const ModuleStreamBuild> modules = {});
+
+// ---------------------------------------------------------------------------------------------
+// One repository's package list, as `sync` and `verify` both read it
+
+// The metadata files to read, already verified by the caller (sizes and checksums).
+struct RepoPackageSource {
+    std::filesystem::path primary_path;
+    std::string primary_name;  // how messages name primary.xml (its URL, or the mirror's path)
+    std::optional<std::uint64_t> primary_open_size;  // repomd.xml's <open-size>
+    // modules.yaml, iff the repository has one and the caller fetched it; read only with
+    // newest_only (without it, modules do not change the selection).
+    std::optional<std::filesystem::path> modules_path;
+    std::string modules_name;
+};
+
+// The packages of one repository and what `options` selects from them.
+struct RepoPackages {
+    PackageIndex index;
+    Selection selection;
+    // Messages every caller shows as warnings: index issues that skipped no package, the first
+    // kConflictsShown conflicting duplicate locations (then "... and N more ..."), and one line
+    // counting duplicate locations.
+    std::vector<std::string> warnings;
+    // Packages primary.xml lists that cannot be mirrored (no checksum, absurd size...), each
+    // with its message; `sync` fails the repository for them, `verify` warns.
+    std::vector<IndexIssue> skipped;
+    // The number of module stream builds that took part in the selection (0: not modular, or
+    // not newest_only).
+    std::size_t module_streams = 0;
+};
+
+inline constexpr std::size_t kConflictsShown = 10;
+
+// Parses primary.xml (and, with options.newest_only, modules.yaml) from `source` and selects
+// with `options`. Every message names the files by source.primary_name / modules_name, never by
+// the path they were read from. Returns the parser's or decompressor's first error, so named.
+// Thread-safe (each call has its own state).
+Result<RepoPackages> read_repo_packages(const RepoPackageSource& source,
+                                        const SelectionOptions& options);
 
 }  // namespace rpmirror

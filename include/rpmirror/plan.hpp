@@ -64,10 +64,19 @@ struct SyncStateFile {
     std::int64_t ctime_ns = 0;
 };
 
+// What a sync selected with (-a, --source, -n, --min-buildtime, and the repository's
+// includepkgs/excludepkgs merged in): `verify` applies it to the mirror by default.
+struct RecordedSelection {
+    SelectionOptions options;
+    bool modular = false;  // newest-only took the repository's module streams into account
+};
+
 struct SyncState {
     std::string repomd_sha256;         // of the repomd.xml the sync mirrored
     std::string options_fingerprint;   // what selected the packages (filters, metadata, layout)
     std::vector<SyncStateFile> files;  // every selected package, verified
+    // nullopt iff the state was written by a version that did not record it.
+    std::optional<RecordedSelection> selection = std::nullopt;
 };
 
 // The state file of a repository directory, outside the mirror:

@@ -162,19 +162,38 @@ class Auditor {
             error.message += "; the package list cannot be trusted, packages not audited";
             return tl::unexpected(std::move(error));
         }
-        PrimaryParseOptions parse_options;
-        parse_options.decompress.expected_size = primary->open_size;
-        auto index = parse_primary_file(primary_path, parse_options);
-        if (!index) {
-            return tl::unexpected(std::move(index.error()));
+        RepoPackageSource source;
+        source.primary_path = primary_path;
+        source.primary_name = primary_path.string();
+        source.primary_open_size = primary->open_size;
+        if (const RepomdRecord* modules = repomd->find("modules");
+            modules != nullptr && options_.selection.newest_only) {
+            // Module streams decide what --newest-only kept: verified before they are trusted.
+            auto modules_relative = safe_relative_path(modules->location_href, "module metadata");
+            if (!modules_relative) {
+                return tl::unexpected(std::move(modules_relative.error()));
+            }
+            source.modules_path = report_.reference_root / *modules_relative;
+            source.modules_name = source.modules_path->string();
+            if (auto verified = verify_metadata_file(*source.modules_path, *modules); !verified) {
+                Error error = std::move(verified.error());
+                error.message +=
+                    "; the newest packages of module streams cannot be chosen, "
+                    "packages not audited";
+                return tl::unexpected(std::move(error));
+            }
         }
-        for (const IndexIssue& issue : index->issues()) {
+        auto packages = read_repo_packages(source, options_.selection);
+        if (!packages) {
+            return tl::unexpected(std::move(packages.error()));
+        }
+        for (const IndexIssue& issue : packages->skipped) {
             report_.warnings.push_back(issue.message);
         }
-        const Selection selection = select_packages(*index, options_.selection);
-        for (const std::string& conflict : selection.conflicts) {
-            report_.warnings.push_back(conflict);
-        }
+        report_.warnings.insert(report_.warnings.end(), packages->warnings.begin(),
+                                packages->warnings.end());
+        const PackageIndex* index = &packages->index;
+        const Selection& selection = packages->selection;
 
         // The packages, at the safe paths the planner gives them.
         PathPolicy policy;

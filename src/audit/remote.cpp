@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "fs/beneath.hpp"
 #include "rpmirror/audit.hpp"
 #include "rpmirror/plan.hpp"
@@ -79,6 +81,53 @@ bool is_removable(const AuditProblem& problem) {
 
 }  // namespace
 
+std::optional<RecordedSelection> recorded_selection(const std::filesystem::path& state_dir,
+                                                    const std::filesystem::path& repo_dir) {
+    SyncOptions options;
+    options.state_dir = state_dir;
+    auto state = read_sync_state(sync_state_path(state_directory(options), repo_dir));
+    if (!state) {
+        return std::nullopt;
+    }
+    return state->selection;
+}
+
+std::string describe_selection(const SelectionOptions& selection) {
+    std::vector<std::string> words;
+    const auto joined = [](const std::vector<std::string>& items) {
+        std::string text;
+        for (const std::string& item : items) {
+            text += (text.empty() ? "" : ",") + item;
+        }
+        return text;
+    };
+    if (selection.source_only) {
+        words.push_back("--source");
+    } else if (!selection.arches.empty()) {
+        words.push_back("--arch " + joined(selection.arches));
+    }
+    if (selection.newest_only) {
+        words.push_back("--newest-only");
+    }
+    if (selection.min_build_time) {
+        words.push_back(fmt::format("--min-buildtime {}", *selection.min_build_time));
+    }
+    if (!selection.include_globs.empty()) {
+        words.push_back("includepkgs=" + joined(selection.include_globs));
+    }
+    if (!selection.exclude_globs.empty()) {
+        words.push_back("excludepkgs=" + joined(selection.exclude_globs));
+    }
+    if (words.empty()) {
+        return "every package";
+    }
+    std::string text;
+    for (const std::string& word : words) {
+        text += (text.empty() ? "" : " ") + word;
+    }
+    return text;
+}
+
 RepairReport repair_repository(Syncer& syncer, const RepoConfig& repo, const RepoAuditReport& audit,
                                const RepairOptions& options, std::stop_token stop) {
     RepairReport repair;
@@ -89,6 +138,7 @@ RepairReport repair_repository(Syncer& syncer, const RepoConfig& repo, const Rep
     sync_options.verify_threads = options.threads;
     sync_options.state_dir = options.state_dir;
     sync_options.lock_wait = options.lock_wait;
+    sync_options.selection = options.selection;
     const std::filesystem::path repo_dir = repo_directory(sync_options, repo.id);
     // The lock covers the removals and the sync: another rpmirror must not download into the
     // repository while damaged files are removed.

@@ -522,15 +522,21 @@ Result<PackageIndex> PrimaryParser::finish() {
 
 Result<PackageIndex> parse_primary_file(const std::filesystem::path& path,
                                         const PrimaryParseOptions& options) {
+    const std::string name = options.display_name.empty() ? path.string() : options.display_name;
+    // The decompressor names the file by its path: the subject is replaced by the display name.
+    const auto named = [&name](Error error) {
+        error.subject = name;
+        return tl::unexpected(std::move(error));
+    };
     auto reader = Decompressor::open(path, options.decompress);
     if (!reader) {
-        return tl::unexpected(reader.error());
+        return named(std::move(reader.error()));
     }
-    PrimaryParser parser(path.string(), options.strict);
+    PrimaryParser parser(name, options.strict);
     while (true) {
         auto chunk = reader->read();
         if (!chunk) {
-            return tl::unexpected(chunk.error());
+            return named(std::move(chunk.error()));
         }
         if (chunk->empty()) {
             break;

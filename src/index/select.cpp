@@ -1,13 +1,20 @@
 // Package selection with dnf reposync's semantics (dnf-plugins-core reposync.py get_pkglist):
-//   repo excludes (includepkgs/excludepkgs) -> query.latest() if --newest-only ->
+//   repo excludes (includepkgs/excludepkgs) -> query.latest() if --newest-only (_get_latest with
+//   module streams) ->
 //   arch == src if --source, else arch in --arch -> (rpmirror) build-time floor ->
 //   one download per location.
 #include <fnmatch.h>
 
+#include <charconv>
+#include <ctime>
+
 #include <algorithm>
+#include <map>
 #include <numeric>
+#include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -80,9 +87,108 @@ std::vector<std::size_t> keep_newest(const PackageIndex& index,
     return result;
 }
 
+// "name-epoch:version-release.arch", as ModuleStreamBuild::artifacts spell packages.
+std::string strict_nevra(const PackageView& package) {
+    return fmt::format("{}-{}:{}-{}.{}", package.name, package.epoch, package.version,
+                       package.release, package.arch);
+}
+
+// dnf 4 reposync's _get_latest (dnf-plugins-core reposync.py): the union of
+//  - the newest EVR per name.arch of the packages no module stream lists;
+//  - per name:stream, every package of its highest version and of the highest version holding
+//    each of the stream's newest packages (a version's contexts all count).
+// Only packages in `positions` (the repository's packages after include/exclude) are returned.
+std::vector<std::size_t> keep_newest_modular(const PackageIndex& index,
+                                             const std::vector<std::size_t>& positions,
+                                             std::span<const ModuleStreamBuild> modules) {
+    std::unordered_map<std::string, std::vector<std::size_t>> by_nevra;
+    for (const std::size_t position : positions) {
+        by_nevra[strict_nevra(index[position])].push_back(position);
+    }
+    // name:stream -> version -> builds; artifact -> name:stream -> highest version holding it.
+    std::map<std::string, std::map<std::uint64_t, std::vector<const ModuleStreamBuild*>>> streams;
+    std::unordered_map<std::string, std::unordered_map<std::string, std::uint64_t>> highest_with;
+    std::unordered_set<std::string> modular;
+    for (const ModuleStreamBuild& build : modules) {
+        const std::string name_stream = build.name + ":" + build.stream;
+        streams[name_stream][build.version].push_back(&build);
+        for (const std::string& artifact : build.artifacts) {
+            modular.insert(artifact);
+            std::uint64_t& highest = highest_with[artifact][name_stream];
+            highest = std::max(highest, build.version);
+        }
+    }
+    std::vector<std::size_t> non_modular;
+    for (const std::size_t position : positions) {
+        if (!modular.contains(strict_nevra(index[position]))) {
+            non_modular.push_back(position);
+        }
+    }
+    std::vector<bool> keep(index.size(), false);
+    for (const std::size_t position : keep_newest(index, non_modular)) {
+        keep[position] = true;
+    }
+    const auto positions_of = [&by_nevra](const std::string& artifact) {
+        const auto found = by_nevra.find(artifact);
+        return found == by_nevra.end() ? std::vector<std::size_t>() : found->second;
+    };
+    for (const auto& [name_stream, versions] : streams) {
+        std::set<std::uint64_t> chosen{versions.rbegin()->first};
+        std::vector<std::size_t> stream_packages;
+        for (const auto& [version, builds] : versions) {
+            for (const ModuleStreamBuild* build : builds) {
+                for (const std::string& artifact : build->artifacts) {
+                    const std::vector<std::size_t> found = positions_of(artifact);
+                    stream_packages.insert(stream_packages.end(), found.begin(), found.end());
+                }
+            }
+        }
+        std::sort(stream_packages.begin(), stream_packages.end());
+        stream_packages.erase(std::unique(stream_packages.begin(), stream_packages.end()),
+                              stream_packages.end());
+        for (const std::size_t newest : keep_newest(index, stream_packages)) {
+            chosen.insert(highest_with[strict_nevra(index[newest])][name_stream]);
+        }
+        for (const std::uint64_t version : chosen) {
+            for (const ModuleStreamBuild* build : versions.at(version)) {
+                for (const std::string& artifact : build->artifacts) {
+                    for (const std::size_t position : positions_of(artifact)) {
+                        keep[position] = true;
+                    }
+                }
+            }
+        }
+    }
+    std::vector<std::size_t> result;
+    for (const std::size_t position : positions) {
+        if (keep[position]) {
+            result.push_back(position);
+        }
+    }
+    return result;
+}
+
 }  // namespace
 
-Selection select_packages(const PackageIndex& index, const SelectionOptions& options) {
+Result<std::int64_t> parse_min_build_time(std::string_view text) {
+    const std::string copy(text);
+    std::tm date{};
+    const char* end = ::strptime(copy.c_str(), "%Y-%m-%d", &date);
+    if (end != nullptr && *end == '\0' && copy.size() >= 8 && copy[4] == '-') {
+        return static_cast<std::int64_t>(::timegm(&date));
+    }
+    std::int64_t seconds = 0;
+    const auto [number_end, error] =
+        std::from_chars(text.data(), text.data() + text.size(), seconds);
+    if (!text.empty() && error == std::errc() && number_end == text.data() + text.size()) {
+        return seconds;
+    }
+    return make_error(ErrorCode::BadInput, "expected YYYY-MM-DD or seconds since the epoch",
+                      "--min-buildtime " + copy);
+}
+
+Selection select_packages(const PackageIndex& index, const SelectionOptions& options,
+                          std::span<const ModuleStreamBuild> modules) {
     std::vector<std::size_t> positions;
     positions.reserve(index.size());
     for (std::size_t position = 0; position < index.size(); ++position) {
@@ -97,7 +203,8 @@ Selection select_packages(const PackageIndex& index, const SelectionOptions& opt
     }
 
     if (options.newest_only) {
-        positions = keep_newest(index, positions);
+        positions = modules.empty() ? keep_newest(index, positions)
+                                    : keep_newest_modular(index, positions, modules);
     }
 
     Selection selection;

@@ -42,6 +42,23 @@ std::optional<SyncState> read_sync_state(const std::filesystem::path& path) {
         SyncState state;
         state.repomd_sha256 = document.at("repomd_sha256").get<std::string>();
         state.options_fingerprint = document.at("options").get<std::string>();
+        if (const auto found = document.find("selection"); found != document.end()) {
+            const nlohmann::json& recorded = *found;
+            RecordedSelection selection;
+            selection.options.arches = recorded.at("arches").get<std::vector<std::string>>();
+            selection.options.source_only = recorded.at("source").get<bool>();
+            selection.options.newest_only = recorded.at("newest_only").get<bool>();
+            selection.options.include_globs =
+                recorded.at("include").get<std::vector<std::string>>();
+            selection.options.exclude_globs =
+                recorded.at("exclude").get<std::vector<std::string>>();
+            if (!recorded.at("min_build_time").is_null()) {
+                selection.options.min_build_time =
+                    recorded.at("min_build_time").get<std::int64_t>();
+            }
+            selection.modular = recorded.at("modular").get<bool>();
+            state.selection = std::move(selection);
+        }
         for (const auto& file : document.at("files")) {
             state.files.push_back({file.at(0).get<std::string>(), file.at(1).get<std::uint64_t>(),
                                    file.at(2).get<std::int64_t>(), file.at(3).get<std::uint64_t>(),
@@ -59,10 +76,22 @@ Result<void> write_sync_state(const std::filesystem::path& path, const SyncState
         files.push_back(
             {file.relative_path.string(), file.size, file.mtime_ns, file.inode, file.ctime_ns});
     }
-    const nlohmann::json document = {{"version", kStateVersion},
-                                     {"repomd_sha256", state.repomd_sha256},
-                                     {"options", state.options_fingerprint},
-                                     {"files", std::move(files)}};
+    nlohmann::json document = {{"version", kStateVersion},
+                               {"repomd_sha256", state.repomd_sha256},
+                               {"options", state.options_fingerprint},
+                               {"files", std::move(files)}};
+    if (state.selection) {
+        const SelectionOptions& options = state.selection->options;
+        document["selection"] = {
+            {"arches", options.arches},
+            {"source", options.source_only},
+            {"newest_only", options.newest_only},
+            {"include", options.include_globs},
+            {"exclude", options.exclude_globs},
+            {"min_build_time", options.min_build_time ? nlohmann::json(*options.min_build_time)
+                                                      : nlohmann::json(nullptr)},
+            {"modular", state.selection->modular}};
+    }
     std::error_code error;
     std::filesystem::create_directories(path.parent_path(), error);
     if (error) {

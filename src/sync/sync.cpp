@@ -267,10 +267,17 @@ class RepoSync {
           repo_dir_(repo_directory(options, repo.id)),
           metadata_dir_(metadata_directory(options, repo.id)) {
         selection_options_ = options.selection;
-        selection_options_.include_globs.insert(selection_options_.include_globs.end(),
-                                                repo.includepkgs.begin(), repo.includepkgs.end());
-        selection_options_.exclude_globs.insert(selection_options_.exclude_globs.end(),
-                                                repo.excludepkgs.begin(), repo.excludepkgs.end());
+        // Once each: a selection read back from the state (verify --repair) already has them.
+        const auto add_missing = [](std::vector<std::string>& globs,
+                                    const std::vector<std::string>& more) {
+            for (const std::string& glob : more) {
+                if (std::find(globs.begin(), globs.end(), glob) == globs.end()) {
+                    globs.push_back(glob);
+                }
+            }
+        };
+        add_missing(selection_options_.include_globs, repo.includepkgs);
+        add_missing(selection_options_.exclude_globs, repo.excludepkgs);
         report_.repo_id = repo.id;
         report_.repo_dir = repo_dir_;
     }
@@ -297,7 +304,8 @@ class RepoSync {
             return trusted;
         }
         repomd_sha256_ = hash_bytes(ChecksumType::Sha256, repomd->bytes);
-        if (!options_.urls_only && is_noop(*repomd)) {
+        // --no-cache hashes every file: there is no no-op, which trusts sizes and times.
+        if (!options_.urls_only && options_.use_checksum_cache && is_noop(*repomd)) {
             return finish_noop();
         }
         if (options_.download_metadata && !options_.urls_only && !repo_.repo_gpgcheck) {
@@ -326,33 +334,25 @@ class RepoSync {
             std::erase(record_sources, stage->dir());
             record_sources.push_back(metadata_dir_ / "repodata");
         }
-        auto index = fetch_metadata(*repomd, *stage, record_sources);
+        auto packages = fetch_metadata(*repomd, *stage, record_sources);
         if (!options_.urls_only) {
             remove_stale_stages(metadata_dir_, stage->dir());
         }
-        if (!index) {
-            return tl::unexpected(std::move(index.error()));
+        if (!packages) {
+            return tl::unexpected(std::move(packages.error()));
         }
-        const Selection selection = select_packages(*index, selection_options_);
+        // A package upstream lists but the mirror cannot have (absurd size, bad checksum...)
+        // fails the repository, as a failed download does; other issues are warnings.
+        for (const IndexIssue& issue : packages->skipped) {
+            report_.failures.push_back({issue.skipped_package, issue.message, {}});
+        }
+        report_.warnings.insert(report_.warnings.end(), packages->warnings.begin(),
+                                packages->warnings.end());
+        is_modular_ = packages->module_streams > 0;
+        const PackageIndex* index = &packages->index;
+        const Selection& selection = packages->selection;
         report_.upstream_packages = index->size();
         report_.selected = selection.positions.size();
-        // A hostile primary.xml may list thousands: the first few say enough.
-        constexpr std::size_t kConflictsShown = 10;
-        for (std::size_t shown = 0; shown < selection.conflicts.size() && shown < kConflictsShown;
-             ++shown) {
-            report_.warnings.push_back(selection.conflicts[shown]);
-        }
-        if (selection.conflicts.size() > kConflictsShown) {
-            report_.warnings.push_back(
-                fmt::format("... and {} more duplicate entries with different checksums or sizes",
-                            selection.conflicts.size() - kConflictsShown));
-        }
-        if (selection.duplicate_locations > 0) {
-            report_.warnings.push_back(fmt::format(
-                "{} duplicate <package> entries for locations already listed (the first: '{}'); "
-                "each location is downloaded once",
-                selection.duplicate_locations, selection.first_duplicate_href));
-        }
         if (options_.urls_only) {
             list_urls(*index, selection);
             return {};
@@ -426,7 +426,8 @@ class RepoSync {
     bool is_noop(const FetchedRepomd& repomd) {
         const std::string& repomd_bytes = repomd.bytes;
         const auto state = read_sync_state(sync_state_path(state_directory(options_), repo_dir_));
-        if (!state || state->repomd_sha256 != repomd_sha256_ ||
+        // A state written before selections were recorded: one full run records it for verify.
+        if (!state || !state->selection || state->repomd_sha256 != repomd_sha256_ ||
             state->options_fingerprint !=
                 options_fingerprint(options_, selection_options_, repo_)) {
             return false;
@@ -481,11 +482,12 @@ class RepoSync {
         return {};
     }
 
-    // Downloads the records this sync needs into `stage` (primary only, or every record with
-    // --download-metadata), verified by size and checksum, and parses primary.xml.
+    // Downloads the records this sync needs into `stage` (primary, and modules with
+    // --newest-only; every record with --download-metadata), verified by size and checksum, and
+    // reads and selects the packages (read_repo_packages, the files named by their URLs).
     // Records found with the expected size in one of `local_sources` are copied instead
     // (verified like downloads; a mismatch is downloaded anew).
-    Result<PackageIndex> fetch_metadata(const FetchedRepomd& repomd, MetadataStage& stage,
+    Result<RepoPackages> fetch_metadata(const FetchedRepomd& repomd, MetadataStage& stage,
                                         const std::vector<std::filesystem::path>& local_sources) {
         const RepomdRecord* primary = repomd.parsed.find("primary");
         if (primary == nullptr) {
@@ -499,6 +501,11 @@ class RepoSync {
             }
         } else {
             records.push_back(primary);
+            // dnf's --newest-only keeps the newest packages of every module stream.
+            if (const RepomdRecord* modules = repomd.parsed.find("modules");
+                modules != nullptr && selection_options_.newest_only) {
+                records.push_back(modules);
+            }
         }
         std::vector<DownloadRequest> requests;
         for (const RepomdRecord* record : records) {
@@ -562,42 +569,21 @@ class RepoSync {
             }
             return tl::unexpected(std::move(error));
         }
-        PrimaryParseOptions parse_options;
-        parse_options.decompress.expected_size = primary->open_size;
-        const auto primary_path =
-            stage.dir() / primary->location_href.substr(kRepodataPrefix.size());
-        auto index = parse_primary_file(primary_path, parse_options);
-        // Messages name the document by its URL, not by the staging path it was parsed from.
-        const std::string staged_name = primary_path.string();
-        const std::string url =
-            join_url(primary->location_base ? *primary->location_base : repomd.base_url,
-                     primary->location_href);
-        const auto named_by_url = [&staged_name, &url](std::string text) {
-            for (auto at = text.find(staged_name); at != std::string::npos;
-                 at = text.find(staged_name, at + url.size())) {
-                text.replace(at, staged_name.size(), url);
-            }
-            return text;
+        const auto url_of = [&repomd](const RepomdRecord& record) {
+            return join_url(record.location_base ? *record.location_base : repomd.base_url,
+                            record.location_href);
         };
-        if (!index) {
-            Error error = std::move(index.error());
-            error.subject = named_by_url(std::move(error.subject));
-            error.message = named_by_url(std::move(error.message));
-            return tl::unexpected(std::move(error));
+        RepoPackageSource source;
+        source.primary_path = stage.dir() / primary->location_href.substr(kRepodataPrefix.size());
+        source.primary_name = url_of(*primary);
+        source.primary_open_size = primary->open_size;
+        if (const RepomdRecord* modules = repomd.parsed.find("modules");
+            modules != nullptr && selection_options_.newest_only) {
+            source.modules_path =
+                stage.dir() / modules->location_href.substr(kRepodataPrefix.size());
+            source.modules_name = url_of(*modules);
         }
-        if (index) {
-            // A package upstream lists but the mirror cannot have (absurd size, bad checksum...)
-            // fails the repository, as a failed download does; other issues are warnings.
-            for (const IndexIssue& issue : index->issues()) {
-                if (issue.skipped_package.empty()) {
-                    report_.warnings.push_back(named_by_url(issue.message));
-                } else {
-                    report_.failures.push_back(
-                        {issue.skipped_package, named_by_url(issue.message), {}});
-                }
-            }
-        }
-        return index;
+        return read_repo_packages(source, selection_options_);
     }
 
     // Copies `relative` from the first of `sources` that has it with `expected_size` to its
@@ -796,6 +782,7 @@ class RepoSync {
         }
         SyncState state{
             repomd_sha256_, options_fingerprint(options_, selection_options_, repo_), {}};
+        state.selection = RecordedSelection{selection_options_, is_modular_};
         std::set<std::filesystem::path> keep;
         for (const PackageTarget& target : plan_.targets) {
             keep.insert(target.relative_path);
@@ -840,6 +827,7 @@ class RepoSync {
     std::filesystem::path metadata_dir_;
     SelectionOptions selection_options_;
     std::string repomd_sha256_;
+    bool is_modular_ = false;  // module streams took part in the selection
     SyncState noop_state_;
     std::shared_ptr<MirrorList> mirrors_;
     SyncPlan plan_;

@@ -1,0 +1,55 @@
+// One repository's package list, read and selected the same way for `sync` and `verify`.
+#include <fmt/format.h>
+
+#include "rpmirror/index.hpp"
+
+namespace rpmirror {
+
+Result<RepoPackages> read_repo_packages(const RepoPackageSource& source,
+                                        const SelectionOptions& options) {
+    PrimaryParseOptions parse_options;
+    parse_options.decompress.expected_size = source.primary_open_size;
+    parse_options.display_name = source.primary_name;
+    auto index = parse_primary_file(source.primary_path, parse_options);
+    if (!index) {
+        return tl::unexpected(std::move(index.error()));
+    }
+    std::vector<ModuleStreamBuild> modules;
+    if (options.newest_only && source.modules_path) {
+        auto parsed = parse_modules_file(*source.modules_path, source.modules_name);
+        if (!parsed) {
+            return tl::unexpected(std::move(parsed.error()));
+        }
+        modules = std::move(*parsed);
+    }
+    RepoPackages packages;
+    packages.selection = select_packages(*index, options, modules);
+    packages.module_streams = modules.size();
+    for (const IndexIssue& issue : index->issues()) {
+        if (issue.skipped_package.empty()) {
+            packages.warnings.push_back(issue.message);
+        } else {
+            packages.skipped.push_back(issue);
+        }
+    }
+    // A hostile primary.xml may list thousands: the first few say enough.
+    const std::vector<std::string>& conflicts = packages.selection.conflicts;
+    for (std::size_t shown = 0; shown < conflicts.size() && shown < kConflictsShown; ++shown) {
+        packages.warnings.push_back(conflicts[shown]);
+    }
+    if (conflicts.size() > kConflictsShown) {
+        packages.warnings.push_back(
+            fmt::format("... and {} more duplicate entries with different checksums or sizes",
+                        conflicts.size() - kConflictsShown));
+    }
+    if (packages.selection.duplicate_locations > 0) {
+        packages.warnings.push_back(fmt::format(
+            "{} duplicate <package> entries for locations already listed (the first: '{}'); "
+            "each location is downloaded once",
+            packages.selection.duplicate_locations, packages.selection.first_duplicate_href));
+    }
+    packages.index = std::move(*index);
+    return packages;
+}
+
+}  // namespace rpmirror

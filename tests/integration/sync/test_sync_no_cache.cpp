@@ -1,0 +1,118 @@
+// `sync --no-cache` hashes every file: no no-op shortcut, no checksum cache. And without it, a
+// file replaced by `cp -p` (same size and mtime) is hashed again because its inode and ctime
+// changed.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "integration/sync/sync_fixture.hpp"
+
+namespace rpmirror::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+class SyncNoCache : public SyncFixture {
+  protected:
+    void SetUp() override {
+        SyncFixture::SetUp();
+        upstream_ = test_repo("sample-repo");
+        args_ = {"--repofrompath",
+                 "sample," + serve(upstream_).url("/"),
+                 "--repo",
+                 "sample",
+                 "-p",
+                 (tmp_ / "mirror").string()};
+        const CommandResult first = sync(args_);
+        ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+    }
+
+    fs::path victim() const {
+        return tmp_ / "mirror/sample/Packages/rpmirror-sample-medium-1.0-1.noarch.rpm";
+    }
+
+    // Flips one byte in the middle of `file` in place, then puts its mtime back (`touch -r`):
+    // same size, same mtime, same inode.
+    static void corrupt_keeping_size_and_mtime(const fs::path& file) {
+        struct stat before {};
+        ASSERT_EQ(::stat(file.c_str(), &before), 0);
+        const int fd = ::open(file.c_str(), O_RDWR | O_CLOEXEC);
+        ASSERT_GE(fd, 0);
+        const off_t middle = before.st_size / 2;
+        char byte = 0;
+        ASSERT_EQ(::pread(fd, &byte, 1, middle), 1);
+        byte = static_cast<char>(byte ^ 0x5a);
+        ASSERT_EQ(::pwrite(fd, &byte, 1, middle), 1);
+        ::close(fd);
+        const timespec times[2] = {before.st_atim, before.st_mtim};
+        ASSERT_EQ(::utimensat(AT_FDCWD, file.c_str(), times, 0), 0);
+    }
+
+    fs::path upstream_;
+    std::vector<std::string> args_;
+};
+
+TEST_F(SyncNoCache, NoCacheRehashesAndRepairsAFileCorruptedWithItsMtimePutBack) {
+    corrupt_keeping_size_and_mtime(victim());
+    NginxServer& server = *servers_.front();
+    const std::size_t before = log_size(server);
+
+    std::vector<std::string> args = args_;
+    args.push_back("--no-cache");
+    const CommandResult again = sync(args);
+
+    EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+    EXPECT_EQ(package_uris(uris_since(server, before)),
+              std::vector<std::string>{"/Packages/rpmirror-sample-medium-1.0-1.noarch.rpm"});
+    EXPECT_EQ(tree_digests(tmp_ / "mirror/sample"), package_digests(upstream_));
+}
+
+TEST_F(SyncNoCache, NoCacheOnAnUnchangedMirrorIsNoNoopButDownloadsNothing) {
+    NginxServer& server = *servers_.front();
+    const std::size_t before = log_size(server);
+
+    std::vector<std::string> args = args_;
+    args.push_back("--no-cache");
+    const CommandResult again = sync(args);
+
+    EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+    // primary.xml was fetched (no no-op), no package was.
+    const std::vector<std::string> uris = uris_since(server, before);
+    EXPECT_TRUE(package_uris(uris).empty());
+    EXPECT_NE(std::find_if(uris.begin(), uris.end(),
+                           [](const std::string& uri) { return uri.ends_with("primary.xml.gz"); }),
+              uris.end());
+    EXPECT_EQ(tree_digests(tmp_ / "mirror/sample"), package_digests(upstream_));
+}
+
+TEST_F(SyncNoCache, AFileReplacedByCpPreservingSizeAndMtimeIsHashedAgain) {
+    // cp -p: a corrupt copy with the original's size and mtime, under a new inode and without
+    // the checksum-cache xattrs of the original.
+    const fs::path copy = tmp_ / "corrupt-copy.rpm";
+    fs::copy_file(victim(), copy);
+    corrupt_keeping_size_and_mtime(copy);
+    struct stat original {};
+    ASSERT_EQ(::stat(victim().c_str(), &original), 0);
+    fs::remove(victim());
+    fs::copy_file(copy, victim());
+    const timespec times[2] = {original.st_atim, original.st_mtim};
+    ASSERT_EQ(::utimensat(AT_FDCWD, victim().c_str(), times, 0), 0);
+    NginxServer& server = *servers_.front();
+    const std::size_t before = log_size(server);
+
+    const CommandResult again = sync(args_);
+
+    EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+    EXPECT_EQ(package_uris(uris_since(server, before)),
+              std::vector<std::string>{"/Packages/rpmirror-sample-medium-1.0-1.noarch.rpm"});
+    EXPECT_EQ(tree_digests(tmp_ / "mirror/sample"), package_digests(upstream_));
+}
+
+}  // namespace
+}  // namespace rpmirror::test
