@@ -37,6 +37,7 @@ struct SyncArgs {
     std::vector<std::string> arches;
     bool source = false;
     bool remote_time = false;
+    bool download_comps = false;
     std::string safe_write_path;
     bool urls = false;
     std::string min_buildtime;
@@ -128,6 +129,38 @@ Result<std::int64_t> parse_min_buildtime(const std::string& text) {
                       "--min-buildtime " + text);
 }
 
+// Returns true iff the command was typed as `rpmirror reposync` (the alias that speaks dnf's
+// language): the first argument after the program that is not an option.
+bool invoked_as_reposync() {
+    std::ifstream cmdline("/proc/self/cmdline", std::ios::binary);
+    std::string argument;
+    bool is_program = true;
+    while (std::getline(cmdline, argument, '\0')) {
+        if (is_program) {
+            is_program = false;
+            continue;
+        }
+        if (!argument.starts_with("-")) {
+            return argument == "reposync";
+        }
+    }
+    return false;
+}
+
+// `rpmirror reposync`'s lines: each package as dnf reposync prints it, on stdout.
+class DnfStyleLines final : public SyncEvents {
+  public:
+    void package(const PackageEvent& event) override {
+        fmt::print("{}\n", format_dnf_package_line(event));
+        std::fflush(stdout);
+    }
+    void comps_saved(const std::string& repo_id, const std::filesystem::path& path) override {
+        (void)path;
+        fmt::print("comps.xml for repository {} saved\n", repo_id);
+        std::fflush(stdout);
+    }
+};
+
 void print_error(const Error& error) {
     fmt::print(stderr, "rpmirror: {}\n", error.to_string());
 }
@@ -153,6 +186,8 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
     options.download_metadata = args.download_metadata;
     options.delete_unlisted = args.delete_unlisted;
     options.urls_only = args.urls;
+    options.download_comps = args.download_comps;
+    options.remote_time = args.remote_time;
     options.use_checksum_cache = !args.no_cache;
     if (!args.safe_write_path.empty()) {
         options.safe_write_path = std::filesystem::absolute(args.safe_write_path);
@@ -172,11 +207,33 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
     return options;
 }
 
-int run_sync(const SyncArgs& args) {
-    if (args.remote_time) {
-        fmt::print(stderr, "rpmirror: --remote-time is not supported yet\n");
-        return kExitUsage;
+// What `rpmirror reposync` prints after a repository, in dnf's words: removals as
+// "[DELETED] <path>" (stdout), warnings and a repository's failure as "Error: ..." (stderr).
+// Package lines were printed as they happened.
+void print_as_dnf(const RepoSyncReport& report, bool quiet) {
+    for (const std::string& warning : report.warnings) {
+        fmt::print(stderr, "{}: warning: {}\n", report.repo_id, warning);
     }
+    if (!quiet) {
+        for (const auto& deleted : report.deleted) {
+            fmt::print("[DELETED] {}\n",
+                       std::filesystem::absolute(report.repo_dir / deleted).string());
+        }
+    }
+    if (!report.error) {
+        return;
+    }
+    const Error& error = *report.error;
+    if (error.code == ErrorCode::Network || error.code == ErrorCode::NotFound) {
+        fmt::print(stderr, "Error: Failed to download metadata for repo '{}': {}\n", report.repo_id,
+                   error.to_string());
+    } else {
+        fmt::print(stderr, "Error: {}\n", error.to_string());
+    }
+}
+
+int run_sync(const SyncArgs& args) {
+    const bool as_dnf = invoked_as_reposync();
     auto options = sync_options_from(args);
     if (!options) {
         print_error(options.error());
@@ -202,6 +259,10 @@ int run_sync(const SyncArgs& args) {
     const bool json_on_stdout = args.json_file == "-";
     FILE* human = json_on_stdout ? stderr : stdout;
     const bool draw_progress = !args.quiet && !args.urls && ::isatty(STDERR_FILENO) == 1;
+    DnfStyleLines dnf_lines;
+    if (as_dnf && !args.quiet && !args.urls) {
+        options->events = &dnf_lines;
+    }
     std::vector<RepoSyncReport> reports;
     int exit_code = kExitOk;
     for (const RepoConfig& repo : *repos) {
@@ -214,6 +275,18 @@ int run_sync(const SyncArgs& args) {
         bar.finish();
         for (const std::string& url : report.urls) {
             fmt::print("{}\n", url);
+        }
+        if (report.comps_saved && !args.quiet && options->events == nullptr) {
+            // (`reposync` printed it when it happened, before the packages, as dnf does.)
+            fmt::print(human, "comps.xml for repository {} saved\n", report.repo_id);
+        }
+        if (as_dnf) {
+            print_as_dnf(report, args.quiet);
+            if (!report.ok()) {
+                exit_code = kExitFailure;
+            }
+            reports.push_back(std::move(report));
+            continue;
         }
         for (const std::string& line : format_problems(report)) {
             fmt::print(stderr, "{}\n", line);
@@ -266,7 +339,10 @@ Command add_sync_command(CLI::App& parent) {
                   "only the newest version of each name.arch");
     app->add_option("-a,--arch", args->arches, "only these arches (repeatable, comma lists)");
     app->add_flag("--source", args->source, "only source packages");
-    app->add_flag("--remote-time", args->remote_time, "keep the server's file times (not yet)");
+    app->add_flag("--remote-time", args->remote_time,
+                  "give downloaded files the server's Last-Modified time");
+    app->add_flag("-m,--downloadcomps", args->download_comps,
+                  "also write the comps file, uncompressed, as comps.xml beside repodata/");
     app->add_option("--safe-write-path", args->safe_write_path,
                     "directory packages may be written to outside the repository directory");
     app->add_flag("-u,--urls", args->urls, "print the URLs that would be downloaded, and stop");

@@ -211,10 +211,12 @@ std::vector<Result<FileDigest>> hash_files(std::span<const std::filesystem::path
 //   extended within one timestamp tick; the inode because a file replaced by another one with the
 //   same mtime (e.g. restored from a backup) must be hashed again. ctime is not bound: writing the
 //   xattr itself changes it.
-// librepo's entry (read, never written): `user.librepo.checksum.mtime` = mtime in nanoseconds as
-//   decimal text and `user.librepo.checksum.<type>` = hex digest; older librepo wrote
-//   `user.Librepo.`. Valid iff the mtime equals st_mtim in nanoseconds. Honoured so that a mirror
-//   made by `dnf reposync` is trusted without re-hashing.
+// librepo's entry: `user.librepo.checksum.mtime` = mtime in nanoseconds as decimal text and
+//   `user.librepo.checksum.<type>` = hex digest; librepo 1.14 (dnf 4) spells it `user.Librepo.`.
+//   Valid iff the mtime equals st_mtim in nanoseconds. Read, so that a mirror made by
+//   `dnf reposync` is trusted without re-hashing; written (as `user.Librepo.`, beside rpmirror's
+//   own entry, clearing librepo's entries of other types when the mtime changed, as librepo
+//   does) so that dnf trusts files rpmirror verified.
 // An entry is not written for a file modified less than kRacyWindow ago: a write in the same
 // timestamp tick could change the content without changing mtime ("racy" files, as in git).
 

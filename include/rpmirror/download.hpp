@@ -129,6 +129,12 @@ struct DownloadOptions {
     std::vector<std::string> headers;  // extra request headers, "Name: value"
     IpResolve ip_resolve = IpResolve::Any;
 
+    // --remote-time: a downloaded file gets the server's Last-Modified time (whole seconds, atime
+    // and mtime, as librepo sets them) before its checksum cache is written; a file the server
+    // sends no time for keeps its download time. Files copied from file:// mirrors and complete
+    // .part leftovers keep theirs.
+    bool preserve_remote_time = false;
+
     // Where bodies are written and hashed. 0 = in curl's write callback, on the loop thread;
     // N > 0 = N worker threads do the pwrite + hash of received blocks (each transfer stays on
     // one worker, in order), so the loop thread only receives. See README.md "Download engine"

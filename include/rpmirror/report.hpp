@@ -26,6 +26,19 @@ std::vector<std::string> format_problems(const RepoSyncReport& report);
 // facts as the summary and problem lines (sizes in bytes, times in seconds).
 std::string format_json_report(std::span<const RepoSyncReport> reports, int exit_code);
 
+// dnf reposync's words (dnf 4.14's MultiFileProgressMeter, on a pipe: 80 columns), for
+// `rpmirror reposync`:
+//   Downloaded:     "(n/N): <file>   <rate>B/s | <size>B     mm:ss    " (no "(n/N): " when N is 1)
+//   AlreadyPresent: "[SKIPPED] <file>: Already downloaded" padded with spaces
+//   MirrorFailed:   "[MIRROR] <file>: Status code: 404 for <url>" (or the failure, for <url>)
+//   Failed:         "[FAILED] <file>: No more mirrors to try - All mirrors were already tried
+//                   without success" (after remote failures; else the local error)
+// Returns the line without its newline.
+std::string format_dnf_package_line(const PackageEvent& event);
+
+// Returns `bytes` as dnf's format_number does (1024 steps, e.g. "6.4 k", "3.0 M", "335  ").
+std::string format_dnf_number(double number);
+
 // A progress bar on a terminal: overall bytes and files, current rate and ETA, redrawn at most
 // ten times a second on one line of `fd`, erased by finish(). Not thread-safe (the downloader
 // calls it from its loop thread only).

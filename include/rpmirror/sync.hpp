@@ -22,13 +22,20 @@
 
 namespace rpmirror {
 
+class SyncEvents;
+
 struct SyncOptions {
-    std::filesystem::path download_path = ".";             // -p
-    std::optional<std::filesystem::path> metadata_path;    // --metadata-path
-    bool norepopath = false;                               // --norepopath
-    bool download_metadata = false;                        // --download-metadata
-    bool delete_unlisted = false;                          // --delete
-    bool urls_only = false;                                // -u: list URLs, download nothing
+    std::filesystem::path download_path = ".";           // -p
+    std::optional<std::filesystem::path> metadata_path;  // --metadata-path
+    bool norepopath = false;                             // --norepopath
+    bool download_metadata = false;                      // --download-metadata
+    bool delete_unlisted = false;                        // --delete
+    bool urls_only = false;                              // -u: list URLs, download nothing
+    // -m/--downloadcomps: the repository's comps (group_gz, else group) written uncompressed as
+    // <metadata directory>/comps.xml, as dnf reposync does; nothing iff it has none.
+    bool download_comps = false;
+    // --remote-time: downloaded files get the server's Last-Modified time.
+    bool remote_time = false;
     bool use_checksum_cache = true;                        // verify existing files via xattrs
     std::optional<std::filesystem::path> safe_write_path;  // --safe-write-path
     // --arch, --source, --newest-only, --min-buildtime. The repository's includepkgs and
@@ -51,6 +58,40 @@ struct SyncOptions {
     // itself (lock_repository).
     std::optional<std::chrono::seconds> lock_wait;
     bool take_lock = true;
+    // Told about every package as it is downloaded, found present or fails; null = nobody.
+    SyncEvents* events = nullptr;
+};
+
+// One package's outcome, told as it happens (for `rpmirror reposync`'s dnf-style lines).
+struct PackageEvent {
+    enum class Kind {
+        Downloaded,      // fetched and verified now
+        AlreadyPresent,  // the file in the mirror was verified: nothing fetched
+        MirrorFailed,    // one attempt failed; another mirror or retry follows
+        Failed,          // no attempt left
+    };
+    Kind kind = Kind::Downloaded;
+    std::string file_name;    // the href's last component, as dnf names a package
+    std::size_t done = 0;     // packages Downloaded or AlreadyPresent so far, this one included
+    std::size_t total = 0;    // packages selected
+    std::uint64_t bytes = 0;  // bytes received (Downloaded) or the package's size
+    double seconds = 0;       // from the first attempt's start to the end (Downloaded)
+    std::string url;          // MirrorFailed: the URL tried
+    long http_status = 0;     // MirrorFailed: the HTTP status, 0 = none
+    std::string reason;       // MirrorFailed, Failed: what happened
+    bool mirrors_exhausted = false;  // Failed: every mirror was tried (not a local failure)
+};
+
+// Receives package events, on the thread that runs the sync, never concurrently.
+class SyncEvents {
+  public:
+    virtual ~SyncEvents() = default;
+    virtual void package(const PackageEvent& event) = 0;
+    // -m: comps.xml of `repo_id` was written to `path` (before any package is downloaded).
+    virtual void comps_saved(const std::string& repo_id, const std::filesystem::path& path) {
+        (void)repo_id;
+        (void)path;
+    }
 };
 
 struct PackageFailure {
@@ -76,7 +117,10 @@ struct RepoSyncReport {
     std::vector<PackageFailure> failures;
     std::size_t signatures_checked = 0;  // --gpgcheck: packages whose signature was checked
     bool metadata_published = false;
-    std::vector<std::string> urls;      // -u
+    // -u: what dnf reposync prints, raw hrefs joined to the mirror: with --download-metadata
+    // every record of repomd.xml first, with -m the comps record, then the packages.
+    std::vector<std::string> urls;
+    std::optional<std::filesystem::path> comps_saved;  // -m: the comps.xml written
     std::vector<std::string> warnings;  // e.g. metadata kept back, packages filtered out
     double seconds = 0;
 

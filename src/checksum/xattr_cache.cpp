@@ -5,6 +5,7 @@
 #include <array>
 #include <charconv>
 #include <string>
+#include <vector>
 
 #include "rpmirror/checksum.hpp"
 
@@ -16,6 +17,8 @@ constexpr std::string_view kOwnPrefix = "user.rpmirror.checksum.";
 constexpr std::string_view kOwnVersion = "v1";
 constexpr std::array<std::string_view, 2> kLibrepoPrefixes = {"user.librepo.checksum.",
                                                               "user.Librepo.checksum."};
+// The prefix librepo 1.14 (dnf 4) reads and writes (librepo/xattr_internal.h).
+constexpr std::string_view kLibrepoWritePrefix = "user.Librepo.checksum.";
 
 std::int64_t mtime_ns(const struct stat& st) {
     return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
@@ -105,6 +108,44 @@ bool is_racy(const struct stat& st) {
     return now_ns - mtime_ns(st) < kRacyWindowNs;
 }
 
+// Removes every `user.Librepo.checksum.*` attribute of `fd`, as librepo does when the recorded
+// mtime is stale: digests of other types recorded for older content must not outlive it.
+void clear_librepo_entries(int fd) {
+    const ssize_t length = ::flistxattr(fd, nullptr, 0);
+    if (length <= 0) {
+        return;
+    }
+    std::vector<char> names(static_cast<std::size_t>(length));
+    const ssize_t read = ::flistxattr(fd, names.data(), names.size());
+    if (read <= 0) {
+        return;
+    }
+    for (std::size_t at = 0; at < static_cast<std::size_t>(read);) {
+        const std::string name(names.data() + at);
+        if (name.starts_with(kLibrepoWritePrefix)) {
+            (void)::fremovexattr(fd, name.c_str());
+        }
+        at += name.size() + 1;
+    }
+}
+
+// Records `hex` as librepo 1.14 does (lr_checksum_fd_compare): `user.Librepo.checksum.mtime` =
+// st_mtim in nanoseconds as decimal text, `user.Librepo.checksum.<type>` = lowercase hex, so that
+// dnf trusts the file without hashing it. Best effort.
+void write_librepo_entry(int fd, const struct stat& st, ChecksumType type, std::string_view hex) {
+    const std::string mtime_key = std::string(kLibrepoWritePrefix) + "mtime";
+    const std::string mtime_text = std::to_string(mtime_ns(st));
+    if (get_attribute(fd, mtime_key) != mtime_text) {
+        clear_librepo_entries(fd);
+        if (::fsetxattr(fd, mtime_key.c_str(), mtime_text.data(), mtime_text.size(), 0) != 0) {
+            return;
+        }
+    }
+    const std::string digest_key =
+        std::string(kLibrepoWritePrefix) + std::string(checksum_type_name(type));
+    (void)::fsetxattr(fd, digest_key.c_str(), hex.data(), hex.size(), 0);
+}
+
 }  // namespace
 
 std::optional<std::string> read_cached_digest(int fd, const struct stat& st, ChecksumType type) {
@@ -126,7 +167,11 @@ bool write_cached_digest(int fd, const struct stat& st, ChecksumType type, std::
         c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     }
     const std::string name = std::string(kOwnPrefix) + std::string(checksum_type_name(type));
-    return ::fsetxattr(fd, name.c_str(), entry.data(), entry.size(), 0) == 0;
+    if (::fsetxattr(fd, name.c_str(), entry.data(), entry.size(), 0) != 0) {
+        return false;
+    }
+    write_librepo_entry(fd, st, type, entry.substr(entry.rfind(' ') + 1));
+    return true;
 }
 
 }  // namespace rpmirror

@@ -509,6 +509,9 @@ struct Engine {
             receive_body_as_sent(easy);
         }
         curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);
+        if (o.preserve_remote_time) {
+            curl_easy_setopt(easy, CURLOPT_FILETIME, 1L);
+        }
         const bool prior_knowledge =
             o.http2_prior_knowledge && iequals_prefix(attempt.url, "http://");
         curl_easy_setopt(easy, CURLOPT_HTTP_VERSION,
@@ -840,6 +843,15 @@ struct Engine {
             retry_after_seconds > 0) {
             retry_after = std::chrono::seconds(retry_after_seconds);
         }
+        // The server's Last-Modified (--remote-time); -1 when it sent none.
+        std::optional<std::int64_t> remote_time;
+        if (options.preserve_remote_time) {
+            curl_off_t filetime = -1;
+            if (curl_easy_getinfo(attempt.easy.get(), CURLINFO_FILETIME_T, &filetime) == CURLE_OK &&
+                filetime >= 0) {
+                remote_time = static_cast<std::int64_t>(filetime);
+            }
+        }
         // Read from the handle before detach() hands it back for reuse.
         const std::string curl_failure =
             code == CURLE_OK
@@ -903,7 +915,7 @@ struct Engine {
             return;
         }
         begin_verification(transfer, Verification::Download);
-        transfer.sink->finish();
+        transfer.sink->finish(remote_time);
     }
 
     void on_sink_finished(Transfer& transfer) {

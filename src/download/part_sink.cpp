@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -209,7 +210,8 @@ void PartWriter::copy_by_reading(int input_fd, const std::string& source,
     }
 }
 
-FinishResult PartWriter::finish(const PublishSpec& spec) {
+FinishResult PartWriter::finish(const PublishSpec& spec,
+                                std::optional<std::int64_t> mtime_seconds) {
     FinishResult result;
     result.size = size_;
     result.source_error = source_error_;
@@ -222,6 +224,13 @@ FinishResult PartWriter::finish(const PublishSpec& spec) {
     if (source_error_ || result.size != spec.expected_size ||
         result.digest != spec.expected_digest) {
         return result;  // the fd stays open: the loop decides (truncate and retry, or give up)
+    }
+    if (mtime_seconds) {
+        // As librepo does for --remote-time: access and modification time, whole seconds. Best
+        // effort: a file keeps its download time where this fails.
+        const std::array<struct timespec, 2> times{
+            {{static_cast<time_t>(*mtime_seconds), 0}, {static_cast<time_t>(*mtime_seconds), 0}}};
+        (void)::futimens(fd_.get(), times.data());
     }
     struct stat st {};
     if (::fstat(fd_.get(), &st) == 0) {
@@ -279,7 +288,10 @@ void PartSink::run_job(JobKind kind, const std::byte* data, std::size_t length, 
             writer_.hash_prefix(value);
             break;
         case JobKind::Finish:
-            result_ = writer_.finish(spec_);
+            // `value` is the modification time to set plus one; 0 = none.
+            result_ = writer_.finish(spec_, value == 0 ? std::nullopt
+                                                       : std::optional<std::int64_t>(
+                                                             static_cast<std::int64_t>(value - 1)));
             break;
         case JobKind::Copy:
             writer_.copy_from(text, spec_.expected_size);
@@ -379,9 +391,11 @@ void PartSink::restart() {
     submit(JobKind::ResetHash);
 }
 
-void PartSink::finish() {
+void PartSink::finish(std::optional<std::int64_t> mtime_seconds) {
     flush_pending();
-    submit(JobKind::Finish);
+    const std::uint64_t encoded_mtime =
+        mtime_seconds && *mtime_seconds >= 0 ? static_cast<std::uint64_t>(*mtime_seconds) + 1 : 0;
+    submit(JobKind::Finish, {}, 0, encoded_mtime);
 }
 
 void PartSink::copy_from(std::string source) {

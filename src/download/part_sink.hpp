@@ -94,7 +94,10 @@ class PartWriter {
     void truncate();                                       // empties the file and the hash state
     void hash_prefix(std::uint64_t size);  // rebuilds the hash state from the file's first bytes
     void copy_from(const std::string& source, std::uint64_t expected_size);  // file:// sources
-    FinishResult finish(const PublishSpec& spec);  // digest, compare, xattr, rename, close
+    // Digest, compare, then (on a match) the modification time `mtime_seconds` when set (the
+    // server's Last-Modified, --remote-time), xattr, rename, close.
+    FinishResult finish(const PublishSpec& spec,
+                        std::optional<std::int64_t> mtime_seconds = std::nullopt);
     void close();
     bool failed() const { return error_.has_value(); }
 
@@ -134,7 +137,9 @@ class PartSink {
     bool should_pause();
     bool has_failed() const { return io_failed_.load(); }
     void restart();
-    void finish();  // posts a Finished completion; result() is valid after it
+    // Posts a Finished completion; result() is valid after it. `mtime_seconds`, when set, is
+    // given to the published file before its checksum cache is written.
+    void finish(std::optional<std::int64_t> mtime_seconds = std::nullopt);
     void copy_from(std::string source);
     void close();
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <fmt/core.h>
+#include <fmt/printf.h>
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +17,73 @@ std::string megabytes(std::uint64_t bytes) {
 }
 
 }  // namespace
+
+std::string format_dnf_number(double number) {
+    constexpr std::string_view kSymbols = " kMGTPEZY";
+    std::size_t depth = 0;
+    const bool is_integer = number == static_cast<double>(static_cast<std::int64_t>(number));
+    bool divided = false;
+    while (number > 999 && depth + 1 < kSymbols.size()) {
+        ++depth;
+        number /= 1024.0;
+        divided = true;
+    }
+    const char symbol = kSymbols[depth];
+    if (is_integer && !divided) {
+        return fmt::format("{} {}", static_cast<std::int64_t>(number), symbol);
+    }
+    // Python's "%.1f" and "%.0f" round half to even on the binary value, as printf does.
+    return number < 9.95 ? fmt::format("{} {}", fmt::sprintf("%.1f", number), symbol)
+                         : fmt::format("{} {}", fmt::sprintf("%.0f", number), symbol);
+}
+
+std::string format_dnf_package_line(const PackageEvent& event) {
+    constexpr std::size_t kWidth = 80;  // dnf's width when stdout is not a terminal
+    const auto status_line = [](std::string_view status, std::string_view file,
+                                std::string_view message) {
+        std::string line = fmt::format("[{}] {}: ", status, file);
+        const std::size_t left = line.size() + 1 < kWidth ? kWidth - line.size() - 1 : 0;
+        line += message;
+        if (message.size() < left) {
+            line.append(left - message.size(), ' ');
+        }
+        return line;
+    };
+    switch (event.kind) {
+        case PackageEvent::Kind::AlreadyPresent:
+            return status_line("SKIPPED", event.file_name, "Already downloaded");
+        case PackageEvent::Kind::MirrorFailed:
+            return status_line(
+                "MIRROR", event.file_name,
+                event.http_status > 0
+                    ? fmt::format("Status code: {} for {}", event.http_status, event.url)
+                    : fmt::format("{} for {}", event.reason, event.url));
+        case PackageEvent::Kind::Failed:
+            return status_line("FAILED", event.file_name,
+                               event.mirrors_exhausted
+                                   ? "No more mirrors to try - All mirrors were already tried "
+                                     "without success"
+                                   : event.reason);
+        case PackageEvent::Kind::Downloaded:
+            break;
+    }
+    const std::string text =
+        event.total > 1 ? fmt::format("({}/{}): {}", event.done, event.total, event.file_name)
+                        : event.file_name;
+    const double seconds = std::max(event.seconds, 0.001);
+    const auto whole_seconds = static_cast<std::int64_t>(seconds);
+    const std::string tail =
+        fmt::format(" {:>5}B/s | {:>5}B {:>9}    ",
+                    format_dnf_number(static_cast<double>(event.bytes) / seconds),
+                    format_dnf_number(static_cast<double>(event.bytes)),
+                    fmt::format("{:02}:{:02}", whole_seconds / 60, whole_seconds % 60));
+    // dnf counts the newline that ends its message.
+    const std::size_t left = tail.size() + 1 < kWidth ? kWidth - tail.size() - 1 : 0;
+    // '%-*.*s': the text cut or padded to `left` columns.
+    std::string line = text.substr(0, left);
+    line.append(left - line.size(), ' ');
+    return line + tail;
+}
 
 std::string format_summary(const RepoSyncReport& report) {
     if (report.error) {

@@ -31,6 +31,8 @@ namespace {
 
 constexpr std::string_view kRepomdHref = "repodata/repomd.xml";
 constexpr std::string_view kRepodataPrefix = "repodata/";
+// -m: comps larger than this, decompressed, are refused (Fedora's is about 20 MB).
+constexpr std::uint64_t kMaxCompsBytes = 512ULL * 1024 * 1024;
 
 // Where a repository's mirrors come from, and the metalink that vouches for repomd.xml.
 struct RepoSource {
@@ -69,6 +71,7 @@ DownloadOptions options_for_repo(DownloadOptions options, const RepoConfig& repo
         options.user_agent = *repo.user_agent;
     }
     options.ip_resolve = repo.ip_resolve;
+    options.preserve_remote_time = sync_options.remote_time;
     if (repo.throttle_bytes_per_second) {
         options.throttle = *repo.throttle_bytes_per_second;
     } else if (repo.throttle_percent && repo.bandwidth_bytes_per_second) {
@@ -194,6 +197,110 @@ std::string options_fingerprint(const SyncOptions& options, const SelectionOptio
     }
     return text;
 }
+
+// Returns `href` joined to `base` as dnf prints URLs (os.path.join(base, href.lstrip('/'))): raw,
+// neither percent-encoded nor normalised.
+std::string join_url_as_dnf(std::string_view base, std::string_view href) {
+    while (!href.empty() && href.front() == '/') {
+        href.remove_prefix(1);
+    }
+    std::string url(base);
+    if (!url.empty() && url.back() != '/') {
+        url += '/';
+    }
+    url += href;
+    return url;
+}
+
+// Returns the record -m saves as comps.xml, in the order dnf reposync looks for one (group,
+// group_gz, then the xz variant createrepo_c can write), or null iff there is none.
+const RepomdRecord* comps_record(const Repomd& repomd) {
+    for (const std::string_view type : {"group", "group_gz", "group_xz"}) {
+        if (const RepomdRecord* record = repomd.find(type)) {
+            return record;
+        }
+    }
+    return nullptr;
+}
+
+// The last component of `href`, as dnf names a package in its progress lines.
+std::string href_file_name(std::string_view href) {
+    const std::size_t slash = href.rfind('/');
+    return std::string(slash == std::string_view::npos ? href : href.substr(slash + 1));
+}
+
+// Forwards download progress to `inner` and tells `events` how each package ended.
+class PackageEventRelay final : public ProgressSink {
+  public:
+    PackageEventRelay(ProgressSink* inner, SyncEvents& events, std::vector<std::string> file_names,
+                      std::size_t total, std::size_t& done)
+        : inner_(inner),
+          events_(events),
+          file_names_(std::move(file_names)),
+          started_(file_names_.size()),
+          total_(total),
+          done_(done) {}
+
+    void file_started(std::size_t request_index, std::string_view url) override {
+        if (inner_ != nullptr) {
+            inner_->file_started(request_index, url);
+        }
+        if (!started_[request_index]) {
+            started_[request_index] = std::chrono::steady_clock::now();
+        }
+    }
+    void progress(std::uint64_t bytes_done, std::uint64_t bytes_total) override {
+        if (inner_ != nullptr) {
+            inner_->progress(bytes_done, bytes_total);
+        }
+    }
+    void file_finished(std::size_t request_index, const FileResult& result) override {
+        if (inner_ != nullptr) {
+            inner_->file_finished(request_index, result);
+        }
+        PackageEvent event;
+        event.file_name = file_names_[request_index];
+        event.total = total_;
+        for (const DownloadAttempt& attempt : result.attempts) {
+            if (attempt.outcome == "ok") {
+                continue;
+            }
+            PackageEvent failed = event;
+            failed.kind = PackageEvent::Kind::MirrorFailed;
+            failed.url = attempt.url;
+            failed.http_status = attempt.http_status;
+            failed.reason = attempt.outcome;
+            events_.package(failed);
+        }
+        if (result.status == FileStatus::Failed) {
+            event.kind = PackageEvent::Kind::Failed;
+            event.reason = result.error ? result.error->to_string() : "failed";
+            event.mirrors_exhausted =
+                !result.attempts.empty() && (!result.error || result.error->code != ErrorCode::Io);
+        } else if (result.status == FileStatus::Downloaded ||
+                   result.status == FileStatus::AlreadyPresent) {
+            event.kind = PackageEvent::Kind::Downloaded;
+            event.bytes = result.bytes_received;
+            if (started_[request_index]) {
+                event.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                              *started_[request_index])
+                                    .count();
+            }
+            event.done = ++done_;
+        } else {
+            return;  // interrupted: nothing to tell
+        }
+        events_.package(event);
+    }
+
+  private:
+    ProgressSink* inner_;
+    SyncEvents& events_;
+    std::vector<std::string> file_names_;
+    std::vector<std::optional<std::chrono::steady_clock::time_point>> started_;
+    std::size_t total_;
+    std::size_t& done_;
+};
 
 DownloadRequest request_for(const PackageView& package, const PackageTarget& target,
                             const std::shared_ptr<MirrorList>& mirrors) {
@@ -349,12 +456,17 @@ class RepoSync {
         report_.warnings.insert(report_.warnings.end(), packages->warnings.begin(),
                                 packages->warnings.end());
         is_modular_ = packages->module_streams > 0;
+        if (options_.download_comps && !options_.urls_only) {
+            if (auto saved = save_comps(repomd->parsed, *stage); !saved) {
+                return saved;
+            }
+        }
         const PackageIndex* index = &packages->index;
         const Selection& selection = packages->selection;
         report_.upstream_packages = index->size();
         report_.selected = selection.positions.size();
         if (options_.urls_only) {
-            list_urls(*index, selection);
+            list_urls(repomd->parsed, *index, selection);
             return {};
         }
         auto synced = sync_packages(*index, selection);
@@ -440,6 +552,10 @@ class RepoSync {
                 return false;
             }
         }
+        if (options_.download_comps && comps_record(repomd.parsed) != nullptr &&
+            !std::filesystem::is_regular_file(metadata_dir_ / "comps.xml")) {
+            return false;  // -m: comps.xml was removed (or never written)
+        }
         if (!state_files_unchanged(repo_dir_, *state)) {
             return false;
         }
@@ -472,6 +588,17 @@ class RepoSync {
         report_.noop = true;
         report_.selected = noop_state_.files.size();
         report_.kept = noop_state_.files.size();
+        if (options_.events != nullptr) {
+            for (const SyncStateFile& file : noop_state_.files) {
+                PackageEvent event;
+                event.kind = PackageEvent::Kind::AlreadyPresent;
+                event.file_name = file.relative_path.filename().string();
+                event.bytes = file.size;
+                event.total = report_.selected;
+                event.done = ++packages_done_;
+                options_.events->package(event);
+            }
+        }
         if (options_.delete_unlisted) {
             std::set<std::filesystem::path> keep;
             for (const SyncStateFile& file : noop_state_.files) {
@@ -495,7 +622,7 @@ class RepoSync {
                               join_url(repomd.base_url, kRepomdHref));
         }
         std::vector<const RepomdRecord*> records;
-        if (options_.download_metadata) {
+        if (options_.download_metadata && !options_.urls_only) {  // -u needs primary.xml only
             for (const RepomdRecord& record : repomd.parsed.records) {
                 records.push_back(&record);
             }
@@ -505,6 +632,10 @@ class RepoSync {
             if (const RepomdRecord* modules = repomd.parsed.find("modules");
                 modules != nullptr && selection_options_.newest_only) {
                 records.push_back(modules);
+            }
+            const RepomdRecord* comps = comps_record(repomd.parsed);
+            if (options_.download_comps && !options_.urls_only && comps != nullptr) {
+                records.push_back(comps);
             }
         }
         std::vector<DownloadRequest> requests;
@@ -611,16 +742,81 @@ class RepoSync {
         }
     }
 
-    void list_urls(const PackageIndex& index, const Selection& selection) {
+    // -u: the URLs dnf reposync prints, in its order: with --download-metadata every record of
+    // repomd.xml, with -m the comps record, then the selected packages.
+    void list_urls(const Repomd& repomd, const PackageIndex& index, const Selection& selection) {
         const std::string first_mirror = mirrors_->order().front();
+        const auto record_url = [&first_mirror](const RepomdRecord& record) {
+            return join_url_as_dnf(pick_base_url(first_mirror, record.location_base),
+                                   record.location_href);
+        };
+        if (options_.download_metadata) {
+            for (const RepomdRecord& record : repomd.records) {
+                report_.urls.push_back(record_url(record));
+            }
+        }
+        if (options_.download_comps) {
+            if (const RepomdRecord* comps = comps_record(repomd)) {
+                report_.urls.push_back(record_url(*comps));
+            }
+        }
         for (const std::size_t position : selection.positions) {
             const PackageView package = index[position];
             const std::string base(pick_base_url(
                 first_mirror, package.location_base.empty()
                                   ? std::optional<std::string>()
                                   : std::optional<std::string>(package.location_base)));
-            report_.urls.push_back(join_url(base, package.location_href));
+            report_.urls.push_back(join_url_as_dnf(base, package.location_href));
         }
+    }
+
+    // -m: writes the comps record staged in `stage` uncompressed to <metadata dir>/comps.xml
+    // (replaced atomically), as dnf reposync does. Nothing iff the repository has none.
+    Result<void> save_comps(const Repomd& repomd, const MetadataStage& stage) {
+        const RepomdRecord* comps = comps_record(repomd);
+        if (comps == nullptr) {
+            return {};
+        }
+        const std::filesystem::path staged =
+            stage.dir() / comps->location_href.substr(kRepodataPrefix.size());
+        DecompressOptions decompress;
+        decompress.expected_size = comps->open_size;
+        decompress.ceiling = kMaxCompsBytes;
+        auto reader = Decompressor::open(staged, decompress);
+        if (!reader) {
+            return tl::unexpected(std::move(reader.error()));
+        }
+        std::string content;
+        for (;;) {
+            auto chunk = reader->read();
+            if (!chunk) {
+                Error error = std::move(chunk.error());
+                error.message = "comps '" + comps->location_href + "': " + error.message;
+                return tl::unexpected(std::move(error));
+            }
+            if (chunk->empty()) {
+                break;
+            }
+            content.append(chunk->data(), chunk->size());
+        }
+        if (comps->open_checksum &&
+            hash_bytes(comps->open_checksum->type, content) != comps->open_checksum->hex) {
+            return make_error(ErrorCode::Corrupt,
+                              "comps '" + comps->location_href +
+                                  "': the decompressed content does not match its open-checksum",
+                              repo_.id);
+        }
+        std::error_code ignored;
+        std::filesystem::create_directories(metadata_dir_, ignored);
+        const std::filesystem::path destination = metadata_dir_ / "comps.xml";
+        if (auto written = fs::replace_file(destination, content); !written) {
+            return written;
+        }
+        report_.comps_saved = destination;
+        if (options_.events != nullptr) {
+            options_.events->comps_saved(repo_.id, destination);
+        }
+        return {};
     }
 
     Result<void> sync_packages(const PackageIndex& index, const Selection& selection) {
@@ -660,6 +856,17 @@ class RepoSync {
         for (std::size_t check = 0; check < verified.size(); ++check) {
             if (verified[check].status == VerifyStatus::Ok) {
                 ++report_.kept;
+                if (options_.events != nullptr) {
+                    const PackageView package =
+                        index[plan_.targets[plan_.to_verify[check]].position];
+                    PackageEvent event;
+                    event.kind = PackageEvent::Kind::AlreadyPresent;
+                    event.file_name = href_file_name(package.location_href);
+                    event.bytes = package.package_size;
+                    event.total = report_.selected;
+                    event.done = ++packages_done_;
+                    options_.events->package(event);
+                }
             } else {
                 replace.push_back(plan_.to_verify[check]);
             }
@@ -729,7 +936,19 @@ class RepoSync {
             requests.push_back(request_for(index[plan_.targets[target].position],
                                            plan_.targets[target], mirrors_));
         }
-        auto downloaded = downloader_.run(plan_.roots, requests, progress_, stop_);
+        std::optional<PackageEventRelay> relay;
+        if (options_.events != nullptr) {
+            std::vector<std::string> names;
+            names.reserve(targets.size());
+            for (const std::size_t target : targets) {
+                names.push_back(
+                    href_file_name(index[plan_.targets[target].position].location_href));
+            }
+            relay.emplace(progress_, *options_.events, std::move(names), report_.selected,
+                          packages_done_);
+        }
+        auto downloaded =
+            downloader_.run(plan_.roots, requests, relay ? &*relay : progress_, stop_);
         if (!downloaded) {
             return tl::unexpected(std::move(downloaded.error()));
         }
@@ -833,6 +1052,7 @@ class RepoSync {
     SyncPlan plan_;
     std::optional<Keyring> keys_;           // with repo_gpgcheck or --gpgcheck
     std::set<std::size_t> failed_targets_;  // indices into plan_.targets that failed to download
+    std::size_t packages_done_ = 0;         // packages downloaded or found present (events)
 };
 
 }  // namespace
