@@ -448,7 +448,9 @@ Result<Keyring> load_repo_keys(const RepoConfig& repo, const DownloadOptions& op
                                std::stop_token stop) {
     if (repo.gpgkeys.empty()) {
         return make_error(ErrorCode::BadInput,
-                          "signature checking is on but the repository has no gpgkey", repo.id);
+                          "signature checking against the repository's keys (repo_gpgcheck, "
+                          "--gpgcheck-keys=repo) is on but the repository has no gpgkey",
+                          repo.id);
     }
     Keyring keyring;
     for (const std::string& url : repo.gpgkeys) {

@@ -395,8 +395,7 @@ class RepoSync {
             auto installed = load_installed_keys(options_.installroot);
             if (!installed) {
                 Error error = std::move(installed.error());
-                error.message =
-                    "--gpgcheck: cannot read the keys of the installroot: " + error.message;
+                error.message = "--gpgcheck: " + error.message;
                 return tl::unexpected(std::move(error));
             }
             installed_keys_ = std::move(*installed);

@@ -554,7 +554,8 @@ TEST_F(SyncSignatureTest, GpgcheckRemovesWhatDnfRemovesAndSaysWhatDnfSays) {
         const auto work = tmp_ / ("dnf-" + parity.name);
         std::vector<std::string> dnf = isolated_dnf(work);
         std::erase(dnf, std::string("-q"));  // -q hides the "Removing" warnings
-        dnf.push_back("--setopt=reposdir=" + (tmp_ / "empty-reposdir").string());
+        std::filesystem::copy_file(tmp_ / "empty-reposdir" / "signed.repo",
+                                   work / "reposd" / "signed.repo");
         if (parity.root) {
             dnf.push_back("--installroot=" + parity.root->string());
         }
