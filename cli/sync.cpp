@@ -42,6 +42,8 @@ struct SyncArgs {
     bool urls = false;
     std::string min_buildtime;
     bool gpgcheck = false;
+    std::string gpgcheck_keys = "rpmdb";
+    std::string installroot = "/";
     unsigned parallel = 0;
     bool quiet = false;
     bool verbose = false;
@@ -196,6 +198,9 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
     options.selection.source_only = args.source;
     options.selection.newest_only = args.newest_only;
     options.check_package_signatures = args.gpgcheck;
+    options.package_keys =
+        args.gpgcheck_keys == "repo" ? PackageKeySource::Repository : PackageKeySource::Rpmdb;
+    options.installroot = args.installroot;
     apply_run_state_options(args.state, options.state_dir, options.lock_wait);
     if (!args.min_buildtime.empty()) {
         auto floor = parse_min_buildtime(args.min_buildtime);
@@ -350,6 +355,14 @@ Command add_sync_command(CLI::App& parent) {
                     "only packages built at or after YYYY-MM-DD (or seconds since the epoch)");
     app->add_flag("-g,--gpgcheck", args->gpgcheck,
                   "remove packages that fail the signature check (repositories with gpgcheck=1)");
+    app->add_option("--gpgcheck-keys", args->gpgcheck_keys,
+                    "keys --gpgcheck trusts: rpmdb (default, as dnf: the keys imported in the rpm "
+                    "database of --installroot) or repo (the repository's gpgkey files)")
+        ->check(CLI::IsMember({"rpmdb", "repo"}));
+    // Also registered by the configuration work (--installroot reads dnf's configuration there
+    // too): keep one registration when merging.
+    app->add_option("--installroot", args->installroot,
+                    "root whose rpm database holds the keys --gpgcheck trusts (default /)");
     app->add_option("-j,--parallel", args->parallel, "concurrent downloads (default 16)")
         ->check(CLI::Range(1U, 256U));
     app->add_flag("-q,--quiet", args->quiet, "print errors only");

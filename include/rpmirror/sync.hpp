@@ -24,6 +24,12 @@ namespace rpmirror {
 
 class SyncEvents;
 
+// The keys --gpgcheck trusts (--gpgcheck-keys).
+enum class PackageKeySource {
+    Rpmdb,       // dnf's rule: the keys imported in the rpm database of `installroot`
+    Repository,  // the repository's gpgkey files (a mirror host that does not run the distro)
+};
+
 struct SyncOptions {
     std::filesystem::path download_path = ".";           // -p
     std::optional<std::filesystem::path> metadata_path;  // --metadata-path
@@ -46,9 +52,15 @@ struct SyncOptions {
     // max_parallel_downloads (which applies only when set in their configuration).
     std::optional<unsigned> parallel;
     // --gpgcheck, with dnf reposync's meaning: in repositories with gpgcheck=1, every package
-    // (downloaded or kept) is checked against the repository's gpgkey; one that fails is removed
-    // and reported as a failure. Repositories with gpgcheck=0 are not checked.
+    // (downloaded or kept) is checked against the keys `package_keys` names; one with a definite
+    // verdict (unsigned, unknown key, bad signature, revoked key, key expired before signing)
+    // is removed and reported as a failure; one that cannot be checked (I/O error, EMFILE, key
+    // expired after signing) is kept and reported as a failure. Repositories with gpgcheck=0 are
+    // not checked.
     bool check_package_signatures = false;
+    PackageKeySource package_keys = PackageKeySource::Rpmdb;
+    // --installroot: the root whose rpm database holds the keys of PackageKeySource::Rpmdb.
+    std::filesystem::path installroot = "/";
     // --state-dir: where rpmirror keeps its state and locks, outside the mirror; empty = the
     // default ($RPMIRROR_STATE_DIR, /var/lib/rpmirror for root, $XDG_STATE_HOME/rpmirror).
     std::filesystem::path state_dir;
@@ -98,6 +110,9 @@ struct PackageFailure {
     std::string package;                // NEVRA
     std::string reason;                 // the final error
     std::vector<std::string> attempts;  // "URL: what happened", in order
+    // --gpgcheck removed the file: the line dnf reposync prints for it ("Removing NAME.rpm:
+    // Package NAME.rpm is not signed"); empty for every other failure.
+    std::string dnf_message = {};
 };
 
 struct RepoSyncReport {

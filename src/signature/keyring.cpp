@@ -3,9 +3,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rpm/rpmbase64.h>
 #include <rpm/rpmcli.h>
+#include <rpm/rpmdb.h>
+#include <rpm/rpmfileutil.h>
 #include <rpm/rpmlib.h>
 #include <rpm/rpmlog.h>
+#include <rpm/rpmmacro.h>
 
 #include <cerrno>
 #include <cstring>
@@ -17,6 +21,7 @@
 #include "rpmirror/signature.hpp"
 #include "signature/gpg_keys.hpp"
 #include "signature/handles.hpp"
+#include "util/fault.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror {
@@ -100,9 +105,13 @@ std::string format_day(std::int64_t seconds) {
 
 }  // namespace
 
+// What a key's revocation and expiry say of a good signature it made.
+enum class KeyStanding { Valid, Revoked, ExpiredBeforeSigning, ExpiredAfterSigning };
+
 struct Keyring::Impl {
     RpmKeyring keyring{rpmKeyringNew()};
     std::vector<SigningKey> keys;
+    std::string trusted_keys;  // "the repository's gpgkey", "the keys imported in ..."
 
     const SigningKey* find(const std::string& key_id) const {
         for (const SigningKey& key : keys) {
@@ -113,30 +122,57 @@ struct Keyring::Impl {
         return nullptr;
     }
 
-    // Returns an error iff the key `key_id` (which made a good signature) expired or is revoked.
-    Result<void> check_validity(const std::string& key_id, const std::string& subject) const {
+    // Returns the standing of the key `key_id` (which made a good signature at `signed_at`,
+    // seconds since the epoch) now. A key gpg did not list separately (librpm knows a subkey
+    // gpg skipped) is Valid: nothing more is known of it.
+    KeyStanding standing_of(const std::string& key_id, std::int64_t signed_at) const {
         const SigningKey* key = find(key_id);
         if (key == nullptr) {
-            return {};  // librpm knows a subkey gpg did not list separately: nothing more known
+            return KeyStanding::Valid;
         }
         if (key->is_revoked) {
-            return make_error(ErrorCode::Unsafe,
-                              fmt::format("key 0x{} ({}) is revoked", key_id, key->user_id),
-                              subject);
+            return KeyStanding::Revoked;
         }
         if (key->expires && *key->expires <= std::time(nullptr)) {
-            return make_error(ErrorCode::Unsafe,
-                              fmt::format("key 0x{} ({}) expired on {}", key_id, key->user_id,
-                                          format_day(*key->expires)),
-                              subject);
+            return signed_at >= *key->expires ? KeyStanding::ExpiredBeforeSigning
+                                              : KeyStanding::ExpiredAfterSigning;
         }
-        return {};
+        return KeyStanding::Valid;
     }
 
-    static tl::unexpected<Error> not_among(const std::string& key_id, const std::string& subject) {
+    std::string describe(const std::string& key_id) const {
+        const SigningKey* key = find(key_id);
+        return key == nullptr ? "key 0x" + key_id
+                              : fmt::format("key 0x{} ({})", key_id, key->user_id);
+    }
+
+    std::string expiry_of(const std::string& key_id) const {
+        const SigningKey* key = find(key_id);
+        return key != nullptr && key->expires ? format_day(*key->expires) : "?";
+    }
+
+    // Returns an error iff the key `key_id` (which made a good signature) expired or is revoked
+    // (detached signatures: any of these fails the repository).
+    Result<void> check_validity(const std::string& key_id, std::int64_t signed_at,
+                                const std::string& subject) const {
+        switch (standing_of(key_id, signed_at)) {
+            case KeyStanding::Valid:
+                return {};
+            case KeyStanding::Revoked:
+                return make_error(ErrorCode::Unsafe, describe(key_id) + " is revoked", subject);
+            case KeyStanding::ExpiredBeforeSigning:
+            case KeyStanding::ExpiredAfterSigning:
+                break;
+        }
+        return make_error(ErrorCode::Unsafe,
+                          fmt::format("{} expired on {}", describe(key_id), expiry_of(key_id)),
+                          subject);
+    }
+
+    tl::unexpected<Error> not_among(const std::string& key_id, const std::string& subject) const {
         return make_error(
             ErrorCode::Unsafe,
-            fmt::format("signed with key 0x{} which is not among the repository's gpgkey", key_id),
+            fmt::format("signed with key 0x{} which is not among {}", key_id, trusted_keys),
             subject);
     }
 
@@ -147,8 +183,9 @@ struct Keyring::Impl {
     }
 };
 
-Keyring::Keyring() : impl_(std::make_unique<Impl>()) {
+Keyring::Keyring(std::string trusted_keys) : impl_(std::make_unique<Impl>()) {
     initialise_rpm();
+    impl_->trusted_keys = std::move(trusted_keys);
 }
 Keyring::~Keyring() = default;
 Keyring::Keyring(Keyring&&) noexcept = default;
@@ -230,9 +267,11 @@ Result<void> Keyring::verify_detached(std::string_view data, std::string_view ar
     rpmDigestUpdate(digest.get(), data.data(), data.size());
     switch (rpmKeyringVerifySig(impl_->keyring.get(), signature.get(), digest.get())) {
         case RPMRC_OK:
-            return impl_->check_validity(signer, subject);
+            return impl_->check_validity(
+                signer, static_cast<std::int64_t>(pgpDigParamsCreationTime(signature.get())),
+                subject);
         case RPMRC_NOKEY:
-            return Impl::not_among(signer, subject);
+            return impl_->not_among(signer, subject);
         default:
             return Impl::bad_signature(signer, subject);
     }
@@ -240,9 +279,14 @@ Result<void> Keyring::verify_detached(std::string_view data, std::string_view ar
 
 namespace {
 
-// Returns the key id of the first OpenPGP signature in the package header `header`, or nullopt
+struct PackageSigner {
+    std::string key_id;
+    std::int64_t signed_at = 0;  // the signature's creation time, seconds since the epoch
+};
+
+// Returns the signer of the first OpenPGP signature in the package header `header`, or nullopt
 // iff it carries none (RSA/DSA header signatures, and the legacy header+payload ones).
-std::optional<std::string> package_signer(Header header) {
+std::optional<PackageSigner> package_signer(Header header) {
     for (const rpmTagVal tag : {RPMTAG_RSAHEADER, RPMTAG_DSAHEADER, RPMTAG_SIGPGP, RPMTAG_SIGGPG}) {
         const RpmTd data(rpmtdNew());
         if (headerGet(header, tag, data.get(), HEADERGET_MINMEM) == 0) {
@@ -254,10 +298,33 @@ std::optional<std::string> package_signer(Header header) {
         const PgpParams signature(raw_signature);
         rpmtdFreeData(data.get());
         if (parsed == 0 && signature != nullptr) {
-            return key_id_hex(pgpDigParamsSignID(signature.get()));
+            return PackageSigner{
+                key_id_hex(pgpDigParamsSignID(signature.get())),
+                static_cast<std::int64_t>(pgpDigParamsCreationTime(signature.get()))};
         }
     }
     return std::nullopt;
+}
+
+// Reads the file open as `fd` from its start to its end. Returns an Io error naming `subject`
+// iff a read fails: librpm reports a read error as a damaged package, so a failed check is
+// taken for a verdict only once the whole file was shown to be readable.
+Result<void> read_to_end(const UniqueFd& fd, const std::string& subject) {
+    constexpr std::size_t kChunk = 1 << 16;
+    std::vector<char> buffer(kChunk);
+    for (off_t offset = 0;;) {
+        const ssize_t got = ::pread(fd.get(), buffer.data(), buffer.size(), offset);
+        if (got < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return make_errno_error("cannot read", subject, errno);
+        }
+        if (got == 0) {
+            return {};
+        }
+        offset += got;
+    }
 }
 
 // Returns a librpm file handle on a duplicate of `fd`, positioned at the start.
@@ -270,10 +337,14 @@ RpmFd rpm_handle_for(const UniqueFd& fd) {
 
 }  // namespace
 
-Result<void> Keyring::verify_package(const std::filesystem::path& path) const {
+Result<std::optional<Rejection>> Keyring::check_package(const std::filesystem::path& path) const {
     const std::string subject = path.string();
+    using Verdict = Result<std::optional<Rejection>>;
+    const auto reject = [](PackageRejection kind, tl::unexpected<Error> error) -> Verdict {
+        return std::optional<Rejection>(Rejection{kind, std::move(error.value())});
+    };
     // Never through a symlink: the package is read from a descriptor we opened ourselves.
-    const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    const UniqueFd fd(fault::open_for_reading(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
     if (!fd) {
         return make_errno_error("cannot open", subject, errno);
     }
@@ -290,35 +361,96 @@ Result<void> Keyring::verify_package(const std::filesystem::path& path) const {
         read = rpmReadPackageFile(transaction.get(), handle.get(), subject.c_str(), &raw_header);
     }
     const RpmHeader header(raw_header);
-    if (read == RPMRC_NOTFOUND) {
-        return make_error(ErrorCode::BadInput, "not an RPM package", subject);
+    if (read == RPMRC_NOTFOUND || header == nullptr) {
+        if (auto readable = read_to_end(fd, subject); !readable) {
+            return tl::unexpected(std::move(readable.error()));
+        }
+        if (read == RPMRC_NOTFOUND) {
+            return reject(PackageRejection::NotAPackage,
+                          make_error(ErrorCode::BadInput, "not an RPM package", subject));
+        }
+        return reject(
+            PackageRejection::BadSignature,
+            make_error(ErrorCode::Corrupt, "bad signature or digest (unreadable header)", subject));
     }
-    if (header == nullptr) {
-        return make_error(ErrorCode::Corrupt, "bad signature or digest (unreadable header)",
-                          subject);
-    }
-    const std::optional<std::string> signer = package_signer(header.get());
+    const std::optional<PackageSigner> signer = package_signer(header.get());
     if (!signer) {
-        return make_error(ErrorCode::Unsafe, "not signed", subject);
+        return reject(PackageRejection::NotSigned,
+                      make_error(ErrorCode::Unsafe, "not signed", subject));
     }
     if (read == RPMRC_NOKEY) {
-        return Impl::not_among(*signer, subject);
+        return reject(PackageRejection::UnknownKey, impl_->not_among(signer->key_id, subject));
     }
     // Header and payload, every signature and digest, as `rpmkeys --checksig` checks them.
     const RpmFd handle = rpm_handle_for(fd);
     rpmQVKArguments_s arguments{};
     if (handle == nullptr ||
         rpmVerifySignatures(&arguments, transaction.get(), handle.get(), subject.c_str()) != 0) {
-        return Impl::bad_signature(*signer, subject);
+        if (auto readable = read_to_end(fd, subject); !readable) {
+            return tl::unexpected(std::move(readable.error()));
+        }
+        return reject(PackageRejection::BadSignature, Impl::bad_signature(signer->key_id, subject));
     }
-    return impl_->check_validity(*signer, subject);
+    const std::string& key_id = signer->key_id;
+    switch (impl_->standing_of(key_id, signer->signed_at)) {
+        case KeyStanding::Valid:
+            return std::optional<Rejection>();
+        case KeyStanding::Revoked:
+            return reject(
+                PackageRejection::KeyRevoked,
+                make_error(ErrorCode::Unsafe, impl_->describe(key_id) + " is revoked", subject));
+        case KeyStanding::ExpiredBeforeSigning:
+            return reject(PackageRejection::KeyExpired,
+                          make_error(ErrorCode::Unsafe,
+                                     fmt::format("{} expired on {}, before it signed ({})",
+                                                 impl_->describe(key_id), impl_->expiry_of(key_id),
+                                                 format_day(signer->signed_at)),
+                                     subject));
+        case KeyStanding::ExpiredAfterSigning:
+            break;
+    }
+    return make_error(ErrorCode::Unsafe,
+                      fmt::format("{} expired on {}, after it signed ({}): the signature was good "
+                                  "when made; not a verdict",
+                                  impl_->describe(key_id), impl_->expiry_of(key_id),
+                                  format_day(signer->signed_at)),
+                      subject);
+}
+
+Result<void> Keyring::verify_package(const std::filesystem::path& path) const {
+    auto checked = check_package(path);
+    if (!checked) {
+        return tl::unexpected(std::move(checked.error()));
+    }
+    if (*checked) {
+        return tl::unexpected(std::move((*checked)->error));
+    }
+    return {};
+}
+
+std::string dnf_rejection_message(PackageRejection kind, std::string_view file_name) {
+    switch (kind) {
+        case PackageRejection::NotSigned:
+            return fmt::format("Package {} is not signed", file_name);
+        case PackageRejection::UnknownKey:
+            return fmt::format("Public key for {} is not installed", file_name);
+        case PackageRejection::KeyRevoked:
+        case PackageRejection::KeyExpired:
+            return fmt::format("Public key for {} is not trusted", file_name);
+        case PackageRejection::BadSignature:
+        case PackageRejection::NotAPackage:
+            break;
+    }
+    return fmt::format("Problem opening package {}", file_name);
 }
 
 Result<Keyring> load_repo_keys(const RepoConfig& repo, const DownloadOptions& options,
                                std::stop_token stop) {
     if (repo.gpgkeys.empty()) {
         return make_error(ErrorCode::BadInput,
-                          "signature checking is on but the repository has no gpgkey", repo.id);
+                          "signature checking against the repository's keys (repo_gpgcheck, "
+                          "--gpgcheck-keys=repo) is on but the repository has no gpgkey",
+                          repo.id);
     }
     Keyring keyring;
     for (const std::string& url : repo.gpgkeys) {
@@ -331,6 +463,71 @@ Result<Keyring> load_repo_keys(const RepoConfig& repo, const DownloadOptions& op
         if (auto added = keyring.add_armored(*text, url); !added) {
             return tl::unexpected(std::move(added.error()));
         }
+    }
+    return keyring;
+}
+
+namespace {
+
+using RpmDbIterator = Owned<rpmdbMatchIterator, rpmdbFreeIterator>;
+using RpmString = std::unique_ptr<char, Releaser<std::free>>;
+
+}  // namespace
+
+Result<Keyring> load_installed_keys(const std::filesystem::path& installroot) {
+    initialise_rpm();
+    const std::string root = installroot.empty() ? std::string("/") : installroot.string();
+    std::error_code error;
+    if (!std::filesystem::is_directory(root, error)) {
+        return make_error(ErrorCode::NotFound, "installroot is not a directory", root);
+    }
+    Keyring keyring("the keys imported in the rpm database of " + root);
+    const RpmTs transaction(rpmtsCreate());
+    if (rpmtsSetRootDir(transaction.get(), root.c_str()) != 0) {
+        return make_error(ErrorCode::BadInput, "librpm refuses it as a root directory", root);
+    }
+    const RpmString dbpath(rpmGetPath("%{_dbpath}", nullptr));
+    const std::filesystem::path database =
+        std::filesystem::path(root) / std::filesystem::path(dbpath.get()).relative_path();
+    if (!std::filesystem::exists(database, error)) {
+        return keyring;  // no rpm database: no key is trusted (dnf: "… is not installed")
+    }
+    if (rpmtsOpenDB(transaction.get(), O_RDONLY) != 0) {
+        return make_error(ErrorCode::Io, "cannot open the rpm database (librpm)",
+                          database.string());
+    }
+    const RpmDbIterator headers(rpmtsInitIterator(transaction.get(), RPMDBI_NAME, "gpg-pubkey", 0));
+    for (Header header = headers == nullptr ? nullptr : rpmdbNextIterator(headers.get());
+         header != nullptr; header = rpmdbNextIterator(headers.get())) {
+        const RpmString name(headerGetAsString(header, RPMTAG_NVR));
+        const std::string source =
+            fmt::format("{} in the rpm database of {}", name ? name.get() : "gpg-pubkey", root);
+        const RpmTd keys(rpmtdNew());
+        if (headerGet(header, RPMTAG_PUBKEYS, keys.get(), HEADERGET_MINMEM) == 0) {
+            continue;
+        }
+        for (const char* encoded = rpmtdNextString(keys.get()); encoded != nullptr;
+             encoded = rpmtdNextString(keys.get())) {
+            void* raw_bytes = nullptr;
+            std::size_t size = 0;
+            const int decoded = rpmBase64Decode(encoded, &raw_bytes, &size);
+            const RpmMemory bytes(static_cast<std::uint8_t*>(raw_bytes));
+            if (decoded != 0 || bytes == nullptr || size == 0) {
+                rpmtdFreeData(keys.get());
+                return make_error(ErrorCode::BadInput, "a stored public key is not base64", source);
+            }
+            const RpmString armored(pgpArmorWrap(PGPARMOR_PUBKEY, bytes.get(), size));
+            if (armored == nullptr) {
+                rpmtdFreeData(keys.get());
+                return make_error(ErrorCode::BadInput, "a stored public key librpm cannot armor",
+                                  source);
+            }
+            if (auto added = keyring.add_armored(armored.get(), source); !added) {
+                rpmtdFreeData(keys.get());
+                return tl::unexpected(std::move(added.error()));
+            }
+        }
+        rpmtdFreeData(keys.get());
     }
     return keyring;
 }

@@ -175,8 +175,9 @@ std::shared_ptr<MirrorList> mirrors_starting_with(const RepoSource& source,
     return std::make_shared<MirrorList>(std::move(ordered), demote_after);
 }
 
+// `trusted_keys`: the key ids --gpgcheck checks against ("" without the check).
 std::string options_fingerprint(const SyncOptions& options, const SelectionOptions& selection,
-                                const RepoConfig& repo) {
+                                const RepoConfig& repo, std::string_view trusted_keys) {
     std::string text =
         fmt::format("v1 meta={} norepopath={} source={} newest={} buildtime={}",
                     options.download_metadata, options.norepopath, selection.source_only,
@@ -192,8 +193,10 @@ std::string options_fingerprint(const SyncOptions& options, const SelectionOptio
     append_list("exclude", selection.exclude_globs);
     text += " safe=" + options.safe_write_path.value_or("").string();
     if (options.check_package_signatures && repo.gpgcheck) {
-        // Packages kept by a run without the check must be checked by the first run with it.
+        // Packages kept by a run without the check (or with other keys) must be checked by the
+        // first run with it.
         append_list("gpgcheck-keys", repo.gpgkeys);
+        text += fmt::format(" gpgcheck-trusts={}", trusted_keys);
     }
     return text;
 }
@@ -391,12 +394,18 @@ class RepoSync {
 
     Result<void> run() {
         const DownloadOptions& download_options = downloader_.options();
-        if (repo_.repo_gpgcheck || checks_packages()) {
+        if (repo_.repo_gpgcheck ||
+            (checks_packages() && options_.package_keys == PackageKeySource::Repository)) {
             auto keys = load_repo_keys(repo_, download_options, stop_);
             if (!keys) {
                 return tl::unexpected(std::move(keys.error()));
             }
             keys_ = std::move(*keys);
+        }
+        if (checks_packages()) {
+            if (auto loaded = load_package_keys(); !loaded) {
+                return loaded;
+            }
         }
         auto source = resolve_mirrors(repo_, download_options, stop_);
         if (!source) {
@@ -490,6 +499,30 @@ class RepoSync {
         return options_.check_package_signatures && repo_.gpgcheck && !options_.urls_only;
     }
 
+    // --gpgcheck: the keys packages are checked against, as options_.package_keys says.
+    Result<void> load_package_keys() {
+        if (options_.package_keys == PackageKeySource::Repository) {
+            package_keys_ = &*keys_;
+        } else {
+            auto installed = load_installed_keys(options_.installroot);
+            if (!installed) {
+                Error error = std::move(installed.error());
+                error.message = "--gpgcheck: " + error.message;
+                return tl::unexpected(std::move(error));
+            }
+            installed_keys_ = std::move(*installed);
+            package_keys_ = &*installed_keys_;
+        }
+        for (const SigningKey& key : package_keys_->keys()) {
+            trusted_key_ids_ += key.key_id + ",";
+        }
+        return {};
+    }
+
+    std::string fingerprint() const {
+        return options_fingerprint(options_, selection_options_, repo_, trusted_key_ids_);
+    }
+
     // With repo_gpgcheck, fetches repomd.xml.asc from the mirror that served `repomd` and checks
     // it against the repository's keys. Returns an error naming the signature's URL iff it is
     // missing or not a good signature by one of them.
@@ -540,8 +573,7 @@ class RepoSync {
         const auto state = read_sync_state(sync_state_path(state_directory(options_), repo_dir_));
         // A state written before selections were recorded: one full run records it for verify.
         if (!state || !state->selection || state->repomd_sha256 != repomd_sha256_ ||
-            state->options_fingerprint !=
-                options_fingerprint(options_, selection_options_, repo_)) {
+            state->options_fingerprint != fingerprint()) {
             return false;
         }
         if (options_.download_metadata) {
@@ -882,8 +914,9 @@ class RepoSync {
         return {};
     }
 
-    // --gpgcheck: checks every package now in the mirror (downloaded or kept) on worker threads;
-    // one that fails is removed and reported as a failure.
+    // --gpgcheck: checks every package now in the mirror (downloaded or kept) on worker threads.
+    // One with a verdict against it is removed; one that could not be checked is kept. Both are
+    // reported as failures.
     void check_package_signatures(const PackageIndex& index) {
         std::vector<std::size_t> present;
         for (std::size_t target = 0; target < plan_.targets.size(); ++target) {
@@ -891,35 +924,45 @@ class RepoSync {
                 present.push_back(target);
             }
         }
-        std::vector<std::optional<Error>> outcomes(present.size());
+        std::vector<Result<std::optional<Rejection>>> outcomes(present.size(),
+                                                               std::optional<Rejection>());
         for_each_index_in_parallel(present.size(), options_.verify_threads, [&] {
             return [&](std::size_t item) {
                 if (stop_.stop_requested()) {
                     return;  // unchecked packages are kept; the run exits as interrupted
                 }
                 const PackageTarget& target = plan_.targets[present[item]];
-                auto verified =
-                    keys_->verify_package(plan_.roots[target.root_index] / target.destination);
-                if (!verified) {
-                    outcomes[item] = std::move(verified.error());
-                }
+                outcomes[item] = package_keys_->check_package(plan_.roots[target.root_index] /
+                                                              target.destination);
             };
         });
         report_.signatures_checked += present.size();
         for (std::size_t item = 0; item < present.size(); ++item) {
+            const PackageTarget& target = plan_.targets[present[item]];
+            const std::string nevra = index[target.position].nevra();
             if (!outcomes[item]) {
+                report_.failures.push_back(
+                    {nevra,
+                     "signature not checked, file kept: " + outcomes[item].error().to_string(),
+                     {},
+                     {}});
                 continue;
             }
-            const PackageTarget& target = plan_.targets[present[item]];
-            PackageFailure failure{index[target.position].nevra(),
-                                   "signature check failed: " + outcomes[item]->to_string(),
-                                   {}};
+            if (!*outcomes[item]) {
+                continue;
+            }
+            const Rejection& rejection = **outcomes[item];
+            const std::string file_name = target.destination.filename().string();
+            const std::string dnf_words = dnf_rejection_message(rejection.kind, file_name);
+            const std::string detail = " (" + rejection.error.to_string() + ")";
+            PackageFailure failure{nevra, {}, {}, "Removing " + file_name + ": " + dnf_words};
             if (auto removed =
                     remove_package_file(plan_.roots[target.root_index], target.destination);
                 removed) {
-                failure.reason += " (removed)";
+                failure.reason = failure.dnf_message + detail;
             } else {
-                failure.reason += "; " + removed.error().to_string();
+                failure.reason = dnf_words + detail + "; " + removed.error().to_string();
+                failure.dnf_message.clear();
             }
             report_.failures.push_back(std::move(failure));
         }
@@ -999,8 +1042,7 @@ class RepoSync {
                     report_.upstream_packages - report_.selected));
             }
         }
-        SyncState state{
-            repomd_sha256_, options_fingerprint(options_, selection_options_, repo_), {}};
+        SyncState state{repomd_sha256_, fingerprint(), {}};
         state.selection = RecordedSelection{selection_options_, is_modular_};
         std::set<std::filesystem::path> keep;
         for (const PackageTarget& target : plan_.targets) {
@@ -1050,9 +1092,12 @@ class RepoSync {
     SyncState noop_state_;
     std::shared_ptr<MirrorList> mirrors_;
     SyncPlan plan_;
-    std::optional<Keyring> keys_;           // with repo_gpgcheck or --gpgcheck
-    std::set<std::size_t> failed_targets_;  // indices into plan_.targets that failed to download
-    std::size_t packages_done_ = 0;         // packages downloaded or found present (events)
+    std::optional<Keyring> keys_;            // the repository's gpgkey: repo_gpgcheck, --gpgcheck
+    std::optional<Keyring> installed_keys_;  // --gpgcheck with PackageKeySource::Rpmdb
+    const Keyring* package_keys_ = nullptr;  // --gpgcheck: keys_ or installed_keys_
+    std::string trusted_key_ids_;            // of package_keys_, for the options fingerprint
+    std::set<std::size_t> failed_targets_;   // indices into plan_.targets that failed to download
+    std::size_t packages_done_ = 0;          // packages downloaded or found present (events)
 };
 
 }  // namespace

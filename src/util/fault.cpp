@@ -19,8 +19,8 @@ namespace rpmirror::fault {
 
 namespace {
 
-constexpr std::array<std::string_view, 5> kOpNames = {"create", "write", "sync", "rename",
-                                                      "unlink"};
+constexpr std::array<std::string_view, 6> kOpNames = {"create", "write",  "sync",
+                                                      "rename", "unlink", "open"};
 
 struct Plan {
     bool is_kill = false;
@@ -31,12 +31,14 @@ struct Plan {
 };
 
 std::optional<int> errno_named(std::string_view name) {
-    constexpr std::array<std::pair<std::string_view, int>, 6> kKnown = {{{"ENOSPC", ENOSPC},
+    constexpr std::array<std::pair<std::string_view, int>, 8> kKnown = {{{"ENOSPC", ENOSPC},
                                                                          {"EIO", EIO},
                                                                          {"EROFS", EROFS},
                                                                          {"EACCES", EACCES},
                                                                          {"EDQUOT", EDQUOT},
-                                                                         {"EPERM", EPERM}}};
+                                                                         {"EPERM", EPERM},
+                                                                         {"EMFILE", EMFILE},
+                                                                         {"ENFILE", ENFILE}}};
     for (const auto& [known, number] : kKnown) {
         if (known == name) {
             return number;
@@ -198,6 +200,10 @@ int renameat2(int old_dir, const char* old_name, int new_dir, const char* new_na
 
 int rename(const char* old_path, const char* new_path) {
     return fails(Op::Rename, new_path) ? -1 : ::rename(old_path, new_path);
+}
+
+int open_for_reading(const char* path, int flags) {
+    return fails(Op::Open, path) ? -1 : ::open(path, flags);
 }
 
 int unlinkat(int dir_fd, const char* name, int flags) {

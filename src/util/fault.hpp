@@ -8,10 +8,12 @@
 //
 //   RPMIRROR_FAULT=kill:<op>:<n>             SIGKILL the process just before the n-th <op>
 //   RPMIRROR_FAULT=errno:<op>:<n>:<ERRNO>    the n-th <op> fails with ERRNO (ENOSPC, EIO, EROFS,
-//                                            EACCES, EDQUOT, EPERM) instead of being made
+//                                            EACCES, EDQUOT, EPERM, EMFILE, ENFILE) instead of
+//                                            being made
 //   RPMIRROR_FAULT=errno:<op>:<n>+:<ERRNO>   the n-th <op> and every later one fail
 //
-// <op> is one of create, write, sync, rename, unlink. Before a kill, one line
+// <op> is one of create, write, sync, rename, unlink, open (opening a package to check its
+// signature, --gpgcheck). Before a kill, one line
 // "rpmirror-fault: kill before <op> #<n>: <subject>" goes to stderr (tests read it to tell which
 // phase was hit). An unparsable value is reported on stderr and ignored.
 //
@@ -31,7 +33,7 @@
 
 namespace rpmirror::fault {
 
-enum class Op { Create, Write, Sync, Rename, Unlink };
+enum class Op { Create, Write, Sync, Rename, Unlink, Open };
 
 namespace detail {
 // True iff RPMIRROR_FAULT armed a fault; set once during static initialisation.
@@ -59,5 +61,6 @@ int renameat(int old_dir, const char* old_name, int new_dir, const char* new_nam
 int renameat2(int old_dir, const char* old_name, int new_dir, const char* new_name, unsigned flags);
 int rename(const char* old_path, const char* new_path);
 int unlinkat(int dir_fd, const char* name, int flags);
+int open_for_reading(const char* path, int flags);
 
 }  // namespace rpmirror::fault

@@ -1,6 +1,11 @@
 // The signature stage against keys, signatures and packages made in the test with gpg and rpmsign.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -162,6 +167,161 @@ TEST_F(SignatureTest, PackageSignedByAnExpiredKeyIsRefused) {
     ASSERT_FALSE(verified);
     EXPECT_NE(verified.error().message.find("expired on 2020-06-01"), std::string::npos)
         << verified.error().message;
+}
+
+TEST_F(SignatureTest, KeyThatExpiredAfterSigningIsAnErrorNotAVerdict) {
+    const auto rpm = package("expired", Signer::Expired);  // signed 2020-03-01, expired 06-01
+    auto checked = keyring_of({Signer::Expired}).check_package(rpm);
+    ASSERT_FALSE(checked);
+    EXPECT_EQ(checked.error().subject, rpm.string());
+    EXPECT_NE(checked.error().message.find("expired on 2020-06-01, after it signed (2020-03-01)"),
+              std::string::npos)
+        << checked.error().message;
+}
+
+TEST_F(SignatureTest, KeyThatExpiredBeforeSigningIsAVerdict) {
+    const auto rpm = package("lapsed", Signer::Lapsed);  // expired 2020-06-01, signed 2021-01-01
+    auto checked = keyring_of({Signer::Lapsed}).check_package(rpm);
+    ASSERT_TRUE(checked) << checked.error().to_string();
+    ASSERT_TRUE(*checked);
+    EXPECT_EQ((*checked)->kind, PackageRejection::KeyExpired);
+    EXPECT_NE(
+        (*checked)->error.message.find("expired on 2020-06-01, before it signed (2021-01-01)"),
+        std::string::npos)
+        << (*checked)->error.message;
+}
+
+TEST_F(SignatureTest, RevokedKeyIsAVerdict) {
+    const auto rpm = package("revoked", Signer::Revoked);
+    auto checked = keyring_of({Signer::Revoked}).check_package(rpm);
+    ASSERT_TRUE(checked) << checked.error().to_string();
+    ASSERT_TRUE(*checked);
+    EXPECT_EQ((*checked)->kind, PackageRejection::KeyRevoked);
+    EXPECT_NE((*checked)->error.message.find("is revoked"), std::string::npos);
+}
+
+TEST_F(SignatureTest, EachDefiniteFailureIsItsOwnVerdict) {
+    const Keyring keyring = keyring_of({Signer::Good});
+    const auto kind_of = [&keyring](const std::filesystem::path& rpm) {
+        auto checked = keyring.check_package(rpm);
+        EXPECT_TRUE(checked) << checked.error().to_string();
+        EXPECT_TRUE(checked && *checked);
+        return checked && *checked ? (*checked)->kind : PackageRejection::NotAPackage;
+    };
+    EXPECT_EQ(kind_of(package("unsigned", std::nullopt)), PackageRejection::NotSigned);
+    EXPECT_EQ(kind_of(package("other", Signer::Other)), PackageRejection::UnknownKey);
+    const auto corrupt = package("corrupt", Signer::Good);
+    std::string bytes = test::read_file(corrupt);
+    bytes[bytes.size() - 100] = static_cast<char>(bytes[bytes.size() - 100] ^ 0x55);
+    TempDir::write_at(corrupt, bytes);
+    EXPECT_EQ(kind_of(corrupt), PackageRejection::BadSignature);
+    EXPECT_EQ(kind_of(tmp_.write("fake.rpm", std::string(4096, 'x'))),
+              PackageRejection::NotAPackage);
+    auto good = keyring.check_package(package("good", Signer::Good));
+    ASSERT_TRUE(good) << good.error().to_string();
+    EXPECT_FALSE(*good);
+}
+
+TEST_F(SignatureTest, DnfWordsEveryVerdictAsDnfDoes) {
+    const std::string name = "foo-1.0-1.noarch.rpm";
+    EXPECT_EQ(dnf_rejection_message(PackageRejection::NotSigned, name),
+              "Package foo-1.0-1.noarch.rpm is not signed");
+    EXPECT_EQ(dnf_rejection_message(PackageRejection::UnknownKey, name),
+              "Public key for foo-1.0-1.noarch.rpm is not installed");
+    EXPECT_EQ(dnf_rejection_message(PackageRejection::BadSignature, name),
+              "Problem opening package foo-1.0-1.noarch.rpm");
+    EXPECT_EQ(dnf_rejection_message(PackageRejection::NotAPackage, name),
+              "Problem opening package foo-1.0-1.noarch.rpm");
+    EXPECT_EQ(dnf_rejection_message(PackageRejection::KeyRevoked, name),
+              "Public key for foo-1.0-1.noarch.rpm is not trusted");
+    EXPECT_EQ(dnf_rejection_message(PackageRejection::KeyExpired, name),
+              "Public key for foo-1.0-1.noarch.rpm is not trusted");
+}
+
+// Runs as root too: a directory opens read-only, and reading it fails with EISDIR.
+TEST_F(SignatureTest, UnreadableFileIsAnIoErrorNotAVerdict) {
+    std::filesystem::create_directory(tmp_ / "dir.rpm");
+    auto checked = keyring_of({Signer::Good}).check_package(tmp_ / "dir.rpm");
+    ASSERT_FALSE(checked);
+    EXPECT_EQ(checked.error().code, ErrorCode::Io);
+    EXPECT_EQ(checked.error().sys_errno, EISDIR);
+    EXPECT_EQ(checked.error().subject, (tmp_ / "dir.rpm").string());
+}
+
+TEST_F(SignatureTest, TooManyOpenFilesIsAnErrorNotAVerdict) {
+    const auto rpm = package("good", Signer::Good);
+    const Keyring keyring = keyring_of({Signer::Good});
+    // In a child whose descriptor limit is what it already has open: the next open is EMFILE.
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        const int lowest_free = ::dup(0);
+        ::close(lowest_free);
+        const rlimit limit{static_cast<rlim_t>(lowest_free), static_cast<rlim_t>(lowest_free)};
+        if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) {
+            ::_exit(3);
+        }
+        auto checked = keyring.check_package(rpm);
+        ::_exit(!checked && checked.error().code == ErrorCode::Io &&
+                        checked.error().sys_errno == EMFILE
+                    ? 0
+                : checked ? 1
+                          : 2);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "1: a verdict, 2: another error, 3: setrlimit failed";
+}
+
+TEST_F(SignatureTest, InstalledKeysAreTheKeysImportedInTheRpmDatabaseOfTheRoot) {
+    const auto root = tmp_ / "root";
+    std::filesystem::create_directories(root);
+    test::run_checked({"rpmkeys", "--root", root.string(), "--import",
+                       test_keys().key_file(Signer::Good).string(), "--import",
+                       test_keys().key_file(Signer::Revoked).string()},
+                      tmp_ / "logs");
+    auto keys = load_installed_keys(root);
+    ASSERT_TRUE(keys) << keys.error().to_string();
+    std::vector<std::string> ids;
+    for (const SigningKey& key : keys->keys()) {
+        ids.push_back(key.key_id);
+        EXPECT_NE(key.source.find("in the rpm database of " + root.string()), std::string::npos)
+            << key.source;
+    }
+    std::sort(ids.begin(), ids.end());
+    std::vector<std::string> expected{test_keys().key_id(Signer::Good),
+                                      test_keys().key_id(Signer::Revoked)};
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(ids, expected);
+
+    EXPECT_TRUE(keys->verify_package(package("good", Signer::Good)));
+    auto other = keys->check_package(package("other", Signer::Other));
+    ASSERT_TRUE(other && *other);
+    EXPECT_EQ((*other)->kind, PackageRejection::UnknownKey);
+    EXPECT_EQ((*other)->error.message,
+              "signed with key 0x" + test_keys().key_id(Signer::Other) +
+                  " which is not among the keys imported in the rpm database of " + root.string());
+    // The rpm database keeps the revocation: rpm 4.18 would accept the signature, rpmirror not.
+    auto revoked = keys->check_package(package("revoked", Signer::Revoked));
+    ASSERT_TRUE(revoked && *revoked);
+    EXPECT_EQ((*revoked)->kind, PackageRejection::KeyRevoked);
+}
+
+TEST_F(SignatureTest, RootWithoutAnRpmDatabaseTrustsNoKey) {
+    auto keys = load_installed_keys(tmp_.path());
+    ASSERT_TRUE(keys) << keys.error().to_string();
+    EXPECT_TRUE(keys->empty());
+    auto checked = keys->check_package(package("good", Signer::Good));
+    ASSERT_TRUE(checked && *checked);
+    EXPECT_EQ((*checked)->kind, PackageRejection::UnknownKey);
+}
+
+TEST_F(SignatureTest, MissingInstallrootIsNotFound) {
+    auto keys = load_installed_keys(tmp_ / "missing");
+    ASSERT_FALSE(keys);
+    EXPECT_EQ(keys.error().code, ErrorCode::NotFound);
+    EXPECT_EQ(keys.error().subject, (tmp_ / "missing").string());
 }
 
 TEST_F(SignatureTest, PackageWithAModifiedPayloadIsABadSignature) {
