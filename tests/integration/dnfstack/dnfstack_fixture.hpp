@@ -162,7 +162,9 @@ class DnfStackScenario : public SyncFixture, public ::testing::WithParamInterfac
             if (const char* reason = dnf_fails_here("DnfStack." + name)) {
                 GTEST_SKIP() << "dnf 4.14 fails this scenario here: " << reason;
             }
-            if (::system("dnf reposync --help > /dev/null 2>&1") != 0) {  // NOLINT(cert-env33-c)
+            static const bool dnf_reposync_runs =
+                ::system("dnf reposync --help > /dev/null 2>&1") == 0;  // NOLINT(cert-env33-c)
+            if (!dnf_reposync_runs) {
                 GTEST_FAIL() << "`dnf reposync` does not run; scripts/deps installs it (Debian "
                                 "packages dnf, dnf-plugins-core)";
             }
