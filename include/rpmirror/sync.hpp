@@ -183,7 +183,7 @@ Result<std::unique_ptr<RepoLock>> lock_repository(const SyncOptions& options,
 std::filesystem::path repo_directory(const SyncOptions& options, std::string_view repo_id);
 
 // Returns the directory holding `repo_id`'s repodata/: <metadata_path>/<repo_id> with
-// --metadata-path, else repo_directory().
+// --metadata-path (<metadata_path> itself with --norepopath too), else repo_directory().
 std::filesystem::path metadata_directory(const SyncOptions& options, std::string_view repo_id);
 
 }  // namespace rpmirror

@@ -1134,8 +1134,11 @@ std::filesystem::path repo_directory(const SyncOptions& options, std::string_vie
 }
 
 std::filesystem::path metadata_directory(const SyncOptions& options, std::string_view repo_id) {
-    return options.metadata_path ? *options.metadata_path / repo_id
-                                 : repo_directory(options, repo_id);
+    if (!options.metadata_path) {
+        return repo_directory(options, repo_id);
+    }
+    // As dnf-plugins-core since RHEL-40914 (4.3.1, Debian 12's, still adds the repo id).
+    return options.norepopath ? *options.metadata_path : *options.metadata_path / repo_id;
 }
 
 Syncer::Syncer(DownloadOptions base_options)
