@@ -335,6 +335,20 @@ RpmFd rpm_handle_for(const UniqueFd& fd) {
     return RpmFd(fdDup(fd.get()));
 }
 
+// Returns true iff every digest of the package open as `fd` (header and payload) is good,
+// whatever its signatures say. As rpmkeys --checksig reports a bad digest as BAD beside a
+// NOKEY or NOTFOUND signature, and dnf takes BAD first, so is a bad digest taken here.
+bool digests_are_good(const UniqueFd& fd, const std::string& subject) {
+    const RpmTs transaction(rpmtsCreate());
+    (void)rpmtsSetVSFlags(transaction.get(), RPMVSF_MASK_NOSIGNATURES);
+    (void)rpmtsSetVfyFlags(transaction.get(), RPMVSF_MASK_NOSIGNATURES);
+    (void)rpmtsSetVfyLevel(transaction.get(), RPMSIG_DIGEST_TYPE);
+    const RpmFd handle = rpm_handle_for(fd);
+    rpmQVKArguments_s arguments{};
+    return handle != nullptr &&
+           rpmVerifySignatures(&arguments, transaction.get(), handle.get(), subject.c_str()) == 0;
+}
+
 }  // namespace
 
 Result<std::optional<Rejection>> Keyring::check_package(const std::filesystem::path& path) const {
@@ -374,11 +388,25 @@ Result<std::optional<Rejection>> Keyring::check_package(const std::filesystem::p
             make_error(ErrorCode::Corrupt, "bad signature or digest (unreadable header)", subject));
     }
     const std::optional<PackageSigner> signer = package_signer(header.get());
-    if (!signer) {
-        return reject(PackageRejection::NotSigned,
-                      make_error(ErrorCode::Unsafe, "not signed", subject));
-    }
-    if (read == RPMRC_NOKEY) {
+    if (!signer || read == RPMRC_NOKEY) {
+        // Unsigned or by an unknown key, and maybe changed too: a bad digest says more (dnf:
+        // "Problem opening package").
+        if (!digests_are_good(fd, subject)) {
+            if (auto readable = read_to_end(fd, subject); !readable) {
+                return tl::unexpected(std::move(readable.error()));
+            }
+            return reject(PackageRejection::BadSignature,
+                          make_error(ErrorCode::Corrupt,
+                                     signer ? fmt::format("bad digest (signed by key 0x{}, "
+                                                          "which is not among {})",
+                                                          signer->key_id, impl_->trusted_keys)
+                                            : std::string("bad digest (not signed)"),
+                                     subject));
+        }
+        if (!signer) {
+            return reject(PackageRejection::NotSigned,
+                          make_error(ErrorCode::Unsafe, "not signed", subject));
+        }
         return reject(PackageRejection::UnknownKey, impl_->not_among(signer->key_id, subject));
     }
     // Header and payload, every signature and digest, as `rpmkeys --checksig` checks them.

@@ -215,6 +215,16 @@ TEST_F(SignatureTest, EachDefiniteFailureIsItsOwnVerdict) {
     bytes[bytes.size() - 100] = static_cast<char>(bytes[bytes.size() - 100] ^ 0x55);
     TempDir::write_at(corrupt, bytes);
     EXPECT_EQ(kind_of(corrupt), PackageRejection::BadSignature);
+    // A changed payload is what dnf reports first, whatever the signature (rpmkeys: BAD).
+    for (const std::optional<Signer> signer :
+         {std::optional<Signer>(Signer::Other), std::optional<Signer>()}) {
+        const auto changed = package(signer ? "changed-other" : "changed-unsigned", signer);
+        std::string changed_bytes = test::read_file(changed);
+        changed_bytes[changed_bytes.size() - 100] =
+            static_cast<char>(changed_bytes[changed_bytes.size() - 100] ^ 0x55);
+        TempDir::write_at(changed, changed_bytes);
+        EXPECT_EQ(kind_of(changed), PackageRejection::BadSignature) << changed;
+    }
     EXPECT_EQ(kind_of(tmp_.write("fake.rpm", std::string(4096, 'x'))),
               PackageRejection::NotAPackage);
     auto good = keyring.check_package(package("good", Signer::Good));
