@@ -133,6 +133,10 @@ enum class VerifyStatus {
 // Returns "ok", "digest-mismatch", "size-mismatch", "missing" or "io-error".
 std::string_view verify_status_name(VerifyStatus status);
 
+// An expected size that upstream metadata does not give (a <package> without <size>, a repomd.xml
+// record without <size>, as old createrepo wrote): such files are verified by checksum alone.
+inline constexpr std::uint64_t kUnknownSize = UINT64_MAX;
+
 struct VerifyRequest {
     std::filesystem::path path;
     ChecksumType type = ChecksumType::Sha256;

@@ -84,8 +84,13 @@ struct DownloadRequest {
     std::size_t root_index = 0;
     ChecksumType checksum_type = ChecksumType::Sha256;
     std::string expected_digest;  // hex, any case
+    // kUnknownSize: verified by the checksum alone (at most kMaxUnknownSizeBytes are accepted,
+    // and a leftover .part is started over, not resumed).
     std::uint64_t expected_size = 0;
 };
+
+// The most bytes a file of unknown size may have.
+inline constexpr std::uint64_t kMaxUnknownSizeBytes = std::uint64_t{64} << 30;
 
 struct DownloadOptions {
     // Concurrency. `max_parallel` transfers run at once (1..256); `max_per_host` connections per

@@ -344,6 +344,7 @@ struct Engine {
             return true;
         }
         const std::uint64_t expected = transfer.request->expected_size;
+        const bool size_known = expected != kUnknownSize;
         // Content-Length and Content-Range count the encoded bytes, not the decoded ones.
         const bool decoded = attempt.decoding && is_encoded(response.content_encoding);
         if (status == 200) {
@@ -354,7 +355,8 @@ struct Engine {
                 attempt.range_start = 0;
                 attempt.note = "server ignored Range (200 instead of 206); started over";
             }
-            if (!decoded && response.content_length && *response.content_length != expected) {
+            if (size_known && !decoded && response.content_length &&
+                *response.content_length != expected) {
                 attempt.abort = AbortReason::SizeMismatch;
                 attempt.abort_message =
                     "size mismatch: Content-Length " + std::to_string(*response.content_length) +
@@ -394,9 +396,9 @@ struct Engine {
                                         std::to_string(attempt.range_start);
                 return false;
             }
-            if ((total && *total != expected) ||
-                (response.content_length &&
-                 *response.content_length != expected - attempt.range_start)) {
+            if (size_known && ((total && *total != expected) ||
+                               (response.content_length &&
+                                *response.content_length != expected - attempt.range_start))) {
                 attempt.abort = AbortReason::SizeMismatch;
                 attempt.abort_message = "size mismatch: Content-Range '" + range + "', expected " +
                                         std::to_string(expected) + " bytes";
@@ -417,11 +419,16 @@ struct Engine {
             return length;
         }
         Engine& engine = *transfer.engine;
-        if (transfer.accepted + length > transfer.request->expected_size) {
+        const std::uint64_t most = transfer.request->expected_size == kUnknownSize
+                                       ? kMaxUnknownSizeBytes
+                                       : transfer.request->expected_size;
+        if (transfer.accepted + length > most) {
             attempt.abort = AbortReason::SizeMismatch;
-            attempt.abort_message = "size mismatch: more than the expected " +
-                                    std::to_string(transfer.request->expected_size) +
-                                    " bytes (aborted)";
+            attempt.abort_message =
+                (transfer.request->expected_size == kUnknownSize
+                     ? "size unknown, and more than " + std::to_string(most)
+                     : "size mismatch: more than the expected " + std::to_string(most)) +
+                " bytes (aborted)";
             return 0;
         }
         if (transfer.sink->has_failed()) {
@@ -547,6 +554,13 @@ struct Engine {
                          request.expected_size};
         const std::uint64_t existing = part->existing_size;
         transfer.sink->attach(std::move(part->fd), std::move(spec));
+        if (request.expected_size == kUnknownSize) {
+            // Without a size, a leftover cannot be told complete from partial: start over.
+            if (existing > 0) {
+                transfer.sink->restart();
+            }
+            return true;
+        }
         if (existing == request.expected_size) {
             // A complete leftover (or an empty file is expected): verify it, fetch nothing.
             transfer.sink->hash_prefix(existing);
@@ -792,7 +806,9 @@ struct Engine {
         } else {
             ++report.already_present;
         }
-        bytes_finished += transfer.request->expected_size;
+        bytes_finished += transfer.request->expected_size == kUnknownSize
+                              ? transfer.accepted
+                              : transfer.request->expected_size;
         if (progress != nullptr) {
             progress->file_finished(transfer.index, transfer.result);
         }
@@ -905,7 +921,8 @@ struct Engine {
                 is_transient_curl_code(code) ? FailureKind::Transient : FailureKind::Permanent);
             return;
         }
-        if (transfer.accepted != transfer.request->expected_size) {
+        if (transfer.request->expected_size != kUnknownSize &&
+            transfer.accepted != transfer.request->expected_size) {
             const std::string outcome = "size mismatch: received " +
                                         std::to_string(transfer.accepted) + " bytes, expected " +
                                         std::to_string(transfer.request->expected_size);
@@ -960,7 +977,8 @@ struct Engine {
         std::string mismatch;
         if (result.source_error) {
             mismatch = *result.source_error;
-        } else if (result.size != transfer.request->expected_size) {
+        } else if (transfer.request->expected_size != kUnknownSize &&
+                   result.size != transfer.request->expected_size) {
             mismatch = "size mismatch: " + std::to_string(result.size) + " bytes, expected " +
                        std::to_string(transfer.request->expected_size);
         } else {
@@ -1250,7 +1268,9 @@ Result<DownloadReport> Downloader::run(std::span<const std::filesystem::path> ro
         transfer->shown_path =
             (roots[requests[index].root_index] / requests[index].destination).string();
         transfer->engine = &engine;
-        engine.bytes_total += requests[index].expected_size;
+        if (requests[index].expected_size != kUnknownSize) {
+            engine.bytes_total += requests[index].expected_size;
+        }
         engine.transfers.push_back(std::move(transfer));
         engine.queue.push_back(index);
     }

@@ -12,6 +12,7 @@
 #include <ctime>
 
 #include "fs/beneath.hpp"
+#include "rpmirror/download.hpp"
 #include "util/fault.hpp"
 
 namespace rpmirror::download {
@@ -154,9 +155,14 @@ void PartWriter::copy_from(const std::string& source, std::uint64_t expected_siz
         return;
     }
     const auto source_size = static_cast<std::uint64_t>(st.st_size);
-    if (source_size != expected_size) {
+    if (expected_size != kUnknownSize && source_size != expected_size) {
         source_error_ = "size mismatch: " + std::to_string(source_size) + " bytes, expected " +
                         std::to_string(expected_size);
+        return;
+    }
+    if (expected_size == kUnknownSize && source_size > kMaxUnknownSizeBytes) {
+        source_error_ = "size unknown, and " + std::to_string(source_size) +
+                        " bytes is more than " + std::to_string(kMaxUnknownSizeBytes);
         return;
     }
     // copy_file_range shares extents (reflink) where the filesystem can; else the kernel copies.
@@ -221,7 +227,8 @@ FinishResult PartWriter::finish(const PublishSpec& spec,
         return result;
     }
     result.digest = hasher_->finish();
-    if (source_error_ || result.size != spec.expected_size ||
+    if (source_error_ ||
+        (spec.expected_size != kUnknownSize && result.size != spec.expected_size) ||
         result.digest != spec.expected_digest) {
         return result;  // the fd stays open: the loop decides (truncate and retry, or give up)
     }

@@ -409,14 +409,14 @@ class PrimaryHandler final : public xml::SaxHandler {
                                            checksum_type_name(*type), digest_hex_length(*type),
                                            hex.substr(0, 160)));
         }
-        if (!fields.has_size) {
-            return bad_package("without <size package=...>");
-        }
-        const std::string_view size_text = trim(fields.package_size);
+        // Old createrepo wrote no <size>: such a package is verified by its checksum alone.
+        const std::string_view size_text =
+            fields.has_size ? trim(fields.package_size) : std::string_view();
         if (!size_text.empty() && size_text.front() == '-') {
             return bad_package(fmt::format("has a negative size '{}'", size_text));
         }
-        const auto package_size = parse_integer<std::uint64_t>(size_text);
+        const auto package_size = fields.has_size ? parse_integer<std::uint64_t>(size_text)
+                                                  : std::optional<std::uint64_t>(kUnknownSize);
         if (!package_size && !size_text.empty() &&
             std::all_of(size_text.begin(), size_text.end(),
                         [](char digit) { return digit >= '0' && digit <= '9'; })) {
@@ -426,7 +426,7 @@ class PrimaryHandler final : public xml::SaxHandler {
         if (!package_size) {
             return bad_package(fmt::format("has a non-numeric size '{}'", size_text.substr(0, 40)));
         }
-        if (*package_size > kMaxPackageSize) {
+        if (fields.has_size && *package_size > kMaxPackageSize) {
             return bad_package(
                 fmt::format("has an absurd size {} (more than 2^53 bytes)", *package_size));
         }

@@ -672,10 +672,10 @@ class RepoSync {
         }
         std::vector<DownloadRequest> requests;
         for (const RepomdRecord* record : records) {
-            if (!record->location_href.starts_with(kRepodataPrefix) || !record->size) {
+            if (!record->location_href.starts_with(kRepodataPrefix)) {
                 return make_error(ErrorCode::Unsupported,
                                   "record '" + record->type + "' at '" + record->location_href +
-                                      "' is not a file under repodata/ with a size",
+                                      "' is not a file under repodata/",
                                   repo_.id);
             }
             if (record->location_base && !is_http_url(*record->location_base)) {
@@ -699,8 +699,11 @@ class RepoSync {
             request.destination = *relative;
             request.checksum_type = record->checksum.type;
             request.expected_digest = record->checksum.hex;
-            request.expected_size = *record->size;
-            seed_from_local_copy(stage.dir(), *relative, request.expected_size, local_sources);
+            // Old createrepo wrote records without <size>: verified by checksum alone.
+            request.expected_size = record->size.value_or(kUnknownSize);
+            if (record->size) {
+                seed_from_local_copy(stage.dir(), *relative, request.expected_size, local_sources);
+            }
             requests.push_back(std::move(request));
         }
         auto fetched = downloader_.run(stage.dir(), requests, nullptr, stop_);
@@ -870,7 +873,10 @@ class RepoSync {
         for (const std::size_t target : plan_.to_verify) {
             const PackageView package = index[plan_.targets[target].position];
             checks.push_back({repo_dir_ / plan_.targets[target].relative_path,
-                              package.checksum_type, package.checksum_hex(), package.package_size});
+                              package.checksum_type, package.checksum_hex(),
+                              package.package_size == kUnknownSize
+                                  ? std::nullopt
+                                  : std::optional<std::uint64_t>(package.package_size)});
         }
         VerifyOptions verify_options;
         verify_options.threads = options_.verify_threads;

@@ -2,6 +2,7 @@
 // rely on it, each case side by side with real `dnf reposync` on the same repository served by
 // nginx: per-package lines, -m/--downloadcomps, -u, --remote-time, and librepo's checksum cache
 // in both directions.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
@@ -291,7 +292,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST_F(SyncOutput, CompsFromAnUncompressedOnlyRecord) {
     const fs::path upstream = copy_repo(test_repo("sample-repo"), tmp_ / "upstream");
     const fs::path comps = TempDir::write_at(tmp_ / "comps.xml", std::string(kComps));
-    run_checked({"modifyrepo_c", "--quiet", "--no-compress", "--mdtype=group", comps.string(),
+    run_checked({"modifyrepo_c", "--no-compress", "--mdtype=group", comps.string(),
                  (upstream / "repodata").string()},
                 tmp_ / "logs");
     NginxServer& server = serve(upstream);
@@ -343,9 +344,9 @@ TEST_F(SyncOutput, UrlsAreWhatDnfPrints) {
                packages / "small%20encoded.noarch.rpm");
     recreate_repo(upstream, "2", tmp_ / "logs");
     const fs::path comps = TempDir::write_at(tmp_ / "comps.xml", std::string(kComps));
-    run_checked({"modifyrepo_c", "--quiet", "--mdtype=group", comps.string(),
-                 (upstream / "repodata").string()},
-                tmp_ / "logs");
+    run_checked(
+        {"modifyrepo_c", "--mdtype=group", comps.string(), (upstream / "repodata").string()},
+        tmp_ / "logs");
     NginxServer& server = serve(upstream);
 
     for (const std::vector<std::string>& options :

@@ -203,7 +203,6 @@ const BadPackageCase kBadPackages[] = {
     {"overflowing size", "<size package=\"", "<size package=\"99999999999999999999999\" was=\"",
      "absurd size"},
     {"negative size", "<size package=\"", "<size package=\"-1\" was=\"", "negative size"},
-    {"missing size", "<size package=\"", "<size was=\"", "without <size package=...>"},
     {"missing location", "<location href", "<location hraf", "without <location href=...>"},
     {"bad epoch", "epoch=\"1\" ver=\"1.0\"", "epoch=\"one\" ver=\"1.0\"", "non-numeric epoch"},
 };
@@ -242,6 +241,26 @@ TEST_F(Primary, BadPackageIsReportedAndSkipped) {
         EXPECT_NE(strict.error().message.find(each.reason), std::string::npos)
             << strict.error().message;
     }
+}
+
+TEST_F(Primary, PackageWithoutSizeIsIndexedWithUnknownSize) {
+    // Old createrepo wrote no <size>: the package is kept, to be verified by checksum alone.
+    const std::string text = replace_first(
+        xml(), first_package(), replace_first(first_package(), "<size package=\"", "<size was=\""));
+    auto index = parse_text(text);
+    ASSERT_TRUE(index) << index.error().to_string();
+    EXPECT_EQ(index->size(), 13U);
+    EXPECT_TRUE(index->issues().empty());
+    bool found = false;
+    for (std::size_t position = 0; position < index->size(); ++position) {
+        if ((*index)[position].nevra() == "rpmirror-idx-epoch-1:1.0-1.x86_64") {
+            found = true;
+            EXPECT_EQ((*index)[position].package_size, kUnknownSize);
+        } else {
+            EXPECT_NE((*index)[position].package_size, kUnknownSize);
+        }
+    }
+    EXPECT_TRUE(found);
 }
 
 TEST_F(Primary, NonHexDigestIsReportedAndSkipped) {
