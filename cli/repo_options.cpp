@@ -1,6 +1,8 @@
 // Repository-source options and their loading (see repo_options.hpp).
 #include "repo_options.hpp"
 
+#include <algorithm>
+
 #include <fmt/core.h>
 
 namespace rpmirror::cli {
@@ -14,6 +16,16 @@ void add_repo_source_options(CLI::App& app, RepoSourceArgs& args) {
     app.add_option("--setopt", args.setopts, "KEY=VALUE or REPOID.KEY=VALUE; repeatable");
     app.add_option("--releasever", args.releasever, "value of $releasever");
     app.add_option("--basearch", args.basearch, "value of $basearch");
+    app.add_option("--forcearch", args.forcearch,
+                   "ARCH: value of $arch, and $basearch derived from it (as dnf)");
+    app.add_option("-x,--exclude,--excludepkgs", args.excludes,
+                   "exclude packages matching these globs from every repository (repeatable, "
+                   "comma lists)");
+    app.add_option("--disableexcludes,--disable-excludes", args.disable_excludes,
+                   "all, main or REPOID: ignore those excludes (repeatable, comma lists)");
+    app.add_option("--installroot", args.installroot,
+                   "DIR: read dnf.conf, repos and vars beneath DIR first, as dnf 4 (keys for "
+                   "--gpgcheck from its rpm database)");
 }
 
 void add_run_state_options(CLI::App& app, RunStateArgs& args) {
@@ -55,20 +67,62 @@ bool should_print(const ConfigWarning& warning, ConfigNoise noise) {
 
 }  // namespace
 
+void print_config_warnings(const std::vector<ConfigWarning>& warnings, ConfigNoise noise) {
+    for (const ConfigWarning& warning : warnings) {
+        if (should_print(warning, noise)) {
+            fmt::print(stderr, "rpmirror: warning: {}\n", warning.to_string());
+        }
+    }
+}
+
+std::vector<std::string> split_option_list(const std::vector<std::string>& values) {
+    std::vector<std::string> items;
+    for (const std::string& value : values) {
+        std::string item;
+        for (const char c : value) {
+            if (c == ',' || c == ' ' || c == '\t' || c == '\n') {
+                if (!item.empty()) {
+                    items.push_back(std::move(item));
+                }
+                item.clear();
+            } else {
+                item += c;
+            }
+        }
+        if (!item.empty()) {
+            items.push_back(std::move(item));
+        }
+    }
+    return items;
+}
+
+std::filesystem::path installroot_of(const RepoSourceArgs& args) {
+    if (args.installroot.empty()) {
+        return "/";
+    }
+    return std::filesystem::absolute(args.installroot).lexically_normal();
+}
+
 Result<std::vector<RepoConfig>> load_repo_sources(const RepoSourceArgs& args, ConfigNoise noise) {
     VariableOptions variable_options;
+    if (!args.forcearch.empty()) {
+        const bool is_arch_name =
+            std::all_of(args.forcearch.begin(), args.forcearch.end(), [](char c) {
+                return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                       c == '_';
+            });
+        if (!is_arch_name) {
+            return make_error(ErrorCode::BadInput,
+                              fmt::format("'{}' is not an architecture name", args.forcearch),
+                              "--forcearch");
+        }
+        variable_options.machine = args.forcearch;
+    }
     if (!args.releasever.empty()) {
         variable_options.releasever = args.releasever;
     }
     if (!args.basearch.empty()) {
         variable_options.basearch = args.basearch;
-    }
-    if (!args.varsdirs.empty()) {
-        variable_options.varsdirs.assign(args.varsdirs.begin(), args.varsdirs.end());
-    }
-    auto variables = make_variable_context(variable_options);
-    if (!variables) {
-        return tl::unexpected(std::move(variables.error()));
     }
     ConfigSources sources;
     if (!args.config_file.empty()) {
@@ -79,13 +133,30 @@ Result<std::vector<RepoConfig>> load_repo_sources(const RepoSourceArgs& args, Co
     }
     sources.repofrompath = args.repofrompath;
     sources.setopts = args.setopts;
-    std::vector<ConfigWarning> warnings;
-    auto repos = load_repo_configs(sources, *variables, warnings);
-    for (const ConfigWarning& warning : warnings) {
-        if (should_print(warning, noise)) {
-            fmt::print(stderr, "rpmirror: warning: {}\n", warning.to_string());
+    sources.exclude_globs = split_option_list(args.excludes);
+    sources.disable_excludes = split_option_list(args.disable_excludes);
+    sources.installroot = installroot_of(args);
+    if (!args.varsdirs.empty()) {
+        // Given on the command line: the host's directories, as dnf.
+        variable_options.varsdirs.assign(args.varsdirs.begin(), args.varsdirs.end());
+    } else {
+        auto root = variables_root(sources);
+        if (!root) {
+            return tl::unexpected(std::move(root.error()));
+        }
+        if (*root != "/") {
+            for (std::filesystem::path& directory : variable_options.varsdirs) {
+                directory = *root / directory.relative_path();
+            }
         }
     }
+    auto variables = make_variable_context(variable_options);
+    if (!variables) {
+        return tl::unexpected(std::move(variables.error()));
+    }
+    std::vector<ConfigWarning> warnings;
+    auto repos = load_repo_configs(sources, *variables, warnings);
+    print_config_warnings(warnings, noise);
     return repos;
 }
 

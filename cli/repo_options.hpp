@@ -23,10 +23,15 @@ struct RepoSourceArgs {
     std::vector<std::string> setopts;
     std::string releasever;
     std::string basearch;
+    std::string forcearch;                      // --forcearch: $arch, and $basearch from it
+    std::vector<std::string> excludes;          // -x/--exclude/--excludepkgs (comma lists)
+    std::vector<std::string> disable_excludes;  // --disableexcludes (comma lists)
+    std::string installroot;                    // --installroot: where dnf.conf, repos, vars are
 };
 
-// Registers --repofrompath, -c/--config, --reposdir, --varsdir, --setopt, --releasever and
-// --basearch on `app`, storing into `args` (which must outlive the parse).
+// Registers --repofrompath, -c/--config, --reposdir, --varsdir, --setopt, --releasever,
+// --basearch, --forcearch, -x/--exclude/--excludepkgs, --disableexcludes and --installroot on
+// `app`, storing into `args` (which must outlive the parse).
 void add_repo_source_options(CLI::App& app, RepoSourceArgs& args);
 
 // Where rpmirror keeps its state, and how a run waits for another on the same repository:
@@ -52,9 +57,19 @@ enum class ConfigNoise {
     Verbose,  // -v: also keys dnf knows but rpmirror ignores (a stock dnf.conf has several)
 };
 
+// Prints the config stage's `warnings` to stderr as `noise` says.
+void print_config_warnings(const std::vector<ConfigWarning>& warnings, ConfigNoise noise);
+
+// Splits each value at commas (and whitespace, as dnf's list options), dropping empty items.
+std::vector<std::string> split_option_list(const std::vector<std::string>& values);
+
+// The absolute --installroot ("/" when not given).
+std::filesystem::path installroot_of(const RepoSourceArgs& args);
+
 // Loads every repository the sources define (enabled or not), printing the config stage's
 // warnings to stderr as `noise` says.
-// Returns the config stage's error (BadInput, NotFound, Io) iff loading fails.
+// Returns the config stage's error (BadInput, NotFound, Io) iff loading fails, and
+// Error{BadInput} naming --forcearch iff its value is not an architecture name.
 Result<std::vector<RepoConfig>> load_repo_sources(const RepoSourceArgs& args, ConfigNoise noise);
 
 }  // namespace rpmirror::cli

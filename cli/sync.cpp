@@ -12,6 +12,7 @@
 #include <thread>
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include "command.hpp"
 #include "output.hpp"
@@ -26,6 +27,14 @@ namespace {
 
 struct SyncArgs {
     std::vector<std::string> repo_patterns;
+    std::vector<std::string> enablerepo;   // --enablerepo, one value per occurrence
+    std::vector<std::string> disablerepo;  // --disablerepo, one value per occurrence
+    CLI::App* app = nullptr;               // for the order of --enablerepo/--disablerepo
+    CLI::Option* enablerepo_option = nullptr;
+    CLI::Option* disablerepo_option = nullptr;
+    bool nogpgcheck = false;
+    bool refresh = false;
+    bool cacheonly = false;
     RepoSourceArgs sources;
     RunStateArgs state;
     std::string download_path = ".";
@@ -43,7 +52,6 @@ struct SyncArgs {
     std::string min_buildtime;
     bool gpgcheck = false;
     std::string gpgcheck_keys = "rpmdb";
-    std::string installroot = "/";
     unsigned parallel = 0;
     bool quiet = false;
     bool verbose = false;
@@ -116,10 +124,12 @@ std::vector<std::string> split_commas(const std::vector<std::string>& values) {
     return items;
 }
 
-// Parses --min-buildtime: YYYY-MM-DD (UTC midnight, as dnf) or seconds since the epoch.
+// Parses --min-buildtime: YYYY-MM-DD (UTC midnight, as dnf; month and day may be unpadded, as
+// strptime's %m and %d accept: 2008-1-1) or seconds since the epoch.
 Result<std::int64_t> parse_min_buildtime(const std::string& text) {
     std::tm date{};
-    if (::strptime(text.c_str(), "%Y-%m-%d", &date) != nullptr && text.size() == 10) {
+    const char* date_end = ::strptime(text.c_str(), "%Y-%m-%d", &date);
+    if (date_end != nullptr && *date_end == '\0' && text.find('-') != std::string::npos) {
         return static_cast<std::int64_t>(::timegm(&date));
     }
     std::int64_t seconds = 0;
@@ -167,6 +177,26 @@ void print_error(const Error& error) {
     fmt::print(stderr, "rpmirror: {}\n", error.to_string());
 }
 
+// --enablerepo and --disablerepo values in command-line order (comma lists split).
+std::vector<RepoSelection::Toggle> repo_toggles(const SyncArgs& args) {
+    std::vector<RepoSelection::Toggle> toggles;
+    std::size_t enable_index = 0;
+    std::size_t disable_index = 0;
+    const auto add = [&](bool enable, const std::string& value) {
+        for (std::string& pattern : split_option_list({value})) {
+            toggles.push_back({enable, std::move(pattern)});
+        }
+    };
+    for (const CLI::Option* option : args.app->parse_order()) {
+        if (option == args.enablerepo_option && enable_index < args.enablerepo.size()) {
+            add(true, args.enablerepo[enable_index++]);
+        } else if (option == args.disablerepo_option && disable_index < args.disablerepo.size()) {
+            add(false, args.disablerepo[disable_index++]);
+        }
+    }
+    return toggles;
+}
+
 Result<std::vector<RepoConfig>> load_repos(const SyncArgs& args) {
     const ConfigNoise noise = args.quiet     ? ConfigNoise::Quiet
                               : args.verbose ? ConfigNoise::Verbose
@@ -175,7 +205,20 @@ Result<std::vector<RepoConfig>> load_repos(const SyncArgs& args) {
     if (!repos) {
         return repos;
     }
-    return select_repos(std::move(*repos), args.repo_patterns);
+    RepoSelection selection;
+    selection.toggles = repo_toggles(args);
+    selection.repo_patterns = split_option_list(args.repo_patterns);
+    selection.enable_source_repos = args.source;
+    std::vector<ConfigWarning> warnings;
+    auto selected = select_repos(std::move(*repos), selection, warnings);
+    print_config_warnings(warnings, noise);
+    if (selected && args.nogpgcheck) {
+        for (RepoConfig& repo : *selected) {
+            repo.gpgcheck = false;
+            repo.repo_gpgcheck = false;
+        }
+    }
+    return selected;
 }
 
 Result<SyncOptions> sync_options_from(const SyncArgs& args) {
@@ -197,10 +240,10 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
     options.selection.arches = split_commas(args.arches);
     options.selection.source_only = args.source;
     options.selection.newest_only = args.newest_only;
-    options.check_package_signatures = args.gpgcheck;
+    options.check_package_signatures = args.gpgcheck && !args.nogpgcheck;
     options.package_keys =
         args.gpgcheck_keys == "repo" ? PackageKeySource::Repository : PackageKeySource::Rpmdb;
-    options.installroot = args.installroot;
+    options.installroot = installroot_of(args.sources);
     apply_run_state_options(args.state, options.state_dir, options.lock_wait);
     if (!args.min_buildtime.empty()) {
         auto floor = parse_min_buildtime(args.min_buildtime);
@@ -239,6 +282,12 @@ void print_as_dnf(const RepoSyncReport& report, bool quiet) {
 
 int run_sync(const SyncArgs& args) {
     const bool as_dnf = invoked_as_reposync();
+    if (args.cacheonly) {
+        fmt::print(stderr,
+                   "rpmirror: -C/--cacheonly: a mirror cannot be made from dnf's metadata cache; "
+                   "rpmirror always fetches the repositories' current metadata\n");
+        return kExitUsage;
+    }
     auto options = sync_options_from(args);
     if (!options) {
         print_error(options.error());
@@ -250,11 +299,9 @@ int run_sync(const SyncArgs& args) {
         return kExitUsage;
     }
     if (args.norepopath && repos->size() > 1) {
-        fmt::print(stderr,
-                   "rpmirror: --norepopath can only be used with a single repository "
-                   "({} selected)\n",
-                   repos->size());
-        return kExitUsage;
+        // dnf 4 reposync's words and exit status.
+        fmt::print(stderr, "Error: Can't use --norepopath with multiple repositories\n");
+        return kExitFailure;
     }
     SignalStopper stopper;
     if (args.parallel > 0) {
@@ -269,6 +316,7 @@ int run_sync(const SyncArgs& args) {
         options->events = &dnf_lines;
     }
     std::vector<RepoSyncReport> reports;
+    std::vector<std::string> ignored_repos;  // skip_if_unavailable=1 and unreachable
     int exit_code = kExitOk;
     for (const RepoConfig& repo : *repos) {
         if (stopper.token().stop_requested()) {
@@ -278,6 +326,14 @@ int run_sync(const SyncArgs& args) {
         RepoSyncReport report =
             syncer.sync(repo, *options, draw_progress ? &bar : nullptr, stopper.token());
         bar.finish();
+        if (report.error && report.metadata_unavailable && repo.skip_if_unavailable) {
+            // As dnf 4 with skip_if_unavailable=1: a warning, the repository is left out.
+            fmt::print(stderr, "rpmirror: warning: Failed to download metadata for repo '{}': {}\n",
+                       repo.id, report.error->to_string());
+            ignored_repos.push_back(repo.id);
+            reports.push_back(std::move(report));
+            continue;
+        }
         for (const std::string& url : report.urls) {
             fmt::print("{}\n", url);
         }
@@ -310,6 +366,10 @@ int run_sync(const SyncArgs& args) {
         }
         reports.push_back(std::move(report));
     }
+    if (!ignored_repos.empty()) {
+        fmt::print(stderr, "rpmirror: warning: Ignoring repositories: {}\n",
+                   fmt::join(ignored_repos, ", "));
+    }
     if (stopper.exit_code() != 0) {
         exit_code = stopper.exit_code();
     }
@@ -328,7 +388,26 @@ Command add_sync_command(CLI::App& parent) {
     CLI::App* app = parent.add_subcommand(
         "sync", "Mirror repositories (dnf reposync's options); metadata is published last");
     app->alias("reposync");
-    app->add_option("--repo,--repoid", args->repo_patterns, "repository id (glob); repeatable");
+    args->app = app;
+    app->add_option("--repo,--repoid", args->repo_patterns,
+                    "only these repositories (globs; repeatable, comma lists): disables all "
+                    "others, as dnf");
+    args->enablerepo_option =
+        app->add_option("--enablerepo", args->enablerepo,
+                        "enable repositories (globs; repeatable, comma lists; in order with "
+                        "--disablerepo)")
+            ->expected(1);
+    args->disablerepo_option =
+        app->add_option("--disablerepo", args->disablerepo,
+                        "disable repositories (globs; repeatable, comma lists; in order with "
+                        "--enablerepo)")
+            ->expected(1);
+    app->add_flag("--nogpgcheck", args->nogpgcheck,
+                  "turn gpgcheck and repo_gpgcheck off for every repository (and -g off)");
+    app->add_flag("--refresh", args->refresh,
+                  "accepted for dnf's sake: rpmirror always fetches current metadata");
+    app->add_flag("-C,--cacheonly", args->cacheonly,
+                  "refused (exit 2): a mirror is never made from dnf's metadata cache");
     add_repo_source_options(*app, args->sources);
     app->add_option("-p,--download-path", args->download_path,
                     "where repositories are mirrored (default: .)");
@@ -343,7 +422,8 @@ Command add_sync_command(CLI::App& parent) {
     app->add_flag("-n,--newest-only", args->newest_only,
                   "only the newest version of each name.arch");
     app->add_option("-a,--arch", args->arches, "only these arches (repeatable, comma lists)");
-    app->add_flag("--source", args->source, "only source packages");
+    app->add_flag("--source", args->source,
+                  "only source packages; also enables the <repoid>-source repositories");
     app->add_flag("--remote-time", args->remote_time,
                   "give downloaded files the server's Last-Modified time");
     app->add_flag("-m,--downloadcomps", args->download_comps,
@@ -359,10 +439,6 @@ Command add_sync_command(CLI::App& parent) {
                     "keys --gpgcheck trusts: rpmdb (default, as dnf: the keys imported in the rpm "
                     "database of --installroot) or repo (the repository's gpgkey files)")
         ->check(CLI::IsMember({"rpmdb", "repo"}));
-    // Also registered by the configuration work (--installroot reads dnf's configuration there
-    // too): keep one registration when merging.
-    app->add_option("--installroot", args->installroot,
-                    "root whose rpm database holds the keys --gpgcheck trusts (default /)");
     app->add_option("-j,--parallel", args->parallel, "concurrent downloads (default 16)")
         ->check(CLI::Range(1U, 256U));
     app->add_flag("-q,--quiet", args->quiet, "print errors only");

@@ -88,6 +88,16 @@ struct RepoConfig {
     std::optional<std::string> proxy;
     std::optional<std::string> proxy_username;
     std::optional<std::string> proxy_password;
+    // `proxy_auth_method`: any, none, basic, digest, negotiate, ntlm, digest_ie, ntlm_wb (dnf's
+    // spellings, case-insensitive), kept lower-case.
+    std::string proxy_auth_method = "any";
+    // TLS towards an https proxy (proxy_sslverify, proxy_sslcacert, proxy_sslclientcert,
+    // proxy_sslclientkey).
+    bool proxy_sslverify = true;
+    std::optional<std::string> proxy_sslcacert;
+    std::optional<std::string> proxy_sslclientcert;
+    std::optional<std::string> proxy_sslclientkey;
+    bool sslverifystatus = false;  // OCSP stapling required (CURLOPT_SSL_VERIFYSTATUS)
     std::optional<std::string> username;
     std::optional<std::string> password;
     std::vector<std::string> includepkgs;  // globs; empty = everything
@@ -167,7 +177,25 @@ struct ConfigSources {
     std::vector<std::string> setopts;       // each "KEY=VALUE" or "REPOID-GLOB.KEY=VALUE"
     // Base for relative --repofrompath paths; empty means the current directory.
     std::filesystem::path working_directory;
+    // -x/--exclude/--excludepkgs: globs added to [main]'s excludepkgs (so to every repository's).
+    std::vector<std::string> exclude_globs;
+    // --disableexcludes (comma lists split): "all", "main" ([main]'s excludepkgs and -x) or repo
+    // ids (that repository's own includepkgs and excludepkgs); replaces [main]'s
+    // disable_excludes when not empty.
+    std::vector<std::string> disable_excludes;
+    // --installroot, as dnf 4: when it is not "/", `default_config_file` and the config file's
+    // reposdir (or dnf's default reposdirs) are read beneath it when they exist there (a reposdir
+    // list moves as a whole when any of its directories exists there); paths given on the
+    // command line (config_file, reposdirs, --setopt reposdir=) are the host's.
+    std::filesystem::path installroot = "/";
 };
+
+// Returns the root dnf 4 reads variable directories beneath for `sources`: its installroot iff the
+// repos directories are read from there (see ConfigSources::installroot; always when they come
+// from the command line), else "/". (dnf reads `varsdir` given on the command line from the host
+// regardless: the caller does not prefix those.) Returns Error{Io} iff the config file exists
+// but cannot be read. Thread-safe.
+Result<std::filesystem::path> variables_root(const ConfigSources& sources);
 
 // Reads every source and returns all repositories (enabled or not), in order: config file, repos
 // directories (files sorted by name, sections in file order), --repofrompath; with [main] defaults,
@@ -176,7 +204,8 @@ struct ConfigSources {
 // read; Error{BadInput} naming file and line iff a line is malformed, a value is invalid for its
 // key (e.g. `enabled=maybe`), a repo id is invalid or defined twice (naming both places), a URL key
 // (baseurl, mirrorlist, metalink, gpgkey) uses an undefined variable (naming variable, key, repo),
-// a --repofrompath lacks its comma, or a --setopt is malformed or names an unknown key.
+// a --repofrompath lacks its comma, a --setopt is malformed or names an unknown key, or a
+// --disableexcludes value is neither all, main nor a valid repo id.
 // Thread-safe if `warnings` is not shared.
 Result<std::vector<RepoConfig>> load_repo_configs(const ConfigSources& sources,
                                                   const VariableContext& vars,
@@ -215,6 +244,37 @@ Result<void> apply_setopts(std::vector<RepoConfig>& repos, std::span<const std::
 // Thread-safe.
 Result<std::vector<RepoConfig>> select_repos(std::vector<RepoConfig> repos,
                                              std::span<const std::string> patterns);
+
+// How the command line enables and disables repositories, as dnf 4 does it.
+struct RepoSelection {
+    // One --enablerepo/--disablerepo pattern (fnmatch glob; comma lists already split), in
+    // command-line order.
+    struct Toggle {
+        bool enable = true;
+        std::string pattern;
+    };
+    std::vector<Toggle> toggles;
+    // --repo/--repoid: "disable every repository, then enable these" (applied around the
+    // toggles, as dnf: the disabling first, these enables last).
+    std::vector<std::string> repo_patterns;
+    // --source: after the above, every enabled repository R enables `R-source` (or
+    // `X-source-rpms` for R = `X-rpms`), as dnf's enable_source_repos().
+    bool enable_source_repos = false;
+};
+
+// Chooses the repositories to mirror as dnf 4 does: starting from each repository's `enabled=`,
+// applies in order ("*" disabled first iff --repo was given), the toggles, the --repo patterns
+// (enabled), then --source's `-source` repositories; returns the enabled ones in configuration
+// order (their `enabled` set to true). Without --repo, repositories from --repofrompath are
+// enabled after the toggles (dnf never lets --disablerepo disable them).
+// Returns Error{BadInput} "Unknown repo: 'PATTERN'" naming the option iff an enabling pattern
+// (--repo, --enablerepo) matches no repository; a --disablerepo pattern matching none is a
+// NoMatch warning ("No repository match: PATTERN"). Error{BadInput} naming the repo and where it
+// was defined iff a selected repo has no baseurl, mirrorlist or metalink. Thread-safe if
+// `warnings` is not shared.
+Result<std::vector<RepoConfig>> select_repos(std::vector<RepoConfig> repos,
+                                             const RepoSelection& selection,
+                                             std::vector<ConfigWarning>& warnings);
 
 // Returns true iff `id` is a valid repo id: non-empty, only [A-Za-z0-9-_.:], and not "." or "..".
 // (dnf's rule, plus the two names that would escape the download directory.) Thread-safe.

@@ -128,7 +128,15 @@ struct DownloadOptions {
     std::string proxy;  // "http://host:port", "socks5h://..."; empty = libcurl's default (env)
     std::string proxy_username;
     std::string proxy_password;
-    std::string username;  // basic auth
+    // How to authenticate to the proxy: dnf's proxy_auth_method ("any", "none", "basic",
+    // "digest", "negotiate", "ntlm", "digest_ie", "ntlm_wb").
+    std::string proxy_auth_method = "any";
+    bool proxy_sslverify = true;  // TLS to an https:// proxy
+    std::string proxy_sslcacert;
+    std::string proxy_sslclientcert;
+    std::string proxy_sslclientkey;
+    bool sslverifystatus = false;  // require a good OCSP status (stapled) from the server
+    std::string username;          // basic auth
     std::string password;
     std::string user_agent;            // empty = "rpmirror/<version>"
     std::vector<std::string> headers;  // extra request headers, "Name: value"

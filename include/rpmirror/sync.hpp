@@ -117,8 +117,11 @@ struct PackageFailure {
 
 struct RepoSyncReport {
     std::string repo_id;
-    std::filesystem::path repo_dir;     // where its packages are
-    std::optional<Error> error;         // set iff the repository as a whole failed
+    std::filesystem::path repo_dir;  // where its packages are
+    std::optional<Error> error;      // set iff the repository as a whole failed
+    // Set with `error` iff it was fetching the metadata (mirror list, repomd.xml, primary.xml)
+    // that failed: what a repository's skip_if_unavailable=1 turns into a warning.
+    bool metadata_unavailable = false;
     bool noop = false;                  // nothing to do: repomd.xml and every file unchanged
     std::size_t upstream_packages = 0;  // packages primary.xml lists
     std::size_t selected = 0;           // packages the filters kept

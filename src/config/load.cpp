@@ -93,6 +93,7 @@ struct MainSettings {
     RepoConfig defaults;                   // inheritable options, applied before each repo's own
     std::vector<std::string> excludepkgs;  // prepended to every repo's excludepkgs
     std::optional<std::vector<std::filesystem::path>> reposdirs;
+    std::vector<std::string> disable_excludes;  // disable_excludes=
 };
 
 Result<void> read_main_section(const config::IniSection& section, const std::string& file,
@@ -110,6 +111,9 @@ Result<void> read_main_section(const config::IniSection& section, const std::str
                 directories.emplace_back(std::move(item));
             }
             main.reposdirs = std::move(directories);
+        } else if (entry.key == "disable_excludes" || entry.key == "disableexcludes") {
+            auto value = config::substitute(entry.value, vars, config::UndefinedPolicy::Keep);
+            main.disable_excludes = config::split_list(*value);
         } else if (option != nullptr && option->key == "excludepkgs") {
             auto value = config::substitute(entry.value, vars, config::UndefinedPolicy::Keep);
             main.excludepkgs = config::split_list(*value);
@@ -123,7 +127,7 @@ Result<void> read_main_section(const config::IniSection& section, const std::str
             warn(warnings, ConfigWarningKind::IgnoredKey, where, entry.key,
                  "includepkgs in [main] (a global filter in dnf) is not applied by rpmirror; set "
                  "it in each repo; ignored");
-        } else if (option != nullptr) {
+        } else if (option != nullptr && !config::is_ignored_main_key(entry.key)) {
             warn(warnings, ConfigWarningKind::UnknownKey, where, entry.key,
                  fmt::format("key '{}' has no meaning in [main]; ignored", entry.key));
         } else if (config::is_ignored_main_key(entry.key) ||
@@ -174,9 +178,7 @@ Result<RepoConfig> build_repo(const config::IniSection& section, const std::stri
     if (repo.name.empty()) {
         repo.name = repo.id;
     }
-    repo.excludepkgs.insert(repo.excludepkgs.begin(), main.excludepkgs.begin(),
-                            main.excludepkgs.end());
-    return repo;
+    return repo;  // [main]'s excludepkgs are added last (apply_excludes)
 }
 
 // Builds the repos of one parsed file. In the main config file [main] was already read; in a
@@ -369,7 +371,131 @@ Result<std::vector<config::IniSection>> read_ini_file(const std::filesystem::pat
     return config::parse_ini(*content, path.string());
 }
 
+// Applies --disableexcludes / disable_excludes and adds [main]'s excludepkgs (with -x) to each
+// repository's, as dnf applies them.
+Result<void> apply_excludes(std::vector<RepoConfig>& repos, const MainSettings& main,
+                            std::span<const std::string> disable_excludes) {
+    const std::string_view option = "--disableexcludes";
+    for (const std::string& value : disable_excludes) {
+        if (value != "all" && value != "main" && !is_valid_repo_id(value)) {
+            return make_error(
+                ErrorCode::BadInput,
+                fmt::format("invalid value '{}' (expected all, main or a repo id)", value),
+                std::string(option));
+        }
+    }
+    const auto is_disabled = [&](std::string_view name) {
+        return std::find(disable_excludes.begin(), disable_excludes.end(), name) !=
+               disable_excludes.end();
+    };
+    const bool main_disabled = is_disabled("all") || is_disabled("main");
+    for (RepoConfig& repo : repos) {
+        if (is_disabled("all") || is_disabled(repo.id)) {
+            repo.includepkgs.clear();
+            repo.excludepkgs.clear();
+        }
+        if (!main_disabled) {
+            repo.excludepkgs.insert(repo.excludepkgs.begin(), main.excludepkgs.begin(),
+                                    main.excludepkgs.end());
+        }
+    }
+    return {};
+}
+
+// `path` beneath `root` ("/" leaves it as it is).
+std::filesystem::path beneath(const std::filesystem::path& root,
+                              const std::filesystem::path& path) {
+    if (root.empty() || root == "/") {
+        return path;
+    }
+    return root / path.relative_path();
+}
+
+bool exists_beneath(const std::filesystem::path& root, const std::filesystem::path& path) {
+    std::error_code error;
+    return std::filesystem::exists(beneath(root, path), error);
+}
+
+// The config file to read: -c as given, else the default one, beneath the installroot first.
+std::optional<std::filesystem::path> config_file_to_read(const ConfigSources& sources) {
+    if (sources.config_file) {
+        return sources.config_file;
+    }
+    if (!sources.default_config_file) {
+        return std::nullopt;
+    }
+    if (exists_beneath(sources.installroot, *sources.default_config_file)) {
+        return beneath(sources.installroot, *sources.default_config_file);
+    }
+    std::error_code error;
+    if (std::filesystem::exists(*sources.default_config_file, error)) {
+        return sources.default_config_file;
+    }
+    return std::nullopt;
+}
+
+// dnf's _search_inside_installroot for reposdir: the list moves beneath the installroot as a
+// whole iff any of its directories exists there. Returns the directories and whether they moved.
+std::pair<std::vector<std::filesystem::path>, bool> reposdirs_beneath_installroot(
+    const std::filesystem::path& installroot, std::vector<std::filesystem::path> reposdirs) {
+    if (installroot.empty() || installroot == "/") {
+        return {std::move(reposdirs), false};
+    }
+    const bool any_inside = std::any_of(
+        reposdirs.begin(), reposdirs.end(),
+        [&](const std::filesystem::path& dir) { return exists_beneath(installroot, dir); });
+    if (!any_inside) {
+        return {std::move(reposdirs), false};
+    }
+    for (std::filesystem::path& dir : reposdirs) {
+        dir = beneath(installroot, dir);
+    }
+    return {std::move(reposdirs), true};
+}
+
+bool has_setopt_reposdir(std::span<const std::string> setopts) {
+    return std::any_of(setopts.begin(), setopts.end(), [](const std::string& setopt) {
+        const std::string_view name = trim(std::string_view(setopt).substr(0, setopt.find('=')));
+        return name == "reposdir";
+    });
+}
+
 }  // namespace
+
+Result<std::filesystem::path> variables_root(const ConfigSources& sources) {
+    const std::filesystem::path& root = sources.installroot;
+    if (root.empty() || root == "/") {
+        return std::filesystem::path("/");
+    }
+    if (sources.reposdirs || has_setopt_reposdir(sources.setopts)) {
+        return root;  // reposdir from the command line: dnf takes vars from the installroot
+    }
+    std::vector<std::filesystem::path> reposdirs = kDefaultReposdirs;
+    if (const auto config_file = config_file_to_read(sources)) {
+        auto sections = read_ini_file(*config_file);
+        if (!sections) {
+            if (sections.error().code == ErrorCode::NotFound) {
+                return std::filesystem::path("/");  // load_repo_configs reports it
+            }
+            return tl::unexpected(std::move(sections.error()));
+        }
+        for (const config::IniSection& section : *sections) {
+            if (section.name != kMainSection) {
+                continue;
+            }
+            for (const config::IniEntry& entry : section.entries) {
+                if (entry.key == "reposdir") {
+                    reposdirs.clear();
+                    for (std::string& item : config::split_list(entry.value)) {
+                        reposdirs.emplace_back(std::move(item));
+                    }
+                }
+            }
+        }
+    }
+    const bool moved = reposdirs_beneath_installroot(root, std::move(reposdirs)).second;
+    return moved ? root : std::filesystem::path("/");
+}
 
 std::string ConfigLocation::to_string() const {
     return line > 0 ? fmt::format("{}:{}", file, line) : file;
@@ -473,13 +599,7 @@ Result<std::vector<RepoConfig>> load_repo_configs(const ConfigSources& sources,
 
     std::vector<RepoConfig> repos;
     MainSettings main;
-    std::optional<std::filesystem::path> config_file = sources.config_file;
-    if (!config_file && sources.default_config_file) {
-        std::error_code error;
-        if (std::filesystem::exists(*sources.default_config_file, error)) {
-            config_file = sources.default_config_file;
-        }
-    }
+    const std::optional<std::filesystem::path> config_file = config_file_to_read(sources);
     if (config_file) {
         auto sections = read_ini_file(*config_file);
         if (!sections) {
@@ -503,8 +623,13 @@ Result<std::vector<RepoConfig>> load_repo_configs(const ConfigSources& sources,
         }
     }
 
+    main.excludepkgs.insert(main.excludepkgs.end(), sources.exclude_globs.begin(),
+                            sources.exclude_globs.end());
     std::vector<std::filesystem::path> reposdirs =
-        sources.reposdirs ? *sources.reposdirs : main.reposdirs.value_or(kDefaultReposdirs);
+        sources.reposdirs ? *sources.reposdirs
+                          : reposdirs_beneath_installroot(
+                                sources.installroot, main.reposdirs.value_or(kDefaultReposdirs))
+                                .first;
     for (const Setopt& setopt : *setopts) {
         if (setopt.option == nullptr && !setopt.repo_glob && setopt.key == "reposdir") {
             reposdirs.clear();
@@ -543,7 +668,7 @@ Result<std::vector<RepoConfig>> load_repo_configs(const ConfigSources& sources,
         repo.enabled = true;
         repo.gpgcheck = false;
         repo.defined_at = parsed->defined_at;
-        repo.excludepkgs = main.excludepkgs;
+        repo.excludepkgs.clear();
         const config::RepoOption* baseurl = config::find_repo_option("baseurl");
         if (auto applied = apply_value(repo, *baseurl, "baseurl", parsed->baseurls.front(),
                                        repo.defined_at, fmt::format("repo '{}'", repo.id),
@@ -560,7 +685,116 @@ Result<std::vector<RepoConfig>> load_repo_configs(const ConfigSources& sources,
     if (auto applied = apply_parsed_setopts(repos, *setopts, vars, warnings); !applied) {
         return tl::unexpected(std::move(applied.error()));
     }
+    if (auto applied = apply_excludes(
+            repos, main,
+            sources.disable_excludes.empty() ? main.disable_excludes : sources.disable_excludes);
+        !applied) {
+        return tl::unexpected(std::move(applied.error()));
+    }
     return repos;
+}
+
+namespace {
+
+// dnf's RepoDict.get_matching: a pattern with glob characters matches by fnmatch, any other by
+// equality.
+bool repo_matches(const std::string& pattern, const std::string& id) {
+    if (pattern.find_first_of("*?[") != std::string::npos) {
+        return glob_matches(pattern, id);
+    }
+    return pattern == id;
+}
+
+// dnf's enable_source_repos() name: `X-source-rpms` for `X-rpms`, else `R-source`.
+std::string source_repo_name(const std::string& id) {
+    constexpr std::string_view kRpms = "-rpms";
+    if (id.ends_with(kRpms)) {
+        return id.substr(0, id.size() - kRpms.size()) + "-source-rpms";
+    }
+    return id + "-source";
+}
+
+Result<std::vector<RepoConfig>> checked_selection(std::vector<RepoConfig> selected) {
+    for (const RepoConfig& repo : selected) {
+        if (repo.baseurls.empty() && !repo.mirrorlist && !repo.metalink) {
+            return located_error(
+                repo.defined_at,
+                fmt::format("repo '{}' has no baseurl, mirrorlist or metalink", repo.id));
+        }
+    }
+    return selected;
+}
+
+}  // namespace
+
+Result<std::vector<RepoConfig>> select_repos(std::vector<RepoConfig> repos,
+                                             const RepoSelection& selection,
+                                             std::vector<ConfigWarning>& warnings) {
+    struct Operation {
+        bool enable;
+        std::string pattern;
+        std::string_view option;
+    };
+    std::vector<Operation> operations;
+    const bool has_repo_option = !selection.repo_patterns.empty();
+    if (has_repo_option) {
+        operations.push_back({false, "*", "--repo"});
+    }
+    for (const RepoSelection::Toggle& toggle : selection.toggles) {
+        operations.push_back(
+            {toggle.enable, toggle.pattern, toggle.enable ? "--enablerepo" : "--disablerepo"});
+    }
+    if (!has_repo_option) {
+        for (const RepoConfig& repo : repos) {
+            if (repo.defined_at.file == kRepofrompath) {
+                operations.push_back({true, repo.id, kRepofrompath});
+            }
+        }
+    }
+    for (const std::string& pattern : selection.repo_patterns) {
+        operations.push_back({true, pattern, "--repo"});
+    }
+    for (const Operation& operation : operations) {
+        bool is_matched = false;
+        for (RepoConfig& repo : repos) {
+            if (repo_matches(operation.pattern, repo.id)) {
+                is_matched = true;
+                repo.enabled = operation.enable;
+            }
+        }
+        if (is_matched) {
+            continue;
+        }
+        if (operation.enable) {
+            return make_error(ErrorCode::BadInput,
+                              fmt::format("Unknown repo: '{}'", operation.pattern),
+                              std::string(operation.option));
+        }
+        warn(warnings, ConfigWarningKind::NoMatch, ConfigLocation{std::string(operation.option), 0},
+             operation.pattern, fmt::format("No repository match: {}", operation.pattern));
+    }
+    if (selection.enable_source_repos) {
+        std::vector<std::string> source_names;
+        for (const RepoConfig& repo : repos) {
+            if (repo.enabled) {
+                source_names.push_back(source_repo_name(repo.id));
+            }
+        }
+        for (const std::string& name : source_names) {
+            for (RepoConfig& repo : repos) {
+                if (repo_matches(name, repo.id)) {
+                    repo.enabled = true;
+                }
+            }
+        }
+    }
+    std::vector<RepoConfig> selected;
+    for (RepoConfig& repo : repos) {
+        if (repo.enabled) {
+            selected.push_back(std::move(repo));
+        }
+    }
+    return checked_selection(std::move(selected));
 }
 
 Result<std::vector<RepoConfig>> select_repos(std::vector<RepoConfig> repos,
@@ -592,14 +826,7 @@ Result<std::vector<RepoConfig>> select_repos(std::vector<RepoConfig> repos,
             }
         }
     }
-    for (const RepoConfig& repo : selected) {
-        if (repo.baseurls.empty() && !repo.mirrorlist && !repo.metalink) {
-            return located_error(
-                repo.defined_at,
-                fmt::format("repo '{}' has no baseurl, mirrorlist or metalink", repo.id));
-        }
-    }
-    return selected;
+    return checked_selection(std::move(selected));
 }
 
 }  // namespace rpmirror

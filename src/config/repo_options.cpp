@@ -127,6 +127,12 @@ SetResult set_name(RepoConfig& repo, std::string_view, std::string_view value) {
 }
 SetResult set_baseurl(RepoConfig& repo, std::string_view, std::string_view value) {
     repo.baseurls = split_list(value);
+    // dnf (librepo) takes a plain absolute path as a local repository.
+    for (std::string& url : repo.baseurls) {
+        if (url.starts_with('/')) {
+            url = "file://" + url;
+        }
+    }
     return {};
 }
 SetResult set_mirrorlist(RepoConfig& repo, std::string_view, std::string_view value) {
@@ -298,6 +304,18 @@ SetResult set_ip_resolve(RepoConfig& repo, std::string_view key, std::string_vie
     return {};
 }
 
+SetResult set_proxy_auth_method(RepoConfig& repo, std::string_view key, std::string_view value) {
+    static constexpr std::string_view kMethods[] = {"any",       "none", "basic",     "digest",
+                                                    "negotiate", "ntlm", "digest_ie", "ntlm_wb"};
+    const std::string lowered = lower(value);
+    if (std::find(std::begin(kMethods), std::end(kMethods), lowered) == std::end(kMethods)) {
+        return invalid(key, value,
+                       "any, none, basic, digest, negotiate, ntlm, digest_ie or ntlm_wb");
+    }
+    repo.proxy_auth_method = lowered;
+    return {};
+}
+
 SetResult set_type(RepoConfig&, std::string_view key, std::string_view value) {
     const std::string lowered = lower(value);
     if (lowered.empty() || lowered == "rpm-md" || lowered == "rpm" || lowered == "yum" ||
@@ -325,6 +343,13 @@ constexpr RepoOption kRepoOptions[] = {
     {"proxy", false, true, true, set_proxy},
     {"proxy_username", false, true, true, set_optional_string<&RepoConfig::proxy_username>},
     {"proxy_password", false, true, true, set_optional_string<&RepoConfig::proxy_password>},
+    {"proxy_auth_method", false, true, true, set_proxy_auth_method},
+    {"proxy_sslverify", false, true, true, set_bool<&RepoConfig::proxy_sslverify>},
+    {"proxy_sslcacert", false, true, true, set_optional_string<&RepoConfig::proxy_sslcacert>},
+    {"proxy_sslclientcert", false, true, true,
+     set_optional_string<&RepoConfig::proxy_sslclientcert>},
+    {"proxy_sslclientkey", false, true, true, set_optional_string<&RepoConfig::proxy_sslclientkey>},
+    {"sslverifystatus", false, true, true, set_bool<&RepoConfig::sslverifystatus>},
     {"username", false, true, true, set_optional_string<&RepoConfig::username>},
     {"password", false, true, true, set_optional_string<&RepoConfig::password>},
     {"includepkgs", false, false, true, set_includepkgs},
@@ -342,8 +367,10 @@ constexpr RepoOption kRepoOptions[] = {
     {"type", false, false, false, set_type},
 };
 
-// Repo options of dnf 4 / dnf 5 that do not change what or how rpmirror downloads.
+// Repo options of dnf 4 (libdnf ConfigRepo) / dnf 5 that do not change what or how rpmirror
+// downloads.
 constexpr std::string_view kIgnoredRepoKeys[] = {
+    "basecachedir",
     "cost",
     "countme",
     "deltarpm",
@@ -361,15 +388,11 @@ constexpr std::string_view kIgnoredRepoKeys[] = {
     "mirrorlist_expire",
     "module_hotfixes",
     "priority",
-    "proxy_auth_method",
-    "proxy_sslcacert",
-    "proxy_sslclientcert",
-    "proxy_sslclientkey",
-    "proxy_sslverify",
-    "sslverifystatus",
+    "protected_packages",
 };
 
-// [main]-only options of dnf 4 / dnf 5 (dnf.conf(5)) that have no meaning for mirroring.
+// [main]-only options of dnf 4 (libdnf ConfigMain, dnf.conf(5)) / dnf 5 that have no meaning for
+// mirroring.
 constexpr std::string_view kIgnoredMainKeys[] = {
     "allow_vendor_change",
     "arch",
@@ -378,16 +401,34 @@ constexpr std::string_view kIgnoredMainKeys[] = {
     "autocheck_running_kernel",
     "basearch",
     "best",
+    "bugtracker_url",
     "cachedir",
     "cacheonly",
     "check_config_file_age",
     "clean_requirements_on_remove",
     "color",
+    "color_list_available_downgrade",
+    "color_list_available_install",
+    "color_list_available_reinstall",
+    "color_list_available_upgrade",
+    "color_list_installed_extra",
+    "color_list_installed_newer",
+    "color_list_installed_older",
+    "color_list_installed_reinstall",
+    "color_search_match",
+    "color_update_installed",
+    "color_update_local",
+    "color_update_remote",
+    "comment",
     "config_file_path",
     "debug_solver",
     "debuglevel",
     "defaultyes",
+    "destdir",
     "diskspacecheck",
+    "downloadonly",
+    "enabled",
+    "enablegroups",
     "errorlevel",
     "exclude_from_weak",
     "exclude_from_weak_autodetect",
@@ -424,13 +465,16 @@ constexpr std::string_view kIgnoredMainKeys[] = {
     "releasever",
     "reset_nice",
     "rpmverbosity",
+    "showdupesfromrepos",
     "skip_broken",
     "strict",
     "system_cachedir",
+    "transformdb",
     "tsflags",
     "upgrade_group_objects_upgrade",
     "usr_drift_protected_paths",
     "varsdir",
+    "weakexcludes",
     "zchunk",
 };
 

@@ -46,12 +46,16 @@ struct RedirectGuard {
                           int local_port);
 };
 
+// Returns the CURLOPT_PROXYAUTH bits for dnf's proxy_auth_method name ("any" for an unknown one).
+long proxy_auth_bits(std::string_view method);
+
 // Sets on `easy` the options common to every transfer of `url`: redirects (at most
 // options.max_redirects; from https only to https, from http to http or https, never back from
 // https to http: `guard` watches that), content decoding (a body a server sends with
 // Content-Encoding gzip or deflate, asked for or not, is received decoded; `headers` from
 // append_request_headers keep the request from asking), connect timeout, low-speed abort,
-// keep-alive, TLS verification and client certificate, proxy, basic auth, IP version,
+// keep-alive, TLS verification (OCSP status with sslverifystatus) and client certificate,
+// proxy (its authentication method and its own TLS settings), basic auth, IP version,
 // `user_agent` and `headers` (which must outlive the transfer). Resets `guard`.
 void apply_connection_options(CURL* easy, const DownloadOptions& options, std::string_view url,
                               const std::string& user_agent, curl_slist* headers,

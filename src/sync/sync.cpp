@@ -65,6 +65,12 @@ DownloadOptions options_for_repo(DownloadOptions options, const RepoConfig& repo
     }
     options.proxy_username = repo.proxy_username.value_or("");
     options.proxy_password = repo.proxy_password.value_or("");
+    options.proxy_auth_method = repo.proxy_auth_method;
+    options.proxy_sslverify = repo.proxy_sslverify;
+    options.proxy_sslcacert = repo.proxy_sslcacert.value_or("");
+    options.proxy_sslclientcert = repo.proxy_sslclientcert.value_or("");
+    options.proxy_sslclientkey = repo.proxy_sslclientkey.value_or("");
+    options.sslverifystatus = repo.sslverifystatus;
     options.username = repo.username.value_or("");
     options.password = repo.password.value_or("");
     if (repo.user_agent) {
@@ -409,11 +415,11 @@ class RepoSync {
         }
         auto source = resolve_mirrors(repo_, download_options, stop_);
         if (!source) {
-            return tl::unexpected(std::move(source.error()));
+            return metadata_unavailable(std::move(source.error()));
         }
         auto repomd = fetch_repomd(*source, download_options, repo_.id, stop_);
         if (!repomd) {
-            return tl::unexpected(std::move(repomd.error()));
+            return metadata_unavailable(std::move(repomd.error()));
         }
         // Nothing from the repository is trusted (not even for the no-op) before this.
         if (auto trusted = check_repomd_signature(*repomd, download_options); !trusted) {
@@ -455,7 +461,7 @@ class RepoSync {
             remove_stale_stages(metadata_dir_, stage->dir());
         }
         if (!packages) {
-            return tl::unexpected(std::move(packages.error()));
+            return metadata_unavailable(std::move(packages.error()));
         }
         // A package upstream lists but the mirror cannot have (absurd size, bad checksum...)
         // fails the repository, as a failed download does; other issues are warnings.
@@ -646,6 +652,14 @@ class RepoSync {
     // reads and selects the packages (read_repo_packages, the files named by their URLs).
     // Records found with the expected size in one of `local_sources` are copied instead
     // (verified like downloads; a mismatch is downloaded anew).
+    // Records that the repository's metadata could not be fetched (skip_if_unavailable's case)
+    // unless the run was interrupted or the local disk failed, and returns `error`.
+    tl::unexpected<Error> metadata_unavailable(Error error) {
+        report_.metadata_unavailable =
+            error.code != ErrorCode::Interrupted && error.code != ErrorCode::Io;
+        return tl::unexpected(std::move(error));
+    }
+
     Result<RepoPackages> fetch_metadata(const FetchedRepomd& repomd, MetadataStage& stage,
                                         const std::vector<std::filesystem::path>& local_sources) {
         const RepomdRecord* primary = repomd.parsed.find("primary");
