@@ -254,20 +254,21 @@ struct RepoSelection {
         std::string pattern;
     };
     std::vector<Toggle> toggles;
-    // --repo/--repoid: "disable every repository, then enable these" (applied around the
-    // toggles, as dnf: the disabling first, these enables last).
+    // --repo/--repoid: "disable every repository, then enable these", after the toggles (as
+    // dnf reposync's configure() does after dnf applied them): with --repo, the toggles only
+    // matter for their errors and warnings.
     std::vector<std::string> repo_patterns;
     // --source: after the above, every enabled repository R enables `R-source` (or
     // `X-source-rpms` for R = `X-rpms`), as dnf's enable_source_repos().
     bool enable_source_repos = false;
 };
 
-// Chooses the repositories to mirror as dnf 4 does: starting from each repository's `enabled=`,
-// applies in order ("*" disabled first iff --repo was given), the toggles, the --repo patterns
-// (enabled), then --source's `-source` repositories; returns the enabled ones in configuration
-// order (their `enabled` set to true). Without --repo, repositories from --repofrompath are
-// enabled after the toggles (dnf never lets --disablerepo disable them).
-// Returns Error{BadInput} "Unknown repo: 'PATTERN'" naming the option iff an enabling pattern
+// Chooses the repositories to mirror as dnf 4 reposync does: starting from each repository's
+// `enabled=`, applies in order the toggles, then iff --repo was given "*" disabled and the --repo
+// patterns enabled, then --source's `-source` repositories; returns the enabled ones in
+// configuration order (their `enabled` set to true). Without --repo, repositories from
+// --repofrompath are enabled after the toggles (dnf never lets --disablerepo disable them). Returns
+// Error{BadInput} "Unknown repo: 'PATTERN'" naming the option iff an enabling pattern
 // (--repo, --enablerepo) matches no repository; a --disablerepo pattern matching none is a
 // NoMatch warning ("No repository match: PATTERN"). Error{BadInput} naming the repo and where it
 // was defined iff a selected repo has no baseurl, mirrorlist or metalink. Thread-safe if

@@ -737,9 +737,6 @@ Result<std::vector<RepoConfig>> select_repos(std::vector<RepoConfig> repos,
     };
     std::vector<Operation> operations;
     const bool has_repo_option = !selection.repo_patterns.empty();
-    if (has_repo_option) {
-        operations.push_back({false, "*", "--repo"});
-    }
     for (const RepoSelection::Toggle& toggle : selection.toggles) {
         operations.push_back(
             {toggle.enable, toggle.pattern, toggle.enable ? "--enablerepo" : "--disablerepo"});
@@ -750,6 +747,11 @@ Result<std::vector<RepoConfig>> select_repos(std::vector<RepoConfig> repos,
                 operations.push_back({true, repo.id, kRepofrompath});
             }
         }
+    }
+    if (has_repo_option) {
+        // dnf reposync's configure(), after dnf has applied the toggles: every repository
+        // disabled, then --repo's enabled.
+        operations.push_back({false, "*", "--repo"});
     }
     for (const std::string& pattern : selection.repo_patterns) {
         operations.push_back({true, pattern, "--repo"});

@@ -85,16 +85,21 @@ TEST(ConfigEnable, TogglesApplyInCommandLineOrder) {
               (std::vector<std::string>{"fedora", "fedora-debuginfo", "fedora-source", "updates"}));
 }
 
-TEST(ConfigEnable, RepoDisablesAllFirstAndEnablesLast) {
+TEST(ConfigEnable, RepoWinsOverTheToggles) {
     test::TempDir dir;
     RepoSelection selection;
-    // dnf: ("*", disable), the toggles, then --repo's enables: --disablerepo cannot take
-    // back a --repo, and --enablerepo adds to it.
+    // dnf reposync (4.14): after dnf's toggles, configure() disables every repository and
+    // enables --repo's: --disablerepo cannot take back a --repo, nor --enablerepo add to it.
     selection.repo_patterns = {"updates"};
     selection.toggles = {{false, "updates"}, {true, "fedora"}};
     auto selected = select(dir, selection);
     ASSERT_TRUE(selected) << selected.error().to_string();
-    EXPECT_EQ(repo_ids(*selected), (std::vector<std::string>{"fedora", "updates"}));
+    EXPECT_EQ(repo_ids(*selected), std::vector<std::string>{"updates"});
+    // The toggles are still checked: an unknown enabled one is an error.
+    selection.toggles = {{true, "centos"}};
+    selected = select(dir, selection);
+    ASSERT_FALSE(selected);
+    EXPECT_EQ(selected.error().to_string(), "--enablerepo: Unknown repo: 'centos'");
 }
 
 TEST(ConfigEnable, UnknownEnabledRepoIsAnErrorAndUnknownDisabledOneAWarning) {
