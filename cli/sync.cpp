@@ -258,9 +258,18 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
 // What `rpmirror reposync` prints after a repository, in dnf's words: removals as
 // "[DELETED] <path>" (stdout), warnings and a repository's failure as "Error: ..." (stderr).
 // Package lines were printed as they happened.
-void print_as_dnf(const RepoSyncReport& report, bool quiet) {
+// Returns true iff --gpgcheck removed a package (dnf then ends with "Error: GPG signature check
+// failed.").
+bool print_as_dnf(const RepoSyncReport& report, bool quiet) {
     for (const std::string& warning : report.warnings) {
         fmt::print(stderr, "{}: warning: {}\n", report.repo_id, warning);
+    }
+    bool removed = false;
+    for (const PackageFailure& failure : report.failures) {
+        if (!failure.dnf_message.empty()) {
+            fmt::print(stderr, "{}\n", failure.dnf_message);
+            removed = true;
+        }
     }
     if (!quiet) {
         for (const auto& deleted : report.deleted) {
@@ -269,7 +278,7 @@ void print_as_dnf(const RepoSyncReport& report, bool quiet) {
         }
     }
     if (!report.error) {
-        return;
+        return removed;
     }
     const Error& error = *report.error;
     if (error.code == ErrorCode::Network || error.code == ErrorCode::NotFound) {
@@ -278,6 +287,7 @@ void print_as_dnf(const RepoSyncReport& report, bool quiet) {
     } else {
         fmt::print(stderr, "Error: {}\n", error.to_string());
     }
+    return removed;
 }
 
 int run_sync(const SyncArgs& args) {
@@ -317,6 +327,7 @@ int run_sync(const SyncArgs& args) {
     }
     std::vector<RepoSyncReport> reports;
     std::vector<std::string> ignored_repos;  // skip_if_unavailable=1 and unreachable
+    bool signature_removals = false;         // reposync: --gpgcheck removed a package
     int exit_code = kExitOk;
     for (const RepoConfig& repo : *repos) {
         if (stopper.token().stop_requested()) {
@@ -328,8 +339,8 @@ int run_sync(const SyncArgs& args) {
         bar.finish();
         if (report.error && report.metadata_unavailable && repo.skip_if_unavailable) {
             // As dnf 4 with skip_if_unavailable=1: a warning, the repository is left out.
-            fmt::print(stderr, "rpmirror: warning: Failed to download metadata for repo '{}': {}\n",
-                       repo.id, report.error->to_string());
+            fmt::print(stderr, "{}Failed to download metadata for repo '{}': {}\n",
+                       as_dnf ? "" : "rpmirror: warning: ", repo.id, report.error->to_string());
             ignored_repos.push_back(repo.id);
             reports.push_back(std::move(report));
             continue;
@@ -342,7 +353,7 @@ int run_sync(const SyncArgs& args) {
             fmt::print(human, "comps.xml for repository {} saved\n", report.repo_id);
         }
         if (as_dnf) {
-            print_as_dnf(report, args.quiet);
+            signature_removals = print_as_dnf(report, args.quiet) || signature_removals;
             if (!report.ok()) {
                 exit_code = kExitFailure;
             }
@@ -367,8 +378,11 @@ int run_sync(const SyncArgs& args) {
         reports.push_back(std::move(report));
     }
     if (!ignored_repos.empty()) {
-        fmt::print(stderr, "rpmirror: warning: Ignoring repositories: {}\n",
+        fmt::print(stderr, "{}Ignoring repositories: {}\n", as_dnf ? "" : "rpmirror: warning: ",
                    fmt::join(ignored_repos, ", "));
+    }
+    if (signature_removals) {
+        fmt::print(stderr, "Error: GPG signature check failed.\n");
     }
     if (stopper.exit_code() != 0) {
         exit_code = stopper.exit_code();
