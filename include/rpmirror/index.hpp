@@ -290,15 +290,16 @@ struct ModuleStreamBuild {
     std::uint64_t version = 0;
     std::string context;
     std::string arch;
-    // rpm artifacts as "name-epoch:version-release.arch", the epoch always written (a missing
-    // one is 0), as dnf's nevra_strict matching compares them.
+    // rpm artifacts as "name-epoch:version-release.arch" (libmodulemd refuses any other form),
+    // as dnf's nevra_strict matching compares them.
     std::vector<std::string> artifacts;
 };
 
 // Parses the modules.yaml at `path` (compression detected by content, at most `ceiling` bytes
 // decompressed) with libmodulemd, naming it `display_name` in errors. Every module stream is
 // read (upgraded to modulemd v2 when older); defaults and obsoletes documents are ignored.
-// Returns Error{BadInput} naming `display_name` iff the YAML is not valid module metadata, or
+// Returns Error{BadInput} naming `display_name` iff the YAML is not valid module metadata (any
+// refused document, e.g. an artifact without its epoch, refuses the file), or
 // the decompressor's error (Corrupt, Unsafe, Io, NotFound) with `display_name` as its subject.
 // Thread-safe (each call has its own state).
 Result<std::vector<ModuleStreamBuild>> parse_modules_file(
