@@ -241,6 +241,12 @@ int run_sync(const SyncArgs& args) {
     }
     auto repos = load_repos(args);
     if (!repos) {
+        if (as_dnf) {
+            // dnf: "Error: Unknown repo: 'x'." and the like, exit 1 (its own usage errors only,
+            // from argparse, exit 2).
+            fmt::print(stderr, "Error: {}\n", repos.error().to_string());
+            return kExitFailure;
+        }
         print_error(repos.error());
         return kExitUsage;
     }
