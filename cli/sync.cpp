@@ -305,6 +305,12 @@ int run_sync(const SyncArgs& args) {
     }
     auto repos = load_repos(args);
     if (!repos) {
+        if (as_dnf) {
+            // dnf: "Error: Unknown repo: 'x'." and the like, exit 1 (its own usage errors only,
+            // from argparse, exit 2).
+            fmt::print(stderr, "Error: {}\n", repos.error().to_string());
+            return kExitFailure;
+        }
         print_error(repos.error());
         return kExitUsage;
     }
@@ -320,7 +326,8 @@ int run_sync(const SyncArgs& args) {
     Syncer syncer;
     const bool json_on_stdout = args.json_file == "-";
     FILE* human = json_on_stdout ? stderr : stdout;
-    const bool draw_progress = !args.quiet && !args.urls && ::isatty(STDERR_FILENO) == 1;
+    // `reposync` prints a line per package instead, as dnf does.
+    const bool draw_progress = !as_dnf && !args.quiet && !args.urls && ::isatty(STDERR_FILENO) == 1;
     DnfStyleLines dnf_lines;
     if (as_dnf && !args.quiet && !args.urls) {
         options->events = &dnf_lines;

@@ -242,6 +242,27 @@ TEST_F(SyncOutput, ReposyncReportsAMissingPackageAsDnfDoes) {
         << ours.out;
 }
 
+TEST_F(SyncOutput, ReposyncFailsForAnUnknownRepositoryAsDnfDoes) {
+    NginxServer& server = serve(test_repo("sample-repo"));
+    std::vector<std::string> dnf_argv = isolated_dnf(tmp_ / "dnf-state");
+    for (const char* arg : {"reposync", "--repo", "nosuch", "-p"}) {
+        dnf_argv.push_back(arg);
+    }
+    dnf_argv.push_back((tmp_ / "dnf").string());
+    const CommandResult by_dnf = run_to_end(dnf_argv, tmp_ / "logs");
+    const CommandResult ours =
+        run_to_end({rpmirror_binary(), "reposync", "-c", (tmp_ / "empty.conf").string(),
+                    "--reposdir", (tmp_ / "empty-reposdir").string(), "--repofrompath",
+                    "r," + server.url("/"), "--repo", "nosuch", "-p", (tmp_ / "ours").string()},
+                   tmp_ / "logs");
+    EXPECT_EQ(by_dnf.exit_code, 1) << by_dnf.err;
+    EXPECT_EQ(ours.exit_code, by_dnf.exit_code) << ours.err;
+    EXPECT_NE(by_dnf.err.find("Error: Unknown repo: 'nosuch'"), std::string::npos) << by_dnf.err;
+    EXPECT_TRUE(ours.err.starts_with("Error: ")) << ours.err;
+    EXPECT_NE(ours.err.find("nosuch"), std::string::npos) << ours.err;
+    EXPECT_EQ(ours.out, "");
+}
+
 struct CompsCase {
     std::string name;
     std::vector<std::string> options;  // "@META@" stands for a metadata directory
