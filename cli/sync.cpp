@@ -385,8 +385,8 @@ int run_sync(const SyncArgs& args) {
         reports.push_back(std::move(report));
     }
     if (!ignored_repos.empty()) {
-        fmt::print(stderr, "{}Ignoring repositories: {}\n", as_dnf ? "" : "rpmirror: warning: ",
-                   fmt::join(ignored_repos, ", "));
+        fmt::print(stderr, "{}Ignoring repositories: {}\n",
+                   as_dnf ? "" : "rpmirror: warning: ", fmt::join(ignored_repos, ", "));
     }
     if (signature_removals) {
         fmt::print(stderr, "Error: GPG signature check failed.\n");

@@ -222,7 +222,9 @@ std::vector<Result<FileDigest>> hash_files(std::span<const std::filesystem::path
 //   own entry, clearing librepo's entries of other types when the mtime changed, as librepo
 //   does) so that dnf trusts files rpmirror verified.
 // An entry is not written for a file modified less than kRacyWindow ago: a write in the same
-// timestamp tick could change the content without changing mtime ("racy" files, as in git).
+// timestamp tick could change the content without changing mtime ("racy" files, as in git) —
+// unless rpmirror's entry of another type is valid for the same size, mtime and inode (the file
+// is already vouched for at that stat; one more type adds no exposure).
 
 inline constexpr std::int64_t kRacyWindowNs = 2'000'000'000;
 

@@ -280,10 +280,13 @@ inline constexpr std::uint64_t kMaxDocumentBytes = 64ULL * 1024 * 1024;
 // file does not exist; Error{Unsafe} iff the body exceeds `max_bytes`; Error{Interrupted} iff
 // `stop` is requested before the body is complete (the wait ends at once, whichever thread
 // requests it); Error{Network} naming the URL and the cause for any other failure (including
-// HTTP statuses >= 400). Thread-safe.
+// HTTP statuses >= 400). Iff `last_modified` is not null, it receives the server's Last-Modified
+// time in seconds since the epoch, or -1 iff the server sent none (and for file:// URLs).
+// Thread-safe.
 Result<std::string> fetch_document(const std::string& url, const DownloadOptions& options,
                                    std::uint64_t max_bytes = kMaxDocumentBytes,
-                                   std::stop_token stop = {});
+                                   std::stop_token stop = {},
+                                   std::int64_t* last_modified = nullptr);
 
 // Returns the `.part` file name used for the destination file name `name` (".name.part").
 std::string part_file_name(std::string_view name);

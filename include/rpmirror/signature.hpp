@@ -130,11 +130,12 @@ Result<Keyring> load_repo_keys(const RepoConfig& repo, const DownloadOptions& op
 
 // Loads the public keys imported in the rpm database beneath `installroot` (the gpg-pubkey
 // headers `rpmkeys --root <installroot> --import` writes, at librpm's %_dbpath), the keys dnf's
-// --gpgcheck trusts. A root without an rpm database yields an empty keyring (every signed
-// package then has an unknown key, as with dnf). Returns Error{NotFound} iff `installroot` is
-// not a directory, Error{Io} iff the database is there but cannot be read, Error{BadInput}
-// naming the gpg-pubkey header iff a stored key cannot be read. Not thread-safe with other
-// librpm database users in the process (none in rpmirror).
+// --gpgcheck trusts. A root without an rpm database, or that does not exist (dnf would create
+// it), yields an empty keyring (every signed package then has an unknown key, as with dnf).
+// Returns Error{NotFound} iff `installroot` exists and is not a directory, Error{Io} iff the
+// database is there but cannot be read, Error{BadInput} naming the gpg-pubkey header iff a stored
+// key cannot be read. Not thread-safe with other librpm database users in the process (none in
+// rpmirror).
 Result<Keyring> load_installed_keys(const std::filesystem::path& installroot);
 
 }  // namespace rpmirror

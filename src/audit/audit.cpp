@@ -208,7 +208,11 @@ class Auditor {
         for (const PackageTarget& target : plan->targets) {
             const PackageView package = (*index)[target.position];
             checks_.push_back({target.relative_path, target.root_index, target.destination,
-                               package.checksum_type, package.checksum_hex(), package.package_size,
+                               package.checksum_type, package.checksum_hex(),
+                               // Old createrepo output lists no size: the checksum alone decides.
+                               package.package_size == kUnknownSize
+                                   ? std::nullopt
+                                   : std::optional<std::uint64_t>(package.package_size),
                                false});
             if (target.root_index == 0) {
                 listed.insert(target.relative_path);

@@ -2,6 +2,7 @@
 #include <sys/xattr.h>
 #include <time.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <string>
@@ -146,6 +147,15 @@ void write_librepo_entry(int fd, const struct stat& st, ChecksumType type, std::
     (void)::fsetxattr(fd, digest_key.c_str(), hex.data(), hex.size(), 0);
 }
 
+// Returns true iff rpmirror's entry of a type other than `type` is valid for `st`: one recorded
+// for this very size, mtime and inode (by the downloader, which wrote every byte).
+bool has_own_entry_of_another_type(int fd, const struct stat& st, ChecksumType type) {
+    return std::any_of(std::begin(kAllChecksumTypes), std::end(kAllChecksumTypes),
+                       [&](ChecksumType other) {
+                           return other != type && read_own_entry(fd, st, other).has_value();
+                       });
+}
+
 }  // namespace
 
 std::optional<std::string> read_cached_digest(int fd, const struct stat& st, ChecksumType type) {
@@ -157,7 +167,13 @@ std::optional<std::string> read_cached_digest(int fd, const struct stat& st, Che
 
 bool write_cached_digest(int fd, const struct stat& st, ChecksumType type, std::string_view hex,
                          bool trust_recent) {
-    if (!is_valid_hex_digest(type, hex) || (!trust_recent && is_racy(st))) {
+    if (!is_valid_hex_digest(type, hex)) {
+        return false;
+    }
+    // A racy file already vouched for at this stat by another type's entry: one more type
+    // recorded adds no exposure (dnf's scenario: the same mirror synced from a sha512 copy of
+    // the repository right after a sha256 one).
+    if (!trust_recent && is_racy(st) && !has_own_entry_of_another_type(fd, st, type)) {
         return false;
     }
     std::string entry = std::string(kOwnVersion) + ' ' + std::to_string(st.st_size) + ' ' +

@@ -167,7 +167,10 @@ Result<RepoConfig> build_repo(const config::IniSection& section, const std::stri
                 !applied) {
                 return tl::unexpected(std::move(applied.error()));
             }
-        } else if (config::is_ignored_repo_key(entry.key)) {
+        } else if (config::is_ignored_repo_key(entry.key) ||
+                   config::is_ignored_main_key(entry.key)) {
+            // A [main] key in a repository section (ci-dnf-stack writes localpkg_gpgcheck
+            // there): dnf ignores it without a word, so only -v mentions it.
             warn(warnings, ConfigWarningKind::IgnoredKey, where, entry.key,
                  fmt::format("key '{}' of {} is not used by rpmirror; ignored", entry.key, owner));
         } else {

@@ -125,7 +125,11 @@ std::optional<CURLcode> perform(CURL* easy, const std::stop_token& stop) {
 }  // namespace
 
 Result<std::string> fetch_document(const std::string& url, const DownloadOptions& options,
-                                   std::uint64_t max_bytes, std::stop_token stop) {
+                                   std::uint64_t max_bytes, std::stop_token stop,
+                                   std::int64_t* last_modified) {
+    if (last_modified != nullptr) {
+        *last_modified = -1;
+    }
     if (stop.stop_requested()) {
         return make_error(ErrorCode::Interrupted, "interrupted", url);
     }
@@ -151,6 +155,9 @@ Result<std::string> fetch_document(const std::string& url, const DownloadOptions
     curl_easy_setopt(easy.get(), CURLOPT_WRITEFUNCTION, &append_body);
     curl_easy_setopt(easy.get(), CURLOPT_WRITEDATA, &body);
     curl_easy_setopt(easy.get(), CURLOPT_ERRORBUFFER, error_buffer.data());
+    if (last_modified != nullptr) {
+        curl_easy_setopt(easy.get(), CURLOPT_FILETIME, 1L);
+    }
     const std::optional<CURLcode> performed = perform(easy.get(), stop);
     if (!performed) {
         return make_error(ErrorCode::Interrupted, "interrupted", url);
@@ -174,6 +181,11 @@ Result<std::string> fetch_document(const std::string& url, const DownloadOptions
     if (status >= 400) {
         return make_error(ErrorCode::Network,
                           "HTTP " + std::to_string(status) + error_page_title(body.bytes), url);
+    }
+    if (curl_off_t filetime = -1;
+        last_modified != nullptr &&
+        curl_easy_getinfo(easy.get(), CURLINFO_FILETIME_T, &filetime) == CURLE_OK) {
+        *last_modified = static_cast<std::int64_t>(filetime);
     }
     return std::move(body.bytes);
 }

@@ -506,10 +506,13 @@ Result<Keyring> load_installed_keys(const std::filesystem::path& installroot) {
     initialise_rpm();
     const std::string root = installroot.empty() ? std::string("/") : installroot.string();
     std::error_code error;
+    Keyring keyring("the keys imported in the rpm database of " + root);
+    if (!std::filesystem::exists(root, error) && !error) {
+        return keyring;  // dnf makes a missing installroot: it has no keys either
+    }
     if (!std::filesystem::is_directory(root, error)) {
         return make_error(ErrorCode::NotFound, "installroot is not a directory", root);
     }
-    Keyring keyring("the keys imported in the rpm database of " + root);
     const RpmTs transaction(rpmtsCreate());
     if (rpmtsSetRootDir(transaction.get(), root.c_str()) != 0) {
         return make_error(ErrorCode::BadInput, "librpm refuses it as a root directory", root);

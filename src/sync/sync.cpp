@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <fstream>
 #include <future>
@@ -45,6 +46,7 @@ struct FetchedRepomd {
     Repomd parsed;
     std::string base_url;                  // the mirror it came from
     std::optional<std::string> signature;  // repomd.xml.asc from the same mirror, if it has one
+    std::int64_t last_modified = -1;       // the server's Last-Modified (epoch seconds), -1: none
 };
 
 DownloadOptions options_for_repo(DownloadOptions options, const RepoConfig& repo,
@@ -137,7 +139,8 @@ Result<FetchedRepomd> fetch_repomd(const RepoSource& source, const DownloadOptio
     std::vector<std::string> attempts;
     for (const std::string& base : source.base_urls) {
         const std::string url = join_url(base, kRepomdHref);
-        auto bytes = fetch_document(url, options, kMaxDocumentBytes, stop);
+        std::int64_t last_modified = -1;
+        auto bytes = fetch_document(url, options, kMaxDocumentBytes, stop, &last_modified);
         if (!bytes && bytes.error().code == ErrorCode::Interrupted) {
             return tl::unexpected(std::move(bytes.error()));
         }
@@ -159,7 +162,8 @@ Result<FetchedRepomd> fetch_repomd(const RepoSource& source, const DownloadOptio
             attempts.push_back(parsed.error().to_string());
             continue;
         }
-        return FetchedRepomd{std::move(*bytes), std::move(*parsed), base, std::nullopt};
+        return FetchedRepomd{std::move(*bytes), std::move(*parsed), base, std::nullopt,
+                             last_modified};
     }
     std::string message = "cannot fetch repomd.xml from any mirror";
     for (const std::string& attempt : attempts) {
@@ -1034,6 +1038,15 @@ class RepoSync {
         if (options_.download_metadata) {
             if (auto written = fs::write_file(stage.dir() / "repomd.xml", repomd.bytes); !written) {
                 return written;
+            }
+            if (options_.remote_time && repomd.last_modified >= 0) {
+                // --remote-time: repomd.xml too gets the server's time, as dnf's records do.
+                const std::array<timespec, 2> times{timespec{repomd.last_modified, 0},
+                                                    timespec{repomd.last_modified, 0}};
+                const auto path = stage.dir() / "repomd.xml";
+                if (::utimensat(AT_FDCWD, path.c_str(), times.data(), 0) != 0) {
+                    return make_errno_error("cannot set the time of", path.string(), errno);
+                }
             }
             if (repomd.signature) {
                 if (auto written =

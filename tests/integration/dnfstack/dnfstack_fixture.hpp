@@ -29,7 +29,6 @@
 #include <string_view>
 #include <vector>
 
-#include "integration/dnfstack/pending.hpp"
 #include "integration/sync/sync_fixture.hpp"
 
 namespace rpmirror::test {
@@ -153,15 +152,7 @@ class DnfStackScenario : public SyncFixture, public ::testing::WithParamInterfac
         if (HasFatalFailure()) {
             return;
         }
-        const std::string name = scenario_name();
-        if (GetParam() == Reposync::Rpmirror) {
-            if (const char* reason = pending_feature("DnfStack." + name)) {
-                GTEST_SKIP() << "pending: " << reason;
-            }
-        } else {
-            if (const char* reason = dnf_fails_here("DnfStack." + name)) {
-                GTEST_SKIP() << "dnf 4.14 fails this scenario here: " << reason;
-            }
+        if (GetParam() == Reposync::Dnf) {
             static const bool dnf_reposync_runs =
                 ::system("dnf reposync --help > /dev/null 2>&1") == 0;  // NOLINT(cert-env33-c)
             if (!dnf_reposync_runs) {

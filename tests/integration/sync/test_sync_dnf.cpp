@@ -334,10 +334,6 @@ TEST_P(SyncDnfRepoFiles, SameExitCodeTreeAndUrlsAsDnfReposync) {
     dnf_urls_args.push_back("--urls");
     const CommandResult dnf_urls = dnf_with_repo_files(dnf_urls_args);
 
-    if (const char* reason = pending_feature("Compat." + compat.name)) {
-        GTEST_SKIP() << "pending: " << reason << " (dnf's side ran and passed)";
-    }
-
     std::vector<std::string> sync_args{"-p", (by_rpmirror / "packages").string()};
     for (const std::string& option : with_metadata_dir(compat.options, by_rpmirror / "metadata")) {
         sync_args.push_back(option);

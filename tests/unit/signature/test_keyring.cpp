@@ -327,11 +327,21 @@ TEST_F(SignatureTest, RootWithoutAnRpmDatabaseTrustsNoKey) {
     EXPECT_EQ((*checked)->kind, PackageRejection::UnknownKey);
 }
 
-TEST_F(SignatureTest, MissingInstallrootIsNotFound) {
+TEST_F(SignatureTest, MissingInstallrootTrustsNoKey) {
+    // dnf creates a missing installroot, whose empty rpm database trusts nothing.
     auto keys = load_installed_keys(tmp_ / "missing");
+    ASSERT_TRUE(keys) << keys.error().to_string();
+    auto checked = keys->check_package(package("good", Signer::Good));
+    ASSERT_TRUE(checked && *checked);
+    EXPECT_EQ((*checked)->kind, PackageRejection::UnknownKey);
+}
+
+TEST_F(SignatureTest, InstallrootThatIsAFileIsNotFound) {
+    test::TempDir::write_at(tmp_ / "file", "x");
+    auto keys = load_installed_keys(tmp_ / "file");
     ASSERT_FALSE(keys);
     EXPECT_EQ(keys.error().code, ErrorCode::NotFound);
-    EXPECT_EQ(keys.error().subject, (tmp_ / "missing").string());
+    EXPECT_EQ(keys.error().subject, (tmp_ / "file").string());
 }
 
 TEST_F(SignatureTest, PackageWithAModifiedPayloadIsABadSignature) {
