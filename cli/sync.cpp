@@ -35,6 +35,17 @@ struct SyncArgs {
     bool nogpgcheck = false;
     bool refresh = false;
     bool cacheonly = false;
+    bool ipv4_only = false;  // -4
+    bool ipv6_only = false;  // -6
+    // dnf's global options that mean nothing to a mirror, accepted so that dnf command lines
+    // (`dnf -y reposync ...` scripts) work unchanged.
+    bool assume_yes = false;
+    bool assume_no = false;
+    bool no_plugins = false;
+    std::vector<std::string> plugin_patterns;
+    std::string debug_level;
+    std::string error_level;
+    std::string color;
     RepoSourceArgs sources;
     RunStateArgs state;
     std::string download_path = ".";
@@ -201,7 +212,13 @@ Result<std::vector<RepoConfig>> load_repos(const SyncArgs& args) {
     const ConfigNoise noise = args.quiet     ? ConfigNoise::Quiet
                               : args.verbose ? ConfigNoise::Verbose
                                              : ConfigNoise::Normal;
-    auto repos = load_repo_sources(args.sources, noise);
+    RepoSourceArgs sources = args.sources;
+    if (args.ipv4_only || args.ipv6_only) {
+        // dnf's -4/-6 set ip_resolve; an explicit --setopt given too still wins (it comes later).
+        sources.setopts.insert(sources.setopts.begin(),
+                               args.ipv4_only ? "ip_resolve=4" : "ip_resolve=6");
+    }
+    auto repos = load_repo_sources(sources, noise);
     if (!repos) {
         return repos;
     }
@@ -429,6 +446,18 @@ Command add_sync_command(CLI::App& parent) {
                   "accepted for dnf's sake: rpmirror always fetches current metadata");
     app->add_flag("-C,--cacheonly", args->cacheonly,
                   "refused (exit 2): a mirror is never made from dnf's metadata cache");
+    CLI::Option* ipv4 =
+        app->add_flag("-4", args->ipv4_only, "resolve to IPv4 addresses only (ip_resolve=4)");
+    app->add_flag("-6", args->ipv6_only, "resolve to IPv6 addresses only (ip_resolve=6)")
+        ->excludes(ipv4);
+    constexpr const char* kNoMeaning = "accepted for dnf's sake; no effect on a mirror";
+    app->add_flag("-y,--assumeyes", args->assume_yes, kNoMeaning);
+    app->add_flag("--assumeno", args->assume_no, kNoMeaning);
+    app->add_flag("--noplugins", args->no_plugins, kNoMeaning);
+    app->add_option("--enableplugin,--disableplugin", args->plugin_patterns, kNoMeaning);
+    app->add_option("-d,--debuglevel", args->debug_level, kNoMeaning);
+    app->add_option("-e,--errorlevel", args->error_level, kNoMeaning);
+    app->add_option("--color", args->color, kNoMeaning);
     add_repo_source_options(*app, args->sources);
     app->add_option("-p,--download-path", args->download_path,
                     "where repositories are mirrored (default: .)");

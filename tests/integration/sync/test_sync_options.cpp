@@ -274,5 +274,24 @@ TEST_F(SyncOptions, CacheonlyIsRefusedAndRefreshAccepted) {
     EXPECT_EQ(printed_names(refreshed.out), sample_packages_);
 }
 
+// dnf's global options scripts put on a reposync command line: -4/-6 resolve as dnf's do, the
+// others are accepted and change nothing.
+TEST_F(SyncOptions, DnfGlobalOptionsAreAccepted) {
+    standard_fedora_repos();
+    const CommandResult result =
+        sync_with_repos({"-y", "--assumeno", "--noplugins", "--disableplugin=*", "-d", "0", "-e",
+                         "0", "--color", "never", "-4", "-u"});
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_EQ(printed_names(result.out), sample_packages_);
+    EXPECT_EQ(result.err, "fedora: 5 of 5 packages selected\n");  // -u's summary, no warning
+
+    // -6 against a server on 127.0.0.1 only: no IPv6 address, so the repository fails.
+    const CommandResult v6 = sync_with_repos({"-6", "-u"});
+    EXPECT_EQ(v6.exit_code, 1) << v6.out << v6.err;
+
+    const CommandResult both = sync_with_repos({"-4", "-6", "-u"});
+    EXPECT_EQ(both.exit_code, 2) << both.out << both.err;
+}
+
 }  // namespace
 }  // namespace rpmirror::test
