@@ -4,9 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <charconv>
 #include <cstdio>
-#include <ctime>
 #include <fstream>
 #include <stop_token>
 #include <thread>
@@ -18,6 +16,7 @@
 #include "output.hpp"
 #include "repo_options.hpp"
 #include "rpmirror/config.hpp"
+#include "rpmirror/index.hpp"
 #include "rpmirror/report.hpp"
 #include "rpmirror/sync.hpp"
 
@@ -119,38 +118,6 @@ class SignalStopper {
     std::atomic<int> signal_{0};
     std::jthread waiter_;
 };
-
-std::vector<std::string> split_commas(const std::vector<std::string>& values) {
-    std::vector<std::string> items;
-    for (const std::string& value : values) {
-        std::size_t start = 0;
-        while (start <= value.size()) {
-            const std::size_t comma = std::min(value.find(',', start), value.size());
-            if (comma > start) {
-                items.push_back(value.substr(start, comma - start));
-            }
-            start = comma + 1;
-        }
-    }
-    return items;
-}
-
-// Parses --min-buildtime: YYYY-MM-DD (UTC midnight, as dnf; month and day may be unpadded, as
-// strptime's %m and %d accept: 2008-1-1) or seconds since the epoch.
-Result<std::int64_t> parse_min_buildtime(const std::string& text) {
-    std::tm date{};
-    const char* date_end = ::strptime(text.c_str(), "%Y-%m-%d", &date);
-    if (date_end != nullptr && *date_end == '\0' && text.find('-') != std::string::npos) {
-        return static_cast<std::int64_t>(::timegm(&date));
-    }
-    std::int64_t seconds = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seconds);
-    if (error == std::errc() && end == text.data() + text.size()) {
-        return seconds;
-    }
-    return make_error(ErrorCode::BadInput, "expected YYYY-MM-DD or seconds since the epoch",
-                      "--min-buildtime " + text);
-}
 
 // Returns true iff the command was typed as `rpmirror reposync` (the alias that speaks dnf's
 // language): the first argument after the program that is not an option.
@@ -254,7 +221,7 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
     if (!args.safe_write_path.empty()) {
         options.safe_write_path = std::filesystem::absolute(args.safe_write_path);
     }
-    options.selection.arches = split_commas(args.arches);
+    options.selection.arches = split_option_list(args.arches);
     options.selection.source_only = args.source;
     options.selection.newest_only = args.newest_only;
     options.check_package_signatures = args.gpgcheck && !args.nogpgcheck;
@@ -263,7 +230,7 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
     options.installroot = installroot_of(args.sources);
     apply_run_state_options(args.state, options.state_dir, options.lock_wait);
     if (!args.min_buildtime.empty()) {
-        auto floor = parse_min_buildtime(args.min_buildtime);
+        auto floor = parse_min_build_time(args.min_buildtime);
         if (!floor) {
             return tl::unexpected(std::move(floor.error()));
         }

@@ -41,21 +41,6 @@ struct VerifyArgs {
     bool all_packages = false;
 };
 
-std::vector<std::string> split_commas(const std::vector<std::string>& values) {
-    std::vector<std::string> items;
-    for (const std::string& value : values) {
-        std::size_t start = 0;
-        while (start <= value.size()) {
-            const std::size_t comma = std::min(value.find(',', start), value.size());
-            if (comma > start) {
-                items.push_back(value.substr(start, comma - start));
-            }
-            start = comma + 1;
-        }
-    }
-    return items;
-}
-
 // The selection to audit `repo_dir` with: the one its last sync recorded (unless --all-packages),
 // then each filter given on the command line in place of the recorded one. `origin` says where
 // it came from, for the output.
@@ -78,7 +63,7 @@ SelectionOptions choose_selection(const VerifyArgs& args, const std::filesystem:
     }
     bool overridden = false;
     if (!args.arches.empty()) {
-        selection.arches = split_commas(args.arches);
+        selection.arches = split_option_list(args.arches);
         selection.source_only = false;
         overridden = true;
     }
