@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,34 @@ namespace rpmirror::test {
 
 class SyncFixture : public ::testing::Test {
   protected:
+    // The one file of `dir` whose name ends with `suffix` (e.g. "-primary.xml.gz").
+    static std::filesystem::path only_file_ending(const std::filesystem::path& dir,
+                                                  const std::string& suffix) {
+        for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+            if (entry.path().filename().string().ends_with(suffix)) {
+                return entry.path();
+            }
+        }
+        throw std::runtime_error("no *" + suffix + " in " + dir.string());
+    }
+
+    // `file` decompressed with gzip (in tmp_).
+    std::string gunzip(const std::filesystem::path& file) {
+        const std::filesystem::path out = tmp_ / "gunzipped";
+        run_checked({"sh", "-c", "gzip -dc < \"$0\" > \"$1\"", file.string(), out.string()},
+                    tmp_ / "logs");
+        return read_file(out);
+    }
+
+    // `text` compressed with gzip -n (in tmp_).
+    std::string gzip(const std::string& text) {
+        const std::filesystem::path in = TempDir::write_at(tmp_ / "to-gzip", text);
+        const std::filesystem::path out = tmp_ / "gzipped";
+        run_checked({"sh", "-c", "gzip -nc < \"$0\" > \"$1\"", in.string(), out.string()},
+                    tmp_ / "logs");
+        return read_file(out);
+    }
+
     void SetUp() override {
         if (!nginx_available()) {
             GTEST_FAIL() << kNginxMissing;

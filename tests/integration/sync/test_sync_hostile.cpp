@@ -88,30 +88,6 @@ class SyncHostile : public SyncFixture {
         TempDir::write_at(secret_, "TOP-SECRET-c0ffee-do-not-leak\n");
     }
 
-    static fs::path only_file_ending(const fs::path& dir, const std::string& suffix) {
-        for (const auto& entry : fs::directory_iterator(dir)) {
-            if (entry.path().filename().string().ends_with(suffix)) {
-                return entry.path();
-            }
-        }
-        throw std::runtime_error("no *" + suffix + " in " + dir.string());
-    }
-
-    std::string gunzip(const fs::path& file) {
-        const fs::path out = tmp_ / "gunzipped";
-        run_checked({"sh", "-c", "gzip -dc < \"$0\" > \"$1\"", file.string(), out.string()},
-                    tmp_ / "logs");
-        return read_file(out);
-    }
-
-    std::string gzip(const std::string& text) {
-        const fs::path in = TempDir::write_at(tmp_ / "to-gzip", text);
-        const fs::path out = tmp_ / "gzipped";
-        run_checked({"sh", "-c", "gzip -nc < \"$0\" > \"$1\"", in.string(), out.string()},
-                    tmp_ / "logs");
-        return read_file(out);
-    }
-
     // Replaces upstream's repodata/ by a repomd.xml whose only record is `compressed` as
     // primary (decompressing to `open`, of `open_size` bytes unless told otherwise).
     void publish_compressed_primary(const std::string& compressed, const std::string& open,

@@ -31,30 +31,6 @@ class SyncWild : public SyncFixture {
         primary_ = gunzip(only_file_ending(upstream_ / "repodata", "-primary.xml.gz"));
     }
 
-    static fs::path only_file_ending(const fs::path& dir, const std::string& suffix) {
-        for (const auto& entry : fs::directory_iterator(dir)) {
-            if (entry.path().filename().string().ends_with(suffix)) {
-                return entry.path();
-            }
-        }
-        throw std::runtime_error("no *" + suffix + " in " + dir.string());
-    }
-
-    std::string gunzip(const fs::path& file) {
-        const fs::path out = tmp_ / "gunzipped";
-        run_checked({"sh", "-c", "gzip -dc < \"$0\" > \"$1\"", file.string(), out.string()},
-                    tmp_ / "logs");
-        return read_file(out);
-    }
-
-    std::string gzip(const std::string& text) {
-        const fs::path in = TempDir::write_at(tmp_ / "to-gzip", text);
-        const fs::path out = tmp_ / "gzipped";
-        run_checked({"sh", "-c", "gzip -nc < \"$0\" > \"$1\"", in.string(), out.string()},
-                    tmp_ / "logs");
-        return read_file(out);
-    }
-
     // Replaces repodata/ with `primary` alone, in a repomd.xml record with `type` checksums and,
     // without `with_size`, no <size>/<open-size> (as old createrepo wrote).
     void publish_primary(const std::string& primary, ChecksumType type, const std::string& name,
