@@ -53,6 +53,8 @@ struct SyncArgs {
     bool download_metadata = false;
     bool delete_unlisted = false;
     bool newest_only = false;
+    std::string keep_versions;  // --keep-versions N, read iff the option was given
+    CLI::Option* keep_versions_option = nullptr;
     std::vector<std::string> arches;
     bool source = false;
     bool remote_time = false;
@@ -224,6 +226,14 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
     options.selection.arches = split_option_list(args.arches);
     options.selection.source_only = args.source;
     options.selection.newest_only = args.newest_only;
+    if (args.keep_versions_option != nullptr && args.keep_versions_option->count() > 0) {
+        auto versions = parse_keep_versions(args.keep_versions);
+        if (!versions) {
+            return tl::unexpected(std::move(versions.error()));
+        }
+        options.selection.newest_only = true;
+        options.selection.keep_versions = *versions;
+    }
     options.check_package_signatures = args.gpgcheck && !args.nogpgcheck;
     options.package_keys =
         args.gpgcheck_keys == "repo" ? PackageKeySource::Repository : PackageKeySource::Rpmdb;
@@ -436,8 +446,15 @@ Command add_sync_command(CLI::App& parent) {
                   "also mirror the metadata, published atomically after the packages");
     app->add_flag("--delete", args->delete_unlisted,
                   "remove local packages that are no longer selected");
-    app->add_flag("-n,--newest-only", args->newest_only,
-                  "only the newest version of each name.arch");
+    CLI::Option* newest_only = app->add_flag("-n,--newest-only", args->newest_only,
+                                             "only the newest version of each name.arch");
+    // A separate option, not --newest-only=N: dnf's -n is a flag, and a flag taking an optional
+    // value would read `-n 3` as -n and a stray positional argument.
+    args->keep_versions_option =
+        app->add_option("--keep-versions", args->keep_versions,
+                        "only the newest N versions of each name.arch (module streams: the N "
+                        "newest versions); -n is 1")
+            ->excludes(newest_only);
     app->add_option("-a,--arch", args->arches, "only these arches (repeatable, comma lists)");
     app->add_flag("--source", args->source,
                   "only source packages; also enables the <repoid>-source repositories");

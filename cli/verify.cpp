@@ -37,6 +37,9 @@ struct VerifyArgs {
     std::vector<std::string> arches;
     bool source = false;
     bool newest_only = false;
+    std::optional<std::uint32_t> keep_versions;  // --keep-versions N, parsed by run_verify
+    std::string keep_versions_text;
+    CLI::Option* keep_versions_option = nullptr;
     std::string min_buildtime;
     bool all_packages = false;
 };
@@ -71,8 +74,9 @@ SelectionOptions choose_selection(const VerifyArgs& args, const std::filesystem:
         selection.source_only = true;
         overridden = true;
     }
-    if (args.newest_only) {
+    if (args.newest_only || args.keep_versions) {
         selection.newest_only = true;
+        selection.keep_versions = args.keep_versions.value_or(1);
         overridden = true;
     }
     if (!args.min_buildtime.empty()) {
@@ -228,7 +232,14 @@ class Printer {
     FILE* out_;
 };
 
-int run_verify(const VerifyArgs& args) {
+int run_verify(VerifyArgs& args) {
+    if (args.keep_versions_option->count() > 0) {
+        auto versions = parse_keep_versions(args.keep_versions_text);
+        if (!versions) {
+            return usage_error(versions.error().to_string());
+        }
+        args.keep_versions = *versions;
+    }
     const std::filesystem::path dir = args.download_path;
     std::error_code ignored;
     if (!std::filesystem::is_directory(dir, ignored)) {
@@ -365,7 +376,7 @@ Command add_verify_command(CLI::App& parent) {
         "verify",
         "Audit mirrored repositories against their metadata: missing, wrong size, wrong checksum.\n"
         "A mirror is audited (and repaired) with the selection its last `rpmirror sync` recorded\n"
-        "(-a, --source, -n, --min-buildtime, includepkgs/excludepkgs); a mirror made by dnf\n"
+        "(-a, --source, -n/--keep-versions, --min-buildtime, includepkgs/excludepkgs); a mirror made by dnf\n"
         "reposync has none recorded: every package its metadata lists must be there.");
     app->add_option("-p,--download-path", args->download_path,
                     "the mirror: repositories are <DIR>/<repoid>/ (default: .)");
@@ -388,8 +399,14 @@ Command add_verify_command(CLI::App& parent) {
                     "the mirror holds only these arches (comma lists, repeatable); overrides the "
                     "selection its sync recorded");
     app->add_flag("--source", args->source, "the mirror holds only source packages (overrides)");
-    app->add_flag("-n,--newest-only", args->newest_only,
-                  "the mirror holds only the newest packages, module streams as dnf (overrides)");
+    CLI::Option* newest_only =
+        app->add_flag("-n,--newest-only", args->newest_only,
+                      "the mirror holds only the newest packages, module streams as dnf (overrides)");
+    args->keep_versions_option =
+        app->add_option("--keep-versions", args->keep_versions_text,
+                        "the mirror holds only the newest N versions of each name.arch "
+                        "(overrides)")
+            ->excludes(newest_only);
     app->add_option("--min-buildtime", args->min_buildtime,
                     "the mirror holds only packages built since YYYY-MM-DD (overrides)");
     app->add_flag("--all-packages", args->all_packages,

@@ -253,7 +253,10 @@ struct SelectionOptions {
     // "noarch" is not implied. Ignored when `source_only` is set, as in dnf.
     std::vector<std::string> arches;
     bool source_only = false;  // --source: only arch "src"
-    bool newest_only = false;  // --newest-only: highest EVR per name.arch (all ties kept)
+    // --newest-only / --keep-versions N: the `keep_versions` highest EVRs per name.arch (all
+    // packages of a kept EVR, ties included). Off: every version.
+    bool newest_only = false;
+    std::uint32_t keep_versions = 1;  // >= 1; only read with newest_only (-n is 1)
     // includepkgs / excludepkgs: fnmatch globs matched against the forms dnf's Subject accepts:
     // name, name.arch, name-version, name-version-release, name-version-release.arch and
     // name-epoch:version-release.arch. A non-empty include list keeps only matching packages;
@@ -264,6 +267,10 @@ struct SelectionOptions {
     // --min-buildtime: keep packages with build_time >= this (seconds since the epoch).
     std::optional<std::int64_t> min_build_time;
 };
+
+// Parses a --keep-versions value: a whole number from 1 to 1000000. Returns Error{BadInput}
+// naming "--keep-versions <text>" iff it is anything else (0, negative, junk, too large).
+Result<std::uint32_t> parse_keep_versions(std::string_view text);
 
 // Parses a --min-buildtime value: a date YYYY-MM-DD (UTC midnight, as dnf; month and day may be
 // unpadded, 2008-1-1) or seconds since the epoch. Returns Error{BadInput} naming
@@ -308,11 +315,13 @@ Result<std::vector<ModuleStreamBuild>> parse_modules_file(
 
 // Selects packages from `index`: include/exclude globs, then newest-only, then --source or
 // --arch, then the build-time floor, then one entry per location.
+// With newest_only, keeps the `keep_versions` (N) highest EVRs per name.arch.
 // With newest_only and `modules` (the repository's module streams), selects as dnf 4's reposync
-// `_get_latest` does: the newest EVR per name.arch among the packages no module lists, plus,
-// for every name:stream, every package of its highest version and of the highest version that
-// holds each of the stream's newest packages (all contexts of a chosen version). Without
-// newest_only, `modules` does not change anything. Thread-safe for a const index.
+// `_get_latest` does, extended to N: the N newest EVRs per name.arch among the packages no module
+// lists, plus, for every name:stream, every package of its N highest versions and of the highest
+// version that holds each of the stream's N newest EVRs per name.arch (all contexts of a chosen
+// version); N = 1 is exactly dnf's -n. Without newest_only, `modules` does not change anything.
+// Thread-safe for a const index.
 Selection select_packages(const PackageIndex& index, const SelectionOptions& options,
                           std::span<const ModuleStreamBuild> modules = {});
 

@@ -107,7 +107,9 @@ std::string describe_selection(const SelectionOptions& selection) {
         words.push_back("--arch " + joined(selection.arches));
     }
     if (selection.newest_only) {
-        words.push_back("--newest-only");
+        words.push_back(selection.keep_versions > 1
+                            ? fmt::format("--keep-versions {}", selection.keep_versions)
+                            : std::string("--newest-only"));
     }
     if (selection.min_build_time) {
         words.push_back(fmt::format("--min-buildtime {}", *selection.min_build_time));

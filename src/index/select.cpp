@@ -1,6 +1,6 @@
 // Package selection with dnf reposync's semantics (dnf-plugins-core reposync.py get_pkglist):
 //   repo excludes (includepkgs/excludepkgs) -> query.latest() if --newest-only (_get_latest with
-//   module streams) ->
+//   module streams; the N newest with --keep-versions N) ->
 //   arch == src if --source, else arch in --arch -> (rpmirror) build-time floor ->
 //   one download per location.
 #include <fnmatch.h>
@@ -47,9 +47,11 @@ bool matches_any(const std::vector<std::string>& patterns, const PackageView& pa
     return false;
 }
 
-// hawkey's Query::latest(): per (name, arch), every package whose EVR equals the highest.
+// hawkey's Query::latest(), generalised to `versions` EVRs: per (name, arch), every package whose
+// EVR is one of the `versions` highest distinct EVRs (latest() is versions = 1).
 std::vector<std::size_t> keep_newest(const PackageIndex& index,
-                                     const std::vector<std::size_t>& positions) {
+                                     const std::vector<std::size_t>& positions,
+                                     std::uint32_t versions) {
     std::vector<std::size_t> sorted = positions;
     std::stable_sort(sorted.begin(), sorted.end(), [&](std::size_t left, std::size_t right) {
         const PackageView a = index[left];
@@ -66,12 +68,18 @@ std::vector<std::size_t> keep_newest(const PackageIndex& index,
     for (std::size_t group_start = 0; group_start < sorted.size();) {
         const PackageView newest = index[sorted[group_start]];
         std::size_t cursor = group_start;
+        std::uint32_t evrs_seen = 0;
+        Evr previous = newest.evr();
         while (cursor < sorted.size()) {
             const PackageView candidate = index[sorted[cursor]];
             if (candidate.name != newest.name || candidate.arch != newest.arch) {
                 break;
             }
-            if (compare_evr(candidate.evr(), newest.evr()) == 0) {
+            if (evrs_seen == 0 || compare_evr(candidate.evr(), previous) != 0) {
+                ++evrs_seen;  // sorted newest first: a different EVR is the next older one
+                previous = candidate.evr();
+            }
+            if (evrs_seen <= versions) {
                 keep[sorted[cursor]] = true;
             }
             ++cursor;
@@ -93,14 +101,16 @@ std::string strict_nevra(const PackageView& package) {
                        package.release, package.arch);
 }
 
-// dnf 4 reposync's _get_latest (dnf-plugins-core reposync.py): the union of
-//  - the newest EVR per name.arch of the packages no module stream lists;
-//  - per name:stream, every package of its highest version and of the highest version holding
-//    each of the stream's newest packages (a version's contexts all count).
+// dnf 4 reposync's _get_latest (dnf-plugins-core reposync.py), extended to `versions` (N): the
+// union of
+//  - the N newest EVRs per name.arch of the packages no module stream lists;
+//  - per name:stream, every package of its N highest versions and of the highest version holding
+//    each of the stream's N newest EVRs per name.arch (a version's contexts all count).
 // Only packages in `positions` (the repository's packages after include/exclude) are returned.
 std::vector<std::size_t> keep_newest_modular(const PackageIndex& index,
                                              const std::vector<std::size_t>& positions,
-                                             std::span<const ModuleStreamBuild> modules) {
+                                             std::span<const ModuleStreamBuild> modules,
+                                             std::uint32_t versions) {
     std::unordered_map<std::string, std::vector<std::size_t>> by_nevra;
     for (const std::size_t position : positions) {
         by_nevra[strict_nevra(index[position])].push_back(position);
@@ -125,17 +135,21 @@ std::vector<std::size_t> keep_newest_modular(const PackageIndex& index,
         }
     }
     std::vector<bool> keep(index.size(), false);
-    for (const std::size_t position : keep_newest(index, non_modular)) {
+    for (const std::size_t position : keep_newest(index, non_modular, versions)) {
         keep[position] = true;
     }
     const auto positions_of = [&by_nevra](const std::string& artifact) {
         const auto found = by_nevra.find(artifact);
         return found == by_nevra.end() ? std::vector<std::size_t>() : found->second;
     };
-    for (const auto& [name_stream, versions] : streams) {
-        std::set<std::uint64_t> chosen{versions.rbegin()->first};
+    for (const auto& [name_stream, stream_versions] : streams) {
+        std::set<std::uint64_t> chosen;
+        for (auto newest = stream_versions.rbegin();
+             newest != stream_versions.rend() && chosen.size() < versions; ++newest) {
+            chosen.insert(newest->first);
+        }
         std::vector<std::size_t> stream_packages;
-        for (const auto& [version, builds] : versions) {
+        for (const auto& [version, builds] : stream_versions) {
             for (const ModuleStreamBuild* build : builds) {
                 for (const std::string& artifact : build->artifacts) {
                     const std::vector<std::size_t> found = positions_of(artifact);
@@ -146,11 +160,11 @@ std::vector<std::size_t> keep_newest_modular(const PackageIndex& index,
         std::sort(stream_packages.begin(), stream_packages.end());
         stream_packages.erase(std::unique(stream_packages.begin(), stream_packages.end()),
                               stream_packages.end());
-        for (const std::size_t newest : keep_newest(index, stream_packages)) {
+        for (const std::size_t newest : keep_newest(index, stream_packages, versions)) {
             chosen.insert(highest_with[strict_nevra(index[newest])][name_stream]);
         }
         for (const std::uint64_t version : chosen) {
-            for (const ModuleStreamBuild* build : versions.at(version)) {
+            for (const ModuleStreamBuild* build : stream_versions.at(version)) {
                 for (const std::string& artifact : build->artifacts) {
                     for (const std::size_t position : positions_of(artifact)) {
                         keep[position] = true;
@@ -169,6 +183,22 @@ std::vector<std::size_t> keep_newest_modular(const PackageIndex& index,
 }
 
 }  // namespace
+
+Result<std::uint32_t> parse_keep_versions(std::string_view text) {
+    constexpr std::uint32_t kMostVersions = 1'000'000;
+    std::uint32_t versions = 0;
+    const auto [number_end, error] =
+        std::from_chars(text.data(), text.data() + text.size(), versions);
+    if (text.empty() || error != std::errc() || number_end != text.data() + text.size() ||
+        versions < 1 || versions > kMostVersions) {
+        return make_error(ErrorCode::BadInput,
+                          fmt::format("expected the number of versions to keep per name.arch, "
+                                      "a whole number from 1 to {}",
+                                      kMostVersions),
+                          "--keep-versions " + std::string(text));
+    }
+    return versions;
+}
 
 Result<std::int64_t> parse_min_build_time(std::string_view text) {
     const std::string copy(text);
@@ -203,8 +233,9 @@ Selection select_packages(const PackageIndex& index, const SelectionOptions& opt
     }
 
     if (options.newest_only) {
-        positions = modules.empty() ? keep_newest(index, positions)
-                                    : keep_newest_modular(index, positions, modules);
+        const std::uint32_t versions = std::max<std::uint32_t>(options.keep_versions, 1);
+        positions = modules.empty() ? keep_newest(index, positions, versions)
+                                    : keep_newest_modular(index, positions, modules, versions);
     }
 
     Selection selection;

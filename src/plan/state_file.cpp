@@ -48,6 +48,8 @@ std::optional<SyncState> read_sync_state(const std::filesystem::path& path) {
             selection.options.arches = recorded.at("arches").get<std::vector<std::string>>();
             selection.options.source_only = recorded.at("source").get<bool>();
             selection.options.newest_only = recorded.at("newest_only").get<bool>();
+            // Absent in states written before --keep-versions: -n kept one.
+            selection.options.keep_versions = recorded.value("keep_versions", std::uint32_t{1});
             selection.options.include_globs =
                 recorded.at("include").get<std::vector<std::string>>();
             selection.options.exclude_globs =
@@ -86,6 +88,7 @@ Result<void> write_sync_state(const std::filesystem::path& path, const SyncState
             {"arches", options.arches},
             {"source", options.source_only},
             {"newest_only", options.newest_only},
+            {"keep_versions", options.keep_versions},
             {"include", options.include_globs},
             {"exclude", options.exclude_globs},
             {"min_build_time", options.min_build_time ? nlohmann::json(*options.min_build_time)

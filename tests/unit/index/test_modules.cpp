@@ -166,6 +166,48 @@ TEST_F(Modules, NewestOnlyKeepsEveryStreamAndEveryContextOfItsLatestVersion) {
                      "nodejs-8.0.0-1.module_c.x86_64", "plain-2.0-1.x86_64"}));
 }
 
+// --keep-versions N: the N newest EVRs per name.arch, the N newest versions of a stream.
+TEST_F(Modules, KeepVersionsKeepsTheNNewestStreamVersionsAndEvrs) {
+    IndexBuilder builder;
+    builder.add("mod", "1.0", "1.m")
+        .add("mod", "1.0", "3.m")
+        .add("mod", "1.0", "2.m")
+        .add("plain", "1.10", "1")
+        .add("plain", "1.9", "1")
+        .add("plain", "1.2", "1")
+        .add("plain", "1.9", "1", "noarch");
+    const auto modules =
+        parse(stream_document("x", "s", 1, "aaaaaaaa", {"mod-0:1.0-1.m.x86_64"}) +
+              stream_document("x", "s", 3, "aaaaaaaa", {"mod-0:1.0-3.m.x86_64"}) +
+              stream_document("x", "s", 2, "aaaaaaaa", {"mod-0:1.0-2.m.x86_64"}));
+    SelectionOptions options;
+    options.newest_only = true;
+    options.keep_versions = 2;
+    const Names two{"mod-1.0-2.m.x86_64", "mod-1.0-3.m.x86_64", "plain-1.10-1.x86_64",
+                    "plain-1.9-1.noarch", "plain-1.9-1.x86_64"};
+    EXPECT_EQ(selected(builder.index(), options, modules), two);
+    EXPECT_EQ(selected(builder.index(), options, {}), two);
+    options.keep_versions = 1;
+    EXPECT_EQ(selected(builder.index(), options, modules),
+              (Names{"mod-1.0-3.m.x86_64", "plain-1.10-1.x86_64", "plain-1.9-1.noarch"}));
+    options.keep_versions = 3;
+    EXPECT_EQ(selected(builder.index(), options, modules).size(), 7U);
+    options.newest_only = false;  // keep_versions alone selects nothing away
+    options.keep_versions = 1;
+    EXPECT_EQ(selected(builder.index(), options, modules).size(), 7U);
+}
+
+TEST(KeepVersions, AcceptsOnlyAPositiveWholeNumber) {
+    EXPECT_EQ(parse_keep_versions("1").value_or(0), 1U);
+    EXPECT_EQ(parse_keep_versions("12").value_or(0), 12U);
+    for (const char* bad : {"0", "-1", "+2", "", "2x", " 2", "two", "1000001", "99999999999"}) {
+        const auto parsed = parse_keep_versions(bad);
+        ASSERT_FALSE(parsed) << bad;
+        EXPECT_EQ(parsed.error().code, ErrorCode::BadInput);
+        EXPECT_EQ(parsed.error().subject, std::string("--keep-versions ") + bad);
+    }
+}
+
 TEST(MinBuildTime, AcceptsPaddedAndUnpaddedDatesAndSeconds) {
     EXPECT_EQ(parse_min_build_time("2008-01-01").value_or(-1), 1199145600);
     EXPECT_EQ(parse_min_build_time("2008-1-1").value_or(-1), 1199145600);
