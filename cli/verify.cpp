@@ -376,7 +376,8 @@ Command add_verify_command(CLI::App& parent) {
         "verify",
         "Audit mirrored repositories against their metadata: missing, wrong size, wrong checksum.\n"
         "A mirror is audited (and repaired) with the selection its last `rpmirror sync` recorded\n"
-        "(-a, --source, -n/--keep-versions, --min-buildtime, includepkgs/excludepkgs); a mirror made by dnf\n"
+        "(-a, --source, -n/--keep-versions, --min-buildtime, includepkgs/excludepkgs); a mirror "
+        "made by dnf\n"
         "reposync has none recorded: every package its metadata lists must be there.");
     app->add_option("-p,--download-path", args->download_path,
                     "the mirror: repositories are <DIR>/<repoid>/ (default: .)");
@@ -399,9 +400,9 @@ Command add_verify_command(CLI::App& parent) {
                     "the mirror holds only these arches (comma lists, repeatable); overrides the "
                     "selection its sync recorded");
     app->add_flag("--source", args->source, "the mirror holds only source packages (overrides)");
-    CLI::Option* newest_only =
-        app->add_flag("-n,--newest-only", args->newest_only,
-                      "the mirror holds only the newest packages, module streams as dnf (overrides)");
+    CLI::Option* newest_only = app->add_flag(
+        "-n,--newest-only", args->newest_only,
+        "the mirror holds only the newest packages, module streams as dnf (overrides)");
     args->keep_versions_option =
         app->add_option("--keep-versions", args->keep_versions_text,
                         "the mirror holds only the newest N versions of each name.arch "

@@ -188,11 +188,10 @@ std::shared_ptr<MirrorList> mirrors_starting_with(const RepoSource& source,
 // `trusted_keys`: the key ids --gpgcheck checks against ("" without the check).
 std::string options_fingerprint(const SyncOptions& options, const SelectionOptions& selection,
                                 const RepoConfig& repo, std::string_view trusted_keys) {
-    std::string text =
-        fmt::format("v1 meta={} norepopath={} source={} newest={} keep={} buildtime={}",
-                    options.download_metadata, options.norepopath, selection.source_only,
-                    selection.newest_only, selection.newest_only ? selection.keep_versions : 0,
-                    selection.min_build_time.value_or(-1));
+    std::string text = fmt::format(
+        "v1 meta={} norepopath={} source={} newest={} keep={} buildtime={}",
+        options.download_metadata, options.norepopath, selection.source_only, selection.newest_only,
+        selection.newest_only ? selection.keep_versions : 0, selection.min_build_time.value_or(-1));
     const auto append_list = [&text](std::string_view key, const std::vector<std::string>& list) {
         text += fmt::format(" {}=", key);
         for (const std::string& item : list) {

@@ -208,7 +208,8 @@ inline void run_checked(const std::vector<std::string>& argv,
 // A repository built from the specs in the tree: the ctest fixture's copy when there is one,
 // else one built on first use into a directory that lives as long as the test process.
 // `name` is "sample-repo" (scripts/make-sample-repo), "versions-repo"
-// (scripts/make-versions-test-repo) or "index-repo" (scripts/make-index-test-repo). Read-only: copy it (copy_repo) to change it.
+// (scripts/make-versions-test-repo) or "index-repo" (scripts/make-index-test-repo). Read-only: copy
+// it (copy_repo) to change it.
 inline std::filesystem::path test_repo(const std::string& name) {
     if (auto prebuilt = prebuilt_test_repo(name)) {
         return *prebuilt;

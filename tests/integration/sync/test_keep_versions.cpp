@@ -48,9 +48,9 @@ class KeepVersions : public SyncFixture {
     }
 
     CommandResult sync_versions(const std::vector<std::string>& options) {
-        std::vector<std::string> args{"--repofrompath", "versions," + server_->url("/"),
-                                      "--repo",         "versions",
-                                      "-p",             mirror_.string()};
+        std::vector<std::string> args{
+            "--repofrompath", "versions," + server_->url("/"), "--repo", "versions", "-p",
+            mirror_.string()};
         args.insert(args.end(), options.begin(), options.end());
         return sync(args);
     }
@@ -127,8 +127,8 @@ TEST_F(KeepVersions, DeleteGoingFromThreeToTwoRemovesExactlyTheOldestKept) {
         }
     }
     std::sort(deleted.begin(), deleted.end());
-    EXPECT_EQ(deleted, (Names{"alpha-1.10-1.x86_64.rpm", "beta-0.3-1.noarch.rpm",
-                              "gamma-7.0-1.x86_64.rpm"}))
+    EXPECT_EQ(deleted,
+              (Names{"alpha-1.10-1.x86_64.rpm", "beta-0.3-1.noarch.rpm", "gamma-7.0-1.x86_64.rpm"}))
         << two.out;
     for (const auto& [path, digest] : tree_digests(mirror_ / "versions")) {
         EXPECT_EQ(before.at(path), digest) << path << " was kept, never rewritten";
@@ -169,7 +169,7 @@ TEST_F(KeepVersions, VerifyAuditsTheRecordedCount) {
 }
 
 TEST_F(KeepVersions, ACountThatIsNotAPositiveNumberIsAUsageError) {
-    for (const std::string& bad : {"0", "-1", "two", "", "2x", "99999999999"}) {
+    for (const std::string bad : {"0", "-1", "two", "", "2x", "99999999999"}) {
         const CommandResult result = sync_versions({"--keep-versions", bad});
         EXPECT_EQ(result.exit_code, 2) << bad << ": " << result.out << result.err;
         EXPECT_NE(result.err.find("--keep-versions"), std::string::npos) << bad << result.err;

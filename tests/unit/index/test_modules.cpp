@@ -176,10 +176,9 @@ TEST_F(Modules, KeepVersionsKeepsTheNNewestStreamVersionsAndEvrs) {
         .add("plain", "1.9", "1")
         .add("plain", "1.2", "1")
         .add("plain", "1.9", "1", "noarch");
-    const auto modules =
-        parse(stream_document("x", "s", 1, "aaaaaaaa", {"mod-0:1.0-1.m.x86_64"}) +
-              stream_document("x", "s", 3, "aaaaaaaa", {"mod-0:1.0-3.m.x86_64"}) +
-              stream_document("x", "s", 2, "aaaaaaaa", {"mod-0:1.0-2.m.x86_64"}));
+    const auto modules = parse(stream_document("x", "s", 1, "aaaaaaaa", {"mod-0:1.0-1.m.x86_64"}) +
+                               stream_document("x", "s", 3, "aaaaaaaa", {"mod-0:1.0-3.m.x86_64"}) +
+                               stream_document("x", "s", 2, "aaaaaaaa", {"mod-0:1.0-2.m.x86_64"}));
     SelectionOptions options;
     options.newest_only = true;
     options.keep_versions = 2;
@@ -197,7 +196,7 @@ TEST_F(Modules, KeepVersionsKeepsTheNNewestStreamVersionsAndEvrs) {
     EXPECT_EQ(selected(builder.index(), options, modules).size(), 7U);
 }
 
-TEST(KeepVersions, AcceptsOnlyAPositiveWholeNumber) {
+TEST(KeepVersionsOption, AcceptsOnlyAPositiveWholeNumber) {
     EXPECT_EQ(parse_keep_versions("1").value_or(0), 1U);
     EXPECT_EQ(parse_keep_versions("12").value_or(0), 12U);
     for (const char* bad : {"0", "-1", "+2", "", "2x", " 2", "two", "1000001", "99999999999"}) {

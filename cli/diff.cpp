@@ -1,0 +1,189 @@
+// `rpmirror diff`: what changed between two repository revisions (the diff stage), given as
+// directories or URLs, or a mirrored repository against its upstream's current metadata.
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "command.hpp"
+#include "repo_options.hpp"
+#include "rpmirror/audit.hpp"
+#include "rpmirror/diff.hpp"
+#include "rpmirror/metadata.hpp"
+#include "rpmirror/sync.hpp"
+
+namespace rpmirror::cli {
+
+namespace {
+
+struct DiffArgs {
+    std::vector<std::string> locations;  // OLD [NEW]
+    std::string repo_id;                 // --repo: the mirror of ID against its upstream
+    std::string download_path = ".";
+    bool json = false;
+    bool quiet = false;
+    RepoSourceArgs sources;
+};
+
+// One side of the diff, ready to read: a directory holding repodata/.
+struct Side {
+    std::filesystem::path root;
+    std::string location;                 // how the output names it
+    std::optional<RemoteMetadata> fetch;  // metadata fetched into a temporary directory
+};
+
+// What a side of the diff is: a location typed on the command line, or (`diff --repo ID`) the
+// current metadata of a configured repository.
+struct SideSpec {
+    std::string argument;                // a directory or a URL; "" iff `upstream` is set
+    std::optional<RepoConfig> upstream;  // the repository's mirrors, as `sync` reaches them
+};
+
+// THE one place where an argument of `rpmirror diff` becomes a repository to read:
+//  - `upstream` set: that repository's current metadata, fetched from its baseurl/mirrorlist/
+//    metalink exactly as `sync --download-metadata` fetches it (verified), into a temporary
+//    directory;
+//  - "http://...", "https://...", "file://...": the repository at that URL, fetched the same way;
+//  - anything else: a local directory holding repodata/repomd.xml (a mirror, a repository).
+// Snapshot names (`snapshot:NAME`) are to be resolved here once snapshots exist.
+// Returns the fetch's error (naming the URL) or Error{BadInput} naming the argument.
+Result<Side> resolve_side(const SideSpec& spec, Syncer& syncer) {
+    std::optional<RepoConfig> remote = spec.upstream;
+    if (!remote && (is_http_url(spec.argument) || spec.argument.starts_with("file://"))) {
+        auto config = repo_from_path("diff," + spec.argument);
+        if (!config) {
+            return tl::unexpected(std::move(config.error()));
+        }
+        remote = std::move(*config);
+    }
+    if (remote) {
+        auto fetched = RemoteMetadata::fetch(syncer, *remote);
+        if (!fetched) {
+            Error error = std::move(fetched.error());
+            if (!spec.upstream && error.subject == remote->id) {
+                error.subject = spec.argument;  // the URL typed, not the made-up repository id
+            }
+            return tl::unexpected(std::move(error));
+        }
+        Side side;
+        side.root = fetched->root();
+        side.location = spec.upstream ? spec.upstream->id + " (upstream)" : spec.argument;
+        side.fetch.emplace(std::move(*fetched));
+        return side;
+    }
+    std::error_code error;
+    if (!std::filesystem::is_directory(spec.argument, error)) {
+        return make_error(ErrorCode::BadInput,
+                          "not a directory holding repodata/, nor an http(s):// or file:// URL",
+                          spec.argument);
+    }
+    return Side{spec.argument, spec.argument, std::nullopt};
+}
+
+int usage_error(const std::string& message) {
+    fmt::print(stderr, "rpmirror: diff: {}\n", message);
+    return kExitUsage;
+}
+
+// The two sides the command line names, or the exit code of a usage error.
+std::variant<std::pair<SideSpec, SideSpec>, int> choose_sides(const DiffArgs& args) {
+    if (args.repo_id.empty()) {
+        if (args.locations.size() != 2) {
+            return usage_error(
+                "give two repositories (OLD NEW: directories or URLs), or --repo ID to compare "
+                "a mirror with its upstream");
+        }
+        return std::pair{SideSpec{args.locations[0], std::nullopt},
+                         SideSpec{args.locations[1], std::nullopt}};
+    }
+    if (args.locations.size() > 1) {
+        return usage_error("with --repo, give at most one repository (the old side)");
+    }
+    auto loaded =
+        load_repo_sources(args.sources, args.quiet ? ConfigNoise::Quiet : ConfigNoise::Normal);
+    if (!loaded) {
+        return usage_error(loaded.error().to_string());
+    }
+    const std::vector<std::string> patterns{args.repo_id};
+    auto selected = select_repos(std::move(*loaded), patterns);
+    if (!selected) {
+        return usage_error(selected.error().to_string());
+    }
+    if (selected->size() != 1) {
+        return usage_error(fmt::format("--repo '{}' matches {} repositories; name one",
+                                       args.repo_id, selected->size()));
+    }
+    RepoConfig& repo = selected->front();
+    const std::string old_side =
+        args.locations.empty() ? (std::filesystem::path(args.download_path) / repo.id).string()
+                               : args.locations[0];
+    return std::pair{SideSpec{old_side, std::nullopt}, SideSpec{"", std::move(repo)}};
+}
+
+int run_diff(const DiffArgs& args) {
+    auto chosen = choose_sides(args);
+    if (const int* exit_code = std::get_if<int>(&chosen)) {
+        return *exit_code;
+    }
+    const auto& [old_spec, new_spec] = std::get<std::pair<SideSpec, SideSpec>>(chosen);
+    Syncer syncer;
+    std::optional<RepoContents> contents[2];
+    const SideSpec* specs[2] = {&old_spec, &new_spec};
+    for (int side_index = 0; side_index < 2; ++side_index) {
+        auto side = resolve_side(*specs[side_index], syncer);
+        if (!side) {
+            fmt::print(stderr, "rpmirror: diff: {}\n", side.error().to_string());
+            return kExitFailure;
+        }
+        auto read = read_repo_contents(side->root, side->location);
+        if (!read) {
+            fmt::print(stderr, "rpmirror: diff: {}\n", read.error().to_string());
+            return kExitFailure;
+        }
+        contents[side_index].emplace(std::move(*read));
+    }
+    const RepoDiff diff = diff_repositories(*contents[0], *contents[1]);
+    if (args.json) {
+        fmt::print("{}", format_diff_json(diff));
+        return kExitOk;
+    }
+    if (!args.quiet) {
+        for (const std::string& line : format_diff_lines(diff)) {
+            fmt::print("{}\n", line);
+        }
+    }
+    fmt::print("{} -> {}: {}\n", diff.old_location, diff.new_location, format_diff_summary(diff));
+    return kExitOk;
+}
+
+}  // namespace
+
+Command add_diff_command(CLI::App& parent) {
+    auto args = std::make_shared<DiffArgs>();
+    CLI::App* app = parent.add_subcommand(
+        "diff",
+        "Compare two revisions of a repository: packages added, removed, upgraded, downgraded\n"
+        "and changed (same EVR, other checksum) by name.arch, advisories added and removed.\n"
+        "  rpmirror diff OLD NEW          directories holding repodata/, or http(s):// file:// "
+        "URLs\n"
+        "  rpmirror diff --repo ID [OLD]  the mirror <DIR>/<ID> (or OLD) against ID's upstream");
+    app->add_option("locations", args->locations, "OLD and NEW repositories (directories or URLs)")
+        ->expected(0, 2);
+    app->add_option("--repo,--repoid", args->repo_id,
+                    "compare with this configured repository's current metadata (its upstream)");
+    app->add_option("-p,--download-path", args->download_path,
+                    "with --repo and no OLD: the mirror is <DIR>/<ID> (default: .)");
+    app->add_flag("--json", args->json, "print the diff as JSON on stdout");
+    app->add_flag("-q,--quiet", args->quiet, "print the summary line only");
+    add_repo_source_options(*app, args->sources);
+    return Command{app, [args] { return run_diff(*args); }};
+}
+
+}  // namespace rpmirror::cli

@@ -1,0 +1,107 @@
+// The diff stage: what changed between two revisions of a repository (two mirrors, a mirror and
+// its upstream, later two snapshots), by name.arch and EVR, and which advisories came and went.
+// Behind `rpmirror diff`.
+//
+//   <root>/repodata/repomd.xml -> primary.xml (checksum verified, parsed by the index stage) and
+//   updateinfo.xml when listed (verified, streamed) -> RepoContents; two of them -> RepoDiff.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rpmirror/error.hpp"
+#include "rpmirror/index.hpp"
+
+namespace rpmirror {
+
+// One advisory of updateinfo.xml (<update type="..."><id>...</id><title>...</title>).
+struct Advisory {
+    std::string id;
+    std::string type;  // "security", "bugfix", "enhancement", ... as written ("" if absent)
+    std::string title;
+};
+
+// Parses the updateinfo.xml at `path` (compression detected by content, at most `ceiling` bytes
+// decompressed), streaming, keeping each <update>'s id, type and title. `display_name` names the
+// file in errors. Returns the advisories in document order, or Error{BadInput} naming
+// `display_name` and the line iff the XML is malformed or an <update> has no <id>, or the
+// decompressor's error (Corrupt, Unsafe, Io, NotFound). Thread-safe.
+Result<std::vector<Advisory>> parse_updateinfo_file(
+    const std::filesystem::path& path, std::string_view display_name,
+    std::uint64_t ceiling = kDefaultDecompressedCeiling);
+
+// What one repository revision lists.
+struct RepoContents {
+    std::string location;  // how messages and the diff name it (a path or a URL)
+    PackageIndex packages;
+    // The advisories of its updateinfo record; nullopt iff repomd.xml lists none.
+    std::optional<std::vector<Advisory>> advisories;
+};
+
+// Reads the repository whose metadata is in `root`/repodata/: repomd.xml, then the primary
+// record and (if listed) the updateinfo record, each verified against repomd.xml's size and
+// checksum before it is parsed. `location` names the repository in the result and in errors
+// ("" = `root`); files are named "<location>/repodata/...".
+// Returns Error{NotFound} "no repository here (no repodata/repomd.xml)" naming `location` iff
+// there is no repomd.xml; parse_repomd's errors; Error{BadInput} iff it lists no primary or an
+// href leaves the root; verify_metadata_file's errors (Corrupt: a damaged primary.xml or
+// updateinfo.xml, named); the parsers' errors. Thread-safe.
+Result<RepoContents> read_repo_contents(const std::filesystem::path& root,
+                                        std::string_view location = {});
+
+// One package change, by name.arch.
+struct PackageChange {
+    std::string name;
+    std::string arch;
+    std::string old_evr;  // "[epoch:]version-release"; "" for an added package
+    std::string new_evr;  // "" for a removed package
+    // For a changed package (same EVR): "<type>:<hex>" of the old and the new file.
+    std::string old_checksum;
+    std::string new_checksum;
+};
+
+struct RepoDiff {
+    std::string old_location;
+    std::string new_location;
+    // Per name.arch, the EVRs only one side lists are paired newest with newest: a pair is an
+    // upgrade (the new side's EVR is higher) or a downgrade, the rest are added or removed.
+    // An EVR both sides list with different package checksums is `changed`.
+    // Each list is sorted by name, arch, then EVR (rpm order).
+    std::vector<PackageChange> added;
+    std::vector<PackageChange> removed;
+    std::vector<PackageChange> upgraded;
+    std::vector<PackageChange> downgraded;
+    std::vector<PackageChange> changed;
+    // Whether either side has an updateinfo record; without one, no advisory is compared.
+    bool advisories_compared = false;
+    // Advisories (by id) only the new side lists, and only the old side lists; sorted by id.
+    std::vector<Advisory> advisories_added;
+    std::vector<Advisory> advisories_removed;
+
+    // Returns true iff nothing changed.
+    bool empty() const;
+};
+
+// Compares two repository revisions (see RepoDiff). A package listed twice at the same EVR on one
+// side counts once (the first entry's checksum). Never fails. Thread-safe.
+RepoDiff diff_repositories(const RepoContents& old_side, const RepoContents& new_side);
+
+// Returns the human form: one line per change, in the order added, removed, upgraded,
+// downgraded, changed, advisories added, advisories removed:
+//   "added      name.arch  evr", "upgraded   name.arch  old -> new",
+//   "changed    name.arch  evr  (sha256:ab… -> sha256:cd…)", "advisory added    ID  (type)  title";
+// nothing iff the diff is empty.
+std::vector<std::string> format_diff_lines(const RepoDiff& diff);
+
+// Returns the one-line summary, e.g. "3 added, 1 removed, 2 upgraded, 0 downgraded, 0 changed;
+// advisories: 1 added, 0 removed" (the advisory part only when advisories were compared).
+std::string format_diff_summary(const RepoDiff& diff);
+
+// Returns the diff as JSON (a stable, versioned form; see the README), ending in a newline.
+std::string format_diff_json(const RepoDiff& diff);
+
+}  // namespace rpmirror
