@@ -19,6 +19,7 @@
 #include "rpmirror/index.hpp"
 #include "rpmirror/report.hpp"
 #include "rpmirror/sync.hpp"
+#include "snapshot.hpp"
 
 namespace rpmirror::cli {
 
@@ -67,6 +68,7 @@ struct SyncArgs {
     bool verbose = false;
     bool no_cache = false;
     std::string json_file;
+    SyncSnapshotArgs snapshots;  // --snapshot[=NAME], --keep-snapshots, --snapshot-dir
 };
 
 constexpr int kExitSigint = 130;
@@ -316,6 +318,7 @@ int run_sync(const SyncArgs& args) {
     if (as_dnf && !args.quiet && !args.urls) {
         options->events = &dnf_lines;
     }
+    const SyncSnapshots snapshots(args.snapshots, *options);
     std::vector<RepoSyncReport> reports;
     std::vector<std::string> ignored_repos;  // skip_if_unavailable=1 and unreachable
     bool signature_removals = false;         // reposync: --gpgcheck removed a package
@@ -342,6 +345,9 @@ int run_sync(const SyncArgs& args) {
         if (report.comps_saved && !args.quiet && options->events == nullptr) {
             // (`reposync` printed it when it happened, before the packages, as dnf does.)
             fmt::print(human, "comps.xml for repository {} saved\n", report.repo_id);
+        }
+        if (!snapshots.after(report, human, args.quiet)) {
+            exit_code = kExitFailure;
         }
         if (as_dnf) {
             signature_removals = print_as_dnf(report, args.quiet) || signature_removals;
@@ -464,6 +470,7 @@ Command add_sync_command(CLI::App& parent) {
                   "verify existing files by hashing them, ignoring the checksum cache");
     app->add_option("--json", args->json_file, "write a JSON report to FILE ('-': stdout)");
     add_run_state_options(*app, args->state);
+    add_sync_snapshot_options(*app, args->snapshots);
     return Command{app, [args] { return run_sync(*args); }};
 }
 

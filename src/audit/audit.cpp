@@ -391,6 +391,9 @@ class Auditor {
             if (result.status == VerifyStatus::Ok) {
                 ++report_.verified;
                 report_.from_cache += result.from_cache ? 1 : 0;
+                if (check.root_index == 0) {
+                    report_.intact.push_back({check.destination, check.is_metadata});
+                }
                 continue;
             }
             AuditProblem problem = problem_for_check(check);
