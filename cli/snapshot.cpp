@@ -227,8 +227,10 @@ void add_sync_snapshot_options(CLI::App& app, SyncSnapshotArgs& args) {
 SyncSnapshots::SyncSnapshots(const SyncSnapshotArgs& args, const SyncOptions& options)
     : args_(args),
       options_(options),
-      name_(args.name.empty() ? default_snapshot_name(std::chrono::system_clock::now())
-                              : args.name.front()) {}
+      // (CLI11 stores "" for --snapshot without NAME.)
+      name_(args.name.empty() || args.name.front().empty()
+                ? default_snapshot_name(std::chrono::system_clock::now())
+                : args.name.front()) {}
 
 bool SyncSnapshots::after(const RepoSyncReport& report, std::FILE* human, bool quiet) const {
     if (args_.snapshot_option == nullptr || args_.snapshot_option->count() == 0 ||

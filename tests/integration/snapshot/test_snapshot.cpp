@@ -369,10 +369,15 @@ TEST_F(Snapshot, BadInputIsAClearErrorAndChangesNothing) {
     EXPECT_NE(in_use.err.find("is published as test"), std::string::npos) << in_use.err;
     EXPECT_EQ(tree_digests(mirror_ / "snapshots"), before);
 
-    // A damaged package: refused, and nothing left under the name or a temporary one.
+    // A damaged package (replaced, not changed in place: that would change the snapshot's
+    // hard link too): refused, and nothing left under the name or a temporary one.
     const fs::path damaged = mirror_ / "sample" / "Packages" / kMedium;
     const std::string original = read_file(damaged);
-    fs::resize_file(damaged, original.size() / 2);
+    const auto replace = [&](const std::string& contents) {
+        TempDir::write_at(tmp_ / "replacement", contents);
+        fs::rename(tmp_ / "replacement", damaged);
+    };
+    replace(original.substr(0, original.size() / 2));
     const CommandResult from_damaged = snapshot("create", {"--name", "broken"});
     EXPECT_EQ(from_damaged.exit_code, 1);
     EXPECT_NE(from_damaged.err.find("not a complete, verified mirror: 1 problem(s): Packages/" +
@@ -382,7 +387,7 @@ TEST_F(Snapshot, BadInputIsAClearErrorAndChangesNothing) {
     EXPECT_EQ(tree_digests(mirror_ / "snapshots"), before);
 
     // A mirror whose last sync rpmirror has no record of (another state directory).
-    TempDir::write_at(damaged, original);
+    replace(original);
     std::vector<std::string> argv{
         rpmirror_binary(), "snapshot",    "create",
         "--repo",          "sample",      "-p",
@@ -394,8 +399,9 @@ TEST_F(Snapshot, BadInputIsAClearErrorAndChangesNothing) {
         << unsynced.err;
 
     // Metadata changed after the sync (the last sync did not publish what is live).
-    TempDir::write_at(mirror_ / "sample" / "repodata" / "repomd.xml",
+    TempDir::write_at(tmp_ / "repomd.xml",
                       read_file(mirror_ / "sample" / "repodata" / "repomd.xml") + "\n");
+    fs::rename(tmp_ / "repomd.xml", mirror_ / "sample" / "repodata" / "repomd.xml");
     const CommandResult changed = snapshot("create", {"--name", "changed"});
     EXPECT_EQ(changed.exit_code, 1);
     EXPECT_NE(changed.err.find("is not the one the last completed sync published"),
@@ -452,7 +458,8 @@ TEST_F(Snapshot, SyncSnapshotsAfterEachRunAndKeepsTheNewestAndThePublished) {
     EXPECT_NE(pruned.out.find("sample: removed snapshot s2"), std::string::npos) << pruned.out;
     EXPECT_NE(pruned.out.find("sample: removed snapshot s3"), std::string::npos) << pruned.out;
     std::vector<std::string> names;
-    for (const auto& entry : nlohmann::json::parse(snapshot("list", {"--json"}).out)["snapshots"]) {
+    const auto remaining = nlohmann::json::parse(snapshot("list", {"--json"}).out);
+    for (const auto& entry : remaining["snapshots"]) {
         names.push_back(entry["name"]);
     }
     EXPECT_EQ(names, (std::vector<std::string>{dated, "s4"}));
