@@ -217,6 +217,7 @@ void add_sync_snapshot_options(CLI::App& app, SyncSnapshotArgs& args) {
     args.keep_option = app.add_option("--keep-snapshots", args.keep,
                                       "with --snapshot: then keep only the newest N snapshots "
                                       "(and every published one)")
+                           ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}))
                            ->needs(args.snapshot_option);
     app.add_option("--snapshot-dir", args.snapshot_dir,
                    "with --snapshot: where snapshots/ and published/ are (default: the download "
@@ -276,9 +277,12 @@ Command add_snapshot_command(CLI::App& parent) {
     create->add_flag("--copy", args->copy, "copy packages instead of hard-linking them");
     create->add_flag("--no-cache", args->no_cache,
                      "verify the mirror by hashing every file, ignoring the checksum cache");
-    args->keep_option = create->add_option(
-        "--keep-snapshots", args->keep,
-        "then remove the oldest snapshots beyond the newest N (never a published one)");
+    args->keep_option =
+        create
+            ->add_option(
+                "--keep-snapshots", args->keep,
+                "then remove the oldest snapshots beyond the newest N (never a published one)")
+            ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
 
     CLI::App* list = app->add_subcommand("list", "list snapshots, oldest first");
     add_where_options(*list, args->where);

@@ -346,12 +346,9 @@ int run_sync(const SyncArgs& args) {
             // (`reposync` printed it when it happened, before the packages, as dnf does.)
             fmt::print(human, "comps.xml for repository {} saved\n", report.repo_id);
         }
-        if (!snapshots.after(report, human, args.quiet)) {
-            exit_code = kExitFailure;
-        }
         if (as_dnf) {
             signature_removals = print_as_dnf(report, args.quiet) || signature_removals;
-            if (!report.ok()) {
+            if (!report.ok() || !snapshots.after(report, human, args.quiet)) {
                 exit_code = kExitFailure;
             }
             reports.push_back(std::move(report));
@@ -369,7 +366,7 @@ int run_sync(const SyncArgs& args) {
             // With -u, stdout carries the URLs only (as dnf's), so it can be piped.
             fmt::print(report.error || args.urls ? stderr : human, "{}\n", format_summary(report));
         }
-        if (!report.ok()) {
+        if (!report.ok() || !snapshots.after(report, human, args.quiet)) {
             exit_code = kExitFailure;
         }
         reports.push_back(std::move(report));

@@ -566,7 +566,8 @@ Result<SnapshotInfo> create_snapshot(const SnapshotRoot& root,
                 fmt::format("snapshot {} of repository {} exists already", name, root.repo_id),
                 target.string());
         }
-        return make_errno_error("cannot rename the new snapshot to", target.string(), errno);
+        return make_errno_error("cannot rename the new snapshot into place", target.string(),
+                                errno);
     }
     staging.release();
     if (auto synced = fs::sync_directory(snapshots_fd.get(), root.snapshots_dir); !synced) {

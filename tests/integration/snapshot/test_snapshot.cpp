@@ -4,6 +4,7 @@
 // directory on another filesystem (a tmpfs mount) where hard links are refused.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -408,6 +409,50 @@ TEST_F(Snapshot, BadInputIsAClearErrorAndChangesNothing) {
               std::string::npos)
         << changed.err;
     EXPECT_EQ(tree_digests(mirror_ / "snapshots"), before);
+}
+
+// Killed just before the snapshot is renamed into place (the fault seam's kill): nothing under
+// the name; the next create removes the temporary and succeeds. An I/O error there is reported
+// and leaves nothing either.
+TEST_F(Snapshot, AKilledOrFailedCreateLeavesNoHalfSnapshot) {
+    ASSERT_EQ(sync_mirror().exit_code, 0);
+    std::vector<std::string> argv{"env",
+                                  "RPMIRROR_FAULT=kill:rename:1",
+                                  rpmirror_binary(),
+                                  "snapshot",
+                                  "create",
+                                  "--repo",
+                                  "sample",
+                                  "-p",
+                                  mirror_.string(),
+                                  "--name",
+                                  "k"};
+    const CommandResult killed = run_to_end(argv, tmp_ / "logs");
+    EXPECT_EQ(killed.exit_code, 128 + SIGKILL) << killed.err;
+    EXPECT_NE(killed.err.find("rpmirror-fault: kill before rename #1"), std::string::npos)
+        << killed.err;
+    EXPECT_FALSE(fs::exists(snapshot_dir("k")));
+    std::vector<std::string> leftovers;
+    for (const auto& entry : fs::directory_iterator(mirror_ / "snapshots" / "sample")) {
+        leftovers.push_back(entry.path().filename().string());
+    }
+    ASSERT_EQ(leftovers.size(), 1U);
+    EXPECT_TRUE(leftovers[0].starts_with(".k.creating-")) << leftovers[0];
+    EXPECT_EQ(snapshot("list").out, "");
+
+    argv[1] = "RPMIRROR_FAULT=errno:rename:1:EIO";
+    const CommandResult failed = run_to_end(argv, tmp_ / "logs");
+    EXPECT_EQ(failed.exit_code, 1);
+    EXPECT_NE(failed.err.find(snapshot_dir("k").string() +
+                              ": cannot rename the new snapshot into place: Input/output error"),
+              std::string::npos)
+        << failed.err;
+    EXPECT_TRUE(fs::is_empty(mirror_ / "snapshots" / "sample"));
+
+    const CommandResult created = snapshot("create", {"--name", "k"});
+    ASSERT_EQ(created.exit_code, 0) << created.err;
+    EXPECT_EQ(package_digests(snapshot_dir("k")), package_digests(upstream_));
+    EXPECT_EQ(tree_digests(snapshot_dir("k") / "repodata"), tree_digests(upstream_ / "repodata"));
 }
 
 // A snapshot directory on another filesystem (a tmpfs mount: link() fails with EXDEV): a clear
