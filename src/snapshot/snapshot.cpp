@@ -10,9 +10,7 @@
 #include <array>
 #include <cerrno>
 #include <ctime>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include <fmt/core.h>
 
@@ -36,19 +34,6 @@ constexpr std::size_t kMaxNameBytes = 200;
 Result<fs::RunLock> take_lock(const SnapshotRoot& root, const SnapshotLock& lock) {
     return fs::RunLock::acquire(lock.state_dir.empty() ? fs::default_state_dir() : lock.state_dir,
                                 root.repo_dir, lock.wait);
-}
-
-Result<std::string> read_whole_file(const std::filesystem::path& path) {
-    std::ifstream stream(path, std::ios::binary);
-    if (!stream) {
-        return make_errno_error("cannot read", path.string(), errno);
-    }
-    std::ostringstream contents;
-    contents << stream.rdbuf();
-    if (stream.bad()) {
-        return make_errno_error("cannot read", path.string(), errno);
-    }
-    return contents.str();
 }
 
 // The target of a published symlink to snapshot `name`, relative to `<published_dir>/<PUB>`.
@@ -448,7 +433,7 @@ Result<SnapshotInfo> create_snapshot(const SnapshotRoot& root,
     const std::filesystem::path state_dir =
         options.lock.state_dir.empty() ? fs::default_state_dir() : options.lock.state_dir;
     const std::filesystem::path repomd_path = root.repo_dir / "repodata" / "repomd.xml";
-    auto repomd = read_whole_file(repomd_path);
+    auto repomd = fs::read_file(repomd_path);
     if (!repomd) {
         return make_error(ErrorCode::BadInput,
                           "no repodata/repomd.xml: a snapshot needs a mirror synced with "
@@ -527,7 +512,7 @@ Result<SnapshotInfo> create_snapshot(const SnapshotRoot& root,
 
     // What was linked is what was verified: the copy of the index is the one the state names,
     // and every record and package beneath the snapshot checks out (from the cache for links).
-    auto copied_repomd = read_whole_file(staging.path() / "repodata" / "repomd.xml");
+    auto copied_repomd = fs::read_file(staging.path() / "repodata" / "repomd.xml");
     if (!copied_repomd || hash_bytes(ChecksumType::Sha256, *copied_repomd) != repomd_sha256) {
         return make_error(ErrorCode::Corrupt,
                           "repodata/repomd.xml changed while the snapshot was taken",
@@ -589,7 +574,9 @@ Result<std::vector<SnapshotInfo>> list_snapshots(const SnapshotRoot& root) {
     const auto published = published_links(root);
     for (const auto& entry : entries) {
         const std::string name = entry.path().filename().string();
-        if (name.starts_with('.') || !entry.is_directory(error) || entry.is_symlink(error)) {
+        // Temporaries (".NAME.creating-*") and what is no snapshot name are not listed.
+        if (!validate_snapshot_name(name, "snapshot name") || !entry.is_directory(error) ||
+            entry.is_symlink(error)) {
             continue;
         }
         auto info = describe_snapshot(root, name);
@@ -626,13 +613,13 @@ Result<void> publish_snapshot(const SnapshotRoot& root, std::string_view name,
     if (std::error_code made; !std::filesystem::create_directories(publish_dir, made) && made) {
         return make_errno_error("cannot create", publish_dir.string(), made.value());
     }
-    const auto dir_fd = std::make_optional(fs::open_directory(publish_dir, true));
-    if (!*dir_fd) {
+    const UniqueFd dir_fd = fs::open_directory(publish_dir, true);
+    if (!dir_fd) {
         return make_errno_error("cannot open", publish_dir.string(), errno);
     }
     const std::filesystem::path link = publish_dir / root.repo_id;
     struct stat st {};
-    if (::fstatat(dir_fd->get(), root.repo_id.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+    if (::fstatat(dir_fd.get(), root.repo_id.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
         !S_ISLNK(st.st_mode)) {
         return make_error(ErrorCode::Unsafe,
                           fmt::format("is a {}, not a published name's symlink; not replaced",
@@ -641,19 +628,18 @@ Result<void> publish_snapshot(const SnapshotRoot& root, std::string_view name,
     }
     const std::string temporary =
         fmt::format(".{}.publish-{}", root.repo_id, static_cast<long>(::getpid()));
-    ::unlinkat(dir_fd->get(), temporary.c_str(), 0);  // left by an interrupted run (lock held)
-    if (::symlinkat(link_target(root, name).c_str(), dir_fd->get(), temporary.c_str()) != 0) {
+    ::unlinkat(dir_fd.get(), temporary.c_str(), 0);  // left by an interrupted run (lock held)
+    if (::symlinkat(link_target(root, name).c_str(), dir_fd.get(), temporary.c_str()) != 0) {
         return make_errno_error("cannot create a symlink in", publish_dir.string(), errno);
     }
     // One rename: a reader resolves the old snapshot or the new one. A directory that appeared
     // meanwhile is not replaced (rename fails with EISDIR).
-    if (fault::renameat(dir_fd->get(), temporary.c_str(), dir_fd->get(), root.repo_id.c_str()) !=
-        0) {
+    if (fault::renameat(dir_fd.get(), temporary.c_str(), dir_fd.get(), root.repo_id.c_str()) != 0) {
         const int rename_errno = errno;
-        ::unlinkat(dir_fd->get(), temporary.c_str(), 0);
+        ::unlinkat(dir_fd.get(), temporary.c_str(), 0);
         return make_errno_error("cannot switch", link.string(), rename_errno);
     }
-    return fs::sync_directory(dir_fd->get(), publish_dir);
+    return fs::sync_directory(dir_fd.get(), publish_dir);
 }
 
 Result<SnapshotInfo> remove_snapshot(const SnapshotRoot& root, std::string_view name,

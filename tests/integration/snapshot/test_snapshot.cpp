@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fs/state.hpp"
 #include "integration/crash/crash_fixture.hpp"
 #include "integration/sync/sync_fixture.hpp"
 #include "rpmirror/checksum.hpp"
@@ -351,6 +352,27 @@ TEST_F(Snapshot, BadInputIsAClearErrorAndChangesNothing) {
     EXPECT_NE(unknown.err.find("no snapshot nosuch of repository sample"), std::string::npos)
         << unknown.err;
     EXPECT_NE(snapshot("remove", {"nosuch"}).err.find("no snapshot nosuch"), std::string::npos);
+
+    // A repository being synced (its run lock held) is not snapshotted.
+    {
+        auto held =
+            rpmirror::fs::RunLock::acquire(rpmirror::fs::default_state_dir(), mirror_ / "sample");
+        ASSERT_TRUE(held.has_value()) << held.error().to_string();
+        const CommandResult busy = snapshot("create", {"--name", "busy"});
+        EXPECT_EQ(busy.exit_code, 1);
+        EXPECT_NE(busy.err.find("is being synced by another rpmirror (pid " +
+                                std::to_string(::getpid()) + ")"),
+                  std::string::npos)
+            << busy.err;
+    }
+    // --norepopath: the snapshots cannot go beside the repository's directory by default.
+    const CommandResult no_base =
+        run_to_end({rpmirror_binary(), "snapshot", "list", "--repo", "sample", "-p",
+                    (mirror_ / "sample").string(), "--norepopath"},
+                   tmp_ / "logs");
+    EXPECT_EQ(no_base.exit_code, 2);
+    EXPECT_NE(no_base.err.find("with --norepopath, give --snapshot-dir"), std::string::npos)
+        << no_base.err;
 
     // A published name whose path is a real directory is not replaced.
     fs::create_directories(mirror_ / "published" / "prod" / "sample" / "repodata");
