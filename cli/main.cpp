@@ -12,7 +12,8 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
 
     const Command commands[] = {add_checksum_command(app), add_sync_command(app),
-                                add_verify_command(app), add_diff_command(app)};
+                                add_verify_command(app), add_diff_command(app),
+                                add_snapshot_command(app)};
 
     try {
         app.parse(argc, argv);

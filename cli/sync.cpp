@@ -19,6 +19,7 @@
 #include "rpmirror/index.hpp"
 #include "rpmirror/report.hpp"
 #include "rpmirror/sync.hpp"
+#include "snapshot.hpp"
 
 namespace rpmirror::cli {
 
@@ -69,6 +70,7 @@ struct SyncArgs {
     bool verbose = false;
     bool no_cache = false;
     std::string json_file;
+    SyncSnapshotArgs snapshots;  // --snapshot[=NAME], --keep-snapshots, --snapshot-dir
 };
 
 constexpr int kExitSigint = 130;
@@ -326,6 +328,7 @@ int run_sync(const SyncArgs& args) {
     if (as_dnf && !args.quiet && !args.urls) {
         options->events = &dnf_lines;
     }
+    const SyncSnapshots snapshots(args.snapshots, *options);
     std::vector<RepoSyncReport> reports;
     std::vector<std::string> ignored_repos;  // skip_if_unavailable=1 and unreachable
     bool signature_removals = false;         // reposync: --gpgcheck removed a package
@@ -355,7 +358,7 @@ int run_sync(const SyncArgs& args) {
         }
         if (as_dnf) {
             signature_removals = print_as_dnf(report, args.quiet) || signature_removals;
-            if (!report.ok()) {
+            if (!report.ok() || !snapshots.after(report, human, args.quiet)) {
                 exit_code = kExitFailure;
             }
             reports.push_back(std::move(report));
@@ -373,7 +376,7 @@ int run_sync(const SyncArgs& args) {
             // With -u, stdout carries the URLs only (as dnf's), so it can be piped.
             fmt::print(report.error || args.urls ? stderr : human, "{}\n", format_summary(report));
         }
-        if (!report.ok()) {
+        if (!report.ok() || !snapshots.after(report, human, args.quiet)) {
             exit_code = kExitFailure;
         }
         reports.push_back(std::move(report));
@@ -481,6 +484,7 @@ Command add_sync_command(CLI::App& parent) {
                   "verify existing files by hashing them, ignoring the checksum cache");
     app->add_option("--json", args->json_file, "write a JSON report to FILE ('-': stdout)");
     add_run_state_options(*app, args->state);
+    add_sync_snapshot_options(*app, args->snapshots);
     return Command{app, [args] { return run_sync(*args); }};
 }
 

@@ -93,6 +93,14 @@ struct RepoAuditReport {
     std::uint64_t bytes_hashed = 0;      // bytes read to compute digests
     std::vector<AuditProblem> problems;  // sorted: metadata first, then by path
     std::vector<std::string> warnings;   // metadata oddities (skipped packages, conflicts)
+    // Every file found intact beneath the repository directory, as the metadata names it
+    // (relative, lexically normal), metadata records first; files beneath a safe write path
+    // are not listed. What a snapshot links: exactly what was verified.
+    struct IntactFile {
+        std::filesystem::path path;
+        bool is_metadata = false;
+    };
+    std::vector<IntactFile> intact;
     double seconds = 0;
 
     // Returns true iff the audit ran and found nothing wrong.

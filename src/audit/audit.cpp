@@ -8,13 +8,12 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <fmt/core.h>
 
 #include "fs/beneath.hpp"
+#include "fs/durable.hpp"
 #include "rpmirror/metadata.hpp"
 #include "rpmirror/plan.hpp"
 #include "rpmirror/publish.hpp"
@@ -84,19 +83,6 @@ struct Check {
     bool is_metadata = false;
 };
 
-Result<std::string> read_whole_file(const std::filesystem::path& path) {
-    std::ifstream stream(path, std::ios::binary);
-    if (!stream) {
-        return make_errno_error("cannot read", path.string(), errno);
-    }
-    std::ostringstream contents;
-    contents << stream.rdbuf();
-    if (stream.bad()) {
-        return make_errno_error("cannot read", path.string(), errno);
-    }
-    return contents.str();
-}
-
 class Auditor {
   public:
     Auditor(std::string_view repo_id, const std::filesystem::path& repo_dir,
@@ -109,7 +95,7 @@ class Auditor {
 
     Result<void> run() {
         const std::filesystem::path reference_repomd = report_.reference_root / kRepomdPath;
-        auto repomd_bytes = read_whole_file(reference_repomd);
+        auto repomd_bytes = fs::read_file(reference_repomd);
         if (!repomd_bytes) {
             if (repomd_bytes.error().code == ErrorCode::NotFound) {
                 repomd_bytes.error().message = "no repository metadata here (repomd.xml missing)";
@@ -259,7 +245,7 @@ class Auditor {
             report_.problems.push_back(problem_for_entry(std::move(problem), entry));
             return;
         }
-        auto local_bytes = read_whole_file(repo_dir_ / kRepomdPath);
+        auto local_bytes = fs::read_file(repo_dir_ / kRepomdPath);
         if (!local_bytes) {
             problem.kind = ProblemKind::Unreadable;
             problem.detail = local_bytes.error().to_string();
@@ -391,6 +377,9 @@ class Auditor {
             if (result.status == VerifyStatus::Ok) {
                 ++report_.verified;
                 report_.from_cache += result.from_cache ? 1 : 0;
+                if (check.root_index == 0) {
+                    report_.intact.push_back({check.destination, check.is_metadata});
+                }
                 continue;
             }
             AuditProblem problem = problem_for_check(check);

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "util/fault.hpp"
@@ -31,6 +33,19 @@ int write_all(int fd, std::string_view contents) {
 }
 
 }  // namespace
+
+Result<std::string> read_file(const std::filesystem::path& path) {
+    std::ifstream stream(path, std::ios::binary);
+    if (!stream) {
+        return make_errno_error("cannot read", path.string(), errno);
+    }
+    std::ostringstream contents;
+    contents << stream.rdbuf();
+    if (stream.bad()) {
+        return make_errno_error("cannot read", path.string(), errno);
+    }
+    return contents.str();
+}
 
 Result<void> write_file(const std::filesystem::path& path, std::string_view contents) {
     UniqueFd fd(

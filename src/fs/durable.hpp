@@ -8,11 +8,16 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 #include <string_view>
 
 #include "rpmirror/error.hpp"
 
 namespace rpmirror::fs {
+
+// Returns the whole content of the file `path`, or Error{NotFound} / Error{Io} naming it iff it
+// cannot be read.
+Result<std::string> read_file(const std::filesystem::path& path);
 
 // Writes `contents` to the file `path`, created or truncated (a symlink at `path` is refused
 // with ELOOP, never followed). Not flushed. Returns Error{Io} naming `path` iff it fails (a
