@@ -17,6 +17,7 @@
 #include "rpmirror/audit.hpp"
 #include "rpmirror/diff.hpp"
 #include "rpmirror/metadata.hpp"
+#include "rpmirror/snapshot.hpp"
 #include "rpmirror/sync.hpp"
 
 namespace rpmirror::cli {
@@ -27,6 +28,7 @@ struct DiffArgs {
     std::vector<std::string> locations;  // OLD [NEW]
     std::string repo_id;                 // --repo: the mirror of ID against its upstream
     std::string download_path = ".";
+    std::string snapshot_dir;  // --snapshot-dir: where snapshots/ and published/ are
     bool json = false;
     bool quiet = false;
     RepoSourceArgs sources;
@@ -42,9 +44,51 @@ struct Side {
 // What a side of the diff is: a location typed on the command line, or (`diff --repo ID`) the
 // current metadata of a configured repository.
 struct SideSpec {
-    std::string argument;                // a directory or a URL; "" iff `upstream` is set
-    std::optional<RepoConfig> upstream;  // the repository's mirrors, as `sync` reaches them
+    std::string argument;                 // a directory or a URL; "" iff `upstream` is set
+    std::optional<RepoConfig> upstream;   // the repository's mirrors, as `sync` reaches them
+    std::filesystem::path snapshot_base;  // BASE of BASE/snapshots and BASE/published
 };
+
+// `snapshot:ID/NAME` -> BASE/snapshots/ID/NAME; `published:PUB/ID` -> the snapshot
+// BASE/published/PUB/ID points at. Returns nullopt iff `argument` is neither form.
+std::optional<Result<std::filesystem::path>> snapshot_side(std::string_view argument,
+                                                           const std::filesystem::path& base) {
+    const bool published = argument.starts_with("published:");
+    if (!published && !argument.starts_with("snapshot:")) {
+        return std::nullopt;
+    }
+    const std::string_view rest = argument.substr(argument.find(':') + 1);
+    const std::size_t slash = rest.find('/');
+    if (slash == std::string_view::npos || slash == 0 || slash + 1 == rest.size() ||
+        rest.find('/', slash + 1) != std::string_view::npos) {
+        return make_error(ErrorCode::BadInput,
+                          published ? "expected published:PUB/ID" : "expected snapshot:ID/NAME",
+                          std::string(argument));
+    }
+    const std::string first(rest.substr(0, slash));
+    const std::string second(rest.substr(slash + 1));
+    const std::string& repo_id = published ? second : first;
+    auto root = snapshot_root(repo_id, base / repo_id, base);
+    if (!root) {
+        return tl::unexpected(std::move(root.error()));
+    }
+    if (!published) {
+        return snapshot_directory(*root, second);
+    }
+    const std::filesystem::path link = root->published_dir / first / repo_id;
+    std::error_code error;
+    if (!std::filesystem::is_symlink(link, error)) {
+        return make_error(ErrorCode::NotFound, "no published name of that repository",
+                          link.string());
+    }
+    const std::filesystem::path target = std::filesystem::read_symlink(link, error);
+    if (error) {
+        return make_errno_error("cannot read the link", link.string(), error.value());
+    }
+    // The snapshot the name points at now: read from it, not through the link, so a publish
+    // switching the name during the diff cannot mix two snapshots.
+    return snapshot_directory(*root, target.filename().string());
+}
 
 // THE one place where an argument of `rpmirror diff` becomes a repository to read:
 //  - `upstream` set: that repository's current metadata, fetched from its baseurl/mirrorlist/
@@ -52,7 +96,8 @@ struct SideSpec {
 //    directory;
 //  - "http://...", "https://...", "file://...": the repository at that URL, fetched the same way;
 //  - anything else: a local directory holding repodata/repomd.xml (a mirror, a repository).
-// Snapshot names (`snapshot:NAME`) are to be resolved here once snapshots exist.
+//  - `snapshot:ID/NAME`, `published:PUB/ID`: a snapshot of the mirror (rpmirror snapshot), under
+//    the download path or --snapshot-dir;
 // Returns the fetch's error (naming the URL) or Error{BadInput} naming the argument.
 Result<Side> resolve_side(const SideSpec& spec, Syncer& syncer) {
     std::optional<RepoConfig> remote = spec.upstream;
@@ -78,10 +123,17 @@ Result<Side> resolve_side(const SideSpec& spec, Syncer& syncer) {
         side.fetch.emplace(std::move(*fetched));
         return side;
     }
+    if (auto snapshot = snapshot_side(spec.argument, spec.snapshot_base)) {
+        if (!*snapshot) {
+            return tl::unexpected(std::move(snapshot->error()));
+        }
+        return Side{**snapshot, spec.argument, std::nullopt};
+    }
     std::error_code error;
     if (!std::filesystem::is_directory(spec.argument, error)) {
         return make_error(ErrorCode::BadInput,
-                          "not a directory holding repodata/, nor an http(s):// or file:// URL",
+                          "not a directory holding repodata/, a snapshot:ID/NAME or "
+                          "published:PUB/ID, nor an http(s):// or file:// URL",
                           spec.argument);
     }
     return Side{spec.argument, spec.argument, std::nullopt};
@@ -92,6 +144,11 @@ int usage_error(const std::string& message) {
     return kExitUsage;
 }
 
+std::filesystem::path snapshot_base(const DiffArgs& args) {
+    return args.snapshot_dir.empty() ? std::filesystem::path(args.download_path)
+                                     : std::filesystem::path(args.snapshot_dir);
+}
+
 // The two sides the command line names, or the exit code of a usage error.
 std::variant<std::pair<SideSpec, SideSpec>, int> choose_sides(const DiffArgs& args) {
     if (args.repo_id.empty()) {
@@ -100,8 +157,8 @@ std::variant<std::pair<SideSpec, SideSpec>, int> choose_sides(const DiffArgs& ar
                 "give two repositories (OLD NEW: directories or URLs), or --repo ID to compare "
                 "a mirror with its upstream");
         }
-        return std::pair{SideSpec{args.locations[0], std::nullopt},
-                         SideSpec{args.locations[1], std::nullopt}};
+        return std::pair{SideSpec{args.locations[0], std::nullopt, snapshot_base(args)},
+                         SideSpec{args.locations[1], std::nullopt, snapshot_base(args)}};
     }
     if (args.locations.size() > 1) {
         return usage_error("with --repo, give at most one repository (the old side)");
@@ -124,7 +181,8 @@ std::variant<std::pair<SideSpec, SideSpec>, int> choose_sides(const DiffArgs& ar
     const std::string old_side =
         args.locations.empty() ? (std::filesystem::path(args.download_path) / repo.id).string()
                                : args.locations[0];
-    return std::pair{SideSpec{old_side, std::nullopt}, SideSpec{"", std::move(repo)}};
+    return std::pair{SideSpec{old_side, std::nullopt, snapshot_base(args)},
+                     SideSpec{"", std::move(repo), {}}};
 }
 
 int run_diff(const DiffArgs& args) {
@@ -171,15 +229,20 @@ Command add_diff_command(CLI::App& parent) {
         "diff",
         "Compare two revisions of a repository: packages added, removed, upgraded, downgraded\n"
         "and changed (same EVR, other checksum) by name.arch, advisories added and removed.\n"
-        "  rpmirror diff OLD NEW          directories holding repodata/, or http(s):// file:// "
-        "URLs\n"
+        "  rpmirror diff OLD NEW          directories holding repodata/, http(s):// file:// "
+        "URLs,\n"
+        "                                 snapshot:ID/NAME or published:PUB/ID (under -p DIR)\n"
         "  rpmirror diff --repo ID [OLD]  the mirror <DIR>/<ID> (or OLD) against ID's upstream");
     app->add_option("locations", args->locations, "OLD and NEW repositories (directories or URLs)")
         ->expected(0, 2);
     app->add_option("--repo,--repoid", args->repo_id,
                     "compare with this configured repository's current metadata (its upstream)");
     app->add_option("-p,--download-path", args->download_path,
-                    "with --repo and no OLD: the mirror is <DIR>/<ID> (default: .)");
+                    "with --repo and no OLD: the mirror is <DIR>/<ID>; snapshots are under it "
+                    "(default: .)");
+    app->add_option("--snapshot-dir", args->snapshot_dir,
+                    "where snapshots/ and published/ are, for snapshot:ID/NAME and "
+                    "published:PUB/ID (default: the download path)");
     app->add_flag("--json", args->json, "print the diff as JSON on stdout");
     app->add_flag("-q,--quiet", args->quiet, "print the summary line only");
     add_repo_source_options(*app, args->sources);

@@ -186,6 +186,26 @@ TEST_F(Snapshot, TheSecondSnapshotCostsOnlyTheChangedPackagesAndDnfReadsEach) {
     EXPECT_GE(json["snapshots"][0]["unique_bytes"].get<std::uint64_t>(), data_size);
     EXPECT_LT(json["snapshots"][1]["unique_bytes"].get<std::uint64_t>(), data_size);
 
+    // diff names snapshots and published names: exactly the change between the revisions.
+    ASSERT_EQ(snapshot("publish", {"r2", "--as", "prod"}).exit_code, 0);
+    for (const char* new_side : {"snapshot:sample/r2", "published:prod/sample"}) {
+        const CommandResult diffed = run_to_end({rpmirror_binary(), "diff", "-p", mirror_.string(),
+                                                 "--json", "snapshot:sample/r1", new_side},
+                                                tmp_ / "logs");
+        ASSERT_EQ(diffed.exit_code, 0) << diffed.err;
+        const auto diff = nlohmann::json::parse(diffed.out);
+        ASSERT_EQ(diff["packages"]["added"].size(), 1U) << diffed.out;
+        EXPECT_EQ(diff["packages"]["added"][0]["name"], "rpmirror-sample-medium");
+        ASSERT_EQ(diff["packages"]["removed"].size(), 1U) << diffed.out;
+        EXPECT_EQ(diff["packages"]["removed"][0]["name"], "rpmirror-sample-data");
+        EXPECT_TRUE(diff["packages"]["upgraded"].empty()) << diffed.out;
+    }
+    const CommandResult unknown = run_to_end({rpmirror_binary(), "diff", "-p", mirror_.string(),
+                                              "snapshot:sample/r9", "snapshot:sample/r2"},
+                                             tmp_ / "logs");
+    EXPECT_EQ(unknown.exit_code, 1);
+    EXPECT_NE(unknown.err.find("r9"), std::string::npos) << unknown.err;
+
     // Removing r1 frees its own files only: r2's links lose one count, nothing else changes.
     const fs::path shared = snapshot_dir("r2") / "Packages" / kTiny;
     EXPECT_EQ(stat_of(shared).st_nlink, 3U);  // live, r1, r2
