@@ -282,8 +282,14 @@ long long mtime_ns_of(const struct stat& st) {
     return static_cast<long long>(st.st_mtime) * 1000000000LL + st.st_mtim.tv_nsec;
 }
 
+// Flushed by its destructor at exit (a static: run by exit(), before the loader unmaps us).
 class DeferredCache {
   public:
+    DeferredCache() = default;
+    DeferredCache(const DeferredCache&) = delete;
+    DeferredCache& operator=(const DeferredCache&) = delete;
+    ~DeferredCache() { flush(); }
+
     // Queues `digest` for the file open as `fd` whose fstat was `st` when it was hashed.
     void add(int fd, const struct stat& st, std::string checksum_key, std::string digest) {
         char path[4096];
@@ -370,10 +376,6 @@ class DeferredCache {
 DeferredCache& deferred_cache() {
     static DeferredCache instance;
     return instance;
-}
-
-__attribute__((destructor)) void flush_deferred_cache_at_exit() {
-    deferred_cache().flush();
 }
 
 // lr_checksum_fd_compare, served. Returns nullopt iff the call must go to librepo instead (nothing
