@@ -166,7 +166,8 @@ Result<std::filesystem::path> find_librepo_accel_library(const std::filesystem::
     const std::string name(kLibrepoAccelLibraryName);
     if (const char* configured = std::getenv(kLibrepoAccelPathVariable)) {  // NOLINT
         if (names_regular_file(configured)) {
-            return std::filesystem::path(configured);
+            // LD_PRELOAD wants a path that does not depend on the command's working directory.
+            return std::filesystem::absolute(configured);
         }
         return make_error(ErrorCode::NotFound,
                           std::string("no such file (set by ") + kLibrepoAccelPathVariable + ")",
