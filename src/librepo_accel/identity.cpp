@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "checksum/evp.hpp"
 #include "rpmirror/librepo_accel.hpp"
 
 #ifndef RPMIRROR_INSTALL_LIBDIR
@@ -34,17 +35,6 @@ constexpr std::array<VerifiedLibrepoBuild, 1> kVerifiedBuilds = {{
     {"21b5b2d9b432f337ab5481d244d9633a11797eb2", "librepo 1.14.5-3 (Debian 12, amd64)"},
 }};
 
-std::string hex_of(const unsigned char* bytes, std::size_t size) {
-    static constexpr char kDigits[] = "0123456789abcdef";
-    std::string hex;
-    hex.reserve(size * 2);
-    for (std::size_t index = 0; index < size; ++index) {
-        hex.push_back(kDigits[bytes[index] >> 4]);
-        hex.push_back(kDigits[bytes[index] & 0x0f]);
-    }
-    return hex;
-}
-
 // The GNU build-id in the PT_NOTE segment [notes, notes + size), or empty iff there is none.
 std::string build_id_in_notes(const unsigned char* notes, std::size_t size) {
     std::size_t at = 0;
@@ -59,7 +49,7 @@ std::string build_id_in_notes(const unsigned char* notes, std::size_t size) {
         }
         if (header.n_type == NT_GNU_BUILD_ID && header.n_namesz == 4 &&
             std::memcmp(notes + name_at, "GNU", 4) == 0) {
-            return hex_of(notes + desc_at, header.n_descsz);
+            return to_hex(std::span<const unsigned char>(notes + desc_at, header.n_descsz));
         }
         at = next;
     }
