@@ -11,9 +11,9 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", std::string("rpmirror ") + RPMIRROR_VERSION);
     app.require_subcommand(1);
 
-    const Command commands[] = {add_checksum_command(app), add_sync_command(app),
-                                add_verify_command(app), add_diff_command(app),
-                                add_snapshot_command(app)};
+    const Command commands[] = {add_checksum_command(app), add_exec_command(app),
+                                add_sync_command(app),     add_verify_command(app),
+                                add_diff_command(app),     add_snapshot_command(app)};
 
     try {
         app.parse(argc, argv);

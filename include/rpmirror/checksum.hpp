@@ -171,6 +171,10 @@ class FileHasher {
     // are unsupported or not permitted). Never calls fsync.
     Result<FileDigest> hash(const std::filesystem::path& path, ChecksumType type);
 
+    // Hashes the regular file open as `fd` (readable), as hash() does; `subject` names it in
+    // errors. Reads with pread and mmap only: the file offset of `fd` is left unchanged.
+    Result<FileDigest> hash_fd(int fd, ChecksumType type, std::string_view subject);
+
     // Hashes everything readable from `fd` until end of file (pipes, stdin); no cache.
     // Returns Error{Io} with errno iff a read fails; `subject` names the stream in errors.
     Result<FileDigest> hash_stream(int fd, ChecksumType type, std::string_view subject);
@@ -238,5 +242,10 @@ std::optional<std::string> read_cached_digest(int fd, const struct stat& st, Che
 // for the downloader, which wrote every byte itself.
 bool write_cached_digest(int fd, const struct stat& st, ChecksumType type, std::string_view hex,
                          bool trust_recent = false);
+
+// Removes every `user.Librepo.checksum.*` attribute of `fd`, as librepo 1.14 does
+// (lr_checksum_clear_cache) when the recorded mtime is stale: digests of other types recorded for
+// older content must not outlive it. Best effort: attributes that cannot be listed or removed stay.
+void clear_librepo_entries(int fd);
 
 }  // namespace rpmirror

@@ -174,31 +174,31 @@ struct FileHasher::State {
         return offset;
     }
 
-    // Hashes an open regular file, then confirms it did not change while it was read.
-    Result<FileDigest> hash_opened(const OpenedFile& file, ChecksumType type,
+    // Hashes the open regular file `fd` whose fstat is `st`, then confirms it did not change
+    // while it was read.
+    Result<FileDigest> hash_opened(int fd, const struct stat& st, ChecksumType type,
                                    const std::string& subject) {
         if (options.use_cache) {
-            if (auto cached = read_cached_digest(file.fd.get(), file.st, type)) {
-                return FileDigest{std::move(*cached), static_cast<std::uint64_t>(file.st.st_size),
-                                  true};
+            if (auto cached = read_cached_digest(fd, st, type)) {
+                return FileDigest{std::move(*cached), static_cast<std::uint64_t>(st.st_size), true};
             }
         }
         hasher.reset(type);
-        auto hashed_size = hash_contents(file.fd.get(), file.st, subject);
+        auto hashed_size = hash_contents(fd, st, subject);
         if (!hashed_size) {
             hasher.reset();
             return tl::unexpected(std::move(hashed_size.error()));
         }
         std::string hex = hasher.finish();
         struct stat after {};
-        if (::fstat(file.fd.get(), &after) != 0) {
+        if (::fstat(fd, &after) != 0) {
             return make_errno_error("cannot stat", subject, errno);
         }
-        if (!same_content_identity(file.st, after)) {
+        if (!same_content_identity(st, after)) {
             return make_error(ErrorCode::Corrupt, "file changed while being read", subject);
         }
         if (options.use_cache) {
-            write_cached_digest(file.fd.get(), after, type, hex);
+            write_cached_digest(fd, after, type, hex);
         }
         return FileDigest{std::move(hex), *hashed_size, false};
     }
@@ -218,7 +218,18 @@ Result<FileDigest> FileHasher::hash(const std::filesystem::path& path, ChecksumT
     if (!opened) {
         return tl::unexpected(std::move(opened.error()));
     }
-    return state_->hash_opened(*opened, type, path.string());
+    return state_->hash_opened(opened->fd.get(), opened->st, type, path.string());
+}
+
+Result<FileDigest> FileHasher::hash_fd(int fd, ChecksumType type, std::string_view subject) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        return make_errno_error("cannot stat", std::string(subject), errno);
+    }
+    if (!S_ISREG(st.st_mode)) {
+        return make_error(ErrorCode::BadInput, file_kind(st.st_mode), std::string(subject));
+    }
+    return state_->hash_opened(fd, st, type, std::string(subject));
 }
 
 Result<FileDigest> FileHasher::hash_stream(int fd, ChecksumType type, std::string_view subject) {
@@ -259,7 +270,7 @@ VerifyResult FileHasher::verify(const VerifyRequest& request) {
         result.status = VerifyStatus::SizeMismatch;
         return result;
     }
-    auto digest = state_->hash_opened(*opened, request.type, subject);
+    auto digest = state_->hash_opened(opened->fd.get(), opened->st, request.type, subject);
     if (!digest) {
         result.status = VerifyStatus::IoError;
         result.error = std::move(digest.error());

@@ -109,27 +109,6 @@ bool is_racy(const struct stat& st) {
     return now_ns - mtime_ns(st) < kRacyWindowNs;
 }
 
-// Removes every `user.Librepo.checksum.*` attribute of `fd`, as librepo does when the recorded
-// mtime is stale: digests of other types recorded for older content must not outlive it.
-void clear_librepo_entries(int fd) {
-    const ssize_t length = ::flistxattr(fd, nullptr, 0);
-    if (length <= 0) {
-        return;
-    }
-    std::vector<char> names(static_cast<std::size_t>(length));
-    const ssize_t read = ::flistxattr(fd, names.data(), names.size());
-    if (read <= 0) {
-        return;
-    }
-    for (std::size_t at = 0; at < static_cast<std::size_t>(read);) {
-        const std::string name(names.data() + at);
-        if (name.starts_with(kLibrepoWritePrefix)) {
-            (void)::fremovexattr(fd, name.c_str());
-        }
-        at += name.size() + 1;
-    }
-}
-
 // Records `hex` as librepo 1.14 does (lr_checksum_fd_compare): `user.Librepo.checksum.mtime` =
 // st_mtim in nanoseconds as decimal text, `user.Librepo.checksum.<type>` = lowercase hex, so that
 // dnf trusts the file without hashing it. Best effort.
@@ -157,6 +136,25 @@ bool has_own_entry_of_another_type(int fd, const struct stat& st, ChecksumType t
 }
 
 }  // namespace
+
+void clear_librepo_entries(int fd) {
+    const ssize_t length = ::flistxattr(fd, nullptr, 0);
+    if (length <= 0) {
+        return;
+    }
+    std::vector<char> names(static_cast<std::size_t>(length));
+    const ssize_t read = ::flistxattr(fd, names.data(), names.size());
+    if (read <= 0) {
+        return;
+    }
+    for (std::size_t at = 0; at < static_cast<std::size_t>(read);) {
+        const std::string name(names.data() + at);
+        if (name.starts_with(kLibrepoWritePrefix)) {
+            (void)::fremovexattr(fd, name.c_str());
+        }
+        at += name.size() + 1;
+    }
+}
 
 std::optional<std::string> read_cached_digest(int fd, const struct stat& st, ChecksumType type) {
     if (auto own = read_own_entry(fd, st, type)) {

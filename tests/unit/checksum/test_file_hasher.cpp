@@ -151,6 +151,37 @@ TEST(FileHasher, MissingFileIsNotFoundAndNamed) {
     EXPECT_NE(digest.error().to_string().find("No such file or directory"), std::string::npos);
 }
 
+TEST(FileHasher, OpenFileHashesAsItsPathAndKeepsTheOffset) {
+    test::TempDir dir;
+    const auto path = dir.write("file", std::string(3 * 1024 * 1024 + 5, 'x'));
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::lseek(fd, 17, SEEK_SET), 17);
+    for (const ReadMethod method : {ReadMethod::Pread, ReadMethod::Mmap}) {
+        FileHasher hasher(options_for(method));
+        const auto from_fd = hasher.hash_fd(fd, ChecksumType::Sha256, "the file");
+        ASSERT_TRUE(from_fd) << from_fd.error().to_string();
+        EXPECT_EQ(from_fd->hex, hash_file(path, ChecksumType::Sha256, options_for(method))->hex);
+        EXPECT_EQ(from_fd->size, 3U * 1024 * 1024 + 5);
+        EXPECT_EQ(::lseek(fd, 0, SEEK_CUR), 17);
+    }
+    ::close(fd);
+}
+
+TEST(FileHasher, OpenFifoIsRefusedByHashFd) {
+    test::TempDir dir;
+    const auto fifo = dir / "pipe";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    const int fd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    FileHasher hasher;
+    const auto digest = hasher.hash_fd(fd, ChecksumType::Sha256, "fd 3");
+    ::close(fd);
+    ASSERT_FALSE(digest);
+    EXPECT_EQ(digest.error().code, ErrorCode::BadInput);
+    EXPECT_EQ(digest.error().subject, "fd 3");
+}
+
 TEST(FileHasher, DirectoryIsRefusedAsNotARegularFile) {
     test::TempDir dir;
     const auto digest = hash_file(dir.path(), ChecksumType::Sha256);

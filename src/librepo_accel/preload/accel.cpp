@@ -1,0 +1,495 @@
+// librpmirror-librepo-accel.so: librepo 1.14.5's checksum entry points, computed with rpmirror's
+// engine, for stock dnf started with LD_PRELOAD (README.md, "Faster stock dnf").
+//
+// librepo calls lr_checksum_fd_compare (downloader.c, and from lr_checksum_fd_cmp) and
+// lr_checksum_fd_cmp (package_downloader.c, yum.c; libdnf too) through its PLT, so a preloaded
+// definition replaces every call. lr_checksum_fd is deliberately not replaced: it is only called
+// by librepo's own lr_checksum_fd_compare, which is what a call falls through to, and that
+// fall-through must be librepo's code unchanged.
+//
+// Semantics are librepo 1.14.5's (librepo/checksum.c): the same return values and GError
+// (domain lr_checksum_error, codes, messages), the same xattr cache (`user.Librepo.checksum.mtime`
+// = st_mtim in ns as "%lli", `user.Librepo.checksum.<type>` = lowercase hex; read into 255 bytes;
+// a stale mtime clears every cached type; written only on a match with caching on), and the file
+// offset where librepo leaves it (end of file after hashing, untouched on a cache hit). What this
+// library cannot serve (an unknown type, a failure of its own, a librepo build it was not verified
+// against, mode "off") goes to librepo's own function.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <dlfcn.h>
+
+#include "checksum/sigbus_guard.hpp"
+#include "librepo_accel/preload/librepo_abi.hpp"
+#include "rpmirror/checksum.hpp"
+#include "rpmirror/librepo_accel.hpp"
+#include "util/mapped_file.hpp"
+#include "util/unique_fd.hpp"
+
+namespace abi = rpmirror::librepo_abi;
+
+extern "C" {
+__attribute__((visibility("default"))) gboolean lr_checksum_fd_compare(
+    int type, int fd, const char* expected, gboolean caching, gboolean* matches, gchar** calculated,
+    GError** err);
+__attribute__((visibility("default"))) gboolean lr_checksum_fd_cmp(int type, int fd,
+                                                                   const char* expected,
+                                                                   gboolean caching,
+                                                                   gboolean* matches, GError** err);
+}
+
+namespace rpmirror {
+namespace {
+
+constexpr std::size_t kLibrepoBufferSize = 2048;              // librepo 1.14.5 BUFFER_SIZE
+constexpr std::size_t kPatchedBufferSize = 128 * 1024;        // librepo PR #295
+constexpr std::uint64_t kPatchedMmapLimit = 10 * 128 * 1024;  // PR #296: st_size < 10 * BUFFER_SIZE
+constexpr std::size_t kXattrValueSize = 256;                  // librepo reads into char buf[256]
+// Full mode writes deferred cache entries after one syncfs every this many entries, and at exit.
+constexpr std::size_t kDeferredBatch = 1024;
+
+// ---------------------------------------------------------------------------------------------
+// Process-wide set-up: the originals, the mode, the verdict on the librepo in this process.
+
+void* original_function(const char* name, void* own) {
+    void* function = ::dlsym(RTLD_NEXT, name);
+    if (function == nullptr || function == own) {
+        // Loaded with dlopen (a test) rather than preloaded: ask librepo itself.
+        if (void* librepo = ::dlopen("librepo.so.0", RTLD_LAZY | RTLD_NOLOAD)) {
+            function = ::dlsym(librepo, name);
+            ::dlclose(librepo);
+        }
+    }
+    return function == own ? nullptr : function;
+}
+
+struct Setup {
+    abi::CompareFunction original_compare = nullptr;
+    abi::ErrorQuarkFunction error_quark = nullptr;
+    LibrepoAccelMode mode = kDefaultLibrepoAccelMode;
+    bool serve = false;              // false: everything falls through
+    std::string fallthrough_reason;  // why serve is false
+    UniqueFd log;                    // RPMIRROR_LIBREPO_ACCEL_LOG, O_APPEND
+};
+
+void warn(const std::string& message) {
+    const std::string line = "rpmirror librepo accelerator: " + message + "\n";
+    (void)!::write(STDERR_FILENO, line.data(), line.size());
+}
+
+Setup make_setup() {
+    Setup setup;
+    setup.original_compare = reinterpret_cast<abi::CompareFunction>(original_function(
+        "lr_checksum_fd_compare", reinterpret_cast<void*>(&lr_checksum_fd_compare)));
+    setup.error_quark = reinterpret_cast<abi::ErrorQuarkFunction>(
+        original_function("lr_checksum_error_quark", nullptr));
+    if (const char* log = std::getenv(kLibrepoAccelLogVariable); log != nullptr && *log != '\0') {
+        setup.log.reset(::open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
+    }
+    if (const char* name = std::getenv(kLibrepoAccelModeVariable); name != nullptr) {
+        const auto mode = parse_librepo_accel_mode(name);
+        if (!mode) {
+            warn(std::string("unknown mode \"") + name + "\" in " + kLibrepoAccelModeVariable +
+                 " (expected off, plain, buffer, mmap, nofsync or full); checksums are left to "
+                 "librepo");
+            setup.fallthrough_reason = "unknown-mode";
+            return setup;
+        }
+        setup.mode = *mode;
+    }
+    if (setup.mode == LibrepoAccelMode::Off) {
+        setup.fallthrough_reason = "mode-off";
+        return setup;
+    }
+    if (setup.original_compare == nullptr || setup.error_quark == nullptr) {
+        setup.fallthrough_reason = "no-librepo";
+        return setup;
+    }
+    const auto librepo =
+        loaded_object_containing(reinterpret_cast<const void*>(setup.original_compare));
+    if (!librepo || find_verified_librepo_build(librepo->build_id) == nullptr) {
+        const std::string path = librepo ? librepo->path.string() : "librepo";
+        const std::string id = librepo && !librepo->build_id.empty() ? librepo->build_id : "none";
+        std::string verified;
+        for (const VerifiedLibrepoBuild& build : verified_librepo_builds()) {
+            verified += (verified.empty() ? "" : ", ") + std::string(build.description);
+        }
+        warn(path + " (build-id " + id +
+             ") is not a librepo build this library was verified "
+             "against (" +
+             verified + "); checksums are left to librepo");
+        setup.fallthrough_reason = "unverified-librepo";
+        return setup;
+    }
+    setup.serve = true;
+    return setup;
+}
+
+Setup& setup() {
+    static Setup instance = make_setup();
+    return instance;
+}
+
+void log_event(const std::string& line) {
+    const Setup& state = setup();
+    if (state.log) {
+        const std::string text = line + "\n";
+        (void)!::write(state.log.get(), text.data(), text.size());
+    }
+}
+
+void set_checksum_error(GError** err, int code, const std::string& message) {
+    const GQuark domain = setup().error_quark != nullptr
+                              ? setup().error_quark()
+                              : g_quark_from_static_string(abi::kChecksumErrorDomain);
+    g_set_error(err, domain, code, "%s", message.c_str());
+}
+
+std::optional<ChecksumType> engine_type(int type) {
+    if (type < abi::kChecksumMd5 || type > abi::kChecksumSha512) {
+        return std::nullopt;
+    }
+    return kAllChecksumTypes[type - abi::kChecksumMd5];
+}
+
+// ---------------------------------------------------------------------------------------------
+// The engines. Each returns the lowercase hex digest of the whole file with the file offset at
+// its end (where librepo's read loop leaves it), or nullopt iff it failed (the caller falls
+// through to librepo, which reports the failure in its own words).
+
+std::optional<std::string> digest_by_read(int fd, ChecksumType type, std::size_t buffer_size) {
+    if (::lseek(fd, 0, SEEK_SET) == -1) {
+        return std::nullopt;
+    }
+    std::vector<std::byte> buffer(buffer_size);
+    Hasher hasher(type);
+    for (;;) {
+        const ssize_t bytes = ::read(fd, buffer.data(), buffer.size());
+        if (bytes < 0) {
+            return std::nullopt;  // librepo does not retry EINTR either: let it report it
+        }
+        if (bytes == 0) {
+            break;
+        }
+        hasher.update(buffer.data(), static_cast<std::size_t>(bytes));
+    }
+    return hasher.finish();
+}
+
+// PR #296 as merged: files under 10 * 128 KiB mapped whole and read-ahead, larger ones read.
+std::optional<std::string> digest_as_pr296(int fd, ChecksumType type) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        return std::nullopt;
+    }
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    if (size == 0 || size >= kPatchedMmapLimit) {
+        return digest_by_read(fd, type, kPatchedBufferSize);
+    }
+    auto mapped = MappedFile::map_for_sequential_read(fd, static_cast<std::size_t>(size));
+    if (!mapped) {
+        return digest_by_read(fd, type, kPatchedBufferSize);
+    }
+    Hasher hasher(type);
+    const bool complete =
+        consume_mapping_guarded(mapped->data(), mapped->size(), mapped->size(),
+                                [&](std::size_t offset, std::size_t length) {
+                                    hasher.update(mapped->data() + offset, length);
+                                });
+    if (!complete || ::lseek(fd, static_cast<off_t>(size), SEEK_SET) == -1) {
+        return std::nullopt;
+    }
+    return hasher.finish();
+}
+
+// rpmirror's engine: mmap windows at and above 1 MiB, pread below, OpenSSL EVP fetched once.
+std::optional<std::string> digest_full(int fd, ChecksumType type) {
+    thread_local FileHasher hasher(HashOptions{.use_cache = false});
+    auto digest = hasher.hash_fd(fd, type, "fd " + std::to_string(fd));
+    if (!digest || ::lseek(fd, static_cast<off_t>(digest->size), SEEK_SET) == -1) {
+        return std::nullopt;
+    }
+    return std::move(digest->hex);
+}
+
+std::optional<std::string> compute(LibrepoAccelMode mode, int fd, ChecksumType type) {
+    switch (mode) {
+        case LibrepoAccelMode::Plain:
+            return digest_by_read(fd, type, kLibrepoBufferSize);
+        case LibrepoAccelMode::Buffer:
+            return digest_by_read(fd, type, kPatchedBufferSize);
+        case LibrepoAccelMode::Mmap:
+        case LibrepoAccelMode::NoFsync:
+            return digest_as_pr296(fd, type);
+        case LibrepoAccelMode::Full:
+            return digest_full(fd, type);
+        case LibrepoAccelMode::Off:
+            break;
+    }
+    return std::nullopt;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cache, as librepo 1.14.5 keeps it.
+
+std::string xattr_key(const char* suffix) {
+    return std::string(abi::kXattrPrefix) + suffix;
+}
+
+// fgetxattr into librepo's 256-byte buffer, read as a C string; nullopt iff it fails.
+std::optional<std::string> get_librepo_xattr(int fd, const std::string& key) {
+    char buffer[kXattrValueSize];
+    const ssize_t size = ::fgetxattr(fd, key.c_str(), buffer, sizeof(buffer) - 1);
+    if (size == -1) {
+        return std::nullopt;
+    }
+    buffer[size] = '\0';
+    return std::string(buffer);
+}
+
+void set_librepo_xattrs(int fd, const std::string& mtime_key, const std::string& mtime_text,
+                        const std::string& checksum_key, const std::string& digest) {
+    (void)::fsetxattr(fd, mtime_key.c_str(), mtime_text.data(), mtime_text.size(), 0);
+    (void)::fsetxattr(fd, checksum_key.c_str(), digest.data(), digest.size(), 0);
+}
+
+// A cache entry full mode has not written yet: written once the file's data is known durable.
+struct DeferredEntry {
+    std::string path;
+    dev_t device = 0;
+    ino_t inode = 0;
+    off_t size = 0;
+    long long mtime_ns = -1;
+    std::string checksum_key;
+    std::string digest;
+};
+
+long long mtime_ns_of(const struct stat& st) {
+    return static_cast<long long>(st.st_mtime) * 1000000000LL + st.st_mtim.tv_nsec;
+}
+
+// Flushed by its destructor at exit (a static: run by exit(), before the loader unmaps us).
+class DeferredCache {
+  public:
+    DeferredCache() = default;
+    DeferredCache(const DeferredCache&) = delete;
+    DeferredCache& operator=(const DeferredCache&) = delete;
+    ~DeferredCache() { flush(); }
+
+    // Queues `digest` for the file open as `fd` whose fstat was `st` when it was hashed.
+    void add(int fd, const struct stat& st, std::string checksum_key, std::string digest) {
+        char path[4096];
+        const std::string link = "/proc/self/fd/" + std::to_string(fd);
+        const ssize_t length = ::readlink(link.c_str(), path, sizeof(path) - 1);
+        if (length <= 0 || path[0] != '/') {
+            return;  // no path to find it by later: no cache entry (it is only a cache)
+        }
+        DeferredEntry entry{std::string(path, static_cast<std::size_t>(length)),
+                            st.st_dev,
+                            st.st_ino,
+                            st.st_size,
+                            mtime_ns_of(st),
+                            std::move(checksum_key),
+                            std::move(digest)};
+        std::vector<DeferredEntry> batch;
+        {
+            const std::lock_guard lock(mutex_);
+            if (owner_ == 0) {
+                owner_ = ::getpid();
+            }
+            pending_.push_back(std::move(entry));
+            if (pending_.size() >= kDeferredBatch) {
+                batch.swap(pending_);
+            }
+        }
+        write_durable(std::move(batch));
+    }
+
+    // Writes every queued entry whose file is still the one hashed, after syncfs.
+    void flush() {
+        std::vector<DeferredEntry> batch;
+        {
+            const std::lock_guard lock(mutex_);
+            if (owner_ != ::getpid()) {
+                return;  // a forked child: the entries are its parent's to write
+            }
+            batch.swap(pending_);
+        }
+        write_durable(std::move(batch));
+    }
+
+  private:
+    static bool still_the_hashed_file(int fd, const DeferredEntry& entry) {
+        struct stat st {};
+        return ::fstat(fd, &st) == 0 && st.st_dev == entry.device && st.st_ino == entry.inode &&
+               st.st_size == entry.size && mtime_ns_of(st) == entry.mtime_ns;
+    }
+
+    static void write_durable(std::vector<DeferredEntry> batch) {
+        if (batch.empty()) {
+            return;
+        }
+        std::map<dev_t, bool> synced;  // device -> syncfs succeeded
+        std::size_t written = 0;
+        for (const DeferredEntry& entry : batch) {
+            UniqueFd fd(::open(entry.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+            if (!fd || !still_the_hashed_file(fd.get(), entry)) {
+                continue;
+            }
+            auto [state, first] = synced.try_emplace(entry.device, false);
+            if (first) {
+                // One syncfs makes every byte written before it durable, on this filesystem:
+                // all of the batch's files were hashed (and so written) before it.
+                state->second = ::syncfs(fd.get()) == 0;
+            }
+            // Unchanged since before the sync: the data the digest describes is durable.
+            if (!state->second || !still_the_hashed_file(fd.get(), entry)) {
+                continue;
+            }
+            set_librepo_xattrs(fd.get(), xattr_key("mtime"), std::to_string(entry.mtime_ns),
+                               entry.checksum_key, entry.digest);
+            ++written;
+        }
+        log_event("deferred-cache written=" + std::to_string(written) +
+                  " queued=" + std::to_string(batch.size()));
+    }
+
+    std::mutex mutex_;
+    std::vector<DeferredEntry> pending_;
+    pid_t owner_ = 0;
+};
+
+DeferredCache& deferred_cache() {
+    static DeferredCache instance;
+    return instance;
+}
+
+// lr_checksum_fd_compare, served. Returns nullopt iff the call must go to librepo instead (nothing
+// observable has happened then beyond what librepo's own call repeats: a stale cache cleared).
+std::optional<gboolean> serve_compare(const Setup& state, ChecksumType type, int fd,
+                                      const char* expected, gboolean caching, gboolean* matches,
+                                      gchar** calculated, GError** err,
+                                      const std::string& function) {
+    long long timestamp = -1;
+    struct stat st {};
+    if (caching && ::fstat(fd, &st) == 0) {
+        timestamp = mtime_ns_of(st);
+    }
+    const std::string timestamp_text = std::to_string(timestamp);  // "%lli"
+    const std::string mtime_key = xattr_key("mtime");
+    const std::string checksum_key = xattr_key(std::string(checksum_type_name(type)).c_str());
+    const std::string type_name(checksum_type_name(type));
+
+    if (caching && timestamp != -1) {
+        if (const auto cached_mtime = get_librepo_xattr(fd, mtime_key)) {
+            if (*cached_mtime == timestamp_text) {
+                if (const auto cached = get_librepo_xattr(fd, checksum_key)) {
+                    *matches = std::strcmp(expected, cached->c_str()) == 0 ? TRUE : FALSE;
+                    if (calculated != nullptr) {
+                        *calculated = g_strdup(cached->c_str());
+                    }
+                    log_event("served " + function + " " + type_name +
+                              " cached matches=" + std::to_string(*matches));
+                    return TRUE;
+                }
+            } else {
+                clear_librepo_entries(fd);
+            }
+        }
+    }
+
+    const auto digest = compute(state.mode, fd, type);
+    if (!digest) {
+        return std::nullopt;
+    }
+    *matches = std::strcmp(expected, digest->c_str()) == 0 ? TRUE : FALSE;
+
+    const bool per_file_fsync = state.mode == LibrepoAccelMode::Plain ||
+                                state.mode == LibrepoAccelMode::Buffer ||
+                                state.mode == LibrepoAccelMode::Mmap;
+    if (per_file_fsync && ::fsync(fd) != 0 && errno != EROFS && errno != EINVAL) {
+        set_checksum_error(err, abi::kLreFile,
+                           std::string("fsync failed: ") + std::strerror(errno));
+        return FALSE;
+    }
+    std::string detail = "hashed";
+    if (caching && *matches && timestamp != -1) {
+        if (state.mode == LibrepoAccelMode::Full) {
+            deferred_cache().add(fd, st, checksum_key, *digest);
+            detail += " cache-deferred";
+        } else {
+            set_librepo_xattrs(fd, mtime_key, timestamp_text, checksum_key, *digest);
+        }
+    }
+    if (calculated != nullptr) {
+        *calculated = g_strdup(digest->c_str());
+    }
+    log_event("served " + function + " " + type_name + " " + detail +
+              " matches=" + std::to_string(*matches) +
+              " mode=" + std::string(librepo_accel_mode_name(state.mode)));
+    return TRUE;
+}
+
+gboolean compare(int type, int fd, const char* expected, gboolean caching, gboolean* matches,
+                 gchar** calculated, GError** err, const std::string& function) {
+    Setup& state = setup();
+    const auto fall_through = [&](const std::string& reason) -> gboolean {
+        log_event("fallthrough " + function + " type=" + std::to_string(type) + " " + reason);
+        if (state.original_compare == nullptr) {
+            *matches = FALSE;
+            set_checksum_error(err, abi::kLreBadFuncArg,
+                               "librepo's lr_checksum_fd_compare is not loaded");
+            return FALSE;
+        }
+        return state.original_compare(type, fd, expected, caching, matches, calculated, err);
+    };
+    if (!state.serve) {
+        return fall_through(state.fallthrough_reason);
+    }
+    const auto engine = engine_type(type);
+    if (!engine) {
+        return fall_through("unknown-type");
+    }
+    *matches = FALSE;
+    if (expected == nullptr) {
+        set_checksum_error(err, abi::kLreBadFuncArg, "No expected checksum passed");
+        return FALSE;
+    }
+    try {
+        if (auto served = serve_compare(state, *engine, fd, expected, caching, matches, calculated,
+                                        err, function)) {
+            return *served;
+        }
+    } catch (...) {  // NOLINT(bugprone-empty-catch): librepo will do it, and report its own way
+    }
+    return fall_through("engine-error");
+}
+
+}  // namespace
+}  // namespace rpmirror
+
+extern "C" gboolean lr_checksum_fd_compare(int type, int fd, const char* expected, gboolean caching,
+                                           gboolean* matches, gchar** calculated, GError** err) {
+    return rpmirror::compare(type, fd, expected, caching, matches, calculated, err,
+                             "lr_checksum_fd_compare");
+}
+
+extern "C" gboolean lr_checksum_fd_cmp(int type, int fd, const char* expected, gboolean caching,
+                                       gboolean* matches, GError** err) {
+    return rpmirror::compare(type, fd, expected, caching, matches, nullptr, err,
+                             "lr_checksum_fd_cmp");
+}

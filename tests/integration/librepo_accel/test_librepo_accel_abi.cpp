@@ -1,0 +1,288 @@
+// librpmirror-librepo-accel.so next to the real librepo.so.0 (Debian's 1.14.5-3), both loaded
+// with dlopen: for the same file, the same call to the accelerator (in every mode) and to
+// librepo's own function must observe the same thing — return value, matches, calculated digest,
+// GError domain/code/message, the fd's offset afterwards, and the user.Librepo.* xattrs once the
+// process has ended (full mode writes its cache entries at the end).
+//
+// Each call runs in a fresh child process: the accelerator reads its mode once per process.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "integration/dnfstack/dnfstack_fixture.hpp"
+#include "rpmirror/checksum.hpp"
+#include "rpmirror/librepo_accel.hpp"
+#include "support/temp_dir.hpp"
+
+// LeakSanitizer's switch (sanitizer builds only): a child ends with exit(), and librepo's
+// process-lifetime allocations are not the test's business.
+extern "C" void __lsan_disable() __attribute__((weak));  // NOLINT(bugprone-reserved-identifier)
+
+namespace rpmirror::test {
+namespace {
+
+// glib's GError (glib/gerror.h), as the child reads what the function set.
+struct GErrorView {
+    std::uint32_t domain;
+    int code;
+    char* message;
+};
+using CompareFunction = int (*)(int, int, const char*, int, int*, char**, GErrorView**);
+using CmpFunction = int (*)(int, int, const char*, int, int*, GErrorView**);
+using QuarkToString = const char* (*)(std::uint32_t);
+using Free = void (*)(void*);
+using ErrorFree = void (*)(GErrorView*);
+
+std::filesystem::path accel_library() {
+    return std::filesystem::path(rpmirror_binary()).parent_path() /
+           std::string(kLibrepoAccelLibraryName);
+}
+
+// librepo's LrChecksumType values (librepo/checksum.h) of the six types, in rpmirror's order.
+constexpr int kLibrepoTypes[] = {1, 2, 3, 4, 5, 6};
+
+// A fixed mtime well in the past (not "racy" for anyone).
+constexpr std::int64_t kMtimeSeconds = 1'600'000'000;
+constexpr long kMtimeNanoseconds = 123'456'789;
+const std::string kMtimeText = "1600000000123456789";
+
+enum class Cache { None, MtimeOnly, Right, Fake, Stale };
+
+struct Call {
+    int type = 4;
+    std::string expected;  // "\x01" = NULL
+    bool caching = true;
+    int open_flags = O_RDONLY;
+    bool use_cmp = false;  // lr_checksum_fd_cmp instead of lr_checksum_fd_compare
+};
+
+const std::string kNullExpected = "\x01";
+
+class LibrepoAccelAbi : public ::testing::Test {
+  protected:
+    // (Re)creates the file with `content`, the cache xattrs of `cache`, and the fixed mtime.
+    void prepare(const std::string& content, Cache cache, const std::string& type_name,
+                 const std::string& digest) {
+        std::filesystem::remove(file_);
+        TempDir::write_at(file_, content);
+        const auto set = [this](const std::string& name, const std::string& value) {
+            ASSERT_EQ(::setxattr(file_.c_str(), name.c_str(), value.data(), value.size(), 0), 0)
+                << "user xattrs unsupported under " << file_;
+        };
+        const std::string prefix = "user.Librepo.checksum.";
+        switch (cache) {
+            case Cache::None:
+                break;
+            case Cache::MtimeOnly:
+                set(prefix + "mtime", kMtimeText);
+                break;
+            case Cache::Right:
+                set(prefix + "mtime", kMtimeText);
+                set(prefix + type_name, digest);
+                break;
+            case Cache::Fake:
+                set(prefix + "mtime", kMtimeText);
+                set(prefix + type_name, "not-a-digest");
+                break;
+            case Cache::Stale:
+                set(prefix + "mtime", "1500000000000000000");
+                set(prefix + type_name, digest);
+                set(prefix + "md5", "00000000000000000000000000000000");
+                break;
+        }
+        const struct timespec times[2] = {{kMtimeSeconds, kMtimeNanoseconds},
+                                          {kMtimeSeconds, kMtimeNanoseconds}};
+        ASSERT_EQ(::utimensat(AT_FDCWD, file_.c_str(), times, 0), 0);
+    }
+
+    // Runs `call` in a child with librepo loaded and, iff `mode` is not empty, the accelerator
+    // in that mode answering; returns what the child saw plus the xattrs after it ended, or
+    // "signal N" iff it died of a signal.
+    std::string observe(const std::string& mode, const Call& call) {
+        const auto out = tmp_ / "observed";
+        std::filesystem::remove(out);
+        std::fflush(nullptr);
+        const pid_t child = ::fork();
+        if (child == 0) {
+            // exit(), not _exit(): as at the end of dnf, full mode writes its deferred cache
+            // entries then (the library stays loaded after dlclose: it has thread_locals).
+            std::exit(child_body(mode, call, out));  // NOLINT(concurrency-mt-unsafe)
+        }
+        int status = 0;
+        ::waitpid(child, &status, 0);
+        if (WIFSIGNALED(status)) {
+            return "signal " + std::to_string(WTERMSIG(status));
+        }
+        std::string observed = read_file(out) + " exit=" + std::to_string(WEXITSTATUS(status));
+        for (const auto& [name, value] : xattrs(file_, "user.")) {
+            observed += "\n" + name + "=" + value;
+        }
+        return observed;
+    }
+
+    int child_body(const std::string& mode, const Call& call, const std::filesystem::path& out) {
+        if (__lsan_disable != nullptr) {
+            __lsan_disable();
+        }
+        void* librepo = ::dlopen("librepo.so.0", RTLD_NOW | RTLD_GLOBAL);
+        if (librepo == nullptr) {
+            return 90;
+        }
+        void* functions = librepo;
+        if (!mode.empty()) {
+            ::setenv(kLibrepoAccelModeVariable, mode.c_str(), 1);
+            ::setenv(kLibrepoAccelLogVariable, log_.c_str(), 1);
+            void* accel = ::dlopen(accel_library().c_str(), RTLD_NOW | RTLD_LOCAL);
+            if (accel == nullptr) {
+                return 91;
+            }
+            functions = accel;
+        }
+        const int fd = ::open(file_.c_str(), call.open_flags | O_CLOEXEC);
+        const char* expected = call.expected == kNullExpected ? nullptr : call.expected.c_str();
+        int matches = 7;
+        char* calculated = nullptr;
+        GErrorView* error = nullptr;
+        int result = 0;
+        if (call.use_cmp) {
+            auto cmp = reinterpret_cast<CmpFunction>(::dlsym(functions, "lr_checksum_fd_cmp"));
+            result = cmp(call.type, fd, expected, call.caching, &matches, &error);
+        } else {
+            auto compare =
+                reinterpret_cast<CompareFunction>(::dlsym(functions, "lr_checksum_fd_compare"));
+            result = compare(call.type, fd, expected, call.caching, &matches, &calculated, &error);
+        }
+        auto quark_to_string =
+            reinterpret_cast<QuarkToString>(::dlsym(RTLD_DEFAULT, "g_quark_to_string"));
+        std::ofstream stream(out);
+        stream << "return=" << result << " matches=" << matches
+               << " calculated=" << (calculated != nullptr ? calculated : "(null)")
+               << " offset=" << ::lseek(fd, 0, SEEK_CUR);
+        if (error != nullptr) {
+            stream << " error=" << quark_to_string(error->domain) << "/" << error->code << "/"
+                   << error->message;
+        }
+        stream.close();
+        reinterpret_cast<Free>(::dlsym(RTLD_DEFAULT, "g_free"))(calculated);
+        if (error != nullptr) {
+            reinterpret_cast<ErrorFree>(::dlsym(RTLD_DEFAULT, "g_error_free"))(error);
+        }
+        ::close(fd);
+        return 0;
+    }
+
+    TempDir tmp_;
+    std::filesystem::path file_ = tmp_ / "package.rpm";
+    std::filesystem::path log_ = tmp_ / "accel.log";
+};
+
+constexpr const char* kServingModes[] = {"plain", "buffer", "mmap", "nofsync", "full"};
+
+TEST_F(LibrepoAccelAbi, EveryTypeAndCacheStateAsLibrepo) {
+    ASSERT_TRUE(std::filesystem::exists(accel_library())) << accel_library();
+    // Small (read or mapped whole) and 3 MiB (windows in full mode, read() in mmap mode).
+    const std::vector<std::string> contents = {std::string(1000, 'a'),
+                                               std::string(3 * 1024 * 1024 + 7, 'b')};
+    for (const std::string& content : contents) {
+        for (const int type : kLibrepoTypes) {
+            const ChecksumType engine_type = kAllChecksumTypes[type - 1];
+            const std::string type_name(checksum_type_name(engine_type));
+            const std::string digest = hash_bytes(engine_type, content);
+            std::string wrong = digest;
+            wrong[0] = wrong[0] == '0' ? '1' : '0';
+            std::string upper = digest;
+            for (char& c : upper) {
+                c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+            }
+            const std::vector<std::pair<Cache, Call>> cases = {
+                {Cache::None, {type, digest}},
+                {Cache::None, {type, wrong}},
+                {Cache::None, {type, upper}},
+                {Cache::None, {type, digest, false}},
+                {Cache::None, {type, digest, true, O_RDWR, true}},
+                {Cache::MtimeOnly, {type, digest}},
+                {Cache::Right, {type, digest}},
+                {Cache::Right, {type, wrong}},
+                {Cache::Right, {type, digest, false}},
+                {Cache::Fake, {type, digest}},
+                {Cache::Stale, {type, digest}},
+                {Cache::Stale, {type, wrong}},
+                {Cache::None, {type, kNullExpected}},
+                {Cache::None, {type, digest, true, O_WRONLY}},
+            };
+            for (std::size_t index = 0; index < cases.size(); ++index) {
+                const auto& [cache, call] = cases[index];
+                prepare(content, cache, type_name, digest);
+                const std::string original = observe("", call);
+                ASSERT_EQ(original.find("signal"), std::string::npos) << original;
+                for (const char* mode : kServingModes) {
+                    prepare(content, cache, type_name, digest);
+                    EXPECT_EQ(observe(mode, call), original)
+                        << "mode " << mode << ", " << type_name << ", case " << index << ", size "
+                        << content.size();
+                }
+            }
+        }
+    }
+    // Proof that the accelerator answered (not librepo behind it): its log, one line per call.
+    const std::string log = read_file(log_);
+    EXPECT_NE(log.find("served lr_checksum_fd_compare sha512 hashed"), std::string::npos);
+    EXPECT_NE(log.find("served lr_checksum_fd_compare md5 cached matches=0"), std::string::npos);
+    EXPECT_NE(log.find("served lr_checksum_fd_cmp sha256 hashed"), std::string::npos);
+    // An fd it cannot read: librepo's own error ("read(N) failed: Bad file descriptor").
+    EXPECT_NE(log.find("fallthrough lr_checksum_fd_compare type=4 engine-error"),
+              std::string::npos);
+}
+
+TEST_F(LibrepoAccelAbi, UnknownTypeGoesToLibrepo) {
+    prepare("content", Cache::None, "sha256", "");
+    // librepo 1.14.5 asserts on a type it does not know (compiled in by Debian): the process
+    // aborts, with the accelerator preloaded as without it — after it handed the call over.
+    const Call call{7, "abc", false};
+    const std::string original = observe("", call);
+    EXPECT_EQ(observe("full", call), original);
+    EXPECT_NE(read_file(log_).find("fallthrough lr_checksum_fd_compare type=7 unknown-type"),
+              std::string::npos);
+}
+
+TEST_F(LibrepoAccelAbi, ModeOffAndUnknownModeLeaveEverythingToLibrepo) {
+    const std::string content = "content";
+    const std::string digest = hash_bytes(ChecksumType::Sha256, content);
+    prepare(content, Cache::None, "sha256", digest);
+    const std::string original = observe("", {4, digest});
+    for (const char* mode : {"off", "fastest"}) {
+        prepare(content, Cache::None, "sha256", digest);
+        EXPECT_EQ(observe(mode, {4, digest}), original) << mode;
+    }
+    const std::string log = read_file(log_);
+    EXPECT_NE(log.find("fallthrough lr_checksum_fd_compare type=4 mode-off"), std::string::npos);
+    EXPECT_NE(log.find("fallthrough lr_checksum_fd_compare type=4 unknown-mode"),
+              std::string::npos);
+}
+
+TEST(LibrepoAccelIdentity, DebianLibrepoIsVerifiedAndFound) {
+    const auto librepo = find_system_librepo();
+    ASSERT_TRUE(librepo) << librepo.error().to_string();
+    EXPECT_NE(find_verified_librepo_build(librepo->build_id), nullptr)
+        << librepo->path << " build-id " << librepo->build_id;
+    EXPECT_EQ(parse_librepo_accel_mode("nofsync"), LibrepoAccelMode::NoFsync);
+    EXPECT_FALSE(parse_librepo_accel_mode("NOFSYNC"));
+    const auto library = find_librepo_accel_library(rpmirror_binary());
+    ASSERT_TRUE(library) << library.error().to_string();
+    EXPECT_EQ(*library, accel_library());
+}
+
+}  // namespace
+}  // namespace rpmirror::test
