@@ -62,14 +62,15 @@ class MetadataFilter {
 struct FilteredMetadata {
     std::vector<std::string> dropped_records;    // record types left out (*_db, *_zck)
     std::vector<std::string> rewritten_records;  // primary, filelists, other
-    std::string repomd_xml;                      // the new repomd.xml (also written to the stage)
+    std::string repomd_xml;                      // the new repomd.xml, not yet written
 };
 
 // Rewrites, in `stage_dir` (which holds upstream's records, named as their hrefs minus
 // "repodata/", and nothing else of value), the primary, filelists and other records of
 // `upstream` so that they list exactly `kept`; removes the sqlite (*_db) and zchunk (*_zck)
 // records (they cannot be made consistent: dnf reads neither the databases nor, without zck,
-// the chunks); and writes `stage_dir/repomd.xml`: upstream's revision and tags, every other
+// the chunks); and returns the text of the new repomd.xml (the caller writes it, and signs it
+// when asked): upstream's revision and tags, every other
 // record as upstream listed it, and the rewritten ones with new checksums (of upstream's
 // checksum type), open-checksums, sizes, open-sizes and timestamps. Record files named
 // "<checksum>-..." upstream get their new checksum in the name; others keep their name.
