@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "fs/beneath.hpp"
+#include "metadata/text.hpp"
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/index.hpp"
 #include "util/unique_fd.hpp"
@@ -31,6 +32,8 @@
 namespace rpmirror {
 
 namespace {
+
+using metadata_detail::to_lower;
 
 constexpr std::string_view kRepodataPrefix = "repodata/";
 
@@ -207,13 +210,6 @@ std::optional<std::string_view> attribute(std::string_view tag, std::string_view
     return std::nullopt;
 }
 
-std::string lowercase(std::string_view text) {
-    std::string out(text);
-    std::transform(out.begin(), out.end(), out.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return out;
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -246,14 +242,14 @@ struct MetadataFilter::Impl {
     // Decides whether the finished package is kept.
     bool keep() {
         if (kind == Kind::Primary) {
-            const auto found = wanted_primary.find({lowercase(pkgid), href});
+            const auto found = wanted_primary.find({to_lower(pkgid), href});
             if (found == wanted_primary.end() || found->second == 0) {
                 return false;
             }
             --found->second;
             return true;
         }
-        const auto found = wanted_pkgid.find(lowercase(pkgid));
+        const auto found = wanted_pkgid.find(to_lower(pkgid));
         if (found == wanted_pkgid.end() || found->second == 0) {
             return false;
         }
@@ -400,7 +396,7 @@ MetadataFilter::MetadataFilter(Kind kind, std::span<const KeptPackage> kept, std
     impl_->name = std::move(name);
     impl_->expected = kept.size();
     for (const KeptPackage& package : kept) {
-        const std::string id = lowercase(package.pkgid);
+        const std::string id = to_lower(package.pkgid);
         ++impl_->wanted_primary[{id, package.location_href}];
         ++impl_->wanted_pkgid[id];
     }

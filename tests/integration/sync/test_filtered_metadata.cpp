@@ -189,6 +189,26 @@ TEST_F(FilteredMetadata, SourceOnlyListsTheSourcePackages) {
     expect_consistent_metadata();
 }
 
+TEST_F(FilteredMetadata, XzRecordsAreRewrittenAsXz) {
+    upstream_ = copy_repo(upstream_, tmp_ / "upstream-xz");
+    fs::remove_all(upstream_ / "repodata");
+    run_checked({"createrepo_c", "--quiet", "--general-compress-type", "xz", upstream_.string()},
+                tmp_ / "logs");
+    const CommandResult synced = mirror({"-a", "noarch"});
+    ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    for (const char* record : {"-primary.xml.xz", "-filelists.xml.xz", "-other.xml.xz"}) {
+        run_checked({"xz", "-t", only_file_ending(repo() / "repodata", record).string()},
+                    tmp_ / "logs");
+    }
+    std::vector<std::string> locations;
+    for (const std::string& line : repoquery(repo())) {
+        locations.push_back(line.substr(line.find(' ') + 1));
+    }
+    std::sort(locations.begin(), locations.end());
+    EXPECT_EQ(locations, mirrored_files());
+    EXPECT_EQ(locations.size(), 3U);
+}
+
 TEST_F(FilteredMetadata, DroppingAFilterRepublishesUpstreamMetadataAndAddingOneRewritesIt) {
     ASSERT_EQ(mirror({}).exit_code, 0);
     EXPECT_EQ(tree_digests(repo() / "repodata"), tree_digests(upstream_ / "repodata"));
