@@ -55,26 +55,9 @@ int main(int argc, char** argv) {
         return 1;
     }
     auto started = std::chrono::steady_clock::now();
-    rpmirror::DecompressOptions options;
-    options.expected_size = primary->open_size;
-    auto reader = rpmirror::Decompressor::open(repo / primary->location_href, options);
-    if (!reader) {
-        return fail(reader.error());
-    }
-    rpmirror::PrimaryParser parser(primary->location_href);
-    while (true) {
-        auto chunk = reader->read();
-        if (!chunk) {
-            return fail(chunk.error());
-        }
-        if (chunk->empty()) {
-            break;
-        }
-        if (auto fed = parser.feed(*chunk); !fed) {
-            return fail(fed.error());
-        }
-    }
-    auto index = parser.finish();
+    rpmirror::PrimaryParseOptions options;
+    options.decompress.expected_size = primary->open_size;
+    auto index = rpmirror::parse_primary_file(repo / primary->location_href, options);
     if (!index) {
         return fail(index.error());
     }
