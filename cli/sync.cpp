@@ -52,6 +52,8 @@ struct SyncArgs {
     bool norepopath = false;
     std::string metadata_path;
     bool download_metadata = false;
+    bool upstream_metadata = false;
+    std::string sign_key;
     bool delete_unlisted = false;
     bool newest_only = false;
     std::string keep_versions;  // --keep-versions N, read iff the option was given
@@ -217,6 +219,8 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
     }
     options.norepopath = args.norepopath;
     options.download_metadata = args.download_metadata;
+    options.upstream_metadata = args.upstream_metadata;
+    options.sign_key = args.sign_key;
     options.delete_unlisted = args.delete_unlisted;
     options.urls_only = args.urls;
     options.download_comps = args.download_comps;
@@ -447,6 +451,13 @@ Command add_sync_command(CLI::App& parent) {
                     "where repodata/ goes (default: the download path)");
     app->add_flag("--download-metadata", args->download_metadata,
                   "also mirror the metadata, published atomically after the packages");
+    app->add_flag("--upstream-metadata", args->upstream_metadata,
+                  "with filters, publish upstream's metadata verbatim (it lists packages the "
+                  "mirror lacks) instead of metadata listing exactly the mirrored packages");
+    app->add_option("--sign-key", args->sign_key,
+                    "sign a rewritten repomd.xml with this key of the gpg keyring "
+                    "(repomd.xml.asc)")
+        ->option_text("KEYID");
     app->add_flag("--delete", args->delete_unlisted,
                   "remove local packages that are no longer selected");
     CLI::Option* newest_only = app->add_flag("-n,--newest-only", args->newest_only,

@@ -77,6 +77,9 @@ struct SyncState {
     std::vector<SyncStateFile> files;  // every selected package, verified
     // nullopt iff the state was written by a version that did not record it.
     std::optional<RecordedSelection> selection = std::nullopt;
+    // Of the repomd.xml published in the mirror iff it is not upstream's (a filtered mirror's
+    // rewritten metadata); empty otherwise.
+    std::string published_repomd_sha256 = {};
 };
 
 // The state file of a repository directory, outside the mirror:

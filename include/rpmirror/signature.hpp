@@ -138,4 +138,13 @@ Result<Keyring> load_repo_keys(const RepoConfig& repo, const DownloadOptions& op
 // rpmirror).
 Result<Keyring> load_installed_keys(const std::filesystem::path& installroot);
 
+// Returns the armored detached OpenPGP signature of `data` (repomd.xml.asc) by the secret key
+// `key_id` (a key id, fingerprint or user id, as gpg --local-user takes it) of the user's gpg
+// keyring ($GNUPGHOME, else ~/.gnupg), made through gpgme and gpg's agent.
+// Returns Error{NotFound} naming the key iff the keyring has no such secret key, Error{BadInput}
+// iff the name is ambiguous, the key is revoked, expired, disabled or cannot sign, or gpg refuses
+// to sign (a passphrase that cannot be asked for); Error{Unsupported} iff gpg cannot be run.
+// Thread-safe (one gpgme context per call).
+Result<std::string> sign_detached(std::string_view data, const std::string& key_id);
+
 }  // namespace rpmirror

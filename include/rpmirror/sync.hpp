@@ -35,8 +35,15 @@ struct SyncOptions {
     std::optional<std::filesystem::path> metadata_path;  // --metadata-path
     bool norepopath = false;                             // --norepopath
     bool download_metadata = false;                      // --download-metadata
-    bool delete_unlisted = false;                        // --delete
-    bool urls_only = false;                              // -u: list URLs, download nothing
+    // With download_metadata, when the selection leaves out packages upstream lists: false =
+    // publish primary/filelists/other rewritten to list exactly the mirrored packages (see
+    // rpmirror/filtered_metadata.hpp); true (--upstream-metadata) = upstream's, verbatim.
+    bool upstream_metadata = false;
+    // --sign-key: the secret key (of the user's gpg keyring) that signs a rewritten repomd.xml
+    // (repomd.xml.asc); empty = a rewritten repomd.xml is published unsigned.
+    std::string sign_key;
+    bool delete_unlisted = false;  // --delete
+    bool urls_only = false;        // -u: list URLs, download nothing
     // -m/--downloadcomps: the repository's comps (group_gz, else group) written uncompressed as
     // <metadata directory>/comps.xml, as dnf reposync does; nothing iff it has none.
     bool download_comps = false;

@@ -57,6 +57,7 @@ Result<RemoteMetadata> RemoteMetadata::fetch(Syncer& syncer, const RepoConfig& r
     SyncOptions options;
     options.download_path = pattern;
     options.download_metadata = true;
+    options.upstream_metadata = true;  // upstream's records as they are, never rewritten
     RepoSyncReport report = syncer.sync(metadata_only, options, nullptr, std::move(stop));
     if (report.error) {
         return tl::unexpected(std::move(*report.error));

@@ -42,6 +42,7 @@ std::optional<SyncState> read_sync_state(const std::filesystem::path& path) {
         SyncState state;
         state.repomd_sha256 = document.at("repomd_sha256").get<std::string>();
         state.options_fingerprint = document.at("options").get<std::string>();
+        state.published_repomd_sha256 = document.value("published_repomd_sha256", std::string());
         if (const auto found = document.find("selection"); found != document.end()) {
             const nlohmann::json& recorded = *found;
             RecordedSelection selection;
@@ -82,6 +83,9 @@ Result<void> write_sync_state(const std::filesystem::path& path, const SyncState
                                {"repomd_sha256", state.repomd_sha256},
                                {"options", state.options_fingerprint},
                                {"files", std::move(files)}};
+    if (!state.published_repomd_sha256.empty()) {
+        document["published_repomd_sha256"] = state.published_repomd_sha256;
+    }
     if (state.selection) {
         const SelectionOptions& options = state.selection->options;
         document["selection"] = {

@@ -18,6 +18,7 @@
 #include "fs/durable.hpp"
 #include "fs/state.hpp"
 #include "rpmirror/checksum.hpp"
+#include "rpmirror/filtered_metadata.hpp"
 #include "rpmirror/metadata.hpp"
 #include "rpmirror/plan.hpp"
 #include "rpmirror/publish.hpp"
@@ -202,6 +203,13 @@ std::string options_fingerprint(const SyncOptions& options, const SelectionOptio
     append_list("include", selection.include_globs);
     append_list("exclude", selection.exclude_globs);
     text += " safe=" + options.safe_write_path.value_or("").string();
+    if (options.download_metadata) {
+        // How metadata is published for a filtered mirror (rewritten, signed, or upstream's).
+        text += options.upstream_metadata ? " upstream-meta" : " filtered-meta=1";
+        if (!options.sign_key.empty()) {
+            text += " sign=" + options.sign_key;
+        }
+    }
     if (options.check_package_signatures && repo.gpgcheck) {
         // Packages kept by a run without the check (or with other keys) must be checked by the
         // first run with it.
@@ -434,6 +442,12 @@ class RepoSync {
         if (!options_.urls_only && options_.use_checksum_cache && is_noop(*repomd)) {
             return finish_noop();
         }
+        if (options_.download_metadata && !options_.urls_only && !options_.sign_key.empty()) {
+            // --sign-key: a key that cannot sign fails the run before anything is downloaded.
+            if (auto probe = sign_detached("rpmirror", options_.sign_key); !probe) {
+                return tl::unexpected(std::move(probe.error()));
+            }
+        }
         if (options_.download_metadata && !options_.urls_only && !repo_.repo_gpgcheck) {
             // Fetched now, with repomd.xml, so both are of the same revision (not after the
             // packages, when upstream may have moved on).
@@ -501,7 +515,7 @@ class RepoSync {
             }
             return {};
         }
-        return publish(*repomd, *stage);
+        return publish(*repomd, *stage, *index);
     }
 
   private:
@@ -590,8 +604,20 @@ class RepoSync {
             std::ifstream live(metadata_dir_ / "repodata" / "repomd.xml", std::ios::binary);
             const std::string live_bytes((std::istreambuf_iterator<char>(live)),
                                          std::istreambuf_iterator<char>());
-            if (live_bytes != repomd_bytes || !live_records_intact(repomd.parsed)) {
-                return false;
+            if (state->published_repomd_sha256.empty()) {
+                if (live_bytes != repomd_bytes || !live_records_intact(repomd.parsed)) {
+                    return false;
+                }
+            } else {
+                // The metadata the previous run rewrote for these filters from this upstream.
+                if (hash_bytes(ChecksumType::Sha256, live_bytes) !=
+                    state->published_repomd_sha256) {
+                    return false;
+                }
+                auto live_repomd = parse_repomd(live_bytes, "repomd.xml");
+                if (!live_repomd || !live_records_intact(*live_repomd)) {
+                    return false;
+                }
             }
         }
         if (options_.download_comps && comps_record(repomd.parsed) != nullptr &&
@@ -1034,8 +1060,64 @@ class RepoSync {
         return {};
     }
 
-    Result<void> publish(const FetchedRepomd& repomd, MetadataStage& stage) {
-        if (options_.download_metadata) {
+    // True iff the metadata published is rewritten to list exactly the mirrored packages.
+    bool rewrites_metadata() const {
+        return options_.download_metadata && !options_.upstream_metadata &&
+               report_.selected < report_.upstream_packages;
+    }
+
+    // Writes, in `stage`, primary/filelists/other listing exactly the packages of plan_ and the
+    // repomd.xml describing them (see rpmirror/filtered_metadata.hpp), signed with --sign-key.
+    // Returns the repomd.xml and its signature (none without --sign-key).
+    Result<std::pair<std::string, std::optional<std::string>>> rewrite_metadata(
+        const FetchedRepomd& repomd, const MetadataStage& stage, const PackageIndex& index) {
+        std::vector<KeptPackage> kept;
+        kept.reserve(plan_.targets.size());
+        for (const PackageTarget& target : plan_.targets) {
+            const PackageView package = index[target.position];
+            kept.push_back({package.checksum_hex(), std::string(package.location_href)});
+        }
+        auto rewritten = write_filtered_metadata(stage.dir(), repomd.parsed, kept);
+        if (!rewritten) {
+            Error error = std::move(rewritten.error());
+            error.message = "cannot write metadata for the filtered mirror: " + error.message;
+            return tl::unexpected(std::move(error));
+        }
+        std::optional<std::string> signature;
+        if (!options_.sign_key.empty()) {
+            auto signed_repomd = sign_detached(rewritten->repomd_xml, options_.sign_key);
+            if (!signed_repomd) {
+                return tl::unexpected(std::move(signed_repomd.error()));
+            }
+            signature = std::move(*signed_repomd);
+        } else if (repomd.signature) {
+            report_.warnings.push_back(
+                "repomd.xml.asc not published: the metadata was rewritten for the filtered "
+                "mirror and upstream's signature does not cover it (--sign-key KEYID signs it)");
+        }
+        return std::pair{std::move(rewritten->repomd_xml), std::move(signature)};
+    }
+
+    Result<void> publish(const FetchedRepomd& repomd, MetadataStage& stage,
+                         const PackageIndex& index) {
+        std::string published_sha256;
+        if (rewrites_metadata()) {
+            auto rewritten = rewrite_metadata(repomd, stage, index);
+            if (!rewritten) {
+                return tl::unexpected(std::move(rewritten.error()));
+            }
+            auto& [repomd_xml, signature] = *rewritten;
+            published_sha256 = hash_bytes(ChecksumType::Sha256, repomd_xml);
+            if (auto written = fs::write_file(stage.dir() / "repomd.xml", repomd_xml); !written) {
+                return written;
+            }
+            if (signature) {
+                if (auto written = fs::write_file(stage.dir() / "repomd.xml.asc", *signature);
+                    !written) {
+                    return written;
+                }
+            }
+        } else if (options_.download_metadata) {
             if (auto written = fs::write_file(stage.dir() / "repomd.xml", repomd.bytes); !written) {
                 return written;
             }
@@ -1068,7 +1150,7 @@ class RepoSync {
                 return published;
             }
             report_.metadata_published = true;
-            if (report_.selected < report_.upstream_packages) {
+            if (options_.upstream_metadata && report_.selected < report_.upstream_packages) {
                 report_.warnings.push_back(fmt::format(
                     "the published metadata is upstream's: it lists {} package(s) that the "
                     "filters left out of this mirror",
@@ -1077,6 +1159,7 @@ class RepoSync {
         }
         SyncState state{repomd_sha256_, fingerprint(), {}};
         state.selection = RecordedSelection{selection_options_, is_modular_};
+        state.published_repomd_sha256 = std::move(published_sha256);
         std::set<std::filesystem::path> keep;
         for (const PackageTarget& target : plan_.targets) {
             keep.insert(target.relative_path);

@@ -284,10 +284,11 @@ TEST_F(SyncCli, NewestOnlyKeepsTheNewestOfEachNameAndArch) {
 
     const CommandResult result =
         sync({"--repofrompath", "idx," + server.url("/"), "--repo", "idx", "-p", mirror.string(),
-              "--newest-only", "--download-metadata"});
+              "--newest-only", "--download-metadata", "--upstream-metadata"});
 
     ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
-    // The published metadata is upstream's, listing 13 packages: the user is told.
+    // With --upstream-metadata the published metadata is upstream's, listing 13 packages: the
+    // user is told.
     EXPECT_NE(result.err.find("idx: warning: the published metadata is upstream's: it lists 6"),
               std::string::npos)
         << result.err;

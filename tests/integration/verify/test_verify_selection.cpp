@@ -20,9 +20,11 @@ class VerifySelection : public SyncFixture {
         SyncFixture::SetUp();
         server_ = &serve(test_repo("index-repo"));
         mirror_ = tmp_ / "mirror";
-        const CommandResult synced =
-            sync({"--repofrompath", "idx," + server_->url("/"), "--repo", "idx", "-p",
-                  mirror_.string(), "-a", "x86_64,noarch", "--newest-only", "--download-metadata"});
+        // Upstream's metadata (listing every package), so that verify's own filters have
+        // packages outside the recorded selection to find.
+        const CommandResult synced = sync(
+            {"--repofrompath", "idx," + server_->url("/"), "--repo", "idx", "-p", mirror_.string(),
+             "-a", "x86_64,noarch", "--newest-only", "--download-metadata", "--upstream-metadata"});
         ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
     }
 

@@ -1,0 +1,86 @@
+// The publish stage, part 2: metadata for a filtered mirror.
+//
+// When the selection (-a, -n, --source, -x, includepkgs, ...) leaves packages out, upstream's
+// primary/filelists/other would list packages the mirror does not have. These functions write
+// new ones that list exactly the mirrored packages, each kept package's record copied byte for
+// byte as upstream wrote it (the decompressed XML is streamed; only whole <package> spans are
+// dropped and the root's packages="N" is updated), compressed as upstream compressed them, and a
+// new repomd.xml describing them.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rpmirror/error.hpp"
+#include "rpmirror/metadata.hpp"
+
+namespace rpmirror {
+
+// One package the mirror holds: its pkgid (the lowercase hex checksum primary.xml gives it) and
+// its <location href> as upstream wrote it (entities resolved).
+struct KeptPackage {
+    std::string pkgid;
+    std::string location_href;
+};
+
+// Streams the decompressed XML of one of primary.xml, filelists.xml, other.xml to `sink`,
+// keeping only the <package> elements of `kept` (in primary: by pkgid and location href; in
+// filelists and other: by the pkgid attribute, as many times as `kept` lists it) and writing
+// packages="<kept.size()>" into the root element. Everything else (prolog, root element,
+// whitespace, each kept package) is copied unchanged.
+// Returns the number of packages kept, or Error{BadInput} naming `name` iff the XML is cut
+// short or a <package> lacks its pkgid, or the error `source` or `sink` returned.
+// `source` returns the next chunk of decompressed bytes (empty at the end).
+// Not thread-safe per call; distinct calls may run concurrently.
+class MetadataFilter {
+  public:
+    enum class Kind { Primary, Filelists, Other };
+
+    MetadataFilter(Kind kind, std::span<const KeptPackage> kept, std::string name);
+    MetadataFilter(const MetadataFilter&) = delete;
+    MetadataFilter& operator=(const MetadataFilter&) = delete;
+    ~MetadataFilter();
+
+    // Feeds the next chunk of decompressed XML; kept bytes are appended to `out` (the caller
+    // drains it). Returns Error{BadInput} naming the document iff a <package> has no pkgid.
+    Result<void> feed(std::string_view chunk, std::string& out);
+    // Signals the end; the tail is appended to `out`. Returns the number of packages kept, or
+    // Error{BadInput} iff the document ended inside a <package> or before its root element.
+    Result<std::uint64_t> finish(std::string& out);
+
+  private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+// What write_filtered_metadata did, for the summary.
+struct FilteredMetadata {
+    std::vector<std::string> dropped_records;    // record types left out (*_db, *_zck)
+    std::vector<std::string> rewritten_records;  // primary, filelists, other
+    std::string repomd_xml;                      // the new repomd.xml, not yet written
+};
+
+// Rewrites, in `stage_dir` (which holds upstream's records, named as their hrefs minus
+// "repodata/", and nothing else of value), the primary, filelists and other records of
+// `upstream` so that they list exactly `kept`; removes the sqlite (*_db) and zchunk (*_zck)
+// records (they cannot be made consistent: dnf reads neither the databases nor, without zck,
+// the chunks); and returns the text of the new repomd.xml (the caller writes it, and signs it
+// when asked): upstream's revision and tags, every other
+// record as upstream listed it, and the rewritten ones with new checksums (of upstream's
+// checksum type), open-checksums, sizes, open-sizes and timestamps. Record files named
+// "<checksum>-..." upstream get their new checksum in the name; others keep their name.
+// The three rewrites run concurrently; memory is bounded by one <package> element plus the
+// codecs' buffers, whatever the repository's size.
+// Returns Error{BadInput}/Error{Corrupt} naming the record iff upstream's XML cannot be read,
+// Error{BadInput} iff primary does not list every kept package, Error{Io} naming the file iff
+// writing fails (files already written stay in the stage, which the caller discards).
+Result<FilteredMetadata> write_filtered_metadata(const std::filesystem::path& stage_dir,
+                                                 const Repomd& upstream,
+                                                 std::span<const KeptPackage> kept);
+
+}  // namespace rpmirror

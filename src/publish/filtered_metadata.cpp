@@ -1,0 +1,931 @@
+// Metadata for a filtered mirror: upstream's records streamed, only whole <package> spans of
+// packages the mirror lacks dropped, recompressed as upstream compressed them.
+#include "rpmirror/filtered_metadata.hpp"
+
+#include <bzlib.h>
+#include <fcntl.h>
+#include <lzma.h>
+#include <sys/stat.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <future>
+#include <map>
+#include <optional>
+#include <set>
+#include <thread>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "fs/beneath.hpp"
+#include "metadata/text.hpp"
+#include "rpmirror/checksum.hpp"
+#include "rpmirror/index.hpp"
+#include "util/unique_fd.hpp"
+
+namespace rpmirror {
+
+namespace {
+
+using metadata_detail::to_lower;
+
+constexpr std::string_view kRepodataPrefix = "repodata/";
+
+// ---------------------------------------------------------------------------------------------
+// XML scanning: only what createrepo_c-style metadata needs to find <package> spans. Text
+// content never holds a raw '<' (it is escaped), so every '<' starts markup; comments, CDATA
+// and processing instructions are skipped whole.
+
+struct Markup {
+    enum class Kind { Open, Close, Other } kind = Kind::Other;
+    std::size_t begin = 0;  // offset of '<'
+    std::size_t end = 0;    // offset just past '>'
+    std::string_view name;  // element name with any prefix
+    bool self_closing = false;
+};
+
+// Returns the markup starting at `at` (a '<'), or nullopt iff it is not complete in `text`.
+std::optional<Markup> read_markup(std::string_view text, std::size_t at) {
+    Markup markup;
+    markup.begin = at;
+    const std::string_view rest = text.substr(at);
+    const auto skip_to = [&](std::string_view terminator) -> std::optional<Markup> {
+        const std::size_t found = rest.find(terminator, 1);
+        if (found == std::string_view::npos) {
+            return std::nullopt;
+        }
+        markup.end = at + found + terminator.size();
+        return markup;
+    };
+    if (rest.starts_with("<!--")) {
+        return skip_to("-->");
+    }
+    if (rest.starts_with("<![CDATA[")) {
+        return skip_to("]]>");
+    }
+    if (rest.size() < 2) {
+        return std::nullopt;
+    }
+    if (rest[1] == '?') {
+        return skip_to("?>");
+    }
+    if (rest[1] == '!') {
+        return skip_to(">");  // a DOCTYPE (the XML parser has vetted upstream's documents)
+    }
+    std::size_t name_begin = 1;
+    markup.kind = Markup::Kind::Open;
+    if (rest[1] == '/') {
+        markup.kind = Markup::Kind::Close;
+        name_begin = 2;
+    }
+    // Attribute values may hold '>': find the end outside quotes.
+    char quote = 0;
+    for (std::size_t i = name_begin; i < rest.size(); ++i) {
+        const char c = rest[i];
+        if (quote != 0) {
+            if (c == quote) {
+                quote = 0;
+            }
+        } else if (c == '"' || c == '\'') {
+            quote = c;
+        } else if (c == '>') {
+            markup.end = at + i + 1;
+            markup.self_closing = rest[i - 1] == '/';
+            std::size_t name_end = name_begin;
+            while (name_end < i && std::strchr(" \t\r\n/>", rest[name_end]) == nullptr) {
+                ++name_end;
+            }
+            markup.name = rest.substr(name_begin, name_end - name_begin);
+            return markup;
+        }
+    }
+    return std::nullopt;
+}
+
+// Resolves the predefined entities and character references of an attribute value.
+std::string unescape(std::string_view value) {
+    std::string out;
+    out.reserve(value.size());
+    for (std::size_t i = 0; i < value.size(); ++i) {
+        if (value[i] != '&') {
+            out += value[i];
+            continue;
+        }
+        const std::size_t semicolon = value.find(';', i);
+        if (semicolon == std::string_view::npos) {
+            out += value.substr(i);
+            break;
+        }
+        const std::string_view entity = value.substr(i + 1, semicolon - i - 1);
+        if (entity == "amp") {
+            out += '&';
+        } else if (entity == "lt") {
+            out += '<';
+        } else if (entity == "gt") {
+            out += '>';
+        } else if (entity == "quot") {
+            out += '"';
+        } else if (entity == "apos") {
+            out += '\'';
+        } else if (entity.starts_with('#')) {
+            const bool hex = entity.size() > 1 && (entity[1] == 'x' || entity[1] == 'X');
+            const std::string digits(entity.substr(hex ? 2 : 1));
+            const unsigned long code = std::strtoul(digits.c_str(), nullptr, hex ? 16 : 10);
+            if (code < 0x80) {
+                out += static_cast<char>(code);
+            } else if (code < 0x800) {
+                out += static_cast<char>(0xc0 | (code >> 6));
+                out += static_cast<char>(0x80 | (code & 0x3f));
+            } else if (code < 0x10000) {
+                out += static_cast<char>(0xe0 | (code >> 12));
+                out += static_cast<char>(0x80 | ((code >> 6) & 0x3f));
+                out += static_cast<char>(0x80 | (code & 0x3f));
+            } else {
+                out += static_cast<char>(0xf0 | (code >> 18));
+                out += static_cast<char>(0x80 | ((code >> 12) & 0x3f));
+                out += static_cast<char>(0x80 | ((code >> 6) & 0x3f));
+                out += static_cast<char>(0x80 | (code & 0x3f));
+            }
+        } else {
+            out += value.substr(i, semicolon - i + 1);
+        }
+        i = semicolon;
+    }
+    return out;
+}
+
+// Returns the raw value of attribute `name` in the start tag `tag`, or nullopt.
+// Also returns its offset within `tag` through `offset`.
+std::optional<std::string_view> attribute(std::string_view tag, std::string_view name,
+                                          std::size_t* offset = nullptr) {
+    std::size_t i = 1;
+    while (i < tag.size() && std::strchr(" \t\r\n/>", tag[i]) == nullptr) {
+        ++i;
+    }
+    while (i < tag.size()) {
+        while (i < tag.size() && std::strchr(" \t\r\n", tag[i]) != nullptr) {
+            ++i;
+        }
+        const std::size_t name_begin = i;
+        while (i < tag.size() && std::strchr(" \t\r\n=/>", tag[i]) == nullptr) {
+            ++i;
+        }
+        const std::string_view attr_name = tag.substr(name_begin, i - name_begin);
+        while (i < tag.size() && std::strchr(" \t\r\n", tag[i]) != nullptr) {
+            ++i;
+        }
+        if (i >= tag.size() || tag[i] != '=') {
+            if (attr_name.empty()) {
+                return std::nullopt;
+            }
+            continue;
+        }
+        ++i;
+        while (i < tag.size() && std::strchr(" \t\r\n", tag[i]) != nullptr) {
+            ++i;
+        }
+        if (i >= tag.size() || (tag[i] != '"' && tag[i] != '\'')) {
+            return std::nullopt;
+        }
+        const char quote = tag[i++];
+        const std::size_t value_begin = i;
+        const std::size_t value_end = tag.find(quote, i);
+        if (value_end == std::string_view::npos) {
+            return std::nullopt;
+        }
+        if (attr_name == name) {
+            if (offset != nullptr) {
+                *offset = value_begin;
+            }
+            return tag.substr(value_begin, value_end - value_begin);
+        }
+        i = value_end + 1;
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// MetadataFilter
+
+struct MetadataFilter::Impl {
+    Kind kind;
+    std::string name;
+    std::uint64_t expected = 0;
+    // primary: (pkgid, href) -> how many; filelists/other: pkgid -> how many primary kept.
+    std::map<std::pair<std::string, std::string>, std::size_t> wanted_primary;
+    std::map<std::string, std::size_t, std::less<>> wanted_pkgid;
+
+    std::string buffer;      // unconsumed input
+    std::size_t scan = 0;    // offset in `buffer` up to which markup was read
+    int depth = 0;           // element depth at `scan`
+    bool root_seen = false;  // the root start tag was written
+    bool in_package = false;
+    bool header_done = false;  // the bytes before the first <package> were written
+    bool any_kept = false;
+    std::size_t package_begin = 0;  // offset in buffer of the current package's lead
+    std::size_t lead_begin = 0;     // offset of whitespace before the current package
+    std::string pkgid;
+    std::string href;
+    bool in_checksum = false;
+    bool checksum_is_pkgid = false;
+    std::size_t checksum_text_begin = 0;
+    std::uint64_t kept = 0;
+
+    // Decides whether the finished package is kept.
+    bool keep() {
+        if (kind == Kind::Primary) {
+            const auto found = wanted_primary.find({to_lower(pkgid), href});
+            if (found == wanted_primary.end() || found->second == 0) {
+                return false;
+            }
+            --found->second;
+            return true;
+        }
+        const auto found = wanted_pkgid.find(to_lower(pkgid));
+        if (found == wanted_pkgid.end() || found->second == 0) {
+            return false;
+        }
+        --found->second;
+        return true;
+    }
+
+    Error bad(std::string what) const {
+        return Error{ErrorCode::BadInput, std::move(what), name, 0};
+    }
+
+    // Processes the markup complete in `buffer`, appending output to `out`, and drops the
+    // consumed prefix.
+    Result<void> process(std::string& out) {
+        std::size_t consumed = 0;  // bytes of `buffer` already written or dropped
+        while (true) {
+            const std::size_t lt = buffer.find('<', scan);
+            if (lt == std::string::npos) {
+                scan = buffer.size();
+                break;
+            }
+            const auto markup = read_markup(buffer, lt);
+            if (!markup) {
+                scan = lt;
+                break;
+            }
+            scan = markup->end;
+            if (markup->kind == Markup::Kind::Other) {
+                continue;
+            }
+            const std::string_view tag(buffer.data() + markup->begin, markup->end - markup->begin);
+            if (markup->kind == Markup::Kind::Open) {
+                if (!root_seen) {
+                    // The root element: packages="N" becomes the kept count.
+                    std::size_t offset = 0;
+                    out.append(buffer, consumed, markup->begin - consumed);
+                    if (auto count = attribute(tag, "packages", &offset)) {
+                        out.append(tag.substr(0, offset));
+                        out += std::to_string(expected);
+                        out.append(tag.substr(offset + count->size()));
+                    } else {
+                        out.append(tag);
+                    }
+                    consumed = markup->end;
+                    root_seen = true;
+                    if (!markup->self_closing) {
+                        ++depth;
+                    }
+                    continue;
+                }
+                if (depth == 1 && markup->name == "package") {
+                    if (!header_done) {
+                        // The header (root tag through the whitespace before the first
+                        // package) is written as it is.
+                        out.append(buffer, consumed, markup->begin - consumed);
+                        lead_begin = markup->begin;
+                        header_done = true;
+                    } else {
+                        lead_begin = consumed;
+                    }
+                    consumed = lead_begin;
+                    package_begin = markup->begin;
+                    in_package = true;
+                    pkgid.clear();
+                    href.clear();
+                    if (kind != Kind::Primary) {
+                        if (auto id = attribute(tag, "pkgid")) {
+                            pkgid = *id;
+                        }
+                    }
+                } else if (in_package && kind == Kind::Primary && depth == 2) {
+                    if (markup->name == "checksum" && !markup->self_closing) {
+                        const auto is_pkgid = attribute(tag, "pkgid");
+                        checksum_is_pkgid = !is_pkgid || *is_pkgid == "YES";
+                        in_checksum = true;
+                        checksum_text_begin = markup->end;
+                    } else if (markup->name == "location") {
+                        if (auto value = attribute(tag, "href")) {
+                            href = unescape(*value);
+                        }
+                    }
+                }
+                if (!markup->self_closing) {
+                    ++depth;
+                }
+                continue;
+            }
+            // A close tag.
+            --depth;
+            if (in_checksum && depth == 2 && markup->name == "checksum") {
+                in_checksum = false;
+                if (checksum_is_pkgid && pkgid.empty()) {
+                    std::string_view text(buffer.data() + checksum_text_begin,
+                                          markup->begin - checksum_text_begin);
+                    while (!text.empty() &&
+                           std::isspace(static_cast<unsigned char>(text.front()))) {
+                        text.remove_prefix(1);
+                    }
+                    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
+                        text.remove_suffix(1);
+                    }
+                    pkgid = text;
+                }
+            } else if (in_package && depth == 1 && markup->name == "package") {
+                in_package = false;
+                if (pkgid.empty()) {
+                    return tl::unexpected(bad("a <package> without a pkgid"));
+                }
+                if (keep()) {
+                    // The lead before the first kept package went out with the header.
+                    const std::size_t from = any_kept ? lead_begin : package_begin;
+                    out.append(buffer, from, markup->end - from);
+                    any_kept = true;
+                    ++kept;
+                }
+                consumed = markup->end;
+            } else if (depth == 0) {
+                // The root's end: the tail after the last package is written as it is.
+                out.append(buffer, consumed, markup->end - consumed);
+                consumed = markup->end;
+            }
+        }
+        // Between packages the pending bytes (whitespace) stay in the buffer: they are written
+        // only before a kept package or the root's end.
+        if (!root_seen) {
+            out.append(buffer, consumed, scan - consumed);
+            consumed = scan;
+        }
+        if (in_package) {
+            consumed = std::min(consumed, any_kept ? lead_begin : package_begin);
+        }
+        buffer.erase(0, consumed);
+        scan -= consumed;
+        lead_begin -= std::min(lead_begin, consumed);
+        package_begin -= std::min(package_begin, consumed);
+        checksum_text_begin -= std::min(checksum_text_begin, consumed);
+        return {};
+    }
+};
+
+MetadataFilter::MetadataFilter(Kind kind, std::span<const KeptPackage> kept, std::string name)
+    : impl_(std::make_unique<Impl>()) {
+    impl_->kind = kind;
+    impl_->name = std::move(name);
+    impl_->expected = kept.size();
+    for (const KeptPackage& package : kept) {
+        const std::string id = to_lower(package.pkgid);
+        ++impl_->wanted_primary[{id, package.location_href}];
+        ++impl_->wanted_pkgid[id];
+    }
+}
+
+MetadataFilter::~MetadataFilter() = default;
+
+Result<void> MetadataFilter::feed(std::string_view chunk, std::string& out) {
+    impl_->buffer.append(chunk);
+    return impl_->process(out);
+}
+
+Result<std::uint64_t> MetadataFilter::finish(std::string& out) {
+    if (auto processed = impl_->process(out); !processed) {
+        return tl::unexpected(std::move(processed.error()));
+    }
+    if (!impl_->root_seen || impl_->in_package || impl_->depth != 0) {
+        return tl::unexpected(impl_->bad("the document ends before its root element is closed"));
+    }
+    out.append(impl_->buffer);  // whitespace after the root
+    impl_->buffer.clear();
+    return impl_->kept;
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Compression into a file, hashing the compressed bytes as they are written.
+
+// Compression levels: fast ones, so that rewriting stays within twice the time of reading
+// (gzip -6 runs at ~35 MB/s, -1 at ~60 MB/s and 25 % larger; xz -6 at ~1 MB/s, -1 at ~12 MB/s
+// per thread). zstd's default is fast already; bzip2 (rare in repositories) keeps its default.
+constexpr int kGzipLevel = 1;
+constexpr std::uint32_t kXzPreset = 1;
+constexpr std::uint32_t kXzMaxThreads = 4;  // each holds a 3 MiB block and its encoder
+
+const lzma_mt& xz_options() {
+    static const lzma_mt options = [] {
+        lzma_mt mt{};
+        mt.threads = std::clamp(std::thread::hardware_concurrency(), 1U, kXzMaxThreads);
+        mt.preset = kXzPreset;
+        mt.check = LZMA_CHECK_CRC64;
+        return mt;
+    }();
+    return options;
+}
+
+class CompressedWriter {
+  public:
+    CompressedWriter(Compression compression, UniqueFd fd, std::string shown, ChecksumType type)
+        : compression_(compression), fd_(std::move(fd)), shown_(std::move(shown)), hasher_(type) {}
+    CompressedWriter(const CompressedWriter&) = delete;
+    CompressedWriter& operator=(const CompressedWriter&) = delete;
+    ~CompressedWriter() {
+        if (zlib_ready_) {
+            deflateEnd(&zlib_);
+        }
+        if (xz_ready_) {
+            lzma_end(&xz_);
+        }
+        if (bz_ready_) {
+            BZ2_bzCompressEnd(&bz_);
+        }
+    }
+
+    Result<void> start() {
+        switch (compression_) {
+            case Compression::Gzip:
+                if (deflateInit2(&zlib_, kGzipLevel, Z_DEFLATED, 16 + MAX_WBITS, 8,
+                                 Z_DEFAULT_STRATEGY) != Z_OK) {
+                    return codec_error("cannot start gzip");
+                }
+                zlib_ready_ = true;
+                break;
+            case Compression::Xz:
+                if (lzma_stream_encoder_mt(&xz_, &xz_options()) != LZMA_OK) {
+                    return codec_error("cannot start xz");
+                }
+                xz_ready_ = true;
+                break;
+            case Compression::Bzip2:
+                if (BZ2_bzCompressInit(&bz_, 9, 0, 0) != BZ_OK) {
+                    return codec_error("cannot start bzip2");
+                }
+                bz_ready_ = true;
+                break;
+            case Compression::Zstd:
+                zstd_.reset(ZSTD_createCCtx());
+                if (!zstd_) {
+                    return codec_error("cannot start zstd");
+                }
+                break;
+            case Compression::None:
+                break;
+            case Compression::Zchunk:
+                return codec_error("zchunk cannot be written");
+        }
+        return {};
+    }
+
+    Result<void> write(std::string_view data) { return code(data, false); }
+    Result<void> finish() { return code({}, true); }
+
+    // The checksum of the compressed bytes and their count (after finish()).
+    std::string checksum() { return hasher_.finish(); }
+    std::uint64_t size() const { return written_; }
+
+  private:
+    struct ZstdFree {
+        void operator()(ZSTD_CCtx* context) const { ZSTD_freeCCtx(context); }
+    };
+
+    tl::unexpected<Error> codec_error(std::string what) const {
+        return make_error(ErrorCode::Io, std::move(what), shown_);
+    }
+
+    Result<void> emit(const char* data, std::size_t size) {
+        hasher_.update(data, size);
+        written_ += size;
+        while (size > 0) {
+            const ssize_t n = ::write(fd_.get(), data, size);
+            if (n < 0) {
+                if (errno == EINTR) {
+                    continue;
+                }
+                return make_errno_error("cannot write", shown_, errno);
+            }
+            data += n;
+            size -= static_cast<std::size_t>(n);
+        }
+        return {};
+    }
+
+    Result<void> code(std::string_view data, bool end) {
+        std::array<char, 1 << 16> out{};
+        switch (compression_) {
+            case Compression::None:
+                return emit(data.data(), data.size());
+            case Compression::Gzip: {
+                zlib_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+                zlib_.avail_in = static_cast<uInt>(data.size());
+                while (true) {
+                    zlib_.next_out = reinterpret_cast<Bytef*>(out.data());
+                    zlib_.avail_out = out.size();
+                    const int status = deflate(&zlib_, end ? Z_FINISH : Z_NO_FLUSH);
+                    if (status == Z_STREAM_ERROR) {
+                        return codec_error("gzip compression failed");
+                    }
+                    if (auto emitted = emit(out.data(), out.size() - zlib_.avail_out); !emitted) {
+                        return emitted;
+                    }
+                    if (end ? status == Z_STREAM_END
+                            : zlib_.avail_in == 0 && zlib_.avail_out != 0) {
+                        return {};
+                    }
+                }
+            }
+            case Compression::Xz: {
+                xz_.next_in = reinterpret_cast<const std::uint8_t*>(data.data());
+                xz_.avail_in = data.size();
+                while (true) {
+                    xz_.next_out = reinterpret_cast<std::uint8_t*>(out.data());
+                    xz_.avail_out = out.size();
+                    const lzma_ret status = lzma_code(&xz_, end ? LZMA_FINISH : LZMA_RUN);
+                    if (status != LZMA_OK && status != LZMA_STREAM_END) {
+                        return codec_error(
+                            fmt::format("xz compression failed (liblzma error {})", int(status)));
+                    }
+                    if (auto emitted = emit(out.data(), out.size() - xz_.avail_out); !emitted) {
+                        return emitted;
+                    }
+                    if (end ? status == LZMA_STREAM_END : xz_.avail_in == 0 && xz_.avail_out != 0) {
+                        return {};
+                    }
+                }
+            }
+            case Compression::Bzip2: {
+                bz_.next_in = const_cast<char*>(data.data());
+                bz_.avail_in = static_cast<unsigned>(data.size());
+                while (true) {
+                    bz_.next_out = out.data();
+                    bz_.avail_out = out.size();
+                    const int status = BZ2_bzCompress(&bz_, end ? BZ_FINISH : BZ_RUN);
+                    if (status < 0) {
+                        return codec_error(
+                            fmt::format("bzip2 compression failed (error {})", status));
+                    }
+                    if (auto emitted = emit(out.data(), out.size() - bz_.avail_out); !emitted) {
+                        return emitted;
+                    }
+                    if (end ? status == BZ_STREAM_END : bz_.avail_in == 0 && bz_.avail_out != 0) {
+                        return {};
+                    }
+                }
+            }
+            case Compression::Zstd: {
+                ZSTD_inBuffer input{data.data(), data.size(), 0};
+                while (true) {
+                    ZSTD_outBuffer output{out.data(), out.size(), 0};
+                    const std::size_t remaining = ZSTD_compressStream2(
+                        zstd_.get(), &output, &input, end ? ZSTD_e_end : ZSTD_e_continue);
+                    if (ZSTD_isError(remaining) != 0) {
+                        return codec_error(std::string("zstd compression failed: ") +
+                                           ZSTD_getErrorName(remaining));
+                    }
+                    if (auto emitted = emit(out.data(), output.pos); !emitted) {
+                        return emitted;
+                    }
+                    if (end ? remaining == 0
+                            : input.pos == input.size && output.pos < output.size) {
+                        return {};
+                    }
+                }
+            }
+            case Compression::Zchunk:
+                break;
+        }
+        return codec_error("zchunk cannot be written");
+    }
+
+    Compression compression_;
+    UniqueFd fd_;
+    std::string shown_;
+    Hasher hasher_;
+    std::uint64_t written_ = 0;
+    z_stream zlib_{};
+    bool zlib_ready_ = false;
+    lzma_stream xz_ = LZMA_STREAM_INIT;
+    bool xz_ready_ = false;
+    bz_stream bz_{};
+    bool bz_ready_ = false;
+    std::unique_ptr<ZSTD_CCtx, ZstdFree> zstd_;
+};
+
+// The new description of one rewritten record.
+struct Rewritten {
+    RepomdRecord record;
+    std::uint64_t kept = 0;
+};
+
+// Returns the file name of a record's href (the part after "repodata/").
+std::string record_file(const RepomdRecord& record) {
+    return record.location_href.substr(kRepodataPrefix.size());
+}
+
+// Returns `file` with a leading "<hex>-" of `old_hex` replaced by `new_hex`, or nullopt iff
+// upstream did not name it by its checksum.
+std::optional<std::string> renamed(const std::string& file, const std::string& old_hex,
+                                   const std::string& new_hex) {
+    if (file.size() > old_hex.size() && file.compare(0, old_hex.size(), old_hex) == 0 &&
+        file[old_hex.size()] == '-') {
+        return new_hex + file.substr(old_hex.size());
+    }
+    return std::nullopt;
+}
+
+Result<Rewritten> rewrite_record(const std::filesystem::path& stage_dir, int dir_fd,
+                                 const RepomdRecord& upstream, MetadataFilter::Kind kind,
+                                 std::span<const KeptPackage> kept) {
+    const std::string file = record_file(upstream);
+    const std::filesystem::path source = stage_dir / file;
+    DecompressOptions decompress;
+    decompress.expected_size = upstream.open_size;
+    auto reader = Decompressor::open(source, decompress);
+    if (!reader) {
+        return tl::unexpected(std::move(reader.error()));
+    }
+    const std::string temporary = ".rewrite-" + file;
+    const std::string shown = (stage_dir / temporary).string();
+    UniqueFd fd(fs::create_file_at(dir_fd, temporary, shown));
+    if (!fd || ::ftruncate(fd.get(), 0) != 0) {
+        return make_errno_error("cannot create", shown, errno);
+    }
+    const ChecksumType open_type =
+        upstream.open_checksum ? upstream.open_checksum->type : upstream.checksum.type;
+    CompressedWriter writer(reader->compression(), std::move(fd), shown, upstream.checksum.type);
+    if (auto started = writer.start(); !started) {
+        return tl::unexpected(std::move(started.error()));
+    }
+    Hasher open_hasher(open_type);
+    std::uint64_t open_size = 0;
+    MetadataFilter filter(kind, kept, upstream.location_href);
+    std::string out;
+    const auto drain = [&]() -> Result<void> {
+        open_hasher.update(out.data(), out.size());
+        open_size += out.size();
+        auto written = writer.write(out);
+        out.clear();
+        return written;
+    };
+    while (true) {
+        auto chunk = reader->read();
+        if (!chunk) {
+            return tl::unexpected(std::move(chunk.error()));
+        }
+        if (chunk->empty()) {
+            break;
+        }
+        if (auto fed = filter.feed(std::string_view(chunk->data(), chunk->size()), out); !fed) {
+            return tl::unexpected(std::move(fed.error()));
+        }
+        if (auto drained = drain(); !drained) {
+            return tl::unexpected(std::move(drained.error()));
+        }
+    }
+    auto count = filter.finish(out);
+    if (!count) {
+        return tl::unexpected(std::move(count.error()));
+    }
+    if (auto drained = drain(); !drained) {
+        return tl::unexpected(std::move(drained.error()));
+    }
+    if (auto finished = writer.finish(); !finished) {
+        return tl::unexpected(std::move(finished.error()));
+    }
+    if (kind == MetadataFilter::Kind::Primary && *count != kept.size()) {
+        return make_error(ErrorCode::BadInput,
+                          fmt::format("lists {} of the {} mirrored packages: cannot write "
+                                      "metadata that matches the mirror",
+                                      *count, kept.size()),
+                          upstream.location_href);
+    }
+    Rewritten rewritten;
+    rewritten.kept = *count;
+    RepomdRecord& record = rewritten.record;
+    record.type = upstream.type;
+    record.checksum = {upstream.checksum.type, writer.checksum()};
+    record.open_checksum = RecordChecksum{open_type, open_hasher.finish()};
+    record.size = writer.size();
+    record.open_size = open_size;
+    const std::string name =
+        renamed(file, upstream.checksum.hex, record.checksum.hex).value_or(file);
+    record.location_href = std::string(kRepodataPrefix) + name;
+    if (fs::unlink_at(dir_fd, file) != 0 && errno != ENOENT) {
+        return make_errno_error("cannot remove", source.string(), errno);
+    }
+    if (fs::rename_at(dir_fd, temporary, name) != 0) {
+        return make_errno_error("cannot rename to " + name, shown, errno);
+    }
+    struct stat st {};
+    if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        record.timestamp = st.st_mtim.tv_sec;
+    }
+    return rewritten;
+}
+
+std::string escape(std::string_view text) {
+    std::string out;
+    for (const char c : text) {
+        switch (c) {
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            default:
+                out += c;
+        }
+    }
+    return out;
+}
+
+void append_record(std::string& xml, const RepomdRecord& record) {
+    xml += fmt::format("  <data type=\"{}\">\n", escape(record.type));
+    xml += fmt::format("    <checksum type=\"{}\">{}</checksum>\n",
+                       checksum_type_name(record.checksum.type), record.checksum.hex);
+    if (record.open_checksum) {
+        xml +=
+            fmt::format("    <open-checksum type=\"{}\">{}</open-checksum>\n",
+                        checksum_type_name(record.open_checksum->type), record.open_checksum->hex);
+    }
+    if (record.header_checksum) {
+        xml += fmt::format("    <header-checksum type=\"{}\">{}</header-checksum>\n",
+                           checksum_type_name(record.header_checksum->type),
+                           record.header_checksum->hex);
+    }
+    if (record.location_base) {
+        xml += fmt::format("    <location xml:base=\"{}\" href=\"{}\"/>\n",
+                           escape(*record.location_base), escape(record.location_href));
+    } else {
+        xml += fmt::format("    <location href=\"{}\"/>\n", escape(record.location_href));
+    }
+    if (record.timestamp) {
+        xml += fmt::format("    <timestamp>{}</timestamp>\n", *record.timestamp);
+    }
+    if (record.size) {
+        xml += fmt::format("    <size>{}</size>\n", *record.size);
+    }
+    if (record.open_size) {
+        xml += fmt::format("    <open-size>{}</open-size>\n", *record.open_size);
+    }
+    if (record.header_size) {
+        xml += fmt::format("    <header-size>{}</header-size>\n", *record.header_size);
+    }
+    if (record.database_version) {
+        xml +=
+            fmt::format("    <database_version>{}</database_version>\n", *record.database_version);
+    }
+    xml += "  </data>\n";
+}
+
+std::string repomd_document(const Repomd& upstream, const std::vector<RepomdRecord>& records) {
+    std::string xml =
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        "<repomd xmlns=\"http://linux.duke.edu/metadata/repo\" "
+        "xmlns:rpm=\"http://linux.duke.edu/metadata/rpm\">\n";
+    if (upstream.revision) {
+        xml += fmt::format("  <revision>{}</revision>\n", escape(*upstream.revision));
+    }
+    if (!upstream.content_tags.empty() || !upstream.repo_tags.empty() ||
+        !upstream.distro_tags.empty()) {
+        xml += "  <tags>\n";
+        for (const std::string& tag : upstream.content_tags) {
+            xml += fmt::format("    <content>{}</content>\n", escape(tag));
+        }
+        for (const std::string& tag : upstream.repo_tags) {
+            xml += fmt::format("    <repo>{}</repo>\n", escape(tag));
+        }
+        for (const RepomdDistroTag& tag : upstream.distro_tags) {
+            if (tag.cpeid.empty()) {
+                xml += fmt::format("    <distro>{}</distro>\n", escape(tag.name));
+            } else {
+                xml += fmt::format("    <distro cpeid=\"{}\">{}</distro>\n", escape(tag.cpeid),
+                                   escape(tag.name));
+            }
+        }
+        xml += "  </tags>\n";
+    }
+    for (const RepomdRecord& record : records) {
+        append_record(xml, record);
+    }
+    xml += "</repomd>\n";
+    return xml;
+}
+
+std::optional<MetadataFilter::Kind> rewritten_kind(std::string_view type) {
+    if (type == "primary") {
+        return MetadataFilter::Kind::Primary;
+    }
+    if (type == "filelists") {
+        return MetadataFilter::Kind::Filelists;
+    }
+    if (type == "other") {
+        return MetadataFilter::Kind::Other;
+    }
+    return std::nullopt;
+}
+
+bool dropped_type(std::string_view type) {
+    return type.ends_with("_db") || type.ends_with("_zck");
+}
+
+}  // namespace
+
+Result<FilteredMetadata> write_filtered_metadata(const std::filesystem::path& stage_dir,
+                                                 const Repomd& upstream,
+                                                 std::span<const KeptPackage> kept) {
+    UniqueFd dir = fs::open_directory(stage_dir, true);
+    if (!dir) {
+        return make_errno_error("cannot open the staging directory", stage_dir.string(), errno);
+    }
+    for (const RepomdRecord& record : upstream.records) {
+        if (!record.location_href.starts_with(kRepodataPrefix) ||
+            record_file(record).find('/') != std::string::npos) {
+            return make_error(ErrorCode::Unsupported,
+                              "record '" + record.type +
+                                  "' is not a file directly under "
+                                  "repodata/: cannot rewrite the metadata",
+                              record.location_href);
+        }
+    }
+    // The three rewrites run concurrently, each streaming its own file.
+    std::vector<std::pair<std::size_t, std::future<Result<Rewritten>>>> jobs;
+    for (std::size_t index = 0; index < upstream.records.size(); ++index) {
+        const RepomdRecord& record = upstream.records[index];
+        if (const auto kind = rewritten_kind(record.type)) {
+            jobs.emplace_back(index, std::async(std::launch::async, [&, kind = *kind] {
+                                  return rewrite_record(stage_dir, dir.get(), record, kind, kept);
+                              }));
+        }
+    }
+    std::map<std::size_t, Rewritten> done;
+    std::optional<Error> first_error;
+    for (auto& [index, job] : jobs) {
+        auto result = job.get();
+        if (!result) {
+            if (!first_error) {
+                first_error = std::move(result.error());
+            }
+            continue;
+        }
+        done.emplace(index, std::move(*result));
+    }
+    if (first_error) {
+        return tl::unexpected(std::move(*first_error));
+    }
+    FilteredMetadata metadata;
+    std::vector<RepomdRecord> records;
+    for (std::size_t index = 0; index < upstream.records.size(); ++index) {
+        const RepomdRecord& record = upstream.records[index];
+        if (const auto found = done.find(index); found != done.end()) {
+            if (record.type != "primary" && found->second.kept != kept.size()) {
+                return make_error(ErrorCode::BadInput,
+                                  fmt::format("lists {} of the {} mirrored packages: cannot "
+                                              "write metadata that matches the mirror",
+                                              found->second.kept, kept.size()),
+                                  record.location_href);
+            }
+            records.push_back(found->second.record);
+            metadata.rewritten_records.push_back(record.type);
+        } else if (dropped_type(record.type)) {
+            metadata.dropped_records.push_back(record.type);
+            const std::string file = record_file(record);
+            if (fs::unlink_at(dir.get(), file) != 0 && errno != ENOENT) {
+                return make_errno_error("cannot remove", (stage_dir / file).string(), errno);
+            }
+        } else {
+            records.push_back(record);
+        }
+    }
+    metadata.repomd_xml = repomd_document(upstream, records);
+    return metadata;
+}
+
+}  // namespace rpmirror
