@@ -449,7 +449,11 @@ Result<SnapshotInfo> create_snapshot(const SnapshotRoot& root,
                                       state_dir.string()),
                           root.repo_dir.string());
     }
-    if (state->repomd_sha256 != repomd_sha256) {
+    // A filtered mirror publishes its own repomd.xml (rewritten metadata); others upstream's.
+    const std::string& published_sha256 = state->published_repomd_sha256.empty()
+                                              ? state->repomd_sha256
+                                              : state->published_repomd_sha256;
+    if (published_sha256 != repomd_sha256) {
         return make_error(ErrorCode::BadInput,
                           "repodata/repomd.xml is not the one the last completed sync published "
                           "(the last sync did not complete, or the metadata was changed); sync "

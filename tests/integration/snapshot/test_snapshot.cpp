@@ -8,6 +8,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <algorithm>
 
 #include <atomic>
 #include <filesystem>
@@ -215,6 +216,22 @@ TEST_F(Snapshot, TheSecondSnapshotCostsOnlyTheChangedPackagesAndDnfReadsEach) {
     EXPECT_EQ(stat_of(shared).st_nlink, 2U);
     EXPECT_EQ(package_digests(snapshot_dir("r2")), package_digests(upstream_));
     EXPECT_EQ(package_digests(mirror_ / "sample"), package_digests(upstream_));
+}
+
+// A filtered mirror publishes its own (rewritten) metadata; its snapshot is that mirror, and
+// dnf reads from it exactly the packages mirrored.
+TEST_F(Snapshot, AFilteredMirrorWithRewrittenMetadataIsSnapshotted) {
+    const CommandResult synced = sync_mirror({"-x", "rpmirror-sample-data"});
+    ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    ASSERT_FALSE(fs::exists(mirror_ / "sample" / "Packages" / kData));
+    const CommandResult created = snapshot("create", {"--name", "filtered"});
+    ASSERT_EQ(created.exit_code, 0) << created.out << created.err;
+    EXPECT_EQ(tree_digests(snapshot_dir("filtered") / "repodata"),
+              tree_digests(mirror_ / "sample" / "repodata"));
+    const std::vector<std::string> names = dnf_names(snapshot_dir("filtered"));
+    EXPECT_FALSE(names.empty());
+    EXPECT_EQ(std::count(names.begin(), names.end(), "rpmirror-sample-data"), 0);
+    EXPECT_EQ(std::count(names.begin(), names.end(), "rpmirror-sample-tiny"), 1);
 }
 
 // yum-utils #68: a re-sync that replaces a package (same name, another build) replaces it by
