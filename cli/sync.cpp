@@ -449,15 +449,20 @@ Command add_sync_command(CLI::App& parent) {
                   "no <repoid> directory (only with one repository)");
     app->add_option("--metadata-path", args->metadata_path,
                     "where repodata/ goes (default: the download path)");
-    app->add_flag("--download-metadata", args->download_metadata,
-                  "also mirror the metadata, published atomically after the packages");
-    app->add_flag("--upstream-metadata", args->upstream_metadata,
-                  "with filters, publish upstream's metadata verbatim (it lists packages the "
-                  "mirror lacks) instead of metadata listing exactly the mirrored packages");
+    CLI::Option* download_metadata =
+        app->add_flag("--download-metadata", args->download_metadata,
+                      "also mirror the metadata, published atomically after the packages");
+    CLI::Option* upstream_metadata = app->add_flag(
+        "--upstream-metadata", args->upstream_metadata,
+        "with filters, publish upstream's metadata verbatim (it lists packages the "
+        "mirror lacks) instead of metadata listing exactly the mirrored packages");
+    upstream_metadata->needs(download_metadata);
     app->add_option("--sign-key", args->sign_key,
                     "sign a rewritten repomd.xml with this key of the gpg keyring "
                     "(repomd.xml.asc)")
-        ->option_text("KEYID");
+        ->option_text("KEYID")
+        ->needs(download_metadata)
+        ->excludes(upstream_metadata);
     app->add_flag("--delete", args->delete_unlisted,
                   "remove local packages that are no longer selected");
     CLI::Option* newest_only = app->add_flag("-n,--newest-only", args->newest_only,
