@@ -452,10 +452,10 @@ Command add_sync_command(CLI::App& parent) {
     CLI::Option* download_metadata =
         app->add_flag("--download-metadata", args->download_metadata,
                       "also mirror the metadata, published atomically after the packages");
-    CLI::Option* upstream_metadata = app->add_flag(
-        "--upstream-metadata", args->upstream_metadata,
-        "with filters, publish upstream's metadata verbatim (it lists packages the "
-        "mirror lacks) instead of metadata listing exactly the mirrored packages");
+    CLI::Option* upstream_metadata =
+        app->add_flag("--upstream-metadata", args->upstream_metadata,
+                      "with filters, publish upstream's metadata verbatim (it lists packages the "
+                      "mirror lacks) instead of metadata listing exactly the mirrored packages");
     upstream_metadata->needs(download_metadata);
     app->add_option("--sign-key", args->sign_key,
                     "sign a rewritten repomd.xml with this key of the gpg keyring "
