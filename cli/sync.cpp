@@ -456,7 +456,6 @@ Command add_sync_command(CLI::App& parent) {
         app->add_flag("--upstream-metadata", args->upstream_metadata,
                       "with filters, publish upstream's metadata verbatim (it lists packages the "
                       "mirror lacks) instead of metadata listing exactly the mirrored packages");
-    upstream_metadata->needs(download_metadata);
     app->add_option("--sign-key", args->sign_key,
                     "sign a rewritten repomd.xml with this key of the gpg keyring "
                     "(repomd.xml.asc)")
