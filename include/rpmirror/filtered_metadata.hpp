@@ -62,7 +62,7 @@ class MetadataFilter {
 
 // What write_filtered_metadata did, for the summary.
 struct FilteredMetadata {
-    std::vector<std::string> dropped_records;    // record types left out (*_db, *_zck)
+    std::vector<std::string> dropped_records;    // record types left out (*_db, *_zck, modules)
     std::vector<std::string> rewritten_records;  // primary, filelists, other, modules
     std::string repomd_xml;                      // the new repomd.xml, not yet written
 };
@@ -71,7 +71,7 @@ struct FilteredMetadata {
 // "repodata/", and nothing else of value), the primary, filelists and other records of
 // `upstream` so that they list exactly `kept`; trims the modules record (modules.yaml) to the
 // module streams with a kept rpm artifact (see trim_modules_yaml; kept verbatim iff nothing is
-// dropped); removes the sqlite (*_db) and zchunk (*_zck)
+// dropped; left out iff no module keeps a stream); removes the sqlite (*_db) and zchunk (*_zck)
 // records (they cannot be made consistent: dnf reads neither the databases nor, without zck,
 // the chunks); and returns the text of the new repomd.xml (the caller writes it, and signs it
 // when asked): upstream's revision and tags, every other

@@ -321,8 +321,8 @@ Result<std::vector<ModuleStreamBuild>> parse_modules_file(
 // module stream document (name:stream:version:context:arch) iff at least one of its rpm
 // artifacts is in `kept_nevras` (strict NEVRAs, see PackageView::strict_nevra), and the
 // defaults, obsoletes and translations of the modules that keep a stream; drops the modules
-// that keep none. Returns the new YAML as libmodulemd emits it, or nullopt iff nothing would be
-// dropped (the caller keeps upstream's file unchanged).
+// that keep none. Returns the new YAML as libmodulemd emits it, an empty string iff no module
+// keeps a stream, or nullopt iff nothing would be dropped (the caller keeps upstream's file).
 // Returns Error{BadInput} naming `display_name` iff the YAML is not valid module metadata (as
 // parse_modules_file) or libmodulemd cannot emit the trimmed index.
 // Thread-safe (each call has its own state).

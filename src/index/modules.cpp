@@ -201,6 +201,10 @@ Result<std::optional<std::string>> trim_modules_yaml(
     if (!dropped) {
         return std::optional<std::string>();
     }
+    const GStrvOwner left(modulemd_module_index_get_module_names_as_strv(index.get()));
+    if (!left || *left.get() == nullptr) {
+        return std::optional<std::string>(std::string());
+    }
     GError* raw_error = nullptr;
     gchar* raw_text = modulemd_module_index_dump_to_string(index.get(), &raw_error);
     const GErrorOwner error(raw_error);

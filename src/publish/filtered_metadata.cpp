@@ -771,7 +771,8 @@ Result<Rewritten> rewrite_record(const std::filesystem::path& stage_dir, int dir
 }
 
 // Trims the `modules` record to the module streams that have a kept package (see
-// trim_modules_yaml). Returns nullopt iff nothing was dropped (upstream's file stays as it is).
+// trim_modules_yaml). Returns nullopt iff nothing was dropped (upstream's file stays as it is),
+// a Rewritten with an empty record type iff no module is left (the file is removed).
 Result<std::optional<Rewritten>> rewrite_modules(const std::filesystem::path& stage_dir, int dir_fd,
                                                  const RepomdRecord& upstream,
                                                  std::span<const KeptPackage> kept) {
@@ -802,6 +803,14 @@ Result<std::optional<Rewritten>> rewrite_modules(const std::filesystem::path& st
     }
     if (!*trimmed) {
         return std::optional<Rewritten>();
+    }
+    if ((*trimmed)->empty()) {  // no module left: the record is left out
+        if (fs::unlink_at(dir_fd, record_file(upstream)) != 0 && errno != ENOENT) {
+            return make_errno_error("cannot remove", (stage_dir / record_file(upstream)).string(),
+                                    errno);
+        }
+        Rewritten none;  // an empty type: left out
+        return std::optional<Rewritten>(std::move(none));
     }
     auto rewritten = write_record(stage_dir, dir_fd, upstream, reader->compression(),
                                   [&](const Emit& emit) -> Result<std::uint64_t> {
@@ -999,7 +1008,10 @@ Result<FilteredMetadata> write_filtered_metadata(const std::filesystem::path& st
     std::vector<RepomdRecord> records;
     for (std::size_t index = 0; index < upstream.records.size(); ++index) {
         const RepomdRecord& record = upstream.records[index];
-        if (const auto found = done.find(index); found != done.end()) {
+        if (const auto found = done.find(index);
+            found != done.end() && found->second.record.type.empty()) {
+            metadata.dropped_records.push_back(record.type);
+        } else if (found != done.end()) {
             if (record.type != "primary" && record.type != "modules" &&
                 found->second.kept != kept.size()) {
                 return make_error(ErrorCode::BadInput,

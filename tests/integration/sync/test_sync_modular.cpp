@@ -194,7 +194,7 @@ TEST_F(SyncModular, NewestOnlyWithMetadataTrimsModulesYamlToTheMirroredStreamVer
     EXPECT_NE(modules.out.find("nodejs"), std::string::npos) << modules.out;
     const CommandResult query = dnf("file://" + repo.string(), {"repoquery", "-a"});
     EXPECT_EQ(query.exit_code, 0) << query.out << query.err;
-    EXPECT_NE(query.out.find("nodejs-0:8.0.0-1.module_c.x86_64"), std::string::npos) << query.out;
+    EXPECT_NE(query.out.find("plain-0:2.0-1.x86_64"), std::string::npos) << query.out;
 
     const CommandResult verified =
         run_to_end({rpmirror_binary(), "verify", "-p", mirror.string()}, tmp_ / "logs");
@@ -218,6 +218,30 @@ TEST_F(SyncModular, AFilterKeepingEveryModularPackageKeepsModulesYamlVerbatim) {
     const fs::path published = modules_file(mirror / "modular");
     EXPECT_EQ(published.filename(), modules_file(upstream()).filename());
     EXPECT_EQ(read_file(published), read_file(modules_file(upstream())));
+    const CommandResult verified =
+        run_to_end({rpmirror_binary(), "verify", "-p", mirror.string()}, tmp_ / "logs");
+    EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+}
+
+// A filter that leaves out every modular package leaves the modules record out.
+TEST_F(SyncModular, AFilterLeavingOutEveryModularPackageLeavesModulesOut) {
+    NginxServer& server = serve(upstream());
+    const fs::path mirror = tmp_ / "mirror";
+    const CommandResult synced =
+        sync({"--repofrompath", "modular," + server.url("/"), "--repo", "modular", "-p",
+              mirror.string(), "--setopt=modular.includepkgs=plain", "--download-metadata"});
+    ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    const fs::path repo = mirror / "modular";
+    EXPECT_EQ(packages_in(repo), (Names{"plain-1.0-1.x86_64.rpm", "plain-2.0-1.x86_64.rpm"}));
+    const std::string repomd = read_file(repo / "repodata" / "repomd.xml");
+    EXPECT_EQ(repomd.find("modules"), std::string::npos) << repomd;
+    for (const auto& entry : fs::directory_iterator(repo / "repodata")) {
+        EXPECT_EQ(entry.path().filename().string().find("modules"), std::string::npos)
+            << entry.path();
+    }
+    const CommandResult query = dnf("file://" + repo.string(), {"repoquery", "-a"});
+    EXPECT_EQ(query.exit_code, 0) << query.out << query.err;
+    EXPECT_NE(query.out.find("plain-0:2.0-1.x86_64"), std::string::npos) << query.out;
     const CommandResult verified =
         run_to_end({rpmirror_binary(), "verify", "-p", mirror.string()}, tmp_ / "logs");
     EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
