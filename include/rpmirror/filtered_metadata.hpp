@@ -21,11 +21,13 @@
 
 namespace rpmirror {
 
-// One package the mirror holds: its pkgid (the lowercase hex checksum primary.xml gives it) and
-// its <location href> as upstream wrote it (entities resolved).
+// One package the mirror holds: its pkgid (the lowercase hex checksum primary.xml gives it),
+// its <location href> as upstream wrote it (entities resolved) and its strict NEVRA
+// ("name-epoch:version-release.arch", as modules.yaml lists rpm artifacts).
 struct KeptPackage {
     std::string pkgid;
     std::string location_href;
+    std::string nevra;
 };
 
 // Streams the decompressed XML of one of primary.xml, filelists.xml, other.xml to `sink`,
@@ -60,21 +62,24 @@ class MetadataFilter {
 
 // What write_filtered_metadata did, for the summary.
 struct FilteredMetadata {
-    std::vector<std::string> dropped_records;    // record types left out (*_db, *_zck)
-    std::vector<std::string> rewritten_records;  // primary, filelists, other
+    std::vector<std::string> dropped_records;    // record types left out (*_db, *_zck, modules)
+    std::vector<std::string> rewritten_records;  // primary, filelists, other, modules
     std::string repomd_xml;                      // the new repomd.xml, not yet written
 };
 
 // Rewrites, in `stage_dir` (which holds upstream's records, named as their hrefs minus
 // "repodata/", and nothing else of value), the primary, filelists and other records of
-// `upstream` so that they list exactly `kept`; removes the sqlite (*_db) and zchunk (*_zck)
+// `upstream` so that they list exactly `kept`; trims the modules record (modules.yaml) to the
+// module streams with a kept rpm artifact (see trim_modules_yaml; kept verbatim iff nothing is
+// dropped; left out iff no module keeps a stream); removes the sqlite (*_db) and zchunk (*_zck)
 // records (they cannot be made consistent: dnf reads neither the databases nor, without zck,
 // the chunks); and returns the text of the new repomd.xml (the caller writes it, and signs it
 // when asked): upstream's revision and tags, every other
 // record as upstream listed it, and the rewritten ones with new checksums (of upstream's
 // checksum type), open-checksums, sizes, open-sizes and timestamps. Record files named
 // "<checksum>-..." upstream get their new checksum in the name; others keep their name.
-// The three rewrites run concurrently; memory is bounded by one <package> element plus the
+// The rewrites run concurrently; memory is bounded by one <package> element (and the whole
+// modules.yaml, held by libmodulemd) plus the
 // codecs' buffers, whatever the repository's size.
 // Returns Error{BadInput}/Error{Corrupt} naming the record iff upstream's XML cannot be read,
 // Error{BadInput} iff primary does not list every kept package, Error{Io} naming the file iff

@@ -17,6 +17,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "rpmirror/checksum.hpp"
@@ -145,6 +146,9 @@ struct PackageView {
     std::string checksum_hex() const;
     // Returns "name-[epoch:]version-release.arch" (the epoch only when non-zero).
     std::string nevra() const;
+    // Returns "name-epoch:version-release.arch" (the epoch always), as modules.yaml spells its
+    // rpm artifacts (see ModuleStreamBuild::artifacts).
+    std::string strict_nevra() const;
 };
 
 // A problem found in the metadata that did not stop the parse (a skipped package, a count
@@ -312,6 +316,19 @@ struct ModuleStreamBuild {
 Result<std::vector<ModuleStreamBuild>> parse_modules_file(
     const std::filesystem::path& path, std::string_view display_name,
     std::uint64_t ceiling = kDefaultDecompressedCeiling);
+
+// Trims the decompressed modules.yaml `yaml` to the packages a filtered mirror holds: keeps each
+// module stream document (name:stream:version:context:arch) iff at least one of its rpm
+// artifacts is in `kept_nevras` (strict NEVRAs, see PackageView::strict_nevra), and the
+// defaults, obsoletes and translations of the modules that keep a stream; drops the modules
+// that keep none. Returns the new YAML as libmodulemd emits it, an empty string iff no module
+// keeps a stream, or nullopt iff nothing would be dropped (the caller keeps upstream's file).
+// Returns Error{BadInput} naming `display_name` iff the YAML is not valid module metadata (as
+// parse_modules_file) or libmodulemd cannot emit the trimmed index.
+// Thread-safe (each call has its own state).
+Result<std::optional<std::string>> trim_modules_yaml(
+    const std::string& yaml, const std::unordered_set<std::string>& kept_nevras,
+    std::string_view display_name);
 
 // Selects packages from `index`: include/exclude globs, then newest-only, then --source or
 // --arch, then the build-time floor, then one entry per location.

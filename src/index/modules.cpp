@@ -28,6 +28,9 @@ struct GErrorFree {
 struct GStrvFree {
     void operator()(gchar** strings) const { g_strfreev(strings); }
 };
+struct GFree {
+    void operator()(gpointer memory) const { g_free(memory); }
+};
 struct GPtrArrayUnref {
     void operator()(GPtrArray* array) const { g_ptr_array_unref(array); }
 };
@@ -40,25 +43,10 @@ std::string text_of(const gchar* text) {
     return text == nullptr ? std::string() : text;
 }
 
-}  // namespace
-
-Result<std::vector<ModuleStreamBuild>> parse_modules_file(const std::filesystem::path& path,
-                                                          std::string_view display_name,
-                                                          std::uint64_t ceiling) {
-    const std::string name(display_name);
-    DecompressOptions options;
-    options.ceiling = ceiling;
-    std::string yaml;
-    auto read = decompress_file(path, options, [&yaml](std::span<const char> chunk) {
-        yaml.append(chunk.data(), chunk.size());
-        return Result<void>{};
-    });
-    if (!read) {
-        Error error = std::move(read.error());
-        error.subject = name;
-        return tl::unexpected(std::move(error));
-    }
-    const ModuleIndexOwner index(modulemd_module_index_new());
+// Reads `yaml` into a module index, every stream upgraded to modulemd v2. Returns
+// Error{BadInput} naming `name` iff any document is refused or the upgrade fails.
+Result<ModuleIndexOwner> load_index(const std::string& yaml, const std::string& name) {
+    ModuleIndexOwner index(modulemd_module_index_new());
     GError* raw_error = nullptr;
     GPtrArray* raw_failures = nullptr;
     const gboolean updated = modulemd_module_index_update_from_string(
@@ -90,6 +78,32 @@ Result<std::vector<ModuleStreamBuild>> parse_modules_file(const std::filesystem:
                 (upgrade_error ? text_of(upgrade_error->message) : std::string("unknown error")),
             name);
     }
+    return index;
+}
+
+}  // namespace
+
+Result<std::vector<ModuleStreamBuild>> parse_modules_file(const std::filesystem::path& path,
+                                                          std::string_view display_name,
+                                                          std::uint64_t ceiling) {
+    const std::string name(display_name);
+    DecompressOptions options;
+    options.ceiling = ceiling;
+    std::string yaml;
+    auto read = decompress_file(path, options, [&yaml](std::span<const char> chunk) {
+        yaml.append(chunk.data(), chunk.size());
+        return Result<void>{};
+    });
+    if (!read) {
+        Error error = std::move(read.error());
+        error.subject = name;
+        return tl::unexpected(std::move(error));
+    }
+    auto loaded = load_index(yaml, name);
+    if (!loaded) {
+        return tl::unexpected(std::move(loaded.error()));
+    }
+    const ModuleIndexOwner& index = *loaded;
     std::vector<ModuleStreamBuild> builds;
     const GStrvOwner module_names(modulemd_module_index_get_module_names_as_strv(index.get()));
     for (gchar** module_name = module_names.get(); module_name && *module_name; ++module_name) {
@@ -118,6 +132,90 @@ Result<std::vector<ModuleStreamBuild>> parse_modules_file(const std::filesystem:
         }
     }
     return builds;
+}
+
+Result<std::optional<std::string>> trim_modules_yaml(
+    const std::string& yaml, const std::unordered_set<std::string>& kept_nevras,
+    std::string_view display_name) {
+    const std::string name(display_name);
+    auto loaded = load_index(yaml, name);
+    if (!loaded) {
+        return tl::unexpected(std::move(loaded.error()));
+    }
+    const ModuleIndexOwner& index = *loaded;
+    bool dropped = false;
+    const GStrvOwner module_names(modulemd_module_index_get_module_names_as_strv(index.get()));
+    for (gchar** module_name = module_names.get(); module_name && *module_name; ++module_name) {
+        ModulemdModule* module = modulemd_module_index_get_module(index.get(), *module_name);
+        if (module == nullptr) {
+            continue;
+        }
+        // Collected first: removing a stream changes the array being walked.
+        std::vector<ModulemdModuleStream*> unused;
+        GPtrArray* streams = modulemd_module_get_all_streams(module);  // transfer none
+        guint total = streams == nullptr ? 0 : streams->len;
+        for (guint at = 0; at < total; ++at) {
+            auto* stream = static_cast<ModulemdModuleStream*>(g_ptr_array_index(streams, at));
+            bool used = false;
+            if (MODULEMD_IS_MODULE_STREAM_V2(stream)) {
+                const GStrvOwner artifacts(modulemd_module_stream_v2_get_rpm_artifacts_as_strv(
+                    MODULEMD_MODULE_STREAM_V2(stream)));
+                for (gchar** artifact = artifacts.get(); artifact && *artifact && !used;
+                     ++artifact) {
+                    used = kept_nevras.contains(*artifact);
+                }
+            }
+            if (!used) {
+                unused.push_back(stream);
+            }
+        }
+        if (unused.empty()) {
+            continue;
+        }
+        dropped = true;
+        if (unused.size() == total) {
+            modulemd_module_index_remove_module(index.get(), *module_name);
+            continue;
+        }
+        // NSVCA strings are copied before the removal frees the stream they belong to.
+        struct Nsvca {
+            std::string stream;
+            std::uint64_t version;
+            std::string context;
+            std::string arch;
+        };
+        std::vector<Nsvca> doomed;
+        for (ModulemdModuleStream* stream : unused) {
+            doomed.push_back({text_of(modulemd_module_stream_get_stream_name(stream)),
+                              modulemd_module_stream_get_version(stream),
+                              text_of(modulemd_module_stream_get_context(stream)),
+                              text_of(modulemd_module_stream_get_arch(stream))});
+        }
+        for (const Nsvca& nsvca : doomed) {
+            modulemd_module_remove_streams_by_NSVCA(
+                module, nsvca.stream.c_str(), nsvca.version,
+                nsvca.context.empty() ? nullptr : nsvca.context.c_str(),
+                nsvca.arch.empty() ? nullptr : nsvca.arch.c_str());
+        }
+    }
+    if (!dropped) {
+        return std::optional<std::string>();
+    }
+    const GStrvOwner left(modulemd_module_index_get_module_names_as_strv(index.get()));
+    if (!left || *left.get() == nullptr) {
+        return std::optional<std::string>(std::string());
+    }
+    GError* raw_error = nullptr;
+    gchar* raw_text = modulemd_module_index_dump_to_string(index.get(), &raw_error);
+    const GErrorOwner error(raw_error);
+    const std::unique_ptr<gchar, GFree> text(raw_text);
+    if (!text) {
+        return make_error(ErrorCode::BadInput,
+                          "cannot write the trimmed module metadata: " +
+                              (error ? text_of(error->message) : std::string("unknown error")),
+                          name);
+    }
+    return std::optional<std::string>(std::string(text.get()));
 }
 
 }  // namespace rpmirror

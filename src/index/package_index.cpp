@@ -212,4 +212,8 @@ std::string PackageView::nevra() const {
     return fmt::format("{}-{}-{}.{}", name, version, release, arch);
 }
 
+std::string PackageView::strict_nevra() const {
+    return fmt::format("{}-{}:{}-{}.{}", name, epoch, version, release, arch);
+}
+
 }  // namespace rpmirror

@@ -95,12 +95,6 @@ std::vector<std::size_t> keep_newest(const PackageIndex& index,
     return result;
 }
 
-// "name-epoch:version-release.arch", as ModuleStreamBuild::artifacts spell packages.
-std::string strict_nevra(const PackageView& package) {
-    return fmt::format("{}-{}:{}-{}.{}", package.name, package.epoch, package.version,
-                       package.release, package.arch);
-}
-
 // dnf 4 reposync's _get_latest (dnf-plugins-core reposync.py), extended to `versions` (N): the
 // union of
 //  - the N newest EVRs per name.arch of the packages no module stream lists;
@@ -113,7 +107,7 @@ std::vector<std::size_t> keep_newest_modular(const PackageIndex& index,
                                              std::uint32_t versions) {
     std::unordered_map<std::string, std::vector<std::size_t>> by_nevra;
     for (const std::size_t position : positions) {
-        by_nevra[strict_nevra(index[position])].push_back(position);
+        by_nevra[index[position].strict_nevra()].push_back(position);
     }
     // name:stream -> version -> builds; artifact -> name:stream -> highest version holding it.
     std::map<std::string, std::map<std::uint64_t, std::vector<const ModuleStreamBuild*>>> streams;
@@ -130,7 +124,7 @@ std::vector<std::size_t> keep_newest_modular(const PackageIndex& index,
     }
     std::vector<std::size_t> non_modular;
     for (const std::size_t position : positions) {
-        if (!modular.contains(strict_nevra(index[position]))) {
+        if (!modular.contains(index[position].strict_nevra())) {
             non_modular.push_back(position);
         }
     }
@@ -161,7 +155,7 @@ std::vector<std::size_t> keep_newest_modular(const PackageIndex& index,
         stream_packages.erase(std::unique(stream_packages.begin(), stream_packages.end()),
                               stream_packages.end());
         for (const std::size_t newest : keep_newest(index, stream_packages, versions)) {
-            chosen.insert(highest_with[strict_nevra(index[newest])][name_stream]);
+            chosen.insert(highest_with[index[newest].strict_nevra()][name_stream]);
         }
         for (const std::uint64_t version : chosen) {
             for (const ModuleStreamBuild* build : stream_versions.at(version)) {

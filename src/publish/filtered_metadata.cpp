@@ -14,11 +14,14 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <future>
 #include <map>
 #include <optional>
 #include <set>
+#include <string>
 #include <thread>
+#include <unordered_set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -653,17 +656,19 @@ std::optional<std::string> renamed(const std::string& file, const std::string& o
     return std::nullopt;
 }
 
-Result<Rewritten> rewrite_record(const std::filesystem::path& stage_dir, int dir_fd,
-                                 const RepomdRecord& upstream, MetadataFilter::Kind kind,
-                                 std::span<const KeptPackage> kept) {
+// The decompressed bytes of a new record go to an Emit (which drains the string it is given).
+using Emit = std::function<Result<void>(std::string&)>;
+
+// Writes the new version of `upstream`'s record into the stage, compressed with `compression`:
+// `produce` passes the decompressed bytes to the Emit it is given and returns the number of
+// packages it kept. Replaces upstream's file by the new one, renamed by its new checksum when
+// upstream named it by its checksum. Returns the new record, or the error `produce` returned,
+// or Error{Io} naming the file.
+Result<Rewritten> write_record(const std::filesystem::path& stage_dir, int dir_fd,
+                               const RepomdRecord& upstream, Compression compression,
+                               const std::function<Result<std::uint64_t>(const Emit&)>& produce) {
     const std::string file = record_file(upstream);
     const std::filesystem::path source = stage_dir / file;
-    DecompressOptions decompress;
-    decompress.expected_size = upstream.open_size;
-    auto reader = Decompressor::open(source, decompress);
-    if (!reader) {
-        return tl::unexpected(std::move(reader.error()));
-    }
     const std::string temporary = ".rewrite-" + file;
     const std::string shown = (stage_dir / temporary).string();
     UniqueFd fd(fs::create_file_at(dir_fd, temporary, shown));
@@ -672,52 +677,25 @@ Result<Rewritten> rewrite_record(const std::filesystem::path& stage_dir, int dir
     }
     const ChecksumType open_type =
         upstream.open_checksum ? upstream.open_checksum->type : upstream.checksum.type;
-    CompressedWriter writer(reader->compression(), std::move(fd), shown, upstream.checksum.type);
+    CompressedWriter writer(compression, std::move(fd), shown, upstream.checksum.type);
     if (auto started = writer.start(); !started) {
         return tl::unexpected(std::move(started.error()));
     }
     Hasher open_hasher(open_type);
     std::uint64_t open_size = 0;
-    MetadataFilter filter(kind, kept, upstream.location_href);
-    std::string out;
-    const auto drain = [&]() -> Result<void> {
+    const Emit drain = [&](std::string& out) -> Result<void> {
         open_hasher.update(out.data(), out.size());
         open_size += out.size();
         auto written = writer.write(out);
         out.clear();
         return written;
     };
-    while (true) {
-        auto chunk = reader->read();
-        if (!chunk) {
-            return tl::unexpected(std::move(chunk.error()));
-        }
-        if (chunk->empty()) {
-            break;
-        }
-        if (auto fed = filter.feed(std::string_view(chunk->data(), chunk->size()), out); !fed) {
-            return tl::unexpected(std::move(fed.error()));
-        }
-        if (auto drained = drain(); !drained) {
-            return tl::unexpected(std::move(drained.error()));
-        }
-    }
-    auto count = filter.finish(out);
+    auto count = produce(drain);
     if (!count) {
         return tl::unexpected(std::move(count.error()));
     }
-    if (auto drained = drain(); !drained) {
-        return tl::unexpected(std::move(drained.error()));
-    }
     if (auto finished = writer.finish(); !finished) {
         return tl::unexpected(std::move(finished.error()));
-    }
-    if (kind == MetadataFilter::Kind::Primary && *count != kept.size()) {
-        return make_error(ErrorCode::BadInput,
-                          fmt::format("lists {} of the {} mirrored packages: cannot write "
-                                      "metadata that matches the mirror",
-                                      *count, kept.size()),
-                          upstream.location_href);
     }
     Rewritten rewritten;
     rewritten.kept = *count;
@@ -741,6 +719,110 @@ Result<Rewritten> rewrite_record(const std::filesystem::path& stage_dir, int dir
         record.timestamp = st.st_mtim.tv_sec;
     }
     return rewritten;
+}
+
+Result<Rewritten> rewrite_record(const std::filesystem::path& stage_dir, int dir_fd,
+                                 const RepomdRecord& upstream, MetadataFilter::Kind kind,
+                                 std::span<const KeptPackage> kept) {
+    DecompressOptions decompress;
+    decompress.expected_size = upstream.open_size;
+    auto reader = Decompressor::open(stage_dir / record_file(upstream), decompress);
+    if (!reader) {
+        return tl::unexpected(std::move(reader.error()));
+    }
+    auto rewritten = write_record(
+        stage_dir, dir_fd, upstream, reader->compression(),
+        [&](const Emit& emit) -> Result<std::uint64_t> {
+            MetadataFilter filter(kind, kept, upstream.location_href);
+            std::string out;
+            while (true) {
+                auto chunk = reader->read();
+                if (!chunk) {
+                    return tl::unexpected(std::move(chunk.error()));
+                }
+                if (chunk->empty()) {
+                    break;
+                }
+                if (auto fed = filter.feed(std::string_view(chunk->data(), chunk->size()), out);
+                    !fed) {
+                    return tl::unexpected(std::move(fed.error()));
+                }
+                if (auto drained = emit(out); !drained) {
+                    return tl::unexpected(std::move(drained.error()));
+                }
+            }
+            auto count = filter.finish(out);
+            if (!count) {
+                return tl::unexpected(std::move(count.error()));
+            }
+            if (auto drained = emit(out); !drained) {
+                return tl::unexpected(std::move(drained.error()));
+            }
+            return *count;
+        });
+    if (rewritten && kind == MetadataFilter::Kind::Primary && rewritten->kept != kept.size()) {
+        return make_error(ErrorCode::BadInput,
+                          fmt::format("lists {} of the {} mirrored packages: cannot write "
+                                      "metadata that matches the mirror",
+                                      rewritten->kept, kept.size()),
+                          upstream.location_href);
+    }
+    return rewritten;
+}
+
+// Trims the `modules` record to the module streams that have a kept package (see
+// trim_modules_yaml). Returns nullopt iff nothing was dropped (upstream's file stays as it is),
+// a Rewritten with an empty record type iff no module is left (the file is removed).
+Result<std::optional<Rewritten>> rewrite_modules(const std::filesystem::path& stage_dir, int dir_fd,
+                                                 const RepomdRecord& upstream,
+                                                 std::span<const KeptPackage> kept) {
+    DecompressOptions decompress;
+    decompress.expected_size = upstream.open_size;
+    auto reader = Decompressor::open(stage_dir / record_file(upstream), decompress);
+    if (!reader) {
+        return tl::unexpected(std::move(reader.error()));
+    }
+    std::string yaml;
+    while (true) {
+        auto chunk = reader->read();
+        if (!chunk) {
+            return tl::unexpected(std::move(chunk.error()));
+        }
+        if (chunk->empty()) {
+            break;
+        }
+        yaml.append(chunk->data(), chunk->size());
+    }
+    std::unordered_set<std::string> nevras;
+    for (const KeptPackage& package : kept) {
+        nevras.insert(package.nevra);
+    }
+    auto trimmed = trim_modules_yaml(yaml, nevras, upstream.location_href);
+    if (!trimmed) {
+        return tl::unexpected(std::move(trimmed.error()));
+    }
+    if (!*trimmed) {
+        return std::optional<Rewritten>();
+    }
+    if ((*trimmed)->empty()) {  // no module left: the record is left out
+        if (fs::unlink_at(dir_fd, record_file(upstream)) != 0 && errno != ENOENT) {
+            return make_errno_error("cannot remove", (stage_dir / record_file(upstream)).string(),
+                                    errno);
+        }
+        Rewritten none;  // an empty type: left out
+        return std::optional<Rewritten>(std::move(none));
+    }
+    auto rewritten = write_record(stage_dir, dir_fd, upstream, reader->compression(),
+                                  [&](const Emit& emit) -> Result<std::uint64_t> {
+                                      if (auto drained = emit(**trimmed); !drained) {
+                                          return tl::unexpected(std::move(drained.error()));
+                                      }
+                                      return std::uint64_t{0};
+                                  });
+    if (!rewritten) {
+        return tl::unexpected(std::move(rewritten.error()));
+    }
+    return std::optional<Rewritten>(std::move(*rewritten));
 }
 
 std::string escape(std::string_view text) {
@@ -885,6 +967,18 @@ Result<FilteredMetadata> write_filtered_metadata(const std::filesystem::path& st
                               }));
         }
     }
+    std::optional<std::size_t> modules_index;
+    for (std::size_t index = 0; index < upstream.records.size(); ++index) {
+        if (upstream.records[index].type == "modules") {
+            modules_index = index;
+        }
+    }
+    std::future<Result<std::optional<Rewritten>>> modules_job;
+    if (modules_index) {
+        modules_job = std::async(std::launch::async, [&] {
+            return rewrite_modules(stage_dir, dir.get(), upstream.records[*modules_index], kept);
+        });
+    }
     std::map<std::size_t, Rewritten> done;
     std::optional<Error> first_error;
     for (auto& [index, job] : jobs) {
@@ -897,6 +991,16 @@ Result<FilteredMetadata> write_filtered_metadata(const std::filesystem::path& st
         }
         done.emplace(index, std::move(*result));
     }
+    if (modules_job.valid()) {
+        auto result = modules_job.get();
+        if (!result) {
+            if (!first_error) {
+                first_error = std::move(result.error());
+            }
+        } else if (*result) {
+            done.emplace(*modules_index, std::move(**result));
+        }
+    }
     if (first_error) {
         return tl::unexpected(std::move(*first_error));
     }
@@ -904,8 +1008,12 @@ Result<FilteredMetadata> write_filtered_metadata(const std::filesystem::path& st
     std::vector<RepomdRecord> records;
     for (std::size_t index = 0; index < upstream.records.size(); ++index) {
         const RepomdRecord& record = upstream.records[index];
-        if (const auto found = done.find(index); found != done.end()) {
-            if (record.type != "primary" && found->second.kept != kept.size()) {
+        if (const auto found = done.find(index);
+            found != done.end() && found->second.record.type.empty()) {
+            metadata.dropped_records.push_back(record.type);
+        } else if (found != done.end()) {
+            if (record.type != "primary" && record.type != "modules" &&
+                found->second.kept != kept.size()) {
                 return make_error(ErrorCode::BadInput,
                                   fmt::format("lists {} of the {} mirrored packages: cannot "
                                               "write metadata that matches the mirror",

@@ -1075,7 +1075,8 @@ class RepoSync {
         kept.reserve(plan_.targets.size());
         for (const PackageTarget& target : plan_.targets) {
             const PackageView package = index[target.position];
-            kept.push_back({package.checksum_hex(), std::string(package.location_href)});
+            kept.push_back({package.checksum_hex(), std::string(package.location_href),
+                            package.strict_nevra()});
         }
         auto rewritten = write_filtered_metadata(stage.dir(), repomd.parsed, kept);
         if (!rewritten) {

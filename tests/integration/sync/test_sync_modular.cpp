@@ -3,11 +3,13 @@
 // `dnf reposync` on a modular repository built by scripts/make-modular-test-repo.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "integration/sync/sync_fixture.hpp"
+#include "rpmirror/index.hpp"
 #include "support/source_tree.hpp"
 
 namespace rpmirror::test {
@@ -51,6 +53,30 @@ class SyncModular : public SyncFixture {
             names.push_back(path);
         }
         return names;
+    }
+
+    // The modules record file in `repo`/repodata (whatever its compression).
+    static fs::path modules_file(const fs::path& repo) {
+        for (const auto& entry : fs::directory_iterator(repo / "repodata")) {
+            if (entry.path().filename().string().find("modules.yaml") != std::string::npos) {
+                return entry.path();
+            }
+        }
+        ADD_FAILURE() << "no modules.yaml in " << repo / "repodata";
+        return {};
+    }
+
+    // The stream builds of a modules.yaml as "name:stream:version:context", sorted.
+    static std::vector<std::string> stream_builds(const fs::path& file) {
+        auto builds = parse_modules_file(file, file.string());
+        EXPECT_TRUE(builds) << (builds ? "" : builds.error().message);
+        std::vector<std::string> found;
+        for (const ModuleStreamBuild& build : builds ? *builds : std::vector<ModuleStreamBuild>{}) {
+            found.push_back(build.name + ":" + build.stream + ":" + std::to_string(build.version) +
+                            ":" + build.context);
+        }
+        std::sort(found.begin(), found.end());
+        return found;
     }
 
     static std::unique_ptr<TempDir> built_;
@@ -143,6 +169,82 @@ TEST_F(SyncModular, VerifyOfANewestOnlyModularMirrorPasses) {
     EXPECT_NE(verified.out.find("modular: selection: --newest-only (recorded by sync)"),
               std::string::npos)
         << verified.out;
+}
+
+// A filtered mirror's modules.yaml lists the stream versions that have a mirrored package and
+// no other: -n leaves out badlatest:stream 2019 and nodejs:5 version 1 (both contexts).
+TEST_F(SyncModular, NewestOnlyWithMetadataTrimsModulesYamlToTheMirroredStreamVersions) {
+    NginxServer& server = serve(upstream());
+    const fs::path mirror = tmp_ / "mirror";
+    const std::vector<std::string> args{
+        "--repofrompath", "modular," + server.url("/"), "--repo", "modular", "-p", mirror.string(),
+        "--newest-only",  "--download-metadata"};
+    const CommandResult synced = sync(args);
+    ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    const fs::path repo = mirror / "modular";
+    EXPECT_EQ(packages_in(repo), kNewestByDnf);
+    EXPECT_EQ(stream_builds(modules_file(upstream())).size(), 8U);
+    EXPECT_EQ(stream_builds(modules_file(repo)),
+              (Names{"badlatest:stream:2018:aaaaaaaa", "badlatest:stream:2020:aaaaaaaa",
+                     "nodejs:5:2:aaaaaaaa", "nodejs:5:2:bbbbbbbb", "nodejs:8:1:cccccccc"}));
+
+    // dnf reads the mirror's modules and packages.
+    const CommandResult modules = dnf("file://" + repo.string(), {"module", "list"});
+    EXPECT_EQ(modules.exit_code, 0) << modules.out << modules.err;
+    EXPECT_NE(modules.out.find("nodejs"), std::string::npos) << modules.out;
+    const CommandResult query = dnf("file://" + repo.string(), {"repoquery", "-a"});
+    EXPECT_EQ(query.exit_code, 0) << query.out << query.err;
+    EXPECT_NE(query.out.find("plain-0:2.0-1.x86_64"), std::string::npos) << query.out;
+
+    const CommandResult verified =
+        run_to_end({rpmirror_binary(), "verify", "-p", mirror.string()}, tmp_ / "logs");
+    EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+
+    const auto published = tree_digests(repo / "repodata");
+    const CommandResult second = sync(args);
+    ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+    EXPECT_NE(second.out.find("up to date"), std::string::npos) << second.out;
+    EXPECT_EQ(tree_digests(repo / "repodata"), published);
+}
+
+// A filter that leaves out no modular package keeps upstream's modules record byte for byte.
+TEST_F(SyncModular, AFilterKeepingEveryModularPackageKeepsModulesYamlVerbatim) {
+    NginxServer& server = serve(upstream());
+    const fs::path mirror = tmp_ / "mirror";
+    const CommandResult synced =
+        sync({"--repofrompath", "modular," + server.url("/"), "--repo", "modular", "-p",
+              mirror.string(), "-x", "plain", "--download-metadata"});
+    ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    const fs::path published = modules_file(mirror / "modular");
+    EXPECT_EQ(published.filename(), modules_file(upstream()).filename());
+    EXPECT_EQ(read_file(published), read_file(modules_file(upstream())));
+    const CommandResult verified =
+        run_to_end({rpmirror_binary(), "verify", "-p", mirror.string()}, tmp_ / "logs");
+    EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+}
+
+// A filter that leaves out every modular package leaves the modules record out.
+TEST_F(SyncModular, AFilterLeavingOutEveryModularPackageLeavesModulesOut) {
+    NginxServer& server = serve(upstream());
+    const fs::path mirror = tmp_ / "mirror";
+    const CommandResult synced =
+        sync({"--repofrompath", "modular," + server.url("/"), "--repo", "modular", "-p",
+              mirror.string(), "--setopt=modular.includepkgs=plain", "--download-metadata"});
+    ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    const fs::path repo = mirror / "modular";
+    EXPECT_EQ(packages_in(repo), (Names{"plain-1.0-1.x86_64.rpm", "plain-2.0-1.x86_64.rpm"}));
+    const std::string repomd = read_file(repo / "repodata" / "repomd.xml");
+    EXPECT_EQ(repomd.find("modules"), std::string::npos) << repomd;
+    for (const auto& entry : fs::directory_iterator(repo / "repodata")) {
+        EXPECT_EQ(entry.path().filename().string().find("modules"), std::string::npos)
+            << entry.path();
+    }
+    const CommandResult query = dnf("file://" + repo.string(), {"repoquery", "-a"});
+    EXPECT_EQ(query.exit_code, 0) << query.out << query.err;
+    EXPECT_NE(query.out.find("plain-0:2.0-1.x86_64"), std::string::npos) << query.out;
+    const CommandResult verified =
+        run_to_end({rpmirror_binary(), "verify", "-p", mirror.string()}, tmp_ / "logs");
+    EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
 }
 
 }  // namespace

@@ -42,7 +42,8 @@ std::string filter(MetadataFilter::Kind kind, const std::string& input,
 }
 
 TEST(MetadataFilter, KeepsWholePackagesByPkgidAndHrefWhateverTheChunking) {
-    const std::vector<KeptPackage> kept{{"aa", "Packages/a&b.rpm"}, {"cc", "Packages/c.rpm"}};
+    const std::vector<KeptPackage> kept{{"aa", "Packages/a&b.rpm", ""},
+                                        {"cc", "Packages/c.rpm", ""}};
     const std::string expected =
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         "<!-- a comment with <package> in it -->\n"
@@ -65,7 +66,7 @@ TEST(MetadataFilter, KeepsWholePackagesByPkgidAndHrefWhateverTheChunking) {
 TEST(MetadataFilter, AnHrefThatDiffersDropsThePackage) {
     std::uint64_t count = 9;
     const std::string out = filter(MetadataFilter::Kind::Primary, kPrimary,
-                                   {{"bb", "Packages/elsewhere/b.rpm"}}, 5, &count);
+                                   {{"bb", "Packages/elsewhere/b.rpm", ""}}, 5, &count);
     EXPECT_EQ(count, 0U);
     EXPECT_EQ(out.find("<package type"), std::string::npos);
     EXPECT_NE(out.find("packages=\"1\""), std::string::npos);
@@ -78,7 +79,7 @@ TEST(MetadataFilter, FilelistsMatchByThePkgidAttribute) {
         "<package pkgid=\"aa\" name=\"a\" arch=\"x86_64\">\n  <file>/a</file>\n</package>\n"
         "<package pkgid=\"bb\" name=\"b\" arch=\"x86_64\">\n  <file>/b</file>\n</package>\n"
         "</filelists>\n";
-    EXPECT_EQ(filter(MetadataFilter::Kind::Filelists, filelists, {{"bb", "Packages/b.rpm"}}, 3),
+    EXPECT_EQ(filter(MetadataFilter::Kind::Filelists, filelists, {{"bb", "Packages/b.rpm", ""}}, 3),
               "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
               "<filelists xmlns=\"http://linux.duke.edu/metadata/filelists\" packages=\"1\">\n"
               "<package pkgid=\"bb\" name=\"b\" arch=\"x86_64\">\n  <file>/b</file>\n</package>\n"
