@@ -721,6 +721,24 @@ Result<Rewritten> write_record(const std::filesystem::path& stage_dir, int dir_f
     return rewritten;
 }
 
+// Calls `consume` with every decompressed chunk of `reader`, in order, until the end of the
+// data. Returns the first error of a read or of `consume`.
+template <typename Consume>
+Result<void> for_each_chunk(Decompressor& reader, Consume&& consume) {
+    while (true) {
+        auto chunk = reader.read();
+        if (!chunk) {
+            return tl::unexpected(std::move(chunk.error()));
+        }
+        if (chunk->empty()) {
+            return {};
+        }
+        if (auto consumed = consume(std::string_view(chunk->data(), chunk->size())); !consumed) {
+            return consumed;
+        }
+    }
+}
+
 Result<Rewritten> rewrite_record(const std::filesystem::path& stage_dir, int dir_fd,
                                  const RepomdRecord& upstream, MetadataFilter::Kind kind,
                                  std::span<const KeptPackage> kept) {
@@ -730,36 +748,29 @@ Result<Rewritten> rewrite_record(const std::filesystem::path& stage_dir, int dir
     if (!reader) {
         return tl::unexpected(std::move(reader.error()));
     }
-    auto rewritten = write_record(
-        stage_dir, dir_fd, upstream, reader->compression(),
-        [&](const Emit& emit) -> Result<std::uint64_t> {
-            MetadataFilter filter(kind, kept, upstream.location_href);
-            std::string out;
-            while (true) {
-                auto chunk = reader->read();
-                if (!chunk) {
-                    return tl::unexpected(std::move(chunk.error()));
-                }
-                if (chunk->empty()) {
-                    break;
-                }
-                if (auto fed = filter.feed(std::string_view(chunk->data(), chunk->size()), out);
-                    !fed) {
-                    return tl::unexpected(std::move(fed.error()));
-                }
-                if (auto drained = emit(out); !drained) {
-                    return tl::unexpected(std::move(drained.error()));
-                }
-            }
-            auto count = filter.finish(out);
-            if (!count) {
-                return tl::unexpected(std::move(count.error()));
-            }
-            if (auto drained = emit(out); !drained) {
-                return tl::unexpected(std::move(drained.error()));
-            }
-            return *count;
-        });
+    auto rewritten = write_record(stage_dir, dir_fd, upstream, reader->compression(),
+                                  [&](const Emit& emit) -> Result<std::uint64_t> {
+                                      MetadataFilter filter(kind, kept, upstream.location_href);
+                                      std::string out;
+                                      auto fed = for_each_chunk(
+                                          *reader, [&](std::string_view chunk) -> Result<void> {
+                                              if (auto ok = filter.feed(chunk, out); !ok) {
+                                                  return tl::unexpected(std::move(ok.error()));
+                                              }
+                                              return emit(out);
+                                          });
+                                      if (!fed) {
+                                          return tl::unexpected(std::move(fed.error()));
+                                      }
+                                      auto count = filter.finish(out);
+                                      if (!count) {
+                                          return tl::unexpected(std::move(count.error()));
+                                      }
+                                      if (auto drained = emit(out); !drained) {
+                                          return tl::unexpected(std::move(drained.error()));
+                                      }
+                                      return *count;
+                                  });
     if (rewritten && kind == MetadataFilter::Kind::Primary && rewritten->kept != kept.size()) {
         return make_error(ErrorCode::BadInput,
                           fmt::format("lists {} of the {} mirrored packages: cannot write "
@@ -783,15 +794,13 @@ Result<std::optional<Rewritten>> rewrite_modules(const std::filesystem::path& st
         return tl::unexpected(std::move(reader.error()));
     }
     std::string yaml;
-    while (true) {
-        auto chunk = reader->read();
-        if (!chunk) {
-            return tl::unexpected(std::move(chunk.error()));
-        }
-        if (chunk->empty()) {
-            break;
-        }
-        yaml.append(chunk->data(), chunk->size());
+    if (auto read = for_each_chunk(*reader,
+                                   [&](std::string_view chunk) -> Result<void> {
+                                       yaml.append(chunk);
+                                       return {};
+                                   });
+        !read) {
+        return tl::unexpected(std::move(read.error()));
     }
     std::unordered_set<std::string> nevras;
     for (const KeptPackage& package : kept) {
