@@ -24,6 +24,16 @@ temp=$(mktemp -d)
 trap 'rm -rf "$temp"' EXIT
 cd "$temp" || exit 1
 
+# Installed as share/bash-completion/completions/rpmirror, bash-completion loads it on demand.
+mkdir -p xdg/bash-completion/completions
+cp "$completion" xdg/bash-completion/completions/rpmirror
+loaded=$(XDG_DATA_DIRS="$temp/xdg" bash -c 'source "$1"; __load_completion rpmirror && complete -p rpmirror' \
+  _ "$bash_completion" 2>&1)
+if [[ $loaded != *"-F _rpmirror rpmirror"* ]]; then
+  echo "FAIL: bash-completion does not load share/bash-completion/completions/rpmirror on demand: $loaded" >&2
+  exit 1
+fi
+
 # complete LINE: COMPREPLY for the cursor at the end of LINE (a trailing space starts a new word).
 complete_line() {
   local line=$1
