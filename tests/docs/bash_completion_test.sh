@@ -53,7 +53,7 @@ expect() {
   shift
   complete_line "$line"
   for word in "$@"; do
-    if ! printf '%s\n' "${COMPREPLY[@]}" | grep -qxF -- "$word"; then
+    if ! grep -qxF -- "$word" <<<"$(printf '%s\n' "${COMPREPLY[@]}")"; then
       echo "FAIL: '$line<TAB>' does not offer '$word' (offered: ${COMPREPLY[*]:-nothing})" >&2
       failures=$((failures + 1))
     fi
@@ -64,7 +64,7 @@ expect_not() {
   shift
   complete_line "$line"
   for word in "$@"; do
-    if printf '%s\n' "${COMPREPLY[@]}" | grep -qxF -- "$word"; then
+    if grep -qxF -- "$word" <<<"$(printf '%s\n' "${COMPREPLY[@]}")"; then
       echo "FAIL: '$line<TAB>' offers '$word' (offered: ${COMPREPLY[*]})" >&2
       failures=$((failures + 1))
     fi
