@@ -18,7 +18,6 @@
 
 #include <fmt/core.h>
 
-extern char** environ;  // NOLINT(readability-redundant-declaration)
 
 namespace rpmirror {
 
