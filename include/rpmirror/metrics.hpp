@@ -37,8 +37,9 @@ std::string format_metrics(std::string_view previous, std::span<const JobOutcome
 // temporary file in the same directory (not named *.prom, so the collector never reads it), then
 // renamed over `file`, mode 0644. A missing `file` is a first run. Returns Error{Io} or
 // Error{NotFound} naming `file` iff it cannot be read or written (e.g. its directory is missing or
-// not writable); `file` is then unchanged and no temporary file is left. Not safe against two
-// processes writing the same file at once (the later rename wins).
+// not writable); `file` is then unchanged and no temporary file is left. Thread-safe: processes
+// and threads writing the same file take turns (flock on its directory), so none loses another's
+// jobs.
 Result<void> write_metrics_file(const std::filesystem::path& file,
                                 std::span<const JobOutcome> outcomes);
 

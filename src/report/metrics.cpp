@@ -1,6 +1,7 @@
 // The Prometheus metrics file of sync runs (text exposition format 0.0.4).
 #include "rpmirror/metrics.hpp"
 
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -16,7 +17,9 @@
 
 #include <fmt/core.h>
 
+#include "fs/beneath.hpp"
 #include "fs/durable.hpp"
+#include "util/unique_fd.hpp"
 
 namespace rpmirror {
 
@@ -259,6 +262,16 @@ std::string format_metrics(std::string_view previous, std::span<const JobOutcome
 
 Result<void> write_metrics_file(const std::filesystem::path& file,
                                 std::span<const JobOutcome> outcomes) {
+    // Runs writing the same file (different --job selections at once) take turns, so each merges
+    // what the other wrote and they never share the temporary file. Best effort: a directory that
+    // cannot be opened or locked fails below, or is written without the lock.
+    const std::filesystem::path directory_path =
+        file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
+    const UniqueFd directory = fs::open_directory(directory_path);
+    if (directory) {
+        while (::flock(directory.get(), LOCK_EX) != 0 && errno == EINTR) {
+        }
+    }  // released when `directory` is closed
     std::string previous;
     if (auto read = fs::read_file(file)) {
         previous = std::move(*read);
