@@ -182,9 +182,9 @@ TEST_F(DistFiles, InstallPutsUnitsUserAndExampleConfigWhereTheDesignSaysAndKeeps
     // The build tree of the binary under test, installed with prefix /usr into a scratch root.
     const fs::path build_dir = fs::path(rpmirror_binary()).parent_path();
     const fs::path root = tmp_ / "root";
-    const auto install = [&] {
+    const auto install = [&](const std::string& prefix = "/usr") {
         return run_to_end({"env", "DESTDIR=" + root.string(), "cmake", "--install",
-                           build_dir.string(), "--prefix", "/usr"},
+                           build_dir.string(), "--prefix", prefix},
                           tmp_ / "logs");
     };
     const CommandResult installed = install();
@@ -205,6 +205,17 @@ TEST_F(DistFiles, InstallPutsUnitsUserAndExampleConfigWhereTheDesignSaysAndKeeps
     const CommandResult again = install();
     ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
     EXPECT_EQ(read_file(root / "etc/rpmirror/rpmirror.conf"), "[mine]\nbaseurl=http://x/\n");
+
+    // Another prefix: the service starts that prefix's binary; the example goes to its etc/.
+    const CommandResult local = install("/usr/local");
+    ASSERT_EQ(local.exit_code, 0) << local.out << local.err;
+    EXPECT_EQ(
+        value_of(
+            parse_unit(root / "usr/local/lib/systemd/system/rpmirror-sync.service").at("Service"),
+            "ExecStart")
+            .find("/usr/local/bin/rpmirror sync "),
+        0U);
+    EXPECT_TRUE(fs::exists(root / "usr/local/etc/rpmirror/rpmirror.conf"));
 }
 
 }  // namespace

@@ -136,7 +136,7 @@ TEST_F(SyncUnattended, OnChangeRunsAfterAChangeWithTheJobsEnvironmentAndNotAfter
                                         (tmp_ / "meta").string(),
                                         "--download-metadata",
                                         "--on-change",
-                                        "env > '" + hook_dir.string() + "/env-$RPMIRROR_JOB'"};
+                                        "env > '" + hook_dir.string() + "'/env-\"$RPMIRROR_JOB\""};
 
     const CommandResult first = sync(args);
     ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
