@@ -384,6 +384,9 @@ int run_sync(const SyncArgs& args) {
             signature_removals = print_as_dnf(report, args.quiet) || signature_removals;
             if (!report.ok() || !snapshots.after(report, human, args.quiet)) {
                 exit_code = kExitFailure;
+                if (report.ok()) {  // the snapshot failed (its error printed): the job did too
+                    outcome.errors.push_back(report.repo_id + ": snapshot failed");
+                }
             }
             if (!args.urls && !after_job(args, *options, outcome)) {
                 exit_code = kExitFailure;
@@ -405,6 +408,9 @@ int run_sync(const SyncArgs& args) {
         }
         if (!report.ok() || !snapshots.after(report, human, args.quiet)) {
             exit_code = kExitFailure;
+            if (report.ok()) {  // the snapshot failed (its error printed): the job did too
+                outcome.errors.push_back(report.repo_id + ": snapshot failed");
+            }
         }
         if (!args.urls && !after_job(args, *options, outcome)) {
             exit_code = kExitFailure;

@@ -18,7 +18,6 @@
 
 #include <fmt/core.h>
 
-
 namespace rpmirror {
 
 namespace {

@@ -179,5 +179,21 @@ TEST_F(SyncUnattended, FailingHookIsAnErrorLineEvenWithQuietAndFailsTheRunAndThe
     EXPECT_EQ(samples.at("rpmirror_job_packages{job=sample,result=downloaded}"), 5);
 }
 
+TEST_F(SyncUnattended, FailedSnapshotMakesTheJobFailedInTheMetrics) {
+    const fs::path upstream = test_repo("sample-repo");
+    NginxServer& server = serve(upstream);
+    const fs::path metrics = tmp_ / "rpmirror.prom";
+
+    // A snapshot needs the metadata: without --download-metadata it fails after the sync.
+    const CommandResult result =
+        sync({"--repofrompath", "sample," + server.url("/"), "--repo", "sample", "-p",
+              (tmp_ / "mirror").string(), "--snapshot", "--metrics-file", metrics.string()});
+
+    EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
+    const auto samples = parse_metrics_file(metrics, tmp_ / "parse").samples;
+    EXPECT_EQ(samples.at("rpmirror_job_success{job=sample}"), 0);
+    EXPECT_EQ(samples.at("rpmirror_job_last_success_timestamp_seconds{job=sample}"), 0);
+}
+
 }  // namespace
 }  // namespace rpmirror::test
