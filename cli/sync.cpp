@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <stop_token>
@@ -20,6 +21,7 @@
 #include "rpmirror/report.hpp"
 #include "rpmirror/sync.hpp"
 #include "snapshot.hpp"
+#include "unattended.hpp"
 
 namespace rpmirror::cli {
 
@@ -73,6 +75,7 @@ struct SyncArgs {
     bool no_cache = false;
     std::string json_file;
     SyncSnapshotArgs snapshots;  // --snapshot[=NAME], --keep-snapshots, --snapshot-dir
+    UnattendedArgs unattended;   // --metrics-file, --on-change
 };
 
 constexpr int kExitSigint = 130;
@@ -290,6 +293,17 @@ bool print_as_dnf(const RepoSyncReport& report, bool quiet) {
     return removed;
 }
 
+// --on-change after a repository (not with -u). Returns false iff the hook failed (its error
+// line printed).
+bool after_job(const SyncArgs& args, const SyncOptions& options, JobOutcome& outcome) {
+    const auto failed = run_hook_after_job(args.unattended.on_change, outcome,
+                                           metadata_directory(options, outcome.report.repo_id));
+    if (failed) {
+        fmt::print(stderr, "{}\n", *failed);
+    }
+    return !failed;
+}
+
 int run_sync(const SyncArgs& args) {
     const bool as_dnf = invoked_as_reposync();
     if (args.cacheonly) {
@@ -334,6 +348,7 @@ int run_sync(const SyncArgs& args) {
     }
     const SyncSnapshots snapshots(args.snapshots, *options);
     std::vector<RepoSyncReport> reports;
+    std::vector<JobOutcome> outcomes;        // each repository a job named by its repo id
     std::vector<std::string> ignored_repos;  // skip_if_unavailable=1 and unreachable
     bool signature_removals = false;         // reposync: --gpgcheck removed a package
     int exit_code = kExitOk;
@@ -342,8 +357,13 @@ int run_sync(const SyncArgs& args) {
             break;
         }
         TerminalProgress bar(STDERR_FILENO, repo.id);
+        JobOutcome& outcome = outcomes.emplace_back();
+        outcome.job = repo.id;
+        outcome.started = std::chrono::system_clock::now();
         RepoSyncReport report =
             syncer.sync(repo, *options, draw_progress ? &bar : nullptr, stopper.token());
+        outcome.finished = std::chrono::system_clock::now();
+        outcome.report = report;
         bar.finish();
         if (report.error && report.metadata_unavailable && repo.skip_if_unavailable) {
             // As dnf 4 with skip_if_unavailable=1: a warning, the repository is left out.
@@ -364,6 +384,12 @@ int run_sync(const SyncArgs& args) {
             signature_removals = print_as_dnf(report, args.quiet) || signature_removals;
             if (!report.ok() || !snapshots.after(report, human, args.quiet)) {
                 exit_code = kExitFailure;
+                if (report.ok()) {  // the snapshot failed (its error printed): the job did too
+                    outcome.errors.push_back(report.repo_id + ": snapshot failed");
+                }
+            }
+            if (!args.urls && !after_job(args, *options, outcome)) {
+                exit_code = kExitFailure;
             }
             reports.push_back(std::move(report));
             continue;
@@ -382,6 +408,12 @@ int run_sync(const SyncArgs& args) {
         }
         if (!report.ok() || !snapshots.after(report, human, args.quiet)) {
             exit_code = kExitFailure;
+            if (report.ok()) {  // the snapshot failed (its error printed): the job did too
+                outcome.errors.push_back(report.repo_id + ": snapshot failed");
+            }
+        }
+        if (!args.urls && !after_job(args, *options, outcome)) {
+            exit_code = kExitFailure;
         }
         reports.push_back(std::move(report));
     }
@@ -391,6 +423,11 @@ int run_sync(const SyncArgs& args) {
     }
     if (signature_removals) {
         fmt::print(stderr, "Error: GPG signature check failed.\n");
+    }
+    if (const auto failed =
+            write_run_metrics(args.urls ? "" : args.unattended.metrics_file, outcomes)) {
+        fmt::print(stderr, "{}\n", *failed);
+        exit_code = kExitFailure;
     }
     if (stopper.exit_code() != 0) {
         exit_code = stopper.exit_code();
@@ -500,6 +537,7 @@ Command add_sync_command(CLI::App& parent) {
     app->add_option("--json", args->json_file, "write a JSON report to FILE ('-': stdout)");
     add_run_state_options(*app, args->state);
     add_sync_snapshot_options(*app, args->snapshots);
+    add_unattended_options(*app, args->unattended);
     return Command{app, [args] { return run_sync(*args); }};
 }
 

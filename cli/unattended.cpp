@@ -1,0 +1,49 @@
+// --metrics-file and --on-change of `rpmirror sync` (cli/unattended.hpp).
+#include "unattended.hpp"
+
+#include <fmt/core.h>
+
+#include "rpmirror/hooks.hpp"
+#include "rpmirror/metrics.hpp"
+
+namespace rpmirror::cli {
+
+void add_unattended_options(CLI::App& app, UnattendedArgs& args) {
+    app.add_option("--metrics-file", args.metrics_file,
+                   "write Prometheus metrics of every repository (job) to FILE at the end of the "
+                   "run, atomically, keeping other jobs' lines (node_exporter's textfile "
+                   "collector reads *.prom files)")
+        ->option_text("FILE");
+    app.add_option("--on-change", args.on_change,
+                   "after a repository (job) whose mirror changed, run CMD with /bin/sh -c "
+                   "(environment: RPMIRROR_JOB, RPMIRROR_REPO_ID, RPMIRROR_DESTINATION, "
+                   "RPMIRROR_METADATA_DIR); its failure fails the run")
+        ->option_text("CMD");
+}
+
+std::optional<std::string> run_hook_after_job(const std::string& command, JobOutcome& outcome,
+                                              const std::filesystem::path& metadata_dir) {
+    if (command.empty() || !outcome.changed()) {
+        return std::nullopt;
+    }
+    auto ran = run_change_hook(command, outcome, metadata_dir);
+    if (ran) {
+        return std::nullopt;
+    }
+    std::string line = ran.error().to_string();
+    outcome.errors.push_back(line);
+    return line;
+}
+
+std::optional<std::string> write_run_metrics(const std::string& file,
+                                             std::span<const JobOutcome> outcomes) {
+    if (file.empty()) {
+        return std::nullopt;
+    }
+    if (auto written = write_metrics_file(file, outcomes); !written) {
+        return fmt::format("rpmirror: {}", written.error().to_string());
+    }
+    return std::nullopt;
+}
+
+}  // namespace rpmirror::cli
