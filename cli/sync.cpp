@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
+#include "jobs.hpp"
 #include "output.hpp"
 #include "repo_options.hpp"
 #include "rpmirror/config.hpp"
@@ -73,6 +74,7 @@ struct SyncArgs {
     bool no_cache = false;
     std::string json_file;
     SyncSnapshotArgs snapshots;  // --snapshot[=NAME], --keep-snapshots, --snapshot-dir
+    JobModeArgs job_mode;        // --config-file, --job, --parallel-jobs, --max-per-host
 };
 
 constexpr int kExitSigint = 130;
@@ -291,6 +293,14 @@ bool print_as_dnf(const RepoSyncReport& report, bool quiet) {
 }
 
 int run_sync(const SyncArgs& args) {
+    if (job_mode_requested(args.job_mode)) {
+        const SignalStopper stopper;
+        const int exit_code = run_job_mode(
+            *args.app, args.job_mode,
+            {args.quiet, args.verbose, args.no_cache, args.parallel, args.json_file, &args.state},
+            stopper.token());
+        return stopper.exit_code() != 0 ? stopper.exit_code() : exit_code;
+    }
     const bool as_dnf = invoked_as_reposync();
     if (args.cacheonly) {
         fmt::print(stderr,
@@ -500,6 +510,7 @@ Command add_sync_command(CLI::App& parent) {
     app->add_option("--json", args->json_file, "write a JSON report to FILE ('-': stdout)");
     add_run_state_options(*app, args->state);
     add_sync_snapshot_options(*app, args->snapshots);
+    add_job_mode_options(*app, args->job_mode);
     return Command{app, [args] { return run_sync(*args); }};
 }
 
