@@ -21,9 +21,9 @@ namespace {
 
 // The options job mode takes from the command line; every other one given is a usage error.
 constexpr const char* kJobModeOptions[] = {
-    "--config-file", "--job",   "--parallel-jobs", "--parallel",  "--max-per-host",
-    "--metrics-file", "--on-change", "--quiet",    "--verbose",   "--json",
-    "--state-dir",   "--wait-lock",  "--no-cache", "--help"};
+    "--config-file",  "--job",       "--parallel-jobs", "--parallel", "--max-per-host",
+    "--metrics-file", "--on-change", "--quiet",         "--verbose",  "--json",
+    "--state-dir",    "--wait-lock", "--no-cache",      "--help"};
 
 // Returns the first option of `app` given on the command line that job mode refuses, or null.
 const CLI::Option* refused_option(const CLI::App& app) {
@@ -48,9 +48,7 @@ const CLI::Option* refused_option(const CLI::App& app) {
 class JobLines final : public JobEvents {
   public:
     JobLines(bool quiet, bool draw_progress, std::FILE* human)
-        : quiet_(quiet),
-          draw_progress_(draw_progress),
-          human_fd_(::fileno(human)) {}
+        : quiet_(quiet), draw_progress_(draw_progress), human_fd_(::fileno(human)) {}
 
     // Prints `line` prefixed with "NAME: " (unless it already starts so) on `fd`.
     void line(int fd, const std::string& job, const std::string& line) {
@@ -256,16 +254,17 @@ int run_job_mode(const CLI::App& app, const JobModeArgs& args, const JobModeShar
     }
     for (JobConfig& job : *jobs) {
         if (job.snapshot && job.errors.empty()) {
-            job.errors.push_back(fmt::format("{}: job '{}': snapshot: not supported in job mode "
-                                             "yet",
-                                             job.defined_at.to_string(), job.name));
+            job.errors.push_back(
+                fmt::format("{}: job '{}': snapshot: not supported in job mode "
+                            "yet",
+                            job.defined_at.to_string(), job.name));
         }
     }
     JobRunnerOptions runner;
     runner.parallel_jobs = args.parallel_jobs > 0 ? args.parallel_jobs : config->parallel_jobs;
     const unsigned parallel = shared.parallel > 0 ? shared.parallel : config->parallel;
-    const unsigned max_per_host = args.max_per_host_option->count() > 0 ? args.max_per_host
-                                                                        : config->max_per_host;
+    const unsigned max_per_host =
+        args.max_per_host_option->count() > 0 ? args.max_per_host : config->max_per_host;
     runner.download.max_per_host = max_per_host;
     // The shared connection budget (-j / [main] parallel across all jobs) plugs in here; until
     // then every job has its own `parallel`, or [main]'s.

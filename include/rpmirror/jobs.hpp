@@ -35,10 +35,10 @@ inline constexpr const char* kDefaultJobsConfigFile = "/etc/rpmirror/rpmirror.co
 
 // One job: a repository and how it is mirrored.
 struct JobConfig {
-    std::string name;         // the section name; also the repository's id
+    std::string name;           // the section name; also the repository's id
     ConfigLocation defined_at;  // the [name] line
-    bool enabled = true;      // enabled=0: skipped unless --job names it
-    RepoConfig repo;          // its source (`repo = ID` or baseurl/mirrorlist/metalink) and keys
+    bool enabled = true;        // enabled=0: skipped unless --job names it
+    RepoConfig repo;            // its source (`repo = ID` or baseurl/mirrorlist/metalink) and keys
     // Where and how: download_path is the repository directory itself (norepopath is set);
     // selection, metadata, --delete, --gpgcheck, ... as the job's keys say. `events` is unset.
     SyncOptions options;
@@ -58,9 +58,9 @@ struct JobsConfig {
     std::vector<std::filesystem::path> conf_d_files;  // read after main_file, in this order
     // [main]
     std::optional<std::filesystem::path> destination;  // base: a job without one goes to DIR/NAME
-    unsigned parallel = 16;       // total connection budget of all jobs (-j)
-    unsigned parallel_jobs = 4;   // jobs run at once
-    unsigned max_per_host = 0;    // connections per host across all jobs; 0 = only the budget
+    unsigned parallel = 16;                            // total connection budget of all jobs (-j)
+    unsigned parallel_jobs = 4;                        // jobs run at once
+    unsigned max_per_host = 0;  // connections per host across all jobs; 0 = only the budget
     std::optional<std::filesystem::path> state_dir;
     std::optional<std::filesystem::path> metrics_file;
     std::vector<JobConfig> jobs;  // in file order (main file, then conf.d)
@@ -103,8 +103,8 @@ class JobEvents {
         (void)event;
     }
     // Bytes of `job`'s downloads so far (as ProgressSink::progress), and files finished.
-    virtual void progress(const JobConfig& job, std::uint64_t bytes_done,
-                          std::uint64_t bytes_total, std::size_t files_done) {
+    virtual void progress(const JobConfig& job, std::uint64_t bytes_done, std::uint64_t bytes_total,
+                          std::size_t files_done) {
         (void)job;
         (void)bytes_done;
         (void)bytes_total;

@@ -29,16 +29,32 @@ std::string canonical_key(std::string_view key) {
 // Keys of [main] that configure the run, not a job (`destination` and `parallel` mean something
 // else in a job, see JobsConfig).
 constexpr std::string_view kMainKeys[] = {
-    "destination", "parallel",    "parallel_jobs", "max_per_host", "state_dir", "metrics_file",
-    "dnf_config",  "reposdir",    "releasever",    "basearch",     "varsdir"};
+    "destination", "parallel", "parallel_jobs", "max_per_host", "state_dir", "metrics_file",
+    "dnf_config",  "reposdir", "releasever",    "basearch",     "varsdir"};
 
 // Keys of a job that are not `.repo` keys.
-constexpr std::string_view kJobKeys[] = {
-    "repo",           "destination",   "metadata_path",   "arch",          "newest_only",
-    "keep_versions",  "source",        "download_metadata", "upstream_metadata", "sign_key",
-    "delete",         "gpgcheck",      "gpgcheck_keys",   "min_buildtime", "remote_time",
-    "downloadcomps",  "snapshot",      "keep_snapshots",  "snapshot_dir",  "parallel",
-    "exec_on_change", "enabled"};
+constexpr std::string_view kJobKeys[] = {"repo",
+                                         "destination",
+                                         "metadata_path",
+                                         "arch",
+                                         "newest_only",
+                                         "keep_versions",
+                                         "source",
+                                         "download_metadata",
+                                         "upstream_metadata",
+                                         "sign_key",
+                                         "delete",
+                                         "gpgcheck",
+                                         "gpgcheck_keys",
+                                         "min_buildtime",
+                                         "remote_time",
+                                         "downloadcomps",
+                                         "snapshot",
+                                         "keep_snapshots",
+                                         "snapshot_dir",
+                                         "parallel",
+                                         "exec_on_change",
+                                         "enabled"};
 
 // The `.repo` keys that say where a repository is: one of the two ways to give a job its source.
 constexpr std::string_view kUrlSourceKeys[] = {"baseurl", "mirrorlist", "metalink"};
@@ -112,13 +128,15 @@ std::filesystem::path directory_path(const std::string& value) {
 
 using Problem = tl::expected<void, std::string>;
 
-Problem bad(std::string message) { return tl::unexpected(std::move(message)); }
+Problem bad(std::string message) {
+    return tl::unexpected(std::move(message));
+}
 
 Problem set_bool(bool& target, std::string_view value) {
     const auto parsed = parse_config_bool(value);
     if (!parsed) {
-        return bad(fmt::format("invalid boolean '{}' (expected 1/0, yes/no, true/false, on/off)",
-                               value));
+        return bad(
+            fmt::format("invalid boolean '{}' (expected 1/0, yes/no, true/false, on/off)", value));
     }
     target = *parsed;
     return {};
@@ -254,8 +272,8 @@ class JobBuilder {
         job_.options.norepopath = true;
     }
 
-    JobConfig build(const JobsConfig& jobs, const MainSection& main,
-                    const std::string& main_file, DnfRepos& dnf) {
+    JobConfig build(const JobsConfig& jobs, const MainSection& main, const std::string& main_file,
+                    DnfRepos& dnf) {
         const config::IniEntry* repo_entry = nullptr;
         const config::IniEntry* url_entry = nullptr;
         for (const config::IniEntry& entry : section_.entries) {
@@ -428,9 +446,10 @@ class JobBuilder {
             } else if (is_valid_repo_id(value)) {
                 job_.snapshot = value;
             } else {
-                problem = bad(fmt::format("invalid value '{}' (expected a boolean or a snapshot "
-                                          "name: letters, digits, '-', '_', '.', ':')",
-                                          value));
+                problem =
+                    bad(fmt::format("invalid value '{}' (expected a boolean or a snapshot "
+                                    "name: letters, digits, '-', '_', '.', ':')",
+                                    value));
             }
         } else if (key == "keep_snapshots") {
             unsigned keep = 0;
@@ -512,10 +531,10 @@ void check_destinations(std::vector<JobConfig>& jobs,
         if (!inserted) {
             const std::size_t line =
                 destination_lines[i] > 0 ? destination_lines[i] : job.defined_at.line;
-            job.errors.push_back(fmt::format(
-                "{}:{}: job '{}': destination: {} is the destination of job '{}' ({})",
-                job.defined_at.file, line, job.name, directory.string(), it->second->name,
-                it->second->defined_at.to_string()));
+            job.errors.push_back(
+                fmt::format("{}:{}: job '{}': destination: {} is the destination of job '{}' ({})",
+                            job.defined_at.file, line, job.name, directory.string(),
+                            it->second->name, it->second->defined_at.to_string()));
         }
     }
 }
@@ -549,9 +568,9 @@ Result<JobsConfig> load_jobs_config(const JobsLoadOptions& options,
                 continue;
             }
             if (&file != &main_file) {
-                return located_error({file, section.line},
-                                     fmt::format("[main] belongs in the main file {} only",
-                                                 main_file));
+                return located_error(
+                    {file, section.line},
+                    fmt::format("[main] belongs in the main file {} only", main_file));
             }
             main_section = &section;
         }
@@ -601,9 +620,8 @@ Result<JobsConfig> load_jobs_config(const JobsLoadOptions& options,
                                                         section.name));
             }
             if (const auto [it, inserted] = defined.emplace(section.name, where); !inserted) {
-                return located_error(where,
-                                     fmt::format("job '{}' is already defined at {}",
-                                                 section.name, it->second.to_string()));
+                return located_error(where, fmt::format("job '{}' is already defined at {}",
+                                                        section.name, it->second.to_string()));
             }
             JobBuilder builder(file, section, *vars, warnings);
             jobs.jobs.push_back(builder.build(jobs, main, main_file, dnf));

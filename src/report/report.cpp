@@ -177,8 +177,7 @@ std::string format_progress_line(std::string_view label, std::uint64_t bytes_don
                                  double seconds) {
     const double rate = seconds > 0 ? static_cast<double>(bytes_done) / seconds : 0.0;
     const double fraction =
-        bytes_total > 0 ? static_cast<double>(bytes_done) / static_cast<double>(bytes_total)
-                        : 0.0;
+        bytes_total > 0 ? static_cast<double>(bytes_done) / static_cast<double>(bytes_total) : 0.0;
     constexpr int kWidth = 24;
     const int filled = static_cast<int>(std::min(fraction, 1.0) * kWidth);
     const double eta =
@@ -186,8 +185,8 @@ std::string format_progress_line(std::string_view label, std::uint64_t bytes_don
                  : 0.0;
     return fmt::format("{} [{}{}] {:3.0f}% {} / {} files {} {:.1f} MB/s ETA {:.0f}s", label,
                        std::string(static_cast<std::size_t>(filled), '#'),
-                       std::string(static_cast<std::size_t>(kWidth - filled), ' '),
-                       fraction * 100, megabytes(bytes_done), files_done, "done", rate / 1e6, eta);
+                       std::string(static_cast<std::size_t>(kWidth - filled), ' '), fraction * 100,
+                       megabytes(bytes_done), files_done, "done", rate / 1e6, eta);
 }
 
 TerminalProgress::TerminalProgress(int fd, std::string label) : fd_(fd), label_(std::move(label)) {}
@@ -210,8 +209,9 @@ void TerminalProgress::draw() {
     }
     last_draw_ = now;
     const double seconds = std::chrono::duration<double>(now - started_).count();
-    const std::string line = fmt::format(
-        "\r{}\x1b[K", format_progress_line(label_, bytes_done_, bytes_total_, files_done_, seconds));
+    const std::string line =
+        fmt::format("\r{}\x1b[K",
+                    format_progress_line(label_, bytes_done_, bytes_total_, files_done_, seconds));
     (void)!::write(fd_, line.data(), line.size());
     drawn_ = true;
 }

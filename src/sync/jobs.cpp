@@ -91,7 +91,7 @@ std::vector<JobOutcome> run_jobs(std::span<const JobConfig> jobs, const JobRunne
             threads.emplace_back(slot);
         }
         slot();  // this thread is a slot too
-    }  // threads join here
+    }            // threads join here
     return outcomes;
 }
 

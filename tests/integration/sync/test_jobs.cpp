@@ -45,29 +45,31 @@ class JobModeTest : public SyncFixture {
     std::filesystem::path three_jobs(const std::string& extra = "") {
         const std::string versions = serve(test_repo("versions-repo")).url("/");
         const std::string sample = serve(test_repo("sample-repo")).url("/");
-        return write_config("[main]\n"
-                            "destination = " +
-                            mirror().string() +
-                            "\n"
-                            "parallel-jobs = 3\n"
-                            "\n"
-                            "[newest]\n"
-                            "baseurl = " +
-                            versions +
-                            "\n"
-                            "newest-only = 1\n"
-                            "\n"
-                            "[noarch]\n"
-                            "baseurl = " +
-                            versions +
-                            "\n"
-                            "arch = noarch\n"
-                            "\n"
-                            "[meta]\n"
-                            "baseurl = " +
-                            sample +
-                            "\n"
-                            "download-metadata = 1\n" + extra);
+        return write_config(
+            "[main]\n"
+            "destination = " +
+            mirror().string() +
+            "\n"
+            "parallel-jobs = 3\n"
+            "\n"
+            "[newest]\n"
+            "baseurl = " +
+            versions +
+            "\n"
+            "newest-only = 1\n"
+            "\n"
+            "[noarch]\n"
+            "baseurl = " +
+            versions +
+            "\n"
+            "arch = noarch\n"
+            "\n"
+            "[meta]\n"
+            "baseurl = " +
+            sample +
+            "\n"
+            "download-metadata = 1\n" +
+            extra);
     }
 };
 
@@ -158,8 +160,13 @@ TEST_F(JobModeTest, JobGlobsChooseASubsetAndAGlobMatchingNothingIsUsage) {
 TEST_F(JobModeTest, OptionsThatBelongInTheFileAreUsageErrors) {
     const auto config = three_jobs();
     for (const std::vector<std::string>& option :
-         {std::vector<std::string>{"-p", mirror().string()}, {"--repo", "x"}, {"-n"},
-          {"--delete"}, {"-a", "x86_64"}, {"--repofrompath", "x,/tmp"}, {"--download-metadata"}}) {
+         {std::vector<std::string>{"-p", mirror().string()},
+          {"--repo", "x"},
+          {"-n"},
+          {"--delete"},
+          {"-a", "x86_64"},
+          {"--repofrompath", "x,/tmp"},
+          {"--download-metadata"}}) {
         std::vector<std::string> args = {"--config-file", config.string()};
         args.insert(args.end(), option.begin(), option.end());
         const auto result = run_sync(args);
@@ -180,11 +187,10 @@ class JobConcurrencyTest : public JobModeTest {
     // configuration of two jobs, one per port.
     std::filesystem::path rendezvous_jobs(int timeout) {
         const auto script = source_root() / "tests" / "integration" / "rendezvous_server.py";
-        server_ = ChildProcess({"python3", script.string(), "--root",
-                                test_repo("versions-repo").string(), "--root",
-                                test_repo("sample-repo").string(), "--timeout",
-                                std::to_string(timeout)},
-                               /*capture_stdout=*/true);
+        server_ = ChildProcess(
+            {"python3", script.string(), "--root", test_repo("versions-repo").string(), "--root",
+             test_repo("sample-repo").string(), "--timeout", std::to_string(timeout)},
+            /*capture_stdout=*/true);
         std::istringstream ports(server_.read_line(std::chrono::seconds(20)));
         int first = 0;
         int second = 0;
@@ -192,9 +198,7 @@ class JobConcurrencyTest : public JobModeTest {
         if (first == 0 || second == 0) {
             throw std::runtime_error("rendezvous_server.py did not report its ports");
         }
-        const auto url = [](int port) {
-            return "http://127.0.0.1:" + std::to_string(port) + "/";
-        };
+        const auto url = [](int port) { return "http://127.0.0.1:" + std::to_string(port) + "/"; };
         return write_config("[main]\ndestination = " + mirror().string() +
                             "\nretries = 1\n[one]\nbaseurl = " + url(first) +
                             "\n[two]\nbaseurl = " + url(second) + "\n");

@@ -191,9 +191,9 @@ TEST_F(JobsConfigTest, NoSourceOrTwoSourcesFailTheJob) {
     ASSERT_TRUE(config) << config.error().to_string();
     const JobConfig& none = job_named(config->jobs, "none");
     ASSERT_EQ(none.errors.size(), 1U);
-    EXPECT_EQ(none.errors[0],
-              main_file() + ":3: job 'none': source: no source: give repo = ID, or baseurl, "
-                            "mirrorlist or metalink");
+    EXPECT_EQ(none.errors[0], main_file() +
+                                  ":3: job 'none': source: no source: give repo = ID, or baseurl, "
+                                  "mirrorlist or metalink");
     const JobConfig& two = job_named(config->jobs, "two");
     ASSERT_FALSE(two.errors.empty());
     EXPECT_TRUE(two.errors[0].starts_with(main_file() + ":7: job 'two': repo: two sources"))
@@ -222,8 +222,8 @@ TEST_F(JobsConfigTest, NoDestinationFailsTheJob) {
     auto config = load("[a]\nbaseurl = http://a/\n");
     ASSERT_TRUE(config);
     ASSERT_EQ(config->jobs[0].errors.size(), 1U);
-    EXPECT_TRUE(config->jobs[0].errors[0].starts_with(main_file() +
-                                                      ":1: job 'a': destination: not set"));
+    EXPECT_TRUE(
+        config->jobs[0].errors[0].starts_with(main_file() + ":1: job 'a': destination: not set"));
 }
 
 TEST_F(JobsConfigTest, NoJobAtAllAndSyntaxErrorsAreLoadErrors) {
@@ -242,10 +242,12 @@ TEST_F(JobsConfigTest, NoJobAtAllAndSyntaxErrorsAreLoadErrors) {
 }
 
 TEST_F(JobsConfigTest, BadMainValueIsALoadError) {
-    auto config = load("[main]\ndestination = /srv\nparallel-jobs = many\n[a]\nbaseurl = http://a/\n");
+    auto config =
+        load("[main]\ndestination = /srv\nparallel-jobs = many\n[a]\nbaseurl = http://a/\n");
     ASSERT_FALSE(config);
     EXPECT_NE(config.error().to_string().find("line 3"), std::string::npos);
-    auto default_value = load("[main]\ndestination = /srv\ndelete = sure\n[a]\nbaseurl = http://a/\n");
+    auto default_value =
+        load("[main]\ndestination = /srv\ndelete = sure\n[a]\nbaseurl = http://a/\n");
     ASSERT_FALSE(default_value);
     EXPECT_NE(default_value.error().to_string().find(main_file() + ":3: [main]: delete:"),
               std::string::npos)
@@ -277,16 +279,17 @@ TEST_F(JobsConfigTest, EnabledZeroIsSkippedUnlessJobNamesIt) {
 
 TEST_F(JobsConfigTest, VariablesFromMainAndVarsdir) {
     dir_.write("vars/mirrorhost", "mirror.example.com\n");
-    auto config = load("[main]\n"
-                       "releasever = 40\n"
-                       "varsdir = " +
-                       (dir_.path() / "vars").string() +
-                       "\n"
-                       "destination = /srv/$releasever\n"
-                       "[fedora]\n"
-                       "baseurl = http://$mirrorhost/fedora/$releasever/$basearch/\n"
-                       "[bad]\n"
-                       "baseurl = http://$nosuchvar/\n");
+    auto config = load(
+        "[main]\n"
+        "releasever = 40\n"
+        "varsdir = " +
+        (dir_.path() / "vars").string() +
+        "\n"
+        "destination = /srv/$releasever\n"
+        "[fedora]\n"
+        "baseurl = http://$mirrorhost/fedora/$releasever/$basearch/\n"
+        "[bad]\n"
+        "baseurl = http://$nosuchvar/\n");
     ASSERT_TRUE(config) << config.error().to_string();
     const JobConfig& fedora = job_named(config->jobs, "fedora");
     EXPECT_TRUE(fedora.errors.empty());
@@ -305,19 +308,20 @@ TEST_F(JobsConfigTest, RepoIdLoadsDnfConfigurationAndJobKeysOverrideIt) {
     dir_.write("repos/fedora.repo",
                "[fedora]\nname = Fedora\nbaseurl = http://dl.example.com/f/\nenabled = 0\n"
                "gpgcheck = 1\nexcludepkgs = kernel*\ntimeout = 5\n");
-    auto config = load("[main]\n"
-                       "dnf-config = " +
-                       (dir_.path() / "dnf.conf").string() +
-                       "\n"
-                       "reposdir = " +
-                       (dir_.path() / "repos").string() +
-                       "\n"
-                       "destination = /srv\n"
-                       "[f]\n"
-                       "repo = fedora\n"
-                       "timeout = 9\n"
-                       "[missing]\n"
-                       "repo = nosuch\n");
+    auto config = load(
+        "[main]\n"
+        "dnf-config = " +
+        (dir_.path() / "dnf.conf").string() +
+        "\n"
+        "reposdir = " +
+        (dir_.path() / "repos").string() +
+        "\n"
+        "destination = /srv\n"
+        "[f]\n"
+        "repo = fedora\n"
+        "timeout = 9\n"
+        "[missing]\n"
+        "repo = nosuch\n");
     ASSERT_TRUE(config) << config.error().to_string();
     const JobConfig& f = job_named(config->jobs, "f");
     EXPECT_TRUE(f.errors.empty()) << f.errors.front();
