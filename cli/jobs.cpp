@@ -6,6 +6,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <string_view>
 
 #include <fmt/core.h>
 #include <fmt/format.h>
@@ -50,11 +51,21 @@ class JobLines final : public JobEvents {
     JobLines(bool quiet, bool draw_progress, std::FILE* human)
         : quiet_(quiet), draw_progress_(draw_progress), human_fd_(::fileno(human)) {}
 
-    // Prints `line` prefixed with "NAME: " (unless it already starts so) on `fd`.
-    void line(int fd, const std::string& job, const std::string& line) {
+    // Prints each line of `lines` prefixed with "NAME: " (unless it already starts so) on `fd`,
+    // in one write.
+    void line(int fd, const std::string& job, std::string_view lines) {
         const std::string prefix = job + ": ";
-        std::string text = line.starts_with(prefix) ? line : prefix + line;
-        text += '\n';
+        std::string text;
+        while (!lines.empty()) {
+            const std::size_t end = std::min(lines.find('\n'), lines.size());
+            const std::string_view line = lines.substr(0, end);
+            if (!line.starts_with(prefix)) {
+                text += prefix;
+            }
+            text += line;
+            text += '\n';
+            lines.remove_prefix(std::min(end + 1, lines.size()));
+        }
         const std::lock_guard lock(mutex_);
         write_above_progress(fd, text);
     }

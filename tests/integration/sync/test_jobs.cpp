@@ -73,8 +73,9 @@ class JobModeTest : public SyncFixture {
     }
 };
 
+// (gamma-1.0-1 has epoch 1.)
 const std::set<std::string> kNewest = {"alpha-2.0-2.x86_64.rpm", "beta-0.5-1.noarch.rpm",
-                                       "gamma-8.0-1.x86_64.rpm"};
+                                       "gamma-1.0-1.x86_64.rpm"};
 const std::set<std::string> kNoarch = {"beta-0.1-1.noarch.rpm", "beta-0.2-1.noarch.rpm",
                                        "beta-0.3-1.noarch.rpm", "beta-0.4-1.noarch.rpm",
                                        "beta-0.5-1.noarch.rpm"};
