@@ -319,8 +319,17 @@ class JobBuilder {
         for (const config::IniEntry* entry : main.job_defaults) {
             apply_job_key(*entry, main_file);
         }
+        std::map<std::string, std::size_t> first_line_of_key;
         for (const config::IniEntry& entry : section_.entries) {
             const std::string key = canonical_key(entry.key);
+            const std::string alias_free = key == "exclude" ? "excludepkgs" : key;
+            if (const auto [it, inserted] = first_line_of_key.emplace(alias_free, entry.line);
+                !inserted) {
+                warn(warnings_, ConfigWarningKind::DuplicateKey, {file_, entry.line}, entry.key,
+                     fmt::format("key '{}' of job '{}' given again (first at line {}); the later "
+                                 "value wins",
+                                 entry.key, job_.name, it->second));
+            }
             if (key == "repo") {
                 continue;
             }

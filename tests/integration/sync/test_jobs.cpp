@@ -180,6 +180,38 @@ TEST_F(JobModeTest, OptionsThatBelongInTheFileAreUsageErrors) {
     EXPECT_EQ(missing.exit_code, 2) << missing.err;
 }
 
+TEST_F(JobModeTest, SigintStopsEveryRunningJobAndStartsNoOther) {
+    // repomd.xml trickles in (2 bytes a second): both running jobs are mid-transfer when the
+    // signal comes; the third job waits for a slot that never frees before it.
+    FaultServer slow(test_repo("sample-repo"),
+                     {{"paths", {{"/repodata/repomd.xml", {{{"trickle", {1, 0.5}}}}}}}},
+                     tmp_.path());
+    const std::string fast = serve(test_repo("sample-repo")).url("/");
+    const auto config = write_config(
+        "[main]\ndestination = " + mirror().string() +
+        "\ntimeout = 600\nparallel-jobs = 2\n[slow1]\nbaseurl = " + slow.url("/") +
+        "\n[slow2]\nbaseurl = " + slow.url("/") + "\n[later]\nbaseurl = " + fast + "\n");
+    RunningCommand running(rpmirror_sync_argv({"--config-file", config.string()}),
+                           tmp_ / "interrupted");
+    ASSERT_TRUE(wait_until([&] { return slow.requests_for("/repodata/repomd.xml").size() == 2; }))
+        << running.err();
+    running.signal(SIGINT);
+    std::optional<int> exit_code;
+    ASSERT_TRUE(wait_until([&] {
+        exit_code = running.try_wait();
+        return exit_code.has_value();
+    })) << "still running after SIGINT";
+    expect_no_sanitizer_report(running.err());
+    EXPECT_EQ(*exit_code, 130) << running.out() << running.err();
+    EXPECT_NE(running.err().find("slow1: FAILED: "), std::string::npos) << running.err();
+    EXPECT_NE(running.err().find("slow2: FAILED: "), std::string::npos) << running.err();
+    EXPECT_NE(running.err().find("later: not started: interrupted"), std::string::npos)
+        << running.err();
+    EXPECT_FALSE(std::filesystem::exists(mirror() / "later"));
+    expect_job_lines(running.out(), {"slow1", "slow2", "later"});
+    expect_job_lines(running.err(), {"slow1", "slow2", "later"});
+}
+
 // Two jobs on a server whose first request on each port waits for the other port's first
 // request: they meet only when the jobs run at the same time.
 class JobConcurrencyTest : public JobModeTest {

@@ -355,6 +355,17 @@ TEST_F(JobsConfigTest, DashAndUnderscoreAreTheSameAndIgnoredDnfKeysWarn) {
     EXPECT_EQ(count_warnings(warnings_, ConfigWarningKind::UnknownKey), 0U);
 }
 
+TEST_F(JobsConfigTest, KeyGivenTwiceWarnsAndTheLaterWins) {
+    auto config = load(
+        "[main]\ndestination = /srv\n[a]\nbaseurl = http://a/\nnewest-only = 1\n"
+        "newest_only = 0\n");
+    ASSERT_TRUE(config);
+    EXPECT_FALSE(config->jobs[0].options.selection.newest_only);
+    ASSERT_EQ(warnings_.size(), 1U);
+    EXPECT_EQ(warnings_[0].kind, ConfigWarningKind::DuplicateKey);
+    EXPECT_EQ(warnings_[0].where.line, 6U);
+}
+
 TEST_F(JobsConfigTest, SignKeyNeedsDownloadMetadata) {
     auto config = load("[main]\ndestination = /srv\n[a]\nbaseurl = http://a/\nsign-key = ABC\n");
     ASSERT_TRUE(config);
