@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
+#include "jobs.hpp"
 #include "output.hpp"
 #include "repo_options.hpp"
 #include "rpmirror/config.hpp"
@@ -76,6 +77,7 @@ struct SyncArgs {
     std::string json_file;
     SyncSnapshotArgs snapshots;  // --snapshot[=NAME], --keep-snapshots, --snapshot-dir
     UnattendedArgs unattended;   // --metrics-file, --on-change
+    JobModeArgs job_mode;        // --config-file, --job, --parallel-jobs, --max-per-host
 };
 
 constexpr int kExitSigint = 130;
@@ -305,6 +307,14 @@ bool after_job(const SyncArgs& args, const SyncOptions& options, JobOutcome& out
 }
 
 int run_sync(const SyncArgs& args) {
+    if (job_mode_requested(args.job_mode)) {
+        const SignalStopper stopper;
+        const int exit_code = run_job_mode(*args.app, args.job_mode,
+                                           {args.quiet, args.verbose, args.no_cache, args.parallel,
+                                            args.json_file, &args.state, &args.unattended},
+                                           stopper.token());
+        return stopper.exit_code() != 0 ? stopper.exit_code() : exit_code;
+    }
     const bool as_dnf = invoked_as_reposync();
     if (args.cacheonly) {
         fmt::print(stderr,
@@ -538,6 +548,7 @@ Command add_sync_command(CLI::App& parent) {
     add_run_state_options(*app, args->state);
     add_sync_snapshot_options(*app, args->snapshots);
     add_unattended_options(*app, args->unattended);
+    add_job_mode_options(*app, args->job_mode);
     return Command{app, [args] { return run_sync(*args); }};
 }
 

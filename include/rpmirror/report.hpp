@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rpmirror/download.hpp"
@@ -38,6 +39,11 @@ std::string format_dnf_package_line(const PackageEvent& event);
 
 // Returns `bytes` as dnf's format_number does (1024 steps, e.g. "6.4 k", "3.0 M", "335  ").
 std::string format_dnf_number(double number);
+
+// Returns one progress line (no control characters): `label`, a bar, percent, bytes, files
+// finished, rate over `seconds` and ETA. What TerminalProgress draws, and job mode's lines.
+std::string format_progress_line(std::string_view label, std::uint64_t bytes_done,
+                                 std::uint64_t bytes_total, std::size_t files_done, double seconds);
 
 // A progress bar on a terminal: overall bytes and files, current rate and ETA, redrawn at most
 // ten times a second on one line of `fd`, erased by finish(). Not thread-safe (the downloader

@@ -172,6 +172,23 @@ std::string format_json_report(std::span<const RepoSyncReport> reports, int exit
            "\n";
 }
 
+std::string format_progress_line(std::string_view label, std::uint64_t bytes_done,
+                                 std::uint64_t bytes_total, std::size_t files_done,
+                                 double seconds) {
+    const double rate = seconds > 0 ? static_cast<double>(bytes_done) / seconds : 0.0;
+    const double fraction =
+        bytes_total > 0 ? static_cast<double>(bytes_done) / static_cast<double>(bytes_total) : 0.0;
+    constexpr int kWidth = 24;
+    const int filled = static_cast<int>(std::min(fraction, 1.0) * kWidth);
+    const double eta =
+        rate > 0 ? static_cast<double>(bytes_total - std::min(bytes_done, bytes_total)) / rate
+                 : 0.0;
+    return fmt::format("{} [{}{}] {:3.0f}% {} / {} files {} {:.1f} MB/s ETA {:.0f}s", label,
+                       std::string(static_cast<std::size_t>(filled), '#'),
+                       std::string(static_cast<std::size_t>(kWidth - filled), ' '), fraction * 100,
+                       megabytes(bytes_done), files_done, "done", rate / 1e6, eta);
+}
+
 TerminalProgress::TerminalProgress(int fd, std::string label) : fd_(fd), label_(std::move(label)) {}
 
 void TerminalProgress::file_finished(std::size_t, const FileResult&) {
@@ -192,20 +209,9 @@ void TerminalProgress::draw() {
     }
     last_draw_ = now;
     const double seconds = std::chrono::duration<double>(now - started_).count();
-    const double rate = seconds > 0 ? static_cast<double>(bytes_done_) / seconds : 0.0;
-    const double fraction =
-        bytes_total_ > 0 ? static_cast<double>(bytes_done_) / static_cast<double>(bytes_total_)
-                         : 0.0;
-    constexpr int kWidth = 24;
-    const int filled = static_cast<int>(fraction * kWidth);
-    const double eta =
-        rate > 0 ? static_cast<double>(bytes_total_ - std::min(bytes_done_, bytes_total_)) / rate
-                 : 0.0;
     const std::string line =
-        fmt::format("\r{} [{}{}] {:3.0f}% {} / {} files {} {:.1f} MB/s ETA {:.0f}s\x1b[K", label_,
-                    std::string(static_cast<std::size_t>(filled), '#'),
-                    std::string(static_cast<std::size_t>(kWidth - filled), ' '), fraction * 100,
-                    megabytes(bytes_done_), files_done_, "done", rate / 1e6, eta);
+        fmt::format("\r{}\x1b[K",
+                    format_progress_line(label_, bytes_done_, bytes_total_, files_done_, seconds));
     (void)!::write(fd_, line.data(), line.size());
     drawn_ = true;
 }

@@ -1,0 +1,330 @@
+// Job mode of `rpmirror sync`: rpmirror.conf's jobs, run concurrently, reported as `JOB: ` lines.
+#include "jobs.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <string_view>
+
+#include <fmt/core.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "command.hpp"
+#include "output.hpp"
+#include "rpmirror/jobs.hpp"
+#include "rpmirror/report.hpp"
+#include "unattended.hpp"
+
+namespace rpmirror::cli {
+namespace {
+
+// The options job mode takes from the command line; every other one given is a usage error.
+constexpr const char* kJobModeOptions[] = {
+    "--config-file",  "--job",       "--parallel-jobs", "--parallel", "--max-per-host",
+    "--metrics-file", "--on-change", "--quiet",         "--verbose",  "--json",
+    "--state-dir",    "--wait-lock", "--no-cache",      "--help"};
+
+// Returns the first option of `app` given on the command line that job mode refuses, or null.
+const CLI::Option* refused_option(const CLI::App& app) {
+    for (const CLI::Option* option : app.get_options()) {
+        if (option->count() == 0) {
+            continue;
+        }
+        bool allowed = false;
+        for (const char* name : kJobModeOptions) {
+            allowed = allowed || option->check_name(name);
+        }
+        if (!allowed) {
+            return option;
+        }
+    }
+    return nullptr;
+}
+
+// Job mode's output: whole lines, each written with one write(2) so that lines of concurrent
+// jobs never interleave on a pipe; on a terminal (stderr) a block of progress lines, one per
+// running job, redrawn below the event lines. Thread-safe.
+class JobLines final : public JobEvents {
+  public:
+    // `on_change`: --on-change, which replaces every job's exec-on-change; empty = none.
+    JobLines(bool quiet, bool draw_progress, std::FILE* human, std::string on_change)
+        : quiet_(quiet),
+          draw_progress_(draw_progress),
+          human_fd_(::fileno(human)),
+          on_change_(std::move(on_change)) {}
+
+    // Prints each line of `lines` prefixed with "NAME: " (unless it already starts so) on `fd`,
+    // in one write.
+    void line(int fd, const std::string& job, std::string_view lines) {
+        const std::string prefix = job + ": ";
+        std::string text;
+        while (!lines.empty()) {
+            const std::size_t end = std::min(lines.find('\n'), lines.size());
+            const std::string_view line = lines.substr(0, end);
+            if (!line.starts_with(prefix)) {
+                text += prefix;
+            }
+            text += line;
+            text += '\n';
+            lines.remove_prefix(std::min(end + 1, lines.size()));
+        }
+        const std::lock_guard lock(mutex_);
+        write_above_progress(fd, text);
+    }
+
+    void started(const JobConfig& job) override {
+        {
+            const std::lock_guard lock(mutex_);
+            running_[job.name] = Running{};
+        }
+        if (!quiet_) {
+            line(human_fd_, job.name,
+                 fmt::format("started: {} -> {}", source_of(job.repo),
+                             job.options.download_path.string()));
+        }
+    }
+
+    void progress(const JobConfig& job, std::uint64_t bytes_done, std::uint64_t bytes_total,
+                  std::size_t files_done) override {
+        if (!draw_progress_) {
+            return;
+        }
+        const std::lock_guard lock(mutex_);
+        Running& running = running_[job.name];
+        running.bytes_done = bytes_done;
+        running.bytes_total = bytes_total;
+        running.files_done = files_done;
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last_draw_ >= std::chrono::milliseconds(100)) {
+            last_draw_ = now;
+            write_above_progress(STDERR_FILENO, "");
+        }
+    }
+
+    void finished(const JobConfig& job, JobOutcome& outcome) override {
+        {
+            const std::lock_guard lock(mutex_);
+            running_.erase(job.name);
+        }
+        const RepoSyncReport& report = outcome.report;
+        for (const std::string& error : outcome.errors) {
+            line(STDERR_FILENO, job.name, error);
+        }
+        if (!outcome.errors.empty() && report.repo_id.empty()) {
+            line(STDERR_FILENO, job.name, "FAILED: not run");
+            return;
+        }
+        for (const std::string& problem : format_problems(report)) {
+            line(STDERR_FILENO, job.name, problem);
+        }
+        if (!quiet_) {
+            for (const auto& deleted : report.deleted) {
+                line(human_fd_, job.name, fmt::format("deleted {}", deleted.string()));
+            }
+        }
+        if (!quiet_ || report.error) {
+            line(report.error ? STDERR_FILENO : human_fd_, job.name, format_summary(report));
+        }
+        // Printed even with -q: a hook's failure is never hidden.
+        if (const auto failed =
+                run_hook_after_job(on_change_.empty() ? job.exec_on_change : on_change_, outcome,
+                                   metadata_directory(job.options, report.repo_id))) {
+            line(STDERR_FILENO, job.name, *failed);
+        }
+    }
+
+    // Erases the progress block for good (before the program ends).
+    void finish() {
+        const std::lock_guard lock(mutex_);
+        running_.clear();
+        write_above_progress(STDERR_FILENO, "");
+    }
+
+  private:
+    struct Running {
+        std::uint64_t bytes_done = 0;
+        std::uint64_t bytes_total = 0;
+        std::size_t files_done = 0;
+        std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+    };
+
+    static std::string source_of(const RepoConfig& repo) {
+        if (!repo.baseurls.empty()) {
+            return repo.baseurls.front();
+        }
+        return repo.metalink ? *repo.metalink : repo.mirrorlist.value_or("");
+    }
+
+    // Writes `text` (whole lines, possibly none) to `fd`; on a terminal, the progress block is
+    // erased first and redrawn after, in the same write when `fd` is stderr. Call with mutex_.
+    void write_above_progress(int fd, const std::string& text) {
+        if (!draw_progress_) {
+            if (!text.empty()) {
+                (void)!::write(fd, text.data(), text.size());
+            }
+            return;
+        }
+        std::string erase;
+        for (std::size_t i = 0; i < drawn_lines_; ++i) {
+            erase += "\x1b[1A\r\x1b[K";
+        }
+        std::string block;
+        const auto now = std::chrono::steady_clock::now();
+        for (const auto& [name, running] : running_) {
+            block += format_progress_line(
+                name, running.bytes_done, running.bytes_total, running.files_done,
+                std::chrono::duration<double>(now - running.started).count());
+            block += "\x1b[K\n";
+        }
+        if (fd == STDERR_FILENO) {
+            const std::string all = erase + text + block;
+            (void)!::write(STDERR_FILENO, all.data(), all.size());
+        } else {
+            (void)!::write(STDERR_FILENO, erase.data(), erase.size());
+            (void)!::write(fd, text.data(), text.size());
+            (void)!::write(STDERR_FILENO, block.data(), block.size());
+        }
+        drawn_lines_ = running_.size();
+    }
+
+    const bool quiet_;
+    const bool draw_progress_;
+    const int human_fd_;
+    const std::string on_change_;
+    std::mutex mutex_;
+    std::map<std::string, Running> running_;
+    std::size_t drawn_lines_ = 0;
+    std::chrono::steady_clock::time_point last_draw_{};
+};
+
+// The JSON report of dnf mode with a "job" field in every entry.
+std::string json_report(const std::vector<JobOutcome>& outcomes, int exit_code) {
+    std::vector<RepoSyncReport> reports;
+    for (const JobOutcome& outcome : outcomes) {
+        reports.push_back(outcome.report);
+        if (reports.back().repo_id.empty()) {
+            reports.back().repo_id = outcome.job;
+        }
+        if (!outcome.errors.empty() && !reports.back().error) {
+            reports.back().error = Error{ErrorCode::BadInput, outcome.errors.front(), "", 0};
+        }
+    }
+    nlohmann::json json = nlohmann::json::parse(format_json_report(reports, exit_code));
+    for (std::size_t i = 0; i < outcomes.size(); ++i) {
+        json["repositories"][i]["job"] = outcomes[i].job;
+        json["repositories"][i]["errors"] = outcomes[i].errors;
+    }
+    return json.dump(2) + "\n";
+}
+
+}  // namespace
+
+void add_job_mode_options(CLI::App& app, JobModeArgs& args) {
+    args.config_file_option =
+        app.add_option("--config-file", args.config_file,
+                       "run the jobs of this rpmirror.conf (and its conf.d/*.conf): job mode")
+            ->option_text("FILE");
+    app.add_option("--job", args.jobs,
+                   "job mode: only these jobs (globs; repeatable, comma lists); without "
+                   "--config-file, from " +
+                       std::string(kDefaultJobsConfigFile))
+        ->option_text("GLOB");
+    app.add_option("--parallel-jobs", args.parallel_jobs,
+                   "job mode: jobs run at once (default: [main] parallel-jobs, else 4)")
+        ->check(CLI::Range(1U, 256U));
+    args.max_per_host_option =
+        app.add_option("--max-per-host", args.max_per_host,
+                       "job mode: connections per host across all jobs (0: no limit but -j)")
+            ->check(CLI::Range(0U, 256U));
+}
+
+bool job_mode_requested(const JobModeArgs& args) {
+    return args.config_file_option->count() > 0 || !args.jobs.empty();
+}
+
+int run_job_mode(const CLI::App& app, const JobModeArgs& args, const JobModeShared& shared,
+                 std::stop_token stop) {
+    if (const CLI::Option* option = refused_option(app)) {
+        fmt::print(stderr,
+                   "rpmirror: {}: not allowed with --config-file/--job: repositories, "
+                   "destinations and filters belong in the configuration file\n",
+                   option->get_name());
+        return kExitUsage;
+    }
+    const ConfigNoise noise = shared.quiet     ? ConfigNoise::Quiet
+                              : shared.verbose ? ConfigNoise::Verbose
+                                               : ConfigNoise::Normal;
+    JobsLoadOptions load;
+    if (!args.config_file.empty()) {
+        load.config_file = args.config_file;
+    }
+    std::vector<ConfigWarning> warnings;
+    auto config = load_jobs_config(load, warnings);
+    print_config_warnings(warnings, noise);
+    if (!config) {
+        fmt::print(stderr, "rpmirror: {}\n", config.error().to_string());
+        return kExitUsage;
+    }
+    auto jobs = select_jobs(std::move(config->jobs), split_option_list(args.jobs));
+    if (!jobs) {
+        fmt::print(stderr, "rpmirror: {}\n", jobs.error().to_string());
+        return kExitUsage;
+    }
+    for (JobConfig& job : *jobs) {
+        if (job.snapshot && job.errors.empty()) {
+            job.errors.push_back(
+                fmt::format("{}: job '{}': snapshot: not supported in job mode "
+                            "yet",
+                            job.defined_at.to_string(), job.name));
+        }
+    }
+    JobRunnerOptions runner;
+    runner.parallel_jobs = args.parallel_jobs > 0 ? args.parallel_jobs : config->parallel_jobs;
+    const unsigned parallel = shared.parallel > 0 ? shared.parallel : config->parallel;
+    const unsigned max_per_host =
+        args.max_per_host_option->count() > 0 ? args.max_per_host : config->max_per_host;
+    runner.download.max_per_host = max_per_host;
+    // The shared connection budget (-j / [main] parallel across all jobs) plugs in here; until
+    // then every job has its own `parallel`, or [main]'s.
+    runner.prepare_download = [](DownloadOptions&) {};
+    runner.prepare_sync = [&](const JobConfig&, SyncOptions& options) {
+        if (!options.parallel) {
+            options.parallel = parallel;
+        }
+        options.use_checksum_cache = !shared.no_cache;
+        apply_run_state_options(*shared.state, options.state_dir, options.lock_wait);
+    };
+    const bool json_on_stdout = shared.json_file == "-";
+    const bool draw_progress = !shared.quiet && ::isatty(STDERR_FILENO) == 1;
+    JobLines lines(shared.quiet, draw_progress, json_on_stdout ? stderr : stdout,
+                   shared.unattended->on_change);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const std::vector<JobOutcome> outcomes = run_jobs(*jobs, runner, &lines, stop);
+    lines.finish();
+    int exit_code = kExitOk;
+    for (const JobOutcome& outcome : outcomes) {
+        if (!outcome.ok()) {
+            exit_code = kExitFailure;
+        }
+    }
+    const std::string metrics_file = !shared.unattended->metrics_file.empty()
+                                         ? shared.unattended->metrics_file
+                                     : config->metrics_file ? config->metrics_file->string()
+                                                            : std::string();
+    if (const auto failed = write_run_metrics(metrics_file, outcomes)) {
+        fmt::print(stderr, "{}\n", *failed);
+        exit_code = kExitFailure;
+    }
+    if (!shared.json_file.empty() &&
+        !write_report(shared.json_file, json_report(outcomes, exit_code))) {
+        fmt::print(stderr, "rpmirror: {}: cannot write the JSON report\n", shared.json_file);
+        exit_code = kExitFailure;
+    }
+    return exit_code;
+}
+
+}  // namespace rpmirror::cli

@@ -1,0 +1,50 @@
+// `rpmirror sync --config-file FILE [--job GLOB]...`: job mode, the jobs of rpmirror.conf run
+// concurrently (cli/jobs.cpp).
+#pragma once
+
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "repo_options.hpp"
+#include "unattended.hpp"
+
+namespace rpmirror::cli {
+
+struct JobModeArgs {
+    std::string config_file;        // --config-file
+    std::vector<std::string> jobs;  // --job, one value per occurrence (comma lists)
+    unsigned parallel_jobs = 0;     // --parallel-jobs; 0: not given
+    unsigned max_per_host = 0;      // --max-per-host
+    CLI::Option* config_file_option = nullptr;
+    CLI::Option* max_per_host_option = nullptr;
+};
+
+// Registers --config-file, --job, --parallel-jobs and --max-per-host on `app` (sync).
+void add_job_mode_options(CLI::App& app, JobModeArgs& args);
+
+// Returns true iff the command line asks for job mode (--config-file or --job given).
+bool job_mode_requested(const JobModeArgs& args);
+
+// The options of `rpmirror sync` that job mode shares with dnf mode.
+struct JobModeShared {
+    bool quiet = false;
+    bool verbose = false;
+    bool no_cache = false;
+    unsigned parallel = 0;  // -j; 0: not given
+    std::string json_file;
+    const RunStateArgs* state = nullptr;
+    const UnattendedArgs* unattended = nullptr;  // --metrics-file, --on-change (over [main])
+};
+
+// Runs job mode: refuses (exit 2) every option of `app` given on the command line that job mode
+// does not take (repositories, destinations and filters belong in the file), loads the
+// configuration, runs the selected jobs and prints `JOB: ` lines. Returns the exit code (0 all
+// jobs ok, 1 some failed, 2 usage or configuration error); `stop` ends the run early (the caller
+// turns a signal into 130/143).
+int run_job_mode(const CLI::App& app, const JobModeArgs& args, const JobModeShared& shared,
+                 std::stop_token stop);
+
+}  // namespace rpmirror::cli

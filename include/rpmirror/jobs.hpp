@@ -1,0 +1,142 @@
+// Configuration jobs: rpmirror.conf(5) read into jobs (one per section), and the runner that
+// syncs them concurrently (`rpmirror sync --config-file FILE`, "job mode").
+//
+// The file is INI as dnf's: a [main] section (main file only) with settings of the run and
+// defaults of every job, then one section per job, named by the job. The main file is followed by
+// every `*.conf` of the `conf.d/` directory beside it, in name order. Keys: `-` and `_` are the
+// same. A job's repository keys are dnf's `.repo` keys, validated exactly as in a `.repo` file.
+//
+// Errors are kept local: an unknown key is a warning ("FILE:LINE: unknown key 'KEY' in job
+// 'NAME'") and the job still runs; a bad value (or no source, two sources, a destination another
+// job uses) fails only its job (JobConfig::errors, "FILE:LINE: job 'NAME': KEY: what is wrong").
+// Only a file that cannot be read or parsed, a bad [main], or a configuration without jobs fails
+// the whole load.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <span>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "rpmirror/config.hpp"
+#include "rpmirror/download.hpp"
+#include "rpmirror/error.hpp"
+#include "rpmirror/job.hpp"
+#include "rpmirror/sync.hpp"
+
+namespace rpmirror {
+
+// The default main file (`--config-file` overrides it).
+inline constexpr const char* kDefaultJobsConfigFile = "/etc/rpmirror/rpmirror.conf";
+
+// One job: a repository and how it is mirrored.
+struct JobConfig {
+    std::string name;           // the section name; also the repository's id
+    ConfigLocation defined_at;  // the [name] line
+    bool enabled = true;        // enabled=0: skipped unless --job names it
+    RepoConfig repo;            // its source (`repo = ID` or baseurl/mirrorlist/metalink) and keys
+    // Where and how: download_path is the repository directory itself (norepopath is set);
+    // selection, metadata, --delete, --gpgcheck, ... as the job's keys say. `events` is unset.
+    SyncOptions options;
+    // `snapshot = BOOL|NAME`: unset = no snapshot; "" = a snapshot named by the run's start time.
+    std::optional<std::string> snapshot;
+    std::size_t keep_snapshots = 0;  // `keep-snapshots = N` (0: keep all)
+    std::optional<std::filesystem::path> snapshot_dir;
+    std::string exec_on_change;  // `exec-on-change = CMD`; empty = none
+    // Each a complete "FILE:LINE: job 'NAME': KEY: what is wrong". Not empty: the job fails
+    // without running.
+    std::vector<std::string> errors;
+};
+
+// Everything rpmirror.conf defines.
+struct JobsConfig {
+    std::filesystem::path main_file;
+    std::vector<std::filesystem::path> conf_d_files;  // read after main_file, in this order
+    // [main]
+    std::optional<std::filesystem::path> destination;  // base: a job without one goes to DIR/NAME
+    unsigned parallel = 16;                            // total connection budget of all jobs (-j)
+    unsigned parallel_jobs = 4;                        // jobs run at once
+    unsigned max_per_host = 0;  // connections per host across all jobs; 0 = only the budget
+    std::optional<std::filesystem::path> state_dir;
+    std::optional<std::filesystem::path> metrics_file;
+    std::vector<JobConfig> jobs;  // in file order (main file, then conf.d)
+};
+
+// How load_jobs_config finds its files and variables.
+struct JobsLoadOptions {
+    std::filesystem::path config_file = kDefaultJobsConfigFile;
+    // The variables' environment (DNF_VAR_*) and machine; [main]'s releasever, basearch and
+    // varsdir replace the rest. Defaults: the process's.
+    VariableOptions variables;
+};
+
+// Reads the main file and conf.d/*.conf into jobs. Appends unknown keys (and dnf's warnings for
+// the configuration `repo = ID` jobs use) to `warnings`.
+// Returns Error{NotFound} iff the main file is missing; Error{Io} iff a file cannot be read;
+// Error{BadInput} naming the file (and line) iff a file is not valid INI, a key precedes every
+// section, [main] is in a conf.d file or has a bad value, a section name is not a valid job name,
+// a job is defined twice (naming both places), or there is no job at all.
+// Thread-safe if `warnings` is not shared.
+Result<JobsConfig> load_jobs_config(const JobsLoadOptions& options,
+                                    std::vector<ConfigWarning>& warnings);
+
+// Chooses the jobs to run. Without patterns: the enabled ones. With patterns (`--job`, fnmatch
+// globs, comma lists already split): every job matching one, enabled or not. Order is kept.
+// Returns Error{BadInput} naming the pattern iff one matches no job. Thread-safe.
+Result<std::vector<JobConfig>> select_jobs(std::vector<JobConfig> jobs,
+                                           std::span<const std::string> patterns);
+
+// What the runner tells while jobs run. Called from the runner's threads, concurrently for
+// different jobs: implementations must be thread-safe.
+class JobEvents {
+  public:
+    virtual ~JobEvents() = default;
+    // `job` starts (not called for a job whose configuration failed).
+    virtual void started(const JobConfig& job) { (void)job; }
+    // A package of `job` was downloaded, found present or failed.
+    virtual void package(const JobConfig& job, const PackageEvent& event) {
+        (void)job;
+        (void)event;
+    }
+    // Bytes of `job`'s downloads so far (as ProgressSink::progress), and files finished.
+    virtual void progress(const JobConfig& job, std::uint64_t bytes_done, std::uint64_t bytes_total,
+                          std::size_t files_done) {
+        (void)job;
+        (void)bytes_done;
+        (void)bytes_total;
+        (void)files_done;
+    }
+    // `job` ended (also for a job that never ran). What the handler adds to `outcome` (e.g. the
+    // error of a failed exec-on-change hook it ran) is kept: the outcome is final after this.
+    virtual void finished(const JobConfig& job, JobOutcome& outcome) {
+        (void)job;
+        (void)outcome;
+    }
+};
+
+struct JobRunnerOptions {
+    unsigned parallel_jobs = 4;  // jobs at once (>= 1)
+    // The base of every slot's Syncer (a slot runs one job at a time and keeps its connections
+    // for its next job).
+    DownloadOptions download;
+    // Called once per slot, before its Syncer is made, with that Syncer's DownloadOptions (where
+    // a shared ConnectionBudget goes); may be empty.
+    std::function<void(DownloadOptions&)> prepare_download;
+    // Called for every job before it runs, with the options it runs with (events excepted);
+    // may be empty. Called from the runner's threads: must be thread-safe.
+    std::function<void(const JobConfig&, SyncOptions&)> prepare_sync;
+};
+
+// Runs `jobs`, at most `options.parallel_jobs` at once, each on one slot's Syncer. A failing job
+// never stops the others; a job with configuration errors does not run (its outcome carries
+// them). When `stop` is requested, running jobs stop (as a sync stops) and jobs not yet started
+// do not start (their outcome says so). Returns one outcome per job, in the order of `jobs`.
+// `events` may be null.
+std::vector<JobOutcome> run_jobs(std::span<const JobConfig> jobs, const JobRunnerOptions& options,
+                                 JobEvents* events = nullptr, std::stop_token stop = {});
+
+}  // namespace rpmirror

@@ -1,0 +1,265 @@
+// Job mode of `rpmirror sync` (rpmirror.conf) end to end: real nginx, real repositories, the real
+// binary.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <sstream>
+
+#include "integration/sync/sync_fixture.hpp"
+#include "support/http_server.hpp"
+
+namespace rpmirror::test {
+namespace {
+
+class JobModeTest : public SyncFixture {
+  protected:
+    // Runs `rpmirror sync ARGS` as it is, without the fixture's dnf isolation options (job mode
+    // refuses them).
+    CommandResult run_sync(const std::vector<std::string>& args) {
+        CommandResult result = run_to_end(rpmirror_sync_argv(args), tmp_ / "logs");
+        expect_no_sanitizer_report(result.err);
+        return result;
+    }
+
+    // The file names of the packages under `dir` (recursively), sorted.
+    static std::set<std::string> rpms_under(const std::filesystem::path& dir) {
+        std::set<std::string> names;
+        if (!std::filesystem::exists(dir)) {
+            return names;
+        }
+        for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+            if (entry.path().extension() == ".rpm") {
+                names.insert(entry.path().filename().string());
+            }
+        }
+        return names;
+    }
+
+    std::filesystem::path write_config(const std::string& text) {
+        return TempDir::write_at(tmp_ / "etc" / "rpmirror.conf", text);
+    }
+
+    std::filesystem::path mirror() const { return tmp_ / "mirror"; }
+
+    // Three jobs with different options over two servers.
+    std::filesystem::path three_jobs(const std::string& extra = "") {
+        const std::string versions = serve(test_repo("versions-repo")).url("/");
+        const std::string sample = serve(test_repo("sample-repo")).url("/");
+        return write_config(
+            "[main]\n"
+            "destination = " +
+            mirror().string() +
+            "\n"
+            "parallel-jobs = 3\n"
+            "\n"
+            "[newest]\n"
+            "baseurl = " +
+            versions +
+            "\n"
+            "newest-only = 1\n"
+            "\n"
+            "[noarch]\n"
+            "baseurl = " +
+            versions +
+            "\n"
+            "arch = noarch\n"
+            "\n"
+            "[meta]\n"
+            "baseurl = " +
+            sample +
+            "\n"
+            "download-metadata = 1\n" +
+            extra);
+    }
+};
+
+// (gamma-1.0-1 has epoch 1.)
+const std::set<std::string> kNewest = {"alpha-2.0-2.x86_64.rpm", "beta-0.5-1.noarch.rpm",
+                                       "gamma-1.0-1.x86_64.rpm"};
+const std::set<std::string> kNoarch = {"beta-0.1-1.noarch.rpm", "beta-0.2-1.noarch.rpm",
+                                       "beta-0.3-1.noarch.rpm", "beta-0.4-1.noarch.rpm",
+                                       "beta-0.5-1.noarch.rpm"};
+
+// Every line of `text` starts with "JOB: " for one of `jobs`.
+void expect_job_lines(const std::string& text, const std::set<std::string>& jobs) {
+    for (const std::string& line : lines_of(text)) {
+        const std::string job = line.substr(0, line.find(": "));
+        EXPECT_TRUE(jobs.contains(job) && line.size() > job.size() + 2) << "line: " << line;
+    }
+}
+
+TEST_F(JobModeTest, ThreeJobsWithDifferentOptionsEachGiveTheirTree) {
+    const auto config = three_jobs();
+    const auto result = run_sync({"--config-file", config.string()});
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_EQ(rpms_under(mirror() / "newest"), kNewest);
+    EXPECT_EQ(rpms_under(mirror() / "noarch"), kNoarch);
+    EXPECT_EQ(rpms_under(mirror() / "meta"), rpms_under(test_repo("sample-repo")));
+    EXPECT_TRUE(std::filesystem::exists(mirror() / "meta" / "repodata" / "repomd.xml"));
+    EXPECT_FALSE(std::filesystem::exists(mirror() / "newest" / "repodata"));
+    // Not under <destination>/<job>/<job>: a job's directory is the repository itself.
+    EXPECT_FALSE(std::filesystem::exists(mirror() / "newest" / "newest"));
+    const std::set<std::string> jobs = {"newest", "noarch", "meta"};
+    expect_job_lines(result.out, jobs);
+    expect_job_lines(result.err, jobs);
+    for (const std::string& job : jobs) {
+        EXPECT_NE(result.out.find(job + ": started: "), std::string::npos) << result.out;
+        EXPECT_NE(result.out.find(job + ": downloaded "), std::string::npos) << result.out;
+    }
+}
+
+TEST_F(JobModeTest, RefusedConnectionsFailOneJobAndTheOthersComplete) {
+    const auto config = three_jobs("\n[down]\nbaseurl = http://127.0.0.1:1/\nretries = 1\n");
+    const auto json = tmp_ / "report.json";
+    const auto result = run_sync({"--config-file", config.string(), "--json", json.string()});
+    ASSERT_EQ(result.exit_code, 1) << result.out << result.err;
+    EXPECT_EQ(rpms_under(mirror() / "newest"), kNewest);
+    EXPECT_EQ(rpms_under(mirror() / "noarch"), kNoarch);
+    EXPECT_EQ(rpms_under(mirror() / "meta"), rpms_under(test_repo("sample-repo")));
+    EXPECT_NE(result.err.find("down: FAILED: "), std::string::npos) << result.err;
+    expect_job_lines(result.out, {"newest", "noarch", "meta", "down"});
+    expect_job_lines(result.err, {"newest", "noarch", "meta", "down"});
+    const auto report = nlohmann::json::parse(read_file(json));
+    EXPECT_EQ(report["exit_code"], 1);
+    ASSERT_EQ(report["repositories"].size(), 4U);
+    std::map<std::string, bool> ok;
+    for (const auto& entry : report["repositories"]) {
+        ok[entry["job"].get<std::string>()] = entry["ok"].get<bool>();
+    }
+    EXPECT_EQ(ok, (std::map<std::string, bool>{
+                      {"newest", true}, {"noarch", true}, {"meta", true}, {"down", false}}));
+}
+
+TEST_F(JobModeTest, BadValueFailsItsJobOnlyAndUnknownKeyWarns) {
+    const auto config =
+        three_jobs("\n[typo]\nbaseurl = http://127.0.0.1:1/\nnewest-only = perhaps\nfoo = 1\n");
+    const auto result = run_sync({"--config-file", config.string(), "--job", "typo,newest"});
+    ASSERT_EQ(result.exit_code, 1) << result.out << result.err;
+    EXPECT_EQ(rpms_under(mirror() / "newest"), kNewest);
+    EXPECT_NE(result.err.find(config.string() + ":19: job 'typo': newest-only: invalid boolean"),
+              std::string::npos)
+        << result.err;
+    EXPECT_NE(result.err.find(config.string() + ":20: unknown key 'foo' in job 'typo'"),
+              std::string::npos)
+        << result.err;
+}
+
+TEST_F(JobModeTest, JobGlobsChooseASubsetAndAGlobMatchingNothingIsUsage) {
+    const auto config = three_jobs();
+    const auto result =
+        run_sync({"--config-file", config.string(), "--job", "new*", "--job", "meta"});
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_EQ(rpms_under(mirror() / "newest"), kNewest);
+    EXPECT_TRUE(rpms_under(mirror() / "meta").size() > 0);
+    EXPECT_FALSE(std::filesystem::exists(mirror() / "noarch"));
+
+    const auto none = run_sync({"--config-file", config.string(), "--job", "nosuch*"});
+    EXPECT_EQ(none.exit_code, 2) << none.err;
+    EXPECT_NE(none.err.find("nosuch*"), std::string::npos) << none.err;
+}
+
+TEST_F(JobModeTest, OptionsThatBelongInTheFileAreUsageErrors) {
+    const auto config = three_jobs();
+    for (const std::vector<std::string>& option :
+         {std::vector<std::string>{"-p", mirror().string()},
+          {"--repo", "x"},
+          {"-n"},
+          {"--delete"},
+          {"-a", "x86_64"},
+          {"--repofrompath", "x,/tmp"},
+          {"--download-metadata"}}) {
+        std::vector<std::string> args = {"--config-file", config.string()};
+        args.insert(args.end(), option.begin(), option.end());
+        const auto result = run_sync(args);
+        EXPECT_EQ(result.exit_code, 2) << option.front() << ": " << result.err;
+        EXPECT_NE(result.err.find("belong in the configuration file"), std::string::npos)
+            << result.err;
+    }
+    EXPECT_FALSE(std::filesystem::exists(mirror()));
+    const auto missing = run_sync({"--config-file", (tmp_ / "nowhere.conf").string()});
+    EXPECT_EQ(missing.exit_code, 2) << missing.err;
+}
+
+TEST_F(JobModeTest, SigintStopsEveryRunningJobAndStartsNoOther) {
+    // repomd.xml trickles in (2 bytes a second): both running jobs are mid-transfer when the
+    // signal comes; the third job waits for a slot that never frees before it.
+    FaultServer slow(test_repo("sample-repo"),
+                     {{"paths", {{"/repodata/repomd.xml", {{{"trickle", {1, 0.5}}}}}}}},
+                     tmp_.path());
+    const std::string fast = serve(test_repo("sample-repo")).url("/");
+    const auto config = write_config(
+        "[main]\ndestination = " + mirror().string() +
+        "\ntimeout = 600\nparallel-jobs = 2\n[slow1]\nbaseurl = " + slow.url("/") +
+        "\n[slow2]\nbaseurl = " + slow.url("/") + "\n[later]\nbaseurl = " + fast + "\n");
+    RunningCommand running(rpmirror_sync_argv({"--config-file", config.string()}),
+                           tmp_ / "interrupted");
+    ASSERT_TRUE(wait_until([&] { return slow.requests_for("/repodata/repomd.xml").size() == 2; }))
+        << running.err();
+    running.signal(SIGINT);
+    std::optional<int> exit_code;
+    ASSERT_TRUE(wait_until([&] {
+        exit_code = running.try_wait();
+        return exit_code.has_value();
+    })) << "still running after SIGINT";
+    expect_no_sanitizer_report(running.err());
+    EXPECT_EQ(*exit_code, 130) << running.out() << running.err();
+    EXPECT_NE(running.err().find("slow1: FAILED: "), std::string::npos) << running.err();
+    EXPECT_NE(running.err().find("slow2: FAILED: "), std::string::npos) << running.err();
+    EXPECT_NE(running.err().find("later: not started: interrupted"), std::string::npos)
+        << running.err();
+    EXPECT_FALSE(std::filesystem::exists(mirror() / "later"));
+    expect_job_lines(running.out(), {"slow1", "slow2", "later"});
+    expect_job_lines(running.err(), {"slow1", "slow2", "later"});
+}
+
+// Two jobs on a server whose first request on each port waits for the other port's first
+// request: they meet only when the jobs run at the same time.
+class JobConcurrencyTest : public JobModeTest {
+  protected:
+    // Starts the rendezvous server (held requests give up after `timeout` seconds) and writes a
+    // configuration of two jobs, one per port.
+    std::filesystem::path rendezvous_jobs(int timeout) {
+        const auto script = source_root() / "tests" / "integration" / "rendezvous_server.py";
+        server_ = ChildProcess(
+            {"python3", script.string(), "--root", test_repo("versions-repo").string(), "--root",
+             test_repo("sample-repo").string(), "--timeout", std::to_string(timeout)},
+            /*capture_stdout=*/true);
+        std::istringstream ports(server_.read_line(std::chrono::seconds(20)));
+        int first = 0;
+        int second = 0;
+        ports >> first >> second;
+        if (first == 0 || second == 0) {
+            throw std::runtime_error("rendezvous_server.py did not report its ports");
+        }
+        const auto url = [](int port) { return "http://127.0.0.1:" + std::to_string(port) + "/"; };
+        return write_config("[main]\ndestination = " + mirror().string() +
+                            "\nretries = 1\n[one]\nbaseurl = " + url(first) +
+                            "\n[two]\nbaseurl = " + url(second) + "\n");
+    }
+
+    ChildProcess server_;
+};
+
+TEST_F(JobConcurrencyTest, TwoParallelJobsRunAtTheSameTime) {
+    // 120 s: only ever reached when the jobs do not run concurrently (the test then fails).
+    const auto config = rendezvous_jobs(120);
+    const auto result = run_sync({"--config-file", config.string(), "--parallel-jobs", "2"});
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_EQ(rpms_under(mirror() / "one"), rpms_under(test_repo("versions-repo")));
+    EXPECT_EQ(rpms_under(mirror() / "two"), rpms_under(test_repo("sample-repo")));
+}
+
+TEST_F(JobConcurrencyTest, OneJobAtATimeNeverMeets) {
+    // One after the other, the first job's first request waits in vain; the second one finds
+    // the first port already visited. (The timeout only bounds how long the failure takes.)
+    const auto config = rendezvous_jobs(2);
+    const auto result = run_sync({"--config-file", config.string(), "--parallel-jobs", "1"});
+    EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
+    EXPECT_NE(result.err.find("one: FAILED: "), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("repomd.xml: HTTP 503"), std::string::npos)
+        << "the held request gave up: " << result.err;
+    EXPECT_EQ(rpms_under(mirror() / "two"), rpms_under(test_repo("sample-repo")));
+}
+
+}  // namespace
+}  // namespace rpmirror::test

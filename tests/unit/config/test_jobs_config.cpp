@@ -1,0 +1,377 @@
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "config_test_support.hpp"
+#include "rpmirror/jobs.hpp"
+#include "support/temp_dir.hpp"
+
+namespace rpmirror {
+namespace {
+
+using test::count_warnings;
+
+const JobConfig& job_named(const std::vector<JobConfig>& jobs, std::string_view name) {
+    for (const JobConfig& job : jobs) {
+        if (job.name == name) {
+            return job;
+        }
+    }
+    throw std::runtime_error("no job " + std::string(name));
+}
+
+class JobsConfigTest : public ::testing::Test {
+  protected:
+    // Writes the main file (and conf.d files) and loads them.
+    Result<JobsConfig> load(const std::string& main_text,
+                            const std::vector<std::pair<std::string, std::string>>& conf_d = {}) {
+        main_file_ = dir_.write("etc/rpmirror.conf", main_text);
+        for (const auto& [name, text] : conf_d) {
+            dir_.write("etc/conf.d/" + name, text);
+        }
+        JobsLoadOptions options;
+        options.config_file = main_file_;
+        options.variables.varsdirs.clear();
+        options.variables.environment = std::map<std::string, std::string>{};
+        options.variables.machine = "x86_64";
+        warnings_.clear();
+        return load_jobs_config(options, warnings_);
+    }
+
+    std::string main_file() const { return main_file_.string(); }
+
+    test::TempDir dir_;
+    std::filesystem::path main_file_;
+    std::vector<ConfigWarning> warnings_;
+};
+
+TEST_F(JobsConfigTest, JobKeysBecomeSyncOptionsAndRepoKeysTheRepository) {
+    auto config = load(
+        "[main]\n"
+        "destination = /srv/mirror\n"
+        "parallel-jobs = 3\n"
+        "parallel = 20\n"
+        "max_per_host = 2\n"
+        "newest-only = 1\n"
+        "sslverify = 0\n"
+        "\n"
+        "[base]\n"
+        "baseurl = http://example.com/base/\n"
+        "arch = x86_64, noarch\n"
+        "download_metadata = yes\n"
+        "delete = 1\n"
+        "excludepkgs = foo*\n"
+        "parallel = 5\n"
+        "\n"
+        "[updates]\n"
+        "name = Updates\n"
+        "metalink = http://example.com/metalink\n"
+        "destination = /srv/other/updates\n"
+        "metadata-path = /srv/meta/updates\n"
+        "newest-only = 0\n"
+        "keep-versions = 3\n"
+        "gpgcheck = 1\n"
+        "gpgcheck-keys = repo\n"
+        "min-buildtime = 2020-01-01\n"
+        "source = 1\n"
+        "remote-time = on\n"
+        "downloadcomps = true\n"
+        "exec-on-change = echo changed\n"
+        "sslverify = 1\n");
+    ASSERT_TRUE(config) << config.error().to_string();
+    EXPECT_EQ(config->parallel_jobs, 3U);
+    EXPECT_EQ(config->parallel, 20U);
+    EXPECT_EQ(config->max_per_host, 2U);
+    ASSERT_EQ(config->jobs.size(), 2U);
+    const JobConfig& base = config->jobs[0];
+    EXPECT_EQ(base.name, "base");
+    EXPECT_TRUE(base.errors.empty()) << base.errors.front();
+    EXPECT_EQ(base.repo.id, "base");
+    EXPECT_EQ(base.repo.baseurls, std::vector<std::string>{"http://example.com/base/"});
+    EXPECT_FALSE(base.repo.sslverify);  // [main]'s default
+    EXPECT_EQ(base.repo.excludepkgs, std::vector<std::string>{"foo*"});
+    EXPECT_EQ(base.options.download_path, "/srv/mirror/base");
+    EXPECT_TRUE(base.options.norepopath);
+    EXPECT_EQ(base.options.selection.arches, (std::vector<std::string>{"x86_64", "noarch"}));
+    EXPECT_TRUE(base.options.selection.newest_only);
+    EXPECT_EQ(base.options.selection.keep_versions, 1U);
+    EXPECT_TRUE(base.options.download_metadata);
+    EXPECT_TRUE(base.options.delete_unlisted);
+    EXPECT_EQ(base.options.parallel, 5U);
+    EXPECT_FALSE(base.options.check_package_signatures);
+
+    const JobConfig& updates = config->jobs[1];
+    EXPECT_TRUE(updates.errors.empty()) << updates.errors.front();
+    EXPECT_EQ(updates.repo.name, "Updates");
+    EXPECT_EQ(updates.repo.metalink, "http://example.com/metalink");
+    EXPECT_TRUE(updates.repo.sslverify);
+    EXPECT_EQ(updates.options.download_path, "/srv/other/updates");
+    EXPECT_EQ(updates.options.metadata_path, "/srv/meta/updates");
+    EXPECT_TRUE(updates.options.selection.newest_only);
+    EXPECT_EQ(updates.options.selection.keep_versions, 3U);
+    EXPECT_TRUE(updates.repo.gpgcheck);
+    EXPECT_TRUE(updates.options.check_package_signatures);
+    EXPECT_EQ(updates.options.package_keys, PackageKeySource::Repository);
+    EXPECT_EQ(updates.options.selection.min_build_time, 1577836800);
+    EXPECT_TRUE(updates.options.selection.source_only);
+    EXPECT_TRUE(updates.options.remote_time);
+    EXPECT_TRUE(updates.options.download_comps);
+    EXPECT_EQ(updates.exec_on_change, "echo changed");
+    EXPECT_FALSE(updates.options.parallel);
+    EXPECT_TRUE(warnings_.empty());
+}
+
+TEST_F(JobsConfigTest, UnknownKeyIsAWarningWithFileAndLineAndTheJobRuns) {
+    auto config = load("[base]\nbaseurl = http://example.com/\ndestination = /srv/b\nnewest = 1\n");
+    ASSERT_TRUE(config) << config.error().to_string();
+    ASSERT_EQ(warnings_.size(), 1U);
+    EXPECT_EQ(warnings_[0].kind, ConfigWarningKind::UnknownKey);
+    EXPECT_EQ(warnings_[0].to_string(), main_file() + ":4: unknown key 'newest' in job 'base'");
+    EXPECT_TRUE(config->jobs[0].errors.empty());
+}
+
+TEST_F(JobsConfigTest, BadValueFailsThatJobOnlyNamingFileLineAndKey) {
+    auto config = load(
+        "[main]\ndestination = /srv\n"
+        "[bad]\nbaseurl = http://example.com/\nnewest-only = maybe\n"
+        "[badrepo]\nbaseurl = http://example.com/\nsslverify = perhaps\n"
+        "[good]\nbaseurl = http://example.com/\n");
+    ASSERT_TRUE(config) << config.error().to_string();
+    ASSERT_EQ(config->jobs.size(), 3U);
+    const JobConfig& bad = job_named(config->jobs, "bad");
+    ASSERT_EQ(bad.errors.size(), 1U);
+    EXPECT_TRUE(bad.errors[0].starts_with(main_file() + ":5: job 'bad': newest-only: invalid "
+                                                        "boolean 'maybe'"))
+        << bad.errors[0];
+    const JobConfig& bad_repo = job_named(config->jobs, "badrepo");
+    ASSERT_EQ(bad_repo.errors.size(), 1U);
+    EXPECT_TRUE(bad_repo.errors[0].starts_with(main_file() + ":8: job 'badrepo': sslverify: "))
+        << bad_repo.errors[0];
+    EXPECT_NE(bad_repo.errors[0].find("perhaps"), std::string::npos);
+    EXPECT_TRUE(job_named(config->jobs, "good").errors.empty());
+}
+
+TEST_F(JobsConfigTest, DuplicateJobAcrossFilesNamesBothPlaces) {
+    auto config = load("[main]\ndestination = /srv\n[base]\nbaseurl = http://a/\n",
+                       {{"10-more.conf", "\n[base]\nbaseurl = http://b/\n"}});
+    ASSERT_FALSE(config);
+    const std::string message = config.error().to_string();
+    EXPECT_NE(message.find("conf.d/10-more.conf"), std::string::npos) << message;
+    EXPECT_NE(message.find("line 2"), std::string::npos) << message;
+    EXPECT_NE(message.find(main_file() + ":3"), std::string::npos) << message;
+}
+
+TEST_F(JobsConfigTest, ConfDFilesAreReadInNameOrderAndOnlyDotConf) {
+    auto config = load("[main]\ndestination = /srv\n[a]\nbaseurl = http://a/\n",
+                       {{"20-c.conf", "[c]\nbaseurl = http://c/\n"},
+                        {"10-b.conf", "[b]\nbaseurl = http://b/\n"},
+                        {"x.conf.disabled", "[x]\nbaseurl = http://x/\n"}});
+    ASSERT_TRUE(config) << config.error().to_string();
+    ASSERT_EQ(config->jobs.size(), 3U);
+    EXPECT_EQ(config->jobs[0].name, "a");
+    EXPECT_EQ(config->jobs[1].name, "b");
+    EXPECT_EQ(config->jobs[2].name, "c");
+}
+
+TEST_F(JobsConfigTest, MainInConfDIsAnError) {
+    auto config = load("[main]\ndestination = /srv\n[a]\nbaseurl = http://a/\n",
+                       {{"a.conf", "# x\n[main]\nparallel = 3\n"}});
+    ASSERT_FALSE(config);
+    const std::string message = config.error().to_string();
+    EXPECT_NE(message.find("conf.d/a.conf"), std::string::npos) << message;
+    EXPECT_NE(message.find("line 2"), std::string::npos) << message;
+}
+
+TEST_F(JobsConfigTest, NoSourceOrTwoSourcesFailTheJob) {
+    auto config = load(
+        "[main]\ndestination = /srv\n"
+        "[none]\narch = x86_64\n"
+        "[two]\nbaseurl = http://a/\nrepo = fedora\n"
+        "[ok]\nbaseurl = http://a/\n");
+    ASSERT_TRUE(config) << config.error().to_string();
+    const JobConfig& none = job_named(config->jobs, "none");
+    ASSERT_EQ(none.errors.size(), 1U);
+    EXPECT_EQ(none.errors[0], main_file() +
+                                  ":3: job 'none': source: no source: give repo = ID, or baseurl, "
+                                  "mirrorlist or metalink");
+    const JobConfig& two = job_named(config->jobs, "two");
+    ASSERT_FALSE(two.errors.empty());
+    EXPECT_TRUE(two.errors[0].starts_with(main_file() + ":7: job 'two': repo: two sources"))
+        << two.errors[0];
+    EXPECT_TRUE(job_named(config->jobs, "ok").errors.empty());
+}
+
+TEST_F(JobsConfigTest, TwoJobsOneDestinationFailsTheSecond) {
+    auto config = load(
+        "[main]\ndestination = /srv\n"
+        "[a]\nbaseurl = http://a/\ndestination = /srv/x\n"
+        "[b]\nbaseurl = http://b/\ndestination = /srv/x/\n"
+        "[x]\nbaseurl = http://c/\n");
+    ASSERT_TRUE(config) << config.error().to_string();
+    EXPECT_TRUE(job_named(config->jobs, "a").errors.empty());
+    const JobConfig& b = job_named(config->jobs, "b");
+    ASSERT_EQ(b.errors.size(), 1U);
+    EXPECT_TRUE(b.errors[0].starts_with(main_file() + ":8: job 'b': destination: /srv/x is the "
+                                                      "destination of job 'a'"))
+        << b.errors[0];
+    // [x] goes to /srv/x through the base destination: the same directory.
+    EXPECT_FALSE(job_named(config->jobs, "x").errors.empty());
+}
+
+TEST_F(JobsConfigTest, NoDestinationFailsTheJob) {
+    auto config = load("[a]\nbaseurl = http://a/\n");
+    ASSERT_TRUE(config);
+    ASSERT_EQ(config->jobs[0].errors.size(), 1U);
+    EXPECT_TRUE(
+        config->jobs[0].errors[0].starts_with(main_file() + ":1: job 'a': destination: not set"));
+}
+
+TEST_F(JobsConfigTest, NoJobAtAllAndSyntaxErrorsAreLoadErrors) {
+    auto empty = load("[main]\ndestination = /srv\n");
+    ASSERT_FALSE(empty);
+    EXPECT_NE(empty.error().to_string().find(main_file()), std::string::npos);
+    auto syntax = load("[main\n");
+    ASSERT_FALSE(syntax);
+    EXPECT_NE(syntax.error().to_string().find(main_file()), std::string::npos);
+    JobsLoadOptions missing;
+    missing.config_file = dir_.path() / "nowhere.conf";
+    std::vector<ConfigWarning> warnings;
+    auto not_found = load_jobs_config(missing, warnings);
+    ASSERT_FALSE(not_found);
+    EXPECT_EQ(not_found.error().code, ErrorCode::NotFound);
+}
+
+TEST_F(JobsConfigTest, BadMainValueIsALoadError) {
+    auto config =
+        load("[main]\ndestination = /srv\nparallel-jobs = many\n[a]\nbaseurl = http://a/\n");
+    ASSERT_FALSE(config);
+    EXPECT_NE(config.error().to_string().find("line 3"), std::string::npos);
+    auto default_value =
+        load("[main]\ndestination = /srv\ndelete = sure\n[a]\nbaseurl = http://a/\n");
+    ASSERT_FALSE(default_value);
+    EXPECT_NE(default_value.error().to_string().find(main_file() + ":3: [main]: delete:"),
+              std::string::npos)
+        << default_value.error().to_string();
+}
+
+TEST_F(JobsConfigTest, EnabledZeroIsSkippedUnlessJobNamesIt) {
+    auto config = load(
+        "[main]\ndestination = /srv\n"
+        "[a]\nbaseurl = http://a/\n"
+        "[b-debug]\nbaseurl = http://b/\nenabled = 0\n"
+        "[c-debug]\nbaseurl = http://c/\n");
+    ASSERT_TRUE(config);
+    auto all = select_jobs(config->jobs, {});
+    ASSERT_TRUE(all);
+    ASSERT_EQ(all->size(), 2U);
+    EXPECT_EQ((*all)[0].name, "a");
+    EXPECT_EQ((*all)[1].name, "c-debug");
+    const std::vector<std::string> debug = {"*-debug"};
+    auto named = select_jobs(config->jobs, debug);
+    ASSERT_TRUE(named);
+    ASSERT_EQ(named->size(), 2U);
+    EXPECT_EQ((*named)[0].name, "b-debug");
+    const std::vector<std::string> none = {"a", "zzz*"};
+    auto unmatched = select_jobs(config->jobs, none);
+    ASSERT_FALSE(unmatched);
+    EXPECT_NE(unmatched.error().to_string().find("zzz*"), std::string::npos);
+}
+
+TEST_F(JobsConfigTest, VariablesFromMainAndVarsdir) {
+    dir_.write("vars/mirrorhost", "mirror.example.com\n");
+    auto config = load(
+        "[main]\n"
+        "releasever = 40\n"
+        "varsdir = " +
+        (dir_.path() / "vars").string() +
+        "\n"
+        "destination = /srv/$releasever\n"
+        "[fedora]\n"
+        "baseurl = http://$mirrorhost/fedora/$releasever/$basearch/\n"
+        "[bad]\n"
+        "baseurl = http://$nosuchvar/\n");
+    ASSERT_TRUE(config) << config.error().to_string();
+    const JobConfig& fedora = job_named(config->jobs, "fedora");
+    EXPECT_TRUE(fedora.errors.empty());
+    EXPECT_EQ(fedora.repo.baseurls,
+              std::vector<std::string>{"http://mirror.example.com/fedora/40/x86_64/"});
+    EXPECT_EQ(fedora.options.download_path, "/srv/40/fedora");
+    const JobConfig& bad = job_named(config->jobs, "bad");
+    ASSERT_EQ(bad.errors.size(), 1U);
+    EXPECT_TRUE(bad.errors[0].starts_with(main_file() + ":8: job 'bad': baseurl: undefined "
+                                                        "variable 'nosuchvar'"))
+        << bad.errors[0];
+}
+
+TEST_F(JobsConfigTest, RepoIdLoadsDnfConfigurationAndJobKeysOverrideIt) {
+    dir_.write("dnf.conf", "[main]\nsslverify = 0\n");
+    dir_.write("repos/fedora.repo",
+               "[fedora]\nname = Fedora\nbaseurl = http://dl.example.com/f/\nenabled = 0\n"
+               "gpgcheck = 1\nexcludepkgs = kernel*\ntimeout = 5\n");
+    auto config = load(
+        "[main]\n"
+        "dnf-config = " +
+        (dir_.path() / "dnf.conf").string() +
+        "\n"
+        "reposdir = " +
+        (dir_.path() / "repos").string() +
+        "\n"
+        "destination = /srv\n"
+        "[f]\n"
+        "repo = fedora\n"
+        "timeout = 9\n"
+        "[missing]\n"
+        "repo = nosuch\n");
+    ASSERT_TRUE(config) << config.error().to_string();
+    const JobConfig& f = job_named(config->jobs, "f");
+    EXPECT_TRUE(f.errors.empty()) << f.errors.front();
+    EXPECT_EQ(f.repo.id, "f");
+    EXPECT_EQ(f.repo.name, "Fedora");
+    EXPECT_EQ(f.repo.baseurls, std::vector<std::string>{"http://dl.example.com/f/"});
+    EXPECT_TRUE(f.repo.enabled);
+    EXPECT_TRUE(f.repo.gpgcheck);
+    EXPECT_FALSE(f.repo.sslverify);  // dnf.conf's [main]
+    EXPECT_EQ(f.repo.excludepkgs, std::vector<std::string>{"kernel*"});
+    EXPECT_EQ(f.repo.timeout_seconds, 9U);
+    EXPECT_EQ(f.options.download_path, "/srv/f");
+    const JobConfig& missing = job_named(config->jobs, "missing");
+    ASSERT_EQ(missing.errors.size(), 1U);
+    EXPECT_TRUE(missing.errors[0].starts_with(main_file() + ":9: job 'missing': repo: no "
+                                                            "repository 'nosuch'"))
+        << missing.errors[0];
+}
+
+TEST_F(JobsConfigTest, DashAndUnderscoreAreTheSameAndIgnoredDnfKeysWarn) {
+    auto config = load(
+        "[main]\ndestination = /srv\n"
+        "[a]\nbaseurl = http://a/\nskip-if-unavailable = 1\nmax_parallel_downloads = 4\n"
+        "priority = 10\n");
+    ASSERT_TRUE(config);
+    const JobConfig& a = config->jobs[0];
+    EXPECT_TRUE(a.errors.empty());
+    EXPECT_TRUE(a.repo.skip_if_unavailable);
+    EXPECT_EQ(a.repo.max_parallel_downloads, 4U);
+    EXPECT_EQ(count_warnings(warnings_, ConfigWarningKind::IgnoredKey), 1U);
+    EXPECT_EQ(count_warnings(warnings_, ConfigWarningKind::UnknownKey), 0U);
+}
+
+TEST_F(JobsConfigTest, KeyGivenTwiceWarnsAndTheLaterWins) {
+    auto config = load(
+        "[main]\ndestination = /srv\n[a]\nbaseurl = http://a/\nnewest-only = 1\n"
+        "newest_only = 0\n");
+    ASSERT_TRUE(config);
+    EXPECT_FALSE(config->jobs[0].options.selection.newest_only);
+    ASSERT_EQ(warnings_.size(), 1U);
+    EXPECT_EQ(warnings_[0].kind, ConfigWarningKind::DuplicateKey);
+    EXPECT_EQ(warnings_[0].where.line, 6U);
+}
+
+TEST_F(JobsConfigTest, SignKeyNeedsDownloadMetadata) {
+    auto config = load("[main]\ndestination = /srv\n[a]\nbaseurl = http://a/\nsign-key = ABC\n");
+    ASSERT_TRUE(config);
+    ASSERT_EQ(config->jobs[0].errors.size(), 1U);
+    EXPECT_TRUE(config->jobs[0].errors[0].starts_with(main_file() + ":5: job 'a': sign-key: "));
+}
+
+}  // namespace
+}  // namespace rpmirror
