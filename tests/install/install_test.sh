@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# install_test.sh BUILD_DIR LIBDIR: `cmake --install`s BUILD_DIR into a temporary prefix, checks
+# what it installed, then builds tests/install/consumer against that prefix four ways (CMake
+# package: rpmirror::rpmirror and rpmirror::rpmirror_static; pkg-config: shared and --static)
+# and runs each on a file, comparing with sha256sum.
+set -euo pipefail
+build_dir=$1
+libdir=$2
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+prefix=$tmp/prefix
+
+fail() {
+  echo "install_test: FAILED: $*" >&2
+  exit 1
+}
+
+echo "== cmake --install $build_dir --prefix $prefix"
+cmake --install "$build_dir" --prefix "$prefix" >"$tmp/install.log" || {
+  cat "$tmp/install.log"
+  fail "cmake --install"
+}
+
+version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build_dir/CMakeCache.txt")
+[[ -n $version ]] || fail "no CMAKE_PROJECT_VERSION in $build_dir/CMakeCache.txt"
+for file in bin/rpmirror "$libdir/librpmirror.so.$version" "$libdir/librpmirror.a" \
+  include/rpmirror/checksum.hpp include/rpmirror/error.hpp \
+  "$libdir/cmake/rpmirror/rpmirrorConfig.cmake" "$libdir/cmake/rpmirror/rpmirrorConfigVersion.cmake" \
+  "$libdir/cmake/rpmirror/rpmirrorTargets.cmake" "$libdir/pkgconfig/rpmirror.pc" \
+  "$libdir/rpmirror/librpmirror-librepo-accel.so"; do
+  [[ -f $prefix/$file ]] || fail "$prefix/$file was not installed"
+done
+[[ $(readlink "$prefix/$libdir/librpmirror.so.0") == "librpmirror.so.$version" ]] ||
+  fail "$libdir/librpmirror.so.0 is not a link to librpmirror.so.$version"
+[[ $(readlink "$prefix/$libdir/librpmirror.so") == librpmirror.so.0 ]] ||
+  fail "$libdir/librpmirror.so is not a link to librpmirror.so.0"
+soname=$(readelf -d "$prefix/$libdir/librpmirror.so.$version" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+[[ $soname == librpmirror.so.0 ]] || fail "SONAME is '$soname', not librpmirror.so.0"
+"$prefix/bin/rpmirror" --version | grep -qx "rpmirror $version" || fail "installed rpmirror --version"
+
+# The file to hash: one with a known digest.
+head -c 100000 /dev/urandom >"$tmp/data"
+expected=$(sha256sum "$tmp/data")
+
+# check_consumer NAME BINARY NEEDS_SHARED: runs BINARY on the data file and on a missing file.
+check_consumer() {
+  local name=$1 binary=$2 needs_shared=$3
+  local output
+  output=$("$binary" "$tmp/data") || fail "$name: consumer exited $?"
+  [[ $output == "$expected" ]] || fail "$name: printed '$output', sha256sum printed '$expected'"
+  if "$binary" "$tmp/missing" 2>"$tmp/error"; then
+    fail "$name: a missing file did not fail"
+  fi
+  grep -q "$tmp/missing" "$tmp/error" || fail "$name: the error does not name the file: $(cat "$tmp/error")"
+  if readelf -d "$binary" | grep -q 'NEEDED.*\[librpmirror\.so\.0\]'; then
+    [[ $needs_shared == yes ]] || fail "$name: linked against librpmirror.so.0, not librpmirror.a"
+  else
+    [[ $needs_shared == no ]] || fail "$name: not linked against librpmirror.so.0"
+  fi
+  echo "== $name: ok"
+}
+
+for target in rpmirror::rpmirror rpmirror::rpmirror_static; do
+  dir=$tmp/cmake-${target#rpmirror::}
+  echo "== find_package(rpmirror), $target"
+  cmake -S "$here/consumer" -B "$dir" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+    -DRPMIRROR_TARGET="$target" >"$dir.log" 2>&1 || {
+    cat "$dir.log"
+    fail "configure the consumer with $target"
+  }
+  cmake --build "$dir" >>"$dir.log" 2>&1 || {
+    cat "$dir.log"
+    fail "build the consumer with $target"
+  }
+  shared=yes
+  [[ $target == *_static ]] && shared=no
+  check_consumer "find_package $target" "$dir/consumer" "$shared"
+done
+
+# pkg-config: the .pc names the configured prefix; point it at the temporary one.
+pc=(pkg-config --define-variable=prefix="$prefix")
+export PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig
+[[ $("${pc[@]}" --modversion rpmirror) == "$version" ]] || fail "pkg-config --modversion rpmirror"
+echo "== pkg-config, shared"
+read -r -a flags <<<"$("${pc[@]}" --cflags --libs rpmirror)"
+c++ -std=c++20 -o "$tmp/pc-shared" "$here/consumer/main.cpp" "${flags[@]}" ||
+  fail "c++ consumer \$(pkg-config --cflags --libs rpmirror)"
+LD_LIBRARY_PATH=$prefix/$libdir check_consumer "pkg-config shared" "$tmp/pc-shared" yes
+echo "== pkg-config --static"
+# -l:librpmirror.a takes the archive although librpmirror.so is beside it.
+read -r -a flags <<<"$("${pc[@]}" --static --cflags --libs rpmirror)"
+flags=("${flags[@]/#-lrpmirror/-l:librpmirror.a}")
+c++ -std=c++20 -o "$tmp/pc-static" "$here/consumer/main.cpp" "${flags[@]}" ||
+  fail "c++ consumer \$(pkg-config --static --cflags --libs rpmirror)"
+check_consumer "pkg-config --static" "$tmp/pc-static" no
+echo "== install_test: ok"
