@@ -87,11 +87,24 @@ read -r -a flags <<<"$("${pc[@]}" --cflags --libs rpmirror)"
 c++ -std=c++20 -o "$tmp/pc-shared" "$here/consumer/main.cpp" "${flags[@]}" ||
   fail "c++ consumer \$(pkg-config --cflags --libs rpmirror)"
 LD_LIBRARY_PATH=$prefix/$libdir check_consumer "pkg-config shared" "$tmp/pc-shared" yes
-echo "== pkg-config --static"
-# -l:librpmirror.a takes the archive although librpmirror.so is beside it.
-read -r -a flags <<<"$("${pc[@]}" --static --cflags --libs rpmirror)"
-flags=("${flags[@]/#-lrpmirror/-l:librpmirror.a}")
-c++ -std=c++20 -o "$tmp/pc-static" "$here/consumer/main.cpp" "${flags[@]}" ||
-  fail "c++ consumer \$(pkg-config --static --cflags --libs rpmirror)"
+echo "== pkg-config --static (librpmirror.a, shared system libraries)"
+# librpmirror.a with the system's shared libraries: rpmirror's own Libs + Libs.private (depth 2:
+# rpmirror alone, not its requirements' private libraries, which only static builds of them need)
+# and the Libs of its Requires.private. -l:librpmirror.a takes the archive although
+# librpmirror.so is beside it; --whole-archive links every object of it, so a library missing from
+# the .pc fails here even if this program does not need it.
+read -r -a flags <<<"$("${pc[@]}" --static --maximum-traverse-depth=2 --cflags --libs rpmirror)"
+static_flags=()
+for flag in "${flags[@]}"; do
+  if [[ $flag == -lrpmirror ]]; then
+    static_flags+=(-Wl,--whole-archive -l:librpmirror.a -Wl,--no-whole-archive)
+  else
+    static_flags+=("$flag")
+  fi
+done
+read -r -a requires <<<"$("${pc[@]}" --print-requires-private rpmirror | tr '\n' ' ')"
+read -r -a more <<<"$("${pc[@]}" --libs "${requires[@]}")"
+c++ -std=c++20 -o "$tmp/pc-static" "$here/consumer/main.cpp" "${static_flags[@]}" "${more[@]}" ||
+  fail "c++ consumer with librpmirror.a, \$(pkg-config --static --libs rpmirror) and its Requires.private"
 check_consumer "pkg-config --static" "$tmp/pc-static" no
 echo "== install_test: ok"
