@@ -2,7 +2,8 @@
 # install_test.sh BUILD_DIR LIBDIR: `cmake --install`s BUILD_DIR into a temporary prefix, checks
 # what it installed, then builds tests/install/consumer against that prefix four ways (CMake
 # package: rpmirror::rpmirror and rpmirror::rpmirror_static; pkg-config: shared and --static)
-# and runs each on a file, comparing with sha256sum.
+# and runs each on a file, comparing with sha256sum. Environment: CXX (default c++) and
+# RPMIRROR_CONSUMER_FLAGS (the build's sanitizer flags, for compiling and linking the consumer).
 set -euo pipefail
 build_dir=$1
 libdir=$2
@@ -10,6 +11,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 prefix=$tmp/prefix
+cxx=${CXX:-c++}
+read -r -a consumer_flags <<<"${RPMIRROR_CONSUMER_FLAGS:-}"
 
 fail() {
   echo "install_test: FAILED: $*" >&2
@@ -65,7 +68,8 @@ for target in rpmirror::rpmirror rpmirror::rpmirror_static; do
   dir=$tmp/cmake-${target#rpmirror::}
   echo "== find_package(rpmirror), $target"
   cmake -S "$here/consumer" -B "$dir" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
-    -DRPMIRROR_TARGET="$target" >"$dir.log" 2>&1 || {
+    -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CXX_FLAGS="${consumer_flags[*]}" \
+    -DCMAKE_EXE_LINKER_FLAGS="${consumer_flags[*]}" -DRPMIRROR_TARGET="$target" >"$dir.log" 2>&1 || {
     cat "$dir.log"
     fail "configure the consumer with $target"
   }
@@ -84,7 +88,7 @@ export PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig
 [[ $("${pc[@]}" --modversion rpmirror) == "$version" ]] || fail "pkg-config --modversion rpmirror"
 echo "== pkg-config, shared"
 read -r -a flags <<<"$("${pc[@]}" --cflags --libs rpmirror)"
-c++ -std=c++20 -o "$tmp/pc-shared" "$here/consumer/main.cpp" "${flags[@]}" ||
+"$cxx" -std=c++20 "${consumer_flags[@]}" -o "$tmp/pc-shared" "$here/consumer/main.cpp" "${flags[@]}" ||
   fail "c++ consumer \$(pkg-config --cflags --libs rpmirror)"
 LD_LIBRARY_PATH=$prefix/$libdir check_consumer "pkg-config shared" "$tmp/pc-shared" yes
 echo "== pkg-config --static (librpmirror.a, shared system libraries)"
@@ -104,7 +108,8 @@ for flag in "${flags[@]}"; do
 done
 read -r -a requires <<<"$("${pc[@]}" --print-requires-private rpmirror | tr '\n' ' ')"
 read -r -a more <<<"$("${pc[@]}" --libs "${requires[@]}")"
-c++ -std=c++20 -o "$tmp/pc-static" "$here/consumer/main.cpp" "${static_flags[@]}" "${more[@]}" ||
+"$cxx" -std=c++20 "${consumer_flags[@]}" -o "$tmp/pc-static" "$here/consumer/main.cpp" \
+  "${static_flags[@]}" "${more[@]}" ||
   fail "c++ consumer with librpmirror.a, \$(pkg-config --static --libs rpmirror) and its Requires.private"
 check_consumer "pkg-config --static" "$tmp/pc-static" no
 echo "== install_test: ok"
