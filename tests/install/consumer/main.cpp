@@ -1,5 +1,6 @@
-// A program outside the project, built against an installed rpmirror (tests/install/install_test.sh):
-// prints the sha256 of each file named on the command line, as sha256sum does.
+// A program outside the project, built against an installed rpmirror
+// (tests/install/install_test.sh): prints the sha256 of each file named on the command line, as
+// sha256sum does.
 #include <cstdio>
 
 #include "rpmirror/checksum.hpp"
