@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # spec_test.sh SOURCE_DIR: rpmirror.spec parses (`rpmspec -P`), names the project's version and
 # everything it installs, and builds a source RPM (`rpmbuild -bs`) from a tarball of the tree (the
-# files git knows or would add, as `git archive` of a commit of it would hold).
+# files git knows or would add, as `git archive` of a commit of it would hold; without git, the
+# tree but its build directories).
 set -euo pipefail
 source_dir=$1
 tmp=$(mktemp -d)
@@ -49,8 +50,14 @@ expect_in_files devel /usr/include/rpmirror/ /librpmirror.so /librpmirror.a /cma
 
 echo "== tarball of the tree, rpmbuild -bs"
 mkdir -p "$tmp/SOURCES"
-(cd "$source_dir" && git ls-files -z --cached --others --exclude-standard |
-  xargs -0 -r sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh) >"$tmp/files"
+if git -C "$source_dir" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  (cd "$source_dir" && git ls-files -z --cached --others --exclude-standard |
+    xargs -0 -r sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh) >"$tmp/files"
+else
+  # A tree without git (a Debian package build's copy): everything but build directories.
+  (cd "$source_dir" && find . -mindepth 1 -maxdepth 1 ! -name 'build*' ! -name 'obj-*' -printf '%P\0') \
+    >"$tmp/files"
+fi
 tar -C "$source_dir" --null -T "$tmp/files" --transform "s,^,rpmirror-$version/," \
   -czf "$tmp/SOURCES/rpmirror-$version.tar.gz"
 rpmbuild -bs --define "_topdir $tmp" --define "_sourcedir $tmp/SOURCES" "$spec" >"$tmp/build.log" 2>&1 || {
