@@ -90,7 +90,7 @@ class MirrorList {
 // Thread-safe. The budget must outlive its clients and tokens.
 class ConnectionBudget {
   public:
-    // `total` >= 1; `per_host` 0 = no limit per host.
+    // `per_host` 0 = no limit per host. Throws std::invalid_argument iff `total` is 0.
     explicit ConnectionBudget(unsigned total, unsigned per_host = 0);
     ConnectionBudget(const ConnectionBudget&) = delete;
     ConnectionBudget& operator=(const ConnectionBudget&) = delete;
