@@ -13,9 +13,9 @@
 // changes, and it keeps the counts of running and verifying transfers with it, and the
 // ConnectionBudget token a Running transfer holds (DownloadOptions::budget): taken before the
 // attempt starts (Engine::try_start), given back when the transfer leaves Running, whatever
-// the outcome. Everything an
-// attempt learns lives in Transfer::attempt, replaced as a whole when the next attempt starts;
-// which mirror that attempt uses is decided by choose_next_mirror (mirror_choice.hpp).
+// the outcome. Everything an attempt learns lives in Transfer::attempt, replaced as a whole when
+// the next attempt starts; which mirror that attempt uses is decided by choose_next_mirror
+// (mirror_choice.hpp).
 //
 // Everything here runs on the thread calling Downloader::run, except the PartSink jobs (see
 // part_sink.hpp), whose results come back through the CompletionQueue.
