@@ -85,8 +85,9 @@ class MirrorList {
 // whenever a token is released or the shares change; it never has to poll.
 //
 // A transfer counts from before its request is sent until its easy handle leaves the multi handle,
-// so the connections open to servers never exceed the tokens held (HTTP/2 streams sharing a
-// connection hold one token each). A redirect keeps the token of the URL it started from.
+// so the requests in flight to servers never exceed the tokens held (HTTP/2 streams sharing a
+// connection hold one token each; idle keep-alive connections a Downloader keeps for reuse hold
+// none). A redirect keeps the token of the URL it started from. fetch_document takes no token.
 // Thread-safe. The budget must outlive its clients and tokens.
 class ConnectionBudget {
   public:
