@@ -85,9 +85,8 @@ class MirrorList {
 // whenever a token is released or the shares change; it never has to poll.
 //
 // A transfer counts from before its request is sent until its easy handle leaves the multi handle,
-// so the requests in flight to servers never exceed the tokens held (HTTP/2 streams sharing a
-// connection hold one token each; idle keep-alive connections a Downloader keeps for reuse hold
-// none). A redirect keeps the token of the URL it started from. fetch_document takes no token.
+// so requests in flight never exceed the tokens held (an HTTP/2 stream holds one; idle keep-alive
+// connections hold none). A redirect keeps the token of its first URL; fetch_document takes none.
 // Thread-safe. The budget must outlive its clients and tokens.
 class ConnectionBudget {
   public:

@@ -46,6 +46,17 @@ class SharedBudgetDownloadTest : public ::testing::Test {
         return job;
     }
 
+    // Returns three jobs of `count` files each: the first and the third from `first_base`, the
+    // second from `second_base`.
+    std::vector<Job> three_jobs(int count, const std::string& first_base,
+                                const std::string& second_base) {
+        std::vector<Job> jobs;
+        jobs.push_back(make_job("one", count, {first_base}));
+        jobs.push_back(make_job("two", count, {second_base}));
+        jobs.push_back(make_job("three", count, {first_base}));
+        return jobs;
+    }
+
     // Runs every job on its own thread with its own Downloader, all sharing `budget`.
     static void run_concurrently(std::vector<Job>& jobs,
                                  const std::shared_ptr<ConnectionBudget>& budget,
@@ -97,10 +108,7 @@ TEST_F(SharedBudgetDownloadTest, ThreeDownloadersOnTwoNginxHostsStayWithinTheBud
     std::filesystem::create_directories(dir_.path() / "srv");
     test::NginxServer first(dir_.path() / "srv", dir_.path() / "nginx-1");
     test::NginxServer second(dir_.path() / "srv", dir_.path() / "nginx-2");
-    std::vector<Job> jobs;
-    jobs.push_back(make_job("one", 40, {first.url("/")}));
-    jobs.push_back(make_job("two", 40, {second.url("/")}));
-    jobs.push_back(make_job("three", 40, {first.url("/")}));
+    std::vector<Job> jobs = three_jobs(40, first.url("/"), second.url("/"));
     auto budget = std::make_shared<ConnectionBudget>(5, 3);
     run_concurrently(jobs, budget, 8);
     expect_all_verified(jobs);
@@ -135,10 +143,7 @@ TEST_F(SharedBudgetDownloadTest, PerHostLimitHoldsAcrossDownloaders) {
     std::filesystem::create_directories(dir_.path() / "log-2");
     test::FaultServer first(dir_.path() / "srv", nlohmann::json::object(), dir_.path() / "log-1");
     test::FaultServer second(dir_.path() / "srv", nlohmann::json::object(), dir_.path() / "log-2");
-    std::vector<Job> jobs;
-    jobs.push_back(make_job("a", 25, {first.url("/")}));
-    jobs.push_back(make_job("b", 25, {second.url("/")}));
-    jobs.push_back(make_job("c", 25, {first.url("/")}));
+    std::vector<Job> jobs = three_jobs(25, first.url("/"), second.url("/"));
     auto budget = std::make_shared<ConnectionBudget>(16, 2);
     run_concurrently(jobs, budget, 8);
     expect_all_verified(jobs);
