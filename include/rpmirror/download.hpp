@@ -20,6 +20,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -66,6 +68,124 @@ class MirrorList {
     mutable std::mutex mutex_;
     std::vector<Mirror> mirrors_;
     unsigned demote_after_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// One connection budget for many Downloaders
+
+// A number of connections (transfers in flight) shared by every Downloader that holds it (see
+// DownloadOptions::budget), e.g. the jobs of `rpmirror sync --config-file` running at once:
+// at most `total` transfers at a time over all of them, and at most `per_host` to one host
+// (scheme://host:port; 0 = no per-host limit beyond the total).
+//
+// Fair: a client (one Downloader's run) is refused a token while another client that waits for
+// one and could use it (its host has room) holds fewer tokens, so while several clients want
+// connections none holds more than ceil(total / clients wanting) unless the others leave tokens
+// idle. A refused client is woken (its `wake` function is called, from the releasing thread)
+// whenever a token is released or the shares change; it never has to poll.
+//
+// A transfer counts from before its request is sent until its easy handle leaves the multi handle,
+// so requests in flight never exceed the tokens held (an HTTP/2 stream holds one; idle keep-alive
+// connections hold none). A redirect keeps the token of its first URL; fetch_document takes none.
+// Thread-safe. The budget must outlive its clients and tokens.
+class ConnectionBudget {
+  public:
+    // `per_host` 0 = no limit per host. Throws std::invalid_argument iff `total` is 0.
+    explicit ConnectionBudget(unsigned total, unsigned per_host = 0);
+    ConnectionBudget(const ConnectionBudget&) = delete;
+    ConnectionBudget& operator=(const ConnectionBudget&) = delete;
+
+    // One connection held; released (and waiting clients woken) when destroyed or reset.
+    class Token {
+      public:
+        Token() = default;
+        Token(Token&& other) noexcept;
+        Token& operator=(Token&& other) noexcept;
+        ~Token() { reset(); }
+        // Releases the connection (no-op on an empty token).
+        void reset();
+        // Returns true iff the token holds a connection.
+        explicit operator bool() const { return budget_ != nullptr; }
+
+      private:
+        friend class ConnectionBudget;
+        ConnectionBudget* budget_ = nullptr;
+        std::uint64_t client_ = 0;
+        std::string host_;
+    };
+
+    // One user of the budget (a Downloader during one run); unregistered when destroyed, after
+    // which its `wake` is never called again. Tokens may outlive their client.
+    class Client {
+      public:
+        Client() = default;
+        Client(Client&& other) noexcept;
+        Client& operator=(Client&& other) noexcept;
+        ~Client() { leave(); }
+
+        // Takes a token for a transfer to `url` (its host is host_key(url)) iff the total, the
+        // host's limit and the fair share allow it now. Otherwise returns an empty Token and
+        // records that this client waits: `wake` is called once something may have changed.
+        Token try_acquire(std::string_view url);
+
+        // Tells the budget this client no longer waits (it has nothing to start), so others are
+        // not held back for it. Cheap when it was not waiting.
+        void stop_waiting();
+
+        // Returns true iff the client is registered.
+        explicit operator bool() const { return budget_ != nullptr; }
+
+      private:
+        friend class ConnectionBudget;
+        void leave();
+        ConnectionBudget* budget_ = nullptr;
+        std::uint64_t id_ = 0;
+    };
+
+    // Registers a client. `wake` is called (from any thread, with the budget's lock held: it must
+    // not call back into the budget; curl_multi_wakeup is what a Downloader passes) whenever a
+    // token this client was refused may be available.
+    Client join(std::function<void()> wake);
+
+    // Returns "scheme://host:port" of `url`, lowercased, the default port filled in (80, 443,
+    // 21 for ftp); `url` itself iff it cannot be parsed.
+    static std::string host_key(std::string_view url);
+
+    unsigned total() const { return total_; }
+    unsigned per_host() const { return per_host_; }
+
+    struct Stats {
+        unsigned in_use = 0;           // tokens held now
+        unsigned peak_in_use = 0;      // most tokens held at once
+        unsigned peak_per_host = 0;    // most tokens held at once for one host
+        unsigned peak_per_client = 0;  // most tokens one client held at once
+        std::size_t clients = 0;       // registered now
+        std::size_t granted = 0;       // tokens handed out
+        std::size_t refused = 0;       // try_acquire calls that returned no token
+    };
+    // Returns the counters (for tests and reports).
+    Stats stats() const;
+
+  private:
+    struct ClientState {
+        std::function<void()> wake;
+        unsigned held = 0;
+        bool waiting = false;
+        std::string waiting_host;  // the host it was last refused for
+    };
+    Token acquire(std::uint64_t client, std::string_view url);
+    void release(std::uint64_t client, const std::string& host);
+    void set_not_waiting(std::uint64_t client);
+    void remove(std::uint64_t client);
+    void wake_waiters_locked(std::uint64_t except);
+
+    const unsigned total_;
+    const unsigned per_host_;
+    mutable std::mutex mutex_;
+    std::map<std::uint64_t, ClientState> clients_;
+    std::map<std::string, unsigned, std::less<>> hosts_;  // tokens held per host (> 0 only)
+    std::uint64_t next_client_ = 1;
+    Stats stats_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -153,6 +273,12 @@ struct DownloadOptions {
     // one worker, in order), so the loop thread only receives. See README.md "Download engine"
     // for the measurement behind the default.
     unsigned io_threads = 1;
+
+    // A connection budget shared with other Downloaders (possibly on other threads): each
+    // transfer attempt then also needs one of its tokens, taken when the attempt starts and
+    // given back when it ends, whatever the outcome; max_parallel and max_per_host still apply
+    // to this Downloader alone. Null = this Downloader's own limits only.
+    std::shared_ptr<ConnectionBudget> budget;
 };
 
 // One attempt of one file on one URL, and what happened there.

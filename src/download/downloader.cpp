@@ -10,9 +10,12 @@
 //   Stop requested: Running/RetryWait ──> Interrupted (.part kept), Queued ──> NotStarted.
 //
 // As curl's multi.c does with mstate(), Engine::set_state is the only place a transfer's state
-// changes, and it keeps the counts of running and verifying transfers with it. Everything an
-// attempt learns lives in Transfer::attempt, replaced as a whole when the next attempt starts;
-// which mirror that attempt uses is decided by choose_next_mirror (mirror_choice.hpp).
+// changes, and it keeps the counts of running and verifying transfers with it, and the
+// ConnectionBudget token a Running transfer holds (DownloadOptions::budget): taken before the
+// attempt starts (Engine::try_start), given back when the transfer leaves Running, whatever
+// the outcome. Everything an attempt learns lives in Transfer::attempt, replaced as a whole when
+// the next attempt starts; which mirror that attempt uses is decided by choose_next_mirror
+// (mirror_choice.hpp).
 //
 // Everything here runs on the thread calling Downloader::run, except the PartSink jobs (see
 // part_sink.hpp), whose results come back through the CompletionQueue.
@@ -194,6 +197,7 @@ struct Attempt {
     bool paused = false;   // by the bandwidth limit or the worker's lag
     bool decoding = true;  // an encoded body is decoded (see Transfer::store_as_sent)
     RedirectGuard redirects;
+    ConnectionBudget::Token connection;  // held while Running iff there is a budget
 };
 
 struct Transfer {
@@ -232,6 +236,8 @@ struct Engine {
     std::vector<DestinationRoot>& roots;
     ProgressSink* progress;
     std::stop_token stop;
+    ConnectionBudget::Client budget_client;  // registered for the run iff options.budget
+    bool budget_refused = false;             // the budget refused a start in this pass
     CompletionQueue completions;
     std::vector<std::unique_ptr<Transfer>> transfers;
     std::deque<std::size_t> queue;        // Queued, in request order
@@ -269,11 +275,13 @@ struct Engine {
         assert(is_allowed_transition(transfer.state, next));
         if (transfer.state == TransferState::Running) {
             --running;
+            transfer.attempt.connection.reset();
         } else if (transfer.state == TransferState::Verifying) {
             --verifying;
         }
         transfer.state = next;
         if (next == TransferState::Running) {
+            assert(!budget_client || transfer.attempt.connection);
             ++running;
         } else if (next == TransferState::Verifying) {
             ++verifying;
@@ -578,22 +586,49 @@ struct Engine {
         return true;
     }
 
-    // Starts the file's next attempt (its first, or the one fail_attempt scheduled).
-    void start(Transfer& transfer) {
+    // Returns the mirror the file's next attempt uses; "" iff its href is an absolute URL.
+    static std::string next_attempt_base(const Transfer& transfer) {
+        if (is_absolute_url(transfer.request->href)) {
+            return {};
+        }
+        return transfer.next_base ? *transfer.next_base
+                                  : transfer.request->mirrors->order().front();
+    }
+
+    static std::string attempt_url(const Transfer& transfer, const std::string& base) {
+        return base.empty() ? transfer.request->href : join_url(base, transfer.request->href);
+    }
+
+    // Starts the file's next attempt, with a token of the budget iff there is one and the attempt
+    // goes over the network. Returns false (and changes nothing) iff the budget refused: the
+    // transfer stays queued or waiting, and the loop is woken when a token may be free.
+    bool try_start(Transfer& transfer) {
+        ConnectionBudget::Token token;
+        if (budget_client) {
+            const std::string url = attempt_url(transfer, next_attempt_base(transfer));
+            if (is_http_url(url)) {
+                token = budget_client.try_acquire(url);
+                if (!token) {
+                    budget_refused = true;
+                    return false;
+                }
+            }
+        }
+        start(transfer, std::move(token));
+        return true;
+    }
+
+    // Starts the file's next attempt (its first, or the one fail_attempt scheduled); `token` is
+    // the budget's connection for it (empty without a budget), released unless it starts Running.
+    void start(Transfer& transfer, ConnectionBudget::Token token) {
         if (!transfer.sink && !prepare(transfer)) {
             return;
         }
-        const DownloadRequest& request = *transfer.request;
         assert(!transfer.attempt.easy);
         transfer.attempt = Attempt{};
         Attempt& attempt = transfer.attempt;
-        if (is_absolute_url(request.href)) {
-            attempt.url = request.href;
-        } else {
-            attempt.base =
-                transfer.next_base ? *transfer.next_base : request.mirrors->order().front();
-            attempt.url = join_url(attempt.base, request.href);
-        }
+        attempt.base = next_attempt_base(transfer);
+        attempt.url = attempt_url(transfer, attempt.base);
         transfer.next_base.reset();
         ++transfer.attempts;
         attempt.range_start = transfer.accepted;
@@ -626,6 +661,7 @@ struct Engine {
             return;
         }
         configure(transfer);
+        attempt.connection = std::move(token);
         set_state(transfer, TransferState::Running);
         curl_multi_add_handle(multi, attempt.easy.get());
     }
@@ -1033,25 +1069,42 @@ struct Engine {
     }
 
     void start_ready() {
+        budget_refused = false;
+        start_ready_transfers();
+        if (budget_client && !budget_refused) {
+            budget_client.stop_waiting();  // nothing (more) to start: hold no one back
+        }
+    }
+
+    void start_ready_transfers() {
         if (stopping) {
             return;
         }
         const auto now = Clock::now();
-        // Retries whose wait is over go first, then new files.
+        // Retries whose wait is over go first, then new files. A refusal of the budget ends
+        // the pass: the loop is woken when a token is released.
         for (std::size_t position = 0;
              position < retry_wait.size() && running < options.max_parallel;) {
             Transfer& transfer = *transfers[retry_wait[position]];
-            if (transfer.not_before <= now) {
-                retry_wait.erase(retry_wait.begin() + static_cast<std::ptrdiff_t>(position));
-                start(transfer);
-            } else {
+            if (transfer.not_before > now) {
                 ++position;
+                continue;
+            }
+            const std::size_t index = retry_wait[position];
+            retry_wait.erase(retry_wait.begin() + static_cast<std::ptrdiff_t>(position));
+            if (!try_start(transfer)) {
+                retry_wait.insert(retry_wait.begin() + static_cast<std::ptrdiff_t>(position),
+                                  index);
+                return;
             }
         }
         while (!queue.empty() && running < options.max_parallel && !stopping) {
             Transfer& transfer = *transfers[queue.front()];
             queue.pop_front();
-            start(transfer);
+            if (!try_start(transfer)) {
+                queue.push_front(transfer.index);
+                return;
+            }
             if (fail_fast_triggered) {
                 break;
             }
@@ -1082,6 +1135,9 @@ struct Engine {
         const auto now = Clock::now();
         if (!stopping && running < options.max_parallel) {
             for (std::size_t index : retry_wait) {
+                if (budget_refused && transfers[index]->not_before <= now) {
+                    continue;  // ready, but waits for a token: woken when one is released
+                }
                 const auto wait = std::chrono::ceil<std::chrono::milliseconds>(
                     transfers[index]->not_before - now);
                 timeout = std::min(timeout, std::max(wait, std::chrono::milliseconds(0)));
@@ -1277,7 +1333,12 @@ Result<DownloadReport> Downloader::run(std::span<const std::filesystem::path> ro
     // A stop request wakes the poll at once, from whichever thread makes it.
     std::stop_callback wake_on_stop(stop, [multi] { curl_multi_wakeup(multi); });
 
+    if (options_.budget) {
+        engine.budget_client = options_.budget->join([multi] { curl_multi_wakeup(multi); });
+    }
+
     engine.loop();
+    engine.budget_client = {};  // leaves the budget: no more wake-ups of this multi handle
     if (impl_->pool) {
         impl_->pool->drain();
     }

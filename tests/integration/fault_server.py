@@ -5,7 +5,10 @@
 
 Serves the files under DIR on 127.0.0.1 (a free port), prints the port on stdout once it is
 listening, and appends one JSON line per request to --log: {"method", "path", "range",
-"headers", "step"}, written before the response, so a test that has its answer has its log line.
+"headers", "step", "in_flight"}, written before the response, so a test that has its answer has
+its log line. "in_flight" counts the requests being answered when this one arrived, itself
+included; a request stops counting before the last byte of its answer is sent, so the most
+requests in flight the server saw is never more than the client had running at once.
 
 --script is a JSON object {"paths": {"/url/path": [step, step, ...]}, "all": [step, ...]}: the
 n-th request for a path uses the n-th step (the last step repeats); paths without steps of their
@@ -47,6 +50,7 @@ class State:
         self.paths = script.get("paths", {})
         self.all = script.get("all", [])
         self.counts = {}
+        self.in_flight = 0
         self.lock = threading.Lock()
         self.log = open(log_path, "a", buffering=1) if log_path else None
 
@@ -86,10 +90,28 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def do_HEAD(self):
-        self.handle_request(send_body=False)
+        self.answer(send_body=False)
 
     def do_GET(self):
-        self.handle_request(send_body=True)
+        self.answer(send_body=True)
+
+    def answer(self, send_body):
+        state = self.server.state
+        with state.lock:
+            state.in_flight += 1
+            self.arrived_in_flight = state.in_flight
+        self.counted = True
+        try:
+            self.handle_request(send_body)
+        finally:
+            self.done()
+
+    def done(self):
+        """Stops counting this request as in flight (once)."""
+        if self.counted:
+            self.counted = False
+            with self.server.state.lock:
+                self.server.state.in_flight -= 1
 
     def handle_request(self, send_body):
         state = self.server.state
@@ -101,6 +123,7 @@ class Handler(BaseHTTPRequestHandler):
             "range": self.headers.get("Range", ""),
             "headers": {k.lower(): v for k, v in self.headers.items()},
             "step": index,
+            "in_flight": self.arrived_in_flight,
         })
         extra = dict(step.get("headers", {}))
         if "retry_after" in step:
@@ -161,6 +184,8 @@ class Handler(BaseHTTPRequestHandler):
         if lying:
             self.send_header("Connection", "close")
             self.close_connection = True
+        if not send_body or not body:
+            self.done()
         self.end_headers()
         if not send_body:
             return
@@ -175,7 +200,10 @@ class Handler(BaseHTTPRequestHandler):
                     self.wfile.flush()
                     time.sleep(pause)
             else:
-                self.wfile.write(body)
+                self.wfile.write(body[:-1])
+                self.wfile.flush()
+                self.done()  # before the client can have the whole answer
+                self.wfile.write(body[-1:])
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
@@ -193,8 +221,11 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         for key, value in headers.items():
             self.send_header(key, value)
+        if not send_body:
+            self.done()
         self.end_headers()
         if send_body:
+            self.done()
             self.wfile.write(data)
 
 

@@ -203,6 +203,7 @@ struct LoggedRequest {
     std::string range;  // the Range header, "" if none
     nlohmann::json headers;
     int step = 0;
+    int in_flight = 0;  // requests being answered when it arrived, itself included
 };
 
 // tests/integration/fault_server.py, serving `root` with the behaviours of `script` (see the
@@ -235,9 +236,10 @@ class FaultServer {
     std::vector<LoggedRequest> requests() const {
         std::vector<LoggedRequest> requests;
         for (const auto& entry : read_json_lines(log_path_)) {
-            requests.push_back(LoggedRequest{
-                entry.value("method", ""), entry.value("path", ""), entry.value("range", ""),
-                entry.value("headers", nlohmann::json::object()), entry.value("step", 0)});
+            requests.push_back(LoggedRequest{entry.value("method", ""), entry.value("path", ""),
+                                             entry.value("range", ""),
+                                             entry.value("headers", nlohmann::json::object()),
+                                             entry.value("step", 0), entry.value("in_flight", 0)});
         }
         return requests;
     }
