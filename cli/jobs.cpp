@@ -287,9 +287,10 @@ int run_job_mode(const CLI::App& app, const JobModeArgs& args, const JobModeShar
     const unsigned max_per_host =
         args.max_per_host_option->count() > 0 ? args.max_per_host : config->max_per_host;
     runner.download.max_per_host = max_per_host;
-    // The shared connection budget (-j / [main] parallel across all jobs) plugs in here; until
-    // then every job has its own `parallel`, or [main]'s.
-    runner.prepare_download = [](DownloadOptions&) {};
+    // One budget for every job's transfers: at most `parallel` (-j, [main] parallel) in flight
+    // over all jobs, `max_per_host` to one host, shared fairly. A job's own `parallel` caps it
+    // further.
+    runner.download.budget = std::make_shared<ConnectionBudget>(parallel, max_per_host);
     runner.prepare_sync = [&](const JobConfig&, SyncOptions& options) {
         if (!options.parallel) {
             options.parallel = parallel;
