@@ -16,6 +16,8 @@
 #include "output.hpp"
 #include "rpmirror/jobs.hpp"
 #include "rpmirror/report.hpp"
+#include "rpmirror/snapshot.hpp"
+#include "snapshot.hpp"
 #include "unattended.hpp"
 
 namespace rpmirror::cli {
@@ -49,12 +51,14 @@ const CLI::Option* refused_option(const CLI::App& app) {
 // running job, redrawn below the event lines. Thread-safe.
 class JobLines final : public JobEvents {
   public:
-    // `on_change`: --on-change, which replaces every job's exec-on-change; empty = none.
-    JobLines(bool quiet, bool draw_progress, std::FILE* human, std::string on_change)
-        : quiet_(quiet),
+    // `shared.unattended->on_change`: --on-change, which replaces every job's exec-on-change.
+    JobLines(const JobModeShared& shared, bool draw_progress, std::FILE* human)
+        : quiet_(shared.quiet),
           draw_progress_(draw_progress),
           human_fd_(::fileno(human)),
-          on_change_(std::move(on_change)) {}
+          on_change_(shared.unattended->on_change),
+          shared_(shared),
+          snapshot_name_(default_snapshot_name(std::chrono::system_clock::now())) {}
 
     // Prints each line of `lines` prefixed with "NAME: " (unless it already starts so) on `fd`,
     // in one write.
@@ -128,6 +132,12 @@ class JobLines final : public JobEvents {
         if (!quiet_ || report.error) {
             line(report.error ? STDERR_FILENO : human_fd_, job.name, format_summary(report));
         }
+        if (job.snapshot && outcome.ok()) {
+            if (const auto failed = snapshot(job, report)) {
+                line(STDERR_FILENO, job.name, *failed);
+                outcome.errors.push_back(*failed);
+            }
+        }
         // Printed even with -q: a hook's failure is never hidden.
         if (const auto failed =
                 run_hook_after_job(on_change_.empty() ? job.exec_on_change : on_change_, outcome,
@@ -150,6 +160,40 @@ class JobLines final : public JobEvents {
         std::size_t files_done = 0;
         std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
     };
+
+    // Snapshots `job`'s repository after it synced completely (`snapshot =`), under
+    // `snapshot-dir` (default: the directory above the job's destination), and prunes to
+    // `keep-snapshots`. Every job of a run gets the same name (the run's start, UTC) unless it
+    // names its own. Returns the error line iff that failed.
+    std::optional<std::string> snapshot(const JobConfig& job, const RepoSyncReport& report) {
+        std::filesystem::path repo_dir =
+            std::filesystem::absolute(report.repo_dir).lexically_normal();
+        if (!repo_dir.has_filename()) {
+            repo_dir = repo_dir.parent_path();
+        }
+        auto root = snapshot_root(report.repo_id, repo_dir,
+                                  job.snapshot_dir ? *job.snapshot_dir : repo_dir.parent_path());
+        if (!root) {
+            return "snapshot: " + root.error().to_string();
+        }
+        SnapshotCreateOptions options;
+        options.name = job.snapshot->empty() ? snapshot_name_ : *job.snapshot;
+        options.lock = SnapshotLock{job.options.state_dir, job.options.lock_wait};
+        apply_run_state_options(*shared_.state, options.lock.state_dir, options.lock.wait);
+        options.use_checksum_cache = !shared_.no_cache;
+        auto done = snapshot_and_prune(
+            *root, options,
+            job.keep_snapshots > 0 ? std::optional<std::size_t>(job.keep_snapshots) : std::nullopt);
+        if (!done) {
+            return "snapshot: " + done.error().to_string();
+        }
+        if (!quiet_) {
+            for (const std::string& text : *done) {
+                line(human_fd_, job.name, text);
+            }
+        }
+        return std::nullopt;
+    }
 
     static std::string source_of(const RepoConfig& repo) {
         if (!repo.baseurls.empty()) {
@@ -194,6 +238,8 @@ class JobLines final : public JobEvents {
     const bool draw_progress_;
     const int human_fd_;
     const std::string on_change_;
+    const JobModeShared& shared_;
+    const std::string snapshot_name_;
     std::mutex mutex_;
     std::map<std::string, Running> running_;
     std::size_t drawn_lines_ = 0;
@@ -273,14 +319,6 @@ int run_job_mode(const CLI::App& app, const JobModeArgs& args, const JobModeShar
         fmt::print(stderr, "rpmirror: {}\n", jobs.error().to_string());
         return kExitUsage;
     }
-    for (JobConfig& job : *jobs) {
-        if (job.snapshot && job.errors.empty()) {
-            job.errors.push_back(
-                fmt::format("{}: job '{}': snapshot: not supported in job mode "
-                            "yet",
-                            job.defined_at.to_string(), job.name));
-        }
-    }
     JobRunnerOptions runner;
     runner.parallel_jobs = args.parallel_jobs > 0 ? args.parallel_jobs : config->parallel_jobs;
     const unsigned parallel = shared.parallel > 0 ? shared.parallel : config->parallel;
@@ -300,8 +338,7 @@ int run_job_mode(const CLI::App& app, const JobModeArgs& args, const JobModeShar
     };
     const bool json_on_stdout = shared.json_file == "-";
     const bool draw_progress = !shared.quiet && ::isatty(STDERR_FILENO) == 1;
-    JobLines lines(shared.quiet, draw_progress, json_on_stdout ? stderr : stdout,
-                   shared.unattended->on_change);
+    JobLines lines(shared, draw_progress, json_on_stdout ? stderr : stdout);
     std::fflush(stdout);
     std::fflush(stderr);
     const std::vector<JobOutcome> outcomes = run_jobs(*jobs, runner, &lines, stop);

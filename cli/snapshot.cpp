@@ -108,25 +108,14 @@ std::string format_list_json(const std::string& repo_id, const std::vector<Snaps
 // Returns false iff either failed (the error is printed).
 bool create_and_prune(const SnapshotRoot& root, const SnapshotCreateOptions& options,
                       std::optional<std::size_t> keep, std::FILE* human, bool quiet) {
-    auto created = create_snapshot(root, options);
-    if (!created) {
-        print_error(created.error());
+    auto done = snapshot_and_prune(root, options, keep);
+    if (!done) {
+        print_error(done.error());
         return false;
     }
     if (!quiet) {
-        fmt::print(human, "{}: snapshot {}\n", root.repo_id, format_info(*created));
-    }
-    if (keep) {
-        auto pruned = prune_snapshots(root, *keep, options.lock);
-        if (!pruned) {
-            print_error(pruned.error());
-            return false;
-        }
-        for (const SnapshotInfo& gone : *pruned) {
-            if (!quiet) {
-                fmt::print(human, "{}: removed snapshot {} (freed {:.1f} MB)\n", root.repo_id,
-                           gone.name, static_cast<double>(gone.unique_bytes) / 1e6);
-            }
+        for (const std::string& line : *done) {
+            fmt::print(human, "{}\n", line);
         }
     }
     return true;
@@ -223,6 +212,28 @@ void add_sync_snapshot_options(CLI::App& app, SyncSnapshotArgs& args) {
                    "with --snapshot: where snapshots/ and published/ are (default: the download "
                    "path)")
         ->needs(args.snapshot_option);
+}
+
+Result<std::vector<std::string>> snapshot_and_prune(const SnapshotRoot& root,
+                                                    const SnapshotCreateOptions& options,
+                                                    std::optional<std::size_t> keep) {
+    auto created = create_snapshot(root, options);
+    if (!created) {
+        return tl::unexpected(std::move(created.error()));
+    }
+    std::vector<std::string> lines{
+        fmt::format("{}: snapshot {}", root.repo_id, format_info(*created))};
+    if (keep) {
+        auto pruned = prune_snapshots(root, *keep, options.lock);
+        if (!pruned) {
+            return tl::unexpected(std::move(pruned.error()));
+        }
+        for (const SnapshotInfo& gone : *pruned) {
+            lines.push_back(fmt::format("{}: removed snapshot {} (freed {:.1f} MB)", root.repo_id,
+                                        gone.name, static_cast<double>(gone.unique_bytes) / 1e6));
+        }
+    }
+    return lines;
 }
 
 SyncSnapshots::SyncSnapshots(const SyncSnapshotArgs& args, const SyncOptions& options)

@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "rpmirror/snapshot.hpp"
 #include "rpmirror/sync.hpp"
 
 namespace rpmirror::cli {
@@ -23,6 +24,12 @@ struct SyncSnapshotArgs {
 
 // Registers --snapshot, --keep-snapshots and --snapshot-dir on `app` (sync), storing into `args`.
 void add_sync_snapshot_options(CLI::App& app, SyncSnapshotArgs& args);
+
+// Creates a snapshot of `root` and prunes to `keep` (when set). Returns what was done, one line
+// each ("ID: snapshot NAME: ...", "ID: removed snapshot NAME (freed X MB)"), or the error.
+Result<std::vector<std::string>> snapshot_and_prune(const SnapshotRoot& root,
+                                                    const SnapshotCreateOptions& options,
+                                                    std::optional<std::size_t> keep);
 
 // The snapshots of one sync run: every repository's snapshot gets the same name (the run's start
 // time in UTC unless NAME was given).

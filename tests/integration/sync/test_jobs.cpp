@@ -108,6 +108,42 @@ TEST_F(JobModeTest, ThreeJobsWithDifferentOptionsEachGiveTheirTree) {
     }
 }
 
+TEST_F(JobModeTest, SnapshotKeyTakesSnapshotsOfItsJobAndPrunes) {
+    // (The extra keys belong to the last job, [meta].)
+    auto config = three_jobs("snapshot = first\nkeep-snapshots = 1\n");
+    auto result = run_sync({"--config-file", config.string()});
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    const auto snapshots = mirror() / "snapshots";
+    EXPECT_TRUE(std::filesystem::exists(snapshots / "meta" / "first" / "repodata" / "repomd.xml"));
+    EXPECT_EQ(rpms_under(snapshots / "meta" / "first"), rpms_under(test_repo("sample-repo")));
+    EXPECT_FALSE(std::filesystem::exists(snapshots / "newest"));
+    EXPECT_FALSE(std::filesystem::exists(snapshots / "noarch"));
+    EXPECT_NE(result.out.find("meta: snapshot first: "), std::string::npos) << result.out;
+    expect_job_lines(result.out, {"newest", "noarch", "meta"});
+
+    config = three_jobs("snapshot = second\nkeep-snapshots = 1\n");
+    result = run_sync({"--config-file", config.string()});
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    std::set<std::string> kept;
+    for (const auto& entry : std::filesystem::directory_iterator(snapshots / "meta")) {
+        kept.insert(entry.path().filename().string());
+    }
+    EXPECT_EQ(kept, std::set<std::string>{"second"});
+    EXPECT_NE(result.out.find("meta: removed snapshot first"), std::string::npos) << result.out;
+}
+
+TEST_F(JobModeTest, SnapshotThatCannotBeTakenFailsItsJob) {
+    // A snapshot directory that is a file: the job synced but its snapshot fails, exit 1.
+    TempDir::write_at(tmp_ / "not-a-dir", "x");
+    const auto config =
+        three_jobs("snapshot = 1\nsnapshot-dir = " + (tmp_ / "not-a-dir").string() + "\n");
+    const auto result = run_sync({"--config-file", config.string()});
+    ASSERT_EQ(result.exit_code, 1) << result.out << result.err;
+    EXPECT_EQ(rpms_under(mirror() / "meta"), rpms_under(test_repo("sample-repo")));
+    EXPECT_NE(result.err.find("meta: snapshot: "), std::string::npos) << result.err;
+    expect_job_lines(result.err, {"newest", "noarch", "meta"});
+}
+
 TEST_F(JobModeTest, RefusedConnectionsFailOneJobAndTheOthersComplete) {
     const auto config = three_jobs("\n[down]\nbaseurl = http://127.0.0.1:1/\nretries = 1\n");
     const auto json = tmp_ / "report.json";
