@@ -159,8 +159,7 @@ class Deduper {
         }
         std::set<ChecksumType> types;
         for (const std::size_t index : sized->second) {
-            if (!outcome_.linked[index] &&
-                roots_.at(targets_[index].root).device == lstat_result.st_dev) {
+            if (!outcome_.linked[index] && on_device(targets_[index], lstat_result.st_dev)) {
                 types.insert(targets_[index].type);
             }
         }
@@ -184,8 +183,7 @@ class Deduper {
             for (const std::size_t index : sized->second) {
                 const DedupeTarget& target = targets_[index];
                 if (outcome_.linked[index] || target.type != type ||
-                    lowercase(target.digest) != digest->hex ||
-                    roots_.at(target.root).device != before.st_dev) {
+                    lowercase(target.digest) != digest->hex || !on_device(target, before.st_dev)) {
                     continue;
                 }
                 if (link(dir_fd, name, shown, fd.get(), before, target, digest->hex)) {
@@ -200,12 +198,18 @@ class Deduper {
         }
     }
 
+    // True iff `target`'s destination root is open and on the filesystem `device`.
+    bool on_device(const DedupeTarget& target, dev_t device) const {
+        const auto root = roots_.find(target.root);
+        return root != roots_.end() && root->second.device == device;
+    }
+
     // Links the verified candidate (`name` in `dir_fd`, open as `fd`, fstat `verified`) to
     // `target`. Returns false (with a note) iff it could not; nothing is then left behind but an
     // empty .part the downloader reuses.
     bool link(int dir_fd, const std::string& name, const std::filesystem::path& shown, int fd,
               const struct stat& verified, const DedupeTarget& target, const std::string& hex) {
-        Root& root = roots_.at(target.root);
+        Root& root = roots_.find(target.root)->second;  // on_device() found it
         auto part = root.destination.open_part(target.destination);
         const std::filesystem::path shown_target = target.root / target.destination;
         if (!part) {
