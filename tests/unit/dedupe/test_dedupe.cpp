@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -65,6 +66,9 @@ class Dedupe : public ::testing::Test {
 
 TEST_F(Dedupe, HardLinksAVerifiedSiblingFileByHashing) {
     const DedupeTarget target = write_package("mirror/base/Packages/p.rpm", content_);
+    // Not modified within the racy window: hashing it writes its cache entry.
+    fs::last_write_time(tmp_ / "mirror/base/Packages/p.rpm",
+                        fs::file_time_type::clock::now() - std::chrono::hours(1));
     const std::vector<DedupeTarget> targets{target};
     const DedupeOutcome outcome = dedupe_targets(targets, options());
     ASSERT_EQ(outcome.linked, std::vector<bool>{true}) << testing::PrintToString(outcome.notes);
