@@ -66,6 +66,8 @@ struct SyncArgs {
     bool remote_time = false;
     bool download_comps = false;
     std::string safe_write_path;
+    std::string dedupe = "hardlink";
+    std::vector<std::string> dedupe_dirs;
     bool urls = false;
     std::string min_buildtime;
     bool gpgcheck = false;
@@ -233,6 +235,10 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
     options.use_checksum_cache = !args.no_cache;
     if (!args.safe_write_path.empty()) {
         options.safe_write_path = std::filesystem::absolute(args.safe_write_path);
+    }
+    options.dedupe = *parse_dedupe_mode(args.dedupe);  // CLI::IsMember checked it
+    for (const std::string& directory : args.dedupe_dirs) {
+        options.dedupe_dirs.push_back(std::filesystem::absolute(directory));
     }
     options.selection.arches = split_option_list(args.arches);
     options.selection.source_only = args.source;
@@ -529,6 +535,13 @@ Command add_sync_command(CLI::App& parent) {
                   "also write the comps file, uncompressed, as comps.xml beside repodata/");
     app->add_option("--safe-write-path", args->safe_write_path,
                     "directory packages may be written to outside the repository directory");
+    app->add_option("--dedupe", args->dedupe,
+                    "packages other repositories of the download path (and --dedupe-dir) "
+                    "already hold: hardlink (default), reflink or off (download them)")
+        ->check(CLI::IsMember({"hardlink", "reflink", "off"}));
+    app->add_option("--dedupe-dir", args->dedupe_dirs,
+                    "another tree searched for packages to link instead of downloading "
+                    "(repeatable)");
     app->add_flag("-u,--urls", args->urls, "print the URLs that would be downloaded, and stop");
     app->add_option("--min-buildtime", args->min_buildtime,
                     "only packages built at or after YYYY-MM-DD (or seconds since the epoch)");

@@ -16,8 +16,8 @@ _rpmirror_sync_opts="-h --help --repo --repoid --enablerepo --disablerepo --nogp
   -d --debuglevel -e --errorlevel --color $_rpmirror_repo_source_opts -p --download-path
   --norepopath --metadata-path --download-metadata --upstream-metadata --sign-key --delete
   -n --newest-only --keep-versions -a --arch --source --remote-time -m --downloadcomps
-  --safe-write-path -u --urls --min-buildtime -g --gpgcheck --gpgcheck-keys -j --parallel
-  -q --quiet -v --verbose --no-cache --json $_rpmirror_state_opts --snapshot --keep-snapshots
+  --safe-write-path --dedupe --dedupe-dir -u --urls --min-buildtime -g --gpgcheck
+  --gpgcheck-keys -j --parallel -q --quiet -v --verbose --no-cache --json $_rpmirror_state_opts --snapshot --keep-snapshots
   --snapshot-dir --config-file --job --parallel-jobs --max-per-host --metrics-file --on-change"
 _rpmirror_verify_opts="-h --help -p --download-path --repo --repoid --remote --extra --no-cache
   --repair -j --threads --safe-write-path -q --quiet --json -a --arch --source -n --newest-only
@@ -39,8 +39,8 @@ _rpmirror_value_opts=' --repo --repoid --enablerepo --disablerepo --enableplugin
   -d --debuglevel -e --errorlevel --color --repofrompath -c --config --reposdir --varsdir
   --setopt --releasever --basearch --forcearch -x --exclude --excludepkgs --disableexcludes
   --disable-excludes --installroot -p --download-path --metadata-path --sign-key
-  --keep-versions -a --arch --safe-write-path --min-buildtime --gpgcheck-keys -j --parallel
-  --json --state-dir --keep-snapshots --snapshot-dir --config-file --job --parallel-jobs
+  --keep-versions -a --arch --safe-write-path --dedupe --dedupe-dir --min-buildtime
+  --gpgcheck-keys -j --parallel --json --state-dir --keep-snapshots --snapshot-dir --config-file --job --parallel-jobs
   --max-per-host --metrics-file --on-change --threads -t --type --mode --name --as '
 
 # The values of option $1 given on the words before the cursor ("--opt value" and "--opt=value"),
@@ -242,12 +242,16 @@ _rpmirror() {
             COMPREPLY=($(compgen -W 'always never auto' -- "$cur"))
             return
             ;;
+        --dedupe)
+            COMPREPLY=($(compgen -W 'hardlink reflink off' -- "$cur"))
+            return
+            ;;
         -a | --arch | --forcearch | --basearch)
             _rpmirror_reply_list "$(printf '%s\n' x86_64 aarch64 ppc64le s390x i686 noarch src)"
             return
             ;;
         -p | --download-path | --metadata-path | --reposdir | --varsdir | --installroot | \
-            --state-dir | --safe-write-path | --snapshot-dir)
+            --state-dir | --safe-write-path | --snapshot-dir | --dedupe-dir)
             if declare -F _filedir >/dev/null; then
                 _filedir -d
             else

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "rpmirror/config.hpp"
+#include "rpmirror/dedupe.hpp"
 #include "rpmirror/download.hpp"
 #include "rpmirror/error.hpp"
 #include "rpmirror/index.hpp"
@@ -77,6 +78,13 @@ struct SyncOptions {
     // itself (lock_repository).
     std::optional<std::chrono::seconds> lock_wait;
     bool take_lock = true;
+    // --dedupe: before downloading, packages that another repository already holds (same
+    // checksum type, digest and size, verified) are hard-linked (or reflinked) from it instead
+    // (rpmirror/dedupe.hpp). Searched: the other directories of `download_path` (the sibling
+    // repositories; the repository's own directory and metadata directory never), then
+    // `dedupe_dirs` (--dedupe-dir) in order. Off = download everything.
+    DedupeMode dedupe = DedupeMode::Hardlink;
+    std::vector<std::filesystem::path> dedupe_dirs;
     // Told about every package as it is downloaded, found present or fails; null = nobody.
     SyncEvents* events = nullptr;
 };
@@ -88,10 +96,11 @@ struct PackageEvent {
         AlreadyPresent,  // the file in the mirror was verified: nothing fetched
         MirrorFailed,    // one attempt failed; another mirror or retry follows
         Failed,          // no attempt left
+        Linked,          // --dedupe: linked from another repository, nothing fetched
     };
     Kind kind = Kind::Downloaded;
     std::string file_name;    // the href's last component, as dnf names a package
-    std::size_t done = 0;     // packages Downloaded or AlreadyPresent so far, this one included
+    std::size_t done = 0;     // packages Downloaded, Linked or AlreadyPresent so far, this one
     std::size_t total = 0;    // packages selected
     std::uint64_t bytes = 0;  // bytes received (Downloaded) or the package's size
     double seconds = 0;       // from the first attempt's start to the end (Downloaded)
@@ -138,6 +147,11 @@ struct RepoSyncReport {
     std::size_t replaced = 0;  // present but wrong (size or checksum): downloaded again
     std::size_t resumed = 0;   // continued from a .part of an earlier run
     std::size_t retries = 0;
+    // --dedupe: linked from another repository instead of downloaded, and their bytes; packages
+    // found there that could not be linked (downloaded instead) are link_fallbacks.
+    std::size_t linked = 0;
+    std::uint64_t linked_bytes = 0;
+    std::size_t link_fallbacks = 0;
     std::vector<std::filesystem::path> deleted;  // --delete, relative to repo_dir
     std::vector<PackageFailure> failures;
     std::size_t signatures_checked = 0;  // --gpgcheck: packages whose signature was checked

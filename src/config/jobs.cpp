@@ -49,6 +49,8 @@ constexpr std::string_view kJobKeys[] = {"repo",
                                          "min_buildtime",
                                          "remote_time",
                                          "downloadcomps",
+                                         "dedupe",
+                                         "dedupe_dir",
                                          "snapshot",
                                          "keep_snapshots",
                                          "snapshot_dir",
@@ -448,6 +450,17 @@ class JobBuilder {
             problem = set_bool(options.remote_time, value);
         } else if (key == "downloadcomps") {
             problem = set_bool(options.download_comps, value);
+        } else if (key == "dedupe") {
+            if (auto mode = parse_dedupe_mode(value)) {
+                options.dedupe = *mode;
+            } else {
+                problem = bad(
+                    fmt::format("invalid value '{}' (expected hardlink, reflink or off)", value));
+            }
+        } else if (key == "dedupe_dir") {
+            for (const std::string& directory : config::split_list(value)) {
+                options.dedupe_dirs.push_back(directory_path(directory));
+            }
         } else if (key == "snapshot") {
             const auto on = parse_config_bool(value);
             if (on) {
@@ -501,6 +514,8 @@ class JobBuilder {
             options.download_path = *destination_;
         } else if (jobs.destination) {
             options.download_path = *jobs.destination / job_.name;
+            // The other jobs' directories are this one's siblings: searched first by --dedupe.
+            options.dedupe_dirs.insert(options.dedupe_dirs.begin(), *jobs.destination);
         } else {
             fail(section_.line, "destination",
                  "not set (give destination = DIR here, or a base destination in [main])");

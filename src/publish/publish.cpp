@@ -1,7 +1,6 @@
 // Atomic publication of repodata/ and removal of packages no longer selected.
 #include "rpmirror/publish.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <stdio.h>
@@ -21,6 +20,7 @@
 #include "fs/beneath.hpp"
 #include "fs/durable.hpp"
 #include "fs/swap.hpp"
+#include "fs/walk.hpp"
 #include "rpmirror/metadata.hpp"
 #include "util/fault.hpp"
 #include "util/unique_fd.hpp"
@@ -168,76 +168,10 @@ std::size_t remove_stale_stages(const std::filesystem::path& metadata_dir,
 
 namespace {
 
-struct DirCloser {
-    void operator()(DIR* dir) const { ::closedir(dir); }
-};
-
 // What the walk does with each unlisted package: given the open directory holding it, its name
 // and its path relative to the repository root, returns an error to stop the walk.
 using UnlistedVisitor = std::function<Result<void>(int dir_fd, const std::string& name,
                                                    const std::filesystem::path& relative)>;
-
-// The walk shared by delete_unlisted_packages and list_unlisted_packages: every regular `*.rpm`
-// file below the repository root that `keep` does not list is handed to `visit`, from the
-// directory fd it was found in (never through a symlink, never outside the root).
-struct UnlistedWalk {
-    const std::set<std::filesystem::path>& keep;
-    const UnlistedVisitor& visit;
-
-    // Walks the directory open as `dir_fd` (ownership taken), whose path relative to the
-    // repository root is `relative`.
-    Result<void> walk(UniqueFd dir_fd, const std::filesystem::path& relative,
-                      const std::filesystem::path& repo_dir) {
-        const int fd_for_unlink = dir_fd.get();
-        std::unique_ptr<DIR, DirCloser> dir(::fdopendir(dir_fd.get()));
-        if (!dir) {
-            return make_errno_error("cannot read directory", (repo_dir / relative).string(), errno);
-        }
-        dir_fd.release();  // now owned by `dir`
-        std::vector<std::string> subdirectories;
-        errno = 0;
-        while (const dirent* entry = ::readdir(dir.get())) {
-            const std::string name = entry->d_name;
-            if (name == "." || name == "..") {
-                continue;
-            }
-            struct stat st {};
-            if (::fstatat(fd_for_unlink, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-                continue;  // vanished meanwhile
-            }
-            if (S_ISDIR(st.st_mode)) {
-                const bool is_metadata =
-                    relative.empty() && (name == kLiveName || name.starts_with(kStagingPrefix));
-                if (!is_metadata) {
-                    subdirectories.push_back(name);
-                }
-                continue;
-            }
-            if (!S_ISREG(st.st_mode) || !name.ends_with(".rpm") || keep.contains(relative / name)) {
-                continue;  // symlinks, devices, non-rpm files and selected packages stay
-            }
-            auto visited = visit(fd_for_unlink, name, relative / name);
-            if (!visited) {
-                return visited;
-            }
-        }
-        for (const std::string& name : subdirectories) {
-            UniqueFd child = fs::open_child_directory(fd_for_unlink, name);
-            if (!child) {
-                if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR) {
-                    continue;  // removed or replaced by a symlink meanwhile: not ours to follow
-                }
-                return make_errno_error("cannot open directory",
-                                        (repo_dir / relative / name).string(), errno);
-            }
-            auto walked = walk(std::move(child), relative / name, repo_dir);
-            if (!walked) {
-                return walked;
-            }
-        }
-        return {};
-    }
-};
 
 // Opens `repo_dir` and walks it with `visit`. Returns false (and no error) iff it does not exist.
 Result<bool> walk_unlisted(const std::filesystem::path& repo_dir,
@@ -255,8 +189,27 @@ Result<bool> walk_unlisted(const std::filesystem::path& repo_dir,
         }
         return make_errno_error("cannot open directory", repo_dir.string(), open_errno);
     }
-    UnlistedWalk walk{keep, visit};
-    auto walked = walk.walk(std::move(root), {}, repo_dir);
+    // repodata/ and the staging directories at the top are not descended into; every regular
+    // `*.rpm` file that `keep` does not list is handed to `visit`.
+    const fs::DescendFilter descend = [](const std::filesystem::path& relative,
+                                         const struct stat&) {
+        const std::string name = relative.filename().string();
+        return relative.has_parent_path() ||
+               (name != kLiveName && !name.starts_with(kStagingPrefix));
+    };
+    const fs::RpmVisitor unlisted = [&](int dir_fd, const std::string& name,
+                                        const std::filesystem::path& relative,
+                                        const struct stat&) -> Result<bool> {
+        if (keep.contains(relative)) {
+            return true;  // selected packages stay
+        }
+        auto visited = visit(dir_fd, name, relative);
+        if (!visited) {
+            return tl::unexpected(std::move(visited.error()));
+        }
+        return true;
+    };
+    auto walked = fs::walk_rpm_files(std::move(root), repo_dir, descend, unlisted);
     if (!walked) {
         return tl::unexpected(std::move(walked.error()));
     }

@@ -52,6 +52,8 @@ std::string format_dnf_package_line(const PackageEvent& event) {
     switch (event.kind) {
         case PackageEvent::Kind::AlreadyPresent:
             return status_line("SKIPPED", event.file_name, "Already downloaded");
+        case PackageEvent::Kind::Linked:
+            return status_line("LINKED", event.file_name, "Linked from another repository");
         case PackageEvent::Kind::MirrorFailed:
             return status_line(
                 "MIRROR", event.file_name,
@@ -105,10 +107,15 @@ std::string format_summary(const RepoSyncReport& report) {
                             : 0.0;
     return fmt::format(
         "{}: downloaded {} files / {} in {:.1f} s at {:.1f} MB/s, kept {}, replaced {}, resumed "
-        "{}, deleted {}, failed {}{}",
+        "{}, deleted {}, failed {}{}{}",
         report.repo_id, report.downloaded, megabytes(report.bytes_downloaded), report.seconds, rate,
         report.kept, report.replaced, report.resumed, report.deleted.size(), report.failures.size(),
-        report.metadata_published ? ", metadata published" : "");
+        report.metadata_published ? ", metadata published" : "",
+        report.linked == 0
+            ? std::string()
+            : fmt::format("; {} packages linked from other repositories ({:.1f} MiB not "
+                          "downloaded)",
+                          report.linked, static_cast<double>(report.linked_bytes) / 1048576.0));
 }
 
 std::vector<std::string> format_problems(const RepoSyncReport& report) {
@@ -154,6 +161,9 @@ std::string format_json_report(std::span<const RepoSyncReport> reports, int exit
             {"replaced", report.replaced},
             {"resumed", report.resumed},
             {"retries", report.retries},
+            {"linked", report.linked},
+            {"linked_bytes", report.linked_bytes},
+            {"link_fallbacks", report.link_fallbacks},
             {"deleted", std::move(deleted)},
             {"failed", report.failures.size()},
             {"failures", std::move(failures)},

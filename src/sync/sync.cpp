@@ -929,7 +929,8 @@ class RepoSync {
         auto verification = std::async(std::launch::async, [&checks, verify_options] {
             return verify_files(checks, verify_options);
         });
-        auto first = download_targets(index, plan_.to_download);
+        const std::vector<std::size_t> to_fetch = link_duplicates(index);
+        auto first = download_targets(index, to_fetch);
         const std::vector<VerifyResult> verified = verification.get();
         if (!first) {
             return first;
@@ -962,6 +963,61 @@ class RepoSync {
             check_package_signatures(index);
         }
         return {};
+    }
+
+    // --dedupe: links the packages of plan_.to_download that a sibling repository or a
+    // --dedupe-dir holds (see rpmirror/dedupe.hpp). Returns the targets still to download.
+    std::vector<std::size_t> link_duplicates(const PackageIndex& index) {
+        if (options_.dedupe == DedupeMode::Off || plan_.to_download.empty() ||
+            stop_.stop_requested()) {
+            return plan_.to_download;
+        }
+        std::vector<DedupeTarget> wanted;
+        wanted.reserve(plan_.to_download.size());
+        for (const std::size_t target : plan_.to_download) {
+            const PackageView package = index[plan_.targets[target].position];
+            wanted.push_back({package.checksum_type, package.checksum_hex(), package.package_size,
+                              plan_.roots[plan_.targets[target].root_index],
+                              plan_.targets[target].destination});
+        }
+        DedupeOptions dedupe;
+        dedupe.mode = options_.dedupe;
+        dedupe.trees.push_back(options_.download_path);
+        dedupe.trees.insert(dedupe.trees.end(), options_.dedupe_dirs.begin(),
+                            options_.dedupe_dirs.end());
+        dedupe.excluded = {repo_dir_, metadata_dir_};
+        dedupe.use_cache = options_.use_checksum_cache;
+        dedupe.stop = stop_;
+        const DedupeOutcome outcome = dedupe_targets(wanted, dedupe);
+        report_.linked += outcome.linked_count;
+        report_.linked_bytes += outcome.linked_bytes;
+        report_.link_fallbacks += outcome.fallbacks;
+        if (!outcome.notes.empty()) {
+            report_.warnings.push_back(outcome.notes.size() == 1
+                                           ? outcome.notes.front()
+                                           : fmt::format("{} (and {} more like it)",
+                                                         outcome.notes.front(),
+                                                         outcome.notes.size() - 1));
+        }
+        std::vector<std::size_t> rest;
+        for (std::size_t item = 0; item < wanted.size(); ++item) {
+            const std::size_t target = plan_.to_download[item];
+            if (!outcome.linked[item]) {
+                rest.push_back(target);
+                continue;
+            }
+            if (options_.events != nullptr) {
+                PackageEvent event;
+                event.kind = PackageEvent::Kind::Linked;
+                event.file_name =
+                    href_file_name(index[plan_.targets[target].position].location_href);
+                event.bytes = wanted[item].size;
+                event.total = report_.selected;
+                event.done = ++packages_done_;
+                options_.events->package(event);
+            }
+        }
+        return rest;
     }
 
     // --gpgcheck: checks every package now in the mirror (downloaded or kept) on worker threads.

@@ -375,3 +375,33 @@ TEST_F(JobsConfigTest, SignKeyNeedsDownloadMetadata) {
 
 }  // namespace
 }  // namespace rpmirror
+
+namespace rpmirror {
+namespace {
+
+// dedupe / dedupe-dir: the mode and the extra trees; [main] destination (the other jobs) is
+// searched first; a bad mode fails the job naming the line.
+TEST_F(JobsConfigTest, DedupeKeysAndTheDestinationAsSiblings) {
+    auto config = load(
+        "[main]\ndestination = /srv/mirror\n"
+        "[a]\nbaseurl = http://example.com/a/\ndedupe = reflink\n"
+        "dedupe-dir = /srv/old /srv/other\n"
+        "[b]\nbaseurl = http://example.com/b/\n"
+        "[c]\nbaseurl = http://example.com/c/\ndedupe = copy\n");
+    ASSERT_TRUE(config) << config.error().to_string();
+    const JobConfig& a = job_named(config->jobs, "a");
+    EXPECT_EQ(a.options.dedupe, DedupeMode::Reflink);
+    EXPECT_EQ(a.options.dedupe_dirs,
+              (std::vector<std::filesystem::path>{"/srv/mirror", "/srv/old", "/srv/other"}));
+    const JobConfig& b = job_named(config->jobs, "b");
+    EXPECT_EQ(b.options.dedupe, DedupeMode::Hardlink) << "on by default";
+    EXPECT_EQ(b.options.dedupe_dirs, std::vector<std::filesystem::path>{"/srv/mirror"});
+    const JobConfig& c = job_named(config->jobs, "c");
+    ASSERT_EQ(c.errors.size(), 1U);
+    EXPECT_TRUE(c.errors[0].starts_with(main_file() + ":11: job 'c': dedupe: invalid value "
+                                                      "'copy' (expected hardlink, reflink or off)"))
+        << c.errors[0];
+}
+
+}  // namespace
+}  // namespace rpmirror

@@ -1,0 +1,315 @@
+// The link stage (see rpmirror/dedupe.hpp).
+#include "rpmirror/dedupe.hpp"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <utility>
+
+#include <fmt/core.h>
+
+#include "download/destination.hpp"
+#include "fs/beneath.hpp"
+#include "fs/walk.hpp"
+#include "util/unique_fd.hpp"
+
+namespace rpmirror {
+
+namespace {
+
+constexpr std::string_view kLiveName = "repodata";
+constexpr std::string_view kStagingPrefix = ".repodata.staging-";
+// The temporary name of a hard link before it is renamed to the final name. Not the .part name:
+// a .part is resumed in place by the downloader, which must never write into a shared inode.
+constexpr std::string_view kLinkSuffix = ".dedupe-link";
+
+using FileId = std::pair<dev_t, ino_t>;
+
+std::string lowercase(std::string_view text) {
+    std::string lower(text);
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return lower;
+}
+
+bool same_content_stat(const struct stat& a, const struct stat& b) {
+    return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_size == b.st_size &&
+           a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec;
+}
+
+class Deduper {
+  public:
+    Deduper(std::span<const DedupeTarget> targets, const DedupeOptions& options)
+        : targets_(targets), options_(options), hasher_(hash_options(options)) {
+        outcome_.linked.assign(targets.size(), false);
+    }
+
+    DedupeOutcome run() {
+        if (options_.mode == DedupeMode::Off) {
+            return std::move(outcome_);
+        }
+        for (std::size_t index = 0; index < targets_.size(); ++index) {
+            if (targets_[index].size != kUnknownSize) {
+                by_size_[targets_[index].size].push_back(index);
+                ++remaining_;
+            }
+        }
+        if (remaining_ == 0 || !open_roots()) {
+            return std::move(outcome_);
+        }
+        for (const std::filesystem::path& excluded : options_.excluded) {
+            struct stat st {};
+            if (::stat(excluded.c_str(), &st) == 0) {
+                visited_.insert({st.st_dev, st.st_ino});  // "visited" already: never walked
+            }
+        }
+        for (const std::filesystem::path& tree : options_.trees) {
+            if (remaining_ == 0 || options_.stop.stop_requested()) {
+                break;
+            }
+            search(tree);
+        }
+        return std::move(outcome_);
+    }
+
+  private:
+    static HashOptions hash_options(const DedupeOptions& options) {
+        HashOptions hash;
+        hash.use_cache = options.use_cache;
+        hash.stop = options.stop;
+        return hash;
+    }
+
+    // Opens the destination roots of the targets (creating them, as the downloader would) and
+    // records their filesystems. Returns false iff none can be opened (nothing can be linked).
+    bool open_roots() {
+        for (const DedupeTarget& target : targets_) {
+            if (roots_.contains(target.root)) {
+                continue;
+            }
+            auto opened = download::DestinationRoot::open(target.root);
+            if (!opened) {
+                outcome_.notes.push_back("not deduplicating: " + opened.error().to_string());
+                continue;
+            }
+            struct stat st {};
+            if (::stat(target.root.c_str(), &st) != 0) {
+                continue;
+            }
+            devices_.insert(st.st_dev);
+            roots_.emplace(target.root, Root{std::move(*opened), st.st_dev});
+        }
+        return !roots_.empty();
+    }
+
+    void search(const std::filesystem::path& tree) {
+        UniqueFd root = fs::open_directory(tree);
+        if (!root) {
+            if (errno != ENOENT) {
+                outcome_.notes.push_back(fmt::format("not searched for duplicates: {}: {}",
+                                                     tree.string(), std::strerror(errno)));
+            }
+            return;
+        }
+        struct stat st {};
+        if (::fstat(root.get(), &st) != 0 || !devices_.contains(st.st_dev) ||
+            !visited_.insert({st.st_dev, st.st_ino}).second) {
+            return;  // another filesystem, excluded, or already walked
+        }
+        const fs::DescendFilter descend = [this](const std::filesystem::path& relative,
+                                                 const struct stat& dir) {
+            const std::string name = relative.filename().string();
+            if (name == kLiveName || name.starts_with(kStagingPrefix) ||
+                !devices_.contains(dir.st_dev) || options_.stop.stop_requested()) {
+                return false;
+            }
+            return visited_.insert({dir.st_dev, dir.st_ino}).second;
+        };
+        const fs::RpmVisitor visit = [&](int dir_fd, const std::string& name,
+                                         const std::filesystem::path& relative,
+                                         const struct stat& file) -> Result<bool> {
+            consider(dir_fd, name, tree / relative, file);
+            return remaining_ > 0 && !options_.stop.stop_requested();
+        };
+        if (auto walked = fs::walk_rpm_files(std::move(root), tree, descend, visit); !walked) {
+            outcome_.notes.push_back("not searched further for duplicates: " +
+                                     walked.error().to_string());
+        }
+    }
+
+    // Looks at one `*.rpm` file: hashed (or read from the cache) only iff a wanted target on its
+    // filesystem has its size; linked to every such target whose digest it has.
+    void consider(int dir_fd, const std::string& name, const std::filesystem::path& shown,
+                  const struct stat& lstat_result) {
+        const auto sized = by_size_.find(static_cast<std::uint64_t>(lstat_result.st_size));
+        if (sized == by_size_.end() || !devices_.contains(lstat_result.st_dev) ||
+            !examined_.insert({lstat_result.st_dev, lstat_result.st_ino}).second) {
+            return;
+        }
+        std::set<ChecksumType> types;
+        for (const std::size_t index : sized->second) {
+            if (!outcome_.linked[index] && on_device(targets_[index], lstat_result.st_dev)) {
+                types.insert(targets_[index].type);
+            }
+        }
+        if (types.empty()) {
+            return;
+        }
+        UniqueFd fd(::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+        struct stat before {};
+        if (!fd || ::fstat(fd.get(), &before) != 0 || !S_ISREG(before.st_mode) ||
+            !same_content_stat(before, lstat_result)) {
+            return;  // vanished, replaced or unreadable: not a candidate
+        }
+        for (const ChecksumType type : types) {
+            auto digest = hasher_.hash_fd(fd.get(), type, shown.string());
+            if (!digest) {
+                continue;
+            }
+            if (!digest->from_cache) {
+                ++outcome_.hashed;
+            }
+            for (const std::size_t index : sized->second) {
+                const DedupeTarget& target = targets_[index];
+                if (outcome_.linked[index] || target.type != type ||
+                    lowercase(target.digest) != digest->hex || !on_device(target, before.st_dev)) {
+                    continue;
+                }
+                if (link(dir_fd, name, shown, fd.get(), before, target, digest->hex)) {
+                    outcome_.linked[index] = true;
+                    ++outcome_.linked_count;
+                    outcome_.linked_bytes += target.size;
+                    --remaining_;
+                } else {
+                    ++outcome_.fallbacks;
+                }
+            }
+        }
+    }
+
+    // True iff `target`'s destination root is open and on the filesystem `device`.
+    bool on_device(const DedupeTarget& target, dev_t device) const {
+        const auto root = roots_.find(target.root);
+        return root != roots_.end() && root->second.device == device;
+    }
+
+    // Links the verified candidate (`name` in `dir_fd`, open as `fd`, fstat `verified`) to
+    // `target`. Returns false (with a note) iff it could not; nothing is then left behind but an
+    // empty .part the downloader reuses.
+    bool link(int dir_fd, const std::string& name, const std::filesystem::path& shown, int fd,
+              const struct stat& verified, const DedupeTarget& target, const std::string& hex) {
+        Root& root = roots_.find(target.root)->second;  // on_device() found it
+        auto part = root.destination.open_part(target.destination);
+        const std::filesystem::path shown_target = target.root / target.destination;
+        if (!part) {
+            note(shown, shown_target, part.error().to_string());
+            return false;
+        }
+        if (options_.mode == DedupeMode::Reflink) {
+            if (::ftruncate(part->fd.get(), 0) != 0 || ::ioctl(part->fd.get(), FICLONE, fd) != 0) {
+                const int clone_errno = errno;
+                (void)::ftruncate(part->fd.get(), 0);
+                note(shown, shown_target, fmt::format("reflink: {}", std::strerror(clone_errno)));
+                return false;
+            }
+            struct stat cloned {};
+            if (::fstat(part->fd.get(), &cloned) != 0 || cloned.st_size != verified.st_size) {
+                (void)::ftruncate(part->fd.get(), 0);
+                note(shown, shown_target, "reflink: the clone has another size");
+                return false;
+            }
+            (void)write_cached_digest(part->fd.get(), cloned, target.type, hex, true);
+            if (fs::rename_at(part->dir_fd, part->part_name, part->final_name) != 0) {
+                note(shown, shown_target, fmt::format("rename: {}", std::strerror(errno)));
+                return false;
+            }
+            return true;
+        }
+        const std::string temporary = part->final_name + std::string(kLinkSuffix);
+        (void)fs::unlink_at(part->dir_fd, temporary);  // left by an interrupted run
+        if (::linkat(dir_fd, name.c_str(), part->dir_fd, temporary.c_str(), 0) != 0) {
+            note(shown, shown_target, fmt::format("link: {}", std::strerror(errno)));
+            return false;
+        }
+        struct stat linked {};
+        if (::fstatat(part->dir_fd, temporary.c_str(), &linked, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !same_content_stat(linked, verified)) {
+            (void)fs::unlink_at(part->dir_fd, temporary);  // the candidate changed meanwhile
+            note(shown, shown_target, "the candidate changed while it was linked");
+            return false;
+        }
+        if (fs::rename_at(part->dir_fd, temporary, part->final_name) != 0) {
+            const int rename_errno = errno;
+            (void)fs::unlink_at(part->dir_fd, temporary);
+            note(shown, shown_target, fmt::format("rename: {}", std::strerror(rename_errno)));
+            return false;
+        }
+        (void)fs::unlink_at(part->dir_fd, part->part_name);  // nothing left to resume
+        return true;
+    }
+
+    void note(const std::filesystem::path& from, const std::filesystem::path& to,
+              const std::string& why) {
+        outcome_.notes.push_back(fmt::format("not linked {} to {} ({}); downloading it",
+                                             from.string(), to.string(), why));
+    }
+
+    struct Root {
+        download::DestinationRoot destination;
+        dev_t device = 0;
+    };
+
+    std::span<const DedupeTarget> targets_;
+    const DedupeOptions& options_;
+    FileHasher hasher_;
+    DedupeOutcome outcome_;
+    std::unordered_map<std::uint64_t, std::vector<std::size_t>> by_size_;
+    std::size_t remaining_ = 0;
+    std::map<std::filesystem::path, Root> roots_;
+    std::set<dev_t> devices_;
+    std::set<FileId> visited_;   // directories walked (or excluded)
+    std::set<FileId> examined_;  // size-matching files looked at (hard links of one are one)
+};
+
+}  // namespace
+
+std::string_view dedupe_mode_name(DedupeMode mode) {
+    switch (mode) {
+        case DedupeMode::Off:
+            return "off";
+        case DedupeMode::Hardlink:
+            return "hardlink";
+        case DedupeMode::Reflink:
+            return "reflink";
+    }
+    return "off";
+}
+
+Result<DedupeMode> parse_dedupe_mode(std::string_view text) {
+    for (const DedupeMode mode : {DedupeMode::Off, DedupeMode::Hardlink, DedupeMode::Reflink}) {
+        if (text == dedupe_mode_name(mode)) {
+            return mode;
+        }
+    }
+    return make_error(
+        ErrorCode::BadInput,
+        fmt::format("unknown dedupe mode '{}' (expected hardlink, reflink or off)", text),
+        "dedupe");
+}
+
+DedupeOutcome dedupe_targets(std::span<const DedupeTarget> targets, const DedupeOptions& options) {
+    return Deduper(targets, options).run();
+}
+
+}  // namespace rpmirror

@@ -1,0 +1,39 @@
+// The filesystem layer (src/fs/), part 4: walking the `*.rpm` files of a tree.
+//
+// One walk for every stage that looks for packages on disk (--delete's unlisted packages, the
+// deduplication's candidates): no symlink is ever followed (directories are opened with
+// O_NOFOLLOW one component at a time), only regular files named `*.rpm` are visited, and the
+// caller decides which directories are descended into. Thread-safe (no shared state).
+#pragma once
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "rpmirror/error.hpp"
+#include "util/unique_fd.hpp"
+
+namespace rpmirror::fs {
+
+// Decides whether the directory `relative` (to the walk's root; its last component is the
+// directory's name), whose lstat is `st`, is descended into.
+using DescendFilter =
+    std::function<bool(const std::filesystem::path& relative, const struct stat& st)>;
+
+// Called for each regular `*.rpm` file: the directory open as `dir_fd` holds it as `name`, at
+// `relative` to the root, with lstat `st`. Returns true to go on, false to end the walk early,
+// or an error that ends the walk and is returned by walk_rpm_files.
+using RpmVisitor =
+    std::function<Result<bool>(int dir_fd, const std::string& name,
+                               const std::filesystem::path& relative, const struct stat& st)>;
+
+// Walks the directory open as `root` (ownership taken), shown as `shown_root` in errors: every
+// regular `*.rpm` file of a directory is visited before its subdirectories are walked; entries
+// that vanish meanwhile, or are replaced by symlinks, are skipped. Returns Error{Io} naming the
+// directory iff one cannot be read or opened for another reason, or the visitor's error.
+Result<void> walk_rpm_files(UniqueFd root, const std::filesystem::path& shown_root,
+                            const DescendFilter& descend, const RpmVisitor& visit);
+
+}  // namespace rpmirror::fs
