@@ -268,6 +268,17 @@ Result<ZckDeltaResult> fetch_zck_delta(const ZckDeltaRequest& request,
                           zck_error_of(target.get(), "cannot copy chunks from the previous copy"),
                           request.previous.string());
     }
+    // Chunks that need no bytes (the empty dictionary chunk) are valid as they are: checking
+    // what the file holds marks them so (libzck would otherwise ask for an empty range). The
+    // file has its full length first, so that the chunks not written yet read as zeros.
+    if (::ftruncate(target_fd.get(), static_cast<off_t>(zck_get_length(target.get()))) != 0) {
+        return make_errno_error("cannot extend", request.target.string(), errno);
+    }
+    if (zck_find_valid_chunks(target.get()) == 0) {  // -1: some are not (yet) valid
+        return make_error(ErrorCode::Corrupt,
+                          zck_error_of(target.get(), "cannot check the copied chunks"),
+                          request.target.string());
+    }
     zck_reset_failed_chunks(target.get());
     for (zckChunk* chunk = zck_get_first_chunk(target.get()); chunk != nullptr;
          chunk = zck_get_next_chunk(chunk)) {

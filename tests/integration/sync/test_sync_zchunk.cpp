@@ -1,5 +1,5 @@
 // zchunk metadata deltas: a repository made by createrepo_c --zck in two revisions (the second
-// with two packages removed and two added), served by nginx. The second sync fetches only the
+// with one package removed and two added), served by nginx. The second sync fetches only the
 // zchunk headers and the changed chunks of the *_zck records (ranged requests; nginx's
 // $body_bytes_sent is the measure), and the records it assembles are byte-identical to
 // upstream's. A server that ignores Range, chunks that do not verify and --zchunk=off all end in
@@ -22,7 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kPackages = 42;  // zpkg1..zpkg40 in revision 1; zpkg3..zpkg42 in revision 2
+constexpr int kPackages = 42;  // zpkg3..zpkg42 in revision 1; zpkg1..zpkg42 but zpkg30 in 2
 
 // One RPM per source package (createrepo_c ends a zchunk chunk at each source package).
 const fs::path& built_rpms() {
@@ -60,7 +60,7 @@ class SyncZchunk : public SyncFixture {
         SyncFixture::SetUp();
         upstream_ = tmp_ / "upstream";
         fs::create_directories(upstream_ / "Packages");
-        for (int i = 1; i <= 40; ++i) {
+        for (int i = 3; i <= kPackages; ++i) {
             fs::copy_file(rpm_of(i), upstream_ / "Packages" / rpm_of(i).filename());
         }
         make_repodata("1");
@@ -73,11 +73,10 @@ class SyncZchunk : public SyncFixture {
                     tmp_ / "logs");
     }
 
-    // Revision 2: zpkg1 and zpkg2 removed, zpkg41 and zpkg42 added.
+    // Revision 2: zpkg30 removed, zpkg1 and zpkg2 added (their chunks are apart: two ranges).
     void make_revision_2() {
-        fs::remove(upstream_ / "Packages" / rpm_of(1).filename());
-        fs::remove(upstream_ / "Packages" / rpm_of(2).filename());
-        for (int i = 41; i <= 42; ++i) {
+        fs::remove(upstream_ / "Packages" / rpm_of(30).filename());
+        for (int i = 1; i <= 2; ++i) {
             fs::copy_file(rpm_of(i), upstream_ / "Packages" / rpm_of(i).filename());
         }
         make_repodata("2");
@@ -164,13 +163,16 @@ TEST_F(SyncZchunk, SecondRevisionFetchesOnlyTheHeaderAndTheChangedChunks) {
         const auto requests = requests_of(server, before, suffix);
         ASSERT_GE(requests.size(), 2U) << suffix << ": the header, then the chunks";
         std::uint64_t sent = 0;
+        // Several ranges in one request (nginx answers multipart/byteranges).
+        EXPECT_NE(requests.back().value("range", "").find(','), std::string::npos)
+            << suffix << " " << requests.back().dump();
         for (const nlohmann::json& request : requests) {
             EXPECT_EQ(request.value("status", 0), 206) << suffix << " " << request.dump();
             EXPECT_FALSE(request.value("range", "").empty()) << suffix;
             sent += request.value("bytes", std::uint64_t{0});
         }
         const std::uint64_t size = fs::file_size(file);
-        // 2 of 40 packages changed: the header and ~4 chunks, far below the whole file.
+        // 3 of 41 packages changed: the header and 2 chunks, far below the whole file.
         EXPECT_LT(sent * 3, size) << suffix << ": nginx sent " << sent << " of " << size;
         sent_total += sent;
     }
