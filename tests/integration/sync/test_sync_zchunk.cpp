@@ -217,8 +217,14 @@ TEST_F(SyncZchunk, ChunksThatDoNotVerifyFallBackToTheFullFile) {
     fs::create_directories(corrupt / "repodata");
     for (const auto& [suffix, file] : upstream_zck()) {
         std::string bytes = read_file(file);
-        // Every byte of the second half (beyond any header of these sizes) flipped.
-        for (std::size_t index = bytes.size() / 2; index < bytes.size(); ++index) {
+        // Every byte after the zchunk header (zck_read_header says how long it is) flipped.
+        const std::string header =
+            run_to_end({"zck_read_header", file.string()}, tmp_ / "logs").out;
+        const std::size_t at = header.find("Header size: ");
+        ASSERT_NE(at, std::string::npos) << header;
+        const std::size_t header_size = std::stoul(header.substr(at + 13));
+        ASSERT_LT(header_size, bytes.size());
+        for (std::size_t index = header_size; index < bytes.size(); ++index) {
             bytes[index] = static_cast<char>(bytes[index] ^ 0x5a);
         }
         TempDir::write_at(corrupt / "repodata" / file.filename(), bytes);
