@@ -76,6 +76,7 @@ struct SyncArgs {
     bool quiet = false;
     bool verbose = false;
     bool no_cache = false;
+    std::string zchunk = "on";  // --zchunk
     std::string json_file;
     SyncSnapshotArgs snapshots;  // --snapshot[=NAME], --keep-snapshots, --snapshot-dir
     UnattendedArgs unattended;   // --metrics-file, --on-change
@@ -233,6 +234,7 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
     options.download_comps = args.download_comps;
     options.remote_time = args.remote_time;
     options.use_checksum_cache = !args.no_cache;
+    options.zchunk = args.zchunk != "off";
     if (!args.safe_write_path.empty()) {
         options.safe_write_path = std::filesystem::absolute(args.safe_write_path);
     }
@@ -413,6 +415,11 @@ int run_sync(const SyncArgs& args) {
         for (const std::string& line : format_problems(report)) {
             fmt::print(stderr, "{}\n", line);
         }
+        if (args.verbose) {
+            for (const std::string& line : report.zck_fallbacks) {
+                fmt::print(stderr, "{}: {}\n", report.repo_id, line);
+            }
+        }
         if (!args.quiet) {
             for (const auto& deleted : report.deleted) {
                 fmt::print(human, "{}: deleted {}\n", report.repo_id, deleted.string());
@@ -557,6 +564,10 @@ Command add_sync_command(CLI::App& parent) {
     app->add_flag("-v,--verbose", args->verbose, "print more");
     app->add_flag("--no-cache", args->no_cache,
                   "verify existing files by hashing them, ignoring the checksum cache");
+    app->add_option("--zchunk", args->zchunk,
+                    "zchunk metadata (*_zck records): on (default: fetch only the chunks that "
+                    "changed since the copy in the mirror) or off (always the whole file)")
+        ->check(CLI::IsMember({"on", "off"}));
     app->add_option("--json", args->json_file, "write a JSON report to FILE ('-': stdout)");
     add_run_state_options(*app, args->state);
     add_sync_snapshot_options(*app, args->snapshots);

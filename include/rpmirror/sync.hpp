@@ -50,7 +50,12 @@ struct SyncOptions {
     bool download_comps = false;
     // --remote-time: downloaded files get the server's Last-Modified time.
     bool remote_time = false;
-    bool use_checksum_cache = true;                        // verify existing files via xattrs
+    bool use_checksum_cache = true;  // verify existing files via xattrs
+    // zchunk records ("*_zck", with --download-metadata): when a previous copy is at hand (the
+    // live repodata/ or a staging directory a killed run left), only the header and the chunks
+    // that changed are fetched (ranged requests), then the whole is verified; any failure of
+    // that path downloads the record in full. false = --zchunk=off: always in full.
+    bool zchunk = true;
     std::optional<std::filesystem::path> safe_write_path;  // --safe-write-path
     // --arch, --source, --newest-only, --min-buildtime. The repository's includepkgs and
     // excludepkgs are added to these by sync_repository.
@@ -160,6 +165,14 @@ struct RepoSyncReport {
     // every record of repomd.xml first, with -m the comps record, then the packages.
     std::vector<std::string> urls;
     std::optional<std::filesystem::path> comps_saved;  // -m: the comps.xml written
+    // zchunk records assembled from a previous copy and the changed chunks (SyncOptions::zchunk),
+    // the bytes they took from the server (headers, chunks, multipart framing), and their sizes
+    // less those bytes (0 for a record whose delta cost more than its size).
+    std::size_t zck_records = 0;
+    std::uint64_t zck_bytes_fetched = 0;
+    std::uint64_t zck_bytes_saved = 0;
+    // Why a zchunk delta was not used (the record was downloaded in full), one line each.
+    std::vector<std::string> zck_fallbacks;
     std::vector<std::string> warnings;  // e.g. metadata kept back, packages filtered out
     double seconds = 0;
 

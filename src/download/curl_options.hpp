@@ -6,6 +6,7 @@
 #include <curl/curl.h>
 
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 
@@ -70,5 +71,10 @@ void receive_body_as_sent(CURL* easy);
 // `guard` as a downgrade to http), the target named.
 std::string describe_curl_failure(CURL* easy, CURLcode code, std::string_view requested_url,
                                   const char* error_buffer, const RedirectGuard& guard);
+
+// Runs the transfer of `easy` alone (in a multi handle of its own) to its end and returns its
+// result, or nullopt iff `stop` was requested first (the transfer is abandoned then). A stop
+// request wakes the wait at once. Defined in fetch_document.cpp.
+std::optional<CURLcode> perform_alone(CURL* easy, const std::stop_token& stop);
 
 }  // namespace rpmirror::download

@@ -79,6 +79,12 @@ std::string error_page_title(std::string_view page) {
     return title.empty() ? std::string() : " (" + std::string(title) + ")";
 }
 
+}  // namespace
+
+namespace download {
+
+namespace {
+
 // Keeps `easy` in `multi` for the lifetime of this object.
 class Attached {
   public:
@@ -94,10 +100,10 @@ class Attached {
     CURL* easy_;
 };
 
-// Runs the transfer of `easy` to its end and returns its result, or nullopt iff `stop` was
-// requested first (the transfer is abandoned then). A stop request wakes the wait at once.
-std::optional<CURLcode> perform(CURL* easy, const std::stop_token& stop) {
-    const download::CurlMulti multi(curl_multi_init());
+}  // namespace
+
+std::optional<CURLcode> perform_alone(CURL* easy, const std::stop_token& stop) {
+    const CurlMulti multi(curl_multi_init());
     if (!multi) {
         return CURLE_OUT_OF_MEMORY;
     }
@@ -122,7 +128,7 @@ std::optional<CURLcode> perform(CURL* easy, const std::stop_token& stop) {
     }
 }
 
-}  // namespace
+}  // namespace download
 
 Result<std::string> fetch_document(const std::string& url, const DownloadOptions& options,
                                    std::uint64_t max_bytes, std::stop_token stop,
@@ -158,7 +164,7 @@ Result<std::string> fetch_document(const std::string& url, const DownloadOptions
     if (last_modified != nullptr) {
         curl_easy_setopt(easy.get(), CURLOPT_FILETIME, 1L);
     }
-    const std::optional<CURLcode> performed = perform(easy.get(), stop);
+    const std::optional<CURLcode> performed = download::perform_alone(easy.get(), stop);
     if (!performed) {
         return make_error(ErrorCode::Interrupted, "interrupted", url);
     }

@@ -107,10 +107,15 @@ std::string format_summary(const RepoSyncReport& report) {
                             : 0.0;
     return fmt::format(
         "{}: downloaded {} files / {} in {:.1f} s at {:.1f} MB/s, kept {}, replaced {}, resumed "
-        "{}, deleted {}, failed {}{}{}",
+        "{}, deleted {}, failed {}{}{}{}",
         report.repo_id, report.downloaded, megabytes(report.bytes_downloaded), report.seconds, rate,
         report.kept, report.replaced, report.resumed, report.deleted.size(), report.failures.size(),
         report.metadata_published ? ", metadata published" : "",
+        report.zck_records == 0
+            ? std::string()
+            : fmt::format(", zchunk: {} record(s) by delta, {} fetched, {} not downloaded",
+                          report.zck_records, megabytes(report.zck_bytes_fetched),
+                          megabytes(report.zck_bytes_saved)),
         report.linked == 0
             ? std::string()
             : fmt::format("; {} packages linked from other repositories ({:.1f} MiB not "
@@ -170,6 +175,10 @@ std::string format_json_report(std::span<const RepoSyncReport> reports, int exit
             {"signatures_checked", report.signatures_checked},
             {"metadata_published", report.metadata_published},
             {"warnings", report.warnings},
+            {"zck_records", report.zck_records},
+            {"zck_bytes_fetched", report.zck_bytes_fetched},
+            {"zck_bytes_saved", report.zck_bytes_saved},
+            {"zck_fallbacks", report.zck_fallbacks},
             {"seconds", report.seconds},
         };
         if (!report.urls.empty()) {

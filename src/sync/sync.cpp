@@ -14,6 +14,7 @@
 
 #include <fmt/core.h>
 
+#include "download/zck.hpp"
 #include "fs/beneath.hpp"
 #include "fs/durable.hpp"
 #include "fs/state.hpp"
@@ -745,8 +746,15 @@ class RepoSync {
             request.expected_digest = record->checksum.hex;
             // Old createrepo wrote records without <size>: verified by checksum alone.
             request.expected_size = record->size.value_or(kUnknownSize);
-            if (record->size) {
-                seed_from_local_copy(stage.dir(), *relative, request.expected_size, local_sources);
+            if (record->size &&
+                !seed_from_local_copy(stage.dir(), *relative, request.expected_size,
+                                      local_sources) &&
+                options_.zchunk) {
+                assemble_zck_delta(
+                    *record, *relative,
+                    join_url(record->location_base ? *record->location_base : repomd.base_url,
+                             record->location_href),
+                    stage.dir(), local_sources);
             }
             requests.push_back(std::move(request));
         }
@@ -799,12 +807,13 @@ class RepoSync {
     // Copies `relative` from the first of `sources` that has it with `expected_size` to its
     // .part name in `stage_dir`: the downloader then verifies the copy and fetches nothing
     // unless it does not match. Best effort: on any failure the record is simply downloaded.
-    static void seed_from_local_copy(const std::filesystem::path& stage_dir,
+    // Returns true iff a copy was made.
+    static bool seed_from_local_copy(const std::filesystem::path& stage_dir,
                                      const std::filesystem::path& relative,
                                      std::uint64_t expected_size,
                                      const std::vector<std::filesystem::path>& sources) {
         if (relative.has_parent_path()) {
-            return;
+            return false;
         }
         for (const std::filesystem::path& source : sources) {
             struct stat st {};
@@ -813,11 +822,98 @@ class RepoSync {
                 static_cast<std::uint64_t>(st.st_size) != expected_size) {
                 continue;
             }
-            std::error_code ignored;
+            std::error_code failed;
             std::filesystem::copy_file(candidate,
                                        stage_dir / part_file_name(relative.filename().string()),
-                                       std::filesystem::copy_options::overwrite_existing, ignored);
+                                       std::filesystem::copy_options::overwrite_existing, failed);
+            return !failed;
+        }
+        return false;
+    }
+
+    // Returns `name` without the digest prefix unique metadata file names carry
+    // ("<hex>-primary.xml.zck" -> "primary.xml.zck"), or `name` iff it has none.
+    static std::string_view without_digest_prefix(std::string_view name) {
+        constexpr std::size_t kShortestDigest = 32;  // md5
+        const std::size_t dash = name.find('-');
+        if (dash == std::string_view::npos || dash < kShortestDigest ||
+            name.substr(0, dash).find_first_not_of("0123456789abcdef") != std::string_view::npos) {
+            return name;
+        }
+        return name.substr(dash + 1);
+    }
+
+    // Returns the most recently modified regular file directly in one of `sources` that is an
+    // earlier revision of the record stored as `name` (the same name but for its digest
+    // prefix), or nullopt iff there is none.
+    static std::optional<std::filesystem::path> find_previous_revision(
+        std::string_view name, const std::vector<std::filesystem::path>& sources) {
+        const std::string_view wanted = without_digest_prefix(name);
+        std::optional<std::filesystem::path> newest;
+        std::filesystem::file_time_type newest_time;
+        for (const std::filesystem::path& source : sources) {
+            std::error_code error;
+            for (std::filesystem::directory_iterator it(source, error), end; !error && it != end;
+                 it.increment(error)) {
+                const std::string candidate = it->path().filename().string();
+                if (candidate == name || without_digest_prefix(candidate) != wanted ||
+                    !it->is_regular_file(error) || it->is_symlink(error)) {
+                    continue;
+                }
+                const auto time = it->last_write_time(error);
+                if (!error && (!newest || time > newest_time)) {
+                    newest = it->path();
+                    newest_time = time;
+                }
+            }
+        }
+        return newest;
+    }
+
+    // zchunk: writes the .part of `relative` in `stage_dir` from an earlier revision of the
+    // record among `sources` and the chunks that changed, fetched from `url`
+    // (download::fetch_zck_delta), and checks it against repomd.xml; the downloader then finds
+    // it complete and verifies it as it does a seeded copy. Nothing for a record that is no
+    // zchunk record or has no earlier revision at hand. Best effort: on any failure the .part
+    // is removed (the record is downloaded in full) and the reason is in report_.zck_fallbacks.
+    void assemble_zck_delta(const RepomdRecord& record, const std::filesystem::path& relative,
+                            const std::string& url, const std::filesystem::path& stage_dir,
+                            const std::vector<std::filesystem::path>& sources) {
+        if (!record.type.ends_with("_zck") || !record.size || !record.header_size ||
+            !record.header_checksum || relative.has_parent_path()) {
             return;
+        }
+        const std::string name = relative.filename().string();
+        const auto previous = find_previous_revision(name, sources);
+        if (!previous) {
+            return;
+        }
+        download::ZckDeltaRequest request;
+        request.url = url;
+        request.previous = *previous;
+        request.target = stage_dir / part_file_name(name);
+        request.header_size = *record.header_size;
+        request.header_checksum = *record.header_checksum;
+        const auto fall_back = [&](const std::string& why) {
+            std::error_code ignored;
+            std::filesystem::remove(request.target, ignored);
+            report_.zck_fallbacks.push_back(
+                fmt::format("zchunk: '{}': {}; downloading it in full", record.type, why));
+        };
+        auto delta = download::fetch_zck_delta(request, downloader_.options(), stop_);
+        if (!delta) {
+            fall_back(delta.error().to_string());
+            return;
+        }
+        auto digest = hash_file(request.target, record.checksum.type);
+        if (!digest || digest->size != *record.size || digest->hex != record.checksum.hex) {
+            fall_back("the assembled file does not match the checksum in repomd.xml (" + url + ")");
+            return;
+        }
+        ++report_.zck_records;
+        report_.zck_bytes_fetched += delta->bytes_fetched;
+        if (delta->bytes_fetched < *record.size) {
+            report_.zck_bytes_saved += *record.size - delta->bytes_fetched;
         }
     }
 
