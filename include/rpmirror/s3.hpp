@@ -210,7 +210,8 @@ class S3Client {
     // create_multipart_upload stores options.metadata and options.sha256 (which the caller must
     // then supply: the body is not seen whole). complete_multipart_upload checks the body of a
     // 200 too (S3 reports some failures that way). Returns the upload id / the part's ETag / the
-    // object's ETag.
+    // object's ETag (empty against Ceph RGW 16, whose answer the client does not read it from
+    // yet: head_object gives it).
     Result<std::string> create_multipart_upload(std::string_view bucket, std::string_view key,
                                                 const PutOptions& options = {});
     Result<std::string> upload_part(std::string_view bucket, std::string_view key,

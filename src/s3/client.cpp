@@ -742,7 +742,9 @@ Result<std::string> S3Client::complete_multipart_upload(std::string_view bucket,
         return make_error(ErrorCode::BadInput,
                           "CompleteMultipartUpload answered <" + tree->name + ">", subject);
     }
-    return unquote(tree->child_text("ETag"));
+    std::string etag = unquote(tree->child_text("ETag"));
+    // Ceph RGW 16 leaves <ETag> out of the result: its ETag header carries it then.
+    return etag.empty() ? unquote(response->header("etag")) : etag;
 }
 
 Result<void> S3Client::abort_multipart_upload(std::string_view bucket, std::string_view key,
