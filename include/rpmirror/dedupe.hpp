@@ -51,6 +51,14 @@ struct DedupeOptions {
     // Trees searched for candidates, in order; a tree that does not exist is skipped, a directory
     // reached twice (overlapping trees) is walked once.
     std::vector<std::filesystem::path> trees;
+    // Directories whose immediate subdirectories that are mirrors are searched, in name order,
+    // before `trees`: the repositories beside the one synced. A subdirectory (not a symlink) is
+    // a mirror iff it holds `repodata/repomd.xml` (a regular file) or `state_dir` holds a sync
+    // state for it (sync_state_path in rpmirror/plan.hpp: synced without --download-metadata).
+    // Nothing else under them is searched (no snapshots/, no unrelated directories), so a sync
+    // into the current directory never walks a home directory.
+    std::vector<std::filesystem::path> sibling_parents;
+    std::filesystem::path state_dir;  // empty: only repodata/repomd.xml marks a mirror
     // Directories never searched (the repository's own directory and metadata directory), even
     // when inside a tree.
     std::vector<std::filesystem::path> excluded;

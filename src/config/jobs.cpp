@@ -514,8 +514,6 @@ class JobBuilder {
             options.download_path = *destination_;
         } else if (jobs.destination) {
             options.download_path = *jobs.destination / job_.name;
-            // The other jobs' directories are this one's siblings: searched first by --dedupe.
-            options.dedupe_dirs.insert(options.dedupe_dirs.begin(), *jobs.destination);
         } else {
             fail(section_.line, "destination",
                  "not set (give destination = DIR here, or a base destination in [main])");

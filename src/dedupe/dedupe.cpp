@@ -1,5 +1,6 @@
 // The link stage (see rpmirror/dedupe.hpp).
 #include "rpmirror/dedupe.hpp"
+#include "rpmirror/plan.hpp"
 
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -74,7 +75,13 @@ class Deduper {
                 visited_.insert({st.st_dev, st.st_ino});  // "visited" already: never walked
             }
         }
-        for (const std::filesystem::path& tree : options_.trees) {
+        std::vector<std::filesystem::path> trees;
+        for (const std::filesystem::path& parent : options_.sibling_parents) {
+            const std::vector<std::filesystem::path> mirrors = published_mirrors(parent);
+            trees.insert(trees.end(), mirrors.begin(), mirrors.end());
+        }
+        trees.insert(trees.end(), options_.trees.begin(), options_.trees.end());
+        for (const std::filesystem::path& tree : trees) {
             if (remaining_ == 0 || options_.stop.stop_requested()) {
                 break;
             }
@@ -84,6 +91,31 @@ class Deduper {
     }
 
   private:
+    // The subdirectories of `parent` that are mirrors (see DedupeOptions::sibling_parents),
+    // sorted; empty iff there are none or `parent` cannot be read.
+    std::vector<std::filesystem::path> published_mirrors(
+        const std::filesystem::path& parent) const {
+        std::vector<std::filesystem::path> mirrors;
+        std::error_code error;
+        for (std::filesystem::directory_iterator entry(parent, error), end; !error && entry != end;
+             entry.increment(error)) {
+            std::error_code ignored;
+            if (entry->symlink_status(ignored).type() != std::filesystem::file_type::directory) {
+                continue;
+            }
+            const std::filesystem::path repomd = entry->path() / "repodata" / "repomd.xml";
+            const bool synced = !options_.state_dir.empty() &&
+                                std::filesystem::exists(
+                                    sync_state_path(options_.state_dir, entry->path()), ignored);
+            if (synced || std::filesystem::symlink_status(repomd, ignored).type() ==
+                              std::filesystem::file_type::regular) {
+                mirrors.push_back(entry->path());
+            }
+        }
+        std::sort(mirrors.begin(), mirrors.end());
+        return mirrors;
+    }
+
     static HashOptions hash_options(const DedupeOptions& options) {
         HashOptions hash;
         hash.use_cache = options.use_cache;

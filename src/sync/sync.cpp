@@ -1078,9 +1078,14 @@ class RepoSync {
         }
         DedupeOptions dedupe;
         dedupe.mode = options_.dedupe;
-        dedupe.trees.push_back(options_.download_path);
-        dedupe.trees.insert(dedupe.trees.end(), options_.dedupe_dirs.begin(),
-                            options_.dedupe_dirs.end());
+        // The mirrors beside this one (siblings holding repodata/repomd.xml), then --dedupe-dir.
+        std::filesystem::path own = std::filesystem::absolute(repo_dir_).lexically_normal();
+        if (!own.has_filename()) {
+            own = own.parent_path();  // "/srv/mirror/" (from "-p . --norepopath")
+        }
+        dedupe.sibling_parents.push_back(own.parent_path());
+        dedupe.state_dir = state_directory(options_);
+        dedupe.trees = options_.dedupe_dirs;
         dedupe.excluded = {repo_dir_, metadata_dir_};
         dedupe.use_cache = options_.use_checksum_cache;
         dedupe.stop = stop_;

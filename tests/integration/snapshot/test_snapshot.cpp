@@ -570,11 +570,10 @@ TEST_F(Snapshot, SyncSnapshotsAfterEachRunAndKeepsTheNewestAndThePublished) {
     EXPECT_EQ(dnf_names(mirror_ / "published" / "prod" / "sample").size(), 5U);
     EXPECT_EQ(dnf_names(snapshot_dir("s4")).size(), 4U);
 
-    // A sync that fails (a listed package is gone upstream) takes no snapshot. (Without
-    // --dedupe=off the package would be linked from the snapshots under -p, and nothing fails.)
+    // A sync that fails (a listed package is gone upstream) takes no snapshot.
     put_back(kMedium, "1704326400");
     fs::remove(upstream_ / "Packages" / kMedium);
-    const CommandResult failed = sync_mirror({"--snapshot=s5", "--dedupe=off"});
+    const CommandResult failed = sync_mirror({"--snapshot=s5"});
     EXPECT_EQ(failed.exit_code, 1);
     EXPECT_FALSE(fs::exists(snapshot_dir("s5")));
 }

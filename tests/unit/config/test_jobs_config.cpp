@@ -379,8 +379,8 @@ TEST_F(JobsConfigTest, SignKeyNeedsDownloadMetadata) {
 namespace rpmirror {
 namespace {
 
-// dedupe / dedupe-dir: the mode and the extra trees; [main] destination (the other jobs) is
-// searched first; a bad mode fails the job naming the line.
+// dedupe / dedupe-dir: the mode and the extra trees (the other jobs' mirrors, siblings under
+// [main] destination, are found by the sync itself); a bad mode fails the job naming the line.
 TEST_F(JobsConfigTest, DedupeKeysAndTheDestinationAsSiblings) {
     auto config = load(
         "[main]\ndestination = /srv/mirror\n"
@@ -392,10 +392,10 @@ TEST_F(JobsConfigTest, DedupeKeysAndTheDestinationAsSiblings) {
     const JobConfig& a = job_named(config->jobs, "a");
     EXPECT_EQ(a.options.dedupe, DedupeMode::Reflink);
     EXPECT_EQ(a.options.dedupe_dirs,
-              (std::vector<std::filesystem::path>{"/srv/mirror", "/srv/old", "/srv/other"}));
+              (std::vector<std::filesystem::path>{"/srv/old", "/srv/other"}));
     const JobConfig& b = job_named(config->jobs, "b");
     EXPECT_EQ(b.options.dedupe, DedupeMode::Hardlink) << "on by default";
-    EXPECT_EQ(b.options.dedupe_dirs, std::vector<std::filesystem::path>{"/srv/mirror"});
+    EXPECT_TRUE(b.options.dedupe_dirs.empty());
     const JobConfig& c = job_named(config->jobs, "c");
     ASSERT_EQ(c.errors.size(), 1U);
     EXPECT_TRUE(c.errors[0].starts_with(main_file() + ":11: job 'c': dedupe: invalid value "

@@ -14,6 +14,7 @@
 
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/dedupe.hpp"
+#include "rpmirror/plan.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror {
@@ -124,6 +125,44 @@ TEST_F(Dedupe, SearchesNeitherTheOwnRepositoryNorRepodataNorStagingNorSymlinks) 
     const DedupeOutcome outcome = dedupe_targets(targets, options());
     EXPECT_EQ(outcome.linked, std::vector<bool>{false});
     EXPECT_EQ(outcome.hashed, 0U) << "nothing reachable was a candidate";
+}
+
+// sibling_parents: only the directories beside the repository that hold a published mirror
+// (repodata/repomd.xml) are searched; snapshots/, unpublished or unrelated directories, and a
+// symlinked mirror are not.
+TEST_F(Dedupe, SiblingParentsSearchOnlyThePublishedMirrorsBesideTheRepository) {
+    TempDir::write_at(tmp_ / "mirror/snapshots/s1/base/Packages/p.rpm", content_);
+    TempDir::write_at(tmp_ / "mirror/unpublished/Packages/p.rpm", content_);
+    TempDir::write_at(tmp_ / "mirror/linked/repodata/repomd.xml", "<repomd/>");
+    TempDir::write_at(tmp_ / "mirror/linked/Packages/p.rpm", content_);
+    fs::rename(tmp_ / "mirror/linked", tmp_ / "linked");
+    fs::create_directory_symlink(tmp_ / "linked", tmp_ / "mirror/linked");
+    DedupeOptions siblings = options();
+    siblings.trees.clear();
+    siblings.sibling_parents = {tmp_ / "mirror"};
+    const std::vector<DedupeTarget> targets{target_for(content_)};
+    EXPECT_EQ(dedupe_targets(targets, siblings).linked, std::vector<bool>{false});
+
+    TempDir::write_at(tmp_ / "mirror/base/repodata/repomd.xml", "<repomd/>");
+    TempDir::write_at(tmp_ / "mirror/base/Packages/p.rpm", content_);
+    const DedupeOutcome outcome = dedupe_targets(targets, siblings);
+    ASSERT_EQ(outcome.linked, std::vector<bool>{true}) << testing::PrintToString(outcome.notes);
+    EXPECT_EQ(id_of(tmp_ / "mirror/updates/Packages/p.rpm"),
+              id_of(tmp_ / "mirror/base/Packages/p.rpm"));
+    EXPECT_EQ(outcome.hashed, 1U) << "only the published sibling's file was a candidate";
+}
+
+// A sibling synced without --download-metadata has no repodata/: its sync state marks it.
+TEST_F(Dedupe, ASiblingWithASyncStateIsAMirrorToo) {
+    TempDir::write_at(tmp_ / "mirror/base/Packages/p.rpm", content_);
+    DedupeOptions siblings = options();
+    siblings.trees.clear();
+    siblings.sibling_parents = {tmp_ / "mirror"};
+    siblings.state_dir = tmp_ / "state";
+    const std::vector<DedupeTarget> targets{target_for(content_)};
+    EXPECT_EQ(dedupe_targets(targets, siblings).linked, std::vector<bool>{false});
+    TempDir::write_at(sync_state_path(tmp_ / "state", tmp_ / "mirror/base"), "{}");
+    EXPECT_EQ(dedupe_targets(targets, siblings).linked, std::vector<bool>{true});
 }
 
 TEST_F(Dedupe, ExtraTreesAreSearchedAndOffSearchesNothing) {
