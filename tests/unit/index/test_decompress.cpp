@@ -258,7 +258,7 @@ TEST(DecompressSink, SinkErrorStopsTheReadAheadThread) {
     }
 }
 
-TEST(DecompressBomb, ReadAllStopsAtTheCeilingAndReportsIt) {
+TEST(DecompressBomb, DecompressFileStopsAtTheCeilingAndReportsIt) {
     test::TempDir dir;
     const auto bomb = dir / "bomb.xml.gz";
     run_or_throw("head -c 100M /dev/zero | gzip -c > " + quote(bomb));
