@@ -6,7 +6,8 @@
 // Prints one tab-separated line:
 //   compression  compressed_MB  xml_MB  packages  seconds  xml_MB/s  packages/s  peak_rss_MB
 //   index_MB
-// `seconds` is the best of N runs (wall clock, one thread). With --decompress-only the XML is
+// `seconds` is the best of N runs (wall clock; the codec runs on a thread of its own, ahead of
+// the parser, as in rpmirror). With --decompress-only the XML is
 // decompressed and discarded (packages = 0), which separates codec time from parse time.
 #include <sys/resource.h>
 

@@ -18,7 +18,11 @@
 #include <array>
 #include <cerrno>
 #include <climits>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
+#include <optional>
+#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
@@ -521,23 +525,162 @@ std::uint64_t Decompressor::bytes_in() const {
     return state_->bytes_in;
 }
 
+namespace {
+
+// Chunks decompressed ahead of the sink: enough to absorb the codec's bursts (one input buffer
+// can expand to many output buffers), small enough to stay in the cache.
+constexpr std::size_t kPipelineDepth = 4;
+
+// A bounded single-producer/single-consumer ring of chunk buffers between the decompressing
+// thread and the sink (a copy of 256 KiB costs a few microseconds; decoding it, far more).
+class ChunkRing {
+  public:
+    explicit ChunkRing(std::size_t buffer_size) {
+        for (Slot& slot : slots_) {
+            slot.buffer.resize(buffer_size);
+        }
+    }
+
+    // Producer: waits for a free slot. Returns nullptr iff the consumer cancelled.
+    std::vector<char>* acquire() {
+        std::unique_lock lock(mutex_);
+        space_.wait(lock, [this] { return cancelled_ || count_ < kPipelineDepth; });
+        return cancelled_ ? nullptr : &slots_[(head_ + count_) % kPipelineDepth].buffer;
+    }
+
+    // Producer: publishes the slot acquire() returned, holding `length` bytes.
+    void publish(std::size_t length) {
+        {
+            std::lock_guard lock(mutex_);
+            slots_[(head_ + count_) % kPipelineDepth].length = length;
+            ++count_;
+        }
+        ready_.notify_one();
+    }
+
+    // Producer: no more chunks; `outcome` is the total or the decompressor's error.
+    void close(Result<std::uint64_t> outcome) {
+        {
+            std::lock_guard lock(mutex_);
+            outcome_ = std::move(outcome);
+        }
+        ready_.notify_one();
+    }
+
+    // Consumer: the next chunk, or an empty span once the producer closed and every chunk was
+    // taken. The chunk stays valid until release().
+    std::span<const char> take() {
+        std::unique_lock lock(mutex_);
+        ready_.wait(lock, [this] { return count_ > 0 || outcome_.has_value(); });
+        if (count_ == 0) {
+            return {};
+        }
+        const Slot& slot = slots_[head_];
+        return {slot.buffer.data(), slot.length};
+    }
+
+    // Consumer: gives the chunk take() returned back to the producer.
+    void release() {
+        {
+            std::lock_guard lock(mutex_);
+            head_ = (head_ + 1) % kPipelineDepth;
+            --count_;
+        }
+        space_.notify_one();
+    }
+
+    // Consumer: makes the producer stop at its next acquire().
+    void cancel() {
+        {
+            std::lock_guard lock(mutex_);
+            cancelled_ = true;
+        }
+        space_.notify_one();
+    }
+
+    // Consumer, after take() returned an empty span.
+    Result<std::uint64_t> outcome() {
+        std::lock_guard lock(mutex_);
+        return *outcome_;
+    }
+
+  private:
+    struct Slot {
+        std::vector<char> buffer;
+        std::size_t length = 0;
+    };
+    std::mutex mutex_;
+    std::condition_variable space_;
+    std::condition_variable ready_;
+    std::array<Slot, kPipelineDepth> slots_;
+    std::size_t head_ = 0;
+    std::size_t count_ = 0;
+    bool cancelled_ = false;
+    std::optional<Result<std::uint64_t>> outcome_;
+};
+
+}  // namespace
+
 Result<std::uint64_t> decompress_file(
     const std::filesystem::path& path, const DecompressOptions& options,
     const std::function<Result<void>(std::span<const char>)>& sink) {
-    auto reader = Decompressor::open(path, options);
-    if (!reader) {
-        return tl::unexpected(reader.error());
+    auto opened = Decompressor::open(path, options);
+    if (!opened) {
+        return tl::unexpected(opened.error());
     }
+    Decompressor& reader = *opened;
+    if (reader.compression() == Compression::None) {
+        // Reading is all there is to do: no thread.
+        while (true) {
+            auto chunk = reader.read();
+            if (!chunk) {
+                return tl::unexpected(chunk.error());
+            }
+            if (chunk->empty()) {
+                return reader.bytes_out();
+            }
+            if (auto sunk = sink(*chunk); !sunk) {
+                return tl::unexpected(sunk.error());
+            }
+        }
+    }
+    // The codec runs on a thread of its own, up to kPipelineDepth chunks ahead of `sink`, so
+    // decoding and consuming overlap instead of adding up.
+    ChunkRing ring(std::max<std::size_t>(options.buffer_size, 64));
+    std::jthread producer([&reader, &ring, &path] {
+        try {
+            while (std::vector<char>* slot = ring.acquire()) {
+                auto chunk = reader.read();
+                if (!chunk) {
+                    return ring.close(tl::unexpected(chunk.error()));
+                }
+                if (chunk->empty()) {
+                    return ring.close(reader.bytes_out());
+                }
+                // At most buffer_size bytes, the size of every slot.
+                std::memcpy(slot->data(), chunk->data(), chunk->size());
+                ring.publish(chunk->size());
+            }
+        } catch (const std::exception& failure) {  // std::bad_alloc: must not end the process
+            ring.close(make_error(ErrorCode::Io, fmt::format("decompressing: {}", failure.what()),
+                                  path.string()));
+        }
+    });
+    // Declared after `producer`, so destroyed first: however this function is left (an error of
+    // the sink, an exception), the producer is released from acquire() before it is joined.
+    struct CancelOnExit {
+        ChunkRing& ring;
+        ~CancelOnExit() { ring.cancel(); }
+    } cancel_on_exit{ring};
     while (true) {
-        auto chunk = reader->read();
-        if (!chunk) {
-            return tl::unexpected(chunk.error());
+        const std::span<const char> chunk = ring.take();
+        if (chunk.empty()) {
+            return ring.outcome();
         }
-        if (chunk->empty()) {
-            return reader->bytes_out();
-        }
-        if (auto sunk = sink(*chunk); !sunk) {
-            return tl::unexpected(sunk.error());
+        auto sunk = sink(chunk);
+        ring.release();
+        if (!sunk) {
+            return tl::unexpected(std::move(sunk.error()));
         }
     }
 }

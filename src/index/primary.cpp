@@ -528,22 +528,19 @@ Result<PackageIndex> parse_primary_file(const std::filesystem::path& path,
         error.subject = name;
         return tl::unexpected(std::move(error));
     };
-    auto reader = Decompressor::open(path, options.decompress);
-    if (!reader) {
-        return named(std::move(reader.error()));
-    }
     PrimaryParser parser(name, options.strict);
-    while (true) {
-        auto chunk = reader->read();
-        if (!chunk) {
-            return named(std::move(chunk.error()));
+    // Decompression runs on its own thread, parsing on this one (see decompress_file).
+    bool parser_failed = false;
+    auto streamed = decompress_file(path, options.decompress, [&](std::span<const char> chunk) {
+        auto fed = parser.feed(chunk);
+        parser_failed = !fed;
+        return fed;
+    });
+    if (!streamed) {
+        if (parser_failed) {
+            return tl::unexpected(std::move(streamed.error()));
         }
-        if (chunk->empty()) {
-            break;
-        }
-        if (auto fed = parser.feed(*chunk); !fed) {
-            return tl::unexpected(fed.error());
-        }
+        return named(std::move(streamed.error()));
     }
     return parser.finish();
 }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "checksum/file_hasher_internal.hpp"
 #include "rpmirror/checksum.hpp"
 #include "support/temp_dir.hpp"
 
@@ -77,6 +78,64 @@ TEST(Verify, ManyFilesOnManyWorkersMatchOneWorker) {
         EXPECT_EQ(serial[index].status, expected_status);
         EXPECT_EQ(parallel[index].status, expected_status);
         EXPECT_EQ(parallel[index].actual_digest, serial[index].actual_digest);
+    }
+}
+
+// The sizes of the files hashed on this thread, in the order they were hashed (each file's last
+// after_chunk_hook value: the hook reports the bytes hashed so far of the current file).
+class HashedSizes {
+  public:
+    HashedSizes() { testing::after_chunk_hook = &hook_; }
+    HashedSizes(const HashedSizes&) = delete;
+    HashedSizes& operator=(const HashedSizes&) = delete;
+    ~HashedSizes() { testing::after_chunk_hook = nullptr; }
+    const std::vector<std::uint64_t>& sizes() const { return sizes_; }
+
+  private:
+    std::vector<std::uint64_t> sizes_;
+    std::function<void(std::uint64_t)> hook_ = [this](std::uint64_t bytes_hashed) {
+        if (!sizes_.empty() && bytes_hashed > sizes_.back()) {
+            sizes_.back() = bytes_hashed;  // the same file, further on
+        } else {
+            sizes_.push_back(bytes_hashed);
+        }
+    };
+};
+
+TEST(Verify, LargestFilesAreHashedFirstAndResultsKeepTheRequestOrder) {
+    test::TempDir dir;
+    // Distinct sizes; the middle one spans two pread buffers.
+    const std::vector<std::size_t> sizes = {3000, 300000, 30, 70000};
+    std::vector<VerifyRequest> requests;
+    std::vector<std::filesystem::path> paths;
+    for (std::size_t index = 0; index < sizes.size(); ++index) {
+        const std::string content(sizes[index], static_cast<char>('a' + index));
+        paths.push_back(dir.write("f" + std::to_string(index) + ".rpm", content));
+        // The third request has no expected size: its current size orders it.
+        requests.push_back(
+            {paths.back(), ChecksumType::Sha256, hash_bytes(ChecksumType::Sha256, content),
+             index == 2 ? std::nullopt : std::optional<std::uint64_t>(sizes[index])});
+    }
+    const std::vector<std::uint64_t> largest_first = {300000, 70000, 3000, 30};
+    {
+        HashedSizes hashed;  // one worker: the calling thread hashes every file
+        const auto results = verify_files(requests, uncached(1));
+        EXPECT_EQ(hashed.sizes(), largest_first);
+        ASSERT_EQ(results.size(), requests.size());
+        for (std::size_t index = 0; index < results.size(); ++index) {
+            EXPECT_EQ(results[index].status, VerifyStatus::Ok) << index;
+            EXPECT_EQ(results[index].actual_size, sizes[index]) << index;
+        }
+    }
+    {
+        HashedSizes hashed;
+        const auto digests = hash_files(paths, ChecksumType::Sha256, uncached(1));
+        EXPECT_EQ(hashed.sizes(), largest_first);
+        ASSERT_EQ(digests.size(), paths.size());
+        for (std::size_t index = 0; index < digests.size(); ++index) {
+            ASSERT_TRUE(digests[index]) << index;
+            EXPECT_EQ(digests[index]->hex, requests[index].expected_digest) << index;
+        }
     }
 }
 

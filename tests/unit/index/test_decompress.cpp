@@ -217,5 +217,63 @@ TEST(DecompressSink, SinkErrorStopsAndIsReturned) {
     EXPECT_EQ(calls, 1);
 }
 
+TEST_F(Decompress, DecompressFileYieldsTheSameBytesInOrderForEveryCompression) {
+    // decompress_file decodes on a thread of its own, a few chunks ahead of the sink.
+    for (const Case& each : kCases) {
+        SCOPED_TRACE(each.suffix);
+        DecompressOptions options;
+        options.buffer_size = 1000;  // many more chunks than the read-ahead ring holds
+        std::string contents;
+        const auto total = decompress_file(repo().primary(each.suffix), options,
+                                           [&](std::span<const char> chunk) -> Result<void> {
+                                               EXPECT_LE(chunk.size(), options.buffer_size);
+                                               contents.append(chunk.data(), chunk.size());
+                                               return {};
+                                           });
+        ASSERT_TRUE(total) << total.error().to_string();
+        EXPECT_EQ(*total, repo().primary_xml().size());
+        EXPECT_EQ(contents, repo().primary_xml());
+    }
+}
+
+TEST(DecompressSink, SinkErrorStopsTheReadAheadThread) {
+    test::TempDir dir;
+    const auto large = dir / "large.xml.zst";
+    run_or_throw("head -c 50M /dev/zero | zstd -q -c > " + quote(large));
+    for (int stop_after : {1, 3, 10}) {
+        SCOPED_TRACE(stop_after);
+        DecompressOptions options;
+        options.buffer_size = 4096;
+        int calls = 0;
+        const auto result =
+            decompress_file(large, options, [&](std::span<const char>) -> Result<void> {
+                if (++calls == stop_after) {
+                    return make_error(ErrorCode::BadInput, "stop here");
+                }
+                return {};
+            });
+        ASSERT_FALSE(result);
+        EXPECT_EQ(result.error().message, "stop here");
+        EXPECT_EQ(calls, stop_after);
+    }
+}
+
+TEST(DecompressBomb, DecompressFileStopsAtTheCeilingAndReportsIt) {
+    test::TempDir dir;
+    const auto bomb = dir / "bomb.xml.gz";
+    run_or_throw("head -c 100M /dev/zero | gzip -c > " + quote(bomb));
+    DecompressOptions options;
+    options.ceiling = 10 * 1024 * 1024;
+    std::uint64_t consumed = 0;
+    const auto result = decompress_file(bomb, options, [&](std::span<const char> chunk) {
+        consumed += chunk.size();
+        return Result<void>();
+    });
+    ASSERT_FALSE(result);
+    EXPECT_EQ(result.error().code, ErrorCode::Unsafe);
+    EXPECT_EQ(result.error().subject, bomb.string());
+    EXPECT_LE(consumed, 10U * 1024 * 1024);
+}
+
 }  // namespace
 }  // namespace rpmirror
