@@ -26,8 +26,8 @@ struct JobOutcome {
     // Returns true iff the run changed what the mirror serves: new metadata was published, or
     // packages were downloaded or deleted. (What exec-on-change hooks run after.)
     bool changed() const {
-        return !report.noop && (report.metadata_published || report.downloaded > 0 ||
-                                !report.deleted.empty());
+        return !report.noop &&
+               (report.metadata_published || report.downloaded > 0 || !report.deleted.empty());
     }
 };
 

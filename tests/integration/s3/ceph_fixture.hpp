@@ -1,7 +1,8 @@
-// A real S3 endpoint for tests: a single-node Ceph cluster with the RADOS Gateway, started by
-// scripts/ceph-s3 in a temporary directory, once per test process (ctest runs each test in its own
-// process; a plain run of the binary shares one cluster between all S3 tests), and stopped by pid
-// when the process's tests end.
+// A real S3 endpoint for tests: a single-node Ceph cluster with the RADOS Gateway started by
+// scripts/ceph-s3. Under ctest, one cluster serves the whole run: the fixture tests
+// fixture.ceph_s3_start/stop (tests/CMakeLists.txt) start it in RPMIRROR_CEPH_DIR and stop it,
+// and every S3 test requires them. Run on its own (no cluster there), the binary starts one in a
+// temporary directory with its first S3 test and stops it by pid when its tests end.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -21,8 +22,17 @@ namespace rpmirror::test {
 
 class CephS3 {
   public:
-    // Starts the cluster; throws (failing the test) with the script's output iff it cannot.
-    CephS3() {
+    // Uses the cluster started in `shared` (its env file written, its monitor's pid file there)
+    // iff there is one; it is left running. Otherwise starts one in a temporary directory,
+    // stopped by the destructor; throws (failing the test) with the script's output iff it
+    // cannot.
+    explicit CephS3(const std::filesystem::path& shared) {
+        if (!shared.empty() && std::filesystem::exists(shared / "env") &&
+            std::filesystem::exists(shared / "run" / "mon.pid")) {
+            owned_ = false;
+            read_env(shared / "env");
+            return;
+        }
         const auto script = source_root() / "scripts" / "ceph-s3";
         const auto log = dir_ / "start.log";
         if (run_command({script.string(), "start", (dir_ / "ceph").string()}, log) != 0) {
@@ -30,18 +40,14 @@ class CephS3 {
             run_command({script.string(), "stop", (dir_ / "ceph").string()}, dir_ / "stop.log");
             throw std::runtime_error("scripts/ceph-s3 start failed:\n" + output);
         }
-        std::ifstream env(dir_ / "ceph" / "env");
-        std::string line;
-        while (std::getline(env, line)) {
-            const auto equals = line.find('=');
-            if (equals != std::string::npos) {
-                env_[line.substr(0, equals)] = line.substr(equals + 1);
-            }
-        }
+        read_env(dir_ / "ceph" / "env");
     }
     CephS3(const CephS3&) = delete;
     CephS3& operator=(const CephS3&) = delete;
     ~CephS3() {
+        if (!owned_) {
+            return;
+        }
         run_command(
             {(source_root() / "scripts" / "ceph-s3").string(), "stop", (dir_ / "ceph").string()},
             dir_ / "stop.log");
@@ -71,7 +77,19 @@ class CephS3 {
     const std::filesystem::path& dir() const { return dir_.path(); }
 
   private:
+    void read_env(const std::filesystem::path& path) {
+        std::ifstream env(path);
+        std::string line;
+        while (std::getline(env, line)) {
+            const auto equals = line.find('=');
+            if (equals != std::string::npos) {
+                env_[line.substr(0, equals)] = line.substr(equals + 1);
+            }
+        }
+    }
+
     TempDir dir_;
+    bool owned_ = true;
     std::map<std::string, std::string> env_;
 };
 
@@ -82,7 +100,11 @@ class CephS3Test : public ::testing::Test {
     static CephS3& cluster() {
         if (!cluster_) {
             // Stopped (by pid) when cluster_ is destroyed at the process's exit.
-            cluster_ = std::make_unique<CephS3>();
+#ifdef RPMIRROR_CEPH_DIR
+            cluster_ = std::make_unique<CephS3>(RPMIRROR_CEPH_DIR);
+#else
+            cluster_ = std::make_unique<CephS3>(std::filesystem::path());
+#endif
         }
         return *cluster_;
     }
@@ -106,8 +128,12 @@ class CephS3Test : public ::testing::Test {
         return name.substr(0, 63);
     }
 
-    s3::S3Client& client() { return *client_; }
-    const std::string& bucket() const { return bucket_; }
+    s3::S3Client& client() {
+        return *client_;
+    }
+    const std::string& bucket() const {
+        return bucket_;
+    }
 
   private:
     static inline std::unique_ptr<CephS3> cluster_;
