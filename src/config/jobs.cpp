@@ -51,6 +51,7 @@ constexpr std::string_view kJobKeys[] = {"repo",
                                          "downloadcomps",
                                          "dedupe",
                                          "dedupe_dir",
+                                         "zchunk",
                                          "snapshot",
                                          "keep_snapshots",
                                          "snapshot_dir",
@@ -457,6 +458,8 @@ class JobBuilder {
                 problem = bad(
                     fmt::format("invalid value '{}' (expected hardlink, reflink or off)", value));
             }
+        } else if (key == "zchunk") {
+            problem = set_bool(options.zchunk, value);
         } else if (key == "dedupe_dir") {
             for (const std::string& directory : config::split_list(value)) {
                 options.dedupe_dirs.push_back(directory_path(directory));

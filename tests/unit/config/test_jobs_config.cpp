@@ -76,6 +76,7 @@ TEST_F(JobsConfigTest, JobKeysBecomeSyncOptionsAndRepoKeysTheRepository) {
         "source = 1\n"
         "remote-time = on\n"
         "downloadcomps = true\n"
+        "zchunk = off\n"
         "exec-on-change = echo changed\n"
         "sslverify = 1\n");
     ASSERT_TRUE(config) << config.error().to_string();
@@ -116,6 +117,8 @@ TEST_F(JobsConfigTest, JobKeysBecomeSyncOptionsAndRepoKeysTheRepository) {
     EXPECT_TRUE(updates.options.selection.source_only);
     EXPECT_TRUE(updates.options.remote_time);
     EXPECT_TRUE(updates.options.download_comps);
+    EXPECT_FALSE(updates.options.zchunk);
+    EXPECT_TRUE(base.options.zchunk) << "on by default";
     EXPECT_EQ(updates.exec_on_change, "echo changed");
     EXPECT_FALSE(updates.options.parallel);
     EXPECT_TRUE(warnings_.empty());
