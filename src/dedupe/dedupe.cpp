@@ -29,8 +29,6 @@ namespace rpmirror {
 
 namespace {
 
-constexpr std::string_view kLiveName = "repodata";
-constexpr std::string_view kStagingPrefix = ".repodata.staging-";
 // The temporary name of a hard link before it is renamed to the final name. Not the .part name:
 // a .part is resumed in place by the downloader, which must never write into a shared inode.
 constexpr std::string_view kLinkSuffix = ".dedupe-link";
@@ -162,8 +160,8 @@ class Deduper {
         const fs::DescendFilter descend = [this](const std::filesystem::path& relative,
                                                  const struct stat& dir) {
             const std::string name = relative.filename().string();
-            if (name == kLiveName || name.starts_with(kStagingPrefix) ||
-                !devices_.contains(dir.st_dev) || options_.stop.stop_requested()) {
+            if (fs::is_metadata_dir_name(name) || !devices_.contains(dir.st_dev) ||
+                options_.stop.stop_requested()) {
                 return false;
             }
             return visited_.insert({dir.st_dev, dir.st_ino}).second;

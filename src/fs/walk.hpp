@@ -11,11 +11,23 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "rpmirror/error.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror::fs {
+
+// The names of a mirror's own metadata directories: the live `repodata/` and the staging
+// directories beside it (publish.hpp's MetadataStage). They never hold packages: no walk for
+// packages descends into them, and no package may be planned inside them.
+inline constexpr std::string_view kLiveMetadataDirName = "repodata";
+inline constexpr std::string_view kStagingDirPrefix = ".repodata.staging-";
+
+// True iff `name` (one path component) is the live metadata directory or a staging directory.
+inline bool is_metadata_dir_name(std::string_view name) {
+    return name == kLiveMetadataDirName || name.starts_with(kStagingDirPrefix);
+}
 
 // Decides whether the directory `relative` (to the walk's root; its last component is the
 // directory's name), whose lstat is `st`, is descended into.

@@ -5,6 +5,8 @@
 
 #include "rpmirror/plan.hpp"
 
+#include "fs/walk.hpp"
+
 namespace rpmirror {
 
 namespace {
@@ -36,10 +38,10 @@ std::optional<std::filesystem::path> relative_inside(const std::filesystem::path
 // metadata, a staging directory or a download in progress.
 const char* reserved_reason(const std::filesystem::path& relative) {
     const std::string top = relative.begin()->string();
-    if (top == "repodata") {
+    if (top == fs::kLiveMetadataDirName) {
         return "is inside repodata/";
     }
-    if (top.starts_with(".repodata.staging-")) {
+    if (top.starts_with(fs::kStagingDirPrefix)) {
         return "is inside a staging directory";
     }
     const std::string name = relative.filename().string();

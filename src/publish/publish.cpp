@@ -29,8 +29,8 @@ namespace rpmirror {
 
 namespace {
 
-constexpr std::string_view kStagingPrefix = ".repodata.staging-";
-constexpr std::string_view kLiveName = "repodata";
+constexpr std::string_view kStagingPrefix = fs::kStagingDirPrefix;
+constexpr std::string_view kLiveName = fs::kLiveMetadataDirName;
 constexpr std::string_view kIndexName = "repomd.xml";
 
 UniqueFd open_directory(const std::filesystem::path& path) {
@@ -194,8 +194,7 @@ Result<bool> walk_unlisted(const std::filesystem::path& repo_dir,
     const fs::DescendFilter descend = [](const std::filesystem::path& relative,
                                          const struct stat&) {
         const std::string name = relative.filename().string();
-        return relative.has_parent_path() ||
-               (name != kLiveName && !name.starts_with(kStagingPrefix));
+        return relative.has_parent_path() || !fs::is_metadata_dir_name(name);
     };
     const fs::RpmVisitor unlisted = [&](int dir_fd, const std::string& name,
                                         const std::filesystem::path& relative,
