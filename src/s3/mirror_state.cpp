@@ -1,0 +1,118 @@
+// The state object of an s3:// mirror (see s3/mirror_state.hpp).
+#include "s3/mirror_state.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <utility>
+
+namespace rpmirror::s3 {
+
+namespace {
+
+constexpr int kVersion = 1;
+
+}  // namespace
+
+std::string to_json(const MirrorState& state) {
+    nlohmann::json objects = nlohmann::json::object();
+    for (const auto& [key, object] : state.objects) {
+        objects[key] = {{"size", object.size},
+                        {"etag", object.etag},
+                        {"checksum_type", std::string(checksum_type_name(object.checksum_type))},
+                        {"digest", object.digest}};
+    }
+    const nlohmann::json document = {{"version", kVersion},
+                                     {"repomd_sha256", state.repomd_sha256},
+                                     {"fingerprint", state.fingerprint},
+                                     {"objects", std::move(objects)},
+                                     {"previous_records", state.previous_records}};
+    return document.dump();
+}
+
+Result<MirrorState> parse_state(std::string_view json, std::string_view shown) {
+    const std::string subject(shown);
+    const nlohmann::json document =
+        nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+    if (document.is_discarded() || !document.is_object()) {
+        return make_error(ErrorCode::BadInput, "not a JSON object", subject);
+    }
+    try {
+        if (document.at("version").get<int>() != kVersion) {
+            return make_error(ErrorCode::BadInput,
+                              "state version " + document.at("version").dump() + " is not 1",
+                              subject);
+        }
+        MirrorState state;
+        state.repomd_sha256 = document.at("repomd_sha256").get<std::string>();
+        state.fingerprint = document.at("fingerprint").get<std::string>();
+        for (const auto& [key, value] : document.at("objects").items()) {
+            StoredObject object;
+            object.size = value.at("size").get<std::uint64_t>();
+            object.etag = value.at("etag").get<std::string>();
+            auto type = parse_checksum_type(value.at("checksum_type").get<std::string>());
+            if (!type) {
+                return make_error(ErrorCode::BadInput,
+                                  "object " + key + ": " + type.error().message, subject);
+            }
+            object.checksum_type = *type;
+            object.digest = value.at("digest").get<std::string>();
+            state.objects.emplace(key, std::move(object));
+        }
+        state.previous_records = document.at("previous_records").get<std::vector<std::string>>();
+        return state;
+    } catch (const nlohmann::json::exception& e) {
+        return make_error(ErrorCode::BadInput, std::string("malformed state: ") + e.what(),
+                          subject);
+    }
+}
+
+Result<std::optional<MirrorState>> load_state(S3Client& client, const S3Location& repo) {
+    const std::string key = repo.key(kStateKey);
+    auto body = client.get_object(repo.bucket, key);
+    if (!body) {
+        if (body.error().code == ErrorCode::NotFound &&
+            body.error().message.find("NoSuchBucket") == std::string::npos) {
+            return std::optional<MirrorState>();
+        }
+        return tl::unexpected(std::move(body.error()));
+    }
+    auto state = parse_state(*body, object_url(repo.bucket, key));
+    if (!state) {
+        return std::optional<MirrorState>();
+    }
+    return std::optional<MirrorState>(std::move(*state));
+}
+
+Result<void> store_state(S3Client& client, const S3Location& repo, const MirrorState& state) {
+    PutOptions options;
+    options.content_type = "application/json";
+    auto put = client.put_object(repo.bucket, repo.key(kStateKey), to_json(state), options);
+    if (!put) {
+        return tl::unexpected(std::move(put.error()));
+    }
+    return {};
+}
+
+Result<std::map<std::string, ListedObject>> list_mirror(S3Client& client, const S3Location& repo,
+                                                        std::size_t* requests) {
+    std::map<std::string, ListedObject> objects;
+    const std::size_t prefix_length = repo.prefix.size();
+    auto listed = client.list_objects(repo.bucket, repo.prefix,
+                                      [&](const ListedObject& object) -> Result<void> {
+                                          objects.emplace(object.key.substr(prefix_length), object);
+                                          return {};
+                                      });
+    if (!listed) {
+        return tl::unexpected(std::move(listed.error()));
+    }
+    if (requests != nullptr) {
+        *requests = *listed;
+    }
+    return objects;
+}
+
+bool still_matches(const StoredObject& stored, const ListedObject& listed) {
+    return stored.size == listed.size && !stored.etag.empty() && stored.etag == listed.etag;
+}
+
+}  // namespace rpmirror::s3

@@ -1,0 +1,77 @@
+// What rpmirror knows about a mirror in object storage (`s3://BUCKET/PREFIX/REPO/`): the state
+// object `<repo prefix>.rpmirror/state.json`, kept in the bucket beside the mirror so every
+// worker that syncs or verifies it shares it, and the listing it is compared with.
+//
+// The state records, for every object rpmirror uploaded and verified, its size, the ETag the
+// store gave it and the upstream checksum it was verified against. An object is trusted without
+// reading it iff a listing (ListObjectsV2: size and ETag, 1000 objects per request) shows the same
+// size and ETag: any rewrite of the object by anyone changes its ETag. A missing, unreadable or
+// foreign state object is never an error for a sync: it only costs verification (re-uploads).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rpmirror/checksum.hpp"
+#include "rpmirror/error.hpp"
+#include "rpmirror/s3.hpp"
+
+namespace rpmirror::s3 {
+
+// Keys below a repository's prefix that belong to rpmirror, not to the mirror. Never listed as
+// packages, never deleted by --delete, never published.
+inline constexpr std::string_view kStateDirName = ".rpmirror/";
+inline constexpr std::string_view kStateKey = ".rpmirror/state.json";
+inline constexpr std::string_view kLockKey = ".rpmirror/lock";
+
+// One object as rpmirror uploaded and verified it.
+struct StoredObject {
+    std::uint64_t size = 0;
+    std::string etag;  // as the store reported it (without quotes)
+    ChecksumType checksum_type = ChecksumType::Sha256;
+    std::string digest;  // lowercase hex, of `checksum_type`
+};
+
+struct MirrorState {
+    // SHA-256 of the upstream repomd.xml of the last complete sync (all packages uploaded and,
+    // with --download-metadata, the metadata published); empty = none completed yet.
+    std::string repomd_sha256;
+    // The options that shaped the last complete sync (selection, --download-metadata, ...), as
+    // the local no-op compares them; a different fingerprint is not a no-op.
+    std::string fingerprint;
+    // Key relative to the repository prefix ("Packages/f/foo.rpm", "repodata/<sum>-primary.xml.gz")
+    // -> what was uploaded there.
+    std::map<std::string, StoredObject> objects;
+    // Relative keys of the metadata records the previously published repomd.xml listed; kept one
+    // more run after a new revision is published (readers that fetched the old repomd.xml can
+    // still fetch its records), deleted at the run after.
+    std::vector<std::string> previous_records;
+};
+
+// Returns the state as JSON ({"version":1,...}).
+std::string to_json(const MirrorState& state);
+// Parses what to_json wrote. Returns Error{BadInput} with subject `shown` (the object's s3:// URL)
+// iff `json` is not such a document.
+Result<MirrorState> parse_state(std::string_view json, std::string_view shown);
+
+// Reads the state object of the repository at `repo` (its prefix ends in '/'). Returns nullopt
+// iff there is none, or iff it is not a state document (a warning is not needed: it only costs
+// verification); an Error for a failed request (credentials, bucket, network).
+Result<std::optional<MirrorState>> load_state(S3Client& client, const S3Location& repo);
+// Writes the state object (one PUT: readers see the old or the new state, never a mix).
+Result<void> store_state(S3Client& client, const S3Location& repo, const MirrorState& state);
+
+// Every object below `repo`'s prefix, by key relative to it (rpmirror's own .rpmirror/ keys
+// included). One ListObjectsV2 request per 1000 objects; `requests`, when given, receives how
+// many were made.
+Result<std::map<std::string, ListedObject>> list_mirror(S3Client& client, const S3Location& repo,
+                                                        std::size_t* requests = nullptr);
+
+// Returns true iff `listed` is still the object `stored` describes (same size and ETag).
+bool still_matches(const StoredObject& stored, const ListedObject& listed);
+
+}  // namespace rpmirror::s3
