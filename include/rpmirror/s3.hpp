@@ -115,6 +115,10 @@ struct PutOptions {
     std::string sha256;
     // Further user metadata (x-amz-meta-NAME: VALUE), NAME in lowercase.
     std::map<std::string, std::string> metadata;
+    // A canned ACL sent as x-amz-acl ("public-read" lets the gateway serve the object to
+    // anonymous HTTP clients such as dnf); empty = none sent (the bucket's default). Also sent by
+    // create_multipart_upload.
+    std::string acl;
     // Send If-None-Match: * (create only). A 412 from the server is Error{Busy}.
     bool if_none_match = false;
 };

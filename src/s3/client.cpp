@@ -477,6 +477,9 @@ std::vector<std::string> metadata_headers(const PutOptions& options, const std::
     for (const auto& [name, value] : options.metadata) {
         headers.push_back("x-amz-meta-" + name + ": " + value);
     }
+    if (!options.acl.empty()) {
+        headers.push_back("x-amz-acl: " + options.acl);
+    }
     if (options.if_none_match) {
         headers.push_back("If-None-Match: *");
     }
