@@ -27,7 +27,7 @@ namespace {
 constexpr const char* kJobModeOptions[] = {
     "--config-file",  "--job",       "--parallel-jobs", "--parallel", "--max-per-host",
     "--metrics-file", "--on-change", "--quiet",         "--verbose",  "--json",
-    "--state-dir",    "--wait-lock", "--no-cache",      "--help"};
+    "--state-dir",    "--wait-lock", "--no-cache",      "--shard",    "--help"};
 
 // Returns the first option of `app` given on the command line that job mode refuses, or null.
 const CLI::Option* refused_option(const CLI::App& app) {
@@ -285,6 +285,34 @@ void add_job_mode_options(CLI::App& app, JobModeArgs& args) {
         app.add_option("--max-per-host", args.max_per_host,
                        "job mode: connections per host across all jobs (0: no limit but -j)")
             ->check(CLI::Range(0U, 256U));
+    args.shard_option =
+        app.add_option("--shard", args.shard,
+                       "run only worker K's share of N workers: the jobs (without "
+                       "--config-file, the repositories) whose name hashes to K (default: [main] "
+                       "shard)")
+            ->option_text("K/N");
+}
+
+Result<std::optional<Shard>> shard_from_command_line(const JobModeArgs& args) {
+    if (args.shard_option == nullptr || args.shard_option->count() == 0) {
+        return std::optional<Shard>();
+    }
+    auto shard = parse_shard(args.shard, "--shard");
+    if (!shard) {
+        return tl::unexpected(std::move(shard.error()));
+    }
+    return std::optional<Shard>(*shard);
+}
+
+void print_shard_skipped(const Shard& shard, std::span<const std::string> skipped,
+                         std::string_view what) {
+    if (skipped.empty()) {
+        fmt::print(stderr, "rpmirror: shard {}: no {} of other workers skipped\n",
+                   shard.to_string(), what);
+    } else {
+        fmt::print(stderr, "rpmirror: shard {}: skipped {} {} of other workers: {}\n",
+                   shard.to_string(), skipped.size(), what, fmt::join(skipped, ", "));
+    }
 }
 
 bool job_mode_requested(const JobModeArgs& args) {
@@ -314,10 +342,24 @@ int run_job_mode(const CLI::App& app, const JobModeArgs& args, const JobModeShar
         fmt::print(stderr, "rpmirror: {}\n", config.error().to_string());
         return kExitUsage;
     }
+    auto shard = shard_from_command_line(args);
+    if (!shard) {
+        fmt::print(stderr, "rpmirror: {}\n", shard.error().to_string());
+        return kExitUsage;
+    }
     auto jobs = select_jobs(std::move(config->jobs), split_option_list(args.jobs));
     if (!jobs) {
         fmt::print(stderr, "rpmirror: {}\n", jobs.error().to_string());
         return kExitUsage;
+    }
+    if (!*shard) {
+        *shard = config->shard;
+    }
+    if (*shard) {
+        // Split after --job: every worker is given the same command line and file.
+        keep_own_shard(
+            *jobs, **shard, [](const JobConfig& job) -> const std::string& { return job.name; },
+            shared.verbose, "jobs");
     }
     JobRunnerOptions runner;
     runner.parallel_jobs = args.parallel_jobs > 0 ? args.parallel_jobs : config->parallel_jobs;

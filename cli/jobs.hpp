@@ -2,13 +2,17 @@
 // concurrently (cli/jobs.cpp).
 #pragma once
 
+#include <optional>
+#include <span>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "repo_options.hpp"
+#include "rpmirror/jobs.hpp"
 #include "unattended.hpp"
 
 namespace rpmirror::cli {
@@ -18,15 +22,45 @@ struct JobModeArgs {
     std::vector<std::string> jobs;  // --job, one value per occurrence (comma lists)
     unsigned parallel_jobs = 0;     // --parallel-jobs; 0: not given
     unsigned max_per_host = 0;      // --max-per-host
+    std::string shard;              // --shard K/N (job mode and dnf mode)
     CLI::Option* config_file_option = nullptr;
     CLI::Option* max_per_host_option = nullptr;
+    CLI::Option* shard_option = nullptr;
 };
 
-// Registers --config-file, --job, --parallel-jobs and --max-per-host on `app` (sync).
+// Registers --config-file, --job, --parallel-jobs, --max-per-host and --shard on `app` (sync).
 void add_job_mode_options(CLI::App& app, JobModeArgs& args);
 
 // Returns true iff the command line asks for job mode (--config-file or --job given).
 bool job_mode_requested(const JobModeArgs& args);
+
+// Returns --shard parsed (nullopt iff not given), or Error{BadInput} naming the value.
+Result<std::optional<Shard>> shard_from_command_line(const JobModeArgs& args);
+
+// The line keep_own_shard prints.
+void print_shard_skipped(const Shard& shard, std::span<const std::string> skipped,
+                         std::string_view what);
+
+// Keeps the elements of `items` whose name (`name_of(element)`) belongs to `shard`, in order;
+// with `verbose`, prints one line naming the others ("shard K/N: skipped ... of other workers")
+// on stderr. `what` names the elements ("jobs", "repositories").
+template <typename T, typename NameOf>
+void keep_own_shard(std::vector<T>& items, const Shard& shard, NameOf name_of, bool verbose,
+                    std::string_view what) {
+    std::vector<T> own;
+    std::vector<std::string> skipped;
+    for (T& item : items) {
+        if (in_shard(name_of(item), shard)) {
+            own.push_back(std::move(item));
+        } else {
+            skipped.emplace_back(name_of(item));
+        }
+    }
+    items = std::move(own);
+    if (verbose) {
+        print_shard_skipped(shard, skipped, what);
+    }
+}
 
 // The options of `rpmirror sync` that job mode shares with dnf mode.
 struct JobModeShared {

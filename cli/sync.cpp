@@ -335,6 +335,11 @@ int run_sync(const SyncArgs& args) {
         print_error(options.error());
         return kExitUsage;
     }
+    const auto shard = shard_from_command_line(args.job_mode);
+    if (!shard) {
+        print_error(shard.error());
+        return kExitUsage;
+    }
     auto repos = load_repos(args);
     if (!repos) {
         if (as_dnf) {
@@ -350,6 +355,11 @@ int run_sync(const SyncArgs& args) {
         // dnf 4 reposync's words and exit status.
         fmt::print(stderr, "Error: Can't use --norepopath with multiple repositories\n");
         return kExitFailure;
+    }
+    if (*shard) {
+        keep_own_shard(
+            *repos, **shard, [](const RepoConfig& repo) -> const std::string& { return repo.id; },
+            args.verbose, "repositories");
     }
     SignalStopper stopper;
     if (args.parallel > 0) {

@@ -20,6 +20,7 @@
 #include <span>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rpmirror/config.hpp"
@@ -52,6 +53,32 @@ struct JobConfig {
     std::vector<std::string> errors;
 };
 
+// One worker's share of the jobs when N machines split a configuration (`--shard K/N`,
+// `shard = K/N`): worker K of N (1 <= K <= N) runs the jobs (or, without a configuration file,
+// the repositories) whose name falls into shard K.
+struct Shard {
+    unsigned index = 1;  // K, 1-based
+    unsigned count = 1;  // N
+
+    // Returns "K/N".
+    std::string to_string() const;
+};
+
+// Parses "K/N" (decimal, 1 <= K <= N <= 65536). Returns Error{BadInput} whose subject is `shown`
+// (e.g. "--shard" or "FILE: line 3: shard") naming the value and the expected form otherwise.
+// Thread-safe.
+Result<Shard> parse_shard(std::string_view text, std::string_view shown);
+
+// Returns the shard (1..count) of the job or repository called `name`: a jump consistent hash
+// (Lamping & Veach) of the first 8 bytes of SHA-256(name), read big-endian, into `count`
+// buckets. The same on every machine and in every version (a fixed function of the name's
+// bytes); going from N to N+1 workers moves only about 1/(N+1) of the jobs. `count` >= 1.
+// Thread-safe.
+unsigned shard_of(std::string_view name, unsigned count);
+
+// Returns true iff `name` belongs to `shard` (shard_of(name, shard.count) == shard.index).
+bool in_shard(std::string_view name, const Shard& shard);
+
 // Everything rpmirror.conf defines.
 struct JobsConfig {
     std::filesystem::path main_file;
@@ -63,6 +90,7 @@ struct JobsConfig {
     unsigned max_per_host = 0;  // connections per host across all jobs; 0 = only the budget
     std::optional<std::filesystem::path> state_dir;
     std::optional<std::filesystem::path> metrics_file;
+    std::optional<Shard> shard;   // `shard = K/N`; `--shard` overrides it
     std::vector<JobConfig> jobs;  // in file order (main file, then conf.d)
 };
 

@@ -30,7 +30,7 @@ std::string canonical_key(std::string_view key) {
 // else in a job, see JobsConfig).
 constexpr std::string_view kMainKeys[] = {
     "destination", "parallel", "parallel_jobs", "max_per_host", "state_dir", "metrics_file",
-    "dnf_config",  "reposdir", "releasever",    "basearch",     "varsdir"};
+    "dnf_config",  "reposdir", "releasever",    "basearch",     "varsdir",   "shard"};
 
 // Keys of a job that are not `.repo` keys.
 constexpr std::string_view kJobKeys[] = {"repo",
@@ -182,6 +182,13 @@ Result<void> read_main(const config::IniSection& section, const std::string& fil
             jobs.state_dir = value;
         } else if (key == "metrics_file") {
             jobs.metrics_file = value;
+        } else if (key == "shard") {
+            auto shard = parse_shard(value, entry.key);
+            if (shard) {
+                jobs.shard = *shard;
+            } else {
+                problem = bad(shard.error().message);
+            }
         } else if (key == "dnf_config") {
             main.dnf_config = value;
         } else if (key == "reposdir") {

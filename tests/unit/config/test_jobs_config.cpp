@@ -257,6 +257,24 @@ TEST_F(JobsConfigTest, BadMainValueIsALoadError) {
         << default_value.error().to_string();
 }
 
+TEST_F(JobsConfigTest, ShardInMain) {
+    auto config = load("[main]\ndestination = /srv\nshard = 2/3\n[a]\nbaseurl = http://a/\n");
+    ASSERT_TRUE(config) << config.error().to_string();
+    ASSERT_TRUE(config->shard);
+    EXPECT_EQ(config->shard->index, 2U);
+    EXPECT_EQ(config->shard->count, 3U);
+    auto none = load("[main]\ndestination = /srv\n[a]\nbaseurl = http://a/\n");
+    ASSERT_TRUE(none);
+    EXPECT_FALSE(none->shard);
+    auto bad = load("[main]\ndestination = /srv\nshard = 4/3\n[a]\nbaseurl = http://a/\n");
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().code, ErrorCode::BadInput);
+    EXPECT_NE(
+        bad.error().to_string().find(main_file() + ": line 3: [main]: shard: invalid shard '4/3'"),
+        std::string::npos)
+        << bad.error().to_string();
+}
+
 TEST_F(JobsConfigTest, EnabledZeroIsSkippedUnlessJobNamesIt) {
     auto config = load(
         "[main]\ndestination = /srv\n"
