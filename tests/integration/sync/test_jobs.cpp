@@ -194,6 +194,98 @@ TEST_F(JobModeTest, JobGlobsChooseASubsetAndAGlobMatchingNothingIsUsage) {
     EXPECT_NE(none.err.find("nosuch*"), std::string::npos) << none.err;
 }
 
+// Four jobs for two workers: by the shard function, newest and meta are shard 1 of 2, one and
+// two shard 2 (pinned in tests/unit/config/test_shard.cpp's way: SHA-256 + jump hash).
+TEST_F(JobModeTest, TwoShardWorkersSyncDisjointJobsCoveringAll) {
+    const std::string versions = serve(test_repo("versions-repo")).url("/");
+    const std::string sample = serve(test_repo("sample-repo")).url("/");
+    const auto config = write_config(
+        "[main]\ndestination = " + mirror().string() + "\n[newest]\nbaseurl = " + versions +
+        "\nnewest-only = 1\n[meta]\nbaseurl = " + sample + "\n[one]\nbaseurl = " + versions +
+        "\narch = noarch\n[two]\nbaseurl = " + sample + "\n");
+    const auto first_json = tmp_ / "first.json";
+    const auto first = run_sync(
+        {"--config-file", config.string(), "--shard", "1/2", "-v", "--json", first_json.string()});
+    ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+    EXPECT_EQ(rpms_under(mirror() / "newest"), kNewest);
+    EXPECT_EQ(rpms_under(mirror() / "meta"), rpms_under(test_repo("sample-repo")));
+    EXPECT_FALSE(std::filesystem::exists(mirror() / "one"));
+    EXPECT_FALSE(std::filesystem::exists(mirror() / "two"));
+    EXPECT_NE(first.err.find("rpmirror: shard 1/2: skipped 2 jobs of other workers: one, two\n"),
+              std::string::npos)
+        << first.err;
+    // The report counts only this worker's jobs.
+    const auto report = nlohmann::json::parse(read_file(first_json));
+    ASSERT_EQ(report["repositories"].size(), 2U) << report.dump();
+    EXPECT_EQ(report["repositories"][0]["job"], "newest");
+    EXPECT_EQ(report["repositories"][1]["job"], "meta");
+
+    const auto second = run_sync({"--config-file", config.string(), "--shard", "2/2"});
+    ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+    EXPECT_EQ(rpms_under(mirror() / "one"), kNoarch);
+    EXPECT_EQ(rpms_under(mirror() / "two"), rpms_under(test_repo("sample-repo")));
+    expect_job_lines(second.out, {"one", "two"});
+    EXPECT_EQ(second.err.find("skipped"), std::string::npos) << "only with -v: " << second.err;
+}
+
+TEST_F(JobModeTest, ShardFromMainAndInvalidShardIsUsage) {
+    const auto config =
+        three_jobs("[two]\nbaseurl = " + serve(test_repo("sample-repo")).url("/") + "\n");
+    // [main] shard = 2/2: of newest, noarch, meta (all shard 1) and two, only two runs.
+    std::string text = read_file(config);
+    text.replace(text.find("[main]\n"), 7, "[main]\nshard = 2/2\n");
+    write_config(text);
+    const auto from_main = run_sync({"--config-file", config.string()});
+    ASSERT_EQ(from_main.exit_code, 0) << from_main.out << from_main.err;
+    EXPECT_TRUE(std::filesystem::exists(mirror() / "two"));
+    EXPECT_FALSE(std::filesystem::exists(mirror() / "newest"));
+    // --shard overrides it.
+    const auto overridden = run_sync({"--config-file", config.string(), "--shard", "1/2"});
+    ASSERT_EQ(overridden.exit_code, 0) << overridden.out << overridden.err;
+    EXPECT_EQ(rpms_under(mirror() / "newest"), kNewest);
+
+    const auto invalid = run_sync({"--config-file", config.string(), "--shard", "3/2"});
+    EXPECT_EQ(invalid.exit_code, 2) << invalid.err;
+    EXPECT_NE(invalid.err.find("--shard: invalid shard '3/2'"), std::string::npos) << invalid.err;
+    text.replace(text.find("shard = 2/2"), 11, "shard = two");
+    write_config(text);
+    const auto bad_main = run_sync({"--config-file", config.string()});
+    EXPECT_EQ(bad_main.exit_code, 2) << bad_main.err;
+    EXPECT_NE(bad_main.err.find(config.string() + ": line 2: [main]: shard: invalid shard 'two'"),
+              std::string::npos)
+        << bad_main.err;
+}
+
+TEST_F(JobModeTest, ShardSplitsTheRepositoriesOfDnfMode) {
+    const std::string sample = serve(test_repo("sample-repo")).url("/");
+    // r2 is shard 1 of 2, r1 and r3 shard 2.
+    const std::vector<std::string> repos = {
+        "--repofrompath", "r1," + sample, "--repofrompath", "r2," + sample, "--repofrompath",
+        "r3," + sample,   "--repo",       "r1,r2,r3",       "-p",           mirror().string()};
+    std::vector<std::string> first = repos;
+    first.insert(first.end(), {"--shard", "1/2", "-v"});
+    const auto one = sync(first);
+    ASSERT_EQ(one.exit_code, 0) << one.out << one.err;
+    EXPECT_TRUE(std::filesystem::exists(mirror() / "r2"));
+    EXPECT_FALSE(std::filesystem::exists(mirror() / "r1"));
+    EXPECT_FALSE(std::filesystem::exists(mirror() / "r3"));
+    EXPECT_NE(one.err.find("shard 1/2: skipped 2 repositories of other workers: r1, r3"),
+              std::string::npos)
+        << one.err;
+    std::vector<std::string> second = repos;
+    second.insert(second.end(), {"--shard", "2/2"});
+    const auto two = sync(second);
+    ASSERT_EQ(two.exit_code, 0) << two.out << two.err;
+    EXPECT_EQ(rpms_under(mirror() / "r1"), rpms_under(test_repo("sample-repo")));
+    EXPECT_EQ(rpms_under(mirror() / "r3"), rpms_under(test_repo("sample-repo")));
+
+    std::vector<std::string> invalid = repos;
+    invalid.insert(invalid.end(), {"--shard", "0/2"});
+    const auto refused = sync(invalid);
+    EXPECT_EQ(refused.exit_code, 2) << refused.err;
+    EXPECT_NE(refused.err.find("--shard: invalid shard '0/2'"), std::string::npos) << refused.err;
+}
+
 TEST_F(JobModeTest, OptionsThatBelongInTheFileAreUsageErrors) {
     const auto config = three_jobs();
     for (const std::vector<std::string>& option :
