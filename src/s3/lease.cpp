@@ -21,6 +21,7 @@ namespace {
 
 constexpr std::chrono::milliseconds kFirstPoll{250};
 constexpr std::chrono::milliseconds kLongestPoll{5000};
+constexpr unsigned kVanishedRetries = 8;
 
 std::int64_t unix_now(const S3Client& client) {
     const auto now = std::chrono::system_clock::now() + client.config().clock_offset;
@@ -168,6 +169,7 @@ Result<Lease> Lease::acquire(S3Client& client, const S3Location& repo, std::stri
     const auto deadline = std::chrono::steady_clock::now() + wait.value_or(std::chrono::seconds(0));
     std::chrono::milliseconds poll = kFirstPoll;
     bool took_over_expired = false;
+    unsigned vanished = 0;
     while (true) {
         record.expires = unix_now(client) + ttl.count();
         auto created = client.put_object(repo.bucket, key, to_json(record), create_only);
@@ -196,7 +198,13 @@ Result<Lease> Lease::acquire(S3Client& client, const S3Location& repo, std::stri
             return tl::unexpected(std::move(current.error()));
         }
         if (!current->record) {
-            continue;  // released between the create and the read: create again
+            // Released between the create and the read: create again (a bounded number of
+            // times: other workers taking and releasing it all along count as busy).
+            if (++vanished <= kVanishedRetries) {
+                continue;
+            }
+            return make_error(ErrorCode::Busy,
+                              "other workers keep taking and releasing this lock; try again", url);
         }
         const LeaseRecord& holder = *current->record;
         if (holder.expires < unix_now(client) && !took_over_expired) {
