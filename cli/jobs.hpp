@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "repo_options.hpp"
+#include "s3_options.hpp"
 #include "unattended.hpp"
 
 namespace rpmirror::cli {
@@ -37,6 +38,7 @@ struct JobModeShared {
     std::string json_file;
     const RunStateArgs* state = nullptr;
     const UnattendedArgs* unattended = nullptr;  // --metrics-file, --on-change (over [main])
+    const S3Args* s3 = nullptr;                  // --s3-endpoint etc. (over [main])
 };
 
 // Runs job mode: refuses (exit 2) every option of `app` given on the command line that job mode

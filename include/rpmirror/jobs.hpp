@@ -26,6 +26,7 @@
 #include "rpmirror/download.hpp"
 #include "rpmirror/error.hpp"
 #include "rpmirror/job.hpp"
+#include "rpmirror/s3.hpp"
 #include "rpmirror/sync.hpp"
 
 namespace rpmirror {
@@ -63,6 +64,9 @@ struct JobsConfig {
     unsigned max_per_host = 0;  // connections per host across all jobs; 0 = only the budget
     std::optional<std::filesystem::path> state_dir;
     std::optional<std::filesystem::path> metrics_file;
+    // s3-endpoint, s3-region, s3-profile, s3-addressing: for every job with an s3:// destination
+    // (copied into its SyncOptions::s3).
+    s3::S3Overrides s3;
     std::vector<JobConfig> jobs;  // in file order (main file, then conf.d)
 };
 
