@@ -280,8 +280,10 @@ Result<void> S3Destination::publish(std::span<const S3Package> packages,
         // The records of the revision readers may still be reading: the live repomd.xml's
         // (read now: the state may be older than a killed run's publishing) and the state's.
         std::set<std::string> previous;
+        const std::set<std::string> older(state_.previous_records.begin(),
+                                          state_.previous_records.end());
         for (const auto& [key, object] : state_.objects) {
-            if (is_record_key(key)) {
+            if (is_record_key(key) && !older.contains(key)) {
                 previous.insert(key);
             }
         }

@@ -39,6 +39,8 @@ class S3SyncTest : public CephS3Test {
         prefix_ = "run-" + std::to_string(::getpid()) + "-" + std::to_string(++runs_);
         upstream_ = copy_repo(test_repo("sample-repo"), tmp_ / "upstream");
         server_ = std::make_unique<NginxServer>(upstream_, tmp_ / "nginx");
+        repo_url_ = server_->url("/");
+        revisions_ = {upstream_};
     }
 
     // "s3://BUCKET/PREFIX"
@@ -52,7 +54,7 @@ class S3SyncTest : public CephS3Test {
                                       "--reposdir",
                                       (tmp_ / "empty-reposdir").string(),
                                       "--repofrompath",
-                                      "sample," + server_->url("/"),
+                                      "sample," + repo_url_,
                                       "--repo",
                                       "sample",
                                       "-p",
@@ -99,10 +101,18 @@ class S3SyncTest : public CephS3Test {
                 EXPECT_EQ(found->second.size, *record.size) << when << ": " << record.location_href;
             }
         }
-        for (const auto& [path, digest] : package_digests(upstream_)) {
+        // The packages of the upstream revision whose repomd.xml is published.
+        std::filesystem::path revision;
+        for (const std::filesystem::path& candidate : revisions_) {
+            if (read_file(candidate / "repodata" / "repomd.xml") == *body) {
+                revision = candidate;
+            }
+        }
+        ASSERT_FALSE(revision.empty()) << when << ": the published repomd.xml is no upstream's";
+        for (const auto& [path, digest] : package_digests(revision)) {
             const auto found = listed.find(path);
             ASSERT_NE(found, listed.end()) << when << ": " << path;
-            EXPECT_EQ(found->second.size, std::filesystem::file_size(upstream_ / path))
+            EXPECT_EQ(found->second.size, std::filesystem::file_size(revision / path))
                 << when << ": " << path;
         }
     }
@@ -111,6 +121,9 @@ class S3SyncTest : public CephS3Test {
     std::string prefix_;
     std::filesystem::path upstream_;
     std::unique_ptr<NginxServer> server_;
+    std::string repo_url_;  // where sync() mirrors from
+    // The upstream revisions a published repomd.xml may be (expect_published_complete).
+    std::vector<std::filesystem::path> revisions_;
     static inline int runs_ = 0;
 };
 
@@ -282,56 +295,75 @@ TEST_F(S3SyncTest, SmallPartSizeUploadsInPartsAndLeavesNoUpload) {
 }
 
 TEST_F(S3SyncTest, FailedMultipartUploadIsAborted) {
-    std::string big(11U << 20, 'x');
+    // Parts of 1 MiB: the store refuses to complete the upload (EntityTooSmall); the upload
+    // must then be aborted, leaving neither the object nor its parts.
+    const std::string big(3U << 20, 'x');
     const auto file = TempDir::write_at(tmp_ / "big.rpm", big);
     s3::UploadSpec spec;
     spec.digest = hash_bytes(ChecksumType::Sha256, big);
-    spec.part_size = s3::kMinPartSize;
-    // The second upload request (the first part) fails: the upload must be aborted.
-    auto other = s3::S3Client(cluster().config());
-    std::filesystem::permissions(file, std::filesystem::perms::none);
-    auto stored = s3::upload_file(other, bucket(), key("big.rpm"), file, spec);
-    std::filesystem::permissions(file, std::filesystem::perms::owner_all);
-    if (::geteuid() != 0) {
-        ASSERT_FALSE(stored);
-        EXPECT_NE(stored.error().subject.find("big.rpm"), std::string::npos);
-    }
+    spec.part_size = 1U << 20;
+    auto stored = s3::upload_file(client(), bucket(), key("big.rpm"), file, spec);
+    ASSERT_FALSE(stored);
+    EXPECT_NE(stored.error().subject.find(key("big.rpm")), std::string::npos)
+        << stored.error().to_string();
+    EXPECT_NE(stored.error().message.find("EntityTooSmall"), std::string::npos)
+        << stored.error().to_string();
     auto uploads = client().list_multipart_uploads(bucket(), prefix_);
     ASSERT_TRUE(uploads);
     EXPECT_TRUE(uploads->empty());
+    EXPECT_FALSE(objects().contains("big.rpm"));
 }
 
 TEST_F(S3SyncTest, KillAtAnyStoreWriteNeverPublishesIncompleteMetadata) {
-    // Count the writes of a full sync into a scratch prefix first.
-    const std::string real_prefix = prefix_;
-    prefix_ += "-count";
-    ASSERT_EQ(sync({"--download-metadata", "--s3-parallel", "1"}).exit_code, 0);
-    const auto total = repo_report().at("s3_requests").get<std::uint64_t>();
-    prefix_ = real_prefix;
-    ASSERT_GE(total, 10U);
-    std::vector<std::uint64_t> points;
-    for (std::uint64_t point = 1; point <= total; point += std::max<std::uint64_t>(1, total / 12)) {
-        points.push_back(point);
-    }
-    ASSERT_GE(points.size(), 10U);
-    // A new upstream revision halfway, so kills hit the replacement of published metadata too.
-    for (std::size_t i = 0; i < points.size(); ++i) {
-        if (i == points.size() / 2) {
-            ASSERT_EQ(sync({"--download-metadata"}).exit_code, 0);
-            std::filesystem::remove(upstream_ / package_digests(upstream_).begin()->first);
-            recreate_repo(upstream_, "2", tmp_ / "logs");
+    // Revision 2 upstream beside revision 1: a kill may hit a first sync or the replacement
+    // of published metadata.
+    const std::filesystem::path second = copy_repo(upstream_, tmp_ / "upstream-2");
+    std::filesystem::remove(second / package_digests(second).begin()->first);
+    recreate_repo(second, "2", tmp_ / "logs");
+    NginxServer second_server(second, tmp_ / "nginx-2");
+    revisions_ = {upstream_, second};
+    const std::string first_url = repo_url_;
+    const std::string base = prefix_;
+    const std::vector<std::string> args{"--download-metadata", "--s3-parallel", "1", "--delete"};
+    int kills = 0;
+    for (const bool replacing : {false, true}) {
+        // The store writes (PUT, POST, DELETE) of an uninterrupted run, counted from its
+        // requests less the state GET and the listing.
+        prefix_ = base + (replacing ? "-count-2" : "-count-1");
+        repo_url_ = first_url;
+        if (replacing) {
+            ASSERT_EQ(sync(args).exit_code, 0);
+            repo_url_ = second_server.url("/");
         }
-        const std::string fault = "kill:s3:" + std::to_string(points[i]);
-        const CommandResult killed = sync({"--download-metadata", "--s3-parallel", "1"}, fault);
-        expect_published_complete(fault + " (exit " + std::to_string(killed.exit_code) + ")");
+        ASSERT_EQ(sync(args).exit_code, 0);
+        const auto writes = repo_report().at("s3_requests").get<std::uint64_t>() - 2;
+        ASSERT_GE(writes, 6U);
+        for (std::uint64_t point = 1; point <= writes;
+             point += std::max<std::uint64_t>(1, writes / 6)) {
+            prefix_ = base + (replacing ? "-r-" : "-f-") + std::to_string(point);
+            const std::string when = (replacing ? "replacing, " : "first sync, ") +
+                                     std::string("kill:s3:") + std::to_string(point);
+            repo_url_ = first_url;
+            if (replacing) {
+                ASSERT_EQ(sync(args).exit_code, 0) << when;
+                repo_url_ = second_server.url("/");
+            }
+            const CommandResult killed = sync(args, "kill:s3:" + std::to_string(point));
+            if (killed.err.find("rpmirror-fault: kill before s3") != std::string::npos) {
+                ++kills;
+            }
+            expect_published_complete(when);
+            const CommandResult final_run = sync(args);
+            ASSERT_EQ(final_run.exit_code, 0) << when << final_run.err;
+            expect_published_complete(when + ", then a full run");
+            EXPECT_EQ(*client().get_object(bucket(), key("repodata/repomd.xml")),
+                      read_file((replacing ? second : upstream_) / "repodata" / "repomd.xml"))
+                << when;
+            ASSERT_EQ(sync(args).exit_code, 0) << when;
+            EXPECT_TRUE(repo_report().at("noop").get<bool>()) << when;
+        }
     }
-    const CommandResult final_run = sync({"--download-metadata"});
-    ASSERT_EQ(final_run.exit_code, 0) << final_run.err;
-    expect_published_complete("final");
-    EXPECT_EQ(*client().get_object(bucket(), key("repodata/repomd.xml")),
-              read_file(upstream_ / "repodata" / "repomd.xml"));
-    ASSERT_EQ(sync({"--download-metadata"}).exit_code, 0);
-    EXPECT_TRUE(repo_report().at("noop").get<bool>());
+    EXPECT_GE(kills, 10);
 }
 
 }  // namespace
