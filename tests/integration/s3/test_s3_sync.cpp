@@ -366,5 +366,40 @@ TEST_F(S3SyncTest, KillAtAnyStoreWriteNeverPublishesIncompleteMetadata) {
     EXPECT_GE(kills, 10);
 }
 
+TEST_F(S3SyncTest, JobFileDestinationAndStoreSettings) {
+    // The endpoint and addressing come from [main] only: the environment has none.
+    ::unsetenv("AWS_ENDPOINT_URL");
+    const auto config = TempDir::write_at(
+        tmp_ / "rpmirror.conf", "[main]\ndestination = " + destination() +
+                                    "/\ns3-endpoint = " + cluster().endpoint() +
+                                    "\ns3-addressing = path\n\n[sample]\nbaseurl = " + repo_url_ +
+                                    "\ndownload-metadata = 1\n");
+    const CommandResult result = run_to_end(
+        rpmirror_sync_argv({"--config-file", config.string(), "--state-dir",
+                            (tmp_ / "state").string(), "--json", (tmp_ / "report.json").string()}),
+        tmp_ / "logs");
+    ::setenv("AWS_ENDPOINT_URL", cluster().endpoint().c_str(), 1);
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    // The job's repository: DESTINATION/<job name>/.
+    EXPECT_EQ(*client().get_object(bucket(), key("repodata/repomd.xml")),
+              read_file(upstream_ / "repodata" / "repomd.xml"));
+    expect_published_complete("job mode");
+}
+
+TEST_F(S3SyncTest, DnfDownloadsFromTheGatewayWithPublicReadAcl) {
+    const CommandResult synced = sync({"--download-metadata", "--s3-acl", "public-read"});
+    ASSERT_EQ(synced.exit_code, 0) << synced.err;
+    // Anonymous plain HTTP, as a CDN or dnf reads the mirror.
+    const std::string url = cluster().endpoint() + "/" + bucket() + "/" + prefix_ + "/sample/";
+    std::vector<std::string> argv = isolated_dnf(tmp_ / "dnf");
+    const std::filesystem::path downloaded = tmp_ / "downloaded";
+    argv.insert(argv.end(), {"--repofrompath=m," + url, "--repo=m", "download", "--destdir",
+                             downloaded.string(), "rpmirror-sample-medium"});
+    const CommandResult download = run_to_end(argv, tmp_ / "logs");
+    ASSERT_EQ(download.exit_code, 0) << download.out << download.err;
+    const std::string name = "rpmirror-sample-medium-1.0-1.noarch.rpm";
+    EXPECT_EQ(read_file(downloaded / name), read_file(upstream_ / "Packages" / name));
+}
+
 }  // namespace
 }  // namespace rpmirror::test
