@@ -7,10 +7,13 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
 
 #include "rpmirror/metadata.hpp"
 #include "s3/upload.hpp"
-#include "util/parallel.hpp"
 
 namespace rpmirror {
 
@@ -87,6 +90,9 @@ S3Destination::S3Destination(const SyncOptions& options, s3::S3Config config,
       spool_(std::move(spool)) {}
 
 S3Destination::~S3Destination() {
+    if (pool_) {
+        (void)end_uploads();
+    }
     std::error_code ignored;
     std::filesystem::remove_all(spool_, ignored);
 }
@@ -191,49 +197,89 @@ Result<void> S3Destination::store_state() {
     return s3::store_state(client_, location_, state_);
 }
 
-Result<std::vector<std::pair<std::size_t, Error>>> S3Destination::upload_packages(
-    std::span<const S3Package> packages, std::span<const std::size_t> items,
-    const std::stop_token& stop) {
-    std::vector<std::optional<Result<s3::StoredObject>>> outcomes(items.size());
+struct S3Destination::UploadPool {
+    std::span<const S3Package> packages;
+    std::stop_token stop;
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::deque<std::size_t> queue;  // items complete in the spool, not yet taken
+    bool closed = false;            // end_uploads(): no more items
+    std::vector<std::pair<std::size_t, Result<s3::StoredObject>>> done;
     std::atomic<std::uint64_t> requests{0};
-    const unsigned threads = static_cast<unsigned>(std::min<std::size_t>(
-        std::max(1U, options_.s3_parallel), std::max<std::size_t>(1, items.size())));
-    for_each_index_in_parallel(items.size(), threads, [&] {
-        return [&, client = std::make_shared<s3::S3Client>(config_)](std::size_t index) {
-            if (stop.stop_requested()) {
-                return;
+    std::vector<std::jthread> workers;
+};
+
+void S3Destination::begin_uploads(std::span<const S3Package> packages, std::stop_token stop) {
+    pool_ = std::make_unique<UploadPool>();
+    pool_->packages = packages;
+    pool_->stop = std::move(stop);
+    for (unsigned worker = 0; worker < std::max(1U, options_.s3_parallel); ++worker) {
+        pool_->workers.emplace_back([this, pool = pool_.get()] {
+            s3::S3Client client(config_);
+            for (;;) {
+                std::size_t item = 0;
+                {
+                    std::unique_lock lock(pool->mutex);
+                    pool->changed.wait(lock,
+                                       [pool] { return pool->closed || !pool->queue.empty(); });
+                    if (pool->queue.empty()) {
+                        break;
+                    }
+                    item = pool->queue.front();
+                    pool->queue.pop_front();
+                }
+                const S3Package& package = pool->packages[item];
+                const std::filesystem::path file = spool_ / package.key;
+                Result<s3::StoredObject> outcome =
+                    make_error(ErrorCode::Interrupted, "interrupted", location_.key(package.key));
+                if (!pool->stop.stop_requested()) {
+                    s3::UploadSpec spec;
+                    spec.checksum_type = package.checksum_type;
+                    spec.digest = package.digest;
+                    spec.part_size = options_.s3_part_size;
+                    spec.acl = options_.s3_acl;
+                    spec.content_type = "application/x-rpm";
+                    const std::uint64_t before = client.request_count();
+                    outcome = s3::upload_file(client, location_.bucket, location_.key(package.key),
+                                              file, spec);
+                    pool->requests += client.request_count() - before;
+                }
+                std::error_code ignored;
+                std::filesystem::remove(file, ignored);
+                const std::lock_guard lock(pool->mutex);
+                pool->done.emplace_back(item, std::move(outcome));
             }
-            const S3Package& package = packages[items[index]];
-            s3::UploadSpec spec;
-            spec.checksum_type = package.checksum_type;
-            spec.digest = package.digest;
-            spec.part_size = options_.s3_part_size;
-            spec.acl = options_.s3_acl;
-            spec.content_type = "application/x-rpm";
-            const std::uint64_t before = client->request_count();
-            const std::filesystem::path file = spool_ / package.key;
-            outcomes[index] =
-                s3::upload_file(*client, location_.bucket, location_.key(package.key), file, spec);
-            requests += client->request_count() - before;
-            std::error_code ignored;
-            std::filesystem::remove(file, ignored);
-        };
-    });
-    pool_requests_ += requests.load();
+        });
+    }
+}
+
+void S3Destination::upload_when_ready(std::size_t item) {
+    {
+        const std::lock_guard lock(pool_->mutex);
+        pool_->queue.push_back(item);
+    }
+    pool_->changed.notify_one();
+}
+
+Result<std::vector<std::pair<std::size_t, Error>>> S3Destination::end_uploads() {
+    {
+        const std::lock_guard lock(pool_->mutex);
+        pool_->closed = true;
+    }
+    pool_->changed.notify_all();
+    pool_->workers.clear();  // joins
+    const std::unique_ptr<UploadPool> pool = std::move(pool_);
+    pool_requests_ += pool->requests.load();
     std::vector<std::pair<std::size_t, Error>> failures;
-    for (std::size_t index = 0; index < items.size(); ++index) {
-        const S3Package& package = packages[items[index]];
-        if (!outcomes[index]) {
-            failures.emplace_back(items[index], Error{ErrorCode::Interrupted, "interrupted",
-                                                      location_.key(package.key), 0});
-        } else if (!*outcomes[index]) {
-            failures.emplace_back(items[index], outcomes[index]->error());
-        } else {
-            const s3::StoredObject& object = **outcomes[index];
-            state_.objects[package.key] = object;
-            listing_[package.key] =
-                s3::ListedObject{location_.key(package.key), object.size, object.etag, {}};
+    for (auto& [item, outcome] : pool->done) {
+        const S3Package& package = pool->packages[item];
+        if (!outcome) {
+            failures.emplace_back(item, std::move(outcome.error()));
+            continue;
         }
+        listing_[package.key] =
+            s3::ListedObject{location_.key(package.key), outcome->size, outcome->etag, {}};
+        state_.objects[package.key] = std::move(*outcome);
     }
     // Incomplete until published: a killed run's uploads are kept by the next one.
     state_.repomd_sha256.clear();

@@ -82,13 +82,15 @@ class S3Destination {
     // The local directory packages are downloaded into before upload.
     const std::filesystem::path& spool() const { return spool_; }
 
-    // Uploads the packages `items` of `packages` from the spool (file `spool()/key`) with
-    // `--s3-parallel` clients, unlinking each file after; records each in the state, then stores
-    // the state (marked incomplete: a killed run's uploads count next time). Returns one error
-    // per item that failed (index into `packages`).
-    Result<std::vector<std::pair<std::size_t, Error>>> upload_packages(
-        std::span<const S3Package> packages, std::span<const std::size_t> items,
-        const std::stop_token& stop);
+    // The upload pool: begin_uploads() starts `--s3-parallel` workers (one client each) for
+    // `packages` (which must outlive end_uploads()); upload_when_ready() queues package `item`,
+    // complete in the spool as `spool()/key` (called from the downloader's thread as each file
+    // finishes), and returns at once; each file is unlinked once uploaded. end_uploads() waits
+    // for the queue, records the uploaded packages in the state and stores it, marked incomplete
+    // (a killed run's uploads count next time). Returns one error per item that failed.
+    void begin_uploads(std::span<const S3Package> packages, std::stop_token stop);
+    void upload_when_ready(std::size_t item);
+    Result<std::vector<std::pair<std::size_t, Error>>> end_uploads();
 
     // Finishes a sync whose packages all succeeded: stores `comps_xml` (-m) as comps.xml,
     // publishes `metadata` (records not already stored, signature, repodata/repomd.xml last),
@@ -113,6 +115,7 @@ class S3Destination {
     S3Destination(const SyncOptions& options, s3::S3Config config, s3::S3Location location,
                   std::filesystem::path spool);
     Result<void> store_state();
+    struct UploadPool;
 
     const SyncOptions& options_;
     s3::S3Config config_;
@@ -122,6 +125,7 @@ class S3Destination {
     s3::MirrorState state_;
     std::map<std::string, s3::ListedObject> listing_;
     std::uint64_t pool_requests_ = 0;
+    std::unique_ptr<UploadPool> pool_;
 };
 
 }  // namespace rpmirror

@@ -383,6 +383,40 @@ Result<void> flush_filesystems(const std::vector<std::filesystem::path>& directo
     return {};
 }
 
+// An s3:// destination: hands each package of a batch to the upload pool as soon as the
+// downloader finished it, and tells `inner` everything.
+class S3UploadOnFinish final : public ProgressSink {
+  public:
+    S3UploadOnFinish(ProgressSink* inner, S3Destination& destination,
+                     const std::vector<std::size_t>& items)
+        : inner_(inner), destination_(destination), items_(items) {}
+
+    void file_started(std::size_t request_index, std::string_view url) override {
+        if (inner_ != nullptr) {
+            inner_->file_started(request_index, url);
+        }
+    }
+    void progress(std::uint64_t bytes_done, std::uint64_t bytes_total) override {
+        if (inner_ != nullptr) {
+            inner_->progress(bytes_done, bytes_total);
+        }
+    }
+    void file_finished(std::size_t request_index, const FileResult& result) override {
+        if (result.status == FileStatus::Downloaded ||
+            result.status == FileStatus::AlreadyPresent) {
+            destination_.upload_when_ready(items_[request_index]);
+        }
+        if (inner_ != nullptr) {
+            inner_->file_finished(request_index, result);
+        }
+    }
+
+  private:
+    ProgressSink* inner_;
+    S3Destination& destination_;
+    const std::vector<std::size_t>& items_;
+};
+
 // The work of one sync, stage by stage; each stage records its outcome in `report`.
 class RepoSync {
   public:
@@ -543,6 +577,11 @@ class RepoSync {
     // An s3:// destination: opens it, reads its state and listing; a no-op finishes here
     // (report_.noop), with --delete deleting the package keys the state does not hold.
     Result<void> open_s3() {
+        if (checks_packages()) {
+            return make_error(ErrorCode::Unsupported,
+                              "--gpgcheck is not supported with an s3:// destination yet",
+                              options_.download_path.native());
+        }
         auto opened = S3Destination::open(options_, repo_.id);
         if (!opened) {
             return tl::unexpected(std::move(opened.error()));
@@ -593,15 +632,18 @@ class RepoSync {
                 batch.push_back(missing[next++]);
                 bytes += size;
             }
-            if (auto downloaded = download_targets(index, batch); !downloaded) {
+            // Each package is uploaded as soon as it is complete in the spool, while the
+            // others download; the batch ends when all of them are stored.
+            S3UploadOnFinish uploads(progress_, *s3_, batch);
+            ProgressSink* const outer = progress_;
+            progress_ = &uploads;
+            s3_->begin_uploads(packages, stop_);
+            auto downloaded = download_targets(index, batch);
+            progress_ = outer;
+            auto uploaded = s3_->end_uploads();
+            if (!downloaded) {
                 return downloaded;
             }
-            std::erase_if(batch,
-                          [this](std::size_t target) { return failed_targets_.contains(target); });
-            if (batch.empty()) {
-                continue;
-            }
-            auto uploaded = s3_->upload_packages(packages, batch, stop_);
             if (!uploaded) {
                 return tl::unexpected(std::move(uploaded.error()));
             }
