@@ -401,5 +401,39 @@ TEST_F(S3SyncTest, DnfDownloadsFromTheGatewayWithPublicReadAcl) {
     EXPECT_EQ(read_file(downloaded / name), read_file(upstream_ / "Packages" / name));
 }
 
+TEST_F(S3SyncTest, PackageLargerThanPartSizeIsUploadedInParts) {
+    // A real 12 MiB package (incompressible, stored uncompressed) beside the sample packages.
+    const std::filesystem::path top = tmp_ / "rpmbuild";
+    const auto spec = TempDir::write_at(
+        tmp_ / "big.spec",
+        "Name: rpmirror-big\nVersion: 1.0\nRelease: 1\nSummary: big\nLicense: MIT\n"
+        "BuildArch: noarch\n%description\nbig\n%install\nmkdir -p %{buildroot}/usr/share/big\n"
+        "head -c 12582912 /dev/urandom > %{buildroot}/usr/share/big/blob\n"
+        "%files\n/usr/share/big/blob\n");
+    run_checked({"rpmbuild", "--quiet", "-bb", "--define", "_topdir " + top.string(), "--define",
+                 "_binary_payload w0.ufdio", spec.string()},
+                tmp_ / "logs");
+    const std::string name = "rpmirror-big-1.0-1.noarch.rpm";
+    std::filesystem::copy_file(top / "RPMS" / "noarch" / name, upstream_ / "Packages" / name);
+    recreate_repo(upstream_, "2", tmp_ / "logs");
+    const CommandResult result = sync({"--download-metadata", "--s3-part-size", "5M"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const std::string relative = "Packages/" + name;
+    const std::string body = read_file(upstream_ / relative);
+    ASSERT_GT(body.size(), 10U << 20);
+    auto info = client().head_object(bucket(), key(relative));
+    ASSERT_TRUE(info) << info.error().to_string();
+    EXPECT_EQ(info->size, body.size());
+    EXPECT_NE(info->etag.find("-3"), std::string::npos) << info->etag;  // three parts
+    EXPECT_EQ(info->metadata["sha256"], hash_bytes(ChecksumType::Sha256, body));
+    EXPECT_EQ(*client().get_object(bucket(), key(relative)), body);
+    auto uploads = client().list_multipart_uploads(bucket(), prefix_);
+    ASSERT_TRUE(uploads);
+    EXPECT_TRUE(uploads->empty());
+    expect_published_complete("multipart");
+    ASSERT_EQ(sync({"--download-metadata", "--s3-part-size", "5M"}).exit_code, 0);
+    EXPECT_TRUE(repo_report().at("noop").get<bool>());
+}
+
 }  // namespace
 }  // namespace rpmirror::test
