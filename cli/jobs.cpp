@@ -25,9 +25,10 @@ namespace {
 
 // The options job mode takes from the command line; every other one given is a usage error.
 constexpr const char* kJobModeOptions[] = {
-    "--config-file",  "--job",       "--parallel-jobs", "--parallel", "--max-per-host",
-    "--metrics-file", "--on-change", "--quiet",         "--verbose",  "--json",
-    "--state-dir",    "--wait-lock", "--no-cache",      "--shard",    "--help"};
+    "--config-file",  "--job",       "--parallel-jobs", "--parallel",     "--max-per-host",
+    "--metrics-file", "--on-change", "--quiet",         "--verbose",      "--json",
+    "--state-dir",    "--wait-lock", "--no-cache",      "--shard",        "--help",
+    "--s3-endpoint",  "--s3-region", "--s3-profile",    "--s3-addressing"};
 
 // Returns the first option of `app` given on the command line that job mode refuses, or null.
 const CLI::Option* refused_option(const CLI::App& app) {
@@ -377,6 +378,13 @@ int run_job_mode(const CLI::App& app, const JobModeArgs& args, const JobModeShar
         }
         options.use_checksum_cache = !shared.no_cache;
         apply_run_state_options(*shared.state, options.state_dir, options.lock_wait);
+        if (shared.s3 != nullptr) {  // --s3-*: over [main]'s s3-* keys
+            const s3::S3Overrides given = s3_overrides(*shared.s3);
+            options.s3.endpoint = given.endpoint ? given.endpoint : options.s3.endpoint;
+            options.s3.region = given.region ? given.region : options.s3.region;
+            options.s3.profile = given.profile ? given.profile : options.s3.profile;
+            options.s3.path_style = given.path_style ? given.path_style : options.s3.path_style;
+        }
     };
     const bool json_on_stdout = shared.json_file == "-";
     const bool draw_progress = !shared.quiet && ::isatty(STDERR_FILENO) == 1;

@@ -13,6 +13,7 @@
 
 #include "repo_options.hpp"
 #include "rpmirror/jobs.hpp"
+#include "s3_options.hpp"
 #include "unattended.hpp"
 
 namespace rpmirror::cli {
@@ -71,6 +72,7 @@ struct JobModeShared {
     std::string json_file;
     const RunStateArgs* state = nullptr;
     const UnattendedArgs* unattended = nullptr;  // --metrics-file, --on-change (over [main])
+    const S3Args* s3 = nullptr;                  // --s3-endpoint etc. (over [main])
 };
 
 // Runs job mode: refuses (exit 2) every option of `app` given on the command line that job mode

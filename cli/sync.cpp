@@ -21,6 +21,7 @@
 #include "rpmirror/index.hpp"
 #include "rpmirror/report.hpp"
 #include "rpmirror/sync.hpp"
+#include "s3_options.hpp"
 #include "snapshot.hpp"
 #include "unattended.hpp"
 
@@ -54,6 +55,7 @@ struct SyncArgs {
     std::string download_path = ".";
     bool norepopath = false;
     std::string metadata_path;
+    S3Args s3;  // --s3-*: an s3:// download path
     bool download_metadata = false;
     bool upstream_metadata = false;
     std::string sign_key;
@@ -226,6 +228,15 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
         options.metadata_path = args.metadata_path;
     }
     options.norepopath = args.norepopath;
+    if (auto applied = apply_s3_options(args.s3, options); !applied) {
+        return tl::unexpected(std::move(applied.error()));
+    }
+    if (s3::is_s3_url(args.download_path) && args.snapshots.snapshot_option != nullptr &&
+        args.snapshots.snapshot_option->count() > 0) {
+        return make_error(ErrorCode::Unsupported,
+                          "--snapshot: snapshots are of local mirrors, not of an s3:// destination",
+                          args.download_path);
+    }
     options.download_metadata = args.download_metadata;
     options.upstream_metadata = args.upstream_metadata;
     options.sign_key = args.sign_key;
@@ -286,8 +297,11 @@ bool print_as_dnf(const RepoSyncReport& report, bool quiet) {
     }
     if (!quiet) {
         for (const auto& deleted : report.deleted) {
+            // An s3:// repository is named as it is (no path arithmetic on "s3://").
             fmt::print("[DELETED] {}\n",
-                       std::filesystem::absolute(report.repo_dir / deleted).string());
+                       s3::is_s3_url(report.repo_dir.native())
+                           ? report.repo_dir.native() + "/" + deleted.string()
+                           : std::filesystem::absolute(report.repo_dir / deleted).string());
         }
     }
     if (!report.error) {
@@ -317,10 +331,11 @@ bool after_job(const SyncArgs& args, const SyncOptions& options, JobOutcome& out
 int run_sync(const SyncArgs& args) {
     if (job_mode_requested(args.job_mode)) {
         const SignalStopper stopper;
-        const int exit_code = run_job_mode(*args.app, args.job_mode,
-                                           {args.quiet, args.verbose, args.no_cache, args.parallel,
-                                            args.json_file, &args.state, &args.unattended},
-                                           stopper.token());
+        const int exit_code =
+            run_job_mode(*args.app, args.job_mode,
+                         {args.quiet, args.verbose, args.no_cache, args.parallel, args.json_file,
+                          &args.state, &args.unattended, &args.s3},
+                         stopper.token());
         return stopper.exit_code() != 0 ? stopper.exit_code() : exit_code;
     }
     const bool as_dnf = invoked_as_reposync();
@@ -519,6 +534,7 @@ Command add_sync_command(CLI::App& parent) {
                   "no <repoid> directory (only with one repository)");
     app->add_option("--metadata-path", args->metadata_path,
                     "where repodata/ goes (default: the download path)");
+    add_s3_options(*app, args->s3, true);
     CLI::Option* download_metadata =
         app->add_flag("--download-metadata", args->download_metadata,
                       "also mirror the metadata, published atomically after the packages");

@@ -18,7 +18,9 @@ _rpmirror_sync_opts="-h --help --repo --repoid --enablerepo --disablerepo --nogp
   -n --newest-only --keep-versions -a --arch --source --remote-time -m --downloadcomps
   --safe-write-path --dedupe --dedupe-dir -u --urls --min-buildtime -g --gpgcheck
   --gpgcheck-keys -j --parallel -q --quiet -v --verbose --no-cache --zchunk --json $_rpmirror_state_opts --snapshot --keep-snapshots
-  --snapshot-dir --config-file --job --parallel-jobs --max-per-host --shard --metrics-file --on-change"
+  --snapshot-dir --config-file --job --parallel-jobs --max-per-host --shard --metrics-file --on-change
+  --s3-endpoint --s3-region --s3-profile --s3-addressing --s3-spool-dir --s3-parallel
+  --s3-part-size --s3-acl"
 _rpmirror_verify_opts="-h --help -p --download-path --repo --repoid --remote --extra --no-cache
   --repair -j --threads --safe-write-path -q --quiet --json -a --arch --source -n --newest-only
   --keep-versions --min-buildtime --all-packages $_rpmirror_state_opts $_rpmirror_repo_source_opts"
@@ -41,7 +43,9 @@ _rpmirror_value_opts=' --repo --repoid --enablerepo --disablerepo --enableplugin
   --disable-excludes --installroot -p --download-path --metadata-path --sign-key
   --keep-versions -a --arch --safe-write-path --dedupe --dedupe-dir --min-buildtime
   --gpgcheck-keys -j --parallel --zchunk --json --state-dir --keep-snapshots --snapshot-dir --config-file --job --parallel-jobs
-  --max-per-host --shard --metrics-file --on-change --threads -t --type --mode --name --as '
+  --max-per-host --shard --metrics-file --on-change --threads -t --type --mode --name --as
+  --s3-endpoint --s3-region --s3-profile --s3-addressing --s3-spool-dir --s3-parallel
+  --s3-part-size --s3-acl '
 
 # The values of option $1 given on the words before the cursor ("--opt value" and "--opt=value"),
 # one per line; $2... are other spellings of the option.

@@ -285,4 +285,8 @@ bool is_valid_repo_id(std::string_view id);
 // `text` is none of them. Thread-safe.
 std::optional<bool> parse_config_bool(std::string_view text);
 
+// Returns the byte count of "123", "1.5k", "2M", "1G" (binary multiples, case-insensitive, as
+// dnf's size options), or nullopt iff `text` is not one.
+std::optional<std::uint64_t> parse_byte_size(std::string_view text);
+
 }  // namespace rpmirror

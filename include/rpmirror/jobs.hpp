@@ -27,6 +27,7 @@
 #include "rpmirror/download.hpp"
 #include "rpmirror/error.hpp"
 #include "rpmirror/job.hpp"
+#include "rpmirror/s3.hpp"
 #include "rpmirror/sync.hpp"
 
 namespace rpmirror {
@@ -91,6 +92,9 @@ struct JobsConfig {
     std::optional<std::filesystem::path> state_dir;
     std::optional<std::filesystem::path> metrics_file;
     std::optional<Shard> shard;   // `shard = K/N`; `--shard` overrides it
+    // s3-endpoint, s3-region, s3-profile, s3-addressing: for every job with an s3:// destination
+    // (copied into its SyncOptions::s3).
+    s3::S3Overrides s3;
     std::vector<JobConfig> jobs;  // in file order (main file, then conf.d)
 };
 

@@ -20,6 +20,7 @@
 #include "rpmirror/download.hpp"
 #include "rpmirror/error.hpp"
 #include "rpmirror/index.hpp"
+#include "rpmirror/s3.hpp"
 
 namespace rpmirror {
 
@@ -92,6 +93,20 @@ struct SyncOptions {
     std::vector<std::filesystem::path> dedupe_dirs;
     // Told about every package as it is downloaded, found present or fails; null = nobody.
     SyncEvents* events = nullptr;
+
+    // An s3:// destination: `download_path` is "s3://BUCKET/PREFIX" (checked with
+    // s3::is_s3_url, never normalised as a path); `metadata_path`, when set, must be the same
+    // location. Packages pass through a bounded local spool on their way to the store; the
+    // metadata is published last, repodata/repomd.xml the very last (see doc/s3.md).
+    // --s3-endpoint, --s3-region, --s3-profile, --s3-addressing; the rest comes from the
+    // environment and ~/.aws (s3::resolve_config).
+    s3::S3Overrides s3;
+    // --s3-spool-dir: where packages wait between download and upload (at most about 1 GiB at
+    // a time); empty = a fresh directory under $TMPDIR, removed at the end.
+    std::filesystem::path s3_spool_dir;
+    unsigned s3_parallel = 4;                          // --s3-parallel: concurrent uploads
+    std::uint64_t s3_part_size = 64ULL * 1024 * 1024;  // --s3-part-size: multipart above it
+    std::string s3_acl;                                // --s3-acl: canned ACL of every object
 };
 
 // One package's outcome, told as it happens (for `rpmirror reposync`'s dnf-style lines).
@@ -174,6 +189,8 @@ struct RepoSyncReport {
     // Why a zchunk delta was not used (the record was downloaded in full), one line each.
     std::vector<std::string> zck_fallbacks;
     std::vector<std::string> warnings;  // e.g. metadata kept back, packages filtered out
+    // An s3:// destination: requests sent to the store (S3Client::request_count, all clients).
+    std::uint64_t s3_requests = 0;
     double seconds = 0;
 
     // Returns true iff the repository synced completely.

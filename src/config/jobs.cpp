@@ -13,6 +13,7 @@
 #include "config/variables_internal.hpp"
 #include "rpmirror/index.hpp"
 #include "rpmirror/jobs.hpp"
+#include "rpmirror/s3.hpp"
 
 namespace rpmirror {
 namespace {
@@ -29,8 +30,9 @@ std::string canonical_key(std::string_view key) {
 // Keys of [main] that configure the run, not a job (`destination` and `parallel` mean something
 // else in a job, see JobsConfig).
 constexpr std::string_view kMainKeys[] = {
-    "destination", "parallel", "parallel_jobs", "max_per_host", "state_dir", "metrics_file",
-    "dnf_config",  "reposdir", "releasever",    "basearch",     "varsdir",   "shard"};
+    "destination", "parallel",   "parallel_jobs", "max_per_host", "state_dir", "metrics_file",
+    "dnf_config",  "reposdir",   "releasever",    "basearch",     "varsdir",   "s3_endpoint",
+    "s3_region",   "s3_profile", "s3_addressing", "shard"};
 
 // Keys of a job that are not `.repo` keys.
 constexpr std::string_view kJobKeys[] = {"repo",
@@ -122,6 +124,9 @@ std::optional<unsigned> parse_count(std::string_view text, unsigned minimum, uns
 
 // `value` as an absolute, lexically normal directory path without a trailing '/'.
 std::filesystem::path directory_path(const std::string& value) {
+    if (s3::is_s3_url(value)) {
+        return value;  // a bucket: no path arithmetic ("s3://" is not "s3:/")
+    }
     std::filesystem::path path = std::filesystem::absolute(value).lexically_normal();
     if (!path.has_filename() && path.has_parent_path() && path != path.root_path()) {
         path = path.parent_path();
@@ -188,6 +193,18 @@ Result<void> read_main(const config::IniSection& section, const std::string& fil
                 jobs.shard = *shard;
             } else {
                 problem = bad(shard.error().message);
+            }
+        } else if (key == "s3_endpoint") {
+            jobs.s3.endpoint = value;
+        } else if (key == "s3_region") {
+            jobs.s3.region = value;
+        } else if (key == "s3_profile") {
+            jobs.s3.profile = value;
+        } else if (key == "s3_addressing") {
+            if (value == "path" || value == "virtual") {
+                jobs.s3.path_style = value == "path";
+            } else {
+                problem = bad("invalid value '" + value + "' (expected path or virtual)");
             }
         } else if (key == "dnf_config") {
             main.dnf_config = value;
@@ -531,6 +548,7 @@ class JobBuilder {
         if (jobs.state_dir) {
             options.state_dir = *jobs.state_dir;
         }
+        options.s3 = jobs.s3;
     }
 
     const std::string& file_;

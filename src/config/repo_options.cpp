@@ -519,4 +519,9 @@ std::vector<std::string> split_list(std::string_view value) {
 }
 
 }  // namespace config
+
+std::optional<std::uint64_t> parse_byte_size(std::string_view text) {
+    return config::parse_bytes(text);
+}
+
 }  // namespace rpmirror

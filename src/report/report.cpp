@@ -162,6 +162,7 @@ std::string format_json_report(std::span<const RepoSyncReport> reports, int exit
             {"selected", report.selected},
             {"downloaded", report.downloaded},
             {"bytes_downloaded", report.bytes_downloaded},
+            {"s3_requests", report.s3_requests},
             {"kept", report.kept},
             {"replaced", report.replaced},
             {"resumed", report.resumed},

@@ -21,6 +21,7 @@
 #include "rpmirror/download.hpp"
 #include "rpmirror/s3.hpp"
 #include "s3/xml_tree.hpp"
+#include "util/fault.hpp"
 
 namespace rpmirror::s3 {
 
@@ -417,6 +418,10 @@ struct S3Client::Impl {
     // Sends `request` and returns its response iff the status is 2xx, else the S3 error.
     Result<Response> call(const Request& request) {
         const std::string subject = object_url(request.bucket, request.key);
+        if (request.method != Method::Get && request.method != Method::Head &&
+            fault::fails(fault::Op::S3, subject)) {
+            return make_errno_error("injected fault before the request to", subject, errno);
+        }
         auto response = send(request, subject);
         if (!response) {
             return response;

@@ -24,6 +24,7 @@
 #include "rpmirror/plan.hpp"
 #include "rpmirror/publish.hpp"
 #include "rpmirror/signature.hpp"
+#include "sync/s3_sync.hpp"
 #include "util/fault.hpp"
 #include "util/parallel.hpp"
 #include "util/unique_fd.hpp"
@@ -382,6 +383,40 @@ Result<void> flush_filesystems(const std::vector<std::filesystem::path>& directo
     return {};
 }
 
+// An s3:// destination: hands each package of a batch to the upload pool as soon as the
+// downloader finished it, and tells `inner` everything.
+class S3UploadOnFinish final : public ProgressSink {
+  public:
+    S3UploadOnFinish(ProgressSink* inner, S3Destination& destination,
+                     const std::vector<std::size_t>& items)
+        : inner_(inner), destination_(destination), items_(items) {}
+
+    void file_started(std::size_t request_index, std::string_view url) override {
+        if (inner_ != nullptr) {
+            inner_->file_started(request_index, url);
+        }
+    }
+    void progress(std::uint64_t bytes_done, std::uint64_t bytes_total) override {
+        if (inner_ != nullptr) {
+            inner_->progress(bytes_done, bytes_total);
+        }
+    }
+    void file_finished(std::size_t request_index, const FileResult& result) override {
+        if (result.status == FileStatus::Downloaded ||
+            result.status == FileStatus::AlreadyPresent) {
+            destination_.upload_when_ready(items_[request_index]);
+        }
+        if (inner_ != nullptr) {
+            inner_->file_finished(request_index, result);
+        }
+    }
+
+  private:
+    ProgressSink* inner_;
+    S3Destination& destination_;
+    const std::vector<std::size_t>& items_;
+};
+
 // The work of one sync, stage by stage; each stage records its outcome in `report`.
 class RepoSync {
   public:
@@ -439,8 +474,15 @@ class RepoSync {
             return trusted;
         }
         repomd_sha256_ = hash_bytes(ChecksumType::Sha256, repomd->bytes);
+        if (!options_.urls_only &&
+            (is_s3_destination(options_) ||
+             (options_.metadata_path && s3::is_s3_url(options_.metadata_path->native())))) {
+            if (auto opened = open_s3(); !opened || report_.noop) {
+                return opened;
+            }
+        }
         // --no-cache hashes every file: there is no no-op, which trusts sizes and times.
-        if (!options_.urls_only && options_.use_checksum_cache && is_noop(*repomd)) {
+        if (!s3_ && !options_.urls_only && options_.use_checksum_cache && is_noop(*repomd)) {
             return finish_noop();
         }
         if (options_.download_metadata && !options_.urls_only && !options_.sign_key.empty()) {
@@ -463,20 +505,22 @@ class RepoSync {
         // -u writes nothing into the mirror: its primary.xml is staged in the temp directory.
         // Otherwise records that staging directories left by a killed run (or the live
         // repodata/) already hold are reused, then those directories are cleared.
+        // An s3:// destination stages it there too, and uploads it from there.
+        const bool local = !options_.urls_only && !s3_;
         const std::filesystem::path stage_parent =
-            options_.urls_only ? std::filesystem::temp_directory_path() : metadata_dir_;
+            local ? metadata_dir_ : std::filesystem::temp_directory_path();
         auto stage = MetadataStage::create(stage_parent);
         if (!stage) {
             return tl::unexpected(std::move(stage.error()));
         }
         std::vector<std::filesystem::path> record_sources;
-        if (!options_.urls_only) {
+        if (local) {
             record_sources = find_stale_stages(metadata_dir_);
             std::erase(record_sources, stage->dir());
             record_sources.push_back(metadata_dir_ / "repodata");
         }
         auto packages = fetch_metadata(*repomd, *stage, record_sources);
-        if (!options_.urls_only) {
+        if (local) {
             remove_stale_stages(metadata_dir_, stage->dir());
         }
         if (!packages) {
@@ -503,6 +547,9 @@ class RepoSync {
             list_urls(repomd->parsed, *index, selection);
             return {};
         }
+        if (s3_) {
+            return sync_to_s3(*repomd, *stage, *index, selection);
+        }
         auto synced = sync_packages(*index, selection);
         if (!synced) {
             return synced;
@@ -519,7 +566,121 @@ class RepoSync {
         return publish(*repomd, *stage, *index);
     }
 
+    // The requests an s3:// destination cost (all clients), into the report.
+    void record_s3_requests() {
+        if (s3_) {
+            report_.s3_requests = s3_->requests();
+        }
+    }
+
   private:
+    // An s3:// destination: opens it, reads its state and listing; a no-op finishes here
+    // (report_.noop), with --delete deleting the package keys the state does not hold.
+    Result<void> open_s3() {
+        if (checks_packages()) {
+            return make_error(ErrorCode::Unsupported,
+                              "--gpgcheck is not supported with an s3:// destination yet",
+                              options_.download_path.native());
+        }
+        auto opened = S3Destination::open(options_, repo_.id);
+        if (!opened) {
+            return tl::unexpected(std::move(opened.error()));
+        }
+        s3_ = std::move(*opened);
+        if (auto loaded = s3_->load(); !loaded) {
+            return loaded;
+        }
+        if (!s3_->is_noop(repomd_sha256_, fingerprint())) {
+            return {};
+        }
+        report_.noop = true;
+        report_.selected = s3_->state_packages();
+        report_.kept = report_.selected;
+        return options_.delete_unlisted ? s3_->delete_unlisted(s3_->state_package_keys(), report_)
+                                        : Result<void>{};
+    }
+
+    // An s3:// destination, after the selection: the packages the store lacks go through the
+    // spool (downloaded in batches of at most kS3BatchBytes, uploaded, unlinked); with every
+    // package there, the metadata is published (see S3Destination::publish).
+    Result<void> sync_to_s3(const FetchedRepomd& repomd, MetadataStage& stage,
+                            const PackageIndex& index, const Selection& selection) {
+        constexpr std::uint64_t kS3BatchBytes = 1ULL << 30;
+        auto plan = plan_sync(index, selection, s3_->spool(), PathPolicy{}, repo_.id);
+        if (!plan) {
+            return tl::unexpected(std::move(plan.error()));
+        }
+        plan_ = std::move(*plan);
+        std::vector<S3Package> packages;
+        packages.reserve(plan_.targets.size());
+        for (const PackageTarget& target : plan_.targets) {
+            const PackageView package = index[target.position];
+            packages.push_back({target.relative_path.generic_string(), package.checksum_type,
+                                package.checksum_hex(), package.package_size});
+        }
+        const std::vector<std::size_t> missing = s3_->missing(packages);
+        report_.kept = packages.size() - missing.size();
+        for (std::size_t next = 0; next < missing.size() && !stop_.stop_requested();) {
+            std::vector<std::size_t> batch;
+            std::uint64_t bytes = 0;
+            while (next < missing.size()) {
+                const std::uint64_t size =
+                    packages[missing[next]].size == kUnknownSize ? 0 : packages[missing[next]].size;
+                if (!batch.empty() && bytes + size > kS3BatchBytes) {
+                    break;
+                }
+                batch.push_back(missing[next++]);
+                bytes += size;
+            }
+            // Each package is uploaded as soon as it is complete in the spool, while the
+            // others download; the batch ends when all of them are stored.
+            S3UploadOnFinish uploads(progress_, *s3_, batch);
+            ProgressSink* const outer = progress_;
+            progress_ = &uploads;
+            s3_->begin_uploads(packages, stop_);
+            auto downloaded = download_targets(index, batch);
+            progress_ = outer;
+            auto uploaded = s3_->end_uploads();
+            if (!downloaded) {
+                return downloaded;
+            }
+            if (!uploaded) {
+                return tl::unexpected(std::move(uploaded.error()));
+            }
+            for (const auto& [target, error] : *uploaded) {
+                failed_targets_.insert(target);
+                report_.failures.push_back(
+                    {index[plan_.targets[target].position].nevra(), error.to_string(), {}});
+            }
+        }
+        if (!report_.failures.empty() || stop_.stop_requested()) {
+            if (options_.download_metadata) {
+                report_.warnings.push_back(fmt::format(
+                    "metadata not published: {} package(s) failed; the published metadata "
+                    "stays in place",
+                    report_.failures.size()));
+            }
+            return {};
+        }
+        std::optional<S3Metadata> metadata;
+        if (options_.download_metadata) {
+            metadata.emplace();
+            metadata->stage_dir = stage.dir();
+            if (rewrites_metadata()) {
+                auto rewritten = rewrite_metadata(repomd, stage, index);
+                if (!rewritten) {
+                    return tl::unexpected(std::move(rewritten.error()));
+                }
+                metadata->repomd_xml = std::move(rewritten->first);
+                metadata->signature = std::move(rewritten->second);
+            } else {
+                metadata->repomd_xml = repomd.bytes;
+                metadata->signature = repomd.signature;
+            }
+        }
+        return s3_->publish(packages, metadata, s3_comps_, repomd_sha256_, fingerprint(), report_);
+    }
+
     bool checks_packages() const {
         return options_.check_package_signatures && repo_.gpgcheck && !options_.urls_only;
     }
@@ -981,6 +1142,10 @@ class RepoSync {
                                   "': the decompressed content does not match its open-checksum",
                               repo_.id);
         }
+        if (s3_) {
+            s3_comps_ = std::move(content);  // uploaded with the metadata, after the packages
+            return {};
+        }
         std::error_code ignored;
         std::filesystem::create_directories(metadata_dir_, ignored);
         const std::filesystem::path destination = metadata_dir_ / "comps.xml";
@@ -1372,6 +1537,8 @@ class RepoSync {
     std::string trusted_key_ids_;            // of package_keys_, for the options fingerprint
     std::set<std::size_t> failed_targets_;   // indices into plan_.targets that failed to download
     std::size_t packages_done_ = 0;          // packages downloaded or found present (events)
+    std::unique_ptr<S3Destination> s3_;      // an s3:// destination, once opened
+    std::optional<std::string> s3_comps_;    // -m with an s3:// destination: comps.xml
 };
 
 }  // namespace
@@ -1423,7 +1590,8 @@ RepoSyncReport Syncer::sync(const RepoConfig& repo, const SyncOptions& options,
     const auto started = std::chrono::steady_clock::now();
     RepoSyncReport report;
     std::unique_ptr<RepoLock> lock;
-    if (options.take_lock && !options.urls_only) {
+    // An s3:// destination has no local directory to lock (the store's lease: s3/lease.hpp).
+    if (options.take_lock && !options.urls_only && !is_s3_destination(options)) {
         auto locked = lock_repository(options, repo_directory(options, repo.id), stop);
         if (!locked) {
             report.repo_id = repo.id;
@@ -1438,6 +1606,7 @@ RepoSyncReport Syncer::sync(const RepoConfig& repo, const SyncOptions& options,
     if (auto synced = repo_sync.run(); !synced) {
         report.error = std::move(synced.error());
     }
+    repo_sync.record_s3_requests();
     if (stop.stop_requested() && !report.error) {
         report.error = Error{ErrorCode::Interrupted, "interrupted", repo.id, 0};
     }

@@ -19,8 +19,8 @@ namespace rpmirror::fault {
 
 namespace {
 
-constexpr std::array<std::string_view, 6> kOpNames = {"create", "write",  "sync",
-                                                      "rename", "unlink", "open"};
+constexpr std::array<std::string_view, 7> kOpNames = {"create", "write", "sync", "rename",
+                                                      "unlink", "open",  "s3"};
 
 struct Plan {
     bool is_kill = false;

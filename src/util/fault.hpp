@@ -13,7 +13,8 @@
 //   RPMIRROR_FAULT=errno:<op>:<n>+:<ERRNO>   the n-th <op> and every later one fail
 //
 // <op> is one of create, write, sync, rename, unlink, open (opening a package to check its
-// signature, --gpgcheck). Before a kill, one line
+// signature, --gpgcheck), s3 (a request to an object store that writes or deletes: PUT, POST,
+// DELETE; an injected errno fails the request without sending it). Before a kill, one line
 // "rpmirror-fault: kill before <op> #<n>: <subject>" goes to stderr (tests read it to tell which
 // phase was hit). An unparsable value is reported on stderr and ignored.
 //
@@ -33,7 +34,7 @@
 
 namespace rpmirror::fault {
 
-enum class Op { Create, Write, Sync, Rename, Unlink, Open };
+enum class Op { Create, Write, Sync, Rename, Unlink, Open, S3 };
 
 namespace detail {
 // True iff RPMIRROR_FAULT armed a fault; set once during static initialisation.

@@ -1,0 +1,449 @@
+// The s3:// destination of a sync (see sync/s3_sync.hpp).
+#include "sync/s3_sync.hpp"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "rpmirror/metadata.hpp"
+#include "s3/upload.hpp"
+
+namespace rpmirror {
+
+namespace {
+
+constexpr std::string_view kRepodata = "repodata/";
+constexpr std::string_view kRepomdKey = "repodata/repomd.xml";
+constexpr std::string_view kSignatureKey = "repodata/repomd.xml.asc";
+constexpr std::string_view kCompsKey = "comps.xml";
+
+bool is_package_key(std::string_view key) {
+    return key.ends_with(".rpm") && !key.starts_with(kRepodata) &&
+           !key.starts_with(s3::kStateDirName);
+}
+
+bool is_record_key(std::string_view key) {
+    return key.starts_with(kRepodata) && key != kRepomdKey && key != kSignatureKey;
+}
+
+// The record keys `repomd_xml` lists (nothing for a document that does not parse).
+std::set<std::string> record_keys(std::string_view repomd_xml) {
+    std::set<std::string> keys;
+    if (auto parsed = parse_repomd(repomd_xml, "repomd.xml")) {
+        for (const RepomdRecord& record : parsed->records) {
+            keys.insert(record.location_href);
+        }
+    }
+    return keys;
+}
+
+}  // namespace
+
+bool is_s3_destination(const SyncOptions& options) {
+    return s3::is_s3_url(options.download_path.native());
+}
+
+Result<s3::S3Location> s3_repo_location(const SyncOptions& options, std::string_view repo_id) {
+    const std::string download_path = options.download_path.native();
+    if (options.metadata_path) {
+        const std::string metadata_path = options.metadata_path->native();
+        const bool both_s3 = s3::is_s3_url(download_path) && s3::is_s3_url(metadata_path);
+        bool same = false;
+        if (both_s3) {
+            auto packages = s3::S3Location::parse(download_path);
+            auto metadata = s3::S3Location::parse(metadata_path);
+            same = packages && metadata && packages->bucket == metadata->bucket &&
+                   packages->prefix == metadata->prefix;
+        }
+        if (!same) {
+            return make_error(ErrorCode::BadInput,
+                              "--metadata-path '" + metadata_path + "' and -p '" + download_path +
+                                  "': with an s3:// destination the metadata goes with the "
+                                  "packages (give the same s3:// location or leave "
+                                  "--metadata-path out)",
+                              download_path);
+        }
+    }
+    auto location = s3::S3Location::parse(download_path);
+    if (!location) {
+        return location;
+    }
+    if (!options.norepopath) {
+        location->prefix += std::string(repo_id) + "/";
+    }
+    return location;
+}
+
+S3Destination::S3Destination(const SyncOptions& options, s3::S3Config config,
+                             s3::S3Location location, std::filesystem::path spool)
+    : options_(options),
+      config_(config),
+      location_(std::move(location)),
+      client_(std::move(config)),
+      spool_(std::move(spool)) {}
+
+S3Destination::~S3Destination() {
+    if (pool_) {
+        (void)end_uploads();
+    }
+    std::error_code ignored;
+    std::filesystem::remove_all(spool_, ignored);
+}
+
+Result<std::unique_ptr<S3Destination>> S3Destination::open(const SyncOptions& options,
+                                                           std::string_view repo_id) {
+    auto location = s3_repo_location(options, repo_id);
+    if (!location) {
+        return tl::unexpected(std::move(location.error()));
+    }
+    if (options.s3_part_size < s3::kMinPartSize) {
+        return make_error(ErrorCode::BadInput,
+                          "--s3-part-size " + std::to_string(options.s3_part_size) +
+                              " is below the 5 MiB S3 requires",
+                          location->to_string());
+    }
+    auto config = s3::resolve_config(options.s3, s3::process_environment());
+    if (!config) {
+        return tl::unexpected(std::move(config.error()));
+    }
+    std::error_code error;
+    const std::filesystem::path parent = options.s3_spool_dir.empty()
+                                             ? std::filesystem::temp_directory_path(error)
+                                             : options.s3_spool_dir;
+    if (!error) {
+        std::filesystem::create_directories(parent, error);
+    }
+    if (error) {
+        return make_error(ErrorCode::Io, "cannot create the spool directory: " + error.message(),
+                          parent.string());
+    }
+    std::string name = (parent / "rpmirror-s3-spool-XXXXXX").string();
+    if (::mkdtemp(name.data()) == nullptr) {
+        return make_errno_error("cannot create the spool directory", name, errno);
+    }
+    return std::unique_ptr<S3Destination>(
+        new S3Destination(options, std::move(*config), std::move(*location), name));
+}
+
+Result<void> S3Destination::load() {
+    auto state = s3::load_state(client_, location_);
+    if (!state) {
+        return tl::unexpected(std::move(state.error()));
+    }
+    if (*state) {
+        state_ = std::move(**state);
+    }
+    auto listing = s3::list_mirror(client_, location_);
+    if (!listing) {
+        return tl::unexpected(std::move(listing.error()));
+    }
+    listing_ = std::move(*listing);
+    return {};
+}
+
+bool S3Destination::is_noop(const std::string& repomd_sha256,
+                            const std::string& fingerprint) const {
+    if (!options_.use_checksum_cache || state_.repomd_sha256.empty() ||
+        state_.repomd_sha256 != repomd_sha256 || state_.fingerprint != fingerprint) {
+        return false;
+    }
+    return std::all_of(state_.objects.begin(), state_.objects.end(), [this](const auto& entry) {
+        const auto listed = listing_.find(entry.first);
+        return listed != listing_.end() && s3::still_matches(entry.second, listed->second);
+    });
+}
+
+std::set<std::string> S3Destination::state_package_keys() const {
+    std::set<std::string> keys;
+    for (const auto& [key, object] : state_.objects) {
+        if (is_package_key(key)) {
+            keys.insert(key);
+        }
+    }
+    return keys;
+}
+
+std::size_t S3Destination::state_packages() const {
+    return state_package_keys().size();
+}
+
+std::vector<std::size_t> S3Destination::missing(std::span<const S3Package> packages) const {
+    std::vector<std::size_t> result;
+    for (std::size_t item = 0; item < packages.size(); ++item) {
+        const S3Package& package = packages[item];
+        const auto stored = state_.objects.find(package.key);
+        const auto listed = listing_.find(package.key);
+        const bool kept = options_.use_checksum_cache && stored != state_.objects.end() &&
+                          listed != listing_.end() &&
+                          stored->second.checksum_type == package.checksum_type &&
+                          stored->second.digest == package.digest &&
+                          (package.size == kUnknownSize || stored->second.size == package.size) &&
+                          s3::still_matches(stored->second, listed->second);
+        if (!kept) {
+            result.push_back(item);
+        }
+    }
+    return result;
+}
+
+Result<void> S3Destination::store_state() {
+    return s3::store_state(client_, location_, state_);
+}
+
+struct S3Destination::UploadPool {
+    std::span<const S3Package> packages;
+    std::stop_token stop;
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::deque<std::size_t> queue;  // items complete in the spool, not yet taken
+    bool closed = false;            // end_uploads(): no more items
+    std::vector<std::pair<std::size_t, Result<s3::StoredObject>>> done;
+    std::atomic<std::uint64_t> requests{0};
+    std::vector<std::jthread> workers;
+};
+
+void S3Destination::begin_uploads(std::span<const S3Package> packages, std::stop_token stop) {
+    pool_ = std::make_unique<UploadPool>();
+    pool_->packages = packages;
+    pool_->stop = std::move(stop);
+    for (unsigned worker = 0; worker < std::max(1U, options_.s3_parallel); ++worker) {
+        pool_->workers.emplace_back([this, pool = pool_.get()] {
+            s3::S3Client client(config_);
+            for (;;) {
+                std::size_t item = 0;
+                {
+                    std::unique_lock lock(pool->mutex);
+                    pool->changed.wait(lock,
+                                       [pool] { return pool->closed || !pool->queue.empty(); });
+                    if (pool->queue.empty()) {
+                        break;
+                    }
+                    item = pool->queue.front();
+                    pool->queue.pop_front();
+                }
+                const S3Package& package = pool->packages[item];
+                const std::filesystem::path file = spool_ / package.key;
+                Result<s3::StoredObject> outcome =
+                    make_error(ErrorCode::Interrupted, "interrupted", location_.key(package.key));
+                if (!pool->stop.stop_requested()) {
+                    s3::UploadSpec spec;
+                    spec.checksum_type = package.checksum_type;
+                    spec.digest = package.digest;
+                    spec.part_size = options_.s3_part_size;
+                    spec.acl = options_.s3_acl;
+                    spec.content_type = "application/x-rpm";
+                    const std::uint64_t before = client.request_count();
+                    outcome = s3::upload_file(client, location_.bucket, location_.key(package.key),
+                                              file, spec);
+                    pool->requests += client.request_count() - before;
+                }
+                std::error_code ignored;
+                std::filesystem::remove(file, ignored);
+                const std::lock_guard lock(pool->mutex);
+                pool->done.emplace_back(item, std::move(outcome));
+            }
+        });
+    }
+}
+
+void S3Destination::upload_when_ready(std::size_t item) {
+    {
+        const std::lock_guard lock(pool_->mutex);
+        pool_->queue.push_back(item);
+    }
+    pool_->changed.notify_one();
+}
+
+Result<std::vector<std::pair<std::size_t, Error>>> S3Destination::end_uploads() {
+    {
+        const std::lock_guard lock(pool_->mutex);
+        pool_->closed = true;
+    }
+    pool_->changed.notify_all();
+    pool_->workers.clear();  // joins
+    const std::unique_ptr<UploadPool> pool = std::move(pool_);
+    pool_requests_ += pool->requests.load();
+    std::vector<std::pair<std::size_t, Error>> failures;
+    for (auto& [item, outcome] : pool->done) {
+        const S3Package& package = pool->packages[item];
+        if (!outcome) {
+            failures.emplace_back(item, std::move(outcome.error()));
+            continue;
+        }
+        listing_[package.key] =
+            s3::ListedObject{location_.key(package.key), outcome->size, outcome->etag, {}};
+        state_.objects[package.key] = std::move(*outcome);
+    }
+    // Incomplete until published: a killed run's uploads are kept by the next one.
+    state_.repomd_sha256.clear();
+    if (auto stored = store_state(); !stored) {
+        return tl::unexpected(std::move(stored.error()));
+    }
+    return failures;
+}
+
+Result<void> S3Destination::publish(std::span<const S3Package> packages,
+                                    const std::optional<S3Metadata>& metadata,
+                                    const std::optional<std::string>& comps_xml,
+                                    const std::string& repomd_sha256,
+                                    const std::string& fingerprint, RepoSyncReport& report) {
+    std::set<std::string> keep;  // what the new state describes
+    for (const S3Package& package : packages) {
+        keep.insert(package.key);
+    }
+    const auto put_document = [&](std::string_view key, std::string_view body,
+                                  std::string content_type) -> Result<void> {
+        s3::UploadSpec spec;
+        spec.checksum_type = ChecksumType::Sha256;
+        spec.digest = hash_bytes(ChecksumType::Sha256, body);
+        spec.acl = options_.s3_acl;
+        spec.content_type = std::move(content_type);
+        auto uploaded = s3::upload_bytes(client_, location_.bucket, location_.key(key), body, spec);
+        if (!uploaded) {
+            return tl::unexpected(std::move(uploaded.error()));
+        }
+        state_.objects[std::string(key)] = std::move(*uploaded);
+        keep.insert(std::string(key));
+        return {};
+    };
+    if (comps_xml) {
+        if (auto put = put_document(kCompsKey, *comps_xml, "application/xml"); !put) {
+            return put;
+        }
+    }
+    if (metadata) {
+        auto parsed = parse_repomd(metadata->repomd_xml, "repomd.xml");
+        if (!parsed) {
+            return tl::unexpected(std::move(parsed.error()));
+        }
+        // The records of the revision readers may still be reading: the live repomd.xml's
+        // (read now: the state may be older than a killed run's publishing) and the state's.
+        std::set<std::string> previous;
+        const std::set<std::string> older(state_.previous_records.begin(),
+                                          state_.previous_records.end());
+        for (const auto& [key, object] : state_.objects) {
+            if (is_record_key(key) && !older.contains(key)) {
+                previous.insert(key);
+            }
+        }
+        if (listing_.contains(std::string(kRepomdKey))) {
+            auto live = client_.get_object(location_.bucket, location_.key(kRepomdKey));
+            if (!live) {
+                return tl::unexpected(std::move(live.error()));
+            }
+            previous.merge(record_keys(*live));
+        }
+        std::set<std::string> records;
+        for (const RepomdRecord& record : parsed->records) {
+            const std::string& key = record.location_href;
+            if (!key.starts_with(kRepodata)) {
+                return make_error(
+                    ErrorCode::Unsupported,
+                    "record '" + record.type + "' at '" + key + "' is not a file under repodata/",
+                    location_.to_string());
+            }
+            records.insert(key);
+            const auto stored = state_.objects.find(key);
+            const auto listed = listing_.find(key);
+            if (stored != state_.objects.end() && listed != listing_.end() &&
+                stored->second.digest == record.checksum.hex &&
+                s3::still_matches(stored->second, listed->second)) {
+                continue;  // records are named by their checksum: already there
+            }
+            s3::UploadSpec spec;
+            spec.checksum_type = record.checksum.type;
+            spec.digest = record.checksum.hex;
+            spec.part_size = options_.s3_part_size;
+            spec.acl = options_.s3_acl;
+            auto uploaded =
+                s3::upload_file(client_, location_.bucket, location_.key(key),
+                                metadata->stage_dir / key.substr(kRepodata.size()), spec);
+            if (!uploaded) {
+                return tl::unexpected(std::move(uploaded.error()));
+            }
+            state_.objects[key] = std::move(*uploaded);
+        }
+        if (metadata->signature) {
+            if (auto put =
+                    put_document(kSignatureKey, *metadata->signature, "application/pgp-signature");
+                !put) {
+                return put;
+            }
+        } else if (listing_.contains(std::string(kSignatureKey))) {
+            // A signature of an older repomd.xml would not verify against the new one.
+            if (auto removed =
+                    client_.delete_object(location_.bucket, location_.key(kSignatureKey));
+                !removed) {
+                return removed;
+            }
+        }
+        if (auto put = put_document(kRepomdKey, metadata->repomd_xml, "application/xml"); !put) {
+            return put;
+        }
+        report.metadata_published = true;
+        // GC: records neither the new nor the previous revision lists.
+        std::vector<std::string> garbage;
+        for (const auto& [key, listed] : listing_) {
+            if (is_record_key(key) && !records.contains(key) && !previous.contains(key)) {
+                garbage.push_back(location_.key(key));
+            }
+        }
+        if (!garbage.empty()) {
+            if (auto deleted = client_.delete_objects(location_.bucket, garbage); !deleted) {
+                return deleted;
+            }
+        }
+        state_.previous_records.clear();
+        for (const std::string& key : previous) {
+            if (!records.contains(key)) {
+                state_.previous_records.push_back(key);
+                if (listing_.contains(key) && state_.objects.contains(key)) {
+                    keep.insert(key);
+                }
+            }
+        }
+        keep.insert(records.begin(), records.end());
+    }
+    std::erase_if(state_.objects,
+                  [&keep](const auto& entry) { return !keep.contains(entry.first); });
+    state_.repomd_sha256 = repomd_sha256;
+    state_.fingerprint = fingerprint;
+    if (options_.delete_unlisted) {
+        std::set<std::string> package_keys;
+        for (const S3Package& package : packages) {
+            package_keys.insert(package.key);
+        }
+        if (auto deleted = delete_unlisted(package_keys, report); !deleted) {
+            return deleted;
+        }
+    }
+    return store_state();
+}
+
+Result<void> S3Destination::delete_unlisted(const std::set<std::string>& keep,
+                                            RepoSyncReport& report) {
+    std::vector<std::string> keys;
+    for (const auto& [key, listed] : listing_) {
+        if (is_package_key(key) && !keep.contains(key)) {
+            keys.push_back(location_.key(key));
+            report.deleted.emplace_back(key);
+        }
+    }
+    if (keys.empty()) {
+        return {};
+    }
+    return client_.delete_objects(location_.bucket, keys);
+}
+
+std::uint64_t S3Destination::requests() const {
+    return client_.request_count() + pool_requests_;
+}
+
+}  // namespace rpmirror

@@ -1,0 +1,131 @@
+// The s3:// destination of a sync: what differs from a local mirror once repomd.xml is fetched
+// and trusted and the packages are selected (RepoSync in sync.cpp keeps the shared stages).
+//
+// A repository lives at `s3://BUCKET/PREFIX/<repoid>/`; its keys are the relative paths a local
+// mirror would have. The state object (s3/mirror_state.hpp) and one listing decide what is
+// already there: a package is kept iff the state has its key with the upstream checksum and the
+// listing shows the object the state describes (same size and ETag). Packages pass through a
+// bounded local spool (downloaded by the Downloader, uploaded by a pool, unlinked); the metadata
+// is published only after every package: records, comps, repomd.xml.asc, repodata/repomd.xml
+// last. Records of the previous revision stay one more run, then are deleted (GC).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "rpmirror/error.hpp"
+#include "rpmirror/s3.hpp"
+#include "rpmirror/sync.hpp"
+#include "s3/mirror_state.hpp"
+
+namespace rpmirror {
+
+// Returns true iff `options` name an s3:// destination (-p s3://...).
+bool is_s3_destination(const SyncOptions& options);
+
+// Returns the repository's location: `-p`'s location, plus `repo_id` unless --norepopath.
+// Returns Error{BadInput} naming both iff --metadata-path is set and is not that same s3://
+// location (metadata goes with the packages in a bucket), or naming -p iff it does not parse.
+Result<s3::S3Location> s3_repo_location(const SyncOptions& options, std::string_view repo_id);
+
+// One selected package as the s3 destination sees it.
+struct S3Package {
+    std::string key;  // relative to the repository prefix, e.g. "Packages/f/foo.rpm"
+    ChecksumType checksum_type = ChecksumType::Sha256;
+    std::string digest;  // lowercase hex
+    std::uint64_t size = 0;
+};
+
+// The metadata to publish: the records a repomd.xml lists, staged in `stage_dir` under their
+// names without "repodata/".
+struct S3Metadata {
+    std::filesystem::path stage_dir;
+    std::string repomd_xml;
+    std::optional<std::string> signature;  // repomd.xml.asc; none: a stale one is deleted
+};
+
+// The s3:// destination of one repository for one sync. Not thread-safe (it runs its upload
+// pool itself).
+class S3Destination {
+  public:
+    // Resolves the store's configuration (SyncOptions::s3 over the environment and ~/.aws),
+    // creates the spool directory. Returns Error{BadInput} for a bad location or configuration,
+    // Error{Io} naming the spool iff it cannot be created.
+    static Result<std::unique_ptr<S3Destination>> open(const SyncOptions& options,
+                                                       std::string_view repo_id);
+    ~S3Destination();
+    S3Destination(const S3Destination&) = delete;
+    S3Destination& operator=(const S3Destination&) = delete;
+
+    // Reads the state object and lists the repository (1 GET + one LIST per 1000 objects).
+    // Returns the store's error (naming s3://BUCKET/KEY and its code) for a missing bucket or
+    // refused credentials.
+    Result<void> load();
+
+    // Returns true iff the last complete sync mirrored `repomd_sha256` with `fingerprint` and
+    // every object of the state is still in the listing unchanged. Needs load().
+    bool is_noop(const std::string& repomd_sha256, const std::string& fingerprint) const;
+    // The packages the state holds (a no-op's count).
+    std::size_t state_packages() const;
+
+    // Returns the indices of `packages` that are not in the store as the state describes them.
+    std::vector<std::size_t> missing(std::span<const S3Package> packages) const;
+
+    // The local directory packages are downloaded into before upload.
+    const std::filesystem::path& spool() const { return spool_; }
+
+    // The upload pool: begin_uploads() starts `--s3-parallel` workers (one client each) for
+    // `packages` (which must outlive end_uploads()); upload_when_ready() queues package `item`,
+    // complete in the spool as `spool()/key` (called from the downloader's thread as each file
+    // finishes), and returns at once; each file is unlinked once uploaded. end_uploads() waits
+    // for the queue, records the uploaded packages in the state and stores it, marked incomplete
+    // (a killed run's uploads count next time). Returns one error per item that failed.
+    void begin_uploads(std::span<const S3Package> packages, std::stop_token stop);
+    void upload_when_ready(std::size_t item);
+    Result<std::vector<std::pair<std::size_t, Error>>> end_uploads();
+
+    // Finishes a sync whose packages all succeeded: stores `comps_xml` (-m) as comps.xml,
+    // publishes `metadata` (records not already stored, signature, repodata/repomd.xml last),
+    // deletes the records listed neither by it nor by the previous revision, stores the complete
+    // state, then (--delete) deletes the package keys (*.rpm outside repodata/ and .rpmirror/) that
+    // are not `packages`.
+    Result<void> publish(std::span<const S3Package> packages,
+                         const std::optional<S3Metadata>& metadata,
+                         const std::optional<std::string>& comps_xml,
+                         const std::string& repomd_sha256, const std::string& fingerprint,
+                         RepoSyncReport& report);
+
+    // A no-op with --delete: deletes the package keys the state does not hold.
+    Result<void> delete_unlisted(const std::set<std::string>& keep, RepoSyncReport& report);
+    // The package keys of the state.
+    std::set<std::string> state_package_keys() const;
+
+    // Requests sent to the store so far, all clients.
+    std::uint64_t requests() const;
+
+  private:
+    S3Destination(const SyncOptions& options, s3::S3Config config, s3::S3Location location,
+                  std::filesystem::path spool);
+    Result<void> store_state();
+    struct UploadPool;
+
+    const SyncOptions& options_;
+    s3::S3Config config_;
+    s3::S3Location location_;
+    s3::S3Client client_;
+    std::filesystem::path spool_;
+    s3::MirrorState state_;
+    std::map<std::string, s3::ListedObject> listing_;
+    std::uint64_t pool_requests_ = 0;
+    std::unique_ptr<UploadPool> pool_;
+};
+
+}  // namespace rpmirror

@@ -1,0 +1,439 @@
+// `rpmirror sync -p s3://BUCKET/PREFIX`: a real repository (rpmbuild + createrepo_c) served by
+// real nginx, mirrored by the real binary into a real Ceph RADOS Gateway.
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "integration/s3/ceph_fixture.hpp"
+#include "integration/sync/sync_harness.hpp"
+#include "rpmirror/checksum.hpp"
+#include "rpmirror/metadata.hpp"
+#include "s3/mirror_state.hpp"
+#include "s3/upload.hpp"
+#include "support/nginx.hpp"
+#include "support/temp_dir.hpp"
+
+namespace rpmirror::test {
+namespace {
+
+class S3SyncTest : public CephS3Test {
+  protected:
+    void SetUp() override {
+        CephS3Test::SetUp();
+        if (!nginx_available()) {
+            GTEST_FAIL() << kNginxMissing;
+        }
+        for (const auto& [name, value] : cluster().env()) {
+            ::setenv(name.c_str(), value.c_str(), 1);
+        }
+        std::filesystem::create_directories(tmp_ / "empty-reposdir");
+        TempDir::write_at(tmp_ / "empty.conf", "[main]\n");
+        // A prefix of its own: a bucket outlives a run of the tests.
+        prefix_ = "run-" + std::to_string(::getpid()) + "-" + std::to_string(++runs_);
+        upstream_ = copy_repo(test_repo("sample-repo"), tmp_ / "upstream");
+        server_ = std::make_unique<NginxServer>(upstream_, tmp_ / "nginx");
+        repo_url_ = server_->url("/");
+        revisions_ = {upstream_};
+    }
+
+    // "s3://BUCKET/PREFIX"
+    std::string destination() const { return "s3://" + bucket() + "/" + prefix_; }
+    // The key of `relative` in the mirrored repository "sample".
+    std::string key(const std::string& relative) const { return prefix_ + "/sample/" + relative; }
+
+    CommandResult sync(std::vector<std::string> extra, const std::string& fault = {}) {
+        std::vector<std::string> args{"-c",
+                                      (tmp_ / "empty.conf").string(),
+                                      "--reposdir",
+                                      (tmp_ / "empty-reposdir").string(),
+                                      "--repofrompath",
+                                      "sample," + repo_url_,
+                                      "--repo",
+                                      "sample",
+                                      "-p",
+                                      destination(),
+                                      "--json",
+                                      (tmp_ / "report.json").string()};
+        args.insert(args.end(), extra.begin(), extra.end());
+        if (!fault.empty()) {
+            ::setenv("RPMIRROR_FAULT", fault.c_str(), 1);
+        }
+        CommandResult result = run_to_end(rpmirror_sync_argv(args), tmp_ / "logs");
+        ::unsetenv("RPMIRROR_FAULT");
+        return result;
+    }
+
+    nlohmann::json repo_report() const {
+        return nlohmann::json::parse(read_file(tmp_ / "report.json")).at("repositories").at(0);
+    }
+
+    // Every object of the mirrored repository, by key relative to it.
+    std::map<std::string, s3::ListedObject> objects() {
+        s3::S3Location repo{bucket(), prefix_ + "/sample/"};
+        auto listed = s3::list_mirror(client(), repo);
+        EXPECT_TRUE(listed) << listed.error().to_string();
+        return listed ? *listed : std::map<std::string, s3::ListedObject>{};
+    }
+
+    // Asserts the publish guarantee: iff repodata/repomd.xml is in the bucket, every record it
+    // lists is there with its size, and every package of `upstream` too.
+    void expect_published_complete(const std::string& when) {
+        const auto listed = objects();
+        const auto repomd = listed.find("repodata/repomd.xml");
+        if (repomd == listed.end()) {
+            return;
+        }
+        auto body = client().get_object(bucket(), key("repodata/repomd.xml"));
+        ASSERT_TRUE(body) << body.error().to_string();
+        auto parsed = parse_repomd(*body, "repomd.xml");
+        ASSERT_TRUE(parsed) << when;
+        for (const RepomdRecord& record : parsed->records) {
+            const auto found = listed.find(record.location_href);
+            ASSERT_NE(found, listed.end()) << when << ": " << record.location_href;
+            if (record.size) {
+                EXPECT_EQ(found->second.size, *record.size) << when << ": " << record.location_href;
+            }
+        }
+        // The packages of the upstream revision whose repomd.xml is published.
+        std::filesystem::path revision;
+        for (const std::filesystem::path& candidate : revisions_) {
+            if (read_file(candidate / "repodata" / "repomd.xml") == *body) {
+                revision = candidate;
+            }
+        }
+        ASSERT_FALSE(revision.empty()) << when << ": the published repomd.xml is no upstream's";
+        for (const auto& [path, digest] : package_digests(revision)) {
+            const auto found = listed.find(path);
+            ASSERT_NE(found, listed.end()) << when << ": " << path;
+            EXPECT_EQ(found->second.size, std::filesystem::file_size(revision / path))
+                << when << ": " << path;
+        }
+    }
+
+    TempDir tmp_;
+    std::string prefix_;
+    std::filesystem::path upstream_;
+    std::unique_ptr<NginxServer> server_;
+    std::string repo_url_;  // where sync() mirrors from
+    // The upstream revisions a published repomd.xml may be (expect_published_complete).
+    std::vector<std::filesystem::path> revisions_;
+    static inline int runs_ = 0;
+};
+
+TEST_F(S3SyncTest, FullSyncUploadsPackagesMetadataAndState) {
+    const CommandResult result = sync({"--download-metadata"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const auto listed = objects();
+    const auto packages = package_digests(upstream_);
+    ASSERT_FALSE(packages.empty());
+    for (const auto& [path, digest] : packages) {
+        const auto found = listed.find(path);
+        ASSERT_NE(found, listed.end()) << path;
+        EXPECT_EQ(found->second.size, std::filesystem::file_size(upstream_ / path)) << path;
+        auto info = client().head_object(bucket(), key(path));
+        ASSERT_TRUE(info) << info.error().to_string();
+        EXPECT_EQ(info->metadata["sha256"], digest) << path;
+    }
+    for (const auto& entry : std::filesystem::directory_iterator(upstream_ / "repodata")) {
+        const std::string relative = "repodata/" + entry.path().filename().string();
+        ASSERT_TRUE(listed.contains(relative)) << relative;
+        EXPECT_EQ(listed.at(relative).size, entry.file_size()) << relative;
+    }
+    auto repomd = client().get_object(bucket(), key("repodata/repomd.xml"));
+    ASSERT_TRUE(repomd);
+    EXPECT_EQ(*repomd, read_file(upstream_ / "repodata" / "repomd.xml"));
+    auto state = s3::load_state(client(), s3::S3Location{bucket(), prefix_ + "/sample/"});
+    ASSERT_TRUE(state && *state);
+    EXPECT_EQ((*state)->repomd_sha256,
+              hash_bytes(ChecksumType::Sha256, read_file(upstream_ / "repodata" / "repomd.xml")));
+    for (const auto& [path, digest] : packages) {
+        ASSERT_TRUE((*state)->objects.contains(path)) << path;
+        EXPECT_EQ((*state)->objects.at(path).digest, digest);
+        EXPECT_TRUE(s3::still_matches((*state)->objects.at(path), listed.at(path))) << path;
+    }
+    const nlohmann::json report = repo_report();
+    EXPECT_EQ(report.at("downloaded").get<std::size_t>(), packages.size());
+    EXPECT_TRUE(report.at("ok").get<bool>());
+}
+
+TEST_F(S3SyncTest, NoopCostsOneStateGetAndOneListing) {
+    ASSERT_EQ(sync({"--download-metadata"}).exit_code, 0);
+    const CommandResult again = sync({"--download-metadata"});
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    const nlohmann::json report = repo_report();
+    EXPECT_TRUE(report.at("noop").get<bool>());
+    // The state GET and one LIST (fewer than 1000 objects): no HEAD per package, no upload.
+    EXPECT_EQ(report.at("s3_requests").get<std::uint64_t>(), 2U);
+    EXPECT_EQ(report.at("kept").get<std::size_t>(), package_digests(upstream_).size());
+}
+
+TEST_F(S3SyncTest, ChangedObjectIsUploadedAgain) {
+    ASSERT_EQ(sync({}).exit_code, 0);
+    const std::string path = package_digests(upstream_).begin()->first;
+    ASSERT_TRUE(client().put_object(bucket(), key(path), "overwritten"));
+    const CommandResult again = sync({});
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_FALSE(repo_report().at("noop").get<bool>());
+    EXPECT_EQ(repo_report().at("downloaded").get<std::size_t>(), 1U);
+    EXPECT_EQ(objects().at(path).size, std::filesystem::file_size(upstream_ / path));
+}
+
+TEST_F(S3SyncTest, NewRevisionKeepsPreviousRecordsOneRun) {
+    ASSERT_EQ(sync({"--download-metadata"}).exit_code, 0);
+    std::set<std::string> first_records;
+    for (const auto& [relative, object] : objects()) {
+        if (relative.starts_with("repodata/") && relative != "repodata/repomd.xml") {
+            first_records.insert(relative);
+        }
+    }
+    const auto packages = package_digests(upstream_);
+    const std::string removed = packages.begin()->first;
+    std::filesystem::remove(upstream_ / removed);
+    recreate_repo(upstream_, "2", tmp_ / "logs");
+    const CommandResult second = sync({"--download-metadata", "--delete"});
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+    auto listed = objects();
+    EXPECT_EQ(*client().get_object(bucket(), key("repodata/repomd.xml")),
+              read_file(upstream_ / "repodata" / "repomd.xml"));
+    EXPECT_FALSE(listed.contains(removed)) << "--delete";
+    const nlohmann::json report = repo_report();
+    ASSERT_EQ(report.at("deleted").size(), 1U);
+    EXPECT_EQ(report.at("deleted").at(0).get<std::string>(), removed);
+    for (const std::string& record : first_records) {
+        EXPECT_TRUE(listed.contains(record)) << "kept one more run: " << record;
+    }
+    expect_published_complete("revision 2");
+    // Revision 3: revision 1's records go (none of them is listed by revision 2 or 3).
+    std::filesystem::copy_file(test_repo("sample-repo") / removed, upstream_ / removed);
+    recreate_repo(upstream_, "3", tmp_ / "logs");
+    ASSERT_EQ(sync({"--download-metadata"}).exit_code, 0);
+    listed = objects();
+    auto published = parse_repomd(read_file(upstream_ / "repodata" / "repomd.xml"), "r");
+    ASSERT_TRUE(published);
+    std::set<std::string> third;
+    for (const RepomdRecord& record : published->records) {
+        third.insert(record.location_href);
+    }
+    for (const std::string& record : first_records) {
+        if (!third.contains(record)) {
+            EXPECT_FALSE(listed.contains(record)) << "revision 1's, collected: " << record;
+        }
+    }
+    EXPECT_TRUE(listed.contains(removed));
+    expect_published_complete("revision 3");
+}
+
+TEST_F(S3SyncTest, MissingBucketNamesBucketAndCode) {
+    const std::string missing = "s3://no-such-bucket-" + std::to_string(::getpid()) + "/m";
+    std::vector<std::string> args{"-c",
+                                  (tmp_ / "empty.conf").string(),
+                                  "--reposdir",
+                                  (tmp_ / "empty-reposdir").string(),
+                                  "--repofrompath",
+                                  "sample," + server_->url("/"),
+                                  "--repo",
+                                  "sample",
+                                  "-p",
+                                  missing,
+                                  "--download-metadata"};
+    const CommandResult result = run_to_end(rpmirror_sync_argv(args), tmp_ / "logs");
+    EXPECT_NE(result.exit_code, 0);
+    EXPECT_NE(result.err.find("s3://no-such-bucket-"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("NoSuchBucket"), std::string::npos) << result.err;
+}
+
+TEST_F(S3SyncTest, BadCredentialsNameBucketAndCodeAndPublishNothing) {
+    ::setenv("AWS_SECRET_ACCESS_KEY", "wrong-secret-key", 1);
+    const CommandResult result = sync({"--download-metadata"});
+    ::setenv("AWS_SECRET_ACCESS_KEY", cluster().env().at("AWS_SECRET_ACCESS_KEY").c_str(), 1);
+    EXPECT_NE(result.exit_code, 0);
+    EXPECT_NE(result.err.find("s3://" + bucket()), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("SignatureDoesNotMatch"), std::string::npos) << result.err;
+    EXPECT_TRUE(objects().empty());
+}
+
+TEST_F(S3SyncTest, LocalMetadataPathWithS3DestinationIsRefused) {
+    const CommandResult result =
+        sync({"--download-metadata", "--metadata-path", (tmp_ / "meta").string()});
+    EXPECT_NE(result.exit_code, 0);
+    EXPECT_NE(result.err.find("--metadata-path"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find(destination()), std::string::npos) << result.err;
+    EXPECT_TRUE(objects().empty());
+}
+
+TEST_F(S3SyncTest, SmallPartSizeUploadsInPartsAndLeavesNoUpload) {
+    // A 12 MiB file in 5 MiB parts: three parts.
+    std::string big(12U << 20, '\0');
+    for (std::size_t i = 0; i < big.size(); ++i) {
+        big[i] = static_cast<char>((i * 2654435761U) >> 24);
+    }
+    const auto file = TempDir::write_at(tmp_ / "big.rpm", big);
+    s3::UploadSpec spec;
+    spec.checksum_type = ChecksumType::Sha512;
+    spec.digest = hash_bytes(ChecksumType::Sha512, big);
+    spec.part_size = s3::kMinPartSize;
+    auto stored = s3::upload_file(client(), bucket(), key("big.rpm"), file, spec);
+    ASSERT_TRUE(stored) << stored.error().to_string();
+    EXPECT_EQ(stored->size, big.size());
+    auto info = client().head_object(bucket(), key("big.rpm"));
+    ASSERT_TRUE(info);
+    EXPECT_EQ(info->etag, stored->etag);
+    EXPECT_NE(info->etag.find("-3"), std::string::npos) << info->etag;  // a multipart ETag
+    EXPECT_EQ(info->metadata["sha256"], hash_bytes(ChecksumType::Sha256, big));
+    EXPECT_EQ(info->metadata["sha512"], spec.digest);
+    EXPECT_EQ(*client().get_object(bucket(), key("big.rpm")), big);
+    auto uploads = client().list_multipart_uploads(bucket(), prefix_);
+    ASSERT_TRUE(uploads);
+    EXPECT_TRUE(uploads->empty());
+}
+
+TEST_F(S3SyncTest, FailedMultipartUploadIsAborted) {
+    // Parts of 1 MiB: the store refuses to complete the upload (EntityTooSmall); the upload
+    // must then be aborted, leaving neither the object nor its parts.
+    const std::string big(3U << 20, 'x');
+    const auto file = TempDir::write_at(tmp_ / "big.rpm", big);
+    s3::UploadSpec spec;
+    spec.digest = hash_bytes(ChecksumType::Sha256, big);
+    spec.part_size = 1U << 20;
+    auto stored = s3::upload_file(client(), bucket(), key("big.rpm"), file, spec);
+    ASSERT_FALSE(stored);
+    EXPECT_NE(stored.error().subject.find(key("big.rpm")), std::string::npos)
+        << stored.error().to_string();
+    EXPECT_NE(stored.error().message.find("EntityTooSmall"), std::string::npos)
+        << stored.error().to_string();
+    auto uploads = client().list_multipart_uploads(bucket(), prefix_);
+    ASSERT_TRUE(uploads);
+    EXPECT_TRUE(uploads->empty());
+    EXPECT_FALSE(objects().contains("big.rpm"));
+}
+
+TEST_F(S3SyncTest, KillAtAnyStoreWriteNeverPublishesIncompleteMetadata) {
+    // Revision 2 upstream beside revision 1: a kill may hit a first sync or the replacement
+    // of published metadata.
+    const std::filesystem::path second = copy_repo(upstream_, tmp_ / "upstream-2");
+    std::filesystem::remove(second / package_digests(second).begin()->first);
+    recreate_repo(second, "2", tmp_ / "logs");
+    NginxServer second_server(second, tmp_ / "nginx-2");
+    revisions_ = {upstream_, second};
+    const std::string first_url = repo_url_;
+    const std::string base = prefix_;
+    const std::vector<std::string> args{"--download-metadata", "--s3-parallel", "1", "--delete"};
+    int kills = 0;
+    for (const bool replacing : {false, true}) {
+        // The store writes (PUT, POST, DELETE) of an uninterrupted run, counted from its
+        // requests less the state GET and the listing.
+        prefix_ = base + (replacing ? "-count-2" : "-count-1");
+        repo_url_ = first_url;
+        if (replacing) {
+            ASSERT_EQ(sync(args).exit_code, 0);
+            repo_url_ = second_server.url("/");
+        }
+        ASSERT_EQ(sync(args).exit_code, 0);
+        const auto writes = repo_report().at("s3_requests").get<std::uint64_t>() - 2;
+        ASSERT_GE(writes, 6U);
+        for (std::uint64_t point = 1; point <= writes;
+             point += std::max<std::uint64_t>(1, writes / 6)) {
+            prefix_ = base + (replacing ? "-r-" : "-f-") + std::to_string(point);
+            const std::string when = (replacing ? "replacing, " : "first sync, ") +
+                                     std::string("kill:s3:") + std::to_string(point);
+            repo_url_ = first_url;
+            if (replacing) {
+                ASSERT_EQ(sync(args).exit_code, 0) << when;
+                repo_url_ = second_server.url("/");
+            }
+            const CommandResult killed = sync(args, "kill:s3:" + std::to_string(point));
+            if (killed.err.find("rpmirror-fault: kill before s3") != std::string::npos) {
+                ++kills;
+            }
+            expect_published_complete(when);
+            const CommandResult final_run = sync(args);
+            ASSERT_EQ(final_run.exit_code, 0) << when << final_run.err;
+            expect_published_complete(when + ", then a full run");
+            EXPECT_EQ(*client().get_object(bucket(), key("repodata/repomd.xml")),
+                      read_file((replacing ? second : upstream_) / "repodata" / "repomd.xml"))
+                << when;
+            ASSERT_EQ(sync(args).exit_code, 0) << when;
+            EXPECT_TRUE(repo_report().at("noop").get<bool>()) << when;
+        }
+    }
+    EXPECT_GE(kills, 10);
+}
+
+TEST_F(S3SyncTest, JobFileDestinationAndStoreSettings) {
+    // The endpoint and addressing come from [main] only: the environment has none.
+    ::unsetenv("AWS_ENDPOINT_URL");
+    const auto config = TempDir::write_at(
+        tmp_ / "rpmirror.conf", "[main]\ndestination = " + destination() +
+                                    "/\ns3-endpoint = " + cluster().endpoint() +
+                                    "\ns3-addressing = path\n\n[sample]\nbaseurl = " + repo_url_ +
+                                    "\ndownload-metadata = 1\n");
+    const CommandResult result = run_to_end(
+        rpmirror_sync_argv({"--config-file", config.string(), "--state-dir",
+                            (tmp_ / "state").string(), "--json", (tmp_ / "report.json").string()}),
+        tmp_ / "logs");
+    ::setenv("AWS_ENDPOINT_URL", cluster().endpoint().c_str(), 1);
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    // The job's repository: DESTINATION/<job name>/.
+    EXPECT_EQ(*client().get_object(bucket(), key("repodata/repomd.xml")),
+              read_file(upstream_ / "repodata" / "repomd.xml"));
+    expect_published_complete("job mode");
+}
+
+TEST_F(S3SyncTest, DnfDownloadsFromTheGatewayWithPublicReadAcl) {
+    const CommandResult synced = sync({"--download-metadata", "--s3-acl", "public-read"});
+    ASSERT_EQ(synced.exit_code, 0) << synced.err;
+    // Anonymous plain HTTP, as a CDN or dnf reads the mirror.
+    const std::string url = cluster().endpoint() + "/" + bucket() + "/" + prefix_ + "/sample/";
+    std::vector<std::string> argv = isolated_dnf(tmp_ / "dnf");
+    const std::filesystem::path downloaded = tmp_ / "downloaded";
+    argv.insert(argv.end(), {"--repofrompath=m," + url, "--repo=m", "download", "--destdir",
+                             downloaded.string(), "rpmirror-sample-medium"});
+    const CommandResult download = run_to_end(argv, tmp_ / "logs");
+    ASSERT_EQ(download.exit_code, 0) << download.out << download.err;
+    const std::string name = "rpmirror-sample-medium-1.0-1.noarch.rpm";
+    EXPECT_EQ(read_file(downloaded / name), read_file(upstream_ / "Packages" / name));
+}
+
+TEST_F(S3SyncTest, PackageLargerThanPartSizeIsUploadedInParts) {
+    // A real 12 MiB package (incompressible, stored uncompressed) beside the sample packages.
+    const std::filesystem::path top = tmp_ / "rpmbuild";
+    const auto spec = TempDir::write_at(
+        tmp_ / "big.spec",
+        "Name: rpmirror-big\nVersion: 1.0\nRelease: 1\nSummary: big\nLicense: MIT\n"
+        "BuildArch: noarch\n%description\nbig\n%install\nmkdir -p %{buildroot}/usr/share/big\n"
+        "head -c 12582912 /dev/urandom > %{buildroot}/usr/share/big/blob\n"
+        "%files\n/usr/share/big/blob\n");
+    run_checked({"rpmbuild", "--quiet", "-bb", "--define", "_topdir " + top.string(), "--define",
+                 "_binary_payload w0.ufdio", spec.string()},
+                tmp_ / "logs");
+    const std::string name = "rpmirror-big-1.0-1.noarch.rpm";
+    std::filesystem::copy_file(top / "RPMS" / "noarch" / name, upstream_ / "Packages" / name);
+    recreate_repo(upstream_, "2", tmp_ / "logs");
+    const CommandResult result = sync({"--download-metadata", "--s3-part-size", "5M"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const std::string relative = "Packages/" + name;
+    const std::string body = read_file(upstream_ / relative);
+    ASSERT_GT(body.size(), 10U << 20);
+    auto info = client().head_object(bucket(), key(relative));
+    ASSERT_TRUE(info) << info.error().to_string();
+    EXPECT_EQ(info->size, body.size());
+    EXPECT_NE(info->etag.find("-3"), std::string::npos) << info->etag;  // three parts
+    EXPECT_EQ(info->metadata["sha256"], hash_bytes(ChecksumType::Sha256, body));
+    EXPECT_EQ(*client().get_object(bucket(), key(relative)), body);
+    auto uploads = client().list_multipart_uploads(bucket(), prefix_);
+    ASSERT_TRUE(uploads);
+    EXPECT_TRUE(uploads->empty());
+    expect_published_complete("multipart");
+    ASSERT_EQ(sync({"--download-metadata", "--s3-part-size", "5M"}).exit_code, 0);
+    EXPECT_TRUE(repo_report().at("noop").get<bool>());
+}
+
+}  // namespace
+}  // namespace rpmirror::test
