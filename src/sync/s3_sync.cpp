@@ -23,6 +23,9 @@ constexpr std::string_view kRepodata = "repodata/";
 constexpr std::string_view kRepomdKey = "repodata/repomd.xml";
 constexpr std::string_view kSignatureKey = "repodata/repomd.xml.asc";
 constexpr std::string_view kCompsKey = "comps.xml";
+// How long a worker's lease lasts unless renewed (a third of it between renewals): a worker that
+// died blocks the repository at most this long.
+constexpr std::chrono::seconds kLeaseTtl{900};
 
 bool is_package_key(std::string_view key) {
     return key.ends_with(".rpm") && !key.starts_with(kRepodata) &&
@@ -93,6 +96,7 @@ S3Destination::~S3Destination() {
     if (pool_) {
         (void)end_uploads();
     }
+    lease_.reset();
     std::error_code ignored;
     std::filesystem::remove_all(spool_, ignored);
 }
@@ -130,6 +134,34 @@ Result<std::unique_ptr<S3Destination>> S3Destination::open(const SyncOptions& op
     }
     return std::unique_ptr<S3Destination>(
         new S3Destination(options, std::move(*config), std::move(*location), name));
+}
+
+Result<void> S3Destination::lock(std::optional<std::chrono::seconds> wait, std::stop_token stop,
+                                 std::vector<std::string>& warnings) {
+    auto lease = s3::Lease::acquire(client_, location_, s3::default_lease_owner(), kLeaseTtl, wait,
+                                    std::move(stop));
+    if (!lease) {
+        return tl::unexpected(std::move(lease.error()));
+    }
+    warnings.insert(warnings.end(), lease->warnings().begin(), lease->warnings().end());
+    lease_.emplace(std::move(*lease));
+    lease_renewed_ = std::chrono::steady_clock::now();
+    return {};
+}
+
+Result<void> S3Destination::keep_lock(bool now) {
+    if (lease_error_) {
+        return tl::unexpected(*lease_error_);
+    }
+    if (!lease_ || (!now && std::chrono::steady_clock::now() - lease_renewed_ < kLeaseTtl / 3)) {
+        return {};
+    }
+    if (auto renewed = lease_->renew(); !renewed) {
+        lease_error_ = renewed.error();
+        return renewed;
+    }
+    lease_renewed_ = std::chrono::steady_clock::now();
+    return {};
 }
 
 Result<void> S3Destination::load() {
@@ -254,6 +286,7 @@ void S3Destination::begin_uploads(std::span<const S3Package> packages, std::stop
 }
 
 void S3Destination::upload_when_ready(std::size_t item) {
+    (void)keep_lock();  // a lost lease fails publish()
     {
         const std::lock_guard lock(pool_->mutex);
         pool_->queue.push_back(item);
@@ -294,6 +327,10 @@ Result<void> S3Destination::publish(std::span<const S3Package> packages,
                                     const std::optional<std::string>& comps_xml,
                                     const std::string& repomd_sha256,
                                     const std::string& fingerprint, RepoSyncReport& report) {
+    // Nothing is published by a worker that lost its lease to another.
+    if (auto kept = keep_lock(/*now=*/true); !kept) {
+        return kept;
+    }
     std::set<std::string> keep;  // what the new state describes
     for (const S3Package& package : packages) {
         keep.insert(package.key);

@@ -10,6 +10,7 @@
 // last. Records of the previous revision stay one more run, then are deleted (GC).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -24,6 +25,7 @@
 #include "rpmirror/error.hpp"
 #include "rpmirror/s3.hpp"
 #include "rpmirror/sync.hpp"
+#include "s3/lease.hpp"
 #include "s3/mirror_state.hpp"
 
 namespace rpmirror {
@@ -64,6 +66,17 @@ class S3Destination {
     ~S3Destination();
     S3Destination(const S3Destination&) = delete;
     S3Destination& operator=(const S3Destination&) = delete;
+
+    // Takes the repository's lease (`.rpmirror/lock`, s3/lease.hpp) for this sync, waiting up to
+    // `wait` for another worker's; released when the destination is destroyed. Returns
+    // Error{Busy} naming the holder and its expiry iff another worker holds it; `warnings`
+    // receives what the user should know (a store that does not honour If-None-Match).
+    Result<void> lock(std::optional<std::chrono::seconds> wait, std::stop_token stop,
+                      std::vector<std::string>& warnings);
+    // Extends the lease iff a third of its time has passed since it was taken or last extended,
+    // or `now` (cheap to call often, on the thread that took it). Returns Error{Busy} iff it was
+    // lost (then and at every later call).
+    Result<void> keep_lock(bool now = false);
 
     // Reads the state object and lists the repository (1 GET + one LIST per 1000 objects).
     // Returns the store's error (naming s3://BUCKET/KEY and its code) for a missing bucket or
@@ -126,6 +139,10 @@ class S3Destination {
     std::map<std::string, s3::ListedObject> listing_;
     std::uint64_t pool_requests_ = 0;
     std::unique_ptr<UploadPool> pool_;
+    // After client_, which it uses: destroyed (released) first.
+    std::optional<s3::Lease> lease_;
+    std::chrono::steady_clock::time_point lease_renewed_;
+    std::optional<Error> lease_error_;
 };
 
 }  // namespace rpmirror

@@ -587,6 +587,12 @@ class RepoSync {
             return tl::unexpected(std::move(opened.error()));
         }
         s3_ = std::move(*opened);
+        // The repository's lease: two workers (--shard, overlapping timers) never sync it at once.
+        if (options_.take_lock) {
+            if (auto locked = s3_->lock(options_.lock_wait, stop_, report_.warnings); !locked) {
+                return locked;
+            }
+        }
         if (auto loaded = s3_->load(); !loaded) {
             return loaded;
         }
