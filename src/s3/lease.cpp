@@ -1,10 +1,14 @@
 // The lease lock of an s3:// mirror (see s3/lease.hpp).
 #include "s3/lease.hpp"
 
+#include <signal.h>
+
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
+#include <charconv>
 #include <condition_variable>
 #include <ctime>
 #include <mutex>
@@ -117,6 +121,31 @@ std::string default_lease_owner() {
     return fmt::format("{}:{}", host[0] != '\0' ? host.data() : "localhost", ::getpid());
 }
 
+namespace {
+
+// Returns true iff `owner` names a process of this host (default_lease_owner's "HOST:PID") that
+// no longer exists: a worker killed here (a cron run's SIGKILL) does not block its repository
+// until the lease expires. A pid reused since only makes it look alive (the lease then expires).
+bool holder_died_here(std::string_view owner) {
+    const std::size_t colon = owner.rfind(':');
+    if (colon == std::string_view::npos) {
+        return false;
+    }
+    const std::string ours = default_lease_owner();
+    if (ours.substr(0, ours.rfind(':')) != owner.substr(0, colon)) {
+        return false;
+    }
+    pid_t pid = 0;
+    const std::string_view digits = owner.substr(colon + 1);
+    const auto parsed = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
+    if (parsed.ec != std::errc() || parsed.ptr != digits.data() + digits.size() || pid <= 0) {
+        return false;
+    }
+    return ::kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+}  // namespace
+
 Lease::Lease(S3Client& client, S3Location repo, LeaseRecord record, std::chrono::seconds ttl)
     : client_(&client), repo_(std::move(repo)), record_(std::move(record)), ttl_(ttl) {}
 
@@ -207,8 +236,10 @@ Result<Lease> Lease::acquire(S3Client& client, const S3Location& repo, std::stri
                               "other workers keep taking and releasing this lock; try again", url);
         }
         const LeaseRecord& holder = *current->record;
-        if (holder.expires < unix_now(client) && !took_over_expired) {
-            // Expired: its worker died or stalled. Taken over once (see the race in lease.hpp).
+        if ((holder.expires < unix_now(client) || holder_died_here(holder.owner)) &&
+            !took_over_expired) {
+            // Expired, or its worker died on this host: taken over once (see the race in
+            // lease.hpp).
             took_over_expired = true;
             if (auto removed = client.delete_object(repo.bucket, key); !removed) {
                 return tl::unexpected(std::move(removed.error()));

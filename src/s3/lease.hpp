@@ -57,10 +57,11 @@ class Lease {
     // `<repo>.rpmirror/lock` with PUT If-None-Match: * holding {owner, now + ttl, token}, then
     // repeats that PUT once to learn whether the store honoured the condition (a second create
     // refused with 412: it did; accepted: it did not, and warnings() says two workers are not
-    // excluded). If the lock exists: it is read; an expired one (expires < now) is deleted and
-    // the create tried once more (see the race above); a live one is Error{Busy}
-    // "s3://BUCKET/KEY: being synced by OWNER until TIME (UTC)". With `wait`, a live lock is
-    // waited for, polling (0.25 s doubling to 5 s) until it is released or expires, for at most
+    // excluded). If the lock exists: it is read; an expired one (expires < now), or one whose owner
+    // is a process of this host that no longer exists (default_lease_owner), is deleted and the
+    // create tried once more (see the race above); a live one is Error{Busy} "s3://BUCKET/KEY:
+    // being synced by OWNER until TIME (UTC)". With `wait`, a live lock is waited for, polling
+    // (0.25 s doubling to 5 s) until it is released or expires, for at most
     // `*wait`; `stop` ends the wait early with Error{Interrupted}. A lock object that is not a
     // lease (unreadable JSON) is never deleted: Error{Busy} naming it. Request failures are
     // returned as the client reports them (bucket, key, server code). `ttl` >= 1 s.
