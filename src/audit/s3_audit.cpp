@@ -4,13 +4,12 @@
 #include <stdlib.h>
 
 #include <algorithm>
-#include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <set>
 #include <thread>
 #include <utility>
@@ -234,12 +233,14 @@ class S3Auditor {
                                   url(*primary_key));
             }
         }
-        RepoPackageSource source;
-        if (auto fetched = fetch_record(*primary, *primary_key); !fetched) {
-            return tl::unexpected(std::move(fetched.error()));
-        } else {
-            source.primary_path = *fetched;
+        auto primary_path = fetch_record(*primary, *primary_key);
+        if (!primary_path) {
+            Error error = std::move(primary_path.error());
+            error.message += "; the package list cannot be trusted, packages not audited";
+            return tl::unexpected(std::move(error));
         }
+        RepoPackageSource source;
+        source.primary_path = *primary_path;
         source.primary_name = url(*primary_key);
         source.primary_open_size = primary->open_size;
         if (const RepomdRecord* modules = repomd->find("modules");
@@ -300,7 +301,6 @@ class S3Auditor {
         if (auto verified = verify_metadata_file(local, record); !verified) {
             Error error = std::move(verified.error());
             error.subject = url(key);
-            error.message += "; the package list cannot be trusted, packages not audited";
             return tl::unexpected(std::move(error));
         }
         return local;

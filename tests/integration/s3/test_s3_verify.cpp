@@ -297,7 +297,8 @@ TEST_F(S3VerifyCliTest, VerifiesDiscoveredRepositoriesAndReportsDamage) {
     upload_mirror();
     ASSERT_EQ(verify({}), 0) << output();
     EXPECT_NE(output().find("sample: OK: 5 packages"), std::string::npos) << output();
-    EXPECT_EQ(json()["repositories"][0]["id"], "sample");
+    EXPECT_EQ(json()["repositories"][0]["repo"], "sample");
+    EXPECT_EQ(json()["repositories"][0]["directory"], "s3://" + bucket() + "/mirror/sample/");
     EXPECT_EQ(json()["repositories"][0]["from_cache"], json()["repositories"][0]["verified"]);
 
     std::string damaged = original(kDataPackage);
