@@ -238,6 +238,17 @@ class Printer {
     FILE* out_;
 };
 
+// Writes the --json report (iff asked for); returns `exit_code`, or kExitFailure iff it cannot.
+int write_json_report(const VerifyArgs& args, const std::vector<AuditRunEntry>& entries,
+                      int exit_code) {
+    if (!args.json_file.empty() &&
+        !write_report(args.json_file, format_audit_json(entries, exit_code))) {
+        fmt::print(stderr, "rpmirror: {}: cannot write the JSON report\n", args.json_file);
+        exit_code = kExitFailure;
+    }
+    return exit_code;
+}
+
 // Returns the ids of the repositories mirrored under `mirror` (published metadata or a state
 // object at <id>/), sorted, from one listing of the prefix.
 Result<std::vector<std::string>> discover_s3_repositories(s3::S3Client& client,
@@ -364,12 +375,7 @@ int run_verify_s3(const VerifyArgs& args, std::int64_t min_build_time) {
         }
         entries.push_back(std::move(entry));
     }
-    if (!args.json_file.empty() &&
-        !write_report(args.json_file, format_audit_json(entries, exit_code))) {
-        fmt::print(stderr, "rpmirror: {}: cannot write the JSON report\n", args.json_file);
-        exit_code = kExitFailure;
-    }
-    return exit_code;
+    return write_json_report(args, entries, exit_code);
 }
 
 int run_verify(VerifyArgs& args) {
@@ -503,12 +509,7 @@ int run_verify(VerifyArgs& args) {
         }
         entries.push_back(std::move(entry));
     }
-    if (!args.json_file.empty() &&
-        !write_report(args.json_file, format_audit_json(entries, exit_code))) {
-        fmt::print(stderr, "rpmirror: {}: cannot write the JSON report\n", args.json_file);
-        exit_code = kExitFailure;
-    }
-    return exit_code;
+    return write_json_report(args, entries, exit_code);
 }
 
 }  // namespace

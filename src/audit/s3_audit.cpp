@@ -16,6 +16,7 @@
 
 #include <fmt/core.h>
 
+#include "audit/report_parts.hpp"
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/metadata.hpp"
 #include "rpmirror/plan.hpp"
@@ -197,21 +198,9 @@ class S3Auditor {
         }
         std::optional<std::string> primary_key;
         for (const RepomdRecord& record : repomd->records) {
-            auto relative =
-                safe_relative_path(record.location_href, "repomd.xml record '" + record.type + "'");
+            const std::optional<std::filesystem::path> relative =
+                audit_parts::record_path(record, report_);
             if (!relative) {
-                AuditProblem problem;
-                problem.kind = ProblemKind::Unsafe;
-                problem.path = record.location_href;
-                problem.is_metadata = true;
-                problem.detail = relative.error().to_string();
-                report_.problems.push_back(std::move(problem));
-                continue;
-            }
-            if (record.location_base && !record.location_base->empty()) {
-                report_.warnings.push_back(fmt::format(
-                    "repomd.xml record '{}' lives at {} (xml:base); its copy is not checked",
-                    record.type, record.location_base->c_str()));
                 continue;
             }
             if (&record == primary) {
@@ -260,15 +249,10 @@ class S3Auditor {
             source.modules_path = *fetched;
             source.modules_name = url(relative->generic_string());
         }
-        auto packages = read_repo_packages(source, options_.selection);
+        auto packages = audit_parts::read_packages(source, options_.selection, report_);
         if (!packages) {
             return tl::unexpected(std::move(packages.error()));
         }
-        for (const IndexIssue& issue : packages->skipped) {
-            report_.warnings.push_back(issue.message);
-        }
-        report_.warnings.insert(report_.warnings.end(), packages->warnings.begin(),
-                                packages->warnings.end());
         // The planner's safe paths (an object store has no symlinks, but an href must still
         // name a key inside the repository: the sync refuses any other).
         auto plan = plan_sync(packages->index, packages->selection, scratch_->path() / "plan",
@@ -484,15 +468,7 @@ RepoAuditReport audit_s3_repository(std::string_view repo_id, const s3::S3Config
     if (auto audited = auditor.run(); !audited) {
         report.error = std::move(audited.error());
     }
-    std::stable_sort(report.problems.begin(), report.problems.end(),
-                     [](const AuditProblem& left, const AuditProblem& right) {
-                         if (left.is_metadata != right.is_metadata) {
-                             return left.is_metadata;
-                         }
-                         return left.path < right.path;
-                     });
-    report.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    audit_parts::finish(report, started);
     return report;
 }
 
