@@ -11,6 +11,7 @@ _rpmirror_repo_source_opts='--repofrompath -c --config --reposdir --varsdir --se
   --basearch --forcearch -x --exclude --excludepkgs --disableexcludes --disable-excludes
   --installroot'
 _rpmirror_state_opts='--state-dir --wait-lock'
+_rpmirror_s3_opts='--s3-endpoint --s3-region --s3-profile --s3-addressing'
 _rpmirror_sync_opts="-h --help --repo --repoid --enablerepo --disablerepo --nogpgcheck --refresh
   -C --cacheonly -4 -6 -y --assumeyes --assumeno --noplugins --enableplugin --disableplugin
   -d --debuglevel -e --errorlevel --color $_rpmirror_repo_source_opts -p --download-path
@@ -21,7 +22,8 @@ _rpmirror_sync_opts="-h --help --repo --repoid --enablerepo --disablerepo --nogp
   --snapshot-dir --config-file --job --parallel-jobs --max-per-host --metrics-file --on-change"
 _rpmirror_verify_opts="-h --help -p --download-path --repo --repoid --remote --extra --no-cache
   --repair -j --threads --safe-write-path -q --quiet --json -a --arch --source -n --newest-only
-  --keep-versions --min-buildtime --all-packages $_rpmirror_state_opts $_rpmirror_repo_source_opts"
+  --keep-versions --min-buildtime --all-packages $_rpmirror_state_opts $_rpmirror_repo_source_opts
+  $_rpmirror_s3_opts"
 _rpmirror_checksum_opts='-h --help -t --type -j --parallel -c --check --no-cache -q --quiet'
 _rpmirror_diff_opts="-h --help --repo --repoid -p --download-path --snapshot-dir --json -q --quiet
   $_rpmirror_repo_source_opts"
@@ -41,7 +43,8 @@ _rpmirror_value_opts=' --repo --repoid --enablerepo --disablerepo --enableplugin
   --disable-excludes --installroot -p --download-path --metadata-path --sign-key
   --keep-versions -a --arch --safe-write-path --dedupe --dedupe-dir --min-buildtime
   --gpgcheck-keys -j --parallel --zchunk --json --state-dir --keep-snapshots --snapshot-dir --config-file --job --parallel-jobs
-  --max-per-host --metrics-file --on-change --threads -t --type --mode --name --as '
+  --max-per-host --metrics-file --on-change --threads -t --type --mode --name --as
+  --s3-endpoint --s3-region --s3-profile --s3-addressing '
 
 # The values of option $1 given on the words before the cursor ("--opt value" and "--opt=value"),
 # one per line; $2... are other spellings of the option.
@@ -244,6 +247,10 @@ _rpmirror() {
             ;;
         --color)
             COMPREPLY=($(compgen -W 'always never auto' -- "$cur"))
+            return
+            ;;
+        --s3-addressing)
+            COMPREPLY=($(compgen -W 'path virtual' -- "$cur"))
             return
             ;;
         --dedupe)
