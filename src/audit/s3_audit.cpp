@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -358,7 +359,9 @@ class S3Auditor {
                                                   Result<ObjectDigest>(ObjectDigest{}));
         for_each_index_in_parallel(small.size(), options_.threads, [&] {
             return [&, client = std::make_shared<s3::S3Client>(config_)](std::size_t index) {
+                const std::uint64_t before = client->request_count();
                 results[index] = hash_whole(*client, *small[index]);
+                worker_requests_.fetch_add(client->request_count() - before);
             };
         });
         for (std::size_t index = 0; index < small.size(); ++index) {
@@ -387,7 +390,7 @@ class S3Auditor {
 
     // Reads `size` bytes of `check` in ranges, up to `threads` ranges at once (each worker with
     // its own client), and hashes them in order.
-    Result<ObjectDigest> hash_ranged(const Check& check, std::uint64_t size) const {
+    Result<ObjectDigest> hash_ranged(const Check& check, std::uint64_t size) {
         const std::uint64_t range_size = std::max<std::uint64_t>(options_.range_size, 1);
         const std::uint64_t range_count = (size + range_size - 1) / range_size;
         const unsigned workers = effective_worker_count(options_.threads, range_count);
@@ -414,14 +417,22 @@ class S3Auditor {
             }  // joined
             for (Result<std::string>& body : bodies) {
                 if (!body) {
+                    count_requests(clients);
                     return tl::unexpected(std::move(body.error()));
                 }
                 hasher.update(body->data(), body->size());
                 digest.size += body->size();
             }
         }
+        count_requests(clients);
         digest.digest = hasher.finish();
         return digest;
+    }
+
+    void count_requests(const std::vector<s3::S3Client>& clients) {
+        for (const s3::S3Client& client : clients) {
+            worker_requests_.fetch_add(client.request_count());
+        }
     }
 
     void record(const Check& check, Result<ObjectDigest> result) {
@@ -456,6 +467,11 @@ class S3Auditor {
     std::optional<s3::MirrorState> state_;
     std::optional<ScratchDir> scratch_;
     std::vector<Check> checks_;
+    std::atomic<std::uint64_t> worker_requests_{0};  // of the clients of the parallel reads
+
+  public:
+    // Returns the requests sent so far by every client of this audit.
+    std::uint64_t requests() const { return client_.request_count() + worker_requests_.load(); }
 };
 
 }  // namespace
@@ -468,6 +484,7 @@ RepoAuditReport audit_s3_repository(std::string_view repo_id, const s3::S3Config
     if (auto audited = auditor.run(); !audited) {
         report.error = std::move(audited.error());
     }
+    report.s3_requests = auditor.requests();
     audit_parts::finish(report, started);
     return report;
 }

@@ -119,6 +119,9 @@ TEST_F(S3VerifyTest, IntactMirrorIsVerifiedFromTheStateWithoutReadingPackages) {
     // what to expect), and they do not count as hashed objects.
     EXPECT_EQ(report.from_cache, report.verified);
     EXPECT_EQ(report.bytes_hashed, 0U);
+    // One LIST (under 1000 objects), the state, repomd.xml and primary.xml: no HEAD or GET per
+    // object.
+    EXPECT_EQ(report.s3_requests, 4U);
     EXPECT_EQ(report.repo_dir, "s3://" + bucket() + "/mirror/sample/");
 }
 
@@ -135,6 +138,8 @@ TEST_F(S3VerifyTest, NoCacheHashesEveryObjectLargeOnesInParallelRanges) {
     EXPECT_EQ(report.from_cache, 0U);
     EXPECT_EQ(report.verified, report.packages + report.metadata_files);
     EXPECT_EQ(report.bytes_hashed, total_bytes_);
+    // The 3 MB package in 7 ranged GETs, every other object (and primary.xml again) in one.
+    EXPECT_EQ(report.s3_requests, 4U + 7U + (report.verified - 1));
 }
 
 TEST_F(S3VerifyTest, NoCacheFindsDamageTheStateVouchesFor) {
