@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <variant>
 
 #include <fmt/core.h>
@@ -15,6 +16,8 @@
 #include "repo_options.hpp"
 #include "rpmirror/audit.hpp"
 #include "rpmirror/report.hpp"
+#include "rpmirror/s3_audit.hpp"
+#include "s3_options.hpp"
 
 namespace rpmirror::cli {
 
@@ -42,6 +45,7 @@ struct VerifyArgs {
     CLI::Option* keep_versions_option = nullptr;
     std::string min_buildtime;
     bool all_packages = false;
+    S3Args s3;
 };
 
 // The selection to audit `repo_dir` with: the one its last sync recorded (unless --all-packages),
@@ -51,7 +55,8 @@ SelectionOptions choose_selection(const VerifyArgs& args, const std::filesystem:
                                   std::int64_t min_build_time, std::string& origin) {
     SelectionOptions selection;
     std::optional<RecordedSelection> recorded;
-    if (!args.all_packages) {
+    const bool is_s3 = s3::is_s3_url(args.download_path);
+    if (!args.all_packages && !is_s3) {
         recorded = recorded_selection(args.state.state_dir.empty()
                                           ? std::filesystem::path()
                                           : std::filesystem::absolute(args.state.state_dir),
@@ -62,6 +67,7 @@ SelectionOptions choose_selection(const VerifyArgs& args, const std::filesystem:
         origin = "recorded by sync";
     } else {
         origin = args.all_packages ? "--all-packages"
+                 : is_s3           ? "an s3:// mirror records no selection: every package"
                                    : "no selection recorded: not mirrored by rpmirror sync";
     }
     bool overridden = false;
@@ -232,6 +238,146 @@ class Printer {
     FILE* out_;
 };
 
+// Writes the --json report (iff asked for); returns `exit_code`, or kExitFailure iff it cannot.
+int write_json_report(const VerifyArgs& args, const std::vector<AuditRunEntry>& entries,
+                      int exit_code) {
+    if (!args.json_file.empty() &&
+        !write_report(args.json_file, format_audit_json(entries, exit_code))) {
+        fmt::print(stderr, "rpmirror: {}: cannot write the JSON report\n", args.json_file);
+        exit_code = kExitFailure;
+    }
+    return exit_code;
+}
+
+// Returns the ids of the repositories mirrored under `mirror` (published metadata or a state
+// object at <id>/), sorted, from one listing of the prefix.
+Result<std::vector<std::string>> discover_s3_repositories(s3::S3Client& client,
+                                                          const s3::S3Location& mirror) {
+    auto listed = client.list_all_objects(mirror.bucket, mirror.prefix);
+    if (!listed) {
+        return tl::unexpected(std::move(listed.error()));
+    }
+    std::set<std::string> ids;
+    for (const s3::ListedObject& object : *listed) {
+        const std::string_view relative = std::string_view(object.key).substr(mirror.prefix.size());
+        const auto slash = relative.find('/');
+        if (slash == std::string_view::npos) {
+            continue;
+        }
+        const std::string id(relative.substr(0, slash));
+        const std::string_view rest = relative.substr(slash + 1);
+        if (is_valid_repo_id(id) &&
+            (rest == "repodata/repomd.xml" || rest == ".rpmirror/state.json")) {
+            ids.insert(id);
+        }
+    }
+    return std::vector<std::string>(ids.begin(), ids.end());
+}
+
+// `verify -p s3://BUCKET/PREFIX`: each repository s3://BUCKET/PREFIX/<id>/ audited in the store
+// (rpmirror/s3_audit.hpp), and repaired with the S3 sync when asked.
+int run_verify_s3(const VerifyArgs& args, std::int64_t min_build_time) {
+    if (args.remote || !args.safe_write_path.empty()) {
+        return usage_error(
+            fmt::format("{}: --remote and --safe-write-path are not supported on "
+                        "an s3:// mirror",
+                        args.download_path));
+    }
+    auto mirror = s3::S3Location::parse(args.download_path);
+    if (!mirror) {
+        return usage_error(mirror.error().to_string());
+    }
+    auto config = s3::resolve_config(s3_overrides(args.s3), s3::process_environment());
+    if (!config) {
+        return usage_error(config.error().to_string());
+    }
+    std::vector<RepoConfig> configs;
+    if (args.repair) {
+        auto loaded =
+            load_repo_sources(args.sources, args.quiet ? ConfigNoise::Quiet : ConfigNoise::Normal);
+        if (!loaded) {
+            return usage_error(loaded.error().to_string());
+        }
+        configs = std::move(*loaded);
+    }
+    s3::S3Client client(*config);
+    auto discovered = discover_s3_repositories(client, *mirror);
+    if (!discovered) {
+        fmt::print(stderr, "rpmirror: {}\n", discovered.error().to_string());
+        return kExitFailure;
+    }
+    std::vector<std::string> ids;
+    for (const std::string& pattern : args.repo_patterns) {
+        if (std::none_of(discovered->begin(), discovered->end(), [&](const std::string& id) {
+                return ::fnmatch(pattern.c_str(), id.c_str(), 0) == 0;
+            })) {
+            return usage_error(
+                fmt::format("--repo '{}' matches no repository under {} (no "
+                            "<id>/repodata/repomd.xml or <id>/.rpmirror/state.json)",
+                            pattern, mirror->to_string()));
+        }
+    }
+    for (const std::string& id : *discovered) {
+        if (args.repo_patterns.empty() || matches_any(id, args.repo_patterns)) {
+            ids.push_back(id);
+        }
+    }
+    if (ids.empty()) {
+        return usage_error(
+            fmt::format("no repository under {} (no <id>/repodata/repomd.xml or "
+                        "<id>/.rpmirror/state.json)",
+                        mirror->to_string()));
+    }
+    std::optional<Syncer> syncer;
+    if (args.repair) {
+        syncer.emplace();
+    }
+    S3AuditOptions base_options;
+    base_options.use_state = !args.no_cache;
+    base_options.report_extra = args.extra;
+    base_options.threads = args.threads;
+    const Printer print(args.quiet, args.json_file == "-");
+    std::vector<AuditRunEntry> entries;
+    int exit_code = kExitOk;
+    for (const std::string& id : ids) {
+        const s3::S3Location repo{mirror->bucket, mirror->prefix + id + "/"};
+        S3AuditOptions options = base_options;
+        std::string selection_origin;
+        options.selection = choose_selection(args, {}, min_build_time, selection_origin);
+        if (!args.quiet) {
+            print.line(fmt::format("{}: selection: {} ({})", id,
+                                   describe_selection(options.selection), selection_origin));
+        }
+        AuditRunEntry entry;
+        entry.audit = audit_s3_repository(id, *config, repo, options);
+        print.audit(entry.audit);
+        bool is_ok = entry.audit.ok();
+        if (args.repair && !is_ok) {
+            const std::optional<RepoConfig> source = find_config(configs, id);
+            if (!source) {
+                print.line(fmt::format("{}: repair: FAILED: {}", id, no_source_error(id).message));
+            } else {
+                S3RepairOptions repair_options;
+                repair_options.download_path = args.download_path;
+                repair_options.s3 = s3_overrides(args.s3);
+                repair_options.selection = options.selection;
+                repair_options.threads = args.threads;
+                entry.repair = repair_s3_repository(*syncer, *source, *config, repo, entry.audit,
+                                                    repair_options);
+                print.repair(entry.audit, *entry.repair);
+                entry.after = audit_s3_repository(id, *config, repo, options);
+                print.audit(*entry.after, "after repair");
+                is_ok = entry.repair->ok() && entry.after->ok();
+            }
+        }
+        if (!is_ok) {
+            exit_code = kExitFailure;
+        }
+        entries.push_back(std::move(entry));
+    }
+    return write_json_report(args, entries, exit_code);
+}
+
 int run_verify(VerifyArgs& args) {
     if (args.keep_versions_option->count() > 0) {
         auto versions = parse_keep_versions(args.keep_versions_text);
@@ -239,6 +385,17 @@ int run_verify(VerifyArgs& args) {
             return usage_error(versions.error().to_string());
         }
         args.keep_versions = *versions;
+    }
+    std::int64_t min_build_time = 0;
+    if (!args.min_buildtime.empty()) {
+        auto parsed = parse_min_build_time(args.min_buildtime);
+        if (!parsed) {
+            return usage_error(parsed.error().to_string());
+        }
+        min_build_time = *parsed;
+    }
+    if (s3::is_s3_url(args.download_path)) {
+        return run_verify_s3(args, min_build_time);
     }
     const std::filesystem::path dir = args.download_path;
     std::error_code ignored;
@@ -270,14 +427,6 @@ int run_verify(VerifyArgs& args) {
     std::optional<Syncer> syncer;
     if (args.remote || args.repair) {
         syncer.emplace();
-    }
-    std::int64_t min_build_time = 0;
-    if (!args.min_buildtime.empty()) {
-        auto parsed = parse_min_build_time(args.min_buildtime);
-        if (!parsed) {
-            return usage_error(parsed.error().to_string());
-        }
-        min_build_time = *parsed;
     }
     const Printer print(args.quiet, args.json_file == "-");
     std::vector<AuditRunEntry> entries;
@@ -360,12 +509,7 @@ int run_verify(VerifyArgs& args) {
         }
         entries.push_back(std::move(entry));
     }
-    if (!args.json_file.empty() &&
-        !write_report(args.json_file, format_audit_json(entries, exit_code))) {
-        fmt::print(stderr, "rpmirror: {}: cannot write the JSON report\n", args.json_file);
-        exit_code = kExitFailure;
-    }
-    return exit_code;
+    return write_json_report(args, entries, exit_code);
 }
 
 }  // namespace
@@ -380,7 +524,8 @@ Command add_verify_command(CLI::App& parent) {
         "made by dnf\n"
         "reposync has none recorded: every package its metadata lists must be there.");
     app->add_option("-p,--download-path", args->download_path,
-                    "the mirror: repositories are <DIR>/<repoid>/ (default: .)");
+                    "the mirror: repositories are <DIR>/<repoid>/ (default: .), or "
+                    "s3://BUCKET/PREFIX (repositories s3://BUCKET/PREFIX/<repoid>/)");
     app->add_option("--repo,--repoid", args->repo_patterns,
                     "repository id (glob); repeatable (default: every <id>/repodata/ under DIR)");
     app->add_flag("--remote", args->remote,
@@ -414,6 +559,7 @@ Command add_verify_command(CLI::App& parent) {
                   "ignore the recorded selection: every package the metadata lists");
     add_run_state_options(*app, args->state);
     add_repo_source_options(*app, args->sources);
+    add_s3_options(*app, args->s3, /*transfer=*/false);
     return Command{app, [args] { return run_verify(*args); }};
 }
 

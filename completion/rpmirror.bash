@@ -11,6 +11,7 @@ _rpmirror_repo_source_opts='--repofrompath -c --config --reposdir --varsdir --se
   --basearch --forcearch -x --exclude --excludepkgs --disableexcludes --disable-excludes
   --installroot'
 _rpmirror_state_opts='--state-dir --wait-lock'
+_rpmirror_s3_opts='--s3-endpoint --s3-region --s3-profile --s3-addressing'
 _rpmirror_sync_opts="-h --help --repo --repoid --enablerepo --disablerepo --nogpgcheck --refresh
   -C --cacheonly -4 -6 -y --assumeyes --assumeno --noplugins --enableplugin --disableplugin
   -d --debuglevel -e --errorlevel --color $_rpmirror_repo_source_opts -p --download-path
@@ -23,7 +24,8 @@ _rpmirror_sync_opts="-h --help --repo --repoid --enablerepo --disablerepo --nogp
   --s3-part-size --s3-acl"
 _rpmirror_verify_opts="-h --help -p --download-path --repo --repoid --remote --extra --no-cache
   --repair -j --threads --safe-write-path -q --quiet --json -a --arch --source -n --newest-only
-  --keep-versions --min-buildtime --all-packages $_rpmirror_state_opts $_rpmirror_repo_source_opts"
+  --keep-versions --min-buildtime --all-packages $_rpmirror_state_opts $_rpmirror_repo_source_opts
+  $_rpmirror_s3_opts"
 _rpmirror_checksum_opts='-h --help -t --type -j --parallel -c --check --no-cache -q --quiet'
 _rpmirror_diff_opts="-h --help --repo --repoid -p --download-path --snapshot-dir --json -q --quiet
   $_rpmirror_repo_source_opts"
@@ -248,6 +250,10 @@ _rpmirror() {
             ;;
         --color)
             COMPREPLY=($(compgen -W 'always never auto' -- "$cur"))
+            return
+            ;;
+        --s3-addressing)
+            COMPREPLY=($(compgen -W 'path virtual' -- "$cur"))
             return
             ;;
         --dedupe)

@@ -91,6 +91,7 @@ struct RepoAuditReport {
     std::size_t verified = 0;            // files whose size and checksum matched
     std::size_t from_cache = 0;          // ... of which the xattr cache vouched for
     std::uint64_t bytes_hashed = 0;      // bytes read to compute digests
+    std::uint64_t s3_requests = 0;       // requests to the store (s3:// mirrors only)
     std::vector<AuditProblem> problems;  // sorted: metadata first, then by path
     std::vector<std::string> warnings;   // metadata oddities (skipped packages, conflicts)
     // Every file found intact beneath the repository directory, as the metadata names it
@@ -216,7 +217,7 @@ struct AuditRunEntry {
 };
 
 // Returns {"exit_code": N, "repositories": [{"id", "repo_dir", "reference", "ok", "error",
-// "packages", "metadata_files", "verified", "from_cache", "bytes_hashed", "seconds",
+// "packages", "metadata_files", "verified", "from_cache", "bytes_hashed", "s3_requests", "seconds",
 // "problems": [{"path", "kind", "metadata", "message", sizes, digests}], "warnings",
 // "repair": {...}, "after_repair": {...}}]}.
 std::string format_audit_json(std::span<const AuditRunEntry> entries, int exit_code);

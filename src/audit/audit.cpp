@@ -12,6 +12,7 @@
 
 #include <fmt/core.h>
 
+#include "audit/report_parts.hpp"
 #include "fs/beneath.hpp"
 #include "fs/durable.hpp"
 #include "rpmirror/metadata.hpp"
@@ -169,15 +170,10 @@ class Auditor {
                 return tl::unexpected(std::move(error));
             }
         }
-        auto packages = read_repo_packages(source, options_.selection);
+        auto packages = audit_parts::read_packages(source, options_.selection, report_);
         if (!packages) {
             return tl::unexpected(std::move(packages.error()));
         }
-        for (const IndexIssue& issue : packages->skipped) {
-            report_.warnings.push_back(issue.message);
-        }
-        report_.warnings.insert(report_.warnings.end(), packages->warnings.begin(),
-                                packages->warnings.end());
         const PackageIndex* index = &packages->index;
         const Selection& selection = packages->selection;
 
@@ -261,21 +257,9 @@ class Auditor {
 
     void add_metadata_check(const RepomdRecord& record,
                             std::optional<std::filesystem::path>* remember_path) {
-        auto relative =
-            safe_relative_path(record.location_href, "repomd.xml record '" + record.type + "'");
+        const std::optional<std::filesystem::path> relative =
+            audit_parts::record_path(record, report_);
         if (!relative) {
-            AuditProblem problem;
-            problem.kind = ProblemKind::Unsafe;
-            problem.path = record.location_href;
-            problem.is_metadata = true;
-            problem.detail = relative.error().to_string();
-            report_.problems.push_back(std::move(problem));
-            return;
-        }
-        if (record.location_base && !record.location_base->empty()) {
-            report_.warnings.push_back(fmt::format(
-                "repomd.xml record '{}' lives at {} (xml:base); its local copy is not checked",
-                record.type, record.location_base->c_str()));
             return;
         }
         if (remember_path != nullptr) {
@@ -420,14 +404,45 @@ class Auditor {
 
 }  // namespace
 
-RepoAuditReport audit_repository(std::string_view repo_id, const std::filesystem::path& repo_dir,
-                                 const AuditOptions& options) {
-    const auto started = std::chrono::steady_clock::now();
-    RepoAuditReport report;
-    Auditor auditor(repo_id, repo_dir, options, report);
-    if (auto audited = auditor.run(); !audited) {
-        report.error = std::move(audited.error());
+namespace audit_parts {
+
+std::optional<std::filesystem::path> record_path(const RepomdRecord& record,
+                                                 RepoAuditReport& report) {
+    auto relative =
+        safe_relative_path(record.location_href, "repomd.xml record '" + record.type + "'");
+    if (!relative) {
+        AuditProblem problem;
+        problem.kind = ProblemKind::Unsafe;
+        problem.path = record.location_href;
+        problem.is_metadata = true;
+        problem.detail = relative.error().to_string();
+        report.problems.push_back(std::move(problem));
+        return std::nullopt;
     }
+    if (record.location_base && !record.location_base->empty()) {
+        report.warnings.push_back(fmt::format(
+            "repomd.xml record '{}' lives at {} (xml:base); its copy in the mirror is not checked",
+            record.type, record.location_base->c_str()));
+        return std::nullopt;
+    }
+    return *relative;
+}
+
+Result<RepoPackages> read_packages(const RepoPackageSource& source,
+                                   const SelectionOptions& selection, RepoAuditReport& report) {
+    auto packages = read_repo_packages(source, selection);
+    if (!packages) {
+        return packages;
+    }
+    for (const IndexIssue& issue : packages->skipped) {
+        report.warnings.push_back(issue.message);
+    }
+    report.warnings.insert(report.warnings.end(), packages->warnings.begin(),
+                           packages->warnings.end());
+    return packages;
+}
+
+void finish(RepoAuditReport& report, std::chrono::steady_clock::time_point started) {
     std::stable_sort(report.problems.begin(), report.problems.end(),
                      [](const AuditProblem& left, const AuditProblem& right) {
                          if (left.is_metadata != right.is_metadata) {
@@ -437,6 +452,19 @@ RepoAuditReport audit_repository(std::string_view repo_id, const std::filesystem
                      });
     report.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+}  // namespace audit_parts
+
+RepoAuditReport audit_repository(std::string_view repo_id, const std::filesystem::path& repo_dir,
+                                 const AuditOptions& options) {
+    const auto started = std::chrono::steady_clock::now();
+    RepoAuditReport report;
+    Auditor auditor(repo_id, repo_dir, options, report);
+    if (auto audited = auditor.run(); !audited) {
+        report.error = std::move(audited.error());
+    }
+    audit_parts::finish(report, started);
     return report;
 }
 

@@ -53,6 +53,7 @@ nlohmann::json audit_json(const RepoAuditReport& report) {
         {"verified", report.verified},
         {"from_cache", report.from_cache},
         {"bytes_hashed", report.bytes_hashed},
+        {"s3_requests", report.s3_requests},
         {"seconds", report.seconds},
         {"problems", std::move(problems)},
         {"warnings", report.warnings},
