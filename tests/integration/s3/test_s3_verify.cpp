@@ -324,9 +324,8 @@ TEST_F(S3VerifyCliTest, VerifiesDiscoveredRepositoriesAndReportsDamage) {
 }
 
 // --repair: the damaged objects deleted and forgotten by the state, then the S3 sync re-uploads
-// them from the repository (real nginx). Needs the s3:// destination of `sync` (branch
-// i14-dest): enable (drop DISABLED_) when it is merged.
-TEST_F(S3VerifyCliTest, DISABLED_RepairReuploadsDamagedAndMissingObjects) {
+// them from the repository (real nginx).
+TEST_F(S3VerifyCliTest, RepairReuploadsDamagedAndMissingObjects) {
     upload_mirror();
     NginxServer server(sample_repo(), tmp_ / "nginx");
     ASSERT_TRUE(client().delete_object(bucket(), repo_.key(kTinyPackage)));
