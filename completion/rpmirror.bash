@@ -17,7 +17,8 @@ _rpmirror_sync_opts="-h --help --repo --repoid --enablerepo --disablerepo --nogp
   --norepopath --metadata-path --download-metadata --upstream-metadata --sign-key --delete
   -n --newest-only --keep-versions -a --arch --source --remote-time -m --downloadcomps
   --safe-write-path --dedupe --dedupe-dir -u --urls --min-buildtime -g --gpgcheck
-  --gpgcheck-keys -j --parallel -q --quiet -v --verbose --no-cache --zchunk --json $_rpmirror_state_opts --snapshot --keep-snapshots
+  --gpgcheck-keys -j --parallel -q --quiet -v --verbose --no-cache --zchunk
+  --connections-per-file --segment-min-size --json $_rpmirror_state_opts --snapshot --keep-snapshots
   --snapshot-dir --config-file --job --parallel-jobs --max-per-host --metrics-file --on-change"
 _rpmirror_verify_opts="-h --help -p --download-path --repo --repoid --remote --extra --no-cache
   --repair -j --threads --safe-write-path -q --quiet --json -a --arch --source -n --newest-only
@@ -40,7 +41,8 @@ _rpmirror_value_opts=' --repo --repoid --enablerepo --disablerepo --enableplugin
   --setopt --releasever --basearch --forcearch -x --exclude --excludepkgs --disableexcludes
   --disable-excludes --installroot -p --download-path --metadata-path --sign-key
   --keep-versions -a --arch --safe-write-path --dedupe --dedupe-dir --min-buildtime
-  --gpgcheck-keys -j --parallel --zchunk --json --state-dir --keep-snapshots --snapshot-dir --config-file --job --parallel-jobs
+  --gpgcheck-keys -j --parallel --zchunk --connections-per-file --segment-min-size
+  --json --state-dir --keep-snapshots --snapshot-dir --config-file --job --parallel-jobs
   --max-per-host --metrics-file --on-change --threads -t --type --mode --name --as '
 
 # The values of option $1 given on the words before the cursor ("--opt value" and "--opt=value"),
