@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <span>
+#include <stop_token>
 #include <utility>
 #include <vector>
 
@@ -212,6 +213,52 @@ TEST_P(SegmentedDownloadTest, AServerThatIgnoresRangeMakesTheFileFallBackToOneCo
         return entry["range"] == "" && entry["bytes"].get<std::uint64_t>() == kFileSize;
     });
     EXPECT_EQ(whole, 1);
+}
+
+// Stops the run once some bytes arrived (the progress callback runs on the loop thread).
+class StopOnBytes : public ProgressSink {
+  public:
+    explicit StopOnBytes(std::stop_source& stop) : stop_(stop) {}
+    void progress(std::uint64_t bytes_done, std::uint64_t) override {
+        if (bytes_done > 0) {
+            stop_.request_stop();
+        }
+    }
+
+  private:
+    std::stop_source& stop_;
+};
+
+TEST_P(SegmentedDownloadTest, AStoppedFileKeepsTheBytesBeforeItsFirstGapAndResumes) {
+    test::NginxOptions slow;  // /slow/ is capped so that the stop comes long before the end
+    slow.extra_server_config =
+        "location /slow/ { limit_rate 1m; alias " + (dir_.path() / "srv").string() + "/; }";
+    test::NginxServer nginx(dir_.path() / "srv", dir_.path() / "nginx", slow);
+    auto slow_mirrors = std::make_shared<MirrorList>(std::vector<std::string>{nginx.url("/slow/")});
+    const std::vector<DownloadRequest> first{make_request(slow_mirrors, kHref, body_)};
+    std::stop_source stop;
+    StopOnBytes stopper(stop);
+    auto stopped =
+        Downloader(options()).run(dir_.path() / "dest", first, &stopper, stop.get_token());
+    ASSERT_TRUE(stopped.has_value());
+    ASSERT_EQ(stopped->files[0].status, FileStatus::Interrupted) << describe(stopped->files[0]);
+    EXPECT_EQ(stopped->files[0].segments, 4U);
+    const auto part = dir_.path() / "dest/images" / part_file_name("big.img");
+    const bool kept = std::filesystem::exists(part);
+    if (kept) {
+        const std::string prefix = read_all(part);
+        ASSERT_LT(prefix.size(), kFileSize);
+        EXPECT_EQ(prefix, body_.substr(0, prefix.size())) << "the .part is a prefix of the file";
+    }
+
+    auto mirrors = std::make_shared<MirrorList>(std::vector<std::string>{nginx.url("/")});
+    const std::vector<DownloadRequest> second{make_request(mirrors, kHref, body_)};
+    auto resumed = Downloader(options()).run(dir_.path() / "dest", second);
+    ASSERT_TRUE(resumed.has_value());
+    ASSERT_TRUE(resumed->ok()) << describe(resumed->files[0]);
+    EXPECT_EQ(resumed->files[0].resumed, kept);
+    EXPECT_EQ(resumed->files[0].segments, 0U) << "a resume is one connection";
+    EXPECT_EQ(read_all(dir_.path() / "dest" / kHref), body_);
 }
 
 INSTANTIATE_TEST_SUITE_P(IoThreads, SegmentedDownloadTest, ::testing::Values(0U, 1U),
