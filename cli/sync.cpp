@@ -75,6 +75,8 @@ struct SyncArgs {
     bool gpgcheck = false;
     std::string gpgcheck_keys = "rpmdb";
     unsigned parallel = 0;
+    unsigned connections_per_file = 1;                         // --connections-per-file
+    std::uint64_t segment_min_size = std::uint64_t{64} << 20;  // --segment-min-size
     bool quiet = false;
     bool verbose = false;
     bool no_cache = false;
@@ -246,6 +248,8 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
     options.remote_time = args.remote_time;
     options.use_checksum_cache = !args.no_cache;
     options.zchunk = args.zchunk != "off";
+    options.connections_per_file = args.connections_per_file;
+    options.segment_min_size = args.segment_min_size;
     if (!args.safe_write_path.empty()) {
         options.safe_write_path = std::filesystem::absolute(args.safe_write_path);
     }
@@ -586,6 +590,13 @@ Command add_sync_command(CLI::App& parent) {
         ->check(CLI::IsMember({"rpmdb", "repo"}));
     app->add_option("-j,--parallel", args->parallel, "concurrent downloads (default 16)")
         ->check(CLI::Range(1U, 256U));
+    app->add_option("--connections-per-file", args->connections_per_file,
+                    "fetch each file of at least --segment-min-size as this many byte ranges at "
+                    "once, over the mirrors in turn (default 1: one connection per file)")
+        ->check(CLI::Range(1U, 64U));
+    app->add_option("--segment-min-size", args->segment_min_size,
+                    "the smallest file --connections-per-file splits (default 64M; k, M, G)")
+        ->transform(CLI::AsSizeValue(false));
     app->add_flag("-q,--quiet", args->quiet, "print errors only");
     app->add_flag("-v,--verbose", args->verbose, "print more");
     app->add_flag("--no-cache", args->no_cache,

@@ -18,7 +18,7 @@ _rpmirror_sync_opts="-h --help --repo --repoid --enablerepo --disablerepo --nogp
   --norepopath --metadata-path --download-metadata --upstream-metadata --sign-key --delete
   -n --newest-only --keep-versions -a --arch --source --remote-time -m --downloadcomps
   --safe-write-path --dedupe --dedupe-dir -u --urls --min-buildtime -g --gpgcheck
-  --gpgcheck-keys -j --parallel -q --quiet -v --verbose --no-cache --zchunk --json $_rpmirror_state_opts --snapshot --keep-snapshots
+  --gpgcheck-keys -j --parallel -q --quiet -v --verbose --no-cache --zchunk --connections-per-file --segment-min-size --json $_rpmirror_state_opts --snapshot --keep-snapshots
   --snapshot-dir --config-file --job --parallel-jobs --max-per-host --shard --metrics-file --on-change
   --s3-endpoint --s3-region --s3-profile --s3-addressing --s3-spool-dir --s3-parallel
   --s3-part-size --s3-acl"
@@ -44,7 +44,7 @@ _rpmirror_value_opts=' --repo --repoid --enablerepo --disablerepo --enableplugin
   --setopt --releasever --basearch --forcearch -x --exclude --excludepkgs --disableexcludes
   --disable-excludes --installroot -p --download-path --metadata-path --sign-key
   --keep-versions -a --arch --safe-write-path --dedupe --dedupe-dir --min-buildtime
-  --gpgcheck-keys -j --parallel --zchunk --json --state-dir --keep-snapshots --snapshot-dir --config-file --job --parallel-jobs
+  --gpgcheck-keys -j --parallel --zchunk --connections-per-file --segment-min-size --json --state-dir --keep-snapshots --snapshot-dir --config-file --job --parallel-jobs
   --max-per-host --shard --metrics-file --on-change --threads -t --type --mode --name --as
   --s3-endpoint --s3-region --s3-profile --s3-addressing --s3-spool-dir --s3-parallel
   --s3-part-size --s3-acl '

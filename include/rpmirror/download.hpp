@@ -274,6 +274,20 @@ struct DownloadOptions {
     // for the measurement behind the default.
     unsigned io_threads = 1;
 
+    // One large file over several connections (--connections-per-file, --segment-min-size): a
+    // file of known size of at least `segment_min_size` bytes, all of whose mirrors are http(s),
+    // is fetched as `connections_per_file` byte ranges at once (1 = off; at most 64; never ranges
+    // below 1 MiB), handed to the mirrors in turn, each written at its offset into the one .part.
+    // Once every range is in, the file is hashed from disk and published as any other file. A
+    // failed range is retried alone (another mirror first, the file's retries per range). A
+    // server that answers a range with 200, or with a 206 for other bytes, makes the file fall
+    // back to one connection; a segmented file that fails its check is fetched again over one
+    // connection from the next mirror. A stopped segmented file keeps the bytes before its first
+    // gap for a resume over one connection (a killed one may have gaps: the resume then fails
+    // its check and starts over).
+    unsigned connections_per_file = 1;
+    std::uint64_t segment_min_size = std::uint64_t{64} << 20;
+
     // A connection budget shared with other Downloaders (possibly on other threads): each
     // transfer attempt then also needs one of its tokens, taken when the attempt starts and
     // given back when it ends, whatever the outcome; max_parallel and max_per_host still apply
@@ -309,6 +323,7 @@ struct FileResult {
     std::optional<Error> error;        // set iff status is Failed
     std::uint64_t bytes_received = 0;  // over all attempts
     bool resumed = false;              // true iff a kept .part was continued with Range
+    unsigned segments = 0;  // ranges the file was fetched as at once (0 = one connection)
 };
 
 struct DownloadReport {

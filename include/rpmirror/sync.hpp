@@ -65,6 +65,11 @@ struct SyncOptions {
     // -j: concurrent downloads for every repository, over the repositories'
     // max_parallel_downloads (which applies only when set in their configuration).
     std::optional<unsigned> parallel;
+    // --connections-per-file, --segment-min-size (job keys connections-per-file,
+    // segment-min-size): files of at least `segment_min_size` bytes are fetched as that many
+    // ranges at once, over the mirrors in turn (DownloadOptions::connections_per_file; 1 = off).
+    unsigned connections_per_file = 1;
+    std::uint64_t segment_min_size = std::uint64_t{64} << 20;
     // --gpgcheck, with dnf reposync's meaning: in repositories with gpgcheck=1, every package
     // (downloaded or kept) is checked against the keys `package_keys` names; one with a definite
     // verdict (unsigned, unknown key, bad signature, revoked key, key expired before signing)

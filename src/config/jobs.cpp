@@ -58,6 +58,8 @@ constexpr std::string_view kJobKeys[] = {"repo",
                                          "keep_snapshots",
                                          "snapshot_dir",
                                          "parallel",
+                                         "connections_per_file",
+                                         "segment_min_size",
                                          "exec_on_change",
                                          "enabled"};
 
@@ -510,6 +512,17 @@ class JobBuilder {
             unsigned parallel = 0;
             problem = set_count(parallel, value, 1, 256);
             options.parallel = parallel;
+        } else if (key == "connections_per_file") {
+            problem = set_count(options.connections_per_file, value, 1, 64);
+        } else if (key == "segment_min_size") {
+            if (const auto bytes = config::parse_bytes(value)) {
+                options.segment_min_size = *bytes;
+            } else {
+                problem =
+                    bad(fmt::format("invalid size '{}' (expected bytes with an optional k, "
+                                    "M or G suffix, e.g. 64M)",
+                                    value));
+            }
         } else if (key == "exec_on_change") {
             job_.exec_on_change = value;
         } else if (key == "enabled") {

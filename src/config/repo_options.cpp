@@ -70,6 +70,8 @@ std::optional<std::uint64_t> parse_unsigned(std::string_view text) {
     return number;
 }
 
+}  // namespace
+
 // "123", "1.5k", "2M", "1G" (binary multiples, case-insensitive), as libdnf's strToBytes.
 std::optional<std::uint64_t> parse_bytes(std::string_view text) {
     double multiplier = 1;
@@ -113,6 +115,8 @@ std::optional<std::uint64_t> parse_bytes(std::string_view text) {
     }
     return static_cast<std::uint64_t>(bytes);
 }
+
+namespace {
 
 std::optional<std::string> optional_string(std::string_view value) {
     if (value.empty()) {

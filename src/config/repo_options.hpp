@@ -2,6 +2,8 @@
 // value parsers (booleans, byte rates, durations, lists) with dnf's spellings.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +36,10 @@ bool is_ignored_repo_key(std::string_view key);
 
 // Returns true iff `key` is a dnf [main] option rpmirror does not use (installonly_limit, ...).
 bool is_ignored_main_key(std::string_view key);
+
+// Parses a byte count: "123", "1.5k", "2M", "1G" (binary multiples, case-insensitive), as
+// libdnf's strToBytes. Returns nullopt iff `text` is not one.
+std::optional<std::uint64_t> parse_bytes(std::string_view text);
 
 // Splits a dnf list value at commas and whitespace (newlines included), dropping empty items.
 std::vector<std::string> split_list(std::string_view value);

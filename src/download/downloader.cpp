@@ -9,6 +9,14 @@
 //                                  │ (no mirror or retry left) ──> Failed
 //   Stop requested: Running/RetryWait ──> Interrupted (.part kept), Queued ──> NotStarted.
 //
+// A segmented file (DownloadOptions::connections_per_file) goes Queued ──> Segmented instead of
+// Running: its byte ranges are transfers of their own (appended to Engine::transfers, `owner` =
+// the file), each Queued ──> Running ──> Done through the same loop, retries and mirror choice,
+// writing at its offset into the file's .part. The last range to finish moves the file
+// Segmented ──> Verifying (hashed from disk); a range the server will not serve as a range moves
+// it Segmented ──> Queued, to start over on one connection. A failed file or a stop cancels the
+// ranges left (Running/RetryWait ──> Interrupted, Queued ──> NotStarted).
+//
 // As curl's multi.c does with mstate(), Engine::set_state is the only place a transfer's state
 // changes, and it keeps the counts of running and verifying transfers with it, and the
 // ConnectionBudget token a Running transfer holds (DownloadOptions::budget): taken before the
@@ -63,6 +71,7 @@ using Clock = std::chrono::steady_clock;
 enum class TransferState {
     Queued,       // waiting for a free slot (its first attempt, or again after a bad leftover)
     Running,      // an easy handle is in the multi handle
+    Segmented,    // a file whose ranges are being fetched (it holds no connection itself)
     Verifying,    // the sink is finishing: final hash, compare, rename (see Verification)
     RetryWait,    // the next attempt waits for not_before
     Done,         // published (final)
@@ -77,10 +86,12 @@ enum class TransferState {
     switch (from) {
         case S::Queued:
             return to == S::Running || to == S::Verifying || to == S::RetryWait ||
-                   to == S::Failed || to == S::NotStarted;
-        case S::Running:
+                   to == S::Failed || to == S::NotStarted || to == S::Segmented;
+        case S::Running:  // to Done: a range (its file is verified as a whole)
             return to == S::Verifying || to == S::RetryWait || to == S::Failed ||
-                   to == S::Interrupted;
+                   to == S::Interrupted || to == S::Done;
+        case S::Segmented:
+            return to == S::Verifying || to == S::Queued || to == S::Failed || to == S::Interrupted;
         case S::Verifying:
             return to == S::Done || to == S::Failed || to == S::RetryWait || to == S::Queued ||
                    to == S::Interrupted;
@@ -103,7 +114,11 @@ enum class Verification {
     FileCopy,      // a copy from a file:// mirror
 };
 
-enum class AbortReason { None, SizeMismatch, RangeMismatch, LocalIo };
+// RangeUnusable: a range of a segmented file was not answered with exactly its bytes.
+enum class AbortReason { None, SizeMismatch, RangeMismatch, RangeUnusable, LocalIo };
+
+// A range of a segmented file is never smaller than this.
+constexpr std::uint64_t kMinRangeBytes = 1024 * 1024;
 
 double thread_cpu_seconds() {
     struct timespec spent {};
@@ -128,6 +143,33 @@ std::optional<std::uint64_t> parse_u64(std::string_view text) {
         return std::nullopt;
     }
     return value;
+}
+
+// A Content-Range header's "bytes FIRST-LAST/TOTAL"; a field that is absent or "*" is empty.
+struct ContentRange {
+    std::optional<std::uint64_t> first;
+    std::optional<std::uint64_t> last;
+    std::optional<std::uint64_t> total;
+};
+
+ContentRange parse_content_range(std::string_view range) {
+    ContentRange parsed;
+    if (!iequals_prefix(range, "bytes ")) {
+        return parsed;
+    }
+    const std::string_view spec = trim(range.substr(6));
+    const auto dash = spec.find('-');
+    const auto slash = spec.find('/');
+    if (dash != std::string_view::npos) {
+        parsed.first = parse_u64(spec.substr(0, dash));
+        if (slash != std::string_view::npos && slash > dash) {
+            parsed.last = parse_u64(spec.substr(dash + 1, slash - dash - 1));
+        }
+    }
+    if (slash != std::string_view::npos && spec.substr(slash + 1) != "*") {
+        parsed.total = parse_u64(spec.substr(slash + 1));
+    }
+    return parsed;
 }
 
 std::string to_lower(std::string_view text) {
@@ -224,10 +266,30 @@ struct Transfer {
     std::optional<std::string> next_base;  // the mirror the next attempt must use
     Clock::time_point not_before{};
 
+    // Segmented downloads (see the top of the file).
+    Transfer* owner = nullptr;      // the file, iff this transfer is one of its ranges
+    std::uint64_t range_begin = 0;  // a range: its bytes [range_begin, range_end) of the file
+    std::uint64_t range_end = 0;
+    std::vector<std::size_t> ranges;          // a file: its ranges (indices into Engine::transfers)
+    std::size_t ranges_left = 0;              // a file: ranges not Done yet
+    bool one_connection = false;              // a file: never (again) segmented
+    std::optional<std::int64_t> remote_time;  // a file: a range's Last-Modified (--remote-time)
+
     Attempt attempt;
-    FileResult result;
+    FileResult result;  // a range records its attempts in its file's result
     struct Engine* engine = nullptr;
 };
+
+// Returns the file `transfer` belongs to: itself, or the owner of a range.
+Transfer& file_of(Transfer& transfer) {
+    return transfer.owner != nullptr ? *transfer.owner : transfer;
+}
+
+// Returns the bytes `transfer` must receive: a range's length, or the file's expected size.
+std::uint64_t expected_bytes(const Transfer& transfer) {
+    return transfer.owner != nullptr ? transfer.range_end - transfer.range_begin
+                                     : transfer.request->expected_size;
+}
 
 struct Engine {
     const DownloadOptions& options;
@@ -351,6 +413,9 @@ struct Engine {
             response.discard_body = true;  // informational, or a redirect curl will follow
             return true;
         }
+        if (transfer.owner != nullptr) {
+            return on_range_headers(transfer);
+        }
         const std::uint64_t expected = transfer.request->expected_size;
         const bool size_known = expected != kUnknownSize;
         // Content-Length and Content-Range count the encoded bytes, not the decoded ones.
@@ -383,21 +448,10 @@ struct Engine {
             return false;
         }
         if (status == 206) {
-            // "bytes START-END/TOTAL"
             const std::string& range = response.content_range;
-            std::optional<std::uint64_t> start;
-            std::optional<std::uint64_t> total;
-            if (iequals_prefix(range, "bytes ")) {
-                const std::string_view spec = trim(std::string_view(range).substr(6));
-                const auto dash = spec.find('-');
-                const auto slash = spec.find('/');
-                if (dash != std::string_view::npos) {
-                    start = parse_u64(spec.substr(0, dash));
-                }
-                if (slash != std::string_view::npos && spec.substr(slash + 1) != "*") {
-                    total = parse_u64(spec.substr(slash + 1));
-                }
-            }
+            const ContentRange parsed = parse_content_range(range);
+            const std::optional<std::uint64_t>& start = parsed.first;
+            const std::optional<std::uint64_t>& total = parsed.total;
             if (!start || *start != attempt.range_start) {
                 attempt.abort = AbortReason::RangeMismatch;
                 attempt.abort_message = "206 with Content-Range '" + range + "' for Range from " +
@@ -419,6 +473,35 @@ struct Engine {
         return true;
     }
 
+    // on_headers_complete for a range of a segmented file: only a 206 with exactly its bytes
+    // will do; anything else that is not an error (a 200: the server ignores Range) falls back.
+    bool on_range_headers(Transfer& range) {
+        Attempt& attempt = range.attempt;
+        Response& response = attempt.response;
+        const std::uint64_t last = range.range_end - 1;
+        const std::string asked =
+            "Range bytes=" + std::to_string(attempt.range_start) + "-" + std::to_string(last);
+        if (response.status == 200) {
+            attempt.abort = AbortReason::RangeUnusable;
+            attempt.abort_message = "server ignored " + asked + " (200 instead of 206)";
+            return false;
+        }
+        if (response.status != 206) {
+            response.discard_body = true;  // an error page: classified when the transfer ends
+            return true;
+        }
+        const ContentRange got = parse_content_range(response.content_range);
+        if (got.first != attempt.range_start || got.last != last ||
+            (got.total && *got.total != range.request->expected_size) ||
+            (response.content_length && *response.content_length != last + 1 - *got.first)) {
+            attempt.abort = AbortReason::RangeUnusable;
+            attempt.abort_message =
+                "206 with Content-Range '" + response.content_range + "' for " + asked;
+            return false;
+        }
+        return true;
+    }
+
     static std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
         auto& transfer = *static_cast<Transfer*>(user);
         Attempt& attempt = transfer.attempt;
@@ -427,9 +510,10 @@ struct Engine {
             return length;
         }
         Engine& engine = *transfer.engine;
+        PartSink& sink = *file_of(transfer).sink;
         const std::uint64_t most = transfer.request->expected_size == kUnknownSize
                                        ? kMaxUnknownSizeBytes
-                                       : transfer.request->expected_size;
+                                       : expected_bytes(transfer);
         if (transfer.accepted + length > most) {
             attempt.abort = AbortReason::SizeMismatch;
             attempt.abort_message =
@@ -439,7 +523,7 @@ struct Engine {
                 " bytes (aborted)";
             return 0;
         }
-        if (transfer.sink->has_failed()) {
+        if (sink.has_failed()) {
             attempt.abort = AbortReason::LocalIo;
             return 0;
         }
@@ -451,11 +535,15 @@ struct Engine {
             }
             engine.tokens -= static_cast<double>(length);
         }
-        if (transfer.sink->should_pause()) {
+        if (sink.should_pause()) {
             engine.pause(transfer);
             return CURL_WRITEFUNC_PAUSE;
         }
-        if (!transfer.sink->write(data, length)) {
+        const bool written =
+            transfer.owner != nullptr
+                ? sink.write_range(transfer.range_begin + transfer.accepted, data, length)
+                : sink.write(data, length);
+        if (!written) {
             attempt.abort = AbortReason::LocalIo;
             return 0;
         }
@@ -519,7 +607,8 @@ struct Engine {
         curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, static_cast<long>(kBlockSize));
         apply_connection_options(easy, o, attempt.url, user_agent, headers.get(),
                                  attempt.redirects);
-        attempt.decoding = !transfer.store_as_sent;
+        // A range is stored as sent: its bytes are not a stream that could be decoded alone.
+        attempt.decoding = !transfer.store_as_sent && transfer.owner == nullptr;
         if (!attempt.decoding) {
             receive_body_as_sent(easy);
         }
@@ -538,7 +627,11 @@ struct Engine {
             curl_easy_setopt(easy, CURLOPT_FORBID_REUSE, 1L);
             curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 0L);
         }
-        if (attempt.range_start > 0) {
+        if (transfer.owner != nullptr) {
+            const std::string range =
+                std::to_string(attempt.range_start) + "-" + std::to_string(transfer.range_end - 1);
+            curl_easy_setopt(easy, CURLOPT_RANGE, range.c_str());  // copied by libcurl
+        } else if (attempt.range_start > 0) {
             const std::string range = std::to_string(attempt.range_start) + "-";
             curl_easy_setopt(easy, CURLOPT_RANGE, range.c_str());  // copied by libcurl
         }
@@ -618,11 +711,134 @@ struct Engine {
         return true;
     }
 
+    // Returns the mirrors a segmented `file`'s ranges take in turn; empty iff the file is not
+    // to be segmented (see DownloadOptions::connections_per_file).
+    std::vector<std::string> segment_mirrors(const Transfer& file) const {
+        const DownloadRequest& request = *file.request;
+        if (options.connections_per_file < 2 || file.one_connection || file.attempts > 0 ||
+            file.owner != nullptr || file.store_as_sent || file.accepted != 0 ||
+            request.expected_size == kUnknownSize ||
+            request.expected_size < options.segment_min_size ||
+            request.expected_size < 2 * kMinRangeBytes) {
+            return {};
+        }
+        std::vector<std::string> bases =
+            is_absolute_url(request.href) ? std::vector<std::string>{""} : request.mirrors->order();
+        for (const std::string& base : bases) {
+            if (!is_http_url(attempt_url(file, base))) {
+                return {};  // a file:// mirror is copied, an ftp:// one fetched whole
+            }
+        }
+        return bases;
+    }
+
+    // Splits `file` into its ranges, queued first, spread over `bases` in turn.
+    void begin_segments(Transfer& file, const std::vector<std::string>& bases) {
+        const std::uint64_t size = file.request->expected_size;
+        const std::uint64_t count =
+            std::min<std::uint64_t>(options.connections_per_file, size / kMinRangeBytes);
+        file.one_connection = true;  // whatever happens to this try, the next one is whole
+        file.attempt = Attempt{};
+        file.attempt.base = bases.front();
+        file.attempt.url = attempt_url(file, file.attempt.base);
+        file.attempt.note = std::to_string(count) + " ranges over " +
+                            std::to_string(std::min<std::uint64_t>(count, bases.size())) +
+                            " mirror(s), verified as one file";
+        ++file.attempts;
+        file.result.segments = static_cast<unsigned>(count);
+        file.ranges.clear();
+        for (std::uint64_t part = 0; part < count; ++part) {
+            auto range = std::make_unique<Transfer>();
+            range->index = transfers.size();
+            range->request = file.request;
+            range->expected_digest = file.expected_digest;
+            range->shown_path = file.shown_path;
+            range->engine = this;
+            range->owner = &file;
+            range->range_begin = size * part / count;
+            range->range_end = size * (part + 1) / count;
+            range->next_base = bases[part % bases.size()];
+            file.ranges.push_back(range->index);
+            transfers.push_back(std::move(range));
+        }
+        file.ranges_left = file.ranges.size();
+        set_state(file, TransferState::Segmented);
+        for (auto index = file.ranges.rbegin(); index != file.ranges.rend(); ++index) {
+            queue.push_front(*index);
+        }
+    }
+
+    // Ends the ranges of `file` not Done yet (detached; "interrupted" recorded iff `record`).
+    void cancel_ranges(Transfer& file, bool record) {
+        for (std::size_t index : file.ranges) {
+            Transfer& range = *transfers[index];
+            if (range.state == TransferState::Running) {
+                if (range.attempt.easy) {
+                    detach(range);
+                    if (record) {
+                        record_attempt(range, "interrupted", false);
+                    }
+                }
+                set_state(range, TransferState::Interrupted);
+            } else if (range.state == TransferState::RetryWait) {
+                std::erase(retry_wait, index);
+                set_state(range, TransferState::Interrupted);
+            } else if (range.state == TransferState::Queued) {
+                std::erase(queue, index);
+                set_state(range, TransferState::NotStarted);
+            }
+        }
+        file.ranges_left = 0;
+    }
+
+    // A range that was not served as a range: the file starts over on one connection.
+    void fall_back_to_one_connection(Transfer& range, const std::string& why) {
+        Transfer& file = *range.owner;
+        record_attempt(range, why + "; falling back to one connection", false);
+        cancel_ranges(file, false);
+        file.ranges.clear();
+        file.sink->restart();
+        file.accepted = 0;
+        if (stopping) {
+            interrupt(file);
+            return;
+        }
+        set_state(file, TransferState::Queued);
+        queue.push_front(file.index);
+    }
+
+    // A range has all its bytes; the last one hands the file to verification.
+    void range_done(Transfer& range, std::optional<std::int64_t> remote_time) {
+        Transfer& file = *range.owner;
+        record_attempt(range, "ok", false);
+        if (!range.attempt.base.empty()) {
+            range.request->mirrors->record_success(range.attempt.base);
+        }
+        if (remote_time) {
+            file.remote_time = remote_time;
+        }
+        set_state(range, TransferState::Done);
+        if (--file.ranges_left > 0) {
+            return;
+        }
+        file.accepted = file.request->expected_size;
+        begin_verification(file, Verification::Download);
+        file.sink->hash_file();
+        file.sink->finish(file.remote_time);
+    }
+
     // Starts the file's next attempt (its first, or the one fail_attempt scheduled); `token` is
     // the budget's connection for it (empty without a budget), released unless it starts Running.
+    // A file to be segmented starts its ranges instead (queued first; the token goes back).
     void start(Transfer& transfer, ConnectionBudget::Token token) {
-        if (!transfer.sink && !prepare(transfer)) {
-            return;
+        if (transfer.owner == nullptr) {
+            if (!transfer.sink && !prepare(transfer)) {
+                return;
+            }
+            if (const auto bases = segment_mirrors(transfer); !bases.empty()) {
+                begin_segments(transfer, bases);
+                return;
+            }
         }
         assert(!transfer.attempt.easy);
         transfer.attempt = Attempt{};
@@ -631,9 +847,9 @@ struct Engine {
         attempt.url = attempt_url(transfer, attempt.base);
         transfer.next_base.reset();
         ++transfer.attempts;
-        attempt.range_start = transfer.accepted;
+        attempt.range_start = transfer.range_begin + transfer.accepted;
         if (progress != nullptr) {
-            progress->file_started(transfer.index, attempt.url);
+            progress->file_started(file_of(transfer).index, attempt.url);
         }
         if (attempt.base.empty() && !is_http_url(attempt.url)) {
             // An absolute href comes from upstream (xml:base): never a local file.
@@ -686,10 +902,11 @@ struct Engine {
         if (!attempt.note.empty()) {
             outcome += " (" + attempt.note + ")";
         }
-        transfer.result.attempts.push_back(
-            DownloadAttempt{attempt.url, std::move(outcome), attempt.response.status,
-                            attempt.range_start, attempt.bytes, retry_after, permanent});
-        transfer.result.bytes_received += attempt.bytes;
+        FileResult& result = file_of(transfer).result;
+        result.attempts.push_back(DownloadAttempt{attempt.url, std::move(outcome),
+                                                  attempt.response.status, attempt.range_start,
+                                                  attempt.bytes, retry_after, permanent});
+        result.bytes_received += attempt.bytes;
         report.bytes_received += attempt.bytes;
     }
 
@@ -704,7 +921,11 @@ struct Engine {
             return;
         }
         note_mirror_failure(transfer, kind);
-        if (kind == FailureKind::Permanent || kind == FailureKind::RestartSame) {
+        if (transfer.owner != nullptr) {
+            if (kind == FailureKind::Permanent || kind == FailureKind::RestartSame) {
+                transfer.accepted = 0;  // the range is written again, over what it had
+            }
+        } else if (kind == FailureKind::Permanent || kind == FailureKind::RestartSame) {
             transfer.sink->restart();
             transfer.accepted = 0;
         }
@@ -796,18 +1017,28 @@ struct Engine {
         }
         bool first = true;
         ErrorCode code = ErrorCode::Network;
-        for (const auto& attempt : transfer.result.attempts) {
+        const FileResult& result = (transfer.owner != nullptr ? *transfer.owner : transfer).result;
+        for (const auto& attempt : result.attempts) {
             message += (first ? "" : "; ") + attempt.url + ": " + attempt.outcome;
             first = false;
         }
-        if (!transfer.result.attempts.empty() &&
-            transfer.result.attempts.back().outcome.find("mismatch") != std::string::npos) {
+        if (!result.attempts.empty() &&
+            result.attempts.back().outcome.find("mismatch") != std::string::npos) {
             code = ErrorCode::Corrupt;
         }
         return Error{code, std::move(message), transfer.shown_path, 0};
     }
 
     void finish_failed(Transfer& transfer, Error error) {
+        if (transfer.owner != nullptr) {  // a range's failure is its file's
+            Transfer& file = *transfer.owner;
+            cancel_ranges(file, false);
+            finish_failed(file, std::move(error));
+            return;
+        }
+        if (transfer.state == TransferState::Segmented) {
+            cancel_ranges(transfer, false);
+        }
         if (transfer.sink) {
             transfer.sink->close();
             if (transfer.accepted == 0 && transfer.dir_fd >= 0) {
@@ -851,6 +1082,28 @@ struct Engine {
     }
 
     void interrupt(Transfer& transfer) {
+        if (transfer.owner != nullptr) {
+            if (transfer.attempt.easy) {
+                detach(transfer);
+                record_attempt(transfer, "interrupted", false);
+            }
+            set_state(transfer, TransferState::Interrupted);
+            return;
+        }
+        if (transfer.state == TransferState::Segmented) {
+            // Keep the bytes before the first gap: a resume continues from there.
+            std::uint64_t prefix = 0;
+            for (std::size_t index : transfer.ranges) {
+                const Transfer& range = *transfers[index];
+                prefix = range.range_begin + range.accepted;
+                if (range.range_begin + range.accepted < range.range_end) {
+                    break;
+                }
+            }
+            cancel_ranges(transfer, true);
+            transfer.sink->keep_prefix(prefix);
+            transfer.accepted = prefix;
+        }
         if (transfer.attempt.easy) {
             detach(transfer);
             record_attempt(transfer, "interrupted", false);
@@ -872,8 +1125,12 @@ struct Engine {
     void stop_everything() {
         stopping = true;
         for (auto& transfer : transfers) {
+            if (transfer->owner != nullptr) {
+                continue;  // a range: ended with its file
+            }
             if (transfer->state == TransferState::Running ||
-                transfer->state == TransferState::RetryWait) {
+                transfer->state == TransferState::RetryWait ||
+                transfer->state == TransferState::Segmented) {
                 interrupt(*transfer);
             } else if (transfer->state == TransferState::Queued) {
                 set_state(*transfer, TransferState::NotStarted);
@@ -922,16 +1179,22 @@ struct Engine {
                 fail_attempt(transfer, attempt.abort_message + "; starting over",
                              FailureKind::RestartSame);
                 return;
+            case AbortReason::RangeUnusable:
+                fall_back_to_one_connection(transfer, attempt.abort_message);
+                return;
             case AbortReason::LocalIo:
-                finish_failed(transfer, Error{ErrorCode::Io, "cannot write the download",
-                                              transfer.shown_path, transfer.sink->write_errno()});
+                finish_failed(transfer,
+                              Error{ErrorCode::Io, "cannot write the download", transfer.shown_path,
+                                    file_of(transfer).sink->write_errno()});
                 return;
             case AbortReason::None:
                 break;
         }
         if (status >= 400 || (code == CURLE_OK && status != 200 && status != 206)) {
             std::string outcome = "HTTP " + std::to_string(status);
-            if (status == 416 && attempt.range_start > 0) {
+            if (status == 416 && transfer.owner != nullptr) {
+                fall_back_to_one_connection(transfer, outcome + " for a range");
+            } else if (status == 416 && attempt.range_start > 0) {
                 fail_attempt(transfer,
                              outcome + " for Range from " + std::to_string(attempt.range_start) +
                                  "; starting over",
@@ -958,13 +1221,17 @@ struct Engine {
             return;
         }
         if (transfer.request->expected_size != kUnknownSize &&
-            transfer.accepted != transfer.request->expected_size) {
+            transfer.accepted != expected_bytes(transfer)) {
             const std::string outcome = "size mismatch: received " +
                                         std::to_string(transfer.accepted) + " bytes, expected " +
-                                        std::to_string(transfer.request->expected_size);
+                                        std::to_string(expected_bytes(transfer));
             if (!retry_as_sent(transfer, outcome)) {
                 fail_attempt(transfer, outcome, FailureKind::Permanent);
             }
+            return;
+        }
+        if (transfer.owner != nullptr) {
+            range_done(transfer, remote_time);
             return;
         }
         begin_verification(transfer, Verification::Download);
@@ -1190,6 +1457,12 @@ Result<void> validate(const DownloadOptions& options) {
             "max_parallel must be between 1 and 256, not " + std::to_string(options.max_parallel),
             "download options");
     }
+    if (options.connections_per_file < 1 || options.connections_per_file > 64) {
+        return make_error(ErrorCode::BadInput,
+                          "connections per file must be between 1 and 64, not " +
+                              std::to_string(options.connections_per_file),
+                          "download options");
+    }
     if (options.io_threads > 64) {
         return make_error(ErrorCode::BadInput, "io_threads must be at most 64", "download options");
     }
@@ -1348,6 +1621,9 @@ Result<DownloadReport> Downloader::run(std::span<const std::filesystem::path> ro
     for (auto& transfer : engine.transfers) {
         if (transfer->attempts > 1) {
             report.retries += transfer->attempts - 1;
+        }
+        if (transfer->owner != nullptr) {
+            continue;  // a range of a segmented file: its attempts are in the file's result
         }
         if (transfer->result.resumed) {
             ++report.resumed;

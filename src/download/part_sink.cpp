@@ -44,6 +44,7 @@ std::vector<Completion> CompletionQueue::take() {
 void PartWriter::attach(UniqueFd fd, ChecksumType type, std::string shown_path) {
     fd_ = std::move(fd);
     hasher_.emplace(type);
+    file_digest_.reset();
     size_ = 0;
     shown_path_ = std::move(shown_path);
     error_.reset();
@@ -57,11 +58,11 @@ void PartWriter::fail(std::string message, int sys_errno) {
     }
 }
 
-int PartWriter::write_at(const std::byte* data, std::size_t size) {
+int PartWriter::write_range(std::uint64_t offset, const std::byte* data, std::size_t size) {
     std::size_t done = 0;
     while (done < size) {
         const ssize_t result =
-            fault::pwrite(fd_.get(), data + done, size - done, static_cast<off_t>(written_ + done));
+            fault::pwrite(fd_.get(), data + done, size - done, static_cast<off_t>(offset + done));
         if (result < 0) {
             if (errno == EINTR) {
                 continue;
@@ -70,13 +71,20 @@ int PartWriter::write_at(const std::byte* data, std::size_t size) {
         }
         done += static_cast<std::size_t>(result);
     }
+    return 0;
+}
+
+int PartWriter::write_at(const std::byte* data, std::size_t size) {
+    if (const int error = write_range(written_, data, size); error != 0) {
+        return error;
+    }
     written_ += size;
     return 0;
 }
 
-int PartWriter::truncate_file() {
-    written_ = 0;
-    return ::ftruncate(fd_.get(), 0) == 0 ? 0 : errno;
+int PartWriter::truncate_file(std::uint64_t size) {
+    written_ = size;
+    return ::ftruncate(fd_.get(), static_cast<off_t>(size)) == 0 ? 0 : errno;
 }
 
 void PartWriter::hash(const std::byte* data, std::size_t size) {
@@ -86,6 +94,7 @@ void PartWriter::hash(const std::byte* data, std::size_t size) {
 
 void PartWriter::reset_hash() {
     hasher_->reset();
+    file_digest_.reset();
     size_ = 0;
     source_error_.reset();
 }
@@ -137,6 +146,20 @@ void PartWriter::hash_prefix(std::uint64_t size) {
         offset += static_cast<std::uint64_t>(result);
     }
     size_ = size;
+}
+
+void PartWriter::hash_file() {
+    if (error_ || !fd_) {
+        return;
+    }
+    FileHasher hasher(HashOptions{.use_cache = false});
+    auto digest = hasher.hash_fd(fd_.get(), hasher_->type(), shown_path_);
+    if (!digest) {
+        error_ = digest.error();
+        return;
+    }
+    file_digest_ = std::move(digest->hex);
+    size_ = digest->size;
 }
 
 void PartWriter::copy_from(const std::string& source, std::uint64_t expected_size) {
@@ -226,7 +249,7 @@ FinishResult PartWriter::finish(const PublishSpec& spec,
         fd_.reset();
         return result;
     }
-    result.digest = hasher_->finish();
+    result.digest = file_digest_ ? *std::exchange(file_digest_, std::nullopt) : hasher_->finish();
     if (source_error_ ||
         (spec.expected_size != kUnknownSize && result.size != spec.expected_size) ||
         result.digest != spec.expected_digest) {
@@ -293,6 +316,9 @@ void PartSink::run_job(JobKind kind, const std::byte* data, std::size_t length, 
             break;
         case JobKind::HashPrefix:
             writer_.hash_prefix(value);
+            break;
+        case JobKind::HashFile:
+            writer_.hash_file();
             break;
         case JobKind::Finish:
             // `value` is the modification time to set plus one; 0 = none.
@@ -380,6 +406,27 @@ bool PartSink::should_pause() {
         pool_->pool_pause_requested_.store(false);
     }
     return false;
+}
+
+bool PartSink::write_range(std::uint64_t offset, const char* data, std::size_t size) {
+    if (const int error =
+            writer_.write_range(offset, reinterpret_cast<const std::byte*>(data), size);
+        error != 0) {
+        write_errno_ = error;
+        return false;
+    }
+    return true;
+}
+
+void PartSink::keep_prefix(std::uint64_t size) {
+    if (const int error = writer_.truncate_file(size); error != 0) {
+        write_errno_ = error;
+        io_failed_.store(true);
+    }
+}
+
+void PartSink::hash_file() {
+    submit(JobKind::HashFile);
 }
 
 void PartSink::restart() {

@@ -85,7 +85,10 @@ class PartWriter {
     void attach(UniqueFd fd, ChecksumType type, std::string shown_path);
     // Loop thread: appends at the write offset. Returns the errno of a failed write, or 0.
     int write_at(const std::byte* data, std::size_t size);
-    int truncate_file();  // loop thread: empties the file (offset 0)
+    // Loop thread: writes at `offset`, leaving the write offset alone (one range of a segmented
+    // download). Returns the errno of a failed write, or 0.
+    int write_range(std::uint64_t offset, const std::byte* data, std::size_t size);
+    int truncate_file(std::uint64_t size = 0);  // loop thread: cuts the file to `size` bytes
     std::uint64_t written() const { return written_; }
     void set_written(std::uint64_t size) { written_ = size; }
     void hash(const std::byte* data, std::size_t size);
@@ -93,6 +96,9 @@ class PartWriter {
     void append(const std::byte* data, std::size_t size);  // write_at + hash (copies, inline)
     void truncate();                                       // empties the file and the hash state
     void hash_prefix(std::uint64_t size);  // rebuilds the hash state from the file's first bytes
+    // Hashes the whole file as it is on disk (mmap, as `rpmirror verify` does) for finish(): the
+    // ranges of a segmented download were written without the streaming hasher.
+    void hash_file();
     void copy_from(const std::string& source, std::uint64_t expected_size);  // file:// sources
     // Digest, compare, then (on a match) the modification time `mtime_seconds` when set (the
     // server's Last-Modified, --remote-time), xattr, rename, close.
@@ -107,8 +113,9 @@ class PartWriter {
 
     UniqueFd fd_;
     std::optional<Hasher> hasher_;
-    std::uint64_t size_ = 0;     // bytes hashed
-    std::uint64_t written_ = 0;  // loop thread: the next pwrite offset
+    std::optional<std::string> file_digest_;  // set by hash_file(): finish() uses it
+    std::uint64_t size_ = 0;                  // bytes hashed
+    std::uint64_t written_ = 0;               // loop thread: the next pwrite offset
     std::string shown_path_;
     std::optional<Error> error_;
     std::optional<std::string> source_error_;
@@ -132,6 +139,14 @@ class PartSink {
     // failed (write_errno() says why): abort the transfer.
     bool write(const char* data, std::size_t size);
     int write_errno() const { return write_errno_; }
+    // Writes a segmented download's bytes at `offset` (pwrite now, no hashing: see hash_file).
+    // Returns false iff the write failed (write_errno() says why).
+    bool write_range(std::uint64_t offset, const char* data, std::size_t size);
+    // Cuts the .part to its first `size` bytes (what an interrupted segmented download keeps for
+    // a resume). Only while no job of this sink is queued.
+    void keep_prefix(std::uint64_t size);
+    // Queues the hashing of the whole .part (PartWriter::hash_file), to be followed by finish().
+    void hash_file();
     // Returns true iff the worker lags too far behind: the write callback should pause; an
     // Unpause completion follows once it caught up.
     bool should_pause();
@@ -148,7 +163,7 @@ class PartSink {
 
   private:
     friend class IoPool;
-    enum class JobKind { Data, ResetHash, HashPrefix, Finish, Copy, Close };
+    enum class JobKind { Data, ResetHash, HashPrefix, HashFile, Finish, Copy, Close };
     void flush_pending();
     void submit(JobKind kind, std::unique_ptr<std::byte[]> block = {}, std::size_t length = 0,
                 std::uint64_t value = 0, std::string text = {});

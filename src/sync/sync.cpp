@@ -83,6 +83,8 @@ DownloadOptions options_for_repo(DownloadOptions options, const RepoConfig& repo
     }
     options.ip_resolve = repo.ip_resolve;
     options.preserve_remote_time = sync_options.remote_time;
+    options.connections_per_file = sync_options.connections_per_file;
+    options.segment_min_size = sync_options.segment_min_size;
     if (repo.throttle_bytes_per_second) {
         options.throttle = *repo.throttle_bytes_per_second;
     } else if (repo.throttle_percent && repo.bandwidth_bytes_per_second) {

@@ -402,6 +402,32 @@ namespace {
 
 // dedupe / dedupe-dir: the mode and the extra trees (the other jobs' mirrors, siblings under
 // [main] destination, are found by the sync itself); a bad mode fails the job naming the line.
+TEST_F(JobsConfigTest, ConnectionsPerFileKeysFromMainAndTheJob) {
+    auto config = load(
+        "[main]\ndestination = /srv/mirror\nconnections-per-file = 4\n"
+        "[a]\nbaseurl = http://example.com/a/\nsegment-min-size = 16M\n"
+        "[b]\nbaseurl = http://example.com/b/\nconnections_per_file = 1\n"
+        "[c]\nbaseurl = http://example.com/c/\nconnections-per-file = 65\n"
+        "[d]\nbaseurl = http://example.com/d/\nsegment-min-size = big\n");
+    ASSERT_TRUE(config) << config.error().to_string();
+    const JobConfig& a = job_named(config->jobs, "a");
+    EXPECT_TRUE(a.errors.empty());
+    EXPECT_EQ(a.options.connections_per_file, 4U);
+    EXPECT_EQ(a.options.segment_min_size, 16U << 20);
+    const JobConfig& b = job_named(config->jobs, "b");
+    EXPECT_EQ(b.options.connections_per_file, 1U);
+    EXPECT_EQ(b.options.segment_min_size, 64U << 20) << "64M by default";
+    const JobConfig& c = job_named(config->jobs, "c");
+    ASSERT_EQ(c.errors.size(), 1U);
+    EXPECT_TRUE(c.errors[0].starts_with(main_file() + ":12: job 'c': connections-per-file: "
+                                                      "invalid number '65' (expected 1 to 64)"))
+        << c.errors[0];
+    const JobConfig& d = job_named(config->jobs, "d");
+    ASSERT_EQ(d.errors.size(), 1U);
+    EXPECT_NE(d.errors[0].find("segment-min-size: invalid size 'big'"), std::string::npos)
+        << d.errors[0];
+}
+
 TEST_F(JobsConfigTest, DedupeKeysAndTheDestinationAsSiblings) {
     auto config = load(
         "[main]\ndestination = /srv/mirror\n"
