@@ -91,7 +91,7 @@ struct JobsConfig {
     unsigned max_per_host = 0;  // connections per host across all jobs; 0 = only the budget
     std::optional<std::filesystem::path> state_dir;
     std::optional<std::filesystem::path> metrics_file;
-    std::optional<Shard> shard;   // `shard = K/N`; `--shard` overrides it
+    std::optional<Shard> shard;  // `shard = K/N`; `--shard` overrides it
     // s3-endpoint, s3-region, s3-profile, s3-addressing: for every job with an s3:// destination
     // (copied into its SyncOptions::s3).
     s3::S3Overrides s3;
