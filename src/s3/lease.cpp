@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "s3/json_object.hpp"
 #include "s3/mirror_state.hpp"
 
 namespace rpmirror::s3 {
@@ -96,11 +97,11 @@ std::string to_json(const LeaseRecord& record) {
 
 Result<LeaseRecord> parse_lease(std::string_view json, std::string_view shown) {
     const std::string subject(shown);
-    const nlohmann::json document =
-        nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
-    if (document.is_discarded() || !document.is_object()) {
-        return make_error(ErrorCode::BadInput, "not a JSON object", subject);
+    auto parsed = parse_json_object(json, subject);
+    if (!parsed) {
+        return tl::unexpected(std::move(parsed.error()));
     }
+    const nlohmann::json& document = *parsed;
     try {
         LeaseRecord record;
         record.owner = document.at("owner").get<std::string>();

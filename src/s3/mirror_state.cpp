@@ -1,9 +1,11 @@
 // The state object of an s3:// mirror (see s3/mirror_state.hpp).
 #include "s3/mirror_state.hpp"
 
+#include <utility>
+
 #include <nlohmann/json.hpp>
 
-#include <utility>
+#include "s3/json_object.hpp"
 
 namespace rpmirror::s3 {
 
@@ -31,11 +33,11 @@ std::string to_json(const MirrorState& state) {
 
 Result<MirrorState> parse_state(std::string_view json, std::string_view shown) {
     const std::string subject(shown);
-    const nlohmann::json document =
-        nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
-    if (document.is_discarded() || !document.is_object()) {
-        return make_error(ErrorCode::BadInput, "not a JSON object", subject);
+    auto parsed = parse_json_object(json, subject);
+    if (!parsed) {
+        return tl::unexpected(std::move(parsed.error()));
     }
+    const nlohmann::json& document = *parsed;
     try {
         if (document.at("version").get<int>() != kVersion) {
             return make_error(ErrorCode::BadInput,
