@@ -603,7 +603,9 @@ Command add_sync_command(CLI::App& parent) {
                   "verify existing files by hashing them, ignoring the checksum cache");
     app->add_option("--zchunk", args->zchunk,
                     "zchunk metadata (*_zck records): on (default: fetch only the chunks that "
-                    "changed since the copy in the mirror) or off (always the whole file)")
+                    "changed since the previous copy; without --download-metadata, parse "
+                    "primary_zck, kept in the state directory) or off (always the whole file; "
+                    "parse primary)")
         ->check(CLI::IsMember({"on", "off"}));
     app->add_option("--json", args->json_file, "write a JSON report to FILE ('-': stdout)");
     add_run_state_options(*app, args->state);

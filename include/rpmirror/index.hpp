@@ -61,8 +61,8 @@ struct DecompressOptions {
 class Decompressor {
   public:
     // Opens `path` and detects its compression from its content.
-    // Returns Error{NotFound}/Error{Io} iff it cannot be opened or read, Error{Unsupported} iff it
-    // is zchunk (zchunk records are mirrored as opaque files, never parsed).
+    // Returns Error{NotFound}/Error{Io} iff it cannot be opened or read, Error{Corrupt} iff it is
+    // zchunk and its header does not verify (libzck's message follows the description).
     static Result<Decompressor> open(const std::filesystem::path& path,
                                      const DecompressOptions& options = {});
 
@@ -82,7 +82,7 @@ class Decompressor {
     Compression compression() const;
     // Decompressed bytes returned so far.
     std::uint64_t bytes_out() const;
-    // Compressed bytes read from the file so far.
+    // Compressed bytes read from the file so far (zchunk: the file's length, once opened).
     std::uint64_t bytes_in() const;
 
   private:

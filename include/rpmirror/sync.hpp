@@ -55,7 +55,10 @@ struct SyncOptions {
     // zchunk records ("*_zck", with --download-metadata): when a previous copy is at hand (the
     // live repodata/ or a staging directory a killed run left), only the header and the chunks
     // that changed are fetched (ranged requests), then the whole is verified; any failure of
-    // that path downloads the record in full. false = --zchunk=off: always in full.
+    // that path downloads the record in full. Without --download-metadata, primary_zck is
+    // parsed instead of primary, by delta from the copy the last run kept in the state
+    // directory (doc/zchunk.md); a failed delta parses primary, downloaded in full.
+    // false = --zchunk=off: always in full, primary parsed.
     bool zchunk = true;
     std::optional<std::filesystem::path> safe_write_path;  // --safe-write-path
     // --arch, --source, --newest-only, --min-buildtime. The repository's includepkgs and

@@ -5,11 +5,6 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-// zck.h declares C functions without extern "C".
-extern "C" {
-#include <zck.h>
-}
-
 #include <array>
 #include <cerrno>
 #include <cstdlib>
@@ -20,27 +15,11 @@ extern "C" {
 #include "download/curl_options.hpp"
 #include "rpmirror/checksum.hpp"  // checksum_type_name
 #include "util/unique_fd.hpp"
+#include "util/zck.hpp"
 
 namespace rpmirror::download {
 
 namespace {
-
-struct ZckCtxDeleter {
-    void operator()(zckCtx* ctx) const { zck_free(&ctx); }
-};
-struct ZckDlDeleter {
-    void operator()(zckDL* dl) const { zck_dl_free(&dl); }
-};
-struct ZckRangeDeleter {
-    void operator()(zckRange* range) const { zck_range_free(&range); }
-};
-struct FreeDeleter {
-    void operator()(char* text) const { std::free(text); }  // NOLINT(cppcoreguidelines-no-malloc)
-};
-using ZckCtx = std::unique_ptr<zckCtx, ZckCtxDeleter>;
-using ZckDl = std::unique_ptr<zckDL, ZckDlDeleter>;
-using ZckRange = std::unique_ptr<zckRange, ZckRangeDeleter>;
-using CText = std::unique_ptr<char, FreeDeleter>;
 
 std::optional<zck_hash> zck_hash_of(ChecksumType type) {
     switch (type) {
@@ -53,24 +32,6 @@ std::optional<zck_hash> zck_hash_of(ChecksumType type) {
         default:
             return std::nullopt;
     }
-}
-
-// Returns libzck's last error on `ctx` (cleared), without its trailing newline.
-std::string zck_error_of(zckCtx* ctx, std::string_view what) {
-    const char* text = ctx == nullptr ? nullptr : zck_get_error(ctx);
-    std::string message(what);
-    if (text != nullptr && *text != '\0') {
-        std::string detail(text);
-        while (!detail.empty() && (detail.back() == '\n' || detail.back() == ' ')) {
-            detail.pop_back();
-        }
-        message += ": " + detail;
-    }
-    if (ctx != nullptr) {
-        const bool cleared = zck_clear_error(ctx);
-        (void)cleared;
-    }
-    return message;
 }
 
 // The body of one ranged GET: passed on to `sink` only while the answer is 206.
@@ -191,12 +152,7 @@ Result<void> write_all(int fd, std::string_view bytes, const std::filesystem::pa
 Result<ZckDeltaResult> fetch_zck_delta(const ZckDeltaRequest& request,
                                        const DownloadOptions& options,
                                        const std::stop_token& stop) {
-    // libzck logs to stderr unless told otherwise; its errors are read from the context.
-    static const bool quiet = [] {
-        zck_set_log_level(ZCK_LOG_NONE);
-        return true;
-    }();
-    (void)quiet;
+    silence_zck_log();
     ensure_curl_initialized();
     const std::string& url = request.url;
     const std::optional<zck_hash> header_hash = zck_hash_of(request.header_checksum.type);
@@ -294,7 +250,7 @@ Result<ZckDeltaResult> fetch_zck_delta(const ZckDeltaRequest& request,
     while (missing > 0) {
         zck_dl_reset(dl.get());
         ZckRange range(zck_get_missing_range(target.get(), static_cast<int>(request.max_ranges)));
-        CText ranges(range ? zck_get_range_char(target.get(), range.get()) : nullptr);
+        ZckText ranges(range ? zck_get_range_char(target.get(), range.get()) : nullptr);
         if (!range || !ranges || !zck_dl_set_range(dl.get(), range.get())) {
             return make_error(ErrorCode::Corrupt,
                               zck_error_of(target.get(), "cannot compute the missing ranges"), url);

@@ -6,6 +6,8 @@
 // streams, caps the output at the size limits before asking the codec for more (so a bomb is
 // stopped after at most one buffer beyond the limit is requested, never decoded further), and
 // turns "end of file before end of stream" into Error{Corrupt}.
+// zchunk is read through libzck instead (zck_read decompresses and verifies one chunk at a time
+// from the file descriptor), under the same limits.
 #include <bzlib.h>
 #include <fcntl.h>
 #include <lzma.h>
@@ -29,6 +31,7 @@
 
 #include "rpmirror/index.hpp"
 #include "util/unique_fd.hpp"
+#include "util/zck.hpp"
 
 namespace rpmirror {
 namespace {
@@ -320,6 +323,7 @@ struct Decompressor::State {
     UniqueFd fd;
     Compression compression = Compression::None;
     std::unique_ptr<Codec> codec;
+    ZckCtx zck;  // zchunk only: libzck reads the file itself
     std::vector<char> input;
     std::size_t input_pos = 0;
     std::size_t input_len = 0;
@@ -390,7 +394,32 @@ struct Decompressor::State {
         return {};
     }
 
+    // zchunk: the next chunk of output from libzck, which checks every chunk's digest and, at
+    // the end, the data's.
+    Result<std::span<const char>> next_zchunk() {
+        const std::size_t allowance = output_allowance();
+        const ssize_t produced = zck_read(zck.get(), output.data(), allowance);
+        if (produced < 0) {
+            return make_error(ErrorCode::Corrupt, zck_error_of(zck.get(), "invalid zchunk data"),
+                              subject);
+        }
+        if (produced == 0) {
+            if (auto ended = check_end(); !ended) {
+                return tl::unexpected(ended.error());
+            }
+            finished = true;
+            return std::span<const char>();
+        }
+        if (auto accounted = account(static_cast<std::size_t>(produced)); !accounted) {
+            return tl::unexpected(accounted.error());
+        }
+        return std::span<const char>(output.data(), static_cast<std::size_t>(produced));
+    }
+
     Result<std::span<const char>> next() {
+        if (compression == Compression::Zchunk) {
+            return next_zchunk();
+        }
         while (true) {
             if (input_pos == input_len && !input_eof) {
                 if (auto filled = fill(); !filled) {
@@ -489,11 +518,21 @@ Result<Decompressor> Decompressor::open(const std::filesystem::path& path,
     state->compression =
         detect_compression(std::span<const char>(state->input.data(), state->input_len));
     if (state->compression == Compression::Zchunk) {
-        return make_error(ErrorCode::Unsupported,
-                          "zchunk metadata cannot be parsed (it is mirrored as an opaque file)",
-                          state->subject);
-    }
-    if (state->compression != Compression::None) {
+        // libzck reads the file from its start (the header first).
+        silence_zck_log();
+        if (::lseek(state->fd.get(), 0, SEEK_SET) != 0) {
+            return make_errno_error("cannot seek", state->subject, errno);
+        }
+        state->input_pos = state->input_len = 0;
+        state->zck.reset(zck_create());
+        if (!state->zck || !zck_init_read(state->zck.get(), state->fd.get())) {
+            return make_error(ErrorCode::Corrupt,
+                              zck_error_of(state->zck.get(), "invalid zchunk header"),
+                              state->subject);
+        }
+        state->bytes_in = static_cast<std::uint64_t>(zck_get_length(state->zck.get()));
+        state->output.resize(state->options.buffer_size);
+    } else if (state->compression != Compression::None) {
         state->codec = make_codec(state->compression);
         state->output.resize(state->options.buffer_size);
     }

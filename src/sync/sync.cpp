@@ -862,10 +862,23 @@ class RepoSync {
 
     Result<RepoPackages> fetch_metadata(const FetchedRepomd& repomd, MetadataStage& stage,
                                         const std::vector<std::filesystem::path>& local_sources) {
+        const auto url_of = [&repomd](const RepomdRecord& record) {
+            return join_url(record.location_base ? *record.location_base : repomd.base_url,
+                            record.location_href);
+        };
+        // The record parsed: primary, or primary_zck when the repository has no primary or
+        // (without --download-metadata) when chunks are to be reused (parse_record).
         const RepomdRecord* primary = repomd.parsed.find("primary");
+        if (primary == nullptr) {
+            primary = repomd.parsed.find("primary_zck");
+        }
         if (primary == nullptr) {
             return make_error(ErrorCode::BadInput, "repomd.xml has no primary record",
                               join_url(repomd.base_url, kRepomdHref));
+        }
+        const RepomdRecord* delta_record = nullptr;  // assembled by parse_record
+        if (!options_.download_metadata && !options_.urls_only && !s3_) {
+            primary = parse_record(repomd.parsed, *primary, stage.dir(), url_of, delta_record);
         }
         std::vector<const RepomdRecord*> records;
         if (options_.download_metadata && !options_.urls_only) {  // -u needs primary.xml only
@@ -915,15 +928,15 @@ class RepoSync {
             request.expected_digest = record->checksum.hex;
             // Old createrepo wrote records without <size>: verified by checksum alone.
             request.expected_size = record->size.value_or(kUnknownSize);
-            if (record->size &&
+            if (record != delta_record && record->size &&
                 !seed_from_local_copy(stage.dir(), *relative, request.expected_size,
                                       local_sources) &&
-                options_.zchunk) {
-                assemble_zck_delta(
-                    *record, *relative,
-                    join_url(record->location_base ? *record->location_base : repomd.base_url,
-                             record->location_href),
-                    stage.dir(), local_sources);
+                options_.zchunk && !relative->has_parent_path()) {
+                if (auto previous =
+                        find_previous_revision(relative->filename().string(), local_sources)) {
+                    (void)assemble_zck_delta(*record, *relative, url_of(*record), stage.dir(),
+                                             *previous, "downloading it in full");
+                }
             }
             requests.push_back(std::move(request));
         }
@@ -956,10 +969,6 @@ class RepoSync {
             }
             return tl::unexpected(std::move(error));
         }
-        const auto url_of = [&repomd](const RepomdRecord& record) {
-            return join_url(record.location_base ? *record.location_base : repomd.base_url,
-                            record.location_href);
-        };
         RepoPackageSource source;
         source.primary_path = stage.dir() / primary->location_href.substr(kRepodataPrefix.size());
         source.primary_name = url_of(*primary);
@@ -970,7 +979,84 @@ class RepoSync {
                 stage.dir() / modules->location_href.substr(kRepodataPrefix.size());
             source.modules_name = url_of(*modules);
         }
-        return read_repo_packages(source, selection_options_);
+        auto packages = read_repo_packages(source, selection_options_);
+        if (packages && primary->type == "primary_zck" && !options_.download_metadata &&
+            !options_.urls_only && !s3_) {
+            keep_primary_zck(source.primary_path);
+        }
+        return packages;
+    }
+
+    // Where the default mode (no --download-metadata, which keeps no repodata/) keeps the last
+    // primary_zck it parsed, the previous copy of the next run's delta: beside the sync state,
+    // one file per repository.
+    std::filesystem::path kept_primary_zck_path() const {
+        auto path = sync_state_path(state_directory(options_), repo_dir_);
+        path.replace_extension(".primary.xml.zck");
+        return path;
+    }
+
+    // Copies `parsed` (a primary_zck that verified and parsed) over kept_primary_zck_path(),
+    // atomically. Best effort: a failure is a warning (the next run downloads primary whole).
+    void keep_primary_zck(const std::filesystem::path& parsed) {
+        const std::filesystem::path kept = kept_primary_zck_path();
+        std::filesystem::path temporary = kept;
+        temporary += ".tmp";
+        std::error_code failed;
+        std::filesystem::create_directories(kept.parent_path(), failed);
+        if (!failed) {
+            std::filesystem::copy_file(parsed, temporary,
+                                       std::filesystem::copy_options::overwrite_existing, failed);
+        }
+        if (!failed) {
+            std::filesystem::rename(temporary, kept, failed);
+        }
+        if (failed) {
+            std::error_code ignored;
+            std::filesystem::remove(temporary, ignored);
+            report_.warnings.push_back(
+                fmt::format("zchunk: cannot keep primary_zck as {} for the next run's delta: {}",
+                            kept.string(), failed.message()));
+        }
+    }
+
+    // Without --download-metadata: returns the record to download and parse instead of
+    // `primary` (repomd's primary, or its primary_zck when it has no primary). With zchunk on and
+    // a primary_zck in `repomd`, that is primary_zck: assembled now in `stage_dir` from the
+    // copy the last run kept (kept_primary_zck_path) and the changed chunks, then
+    // `delta_record` is set to it; downloaded whole iff no copy was kept. Iff the delta fails
+    // (the reason in report_.zck_fallbacks), returns `primary`, and forgets a kept copy that
+    // is no zchunk file.
+    template <typename UrlOf>
+    const RepomdRecord* parse_record(const Repomd& repomd, const RepomdRecord& primary,
+                                     const std::filesystem::path& stage_dir, const UrlOf& url_of,
+                                     const RepomdRecord*& delta_record) {
+        const RepomdRecord* zck = repomd.find("primary_zck");
+        if (!options_.zchunk || zck == nullptr || !zck->size || !zck->header_size ||
+            !zck->header_checksum || !zck->location_href.starts_with(kRepodataPrefix)) {
+            return &primary;
+        }
+        auto relative =
+            safe_relative_path(zck->location_href.substr(kRepodataPrefix.size()), zck->type);
+        if (!relative || relative->has_parent_path()) {
+            return &primary;  // the download loop says what is wrong with it
+        }
+        const std::filesystem::path kept = kept_primary_zck_path();
+        struct stat st {};
+        if (::lstat(kept.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+            return zck;  // the first run: primary_zck whole, kept for the next one
+        }
+        auto assembled = assemble_zck_delta(*zck, *relative, url_of(*zck), stage_dir, kept,
+                                            "downloading '" + primary.type + "' instead");
+        if (!assembled) {
+            if (assembled.error().subject == kept.string()) {
+                std::error_code ignored;
+                std::filesystem::remove(kept, ignored);
+            }
+            return &primary;
+        }
+        delta_record = zck;
+        return zck;
     }
 
     // Copies `relative` from the first of `sources` that has it with `expected_size` to its
@@ -1039,51 +1125,53 @@ class RepoSync {
         return newest;
     }
 
-    // zchunk: writes the .part of `relative` in `stage_dir` from an earlier revision of the
-    // record among `sources` and the chunks that changed, fetched from `url`
+    // zchunk: writes the .part of `relative` in `stage_dir` from `previous` (an earlier
+    // revision of the record) and the chunks that changed, fetched from `url`
     // (download::fetch_zck_delta), and checks it against repomd.xml; the downloader then finds
-    // it complete and verifies it as it does a seeded copy. Nothing for a record that is no
-    // zchunk record or has no earlier revision at hand. Best effort: on any failure the .part
-    // is removed (the record is downloaded in full) and the reason is in report_.zck_fallbacks.
-    void assemble_zck_delta(const RepomdRecord& record, const std::filesystem::path& relative,
-                            const std::string& url, const std::filesystem::path& stage_dir,
-                            const std::vector<std::filesystem::path>& sources) {
+    // it complete and verifies it as it does a seeded copy. Returns an error, and does nothing,
+    // for a record that is no zchunk record. Best effort: on any other failure the .part is
+    // removed and the reason, followed by "; " and `instead` (what the caller does instead), is
+    // in report_.zck_fallbacks; the error returned names the previous copy iff it was the
+    // cause (not a zchunk file).
+    Result<void> assemble_zck_delta(const RepomdRecord& record,
+                                    const std::filesystem::path& relative, const std::string& url,
+                                    const std::filesystem::path& stage_dir,
+                                    const std::filesystem::path& previous,
+                                    std::string_view instead) {
         if (!record.type.ends_with("_zck") || !record.size || !record.header_size ||
             !record.header_checksum || relative.has_parent_path()) {
-            return;
+            return make_error(ErrorCode::Unsupported, "not a zchunk record", record.type);
         }
         const std::string name = relative.filename().string();
-        const auto previous = find_previous_revision(name, sources);
-        if (!previous) {
-            return;
-        }
         download::ZckDeltaRequest request;
         request.url = url;
-        request.previous = *previous;
+        request.previous = previous;
         request.target = stage_dir / part_file_name(name);
         request.header_size = *record.header_size;
         request.header_checksum = *record.header_checksum;
-        const auto fall_back = [&](const std::string& why) {
+        const auto fall_back = [&](Error error) {
             std::error_code ignored;
             std::filesystem::remove(request.target, ignored);
             report_.zck_fallbacks.push_back(
-                fmt::format("zchunk: '{}': {}; downloading it in full", record.type, why));
+                fmt::format("zchunk: '{}': {}; {}", record.type, error.to_string(), instead));
+            return tl::unexpected(std::move(error));
         };
         auto delta = download::fetch_zck_delta(request, downloader_.options(), stop_);
         if (!delta) {
-            fall_back(delta.error().to_string());
-            return;
+            return fall_back(std::move(delta.error()));
         }
         auto digest = hash_file(request.target, record.checksum.type);
         if (!digest || digest->size != *record.size || digest->hex != record.checksum.hex) {
-            fall_back("the assembled file does not match the checksum in repomd.xml (" + url + ")");
-            return;
+            return fall_back(Error{ErrorCode::Corrupt,
+                                   "the assembled file does not match the checksum in repomd.xml",
+                                   url, 0});
         }
         ++report_.zck_records;
         report_.zck_bytes_fetched += delta->bytes_fetched;
         if (delta->bytes_fetched < *record.size) {
             report_.zck_bytes_saved += *record.size - delta->bytes_fetched;
         }
+        return {};
     }
 
     // -u: the URLs dnf reposync prints, in its order: with --download-metadata every record of

@@ -4,6 +4,9 @@
 // $body_bytes_sent is the measure), and the records it assembles are byte-identical to
 // upstream's. A server that ignores Range, chunks that do not verify and --zchunk=off all end in
 // a full download of the record, never in a failure.
+// Without --download-metadata, primary_zck replaces primary.xml.gz: the first run downloads it
+// whole and keeps it in the state directory, the next fetches its header and changed chunks
+// only, and parses it; a kept copy that is no zchunk file falls back to primary.xml.gz.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +15,8 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -142,6 +147,55 @@ class SyncZchunk : public SyncFixture {
         return found;
     }
 
+    // The default mode (no --download-metadata), its state in tmp_/state`suffix`, its mirror in
+    // tmp_/mirror`suffix`.
+    std::vector<std::string> default_args(const NginxServer& server,
+                                          const std::string& suffix = "") const {
+        return {"--repofrompath",
+                "z," + server.url("/"),
+                "--repo",
+                "z",
+                "--state-dir",
+                (tmp_ / ("state" + suffix)).string(),
+                "-p",
+                (tmp_ / ("mirror" + suffix)).string()};
+    }
+
+    // The primary_zck the default mode keeps for the next run's delta (state `suffix`), or an
+    // empty path iff there is none.
+    fs::path kept_primary_zck(const std::string& suffix = "") const {
+        const fs::path repos = tmp_ / ("state" + suffix) / "repos";
+        std::error_code error;
+        for (fs::directory_iterator it(repos, error), end; !error && it != end;
+             it.increment(error)) {
+            if (it->path().filename().string().ends_with(".primary.xml.zck")) {
+                return it->path();
+            }
+        }
+        return {};
+    }
+
+    // The file names of the packages in tmp_/mirror`suffix`/z, sorted.
+    std::set<std::string> mirrored_rpms(const std::string& suffix = "") const {
+        std::set<std::string> names;
+        for (const auto& entry :
+             fs::recursive_directory_iterator(tmp_ / ("mirror" + suffix) / "z")) {
+            if (entry.path().extension() == ".rpm") {
+                names.insert(entry.path().filename().string());
+            }
+        }
+        return names;
+    }
+
+    // The file names of upstream's packages.
+    std::set<std::string> upstream_rpms() const {
+        std::set<std::string> names;
+        for (const auto& entry : fs::directory_iterator(upstream_ / "Packages")) {
+            names.insert(entry.path().filename().string());
+        }
+        return names;
+    }
+
     fs::path upstream_;
 };
 
@@ -261,6 +315,118 @@ TEST_F(SyncZchunk, OffDownloadsTheWholeFile) {
         EXPECT_EQ(requests[0].value("bytes", std::uint64_t{0}), fs::file_size(file));
     }
     EXPECT_EQ(report["repositories"][0].value("zck_records", -1), 0);
+}
+
+TEST_F(SyncZchunk, DefaultModeParsesPrimaryZckFetchedByDelta) {
+    NginxServer& server = serve(upstream_);
+    std::size_t before = log_size(server);
+    const CommandResult first = sync(default_args(server));
+    ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+    // The first run has no earlier copy: primary_zck whole, primary.xml.gz not at all.
+    std::vector<std::string> uris = uris_since(server, before);
+    for (const std::string& uri : uris) {
+        EXPECT_FALSE(uri.ends_with("-primary.xml.gz")) << uri;
+    }
+    EXPECT_EQ(requests_of(server, before, "-primary.xml.zck").size(), 1U);
+    ASSERT_FALSE(kept_primary_zck().empty());
+    EXPECT_EQ(mirrored_rpms(), upstream_rpms());
+
+    make_revision_2();
+    before = log_size(server);
+    nlohmann::json report;
+    const CommandResult second = sync_json(default_args(server), report);
+    ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+    uris = uris_since(server, before);
+    // repomd.xml, the header and the changed chunks of primary_zck, the two new packages.
+    std::vector<std::string> metadata;
+    for (const std::string& uri : uris) {
+        if (!uri.starts_with("/Packages/")) {
+            metadata.push_back(uri.ends_with("-primary.xml.zck") ? "primary.xml.zck" : uri);
+        }
+    }
+    EXPECT_EQ(metadata, (std::vector<std::string>{"/repodata/repomd.xml", "primary.xml.zck",
+                                                  "primary.xml.zck"}))
+        << second.err;
+    for (const nlohmann::json& request : requests_of(server, before, "-primary.xml.zck")) {
+        EXPECT_EQ(request.value("status", 0), 206) << request.dump();
+        EXPECT_FALSE(request.value("range", "").empty()) << request.dump();
+    }
+    EXPECT_EQ(package_uris(uris), (std::vector<std::string>{"/Packages/zpkg1-1-1.noarch.rpm",
+                                                            "/Packages/zpkg2-1-1.noarch.rpm"}));
+    ASSERT_TRUE(report.is_object()) << second.out;
+    const nlohmann::json& repo = report["repositories"][0];
+    EXPECT_EQ(repo.value("zck_records", 0), 1) << repo.dump();
+    EXPECT_TRUE(repo["zck_fallbacks"].empty()) << repo.dump();
+    // The kept copy is revision 2's now.
+    const auto records = upstream_zck();
+    EXPECT_EQ(read_file(kept_primary_zck()), read_file(records.at("-primary.xml.zck")));
+
+    // The same packages as a fresh run that never reads zchunk.
+    auto off = default_args(server, "-off");
+    off.push_back("--zchunk=off");
+    const CommandResult plain = sync(off);
+    ASSERT_EQ(plain.exit_code, 0) << plain.out << plain.err;
+    EXPECT_TRUE(kept_primary_zck("-off").empty());
+    std::set<std::string> synced = mirrored_rpms();
+    synced.erase("zpkg30-1-1.noarch.rpm");  // kept from revision 1 (no --delete)
+    EXPECT_EQ(synced, mirrored_rpms("-off"));
+    EXPECT_EQ(mirrored_rpms("-off"), upstream_rpms());
+}
+
+TEST_F(SyncZchunk, DefaultModeWithABadKeptCopyParsesPrimaryGz) {
+    NginxServer& server = serve(upstream_);
+    const CommandResult first = sync(default_args(server));
+    ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+    const fs::path kept = kept_primary_zck();
+    ASSERT_FALSE(kept.empty());
+    TempDir::write_at(kept, "not a zchunk file");
+    make_revision_2();
+    const std::size_t before = log_size(server);
+    nlohmann::json report;
+    const CommandResult second = sync_json(default_args(server), report);
+    ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+    const std::vector<std::string> uris = uris_since(server, before);
+    std::size_t gz = 0;
+    for (const std::string& uri : uris) {
+        EXPECT_FALSE(uri.ends_with("-primary.xml.zck")) << uri;
+        gz += uri.ends_with("-primary.xml.gz") ? 1 : 0;
+    }
+    EXPECT_EQ(gz, 1U);
+    EXPECT_EQ(package_uris(uris), (std::vector<std::string>{"/Packages/zpkg1-1-1.noarch.rpm",
+                                                            "/Packages/zpkg2-1-1.noarch.rpm"}));
+    const nlohmann::json& repo = report["repositories"][0];
+    EXPECT_EQ(repo.value("zck_records", -1), 0) << repo.dump();
+    ASSERT_EQ(repo["zck_fallbacks"].size(), 1U) << repo.dump();
+    EXPECT_NE(second.err.find("zchunk: 'primary_zck': " + kept.string() +
+                              ": the previous copy is not a zchunk file"),
+              std::string::npos)
+        << second.err;
+    EXPECT_NE(second.err.find("; downloading 'primary' instead"), std::string::npos) << second.err;
+    // Forgotten: the next run downloads primary_zck whole again.
+    EXPECT_FALSE(fs::exists(kept));
+}
+
+TEST_F(SyncZchunk, RepositoryWithPrimaryZckOnlySyncs) {
+    // repomd.xml without its primary record (and the file gone).
+    const fs::path repomd = upstream_ / "repodata" / "repomd.xml";
+    const std::string xml = read_file(repomd);
+    const std::string without =
+        std::regex_replace(xml, std::regex(R"(<data type="primary">[\s\S]*?</data>\s*)"), "");
+    ASSERT_NE(without, xml);
+    TempDir::write_at(repomd, without);
+    for (const auto& entry : fs::directory_iterator(upstream_ / "repodata")) {
+        if (entry.path().filename().string().ends_with("-primary.xml.gz")) {
+            fs::remove(entry.path());
+        }
+    }
+    NginxServer& server = serve(upstream_);
+    const CommandResult synced = sync(default_args(server));
+    ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    EXPECT_EQ(mirrored_rpms(), upstream_rpms());
+    auto mirrored = args(server);
+    const CommandResult with_metadata = sync(mirrored);
+    ASSERT_EQ(with_metadata.exit_code, 0) << with_metadata.out << with_metadata.err;
+    expect_repodata_identical();
 }
 
 }  // namespace

@@ -190,7 +190,7 @@ TEST_F(Decompress, ShorterThanOpenSizeIsCorrupt) {
     }
 }
 
-TEST(DecompressOpen, MissingFileIsNotFoundAndZchunkUnsupported) {
+TEST(DecompressOpen, MissingFileIsNotFoundAndBadZchunkHeaderCorrupt) {
     test::TempDir dir;
     auto missing = Decompressor::open(dir / "missing.xml.gz");
     ASSERT_FALSE(missing);
@@ -198,8 +198,66 @@ TEST(DecompressOpen, MissingFileIsNotFoundAndZchunkUnsupported) {
     const auto zchunk = dir.write("primary.xml.zck", std::string("\0ZCK1rest", 9));
     auto refused = Decompressor::open(zchunk);
     ASSERT_FALSE(refused);
-    EXPECT_EQ(refused.error().code, ErrorCode::Unsupported);
+    EXPECT_EQ(refused.error().code, ErrorCode::Corrupt);
     EXPECT_EQ(refused.error().subject, zchunk.string());
+    EXPECT_NE(refused.error().message.find("invalid zchunk header"), std::string::npos)
+        << refused.error().message;
+}
+
+// createrepo_c --zck writes primary twice, as primary.xml.gz and primary.xml.zck: both read to
+// the same XML and the same packages (libzck reads the zchunk one, chunk by chunk).
+TEST(DecompressZchunk, PrimaryZckReadsAsPrimaryGz) {
+    test::TempDir dir;
+    run_or_throw("createrepo_c --quiet --zck --no-database -o " + quote(dir.path()) + " " +
+                 quote(IndexTestRepo::get().repo_dir()) + " >" + quote(dir / "log") + " 2>&1");
+    std::filesystem::path gz;
+    std::filesystem::path zck;
+    for (const auto& entry : std::filesystem::directory_iterator(dir / "repodata")) {
+        const std::string name = entry.path().filename().string();
+        if (name.ends_with("-primary.xml.gz")) {
+            gz = entry.path();
+        } else if (name.ends_with("-primary.xml.zck")) {
+            zck = entry.path();
+        }
+    }
+    ASSERT_FALSE(gz.empty());
+    ASSERT_FALSE(zck.empty());
+    auto from_gz = decompress_all(gz, {});
+    ASSERT_TRUE(from_gz) << from_gz.error().to_string();
+    DecompressOptions small;
+    small.buffer_size = 4096;  // many reads, each within one chunk or across two
+    small.expected_size = from_gz->size();
+    Compression detected = Compression::None;
+    auto from_zck = decompress_all(zck, small, &detected);
+    ASSERT_TRUE(from_zck) << from_zck.error().to_string();
+    EXPECT_EQ(detected, Compression::Zchunk);
+    EXPECT_EQ(*from_zck, *from_gz);
+    // One byte more than the open size is a bomb, as with the other codecs.
+    small.expected_size = from_gz->size() - 1;
+    auto too_long = decompress_all(zck, small);
+    ASSERT_FALSE(too_long);
+    EXPECT_EQ(too_long.error().code, ErrorCode::Unsafe);
+
+    const auto packages_of = [](const std::filesystem::path& primary) {
+        RepoPackageSource source;
+        source.primary_path = primary;
+        source.primary_name = primary.string();
+        return read_repo_packages(source, {});
+    };
+    auto gz_packages = packages_of(gz);
+    auto zck_packages = packages_of(zck);
+    ASSERT_TRUE(gz_packages) << gz_packages.error().to_string();
+    ASSERT_TRUE(zck_packages) << zck_packages.error().to_string();
+    ASSERT_GT(gz_packages->index.size(), 0U);
+    ASSERT_EQ(zck_packages->index.size(), gz_packages->index.size());
+    for (std::size_t position = 0; position < gz_packages->index.size(); ++position) {
+        const PackageView expected = gz_packages->index[position];
+        const PackageView actual = zck_packages->index[position];
+        EXPECT_EQ(actual.nevra(), expected.nevra());
+        EXPECT_EQ(actual.checksum_hex(), expected.checksum_hex());
+        EXPECT_EQ(actual.location_href, expected.location_href);
+    }
+    EXPECT_EQ(zck_packages->selection.positions, gz_packages->selection.positions);
 }
 
 TEST(DecompressSink, SinkErrorStopsAndIsReturned) {
