@@ -535,14 +535,7 @@ class JobBuilder {
         } else if (key == "connections_per_file") {
             problem = set_count(options.connections_per_file, value, 1, 64);
         } else if (key == "segment_min_size") {
-            if (const auto bytes = config::parse_bytes(value)) {
-                options.segment_min_size = *bytes;
-            } else {
-                problem =
-                    bad(fmt::format("invalid size '{}' (expected bytes with an optional k, "
-                                    "M or G suffix, e.g. 64M)",
-                                    value));
-            }
+            problem = set_size(options.segment_min_size, value);
         } else if (key == "s3_spool_dir") {
             options.s3_spool_dir = directory_path(value);
         } else if (key == "s3_spool_size") {

@@ -1,12 +1,8 @@
 // The s3:// destination of a sync (see sync/s3_sync.hpp).
 #include "sync/s3_sync.hpp"
 
-#include <stdlib.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
