@@ -18,8 +18,11 @@ void add_s3_options(CLI::App& app, S3Args& args, bool transfer) {
         return;
     }
     app.add_option("--s3-spool-dir", args.spool_dir,
-                   "where packages wait between download and upload, at most about 1 GiB at a "
-                   "time (default: a fresh directory under $TMPDIR)");
+                   "where packages wait between download and upload (default: a fresh directory "
+                   "in /dev/shm, i.e. memory; $TMPDIR with a warning if /dev/shm is not a tmpfs)");
+    app.add_option("--s3-spool-size", args.spool_size,
+                   "at most this many bytes of packages wait in the spool at once (default: "
+                   "512M, at least --s3-part-size; a larger package passes alone)");
     app.add_option("--s3-parallel", args.parallel, "concurrent uploads (default: 4)")
         ->check(CLI::Range(1, 64));
     app.add_option("--s3-part-size", args.part_size,
@@ -59,6 +62,14 @@ Result<void> apply_s3_options(const S3Args& args, SyncOptions& options) {
                           "--s3-part-size");
     }
     options.s3_part_size = *part_size;
+    const auto spool_size = parse_byte_size(args.spool_size);
+    if (!spool_size || *spool_size < *part_size) {
+        return make_error(ErrorCode::BadInput,
+                          "'" + args.spool_size + "' is not a size of at least --s3-part-size (" +
+                              args.part_size + ")",
+                          "--s3-spool-size");
+    }
+    options.s3_spool_size = *spool_size;
     return {};
 }
 

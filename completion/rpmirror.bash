@@ -20,7 +20,7 @@ _rpmirror_sync_opts="-h --help --repo --repoid --enablerepo --disablerepo --nogp
   --safe-write-path --dedupe --dedupe-dir -u --urls --min-buildtime -g --gpgcheck
   --gpgcheck-keys -j --parallel -q --quiet -v --verbose --no-cache --zchunk --connections-per-file --segment-min-size --json $_rpmirror_state_opts --snapshot --keep-snapshots
   --snapshot-dir --config-file --job --parallel-jobs --max-per-host --shard --metrics-file --on-change
-  --s3-endpoint --s3-region --s3-profile --s3-addressing --s3-spool-dir --s3-parallel
+  --s3-endpoint --s3-region --s3-profile --s3-addressing --s3-spool-dir --s3-spool-size --s3-parallel
   --s3-part-size --s3-acl"
 _rpmirror_verify_opts="-h --help -p --download-path --repo --repoid --remote --extra --no-cache
   --repair -j --threads --safe-write-path -q --quiet --json -a --arch --source -n --newest-only
@@ -46,7 +46,7 @@ _rpmirror_value_opts=' --repo --repoid --enablerepo --disablerepo --enableplugin
   --keep-versions -a --arch --safe-write-path --dedupe --dedupe-dir --min-buildtime
   --gpgcheck-keys -j --parallel --zchunk --connections-per-file --segment-min-size --json --state-dir --keep-snapshots --snapshot-dir --config-file --job --parallel-jobs
   --max-per-host --shard --metrics-file --on-change --threads -t --type --mode --name --as
-  --s3-endpoint --s3-region --s3-profile --s3-addressing --s3-spool-dir --s3-parallel
+  --s3-endpoint --s3-region --s3-profile --s3-addressing --s3-spool-dir --s3-spool-size --s3-parallel
   --s3-part-size --s3-acl '
 
 # The values of option $1 given on the words before the cursor ("--opt value" and "--opt=value"),

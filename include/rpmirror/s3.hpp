@@ -81,6 +81,9 @@ struct S3Config {
     unsigned retries = 5;
     std::chrono::milliseconds retry_base_delay{200};
     std::chrono::seconds connect_timeout{30};
+    // The CA certificates an https:// endpoint is verified against (CURLOPT_CAINFO); empty = the
+    // system's. Certificates are always verified. Proxies: libcurl's https_proxy / no_proxy.
+    std::filesystem::path ca_bundle;
 };
 
 // Returns the value of an environment variable, or nullopt iff it is unset.
@@ -100,6 +103,8 @@ EnvLookup process_environment();
 //   `endpoint_url` (or `endpoint_url` in its `s3 =` sub-section); AWS's regional endpoint.
 // - path style: `overrides.path_style`; the profile's `s3 = addressing_style = path|virtual`;
 //   path style iff an endpoint was set (Ceph, MinIO), virtual-hosted for AWS.
+// - CA bundle: AWS_CA_BUNDLE; the profile's `ca_bundle`; none (the system's certificates). A
+//   bundle that is not a readable file is an error naming it and where it was set.
 // Files: AWS_SHARED_CREDENTIALS_FILE (default ~/.aws/credentials) and AWS_CONFIG_FILE (default
 // ~/.aws/config), ~ from HOME; a missing file is not an error. Returns Error{BadInput} naming the
 // file and line for a malformed file, naming the profile for an explicit profile that exists in

@@ -109,9 +109,13 @@ struct SyncOptions {
     // --s3-endpoint, --s3-region, --s3-profile, --s3-addressing; the rest comes from the
     // environment and ~/.aws (s3::resolve_config).
     s3::S3Overrides s3;
-    // --s3-spool-dir: where packages wait between download and upload (at most about 1 GiB at
-    // a time); empty = a fresh directory under $TMPDIR, removed at the end.
+    // --s3-spool-dir: where packages wait between download and upload; empty = a fresh
+    // directory in /dev/shm (memory; $TMPDIR with a warning when /dev/shm is not a tmpfs),
+    // removed at the end (sync/s3_spool.hpp).
     std::filesystem::path s3_spool_dir;
+    // --s3-spool-size: at most this many bytes of packages are in the spool at once (a batch);
+    // a larger package is a batch on its own. At least s3_part_size.
+    std::uint64_t s3_spool_size = 512ULL * 1024 * 1024;
     unsigned s3_parallel = 4;                          // --s3-parallel: concurrent uploads
     std::uint64_t s3_part_size = 64ULL * 1024 * 1024;  // --s3-part-size: multipart above it
     std::string s3_acl;                                // --s3-acl: canned ACL of every object
@@ -199,6 +203,10 @@ struct RepoSyncReport {
     std::vector<std::string> warnings;  // e.g. metadata kept back, packages filtered out
     // An s3:// destination: requests sent to the store (S3Client::request_count, all clients).
     std::uint64_t s3_requests = 0;
+    // An s3:// destination: the spool directory packages passed through, and whether it was on a
+    // memory-backed filesystem.
+    std::filesystem::path s3_spool;
+    bool s3_spool_in_memory = false;
     double seconds = 0;
 
     // Returns true iff the repository synced completely.

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <map>
 #include <system_error>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -14,6 +15,7 @@
 #include "rpmirror/index.hpp"
 #include "rpmirror/jobs.hpp"
 #include "rpmirror/s3.hpp"
+#include "s3/upload.hpp"
 
 namespace rpmirror {
 namespace {
@@ -61,7 +63,12 @@ constexpr std::string_view kJobKeys[] = {"repo",
                                          "connections_per_file",
                                          "segment_min_size",
                                          "exec_on_change",
-                                         "enabled"};
+                                         "enabled",
+                                         "s3_spool_dir",
+                                         "s3_spool_size",
+                                         "s3_parallel",
+                                         "s3_part_size",
+                                         "s3_acl"};
 
 // The `.repo` keys that say where a repository is: one of the two ways to give a job its source.
 constexpr std::string_view kUrlSourceKeys[] = {"baseurl", "mirrorlist", "metalink"};
@@ -158,6 +165,18 @@ Problem set_count(unsigned& target, std::string_view value, unsigned minimum, un
         return bad(fmt::format("invalid number '{}' (expected {} to {})", value, minimum, maximum));
     }
     target = *parsed;
+    return {};
+}
+
+// Sets `target` to a size ("64M", as --s3-part-size: parse_byte_size).
+Problem set_size(std::uint64_t& target, std::string_view value) {
+    const auto bytes = parse_byte_size(value);
+    if (!bytes) {
+        return bad(fmt::format(
+            "invalid size '{}' (expected bytes with an optional k, M or G suffix, e.g. 64M)",
+            value));
+    }
+    target = *bytes;
     return {};
 }
 
@@ -491,6 +510,7 @@ class JobBuilder {
                 options.dedupe_dirs.push_back(directory_path(directory));
             }
         } else if (key == "snapshot") {
+            snapshot_at_ = ConfigLocation{file, entry.line};
             const auto on = parse_config_bool(value);
             if (on) {
                 job_.snapshot = *on ? std::optional<std::string>("") : std::nullopt;
@@ -515,14 +535,22 @@ class JobBuilder {
         } else if (key == "connections_per_file") {
             problem = set_count(options.connections_per_file, value, 1, 64);
         } else if (key == "segment_min_size") {
-            if (const auto bytes = config::parse_bytes(value)) {
-                options.segment_min_size = *bytes;
-            } else {
-                problem =
-                    bad(fmt::format("invalid size '{}' (expected bytes with an optional k, "
-                                    "M or G suffix, e.g. 64M)",
-                                    value));
+            problem = set_size(options.segment_min_size, value);
+        } else if (key == "s3_spool_dir") {
+            options.s3_spool_dir = directory_path(value);
+        } else if (key == "s3_spool_size") {
+            problem = set_size(options.s3_spool_size, value);
+            sizes_at_ = std::make_pair(ConfigLocation{file, entry.line}, entry.key);
+        } else if (key == "s3_parallel") {
+            problem = set_count(options.s3_parallel, value, 1, 64);
+        } else if (key == "s3_part_size") {
+            problem = set_size(options.s3_part_size, value);
+            if (problem && options.s3_part_size < s3::kMinPartSize) {
+                problem = bad(fmt::format("'{}' is not a size of at least 5M", value));
             }
+            sizes_at_ = std::make_pair(ConfigLocation{file, entry.line}, entry.key);
+        } else if (key == "s3_acl") {
+            options.s3_acl = value;
         } else if (key == "exec_on_change") {
             job_.exec_on_change = value;
         } else if (key == "enabled") {
@@ -562,6 +590,11 @@ class JobBuilder {
             options.state_dir = *jobs.state_dir;
         }
         options.s3 = jobs.s3;
+        if (sizes_at_ && options.s3_spool_size < options.s3_part_size) {
+            fail_at(sizes_at_->first.file, sizes_at_->first.line, sizes_at_->second,
+                    fmt::format("s3-spool-size ({} bytes) is below s3-part-size ({} bytes)",
+                                options.s3_spool_size, options.s3_part_size));
+        }
     }
 
     const std::string& file_;
@@ -573,11 +606,16 @@ class JobBuilder {
     std::size_t destination_line_ = 0;
     std::optional<std::uint32_t> keep_versions_;
     std::optional<bool> gpgcheck_;
+    // Where s3-spool-size or s3-part-size was last set (the spool must hold a part).
+    std::optional<std::pair<ConfigLocation, std::string>> sizes_at_;  // and the key
+    std::optional<ConfigLocation> snapshot_at_;                       // where `snapshot` was set
     std::size_t sign_key_line_ = 0;
     std::string sign_key_file_;
 
   public:
     std::size_t destination_line() const { return destination_line_; }
+    // Where `snapshot` was set (this section or [main]); nullopt iff nowhere.
+    const std::optional<ConfigLocation>& snapshot_at() const { return snapshot_at_; }
 };
 
 // Fails every job whose repository directory another job (defined earlier) uses.
@@ -689,6 +727,14 @@ Result<JobsConfig> load_jobs_config(const JobsLoadOptions& options,
             JobBuilder builder(file, section, *vars, warnings);
             jobs.jobs.push_back(builder.build(jobs, main, main_file, dnf));
             destination_lines.push_back(builder.destination_line());
+            const JobConfig& job = jobs.jobs.back();
+            if (job.snapshot && s3::is_s3_url(job.options.download_path.native())) {
+                return located_error(
+                    builder.snapshot_at().value_or(where),
+                    fmt::format("job '{}': snapshot: snapshots are of local mirrors only (local "
+                                "disk), not of the s3:// destination {}",
+                                job.name, job.options.download_path.native()));
+            }
         }
     }
     if (jobs.jobs.empty()) {

@@ -348,6 +348,9 @@ struct S3Client::Impl {
         curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT,
                          static_cast<long>(config.connect_timeout.count()));
         curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
+        if (!config.ca_bundle.empty()) {  // AWS_CA_BUNDLE, ca_bundle: verified, never skipped
+            curl_easy_setopt(handle, CURLOPT_CAINFO, config.ca_bundle.c_str());
+        }
         curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, error_buffer.data());
         curl_easy_setopt(handle, CURLOPT_BUFFERSIZE, 512L * 1024L);
         curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, &Transfer::on_write);

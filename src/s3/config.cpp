@@ -1,5 +1,7 @@
 // S3Config resolution: explicit settings, the environment, and the AWS CLI's credentials and
 // config files, in the AWS CLI's order.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -251,6 +253,25 @@ Result<S3Config> resolve_config(const S3Overrides& overrides, const EnvLookup& e
                                   " must be path, virtual or auto, not '" + *style + "'",
                               config_path.string());
         }
+    }
+
+    // CA bundle, as the AWS CLI: the environment, then the profile.
+    std::optional<std::pair<std::string, std::string>> ca_bundle;  // value, source
+    if (auto value = nonempty_env(env, "AWS_CA_BUNDLE")) {
+        ca_bundle = {*value, "AWS_CA_BUNDLE"};
+    } else if (auto configured = setting(config_section, "ca_bundle")) {
+        ca_bundle = {*configured,
+                     "ca_bundle of profile " + profile + " in " + config_path.string()};
+    }
+    if (ca_bundle) {
+        std::error_code error;
+        if (!std::filesystem::is_regular_file(ca_bundle->first, error) ||
+            ::access(ca_bundle->first.c_str(), R_OK) != 0) {
+            return make_error(ErrorCode::BadInput,
+                              "CA bundle (" + ca_bundle->second + ") is not a readable file",
+                              ca_bundle->first);
+        }
+        config.ca_bundle = ca_bundle->first;
     }
     return config;
 }

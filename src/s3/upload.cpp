@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <string_view>
 #include <vector>
 
 #include "fs/durable.hpp"
+#include "util/mapped_file.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror::s3 {
@@ -30,25 +32,31 @@ StoredObject stored(std::uint64_t size, std::string etag, const UploadSpec& spec
     return StoredObject{size, std::move(etag), spec.checksum_type, spec.digest};
 }
 
-// Reads exactly `length` bytes at `offset` of `fd` (the file `path`).
-Result<std::string> read_part(int fd, const std::filesystem::path& path, std::uint64_t offset,
-                              std::uint64_t length) {
-    std::string part(length, '\0');
-    std::uint64_t done = 0;
-    while (done < length) {
-        const ssize_t got =
-            ::pread(fd, part.data() + done, length - done, static_cast<off_t>(offset + done));
-        if (got < 0 && errno == EINTR) {
-            continue;
-        }
-        if (got < 0) {
-            return make_errno_error("cannot read", path.string(), errno);
-        }
-        if (got == 0) {
-            return make_error(ErrorCode::Io, "file shrank while being uploaded", path.string());
-        }
-        done += static_cast<std::uint64_t>(got);
+// `length` bytes at `offset` of a file, mapped read-only (the page cache's pages, or tmpfs's: no
+// copy on the heap, so uploads from a spool in memory keep the resident set flat).
+struct MappedPart {
+    MappedFile mapping;
+    std::string_view bytes;
+};
+
+// Maps [offset, offset + length) of `fd` (the file `path`, at least that long). Returns the
+// error naming `path` iff mmap fails.
+Result<MappedPart> map_part(int fd, const std::filesystem::path& path, std::uint64_t offset,
+                            std::uint64_t length) {
+    MappedPart part;
+    if (length == 0) {
+        return part;
     }
+    static const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    const std::uint64_t start = offset - offset % page;  // mmap's offset is page-aligned
+    const std::uint64_t skip = offset - start;
+    auto mapping = MappedFile::map_for_sequential_read(fd, skip + length, start);
+    if (!mapping) {
+        return make_errno_error("cannot map", path.string(), errno);
+    }
+    part.mapping = std::move(*mapping);
+    part.bytes = std::string_view(reinterpret_cast<const char*>(part.mapping.data()) + skip,
+                                  static_cast<std::size_t>(length));
     return part;
 }
 
@@ -75,12 +83,12 @@ Result<StoredObject> upload_multipart(S3Client& client, std::string_view bucket,
     std::vector<CompletedPart> parts;
     for (std::uint64_t offset = 0; offset < size; offset += spec.part_size) {
         const std::uint64_t length = std::min(spec.part_size, size - offset);
-        auto body = read_part(fd, path, offset, length);
+        auto body = map_part(fd, path, offset, length);
         if (!body) {
             return fail(std::move(body.error()));
         }
         const auto number = static_cast<unsigned>(parts.size() + 1);
-        auto etag = client.upload_part(bucket, key, *upload_id, number, *body);
+        auto etag = client.upload_part(bucket, key, *upload_id, number, body->bytes);
         if (!etag) {
             return fail(std::move(etag.error()));
         }
@@ -120,11 +128,11 @@ Result<StoredObject> upload_file(S3Client& client, std::string_view bucket, std:
     if (size > spec.part_size) {
         return upload_multipart(client, bucket, key, fd.get(), path, size, spec);
     }
-    auto body = read_part(fd.get(), path, 0, size);
+    auto body = map_part(fd.get(), path, 0, size);
     if (!body) {
         return tl::unexpected(std::move(body.error()));
     }
-    return upload_bytes(client, bucket, key, *body, spec);
+    return upload_bytes(client, bucket, key, body->bytes, spec);
 }
 
 Result<StoredObject> upload_bytes(S3Client& client, std::string_view bucket, std::string_view key,

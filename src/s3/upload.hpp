@@ -1,7 +1,7 @@
 // Uploading one verified local file (a package from the spool, a metadata record) as an object:
 // one PUT up to the part size, a multipart upload above it (aborted on any failure, so no orphan
-// parts remain). The object carries x-amz-meta-sha256 and, for another upstream checksum type,
-// x-amz-meta-<type> too.
+// parts remain). Bodies are mapped from the file (mmap), never copied onto the heap. The object
+// carries x-amz-meta-sha256 and, for another upstream checksum type, x-amz-meta-<type> too.
 #pragma once
 
 #include <cstdint>

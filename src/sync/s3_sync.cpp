@@ -1,12 +1,8 @@
 // The s3:// destination of a sync (see sync/s3_sync.hpp).
 #include "sync/s3_sync.hpp"
 
-#include <stdlib.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -14,6 +10,7 @@
 
 #include "rpmirror/metadata.hpp"
 #include "s3/upload.hpp"
+#include "sync/s3_spool.hpp"
 
 namespace rpmirror {
 
@@ -85,12 +82,14 @@ Result<s3::S3Location> s3_repo_location(const SyncOptions& options, std::string_
 }
 
 S3Destination::S3Destination(const SyncOptions& options, s3::S3Config config,
-                             s3::S3Location location, std::filesystem::path spool)
+                             s3::S3Location location, S3Spool spool)
     : options_(options),
       config_(config),
       location_(std::move(location)),
       client_(std::move(config)),
-      spool_(std::move(spool)) {}
+      spool_(std::move(spool.dir)),
+      spool_in_memory_(spool.in_memory),
+      spool_warning_(std::move(spool.warning)) {}
 
 S3Destination::~S3Destination() {
     if (pool_) {
@@ -117,23 +116,18 @@ Result<std::unique_ptr<S3Destination>> S3Destination::open(const SyncOptions& op
     if (!config) {
         return tl::unexpected(std::move(config.error()));
     }
-    std::error_code error;
-    const std::filesystem::path parent = options.s3_spool_dir.empty()
-                                             ? std::filesystem::temp_directory_path(error)
-                                             : options.s3_spool_dir;
-    if (!error) {
-        std::filesystem::create_directories(parent, error);
+    if (options.s3_spool_size < options.s3_part_size) {
+        return make_error(ErrorCode::BadInput,
+                          "--s3-spool-size " + std::to_string(options.s3_spool_size) +
+                              " is below --s3-part-size " + std::to_string(options.s3_part_size),
+                          location->to_string());
     }
-    if (error) {
-        return make_error(ErrorCode::Io, "cannot create the spool directory: " + error.message(),
-                          parent.string());
-    }
-    std::string name = (parent / "rpmirror-s3-spool-XXXXXX").string();
-    if (::mkdtemp(name.data()) == nullptr) {
-        return make_errno_error("cannot create the spool directory", name, errno);
+    auto spool = create_s3_spool(options.s3_spool_dir);
+    if (!spool) {
+        return tl::unexpected(std::move(spool.error()));
     }
     return std::unique_ptr<S3Destination>(
-        new S3Destination(options, std::move(*config), std::move(*location), name));
+        new S3Destination(options, std::move(*config), std::move(*location), std::move(*spool)));
 }
 
 Result<void> S3Destination::lock(std::optional<std::chrono::seconds> wait, std::stop_token stop,

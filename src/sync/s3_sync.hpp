@@ -5,7 +5,8 @@
 // mirror would have. The state object (s3/mirror_state.hpp) and one listing decide what is
 // already there: a package is kept iff the state has its key with the upstream checksum and the
 // listing shows the object the state describes (same size and ETag). Packages pass through a
-// bounded local spool (downloaded by the Downloader, uploaded by a pool, unlinked); the metadata
+// bounded spool, in memory by default (downloaded by the Downloader, uploaded by a pool from a
+// mapping of the file, unlinked); the metadata
 // is published only after every package: records, comps, repomd.xml.asc, repodata/repomd.xml
 // last. Records of the previous revision stay one more run, then are deleted (GC).
 #pragma once
@@ -27,6 +28,7 @@
 #include "rpmirror/sync.hpp"
 #include "s3/lease.hpp"
 #include "s3/mirror_state.hpp"
+#include "sync/s3_spool.hpp"
 
 namespace rpmirror {
 
@@ -59,8 +61,9 @@ struct S3Metadata {
 class S3Destination {
   public:
     // Resolves the store's configuration (SyncOptions::s3 over the environment and ~/.aws),
-    // creates the spool directory. Returns Error{BadInput} for a bad location or configuration,
-    // Error{Io} naming the spool iff it cannot be created.
+    // creates the spool directory (sync/s3_spool.hpp: in /dev/shm unless --s3-spool-dir).
+    // Returns Error{BadInput} for a bad location or configuration (--s3-spool-size below
+    // --s3-part-size), Error{Io} naming the spool iff it cannot be created.
     static Result<std::unique_ptr<S3Destination>> open(const SyncOptions& options,
                                                        std::string_view repo_id);
     ~S3Destination();
@@ -94,6 +97,10 @@ class S3Destination {
 
     // The local directory packages are downloaded into before upload.
     const std::filesystem::path& spool() const { return spool_; }
+    // True iff the spool is on a memory-backed filesystem (tmpfs, ramfs).
+    bool spool_in_memory() const { return spool_in_memory_; }
+    // Set iff the default spool fell back to a disk: says which directory.
+    const std::optional<std::string>& spool_warning() const { return spool_warning_; }
 
     // The upload pool: begin_uploads() starts `--s3-parallel` workers (one client each) for
     // `packages` (which must outlive end_uploads()); upload_when_ready() queues package `item`,
@@ -126,7 +133,7 @@ class S3Destination {
 
   private:
     S3Destination(const SyncOptions& options, s3::S3Config config, s3::S3Location location,
-                  std::filesystem::path spool);
+                  S3Spool spool);
     Result<void> store_state();
     struct UploadPool;
 
@@ -135,6 +142,8 @@ class S3Destination {
     s3::S3Location location_;
     s3::S3Client client_;
     std::filesystem::path spool_;
+    bool spool_in_memory_ = false;
+    std::optional<std::string> spool_warning_;
     s3::MirrorState state_;
     std::map<std::string, s3::ListedObject> listing_;
     std::uint64_t pool_requests_ = 0;

@@ -507,10 +507,11 @@ class RepoSync {
         // -u writes nothing into the mirror: its primary.xml is staged in the temp directory.
         // Otherwise records that staging directories left by a killed run (or the live
         // repodata/) already hold are reused, then those directories are cleared.
-        // An s3:// destination stages it there too, and uploads it from there.
+        // An s3:// destination stages it in its spool (memory, not a disk), and uploads it from
+        // there.
         const bool local = !options_.urls_only && !s3_;
         const std::filesystem::path stage_parent =
-            local ? metadata_dir_ : std::filesystem::temp_directory_path();
+            local ? metadata_dir_ : (s3_ ? s3_->spool() : std::filesystem::temp_directory_path());
         auto stage = MetadataStage::create(stage_parent);
         if (!stage) {
             return tl::unexpected(std::move(stage.error()));
@@ -589,6 +590,11 @@ class RepoSync {
             return tl::unexpected(std::move(opened.error()));
         }
         s3_ = std::move(*opened);
+        report_.s3_spool = s3_->spool();
+        report_.s3_spool_in_memory = s3_->spool_in_memory();
+        if (s3_->spool_warning()) {
+            report_.warnings.push_back(*s3_->spool_warning());
+        }
         // The repository's lease: two workers (--shard, overlapping timers) never sync it at once.
         if (options_.take_lock) {
             if (auto locked = s3_->lock(options_.lock_wait, stop_, report_.warnings); !locked) {
@@ -609,11 +615,11 @@ class RepoSync {
     }
 
     // An s3:// destination, after the selection: the packages the store lacks go through the
-    // spool (downloaded in batches of at most kS3BatchBytes, uploaded, unlinked); with every
-    // package there, the metadata is published (see S3Destination::publish).
+    // spool (downloaded in batches of at most --s3-spool-size bytes, a larger package alone,
+    // uploaded, unlinked); with every package there, the metadata is published (see
+    // S3Destination::publish).
     Result<void> sync_to_s3(const FetchedRepomd& repomd, MetadataStage& stage,
                             const PackageIndex& index, const Selection& selection) {
-        constexpr std::uint64_t kS3BatchBytes = 1ULL << 30;
         auto plan = plan_sync(index, selection, s3_->spool(), PathPolicy{}, repo_.id);
         if (!plan) {
             return tl::unexpected(std::move(plan.error()));
@@ -634,7 +640,7 @@ class RepoSync {
             while (next < missing.size()) {
                 const std::uint64_t size =
                     packages[missing[next]].size == kUnknownSize ? 0 : packages[missing[next]].size;
-                if (!batch.empty() && bytes + size > kS3BatchBytes) {
+                if (!batch.empty() && bytes + size > options_.s3_spool_size) {
                     break;
                 }
                 batch.push_back(missing[next++]);

@@ -27,6 +27,18 @@ inline int run_in_child(const std::function<int()>& body) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// Returns the pid of a child that has exited and been reaped: a pid no process has (until the
+// kernel hands it out again, which takes a full turn of the pid space).
+inline pid_t dead_pid() {
+    const pid_t child = ::fork();
+    if (child == 0) {
+        ::_exit(0);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    return child;
+}
+
 // Runs `argv` with stdout and stderr going to `log`; returns its exit status, or -1 iff it could
 // not be run or died from a signal.
 inline int run_command(const std::vector<std::string>& argv, const std::filesystem::path& log) {

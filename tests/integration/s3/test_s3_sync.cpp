@@ -17,8 +17,10 @@
 #include "rpmirror/metadata.hpp"
 #include "s3/mirror_state.hpp"
 #include "s3/upload.hpp"
+#include "support/child_process.hpp"
 #include "support/nginx.hpp"
 #include "support/temp_dir.hpp"
+#include "sync/s3_spool.hpp"
 
 namespace rpmirror::test {
 namespace {
@@ -367,6 +369,77 @@ TEST_F(S3SyncTest, KillAtAnyStoreWriteNeverPublishesIncompleteMetadata) {
         }
     }
     EXPECT_GE(kills, 10);
+}
+
+TEST_F(S3SyncTest, DefaultSpoolIsInMemoryAndNothingIsWrittenUnderTmpdir) {
+    ASSERT_TRUE(is_memory_backed(kDefaultSpoolParent)) << "/dev/shm is not a tmpfs here";
+    // The child's $TMPDIR: empty before, and it must stay so (no disk spool, no metadata stage).
+    const std::filesystem::path tmpdir = tmp_ / "child-tmpdir";
+    std::filesystem::create_directories(tmpdir);
+    const char* saved = std::getenv("TMPDIR");
+    const std::string saved_value = saved != nullptr ? saved : "";
+    ::setenv("TMPDIR", tmpdir.c_str(), 1);
+    const CommandResult result = sync({"--download-metadata"});
+    if (saved != nullptr) {
+        ::setenv("TMPDIR", saved_value.c_str(), 1);
+    } else {
+        ::unsetenv("TMPDIR");
+    }
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const nlohmann::json report = repo_report();
+    const std::filesystem::path spool = report.at("s3_spool").get<std::string>();
+    EXPECT_EQ(spool.parent_path(), kDefaultSpoolParent);
+    EXPECT_TRUE(spool.filename().string().starts_with("rpmirror-s3-spool-")) << spool;
+    EXPECT_TRUE(report.at("s3_spool_in_memory").get<bool>());
+    EXPECT_FALSE(std::filesystem::exists(spool)) << "the spool outlived the run";
+    EXPECT_TRUE(std::filesystem::is_empty(tmpdir))
+        << std::filesystem::directory_iterator(tmpdir)->path();
+    EXPECT_EQ(report.at("downloaded").get<std::size_t>(), package_digests(upstream_).size());
+    expect_published_complete("default spool");
+}
+
+TEST_F(S3SyncTest, SpoolDirAndSizeOptionsAndStaleSpoolsOfDeadRunsAreRemoved) {
+    const std::filesystem::path parent = tmp_ / "spool";
+    const std::filesystem::path stale =
+        parent / ("rpmirror-s3-spool-" + std::to_string(dead_pid()) + "-Ab12Cd");
+    const std::filesystem::path live =
+        parent / ("rpmirror-s3-spool-" + std::to_string(::getpid()) + "-Ef34Gh");
+    TempDir::write_at(stale / "Packages" / "left-by-a-killed-run.rpm", "partial");
+    std::filesystem::create_directories(live);
+    // The smallest spool (one 5 MiB part): every small package still passes, batch by batch.
+    const CommandResult result = sync({"--download-metadata", "--s3-spool-dir", parent.string(),
+                                       "--s3-spool-size", "5M", "--s3-part-size", "5M"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_FALSE(std::filesystem::exists(stale)) << "a dead run's spool was left";
+    EXPECT_TRUE(std::filesystem::is_directory(live)) << "a running sync's spool was removed";
+    const nlohmann::json report = repo_report();
+    const std::filesystem::path spool = report.at("s3_spool").get<std::string>();
+    EXPECT_EQ(spool.parent_path(), parent);
+    EXPECT_EQ(report.at("s3_spool_in_memory").get<bool>(), is_memory_backed(parent));
+    EXPECT_FALSE(std::filesystem::exists(spool));
+    for (const auto& warning : report.at("warnings")) {
+        EXPECT_EQ(warning.get<std::string>().find("spool"), std::string::npos) << warning;
+    }
+    expect_published_complete("spool options");
+
+    const CommandResult too_small = sync({"--s3-spool-size", "8M", "--s3-part-size", "16M"});
+    EXPECT_EQ(too_small.exit_code, 2) << too_small.err;
+    EXPECT_NE(too_small.err.find("--s3-spool-size"), std::string::npos) << too_small.err;
+}
+
+TEST_F(S3SyncTest, JobWithSnapshotAndS3DestinationIsRefused) {
+    const auto config = TempDir::write_at(
+        tmp_ / "rpmirror.conf", "[main]\ndestination = " + destination() +
+                                    "/\n\n[sample]\nbaseurl = " + repo_url_ + "\nsnapshot = 1\n");
+    const CommandResult result =
+        run_to_end(rpmirror_sync_argv({"--config-file", config.string(), "--state-dir",
+                                       (tmp_ / "state").string()}),
+                   tmp_ / "logs");
+    EXPECT_EQ(result.exit_code, 2) << result.out << result.err;
+    EXPECT_NE(result.err.find("job 'sample': snapshot: snapshots are of local mirrors only"),
+              std::string::npos)
+        << result.err;
+    EXPECT_TRUE(objects().empty());
 }
 
 TEST_F(S3SyncTest, JobFileDestinationAndStoreSettings) {

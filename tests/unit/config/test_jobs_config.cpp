@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <map>
 #include <stdexcept>
+#include <string>
 
 #include "config_test_support.hpp"
 #include "rpmirror/jobs.hpp"
@@ -448,6 +450,58 @@ TEST_F(JobsConfigTest, DedupeKeysAndTheDestinationAsSiblings) {
     EXPECT_TRUE(c.errors[0].starts_with(main_file() + ":11: job 'c': dedupe: invalid value "
                                                       "'copy' (expected hardlink, reflink or off)"))
         << c.errors[0];
+}
+
+TEST_F(JobsConfigTest, S3TransferKeysFromMainAndTheJobValidatedAsTheCommandLine) {
+    auto config = load(
+        "[main]\ndestination = s3://mirror/pub\ns3-parallel = 8\ns3-spool-size = 256M\n"
+        "[a]\nbaseurl = http://example.com/a/\ns3_part_size = 16M\ns3-acl = public-read\n"
+        "s3-spool-dir = /var/spool/rpmirror\n"
+        "[b]\nbaseurl = http://example.com/b/\n"
+        "[c]\nbaseurl = http://example.com/c/\ns3-part-size = 1M\n"
+        "[d]\nbaseurl = http://example.com/d/\ns3-parallel = 65\n"
+        "[e]\nbaseurl = http://example.com/e/\ns3-spool-size = lots\n"
+        "[f]\nbaseurl = http://example.com/f/\ns3-part-size = 512M\n");
+    ASSERT_TRUE(config) << config.error().to_string();
+    const JobConfig& a = job_named(config->jobs, "a");
+    EXPECT_TRUE(a.errors.empty()) << a.errors.front();
+    EXPECT_EQ(a.options.s3_parallel, 8U);
+    EXPECT_EQ(a.options.s3_spool_size, 256U << 20);
+    EXPECT_EQ(a.options.s3_part_size, 16U << 20);
+    EXPECT_EQ(a.options.s3_acl, "public-read");
+    EXPECT_EQ(a.options.s3_spool_dir, "/var/spool/rpmirror");
+    const JobConfig& b = job_named(config->jobs, "b");
+    EXPECT_TRUE(b.errors.empty());
+    EXPECT_EQ(b.options.s3_part_size, 64U << 20) << "64M by default";
+    EXPECT_TRUE(b.options.s3_spool_dir.empty()) << "/dev/shm by default";
+    const std::map<std::string, std::string> expected = {
+        {"c", ":14: job 'c': s3-part-size: '1M' is not a size of at least 5M"},
+        {"d", ":17: job 'd': s3-parallel: invalid number '65' (expected 1 to 64)"},
+        {"e", ":20: job 'e': s3-spool-size: invalid size 'lots'"},
+        {"f",
+         ":23: job 'f': s3-part-size: s3-spool-size (268435456 bytes) is below "
+         "s3-part-size (536870912 bytes)"},
+    };
+    for (const auto& [name, error] : expected) {
+        const JobConfig& job = job_named(config->jobs, name);
+        ASSERT_EQ(job.errors.size(), 1U) << name;
+        EXPECT_TRUE(job.errors[0].starts_with(main_file() + error)) << job.errors[0];
+    }
+}
+
+TEST_F(JobsConfigTest, SnapshotOfAnS3DestinationIsALoadErrorNamingTheJob) {
+    auto config = load(
+        "[main]\ndestination = /srv/mirror\n"
+        "[local]\nbaseurl = http://example.com/a/\nsnapshot = 1\n"
+        "[bucket]\nbaseurl = http://example.com/b/\ndestination = s3://mirror/pub/b\n"
+        "snapshot = 1\n");
+    ASSERT_FALSE(config);
+    const std::string message = config.error().to_string();
+    EXPECT_NE(message.find(main_file()), std::string::npos) << message;
+    EXPECT_NE(message.find("line 9: job 'bucket': snapshot: snapshots are of local mirrors only"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("s3://mirror/pub/b"), std::string::npos) << message;
 }
 
 }  // namespace

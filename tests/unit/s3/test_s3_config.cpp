@@ -137,6 +137,38 @@ TEST_F(S3ConfigTest, ProfilesFromBothFiles) {
     EXPECT_EQ(config->credentials.access_key_id, "X");
 }
 
+TEST_F(S3ConfigTest, CaBundleFromEnvironmentThenProfileAndMustBeReadable) {
+    home_.write(".aws/credentials",
+                "[default]\naws_access_key_id = A\naws_secret_access_key = S\n");
+    auto config = resolve_config({}, env());
+    ASSERT_TRUE(config) << config.error().to_string();
+    EXPECT_TRUE(config->ca_bundle.empty()) << "the system's certificates by default";
+    const auto profile_bundle = home_.write("profile-ca.pem", "-----BEGIN CERTIFICATE-----\n");
+    const auto env_bundle = home_.write("env-ca.pem", "-----BEGIN CERTIFICATE-----\n");
+    home_.write(".aws/config", "[default]\nca_bundle = " + profile_bundle.string() + "\n");
+    config = resolve_config({}, env());
+    ASSERT_TRUE(config) << config.error().to_string();
+    EXPECT_EQ(config->ca_bundle, profile_bundle);
+    vars_["AWS_CA_BUNDLE"] = env_bundle.string();  // wins over the profile, as in the AWS CLI
+    config = resolve_config({}, env());
+    ASSERT_TRUE(config) << config.error().to_string();
+    EXPECT_EQ(config->ca_bundle, env_bundle);
+
+    vars_["AWS_CA_BUNDLE"] = (home_ / "missing.pem").string();
+    config = resolve_config({}, env());
+    ASSERT_FALSE(config);
+    EXPECT_EQ(config.error().code, ErrorCode::BadInput);
+    EXPECT_EQ(config.error().subject, (home_ / "missing.pem").string());
+    EXPECT_NE(config.error().message.find("AWS_CA_BUNDLE"), std::string::npos)
+        << config.error().message;
+    vars_.erase("AWS_CA_BUNDLE");
+    home_.write(".aws/config", "[default]\nca_bundle = " + home_.path().string() + "\n");
+    config = resolve_config({}, env());
+    ASSERT_FALSE(config);
+    EXPECT_NE(config.error().message.find("ca_bundle of profile default"), std::string::npos)
+        << config.error().message;
+}
+
 TEST_F(S3ConfigTest, ErrorsNameWhatIsWrong) {
     auto none = resolve_config({}, env());
     ASSERT_FALSE(none);

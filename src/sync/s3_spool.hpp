@@ -1,0 +1,45 @@
+// The spool of an s3:// destination: the private directory packages pass through between the
+// Downloader and the upload pool. By default it is on a memory-backed filesystem (/dev/shm), so
+// a sync into a bucket writes nothing to a local disk; its size is bounded by
+// SyncOptions::s3_spool_size (the batches of sync.cpp). A killed run's spool is removed by the
+// next one.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rpmirror/error.hpp"
+
+namespace rpmirror {
+
+// The default parent of the spool: a tmpfs on every modern Linux.
+inline constexpr const char* kDefaultSpoolParent = "/dev/shm";
+
+struct S3Spool {
+    std::filesystem::path dir;  // the fresh private directory (0700)
+    bool in_memory = false;     // on tmpfs or ramfs
+    // Set iff the default memory-backed parent was unusable and the spool is on disk: names the
+    // directory and says so.
+    std::optional<std::string> warning;
+};
+
+// Returns true iff `path` is on a memory-backed filesystem (statfs: tmpfs or ramfs). False for a
+// path that does not exist.
+bool is_memory_backed(const std::filesystem::path& path);
+
+// Creates the spool directory `<parent>/rpmirror-s3-spool-<pid>-XXXXXX`. `parent` is `chosen`
+// (--s3-spool-dir, created if missing) when non-empty; otherwise `memory_parent` if it is a
+// memory-backed directory, else $TMPDIR (/tmp) with S3Spool::warning set. Before creating it,
+// removes the spool directories of `parent` whose process is dead (remove_stale_spools).
+// Returns Error{Io} naming the parent or the directory iff it cannot be created.
+Result<S3Spool> create_s3_spool(const std::filesystem::path& chosen,
+                                const std::filesystem::path& memory_parent = kDefaultSpoolParent);
+
+// Removes every directory of `parent` named exactly `rpmirror-s3-spool-<pid>-<6 letters or
+// digits>` whose process <pid> does not exist (kill(pid, 0) fails with ESRCH); anything else
+// (other names, live or foreign processes) is left alone. Returns the directories removed.
+std::vector<std::filesystem::path> remove_stale_spools(const std::filesystem::path& parent);
+
+}  // namespace rpmirror

@@ -1,0 +1,103 @@
+// The spool of an s3:// destination: in /dev/shm by default, on disk with a warning otherwise,
+// and the spools of killed runs removed by the next one.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "support/child_process.hpp"
+#include "support/temp_dir.hpp"
+#include "sync/s3_spool.hpp"
+
+namespace rpmirror {
+namespace {
+
+using test::dead_pid;
+
+TEST(S3Spool, RemovesOnlyTheSpoolsOfDeadProcesses) {
+    test::TempDir dir;
+    const std::string dead = std::to_string(dead_pid());
+    const std::string live = std::to_string(::getpid());
+    const auto stale = dir.path() / ("rpmirror-s3-spool-" + dead + "-a1B2c3");
+    std::filesystem::create_directories(stale / "Packages");
+    dir.write("rpmirror-s3-spool-" + dead + "-a1B2c3/Packages/foo.rpm", "x");
+    const std::string kept[] = {
+        "rpmirror-s3-spool-" + live + "-Zz9yY8",   // a running sync's
+        "rpmirror-s3-spool-AbCdEf",                // no pid: not this pattern
+        "rpmirror-s3-spool-" + dead + "-abc",      // suffix too short
+        "rpmirror-s3-spool-" + dead + "x-abcdef",  // not a pid
+        "rpmirror-s3-spool-0" + dead + "-abcdef",  // not how a pid is written
+        "other-" + dead + "-abcdef",
+    };
+    for (const std::string& name : kept) {
+        std::filesystem::create_directories(dir.path() / name);
+    }
+    dir.write("rpmirror-s3-spool-" + dead + "-fIlE00", "a file, not a spool");
+
+    const auto removed = remove_stale_spools(dir.path());
+    ASSERT_EQ(removed.size(), 1U);
+    EXPECT_EQ(removed.front(), stale);
+    EXPECT_FALSE(std::filesystem::exists(stale));
+    for (const std::string& name : kept) {
+        EXPECT_TRUE(std::filesystem::is_directory(dir.path() / name)) << name;
+    }
+    EXPECT_TRUE(std::filesystem::exists(dir.path() / ("rpmirror-s3-spool-" + dead + "-fIlE00")));
+}
+
+TEST(S3Spool, DefaultIsAPrivateDirectoryInDevShm) {
+    ASSERT_TRUE(is_memory_backed(kDefaultSpoolParent))
+        << "/dev/shm is not a tmpfs on this machine: the default spool would be on disk";
+    auto spool = create_s3_spool({});
+    ASSERT_TRUE(spool) << spool.error().to_string();
+    EXPECT_EQ(spool->dir.parent_path(), kDefaultSpoolParent);
+    EXPECT_TRUE(spool->dir.filename().string().starts_with("rpmirror-s3-spool-" +
+                                                           std::to_string(::getpid()) + "-"))
+        << spool->dir;
+    EXPECT_TRUE(spool->in_memory);
+    EXPECT_FALSE(spool->warning);
+    EXPECT_EQ(std::filesystem::status(spool->dir).permissions() & std::filesystem::perms::all,
+              std::filesystem::perms::owner_all);
+    std::filesystem::remove_all(spool->dir);
+}
+
+TEST(S3Spool, WithoutAMemoryFilesystemTheSpoolIsInTmpdirWithAWarning) {
+    test::TempDir disk;  // stands for a /dev/shm that is not a tmpfs
+    test::TempDir tmpdir;
+    const char* saved = std::getenv("TMPDIR");
+    const std::string saved_value = saved != nullptr ? saved : "";
+    ::setenv("TMPDIR", tmpdir.path().c_str(), 1);
+    auto spool = create_s3_spool({}, disk.path());
+    if (saved != nullptr) {
+        ::setenv("TMPDIR", saved_value.c_str(), 1);
+    } else {
+        ::unsetenv("TMPDIR");
+    }
+    ASSERT_TRUE(spool) << spool.error().to_string();
+    EXPECT_EQ(spool->dir.parent_path(), tmpdir.path());
+    EXPECT_EQ(spool->in_memory, is_memory_backed(tmpdir.path()));
+    if (!spool->in_memory) {
+        ASSERT_TRUE(spool->warning);
+        EXPECT_NE(spool->warning->find(spool->dir.string() + " is on disk"), std::string::npos)
+            << *spool->warning;
+    }
+}
+
+TEST(S3Spool, ChosenDirectoryIsCreatedAndNeverWarns) {
+    test::TempDir dir;
+    auto spool = create_s3_spool(dir.path() / "spool" / "here");
+    ASSERT_TRUE(spool) << spool.error().to_string();
+    EXPECT_EQ(spool->dir.parent_path(), dir.path() / "spool" / "here");
+    EXPECT_FALSE(spool->warning);
+    EXPECT_EQ(spool->in_memory, is_memory_backed(dir.path()));
+
+    dir.write("file", "not a directory");
+    auto refused = create_s3_spool(dir.path() / "file" / "spool");
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().subject, (dir.path() / "file" / "spool").string());
+}
+
+}  // namespace
+}  // namespace rpmirror
