@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "integration/s3/s3_sync_fixture.hpp"
+#include "s3/mirror_state.hpp"
 #include "support/http_server.hpp"
 
 namespace rpmirror::test {
@@ -194,6 +195,11 @@ TEST_F(S3FaultTest, CompleteMultipartUploadAnsweredOkWithErrorBodyAbortsAndPubli
         named = named || failure.dump().find(big) != std::string::npos;
     }
     EXPECT_TRUE(named) << report.dump();
+    auto state = s3::load_state(client(), s3::S3Location{bucket(), prefix_ + "/sample/"});
+    ASSERT_TRUE(state) << state.error().to_string();
+    ASSERT_TRUE(state->has_value());
+    EXPECT_FALSE((*state)->objects.contains(big)) << "not counted as stored";
+    EXPECT_EQ((*state)->objects.size(), package_digests(upstream_).size() - 1);
     // Not counted as stored: the next run (no faults) uploads it again, and publishes.
     direct();
     const CommandResult next = sync({"--download-metadata", "--s3-part-size", "5M"});
