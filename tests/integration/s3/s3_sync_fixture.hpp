@@ -50,6 +50,13 @@ class S3SyncTest : public CephS3Test {
     std::string key(const std::string& relative) const { return prefix_ + "/sample/" + relative; }
 
     CommandResult sync(std::vector<std::string> extra, const std::string& fault = {}) {
+        return sync_to(destination(), std::move(extra), fault);
+    }
+
+    // Runs `rpmirror sync` of the repository "sample" to `s3_url` with `extra` options, and the
+    // test seam RPMIRROR_FAULT=`fault` iff it is not empty.
+    CommandResult sync_to(const std::string& s3_url, std::vector<std::string> extra,
+                          const std::string& fault = {}) {
         std::vector<std::string> args{"-c",
                                       (tmp_ / "empty.conf").string(),
                                       "--reposdir",
@@ -59,7 +66,7 @@ class S3SyncTest : public CephS3Test {
                                       "--repo",
                                       "sample",
                                       "-p",
-                                      destination(),
+                                      s3_url,
                                       "--json",
                                       (tmp_ / "report.json").string()};
         args.insert(args.end(), extra.begin(), extra.end());

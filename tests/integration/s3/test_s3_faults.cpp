@@ -236,18 +236,7 @@ TEST_F(S3FaultTest, ClockSkewFailsNamingBucketAndCodeAndWritesNothing) {
 TEST_F(S3FaultTest, MissingBucketIsNotCreatedAndNothingIsWritten) {
     through_proxy({});
     const std::string missing = "no-such-bucket-" + std::to_string(::getpid());
-    std::vector<std::string> args{"-c",
-                                  (tmp_ / "empty.conf").string(),
-                                  "--reposdir",
-                                  (tmp_ / "empty-reposdir").string(),
-                                  "--repofrompath",
-                                  "sample," + repo_url_,
-                                  "--repo",
-                                  "sample",
-                                  "-p",
-                                  "s3://" + missing + "/m",
-                                  "--download-metadata"};
-    const CommandResult result = run_to_end(rpmirror_sync_argv(args), tmp_ / "logs");
+    const CommandResult result = sync_to("s3://" + missing + "/m", {"--download-metadata"});
     EXPECT_NE(result.exit_code, 0);
     EXPECT_NE(result.err.find("s3://" + missing), std::string::npos) << result.err;
     EXPECT_NE(result.err.find("NoSuchBucket"), std::string::npos) << result.err;
