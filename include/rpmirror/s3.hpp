@@ -110,6 +110,9 @@ EnvLookup process_environment();
 // file and line for a malformed file, naming the profile for an explicit profile that exists in
 // neither file, and listing where it looked when no credentials were found at all; an endpoint
 // that is not http(s)://HOST[:PORT] is an error naming it.
+// Not from AWS: RPMIRROR_S3_RETRY_DELAY_MS sets `retry_base_delay` (tests make retries fast with
+// it), RPMIRROR_S3_CLOCK_OFFSET (seconds, may be negative) sets `clock_offset`; a value that is
+// not such a number is an Error{BadInput} naming the variable.
 Result<S3Config> resolve_config(const S3Overrides& overrides, const EnvLookup& env);
 
 struct PutOptions {

@@ -2,6 +2,7 @@
 // config files, in the AWS CLI's order.
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -128,6 +129,16 @@ Result<std::string> check_endpoint(std::string endpoint, const std::string& sour
                           "endpoint from " + source + " must be http(s)://HOST[:PORT]", endpoint);
     }
     return endpoint;
+}
+
+// Returns the whole of `text` as a decimal integer, or nullopt.
+std::optional<long long> parse_integer(std::string_view text) {
+    long long value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size()) {
+        return std::nullopt;
+    }
+    return value;
 }
 
 }  // namespace
@@ -272,6 +283,26 @@ Result<S3Config> resolve_config(const S3Overrides& overrides, const EnvLookup& e
                               ca_bundle->first);
         }
         config.ca_bundle = ca_bundle->first;
+    }
+    // Not from the AWS chain: rpmirror's own knobs (retries fast in tests, a known clock error).
+    if (auto delay = nonempty_env(env, "RPMIRROR_S3_RETRY_DELAY_MS")) {
+        auto milliseconds = parse_integer(*delay);
+        if (!milliseconds || *milliseconds < 0) {
+            return make_error(ErrorCode::BadInput,
+                              "must be a number of milliseconds, not '" + *delay + "'",
+                              "RPMIRROR_S3_RETRY_DELAY_MS");
+        }
+        config.retry_base_delay = std::chrono::milliseconds(*milliseconds);
+    }
+    if (auto offset = nonempty_env(env, "RPMIRROR_S3_CLOCK_OFFSET")) {
+        auto seconds = parse_integer(*offset);
+        if (!seconds) {
+            return make_error(
+                ErrorCode::BadInput,
+                "must be a number of seconds (may be negative), not '" + *offset + "'",
+                "RPMIRROR_S3_CLOCK_OFFSET");
+        }
+        config.clock_offset = std::chrono::seconds(*seconds);
     }
     return config;
 }

@@ -2,11 +2,12 @@
 """A fault-injecting HTTP/1.1 server for the download engine's tests (standard library only).
 
     fault_server.py --root DIR [--script FILE] [--log FILE]
+    fault_server.py --upstream http://127.0.0.1:PORT [--script FILE] [--log FILE]
 
 Serves the files under DIR on 127.0.0.1 (a free port), prints the port on stdout once it is
-listening, and appends one JSON line per request to --log: {"method", "path", "range",
-"headers", "step", "in_flight"}, written before the response, so a test that has its answer has
-its log line. "in_flight" counts the requests being answered when this one arrived, itself
+listening, and appends one JSON line per request to --log: {"method", "path", "query", "range",
+"headers", "step", "action", "in_flight"}, written before the response, so a test that has its
+answer has its log line ("action": "forward", "s3_error", "ok_with_error", "drop" or "serve"). "in_flight" counts the requests being answered when this one arrived, itself
 included; a request stops counting before the last byte of its answer is sent, so the most
 requests in flight the server saw is never more than the client had running at once.
 
@@ -31,22 +32,45 @@ support. A step is an object; every key is optional:
   "range": false          ignore Range: always 200 with the whole file
   "range_status": 416     answer 416 to any Range request
   "wrong_range": true     answer a Range request with 206 starting at byte 0
+
+Proxy mode (--upstream, for an S3 gateway): every request (GET, HEAD, PUT, POST, DELETE) is
+forwarded with its method, path and query, headers (Host unchanged: SigV4 signs the Host the
+client sent, and the gateway checks the signature against the Host it receives) and body, and the
+answer is relayed. The script may then also hold "rules": [{"match": {...}, "steps": [...]}, ...]:
+the first rule whose "match" fits a request applies; its n-th request for one path (a key) uses
+the n-th step (the last repeats). "match" keys, all optional: "method" ("PUT"), "path_re" and
+"query_re" (Python regular expressions searched in the path and in the raw query string). Requests
+no rule matches use "paths" and "all" as above; an empty step {} forwards. Steps in proxy mode:
+
+  "s3_error": {"status": 503, "code": "SlowDown"}
+                          answer an S3 XML <Error> with that status and code, without forwarding
+  "ok_with_error": "InternalError"
+                          forward, then answer 200 with an <Error><Code>InternalError</Code> body
+                          instead of the gateway's answer (as S3 does for CompleteMultipartUpload
+                          and CopyObject)
+  "drop": true            read the request, then close the connection without answering (not
+                          forwarded)
 """
 import argparse
+import http.client
 import gzip
 import json
 import os
+import re
 import socket
 import sys
 import threading
 import time
+import urllib.parse
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class State:
-    def __init__(self, root, script, log_path):
-        self.root = os.path.realpath(root)
+    def __init__(self, root, script, log_path, upstream=None):
+        self.root = os.path.realpath(root) if root else None
+        self.upstream = upstream  # (host, port) in proxy mode
+        self.rules = script.get("rules", [])
         self.paths = script.get("paths", {})
         self.all = script.get("all", [])
         self.counts = {}
@@ -54,11 +78,22 @@ class State:
         self.lock = threading.Lock()
         self.log = open(log_path, "a", buffering=1) if log_path else None
 
-    def next_step(self, path):
+    def next_step(self, method, path, query):
+        for number, rule in enumerate(self.rules):
+            match = rule.get("match", {})
+            if "method" in match and match["method"] != method:
+                continue
+            if "path_re" in match and not re.search(match["path_re"], path):
+                continue
+            if "query_re" in match and not re.search(match["query_re"], query):
+                continue
+            return self.count(("rule", number, path), rule.get("steps", []))
+        return self.count(path, self.paths.get(path) or self.all)
+
+    def count(self, counter, steps):
         with self.lock:
-            index = self.counts.get(path, 0)
-            self.counts[path] = index + 1
-        steps = self.paths.get(path) or self.all
+            index = self.counts.get(counter, 0)
+            self.counts[counter] = index + 1
         if not steps:
             return index, {}
         return index, steps[min(index, len(steps) - 1)]
@@ -95,6 +130,15 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         self.answer(send_body=True)
 
+    def do_PUT(self):
+        self.answer(send_body=True)
+
+    def do_POST(self):
+        self.answer(send_body=True)
+
+    def do_DELETE(self):
+        self.answer(send_body=True)
+
     def answer(self, send_body):
         state = self.server.state
         with state.lock:
@@ -115,16 +159,30 @@ class Handler(BaseHTTPRequestHandler):
 
     def handle_request(self, send_body):
         state = self.server.state
-        path = self.path.split("?", 1)[0]
-        index, step = state.next_step(path)
+        path, _, query = self.path.partition("?")
+        index, step = state.next_step(self.command, path, query)
+        action = "serve"
+        if state.upstream is not None:
+            action = "forward"
+            for kind in ("s3_error", "ok_with_error", "drop"):
+                if kind in step:
+                    action = kind
         state.record({
             "method": self.command,
             "path": path,
+            "query": query,
             "range": self.headers.get("Range", ""),
             "headers": {k.lower(): v for k, v in self.headers.items()},
             "step": index,
+            "action": action,
             "in_flight": self.arrived_in_flight,
         })
+        if state.upstream is not None:
+            self.proxy(step, action, path, send_body)
+            return
+        if self.command not in ("GET", "HEAD"):
+            self.send_simple(501, "not implemented\n", {}, send_body)
+            return
         extra = dict(step.get("headers", {}))
         if "retry_after" in step:
             extra["Retry-After"] = str(step["retry_after"])
@@ -214,6 +272,74 @@ class Handler(BaseHTTPRequestHandler):
             except OSError:
                 pass
 
+    # Hop-by-hop headers, and Expect (this server already answered "100 Continue").
+    NOT_FORWARDED = {"connection", "keep-alive", "proxy-connection", "te", "trailer",
+                     "transfer-encoding", "upgrade", "expect"}
+
+    def proxy(self, step, action, path, send_body):
+        """Proxy mode: answers the request as `step` says (see the module docstring)."""
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        if action == "drop":
+            self.close_connection = True
+            self.done()
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return
+        if action == "s3_error":
+            error = step["s3_error"]
+            self.send_s3_error(int(error.get("status", 503)), error.get("code", "SlowDown"), path,
+                               send_body and self.command != "HEAD")
+            return
+        host, port = self.server.state.upstream
+        connection = http.client.HTTPConnection(host, port, timeout=60)
+        try:
+            connection.putrequest(self.command, self.path, skip_host=True,
+                                  skip_accept_encoding=True)
+            for key, value in self.headers.items():
+                if key.lower() not in self.NOT_FORWARDED:
+                    connection.putheader(key, value)
+            connection.endheaders(body if body or length else None)
+            response = connection.getresponse()
+            answer = response.read()
+            status, headers = response.status, response.getheaders()
+        finally:
+            connection.close()
+        if action == "ok_with_error":
+            self.send_s3_error(200, step["ok_with_error"], path, send_body)
+            return
+        self.send_response(status)
+        for key, value in headers:
+            if key.lower() not in self.NOT_FORWARDED and key.lower() != "content-length":
+                self.send_header(key, value)
+        if self.command == "HEAD":
+            length_header = dict((k.lower(), v) for k, v in headers).get("content-length")
+            if length_header is not None:
+                self.send_header("Content-Length", length_header)
+            self.done()
+            self.end_headers()
+            return
+        self.send_header("Content-Length", str(len(answer)))
+        self.done()
+        self.end_headers()
+        self.wfile.write(answer)
+
+    def send_s3_error(self, status, code, path, send_body):
+        """Answers `status` with an S3 <Error> document naming `code`."""
+        text = ('<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>%s</Code>'
+                "<Message>injected by fault_server.py</Message><Resource>%s</Resource>"
+                "<RequestId>fault-server</RequestId></Error>" % (code, path))
+        data = text.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/xml")
+        self.send_header("Content-Length", str(len(data)))
+        self.done()
+        self.end_headers()
+        if send_body:
+            self.wfile.write(data)
+
     def send_simple(self, status, text, headers, send_body):
         data = text.encode()
         self.send_response(status)
@@ -236,16 +362,25 @@ class Server(ThreadingHTTPServer):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--root", required=True)
+    parser.add_argument("--root")
+    parser.add_argument("--upstream", help="proxy mode: forward to this http://HOST:PORT")
     parser.add_argument("--script")
     parser.add_argument("--log")
     args = parser.parse_args()
+    if (args.root is None) == (args.upstream is None):
+        parser.error("give exactly one of --root and --upstream")
+    upstream = None
+    if args.upstream:
+        parsed = urllib.parse.urlsplit(args.upstream)
+        if parsed.scheme != "http" or not parsed.hostname:
+            parser.error("--upstream must be http://HOST[:PORT]")
+        upstream = (parsed.hostname, parsed.port or 80)
     script = {}
     if args.script:
         with open(args.script) as f:
             script = json.load(f)
     server = Server(("127.0.0.1", 0), Handler)
-    server.state = State(args.root, script, args.log)
+    server.state = State(args.root, script, args.log, upstream)
     print(server.server_address[1], flush=True)
     try:
         server.serve_forever(poll_interval=0.05)

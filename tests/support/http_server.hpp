@@ -200,10 +200,13 @@ inline std::filesystem::path source_tree_tests_dir() {
 struct LoggedRequest {
     std::string method;
     std::string path;
+    std::string query;  // the raw query string, "" if none
     std::string range;  // the Range header, "" if none
     nlohmann::json headers;
     int step = 0;
     int in_flight = 0;  // requests being answered when it arrived, itself included
+    // Proxy mode: "forward", "s3_error", "ok_with_error" or "drop"; "serve" otherwise.
+    std::string action;
 };
 
 // tests/integration/fault_server.py, serving `root` with the behaviours of `script` (see the
@@ -212,18 +215,13 @@ class FaultServer {
   public:
     FaultServer(const std::filesystem::path& root, const nlohmann::json& script,
                 const std::filesystem::path& work_dir)
-        : log_path_(work_dir / "fault_server.log") {
-        const auto script_path = work_dir / "fault_server.json";
-        std::ofstream(script_path) << script.dump();
-        const auto server = source_tree_tests_dir() / "integration" / "fault_server.py";
-        process_ = ChildProcess({"python3", server.string(), "--root", root.string(), "--script",
-                                 script_path.string(), "--log", log_path_.string()},
-                                /*capture_stdout=*/true);
-        const std::string line = process_.read_line(std::chrono::seconds(20));
-        if (line.empty()) {
-            throw std::runtime_error("fault_server.py did not report its port");
-        }
-        port_ = std::stoi(line);
+        : FaultServer({"--root", root.string()}, script, work_dir) {}
+
+    // Proxy mode: forwards every request to `upstream` ("http://127.0.0.1:PORT", an S3 gateway)
+    // but where `script`'s "rules" say otherwise.
+    static FaultServer proxy(const std::string& upstream, const nlohmann::json& script,
+                             const std::filesystem::path& work_dir) {
+        return FaultServer({"--upstream", upstream}, script, work_dir);
     }
 
     int port() const { return port_; }
@@ -236,10 +234,10 @@ class FaultServer {
     std::vector<LoggedRequest> requests() const {
         std::vector<LoggedRequest> requests;
         for (const auto& entry : read_json_lines(log_path_)) {
-            requests.push_back(LoggedRequest{entry.value("method", ""), entry.value("path", ""),
-                                             entry.value("range", ""),
-                                             entry.value("headers", nlohmann::json::object()),
-                                             entry.value("step", 0), entry.value("in_flight", 0)});
+            requests.push_back(LoggedRequest{
+                entry.value("method", ""), entry.value("path", ""), entry.value("query", ""),
+                entry.value("range", ""), entry.value("headers", nlohmann::json::object()),
+                entry.value("step", 0), entry.value("in_flight", 0), entry.value("action", "")});
         }
         return requests;
     }
@@ -256,6 +254,23 @@ class FaultServer {
     }
 
   private:
+    FaultServer(std::vector<std::string> mode, const nlohmann::json& script,
+                const std::filesystem::path& work_dir)
+        : log_path_(work_dir / "fault_server.log") {
+        const auto script_path = work_dir / "fault_server.json";
+        std::ofstream(script_path) << script.dump();
+        const auto server = source_tree_tests_dir() / "integration" / "fault_server.py";
+        std::vector<std::string> argv{"python3", server.string()};
+        argv.insert(argv.end(), mode.begin(), mode.end());
+        argv.insert(argv.end(), {"--script", script_path.string(), "--log", log_path_.string()});
+        process_ = ChildProcess(argv, /*capture_stdout=*/true);
+        const std::string line = process_.read_line(std::chrono::seconds(20));
+        if (line.empty()) {
+            throw std::runtime_error("fault_server.py did not report its port");
+        }
+        port_ = std::stoi(line);
+    }
+
     std::filesystem::path log_path_;
     ChildProcess process_;
     int port_ = 0;

@@ -87,6 +87,23 @@ TEST_F(S3ConfigTest, EnvironmentGivesCredentialsEndpointAndRegion) {
     EXPECT_EQ(config->endpoint, "https://s3.example.com");
 }
 
+TEST_F(S3ConfigTest, RetryDelayAndClockOffsetFromRpmirrorVariables) {
+    vars_["AWS_ACCESS_KEY_ID"] = "AKID";
+    vars_["AWS_SECRET_ACCESS_KEY"] = "SECRET";
+    vars_["RPMIRROR_S3_RETRY_DELAY_MS"] = "5";
+    vars_["RPMIRROR_S3_CLOCK_OFFSET"] = "-3600";
+    auto config = resolve_config({}, env());
+    ASSERT_TRUE(config) << config.error().to_string();
+    EXPECT_EQ(config->retry_base_delay, std::chrono::milliseconds(5));
+    EXPECT_EQ(config->clock_offset, std::chrono::seconds(-3600));
+    vars_["RPMIRROR_S3_RETRY_DELAY_MS"] = "5ms";
+    config = resolve_config({}, env());
+    ASSERT_FALSE(config);
+    EXPECT_EQ(config.error().code, ErrorCode::BadInput);
+    EXPECT_EQ(config.error().subject, "RPMIRROR_S3_RETRY_DELAY_MS");
+    EXPECT_NE(config.error().message.find("'5ms'"), std::string::npos) << config.error().message;
+}
+
 TEST_F(S3ConfigTest, AwsDefaultsToVirtualHostedRegionalEndpoint) {
     home_.write(".aws/credentials",
                 "[default]\naws_access_key_id = A\naws_secret_access_key = S\n");

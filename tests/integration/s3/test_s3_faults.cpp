@@ -1,0 +1,252 @@
+// `rpmirror sync -p s3://` against a misbehaving store: the real binary talks to the real Ceph
+// RADOS Gateway through tests/integration/fault_server.py in proxy mode, which forwards every
+// request but the ones its script answers with an S3 error (SlowDown, a 200 with an <Error>
+// body) or drops. Retries are made fast with RPMIRROR_S3_RETRY_DELAY_MS; nothing here sleeps.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "integration/s3/s3_sync_fixture.hpp"
+#include "s3/mirror_state.hpp"
+#include "support/http_server.hpp"
+
+namespace rpmirror::test {
+namespace {
+
+// Returns `text` with the characters special in a Python regular expression escaped.
+std::string regex_escape(const std::string& text) {
+    std::string escaped;
+    for (const char c : text) {
+        if (std::string_view(".^$*+?{}[]\\|()").find(c) != std::string_view::npos) {
+            escaped += '\\';
+        }
+        escaped += c;
+    }
+    return escaped;
+}
+
+nlohmann::json s3_error(int status, const std::string& code) {
+    nlohmann::json made = nlohmann::json::object();
+    made["s3_error"] = {{"status", status}, {"code", code}};
+    return made;
+}
+
+// A step of one key: {"drop": true}, {"ok_with_error": "InternalError"}.
+nlohmann::json step(const std::string& kind, const nlohmann::json& value) {
+    nlohmann::json made = nlohmann::json::object();
+    made[kind] = value;
+    return made;
+}
+
+const nlohmann::json kForward = nlohmann::json::object();
+
+// A rule of the proxy's script: requests that fit `match` get `steps` (see fault_server.py).
+nlohmann::json rule(const nlohmann::json& match, std::vector<nlohmann::json> steps) {
+    nlohmann::json made = nlohmann::json::object();
+    made["match"] = match;
+    made["steps"] = nlohmann::json::array();
+    for (auto& each : steps) {
+        made["steps"].push_back(std::move(each));
+    }
+    return made;
+}
+
+class S3FaultTest : public S3SyncTest {
+  protected:
+    void SetUp() override {
+        S3SyncTest::SetUp();
+        ::setenv("RPMIRROR_S3_RETRY_DELAY_MS", "1", 1);
+    }
+
+    void TearDown() override {
+        ::unsetenv("RPMIRROR_S3_RETRY_DELAY_MS");
+        ::unsetenv("RPMIRROR_S3_CLOCK_OFFSET");
+        ::setenv("AWS_ENDPOINT_URL", cluster().endpoint().c_str(), 1);
+        S3SyncTest::TearDown();
+    }
+
+    // Puts a fault_server.py proxy with `rules` between the following syncs and the gateway.
+    void through_proxy(const std::vector<nlohmann::json>& rules) {
+        const auto work = tmp_ / ("proxy-" + std::to_string(++proxies_));
+        std::filesystem::create_directories(work);
+        nlohmann::json script = nlohmann::json::object();
+        script["rules"] = nlohmann::json::array();
+        for (const auto& each : rules) {
+            script["rules"].push_back(each);
+        }
+        proxy_ =
+            std::make_unique<FaultServer>(FaultServer::proxy(cluster().endpoint(), script, work));
+        ::setenv("AWS_ENDPOINT_URL", proxy_->url().c_str(), 1);
+    }
+
+    // Lets the following syncs talk to the gateway directly.
+    void direct() { ::setenv("AWS_ENDPOINT_URL", cluster().endpoint().c_str(), 1); }
+
+    // The PUTs the proxy saw for `relative` in the mirrored repository, in arrival order.
+    std::vector<LoggedRequest> puts_of(const std::string& relative) const {
+        std::vector<LoggedRequest> puts;
+        for (auto& request : proxy_->requests_for("/" + bucket() + "/" + key(relative))) {
+            if (request.method == "PUT") {
+                puts.push_back(std::move(request));
+            }
+        }
+        return puts;
+    }
+
+    // Every object under the test's prefix (the repository, its state, its lease).
+    std::vector<s3::ListedObject> everything() {
+        auto listed = client().list_all_objects(bucket(), prefix_ + "/");
+        EXPECT_TRUE(listed) << listed.error().to_string();
+        return listed ? *listed : std::vector<s3::ListedObject>{};
+    }
+
+    std::unique_ptr<FaultServer> proxy_;
+    int proxies_ = 0;
+};
+
+TEST_F(S3FaultTest, FirstPutOfEveryPackageAnsweredSlowDownIsRetried) {
+    through_proxy(
+        {rule({{"method", "PUT"}, {"path_re", "\\.rpm$"}}, {s3_error(503, "SlowDown"), kForward})});
+    const CommandResult result = sync({"--download-metadata"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const auto packages = package_digests(upstream_);
+    ASSERT_FALSE(packages.empty());
+    for (const auto& [path, digest] : packages) {
+        const auto puts = puts_of(path);
+        ASSERT_EQ(puts.size(), 2U) << path;
+        EXPECT_EQ(puts[0].action, "s3_error") << path;
+        EXPECT_EQ(puts[0].step, 0) << path;
+        EXPECT_EQ(puts[1].action, "forward") << path;  // the retry, logged after the first
+        EXPECT_EQ(puts[1].step, 1) << path;
+        auto info = client().head_object(bucket(), key(path));
+        ASSERT_TRUE(info) << info.error().to_string();
+        EXPECT_EQ(info->metadata["sha256"], digest) << path;
+    }
+    expect_published_complete("after SlowDown once per package");
+}
+
+TEST_F(S3FaultTest, SlowDownOnEveryPutOfOneKeyFailsAndKeepsThePreviousRevision) {
+    // Revision 2 lacks one package; revision 3 brings it back, and the store refuses it.
+    const std::string held_back = package_digests(upstream_).begin()->first;
+    const std::string saved = read_file(upstream_ / held_back);
+    std::filesystem::remove(upstream_ / held_back);
+    recreate_repo(upstream_, "2", tmp_ / "logs");
+    const CommandResult first = sync({"--download-metadata"});
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    const auto previous = client().get_object(bucket(), key("repodata/repomd.xml"));
+    ASSERT_TRUE(previous) << previous.error().to_string();
+
+    TempDir::write_at(upstream_ / held_back, saved);
+    recreate_repo(upstream_, "3", tmp_ / "logs");
+    through_proxy({rule({{"method", "PUT"}, {"path_re", regex_escape(held_back) + "$"}},
+                        {s3_error(503, "SlowDown")})});
+    const CommandResult refused = sync({"--download-metadata"});
+    EXPECT_NE(refused.exit_code, 0);
+    EXPECT_NE(refused.err.find("s3://" + bucket() + "/" + key(held_back)), std::string::npos)
+        << refused.err;
+    EXPECT_NE(refused.err.find("SlowDown"), std::string::npos) << refused.err;
+    const auto puts = puts_of(held_back);
+    EXPECT_GE(puts.size(), 2U);  // retried before giving up
+    for (const LoggedRequest& put : puts) {
+        EXPECT_EQ(put.action, "s3_error");
+    }
+    EXPECT_EQ(*client().get_object(bucket(), key("repodata/repomd.xml")), *previous)
+        << "the previous revision stays published";
+
+    direct();
+    const CommandResult next = sync({"--download-metadata"});
+    ASSERT_EQ(next.exit_code, 0) << next.err;
+    EXPECT_EQ(*client().get_object(bucket(), key("repodata/repomd.xml")),
+              read_file(upstream_ / "repodata" / "repomd.xml"));
+    expect_published_complete("after the store accepts again");
+}
+
+TEST_F(S3FaultTest, CompleteMultipartUploadAnsweredOkWithErrorBodyAbortsAndPublishesNothing) {
+    const std::string big = add_big_package();
+    through_proxy(
+        {rule({{"method", "POST"}, {"path_re", regex_escape(big) + "$"}, {"query_re", "uploadId="}},
+              {step("ok_with_error", "InternalError")})});
+    const CommandResult result = sync({"--download-metadata", "--s3-part-size", "5M"});
+    EXPECT_NE(result.exit_code, 0);
+    EXPECT_NE(result.err.find("s3://" + bucket() + "/" + key(big)), std::string::npos)
+        << result.err;
+    EXPECT_NE(result.err.find("InternalError"), std::string::npos) << result.err;
+    // The complete was answered (and the abort after it sent): no upload is left with parts.
+    std::size_t completes = 0;
+    std::size_t aborts = 0;
+    for (const LoggedRequest& request : proxy_->requests_for("/" + bucket() + "/" + key(big))) {
+        completes += request.method == "POST" && request.action == "ok_with_error" ? 1 : 0;
+        aborts += request.method == "DELETE" && request.query.find("uploadId=") == 0 ? 1 : 0;
+    }
+    EXPECT_EQ(completes, 1U);
+    EXPECT_EQ(aborts, 1U);
+    auto uploads = client().list_multipart_uploads(bucket(), prefix_);
+    ASSERT_TRUE(uploads) << uploads.error().to_string();
+    EXPECT_TRUE(uploads->empty());
+    EXPECT_FALSE(objects().contains("repodata/repomd.xml")) << "nothing published";
+    const nlohmann::json report = repo_report();
+    bool named = false;
+    for (const auto& failure : report.at("failures")) {
+        named = named || failure.dump().find(big) != std::string::npos;
+    }
+    EXPECT_TRUE(named) << report.dump();
+    auto state = s3::load_state(client(), s3::S3Location{bucket(), prefix_ + "/sample/"});
+    ASSERT_TRUE(state) << state.error().to_string();
+    ASSERT_TRUE(state->has_value());
+    EXPECT_FALSE((*state)->objects.contains(big)) << "not counted as stored";
+    EXPECT_EQ((*state)->objects.size(), package_digests(upstream_).size() - 1);
+    // Not counted as stored: the next run (no faults) uploads it again, and publishes.
+    direct();
+    const CommandResult next = sync({"--download-metadata", "--s3-part-size", "5M"});
+    ASSERT_EQ(next.exit_code, 0) << next.err;
+    EXPECT_GE(repo_report().at("downloaded").get<std::size_t>(), 1U);
+    expect_published_complete("after the failed complete");
+}
+
+TEST_F(S3FaultTest, DroppedConnectionDuringPutIsRetried) {
+    const std::string dropped = package_digests(upstream_).begin()->first;
+    through_proxy({rule({{"method", "PUT"}, {"path_re", regex_escape(dropped) + "$"}},
+                        {step("drop", true), kForward})});
+    const CommandResult result = sync({"--download-metadata"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const auto puts = puts_of(dropped);
+    ASSERT_EQ(puts.size(), 2U);
+    EXPECT_EQ(puts[0].action, "drop");
+    EXPECT_EQ(puts[1].action, "forward");
+    EXPECT_EQ(objects().at(dropped).size, std::filesystem::file_size(upstream_ / dropped));
+    expect_published_complete("after a dropped PUT");
+}
+
+TEST_F(S3FaultTest, ClockSkewFailsNamingBucketAndCodeAndWritesNothing) {
+    // An hour ahead: the gateway refuses every signature (RequestTimeTooSkewed, 15 min allowed).
+    ::setenv("RPMIRROR_S3_CLOCK_OFFSET", "3600", 1);
+    const CommandResult result = sync({"--download-metadata"});
+    ::unsetenv("RPMIRROR_S3_CLOCK_OFFSET");
+    EXPECT_NE(result.exit_code, 0);
+    EXPECT_NE(result.err.find("s3://" + bucket()), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("RequestTimeTooSkewed"), std::string::npos) << result.err;
+    EXPECT_TRUE(everything().empty());
+}
+
+TEST_F(S3FaultTest, MissingBucketIsNotCreatedAndNothingIsWritten) {
+    through_proxy({});
+    const std::string missing = "no-such-bucket-" + std::to_string(::getpid());
+    const CommandResult result = sync_to("s3://" + missing + "/m", {"--download-metadata"});
+    EXPECT_NE(result.exit_code, 0);
+    EXPECT_NE(result.err.find("s3://" + missing), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("NoSuchBucket"), std::string::npos) << result.err;
+    for (const LoggedRequest& request : proxy_->requests()) {
+        EXPECT_NE(request.path, "/" + missing) << request.method << " of the bucket itself";
+    }
+    auto listed = client().list_all_objects(missing, "");
+    ASSERT_FALSE(listed);
+    EXPECT_NE(listed.error().message.find("NoSuchBucket"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rpmirror::test
