@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -82,14 +83,27 @@ std::vector<std::filesystem::path> remove_stale_spools(const std::filesystem::pa
     return removed;
 }
 
-Result<S3Spool> create_s3_spool(const std::filesystem::path& chosen,
+Result<S3Spool> create_s3_spool(const std::filesystem::path& chosen, std::uint64_t needed_bytes,
                                 const std::filesystem::path& memory_parent) {
     S3Spool spool;
     std::filesystem::path parent = chosen;
     std::error_code error;
+    std::string why_on_disk = " is missing or not memory-backed";
     if (parent.empty()) {
-        if (!memory_parent.empty() && std::filesystem::is_directory(memory_parent, error) &&
-            is_memory_backed(memory_parent) && ::access(memory_parent.c_str(), W_OK | X_OK) == 0) {
+        const bool usable = !memory_parent.empty() &&
+                            std::filesystem::is_directory(memory_parent, error) &&
+                            is_memory_backed(memory_parent) &&
+                            ::access(memory_parent.c_str(), W_OK | X_OK) == 0;
+        struct statvfs space {};
+        const std::uint64_t free_bytes =
+            usable && ::statvfs(memory_parent.c_str(), &space) == 0
+                ? static_cast<std::uint64_t>(space.f_bavail) * space.f_frsize
+                : 0;
+        if (usable && free_bytes < needed_bytes) {
+            why_on_disk = " has " + std::to_string(free_bytes >> 20) + " MiB free, less than the " +
+                          std::to_string(needed_bytes >> 20) + " MiB of --s3-spool-size";
+        }
+        if (usable && free_bytes >= needed_bytes) {
             parent = memory_parent;
         } else {
             error.clear();
@@ -112,8 +126,8 @@ Result<S3Spool> create_s3_spool(const std::filesystem::path& chosen,
     spool.in_memory = is_memory_backed(spool.dir);
     if (chosen.empty() && !spool.in_memory) {
         spool.warning = "the s3 spool " + spool.dir.string() +
-                        " is on disk: " + memory_parent.string() +
-                        " is missing or not memory-backed (give --s3-spool-dir to choose)";
+                        " is on disk: " + memory_parent.string() + why_on_disk +
+                        " (give --s3-spool-dir to choose)";
     }
     return spool;
 }

@@ -5,6 +5,7 @@
 // next one.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -31,10 +32,11 @@ bool is_memory_backed(const std::filesystem::path& path);
 
 // Creates the spool directory `<parent>/rpmirror-s3-spool-<pid>-XXXXXX`. `parent` is `chosen`
 // (--s3-spool-dir, created if missing) when non-empty; otherwise `memory_parent` if it is a
-// memory-backed directory, else $TMPDIR (/tmp) with S3Spool::warning set. Before creating it,
+// memory-backed directory with at least `needed_bytes` free (a container's /dev/shm is often
+// 64 MiB), else $TMPDIR (/tmp) with S3Spool::warning set, naming the reason. Before creating it,
 // removes the spool directories of `parent` whose process is dead (remove_stale_spools).
 // Returns Error{Io} naming the parent or the directory iff it cannot be created.
-Result<S3Spool> create_s3_spool(const std::filesystem::path& chosen,
+Result<S3Spool> create_s3_spool(const std::filesystem::path& chosen, std::uint64_t needed_bytes,
                                 const std::filesystem::path& memory_parent = kDefaultSpoolParent);
 
 // Removes every directory of `parent` named exactly `rpmirror-s3-spool-<pid>-<6 letters or

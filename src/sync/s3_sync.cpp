@@ -122,7 +122,7 @@ Result<std::unique_ptr<S3Destination>> S3Destination::open(const SyncOptions& op
                               " is below --s3-part-size " + std::to_string(options.s3_part_size),
                           location->to_string());
     }
-    auto spool = create_s3_spool(options.s3_spool_dir);
+    auto spool = create_s3_spool(options.s3_spool_dir, options.s3_spool_size);
     if (!spool) {
         return tl::unexpected(std::move(spool.error()));
     }

@@ -399,6 +399,10 @@ class S3UploadOnFinish final : public ProgressSink {
         }
     }
     void progress(std::uint64_t bytes_done, std::uint64_t bytes_total) override {
+        // The lease is extended while bytes arrive too, not only as files finish: one download
+        // longer than the lease's 15 minutes must not lose it. Cheap: a clock read unless a
+        // third of the lease has passed. A lost lease fails publish().
+        (void)destination_.keep_lock();
         if (inner_ != nullptr) {
             inner_->progress(bytes_done, bytes_total);
         }

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -50,7 +51,7 @@ TEST(S3Spool, RemovesOnlyTheSpoolsOfDeadProcesses) {
 TEST(S3Spool, DefaultIsAPrivateDirectoryInDevShm) {
     ASSERT_TRUE(is_memory_backed(kDefaultSpoolParent))
         << "/dev/shm is not a tmpfs on this machine: the default spool would be on disk";
-    auto spool = create_s3_spool({});
+    auto spool = create_s3_spool({}, 512ULL << 20);
     ASSERT_TRUE(spool) << spool.error().to_string();
     EXPECT_EQ(spool->dir.parent_path(), kDefaultSpoolParent);
     EXPECT_TRUE(spool->dir.filename().string().starts_with("rpmirror-s3-spool-" +
@@ -69,7 +70,7 @@ TEST(S3Spool, WithoutAMemoryFilesystemTheSpoolIsInTmpdirWithAWarning) {
     const char* saved = std::getenv("TMPDIR");
     const std::string saved_value = saved != nullptr ? saved : "";
     ::setenv("TMPDIR", tmpdir.path().c_str(), 1);
-    auto spool = create_s3_spool({}, disk.path());
+    auto spool = create_s3_spool({}, 512ULL << 20, disk.path());
     if (saved != nullptr) {
         ::setenv("TMPDIR", saved_value.c_str(), 1);
     } else {
@@ -85,16 +86,38 @@ TEST(S3Spool, WithoutAMemoryFilesystemTheSpoolIsInTmpdirWithAWarning) {
     }
 }
 
+TEST(S3Spool, AMemoryFilesystemWithLessFreeSpaceThanTheSpoolSizeIsNotUsed) {
+    ASSERT_TRUE(is_memory_backed(kDefaultSpoolParent)) << "/dev/shm is not a tmpfs here";
+    test::TempDir tmpdir;
+    const char* saved = std::getenv("TMPDIR");
+    const std::string saved_value = saved != nullptr ? saved : "";
+    ::setenv("TMPDIR", tmpdir.path().c_str(), 1);
+    // More than any /dev/shm has free: as a container's 64 MiB /dev/shm is for 512M.
+    auto spool = create_s3_spool({}, std::uint64_t{1} << 60);
+    if (saved != nullptr) {
+        ::setenv("TMPDIR", saved_value.c_str(), 1);
+    } else {
+        ::unsetenv("TMPDIR");
+    }
+    ASSERT_TRUE(spool) << spool.error().to_string();
+    EXPECT_EQ(spool->dir.parent_path(), tmpdir.path());
+    ASSERT_TRUE(spool->warning);
+    EXPECT_NE(spool->warning->find("/dev/shm has "), std::string::npos) << *spool->warning;
+    EXPECT_NE(spool->warning->find(" MiB free, less than the "), std::string::npos)
+        << *spool->warning;
+    std::filesystem::remove_all(spool->dir);
+}
+
 TEST(S3Spool, ChosenDirectoryIsCreatedAndNeverWarns) {
     test::TempDir dir;
-    auto spool = create_s3_spool(dir.path() / "spool" / "here");
+    auto spool = create_s3_spool(dir.path() / "spool" / "here", 512ULL << 20);
     ASSERT_TRUE(spool) << spool.error().to_string();
     EXPECT_EQ(spool->dir.parent_path(), dir.path() / "spool" / "here");
     EXPECT_FALSE(spool->warning);
     EXPECT_EQ(spool->in_memory, is_memory_backed(dir.path()));
 
     dir.write("file", "not a directory");
-    auto refused = create_s3_spool(dir.path() / "file" / "spool");
+    auto refused = create_s3_spool(dir.path() / "file" / "spool", 512ULL << 20);
     ASSERT_FALSE(refused);
     EXPECT_EQ(refused.error().subject, (dir.path() / "file" / "spool").string());
 }
