@@ -90,10 +90,9 @@ Result<S3Spool> create_s3_spool(const std::filesystem::path& chosen, std::uint64
     std::error_code error;
     std::string why_on_disk = " is missing or not memory-backed";
     if (parent.empty()) {
-        const bool usable = !memory_parent.empty() &&
-                            std::filesystem::is_directory(memory_parent, error) &&
-                            is_memory_backed(memory_parent) &&
-                            ::access(memory_parent.c_str(), W_OK | X_OK) == 0;
+        const bool usable =
+            !memory_parent.empty() && std::filesystem::is_directory(memory_parent, error) &&
+            is_memory_backed(memory_parent) && ::access(memory_parent.c_str(), W_OK | X_OK) == 0;
         struct statvfs space {};
         const std::uint64_t free_bytes =
             usable && ::statvfs(memory_parent.c_str(), &space) == 0
