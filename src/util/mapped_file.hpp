@@ -46,23 +46,8 @@ class MappedFile {
         return mapped;
     }
 
-    // Maps the pages of [offset, offset + length) into the page table now, with one system call
-    // instead of a page fault every few pages (MADV_POPULATE_READ, Linux 5.14); pages not yet
-    // in the page cache are read first. Advice only: failure (an older kernel, a file that
-    // shrank) changes speed, never results: reading the bytes then faults as usual.
-    void prefault(std::size_t offset, std::size_t length) const {
-#ifndef MADV_POPULATE_READ
-        constexpr int MADV_POPULATE_READ = 22;  // uapi value; older libc headers lack the name
-#endif
-        ::madvise(const_cast<std::byte*>(data_) + offset, length, MADV_POPULATE_READ);
-    }
-
-    const std::byte* data() const {
-        return data_;
-    }
-    std::size_t size() const {
-        return size_;
-    }
+    const std::byte* data() const { return data_; }
+    std::size_t size() const { return size_; }
 
   private:
     void unmap() {
