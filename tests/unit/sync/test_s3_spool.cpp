@@ -64,18 +64,26 @@ TEST(S3Spool, DefaultIsAPrivateDirectoryInDevShm) {
     std::filesystem::remove_all(spool->dir);
 }
 
-TEST(S3Spool, WithoutAMemoryFilesystemTheSpoolIsInTmpdirWithAWarning) {
-    test::TempDir disk;  // stands for a /dev/shm that is not a tmpfs
-    test::TempDir tmpdir;
+// create_s3_spool({}, needed, memory_parent) with $TMPDIR set to `tmpdir` for the call.
+Result<S3Spool> create_spool_with_tmpdir(
+    const std::filesystem::path& tmpdir, std::uint64_t needed,
+    const std::filesystem::path& memory_parent = kDefaultSpoolParent) {
     const char* saved = std::getenv("TMPDIR");
     const std::string saved_value = saved != nullptr ? saved : "";
-    ::setenv("TMPDIR", tmpdir.path().c_str(), 1);
-    auto spool = create_s3_spool({}, 512ULL << 20, disk.path());
+    ::setenv("TMPDIR", tmpdir.c_str(), 1);
+    auto spool = create_s3_spool({}, needed, memory_parent);
     if (saved != nullptr) {
         ::setenv("TMPDIR", saved_value.c_str(), 1);
     } else {
         ::unsetenv("TMPDIR");
     }
+    return spool;
+}
+
+TEST(S3Spool, WithoutAMemoryFilesystemTheSpoolIsInTmpdirWithAWarning) {
+    test::TempDir disk;  // stands for a /dev/shm that is not a tmpfs
+    test::TempDir tmpdir;
+    auto spool = create_spool_with_tmpdir(tmpdir.path(), 512ULL << 20, disk.path());
     ASSERT_TRUE(spool) << spool.error().to_string();
     EXPECT_EQ(spool->dir.parent_path(), tmpdir.path());
     EXPECT_EQ(spool->in_memory, is_memory_backed(tmpdir.path()));
@@ -89,16 +97,8 @@ TEST(S3Spool, WithoutAMemoryFilesystemTheSpoolIsInTmpdirWithAWarning) {
 TEST(S3Spool, AMemoryFilesystemWithLessFreeSpaceThanTheSpoolSizeIsNotUsed) {
     ASSERT_TRUE(is_memory_backed(kDefaultSpoolParent)) << "/dev/shm is not a tmpfs here";
     test::TempDir tmpdir;
-    const char* saved = std::getenv("TMPDIR");
-    const std::string saved_value = saved != nullptr ? saved : "";
-    ::setenv("TMPDIR", tmpdir.path().c_str(), 1);
     // More than any /dev/shm has free: as a container's 64 MiB /dev/shm is for 512M.
-    auto spool = create_s3_spool({}, std::uint64_t{1} << 60);
-    if (saved != nullptr) {
-        ::setenv("TMPDIR", saved_value.c_str(), 1);
-    } else {
-        ::unsetenv("TMPDIR");
-    }
+    auto spool = create_spool_with_tmpdir(tmpdir.path(), std::uint64_t{1} << 60);
     ASSERT_TRUE(spool) << spool.error().to_string();
     EXPECT_EQ(spool->dir.parent_path(), tmpdir.path());
     ASSERT_TRUE(spool->warning);
