@@ -2,11 +2,13 @@
 //
 //   s3_store_bench MODE BUCKET SIZE CLIENTS COUNT
 //
-// MODE put|get (SIZE-byte objects, COUNT per client), small-put|head|list (COUNT requests per
-// client; small-put writes 1 KiB objects, head and list read what small-put wrote); clean deletes
-// every object of BUCKET. CLIENTS threads, each with its own S3Client (from the environment, as
-// rpmirror resolves it). Prints one JSON line: {"mode", "size", "clients", "requests", "bytes",
-// "seconds"}. Exit 1 on any failed request (named on stderr).
+// MODE put|get (SIZE-byte objects, COUNT per client), small-put|head (COUNT requests per client;
+// small-put writes 1 KiB objects, head reads what small-put wrote), list (COUNT / 10 listings
+// per client of the COUNT keys its small-put wrote, in pages of 1000 keys as rpmirror lists: one
+// request each for COUNT <= 1000); clean deletes every object of BUCKET. CLIENTS threads, each
+// with its own S3Client (from the environment, as rpmirror resolves it). Prints one JSON line:
+// {"mode", "size", "clients", "requests", "keys", "bytes", "seconds"} (keys: listed, list mode
+// only). Exit 1 on any failed request (named on stderr).
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -77,6 +79,7 @@ int main(int argc, char** argv) {
     std::atomic<bool> failed{false};
     std::atomic<std::uint64_t> requests{0};
     std::atomic<std::uint64_t> bytes{0};
+    std::atomic<std::uint64_t> keys{0};
     const std::string big = mode == "put" ? body_of(size, 1) : std::string();
     const std::string small = body_of(1024, 2);
     const auto started = std::chrono::steady_clock::now();
@@ -117,12 +120,15 @@ int main(int argc, char** argv) {
                     ok = head.has_value();
                     error = ok ? "" : head.error().to_string();
                 } else if (mode == "list") {
+                    if (index % 10 != 0) {
+                        continue;  // COUNT / 10 listings, each of this client's COUNT keys
+                    }
                     auto listed = client.list_objects(
-                        bucket, "small/",
-                        [](const rpmirror::s3::ListedObject&) -> rpmirror::Result<void> {
+                        bucket, fmt::format("small/o{}-", client_index),
+                        [&keys](const rpmirror::s3::ListedObject&) -> rpmirror::Result<void> {
+                            ++keys;
                             return {};
-                        },
-                        100);
+                        });
                     ok = listed.has_value();
                     error = ok ? "" : listed.error().to_string();
                 } else {
@@ -144,7 +150,7 @@ int main(int argc, char** argv) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     fmt::print(
         "{{\"mode\": \"{}\", \"size\": {}, \"clients\": {}, \"requests\": {}, "
-        "\"bytes\": {}, \"seconds\": {:.4f}}}\n",
-        mode, size, clients, requests.load(), bytes.load(), seconds);
+        "\"keys\": {}, \"bytes\": {}, \"seconds\": {:.4f}}}\n",
+        mode, size, clients, requests.load(), keys.load(), bytes.load(), seconds);
     return failed ? 1 : 0;
 }

@@ -270,7 +270,14 @@ bool retryable(const Response& response) {
     if (response.status == 500 || response.status == 503) {
         return true;
     }
-    return response.body.find("<Code>SlowDown</Code>") != std::string::npos;
+    if (response.body.find("<Code>SlowDown</Code>") != std::string::npos) {
+        return true;
+    }
+    // A 200 whose body is an <Error> (CompleteMultipartUpload, CopyObject) reporting what would
+    // have been a 500 or 503: retried as that status would be (AWS documents these as retryable).
+    return response.status == 200 && response.body.find("<Error>") != std::string::npos &&
+           (response.body.find("<Code>InternalError</Code>") != std::string::npos ||
+            response.body.find("<Code>ServiceUnavailable</Code>") != std::string::npos);
 }
 
 }  // namespace

@@ -95,11 +95,18 @@ Result<StoredObject> upload_multipart(S3Client& client, std::string_view bucket,
         parts.push_back({number, std::move(*etag)});
     }
     auto completed = client.complete_multipart_upload(bucket, key, *upload_id, parts);
-    if (!completed) {
-        return fail(std::move(completed.error()));
-    }
     // Ceph RGW's answer does not carry the ETag the client reads: the listing's is needed.
     auto info = client.head_object(bucket, key);
+    if (!completed) {
+        // A complete answered with an error may still have been carried out (the store
+        // committed, then its answer failed; a retry of it then finds NoSuchUpload): the object
+        // is ours iff it has this size and the SHA-256 this upload was created with.
+        const bool carried_out = info && info->size == size && info->metadata.contains("sha256") &&
+                                 info->metadata.at("sha256") == sha256;
+        if (!carried_out) {
+            return fail(std::move(completed.error()));
+        }
+    }
     if (!info) {
         return tl::unexpected(std::move(info.error()));
     }

@@ -1006,17 +1006,24 @@ class RepoSync {
         return path;
     }
 
-    // Copies `parsed` (a primary_zck that verified and parsed) over kept_primary_zck_path(),
-    // atomically. Best effort: a failure is a warning (the next run downloads primary whole).
+    // Puts `parsed` (a primary_zck that verified and parsed; the staging area's, deleted after
+    // the run) over kept_primary_zck_path(), atomically: a hard link where both are on one
+    // filesystem (a Fedora primary_zck is ~90 MB: no copy), else a copy. Best effort: a failure
+    // is a warning (the next run downloads primary whole).
     void keep_primary_zck(const std::filesystem::path& parsed) {
         const std::filesystem::path kept = kept_primary_zck_path();
         std::filesystem::path temporary = kept;
         temporary += ".tmp";
         std::error_code failed;
         std::filesystem::create_directories(kept.parent_path(), failed);
+        std::filesystem::remove(temporary, failed);  // a killed run's
         if (!failed) {
-            std::filesystem::copy_file(parsed, temporary,
-                                       std::filesystem::copy_options::overwrite_existing, failed);
+            std::filesystem::create_hard_link(parsed, temporary, failed);
+            if (failed) {  // another filesystem, or one without hard links
+                failed.clear();
+                std::filesystem::copy_file(
+                    parsed, temporary, std::filesystem::copy_options::overwrite_existing, failed);
+            }
         }
         if (!failed) {
             std::filesystem::rename(temporary, kept, failed);

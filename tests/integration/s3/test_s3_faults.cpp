@@ -166,28 +166,30 @@ TEST_F(S3FaultTest, SlowDownOnEveryPutOfOneKeyFailsAndKeepsThePreviousRevision) 
     expect_published_complete("after the store accepts again");
 }
 
-TEST_F(S3FaultTest, CompleteMultipartUploadAnsweredOkWithErrorBodyAbortsAndPublishesNothing) {
+TEST_F(S3FaultTest, CompleteMultipartUploadAlwaysAnsweredOkWithErrorAbortsAndPublishesNothing) {
     const std::string big = add_big_package();
+    // Answered by the proxy itself, never forwarded: the store never completes the upload.
     through_proxy(
         {rule({{"method", "POST"}, {"path_re", regex_escape(big) + "$"}, {"query_re", "uploadId="}},
-              {step("ok_with_error", "InternalError")})});
+              {s3_error(200, "InternalError")})});
     const CommandResult result = sync({"--download-metadata", "--s3-part-size", "5M"});
     EXPECT_NE(result.exit_code, 0);
     EXPECT_NE(result.err.find("s3://" + bucket() + "/" + key(big)), std::string::npos)
         << result.err;
     EXPECT_NE(result.err.find("InternalError"), std::string::npos) << result.err;
-    // The complete was answered (and the abort after it sent): no upload is left with parts.
+    // The complete was retried as a 500 would be, then the upload aborted: no parts are left.
     std::size_t completes = 0;
     std::size_t aborts = 0;
     for (const LoggedRequest& request : proxy_->requests_for("/" + bucket() + "/" + key(big))) {
-        completes += request.method == "POST" && request.action == "ok_with_error" ? 1 : 0;
+        completes += request.method == "POST" && request.action == "s3_error" ? 1 : 0;
         aborts += request.method == "DELETE" && request.query.find("uploadId=") == 0 ? 1 : 0;
     }
-    EXPECT_EQ(completes, 1U);
+    EXPECT_EQ(completes, s3::S3Config{}.retries + 1);
     EXPECT_EQ(aborts, 1U);
     auto uploads = client().list_multipart_uploads(bucket(), prefix_);
     ASSERT_TRUE(uploads) << uploads.error().to_string();
     EXPECT_TRUE(uploads->empty());
+    EXPECT_FALSE(objects().contains(big)) << "never completed";
     EXPECT_FALSE(objects().contains("repodata/repomd.xml")) << "nothing published";
     const nlohmann::json report = repo_report();
     bool named = false;
@@ -206,6 +208,33 @@ TEST_F(S3FaultTest, CompleteMultipartUploadAnsweredOkWithErrorBodyAbortsAndPubli
     ASSERT_EQ(next.exit_code, 0) << next.err;
     EXPECT_GE(repo_report().at("downloaded").get<std::size_t>(), 1U);
     expect_published_complete("after the failed complete");
+}
+
+TEST_F(S3FaultTest, CompleteMultipartUploadCarriedOutButAnsweredWithErrorIsConfirmedAndKept) {
+    const std::string big = add_big_package();
+    // The first complete reaches the store, which completes the upload, but its answer is a 200
+    // with an <Error> body; the retry, forwarded, finds the upload gone (NoSuchUpload).
+    through_proxy(
+        {rule({{"method", "POST"}, {"path_re", regex_escape(big) + "$"}, {"query_re", "uploadId="}},
+              {step("ok_with_error", "InternalError"), kForward})});
+    const CommandResult result = sync({"--download-metadata", "--s3-part-size", "5M"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    std::vector<std::string> seen;  // the requests for the package after its last part
+    for (const LoggedRequest& request : proxy_->requests_for("/" + bucket() + "/" + key(big))) {
+        if (request.method != "PUT") {
+            seen.push_back(request.method + " " + request.action);
+        }
+    }
+    // Create, the complete answered with an error, its retry (NoSuchUpload), then the HEAD that
+    // finds the object with this upload's size and SHA-256: no abort.
+    EXPECT_EQ(seen, (std::vector<std::string>{"POST forward", "POST ok_with_error", "POST forward",
+                                              "HEAD forward"}));
+    EXPECT_TRUE(objects().contains(big));
+    auto state = s3::load_state(client(), s3::S3Location{bucket(), prefix_ + "/sample/"});
+    ASSERT_TRUE(state) << state.error().to_string();
+    ASSERT_TRUE(state->has_value());
+    EXPECT_TRUE((*state)->objects.contains(big)) << "counted as stored";
+    expect_published_complete("after the complete whose answer failed");
 }
 
 TEST_F(S3FaultTest, DroppedConnectionDuringPutIsRetried) {
