@@ -19,15 +19,16 @@
 namespace rpmirror {
 namespace {
 
-// The order in which to hand out `count` files whose sizes `size_of(index)` gives: largest
-// first (stable among equal sizes), so the last file a worker picks up is a small one and no
-// worker is left alone hashing a big file at the end while the others idle.
-// `sizes` holds each file's size, in request order.
+// The order in which the workers claim the files (`order`: request indexes), and each file's
+// size in request order (`sizes`).
 struct HashOrder {
     std::vector<std::size_t> order;
     std::vector<std::uint64_t> sizes;
 };
 
+// The order in which to hand out `count` files whose sizes `size_of(index)` gives: largest
+// first (stable among equal sizes), so the last file a worker picks up is a small one and no
+// worker is left alone hashing a big file at the end while the others idle.
 template <typename SizeOf>
 HashOrder largest_first(std::size_t count, const SizeOf& size_of) {
     HashOrder made;
