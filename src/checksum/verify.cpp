@@ -156,6 +156,23 @@ std::uint64_t current_size(const std::filesystem::path& path) {
     return error ? 0 : static_cast<std::uint64_t>(size);
 }
 
+// Runs, on options.threads workers, each with its own processor from `make_process()`, the
+// processor for every request index, in `made`'s order; `read_ahead_one(index)` reads the
+// request's file ahead of them (ReadAhead).
+template <typename MakeProcess>
+void for_each_in_hash_order(const HashOrder& made, const VerifyOptions& options,
+                            std::function<void(std::size_t)> read_ahead_one,
+                            const MakeProcess& make_process) {
+    ReadAhead read_ahead_of_workers(made, std::move(read_ahead_one), options.hash.stop);
+    for_each_index_in_parallel(made.order.size(), options.threads, [&] {
+        return [&made, &read_ahead_of_workers,
+                process = make_process()](std::size_t position) mutable {
+            read_ahead_of_workers.claimed(position);
+            process(made.order[position]);
+        };
+    });
+}
+
 }  // namespace
 
 std::vector<VerifyResult> verify_files(std::span<const VerifyRequest> requests,
@@ -165,22 +182,19 @@ std::vector<VerifyResult> verify_files(std::span<const VerifyRequest> requests,
         const VerifyRequest& request = requests[index];
         return request.expected_size ? *request.expected_size : current_size(request.path);
     });
-    ReadAhead read_ahead_of_workers(
-        made,
+    std::vector<VerifyResult> results(requests.size());
+    for_each_in_hash_order(
+        made, options,
         [&requests, use_cache = options.hash.use_cache](std::size_t index) {
             const VerifyRequest& request = requests[index];
             read_ahead(request.path, request.expected_size, request.type, use_cache);
         },
-        options.hash.stop);
-    std::vector<VerifyResult> results(requests.size());
-    for_each_index_in_parallel(requests.size(), options.threads, [&] {
-        return [&results, &requests, &made, &read_ahead_of_workers,
-                hasher = FileHasher(options.hash)](std::size_t position) mutable {
-            read_ahead_of_workers.claimed(position);
-            const std::size_t index = made.order[position];
-            results[index] = hasher.verify(requests[index]);
-        };
-    });
+        [&] {
+            return [&results, &requests,
+                    hasher = FileHasher(options.hash)](std::size_t index) mutable {
+                results[index] = hasher.verify(requests[index]);
+            };
+        });
     return results;
 }
 
@@ -188,21 +202,18 @@ std::vector<Result<FileDigest>> hash_files(std::span<const std::filesystem::path
                                            ChecksumType type, const VerifyOptions& options) {
     const HashOrder made = largest_first(
         paths.size(), [&paths](std::size_t index) { return current_size(paths[index]); });
-    ReadAhead read_ahead_of_workers(
-        made,
+    std::vector<Result<FileDigest>> results(paths.size());
+    for_each_in_hash_order(
+        made, options,
         [&paths, type, use_cache = options.hash.use_cache](std::size_t index) {
             read_ahead(paths[index], std::nullopt, type, use_cache);
         },
-        options.hash.stop);
-    std::vector<Result<FileDigest>> results(paths.size());
-    for_each_index_in_parallel(paths.size(), options.threads, [&] {
-        return [&results, &paths, &made, &read_ahead_of_workers, type,
-                hasher = FileHasher(options.hash)](std::size_t position) mutable {
-            read_ahead_of_workers.claimed(position);
-            const std::size_t index = made.order[position];
-            results[index] = hasher.hash(paths[index], type);
-        };
-    });
+        [&] {
+            return [&results, &paths, type,
+                    hasher = FileHasher(options.hash)](std::size_t index) mutable {
+                results[index] = hasher.hash(paths[index], type);
+            };
+        });
     return results;
 }
 

@@ -1016,7 +1016,9 @@ class RepoSync {
         temporary += ".tmp";
         std::error_code failed;
         std::filesystem::create_directories(kept.parent_path(), failed);
-        std::filesystem::remove(temporary, failed);  // a killed run's
+        if (!failed) {
+            std::filesystem::remove(temporary, failed);  // a killed run's
+        }
         if (!failed) {
             std::filesystem::create_hard_link(parsed, temporary, failed);
             if (failed) {  // another filesystem, or one without hard links
