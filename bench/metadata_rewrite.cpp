@@ -67,7 +67,8 @@ int main(int argc, char** argv) {
     if (args[0] == "rewrite") {
         for (std::size_t position = 0; position < index->size(); position += 2) {
             const rpmirror::PackageView package = (*index)[position];
-            kept.push_back({package.checksum_hex(), std::string(package.location_href)});
+            kept.push_back({package.checksum_hex(), std::string(package.location_href),
+                            package.strict_nevra()});
         }
         started = std::chrono::steady_clock::now();
         auto written = rpmirror::write_filtered_metadata(args[2], *repomd, kept);

@@ -76,6 +76,9 @@ struct S3Config {
     // Added to the local clock when signing requests; for a host whose clock is known to be off
     // (and for tests of the server's RequestTimeTooSkewed check).
     std::chrono::seconds clock_offset{0};
+    // How long a sync's lease on a repository (s3/lease.hpp) lasts unless renewed; it is renewed
+    // every quarter of it. A worker that died blocks its repository at most this long.
+    std::chrono::seconds lease_ttl{120};
     // SlowDown, 503, 500 and connection failures are retried this many times, backing off
     // exponentially from `retry_base_delay` (with jitter).
     unsigned retries = 5;
@@ -111,8 +114,9 @@ EnvLookup process_environment();
 // neither file, and listing where it looked when no credentials were found at all; an endpoint
 // that is not http(s)://HOST[:PORT] is an error naming it.
 // Not from AWS: RPMIRROR_S3_RETRY_DELAY_MS sets `retry_base_delay` (tests make retries fast with
-// it), RPMIRROR_S3_CLOCK_OFFSET (seconds, may be negative) sets `clock_offset`; a value that is
-// not such a number is an Error{BadInput} naming the variable.
+// it), RPMIRROR_S3_CLOCK_OFFSET (seconds, may be negative) sets `clock_offset`,
+// RPMIRROR_S3_LEASE_TTL (seconds, >= 1) sets `lease_ttl`; a value that is not such a number is
+// an Error{BadInput} naming the variable.
 Result<S3Config> resolve_config(const S3Overrides& overrides, const EnvLookup& env);
 
 struct PutOptions {
@@ -202,6 +206,11 @@ class S3Client {
     Result<std::string> get_object(std::string_view bucket, std::string_view key,
                                    std::optional<ByteRange> range = std::nullopt);
 
+    // Gives the existing object `key` the canned ACL `acl` ("private", "public-read", ...):
+    // PUT ?acl with x-amz-acl, the object's bytes untouched.
+    Result<void> put_object_acl(std::string_view bucket, std::string_view key,
+                                std::string_view acl);
+
     // Deletes `key`; a key that does not exist is not an error (S3 semantics).
     Result<void> delete_object(std::string_view bucket, std::string_view key);
     // Deletes `keys` in requests of at most 1000 keys. Returns Error naming the first key the
@@ -245,6 +254,14 @@ class S3Client {
 
     // Returns the number of HTTP requests this client sent (retries included).
     std::uint64_t request_count() const;
+
+    // The store's clock minus this host's, in whole seconds, from the Date header of the latest
+    // answer that carried one (any status); nullopt before such an answer.
+    std::optional<std::chrono::seconds> store_clock_offset() const;
+    // The time on the store's clock: ours plus store_clock_offset(), or plus
+    // S3Config::clock_offset before the store has answered. What leases are judged by, so that a
+    // host whose clock is wrong neither takes over a live lease nor writes one that looks expired.
+    std::chrono::system_clock::time_point store_now() const;
 
   private:
     struct Impl;

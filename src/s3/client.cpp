@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <ctime>
 #include <random>
 #include <thread>
@@ -287,6 +288,8 @@ struct S3Client::Impl {
     CurlEasy easy;
     std::string user_agent = download::user_agent_for(DownloadOptions{});
     std::uint64_t requests = 0;
+    // The store's clock minus ours, from the Date of the latest answer that had one.
+    std::optional<std::chrono::seconds> store_offset;
     std::minstd_rand jitter{std::random_device{}()};
 
     std::string url_for(std::string_view bucket, std::string_view key,
@@ -307,6 +310,22 @@ struct S3Client::Impl {
             url += "?" + query;
         }
         return url;
+    }
+
+    // Records how far the store's clock (the answer's Date header, RFC 7231; whole seconds) is
+    // from ours, iff the answer has a Date curl_getdate can read.
+    void note_store_clock(const Response& response) {
+        const std::string date = response.header("date");
+        if (date.empty()) {
+            return;
+        }
+        const time_t store = curl_getdate(date.c_str(), nullptr);
+        if (store < 0) {
+            return;
+        }
+        const auto local = std::chrono::duration_cast<std::chrono::seconds>(
+            std::chrono::system_clock::now().time_since_epoch());
+        store_offset = std::chrono::seconds(store) - local;
     }
 
     // Sends `request` once. Returns the response (any status), or a Network error for a transport
@@ -406,6 +425,7 @@ struct S3Client::Impl {
             return make_error(ErrorCode::Network, what + " (" + url + ")", subject);
         }
         curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &transfer.response.status);
+        note_store_clock(transfer.response);
         retry = retryable(transfer.response);
         return std::move(transfer.response);
     }
@@ -464,6 +484,15 @@ std::uint64_t S3Client::request_count() const {
     return impl_->requests;
 }
 
+std::optional<std::chrono::seconds> S3Client::store_clock_offset() const {
+    return impl_->store_offset;
+}
+
+std::chrono::system_clock::time_point S3Client::store_now() const {
+    return std::chrono::system_clock::now() +
+           impl_->store_offset.value_or(impl_->config.clock_offset);
+}
+
 Result<void> S3Client::create_bucket(std::string_view bucket) {
     Request request{.method = Method::Put, .bucket = bucket};
     auto response = impl_->call(request);
@@ -501,14 +530,47 @@ std::vector<std::string> metadata_headers(const PutOptions& options, const std::
     return headers;
 }
 
-ObjectInfo info_from(const Response& response) {
+// A decimal byte count, or nullopt iff `text` is not one (empty, a sign, "*", garbage, overflow).
+std::optional<std::uint64_t> byte_count(std::string_view text) {
+    std::uint64_t value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
+        return std::nullopt;
+    }
+    return value;
+}
+
+// The object's info from an answer to HEAD or GET of `subject`: its size is the total of a
+// Content-Range ("bytes A-B/TOTAL") or else the Content-Length. Returns Error{Network} naming
+// the object and the header iff the size is not given as a number (a "bytes A-B/*" of unknown
+// length, as a proxy may answer, or garbage): what the store holds cannot be checked then.
+Result<ObjectInfo> info_from(const Response& response, const std::string& subject) {
     ObjectInfo info;
     info.etag = unquote(response.header("etag"));
     info.last_modified = response.header("last-modified");
-    const std::string range = response.header("content-range");  // "bytes A-B/SIZE"
-    const std::string length =
-        !range.empty() ? range.substr(range.find('/') + 1) : response.header("content-length");
-    info.size = length.empty() ? 0 : std::stoull(length);
+    const std::string range = response.header("content-range");
+    const std::string length = response.header("content-length");
+    if (!range.empty()) {
+        const std::size_t slash = range.find('/');
+        const auto total = slash == std::string::npos
+                               ? std::nullopt
+                               : byte_count(std::string_view(range).substr(slash + 1));
+        if (!total) {
+            return make_error(ErrorCode::Network,
+                              "the answer gives no object size (Content-Range '" + range +
+                                  "'; the total must be a number of bytes)",
+                              subject);
+        }
+        info.size = *total;
+    } else if (!length.empty()) {
+        const auto size = byte_count(length);
+        if (!size) {
+            return make_error(ErrorCode::Network,
+                              "the answer's Content-Length '" + length + "' is not a number",
+                              subject);
+        }
+        info.size = *size;
+    }
     for (const auto& [name, value] : response.headers) {
         if (name.starts_with("x-amz-meta-")) {
             info.metadata[name.substr(11)] = value;
@@ -534,8 +596,11 @@ Result<std::string> S3Client::put_object(std::string_view bucket, std::string_vi
 }
 
 Result<ObjectInfo> S3Client::head_object(std::string_view bucket, std::string_view key) {
-    return impl_->call(Request{.method = Method::Head, .bucket = bucket, .key = key})
-        .map(info_from);
+    auto response = impl_->call(Request{.method = Method::Head, .bucket = bucket, .key = key});
+    if (!response) {
+        return tl::unexpected(std::move(response.error()));
+    }
+    return info_from(*response, object_url(bucket, key));
 }
 
 Result<ObjectInfo> S3Client::get_object(std::string_view bucket, std::string_view key,
@@ -556,7 +621,7 @@ Result<ObjectInfo> S3Client::get_object(std::string_view bucket, std::string_vie
                               std::to_string(response->status) + " instead of 206",
                           object_url(bucket, key));
     }
-    return info_from(*response);
+    return info_from(*response, object_url(bucket, key));
 }
 
 Result<std::string> S3Client::get_object(std::string_view bucket, std::string_view key,
@@ -655,12 +720,12 @@ Result<std::size_t> S3Client::list_objects(
             }
             ListedObject object{node.child_text("Key"), 0, unquote(node.child_text("ETag")),
                                 node.child_text("LastModified")};
-            try {
-                object.size = std::stoull(node.child_text("Size"));
-            } catch (const std::exception&) {
+            const auto size = byte_count(node.child_text("Size"));
+            if (!size) {
                 return make_error(ErrorCode::BadInput,
                                   "listing gives no valid <Size> for " + object.key, subject);
             }
+            object.size = *size;
             if (auto accepted = each(object); !accepted) {
                 return tl::unexpected(accepted.error());
             }
@@ -763,6 +828,16 @@ Result<std::string> S3Client::complete_multipart_upload(std::string_view bucket,
     std::string etag = unquote(tree->child_text("ETag"));
     // Ceph RGW 16 leaves <ETag> out of the result: its ETag header carries it then.
     return etag.empty() ? unquote(response->header("etag")) : etag;
+}
+
+Result<void> S3Client::put_object_acl(std::string_view bucket, std::string_view key,
+                                      std::string_view acl) {
+    Request request{.method = Method::Put,
+                    .bucket = bucket,
+                    .key = key,
+                    .query = canonical_query({{"acl", ""}}),
+                    .headers = {"x-amz-acl: " + std::string(acl)}};
+    return impl_->call(request).map([](const Response&) {});
 }
 
 Result<void> S3Client::abort_multipart_upload(std::string_view bucket, std::string_view key,

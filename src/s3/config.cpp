@@ -304,6 +304,15 @@ Result<S3Config> resolve_config(const S3Overrides& overrides, const EnvLookup& e
         }
         config.clock_offset = std::chrono::seconds(*seconds);
     }
+    if (auto ttl = nonempty_env(env, "RPMIRROR_S3_LEASE_TTL")) {
+        auto seconds = parse_integer(*ttl);
+        if (!seconds || *seconds < 1) {
+            return make_error(ErrorCode::BadInput,
+                              "must be a whole number of seconds, at least 1, not '" + *ttl + "'",
+                              "RPMIRROR_S3_LEASE_TTL");
+        }
+        config.lease_ttl = std::chrono::seconds(*seconds);
+    }
     return config;
 }
 

@@ -1,14 +1,10 @@
 // The lease lock of an s3:// mirror (see s3/lease.hpp).
 #include "s3/lease.hpp"
 
-#include <signal.h>
-
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
-#include <charconv>
 #include <condition_variable>
 #include <ctime>
 #include <mutex>
@@ -28,9 +24,10 @@ constexpr std::chrono::milliseconds kFirstPoll{250};
 constexpr std::chrono::milliseconds kLongestPoll{5000};
 constexpr unsigned kVanishedRetries = 8;
 
+// Now on the store's clock (S3Client::store_now), in unix seconds.
 std::int64_t unix_now(const S3Client& client) {
-    const auto now = std::chrono::system_clock::now() + client.config().clock_offset;
-    return std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+    return std::chrono::duration_cast<std::chrono::seconds>(client.store_now().time_since_epoch())
+        .count();
 }
 
 // "2026-12-01T09:30:00Z".
@@ -122,68 +119,155 @@ std::string default_lease_owner() {
     return fmt::format("{}:{}", host[0] != '\0' ? host.data() : "localhost", ::getpid());
 }
 
-namespace {
+struct Lease::State {
+    State(S3Config config, S3Location repo_in, LeaseRecord record_in, std::chrono::seconds ttl_in)
+        : client(std::move(config)),
+          repo(std::move(repo_in)),
+          record(std::move(record_in)),
+          ttl(ttl_in) {}
 
-// Returns true iff `owner` names a process of this host (default_lease_owner's "HOST:PID") that
-// no longer exists: a worker killed here (a cron run's SIGKILL) does not block its repository
-// until the lease expires. A pid reused since only makes it look alive (the lease then expires).
-bool holder_died_here(std::string_view owner) {
-    const std::size_t colon = owner.rfind(':');
-    if (colon == std::string_view::npos) {
-        return false;
-    }
-    const std::string ours = default_lease_owner();
-    if (ours.substr(0, ours.rfind(':')) != owner.substr(0, colon)) {
-        return false;
-    }
-    pid_t pid = 0;
-    const std::string_view digits = owner.substr(colon + 1);
-    const auto parsed = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
-    if (parsed.ec != std::errc() || parsed.ptr != digits.data() + digits.size() || pid <= 0) {
-        return false;
-    }
-    return ::kill(pid, 0) != 0 && errno == ESRCH;
-}
+    mutable std::mutex mutex;  // guards everything below
+    S3Client client;           // the lease's own
+    S3Location repo;
+    LeaseRecord record;
+    std::chrono::seconds ttl;
+    bool held = true;
+    bool exclusive = true;
+    std::vector<std::string> warnings;
+    std::optional<Error> lost;  // set iff a renewal found the lease lost
 
-}  // namespace
+    std::string url() const { return object_url(repo.bucket, repo.key(kLockKey)); }
 
-Lease::Lease(S3Client& client, S3Location repo, LeaseRecord record, std::chrono::seconds ttl)
-    : client_(&client), repo_(std::move(repo)), record_(std::move(record)), ttl_(ttl) {}
+    // Marks the lease lost with `error` (every later renew/confirm returns it).
+    tl::unexpected<Error> lose(Error error) {
+        held = false;
+        lost = error;
+        return tl::unexpected(std::move(error));
+    }
+
+    // A failure to reach the store: the lease is lost iff it has expired meanwhile.
+    tl::unexpected<Error> failed(Error error) {
+        if (unix_now(client) >= record.expires) {
+            return lose(Error{ErrorCode::Busy,
+                              fmt::format("lease lost: it expired at {} before it could be "
+                                          "renewed ({})",
+                                          utc_time(record.expires), error.message),
+                              url()});
+        }
+        return tl::unexpected(std::move(error));
+    }
+
+    // renew(), the mutex held.
+    Result<void> renew_locked() {
+        if (lost) {
+            return tl::unexpected(*lost);
+        }
+        if (!held) {
+            return make_error(ErrorCode::Busy, "lease lost: it was released", url());
+        }
+        auto current = read_lock(client, repo);
+        if (!current) {
+            if (current.error().code == ErrorCode::Busy) {  // no longer a lease at all
+                return lose(std::move(current.error()));
+            }
+            return failed(std::move(current.error()));
+        }
+        if (!current->record) {
+            return lose(Error{ErrorCode::Busy, "lease lost: the lock object is gone", url()});
+        }
+        if (current->record->token != record.token) {
+            return lose(
+                Error{ErrorCode::Busy,
+                      fmt::format("lease lost: now held by {} until {}", current->record->owner,
+                                  utc_time(current->record->expires)),
+                      url()});
+        }
+        if (unix_now(client) >= record.expires) {
+            // Still our object, but expired: another worker may be deleting it right now.
+            return lose(Error{ErrorCode::Busy,
+                              fmt::format("lease lost: it expired at {} before it was renewed",
+                                          utc_time(record.expires)),
+                              url()});
+        }
+        LeaseRecord renewed = record;
+        renewed.expires = unix_now(client) + ttl.count();
+        PutOptions plain;
+        plain.content_type = "application/json";
+        if (auto stored =
+                client.put_object(repo.bucket, repo.key(kLockKey), to_json(renewed), plain);
+            !stored) {
+            return failed(std::move(stored.error()));
+        }
+        record = std::move(renewed);
+        return {};
+    }
+};
+
+Lease::Lease(std::unique_ptr<State> state) : state_(std::move(state)) {}
 
 Lease::Lease(Lease&& other) noexcept
-    : client_(other.client_),
-      repo_(std::move(other.repo_)),
-      record_(std::move(other.record_)),
-      ttl_(other.ttl_),
-      held_(std::exchange(other.held_, false)),
-      exclusive_(other.exclusive_),
-      warnings_(std::move(other.warnings_)) {}
+    : state_(std::move(other.state_)), keeper_(std::move(other.keeper_)) {}
 
 Lease& Lease::operator=(Lease&& other) noexcept {
     if (this != &other) {
+        stop_keep_alive();
         (void)release();
-        client_ = other.client_;
-        repo_ = std::move(other.repo_);
-        record_ = std::move(other.record_);
-        ttl_ = other.ttl_;
-        held_ = std::exchange(other.held_, false);
-        exclusive_ = other.exclusive_;
-        warnings_ = std::move(other.warnings_);
+        state_ = std::move(other.state_);
+        keeper_ = std::move(other.keeper_);
     }
     return *this;
 }
 
 Lease::~Lease() {
+    stop_keep_alive();
     (void)release();
 }
 
+void Lease::stop_keep_alive() {
+    if (keeper_.joinable()) {
+        keeper_.request_stop();
+        keeper_.join();
+    }
+}
+
 std::string Lease::url() const {
-    return object_url(repo_.bucket, repo_.key(kLockKey));
+    return state_ ? state_->url() : std::string();
+}
+
+bool Lease::held() const {
+    if (!state_) {
+        return false;
+    }
+    const std::lock_guard lock(state_->mutex);
+    return state_->held;
+}
+
+std::string Lease::owner() const {
+    const std::lock_guard lock(state_->mutex);
+    return state_->record.owner;
+}
+
+bool Lease::exclusive() const {
+    const std::lock_guard lock(state_->mutex);
+    return state_->exclusive;
+}
+
+std::vector<std::string> Lease::warnings() const {
+    const std::lock_guard lock(state_->mutex);
+    return state_->warnings;
+}
+
+std::uint64_t Lease::requests() const {
+    if (!state_) {
+        return 0;
+    }
+    const std::lock_guard lock(state_->mutex);
+    return state_->client.request_count();
 }
 
 std::chrono::system_clock::time_point Lease::expires() const {
-    return std::chrono::system_clock::time_point(std::chrono::seconds(record_.expires)) -
-           client_->config().clock_offset;
+    const std::lock_guard lock(state_->mutex);
+    return std::chrono::system_clock::time_point(std::chrono::seconds(state_->record.expires));
 }
 
 Result<Lease> Lease::acquire(S3Client& client, const S3Location& repo, std::string owner,
@@ -200,25 +284,40 @@ Result<Lease> Lease::acquire(S3Client& client, const S3Location& repo, std::stri
     std::chrono::milliseconds poll = kFirstPoll;
     bool took_over_expired = false;
     unsigned vanished = 0;
+    // Makes the held lease: probes whether the store honours If-None-Match and, iff the expiry
+    // written was reckoned on a clock the store's answer has since shown to be off, renews it at
+    // once (before the store answered, the client knows only the local clock).
+    const auto take = [&](LeaseRecord taken) -> Result<Lease> {
+        const std::int64_t written_start = taken.expires - ttl.count();
+        Lease lease(std::make_unique<State>(client.config(), repo, std::move(taken), ttl));
+        State& state = *lease.state_;
+        // The same create again: a store that honours If-None-Match refuses it (412); one that
+        // ignores it accepts it (the body is the same, so nothing changes).
+        auto again = client.put_object(repo.bucket, key, to_json(state.record), create_only);
+        if (again) {
+            state.exclusive = false;
+            state.warnings.push_back(
+                fmt::format("{}: the store does not honour If-None-Match (conditional PUT): the "
+                            "lock does not keep two workers from syncing this repository at "
+                            "once; run one worker per repository",
+                            url));
+        } else if (again.error().code != ErrorCode::Busy) {
+            return tl::unexpected(std::move(again.error()));
+        }
+        const std::int64_t store_now = unix_now(client);
+        if (written_start < store_now - 2 || written_start > store_now + 2) {
+            const std::lock_guard lock(state.mutex);
+            if (auto renewed = state.renew_locked(); !renewed) {
+                return tl::unexpected(std::move(renewed.error()));
+            }
+        }
+        return lease;
+    };
     while (true) {
         record.expires = unix_now(client) + ttl.count();
         auto created = client.put_object(repo.bucket, key, to_json(record), create_only);
         if (created) {
-            Lease lease(client, repo, std::move(record), ttl);
-            // The same create again: a store that honours If-None-Match refuses it (412); one
-            // that ignores it accepts it (the body is the same, so nothing changes).
-            auto again = client.put_object(repo.bucket, key, to_json(lease.record_), create_only);
-            if (again) {
-                lease.exclusive_ = false;
-                lease.warnings_.push_back(
-                    fmt::format("{}: the store does not honour If-None-Match (conditional PUT): "
-                                "the lock does not keep two workers from syncing this repository "
-                                "at once; run one worker per repository",
-                                url));
-            } else if (again.error().code != ErrorCode::Busy) {
-                return tl::unexpected(std::move(again.error()));
-            }
-            return lease;
+            return take(std::move(record));
         }
         if (created.error().code != ErrorCode::Busy) {
             return tl::unexpected(std::move(created.error()));
@@ -237,10 +336,13 @@ Result<Lease> Lease::acquire(S3Client& client, const S3Location& repo, std::stri
                               "other workers keep taking and releasing this lock; try again", url);
         }
         const LeaseRecord& holder = *current->record;
-        if ((holder.expires < unix_now(client) || holder_died_here(holder.owner)) &&
-            !took_over_expired) {
-            // Expired, or its worker died on this host: taken over once (see the race in
-            // lease.hpp).
+        if (holder.token == record.token) {
+            // Our own create: the store carried it out, its answer was lost, and the client's
+            // retry was refused because the object now exists.
+            return take(holder);
+        }
+        if (holder.expires < unix_now(client) && !took_over_expired) {
+            // Expired on the store's clock: taken over once (see the race in lease.hpp).
             took_over_expired = true;
             if (auto removed = client.delete_object(repo.bucket, key); !removed) {
                 return tl::unexpected(std::move(removed.error()));
@@ -264,49 +366,61 @@ Result<Lease> Lease::acquire(S3Client& client, const S3Location& repo, std::stri
 }
 
 Result<void> Lease::renew() {
-    if (!held_) {
-        return make_error(ErrorCode::Busy, "lease lost: it was released", url());
+    if (!state_) {
+        return make_error(ErrorCode::Busy, "lease lost: it was moved from", "");
     }
-    auto current = read_lock(*client_, repo_);
-    if (!current) {
-        return tl::unexpected(std::move(current.error()));
+    const std::lock_guard lock(state_->mutex);
+    return state_->renew_locked();
+}
+
+Result<void> Lease::confirm() {
+    return renew();
+}
+
+void Lease::keep_alive() {
+    if (keeper_.joinable() || !state_) {
+        return;
     }
-    if (!current->record || current->record->token != record_.token) {
-        held_ = false;
-        if (!current->record) {
-            return make_error(ErrorCode::Busy, "lease lost: the lock object is gone", url());
+    keeper_ = std::jthread([state = state_.get()](std::stop_token stop) {
+        std::mutex mutex;
+        std::condition_variable_any tick;
+        const auto period = std::max<std::chrono::milliseconds>(
+            std::chrono::duration_cast<std::chrono::milliseconds>(state->ttl) / 4,
+            std::chrono::milliseconds(250));
+        while (true) {
+            {
+                std::unique_lock lock(mutex);
+                if (tick.wait_for(lock, stop, period, [] { return false; }) ||
+                    stop.stop_requested()) {
+                    return;
+                }
+            }
+            const std::lock_guard lock(state->mutex);
+            if (!state->held) {
+                return;
+            }
+            (void)state->renew_locked();  // lost: held is false now and the loop ends
         }
-        return make_error(ErrorCode::Busy,
-                          fmt::format("lease lost: now held by {} until {}", current->record->owner,
-                                      utc_time(current->record->expires)),
-                          url());
-    }
-    LeaseRecord renewed = record_;
-    renewed.expires = unix_now(*client_) + ttl_.count();
-    PutOptions plain;
-    plain.content_type = "application/json";
-    if (auto stored =
-            client_->put_object(repo_.bucket, repo_.key(kLockKey), to_json(renewed), plain);
-        !stored) {
-        return tl::unexpected(std::move(stored.error()));
-    }
-    record_ = std::move(renewed);
-    return {};
+    });
 }
 
 Result<void> Lease::release() {
-    if (!held_) {
+    if (!state_) {
         return {};
     }
-    held_ = false;
-    auto current = read_lock(*client_, repo_);
+    const std::lock_guard lock(state_->mutex);
+    if (!state_->held) {
+        return {};
+    }
+    state_->held = false;
+    auto current = read_lock(state_->client, state_->repo);
     if (!current) {
         return tl::unexpected(std::move(current.error()));
     }
-    if (!current->record || current->record->token != record_.token) {
+    if (!current->record || current->record->token != state_->record.token) {
         return {};  // gone, or another worker's now: left alone
     }
-    return client_->delete_object(repo_.bucket, repo_.key(kLockKey));
+    return state_->client.delete_object(state_->repo.bucket, state_->repo.key(kLockKey));
 }
 
 }  // namespace rpmirror::s3

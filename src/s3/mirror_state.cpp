@@ -27,7 +27,8 @@ std::string to_json(const MirrorState& state) {
                                      {"repomd_sha256", state.repomd_sha256},
                                      {"fingerprint", state.fingerprint},
                                      {"objects", std::move(objects)},
-                                     {"previous_records", state.previous_records}};
+                                     {"previous_records", state.previous_records},
+                                     {"acl", state.acl}};
     return document.dump();
 }
 
@@ -61,6 +62,7 @@ Result<MirrorState> parse_state(std::string_view json, std::string_view shown) {
             state.objects.emplace(key, std::move(object));
         }
         state.previous_records = document.at("previous_records").get<std::vector<std::string>>();
+        state.acl = document.value("acl", std::string());
         return state;
     } catch (const nlohmann::json::exception& e) {
         return make_error(ErrorCode::BadInput, std::string("malformed state: ") + e.what(),

@@ -50,6 +50,9 @@ struct MirrorState {
     // more run after a new revision is published (readers that fetched the old repomd.xml can
     // still fetch its records), deleted at the run after.
     std::vector<std::string> previous_records;
+    // The canned ACL (--s3-acl) every object of `objects` was last given; empty = none sent (the
+    // bucket's default). Absent from states written before it was recorded: read as empty.
+    std::string acl;
 };
 
 // Returns the state as JSON ({"version":1,...}).

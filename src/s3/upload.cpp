@@ -100,11 +100,15 @@ Result<StoredObject> upload_multipart(S3Client& client, std::string_view bucket,
     if (!completed) {
         // A complete answered with an error may still have been carried out (the store
         // committed, then its answer failed; a retry of it then finds NoSuchUpload): the object
-        // is ours iff it has this size and the SHA-256 this upload was created with.
+        // is ours iff it has this size and the SHA-256 this upload was created with. The upload
+        // is aborted either way: an object of the same content stored earlier under this key
+        // passes the same check, and the parts of an upload that was not carried out would then
+        // stay behind (after a complete that was carried out, the abort finds NoSuchUpload).
         const bool carried_out = info && info->size == size && info->metadata.contains("sha256") &&
                                  info->metadata.at("sha256") == sha256;
+        (void)client.abort_multipart_upload(bucket, key, *upload_id);
         if (!carried_out) {
-            return fail(std::move(completed.error()));
+            return tl::unexpected(std::move(completed.error()));
         }
     }
     if (!info) {

@@ -1,17 +1,18 @@
 // The spool of an s3:// destination (see sync/s3_spool.hpp).
 #include "sync/s3_spool.hpp"
 
+#include <fcntl.h>
 #include <linux/magic.h>
-#include <signal.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <charconv>
 #include <string_view>
 #include <system_error>
 
@@ -22,30 +23,36 @@ namespace {
 constexpr std::string_view kSpoolPrefix = "rpmirror-s3-spool-";
 constexpr std::size_t kSuffixLength = 6;  // mkdtemp's XXXXXX
 
-// The pid of a spool directory's name, or nullopt iff `name` is not exactly
-// `rpmirror-s3-spool-<pid>-XXXXXX`.
-std::optional<pid_t> spool_pid(std::string_view name) {
+constexpr const char* kOwnerFile = ".owner";
+
+// True iff `name` is exactly `rpmirror-s3-spool-<digits>-XXXXXX` (the digits are the creating
+// process's pid, for people reading the directory; never trusted: another PID namespace's).
+bool is_spool_name(std::string_view name) {
     if (!name.starts_with(kSpoolPrefix)) {
-        return std::nullopt;
+        return false;
     }
     name.remove_prefix(kSpoolPrefix.size());
     if (name.size() < kSuffixLength + 2 || name[name.size() - kSuffixLength - 1] != '-') {
-        return std::nullopt;
+        return false;
     }
     const std::string_view suffix = name.substr(name.size() - kSuffixLength);
-    for (const char c : suffix) {
-        if (std::isalnum(static_cast<unsigned char>(c)) == 0) {
-            return std::nullopt;
-        }
-    }
     const std::string_view digits = name.substr(0, name.size() - kSuffixLength - 1);
-    pid_t pid = 0;
-    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
-    if (error != std::errc() || end != digits.data() + digits.size() || pid <= 0 ||
-        digits.front() == '0') {
-        return std::nullopt;
+    return std::all_of(suffix.begin(), suffix.end(),
+                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }) &&
+           std::all_of(digits.begin(), digits.end(),
+                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
+// True iff the spool `directory` has an owner file that nobody holds locked: its process ended
+// (the kernel drops a flock with the last descriptor, however the process died). A spool without
+// one (being created this instant, or left by an rpmirror that did not make one) is not stale.
+bool owner_gone(const std::filesystem::path& directory) {
+    const UniqueFd owner(
+        ::open((directory / kOwnerFile).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY));
+    if (owner.get() < 0) {
+        return false;
     }
-    return pid;
+    return ::flock(owner.get(), LOCK_EX | LOCK_NB) == 0;
 }
 
 }  // namespace
@@ -63,12 +70,12 @@ std::vector<std::filesystem::path> remove_stale_spools(const std::filesystem::pa
     std::error_code error;
     for (std::filesystem::directory_iterator it(parent, error), end; !error && it != end;
          it.increment(error)) {
-        const auto pid = spool_pid(it->path().filename().native());
         std::error_code ignored;
-        if (!pid || it->is_symlink(ignored) || !it->is_directory(ignored)) {
+        if (!is_spool_name(it->path().filename().native()) || it->is_symlink(ignored) ||
+            !it->is_directory(ignored)) {
             continue;
         }
-        if (::kill(*pid, 0) != 0 && errno == ESRCH) {  // not alive (EPERM: another user's)
+        if (owner_gone(it->path())) {
             stale.push_back(it->path());
         }
     }
@@ -122,6 +129,16 @@ Result<S3Spool> create_s3_spool(const std::filesystem::path& chosen, std::uint64
         return make_errno_error("cannot create the spool directory", name, errno);
     }
     spool.dir = name;
+    // Held locked for the spool's life: how the next run's clean-up tells a live spool from a
+    // killed run's, in any PID namespace sharing the directory.
+    spool.owner = UniqueFd(::open((spool.dir / kOwnerFile).c_str(),
+                                  O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (spool.owner.get() < 0 || ::flock(spool.owner.get(), LOCK_EX | LOCK_NB) != 0) {
+        const int saved = errno;
+        std::error_code ignored;
+        std::filesystem::remove_all(spool.dir, ignored);
+        return make_errno_error("cannot lock the spool directory", spool.dir.string(), saved);
+    }
     spool.in_memory = is_memory_backed(spool.dir);
     if (chosen.empty() && !spool.in_memory) {
         spool.warning = "the s3 spool " + spool.dir.string() +

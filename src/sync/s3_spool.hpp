@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "rpmirror/error.hpp"
+#include "util/unique_fd.hpp"
 
 namespace rpmirror {
 
@@ -20,7 +21,9 @@ inline constexpr const char* kDefaultSpoolParent = "/dev/shm";
 
 struct S3Spool {
     std::filesystem::path dir;  // the fresh private directory (0700)
-    bool in_memory = false;     // on tmpfs or ramfs
+    // `dir/.owner`, flock(LOCK_EX)ed: keep it open while the spool is in use.
+    UniqueFd owner;
+    bool in_memory = false;  // on tmpfs or ramfs
     // Set iff the default memory-backed parent was unusable and the spool is on disk: names the
     // directory and says so.
     std::optional<std::string> warning;
@@ -34,14 +37,16 @@ bool is_memory_backed(const std::filesystem::path& path);
 // (--s3-spool-dir, created if missing) when non-empty; otherwise `memory_parent` if it is a
 // memory-backed directory with at least `needed_bytes` free (a container's /dev/shm is often
 // 64 MiB), else $TMPDIR (/tmp) with S3Spool::warning set, naming the reason. Before creating it,
-// removes the spool directories of `parent` whose process is dead (remove_stale_spools).
+// removes the spool directories of `parent` whose run has ended (remove_stale_spools).
 // Returns Error{Io} naming the parent or the directory iff it cannot be created.
 Result<S3Spool> create_s3_spool(const std::filesystem::path& chosen, std::uint64_t needed_bytes,
                                 const std::filesystem::path& memory_parent = kDefaultSpoolParent);
 
-// Removes every directory of `parent` named exactly `rpmirror-s3-spool-<pid>-<6 letters or
-// digits>` whose process <pid> does not exist (kill(pid, 0) fails with ESRCH); anything else
-// (other names, live or foreign processes) is left alone. Returns the directories removed.
+// Removes every directory of `parent` named exactly `rpmirror-s3-spool-<digits>-<6 letters or
+// digits>` whose `.owner` file exists and is not flock()ed by anyone (the run that made it has
+// ended, however it died). The pid in the name is never trusted: a run in another PID namespace
+// or container sharing the directory holds its lock like any other. Anything else (other names,
+// spools without `.owner`, locked ones) is left alone. Returns the directories removed.
 std::vector<std::filesystem::path> remove_stale_spools(const std::filesystem::path& parent);
 
 }  // namespace rpmirror

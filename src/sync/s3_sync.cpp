@@ -20,10 +20,6 @@ constexpr std::string_view kRepodata = "repodata/";
 constexpr std::string_view kRepomdKey = "repodata/repomd.xml";
 constexpr std::string_view kSignatureKey = "repodata/repomd.xml.asc";
 constexpr std::string_view kCompsKey = "comps.xml";
-// How long a worker's lease lasts unless renewed (a third of it between renewals): a worker that
-// died blocks the repository at most this long.
-constexpr std::chrono::seconds kLeaseTtl{900};
-
 bool is_package_key(std::string_view key) {
     return key.ends_with(".rpm") && !key.starts_with(kRepodata) &&
            !key.starts_with(s3::kStateDirName);
@@ -88,6 +84,7 @@ S3Destination::S3Destination(const SyncOptions& options, s3::S3Config config,
       location_(std::move(location)),
       client_(std::move(config)),
       spool_(std::move(spool.dir)),
+      spool_owner_(std::move(spool.owner)),
       spool_in_memory_(spool.in_memory),
       spool_warning_(std::move(spool.warning)) {}
 
@@ -132,30 +129,20 @@ Result<std::unique_ptr<S3Destination>> S3Destination::open(const SyncOptions& op
 
 Result<void> S3Destination::lock(std::optional<std::chrono::seconds> wait, std::stop_token stop,
                                  std::vector<std::string>& warnings) {
-    auto lease = s3::Lease::acquire(client_, location_, s3::default_lease_owner(), kLeaseTtl, wait,
-                                    std::move(stop));
+    auto lease = s3::Lease::acquire(client_, location_, s3::default_lease_owner(),
+                                    config_.lease_ttl, wait, std::move(stop));
     if (!lease) {
         return tl::unexpected(std::move(lease.error()));
     }
-    warnings.insert(warnings.end(), lease->warnings().begin(), lease->warnings().end());
+    const std::vector<std::string> lease_warnings = lease->warnings();
+    warnings.insert(warnings.end(), lease_warnings.begin(), lease_warnings.end());
     lease_.emplace(std::move(*lease));
-    lease_renewed_ = std::chrono::steady_clock::now();
+    lease_->keep_alive();
     return {};
 }
 
-Result<void> S3Destination::keep_lock(bool now) {
-    if (lease_error_) {
-        return tl::unexpected(*lease_error_);
-    }
-    if (!lease_ || (!now && std::chrono::steady_clock::now() - lease_renewed_ < kLeaseTtl / 3)) {
-        return {};
-    }
-    if (auto renewed = lease_->renew(); !renewed) {
-        lease_error_ = renewed.error();
-        return renewed;
-    }
-    lease_renewed_ = std::chrono::steady_clock::now();
-    return {};
+Result<void> S3Destination::confirm_lock() {
+    return lease_ ? lease_->confirm() : Result<void>{};
 }
 
 Result<void> S3Destination::load() {
@@ -280,7 +267,6 @@ void S3Destination::begin_uploads(std::span<const S3Package> packages, std::stop
 }
 
 void S3Destination::upload_when_ready(std::size_t item) {
-    (void)keep_lock();  // a lost lease fails publish()
     {
         const std::lock_guard lock(pool_->mutex);
         pool_->queue.push_back(item);
@@ -307,9 +293,13 @@ Result<std::vector<std::pair<std::size_t, Error>>> S3Destination::end_uploads() 
         listing_[package.key] =
             s3::ListedObject{location_.key(package.key), outcome->size, outcome->etag, {}};
         state_.objects[package.key] = std::move(*outcome);
+        uploaded_now_.insert(package.key);
     }
     // Incomplete until published: a killed run's uploads are kept by the next one.
     state_.repomd_sha256.clear();
+    if (auto held = confirm_lock(); !held) {
+        return tl::unexpected(std::move(held.error()));
+    }
     if (auto stored = store_state(); !stored) {
         return tl::unexpected(std::move(stored.error()));
     }
@@ -322,8 +312,11 @@ Result<void> S3Destination::publish(std::span<const S3Package> packages,
                                     const std::string& repomd_sha256,
                                     const std::string& fingerprint, RepoSyncReport& report) {
     // Nothing is published by a worker that lost its lease to another.
-    if (auto kept = keep_lock(/*now=*/true); !kept) {
-        return kept;
+    if (auto held = confirm_lock(); !held) {
+        return held;
+    }
+    if (auto applied = apply_acl(); !applied) {
+        return applied;
     }
     std::set<std::string> keep;  // what the new state describes
     for (const S3Package& package : packages) {
@@ -401,22 +394,32 @@ Result<void> S3Destination::publish(std::span<const S3Package> packages,
             }
             state_.objects[key] = std::move(*uploaded);
         }
+        // The order of the local merge (fs/swap.hpp's MergeOrder): the old signature goes, the
+        // new index replaces the old in one PUT, then its signature comes. An index never sits
+        // beside a signature of another; a publish that fails between the two leaves the new
+        // index unsigned until the next run, never signed by a signature that does not verify.
+        if (listing_.contains(std::string(kSignatureKey))) {
+            if (auto removed =
+                    client_.delete_object(location_.bucket, location_.key(kSignatureKey));
+                !removed) {
+                return removed;
+            }
+            listing_.erase(std::string(kSignatureKey));
+            state_.objects.erase(std::string(kSignatureKey));
+        }
+        // Only the lease's holder replaces the index.
+        if (auto held = confirm_lock(); !held) {
+            return held;
+        }
+        if (auto put = put_document(kRepomdKey, metadata->repomd_xml, "application/xml"); !put) {
+            return put;
+        }
         if (metadata->signature) {
             if (auto put =
                     put_document(kSignatureKey, *metadata->signature, "application/pgp-signature");
                 !put) {
                 return put;
             }
-        } else if (listing_.contains(std::string(kSignatureKey))) {
-            // A signature of an older repomd.xml would not verify against the new one.
-            if (auto removed =
-                    client_.delete_object(location_.bucket, location_.key(kSignatureKey));
-                !removed) {
-                return removed;
-            }
-        }
-        if (auto put = put_document(kRepomdKey, metadata->repomd_xml, "application/xml"); !put) {
-            return put;
         }
         report.metadata_published = true;
         // GC: records neither the new nor the previous revision lists.
@@ -455,7 +458,30 @@ Result<void> S3Destination::publish(std::span<const S3Package> packages,
             return deleted;
         }
     }
+    if (auto held = confirm_lock(); !held) {
+        return held;
+    }
     return store_state();
+}
+
+Result<void> S3Destination::apply_acl() {
+    if (state_.acl == options_.s3_acl) {
+        return {};
+    }
+    // Objects kept from earlier runs still have the ACL they were stored with. Without --s3-acl
+    // the objects go back to "private" (S3 cannot restore "the bucket's default" to an object).
+    const std::string acl = options_.s3_acl.empty() ? std::string("private") : options_.s3_acl;
+    for (const auto& [key, object] : state_.objects) {
+        if (uploaded_now_.contains(key) || !listing_.contains(key)) {
+            continue;
+        }
+        if (auto applied = client_.put_object_acl(location_.bucket, location_.key(key), acl);
+            !applied) {
+            return applied;
+        }
+    }
+    state_.acl = options_.s3_acl;
+    return {};
 }
 
 Result<void> S3Destination::delete_unlisted(const std::set<std::string>& keep,
@@ -474,7 +500,7 @@ Result<void> S3Destination::delete_unlisted(const std::set<std::string>& keep,
 }
 
 std::uint64_t S3Destination::requests() const {
-    return client_.request_count() + pool_requests_;
+    return client_.request_count() + pool_requests_ + (lease_ ? lease_->requests() : 0);
 }
 
 }  // namespace rpmirror

@@ -71,15 +71,15 @@ class S3Destination {
     S3Destination& operator=(const S3Destination&) = delete;
 
     // Takes the repository's lease (`.rpmirror/lock`, s3/lease.hpp) for this sync, waiting up to
-    // `wait` for another worker's; released when the destination is destroyed. Returns
-    // Error{Busy} naming the holder and its expiry iff another worker holds it; `warnings`
-    // receives what the user should know (a store that does not honour If-None-Match).
+    // `wait` for another worker's, and keeps it alive from its own thread until the destination
+    // is destroyed (released then). Returns Error{Busy} naming the holder and its expiry iff
+    // another worker holds it; `warnings` receives what the user should know (a store that does
+    // not honour If-None-Match).
     Result<void> lock(std::optional<std::chrono::seconds> wait, std::stop_token stop,
                       std::vector<std::string>& warnings);
-    // Extends the lease iff a third of its time has passed since it was taken or last extended,
-    // or `now` (cheap to call often, on the thread that took it). Returns Error{Busy} iff it was
-    // lost (then and at every later call).
-    Result<void> keep_lock(bool now = false);
+    // Renews the lease now (nothing iff lock() was not called). Returns Error{Busy} iff it was
+    // lost: called before every write only the holder may make (the state, the metadata).
+    Result<void> confirm_lock();
 
     // Reads the state object and lists the repository (1 GET + one LIST per 1000 objects).
     // Returns the store's error (naming s3://BUCKET/KEY and its code) for a missing bucket or
@@ -135,6 +135,9 @@ class S3Destination {
     S3Destination(const SyncOptions& options, s3::S3Config config, s3::S3Location location,
                   S3Spool spool);
     Result<void> store_state();
+    // Iff the state's ACL is not --s3-acl: gives every object of the state that this run did not
+    // upload the ACL --s3-acl names ("private" without it), then records it in the state.
+    Result<void> apply_acl();
     struct UploadPool;
 
     const SyncOptions& options_;
@@ -142,16 +145,16 @@ class S3Destination {
     s3::S3Location location_;
     s3::S3Client client_;
     std::filesystem::path spool_;
+    UniqueFd spool_owner_;  // the spool's lock (sync/s3_spool.hpp), held while it exists
     bool spool_in_memory_ = false;
     std::optional<std::string> spool_warning_;
     s3::MirrorState state_;
     std::map<std::string, s3::ListedObject> listing_;
     std::uint64_t pool_requests_ = 0;
+    std::set<std::string> uploaded_now_;  // keys this run uploaded (with --s3-acl's ACL)
     std::unique_ptr<UploadPool> pool_;
-    // After client_, which it uses: destroyed (released) first.
+    // Destroyed (its keep-alive stopped, released) first.
     std::optional<s3::Lease> lease_;
-    std::chrono::steady_clock::time_point lease_renewed_;
-    std::optional<Error> lease_error_;
 };
 
 }  // namespace rpmirror

@@ -207,6 +207,10 @@ std::string options_fingerprint(const SyncOptions& options, const SelectionOptio
     append_list("include", selection.include_globs);
     append_list("exclude", selection.exclude_globs);
     text += " safe=" + options.safe_write_path.value_or("").string();
+    if (!options.s3_acl.empty()) {
+        // An s3:// mirror's objects get it: a change is applied to the objects already there.
+        text += " acl=" + options.s3_acl;
+    }
     if (options.download_metadata) {
         // How metadata is published for a filtered mirror (rewritten, signed, or upstream's).
         text += options.upstream_metadata ? " upstream-meta" : " filtered-meta=1";
@@ -399,10 +403,6 @@ class S3UploadOnFinish final : public ProgressSink {
         }
     }
     void progress(std::uint64_t bytes_done, std::uint64_t bytes_total) override {
-        // The lease is extended while bytes arrive too, not only as files finish: one download
-        // longer than the lease's 15 minutes must not lose it. Cheap: a clock read unless a
-        // third of the lease has passed. A lost lease fails publish().
-        (void)destination_.keep_lock();
         if (inner_ != nullptr) {
             inner_->progress(bytes_done, bytes_total);
         }

@@ -50,6 +50,13 @@ no rule matches use "paths" and "all" as above; an empty step {} forwards. Steps
                           and CopyObject)
   "drop": true            read the request, then close the connection without answering (not
                           forwarded)
+  "lose_answer": true     forward, then close the connection without relaying the answer (the
+                          store carried the request out; the client never learns it)
+  "hold": "FILE"          wait until FILE exists, then forward (the log line is written when the
+                          request arrives, so a test knows the client is held)
+  "set_headers": {"K": "v"}
+                          forward, then relay the answer with these headers replaced or added
+                          (with "forward" or "hold")
 """
 import argparse
 import http.client
@@ -164,7 +171,7 @@ class Handler(BaseHTTPRequestHandler):
         action = "serve"
         if state.upstream is not None:
             action = "forward"
-            for kind in ("s3_error", "ok_with_error", "drop"):
+            for kind in ("s3_error", "ok_with_error", "drop", "lose_answer", "hold"):
                 if kind in step:
                     action = kind
         state.record({
@@ -293,6 +300,9 @@ class Handler(BaseHTTPRequestHandler):
             self.send_s3_error(int(error.get("status", 503)), error.get("code", "SlowDown"), path,
                                send_body and self.command != "HEAD")
             return
+        if action == "hold":
+            while not os.path.exists(step["hold"]):
+                time.sleep(0.01)
         host, port = self.server.state.upstream
         connection = http.client.HTTPConnection(host, port, timeout=60)
         try:
@@ -310,6 +320,18 @@ class Handler(BaseHTTPRequestHandler):
         if action == "ok_with_error":
             self.send_s3_error(200, step["ok_with_error"], path, send_body)
             return
+        if action == "lose_answer":
+            self.close_connection = True
+            self.done()
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return
+        replaced = {k.lower(): v for k, v in step.get("set_headers", {}).items()}
+        if replaced:
+            headers = [(k, v) for k, v in headers if k.lower() not in replaced]
+            headers += list(step["set_headers"].items())
         self.send_response(status)
         for key, value in headers:
             if key.lower() not in self.NOT_FORWARDED and key.lower() != "content-length":

@@ -57,6 +57,21 @@ class S3SyncTest : public CephS3Test {
     // test seam RPMIRROR_FAULT=`fault` iff it is not empty.
     CommandResult sync_to(const std::string& s3_url, std::vector<std::string> extra,
                           const std::string& fault = {}) {
+        if (!fault.empty()) {
+            ::setenv("RPMIRROR_FAULT", fault.c_str(), 1);
+        }
+        CommandResult result = run_to_end(sync_argv(s3_url, std::move(extra)), tmp_ / "logs");
+        ::unsetenv("RPMIRROR_FAULT");
+        return result;
+    }
+
+    // The command line of `rpmirror sync` of "sample" to `s3_url` with `extra`, its JSON report
+    // written to `report` (default: where repo_report() reads it).
+    std::vector<std::string> sync_argv(const std::string& s3_url, std::vector<std::string> extra,
+                                       std::filesystem::path report = {}) {
+        if (report.empty()) {
+            report = tmp_ / "report.json";
+        }
         std::vector<std::string> args{"-c",
                                       (tmp_ / "empty.conf").string(),
                                       "--reposdir",
@@ -68,14 +83,9 @@ class S3SyncTest : public CephS3Test {
                                       "-p",
                                       s3_url,
                                       "--json",
-                                      (tmp_ / "report.json").string()};
+                                      report.string()};
         args.insert(args.end(), extra.begin(), extra.end());
-        if (!fault.empty()) {
-            ::setenv("RPMIRROR_FAULT", fault.c_str(), 1);
-        }
-        CommandResult result = run_to_end(rpmirror_sync_argv(args), tmp_ / "logs");
-        ::unsetenv("RPMIRROR_FAULT");
-        return result;
+        return rpmirror_sync_argv(args);
     }
 
     nlohmann::json repo_report() const {

@@ -2,12 +2,16 @@
 // a user meets (bad credentials, missing bucket, clock skew, payload mismatch).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "integration/s3/ceph_fixture.hpp"
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/s3.hpp"
+#include "support/http_server.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror::test {
@@ -246,6 +250,52 @@ TEST_F(S3ClientTest, ClockSkewIsNamed) {
     EXPECT_NE(put.error().message.find("HTTP 403 RequestTimeTooSkewed"), std::string::npos)
         << put.error().message;
     EXPECT_EQ(skewed.request_count(), 1U);  // not retried
+}
+
+TEST_F(S3ClientTest, AnswersWithoutANumericSizeAreErrorsNamingTheObject) {
+    const std::string body = pattern_bytes(1000);
+    ASSERT_TRUE(client().put_object(bucket(), "odd/sizes.rpm", body));
+    // A proxy in front of the store answers a range of unknown total length ("bytes A-B/*", which
+    // HTTP allows) and a Content-Length that is no number.
+    TempDir work;
+    const nlohmann::json script = {
+        {"rules",
+         {{{"match", {{"method", "GET"}, {"path_re", "sizes\\.rpm$"}}},
+           {"steps", {{{"set_headers", {{"Content-Range", "bytes 0-9/*"}}}}}}},
+          {{"match", {{"method", "HEAD"}, {"path_re", "sizes\\.rpm$"}}},
+           {"steps", {{{"set_headers", {{"Content-Length", "12x"}}}}}}}}}};
+    FaultServer proxy = FaultServer::proxy(cluster().endpoint(), script, work.path());
+    s3::S3Config config = cluster().config();
+    config.endpoint = proxy.url();
+    S3Client through(config);
+    const std::string url = "s3://" + bucket() + "/odd/sizes.rpm";
+    auto ranged = through.get_object(bucket(), "odd/sizes.rpm", s3::ByteRange{0, 10});
+    ASSERT_FALSE(ranged);
+    EXPECT_EQ(ranged.error().subject, url);
+    EXPECT_NE(ranged.error().message.find("Content-Range 'bytes 0-9/*'"), std::string::npos)
+        << ranged.error().to_string();
+    auto head = through.head_object(bucket(), "odd/sizes.rpm");
+    ASSERT_FALSE(head);
+    EXPECT_EQ(head.error().subject, url);
+    EXPECT_NE(head.error().message.find("Content-Length '12x'"), std::string::npos)
+        << head.error().to_string();
+    // Straight from the store, both are fine.
+    auto info = client().head_object(bucket(), "odd/sizes.rpm");
+    ASSERT_TRUE(info) << info.error().to_string();
+    EXPECT_EQ(info->size, body.size());
+}
+
+TEST_F(S3ClientTest, StoreClockIsLearntFromItsAnswers) {
+    s3::S3Config config = cluster().config();
+    config.clock_offset = std::chrono::seconds(300);  // this host believes it is 5 min later
+    S3Client skewed(config);
+    EXPECT_FALSE(skewed.store_clock_offset());
+    ASSERT_TRUE(skewed.put_object(bucket(), "clock/probe", "x"));
+    ASSERT_TRUE(skewed.store_clock_offset());
+    // The gateway runs on this host: its clock is ours, within the Date header's second.
+    EXPECT_LE(std::abs(skewed.store_clock_offset()->count()), 1);
+    const auto drift = skewed.store_now() - std::chrono::system_clock::now();
+    EXPECT_LE(std::chrono::abs(drift), std::chrono::seconds(2));
 }
 
 }  // namespace

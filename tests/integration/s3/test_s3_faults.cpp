@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -14,6 +18,7 @@
 #include "integration/s3/s3_sync_fixture.hpp"
 #include "s3/mirror_state.hpp"
 #include "support/http_server.hpp"
+#include "support/signing.hpp"
 
 namespace rpmirror::test {
 namespace {
@@ -227,6 +232,9 @@ TEST_F(S3FaultTest, CompleteMultipartUploadCarriedOutButAnsweredWithErrorIsConfi
     }
     // Create, the complete answered with an error, its retry (NoSuchUpload), then the HEAD that
     // finds the object with this upload's size and SHA-256: no abort.
+    // (The gateway answers the retried complete of a completed upload with 200, so there is
+    // nothing to abort here; a complete that fails to the end is aborted:
+    // ConfirmingAnOlderObjectOfTheSameContentStillAbortsTheUpload.)
     EXPECT_EQ(seen, (std::vector<std::string>{"POST forward", "POST ok_with_error", "POST forward",
                                               "HEAD forward"}));
     EXPECT_TRUE(objects().contains(big));
@@ -235,6 +243,155 @@ TEST_F(S3FaultTest, CompleteMultipartUploadCarriedOutButAnsweredWithErrorIsConfi
     ASSERT_TRUE(state->has_value());
     EXPECT_TRUE((*state)->objects.contains(big)) << "counted as stored";
     expect_published_complete("after the complete whose answer failed");
+}
+
+TEST_F(S3FaultTest, ConfirmingAnOlderObjectOfTheSameContentStillAbortsTheUpload) {
+    const std::string big = add_big_package();
+    ASSERT_EQ(sync({"--download-metadata", "--s3-part-size", "5M"}).exit_code, 0);
+    // Uploaded again (--no-cache trusts nothing), and its complete never reaches the store: the
+    // HEAD that confirms a complete finds the object of the first run, of the same size and
+    // SHA-256, so it is kept; the upload of this run must still be aborted.
+    through_proxy(
+        {rule({{"method", "POST"}, {"path_re", regex_escape(big) + "$"}, {"query_re", "uploadId="}},
+              {s3_error(200, "InternalError")})});
+    const CommandResult result =
+        sync({"--download-metadata", "--s3-part-size", "5M", "--no-cache"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    std::size_t aborts = 0;
+    for (const LoggedRequest& request : proxy_->requests_for("/" + bucket() + "/" + key(big))) {
+        aborts += request.method == "DELETE" && request.query.find("uploadId=") == 0 ? 1 : 0;
+    }
+    EXPECT_EQ(aborts, 1U);
+    auto uploads = client().list_multipart_uploads(bucket(), prefix_);
+    ASSERT_TRUE(uploads) << uploads.error().to_string();
+    EXPECT_TRUE(uploads->empty()) << "the parts of the failed upload were left behind";
+    expect_published_complete("after the confirmed complete");
+}
+
+TEST_F(S3FaultTest, ASignatureNeverSitsBesideAnIndexItDoesNotSign) {
+    // Upstream signs every revision (repomd.xml.asc, published with the index).
+    const auto sign = [](const std::filesystem::path& repo) {
+        test_keys().sign_detached(Signer::Good, repo / "repodata" / "repomd.xml",
+                                  repo / "repodata" / "repomd.xml.asc");
+    };
+    const auto new_revision = [&](const std::string& revision) {
+        std::filesystem::remove(upstream_ / "repodata" / "repomd.xml.asc");
+        recreate_repo(upstream_, revision, tmp_ / "logs");
+        sign(upstream_);
+    };
+    // The signature in the bucket, if any, signs the index in the bucket.
+    const auto expect_signature_matches = [&](const std::string& when) {
+        const auto listed = objects();
+        if (!listed.contains("repodata/repomd.xml.asc")) {
+            return;
+        }
+        const auto index = client().get_object(bucket(), key("repodata/repomd.xml"));
+        const auto signature = client().get_object(bucket(), key("repodata/repomd.xml.asc"));
+        ASSERT_TRUE(index && signature) << when;
+        const auto dir = tmp_ / ("check-" + std::to_string(listed.size()));
+        std::filesystem::create_directories(dir);
+        TempDir::write_at(dir / "repomd.xml", *index);
+        TempDir::write_at(dir / "repomd.xml.asc", *signature);
+        const CommandResult verified =
+            run_to_end({kGpgBinary, "--homedir", test_keys().home().string(), "--verify",
+                        (dir / "repomd.xml.asc").string(), (dir / "repomd.xml").string()},
+                       tmp_ / "logs");
+        EXPECT_EQ(verified.exit_code, 0) << when << ": " << verified.err;
+    };
+    sign(upstream_);
+    ASSERT_EQ(sync({"--download-metadata"}).exit_code, 0);
+    ASSERT_TRUE(objects().contains("repodata/repomd.xml.asc"));
+    expect_signature_matches("revision 1");
+
+    // Revision 2: every PUT of the signature fails (beyond the client's retries).
+    new_revision("2");
+    through_proxy({rule({{"method", "PUT"}, {"path_re", "/repodata/repomd\\.xml\\.asc$"}},
+                        {s3_error(503, "SlowDown")})});
+    const CommandResult no_signature = sync({"--download-metadata"});
+    EXPECT_NE(no_signature.exit_code, 0);
+    EXPECT_NE(no_signature.err.find("repomd.xml.asc"), std::string::npos) << no_signature.err;
+    EXPECT_EQ(puts_of("repodata/repomd.xml.asc").size(), s3::S3Config{}.retries + 1);
+    EXPECT_EQ(*client().get_object(bucket(), key("repodata/repomd.xml")),
+              read_file(upstream_ / "repodata" / "repomd.xml"));
+    EXPECT_FALSE(objects().contains("repodata/repomd.xml.asc")) << "revision 1's, beside 2";
+    expect_signature_matches("signature PUT failing");
+    direct();
+    ASSERT_EQ(sync({"--download-metadata"}).exit_code, 0);
+    expect_signature_matches("revision 2, then a good run");
+    ASSERT_TRUE(objects().contains("repodata/repomd.xml.asc"));
+
+    // Revision 3: every PUT of the index fails. The old signature went first: the old index is
+    // left unsigned, never beside revision 3's signature.
+    new_revision("3");
+    through_proxy({rule({{"method", "PUT"}, {"path_re", "/repodata/repomd\\.xml$"}},
+                        {s3_error(503, "SlowDown")})});
+    const CommandResult no_index = sync({"--download-metadata"});
+    EXPECT_NE(no_index.exit_code, 0);
+    EXPECT_EQ(puts_of("repodata/repomd.xml").size(), s3::S3Config{}.retries + 1);
+    EXPECT_EQ(puts_of("repodata/repomd.xml.asc").size(), 0U);
+    EXPECT_NE(*client().get_object(bucket(), key("repodata/repomd.xml")),
+              read_file(upstream_ / "repodata" / "repomd.xml"));
+    expect_signature_matches("index PUT failing");
+    direct();
+    ASSERT_EQ(sync({"--download-metadata"}).exit_code, 0);
+    EXPECT_EQ(*client().get_object(bucket(), key("repodata/repomd.xml.asc")),
+              read_file(upstream_ / "repodata" / "repomd.xml.asc"));
+    expect_signature_matches("revision 3, then a good run");
+}
+
+TEST_F(S3FaultTest, WorkersWithTheSameHostNameInSeparatePidNamespacesNeverBothSync) {
+    if (::geteuid() != 0) {
+        GTEST_SKIP() << "needs root for unshare --pid --mount-proc (PID namespaces)";
+    }
+    // The first worker is held at its first PUT of each package (after it took the lease) until
+    // the test lets it go.
+    const std::filesystem::path release = tmp_ / "release-first-worker";
+    through_proxy({rule({{"method", "PUT"}, {"path_re", "\\.rpm$"}},
+                        {step("hold", release.string()), kForward})});
+    // Each worker in a PID namespace of its own, on this host (same UTS name): the first runs as
+    // pid 2 there (sh forks it), the second as pid 1, where pid 2 does not exist. A worker that
+    // judged the lock by "HOST:PID" would find its holder dead and take it over.
+    std::vector<std::string> first_argv{"unshare", "--pid", "--fork",          "--mount-proc",
+                                        "sh",      "-c",    "\"$@\"; exit $?", "sh"};
+    for (std::string& arg : sync_argv(destination(), {"--download-metadata"})) {
+        first_argv.push_back(std::move(arg));
+    }
+    RunningCommand first(first_argv, tmp_ / "first-worker");
+    ASSERT_TRUE(wait_until(
+        [&] {
+            for (const LoggedRequest& request : proxy_->requests()) {
+                if (request.action == "hold") {
+                    return true;
+                }
+            }
+            return false;
+        },
+        std::chrono::seconds(120)))
+        << first.err();
+    auto lock = client().get_object(bucket(), key(".rpmirror/lock"));
+    ASSERT_TRUE(lock) << lock.error().to_string();
+    std::array<char, 256> host{};
+    ASSERT_EQ(::gethostname(host.data(), host.size() - 1), 0);
+    EXPECT_NE(lock->find(std::string("\"") + host.data() + ":2\""), std::string::npos) << *lock;
+
+    std::vector<std::string> second_argv{"unshare", "--pid", "--fork",      "--mount-proc",
+                                         "sh",      "-c",    "exec \"$@\"", "sh"};
+    for (std::string& arg :
+         sync_argv(destination(), {"--download-metadata"}, tmp_ / "second-report.json")) {
+        second_argv.push_back(std::move(arg));
+    }
+    const CommandResult second = run_to_end(second_argv, tmp_ / "logs");
+    EXPECT_NE(second.exit_code, 0) << second.err;
+    EXPECT_NE(second.err.find("being synced by " + std::string(host.data()) + ":2"),
+              std::string::npos)
+        << second.err;
+    EXPECT_TRUE(puts_of("repodata/repomd.xml").empty()) << "the second worker published";
+
+    TempDir::write_at(release, "go");
+    EXPECT_EQ(first.wait(), 0) << first.err();
+    EXPECT_EQ(puts_of("repodata/repomd.xml").size(), 1U);
+    expect_published_complete("after the first worker finished");
+    EXPECT_FALSE(objects().contains(".rpmirror/lock")) << "released";
 }
 
 TEST_F(S3FaultTest, DroppedConnectionDuringPutIsRetried) {

@@ -7,10 +7,15 @@
 #include <stop_token>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "integration/s3/ceph_fixture.hpp"
+#include "integration/sync/sync_harness.hpp"
 #include "rpmirror/s3.hpp"
 #include "s3/lease.hpp"
 #include "s3/mirror_state.hpp"
+#include "support/http_server.hpp"
+#include "support/temp_dir.hpp"
 
 namespace rpmirror::test {
 namespace {
@@ -43,6 +48,8 @@ class S3LeaseTest : public CephS3Test {
         config.clock_offset = offset;
         return s3::S3Client(config);
     }
+
+    TempDir tmp_;
 
     static std::int64_t unix_now() {
         return std::chrono::duration_cast<std::chrono::seconds>(
@@ -98,11 +105,11 @@ TEST_F(S3LeaseTest, ReleaseDeletesTheLockAndLetsTheNextWorkerIn) {
 }
 
 TEST_F(S3LeaseTest, ExpiredLeaseIsTakenOverAndItsHolderLearnsAtRenew) {
-    auto first = Lease::acquire(client(), repo(), "host-a:100", 60s);
+    // A's lease lasts one second and is not renewed (A died or stalled); B waits for it.
+    auto first = Lease::acquire(client(), repo(), "host-a:100", 1s);
     ASSERT_TRUE(first) << first.error().to_string();
-    // Worker B's clock is two minutes ahead: for it, A's lease has expired (A died or stalled).
-    s3::S3Client worker_b = other_worker(120s);
-    auto second = Lease::acquire(worker_b, repo(), "host-b:200", 600s);
+    s3::S3Client worker_b = other_worker();
+    auto second = Lease::acquire(worker_b, repo(), "host-b:200", 600s, 60s);
     ASSERT_TRUE(second) << second.error().to_string();
     EXPECT_EQ(stored_lock()->owner, "host-b:200");
 
@@ -114,10 +121,59 @@ TEST_F(S3LeaseTest, ExpiredLeaseIsTakenOverAndItsHolderLearnsAtRenew) {
               std::string::npos)
         << renewed.error().message;
     EXPECT_FALSE(first->held());
+    // Lost for good: confirm() says so without asking the store again.
+    const auto confirmed = first->confirm();
+    ASSERT_FALSE(confirmed);
+    EXPECT_EQ(confirmed.error().message, renewed.error().message);
     // A's release leaves B's lock alone.
     EXPECT_TRUE(first->release());
     ASSERT_TRUE(stored_lock());
     EXPECT_EQ(stored_lock()->owner, "host-b:200");
+}
+
+TEST_F(S3LeaseTest, AWorkerWhoseClockIsAheadDoesNotTakeOverALiveLease) {
+    auto first = Lease::acquire(client(), repo(), "host-a:100", 60s);
+    ASSERT_TRUE(first) << first.error().to_string();
+    // B's clock is two minutes ahead: by its own clock A's lease has expired, by the store's it
+    // has not. The store's (its answers' Date) decides.
+    s3::S3Client worker_b = other_worker(120s);
+    auto second = Lease::acquire(worker_b, repo(), "host-b:200", 600s);
+    ASSERT_FALSE(second);
+    EXPECT_EQ(second.error().code, ErrorCode::Busy);
+    EXPECT_NE(second.error().message.find("being synced by host-a:100"), std::string::npos)
+        << second.error().message;
+    EXPECT_EQ(stored_lock()->owner, "host-a:100");
+    EXPECT_TRUE(first->renew());
+    // And the lease B would write after A's release is reckoned on the store's clock too.
+    ASSERT_TRUE(first->release());
+    auto third = Lease::acquire(worker_b, repo(), "host-b:200", 600s);
+    ASSERT_TRUE(third) << third.error().to_string();
+    EXPECT_LE(stored_lock()->expires, unix_now() + 600 + 5);
+    EXPECT_GE(stored_lock()->expires, unix_now() + 600 - 5);
+}
+
+TEST_F(S3LeaseTest, AnotherHolderWithTheSameOwnerTextIsStillAnotherHolder) {
+    // Two containers both called "localhost", both pid 1: the same owner text, two leases.
+    auto first = Lease::acquire(client(), repo(), "localhost:1", 600s);
+    ASSERT_TRUE(first) << first.error().to_string();
+    s3::S3Client worker_b = other_worker();
+    auto second = Lease::acquire(worker_b, repo(), "localhost:1", 600s);
+    ASSERT_FALSE(second);
+    EXPECT_EQ(second.error().code, ErrorCode::Busy);
+    EXPECT_TRUE(first->renew());
+}
+
+TEST_F(S3LeaseTest, KeepAliveRenewsFromItsOwnThread) {
+    auto lease = Lease::acquire(client(), repo(), "host-a:100", 2s);
+    ASSERT_TRUE(lease) << lease.error().to_string();
+    const std::int64_t first_expiry = stored_lock()->expires;
+    lease->keep_alive();
+    // Renewed every half second, while this thread does nothing with the lease.
+    EXPECT_TRUE(wait_until([&] { return stored_lock()->expires > first_expiry; }))
+        << "never renewed";
+    EXPECT_TRUE(lease->held());
+    EXPECT_TRUE(lease->confirm());
+    EXPECT_GE(lease->requests(), 2U);
 }
 
 TEST_F(S3LeaseTest, ReleaseLeavesAForeignLockUntouched) {
@@ -146,6 +202,36 @@ TEST_F(S3LeaseTest, RenewExtendsTheLease) {
         std::chrono::duration_cast<std::chrono::seconds>(lease->expires().time_since_epoch())
             .count();
     EXPECT_EQ(expires, stored_lock()->expires);
+}
+
+TEST_F(S3LeaseTest, ALostAnswerToTheCreateIsRecognisedAsOurOwnLock) {
+    // The store carries out the create, the answer is lost; the client's retry gets 412.
+    const auto work = tmp_.path() / "proxy";
+    std::filesystem::create_directories(work);
+    const nlohmann::json script = {
+        {"rules",
+         {{{"match", {{"method", "PUT"}, {"path_re", "/\\.rpmirror/lock$"}}},
+           {"steps", {{{"lose_answer", true}}, nlohmann::json::object()}}}}}};
+    FaultServer proxy = FaultServer::proxy(cluster().endpoint(), script, work);
+    s3::S3Config config = cluster().config();
+    config.endpoint = proxy.url();
+    config.retry_base_delay = 1ms;
+    s3::S3Client through(config);
+    auto lease = Lease::acquire(through, repo(), "host-a:100", 600s);
+    ASSERT_TRUE(lease) << lease.error().to_string();
+    EXPECT_TRUE(lease->held());
+    EXPECT_TRUE(lease->exclusive());
+    std::vector<std::string> puts;
+    for (const LoggedRequest& request : proxy.requests_for("/" + bucket() + "/" + lock_key())) {
+        if (request.method == "PUT") {
+            puts.push_back(request.action);
+        }
+    }
+    // The lost create, its retry (412), the probe of If-None-Match (412).
+    EXPECT_EQ(puts, (std::vector<std::string>{"lose_answer", "forward", "forward"}));
+    EXPECT_EQ(stored_lock()->owner, "host-a:100");
+    ASSERT_TRUE(lease->release());
+    EXPECT_FALSE(stored_lock());
 }
 
 TEST_F(S3LeaseTest, WaitsForALockThatExpires) {

@@ -1,5 +1,8 @@
 // `rpmirror sync -p s3://BUCKET/PREFIX`: a real repository (rpmbuild + createrepo_c) served by
 // real nginx, mirrored by the real binary into a real Ceph RADOS Gateway.
+#include <fcntl.h>
+#include <sys/file.h>
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 #include <nlohmann/json.hpp>
@@ -20,6 +23,7 @@
 #include "support/nginx.hpp"
 #include "support/temp_dir.hpp"
 #include "sync/s3_spool.hpp"
+#include "util/unique_fd.hpp"
 
 namespace rpmirror::test {
 namespace {
@@ -213,6 +217,38 @@ TEST_F(S3SyncTest, FailedMultipartUploadIsAborted) {
     EXPECT_FALSE(objects().contains("big.rpm"));
 }
 
+TEST_F(S3SyncTest, ChangingTheAclIsNoNoopAndReachesTheObjectsAlreadyThere) {
+    // The HTTP status the gateway gives an anonymous GET (curl: an independent client).
+    const auto anonymous_status = [&](const std::string& relative) {
+        const CommandResult status =
+            run_to_end({"curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+                        cluster().endpoint() + "/" + bucket() + "/" + key(relative)},
+                       tmp_ / "logs");
+        EXPECT_EQ(status.exit_code, 0) << status.err;
+        return status.out;
+    };
+    const std::string package = package_digests(upstream_).begin()->first;
+    ASSERT_EQ(sync({"--download-metadata"}).exit_code, 0);
+    EXPECT_EQ(anonymous_status(package), "403");
+    // The same upstream, now public-read: not a no-op, nothing uploaded again, every object
+    // (packages and metadata) readable by dnf without credentials.
+    ASSERT_EQ(sync({"--download-metadata", "--s3-acl", "public-read"}).exit_code, 0);
+    EXPECT_FALSE(repo_report().at("noop").get<bool>());
+    EXPECT_EQ(repo_report().at("downloaded").get<std::size_t>(), 0U);
+    for (const auto& [relative, listed] : objects()) {
+        if (!relative.starts_with(".rpmirror/")) {
+            EXPECT_EQ(anonymous_status(relative), "200") << relative;
+        }
+    }
+    ASSERT_EQ(sync({"--download-metadata", "--s3-acl", "public-read"}).exit_code, 0);
+    EXPECT_TRUE(repo_report().at("noop").get<bool>());
+    // And back: without --s3-acl the objects are private again.
+    ASSERT_EQ(sync({"--download-metadata"}).exit_code, 0);
+    EXPECT_FALSE(repo_report().at("noop").get<bool>());
+    EXPECT_EQ(anonymous_status(package), "403");
+    EXPECT_EQ(anonymous_status("repodata/repomd.xml"), "403");
+}
+
 TEST_F(S3SyncTest, KillAtAnyStoreWriteNeverPublishesIncompleteMetadata) {
     // Revision 2 upstream beside revision 1: a kill may hit a first sync or the replacement
     // of published metadata.
@@ -223,12 +259,16 @@ TEST_F(S3SyncTest, KillAtAnyStoreWriteNeverPublishesIncompleteMetadata) {
     revisions_ = {upstream_, second};
     const std::string first_url = repo_url_;
     const std::string base = prefix_;
-    const std::vector<std::string> args{"--download-metadata", "--s3-parallel", "1", "--delete"};
+    const std::vector<std::string> args{"--download-metadata", "--s3-parallel", "1", "--delete",
+                                        "--wait-lock=120"};
+    ::setenv("RPMIRROR_S3_LEASE_TTL", "3", 1);
     int kills = 0;
     for (const bool replacing : {false, true}) {
         // The store writes (PUT, POST, DELETE) of an uninterrupted run, counted from its
         // requests less the state GET and the listing (the lease's creates are writes: a kill
-        // there leaves a lock whose process is gone, which the next run here takes over).
+        // after them leaves a lock whose process is gone; the next run waits for it to expire,
+        // after RPMIRROR_S3_LEASE_TTL, with --lock-wait). Renewals and reads of the lease count
+        // too: a few of the points then hit the same write twice.
         prefix_ = base + (replacing ? "-count-2" : "-count-1");
         repo_url_ = first_url;
         if (replacing) {
@@ -263,6 +303,7 @@ TEST_F(S3SyncTest, KillAtAnyStoreWriteNeverPublishesIncompleteMetadata) {
             EXPECT_TRUE(repo_report().at("noop").get<bool>()) << when;
         }
     }
+    ::unsetenv("RPMIRROR_S3_LEASE_TTL");
     EXPECT_GE(kills, 10);
 }
 
@@ -300,7 +341,11 @@ TEST_F(S3SyncTest, SpoolDirAndSizeOptionsAndStaleSpoolsOfDeadRunsAreRemoved) {
     const std::filesystem::path live =
         parent / ("rpmirror-s3-spool-" + std::to_string(::getpid()) + "-Ef34Gh");
     TempDir::write_at(stale / "Packages" / "left-by-a-killed-run.rpm", "partial");
+    TempDir::write_at(stale / ".owner", "");  // its lock went with the killed run
     std::filesystem::create_directories(live);
+    TempDir::write_at(live / ".owner", "");
+    const UniqueFd held(::open((live / ".owner").c_str(), O_RDONLY | O_CLOEXEC));
+    ASSERT_EQ(::flock(held.get(), LOCK_EX | LOCK_NB), 0);
     // The smallest spool (one 5 MiB part): every small package still passes, batch by batch.
     const CommandResult result = sync({"--download-metadata", "--s3-spool-dir", parent.string(),
                                        "--s3-spool-size", "5M", "--s3-part-size", "5M"});

@@ -1,6 +1,8 @@
 // The spool of an s3:// destination: in /dev/shm by default, on disk with a warning otherwise,
 // and the spools of killed runs removed by the next one.
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -12,29 +14,42 @@
 #include "support/child_process.hpp"
 #include "support/temp_dir.hpp"
 #include "sync/s3_spool.hpp"
+#include "util/unique_fd.hpp"
 
 namespace rpmirror {
 namespace {
 
 using test::dead_pid;
 
-TEST(S3Spool, RemovesOnlyTheSpoolsOfDeadProcesses) {
+TEST(S3Spool, RemovesOnlyTheSpoolsWhoseOwnerLockNobodyHolds) {
     test::TempDir dir;
     const std::string dead = std::to_string(dead_pid());
-    const std::string live = std::to_string(::getpid());
+    // A killed run's spool: its owner file, locked by nobody now.
     const auto stale = dir.path() / ("rpmirror-s3-spool-" + dead + "-a1B2c3");
     std::filesystem::create_directories(stale / "Packages");
     dir.write("rpmirror-s3-spool-" + dead + "-a1B2c3/Packages/foo.rpm", "x");
+    dir.write("rpmirror-s3-spool-" + dead + "-a1B2c3/.owner", "");
+    // A live run in another PID namespace: its pid means nothing here (dead_pid()), but it holds
+    // its lock.
+    const std::string foreign = "rpmirror-s3-spool-" + dead + "-Zz9yY8";
+    std::filesystem::create_directories(dir.path() / foreign);
+    dir.write(foreign + "/.owner", "");
+    const UniqueFd held(::open((dir.path() / foreign / ".owner").c_str(), O_RDONLY | O_CLOEXEC));
+    ASSERT_GE(held.get(), 0);
+    ASSERT_EQ(::flock(held.get(), LOCK_EX | LOCK_NB), 0);
     const std::string kept[] = {
-        "rpmirror-s3-spool-" + live + "-Zz9yY8",   // a running sync's
+        foreign,
+        "rpmirror-s3-spool-" + dead + "-nOwnEr",   // no owner file (an older rpmirror's)
         "rpmirror-s3-spool-AbCdEf",                // no pid: not this pattern
         "rpmirror-s3-spool-" + dead + "-abc",      // suffix too short
-        "rpmirror-s3-spool-" + dead + "x-abcdef",  // not a pid
-        "rpmirror-s3-spool-0" + dead + "-abcdef",  // not how a pid is written
+        "rpmirror-s3-spool-" + dead + "x-abcdef",  // not digits
         "other-" + dead + "-abcdef",
     };
     for (const std::string& name : kept) {
         std::filesystem::create_directories(dir.path() / name);
+        if (name != foreign && name.find("nOwnEr") == std::string::npos) {
+            dir.write(name + "/.owner", "");
+        }
     }
     dir.write("rpmirror-s3-spool-" + dead + "-fIlE00", "a file, not a spool");
 
@@ -46,6 +61,19 @@ TEST(S3Spool, RemovesOnlyTheSpoolsOfDeadProcesses) {
         EXPECT_TRUE(std::filesystem::is_directory(dir.path() / name)) << name;
     }
     EXPECT_TRUE(std::filesystem::exists(dir.path() / ("rpmirror-s3-spool-" + dead + "-fIlE00")));
+}
+
+TEST(S3Spool, ASpoolInUseIsNeverRemovedAndOneReleasedIs) {
+    test::TempDir dir;
+    auto spool = create_s3_spool(dir.path(), 1);
+    ASSERT_TRUE(spool) << spool.error().to_string();
+    EXPECT_TRUE(remove_stale_spools(dir.path()).empty());
+    EXPECT_TRUE(std::filesystem::is_directory(spool->dir));
+    const std::filesystem::path made = spool->dir;
+    spool->owner = UniqueFd();  // the run ends without cleaning up (killed)
+    const auto removed = remove_stale_spools(dir.path());
+    ASSERT_EQ(removed.size(), 1U);
+    EXPECT_EQ(removed.front(), made);
 }
 
 TEST(S3Spool, DefaultIsAPrivateDirectoryInDevShm) {
