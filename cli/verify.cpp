@@ -362,6 +362,8 @@ int run_verify_s3(const VerifyArgs& args, std::int64_t min_build_time) {
                 repair_options.s3 = s3_overrides(args.s3);
                 repair_options.selection = options.selection;
                 repair_options.threads = args.threads;
+                std::filesystem::path unused_state_dir;  // the lease is in the bucket
+                apply_run_state_options(args.state, unused_state_dir, repair_options.lock_wait);
                 entry.repair = repair_s3_repository(*syncer, *source, *config, repo, entry.audit,
                                                     repair_options);
                 print.repair(entry.audit, *entry.repair);

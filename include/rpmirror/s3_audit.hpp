@@ -10,7 +10,9 @@
 //        cache); any other object is read and hashed (GET; large objects as parallel ranged GETs).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <stop_token>
 
 #include "rpmirror/audit.hpp"
@@ -50,13 +52,19 @@ struct S3RepairOptions {
     s3::S3Overrides s3;          // for the sync (SyncOptions::s3)
     SelectionOptions selection;  // what the sync uploads (the audit's selection)
     unsigned threads = 0;
+    // How long to wait for another worker's lease on the repository (--wait-lock); nullopt:
+    // fail at once with Error{Busy} naming the holder.
+    std::optional<std::chrono::seconds> lock_wait;
 };
 
-// Repairs what `audit` (of audit_s3_repository) found in `repo`'s mirror at `repo_location`:
+// Repairs what `audit` (of audit_s3_repository) found in `repo`'s mirror at `repo_location`,
+// holding the repository's lease (s3/lease.hpp) from before its first change to the end:
 // deletes each object with the wrong size or digest, drops it (and each missing object) from
 // the state object and clears the state's repomd_sha256 (so the sync cannot take its no-op
 // shortcut), then syncs the repository with `syncer` into `options.download_path` (the S3 sync
-// re-uploads what is missing and republishes the metadata). `removed` holds the relative keys
+// re-uploads what is missing, with the ACL the state records, and republishes the metadata).
+// A lease held by another worker is the report's Error{Busy} (nothing changed). `removed` holds
+// the relative keys
 // deleted. Returns the first deletion or state
 // error in the report (then no sync ran). Never throws. Not thread-safe (one Syncer).
 RepairReport repair_s3_repository(Syncer& syncer, const RepoConfig& repo,

@@ -21,6 +21,7 @@
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/metadata.hpp"
 #include "rpmirror/plan.hpp"
+#include "s3/lease.hpp"
 #include "s3/mirror_state.hpp"
 #include "util/parallel.hpp"
 
@@ -133,8 +134,7 @@ class S3Auditor {
         }
         if (options_.report_extra) {
             for (const auto& [key, object] : listing_) {
-                if (key.ends_with(".rpm") && !key.starts_with("repodata/") &&
-                    !key.starts_with(s3::kStateDirName) && !listed.contains(key)) {
+                if (s3::is_package_key(key) && !listed.contains(key)) {
                     AuditProblem problem;
                     problem.kind = ProblemKind::Extra;
                     problem.path = key;
@@ -509,11 +509,22 @@ RepairReport repair_s3_repository(Syncer& syncer, const RepoConfig& repo,
             forget.insert(key);
         }
     }
+    // The repository's lease, for the whole repair (the sync below runs under it): nothing is
+    // changed while another worker syncs it, and no worker syncs it while it is repaired.
+    auto lease = s3::Lease::acquire(client, repo_location, s3::default_lease_owner(),
+                                    config.lease_ttl, options.lock_wait, stop);
+    if (!lease) {
+        repair.error = std::move(lease.error());
+        return repair;
+    }
+    lease->keep_alive();
     auto state = s3::load_state(client, repo_location);
     if (!state) {
         repair.error = std::move(state.error());
         return repair;
     }
+    // The ACL the mirror's objects were given: what is uploaded again gets it too.
+    const std::string acl = *state ? (*state)->acl : std::string();
     if (*state) {
         // First the state forgets them (a killed repair then leaves objects no state vouches
         // for, which the next sync verifies), then they go.
@@ -526,6 +537,10 @@ RepairReport repair_s3_repository(Syncer& syncer, const RepoConfig& repo,
             repair.error = std::move(stored.error());
             return repair;
         }
+    }
+    if (auto held = lease->confirm(); !held) {
+        repair.error = std::move(held.error());
+        return repair;
     }
     if (!damaged.empty()) {
         if (auto deleted = client.delete_objects(repo_location.bucket, damaged); !deleted) {
@@ -542,6 +557,8 @@ RepairReport repair_s3_repository(Syncer& syncer, const RepoConfig& repo,
     // The metadata is republished iff the mirror had it (a damaged record is replaced).
     sync_options.download_metadata = audit.metadata_files > 0;
     sync_options.s3 = options.s3;
+    sync_options.s3_acl = acl;
+    sync_options.take_lock = false;  // the repair holds the lease
     repair.sync = syncer.sync(repo, sync_options, nullptr, std::move(stop));
     return repair;
 }

@@ -28,6 +28,14 @@ inline constexpr std::string_view kStateDirName = ".rpmirror/";
 inline constexpr std::string_view kStateKey = ".rpmirror/state.json";
 inline constexpr std::string_view kLockKey = ".rpmirror/lock";
 
+// True iff `relative` (a key relative to a repository's prefix) is a package of the mirror: a
+// `*.rpm` outside `repodata/` and rpmirror's `.rpmirror/` (what --delete may delete and verify
+// --list-extra reports).
+inline bool is_package_key(std::string_view relative) {
+    return relative.ends_with(".rpm") && !relative.starts_with("repodata/") &&
+           !relative.starts_with(kStateDirName);
+}
+
 // One object as rpmirror uploaded and verified it.
 struct StoredObject {
     std::uint64_t size = 0;

@@ -20,11 +20,6 @@ constexpr std::string_view kRepodata = "repodata/";
 constexpr std::string_view kRepomdKey = "repodata/repomd.xml";
 constexpr std::string_view kSignatureKey = "repodata/repomd.xml.asc";
 constexpr std::string_view kCompsKey = "comps.xml";
-bool is_package_key(std::string_view key) {
-    return key.ends_with(".rpm") && !key.starts_with(kRepodata) &&
-           !key.starts_with(s3::kStateDirName);
-}
-
 bool is_record_key(std::string_view key) {
     return key.starts_with(kRepodata) && key != kRepomdKey && key != kSignatureKey;
 }
@@ -176,7 +171,7 @@ bool S3Destination::is_noop(const std::string& repomd_sha256,
 std::set<std::string> S3Destination::state_package_keys() const {
     std::set<std::string> keys;
     for (const auto& [key, object] : state_.objects) {
-        if (is_package_key(key)) {
+        if (s3::is_package_key(key)) {
             keys.insert(key);
         }
     }
@@ -488,7 +483,7 @@ Result<void> S3Destination::delete_unlisted(const std::set<std::string>& keep,
                                             RepoSyncReport& report) {
     std::vector<std::string> keys;
     for (const auto& [key, listed] : listing_) {
-        if (is_package_key(key) && !keep.contains(key)) {
+        if (s3::is_package_key(key) && !keep.contains(key)) {
             keys.push_back(location_.key(key));
             report.deleted.emplace_back(key);
         }

@@ -12,9 +12,11 @@
 #include <vector>
 
 #include "integration/s3/ceph_fixture.hpp"
+#include "integration/sync/sync_harness.hpp"
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/s3.hpp"
 #include "rpmirror/s3_audit.hpp"
+#include "s3/lease.hpp"
 #include "s3/mirror_state.hpp"
 #include "support/child_process.hpp"
 #include "support/nginx.hpp"
@@ -343,6 +345,49 @@ TEST_F(S3VerifyCliTest, RepairReuploadsDamagedAndMissingObjects) {
     ASSERT_TRUE(tiny) << tiny.error().to_string();
     EXPECT_EQ(*tiny, original(kTinyPackage));
     ASSERT_EQ(verify({"--no-cache"}), 0) << output();
+}
+
+// The ACL the state records (the mirror was synced with --s3-acl public-read) is what the
+// re-uploaded objects get: anonymous clients such as dnf can still read them.
+TEST_F(S3VerifyCliTest, RepairKeepsTheMirrorsAcl) {
+    upload_mirror();
+    NginxServer server(sample_repo(), tmp_ / "nginx");
+    auto state = s3::load_state(client(), repo_);
+    ASSERT_TRUE(state && *state);
+    s3::MirrorState updated = **state;
+    updated.acl = "public-read";
+    ASSERT_TRUE(s3::store_state(client(), repo_, updated));
+    ASSERT_TRUE(client().delete_object(bucket(), repo_.key(kTinyPackage)));
+
+    ASSERT_EQ(verify({"--repair", "--repofrompath", "sample," + server.url("/")}), 0) << output();
+    const CommandResult status =
+        run_to_end({"curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+                    cluster().endpoint() + "/" + bucket() + "/" + repo_.key(kTinyPackage)},
+                   tmp_ / "logs");
+    ASSERT_EQ(status.exit_code, 0) << status.err;
+    EXPECT_EQ(status.out, "200") << "the repaired object is not public-read";
+}
+
+// A repair changes nothing while another worker holds the repository's lease.
+TEST_F(S3VerifyCliTest, RepairChangesNothingUnderAnotherWorkersLease) {
+    upload_mirror();
+    NginxServer server(sample_repo(), tmp_ / "nginx");
+    std::string damaged = original(kDataPackage);
+    damaged[100] ^= 0x01;
+    put(kDataPackage, damaged);
+    s3::S3Client other(cluster().config());
+    auto lease = s3::Lease::acquire(other, repo_, "other-worker:7", std::chrono::seconds(600));
+    ASSERT_TRUE(lease) << lease.error().to_string();
+
+    EXPECT_NE(verify({"--repair", "--repofrompath", "sample," + server.url("/")}), 0) << output();
+    EXPECT_NE(output().find("being synced by other-worker:7"), std::string::npos) << output();
+    auto data = client().get_object(bucket(), repo_.key(kDataPackage));
+    ASSERT_TRUE(data) << data.error().to_string();
+    EXPECT_EQ(*data, damaged) << "changed under another worker's lease";
+    auto state = s3::load_state(client(), repo_);
+    ASSERT_TRUE(state && *state);
+    EXPECT_TRUE((*state)->objects.contains(kDataPackage)) << "the state was changed";
+    EXPECT_TRUE(lease->held());
 }
 
 }  // namespace
