@@ -198,13 +198,18 @@ class S3Client {
     Result<ObjectInfo> head_object(std::string_view bucket, std::string_view key);
 
     // Streams the object (or `range` of it) into `sink`; returns its info (size = the whole
-    // object's size). A ranged read checks the server answered 206 with that range.
+    // object's size). A ranged read checks the server answered 206 with that range. With
+    // `if_match` (an ETag, without quotes) the read is pinned to that version of the object: one
+    // replaced since is refused by the store (Error{Busy}, HTTP 412), so ranges read one by one
+    // are never a mix of two versions.
     Result<ObjectInfo> get_object(std::string_view bucket, std::string_view key,
                                   const BodySink& sink,
-                                  std::optional<ByteRange> range = std::nullopt);
+                                  std::optional<ByteRange> range = std::nullopt,
+                                  std::string_view if_match = {});
     // Returns the object (or `range` of it) as a string.
     Result<std::string> get_object(std::string_view bucket, std::string_view key,
-                                   std::optional<ByteRange> range = std::nullopt);
+                                   std::optional<ByteRange> range = std::nullopt,
+                                   std::string_view if_match = {});
 
     // Gives the existing object `key` the canned ACL `acl` ("private", "public-read", ...):
     // PUT ?acl with x-amz-acl, the object's bytes untouched.

@@ -368,7 +368,8 @@ class S3Auditor {
             record(*small[index], std::move(results[index]));
         }
         for (const Check* check : large) {
-            record(*check, hash_ranged(*check, listing_.at(check->key).size));
+            const s3::ListedObject& listed = listing_.at(check->key);
+            record(*check, hash_ranged(*check, listed.size, listed.etag));
         }
     }
 
@@ -389,8 +390,10 @@ class S3Auditor {
     }
 
     // Reads `size` bytes of `check` in ranges, up to `threads` ranges at once (each worker with
-    // its own client), and hashes them in order.
-    Result<ObjectDigest> hash_ranged(const Check& check, std::uint64_t size) {
+    // its own client), and hashes them in order. Every range is pinned to the listed `etag`
+    // (If-Match): an object replaced while it is read is an error, never a digest of a mix.
+    Result<ObjectDigest> hash_ranged(const Check& check, std::uint64_t size,
+                                     const std::string& etag) {
         const std::uint64_t range_size = std::max<std::uint64_t>(options_.range_size, 1);
         const std::uint64_t range_count = (size + range_size - 1) / range_size;
         const unsigned workers = effective_worker_count(options_.threads, range_count);
@@ -411,13 +414,20 @@ class S3Auditor {
                         const std::uint64_t offset = (first + slot) * range_size;
                         bodies[slot] = clients[slot].get_object(
                             repo_.bucket, repo_.key(check.key),
-                            s3::ByteRange{offset, std::min(range_size, size - offset)});
+                            s3::ByteRange{offset, std::min(range_size, size - offset)}, etag);
                     });
                 }
             }  // joined
             for (Result<std::string>& body : bodies) {
                 if (!body) {
                     count_requests(clients);
+                    if (body.error().code == ErrorCode::Busy) {
+                        return make_error(ErrorCode::Busy,
+                                          "replaced while it was being read (its ETag is no "
+                                          "longer " +
+                                              etag + "); not judged: verify again",
+                                          s3::object_url(repo_.bucket, repo_.key(check.key)));
+                    }
                     return tl::unexpected(std::move(body.error()));
                 }
                 hasher.update(body->data(), body->size());

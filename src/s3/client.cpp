@@ -604,8 +604,12 @@ Result<ObjectInfo> S3Client::head_object(std::string_view bucket, std::string_vi
 }
 
 Result<ObjectInfo> S3Client::get_object(std::string_view bucket, std::string_view key,
-                                        const BodySink& sink, std::optional<ByteRange> range) {
+                                        const BodySink& sink, std::optional<ByteRange> range,
+                                        std::string_view if_match) {
     Request request{.method = Method::Get, .bucket = bucket, .key = key, .sink = &sink};
+    if (!if_match.empty()) {
+        request.headers.push_back("If-Match: \"" + std::string(if_match) + "\"");
+    }
     if (range) {
         request.headers.push_back("Range: bytes=" + std::to_string(range->offset) + "-" +
                                   std::to_string(range->offset + range->length - 1));
@@ -625,13 +629,14 @@ Result<ObjectInfo> S3Client::get_object(std::string_view bucket, std::string_vie
 }
 
 Result<std::string> S3Client::get_object(std::string_view bucket, std::string_view key,
-                                         std::optional<ByteRange> range) {
+                                         std::optional<ByteRange> range,
+                                         std::string_view if_match) {
     std::string body;
     const BodySink sink = [&body](std::span<const char> bytes) -> Result<void> {
         body.append(bytes.data(), bytes.size());
         return {};
     };
-    return get_object(bucket, key, sink, range).map([&body](const ObjectInfo&) {
+    return get_object(bucket, key, sink, range, if_match).map([&body](const ObjectInfo&) {
         return std::move(body);
     });
 }

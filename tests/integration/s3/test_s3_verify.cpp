@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "integration/s3/ceph_fixture.hpp"
@@ -19,6 +20,7 @@
 #include "s3/lease.hpp"
 #include "s3/mirror_state.hpp"
 #include "support/child_process.hpp"
+#include "support/http_server.hpp"
 #include "support/nginx.hpp"
 #include "support/source_tree.hpp"
 #include "support/temp_dir.hpp"
@@ -142,6 +144,55 @@ TEST_F(S3VerifyTest, NoCacheHashesEveryObjectLargeOnesInParallelRanges) {
     EXPECT_EQ(report.bytes_hashed, total_bytes_);
     // The 3 MB package in 7 ranged GETs, every other object (and primary.xml again) in one.
     EXPECT_EQ(report.s3_requests, 4U + 7U + (report.verified - 1));
+}
+
+TEST_F(S3VerifyTest, AnObjectReplacedWhileItsRangesAreReadIsNotJudged) {
+    upload_mirror();
+    // The second ranged GET of the 3 MB package is held by a proxy until the test has replaced
+    // the object: without pinning, the digest would be of a mix of both versions, the object
+    // "damaged", and --repair would delete the new one.
+    TempDir work;
+    const std::filesystem::path release = work.path() / "release";
+    const std::string package_path = "/" + bucket() + "/" + repo_.key(kDataPackage);
+    const nlohmann::json script = {
+        {"rules",
+         {{{"match", {{"method", "GET"}, {"path_re", "sample-data-1\\.0-1\\.noarch\\.rpm$"}}},
+           {"steps",
+            {nlohmann::json::object(), {{"hold", release.string()}}, nlohmann::json::object()}}}}}};
+    FaultServer proxy = FaultServer::proxy(cluster().endpoint(), script, work.path());
+    s3::S3Config config = cluster().config();
+    config.endpoint = proxy.url();
+    S3AuditOptions options;
+    options.use_state = false;
+    options.threads = 1;
+    options.ranged_threshold = 1 << 20;
+    options.range_size = 512 << 10;
+    RepoAuditReport report;
+    std::jthread auditing([&] { report = audit_s3_repository("sample", config, repo_, options); });
+    ASSERT_TRUE(wait_until([&] {
+        for (const LoggedRequest& request : proxy.requests_for(package_path)) {
+            if (request.action == "hold") {
+                return true;
+            }
+        }
+        return false;
+    }));
+    std::string replacement = original(kDataPackage);
+    replacement[10] ^= 0x01;
+    ASSERT_TRUE(client().put_object(bucket(), repo_.key(kDataPackage), replacement));
+    TempDir::write_at(release, "go");
+    auditing.join();
+    const auto found =
+        std::find_if(report.problems.begin(), report.problems.end(),
+                     [](const AuditProblem& problem) { return problem.path == kDataPackage; });
+    ASSERT_NE(found, report.problems.end()) << ::testing::PrintToString(describe(report));
+    EXPECT_EQ(found->kind, ProblemKind::Unreadable) << found->describe();
+    EXPECT_NE(found->detail.find("replaced while it was being read"), std::string::npos)
+        << found->detail;
+    // The held range was refused by the store (If-Match), and nothing was read after it.
+    const auto requests = proxy.requests_for(package_path);
+    ASSERT_EQ(requests.size(), 2U);
+    EXPECT_NE(requests[1].headers.value("if-match", std::string()), "");
 }
 
 TEST_F(S3VerifyTest, NoCacheFindsDamageTheStateVouchesFor) {
