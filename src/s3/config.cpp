@@ -141,6 +141,24 @@ std::optional<long long> parse_integer(std::string_view text) {
     return value;
 }
 
+// The environment variable `name` as an integer of at least `minimum`: nullopt iff it is unset
+// or empty; Error{BadInput} naming it iff it is not such a number ("must be `what`").
+Result<std::optional<long long>> integer_env(const EnvLookup& env, std::string_view name,
+                                             std::optional<long long> minimum,
+                                             std::string_view what) {
+    const auto text = nonempty_env(env, name);
+    if (!text) {
+        return std::optional<long long>();
+    }
+    const auto value = parse_integer(*text);
+    if (!value || (minimum && *value < *minimum)) {
+        return make_error(ErrorCode::BadInput,
+                          "must be " + std::string(what) + ", not '" + *text + "'",
+                          std::string(name));
+    }
+    return value;
+}
+
 }  // namespace
 
 EnvLookup process_environment() {
@@ -284,34 +302,26 @@ Result<S3Config> resolve_config(const S3Overrides& overrides, const EnvLookup& e
         }
         config.ca_bundle = ca_bundle->first;
     }
-    // Not from the AWS chain: rpmirror's own knobs (retries fast in tests, a known clock error).
-    if (auto delay = nonempty_env(env, "RPMIRROR_S3_RETRY_DELAY_MS")) {
-        auto milliseconds = parse_integer(*delay);
-        if (!milliseconds || *milliseconds < 0) {
-            return make_error(ErrorCode::BadInput,
-                              "must be a number of milliseconds, not '" + *delay + "'",
-                              "RPMIRROR_S3_RETRY_DELAY_MS");
+    // Not from the AWS chain: rpmirror's own knobs (retries fast in tests, a known clock error,
+    // the lease's time to live).
+    auto delay = integer_env(env, "RPMIRROR_S3_RETRY_DELAY_MS", 0, "a number of milliseconds");
+    auto offset = integer_env(env, "RPMIRROR_S3_CLOCK_OFFSET", std::nullopt,
+                              "a number of seconds (may be negative)");
+    auto ttl =
+        integer_env(env, "RPMIRROR_S3_LEASE_TTL", 1, "a whole number of seconds, at least 1");
+    for (const auto* read : {&delay, &offset, &ttl}) {
+        if (!*read) {
+            return tl::unexpected(read->error());
         }
-        config.retry_base_delay = std::chrono::milliseconds(*milliseconds);
     }
-    if (auto offset = nonempty_env(env, "RPMIRROR_S3_CLOCK_OFFSET")) {
-        auto seconds = parse_integer(*offset);
-        if (!seconds) {
-            return make_error(
-                ErrorCode::BadInput,
-                "must be a number of seconds (may be negative), not '" + *offset + "'",
-                "RPMIRROR_S3_CLOCK_OFFSET");
-        }
-        config.clock_offset = std::chrono::seconds(*seconds);
+    if (*delay) {
+        config.retry_base_delay = std::chrono::milliseconds(**delay);
     }
-    if (auto ttl = nonempty_env(env, "RPMIRROR_S3_LEASE_TTL")) {
-        auto seconds = parse_integer(*ttl);
-        if (!seconds || *seconds < 1) {
-            return make_error(ErrorCode::BadInput,
-                              "must be a whole number of seconds, at least 1, not '" + *ttl + "'",
-                              "RPMIRROR_S3_LEASE_TTL");
-        }
-        config.lease_ttl = std::chrono::seconds(*seconds);
+    if (*offset) {
+        config.clock_offset = std::chrono::seconds(**offset);
+    }
+    if (*ttl) {
+        config.lease_ttl = std::chrono::seconds(**ttl);
     }
     return config;
 }

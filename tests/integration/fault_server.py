@@ -288,12 +288,7 @@ class Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         if action == "drop":
-            self.close_connection = True
-            self.done()
-            try:
-                self.connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+            self.hang_up()
             return
         if action == "s3_error":
             error = step["s3_error"]
@@ -321,12 +316,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send_s3_error(200, step["ok_with_error"], path, send_body)
             return
         if action == "lose_answer":
-            self.close_connection = True
-            self.done()
-            try:
-                self.connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+            self.hang_up()
             return
         replaced = {k.lower(): v for k, v in step.get("set_headers", {}).items()}
         if replaced:
@@ -347,6 +337,15 @@ class Handler(BaseHTTPRequestHandler):
         self.done()
         self.end_headers()
         self.wfile.write(answer)
+
+    def hang_up(self):
+        """Closes the connection without answering."""
+        self.close_connection = True
+        self.done()
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
     def send_s3_error(self, status, code, path, send_body):
         """Answers `status` with an S3 <Error> document naming `code`."""
