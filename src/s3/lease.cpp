@@ -135,6 +135,8 @@ struct Lease::State {
     bool exclusive = true;
     std::vector<std::string> warnings;
     std::optional<Error> lost;  // set iff a renewal found the lease lost
+    // When the lease was taken or last renewed (the local monotonic clock: only how long ago).
+    std::chrono::steady_clock::time_point renewed_at = std::chrono::steady_clock::now();
 
     std::string url() const { return object_url(repo.bucket, repo.key(kLockKey)); }
 
@@ -199,6 +201,7 @@ struct Lease::State {
             return failed(std::move(stored.error()));
         }
         record = std::move(renewed);
+        renewed_at = std::chrono::steady_clock::now();
         return {};
     }
 };
@@ -374,7 +377,15 @@ Result<void> Lease::renew() {
 }
 
 Result<void> Lease::confirm() {
-    return renew();
+    if (!state_) {
+        return renew();
+    }
+    const std::lock_guard lock(state_->mutex);
+    if (!state_->lost && state_->held &&
+        std::chrono::steady_clock::now() - state_->renewed_at < state_->ttl / 8) {
+        return {};  // taken or renewed a moment ago: at least 7/8 of the ttl is ahead
+    }
+    return state_->renew_locked();
 }
 
 void Lease::keep_alive() {

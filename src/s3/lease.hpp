@@ -101,9 +101,10 @@ class Lease {
     // tick. Idempotent.
     void keep_alive();
 
-    // Renews now and returns its result: call it right before an action that only the holder may
-    // take (writing the mirror's state, publishing its metadata); on success the lease has its
-    // whole ttl ahead.
+    // Returns success iff the lease is held with at least 7/8 of its ttl ahead: at once iff it
+    // was taken or renewed less than ttl/8 ago, else by renewing now. Call it right before an
+    // action only the holder may take (writing the mirror's state, publishing its metadata).
+    // A lease found lost is the error renew() gives.
     Result<void> confirm();
 
     // Deletes the lock iff it still carries this lease's token (a lock another worker took over
