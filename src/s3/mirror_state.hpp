@@ -61,6 +61,10 @@ struct MirrorState {
     // The canned ACL (--s3-acl) every object of `objects` was last given; empty = none sent (the
     // bucket's default). Absent from states written before it was recorded: read as empty.
     std::string acl;
+    // --gpgcheck: the trusted key ids (the options fingerprint's) every package of `objects` was
+    // checked against before it was uploaded or kept; empty = some may be unchecked. Absent from
+    // states written before it was recorded: read as empty.
+    std::string signatures_checked;
 };
 
 // Returns the state as JSON ({"version":1,...}).

@@ -201,6 +201,15 @@ std::vector<std::size_t> S3Destination::missing(std::span<const S3Package> packa
     return result;
 }
 
+void S3Destination::check_signatures(std::string key_ids, SpoolCheck check) {
+    check_keys_ = std::move(key_ids);
+    check_ = std::move(check);
+}
+
+bool S3Destination::signatures_checked_with(const std::string& key_ids) const {
+    return !key_ids.empty() && state_.signatures_checked == key_ids;
+}
+
 Result<void> S3Destination::store_state() {
     return s3::store_state(client_, location_, state_);
 }
@@ -212,7 +221,9 @@ struct S3Destination::UploadPool {
     std::condition_variable changed;
     std::deque<std::size_t> queue;  // items complete in the spool, not yet taken
     bool closed = false;            // end_uploads(): no more items
-    std::vector<std::pair<std::size_t, Result<s3::StoredObject>>> done;
+    // nullopt: a stored package the check found good (kept as it is).
+    std::vector<std::pair<std::size_t, Result<std::optional<s3::StoredObject>>>> done;
+    std::vector<std::size_t> removed;  // stored packages the check had a verdict against
     std::atomic<std::uint64_t> requests{0};
     std::vector<std::jthread> workers;
 };
@@ -238,9 +249,17 @@ void S3Destination::begin_uploads(std::span<const S3Package> packages, std::stop
                 }
                 const S3Package& package = pool->packages[item];
                 const std::filesystem::path file = spool_ / package.key;
-                Result<s3::StoredObject> outcome =
+                Result<std::optional<s3::StoredObject>> outcome =
                     make_error(ErrorCode::Interrupted, "interrupted", location_.key(package.key));
-                if (!pool->stop.stop_requested()) {
+                const SpoolVerdict verdict = pool->stop.stop_requested() || !check_
+                                                 ? SpoolVerdict::Upload
+                                                 : check_(item, file);
+                if (verdict != SpoolVerdict::Upload) {
+                    outcome = make_error(ErrorCode::Unsafe, "signature check failed",
+                                         location_.key(package.key));
+                } else if (package.stored && !pool->stop.stop_requested()) {
+                    outcome = std::optional<s3::StoredObject>();
+                } else if (!pool->stop.stop_requested()) {
                     s3::UploadSpec spec;
                     spec.checksum_type = package.checksum_type;
                     spec.digest = package.digest;
@@ -248,13 +267,19 @@ void S3Destination::begin_uploads(std::span<const S3Package> packages, std::stop
                     spec.acl = options_.s3_acl;
                     spec.content_type = "application/x-rpm";
                     const std::uint64_t before = client.request_count();
-                    outcome = s3::upload_file(client, location_.bucket, location_.key(package.key),
-                                              file, spec);
+                    auto uploaded = s3::upload_file(client, location_.bucket,
+                                                    location_.key(package.key), file, spec);
+                    outcome = uploaded
+                                  ? Result<std::optional<s3::StoredObject>>(std::move(*uploaded))
+                                  : tl::unexpected(std::move(uploaded.error()));
                     pool->requests += client.request_count() - before;
                 }
                 std::error_code ignored;
                 std::filesystem::remove(file, ignored);
                 const std::lock_guard lock(pool->mutex);
+                if (verdict == SpoolVerdict::Remove && package.stored) {
+                    pool->removed.push_back(item);
+                }
                 pool->done.emplace_back(item, std::move(outcome));
             }
         });
@@ -279,21 +304,43 @@ Result<std::vector<std::pair<std::size_t, Error>>> S3Destination::end_uploads() 
     const std::unique_ptr<UploadPool> pool = std::move(pool_);
     pool_requests_ += pool->requests.load();
     std::vector<std::pair<std::size_t, Error>> failures;
+    bool uploaded_any = false;
     for (auto& [item, outcome] : pool->done) {
         const S3Package& package = pool->packages[item];
         if (!outcome) {
             failures.emplace_back(item, std::move(outcome.error()));
             continue;
         }
+        if (!*outcome) {
+            continue;  // stored, and now checked
+        }
         listing_[package.key] =
-            s3::ListedObject{location_.key(package.key), outcome->size, outcome->etag, {}};
-        state_.objects[package.key] = std::move(*outcome);
+            s3::ListedObject{location_.key(package.key), (*outcome)->size, (*outcome)->etag, {}};
+        state_.objects[package.key] = std::move(**outcome);
         uploaded_now_.insert(package.key);
+        uploaded_any = true;
+    }
+    // A package the check condemned is not left in the mirror (as a local --gpgcheck removes
+    // the file).
+    std::vector<std::string> condemned;
+    for (const std::size_t item : pool->removed) {
+        const std::string& key = pool->packages[item].key;
+        condemned.push_back(location_.key(key));
+        listing_.erase(key);
+        state_.objects.erase(key);
+    }
+    if (uploaded_any && check_keys_.empty()) {
+        state_.signatures_checked.clear();  // unchecked packages among the state's now
     }
     // Incomplete until published: a killed run's uploads are kept by the next one.
     state_.repomd_sha256.clear();
     if (auto held = confirm_lock(); !held) {
         return tl::unexpected(std::move(held.error()));
+    }
+    if (!condemned.empty()) {
+        if (auto deleted = client_.delete_objects(location_.bucket, condemned); !deleted) {
+            return tl::unexpected(std::move(deleted.error()));
+        }
     }
     if (auto stored = store_state(); !stored) {
         return tl::unexpected(std::move(stored.error()));
@@ -444,6 +491,9 @@ Result<void> S3Destination::publish(std::span<const S3Package> packages,
                   [&keep](const auto& entry) { return !keep.contains(entry.first); });
     state_.repomd_sha256 = repomd_sha256;
     state_.fingerprint = fingerprint;
+    if (!check_keys_.empty()) {
+        state_.signatures_checked = check_keys_;  // every package was judged, or kept checked
+    }
     if (options_.delete_unlisted) {
         std::set<std::string> package_keys;
         for (const S3Package& package : packages) {

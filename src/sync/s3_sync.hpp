@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -46,7 +47,19 @@ struct S3Package {
     ChecksumType checksum_type = ChecksumType::Sha256;
     std::string digest;  // lowercase hex
     std::uint64_t size = 0;
+    // The store already holds it as the state describes: it passes through the spool only to be
+    // judged (--gpgcheck over objects no check vouches for) and is never uploaded again.
+    bool stored = false;
 };
+
+// What the spool check (--gpgcheck) decided for one package complete in the spool.
+enum class SpoolVerdict {
+    Upload,  // uploaded (or, already stored, kept): good, or it could not be judged
+    Remove,  // a verdict against it: not uploaded, and an object already stored is deleted
+};
+// Judges package `item` (of begin_uploads' packages), complete in the spool as `file`. Called
+// from the upload workers, several at once.
+using SpoolCheck = std::function<SpoolVerdict(std::size_t item, const std::filesystem::path& file)>;
 
 // The metadata to publish: the records a repomd.xml lists, staged in `stage_dir` under their
 // names without "repodata/".
@@ -95,6 +108,14 @@ class S3Destination {
     // Returns the indices of `packages` that are not in the store as the state describes them.
     std::vector<std::size_t> missing(std::span<const S3Package> packages) const;
 
+    // --gpgcheck: every package is judged by `check` in the spool before it is uploaded; a
+    // complete sync records `key_ids` (the trusted keys) in the state as what every package of
+    // it was checked against. Without it, a run that uploads anything clears that record.
+    void check_signatures(std::string key_ids, SpoolCheck check);
+    // True iff every package of the state was checked against `key_ids` (check_signatures'):
+    // nothing stored needs judging again. Needs load().
+    bool signatures_checked_with(const std::string& key_ids) const;
+
     // The local directory packages are downloaded into before upload.
     const std::filesystem::path& spool() const { return spool_; }
     // True iff the spool is on a memory-backed filesystem (tmpfs, ramfs).
@@ -107,7 +128,8 @@ class S3Destination {
     // complete in the spool as `spool()/key` (called from the downloader's thread as each file
     // finishes), and returns at once; each file is unlinked once uploaded. end_uploads() waits
     // for the queue, records the uploaded packages in the state and stores it, marked incomplete
-    // (a killed run's uploads count next time). Returns one error per item that failed.
+    // (a killed run's uploads count next time), after deleting the stored objects the check
+    // removed. Returns one error per item that failed (the check's verdicts included).
     void begin_uploads(std::span<const S3Package> packages, std::stop_token stop);
     void upload_when_ready(std::size_t item);
     Result<std::vector<std::pair<std::size_t, Error>>> end_uploads();
@@ -152,6 +174,8 @@ class S3Destination {
     std::map<std::string, s3::ListedObject> listing_;
     std::uint64_t pool_requests_ = 0;
     std::set<std::string> uploaded_now_;  // keys this run uploaded (with --s3-acl's ACL)
+    std::string check_keys_;              // --gpgcheck: check_signatures' key ids
+    SpoolCheck check_;
     std::unique_ptr<UploadPool> pool_;
     // Destroyed (its keep-alive stopped, released) first.
     std::optional<s3::Lease> lease_;

@@ -7,9 +7,13 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <future>
+#include <map>
+#include <mutex>
 #include <set>
 
 #include <fmt/core.h>
@@ -584,11 +588,6 @@ class RepoSync {
     // An s3:// destination: opens it, reads its state and listing; a no-op finishes here
     // (report_.noop), with --delete deleting the package keys the state does not hold.
     Result<void> open_s3() {
-        if (checks_packages()) {
-            return make_error(ErrorCode::Unsupported,
-                              "--gpgcheck is not supported with an s3:// destination yet",
-                              options_.download_path.native());
-        }
         auto opened = S3Destination::open(options_, repo_.id);
         if (!opened) {
             return tl::unexpected(std::move(opened.error()));
@@ -636,7 +635,24 @@ class RepoSync {
             packages.push_back({target.relative_path.generic_string(), package.checksum_type,
                                 package.checksum_hex(), package.package_size});
         }
-        const std::vector<std::size_t> missing = s3_->missing(packages);
+        std::vector<std::size_t> missing = s3_->missing(packages);
+        if (checks_packages()) {
+            check_in_spool(index);
+            // Stored packages no check vouches for are judged too: downloaded once more into
+            // the spool, checked, and kept or deleted (never uploaded again).
+            if (!s3_->signatures_checked_with(trusted_key_ids_)) {
+                std::vector<bool> absent(packages.size(), false);
+                for (const std::size_t item : missing) {
+                    absent[item] = true;
+                }
+                missing.clear();
+                for (std::size_t item = 0; item < packages.size(); ++item) {
+                    packages[item].stored = !absent[item];
+                    missing.push_back(item);
+                }
+            }
+        }
+        // Packages fetched only to be judged count as downloaded (they cost the traffic).
         report_.kept = packages.size() - missing.size();
         for (std::size_t next = 0; next < missing.size() && !stop_.stop_requested();) {
             std::vector<std::size_t> batch;
@@ -665,11 +681,21 @@ class RepoSync {
             if (!uploaded) {
                 return tl::unexpected(std::move(uploaded.error()));
             }
+            report_.signatures_checked += spool_checked_.exchange(0);
             for (const auto& [target, error] : *uploaded) {
                 failed_targets_.insert(target);
+                if (auto judged = spool_failures_.extract(target)) {
+                    report_.failures.push_back(std::move(judged.mapped()));
+                    continue;
+                }
                 report_.failures.push_back(
                     {index[plan_.targets[target].position].nevra(), error.to_string(), {}});
             }
+            // Packages uploaded or kept that could not be checked.
+            for (auto& [target, failure] : spool_failures_) {
+                report_.failures.push_back(std::move(failure));
+            }
+            spool_failures_.clear();
         }
         if (!report_.failures.empty() || stop_.stop_requested()) {
             if (options_.download_metadata) {
@@ -1426,33 +1452,64 @@ class RepoSync {
         report_.signatures_checked += present.size();
         for (std::size_t item = 0; item < present.size(); ++item) {
             const PackageTarget& target = plan_.targets[present[item]];
-            const std::string nevra = index[target.position].nevra();
-            if (!outcomes[item]) {
-                report_.failures.push_back(
-                    {nevra,
-                     "signature not checked, file kept: " + outcomes[item].error().to_string(),
-                     {},
-                     {}});
-                continue;
+            if (auto failure =
+                    signature_failure(index[target.position].nevra(),
+                                      target.destination.filename().string(), outcomes[item], [&] {
+                                          return remove_package_file(plan_.roots[target.root_index],
+                                                                     target.destination);
+                                      })) {
+                report_.failures.push_back(std::move(*failure));
             }
-            if (!*outcomes[item]) {
-                continue;
-            }
-            const Rejection& rejection = **outcomes[item];
-            const std::string file_name = target.destination.filename().string();
-            const std::string dnf_words = dnf_rejection_message(rejection.kind, file_name);
-            const std::string detail = " (" + rejection.error.to_string() + ")";
-            PackageFailure failure{nevra, {}, {}, "Removing " + file_name + ": " + dnf_words};
-            if (auto removed =
-                    remove_package_file(plan_.roots[target.root_index], target.destination);
-                removed) {
-                failure.reason = failure.dnf_message + detail;
-            } else {
-                failure.reason = dnf_words + detail + "; " + removed.error().to_string();
-                failure.dnf_message.clear();
-            }
-            report_.failures.push_back(std::move(failure));
         }
+    }
+
+    // --gpgcheck on an s3:// destination: each package is checked in the spool by an upload
+    // worker before it is uploaded; what it reports waits in spool_failures_ for end_uploads.
+    void check_in_spool(const PackageIndex& index) {
+        s3_->check_signatures(
+            trusted_key_ids_, [this, &index](std::size_t item, const std::filesystem::path& file) {
+                const PackageTarget& target = plan_.targets[item];
+                const auto outcome = package_keys_->check_package(file);
+                ++spool_checked_;
+                // The spool's file goes anyway; a stored object is deleted by end_uploads.
+                auto failure = signature_failure(index[target.position].nevra(),
+                                                 target.destination.filename().string(), outcome,
+                                                 [] { return Result<void>{}; });
+                if (!failure) {
+                    return SpoolVerdict::Upload;
+                }
+                const std::lock_guard lock(spool_failures_mutex_);
+                spool_failures_[item] = std::move(*failure);
+                // One that could not be checked is kept, as a local --gpgcheck keeps the file.
+                return outcome ? SpoolVerdict::Remove : SpoolVerdict::Upload;
+            });
+    }
+
+    // --gpgcheck: what to report for `outcome`, the check of package `nevra` in `file_name`;
+    // nothing iff it is good. On a verdict, `remove` takes the file out of the mirror (its error
+    // is reported instead of dnf's words); a package that could not be checked is kept.
+    static std::optional<PackageFailure> signature_failure(
+        const std::string& nevra, const std::string& file_name,
+        const Result<std::optional<Rejection>>& outcome,
+        const std::function<Result<void>()>& remove) {
+        if (!outcome) {
+            return PackageFailure{
+                nevra, "signature not checked, file kept: " + outcome.error().to_string(), {}, {}};
+        }
+        if (!*outcome) {
+            return std::nullopt;
+        }
+        const Rejection& rejection = **outcome;
+        const std::string dnf_words = dnf_rejection_message(rejection.kind, file_name);
+        const std::string detail = " (" + rejection.error.to_string() + ")";
+        PackageFailure failure{nevra, {}, {}, "Removing " + file_name + ": " + dnf_words};
+        if (auto removed = remove(); removed) {
+            failure.reason = failure.dnf_message + detail;
+        } else {
+            failure.reason = dnf_words + detail + "; " + removed.error().to_string();
+            failure.dnf_message.clear();
+        }
+        return failure;
     }
 
     Result<void> download_targets(const PackageIndex& index,
@@ -1654,6 +1711,10 @@ class RepoSync {
     std::size_t packages_done_ = 0;          // packages downloaded or found present (events)
     std::unique_ptr<S3Destination> s3_;      // an s3:// destination, once opened
     std::optional<std::string> s3_comps_;    // -m with an s3:// destination: comps.xml
+    // --gpgcheck on s3://: the spool check's failures by target, and how many it checked.
+    std::mutex spool_failures_mutex_;
+    std::map<std::size_t, PackageFailure> spool_failures_;
+    std::atomic<std::size_t> spool_checked_{0};
 };
 
 }  // namespace

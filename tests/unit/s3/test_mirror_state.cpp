@@ -16,6 +16,8 @@ TEST(S3MirrorState, RoundTrip) {
                                        .checksum_type = ChecksumType::Sha1,
                                        .digest = std::string(40, 'b')};
     state.previous_records = {"repodata/x-primary.xml.gz"};
+    state.acl = "public-read";
+    state.signatures_checked = "0123456789abcdef,";
     auto parsed = s3::parse_state(s3::to_json(state), "s3://bucket/repo/.rpmirror/state.json");
     ASSERT_TRUE(parsed) << parsed.error().to_string();
     EXPECT_EQ(parsed->repomd_sha256, state.repomd_sha256);
@@ -27,6 +29,18 @@ TEST(S3MirrorState, RoundTrip) {
     EXPECT_EQ(object.checksum_type, ChecksumType::Sha1);
     EXPECT_EQ(object.digest, std::string(40, 'b'));
     EXPECT_EQ(parsed->previous_records, state.previous_records);
+    EXPECT_EQ(parsed->acl, "public-read");
+    EXPECT_EQ(parsed->signatures_checked, "0123456789abcdef,");
+}
+
+TEST(S3MirrorState, AStateOfAnOlderVersionReadsAsUncheckedAndWithoutAcl) {
+    auto parsed = s3::parse_state(
+        "{\"version\":1,\"repomd_sha256\":\"\",\"fingerprint\":\"\",\"objects\":{},"
+        "\"previous_records\":[]}",
+        "s3://bucket/repo/.rpmirror/state.json");
+    ASSERT_TRUE(parsed) << parsed.error().to_string();
+    EXPECT_EQ(parsed->acl, "");
+    EXPECT_EQ(parsed->signatures_checked, "");
 }
 
 TEST(S3MirrorState, RefusesWhatItDidNotWrite) {
