@@ -51,23 +51,16 @@ struct VerifyArgs {
 // The selection to audit `repo_dir` with: the one its last sync recorded (unless --all-packages),
 // then each filter given on the command line in place of the recorded one. `origin` says where
 // it came from, for the output.
-SelectionOptions choose_selection(const VerifyArgs& args, const std::filesystem::path& repo_dir,
+// `recorded` is what the mirror's state holds (nullopt with --all-packages).
+SelectionOptions choose_selection(const VerifyArgs& args,
+                                  const std::optional<RecordedSelection>& recorded,
                                   std::int64_t min_build_time, std::string& origin) {
     SelectionOptions selection;
-    std::optional<RecordedSelection> recorded;
-    const bool is_s3 = s3::is_s3_url(args.download_path);
-    if (!args.all_packages && !is_s3) {
-        recorded = recorded_selection(args.state.state_dir.empty()
-                                          ? std::filesystem::path()
-                                          : std::filesystem::absolute(args.state.state_dir),
-                                      repo_dir);
-    }
     if (recorded) {
         selection = recorded->options;
         origin = "recorded by sync";
     } else {
         origin = args.all_packages ? "--all-packages"
-                 : is_s3           ? "an s3:// mirror records no selection: every package"
                                    : "no selection recorded: not mirrored by rpmirror sync";
     }
     bool overridden = false;
@@ -343,7 +336,14 @@ int run_verify_s3(const VerifyArgs& args, std::int64_t min_build_time) {
         const s3::S3Location repo{mirror->bucket, mirror->prefix + id + "/"};
         S3AuditOptions options = base_options;
         std::string selection_origin;
-        options.selection = choose_selection(args, {}, min_build_time, selection_origin);
+        std::optional<RecordedSelection> recorded;
+        if (!args.all_packages) {
+            auto from_state = recorded_s3_selection(*config, repo);
+            if (from_state) {
+                recorded = std::move(*from_state);
+            }  // an unreadable state is the audit's error, below
+        }
+        options.selection = choose_selection(args, recorded, min_build_time, selection_origin);
         if (!args.quiet) {
             print.line(fmt::format("{}: selection: {} ({})", id,
                                    describe_selection(options.selection), selection_origin));
@@ -437,7 +437,14 @@ int run_verify(VerifyArgs& args) {
         const std::filesystem::path repo_dir = dir / target.id;
         AuditOptions options = base_options;
         std::string selection_origin;
-        options.selection = choose_selection(args, repo_dir, min_build_time, selection_origin);
+        std::optional<RecordedSelection> recorded;
+        if (!args.all_packages) {
+            recorded = recorded_selection(args.state.state_dir.empty()
+                                              ? std::filesystem::path()
+                                              : std::filesystem::absolute(args.state.state_dir),
+                                          repo_dir);
+        }
+        options.selection = choose_selection(args, recorded, min_build_time, selection_origin);
         if (!args.quiet) {
             print.line(fmt::format("{}: selection: {} ({})", target.id,
                                    describe_selection(options.selection), selection_origin));

@@ -102,7 +102,8 @@ std::optional<SyncState> read_sync_state(const std::filesystem::path& path);
 Result<void> write_sync_state(const std::filesystem::path& path, const SyncState& state);
 
 // Returns true iff every file of `state` is a regular file under `repo_dir` with the recorded
-// size, mtime, inode and ctime (lstat only; a symlink never matches).
+// size, mtime, inode and ctime (lstat only; a symlink never matches): store::files_unchanged
+// over the mirror's LocalStore.
 bool state_files_unchanged(const std::filesystem::path& repo_dir, const SyncState& state);
 
 // Returns the size and mtime of the regular file at `path`, or nullopt iff it is not one.

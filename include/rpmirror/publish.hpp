@@ -72,23 +72,4 @@ std::vector<std::filesystem::path> find_stale_stages(const std::filesystem::path
 std::size_t remove_stale_stages(const std::filesystem::path& metadata_dir,
                                 const std::filesystem::path& except = {});
 
-// Removes every regular file named `*.rpm` under `repo_dir` whose path relative to `repo_dir`
-// is not in `keep` (relative, lexically normal paths, as the planner computes them). Never
-// removes anything else, never follows a symlink (to a file or a directory), never leaves
-// `repo_dir`; `repodata/` and staging directories at its top are not descended into.
-// Returns the removed paths (relative to `repo_dir`), sorted; or Error{Io} naming the file or
-// directory iff a directory cannot be read or a file cannot be removed (files removed before
-// the failure stay removed). Returns an empty list iff `repo_dir` does not exist.
-Result<std::vector<std::filesystem::path>> delete_unlisted_packages(
-    const std::filesystem::path& repo_dir, const std::set<std::filesystem::path>& keep);
-
-// Lists what delete_unlisted_packages would remove, removing nothing: every regular file named
-// `*.rpm` under `repo_dir` whose relative path is not in `keep`, found by the same walk (no
-// symlink followed, `repodata/` and staging directories at the top skipped).
-// Returns the paths (relative to `repo_dir`), sorted; an empty list iff `repo_dir` does not exist;
-// Error{Unsafe} iff `repo_dir` is a symlink; Error{Io} naming the directory iff one cannot be
-// read. Thread-safe (reads only).
-Result<std::vector<std::filesystem::path>> list_unlisted_packages(
-    const std::filesystem::path& repo_dir, const std::set<std::filesystem::path>& keep);
-
 }  // namespace rpmirror

@@ -46,6 +46,13 @@ struct S3AuditOptions {
 RepoAuditReport audit_s3_repository(std::string_view repo_id, const s3::S3Config& config,
                                     const s3::S3Location& repo, const S3AuditOptions& options = {});
 
+// Returns the selection the last complete sync of the mirror at `repo` recorded in its state
+// object (as recorded_selection does for a local mirror), nullopt iff there is none (no state,
+// or one written by an rpmirror that did not record it); the store's error naming the object
+// iff it cannot be read. One GET.
+Result<std::optional<RecordedSelection>> recorded_s3_selection(const s3::S3Config& config,
+                                                               const s3::S3Location& repo);
+
 struct S3RepairOptions {
     std::string download_path;   // "s3://BUCKET/PREFIX": the mirror (the repository is <id>/ below)
     bool norepopath = false;     // the repository is the prefix itself

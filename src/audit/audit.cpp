@@ -18,6 +18,7 @@
 #include "rpmirror/metadata.hpp"
 #include "rpmirror/plan.hpp"
 #include "rpmirror/publish.hpp"
+#include "store/local_store.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror {
@@ -186,7 +187,7 @@ class Auditor {
         }
         roots_ = plan->roots;
         report_.packages = plan->targets.size();
-        std::set<std::filesystem::path> listed;
+        std::set<std::string> listed;  // package keys (store/mirror_store.hpp)
         for (const PackageTarget& target : plan->targets) {
             const PackageView package = (*index)[target.position];
             checks_.push_back({target.relative_path, target.root_index, target.destination,
@@ -197,17 +198,19 @@ class Auditor {
                                    : std::optional<std::uint64_t>(package.package_size),
                                false});
             if (target.root_index == 0) {
-                listed.insert(target.relative_path);
+                listed.insert(target.relative_path.generic_string());
             }
         }
         run_checks();
 
         if (options_.report_extra) {
-            auto extra = list_unlisted_packages(repo_dir_, listed);
+            store::LocalStore store(repo_dir_);
+            auto extra = store::unlisted_packages(store, listed);
             if (!extra) {
                 return tl::unexpected(std::move(extra.error()));
             }
-            for (const std::filesystem::path& path : *extra) {
+            for (const auto& [key, file] : *extra) {
+                const std::filesystem::path path(key);
                 AuditProblem problem;
                 problem.kind = ProblemKind::Extra;
                 problem.path = path;

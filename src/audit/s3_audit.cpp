@@ -18,11 +18,13 @@
 #include <fmt/core.h>
 
 #include "audit/report_parts.hpp"
+#include "plan/selection_json.hpp"
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/metadata.hpp"
 #include "rpmirror/plan.hpp"
 #include "s3/lease.hpp"
 #include "s3/mirror_state.hpp"
+#include "store/s3_store.hpp"
 #include "util/parallel.hpp"
 
 namespace rpmirror {
@@ -133,16 +135,19 @@ class S3Auditor {
                               repo_.to_string());
         }
         if (options_.report_extra) {
-            for (const auto& [key, object] : listing_) {
-                if (s3::is_package_key(key) && !listed.contains(key)) {
-                    AuditProblem problem;
-                    problem.kind = ProblemKind::Extra;
-                    problem.path = key;
-                    problem.actual_size = object.size;
-                    problem.root = repo_.to_string();
-                    problem.destination = key;
-                    report_.problems.push_back(std::move(problem));
-                }
+            store::S3Store store(client_, repo_, &listing_);
+            auto extra = store::unlisted_packages(store, listed);
+            if (!extra) {
+                return tl::unexpected(std::move(extra.error()));
+            }
+            for (const auto& [key, object] : *extra) {
+                AuditProblem problem;
+                problem.kind = ProblemKind::Extra;
+                problem.path = key;
+                problem.actual_size = object.size;
+                problem.root = repo_.to_string();
+                problem.destination = key;
+                report_.problems.push_back(std::move(problem));
             }
         }
         return {};
@@ -497,6 +502,19 @@ RepoAuditReport audit_s3_repository(std::string_view repo_id, const s3::S3Config
     report.s3_requests = auditor.requests();
     audit_parts::finish(report, started);
     return report;
+}
+
+Result<std::optional<RecordedSelection>> recorded_s3_selection(const s3::S3Config& config,
+                                                               const s3::S3Location& repo) {
+    s3::S3Client client(config);
+    auto state = s3::load_state(client, repo);
+    if (!state) {
+        return tl::unexpected(std::move(state.error()));
+    }
+    if (!*state || (*state)->selection.empty()) {
+        return std::optional<RecordedSelection>();
+    }
+    return selection_from_text((*state)->selection);
 }
 
 RepairReport repair_s3_repository(Syncer& syncer, const RepoConfig& repo,

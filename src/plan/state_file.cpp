@@ -9,7 +9,9 @@
 
 #include "fs/durable.hpp"
 #include "fs/state.hpp"
+#include "plan/selection_json.hpp"
 #include "rpmirror/plan.hpp"
+#include "store/local_store.hpp"
 
 namespace rpmirror {
 
@@ -22,6 +24,51 @@ std::int64_t nanoseconds(const struct timespec& time) {
 }
 
 }  // namespace
+
+nlohmann::json selection_to_json(const RecordedSelection& selection) {
+    const SelectionOptions& options = selection.options;
+    return {{"arches", options.arches},
+            {"source", options.source_only},
+            {"newest_only", options.newest_only},
+            {"keep_versions", options.keep_versions},
+            {"include", options.include_globs},
+            {"exclude", options.exclude_globs},
+            {"min_build_time", options.min_build_time ? nlohmann::json(*options.min_build_time)
+                                                      : nlohmann::json(nullptr)},
+            {"modular", selection.modular}};
+}
+
+RecordedSelection selection_from_json(const nlohmann::json& recorded) {
+    RecordedSelection selection;
+    selection.options.arches = recorded.at("arches").get<std::vector<std::string>>();
+    selection.options.source_only = recorded.at("source").get<bool>();
+    selection.options.newest_only = recorded.at("newest_only").get<bool>();
+    // Absent in states written before --keep-versions: -n kept one.
+    selection.options.keep_versions = recorded.value("keep_versions", std::uint32_t{1});
+    selection.options.include_globs = recorded.at("include").get<std::vector<std::string>>();
+    selection.options.exclude_globs = recorded.at("exclude").get<std::vector<std::string>>();
+    if (!recorded.at("min_build_time").is_null()) {
+        selection.options.min_build_time = recorded.at("min_build_time").get<std::int64_t>();
+    }
+    selection.modular = recorded.at("modular").get<bool>();
+    return selection;
+}
+
+std::string selection_to_text(const RecordedSelection& selection) {
+    return selection_to_json(selection).dump();
+}
+
+std::optional<RecordedSelection> selection_from_text(std::string_view text) {
+    const nlohmann::json document = nlohmann::json::parse(text, nullptr, false);
+    if (document.is_discarded() || !document.is_object()) {
+        return std::nullopt;
+    }
+    try {
+        return selection_from_json(document);
+    } catch (const nlohmann::json::exception&) {
+        return std::nullopt;
+    }
+}
 
 std::filesystem::path sync_state_path(const std::filesystem::path& state_dir,
                                       const std::filesystem::path& repo_dir) {
@@ -44,23 +91,7 @@ std::optional<SyncState> read_sync_state(const std::filesystem::path& path) {
         state.options_fingerprint = document.at("options").get<std::string>();
         state.published_repomd_sha256 = document.value("published_repomd_sha256", std::string());
         if (const auto found = document.find("selection"); found != document.end()) {
-            const nlohmann::json& recorded = *found;
-            RecordedSelection selection;
-            selection.options.arches = recorded.at("arches").get<std::vector<std::string>>();
-            selection.options.source_only = recorded.at("source").get<bool>();
-            selection.options.newest_only = recorded.at("newest_only").get<bool>();
-            // Absent in states written before --keep-versions: -n kept one.
-            selection.options.keep_versions = recorded.value("keep_versions", std::uint32_t{1});
-            selection.options.include_globs =
-                recorded.at("include").get<std::vector<std::string>>();
-            selection.options.exclude_globs =
-                recorded.at("exclude").get<std::vector<std::string>>();
-            if (!recorded.at("min_build_time").is_null()) {
-                selection.options.min_build_time =
-                    recorded.at("min_build_time").get<std::int64_t>();
-            }
-            selection.modular = recorded.at("modular").get<bool>();
-            state.selection = std::move(selection);
+            state.selection = selection_from_json(*found);
         }
         for (const auto& file : document.at("files")) {
             state.files.push_back({file.at(0).get<std::string>(), file.at(1).get<std::uint64_t>(),
@@ -87,17 +118,7 @@ Result<void> write_sync_state(const std::filesystem::path& path, const SyncState
         document["published_repomd_sha256"] = state.published_repomd_sha256;
     }
     if (state.selection) {
-        const SelectionOptions& options = state.selection->options;
-        document["selection"] = {
-            {"arches", options.arches},
-            {"source", options.source_only},
-            {"newest_only", options.newest_only},
-            {"keep_versions", options.keep_versions},
-            {"include", options.include_globs},
-            {"exclude", options.exclude_globs},
-            {"min_build_time", options.min_build_time ? nlohmann::json(*options.min_build_time)
-                                                      : nlohmann::json(nullptr)},
-            {"modular", state.selection->modular}};
+        document["selection"] = selection_to_json(*state.selection);
     }
     std::error_code error;
     std::filesystem::create_directories(path.parent_path(), error);
@@ -125,14 +146,15 @@ std::optional<SyncStateFile> stat_for_state(const std::filesystem::path& repo_di
 }
 
 bool state_files_unchanged(const std::filesystem::path& repo_dir, const SyncState& state) {
+    store::Listing recorded;
     for (const SyncStateFile& file : state.files) {
-        const auto now = stat_for_state(repo_dir, file.relative_path);
-        if (!now || now->size != file.size || now->mtime_ns != file.mtime_ns ||
-            now->inode != file.inode || now->ctime_ns != file.ctime_ns) {
-            return false;
-        }
+        recorded.emplace(
+            file.relative_path.generic_string(),
+            store::StoredFile{file.size, store::LocalStore::version_of(file.mtime_ns, file.inode,
+                                                                       file.ctime_ns)});
     }
-    return true;
+    store::LocalStore store(repo_dir);
+    return store::files_unchanged(store, recorded);
 }
 
 }  // namespace rpmirror

@@ -33,10 +33,6 @@ constexpr std::string_view kStagingPrefix = fs::kStagingDirPrefix;
 constexpr std::string_view kLiveName = fs::kLiveMetadataDirName;
 constexpr std::string_view kIndexName = "repomd.xml";
 
-UniqueFd open_directory(const std::filesystem::path& path) {
-    return fs::open_directory(path, /*nofollow=*/true);
-}
-
 // The file names (in repodata/) of the records the repomd.xml at `path` lists; empty iff it
 // cannot be read or parsed.
 std::vector<std::string> records_listed_by(const std::filesystem::path& path) {
@@ -164,92 +160,6 @@ std::size_t remove_stale_stages(const std::filesystem::path& metadata_dir,
         }
     }
     return removed;
-}
-
-namespace {
-
-// What the walk does with each unlisted package: given the open directory holding it, its name
-// and its path relative to the repository root, returns an error to stop the walk.
-using UnlistedVisitor = std::function<Result<void>(int dir_fd, const std::string& name,
-                                                   const std::filesystem::path& relative)>;
-
-// Opens `repo_dir` and walks it with `visit`. Returns false (and no error) iff it does not exist.
-Result<bool> walk_unlisted(const std::filesystem::path& repo_dir,
-                           const std::set<std::filesystem::path>& keep,
-                           const UnlistedVisitor& visit, std::string_view refusal) {
-    UniqueFd root = open_directory(repo_dir);
-    if (!root) {
-        const int open_errno = errno;
-        if (open_errno == ENOENT) {
-            return false;
-        }
-        std::error_code ignored;
-        if (std::filesystem::is_symlink(repo_dir, ignored)) {
-            return make_error(ErrorCode::Unsafe, std::string(refusal), repo_dir.string());
-        }
-        return make_errno_error("cannot open directory", repo_dir.string(), open_errno);
-    }
-    // repodata/ and the staging directories at the top are not descended into; every regular
-    // `*.rpm` file that `keep` does not list is handed to `visit`.
-    const fs::DescendFilter descend = [](const std::filesystem::path& relative,
-                                         const struct stat&) {
-        const std::string name = relative.filename().string();
-        return relative.has_parent_path() || !fs::is_metadata_dir_name(name);
-    };
-    const fs::RpmVisitor unlisted = [&](int dir_fd, const std::string& name,
-                                        const std::filesystem::path& relative,
-                                        const struct stat&) -> Result<bool> {
-        if (keep.contains(relative)) {
-            return true;  // selected packages stay
-        }
-        auto visited = visit(dir_fd, name, relative);
-        if (!visited) {
-            return tl::unexpected(std::move(visited.error()));
-        }
-        return true;
-    };
-    auto walked = fs::walk_rpm_files(std::move(root), repo_dir, descend, unlisted);
-    if (!walked) {
-        return tl::unexpected(std::move(walked.error()));
-    }
-    return true;
-}
-
-}  // namespace
-
-Result<std::vector<std::filesystem::path>> delete_unlisted_packages(
-    const std::filesystem::path& repo_dir, const std::set<std::filesystem::path>& keep) {
-    std::vector<std::filesystem::path> removed;
-    const UnlistedVisitor remove = [&](int dir_fd, const std::string& name,
-                                       const std::filesystem::path& relative) -> Result<void> {
-        if (fs::unlink_at(dir_fd, name) != 0) {
-            return make_errno_error("cannot remove", (repo_dir / relative).string(), errno);
-        }
-        removed.push_back(relative);
-        return {};
-    };
-    auto walked = walk_unlisted(repo_dir, keep, remove, "is a symlink; not deleting through it");
-    if (!walked) {
-        return tl::unexpected(std::move(walked.error()));
-    }
-    std::sort(removed.begin(), removed.end());
-    return removed;
-}
-
-Result<std::vector<std::filesystem::path>> list_unlisted_packages(
-    const std::filesystem::path& repo_dir, const std::set<std::filesystem::path>& keep) {
-    std::vector<std::filesystem::path> unlisted;
-    const UnlistedVisitor record = [&](int, const std::string&,
-                                       const std::filesystem::path& relative) -> Result<void> {
-        unlisted.push_back(relative);
-        return {};
-    };
-    auto walked = walk_unlisted(repo_dir, keep, record, "is a symlink; not walking through it");
-    if (!walked) {
-        return tl::unexpected(std::move(walked.error()));
-    }
-    std::sort(unlisted.begin(), unlisted.end());
-    return unlisted;
 }
 
 }  // namespace rpmirror

@@ -29,7 +29,8 @@ std::string to_json(const MirrorState& state) {
                                      {"objects", std::move(objects)},
                                      {"previous_records", state.previous_records},
                                      {"acl", state.acl},
-                                     {"signatures_checked", state.signatures_checked}};
+                                     {"signatures_checked", state.signatures_checked},
+                                     {"selection", state.selection}};
     return document.dump();
 }
 
@@ -65,6 +66,7 @@ Result<MirrorState> parse_state(std::string_view json, std::string_view shown) {
         state.previous_records = document.at("previous_records").get<std::vector<std::string>>();
         state.acl = document.value("acl", std::string());
         state.signatures_checked = document.value("signatures_checked", std::string());
+        state.selection = document.value("selection", std::string());
         return state;
     } catch (const nlohmann::json::exception& e) {
         return make_error(ErrorCode::BadInput, std::string("malformed state: ") + e.what(),

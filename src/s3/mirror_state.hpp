@@ -28,14 +28,6 @@ inline constexpr std::string_view kStateDirName = ".rpmirror/";
 inline constexpr std::string_view kStateKey = ".rpmirror/state.json";
 inline constexpr std::string_view kLockKey = ".rpmirror/lock";
 
-// True iff `relative` (a key relative to a repository's prefix) is a package of the mirror: a
-// `*.rpm` outside `repodata/` and rpmirror's `.rpmirror/` (what --delete may delete and verify
-// --list-extra reports).
-inline bool is_package_key(std::string_view relative) {
-    return relative.ends_with(".rpm") && !relative.starts_with("repodata/") &&
-           !relative.starts_with(kStateDirName);
-}
-
 // One object as rpmirror uploaded and verified it.
 struct StoredObject {
     std::uint64_t size = 0;
@@ -65,6 +57,9 @@ struct MirrorState {
     // checked against before it was uploaded or kept; empty = some may be unchecked. Absent from
     // states written before it was recorded: read as empty.
     std::string signatures_checked;
+    // The selection of the last complete sync (plan/selection_json.hpp's text), which verify
+    // audits and --repair syncs with; empty = none recorded (states of older versions too).
+    std::string selection;
 };
 
 // Returns the state as JSON ({"version":1,...}).

@@ -10,6 +10,7 @@
 
 #include "rpmirror/metadata.hpp"
 #include "s3/upload.hpp"
+#include "store/s3_store.hpp"
 #include "sync/s3_spool.hpp"
 
 namespace rpmirror {
@@ -156,22 +157,26 @@ Result<void> S3Destination::load() {
     return {};
 }
 
-bool S3Destination::is_noop(const std::string& repomd_sha256,
-                            const std::string& fingerprint) const {
+bool S3Destination::is_noop(const std::string& repomd_sha256, const std::string& fingerprint) {
     if (!options_.use_checksum_cache || state_.repomd_sha256.empty() ||
         state_.repomd_sha256 != repomd_sha256 || state_.fingerprint != fingerprint) {
         return false;
     }
-    return std::all_of(state_.objects.begin(), state_.objects.end(), [this](const auto& entry) {
-        const auto listed = listing_.find(entry.first);
-        return listed != listing_.end() && s3::still_matches(entry.second, listed->second);
-    });
+    store::Listing recorded;
+    for (const auto& [key, object] : state_.objects) {
+        if (object.etag.empty()) {
+            return false;  // nothing to compare: verified again
+        }
+        recorded.emplace(key, store::StoredFile{object.size, object.etag});
+    }
+    store::S3Store store(client_, location_, &listing_);
+    return store::files_unchanged(store, recorded);
 }
 
 std::set<std::string> S3Destination::state_package_keys() const {
     std::set<std::string> keys;
     for (const auto& [key, object] : state_.objects) {
-        if (s3::is_package_key(key)) {
+        if (store::is_package_key(key)) {
             keys.insert(key);
         }
     }
@@ -324,10 +329,8 @@ Result<std::vector<std::pair<std::size_t, Error>>> S3Destination::end_uploads() 
     // the file).
     std::vector<std::string> condemned;
     for (const std::size_t item : pool->removed) {
-        const std::string& key = pool->packages[item].key;
-        condemned.push_back(location_.key(key));
-        listing_.erase(key);
-        state_.objects.erase(key);
+        condemned.push_back(pool->packages[item].key);
+        state_.objects.erase(pool->packages[item].key);
     }
     if (uploaded_any && check_keys_.empty()) {
         state_.signatures_checked.clear();  // unchecked packages among the state's now
@@ -338,8 +341,13 @@ Result<std::vector<std::pair<std::size_t, Error>>> S3Destination::end_uploads() 
         return tl::unexpected(std::move(held.error()));
     }
     if (!condemned.empty()) {
-        if (auto deleted = client_.delete_objects(location_.bucket, condemned); !deleted) {
+        store::S3Store store(client_, location_, &listing_);
+        auto deleted = store.remove_packages(condemned);
+        if (!deleted) {
             return tl::unexpected(std::move(deleted.error()));
+        }
+        for (const std::string& key : *deleted) {
+            listing_.erase(key);
         }
     }
     if (auto stored = store_state(); !stored) {
@@ -491,6 +499,7 @@ Result<void> S3Destination::publish(std::span<const S3Package> packages,
                   [&keep](const auto& entry) { return !keep.contains(entry.first); });
     state_.repomd_sha256 = repomd_sha256;
     state_.fingerprint = fingerprint;
+    state_.selection = selection_;
     if (!check_keys_.empty()) {
         state_.signatures_checked = check_keys_;  // every package was judged, or kept checked
     }
@@ -531,17 +540,16 @@ Result<void> S3Destination::apply_acl() {
 
 Result<void> S3Destination::delete_unlisted(const std::set<std::string>& keep,
                                             RepoSyncReport& report) {
-    std::vector<std::string> keys;
-    for (const auto& [key, listed] : listing_) {
-        if (s3::is_package_key(key) && !keep.contains(key)) {
-            keys.push_back(location_.key(key));
-            report.deleted.emplace_back(key);
-        }
+    store::S3Store store(client_, location_, &listing_);
+    auto deleted = store::delete_unlisted(store, keep);
+    if (!deleted) {
+        return tl::unexpected(std::move(deleted.error()));
     }
-    if (keys.empty()) {
-        return {};
+    for (const std::string& key : *deleted) {
+        report.deleted.emplace_back(key);
+        listing_.erase(key);
     }
-    return client_.delete_objects(location_.bucket, keys);
+    return {};
 }
 
 std::uint64_t S3Destination::requests() const {

@@ -101,7 +101,7 @@ class S3Destination {
 
     // Returns true iff the last complete sync mirrored `repomd_sha256` with `fingerprint` and
     // every object of the state is still in the listing unchanged. Needs load().
-    bool is_noop(const std::string& repomd_sha256, const std::string& fingerprint) const;
+    bool is_noop(const std::string& repomd_sha256, const std::string& fingerprint);
     // The packages the state holds (a no-op's count).
     std::size_t state_packages() const;
 
@@ -115,6 +115,9 @@ class S3Destination {
     // True iff every package of the state was checked against `key_ids` (check_signatures'):
     // nothing stored needs judging again. Needs load().
     bool signatures_checked_with(const std::string& key_ids) const;
+
+    // The selection a complete sync records in the state (plan/selection_json.hpp's text).
+    void record_selection(std::string selection) { selection_ = std::move(selection); }
 
     // The local directory packages are downloaded into before upload.
     const std::filesystem::path& spool() const { return spool_; }
@@ -175,6 +178,7 @@ class S3Destination {
     std::uint64_t pool_requests_ = 0;
     std::set<std::string> uploaded_now_;  // keys this run uploaded (with --s3-acl's ACL)
     std::string check_keys_;              // --gpgcheck: check_signatures' key ids
+    std::string selection_;               // record_selection's
     SpoolCheck check_;
     std::unique_ptr<UploadPool> pool_;
     // Destroyed (its keep-alive stopped, released) first.

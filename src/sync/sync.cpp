@@ -22,12 +22,14 @@
 #include "fs/beneath.hpp"
 #include "fs/durable.hpp"
 #include "fs/state.hpp"
+#include "plan/selection_json.hpp"
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/filtered_metadata.hpp"
 #include "rpmirror/metadata.hpp"
 #include "rpmirror/plan.hpp"
 #include "rpmirror/publish.hpp"
 #include "rpmirror/signature.hpp"
+#include "store/local_store.hpp"
 #include "sync/s3_sync.hpp"
 #include "util/fault.hpp"
 #include "util/parallel.hpp"
@@ -722,6 +724,8 @@ class RepoSync {
                 metadata->signature = repomd.signature;
             }
         }
+        s3_->record_selection(
+            selection_to_text(RecordedSelection{selection_options_, is_modular_}));
         return s3_->publish(packages, metadata, s3_comps_, repomd_sha256_, fingerprint(), report_);
     }
 
@@ -1681,11 +1685,16 @@ class RepoSync {
     }
 
     Result<void> delete_unlisted(const std::set<std::filesystem::path>& keep) {
-        auto deleted = delete_unlisted_packages(repo_dir_, keep);
+        std::set<std::string> keys;
+        for (const std::filesystem::path& path : keep) {
+            keys.insert(path.generic_string());
+        }
+        store::LocalStore store(repo_dir_);
+        auto deleted = store::delete_unlisted(store, keys);
         if (!deleted) {
             return tl::unexpected(std::move(deleted.error()));
         }
-        report_.deleted = std::move(*deleted);
+        report_.deleted.assign(deleted->begin(), deleted->end());
         return {};
     }
 

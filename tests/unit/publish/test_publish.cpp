@@ -91,49 +91,5 @@ TEST(MetadataStage, StaleStagesFromCrashedRunsAreRemoved) {
     EXPECT_EQ(entries_of(dir / "repo"), (std::vector<std::string>{".other", "repodata"}));
 }
 
-TEST(DeleteUnlisted, RemovesOnlyUnselectedRegularRpmFilesInsideTheRepository) {
-    test::TempDir dir;
-    const auto repo = dir / "repo";
-    dir.write("repo/Packages/a/keep-1.0.rpm", "k");
-    dir.write("repo/Packages/a/stale-0.9.rpm", "s");
-    dir.write("repo/Packages/b/old/deep-1.rpm", "d");
-    dir.write("repo/Packages/notes.txt", "not an rpm");
-    dir.write("repo/Packages/.keep-1.1.rpm.part", "partial download");
-    dir.write("repo/repodata/odd.rpm", "metadata is not touched");
-    dir.write("outside/victim.rpm", "outside the repository");
-    dir.write("outside/sub/victim2.rpm", "outside the repository");
-    std::filesystem::create_symlink(dir / "outside/victim.rpm", repo / "Packages/link.rpm");
-    std::filesystem::create_directory_symlink(dir / "outside/sub", repo / "Packages/linkdir");
-
-    const auto removed = delete_unlisted_packages(repo, {"Packages/a/keep-1.0.rpm"});
-    ASSERT_TRUE(removed) << removed.error().to_string();
-    EXPECT_EQ(*removed, (std::vector<std::filesystem::path>{"Packages/a/stale-0.9.rpm",
-                                                            "Packages/b/old/deep-1.rpm"}));
-    EXPECT_TRUE(std::filesystem::exists(repo / "Packages/a/keep-1.0.rpm"));
-    EXPECT_TRUE(std::filesystem::exists(repo / "Packages/notes.txt"));
-    EXPECT_TRUE(std::filesystem::exists(repo / "Packages/.keep-1.1.rpm.part"));
-    EXPECT_TRUE(std::filesystem::exists(repo / "repodata/odd.rpm"));
-    EXPECT_TRUE(std::filesystem::is_symlink(repo / "Packages/link.rpm"));
-    EXPECT_EQ(test::read_file(dir / "outside/victim.rpm"), "outside the repository");
-    EXPECT_EQ(test::read_file(dir / "outside/sub/victim2.rpm"), "outside the repository");
-}
-
-TEST(DeleteUnlisted, MissingRepositoryDirectoryRemovesNothing) {
-    test::TempDir dir;
-    const auto removed = delete_unlisted_packages(dir / "absent", {});
-    ASSERT_TRUE(removed);
-    EXPECT_TRUE(removed->empty());
-}
-
-TEST(DeleteUnlisted, RefusesARepositoryRootThatIsASymlink) {
-    test::TempDir dir;
-    dir.write("real/x.rpm", "x");
-    std::filesystem::create_directory_symlink(dir / "real", dir / "repo");
-    const auto removed = delete_unlisted_packages(dir / "repo", {});
-    ASSERT_FALSE(removed);
-    EXPECT_EQ(removed.error().code, ErrorCode::Unsafe);
-    EXPECT_TRUE(std::filesystem::exists(dir / "real/x.rpm"));
-}
-
 }  // namespace
 }  // namespace rpmirror

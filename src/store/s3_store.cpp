@@ -1,0 +1,88 @@
+// A mirror in an S3 bucket (see store/s3_store.hpp).
+#include "store/s3_store.hpp"
+
+#include "s3/mirror_state.hpp"
+
+namespace rpmirror::store {
+
+S3Store::S3Store(s3::S3Client& client, s3::S3Location repo,
+                 const std::map<std::string, s3::ListedObject>* listing)
+    : client_(client), repo_(std::move(repo)), given_(listing) {}
+
+std::string S3Store::describe(std::string_view key) const {
+    s3::S3Location location = repo_;
+    location.prefix += key;
+    return location.to_string();
+}
+
+Result<const std::map<std::string, s3::ListedObject>*> S3Store::listing() {
+    if (given_ != nullptr) {
+        return given_;
+    }
+    if (!own_) {
+        auto listed = s3::list_mirror(client_, repo_);
+        if (!listed) {
+            return tl::unexpected(std::move(listed.error()));
+        }
+        own_ = std::move(*listed);
+    }
+    return &*own_;
+}
+
+Result<Listing> S3Store::list_packages() {
+    auto objects = listing();
+    if (!objects) {
+        return tl::unexpected(std::move(objects.error()));
+    }
+    Listing packages;
+    for (const auto& [key, object] : **objects) {
+        if (is_package_key(key)) {
+            packages.emplace(key, StoredFile{object.size, object.etag});
+        }
+    }
+    return packages;
+}
+
+Result<std::optional<StoredFile>> S3Store::stat(std::string_view key) {
+    auto objects = listing();
+    if (!objects) {
+        return tl::unexpected(std::move(objects.error()));
+    }
+    const auto found = (*objects)->find(std::string(key));
+    if (found == (*objects)->end()) {
+        return std::optional<StoredFile>();
+    }
+    return std::optional<StoredFile>(StoredFile{found->second.size, found->second.etag});
+}
+
+Result<std::vector<std::string>> S3Store::remove_packages(std::span<const std::string> keys) {
+    auto objects = listing();
+    if (!objects) {
+        return tl::unexpected(std::move(objects.error()));
+    }
+    std::vector<std::string> removed;
+    std::vector<std::string> full_keys;
+    for (const std::string& key : keys) {
+        if (!is_package_key(key)) {
+            return make_error(ErrorCode::BadInput, "is not a package of the mirror; not removed",
+                              describe(key));
+        }
+        if ((*objects)->contains(key)) {
+            removed.push_back(key);
+            full_keys.push_back(repo_.key(key));
+        }
+    }
+    if (!full_keys.empty()) {
+        if (auto deleted = client_.delete_objects(repo_.bucket, full_keys); !deleted) {
+            return tl::unexpected(std::move(deleted.error()));
+        }
+    }
+    if (own_) {
+        for (const std::string& key : removed) {
+            own_->erase(key);
+        }
+    }
+    return removed;
+}
+
+}  // namespace rpmirror::store

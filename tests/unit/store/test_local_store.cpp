@@ -1,0 +1,94 @@
+// The local MirrorStore's own guarantees, beyond the contract every store shares
+// (tests/integration/s3/test_store_contract.cpp): no symlink is followed, nothing outside the
+// root is touched, the staging directories are metadata, and a file's version sees `cp -p`.
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "store/local_store.hpp"
+#include "support/source_tree.hpp"
+#include "support/temp_dir.hpp"
+
+namespace rpmirror {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(LocalStore, DeleteRemovesOnlyUnselectedRegularRpmFilesInsideTheRepository) {
+    test::TempDir dir;
+    const auto repo = dir / "repo";
+    dir.write("repo/Packages/a/keep-1.0.rpm", "k");
+    dir.write("repo/Packages/a/stale-0.9.rpm", "s");
+    dir.write("repo/Packages/b/old/deep-1.rpm", "d");
+    dir.write("repo/top.rpm", "t");
+    dir.write("repo/Packages/notes.txt", "not an rpm");
+    dir.write("repo/Packages/.keep-1.1.rpm.part", "partial download");
+    dir.write("repo/repodata/odd.rpm", "metadata is not touched");
+    dir.write("repo/.repodata.staging-abc/odd.rpm", "nor is a staging directory");
+    dir.write("outside/victim.rpm", "outside the repository");
+    dir.write("outside/sub/victim2.rpm", "outside the repository");
+    fs::create_symlink(dir / "outside/victim.rpm", repo / "Packages/link.rpm");
+    fs::create_directory_symlink(dir / "outside/sub", repo / "Packages/linkdir");
+
+    store::LocalStore local(repo);
+    const auto unlisted = store::unlisted_packages(local, {"Packages/a/keep-1.0.rpm"});
+    ASSERT_TRUE(unlisted) << unlisted.error().to_string();
+    ASSERT_EQ(unlisted->size(), 3U);
+    EXPECT_TRUE(fs::exists(repo / "top.rpm")) << "listing removes nothing";
+
+    const auto removed = store::delete_unlisted(local, {"Packages/a/keep-1.0.rpm"});
+    ASSERT_TRUE(removed) << removed.error().to_string();
+    EXPECT_EQ(*removed, (std::vector<std::string>{"Packages/a/stale-0.9.rpm",
+                                                  "Packages/b/old/deep-1.rpm", "top.rpm"}));
+    EXPECT_TRUE(fs::exists(repo / "Packages/a/keep-1.0.rpm"));
+    EXPECT_TRUE(fs::exists(repo / "Packages/notes.txt"));
+    EXPECT_TRUE(fs::exists(repo / "Packages/.keep-1.1.rpm.part"));
+    EXPECT_TRUE(fs::exists(repo / "repodata/odd.rpm"));
+    EXPECT_TRUE(fs::exists(repo / ".repodata.staging-abc/odd.rpm"));
+    EXPECT_TRUE(fs::is_symlink(repo / "Packages/link.rpm"));
+    EXPECT_EQ(test::read_file(dir / "outside/victim.rpm"), "outside the repository");
+    EXPECT_EQ(test::read_file(dir / "outside/sub/victim2.rpm"), "outside the repository");
+}
+
+TEST(LocalStore, AMissingRootHoldsNothingAndASymlinkedRootIsRefused) {
+    test::TempDir dir;
+    store::LocalStore absent(dir / "absent");
+    const auto nothing = store::delete_unlisted(absent, {});
+    ASSERT_TRUE(nothing) << nothing.error().to_string();
+    EXPECT_TRUE(nothing->empty());
+
+    dir.write("real/x.rpm", "x");
+    fs::create_directory_symlink(dir / "real", dir / "repo");
+    store::LocalStore linked(dir / "repo");
+    const auto refused = store::delete_unlisted(linked, {});
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, ErrorCode::Unsafe);
+    EXPECT_EQ(refused.error().subject, (dir / "repo").string());
+    EXPECT_TRUE(fs::exists(dir / "real/x.rpm"));
+}
+
+TEST(LocalStore, ACopyWithTheSameSizeAndMtimeIsAnotherVersion) {
+    test::TempDir dir;
+    dir.write("repo/Packages/a.rpm", "abc");
+    store::LocalStore local(dir / "repo");
+    const auto before = local.stat("Packages/a.rpm");
+    ASSERT_TRUE(before && *before);
+    dir.write("repo/Packages/a.rpm.new", "xyz");
+    struct stat st {};
+    ASSERT_EQ(::stat((dir / "repo/Packages/a.rpm").c_str(), &st), 0);
+    const struct timespec times[2] = {st.st_atim, st.st_mtim};
+    ASSERT_EQ(::utimensat(AT_FDCWD, (dir / "repo/Packages/a.rpm.new").c_str(), times, 0), 0);
+    fs::rename(dir / "repo/Packages/a.rpm.new", dir / "repo/Packages/a.rpm");
+    const auto after = local.stat("Packages/a.rpm");
+    ASSERT_TRUE(after && *after);
+    EXPECT_EQ((*after)->size, (*before)->size);
+    EXPECT_NE((*after)->version, (*before)->version);
+    EXPECT_FALSE(store::files_unchanged(local, {{"Packages/a.rpm", **before}}));
+    EXPECT_TRUE(store::files_unchanged(local, {{"Packages/a.rpm", **after}}));
+}
+
+}  // namespace
+}  // namespace rpmirror
