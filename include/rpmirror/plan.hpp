@@ -71,6 +71,13 @@ struct RecordedSelection {
     bool modular = false;  // newest-only took the repository's module streams into account
 };
 
+// How the last sync published the mirror's metadata, for verify --repair to publish it the same
+// way again.
+struct RecordedPublishing {
+    std::string sign_key;            // --sign-key KEYID ("" = none)
+    bool upstream_metadata = false;  // --upstream-metadata
+};
+
 struct SyncState {
     std::string repomd_sha256;         // of the repomd.xml the sync mirrored
     std::string options_fingerprint;   // what selected the packages (filters, metadata, layout)
@@ -80,6 +87,8 @@ struct SyncState {
     // Of the repomd.xml published in the mirror iff it is not upstream's (a filtered mirror's
     // rewritten metadata); empty otherwise.
     std::string published_repomd_sha256 = {};
+    // nullopt iff the state was written by a version that did not record it.
+    std::optional<RecordedPublishing> publishing = std::nullopt;
 };
 
 // The state file of a repository directory, outside the mirror:

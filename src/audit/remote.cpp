@@ -169,9 +169,15 @@ RepairReport repair_repository(Syncer& syncer, const RepoConfig& repo, const Rep
     std::error_code ignored;
     sync_options.download_metadata = std::filesystem::is_directory(
         std::filesystem::symlink_status(repo_dir / "repodata", ignored));
+    // The metadata is published as the last sync published it (signed with its key).
+    const auto state_path = sync_state_path(state_directory(sync_options), repo_dir);
+    if (const auto previous = read_sync_state(state_path); previous && previous->publishing) {
+        sync_options.sign_key = previous->publishing->sign_key;
+        sync_options.upstream_metadata = previous->publishing->upstream_metadata;
+    }
     // Without its state file the sync cannot take the no-op shortcut (which trusts sizes and
     // mtimes): every file is verified, and the metadata republished.
-    std::filesystem::remove(sync_state_path(state_directory(sync_options), repo_dir), ignored);
+    std::filesystem::remove(state_path, ignored);
     repair.sync = syncer.sync(repo, sync_options, nullptr, std::move(stop));
     return repair;
 }

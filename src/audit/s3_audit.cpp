@@ -553,6 +553,7 @@ RepairReport repair_s3_repository(Syncer& syncer, const RepoConfig& repo,
     }
     // The ACL the mirror's objects were given: what is uploaded again gets it too.
     const std::string acl = *state ? (*state)->acl : std::string();
+    const std::string recorded_publishing = *state ? (*state)->publishing : std::string();
     if (*state) {
         // First the state forgets them (a killed repair then leaves objects no state vouches
         // for, which the next sync verifies), then they go.
@@ -586,6 +587,11 @@ RepairReport repair_s3_repository(Syncer& syncer, const RepoConfig& repo,
     sync_options.download_metadata = audit.metadata_files > 0;
     sync_options.s3 = options.s3;
     sync_options.s3_acl = acl;
+    // The metadata is published as the last sync published it (signed with its key).
+    if (const auto publishing = publishing_from_text(recorded_publishing)) {
+        sync_options.sign_key = publishing->sign_key;
+        sync_options.upstream_metadata = publishing->upstream_metadata;
+    }
     sync_options.take_lock = false;  // the repair holds the lease
     repair.sync = syncer.sync(repo, sync_options, nullptr, std::move(stop));
     return repair;

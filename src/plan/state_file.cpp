@@ -54,20 +54,47 @@ RecordedSelection selection_from_json(const nlohmann::json& recorded) {
     return selection;
 }
 
-std::string selection_to_text(const RecordedSelection& selection) {
-    return selection_to_json(selection).dump();
+nlohmann::json publishing_to_json(const RecordedPublishing& publishing) {
+    return {{"sign_key", publishing.sign_key}, {"upstream_metadata", publishing.upstream_metadata}};
 }
 
-std::optional<RecordedSelection> selection_from_text(std::string_view text) {
+RecordedPublishing publishing_from_json(const nlohmann::json& recorded) {
+    return {recorded.at("sign_key").get<std::string>(),
+            recorded.at("upstream_metadata").get<bool>()};
+}
+
+namespace {
+
+template <typename Recorded>
+std::optional<Recorded> from_text(std::string_view text,
+                                  Recorded (*from_json)(const nlohmann::json&)) {
     const nlohmann::json document = nlohmann::json::parse(text, nullptr, false);
     if (document.is_discarded() || !document.is_object()) {
         return std::nullopt;
     }
     try {
-        return selection_from_json(document);
+        return from_json(document);
     } catch (const nlohmann::json::exception&) {
         return std::nullopt;
     }
+}
+
+}  // namespace
+
+std::string publishing_to_text(const RecordedPublishing& publishing) {
+    return publishing_to_json(publishing).dump();
+}
+
+std::optional<RecordedPublishing> publishing_from_text(std::string_view text) {
+    return from_text(text, &publishing_from_json);
+}
+
+std::string selection_to_text(const RecordedSelection& selection) {
+    return selection_to_json(selection).dump();
+}
+
+std::optional<RecordedSelection> selection_from_text(std::string_view text) {
+    return from_text(text, &selection_from_json);
 }
 
 std::filesystem::path sync_state_path(const std::filesystem::path& state_dir,
@@ -92,6 +119,9 @@ std::optional<SyncState> read_sync_state(const std::filesystem::path& path) {
         state.published_repomd_sha256 = document.value("published_repomd_sha256", std::string());
         if (const auto found = document.find("selection"); found != document.end()) {
             state.selection = selection_from_json(*found);
+        }
+        if (const auto found = document.find("publishing"); found != document.end()) {
+            state.publishing = publishing_from_json(*found);
         }
         for (const auto& file : document.at("files")) {
             state.files.push_back({file.at(0).get<std::string>(), file.at(1).get<std::uint64_t>(),
@@ -119,6 +149,9 @@ Result<void> write_sync_state(const std::filesystem::path& path, const SyncState
     }
     if (state.selection) {
         document["selection"] = selection_to_json(*state.selection);
+    }
+    if (state.publishing) {
+        document["publishing"] = publishing_to_json(*state.publishing);
     }
     std::error_code error;
     std::filesystem::create_directories(path.parent_path(), error);

@@ -30,7 +30,8 @@ std::string to_json(const MirrorState& state) {
                                      {"previous_records", state.previous_records},
                                      {"acl", state.acl},
                                      {"signatures_checked", state.signatures_checked},
-                                     {"selection", state.selection}};
+                                     {"selection", state.selection},
+                                     {"publishing", state.publishing}};
     return document.dump();
 }
 
@@ -67,6 +68,7 @@ Result<MirrorState> parse_state(std::string_view json, std::string_view shown) {
         state.acl = document.value("acl", std::string());
         state.signatures_checked = document.value("signatures_checked", std::string());
         state.selection = document.value("selection", std::string());
+        state.publishing = document.value("publishing", std::string());
         return state;
     } catch (const nlohmann::json::exception& e) {
         return make_error(ErrorCode::BadInput, std::string("malformed state: ") + e.what(),

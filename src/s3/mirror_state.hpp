@@ -60,6 +60,9 @@ struct MirrorState {
     // The selection of the last complete sync (plan/selection_json.hpp's text), which verify
     // audits and --repair syncs with; empty = none recorded (states of older versions too).
     std::string selection;
+    // How it published the metadata (plan/selection_json.hpp's publishing text); empty = none
+    // recorded.
+    std::string publishing;
 };
 
 // Returns the state as JSON ({"version":1,...}).

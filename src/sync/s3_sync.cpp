@@ -500,6 +500,7 @@ Result<void> S3Destination::publish(std::span<const S3Package> packages,
     state_.repomd_sha256 = repomd_sha256;
     state_.fingerprint = fingerprint;
     state_.selection = selection_;
+    state_.publishing = publishing_;
     if (!check_keys_.empty()) {
         state_.signatures_checked = check_keys_;  // every package was judged, or kept checked
     }

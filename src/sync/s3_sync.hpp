@@ -116,8 +116,12 @@ class S3Destination {
     // nothing stored needs judging again. Needs load().
     bool signatures_checked_with(const std::string& key_ids) const;
 
-    // The selection a complete sync records in the state (plan/selection_json.hpp's text).
-    void record_selection(std::string selection) { selection_ = std::move(selection); }
+    // What a complete sync records in the state: its selection and how it published the
+    // metadata (plan/selection_json.hpp's texts).
+    void record(std::string selection, std::string publishing) {
+        selection_ = std::move(selection);
+        publishing_ = std::move(publishing);
+    }
 
     // The local directory packages are downloaded into before upload.
     const std::filesystem::path& spool() const { return spool_; }
@@ -178,7 +182,8 @@ class S3Destination {
     std::uint64_t pool_requests_ = 0;
     std::set<std::string> uploaded_now_;  // keys this run uploaded (with --s3-acl's ACL)
     std::string check_keys_;              // --gpgcheck: check_signatures' key ids
-    std::string selection_;               // record_selection's
+    std::string selection_;               // record()'s
+    std::string publishing_;
     SpoolCheck check_;
     std::unique_ptr<UploadPool> pool_;
     // Destroyed (its keep-alive stopped, released) first.

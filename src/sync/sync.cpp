@@ -724,9 +724,13 @@ class RepoSync {
                 metadata->signature = repomd.signature;
             }
         }
-        s3_->record_selection(
-            selection_to_text(RecordedSelection{selection_options_, is_modular_}));
+        s3_->record(selection_to_text(RecordedSelection{selection_options_, is_modular_}),
+                    publishing_to_text(recorded_publishing()));
         return s3_->publish(packages, metadata, s3_comps_, repomd_sha256_, fingerprint(), report_);
+    }
+
+    RecordedPublishing recorded_publishing() const {
+        return {options_.sign_key, options_.upstream_metadata};
     }
 
     bool checks_packages() const {
@@ -1659,6 +1663,7 @@ class RepoSync {
         SyncState state{repomd_sha256_, fingerprint(), {}};
         state.selection = RecordedSelection{selection_options_, is_modular_};
         state.published_repomd_sha256 = std::move(published_sha256);
+        state.publishing = recorded_publishing();
         std::set<std::filesystem::path> keep;
         for (const PackageTarget& target : plan_.targets) {
             keep.insert(target.relative_path);

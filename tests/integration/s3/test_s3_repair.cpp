@@ -3,10 +3,13 @@
 // syncs, so a filtered mirror stays filtered and its rewritten metadata stays true.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "integration/s3/s3_sync_fixture.hpp"
+#include "support/signing.hpp"
 
 namespace rpmirror::test {
 namespace {
@@ -63,6 +66,62 @@ TEST_F(S3RepairTest, ARepairOfAFilteredMirrorKeepsItFiltered) {
     const CommandResult all = verify({"--all-packages", "--no-cache"});
     EXPECT_EQ(all.exit_code, 0) << all.out << all.err;
     EXPECT_NE(all.out.find("sample: OK: 4 packages"), std::string::npos) << all.out;
+}
+
+// The whole case: a public-read, filtered, signed mirror, repaired, stays public (an
+// anonymous GET), filtered (dnf lists its four packages through the gateway) and signed (gpg
+// verifies the new repomd.xml.asc with the key the sync signed with).
+TEST_F(S3RepairTest, ARepairedPublicFilteredSignedMirrorStaysAllThree) {
+    if (!signing_tools_available()) {
+        GTEST_FAIL() << "/usr/bin/gpg or /usr/bin/rpmsign not found; scripts/deps installs them";
+    }
+    ::setenv("GNUPGHOME", test_keys().home().c_str(), 1);
+    const CommandResult synced =
+        sync({"--download-metadata", "--setopt=sample.excludepkgs=rpmirror-sample-data", "--s3-acl",
+              "public-read", "--sign-key", test_keys().key_id(Signer::Good)});
+    ASSERT_EQ(synced.exit_code, 0) << synced.err;
+    ASSERT_TRUE(objects().contains("repodata/repomd.xml.asc"));
+    ASSERT_TRUE(client().delete_object(bucket(), key(kTiny)));
+
+    const CommandResult repaired = verify({"--repair", "--repofrompath", "sample," + repo_url_});
+    ::unsetenv("GNUPGHOME");
+    ASSERT_EQ(repaired.exit_code, 0) << repaired.out << repaired.err;
+    const auto listed = objects();
+    EXPECT_FALSE(listed.contains(kData));
+    ASSERT_TRUE(listed.contains("repodata/repomd.xml.asc")) << repaired.out << repaired.err;
+
+    // Public: anonymous GETs of the re-uploaded package and of the new index.
+    const std::string base = cluster().endpoint() + "/" + bucket() + "/" + key("");
+    for (const std::string& relative : {kTiny, std::string("repodata/repomd.xml")}) {
+        const CommandResult status =
+            run_to_end({"curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", base + relative},
+                       tmp_ / "logs");
+        ASSERT_EQ(status.exit_code, 0) << status.err;
+        EXPECT_EQ(status.out, "200") << relative << " is not public-read";
+    }
+    // Signed: the signature verifies the index it sits beside.
+    auto repomd = client().get_object(bucket(), key("repodata/repomd.xml"));
+    auto signature = client().get_object(bucket(), key("repodata/repomd.xml.asc"));
+    ASSERT_TRUE(repomd && signature);
+    const auto repomd_file = TempDir::write_at(tmp_ / "check" / "repomd.xml", *repomd);
+    const auto signature_file = TempDir::write_at(tmp_ / "check" / "repomd.xml.asc", *signature);
+    const CommandResult verified =
+        run_to_end({kGpgBinary, "--homedir", test_keys().home().string(), "--verify",
+                    signature_file.string(), repomd_file.string()},
+                   tmp_ / "logs");
+    EXPECT_EQ(verified.exit_code, 0) << verified.err;
+    // Filtered: dnf, reading the mirror through the gateway, sees the four packages.
+    std::vector<std::string> argv = isolated_dnf(tmp_ / "dnf");
+    std::filesystem::create_directories(tmp_ / "dnf" / "log");
+    argv.insert(argv.end(), {"--repofrompath=s3m," + base, "--repo=s3m", "--setopt=s3m.gpgcheck=0",
+                             "--setopt=s3m.skip_if_unavailable=0", "--disableplugin=*", "repoquery",
+                             "-a", "--qf", "%{name}"});
+    const CommandResult query = run_to_end(argv, tmp_ / "logs");
+    ASSERT_EQ(query.exit_code, 0) << query.err;
+    std::vector<std::string> names = lines_of(query.out);
+    std::sort(names.begin(), names.end());
+    EXPECT_EQ(names, (std::vector<std::string>{"rpmirror-sample-docs", "rpmirror-sample-medium",
+                                               "rpmirror-sample-small", "rpmirror-sample-tiny"}));
 }
 
 }  // namespace

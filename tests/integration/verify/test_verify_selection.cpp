@@ -3,11 +3,13 @@
 // nothing outside the selection. Filters on verify's command line override the recorded ones.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "integration/sync/sync_fixture.hpp"
+#include "support/signing.hpp"
 
 namespace rpmirror::test {
 namespace {
@@ -120,6 +122,42 @@ TEST_F(VerifySelection, RepairDownloadsOnlyDamagedPackagesOfTheSelection) {
     std::sort(present.begin(), present.end());
     EXPECT_EQ(present, kSelected);
     EXPECT_EQ(verify({"-q"}).exit_code, 0);
+}
+
+// A filtered mirror signed with --sign-key: the repair republishes its rewritten metadata
+// signed with the same key (the state records it), not unsigned.
+TEST_F(VerifySelection, RepairSignsTheRewrittenMetadataWithTheMirrorsKey) {
+    if (!signing_tools_available()) {
+        GTEST_FAIL() << "/usr/bin/gpg or /usr/bin/rpmsign not found; scripts/deps installs them";
+    }
+    ::setenv("GNUPGHOME", test_keys().home().c_str(), 1);
+    const fs::path signed_mirror = tmp_ / "signed";
+    const CommandResult synced =
+        sync({"--repofrompath", "idx," + server_->url("/"), "--repo", "idx", "-p",
+              signed_mirror.string(), "-a", "x86_64,noarch", "--download-metadata", "--sign-key",
+              test_keys().key_id(Signer::Good)});
+    ASSERT_EQ(synced.exit_code, 0) << synced.err;
+    const fs::path repodata = signed_mirror / "idx" / "repodata";
+    ASSERT_TRUE(fs::exists(repodata / "repomd.xml.asc"));
+    fs::path victim;
+    for (const auto& entry : fs::directory_iterator(signed_mirror / "idx" / "Packages")) {
+        victim = entry.path();
+    }
+    ASSERT_FALSE(victim.empty());
+    fs::remove(victim);
+
+    mirror_ = signed_mirror;
+    const CommandResult repaired =
+        verify({"--repair", "--repofrompath", "idx," + server_->url("/")});
+    ::unsetenv("GNUPGHOME");
+    EXPECT_EQ(repaired.exit_code, 0) << repaired.out << repaired.err;
+    EXPECT_TRUE(fs::exists(victim));
+    ASSERT_TRUE(fs::exists(repodata / "repomd.xml.asc")) << repaired.out << repaired.err;
+    const CommandResult verified =
+        run_to_end({kGpgBinary, "--homedir", test_keys().home().string(), "--verify",
+                    (repodata / "repomd.xml.asc").string(), (repodata / "repomd.xml").string()},
+                   tmp_ / "logs");
+    EXPECT_EQ(verified.exit_code, 0) << verified.err;
 }
 
 }  // namespace
