@@ -26,6 +26,7 @@
 #include "s3/mirror_state.hpp"
 #include "store/s3_store.hpp"
 #include "util/parallel.hpp"
+#include "util/text.hpp"
 
 namespace rpmirror {
 
@@ -71,12 +72,6 @@ struct Check {
     bool is_metadata = false;
 };
 
-std::string lowercase(std::string text) {
-    std::transform(text.begin(), text.end(), text.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return text;
-}
-
 // The digest of an object read whole, or in ranges of `range_size` read `threads` at a time and
 // hashed in order.
 struct ObjectDigest {
@@ -120,8 +115,8 @@ class S3Auditor {
             // Nothing published (a sync without --download-metadata): what the state recorded.
             for (const auto& [key, object] : state_->objects) {
                 const bool is_metadata = key.starts_with("repodata/");
-                checks_.push_back({key, object.checksum_type, lowercase(object.digest), object.size,
-                                   is_metadata});
+                checks_.push_back({key, object.checksum_type, text::to_lower(object.digest),
+                                   object.size, is_metadata});
                 if (!is_metadata) {
                     ++report_.packages;
                     listed.insert(key);
@@ -213,7 +208,7 @@ class S3Auditor {
                 primary_key = relative->generic_string();
             }
             checks_.push_back({relative->generic_string(), record.checksum.type,
-                               lowercase(record.checksum.hex), record.size, true});
+                               text::to_lower(record.checksum.hex), record.size, true});
         }
         run_checks();
         if (!primary_key) {
@@ -270,7 +265,7 @@ class S3Auditor {
         for (const PackageTarget& target : plan->targets) {
             const PackageView package = packages->index[target.position];
             const std::string key = target.relative_path.generic_string();
-            checks_.push_back({key, package.checksum_type, lowercase(package.checksum_hex()),
+            checks_.push_back({key, package.checksum_type, text::to_lower(package.checksum_hex()),
                                package.package_size == kUnknownSize
                                    ? std::nullopt
                                    : std::optional<std::uint64_t>(package.package_size),
@@ -316,7 +311,7 @@ class S3Auditor {
         const auto found = state_->objects.find(check.key);
         return found != state_->objects.end() && s3::still_matches(found->second, listed) &&
                found->second.checksum_type == check.type &&
-               lowercase(found->second.digest) == check.digest;
+               text::to_lower(found->second.digest) == check.digest;
     }
 
     // Checks every pending object: listing (presence, size), then the state, then a read.

@@ -9,6 +9,7 @@
 
 #include "checksum/evp.hpp"
 #include "rpmirror/checksum.hpp"
+#include "util/text.hpp"
 
 namespace rpmirror {
 
@@ -34,13 +35,6 @@ const TypeInfo& info(ChecksumType type) {
     return kTypes.at(static_cast<std::size_t>(type));
 }
 
-std::string lowercase(std::string_view text) {
-    std::string lower(text);
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return lower;
-}
-
 }  // namespace
 
 const evp_md_st* evp_md_for(ChecksumType type) {
@@ -64,7 +58,7 @@ const evp_md_st* evp_md_for(ChecksumType type) {
 }
 
 Result<ChecksumType> parse_checksum_type(std::string_view name) {
-    const std::string lower = lowercase(name);
+    const std::string lower = text::to_lower(name);
     if (lower == "sha") {
         return ChecksumType::Sha1;
     }

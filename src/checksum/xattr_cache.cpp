@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rpmirror/checksum.hpp"
+#include "util/text.hpp"
 
 namespace rpmirror {
 
@@ -174,12 +175,9 @@ bool write_cached_digest(int fd, const struct stat& st, ChecksumType type, std::
     if (!trust_recent && is_racy(st) && !has_own_entry_of_another_type(fd, st, type)) {
         return false;
     }
-    std::string entry = std::string(kOwnVersion) + ' ' + std::to_string(st.st_size) + ' ' +
-                        std::to_string(mtime_ns(st)) + ' ' + std::to_string(st.st_ino) + ' ' +
-                        std::string(hex);
-    for (char& c : entry) {
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
+    const std::string entry = text::to_lower(
+        std::string(kOwnVersion) + ' ' + std::to_string(st.st_size) + ' ' +
+        std::to_string(mtime_ns(st)) + ' ' + std::to_string(st.st_ino) + ' ' + std::string(hex));
     const std::string name = std::string(kOwnPrefix) + std::string(checksum_type_name(type));
     if (::fsetxattr(fd, name.c_str(), entry.data(), entry.size(), 0) != 0) {
         return false;

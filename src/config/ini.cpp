@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "util/text.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror::config {
@@ -28,13 +29,7 @@ std::string_view strip(std::string_view text) {
     return text;
 }
 
-std::string to_lower(std::string_view text) {
-    std::string lowered(text);
-    for (char& c : lowered) {
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-    return lowered;
-}
+using text::to_lower;
 
 tl::unexpected<Error> line_error(const std::string& file_name, std::size_t line,
                                  std::string detail) {

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "config/common.hpp"
 #include "config/ini.hpp"
 #include "config/repo_options.hpp"
 #include "config/variables_internal.hpp"
@@ -36,39 +37,9 @@ constexpr std::string_view kMainKeys[] = {
     "dnf_config",  "reposdir",   "releasever",    "basearch",     "varsdir",   "s3_endpoint",
     "s3_region",   "s3_profile", "s3_addressing", "shard"};
 
-// Keys of a job that are not `.repo` keys.
-constexpr std::string_view kJobKeys[] = {"repo",
-                                         "destination",
-                                         "metadata_path",
-                                         "arch",
-                                         "newest_only",
-                                         "keep_versions",
-                                         "source",
-                                         "download_metadata",
-                                         "upstream_metadata",
-                                         "sign_key",
-                                         "delete",
-                                         "gpgcheck",
-                                         "gpgcheck_keys",
-                                         "min_buildtime",
-                                         "remote_time",
-                                         "downloadcomps",
-                                         "dedupe",
-                                         "dedupe_dir",
-                                         "zchunk",
-                                         "snapshot",
-                                         "keep_snapshots",
-                                         "snapshot_dir",
-                                         "parallel",
-                                         "connections_per_file",
-                                         "segment_min_size",
-                                         "exec_on_change",
-                                         "enabled",
-                                         "s3_spool_dir",
-                                         "s3_spool_size",
-                                         "s3_parallel",
-                                         "s3_part_size",
-                                         "s3_acl"};
+// True iff `key` (canonical spelling) is a key of a job that is not a `.repo` key
+// (JobBuilder::job_keys()).
+bool is_job_key(std::string_view key);
 
 // The `.repo` keys that say where a repository is: one of the two ways to give a job its source.
 constexpr std::string_view kUrlSourceKeys[] = {"baseurl", "mirrorlist", "metalink"};
@@ -78,23 +49,9 @@ bool is_one_of(const std::string_view (&keys)[N], std::string_view key) {
     return std::find(std::begin(keys), std::end(keys), key) != std::end(keys);
 }
 
-tl::unexpected<Error> located_error(const ConfigLocation& where, std::string detail) {
-    return make_error(ErrorCode::BadInput, fmt::format("line {}: {}", where.line, detail),
-                      where.file);
-}
-
-void warn(std::vector<ConfigWarning>& warnings, ConfigWarningKind kind, ConfigLocation where,
-          std::string key, std::string message) {
-    warnings.push_back(ConfigWarning{kind, std::move(where), std::move(key), std::move(message)});
-}
-
-Result<std::vector<config::IniSection>> read_ini_file(const std::filesystem::path& path) {
-    auto content = config::read_text_file(path);
-    if (!content) {
-        return tl::unexpected(std::move(content.error()));
-    }
-    return config::parse_ini(*content, path.string());
-}
+using config::located_error;
+using config::read_ini_file;
+using config::warn;
 
 // Returns the `*.conf` regular files of `directory` sorted by name; none iff it does not exist.
 Result<std::vector<std::filesystem::path>> list_conf_d(const std::filesystem::path& directory) {
@@ -238,7 +195,7 @@ Result<void> read_main(const config::IniSection& section, const std::string& fil
             // releasever, basearch, varsdir: read before the variables were made.
         } else if (key == "repo" || is_one_of(kUrlSourceKeys, key)) {
             problem = bad("a source belongs in a job, not in [main]");
-        } else if (is_one_of(kJobKeys, key) || config::find_repo_option(key) != nullptr) {
+        } else if (is_job_key(key) || config::find_repo_option(key) != nullptr) {
             main.job_defaults.push_back(&entry);
         } else if (config::is_ignored_repo_key(key) || config::is_ignored_main_key(key)) {
             warn(warnings, ConfigWarningKind::IgnoredKey, where, entry.key,
@@ -437,129 +394,223 @@ class JobBuilder {
 
     // Applies a job key; returns false iff `entry` is not one.
     bool apply_job_key(const config::IniEntry& entry, const std::string& file) {
-        const std::string key = canonical_key(entry.key);
-        if (!is_one_of(kJobKeys, key)) {
+        const auto handler = job_keys().find(canonical_key(entry.key));
+        if (handler == job_keys().end()) {
             return false;
         }
         const std::string value =
             *config::substitute(entry.value, vars_, config::UndefinedPolicy::Keep);
-        SyncOptions& options = job_.options;
-        Problem problem;
-        if (key == "repo") {
-            return true;  // read by build()
-        } else if (key == "destination") {
-            destination_ = directory_path(value);
-            destination_line_ = entry.line;
-        } else if (key == "metadata_path") {
-            options.metadata_path = directory_path(value);
-        } else if (key == "arch") {
-            options.selection.arches = config::split_list(value);
-        } else if (key == "newest_only") {
-            problem = set_bool(options.selection.newest_only, value);
-        } else if (key == "keep_versions") {
-            if (auto versions = parse_keep_versions(value)) {
-                keep_versions_ = *versions;
-            } else {
-                problem = bad(fmt::format("invalid number '{}' (expected 1 to 1000000)", value));
-            }
-        } else if (key == "source") {
-            problem = set_bool(options.selection.source_only, value);
-        } else if (key == "download_metadata") {
-            problem = set_bool(options.download_metadata, value);
-        } else if (key == "upstream_metadata") {
-            problem = set_bool(options.upstream_metadata, value);
-        } else if (key == "sign_key") {
-            options.sign_key = value;
-            sign_key_line_ = entry.line;
-            sign_key_file_ = file;
-        } else if (key == "delete") {
-            problem = set_bool(options.delete_unlisted, value);
-        } else if (key == "gpgcheck") {
-            bool check = false;
-            problem = set_bool(check, value);
-            gpgcheck_ = check;
-        } else if (key == "gpgcheck_keys") {
-            if (value == "rpmdb" || value == "repo") {
-                options.package_keys =
-                    value == "repo" ? PackageKeySource::Repository : PackageKeySource::Rpmdb;
-            } else {
-                problem = bad(fmt::format("invalid value '{}' (expected rpmdb or repo)", value));
-            }
-        } else if (key == "min_buildtime") {
-            if (auto floor = parse_min_build_time(value)) {
-                options.selection.min_build_time = *floor;
-            } else {
-                problem = bad(fmt::format(
-                    "invalid date '{}' (expected YYYY-MM-DD or seconds since the epoch)", value));
-            }
-        } else if (key == "remote_time") {
-            problem = set_bool(options.remote_time, value);
-        } else if (key == "downloadcomps") {
-            problem = set_bool(options.download_comps, value);
-        } else if (key == "dedupe") {
-            if (auto mode = parse_dedupe_mode(value)) {
-                options.dedupe = *mode;
-            } else {
-                problem = bad(
-                    fmt::format("invalid value '{}' (expected hardlink, reflink or off)", value));
-            }
-        } else if (key == "zchunk") {
-            problem = set_bool(options.zchunk, value);
-        } else if (key == "dedupe_dir") {
-            for (const std::string& directory : config::split_list(value)) {
-                options.dedupe_dirs.push_back(directory_path(directory));
-            }
-        } else if (key == "snapshot") {
-            snapshot_at_ = ConfigLocation{file, entry.line};
-            const auto on = parse_config_bool(value);
-            if (on) {
-                job_.snapshot = *on ? std::optional<std::string>("") : std::nullopt;
-            } else if (is_valid_repo_id(value)) {
-                job_.snapshot = value;
-            } else {
-                problem =
-                    bad(fmt::format("invalid value '{}' (expected a boolean or a snapshot "
-                                    "name: letters, digits, '-', '_', '.', ':')",
-                                    value));
-            }
-        } else if (key == "keep_snapshots") {
-            unsigned keep = 0;
-            problem = set_count(keep, value, 0, 1000000);
-            job_.keep_snapshots = keep;
-        } else if (key == "snapshot_dir") {
-            job_.snapshot_dir = directory_path(value);
-        } else if (key == "parallel") {
-            unsigned parallel = 0;
-            problem = set_count(parallel, value, 1, 256);
-            options.parallel = parallel;
-        } else if (key == "connections_per_file") {
-            problem = set_count(options.connections_per_file, value, 1, 64);
-        } else if (key == "segment_min_size") {
-            problem = set_size(options.segment_min_size, value);
-        } else if (key == "s3_spool_dir") {
-            options.s3_spool_dir = directory_path(value);
-        } else if (key == "s3_spool_size") {
-            problem = set_size(options.s3_spool_size, value);
-            sizes_at_ = std::make_pair(ConfigLocation{file, entry.line}, entry.key);
-        } else if (key == "s3_parallel") {
-            problem = set_count(options.s3_parallel, value, 1, 64);
-        } else if (key == "s3_part_size") {
-            problem = set_size(options.s3_part_size, value);
-            if (problem && options.s3_part_size < s3::kMinPartSize) {
-                problem = bad(fmt::format("'{}' is not a size of at least 5M", value));
-            }
-            sizes_at_ = std::make_pair(ConfigLocation{file, entry.line}, entry.key);
-        } else if (key == "s3_acl") {
-            options.s3_acl = value;
-        } else if (key == "exec_on_change") {
-            job_.exec_on_change = value;
-        } else if (key == "enabled") {
-            problem = set_bool(job_.enabled, value);
-        }
-        if (!problem) {
+        if (const Problem problem = handler->second(*this, {value, entry, file}); !problem) {
             fail_at(file, entry.line, entry.key, problem.error());
         }
         return true;
+    }
+
+    // What one job key is given: its value (variables substituted) and where it was set.
+    struct KeyValue {
+        const std::string& value;
+        const config::IniEntry& entry;
+        const std::string& file;
+    };
+    using KeyHandler = Problem (*)(JobBuilder&, const KeyValue&);
+
+    // Every key of a job that is not a `.repo` key (canonical spelling), and what it sets.
+    friend bool is_job_key(std::string_view key);
+    static const std::map<std::string_view, KeyHandler>& job_keys() {
+        static const std::map<std::string_view, KeyHandler> keys = {
+            {"repo", [](JobBuilder&, const KeyValue&) -> Problem { return {}; }},  // build()'s
+            {"destination",
+             [](JobBuilder& job, const KeyValue& key) -> Problem {
+                 job.destination_ = directory_path(key.value);
+                 job.destination_line_ = key.entry.line;
+                 return {};
+             }},
+            {"metadata_path",
+             [](JobBuilder& job, const KeyValue& key) -> Problem {
+                 job.job_.options.metadata_path = directory_path(key.value);
+                 return {};
+             }},
+            {"arch",
+             [](JobBuilder& job, const KeyValue& key) -> Problem {
+                 job.job_.options.selection.arches = config::split_list(key.value);
+                 return {};
+             }},
+            {"newest_only",
+             [](JobBuilder& job, const KeyValue& key) {
+                 return set_bool(job.job_.options.selection.newest_only, key.value);
+             }},
+            {"keep_versions",
+             [](JobBuilder& job, const KeyValue& key) -> Problem {
+                 const auto versions = parse_keep_versions(key.value);
+                 if (!versions) {
+                     return bad(
+                         fmt::format("invalid number '{}' (expected 1 to 1000000)", key.value));
+                 }
+                 job.keep_versions_ = *versions;
+                 return {};
+             }},
+            {"source",
+             [](JobBuilder& job, const KeyValue& key) {
+                 return set_bool(job.job_.options.selection.source_only, key.value);
+             }},
+            {"download_metadata",
+             [](JobBuilder& job, const KeyValue& key) {
+                 return set_bool(job.job_.options.download_metadata, key.value);
+             }},
+            {"upstream_metadata",
+             [](JobBuilder& job, const KeyValue& key) {
+                 return set_bool(job.job_.options.upstream_metadata, key.value);
+             }},
+            {"sign_key",
+             [](JobBuilder& job, const KeyValue& key) -> Problem {
+                 job.job_.options.sign_key = key.value;
+                 job.sign_key_line_ = key.entry.line;
+                 job.sign_key_file_ = key.file;
+                 return {};
+             }},
+            {"delete",
+             [](JobBuilder& job, const KeyValue& key) {
+                 return set_bool(job.job_.options.delete_unlisted, key.value);
+             }},
+            {"gpgcheck",
+             [](JobBuilder& job, const KeyValue& key) {
+                 bool check = false;
+                 Problem problem = set_bool(check, key.value);
+                 job.gpgcheck_ = check;
+                 return problem;
+             }},
+            {"gpgcheck_keys",
+             [](JobBuilder& job, const KeyValue& key) -> Problem {
+                 if (key.value != "rpmdb" && key.value != "repo") {
+                     return bad(
+                         fmt::format("invalid value '{}' (expected rpmdb or repo)", key.value));
+                 }
+                 job.job_.options.package_keys =
+                     key.value == "repo" ? PackageKeySource::Repository : PackageKeySource::Rpmdb;
+                 return {};
+             }},
+            {"min_buildtime",
+             [](JobBuilder& job, const KeyValue& key) -> Problem {
+                 const auto floor = parse_min_build_time(key.value);
+                 if (!floor) {
+                     return bad(fmt::format(
+                         "invalid date '{}' (expected YYYY-MM-DD or seconds since the epoch)",
+                         key.value));
+                 }
+                 job.job_.options.selection.min_build_time = *floor;
+                 return {};
+             }},
+            {"remote_time",
+             [](JobBuilder& job, const KeyValue& key) {
+                 return set_bool(job.job_.options.remote_time, key.value);
+             }},
+            {"downloadcomps",
+             [](JobBuilder& job, const KeyValue& key) {
+                 return set_bool(job.job_.options.download_comps, key.value);
+             }},
+            {"dedupe",
+             [](JobBuilder& job, const KeyValue& key) -> Problem {
+                 const auto mode = parse_dedupe_mode(key.value);
+                 if (!mode) {
+                     return bad(fmt::format(
+                         "invalid value '{}' (expected hardlink, reflink or off)", key.value));
+                 }
+                 job.job_.options.dedupe = *mode;
+                 return {};
+             }},
+            {"zchunk",
+             [](JobBuilder& job, const KeyValue& key) {
+                 return set_bool(job.job_.options.zchunk, key.value);
+             }},
+            {"dedupe_dir",
+             [](JobBuilder& job, const KeyValue& key) -> Problem {
+                 for (const std::string& directory : config::split_list(key.value)) {
+                     job.job_.options.dedupe_dirs.push_back(directory_path(directory));
+                 }
+                 return {};
+             }},
+            {"snapshot",
+             [](JobBuilder& job, const KeyValue& key) -> Problem {
+                 job.snapshot_at_ = ConfigLocation{key.file, key.entry.line};
+                 if (const auto on = parse_config_bool(key.value)) {
+                     job.job_.snapshot = *on ? std::optional<std::string>("") : std::nullopt;
+                     return {};
+                 }
+                 if (!is_valid_repo_id(key.value)) {
+                     return bad(
+                         fmt::format("invalid value '{}' (expected a boolean or a snapshot "
+                                     "name: letters, digits, '-', '_', '.', ':')",
+                                     key.value));
+                 }
+                 job.job_.snapshot = key.value;
+                 return {};
+             }},
+            {"keep_snapshots",
+             [](JobBuilder& job, const KeyValue& key) {
+                 unsigned keep = 0;
+                 Problem problem = set_count(keep, key.value, 0, 1000000);
+                 job.job_.keep_snapshots = keep;
+                 return problem;
+             }},
+            {"snapshot_dir",
+             [](JobBuilder& job, const KeyValue& key) -> Problem {
+                 job.job_.snapshot_dir = directory_path(key.value);
+                 return {};
+             }},
+            {"parallel",
+             [](JobBuilder& job, const KeyValue& key) {
+                 unsigned parallel = 0;
+                 Problem problem = set_count(parallel, key.value, 1, 256);
+                 job.job_.options.parallel = parallel;
+                 return problem;
+             }},
+            {"connections_per_file",
+             [](JobBuilder& job, const KeyValue& key) {
+                 return set_count(job.job_.options.connections_per_file, key.value, 1, 64);
+             }},
+            {"segment_min_size",
+             [](JobBuilder& job, const KeyValue& key) {
+                 return set_size(job.job_.options.segment_min_size, key.value);
+             }},
+            {"s3_spool_dir",
+             [](JobBuilder& job, const KeyValue& key) -> Problem {
+                 job.job_.options.s3_spool_dir = directory_path(key.value);
+                 return {};
+             }},
+            {"s3_spool_size",
+             [](JobBuilder& job, const KeyValue& key) {
+                 job.sizes_at_ =
+                     std::make_pair(ConfigLocation{key.file, key.entry.line}, key.entry.key);
+                 return set_size(job.job_.options.s3_spool_size, key.value);
+             }},
+            {"s3_parallel",
+             [](JobBuilder& job, const KeyValue& key) {
+                 return set_count(job.job_.options.s3_parallel, key.value, 1, 64);
+             }},
+            {"s3_part_size",
+             [](JobBuilder& job, const KeyValue& key) {
+                 job.sizes_at_ =
+                     std::make_pair(ConfigLocation{key.file, key.entry.line}, key.entry.key);
+                 Problem problem = set_size(job.job_.options.s3_part_size, key.value);
+                 if (problem && job.job_.options.s3_part_size < s3::kMinPartSize) {
+                     problem = bad(fmt::format("'{}' is not a size of at least 5M", key.value));
+                 }
+                 return problem;
+             }},
+            {"s3_acl",
+             [](JobBuilder& job, const KeyValue& key) -> Problem {
+                 job.job_.options.s3_acl = key.value;
+                 return {};
+             }},
+            {"exec_on_change",
+             [](JobBuilder& job, const KeyValue& key) -> Problem {
+                 job.job_.exec_on_change = key.value;
+                 return {};
+             }},
+            {"enabled", [](JobBuilder& job,
+                           const KeyValue& key) { return set_bool(job.job_.enabled, key.value); }},
+        };
+        return keys;
     }
 
     // Settles what depends on several keys.
@@ -617,6 +668,10 @@ class JobBuilder {
     // Where `snapshot` was set (this section or [main]); nullopt iff nowhere.
     const std::optional<ConfigLocation>& snapshot_at() const { return snapshot_at_; }
 };
+
+bool is_job_key(std::string_view key) {
+    return JobBuilder::job_keys().contains(key);
+}
 
 // Fails every job whose repository directory another job (defined earlier) uses.
 void check_destinations(std::vector<JobConfig>& jobs,

@@ -8,10 +8,12 @@
 
 #include <fmt/format.h>
 
+#include "config/common.hpp"
 #include "config/ini.hpp"
 #include "config/repo_options.hpp"
 #include "config/variables_internal.hpp"
 #include "rpmirror/config.hpp"
+#include "util/text.hpp"
 
 namespace rpmirror {
 namespace {
@@ -23,18 +25,9 @@ constexpr std::string_view kMainSection = "main";
 const std::vector<std::filesystem::path> kDefaultReposdirs = {
     "/etc/yum.repos.d", "/etc/yum/repos.d", "/etc/distro.repos.d"};
 
-tl::unexpected<Error> located_error(const ConfigLocation& where, std::string detail) {
-    if (where.line > 0) {
-        return make_error(ErrorCode::BadInput, fmt::format("line {}: {}", where.line, detail),
-                          where.file);
-    }
-    return make_error(ErrorCode::BadInput, std::move(detail), where.file);
-}
-
-void warn(std::vector<ConfigWarning>& warnings, ConfigWarningKind kind, ConfigLocation where,
-          std::string key, std::string message) {
-    warnings.push_back(ConfigWarning{kind, std::move(where), std::move(key), std::move(message)});
-}
+using config::located_error;
+using config::read_ini_file;
+using config::warn;
 
 bool glob_matches(const std::string& pattern, const std::string& text) {
     return ::fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
@@ -232,15 +225,7 @@ struct Setopt {
     const config::RepoOption* option = nullptr;  // nullptr: reposdir or an ignored key
 };
 
-std::string_view trim(std::string_view text) {
-    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) {
-        text.remove_prefix(1);
-    }
-    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) {
-        text.remove_suffix(1);
-    }
-    return text;
-}
+using text::trim;
 
 Result<Setopt> parse_setopt(std::string_view argument, std::vector<ConfigWarning>& warnings) {
     const ConfigLocation where{std::string(kSetopt), 0};
@@ -364,14 +349,6 @@ Result<std::vector<std::filesystem::path>> list_repo_files(const std::filesystem
                   return left.filename().string() < right.filename().string();
               });
     return files;
-}
-
-Result<std::vector<config::IniSection>> read_ini_file(const std::filesystem::path& path) {
-    auto content = config::read_text_file(path);
-    if (!content) {
-        return tl::unexpected(std::move(content.error()));
-    }
-    return config::parse_ini(*content, path.string());
 }
 
 // Applies --disableexcludes / disable_excludes and adds [main]'s excludepkgs (with -x) to each

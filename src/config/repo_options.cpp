@@ -1,4 +1,5 @@
 #include "config/repo_options.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -13,10 +14,7 @@
 namespace rpmirror {
 
 std::optional<bool> parse_config_bool(std::string_view text) {
-    std::string lowered(text);
-    for (char& c : lowered) {
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
+    const std::string lowered = text::to_lower(text);
     if (lowered == "1" || lowered == "yes" || lowered == "true" || lowered == "on") {
         return true;
     }
@@ -39,14 +37,6 @@ tl::unexpected<std::string> invalid(std::string_view key, std::string_view value
                                     std::string_view expected) {
     return tl::unexpected(
         fmt::format("invalid value '{}' for key '{}' (expected {})", value, key, expected));
-}
-
-std::string lower(std::string_view text) {
-    std::string lowered(text);
-    for (char& c : lowered) {
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-    return lowered;
 }
 
 tl::expected<bool, std::string> parse_bool(std::string_view key, std::string_view value) {
@@ -178,7 +168,8 @@ SetResult set_optional_string(RepoConfig& repo, std::string_view, std::string_vi
 
 SetResult set_proxy(RepoConfig& repo, std::string_view, std::string_view value) {
     // dnf spells "no proxy at all" as an empty value or _none_.
-    repo.proxy = (value.empty() || lower(value) == "_none_") ? std::string() : std::string(value);
+    repo.proxy =
+        (value.empty() || text::to_lower(value) == "_none_") ? std::string() : std::string(value);
     return {};
 }
 
@@ -295,7 +286,7 @@ SetResult set_retries(RepoConfig& repo, std::string_view key, std::string_view v
 }
 
 SetResult set_ip_resolve(RepoConfig& repo, std::string_view key, std::string_view value) {
-    const std::string lowered = lower(value);
+    const std::string lowered = text::to_lower(value);
     if (lowered == "4" || lowered == "ipv4") {
         repo.ip_resolve = IpResolve::V4;
     } else if (lowered == "6" || lowered == "ipv6") {
@@ -311,7 +302,7 @@ SetResult set_ip_resolve(RepoConfig& repo, std::string_view key, std::string_vie
 SetResult set_proxy_auth_method(RepoConfig& repo, std::string_view key, std::string_view value) {
     static constexpr std::string_view kMethods[] = {"any",       "none", "basic",     "digest",
                                                     "negotiate", "ntlm", "digest_ie", "ntlm_wb"};
-    const std::string lowered = lower(value);
+    const std::string lowered = text::to_lower(value);
     if (std::find(std::begin(kMethods), std::end(kMethods), lowered) == std::end(kMethods)) {
         return invalid(key, value,
                        "any, none, basic, digest, negotiate, ntlm, digest_ie or ntlm_wb");
@@ -321,7 +312,7 @@ SetResult set_proxy_auth_method(RepoConfig& repo, std::string_view key, std::str
 }
 
 SetResult set_type(RepoConfig&, std::string_view key, std::string_view value) {
-    const std::string lowered = lower(value);
+    const std::string lowered = text::to_lower(value);
     if (lowered.empty() || lowered == "rpm-md" || lowered == "rpm" || lowered == "yum" ||
         lowered == "repomd" || lowered == "rpmmd") {
         return {};

@@ -23,6 +23,7 @@
 #include "download/destination.hpp"
 #include "fs/beneath.hpp"
 #include "fs/walk.hpp"
+#include "util/text.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror {
@@ -34,13 +35,6 @@ namespace {
 constexpr std::string_view kLinkSuffix = ".dedupe-link";
 
 using FileId = std::pair<dev_t, ino_t>;
-
-std::string lowercase(std::string_view text) {
-    std::string lower(text);
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return lower;
-}
 
 bool same_content_stat(const struct stat& a, const struct stat& b) {
     return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_size == b.st_size &&
@@ -213,7 +207,8 @@ class Deduper {
             for (const std::size_t index : sized->second) {
                 const DedupeTarget& target = targets_[index];
                 if (outcome_.linked[index] || target.type != type ||
-                    lowercase(target.digest) != digest->hex || !on_device(target, before.st_dev)) {
+                    text::to_lower(target.digest) != digest->hex ||
+                    !on_device(target, before.st_dev)) {
                     continue;
                 }
                 if (link(dir_fd, name, shown, fd.get(), before, target, digest->hex)) {

@@ -50,6 +50,7 @@
 #include "fs/beneath.hpp"
 #include "rpmirror/download.hpp"
 #include "rpmirror/metadata.hpp"
+#include "util/text.hpp"
 
 namespace rpmirror {
 
@@ -65,6 +66,9 @@ void ensure_curl_initialized() {
 using namespace download;
 
 namespace {
+
+using text::to_lower;
+using text::trim;
 
 using Clock = std::chrono::steady_clock;
 
@@ -126,16 +130,6 @@ double thread_cpu_seconds() {
     return static_cast<double>(spent.tv_sec) + static_cast<double>(spent.tv_nsec) / 1e9;
 }
 
-std::string_view trim(std::string_view text) {
-    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())) != 0) {
-        text.remove_prefix(1);
-    }
-    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())) != 0) {
-        text.remove_suffix(1);
-    }
-    return text;
-}
-
 std::optional<std::uint64_t> parse_u64(std::string_view text) {
     std::uint64_t value = 0;
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -170,14 +164,6 @@ ContentRange parse_content_range(std::string_view range) {
         parsed.total = parse_u64(spec.substr(slash + 1));
     }
     return parsed;
-}
-
-std::string to_lower(std::string_view text) {
-    std::string lower(text);
-    for (char& c : lower) {
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-    return lower;
 }
 
 bool is_absolute_url(std::string_view href) {

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "rpmirror/index.hpp"
+#include "util/text.hpp"
 #include "util/xml.hpp"
 
 namespace rpmirror {
@@ -37,18 +38,7 @@ std::optional<Integer> parse_integer(std::string_view text) {
     return value;
 }
 
-std::string_view trim(std::string_view text) {
-    const auto is_space = [](char character) {
-        return character == ' ' || character == '\t' || character == '\n' || character == '\r';
-    };
-    while (!text.empty() && is_space(text.front())) {
-        text.remove_prefix(1);
-    }
-    while (!text.empty() && is_space(text.back())) {
-        text.remove_suffix(1);
-    }
-    return text;
-}
+using text::trim;
 
 // Value of each hex digit, 0xff for every other byte.
 constexpr std::array<std::uint8_t, 256> kHexValues = [] {

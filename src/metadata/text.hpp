@@ -7,24 +7,13 @@
 #include <string>
 #include <string_view>
 
+#include "util/text.hpp"
 #include "util/xml.hpp"
 
 namespace rpmirror::metadata_detail {
 
-inline bool is_space(char c) {
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
-// Returns `text` without leading and trailing ASCII whitespace.
-inline std::string_view trim(std::string_view text) {
-    while (!text.empty() && is_space(text.front())) {
-        text.remove_prefix(1);
-    }
-    while (!text.empty() && is_space(text.back())) {
-        text.remove_suffix(1);
-    }
-    return text;
-}
+using text::is_space;
+using text::trim;
 
 // Returns the decimal number `text` (surrounding whitespace allowed), or nullopt iff it is not
 // one or does not fit in T.
@@ -42,16 +31,7 @@ std::optional<T> parse_number(std::string_view text) {
     return value;
 }
 
-// Returns `text` in lowercase ASCII.
-inline std::string to_lower(std::string_view text) {
-    std::string lower(text);
-    for (char& c : lower) {
-        if (c >= 'A' && c <= 'Z') {
-            c = static_cast<char>(c - 'A' + 'a');
-        }
-    }
-    return lower;
-}
+using text::to_lower;
 
 // Parses all of `document` (named `name` in errors) into `handler`, which must have a member
 // `xml::PushParser* parser` that is set for the duration of the parse.

@@ -30,6 +30,7 @@
 #include "metadata/text.hpp"
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/index.hpp"
+#include "util/text.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror {
@@ -345,16 +346,8 @@ struct MetadataFilter::Impl {
             if (in_checksum && depth == 2 && markup->name == "checksum") {
                 in_checksum = false;
                 if (checksum_is_pkgid && pkgid.empty()) {
-                    std::string_view text(buffer.data() + checksum_text_begin,
-                                          markup->begin - checksum_text_begin);
-                    while (!text.empty() &&
-                           std::isspace(static_cast<unsigned char>(text.front()))) {
-                        text.remove_prefix(1);
-                    }
-                    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
-                        text.remove_suffix(1);
-                    }
-                    pkgid = text;
+                    pkgid = text::trim(std::string_view(buffer.data() + checksum_text_begin,
+                                                        markup->begin - checksum_text_begin));
                 }
             } else if (in_package && depth == 1 && markup->name == "package") {
                 in_package = false;

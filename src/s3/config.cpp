@@ -9,6 +9,7 @@
 #include <string>
 
 #include "rpmirror/s3.hpp"
+#include "util/text.hpp"
 
 namespace rpmirror::s3 {
 
@@ -17,13 +18,8 @@ namespace {
 using Section = std::map<std::string, std::string>;  // "key" or "s3.key" -> value
 using IniFile = std::map<std::string, Section>;      // section name -> settings
 
-std::string trim(std::string_view text) {
-    const auto first = text.find_first_not_of(" \t\r");
-    if (first == std::string_view::npos) {
-        return {};
-    }
-    const auto last = text.find_last_not_of(" \t\r");
-    return std::string(text.substr(first, last - first + 1));
+std::string trim(std::string_view line) {
+    return std::string(text::trim(line));
 }
 
 // Parses an AWS CLI ini file. Nested settings ("s3 =" followed by indented "key = value" lines)

@@ -1,0 +1,26 @@
+// What both configuration readers share — dnf's .repo/dnf.conf reader (load.cpp) and the jobs
+// file reader (jobs.cpp): errors located at a file and line, warnings, reading an INI file.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "config/ini.hpp"
+#include "rpmirror/config.hpp"
+#include "rpmirror/error.hpp"
+
+namespace rpmirror::config {
+
+// Error{BadInput} with subject `where.file` and the message "line N: `detail`" ("`detail`"
+// alone iff the line is 0: the whole file, or a command-line option).
+tl::unexpected<Error> located_error(const ConfigLocation& where, std::string detail);
+
+// Appends one warning.
+void warn(std::vector<ConfigWarning>& warnings, ConfigWarningKind kind, ConfigLocation where,
+          std::string key, std::string message);
+
+// Reads and parses the INI file at `path` (errors as read_text_file and parse_ini).
+Result<std::vector<IniSection>> read_ini_file(const std::filesystem::path& path);
+
+}  // namespace rpmirror::config
