@@ -1,0 +1,51 @@
+// Where a sync's repository comes from: its mirrors (baseurl, mirrorlist, metalink) and the
+// repomd.xml one of them serves, vouched for by the metalink when there is one.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "rpmirror/config.hpp"
+#include "rpmirror/download.hpp"
+#include "rpmirror/error.hpp"
+#include "rpmirror/metadata.hpp"
+
+namespace rpmirror {
+
+inline constexpr std::string_view kRepomdHref = "repodata/repomd.xml";
+
+// Where a repository's mirrors come from, and the metalink that vouches for repomd.xml.
+struct RepoSource {
+    std::vector<std::string> base_urls;
+    std::optional<Metalink> metalink;
+};
+
+struct FetchedRepomd {
+    std::string bytes;
+    Repomd parsed;
+    std::string base_url;                  // the mirror it came from
+    std::optional<std::string> signature;  // repomd.xml.asc from the same mirror, if it has one
+    std::int64_t last_modified = -1;       // the server's Last-Modified (epoch seconds), -1: none
+};
+
+// The repository's mirrors: its baseurls, then those its metalink or mirrorlist lists (a
+// mirrorlist= that serves a metalink is read as one). Returns Error{BadInput} iff none is
+// usable, or the error of the list's fetch or parse (unless baseurls remain).
+Result<RepoSource> resolve_mirrors(const RepoConfig& repo, const DownloadOptions& options,
+                                   const std::stop_token& stop);
+
+// Fetches repomd.xml from the first mirror that serves a valid one (vouched for by the metalink
+// when there is one). Every mirror tried is named in the error when none works.
+Result<FetchedRepomd> fetch_repomd(const RepoSource& source, const DownloadOptions& options,
+                                   const std::string& repo_id, const std::stop_token& stop);
+
+// The mirrors for everything after repomd.xml: the mirror that served it first, so packages and
+// records come from the same revision whenever that mirror can serve them.
+std::shared_ptr<MirrorList> mirrors_starting_with(const RepoSource& source,
+                                                  const std::string& first, unsigned demote_after);
+
+}  // namespace rpmirror
