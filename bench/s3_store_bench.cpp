@@ -20,6 +20,7 @@
 #include <fmt/core.h>
 
 #include "rpmirror/s3.hpp"
+#include "s3/client.hpp"
 
 namespace {
 

@@ -242,31 +242,6 @@ int write_json_report(const VerifyArgs& args, const std::vector<AuditRunEntry>& 
     return exit_code;
 }
 
-// Returns the ids of the repositories mirrored under `mirror` (published metadata or a state
-// object at <id>/), sorted, from one listing of the prefix.
-Result<std::vector<std::string>> discover_s3_repositories(s3::S3Client& client,
-                                                          const s3::S3Location& mirror) {
-    auto listed = client.list_all_objects(mirror.bucket, mirror.prefix);
-    if (!listed) {
-        return tl::unexpected(std::move(listed.error()));
-    }
-    std::set<std::string> ids;
-    for (const s3::ListedObject& object : *listed) {
-        const std::string_view relative = std::string_view(object.key).substr(mirror.prefix.size());
-        const auto slash = relative.find('/');
-        if (slash == std::string_view::npos) {
-            continue;
-        }
-        const std::string id(relative.substr(0, slash));
-        const std::string_view rest = relative.substr(slash + 1);
-        if (is_valid_repo_id(id) &&
-            (rest == "repodata/repomd.xml" || rest == ".rpmirror/state.json")) {
-            ids.insert(id);
-        }
-    }
-    return std::vector<std::string>(ids.begin(), ids.end());
-}
-
 // `verify -p s3://BUCKET/PREFIX`: each repository s3://BUCKET/PREFIX/<id>/ audited in the store
 // (rpmirror/s3_audit.hpp), and repaired with the S3 sync when asked.
 int run_verify_s3(const VerifyArgs& args, std::int64_t min_build_time) {
@@ -293,8 +268,7 @@ int run_verify_s3(const VerifyArgs& args, std::int64_t min_build_time) {
         }
         configs = std::move(*loaded);
     }
-    s3::S3Client client(*config);
-    auto discovered = discover_s3_repositories(client, *mirror);
+    auto discovered = discover_s3_repositories(*config, *mirror);
     if (!discovered) {
         fmt::print(stderr, "rpmirror: {}\n", discovered.error().to_string());
         return kExitFailure;

@@ -52,15 +52,23 @@ class MetadataStage {
     // Failing to remove the old copy after a successful swap is not an error.
     Result<void> publish();
 
-    // True iff publish() had to merge by plain renames (NFS, CIFS, FUSE: no RENAME_EXCHANGE).
-    bool merged() const { return method_ == 2; }
+    // How publish() put the metadata in place.
+    enum class Method {
+        None,       // not published (yet)
+        Exchanged,  // renameat2(RENAME_EXCHANGE) with the live repodata/
+        Created,    // there was no repodata/: the staging directory was renamed to it
+        Merged,     // plain renames into repodata/ (NFS, CIFS, FUSE: no RENAME_EXCHANGE)
+    };
+    Method method() const { return method_; }
+    // True iff publish() had to merge by plain renames.
+    bool merged() const { return method_ == Method::Merged; }
 
   private:
     MetadataStage(std::filesystem::path metadata_dir, std::filesystem::path staging_dir);
     std::filesystem::path metadata_dir_;
     std::filesystem::path staging_dir_;
     bool published_ = false;
-    int method_ = 0;  // fs::SwapMethod of the publication: 0 exchanged, 1 created, 2 merged
+    Method method_ = Method::None;
 };
 
 // Returns the staging directories left by interrupted runs (`.repodata.staging-*` directories,

@@ -1,4 +1,4 @@
-// The audit stage on a mirror in object storage (`s3://BUCKET/PREFIX/REPO/`, issue 14): what
+// The audit stage on a mirror in object storage (`s3://BUCKET/PREFIX/REPO/`): what
 // `rpmirror verify -p s3://...` checks, and its --repair.
 //
 //   LIST the repository's prefix (sizes, ETags) + GET .rpmirror/state.json
@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <optional>
 #include <stop_token>
+#include <string>
+#include <vector>
 
 #include "rpmirror/audit.hpp"
 #include "rpmirror/s3.hpp"
@@ -45,6 +47,13 @@ struct S3AuditOptions {
 // report's error. Never modifies the bucket. Never throws. Thread-safe.
 RepoAuditReport audit_s3_repository(std::string_view repo_id, const s3::S3Config& config,
                                     const s3::S3Location& repo, const S3AuditOptions& options = {});
+
+// Returns the ids of the repositories mirrored under `mirror` (its prefix ends in '/'): those
+// with published metadata (<id>/repodata/repomd.xml) or a state object (<id>/.rpmirror/
+// state.json), sorted, from one listing of the prefix. Returns the store's error naming the
+// bucket iff the listing fails.
+Result<std::vector<std::string>> discover_s3_repositories(const s3::S3Config& config,
+                                                          const s3::S3Location& mirror);
 
 // Returns the selection the last complete sync of the mirror at `repo` recorded in its state
 // object (as recorded_selection does for a local mirror), nullopt iff there is none (no state,

@@ -499,6 +499,30 @@ RepoAuditReport audit_s3_repository(std::string_view repo_id, const s3::S3Config
     return report;
 }
 
+Result<std::vector<std::string>> discover_s3_repositories(const s3::S3Config& config,
+                                                          const s3::S3Location& mirror) {
+    s3::S3Client client(config);
+    auto listed = client.list_all_objects(mirror.bucket, mirror.prefix);
+    if (!listed) {
+        return tl::unexpected(std::move(listed.error()));
+    }
+    std::set<std::string> ids;
+    for (const s3::ListedObject& object : *listed) {
+        const std::string_view relative = std::string_view(object.key).substr(mirror.prefix.size());
+        const auto slash = relative.find('/');
+        if (slash == std::string_view::npos) {
+            continue;
+        }
+        const std::string id(relative.substr(0, slash));
+        const std::string_view rest = relative.substr(slash + 1);
+        if (is_valid_repo_id(id) &&
+            (rest == "repodata/repomd.xml" || rest == ".rpmirror/state.json")) {
+            ids.insert(id);
+        }
+    }
+    return std::vector<std::string>(ids.begin(), ids.end());
+}
+
 Result<std::optional<RecordedSelection>> recorded_s3_selection(const s3::S3Config& config,
                                                                const s3::S3Location& repo) {
     s3::S3Client client(config);

@@ -126,7 +126,17 @@ Result<void> MetadataStage::publish() {
         return tl::unexpected(std::move(swapped.error()));
     }
     published_ = true;
-    method_ = static_cast<int>(*swapped);
+    switch (*swapped) {
+        case fs::SwapMethod::Exchanged:
+            method_ = Method::Exchanged;
+            break;
+        case fs::SwapMethod::Created:
+            method_ = Method::Created;
+            break;
+        case fs::SwapMethod::Merged:
+            method_ = Method::Merged;
+            break;
+    }
     if (*swapped == fs::SwapMethod::Created) {
         staging_dir_.clear();  // nothing old to remove: the staging directory *is* repodata now
     }

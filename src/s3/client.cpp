@@ -21,6 +21,7 @@
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/download.hpp"
 #include "rpmirror/s3.hpp"
+#include "s3/client.hpp"
 #include "s3/xml_tree.hpp"
 #include "util/fault.hpp"
 

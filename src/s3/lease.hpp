@@ -36,6 +36,7 @@
 
 #include "rpmirror/error.hpp"
 #include "rpmirror/s3.hpp"
+#include "s3/client.hpp"
 
 namespace rpmirror::s3 {
 

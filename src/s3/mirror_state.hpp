@@ -19,6 +19,7 @@
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/error.hpp"
 #include "rpmirror/s3.hpp"
+#include "s3/client.hpp"
 
 namespace rpmirror::s3 {
 

@@ -12,6 +12,7 @@
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/error.hpp"
 #include "rpmirror/s3.hpp"
+#include "s3/client.hpp"
 #include "s3/mirror_state.hpp"
 
 namespace rpmirror::s3 {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "rpmirror/s3.hpp"
+#include "s3/client.hpp"
 #include "store/mirror_store.hpp"
 
 namespace rpmirror::store {

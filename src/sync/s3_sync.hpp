@@ -26,6 +26,7 @@
 
 #include "rpmirror/error.hpp"
 #include "rpmirror/s3.hpp"
+#include "s3/client.hpp"
 #include "rpmirror/sync.hpp"
 #include "s3/lease.hpp"
 #include "s3/mirror_state.hpp"

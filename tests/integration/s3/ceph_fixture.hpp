@@ -14,6 +14,7 @@
 #include <string>
 
 #include "rpmirror/s3.hpp"
+#include "s3/client.hpp"
 #include "support/child_process.hpp"
 #include "support/source_tree.hpp"
 #include "support/temp_dir.hpp"

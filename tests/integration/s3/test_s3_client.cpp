@@ -11,6 +11,7 @@
 #include "integration/s3/ceph_fixture.hpp"
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/s3.hpp"
+#include "s3/client.hpp"
 #include "support/http_server.hpp"
 #include "support/temp_dir.hpp"
 

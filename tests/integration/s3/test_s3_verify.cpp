@@ -16,6 +16,7 @@
 #include "integration/sync/sync_harness.hpp"
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/s3.hpp"
+#include "s3/client.hpp"
 #include "rpmirror/s3_audit.hpp"
 #include "s3/lease.hpp"
 #include "s3/mirror_state.hpp"
