@@ -167,13 +167,16 @@ class JobLines final : public JobEvents {
     // `keep-snapshots`. Every job of a run gets the same name (the run's start, UTC) unless it
     // names its own. Returns the error line iff that failed.
     std::optional<std::string> snapshot(const JobConfig& job, const RepoSyncReport& report) {
-        std::filesystem::path repo_dir =
-            std::filesystem::absolute(report.repo_dir).lexically_normal();
-        if (!repo_dir.has_filename()) {
+        std::filesystem::path repo_dir = report.repo_dir;
+        if (!s3::is_s3_url(repo_dir.native())) {
+            repo_dir = std::filesystem::absolute(repo_dir).lexically_normal();
+        }
+        while (!repo_dir.has_filename() && repo_dir.has_parent_path()) {
             repo_dir = repo_dir.parent_path();
         }
         auto root = snapshot_root(report.repo_id, repo_dir,
-                                  job.snapshot_dir ? *job.snapshot_dir : repo_dir.parent_path());
+                                  job.snapshot_dir ? *job.snapshot_dir : repo_dir.parent_path(),
+                                  job.options.s3);
         if (!root) {
             return "snapshot: " + root.error().to_string();
         }

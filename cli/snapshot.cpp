@@ -10,6 +10,7 @@
 #include "output.hpp"
 #include "repo_options.hpp"
 #include "rpmirror/snapshot.hpp"
+#include "s3_options.hpp"
 #include "snapshot.hpp"
 
 namespace rpmirror::cli {
@@ -23,6 +24,7 @@ struct SnapshotWhere {
     bool norepopath = false;
     std::string snapshot_dir;
     RunStateArgs state;
+    S3Args s3;  // an s3:// download path: the store's settings
 };
 
 struct SnapshotArgs {
@@ -44,8 +46,9 @@ void add_where_options(CLI::App& app, SnapshotWhere& where) {
                  "the mirror is the download path itself (needs --snapshot-dir)");
     app.add_option("--snapshot-dir", where.snapshot_dir,
                    "where snapshots/ and published/ are (default: the download path; on the "
-                   "mirror's filesystem for hard links)");
+                   "mirror's filesystem for hard links, in its store for an s3:// mirror)");
     add_run_state_options(app, where.state);
+    add_s3_options(app, where.s3, /*transfer=*/false);
 }
 
 void print_error(const Error& error) {
@@ -63,7 +66,8 @@ Result<SnapshotRoot> root_of(const SnapshotWhere& where) {
         where.norepopath ? download_path : download_path / where.repo_id;
     return snapshot_root(
         where.repo_id, repo_dir,
-        where.snapshot_dir.empty() ? download_path : std::filesystem::path(where.snapshot_dir));
+        where.snapshot_dir.empty() ? download_path : std::filesystem::path(where.snapshot_dir),
+        s3_overrides(where.s3));
 }
 
 SnapshotLock lock_of(const SnapshotWhere& where) {
@@ -258,7 +262,7 @@ bool SyncSnapshots::after(const RepoSyncReport& report, std::FILE* human, bool q
                           report.repo_id, 0});
         return false;
     }
-    auto root = snapshot_root(report.repo_id, report.repo_dir, base);
+    auto root = snapshot_root(report.repo_id, report.repo_dir, base, options_.s3);
     if (!root) {
         print_error(root.error());
         return false;

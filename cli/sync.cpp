@@ -233,12 +233,6 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
     if (auto applied = apply_s3_options(args.s3, options); !applied) {
         return tl::unexpected(std::move(applied.error()));
     }
-    if (s3::is_s3_url(args.download_path) && args.snapshots.snapshot_option != nullptr &&
-        args.snapshots.snapshot_option->count() > 0) {
-        return make_error(ErrorCode::Unsupported,
-                          "--snapshot: snapshots are of local mirrors, not of an s3:// destination",
-                          args.download_path);
-    }
     options.download_metadata = args.download_metadata;
     options.upstream_metadata = args.upstream_metadata;
     options.sign_key = args.sign_key;

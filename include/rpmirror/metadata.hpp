@@ -132,6 +132,11 @@ struct Repomd {
 // type is unknown (librepo silently skips such records; rpmirror refuses to mirror unverified).
 Result<Repomd> parse_repomd(std::string_view document, std::string_view name);
 
+// The location hrefs of the records `repomd_xml` lists ("repodata/<sum>-primary.xml.gz", ...),
+// in key order; empty iff it does not parse. What a publication must keep while that index is
+// live (the local swap, the s3 publish, a snapshot's published name).
+std::vector<std::string> record_hrefs(std::string_view repomd_xml);
+
 // Verifies the local file `path` against `record`: its size (when the record has one) and its
 // checksum, hashed with hash_file (the xattr cache is used).
 // Returns success iff both match; Error{Corrupt} (subject = path) naming expected and actual size

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "rpmirror/error.hpp"
+#include "rpmirror/s3.hpp"
 
 namespace rpmirror {
 
@@ -39,13 +40,22 @@ struct SnapshotRoot {
     std::filesystem::path repo_dir;       // the live mirror (holding repodata/)
     std::filesystem::path snapshots_dir;  // <base>/snapshots/<repo id>: one directory per snapshot
     std::filesystem::path published_dir;  // <base>/published: <PUB>/<repo id> symlinks
+    // Set iff the mirror is in an S3 bucket: the store's settings (each unset one from the
+    // environment and ~/.aws). The three paths above then hold s3:// URLs (s3://BUCKET/PREFIX/ID,
+    // <base>/snapshots/ID, <base>/published), and a snapshot is a copy made inside the store
+    // (doc/snapshot.md, "In a bucket").
+    std::optional<s3::S3Overrides> s3;
 };
 
 // Returns the layout for `repo_id` mirrored at `repo_dir` with snapshots under `base` (all made
-// absolute). Returns Error{BadInput} iff `repo_dir` is `<base>/snapshots` or `<base>/published`
-// (a repository with such an id needs another --snapshot-dir). Does not touch the filesystem.
+// absolute). Both are s3:// URLs for a mirror in a bucket (`s3`: the store's settings; nullopt:
+// all from the environment), or both local paths. Returns Error{BadInput} iff `repo_dir` is
+// `<base>/snapshots` or `<base>/published` (a repository with such an id needs another
+// --snapshot-dir), iff one is s3:// and the other is not, or naming an s3:// URL that does not
+// parse. Does not touch the filesystem or the store.
 Result<SnapshotRoot> snapshot_root(std::string_view repo_id, const std::filesystem::path& repo_dir,
-                                   const std::filesystem::path& base);
+                                   const std::filesystem::path& base,
+                                   const std::optional<s3::S3Overrides>& s3 = std::nullopt);
 
 // How the functions that change something take the repository's run lock.
 struct SnapshotLock {

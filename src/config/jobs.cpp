@@ -783,12 +783,15 @@ Result<JobsConfig> load_jobs_config(const JobsLoadOptions& options,
             jobs.jobs.push_back(builder.build(jobs, main, main_file, dnf));
             destination_lines.push_back(builder.destination_line());
             const JobConfig& job = jobs.jobs.back();
-            if (job.snapshot && s3::is_s3_url(job.options.download_path.native())) {
+            if (job.snapshot && job.snapshot_dir &&
+                s3::is_s3_url(job.options.download_path.native()) !=
+                    s3::is_s3_url(job.snapshot_dir->native())) {
                 return located_error(
                     builder.snapshot_at().value_or(where),
-                    fmt::format("job '{}': snapshot: snapshots are of local mirrors only (local "
-                                "disk), not of the s3:// destination {}",
-                                job.name, job.options.download_path.native()));
+                    fmt::format("job '{}': snapshot-dir {} and destination {} must both be s3:// "
+                                "or both local (snapshots are copies inside the mirror's store)",
+                                job.name, job.snapshot_dir->native(),
+                                job.options.download_path.native()));
             }
         }
     }

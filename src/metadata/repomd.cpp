@@ -1,4 +1,6 @@
 // repomd.xml: the index of a repository's metadata files.
+#include <algorithm>
+
 #include "metadata/text.hpp"
 #include "rpmirror/metadata.hpp"
 #include "util/xml.hpp"
@@ -237,6 +239,18 @@ Result<void> verify_metadata_file(const std::filesystem::path& path, const Repom
         return tl::unexpected(*result.error);
     }
     return make_error(ErrorCode::Io, what + ": could not be verified", path.string());
+}
+
+std::vector<std::string> record_hrefs(std::string_view repomd_xml) {
+    std::vector<std::string> hrefs;
+    if (auto parsed = parse_repomd(repomd_xml, "repomd.xml")) {
+        for (const RepomdRecord& record : parsed->records) {
+            hrefs.push_back(record.location_href);
+        }
+    }
+    std::sort(hrefs.begin(), hrefs.end());
+    hrefs.erase(std::unique(hrefs.begin(), hrefs.end()), hrefs.end());
+    return hrefs;
 }
 
 }  // namespace rpmirror

@@ -43,14 +43,9 @@ std::vector<std::string> records_listed_by(const std::filesystem::path& path) {
     }
     const std::string text((std::istreambuf_iterator<char>(stream)),
                            std::istreambuf_iterator<char>());
-    auto repomd = parse_repomd(text, path.string());
-    if (!repomd) {
-        return names;
-    }
-    for (const RepomdRecord& record : repomd->records) {
-        const std::filesystem::path href(record.location_href);
-        if (href.parent_path() == kLiveName) {
-            names.push_back(href.filename().string());
+    for (const std::string& href : record_hrefs(text)) {
+        if (const std::filesystem::path relative(href); relative.parent_path() == kLiveName) {
+            names.push_back(relative.filename().string());
         }
     }
     return names;

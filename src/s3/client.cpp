@@ -836,6 +836,43 @@ Result<std::string> S3Client::complete_multipart_upload(std::string_view bucket,
     return etag.empty() ? unquote(response->header("etag")) : etag;
 }
 
+Result<std::string> S3Client::copy_object(std::string_view bucket, std::string_view key,
+                                          std::string_view source_bucket,
+                                          std::string_view source_key, std::string_view acl) {
+    Request request{.method = Method::Put,
+                    .bucket = bucket,
+                    .key = key,
+                    .headers = {"x-amz-copy-source: /" + std::string(source_bucket) + "/" +
+                                uri_encode(source_key, true)}};
+    if (!acl.empty()) {
+        request.headers.push_back("x-amz-acl: " + std::string(acl));
+    }
+    const std::string subject = object_url(bucket, key);
+    auto response = impl_->call(request);
+    if (!response) {
+        if (response.error().message.find("EntityTooLarge") != std::string::npos ||
+            response.error().message.find("InvalidRequest") != std::string::npos) {
+            return make_error(ErrorCode::Unsupported,
+                              "cannot be copied inside the store in one request (over 5 GiB?): " +
+                                  response.error().message,
+                              object_url(source_bucket, source_key));
+        }
+        return tl::unexpected(response.error());
+    }
+    // S3 may answer 200 and report the failure in the body.
+    auto tree = parse_xml_tree(response->body, subject);
+    if (!tree) {
+        return tl::unexpected(tree.error());
+    }
+    if (tree->name == "Error") {
+        return tl::unexpected(s3_error(*response, subject));
+    }
+    if (tree->name != "CopyObjectResult") {
+        return make_error(ErrorCode::BadInput, "CopyObject answered <" + tree->name + ">", subject);
+    }
+    return unquote(tree->child_text("ETag"));
+}
+
 Result<void> S3Client::put_object_acl(std::string_view bucket, std::string_view key,
                                       std::string_view acl) {
     Request request{.method = Method::Put,

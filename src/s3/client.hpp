@@ -117,6 +117,18 @@ class S3Client {
     Result<void> put_object_acl(std::string_view bucket, std::string_view key,
                                 std::string_view acl);
 
+    // Copies the object `source_key` of `source_bucket` to `key` of `bucket` inside the store
+    // (CopyObject: no byte passes through this host), with its metadata (x-amz-meta-sha256
+    // included) and content type. `acl` as PutOptions::acl (a copy does not inherit the source's
+    // ACL). Returns the new object's ETag: the source's for an object stored in one PUT, so a
+    // caller pins the copy to a version by comparing it (no x-amz-copy-source-if-match: libcurl
+    // 7.88 sorts the canonical headers as "name:value" strings, which puts that header before
+    // x-amz-copy-source, and the store then rejects the signature). Objects over 5 GiB cannot be
+    // copied in one request: Error{Unsupported} naming the source.
+    Result<std::string> copy_object(std::string_view bucket, std::string_view key,
+                                    std::string_view source_bucket, std::string_view source_key,
+                                    std::string_view acl = {});
+
     // Deletes `key`; a key that does not exist is not an error (S3 semantics).
     Result<void> delete_object(std::string_view bucket, std::string_view key);
     // Deletes `keys` in requests of at most 1000 keys. Returns Error naming the first key the

@@ -25,17 +25,6 @@ bool is_record_key(std::string_view key) {
     return key.starts_with(kRepodata) && key != kRepomdKey && key != kSignatureKey;
 }
 
-// The record keys `repomd_xml` lists (nothing for a document that does not parse).
-std::set<std::string> record_keys(std::string_view repomd_xml) {
-    std::set<std::string> keys;
-    if (auto parsed = parse_repomd(repomd_xml, "repomd.xml")) {
-        for (const RepomdRecord& record : parsed->records) {
-            keys.insert(record.location_href);
-        }
-    }
-    return keys;
-}
-
 }  // namespace
 
 bool is_s3_destination(const SyncOptions& options) {
@@ -412,7 +401,9 @@ Result<void> S3Destination::publish(std::span<const S3Package> packages,
             if (!live) {
                 return tl::unexpected(std::move(live.error()));
             }
-            previous.merge(record_keys(*live));
+            for (std::string& key : record_hrefs(*live)) {
+                previous.insert(std::move(key));
+            }
         }
         std::set<std::string> records;
         for (const RepomdRecord& record : parsed->records) {

@@ -367,19 +367,22 @@ TEST_F(S3SyncTest, SpoolDirAndSizeOptionsAndStaleSpoolsOfDeadRunsAreRemoved) {
     EXPECT_NE(too_small.err.find("--s3-spool-size"), std::string::npos) << too_small.err;
 }
 
-TEST_F(S3SyncTest, JobWithSnapshotAndS3DestinationIsRefused) {
-    const auto config = TempDir::write_at(
-        tmp_ / "rpmirror.conf", "[main]\ndestination = " + destination() +
-                                    "/\n\n[sample]\nbaseurl = " + repo_url_ + "\nsnapshot = 1\n");
+TEST_F(S3SyncTest, JobWithSnapshotAndS3DestinationSnapshotsInTheStore) {
+    const auto config = TempDir::write_at(tmp_ / "rpmirror.conf",
+                                          "[main]\ndestination = " + destination() +
+                                              "/\n\n[sample]\nbaseurl = " + repo_url_ +
+                                              "\ndownload-metadata = 1\nsnapshot = first\n");
     const CommandResult result =
         run_to_end(rpmirror_sync_argv({"--config-file", config.string(), "--state-dir",
                                        (tmp_ / "state").string()}),
                    tmp_ / "logs");
-    EXPECT_EQ(result.exit_code, 2) << result.out << result.err;
-    EXPECT_NE(result.err.find("job 'sample': snapshot: snapshots are of local mirrors only"),
-              std::string::npos)
-        << result.err;
-    EXPECT_TRUE(objects().empty());
+    EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+    // Beside the job's repository, in the bucket: DESTINATION/snapshots/<job>/<name>/.
+    const std::string snapshot = prefix_ + "/snapshots/sample/first/";
+    EXPECT_TRUE(client().head_object(bucket(), snapshot + ".rpmirror/snapshot.json"));
+    auto copied = client().get_object(bucket(), snapshot + "repodata/repomd.xml");
+    ASSERT_TRUE(copied) << copied.error().to_string();
+    EXPECT_EQ(*copied, *client().get_object(bucket(), key("repodata/repomd.xml")));
 }
 
 TEST_F(S3SyncTest, JobFileDestinationAndStoreSettings) {

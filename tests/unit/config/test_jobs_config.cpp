@@ -489,19 +489,23 @@ TEST_F(JobsConfigTest, S3TransferKeysFromMainAndTheJobValidatedAsTheCommandLine)
     }
 }
 
-TEST_F(JobsConfigTest, SnapshotOfAnS3DestinationIsALoadErrorNamingTheJob) {
+TEST_F(JobsConfigTest, SnapshotDirOfAnotherKindThanTheDestinationIsALoadErrorNamingTheJob) {
     auto config = load(
         "[main]\ndestination = /srv/mirror\n"
         "[local]\nbaseurl = http://example.com/a/\nsnapshot = 1\n"
         "[bucket]\nbaseurl = http://example.com/b/\ndestination = s3://mirror/pub/b\n"
-        "snapshot = 1\n");
+        "snapshot = 1\nsnapshot-dir = /srv/snapshots\n");
     ASSERT_FALSE(config);
     const std::string message = config.error().to_string();
     EXPECT_NE(message.find(main_file()), std::string::npos) << message;
-    EXPECT_NE(message.find("line 9: job 'bucket': snapshot: snapshots are of local mirrors only"),
+    EXPECT_NE(message.find("line 9: job 'bucket': snapshot-dir /srv/snapshots and destination "
+                           "s3://mirror/pub/b must both be s3:// or both local"),
               std::string::npos)
         << message;
-    EXPECT_NE(message.find("s3://mirror/pub/b"), std::string::npos) << message;
+    // In its store, a bucket's snapshots are fine.
+    EXPECT_TRUE(
+        load("[bucket]\nbaseurl = http://example.com/b/\ndestination = s3://mirror/pub/b\n"
+             "snapshot = 1\nsnapshot-dir = s3://mirror/snapshots\n"));
 }
 
 }  // namespace

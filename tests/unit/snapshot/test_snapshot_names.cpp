@@ -46,6 +46,27 @@ TEST(SnapshotRoot, LayoutIsBesideTheMirrorsAndRefusesToOverlapIt) {
     EXPECT_TRUE(snapshot_root("snapshots", "/srv/mirror/snapshots", "/srv/snap").has_value());
 }
 
+TEST(SnapshotRoot, AnS3MirrorKeepsItsSnapshotsInItsStoreUnderUrlsNeverNormalised) {
+    auto root = snapshot_root("base", "s3://bucket/pub/base", "s3://bucket/pub/");
+    ASSERT_TRUE(root.has_value()) << root.error().to_string();
+    EXPECT_EQ(root->repo_dir.native(), "s3://bucket/pub/base");
+    EXPECT_EQ(root->snapshots_dir.native(), "s3://bucket/pub/snapshots/base");
+    EXPECT_EQ(root->published_dir.native(), "s3://bucket/pub/published");
+    EXPECT_TRUE(root->s3.has_value());
+    for (const auto& [repo_dir, base] :
+         {std::pair<std::string, std::string>{"s3://bucket/pub/base", "/srv/snapshots"},
+          {"/srv/mirror/base", "s3://bucket/pub"}}) {
+        auto refused = snapshot_root("base", repo_dir, base);
+        ASSERT_FALSE(refused.has_value()) << repo_dir << " " << base;
+        EXPECT_EQ(refused.error().code, ErrorCode::BadInput);
+        EXPECT_EQ(refused.error().subject, base);
+    }
+    auto overlapping = snapshot_root("snapshots", "s3://bucket/pub/snapshots", "s3://bucket/pub");
+    ASSERT_FALSE(overlapping.has_value());
+    EXPECT_NE(overlapping.error().message.find("choose another --snapshot-dir"), std::string::npos);
+    EXPECT_FALSE(snapshot_root("base", "s3://Bad_Bucket/base", "s3://Bad_Bucket").has_value());
+}
+
 TEST(SnapshotRoot, SnapshotDirectoryResolvesOnlyRealSnapshotDirectories) {
     test::TempDir tmp;
     auto root = snapshot_root("base", tmp / "mirror" / "base", tmp / "mirror");

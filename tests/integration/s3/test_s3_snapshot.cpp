@@ -1,0 +1,171 @@
+// Snapshots of a mirror in a bucket (a real Ceph RADOS Gateway): `sync --snapshot`, `snapshot
+// create|list|publish|remove` and --keep-snapshots on s3://, copies made inside the store, a
+// published name switched in the sync's order, and a mirror that changed since its sync refused.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "integration/s3/s3_sync_fixture.hpp"
+
+namespace rpmirror::test {
+namespace {
+
+const std::string kTiny = "Packages/rpmirror-sample-tiny-1.0-1.noarch.rpm";
+
+class S3SnapshotTest : public S3SyncTest {
+  protected:
+    CommandResult snapshot(const std::string& action, std::vector<std::string> extra) {
+        std::vector<std::string> argv{rpmirror_binary(), "snapshot", action,       "--repo",
+                                      "sample",          "-p",       destination()};
+        argv.insert(argv.end(), extra.begin(), extra.end());
+        return run_to_end(argv, tmp_ / "logs");
+    }
+
+    // Every object under `relative` (below the test's prefix), by key relative to it.
+    std::map<std::string, s3::ListedObject> objects_under(const std::string& relative) {
+        const s3::S3Location where{bucket(), prefix_ + "/" + relative};
+        auto listed = s3::list_mirror(client(), where);
+        EXPECT_TRUE(listed) << listed.error().to_string();
+        return listed ? *listed : std::map<std::string, s3::ListedObject>{};
+    }
+
+    std::string body_of(const std::string& relative) {
+        auto body = client().get_object(bucket(), prefix_ + "/" + relative);
+        EXPECT_TRUE(body) << relative << ": " << body.error().to_string();
+        return body ? *body : std::string();
+    }
+
+    // Upstream without the tiny package: revision "2".
+    void drop_tiny_upstream() {
+        std::filesystem::remove(upstream_ / kTiny);
+        recreate_repo(upstream_, "2", tmp_ / "logs");
+    }
+};
+
+TEST_F(S3SnapshotTest, SyncSnapshotCopiesTheMirrorInsideTheStore) {
+    const CommandResult synced = sync({"--download-metadata", "--snapshot=one"});
+    ASSERT_EQ(synced.exit_code, 0) << synced.err;
+    const std::size_t packages = package_digests(upstream_).size();
+    EXPECT_NE(synced.out.find("sample: snapshot one: " + std::to_string(packages) + " packages"),
+              std::string::npos)
+        << synced.out;
+
+    // Every object of the mirror (rpmirror's own state aside), the same size and content.
+    const auto mirror = objects();
+    const auto copy = objects_under("snapshots/sample/one/");
+    std::set<std::string> expected;
+    for (const auto& [key, object] : mirror) {
+        if (!key.starts_with(".rpmirror/")) {
+            expected.insert(key);
+            ASSERT_TRUE(copy.contains(key)) << key;
+            EXPECT_EQ(copy.at(key).size, object.size) << key;
+        }
+    }
+    std::set<std::string> copied;
+    for (const auto& [key, object] : copy) {
+        if (!key.starts_with(".rpmirror/")) {
+            copied.insert(key);
+        }
+    }
+    EXPECT_EQ(copied, expected);
+    EXPECT_TRUE(copy.contains(".rpmirror/snapshot.json"));
+    EXPECT_EQ(body_of("snapshots/sample/one/repodata/repomd.xml"),
+              body_of("sample/repodata/repomd.xml"));
+
+    // What an interrupted creation left (objects, no manifest) is no snapshot, and the next
+    // creation removes it.
+    ASSERT_TRUE(client().put_object(bucket(), prefix_ + "/snapshots/sample/half/" + kTiny, "x"));
+    const CommandResult listed = snapshot("list", {"--json"});
+    ASSERT_EQ(listed.exit_code, 0) << listed.err;
+    const auto json = nlohmann::json::parse(listed.out);
+    ASSERT_EQ(json.at("snapshots").size(), 1U) << listed.out;
+    EXPECT_EQ(json.at("snapshots").at(0).at("name"), "one");
+    EXPECT_EQ(json.at("snapshots").at(0).at("packages"), packages);
+    EXPECT_EQ(json.at("snapshots").at(0).at("path"),
+              "s3://" + bucket() + "/" + prefix_ + "/snapshots/sample/one");
+
+    const CommandResult again = snapshot("create", {"--name", "one"});
+    EXPECT_NE(again.exit_code, 0);
+    EXPECT_NE(again.err.find("snapshot one of repository sample exists already"), std::string::npos)
+        << again.err;
+    ASSERT_EQ(snapshot("create", {"--name", "two"}).exit_code, 0);
+    EXPECT_TRUE(objects_under("snapshots/sample/half/").empty());
+    EXPECT_FALSE(objects().contains(".rpmirror/lock")) << "the lease was released";
+}
+
+TEST_F(S3SnapshotTest, PublishedNameSwitchesAndKeepSnapshotsNeverRemovesAPublishedOne) {
+    ASSERT_EQ(sync({"--download-metadata"}).exit_code, 0);
+    ASSERT_EQ(snapshot("create", {"--name", "one"}).exit_code, 0);
+    const std::string index_one = body_of("snapshots/sample/one/repodata/repomd.xml");
+    drop_tiny_upstream();
+    revisions_.push_back(upstream_);
+    const CommandResult resynced = sync({"--download-metadata", "--delete"});
+    ASSERT_EQ(resynced.exit_code, 0) << resynced.err;
+    ASSERT_EQ(snapshot("create", {"--name", "two"}).exit_code, 0);
+    const std::string index_two = body_of("snapshots/sample/two/repodata/repomd.xml");
+    ASSERT_NE(index_one, index_two);
+
+    const CommandResult published = snapshot("publish", {"one", "--as", "prod"});
+    ASSERT_EQ(published.exit_code, 0) << published.err;
+    EXPECT_EQ(body_of("published/prod/sample/repodata/repomd.xml"), index_one);
+    EXPECT_TRUE(objects_under("published/prod/sample/").contains(kTiny));
+
+    // --keep-snapshots 1: "two" goes, "one" is published and stays.
+    const CommandResult pruned = snapshot("create", {"--name", "three", "--keep-snapshots", "1"});
+    ASSERT_EQ(pruned.exit_code, 0) << pruned.err;
+    EXPECT_NE(pruned.out.find("sample: removed snapshot two"), std::string::npos) << pruned.out;
+    EXPECT_TRUE(objects_under("snapshots/sample/two/").empty());
+    EXPECT_FALSE(objects_under("snapshots/sample/one/").empty());
+
+    const CommandResult refused = snapshot("remove", {"one"});
+    EXPECT_NE(refused.exit_code, 0);
+    EXPECT_NE(refused.err.find("is published as prod"), std::string::npos) << refused.err;
+
+    // The switch: the new index, the packages it lists; the old revision's records stay one more
+    // publication (a reader that fetched the old index can still fetch them).
+    ASSERT_EQ(snapshot("publish", {"three", "--as", "prod"}).exit_code, 0);
+    const std::string index_three = body_of("published/prod/sample/repodata/repomd.xml");
+    EXPECT_EQ(index_three, index_two);
+    const auto prod = objects_under("published/prod/sample/");
+    EXPECT_FALSE(prod.contains(kTiny));
+    auto parsed = parse_repomd(index_three, "repomd.xml");
+    ASSERT_TRUE(parsed);
+    for (const RepomdRecord& record : parsed->records) {
+        EXPECT_TRUE(prod.contains(record.location_href)) << record.location_href;
+    }
+    for (const std::string& href : record_hrefs(index_one)) {
+        EXPECT_TRUE(prod.contains(href)) << "a record of the replaced revision: " << href;
+    }
+    const CommandResult removed = snapshot("remove", {"one"});
+    EXPECT_EQ(removed.exit_code, 0) << removed.err;
+    EXPECT_TRUE(objects_under("snapshots/sample/one/").empty());
+    const CommandResult listed = snapshot("list", {});
+    EXPECT_EQ(listed.out.find("one:"), std::string::npos) << listed.out;
+    EXPECT_NE(listed.out.find("three: 4 packages"), std::string::npos) << listed.out;
+    EXPECT_NE(listed.out.find("published as prod"), std::string::npos) << listed.out;
+}
+
+TEST_F(S3SnapshotTest, AMirrorChangedSinceItsSyncIsRefusedAndNothingIsWritten) {
+    ASSERT_EQ(sync({"--download-metadata"}).exit_code, 0);
+    ASSERT_TRUE(client().put_object(bucket(), key(kTiny), "not the package"));
+    const CommandResult refused = snapshot("create", {"--name", "bad"});
+    EXPECT_NE(refused.exit_code, 0);
+    EXPECT_NE(refused.err.find("not a complete, verified mirror: 1 problem(s): " + kTiny +
+                               ": changed since the last sync"),
+              std::string::npos)
+        << refused.err;
+    EXPECT_TRUE(objects_under("snapshots/").empty());
+
+    // Without a completed sync there is nothing to snapshot.
+    const CommandResult unsynced = run_to_end(
+        {rpmirror_binary(), "snapshot", "create", "--repo", "other", "-p", destination()},
+        tmp_ / "logs");
+    EXPECT_NE(unsynced.exit_code, 0);
+    EXPECT_NE(unsynced.err.find("no completed `rpmirror sync` recorded"), std::string::npos)
+        << unsynced.err;
+}
+
+}  // namespace
+}  // namespace rpmirror::test
