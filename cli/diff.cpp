@@ -19,6 +19,7 @@
 #include "rpmirror/metadata.hpp"
 #include "rpmirror/snapshot.hpp"
 #include "rpmirror/sync.hpp"
+#include "s3_options.hpp"
 
 namespace rpmirror::cli {
 
@@ -29,6 +30,7 @@ struct DiffArgs {
     std::string repo_id;                 // --repo: the mirror of ID against its upstream
     std::string download_path = ".";
     std::string snapshot_dir;  // --snapshot-dir: where snapshots/ and published/ are
+    S3Args s3;                 // the store of s3:// sides
     bool json = false;
     bool quiet = false;
     RepoSourceArgs sources;
@@ -47,12 +49,14 @@ struct SideSpec {
     std::string argument;                 // a directory or a URL; "" iff `upstream` is set
     std::optional<RepoConfig> upstream;   // the repository's mirrors, as `sync` reaches them
     std::filesystem::path snapshot_base;  // BASE of BASE/snapshots and BASE/published
+    s3::S3Overrides store;                // for s3:// sides
 };
 
 // `snapshot:ID/NAME` -> BASE/snapshots/ID/NAME; `published:PUB/ID` -> the snapshot
 // BASE/published/PUB/ID points at. Returns nullopt iff `argument` is neither form.
 std::optional<Result<std::filesystem::path>> snapshot_side(std::string_view argument,
-                                                           const std::filesystem::path& base) {
+                                                           const std::filesystem::path& base,
+                                                           const s3::S3Overrides& store) {
     const bool published = argument.starts_with("published:");
     if (!published && !argument.starts_with("snapshot:")) {
         return std::nullopt;
@@ -68,26 +72,20 @@ std::optional<Result<std::filesystem::path>> snapshot_side(std::string_view argu
     const std::string first(rest.substr(0, slash));
     const std::string second(rest.substr(slash + 1));
     const std::string& repo_id = published ? second : first;
-    auto root = snapshot_root(repo_id, base / repo_id, base);
+    auto root = snapshot_root(repo_id, base / repo_id, base, store);
     if (!root) {
         return tl::unexpected(std::move(root.error()));
     }
     if (!published) {
-        return snapshot_directory(*root, second);
+        return snapshot_location(*root, second);
     }
-    const std::filesystem::path link = root->published_dir / first / repo_id;
-    std::error_code error;
-    if (!std::filesystem::is_symlink(link, error)) {
-        return make_error(ErrorCode::NotFound, "no published name of that repository",
-                          link.string());
-    }
-    const std::filesystem::path target = std::filesystem::read_symlink(link, error);
-    if (error) {
-        return make_errno_error("cannot read the link", link.string(), error.value());
-    }
-    // The snapshot the name points at now: read from it, not through the link, so a publish
+    // The snapshot the name points at now: read from it, not through the name, so a publish
     // switching the name during the diff cannot mix two snapshots.
-    return snapshot_directory(*root, target.filename().string());
+    auto target = published_snapshot(*root, first);
+    if (!target) {
+        return tl::unexpected(std::move(target.error()));
+    }
+    return snapshot_location(*root, *target);
 }
 
 // THE one place where an argument of `rpmirror diff` becomes a repository to read:
@@ -97,7 +95,8 @@ std::optional<Result<std::filesystem::path>> snapshot_side(std::string_view argu
 //  - "http://...", "https://...", "file://...": the repository at that URL, fetched the same way;
 //  - anything else: a local directory holding repodata/repomd.xml (a mirror, a repository).
 //  - `snapshot:ID/NAME`, `published:PUB/ID`: a snapshot of the mirror (rpmirror snapshot), under
-//    the download path or --snapshot-dir;
+//    the download path or --snapshot-dir (in a bucket too);
+//  - "s3://BUCKET/PREFIX": a repository in a bucket (read by run_diff through the store).
 // Returns the fetch's error (naming the URL) or Error{BadInput} naming the argument.
 Result<Side> resolve_side(const SideSpec& spec, Syncer& syncer) {
     std::optional<RepoConfig> remote = spec.upstream;
@@ -123,7 +122,10 @@ Result<Side> resolve_side(const SideSpec& spec, Syncer& syncer) {
         side.fetch.emplace(std::move(*fetched));
         return side;
     }
-    if (auto snapshot = snapshot_side(spec.argument, spec.snapshot_base)) {
+    if (s3::is_s3_url(spec.argument)) {
+        return Side{spec.argument, spec.argument, std::nullopt};
+    }
+    if (auto snapshot = snapshot_side(spec.argument, spec.snapshot_base, spec.store)) {
         if (!*snapshot) {
             return tl::unexpected(std::move(snapshot->error()));
         }
@@ -133,7 +135,7 @@ Result<Side> resolve_side(const SideSpec& spec, Syncer& syncer) {
     if (!std::filesystem::is_directory(spec.argument, error)) {
         return make_error(ErrorCode::BadInput,
                           "not a directory holding repodata/, a snapshot:ID/NAME or "
-                          "published:PUB/ID, nor an http(s):// or file:// URL",
+                          "published:PUB/ID, nor an http(s)://, file:// or s3:// URL",
                           spec.argument);
     }
     return Side{spec.argument, spec.argument, std::nullopt};
@@ -157,8 +159,9 @@ std::variant<std::pair<SideSpec, SideSpec>, int> choose_sides(const DiffArgs& ar
                 "give two repositories (OLD NEW: directories or URLs), or --repo ID to compare "
                 "a mirror with its upstream");
         }
-        return std::pair{SideSpec{args.locations[0], std::nullopt, snapshot_base(args)},
-                         SideSpec{args.locations[1], std::nullopt, snapshot_base(args)}};
+        return std::pair{
+            SideSpec{args.locations[0], std::nullopt, snapshot_base(args), s3_overrides(args.s3)},
+            SideSpec{args.locations[1], std::nullopt, snapshot_base(args), s3_overrides(args.s3)}};
     }
     if (args.locations.size() > 1) {
         return usage_error("with --repo, give at most one repository (the old side)");
@@ -181,8 +184,8 @@ std::variant<std::pair<SideSpec, SideSpec>, int> choose_sides(const DiffArgs& ar
     const std::string old_side =
         args.locations.empty() ? (std::filesystem::path(args.download_path) / repo.id).string()
                                : args.locations[0];
-    return std::pair{SideSpec{old_side, std::nullopt, snapshot_base(args)},
-                     SideSpec{"", std::move(repo), {}}};
+    return std::pair{SideSpec{old_side, std::nullopt, snapshot_base(args), s3_overrides(args.s3)},
+                     SideSpec{"", std::move(repo), {}, {}}};
 }
 
 int run_diff(const DiffArgs& args) {
@@ -200,7 +203,9 @@ int run_diff(const DiffArgs& args) {
             fmt::print(stderr, "rpmirror: diff: {}\n", side.error().to_string());
             return kExitFailure;
         }
-        auto read = read_repo_contents(side->root, side->location);
+        auto read = s3::is_s3_url(side->root.native())
+                        ? read_s3_repo_contents(side->root.native(), specs[side_index]->store)
+                        : read_repo_contents(side->root, side->location);
         if (!read) {
             fmt::print(stderr, "rpmirror: diff: {}\n", read.error().to_string());
             return kExitFailure;
@@ -231,7 +236,9 @@ Command add_diff_command(CLI::App& parent) {
         "and changed (same EVR, other checksum) by name.arch, advisories added and removed.\n"
         "  rpmirror diff OLD NEW          directories holding repodata/, http(s):// file:// "
         "URLs,\n"
-        "                                 snapshot:ID/NAME or published:PUB/ID (under -p DIR)\n"
+        "                                 s3://BUCKET/PREFIX, snapshot:ID/NAME or "
+        "published:PUB/ID\n"
+        "                                 (under -p DIR or -p s3://BUCKET/PREFIX)\n"
         "  rpmirror diff --repo ID [OLD]  the mirror <DIR>/<ID> (or OLD) against ID's upstream");
     app->add_option("locations", args->locations, "OLD and NEW repositories (directories or URLs)")
         ->expected(0, 2);
@@ -246,6 +253,7 @@ Command add_diff_command(CLI::App& parent) {
     app->add_flag("--json", args->json, "print the diff as JSON on stdout");
     app->add_flag("-q,--quiet", args->quiet, "print the summary line only");
     add_repo_source_options(*app, args->sources);
+    add_s3_options(*app, args->s3, /*transfer=*/false);
     return Command{app, [args] { return run_diff(*args); }};
 }
 

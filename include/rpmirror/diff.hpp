@@ -15,6 +15,7 @@
 
 #include "rpmirror/error.hpp"
 #include "rpmirror/index.hpp"
+#include "rpmirror/s3.hpp"
 
 namespace rpmirror {
 
@@ -52,6 +53,14 @@ struct RepoContents {
 // updateinfo.xml, named); the parsers' errors. Thread-safe.
 Result<RepoContents> read_repo_contents(const std::filesystem::path& root,
                                         std::string_view location = {});
+
+// Reads the repository at `url`, "s3://BUCKET/PREFIX" (a mirror, a snapshot or a published name
+// in a bucket; `store`: the store's settings, each unset one from the environment and ~/.aws), as
+// read_repo_contents does: repomd.xml, the primary and the updateinfo record are fetched into a
+// scratch directory (removed before returning) and read from there. Errors as read_repo_contents'
+// (Error{NotFound} "no repository here (no repodata/repomd.xml)" naming `url`), or the store's,
+// naming the object.
+Result<RepoContents> read_s3_repo_contents(std::string_view url, const s3::S3Overrides& store);
 
 // One package change, by name.arch.
 struct PackageChange {

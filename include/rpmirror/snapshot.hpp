@@ -121,6 +121,16 @@ Result<std::vector<SnapshotInfo>> list_snapshots(const SnapshotRoot& root);
 // there is not one), Error{BadInput} iff `name` is invalid. Reads only.
 Result<std::filesystem::path> snapshot_directory(const SnapshotRoot& root, std::string_view name);
 
+// Where snapshot `name` of `root` is: its directory, or its s3:// URL for a mirror in a bucket.
+// Error{NotFound} "no snapshot NAME of repository ID" iff there is none (a bucket's: no manifest),
+// Error{BadInput} iff `name` is invalid; the store's errors. Reads only.
+Result<std::filesystem::path> snapshot_location(const SnapshotRoot& root, std::string_view name);
+
+// The snapshot the published name `published_name` of `root` points at now. Error{NotFound}
+// naming where it would be iff there is no such published name; Error{BadInput} iff the name is
+// invalid. Reads only.
+Result<std::string> published_snapshot(const SnapshotRoot& root, std::string_view published_name);
+
 // Points the published name `published_name` (`<published_dir>/<PUB>/<repo id>`) at snapshot
 // `name`, creating `<published_dir>/<PUB>` if missing and replacing an existing symlink by one
 // rename (made durable with fsync of the directory). Holds the run lock.

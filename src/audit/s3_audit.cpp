@@ -26,6 +26,7 @@
 #include "s3/mirror_state.hpp"
 #include "store/s3_store.hpp"
 #include "util/parallel.hpp"
+#include "util/scratch_dir.hpp"
 #include "util/text.hpp"
 
 namespace rpmirror {
@@ -33,35 +34,6 @@ namespace rpmirror {
 namespace {
 
 constexpr std::string_view kRepomdKey = "repodata/repomd.xml";
-
-// A private temporary directory, removed with everything in it.
-class ScratchDir {
-  public:
-    static Result<ScratchDir> create() {
-        const char* tmpdir = std::getenv("TMPDIR");
-        std::string pattern = std::string(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp") +
-                              "/rpmirror-s3verify-XXXXXX";
-        if (::mkdtemp(pattern.data()) == nullptr) {
-            return make_errno_error("cannot create a temporary directory", pattern, errno);
-        }
-        return ScratchDir(pattern);
-    }
-    ScratchDir(ScratchDir&& other) noexcept : path_(std::exchange(other.path_, {})) {}
-    ScratchDir& operator=(ScratchDir&&) = delete;
-    ScratchDir(const ScratchDir&) = delete;
-    ScratchDir& operator=(const ScratchDir&) = delete;
-    ~ScratchDir() {
-        if (!path_.empty()) {
-            std::error_code ignored;
-            std::filesystem::remove_all(path_, ignored);
-        }
-    }
-    const std::filesystem::path& path() const { return path_; }
-
-  private:
-    explicit ScratchDir(std::filesystem::path path) : path_(std::move(path)) {}
-    std::filesystem::path path_;
-};
 
 // One object the mirror must hold.
 struct Check {
@@ -100,7 +72,7 @@ class S3Auditor {
             return tl::unexpected(std::move(state.error()));
         }
         state_ = std::move(*state);
-        auto scratch = ScratchDir::create();
+        auto scratch = ScratchDir::create("rpmirror-s3verify");
         if (!scratch) {
             return tl::unexpected(std::move(scratch.error()));
         }
@@ -155,28 +127,7 @@ class S3Auditor {
 
     // Reads the object `key` whole into the file `path`.
     Result<void> download(std::string_view key, const std::filesystem::path& path) {
-        std::filesystem::create_directories(path.parent_path());
-        std::ofstream out(path, std::ios::binary | std::ios::trunc);
-        if (!out) {
-            return make_errno_error("cannot create", path.string(), errno);
-        }
-        auto got = client_.get_object(
-            repo_.bucket, repo_.key(key),
-            [&out, &path](std::span<const char> bytes) -> Result<void> {
-                out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-                if (!out) {
-                    return make_errno_error("cannot write", path.string(), errno);
-                }
-                return {};
-            });
-        if (!got) {
-            return tl::unexpected(std::move(got.error()));
-        }
-        out.close();
-        if (!out) {
-            return make_errno_error("cannot write", path.string(), errno);
-        }
-        return {};
+        return s3::get_object_to_file(client_, repo_, key, path);
     }
 
     // The expected objects from the published repodata/: every record, and the selected packages

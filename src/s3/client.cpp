@@ -13,6 +13,7 @@
 #include <cctype>
 #include <charconv>
 #include <ctime>
+#include <fstream>
 #include <random>
 #include <thread>
 
@@ -936,6 +937,32 @@ Result<bool> S3Client::probe_conditional_put(std::string_view bucket, std::strin
         return tl::unexpected(removed.error());
     }
     return !second.has_value();
+}
+
+Result<void> get_object_to_file(S3Client& client, const S3Location& where, std::string_view key,
+                                const std::filesystem::path& path) {
+    std::error_code made;
+    std::filesystem::create_directories(path.parent_path(), made);
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    if (!out) {
+        return make_errno_error("cannot create", path.string(), errno);
+    }
+    auto got = client.get_object(
+        where.bucket, where.key(key), [&out, &path](std::span<const char> bytes) -> Result<void> {
+            out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+            if (!out) {
+                return make_errno_error("cannot write", path.string(), errno);
+            }
+            return {};
+        });
+    if (!got) {
+        return tl::unexpected(std::move(got.error()));
+    }
+    out.close();
+    if (!out) {
+        return make_errno_error("cannot write", path.string(), errno);
+    }
+    return {};
 }
 
 }  // namespace rpmirror::s3

@@ -186,4 +186,10 @@ class S3Client {
     std::unique_ptr<Impl> impl_;
 };
 
+// Writes the object `key` of `where` (relative to its prefix) to the new file `path` (its
+// directories created), replacing what is there. Returns the client's error, or Error{Io} naming
+// `path`.
+Result<void> get_object_to_file(S3Client& client, const S3Location& where, std::string_view key,
+                                const std::filesystem::path& path);
+
 }  // namespace rpmirror::s3

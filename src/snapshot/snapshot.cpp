@@ -251,6 +251,38 @@ Result<void> publish_snapshot(const SnapshotRoot& root, std::string_view name,
     return (*backend)->point(published_name, name);
 }
 
+Result<std::filesystem::path> snapshot_location(const SnapshotRoot& root, std::string_view name) {
+    if (auto valid = validate_snapshot_name(name, "snapshot name"); !valid) {
+        return tl::unexpected(std::move(valid.error()));
+    }
+    auto backend = snapshot::open_backend(root);
+    if (!backend) {
+        return tl::unexpected(std::move(backend.error()));
+    }
+    return (*backend)->describe(name).map([](SnapshotInfo info) { return std::move(info.dir); });
+}
+
+Result<std::string> published_snapshot(const SnapshotRoot& root, std::string_view published_name) {
+    if (auto valid = validate_snapshot_name(published_name, "published name"); !valid) {
+        return tl::unexpected(std::move(valid.error()));
+    }
+    auto backend = snapshot::open_backend(root);
+    if (!backend) {
+        return tl::unexpected(std::move(backend.error()));
+    }
+    auto published = (*backend)->published();
+    if (!published) {
+        return tl::unexpected(std::move(published.error()));
+    }
+    for (const auto& [snapshot_name, name] : *published) {
+        if (name == published_name) {
+            return snapshot_name;
+        }
+    }
+    return make_error(ErrorCode::NotFound, "no published name of that repository",
+                      (root.published_dir / published_name / root.repo_id).string());
+}
+
 Result<SnapshotInfo> remove_snapshot(const SnapshotRoot& root, std::string_view name,
                                      const SnapshotLock& lock) {
     if (auto valid = validate_snapshot_name(name, "snapshot name"); !valid) {

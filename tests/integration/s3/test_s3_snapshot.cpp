@@ -112,6 +112,24 @@ TEST_F(S3SnapshotTest, PublishedNameSwitchesAndKeepSnapshotsNeverRemovesAPublish
     EXPECT_EQ(body_of("published/prod/sample/repodata/repomd.xml"), index_one);
     EXPECT_TRUE(objects_under("published/prod/sample/").contains(kTiny));
 
+    // diff reads snapshots, published names and mirrors in the bucket.
+    const CommandResult diffed = run_to_end({rpmirror_binary(), "diff", "-p", destination(),
+                                             "published:prod/sample", "snapshot:sample/two"},
+                                            tmp_ / "logs");
+    EXPECT_EQ(diffed.exit_code, 0) << diffed.err;
+    EXPECT_NE(diffed.out.find("removed    rpmirror-sample-tiny.noarch  1.0-1"), std::string::npos)
+        << diffed.out;
+    EXPECT_NE(diffed.out.find("0 added, 1 removed, 0 upgraded"), std::string::npos) << diffed.out;
+    const CommandResult same = run_to_end(
+        {rpmirror_binary(), "diff", destination() + "/sample", upstream_.string()}, tmp_ / "logs");
+    EXPECT_EQ(same.exit_code, 0) << same.err;
+    EXPECT_NE(same.out.find("0 added, 0 removed, 0 upgraded"), std::string::npos) << same.out;
+    const CommandResult missing = run_to_end(
+        {rpmirror_binary(), "diff", destination() + "/nothing", upstream_.string()}, tmp_ / "logs");
+    EXPECT_EQ(missing.exit_code, 1);
+    EXPECT_NE(missing.err.find(destination() + "/nothing/: no repository here"), std::string::npos)
+        << missing.err;
+
     // --keep-snapshots 1: "two" goes, "one" is published and stays.
     const CommandResult pruned = snapshot("create", {"--name", "three", "--keep-snapshots", "1"});
     ASSERT_EQ(pruned.exit_code, 0) << pruned.err;

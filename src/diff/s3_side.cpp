@@ -1,0 +1,64 @@
+// `rpmirror diff` of a repository in a bucket (a mirror, a snapshot or a published name): its
+// repomd.xml and the records the diff reads (primary, updateinfo) fetched from the store into a
+// scratch directory, then read as a local repository is (verified against repomd.xml).
+#include <fmt/core.h>
+
+#include "fs/durable.hpp"
+#include "rpmirror/diff.hpp"
+#include "rpmirror/metadata.hpp"
+#include "s3/client.hpp"
+#include "util/scratch_dir.hpp"
+
+namespace rpmirror {
+
+Result<RepoContents> read_s3_repo_contents(std::string_view url, const s3::S3Overrides& overrides) {
+    auto location = s3::S3Location::parse(url);
+    if (!location) {
+        return tl::unexpected(std::move(location.error()));
+    }
+    auto config = s3::resolve_config(overrides, s3::process_environment());
+    if (!config) {
+        return tl::unexpected(std::move(config.error()));
+    }
+    s3::S3Client client(std::move(*config));
+    auto scratch = ScratchDir::create("rpmirror-diff");
+    if (!scratch) {
+        return tl::unexpected(std::move(scratch.error()));
+    }
+    const std::string shown = location->to_string();
+    const std::filesystem::path repomd_path = scratch->path() / "repodata" / "repomd.xml";
+    if (auto got = s3::get_object_to_file(client, *location, "repodata/repomd.xml", repomd_path);
+        !got) {
+        if (got.error().code == ErrorCode::NotFound) {
+            return make_error(ErrorCode::NotFound, "no repository here (no repodata/repomd.xml)",
+                              shown);
+        }
+        return tl::unexpected(std::move(got.error()));
+    }
+    auto text = fs::read_file(repomd_path);
+    if (!text) {
+        return tl::unexpected(std::move(text.error()));
+    }
+    auto repomd = parse_repomd(*text, shown + "/repodata/repomd.xml");
+    if (!repomd) {
+        return tl::unexpected(std::move(repomd.error()));
+    }
+    for (const std::string_view type : {"primary", "updateinfo"}) {
+        const RepomdRecord* record = repomd->find(type);
+        if (record == nullptr) {
+            continue;
+        }
+        auto relative = safe_relative_path(record->location_href, fmt::format("{} record", type));
+        if (!relative) {
+            return tl::unexpected(std::move(relative.error()));
+        }
+        if (auto got = s3::get_object_to_file(client, *location, relative->generic_string(),
+                                              scratch->path() / *relative);
+            !got) {
+            return tl::unexpected(std::move(got.error()));
+        }
+    }
+    return read_repo_contents(scratch->path(), shown);
+}
+
+}  // namespace rpmirror
