@@ -2,28 +2,23 @@
 // packages the mirror lacks dropped, recompressed as upstream compressed them.
 #include "rpmirror/filtered_metadata.hpp"
 
-#include <bzlib.h>
 #include <fcntl.h>
-#include <lzma.h>
 #include <sys/stat.h>
-#include <zlib.h>
-#include <zstd.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <functional>
 #include <future>
 #include <map>
 #include <optional>
 #include <string>
-#include <thread>
 #include <unordered_set>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "fs/beneath.hpp"
+#include "index/compress.hpp"
 #include "metadata/text.hpp"
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/index.hpp"
@@ -247,214 +242,6 @@ Result<std::uint64_t> MetadataFilter::finish(std::string& out) {
 }
 
 namespace {
-
-// ---------------------------------------------------------------------------------------------
-// Compression into a file, hashing the compressed bytes as they are written.
-
-// Compression levels: fast ones, so that rewriting stays within twice the time of reading
-// (gzip -6 runs at ~35 MB/s, -1 at ~60 MB/s and 25 % larger; xz -6 at ~1 MB/s, -1 at ~12 MB/s
-// per thread). zstd's default is fast already; bzip2 (rare in repositories) keeps its default.
-constexpr int kGzipLevel = 1;
-constexpr std::uint32_t kXzPreset = 1;
-constexpr std::uint32_t kXzMaxThreads = 4;  // each holds a 3 MiB block and its encoder
-
-const lzma_mt& xz_options() {
-    static const lzma_mt options = [] {
-        lzma_mt mt{};
-        mt.threads = std::clamp(std::thread::hardware_concurrency(), 1U, kXzMaxThreads);
-        mt.preset = kXzPreset;
-        mt.check = LZMA_CHECK_CRC64;
-        return mt;
-    }();
-    return options;
-}
-
-class CompressedWriter {
-  public:
-    CompressedWriter(Compression compression, UniqueFd fd, std::string shown, ChecksumType type)
-        : compression_(compression), fd_(std::move(fd)), shown_(std::move(shown)), hasher_(type) {}
-    CompressedWriter(const CompressedWriter&) = delete;
-    CompressedWriter& operator=(const CompressedWriter&) = delete;
-    ~CompressedWriter() {
-        if (zlib_ready_) {
-            deflateEnd(&zlib_);
-        }
-        if (xz_ready_) {
-            lzma_end(&xz_);
-        }
-        if (bz_ready_) {
-            BZ2_bzCompressEnd(&bz_);
-        }
-    }
-
-    Result<void> start() {
-        switch (compression_) {
-            case Compression::Gzip:
-                if (deflateInit2(&zlib_, kGzipLevel, Z_DEFLATED, 16 + MAX_WBITS, 8,
-                                 Z_DEFAULT_STRATEGY) != Z_OK) {
-                    return codec_error("cannot start gzip");
-                }
-                zlib_ready_ = true;
-                break;
-            case Compression::Xz:
-                if (lzma_stream_encoder_mt(&xz_, &xz_options()) != LZMA_OK) {
-                    return codec_error("cannot start xz");
-                }
-                xz_ready_ = true;
-                break;
-            case Compression::Bzip2:
-                if (BZ2_bzCompressInit(&bz_, 9, 0, 0) != BZ_OK) {
-                    return codec_error("cannot start bzip2");
-                }
-                bz_ready_ = true;
-                break;
-            case Compression::Zstd:
-                zstd_.reset(ZSTD_createCCtx());
-                if (!zstd_) {
-                    return codec_error("cannot start zstd");
-                }
-                break;
-            case Compression::None:
-                break;
-            case Compression::Zchunk:
-                return codec_error("zchunk cannot be written");
-        }
-        return {};
-    }
-
-    Result<void> write(std::string_view data) { return code(data, false); }
-    Result<void> finish() { return code({}, true); }
-
-    // The checksum of the compressed bytes and their count (after finish()).
-    std::string checksum() { return hasher_.finish(); }
-    std::uint64_t size() const { return written_; }
-
-  private:
-    struct ZstdFree {
-        void operator()(ZSTD_CCtx* context) const { ZSTD_freeCCtx(context); }
-    };
-
-    tl::unexpected<Error> codec_error(std::string what) const {
-        return make_error(ErrorCode::Io, std::move(what), shown_);
-    }
-
-    Result<void> emit(const char* data, std::size_t size) {
-        hasher_.update(data, size);
-        written_ += size;
-        while (size > 0) {
-            const ssize_t n = ::write(fd_.get(), data, size);
-            if (n < 0) {
-                if (errno == EINTR) {
-                    continue;
-                }
-                return make_errno_error("cannot write", shown_, errno);
-            }
-            data += n;
-            size -= static_cast<std::size_t>(n);
-        }
-        return {};
-    }
-
-    Result<void> code(std::string_view data, bool end) {
-        std::array<char, 1 << 16> out{};
-        switch (compression_) {
-            case Compression::None:
-                return emit(data.data(), data.size());
-            case Compression::Gzip: {
-                zlib_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-                zlib_.avail_in = static_cast<uInt>(data.size());
-                while (true) {
-                    zlib_.next_out = reinterpret_cast<Bytef*>(out.data());
-                    zlib_.avail_out = out.size();
-                    const int status = deflate(&zlib_, end ? Z_FINISH : Z_NO_FLUSH);
-                    if (status == Z_STREAM_ERROR) {
-                        return codec_error("gzip compression failed");
-                    }
-                    if (auto emitted = emit(out.data(), out.size() - zlib_.avail_out); !emitted) {
-                        return emitted;
-                    }
-                    if (end ? status == Z_STREAM_END
-                            : zlib_.avail_in == 0 && zlib_.avail_out != 0) {
-                        return {};
-                    }
-                }
-            }
-            case Compression::Xz: {
-                xz_.next_in = reinterpret_cast<const std::uint8_t*>(data.data());
-                xz_.avail_in = data.size();
-                while (true) {
-                    xz_.next_out = reinterpret_cast<std::uint8_t*>(out.data());
-                    xz_.avail_out = out.size();
-                    const lzma_ret status = lzma_code(&xz_, end ? LZMA_FINISH : LZMA_RUN);
-                    if (status != LZMA_OK && status != LZMA_STREAM_END) {
-                        return codec_error(
-                            fmt::format("xz compression failed (liblzma error {})", int(status)));
-                    }
-                    if (auto emitted = emit(out.data(), out.size() - xz_.avail_out); !emitted) {
-                        return emitted;
-                    }
-                    if (end ? status == LZMA_STREAM_END : xz_.avail_in == 0 && xz_.avail_out != 0) {
-                        return {};
-                    }
-                }
-            }
-            case Compression::Bzip2: {
-                bz_.next_in = const_cast<char*>(data.data());
-                bz_.avail_in = static_cast<unsigned>(data.size());
-                while (true) {
-                    bz_.next_out = out.data();
-                    bz_.avail_out = out.size();
-                    const int status = BZ2_bzCompress(&bz_, end ? BZ_FINISH : BZ_RUN);
-                    if (status < 0) {
-                        return codec_error(
-                            fmt::format("bzip2 compression failed (error {})", status));
-                    }
-                    if (auto emitted = emit(out.data(), out.size() - bz_.avail_out); !emitted) {
-                        return emitted;
-                    }
-                    if (end ? status == BZ_STREAM_END : bz_.avail_in == 0 && bz_.avail_out != 0) {
-                        return {};
-                    }
-                }
-            }
-            case Compression::Zstd: {
-                ZSTD_inBuffer input{data.data(), data.size(), 0};
-                while (true) {
-                    ZSTD_outBuffer output{out.data(), out.size(), 0};
-                    const std::size_t remaining = ZSTD_compressStream2(
-                        zstd_.get(), &output, &input, end ? ZSTD_e_end : ZSTD_e_continue);
-                    if (ZSTD_isError(remaining) != 0) {
-                        return codec_error(std::string("zstd compression failed: ") +
-                                           ZSTD_getErrorName(remaining));
-                    }
-                    if (auto emitted = emit(out.data(), output.pos); !emitted) {
-                        return emitted;
-                    }
-                    if (end ? remaining == 0
-                            : input.pos == input.size && output.pos < output.size) {
-                        return {};
-                    }
-                }
-            }
-            case Compression::Zchunk:
-                break;
-        }
-        return codec_error("zchunk cannot be written");
-    }
-
-    Compression compression_;
-    UniqueFd fd_;
-    std::string shown_;
-    Hasher hasher_;
-    std::uint64_t written_ = 0;
-    z_stream zlib_{};
-    bool zlib_ready_ = false;
-    lzma_stream xz_ = LZMA_STREAM_INIT;
-    bool xz_ready_ = false;
-    bz_stream bz_{};
-    bool bz_ready_ = false;
-    std::unique_ptr<ZSTD_CCtx, ZstdFree> zstd_;
-};
 
 // The new description of one rewritten record.
 struct Rewritten {
