@@ -1,218 +1,45 @@
 // Metadata for a filtered mirror: upstream's records streamed, only whole <package> spans of
-// packages the mirror lacks dropped, recompressed as upstream compressed them.
+// packages the mirror lacks dropped, recompressed as upstream compressed them. The pieces it
+// builds on: the XML scanner (util/xml_scanner), the compressed writer (index/compress) and the
+// repomd.xml writer (metadata/repomd_writer).
 #include "rpmirror/filtered_metadata.hpp"
 
-#include <bzlib.h>
 #include <fcntl.h>
-#include <lzma.h>
 #include <sys/stat.h>
-#include <zlib.h>
-#include <zstd.h>
 
 #include <algorithm>
-#include <array>
-#include <cctype>
 #include <cerrno>
-#include <cstring>
 #include <functional>
 #include <future>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
-#include <thread>
 #include <unordered_set>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "fs/beneath.hpp"
+#include "index/compress.hpp"
+#include "metadata/repomd_writer.hpp"
 #include "metadata/text.hpp"
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/index.hpp"
 #include "util/text.hpp"
 #include "util/unique_fd.hpp"
+#include "util/xml_scanner.hpp"
 
 namespace rpmirror {
 
 namespace {
 
 using metadata_detail::to_lower;
+using xml_scan::attribute;
+using xml_scan::Markup;
+using xml_scan::read_markup;
+using xml_scan::unescape;
 
 constexpr std::string_view kRepodataPrefix = "repodata/";
-
-// ---------------------------------------------------------------------------------------------
-// XML scanning: only what createrepo_c-style metadata needs to find <package> spans. Text
-// content never holds a raw '<' (it is escaped), so every '<' starts markup; comments, CDATA
-// and processing instructions are skipped whole.
-
-struct Markup {
-    enum class Kind { Open, Close, Other } kind = Kind::Other;
-    std::size_t begin = 0;  // offset of '<'
-    std::size_t end = 0;    // offset just past '>'
-    std::string_view name;  // element name with any prefix
-    bool self_closing = false;
-};
-
-// Returns the markup starting at `at` (a '<'), or nullopt iff it is not complete in `text`.
-std::optional<Markup> read_markup(std::string_view text, std::size_t at) {
-    Markup markup;
-    markup.begin = at;
-    const std::string_view rest = text.substr(at);
-    const auto skip_to = [&](std::string_view terminator) -> std::optional<Markup> {
-        const std::size_t found = rest.find(terminator, 1);
-        if (found == std::string_view::npos) {
-            return std::nullopt;
-        }
-        markup.end = at + found + terminator.size();
-        return markup;
-    };
-    if (rest.starts_with("<!--")) {
-        return skip_to("-->");
-    }
-    if (rest.starts_with("<![CDATA[")) {
-        return skip_to("]]>");
-    }
-    if (rest.size() < 2) {
-        return std::nullopt;
-    }
-    if (rest[1] == '?') {
-        return skip_to("?>");
-    }
-    if (rest[1] == '!') {
-        return skip_to(">");  // a DOCTYPE (the XML parser has vetted upstream's documents)
-    }
-    std::size_t name_begin = 1;
-    markup.kind = Markup::Kind::Open;
-    if (rest[1] == '/') {
-        markup.kind = Markup::Kind::Close;
-        name_begin = 2;
-    }
-    // Attribute values may hold '>': find the end outside quotes.
-    char quote = 0;
-    for (std::size_t i = name_begin; i < rest.size(); ++i) {
-        const char c = rest[i];
-        if (quote != 0) {
-            if (c == quote) {
-                quote = 0;
-            }
-        } else if (c == '"' || c == '\'') {
-            quote = c;
-        } else if (c == '>') {
-            markup.end = at + i + 1;
-            markup.self_closing = rest[i - 1] == '/';
-            std::size_t name_end = name_begin;
-            while (name_end < i && std::strchr(" \t\r\n/>", rest[name_end]) == nullptr) {
-                ++name_end;
-            }
-            markup.name = rest.substr(name_begin, name_end - name_begin);
-            return markup;
-        }
-    }
-    return std::nullopt;
-}
-
-// Resolves the predefined entities and character references of an attribute value.
-std::string unescape(std::string_view value) {
-    std::string out;
-    out.reserve(value.size());
-    for (std::size_t i = 0; i < value.size(); ++i) {
-        if (value[i] != '&') {
-            out += value[i];
-            continue;
-        }
-        const std::size_t semicolon = value.find(';', i);
-        if (semicolon == std::string_view::npos) {
-            out += value.substr(i);
-            break;
-        }
-        const std::string_view entity = value.substr(i + 1, semicolon - i - 1);
-        if (entity == "amp") {
-            out += '&';
-        } else if (entity == "lt") {
-            out += '<';
-        } else if (entity == "gt") {
-            out += '>';
-        } else if (entity == "quot") {
-            out += '"';
-        } else if (entity == "apos") {
-            out += '\'';
-        } else if (entity.starts_with('#')) {
-            const bool hex = entity.size() > 1 && (entity[1] == 'x' || entity[1] == 'X');
-            const std::string digits(entity.substr(hex ? 2 : 1));
-            const unsigned long code = std::strtoul(digits.c_str(), nullptr, hex ? 16 : 10);
-            if (code < 0x80) {
-                out += static_cast<char>(code);
-            } else if (code < 0x800) {
-                out += static_cast<char>(0xc0 | (code >> 6));
-                out += static_cast<char>(0x80 | (code & 0x3f));
-            } else if (code < 0x10000) {
-                out += static_cast<char>(0xe0 | (code >> 12));
-                out += static_cast<char>(0x80 | ((code >> 6) & 0x3f));
-                out += static_cast<char>(0x80 | (code & 0x3f));
-            } else {
-                out += static_cast<char>(0xf0 | (code >> 18));
-                out += static_cast<char>(0x80 | ((code >> 12) & 0x3f));
-                out += static_cast<char>(0x80 | ((code >> 6) & 0x3f));
-                out += static_cast<char>(0x80 | (code & 0x3f));
-            }
-        } else {
-            out += value.substr(i, semicolon - i + 1);
-        }
-        i = semicolon;
-    }
-    return out;
-}
-
-// Returns the raw value of attribute `name` in the start tag `tag`, or nullopt.
-// Also returns its offset within `tag` through `offset`.
-std::optional<std::string_view> attribute(std::string_view tag, std::string_view name,
-                                          std::size_t* offset = nullptr) {
-    std::size_t i = 1;
-    while (i < tag.size() && std::strchr(" \t\r\n/>", tag[i]) == nullptr) {
-        ++i;
-    }
-    while (i < tag.size()) {
-        while (i < tag.size() && std::strchr(" \t\r\n", tag[i]) != nullptr) {
-            ++i;
-        }
-        const std::size_t name_begin = i;
-        while (i < tag.size() && std::strchr(" \t\r\n=/>", tag[i]) == nullptr) {
-            ++i;
-        }
-        const std::string_view attr_name = tag.substr(name_begin, i - name_begin);
-        while (i < tag.size() && std::strchr(" \t\r\n", tag[i]) != nullptr) {
-            ++i;
-        }
-        if (i >= tag.size() || tag[i] != '=') {
-            if (attr_name.empty()) {
-                return std::nullopt;
-            }
-            continue;
-        }
-        ++i;
-        while (i < tag.size() && std::strchr(" \t\r\n", tag[i]) != nullptr) {
-            ++i;
-        }
-        if (i >= tag.size() || (tag[i] != '"' && tag[i] != '\'')) {
-            return std::nullopt;
-        }
-        const char quote = tag[i++];
-        const std::size_t value_begin = i;
-        const std::size_t value_end = tag.find(quote, i);
-        if (value_end == std::string_view::npos) {
-            return std::nullopt;
-        }
-        if (attr_name == name) {
-            if (offset != nullptr) {
-                *offset = value_begin;
-            }
-            return tag.substr(value_begin, value_end - value_begin);
-        }
-        i = value_end + 1;
-    }
-    return std::nullopt;
-}
 
 }  // namespace
 
@@ -419,214 +246,6 @@ Result<std::uint64_t> MetadataFilter::finish(std::string& out) {
 
 namespace {
 
-// ---------------------------------------------------------------------------------------------
-// Compression into a file, hashing the compressed bytes as they are written.
-
-// Compression levels: fast ones, so that rewriting stays within twice the time of reading
-// (gzip -6 runs at ~35 MB/s, -1 at ~60 MB/s and 25 % larger; xz -6 at ~1 MB/s, -1 at ~12 MB/s
-// per thread). zstd's default is fast already; bzip2 (rare in repositories) keeps its default.
-constexpr int kGzipLevel = 1;
-constexpr std::uint32_t kXzPreset = 1;
-constexpr std::uint32_t kXzMaxThreads = 4;  // each holds a 3 MiB block and its encoder
-
-const lzma_mt& xz_options() {
-    static const lzma_mt options = [] {
-        lzma_mt mt{};
-        mt.threads = std::clamp(std::thread::hardware_concurrency(), 1U, kXzMaxThreads);
-        mt.preset = kXzPreset;
-        mt.check = LZMA_CHECK_CRC64;
-        return mt;
-    }();
-    return options;
-}
-
-class CompressedWriter {
-  public:
-    CompressedWriter(Compression compression, UniqueFd fd, std::string shown, ChecksumType type)
-        : compression_(compression), fd_(std::move(fd)), shown_(std::move(shown)), hasher_(type) {}
-    CompressedWriter(const CompressedWriter&) = delete;
-    CompressedWriter& operator=(const CompressedWriter&) = delete;
-    ~CompressedWriter() {
-        if (zlib_ready_) {
-            deflateEnd(&zlib_);
-        }
-        if (xz_ready_) {
-            lzma_end(&xz_);
-        }
-        if (bz_ready_) {
-            BZ2_bzCompressEnd(&bz_);
-        }
-    }
-
-    Result<void> start() {
-        switch (compression_) {
-            case Compression::Gzip:
-                if (deflateInit2(&zlib_, kGzipLevel, Z_DEFLATED, 16 + MAX_WBITS, 8,
-                                 Z_DEFAULT_STRATEGY) != Z_OK) {
-                    return codec_error("cannot start gzip");
-                }
-                zlib_ready_ = true;
-                break;
-            case Compression::Xz:
-                if (lzma_stream_encoder_mt(&xz_, &xz_options()) != LZMA_OK) {
-                    return codec_error("cannot start xz");
-                }
-                xz_ready_ = true;
-                break;
-            case Compression::Bzip2:
-                if (BZ2_bzCompressInit(&bz_, 9, 0, 0) != BZ_OK) {
-                    return codec_error("cannot start bzip2");
-                }
-                bz_ready_ = true;
-                break;
-            case Compression::Zstd:
-                zstd_.reset(ZSTD_createCCtx());
-                if (!zstd_) {
-                    return codec_error("cannot start zstd");
-                }
-                break;
-            case Compression::None:
-                break;
-            case Compression::Zchunk:
-                return codec_error("zchunk cannot be written");
-        }
-        return {};
-    }
-
-    Result<void> write(std::string_view data) { return code(data, false); }
-    Result<void> finish() { return code({}, true); }
-
-    // The checksum of the compressed bytes and their count (after finish()).
-    std::string checksum() { return hasher_.finish(); }
-    std::uint64_t size() const { return written_; }
-
-  private:
-    struct ZstdFree {
-        void operator()(ZSTD_CCtx* context) const { ZSTD_freeCCtx(context); }
-    };
-
-    tl::unexpected<Error> codec_error(std::string what) const {
-        return make_error(ErrorCode::Io, std::move(what), shown_);
-    }
-
-    Result<void> emit(const char* data, std::size_t size) {
-        hasher_.update(data, size);
-        written_ += size;
-        while (size > 0) {
-            const ssize_t n = ::write(fd_.get(), data, size);
-            if (n < 0) {
-                if (errno == EINTR) {
-                    continue;
-                }
-                return make_errno_error("cannot write", shown_, errno);
-            }
-            data += n;
-            size -= static_cast<std::size_t>(n);
-        }
-        return {};
-    }
-
-    Result<void> code(std::string_view data, bool end) {
-        std::array<char, 1 << 16> out{};
-        switch (compression_) {
-            case Compression::None:
-                return emit(data.data(), data.size());
-            case Compression::Gzip: {
-                zlib_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-                zlib_.avail_in = static_cast<uInt>(data.size());
-                while (true) {
-                    zlib_.next_out = reinterpret_cast<Bytef*>(out.data());
-                    zlib_.avail_out = out.size();
-                    const int status = deflate(&zlib_, end ? Z_FINISH : Z_NO_FLUSH);
-                    if (status == Z_STREAM_ERROR) {
-                        return codec_error("gzip compression failed");
-                    }
-                    if (auto emitted = emit(out.data(), out.size() - zlib_.avail_out); !emitted) {
-                        return emitted;
-                    }
-                    if (end ? status == Z_STREAM_END
-                            : zlib_.avail_in == 0 && zlib_.avail_out != 0) {
-                        return {};
-                    }
-                }
-            }
-            case Compression::Xz: {
-                xz_.next_in = reinterpret_cast<const std::uint8_t*>(data.data());
-                xz_.avail_in = data.size();
-                while (true) {
-                    xz_.next_out = reinterpret_cast<std::uint8_t*>(out.data());
-                    xz_.avail_out = out.size();
-                    const lzma_ret status = lzma_code(&xz_, end ? LZMA_FINISH : LZMA_RUN);
-                    if (status != LZMA_OK && status != LZMA_STREAM_END) {
-                        return codec_error(
-                            fmt::format("xz compression failed (liblzma error {})", int(status)));
-                    }
-                    if (auto emitted = emit(out.data(), out.size() - xz_.avail_out); !emitted) {
-                        return emitted;
-                    }
-                    if (end ? status == LZMA_STREAM_END : xz_.avail_in == 0 && xz_.avail_out != 0) {
-                        return {};
-                    }
-                }
-            }
-            case Compression::Bzip2: {
-                bz_.next_in = const_cast<char*>(data.data());
-                bz_.avail_in = static_cast<unsigned>(data.size());
-                while (true) {
-                    bz_.next_out = out.data();
-                    bz_.avail_out = out.size();
-                    const int status = BZ2_bzCompress(&bz_, end ? BZ_FINISH : BZ_RUN);
-                    if (status < 0) {
-                        return codec_error(
-                            fmt::format("bzip2 compression failed (error {})", status));
-                    }
-                    if (auto emitted = emit(out.data(), out.size() - bz_.avail_out); !emitted) {
-                        return emitted;
-                    }
-                    if (end ? status == BZ_STREAM_END : bz_.avail_in == 0 && bz_.avail_out != 0) {
-                        return {};
-                    }
-                }
-            }
-            case Compression::Zstd: {
-                ZSTD_inBuffer input{data.data(), data.size(), 0};
-                while (true) {
-                    ZSTD_outBuffer output{out.data(), out.size(), 0};
-                    const std::size_t remaining = ZSTD_compressStream2(
-                        zstd_.get(), &output, &input, end ? ZSTD_e_end : ZSTD_e_continue);
-                    if (ZSTD_isError(remaining) != 0) {
-                        return codec_error(std::string("zstd compression failed: ") +
-                                           ZSTD_getErrorName(remaining));
-                    }
-                    if (auto emitted = emit(out.data(), output.pos); !emitted) {
-                        return emitted;
-                    }
-                    if (end ? remaining == 0
-                            : input.pos == input.size && output.pos < output.size) {
-                        return {};
-                    }
-                }
-            }
-            case Compression::Zchunk:
-                break;
-        }
-        return codec_error("zchunk cannot be written");
-    }
-
-    Compression compression_;
-    UniqueFd fd_;
-    std::string shown_;
-    Hasher hasher_;
-    std::uint64_t written_ = 0;
-    z_stream zlib_{};
-    bool zlib_ready_ = false;
-    lzma_stream xz_ = LZMA_STREAM_INIT;
-    bool xz_ready_ = false;
-    bz_stream bz_{};
-    bool bz_ready_ = false;
-    std::unique_ptr<ZSTD_CCtx, ZstdFree> zstd_;
-};
-
 // The new description of one rewritten record.
 struct Rewritten {
     RepomdRecord record;
@@ -825,102 +444,6 @@ Result<std::optional<Rewritten>> rewrite_modules(const std::filesystem::path& st
         return tl::unexpected(std::move(rewritten.error()));
     }
     return std::optional<Rewritten>(std::move(*rewritten));
-}
-
-std::string escape(std::string_view text) {
-    std::string out;
-    for (const char c : text) {
-        switch (c) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            default:
-                out += c;
-        }
-    }
-    return out;
-}
-
-void append_record(std::string& xml, const RepomdRecord& record) {
-    xml += fmt::format("  <data type=\"{}\">\n", escape(record.type));
-    xml += fmt::format("    <checksum type=\"{}\">{}</checksum>\n",
-                       checksum_type_name(record.checksum.type), record.checksum.hex);
-    if (record.open_checksum) {
-        xml +=
-            fmt::format("    <open-checksum type=\"{}\">{}</open-checksum>\n",
-                        checksum_type_name(record.open_checksum->type), record.open_checksum->hex);
-    }
-    if (record.header_checksum) {
-        xml += fmt::format("    <header-checksum type=\"{}\">{}</header-checksum>\n",
-                           checksum_type_name(record.header_checksum->type),
-                           record.header_checksum->hex);
-    }
-    if (record.location_base) {
-        xml += fmt::format("    <location xml:base=\"{}\" href=\"{}\"/>\n",
-                           escape(*record.location_base), escape(record.location_href));
-    } else {
-        xml += fmt::format("    <location href=\"{}\"/>\n", escape(record.location_href));
-    }
-    if (record.timestamp) {
-        xml += fmt::format("    <timestamp>{}</timestamp>\n", *record.timestamp);
-    }
-    if (record.size) {
-        xml += fmt::format("    <size>{}</size>\n", *record.size);
-    }
-    if (record.open_size) {
-        xml += fmt::format("    <open-size>{}</open-size>\n", *record.open_size);
-    }
-    if (record.header_size) {
-        xml += fmt::format("    <header-size>{}</header-size>\n", *record.header_size);
-    }
-    if (record.database_version) {
-        xml +=
-            fmt::format("    <database_version>{}</database_version>\n", *record.database_version);
-    }
-    xml += "  </data>\n";
-}
-
-std::string repomd_document(const Repomd& upstream, const std::vector<RepomdRecord>& records) {
-    std::string xml =
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        "<repomd xmlns=\"http://linux.duke.edu/metadata/repo\" "
-        "xmlns:rpm=\"http://linux.duke.edu/metadata/rpm\">\n";
-    if (upstream.revision) {
-        xml += fmt::format("  <revision>{}</revision>\n", escape(*upstream.revision));
-    }
-    if (!upstream.content_tags.empty() || !upstream.repo_tags.empty() ||
-        !upstream.distro_tags.empty()) {
-        xml += "  <tags>\n";
-        for (const std::string& tag : upstream.content_tags) {
-            xml += fmt::format("    <content>{}</content>\n", escape(tag));
-        }
-        for (const std::string& tag : upstream.repo_tags) {
-            xml += fmt::format("    <repo>{}</repo>\n", escape(tag));
-        }
-        for (const RepomdDistroTag& tag : upstream.distro_tags) {
-            if (tag.cpeid.empty()) {
-                xml += fmt::format("    <distro>{}</distro>\n", escape(tag.name));
-            } else {
-                xml += fmt::format("    <distro cpeid=\"{}\">{}</distro>\n", escape(tag.cpeid),
-                                   escape(tag.name));
-            }
-        }
-        xml += "  </tags>\n";
-    }
-    for (const RepomdRecord& record : records) {
-        append_record(xml, record);
-    }
-    xml += "</repomd>\n";
-    return xml;
 }
 
 std::optional<MetadataFilter::Kind> rewritten_kind(std::string_view type) {
