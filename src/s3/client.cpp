@@ -696,6 +696,42 @@ Result<void> S3Client::delete_objects(std::string_view bucket, std::span<const s
 Result<std::size_t> S3Client::list_objects(
     std::string_view bucket, std::string_view prefix,
     const std::function<Result<void>(const ListedObject&)>& each, unsigned page_size) {
+    const std::string subject = object_url(bucket, prefix);
+    return list_pages(bucket, prefix, page_size, {}, [&](const XmlNode& node) -> Result<void> {
+        if (node.name != "Contents") {
+            return {};
+        }
+        ListedObject object{node.child_text("Key"), 0, unquote(node.child_text("ETag")),
+                            node.child_text("LastModified")};
+        const auto size = byte_count(node.child_text("Size"));
+        if (!size) {
+            return make_error(ErrorCode::BadInput,
+                              "listing gives no valid <Size> for " + object.key, subject);
+        }
+        object.size = *size;
+        return each(object);
+    });
+}
+
+Result<std::vector<std::string>> S3Client::list_prefixes(std::string_view bucket,
+                                                         std::string_view prefix) {
+    std::vector<std::string> prefixes;
+    auto listed =
+        list_pages(bucket, prefix, 1000, "/", [&prefixes](const XmlNode& node) -> Result<void> {
+            if (node.name == "CommonPrefixes") {
+                prefixes.push_back(node.child_text("Prefix"));
+            }
+            return {};
+        });
+    if (!listed) {
+        return tl::unexpected(std::move(listed.error()));
+    }
+    return prefixes;
+}
+
+Result<std::size_t> S3Client::list_pages(std::string_view bucket, std::string_view prefix,
+                                         unsigned page_size, std::string_view delimiter,
+                                         const std::function<Result<void>(const XmlNode&)>& each) {
     std::string token;
     std::size_t pages = 0;
     const std::string subject = object_url(bucket, prefix);
@@ -704,6 +740,9 @@ Result<std::size_t> S3Client::list_objects(
             {"list-type", "2"},
             {"prefix", std::string(prefix)},
             {"max-keys", std::to_string(std::clamp(page_size, 1U, 1000U))}};
+        if (!delimiter.empty()) {
+            parameters.emplace_back("delimiter", std::string(delimiter));
+        }
         if (!token.empty()) {
             parameters.emplace_back("continuation-token", token);
         }
@@ -722,18 +761,7 @@ Result<std::size_t> S3Client::list_objects(
                               "expected ListBucketResult, got <" + tree->name + ">", subject);
         }
         for (const XmlNode& node : tree->children) {
-            if (node.name != "Contents") {
-                continue;
-            }
-            ListedObject object{node.child_text("Key"), 0, unquote(node.child_text("ETag")),
-                                node.child_text("LastModified")};
-            const auto size = byte_count(node.child_text("Size"));
-            if (!size) {
-                return make_error(ErrorCode::BadInput,
-                                  "listing gives no valid <Size> for " + object.key, subject);
-            }
-            object.size = *size;
-            if (auto accepted = each(object); !accepted) {
+            if (auto accepted = each(node); !accepted) {
                 return tl::unexpected(accepted.error());
             }
         }

@@ -20,6 +20,8 @@
 
 namespace rpmirror::s3 {
 
+struct XmlNode;  // s3/xml_tree.hpp
+
 struct PutOptions {
     std::string content_type;  // empty: none sent
     // Lowercase hex SHA-256 of the body, stored as x-amz-meta-sha256 and sent as the signed
@@ -141,6 +143,10 @@ class S3Client {
     Result<std::size_t> list_objects(std::string_view bucket, std::string_view prefix,
                                      const std::function<Result<void>(const ListedObject&)>& each,
                                      unsigned page_size = 1000);
+    // Returns the "directories" right below `prefix` (ListObjectsV2 with delimiter '/': each
+    // common prefix, ending in '/'), in key order.
+    Result<std::vector<std::string>> list_prefixes(std::string_view bucket,
+                                                   std::string_view prefix);
     // Returns every object under `prefix`.
     Result<std::vector<ListedObject>> list_all_objects(std::string_view bucket,
                                                        std::string_view prefix);
@@ -182,6 +188,12 @@ class S3Client {
     std::chrono::system_clock::time_point store_now() const;
 
   private:
+    // ListObjectsV2 pages of `prefix` (with `delimiter` unless empty): `each` gets every child of
+    // each ListBucketResult. Returns the number of requests made.
+    Result<std::size_t> list_pages(std::string_view bucket, std::string_view prefix,
+                                   unsigned page_size, std::string_view delimiter,
+                                   const std::function<Result<void>(const XmlNode&)>& each);
+
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

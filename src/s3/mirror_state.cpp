@@ -125,4 +125,54 @@ bool still_matches(const StoredObject& stored, const ListedObject& listed) {
     return stored.size == listed.size && !stored.etag.empty() && stored.etag == listed.etag;
 }
 
+namespace {
+
+// The SHA-256 `stored` vouches for: its digest, or (an object only listed) the x-amz-meta-sha256
+// stored with `key` of `from`; empty iff there is none.
+Result<std::string> sha256_of(S3Client& client, const S3Location& from, std::string_view key,
+                              const StoredObject& stored) {
+    if (!stored.digest.empty()) {
+        return stored.checksum_type == ChecksumType::Sha256 ? stored.digest : std::string();
+    }
+    auto head = client.head_object(from.bucket, from.key(key));
+    if (!head) {
+        return tl::unexpected(std::move(head.error()));
+    }
+    const auto sha256 = head->metadata.find("sha256");
+    return sha256 == head->metadata.end() ? std::string() : sha256->second;
+}
+
+}  // namespace
+
+Result<StoredObject> copy_stored(S3Client& client, const S3Location& from,
+                                 std::string_view from_key, const StoredObject& expected,
+                                 const S3Location& to, std::string_view to_key,
+                                 std::string_view acl) {
+    auto copied =
+        client.copy_object(to.bucket, to.key(to_key), from.bucket, from.key(from_key), acl);
+    if (!copied) {
+        return tl::unexpected(std::move(copied.error()));
+    }
+    StoredObject made = expected;
+    made.etag = *copied;
+    if (*copied == expected.etag) {
+        return made;
+    }
+    if (expected.etag.find('-') != std::string::npos) {
+        auto sha256 = sha256_of(client, from, from_key, expected);
+        auto head = client.head_object(to.bucket, to.key(to_key));
+        if (!sha256 || !head) {
+            return tl::unexpected(!sha256 ? sha256.error() : head.error());
+        }
+        const auto stored = head->metadata.find("sha256");
+        if (!sha256->empty() && head->size == expected.size && stored != head->metadata.end() &&
+            stored->second == *sha256) {
+            return made;
+        }
+    }
+    (void)client.delete_object(to.bucket, to.key(to_key));
+    return make_error(ErrorCode::Corrupt, "changed since it was recorded (copy refused)",
+                      object_url(from.bucket, from.key(from_key)));
+}
+
 }  // namespace rpmirror::s3

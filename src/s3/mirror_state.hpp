@@ -88,4 +88,16 @@ Result<std::map<std::string, ListedObject>> list_mirror(S3Client& client, const 
 // Returns true iff `listed` is still the object `stored` describes (same size and ETag).
 bool still_matches(const StoredObject& stored, const ListedObject& listed);
 
+// Copies `from_key` of `from` to `to_key` of `to` inside the store (S3Client::copy_object, with
+// `acl`) iff it is still the object `expected` describes: the copy has the ETag `expected`
+// records (an object of one PUT keeps it), or, for a multipart object to which the store gave a
+// new ETag, `expected`'s size and the SHA-256 it vouches for (its digest, or else the
+// x-amz-meta-sha256 stored with the source). Returns the copy as the state would record it
+// (`expected`'s checksum, the copy's ETag); Error{Corrupt} naming the source iff it is another
+// object now (the copy is deleted again); the client's errors.
+Result<StoredObject> copy_stored(S3Client& client, const S3Location& from,
+                                 std::string_view from_key, const StoredObject& expected,
+                                 const S3Location& to, std::string_view to_key,
+                                 std::string_view acl);
+
 }  // namespace rpmirror::s3

@@ -317,48 +317,15 @@ class S3Backend final : public Backend {
     }
 
     // Copies `key` of `from` to the same key under `to`, with the mirror's ACL, iff it is still
-    // the object `stored` describes: the copy's ETag is the source's (an object of one PUT), or,
-    // for a multipart object whose copy the store gave an ETag of its own, the copy has its size
-    // and the SHA-256 the uploader stored with it. Anything else is removed again and is an error.
+    // the object `stored` describes (s3::copy_stored).
     Result<void> copy(const s3::S3Location& from, std::string_view key,
                       const s3::StoredObject& stored, const s3::S3Location& to) {
-        auto copied = client_.copy_object(to.bucket, to.key(key), from.bucket, from.key(key), acl_);
-        if (!copied) {
-            return tl::unexpected(std::move(copied.error()));
+        auto copied = s3::copy_stored(client_, from, key, stored, to, key, acl_);
+        if (!copied && copied.error().code == ErrorCode::Corrupt) {
+            return make_error(ErrorCode::Corrupt, "changed while the snapshot was taken",
+                              copied.error().subject);
         }
-        if (*copied == stored.etag) {
-            return {};
-        }
-        if (stored.etag.find('-') != std::string::npos) {
-            auto expected = sha256_of(from, key, stored);
-            auto head = client_.head_object(to.bucket, to.key(key));
-            if (!expected || !head) {
-                return tl::unexpected(!expected ? expected.error() : head.error());
-            }
-            const auto sha256 = head->metadata.find("sha256");
-            if (!expected->empty() && head->size == stored.size && sha256 != head->metadata.end() &&
-                sha256->second == *expected) {
-                return {};
-            }
-        }
-        (void)client_.delete_object(to.bucket, to.key(key));
-        return make_error(ErrorCode::Corrupt, "changed while the snapshot was taken",
-                          s3::object_url(from.bucket, from.key(key)));
-    }
-
-    // The SHA-256 `stored` vouches for: its digest, or (an object only listed, not in a state)
-    // the x-amz-meta-sha256 rpmirror stored with `key` of `from`; empty iff there is none.
-    Result<std::string> sha256_of(const s3::S3Location& from, std::string_view key,
-                                  const s3::StoredObject& stored) {
-        if (!stored.digest.empty()) {
-            return stored.checksum_type == ChecksumType::Sha256 ? stored.digest : std::string();
-        }
-        auto head = client_.head_object(from.bucket, from.key(key));
-        if (!head) {
-            return tl::unexpected(std::move(head.error()));
-        }
-        const auto sha256 = head->metadata.find("sha256");
-        return sha256 == head->metadata.end() ? std::string() : sha256->second;
+        return copied.map([](const s3::StoredObject&) {});
     }
 
     static s3::StoredObject listed_as_stored(const s3::ListedObject& listed) {
