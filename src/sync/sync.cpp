@@ -3,18 +3,13 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <functional>
 #include <future>
-#include <map>
-#include <mutex>
-#include <set>
 
 #include <fmt/core.h>
 
@@ -24,24 +19,707 @@
 #include "fs/state.hpp"
 #include "plan/selection_json.hpp"
 #include "rpmirror/checksum.hpp"
+#include "rpmirror/dedupe.hpp"
 #include "rpmirror/filtered_metadata.hpp"
-#include "rpmirror/metadata.hpp"
-#include "rpmirror/plan.hpp"
-#include "rpmirror/publish.hpp"
-#include "rpmirror/signature.hpp"
 #include "store/local_store.hpp"
-#include "sync/repo_source.hpp"
-#include "sync/s3_sync.hpp"
+#include "sync/events.hpp"
+#include "sync/repo_sync.hpp"
 #include "sync/sync_settings.hpp"
-#include "util/fault.hpp"
 #include "util/parallel.hpp"
-#include "util/unique_fd.hpp"
 
 namespace rpmirror {
 
+RepoSync::RepoSync(Downloader& downloader, const RepoConfig& repo, const SyncOptions& options,
+                   ProgressSink* progress, std::stop_token stop, RepoSyncReport& report)
+    : downloader_(downloader),
+      repo_(repo),
+      options_(options),
+      progress_(progress),
+      stop_(std::move(stop)),
+      report_(report),
+      repo_dir_(repo_directory(options, repo.id)),
+      metadata_dir_(metadata_directory(options, repo.id)) {
+    selection_options_ = options.selection;
+    // Once each: a selection read back from the state (verify --repair) already has them.
+    const auto add_missing = [](std::vector<std::string>& globs,
+                                const std::vector<std::string>& more) {
+        for (const std::string& glob : more) {
+            if (std::find(globs.begin(), globs.end(), glob) == globs.end()) {
+                globs.push_back(glob);
+            }
+        }
+    };
+    add_missing(selection_options_.include_globs, repo.includepkgs);
+    add_missing(selection_options_.exclude_globs, repo.excludepkgs);
+    report_.repo_id = repo.id;
+    report_.repo_dir = repo_dir_;
+}
+
+Result<void> RepoSync::run() {
+    const DownloadOptions& download_options = downloader_.options();
+    if (repo_.repo_gpgcheck ||
+        (checks_packages() && options_.package_keys == PackageKeySource::Repository)) {
+        auto keys = load_repo_keys(repo_, download_options, stop_);
+        if (!keys) {
+            return tl::unexpected(std::move(keys.error()));
+        }
+        keys_ = std::move(*keys);
+    }
+    if (checks_packages()) {
+        if (auto loaded = load_package_keys(); !loaded) {
+            return loaded;
+        }
+    }
+    auto source = resolve_mirrors(repo_, download_options, stop_);
+    if (!source) {
+        return metadata_unavailable(std::move(source.error()));
+    }
+    auto repomd = fetch_repomd(*source, download_options, repo_.id, stop_);
+    if (!repomd) {
+        return metadata_unavailable(std::move(repomd.error()));
+    }
+    // Nothing from the repository is trusted (not even for the no-op) before this.
+    if (auto trusted = check_repomd_signature(*repomd, download_options); !trusted) {
+        return trusted;
+    }
+    repomd_sha256_ = hash_bytes(ChecksumType::Sha256, repomd->bytes);
+    if (!options_.urls_only &&
+        (is_s3_destination(options_) ||
+         (options_.metadata_path && s3::is_s3_url(options_.metadata_path->native())))) {
+        if (auto opened = open_s3(); !opened || report_.noop) {
+            return opened;
+        }
+    }
+    // --no-cache hashes every file: there is no no-op, which trusts sizes and times.
+    if (!s3_ && !options_.urls_only && options_.use_checksum_cache && is_noop(*repomd)) {
+        return finish_noop();
+    }
+    if (options_.download_metadata && !options_.urls_only && !options_.sign_key.empty()) {
+        // --sign-key: a key that cannot sign fails the run before anything is downloaded.
+        if (auto probe = sign_detached("rpmirror", options_.sign_key); !probe) {
+            return tl::unexpected(std::move(probe.error()));
+        }
+    }
+    if (options_.download_metadata && !options_.urls_only && !repo_.repo_gpgcheck) {
+        // Fetched now, with repomd.xml, so both are of the same revision (not after the
+        // packages, when upstream may have moved on).
+        auto signature = fetch_signature(repomd->base_url, download_options, stop_);
+        if (!signature) {
+            return tl::unexpected(std::move(signature.error()));
+        }
+        repomd->signature = std::move(*signature);
+    }
+    mirrors_ =
+        mirrors_starting_with(*source, repomd->base_url, download_options.demote_mirror_after);
+    // -u writes nothing into the mirror: its primary.xml is staged in the temp directory.
+    // Otherwise records that staging directories left by a killed run (or the live
+    // repodata/) already hold are reused, then those directories are cleared.
+    // An s3:// destination stages it in its spool (memory, not a disk), and uploads it from
+    // there.
+    const bool local = !options_.urls_only && !s3_;
+    const std::filesystem::path stage_parent =
+        local ? metadata_dir_ : (s3_ ? s3_->spool() : std::filesystem::temp_directory_path());
+    auto stage = MetadataStage::create(stage_parent);
+    if (!stage) {
+        return tl::unexpected(std::move(stage.error()));
+    }
+    std::vector<std::filesystem::path> record_sources;
+    if (local) {
+        record_sources = find_stale_stages(metadata_dir_);
+        std::erase(record_sources, stage->dir());
+        record_sources.push_back(metadata_dir_ / "repodata");
+    }
+    auto packages = fetch_metadata(*repomd, *stage, record_sources);
+    if (local) {
+        remove_stale_stages(metadata_dir_, stage->dir());
+    }
+    if (!packages) {
+        return metadata_unavailable(std::move(packages.error()));
+    }
+    // A package upstream lists but the mirror cannot have (absurd size, bad checksum...)
+    // fails the repository, as a failed download does; other issues are warnings.
+    for (const IndexIssue& issue : packages->skipped) {
+        report_.failures.push_back({issue.skipped_package, issue.message, {}});
+    }
+    report_.warnings.insert(report_.warnings.end(), packages->warnings.begin(),
+                            packages->warnings.end());
+    is_modular_ = packages->module_streams > 0;
+    if (options_.download_comps && !options_.urls_only) {
+        if (auto saved = save_comps(repomd->parsed, *stage); !saved) {
+            return saved;
+        }
+    }
+    const PackageIndex* index = &packages->index;
+    const Selection& selection = packages->selection;
+    report_.upstream_packages = index->size();
+    report_.selected = selection.positions.size();
+    if (options_.urls_only) {
+        list_urls(repomd->parsed, *index, selection);
+        return {};
+    }
+    if (s3_) {
+        return sync_to_s3(*repomd, *stage, *index, selection);
+    }
+    auto synced = sync_packages(*index, selection);
+    if (!synced) {
+        return synced;
+    }
+    if (!report_.failures.empty() || stop_.stop_requested()) {
+        if (options_.download_metadata) {
+            report_.warnings.push_back(fmt::format(
+                "metadata not published: {} package(s) failed; the previous repodata/ stays "
+                "in place",
+                report_.failures.size()));
+        }
+        return {};
+    }
+    return publish(*repomd, *stage, *index);
+}
+
+void RepoSync::record_s3_requests() {
+    if (s3_) {
+        report_.s3_requests = s3_->requests();
+    }
+}
+
+RecordedPublishing RepoSync::recorded_publishing() const {
+    return {options_.sign_key, options_.upstream_metadata};
+}
+
+bool RepoSync::checks_packages() const {
+    return options_.check_package_signatures && repo_.gpgcheck && !options_.urls_only;
+}
+
+std::string RepoSync::fingerprint() const {
+    return options_fingerprint(options_, selection_options_, repo_, trusted_key_ids_);
+}
+
+tl::unexpected<Error> RepoSync::metadata_unavailable(Error error) {
+    report_.metadata_unavailable =
+        error.code != ErrorCode::Interrupted && error.code != ErrorCode::Io;
+    return tl::unexpected(std::move(error));
+}
+
+Result<void> RepoSync::open_s3() {
+    auto opened = S3Destination::open(options_, repo_.id);
+    if (!opened) {
+        return tl::unexpected(std::move(opened.error()));
+    }
+    s3_ = std::move(*opened);
+    report_.s3_spool = s3_->spool();
+    report_.s3_spool_in_memory = s3_->spool_in_memory();
+    if (s3_->spool_warning()) {
+        report_.warnings.push_back(*s3_->spool_warning());
+    }
+    // The repository's lease: two workers (--shard, overlapping timers) never sync it at once.
+    if (options_.take_lock) {
+        if (auto locked = s3_->lock(options_.lock_wait, stop_, report_.warnings); !locked) {
+            return locked;
+        }
+    }
+    if (auto loaded = s3_->load(); !loaded) {
+        return loaded;
+    }
+    if (!s3_->is_noop(repomd_sha256_, fingerprint())) {
+        return {};
+    }
+    report_.noop = true;
+    report_.selected = s3_->state_packages();
+    report_.kept = report_.selected;
+    return options_.delete_unlisted ? s3_->delete_unlisted(s3_->state_package_keys(), report_)
+                                    : Result<void>{};
+}
+
+Result<void> RepoSync::sync_to_s3(const FetchedRepomd& repomd, MetadataStage& stage,
+                                  const PackageIndex& index, const Selection& selection) {
+    auto plan = plan_sync(index, selection, s3_->spool(), PathPolicy{}, repo_.id);
+    if (!plan) {
+        return tl::unexpected(std::move(plan.error()));
+    }
+    plan_ = std::move(*plan);
+    std::vector<S3Package> packages;
+    packages.reserve(plan_.targets.size());
+    for (const PackageTarget& target : plan_.targets) {
+        const PackageView package = index[target.position];
+        packages.push_back({target.relative_path.generic_string(), package.checksum_type,
+                            package.checksum_hex(), package.package_size});
+    }
+    std::vector<std::size_t> missing = s3_->missing(packages);
+    if (checks_packages()) {
+        check_in_spool(index);
+        // Stored packages no check vouches for are judged too: downloaded once more into
+        // the spool, checked, and kept or deleted (never uploaded again).
+        if (!s3_->signatures_checked_with(trusted_key_ids_)) {
+            std::vector<bool> absent(packages.size(), false);
+            for (const std::size_t item : missing) {
+                absent[item] = true;
+            }
+            missing.clear();
+            for (std::size_t item = 0; item < packages.size(); ++item) {
+                packages[item].stored = !absent[item];
+                missing.push_back(item);
+            }
+        }
+    }
+    // Packages fetched only to be judged count as downloaded (they cost the traffic).
+    report_.kept = packages.size() - missing.size();
+    for (std::size_t next = 0; next < missing.size() && !stop_.stop_requested();) {
+        std::vector<std::size_t> batch;
+        std::uint64_t bytes = 0;
+        while (next < missing.size()) {
+            const std::uint64_t size =
+                packages[missing[next]].size == kUnknownSize ? 0 : packages[missing[next]].size;
+            if (!batch.empty() && bytes + size > options_.s3_spool_size) {
+                break;
+            }
+            batch.push_back(missing[next++]);
+            bytes += size;
+        }
+        // Each package is uploaded as soon as it is complete in the spool, while the
+        // others download; the batch ends when all of them are stored.
+        S3UploadOnFinish uploads(progress_, *s3_, batch);
+        ProgressSink* const outer = progress_;
+        progress_ = &uploads;
+        s3_->begin_uploads(packages, stop_);
+        auto downloaded = download_targets(index, batch);
+        progress_ = outer;
+        auto uploaded = s3_->end_uploads();
+        if (!downloaded) {
+            return downloaded;
+        }
+        if (!uploaded) {
+            return tl::unexpected(std::move(uploaded.error()));
+        }
+        report_.signatures_checked += spool_checked_.exchange(0);
+        for (const auto& [target, error] : *uploaded) {
+            failed_targets_.insert(target);
+            if (auto judged = spool_failures_.extract(target)) {
+                report_.failures.push_back(std::move(judged.mapped()));
+                continue;
+            }
+            report_.failures.push_back(
+                {index[plan_.targets[target].position].nevra(), error.to_string(), {}});
+        }
+        // Packages uploaded or kept that could not be checked.
+        for (auto& [target, failure] : spool_failures_) {
+            report_.failures.push_back(std::move(failure));
+        }
+        spool_failures_.clear();
+    }
+    if (!report_.failures.empty() || stop_.stop_requested()) {
+        if (options_.download_metadata) {
+            report_.warnings.push_back(
+                fmt::format("metadata not published: {} package(s) failed; the published metadata "
+                            "stays in place",
+                            report_.failures.size()));
+        }
+        return {};
+    }
+    std::optional<S3Metadata> metadata;
+    if (options_.download_metadata) {
+        metadata.emplace();
+        metadata->stage_dir = stage.dir();
+        if (rewrites_metadata()) {
+            auto rewritten = rewrite_metadata(repomd, stage, index);
+            if (!rewritten) {
+                return tl::unexpected(std::move(rewritten.error()));
+            }
+            metadata->repomd_xml = std::move(rewritten->first);
+            metadata->signature = std::move(rewritten->second);
+        } else {
+            metadata->repomd_xml = repomd.bytes;
+            metadata->signature = repomd.signature;
+        }
+    }
+    s3_->record(selection_to_text(RecordedSelection{selection_options_, is_modular_}),
+                publishing_to_text(recorded_publishing()));
+    return s3_->publish(packages, metadata, s3_comps_, repomd_sha256_, fingerprint(), report_);
+}
+
 namespace {
 
-constexpr std::string_view kRepodataPrefix = "repodata/";
+// Removes the regular file `destination` beneath `root` (never through a symlink, never a
+// symlink's target, never outside `root`). Returns an error iff it is there and cannot be removed.
+Result<void> remove_package_file(const std::filesystem::path& root,
+                                 const std::filesystem::path& destination) {
+    auto removed = fs::remove_beneath(root, destination, false);
+    if (!removed) {
+        return tl::unexpected(std::move(removed.error()));
+    }
+    if (*removed == fs::Removal::Kept) {
+        return make_error(ErrorCode::Unsafe, "not removed: not a regular file",
+                          (root / destination).string());
+    }
+    return {};
+}
+
+// --gpgcheck: what to report for `outcome`, the check of package `nevra` in `file_name`;
+// nothing iff it is good. On a verdict, `remove` takes the file out of the mirror (its error
+// is reported instead of dnf's words); a package that could not be checked is kept.
+std::optional<PackageFailure> signature_failure(const std::string& nevra,
+                                                const std::string& file_name,
+                                                const Result<std::optional<Rejection>>& outcome,
+                                                const std::function<Result<void>()>& remove) {
+    if (!outcome) {
+        return PackageFailure{
+            nevra, "signature not checked, file kept: " + outcome.error().to_string(), {}, {}};
+    }
+    if (!*outcome) {
+        return std::nullopt;
+    }
+    const Rejection& rejection = **outcome;
+    const std::string dnf_words = dnf_rejection_message(rejection.kind, file_name);
+    const std::string detail = " (" + rejection.error.to_string() + ")";
+    PackageFailure failure{nevra, {}, {}, "Removing " + file_name + ": " + dnf_words};
+    if (auto removed = remove(); removed) {
+        failure.reason = failure.dnf_message + detail;
+    } else {
+        failure.reason = dnf_words + detail + "; " + removed.error().to_string();
+        failure.dnf_message.clear();
+    }
+    return failure;
+}
+
+}  // namespace
+
+Result<void> RepoSync::load_package_keys() {
+    if (options_.package_keys == PackageKeySource::Repository) {
+        package_keys_ = &*keys_;
+    } else {
+        auto installed = load_installed_keys(options_.installroot);
+        if (!installed) {
+            Error error = std::move(installed.error());
+            error.message = "--gpgcheck: " + error.message;
+            return tl::unexpected(std::move(error));
+        }
+        installed_keys_ = std::move(*installed);
+        package_keys_ = &*installed_keys_;
+    }
+    for (const SigningKey& key : package_keys_->keys()) {
+        trusted_key_ids_ += key.key_id + ",";
+    }
+    return {};
+}
+
+Result<void> RepoSync::check_repomd_signature(FetchedRepomd& repomd,
+                                              const DownloadOptions& options) {
+    if (!repo_.repo_gpgcheck) {
+        return {};
+    }
+    const std::string url = join_url(repomd.base_url, "repodata/repomd.xml.asc");
+    auto signature = fetch_signature(repomd.base_url, options, stop_);
+    if (!signature) {
+        return tl::unexpected(std::move(signature.error()));
+    }
+    if (!*signature) {
+        return make_error(ErrorCode::Unsafe,
+                          "repo_gpgcheck: repomd.xml is not signed (no repomd.xml.asc on the "
+                          "mirror that served it)",
+                          url);
+    }
+    if (auto verified = keys_->verify_detached(repomd.bytes, **signature, url); !verified) {
+        Error error = std::move(verified.error());
+        error.message = "repo_gpgcheck: repomd.xml: " + error.message;
+        return tl::unexpected(std::move(error));
+    }
+    repomd.signature = std::move(*signature);
+    return {};
+}
+
+Result<std::optional<std::string>> RepoSync::fetch_signature(const std::string& base_url,
+                                                             const DownloadOptions& options,
+                                                             const std::stop_token& stop) {
+    auto signature = fetch_document(join_url(base_url, "repodata/repomd.xml.asc"), options,
+                                    kMaxDocumentBytes, stop);
+    if (signature) {
+        return std::optional<std::string>(std::move(*signature));
+    }
+    if (signature.error().code == ErrorCode::NotFound) {
+        return std::optional<std::string>();
+    }
+    Error error = std::move(signature.error());
+    error.message = "cannot fetch the signature of repomd.xml: " + error.message;
+    return tl::unexpected(std::move(error));
+}
+
+void RepoSync::check_package_signatures(const PackageIndex& index) {
+    std::vector<std::size_t> present;
+    for (std::size_t target = 0; target < plan_.targets.size(); ++target) {
+        if (!failed_targets_.contains(target)) {
+            present.push_back(target);
+        }
+    }
+    std::vector<Result<std::optional<Rejection>>> outcomes(present.size(),
+                                                           std::optional<Rejection>());
+    for_each_index_in_parallel(present.size(), options_.verify_threads, [&] {
+        return [&](std::size_t item) {
+            if (stop_.stop_requested()) {
+                return;  // unchecked packages are kept; the run exits as interrupted
+            }
+            const PackageTarget& target = plan_.targets[present[item]];
+            outcomes[item] =
+                package_keys_->check_package(plan_.roots[target.root_index] / target.destination);
+        };
+    });
+    report_.signatures_checked += present.size();
+    for (std::size_t item = 0; item < present.size(); ++item) {
+        const PackageTarget& target = plan_.targets[present[item]];
+        if (auto failure = signature_failure(
+                index[target.position].nevra(), target.destination.filename().string(),
+                outcomes[item], [&] {
+                    return remove_package_file(plan_.roots[target.root_index], target.destination);
+                })) {
+            report_.failures.push_back(std::move(*failure));
+        }
+    }
+}
+
+void RepoSync::check_in_spool(const PackageIndex& index) {
+    s3_->check_signatures(
+        trusted_key_ids_, [this, &index](std::size_t item, const std::filesystem::path& file) {
+            const PackageTarget& target = plan_.targets[item];
+            const auto outcome = package_keys_->check_package(file);
+            ++spool_checked_;
+            // The spool's file goes anyway; a stored object is deleted by end_uploads.
+            auto failure = signature_failure(index[target.position].nevra(),
+                                             target.destination.filename().string(), outcome,
+                                             [] { return Result<void>{}; });
+            if (!failure) {
+                return SpoolVerdict::Upload;
+            }
+            const std::lock_guard lock(spool_failures_mutex_);
+            spool_failures_[item] = std::move(*failure);
+            // One that could not be checked is kept, as a local --gpgcheck keeps the file.
+            return outcome ? SpoolVerdict::Remove : SpoolVerdict::Upload;
+        });
+}
+
+namespace {
+
+// Flushes every filesystem holding one of `directories` once (one syncfs per filesystem,
+// however many of the directories it holds).
+Result<void> flush_filesystems(const std::vector<std::filesystem::path>& directories) {
+    std::set<dev_t> flushed;
+    for (const std::filesystem::path& directory : directories) {
+        struct stat st {};
+        if (::stat(directory.c_str(), &st) != 0) {
+            continue;  // nothing was written there
+        }
+        if (flushed.insert(st.st_dev).second) {
+            if (auto done = fs::flush_filesystem(directory); !done) {
+                return done;
+            }
+        }
+    }
+    return {};
+}
+
+}  // namespace
+
+bool RepoSync::is_noop(const FetchedRepomd& repomd) {
+    const std::string& repomd_bytes = repomd.bytes;
+    const auto state = read_sync_state(sync_state_path(state_directory(options_), repo_dir_));
+    // A state written before selections were recorded: one full run records it for verify.
+    if (!state || !state->selection || state->repomd_sha256 != repomd_sha256_ ||
+        state->options_fingerprint != fingerprint()) {
+        return false;
+    }
+    if (options_.download_metadata) {
+        std::ifstream live(metadata_dir_ / "repodata" / "repomd.xml", std::ios::binary);
+        const std::string live_bytes((std::istreambuf_iterator<char>(live)),
+                                     std::istreambuf_iterator<char>());
+        if (state->published_repomd_sha256.empty()) {
+            if (live_bytes != repomd_bytes || !live_records_intact(repomd.parsed)) {
+                return false;
+            }
+        } else {
+            // The metadata the previous run rewrote for these filters from this upstream.
+            if (hash_bytes(ChecksumType::Sha256, live_bytes) != state->published_repomd_sha256) {
+                return false;
+            }
+            auto live_repomd = parse_repomd(live_bytes, "repomd.xml");
+            if (!live_repomd || !live_records_intact(*live_repomd)) {
+                return false;
+            }
+        }
+    }
+    if (options_.download_comps && comps_record(repomd.parsed) != nullptr &&
+        !std::filesystem::is_regular_file(metadata_dir_ / "comps.xml")) {
+        return false;  // -m: comps.xml was removed (or never written)
+    }
+    if (!state_files_unchanged(repo_dir_, *state)) {
+        return false;
+    }
+    noop_state_ = std::move(*state);
+    return true;
+}
+
+bool RepoSync::live_records_intact(const Repomd& repomd) const {
+    for (const RepomdRecord& record : repomd.records) {
+        if (!record.location_href.starts_with(kRepodataPrefix)) {
+            return false;
+        }
+        struct stat st {};
+        const auto path =
+            metadata_dir_ / "repodata" / record.location_href.substr(kRepodataPrefix.size());
+        if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+            (record.size && static_cast<std::uint64_t>(st.st_size) != *record.size)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+Result<void> RepoSync::finish_noop() {
+    // A run killed between publishing and removing the previous metadata (now under a
+    // staging name) left it behind; nothing else would remove it.
+    remove_stale_stages(metadata_dir_);
+    report_.noop = true;
+    report_.selected = noop_state_.files.size();
+    report_.kept = noop_state_.files.size();
+    if (options_.events != nullptr) {
+        for (const SyncStateFile& file : noop_state_.files) {
+            PackageEvent event;
+            event.kind = PackageEvent::Kind::AlreadyPresent;
+            event.file_name = file.relative_path.filename().string();
+            event.bytes = file.size;
+            event.total = report_.selected;
+            event.done = ++packages_done_;
+            options_.events->package(event);
+        }
+    }
+    if (options_.delete_unlisted) {
+        std::set<std::filesystem::path> keep;
+        for (const SyncStateFile& file : noop_state_.files) {
+            keep.insert(file.relative_path);
+        }
+        return delete_unlisted(keep);
+    }
+    return {};
+}
+
+bool RepoSync::rewrites_metadata() const {
+    return options_.download_metadata && !options_.upstream_metadata &&
+           report_.selected < report_.upstream_packages;
+}
+
+Result<std::pair<std::string, std::optional<std::string>>> RepoSync::rewrite_metadata(
+    const FetchedRepomd& repomd, const MetadataStage& stage, const PackageIndex& index) {
+    std::vector<KeptPackage> kept;
+    kept.reserve(plan_.targets.size());
+    for (const PackageTarget& target : plan_.targets) {
+        const PackageView package = index[target.position];
+        kept.push_back(
+            {package.checksum_hex(), std::string(package.location_href), package.strict_nevra()});
+    }
+    auto rewritten = write_filtered_metadata(stage.dir(), repomd.parsed, kept);
+    if (!rewritten) {
+        Error error = std::move(rewritten.error());
+        error.message = "cannot write metadata for the filtered mirror: " + error.message;
+        return tl::unexpected(std::move(error));
+    }
+    std::optional<std::string> signature;
+    if (!options_.sign_key.empty()) {
+        auto signed_repomd = sign_detached(rewritten->repomd_xml, options_.sign_key);
+        if (!signed_repomd) {
+            return tl::unexpected(std::move(signed_repomd.error()));
+        }
+        signature = std::move(*signed_repomd);
+    } else if (repomd.signature) {
+        report_.warnings.push_back(
+            "repomd.xml.asc not published: the metadata was rewritten for the filtered "
+            "mirror and upstream's signature does not cover it (--sign-key KEYID signs it)");
+    }
+    return std::pair{std::move(rewritten->repomd_xml), std::move(signature)};
+}
+
+Result<void> RepoSync::publish(const FetchedRepomd& repomd, MetadataStage& stage,
+                               const PackageIndex& index) {
+    std::string published_sha256;
+    if (rewrites_metadata()) {
+        auto rewritten = rewrite_metadata(repomd, stage, index);
+        if (!rewritten) {
+            return tl::unexpected(std::move(rewritten.error()));
+        }
+        auto& [repomd_xml, signature] = *rewritten;
+        published_sha256 = hash_bytes(ChecksumType::Sha256, repomd_xml);
+        if (auto written = fs::write_file(stage.dir() / "repomd.xml", repomd_xml); !written) {
+            return written;
+        }
+        if (signature) {
+            if (auto written = fs::write_file(stage.dir() / "repomd.xml.asc", *signature);
+                !written) {
+                return written;
+            }
+        }
+    } else if (options_.download_metadata) {
+        if (auto written = fs::write_file(stage.dir() / "repomd.xml", repomd.bytes); !written) {
+            return written;
+        }
+        if (options_.remote_time && repomd.last_modified >= 0) {
+            // --remote-time: repomd.xml too gets the server's time, as dnf's records do.
+            const std::array<timespec, 2> times{timespec{repomd.last_modified, 0},
+                                                timespec{repomd.last_modified, 0}};
+            const auto path = stage.dir() / "repomd.xml";
+            if (::utimensat(AT_FDCWD, path.c_str(), times.data(), 0) != 0) {
+                return make_errno_error("cannot set the time of", path.string(), errno);
+            }
+        }
+        if (repomd.signature) {
+            if (auto written = fs::write_file(stage.dir() / "repomd.xml.asc", *repomd.signature);
+                !written) {
+                return written;
+            }
+        }
+    }
+    // The packages the new metadata (and the state file) vouch for must be on disk first.
+    // stage.publish() flushes the metadata's filesystem; with --metadata-path or
+    // --safe-write-path packages may be on other ones.
+    if (auto flushed = flush_filesystems(package_roots()); !flushed) {
+        return flushed;
+    }
+    if (options_.download_metadata) {
+        auto published = stage.publish();
+        if (!published) {
+            return published;
+        }
+        report_.metadata_published = true;
+        if (options_.upstream_metadata && report_.selected < report_.upstream_packages) {
+            report_.warnings.push_back(
+                fmt::format("the published metadata is upstream's: it lists {} package(s) that the "
+                            "filters left out of this mirror",
+                            report_.upstream_packages - report_.selected));
+        }
+    }
+    SyncState state{repomd_sha256_, fingerprint(), {}};
+    state.selection = RecordedSelection{selection_options_, is_modular_};
+    state.published_repomd_sha256 = std::move(published_sha256);
+    state.publishing = recorded_publishing();
+    std::set<std::filesystem::path> keep;
+    for (const PackageTarget& target : plan_.targets) {
+        keep.insert(target.relative_path);
+        if (auto file = stat_for_state(repo_dir_, target.relative_path)) {
+            state.files.push_back(std::move(*file));
+        }
+    }
+    if (auto written =
+            write_sync_state(sync_state_path(state_directory(options_), repo_dir_), state);
+        !written) {
+        report_.warnings.push_back(written.error().to_string());
+    }
+    // Older versions kept the state inside the mirror, where dnf reposync leaves nothing.
+    (void)fs::remove_beneath(repo_dir_, std::string(kLegacyStateFileName), false);
+    return options_.delete_unlisted ? delete_unlisted(keep) : Result<void>{};
+}
+
+std::vector<std::filesystem::path> RepoSync::package_roots() const {
+    std::vector<std::filesystem::path> roots{repo_dir_};
+    roots.insert(roots.end(), plan_.roots.begin(), plan_.roots.end());
+    return roots;
+}
+
+namespace {
+
 // -m: comps larger than this, decompressed, are refused (Fedora's is about 20 MB).
 constexpr std::uint64_t kMaxCompsBytes = 512ULL * 1024 * 1024;
 
@@ -59,8 +737,8 @@ std::string join_url_as_dnf(std::string_view base, std::string_view href) {
     return url;
 }
 
-// Returns the record -m saves as comps.xml, in the order dnf reposync looks for one (group,
-// group_gz, then the xz variant createrepo_c can write), or null iff there is none.
+}  // namespace
+
 const RepomdRecord* comps_record(const Repomd& repomd) {
     for (const std::string_view type : {"group", "group_gz", "group_xz"}) {
         if (const RepomdRecord* record = repomd.find(type)) {
@@ -70,84 +748,389 @@ const RepomdRecord* comps_record(const Repomd& repomd) {
     return nullptr;
 }
 
+Result<RepoPackages> RepoSync::fetch_metadata(
+    const FetchedRepomd& repomd, MetadataStage& stage,
+    const std::vector<std::filesystem::path>& local_sources) {
+    const auto url_of = [&repomd](const RepomdRecord& record) {
+        return join_url(record.location_base ? *record.location_base : repomd.base_url,
+                        record.location_href);
+    };
+    // The record parsed: primary, or primary_zck when the repository has no primary or
+    // (without --download-metadata) when chunks are to be reused (parse_record).
+    const RepomdRecord* primary = repomd.parsed.find("primary");
+    if (primary == nullptr) {
+        primary = repomd.parsed.find("primary_zck");
+    }
+    if (primary == nullptr) {
+        return make_error(ErrorCode::BadInput, "repomd.xml has no primary record",
+                          join_url(repomd.base_url, kRepomdHref));
+    }
+    const RepomdRecord* delta_record = nullptr;  // assembled by parse_record
+    if (!options_.download_metadata && !options_.urls_only && !s3_) {
+        primary = parse_record(repomd.parsed, *primary, stage.dir(), url_of, delta_record);
+    }
+    std::vector<const RepomdRecord*> records;
+    if (options_.download_metadata && !options_.urls_only) {  // -u needs primary.xml only
+        for (const RepomdRecord& record : repomd.parsed.records) {
+            records.push_back(&record);
+        }
+    } else {
+        records.push_back(primary);
+        // dnf's --newest-only keeps the newest packages of every module stream.
+        if (const RepomdRecord* modules = repomd.parsed.find("modules");
+            modules != nullptr && selection_options_.newest_only) {
+            records.push_back(modules);
+        }
+        const RepomdRecord* comps = comps_record(repomd.parsed);
+        if (options_.download_comps && !options_.urls_only && comps != nullptr) {
+            records.push_back(comps);
+        }
+    }
+    std::vector<DownloadRequest> requests;
+    for (const RepomdRecord* record : records) {
+        if (!record->location_href.starts_with(kRepodataPrefix)) {
+            return make_error(ErrorCode::Unsupported,
+                              "record '" + record->type + "' at '" + record->location_href +
+                                  "' is not a file under repodata/",
+                              repo_.id);
+        }
+        if (record->location_base && !is_http_url(*record->location_base)) {
+            return make_error(ErrorCode::Unsafe,
+                              "record '" + record->type + "' has xml:base '" +
+                                  *record->location_base +
+                                  "': only http and https URLs are accepted from upstream "
+                                  "metadata; refused",
+                              join_url(repomd.base_url, kRepomdHref));
+        }
+        auto relative =
+            safe_relative_path(record->location_href.substr(kRepodataPrefix.size()), record->type);
+        if (!relative) {
+            return tl::unexpected(std::move(relative.error()));
+        }
+        DownloadRequest request;
+        request.mirrors = mirrors_;
+        request.href = record->location_base
+                           ? join_url(*record->location_base, record->location_href)
+                           : record->location_href;
+        request.destination = *relative;
+        request.checksum_type = record->checksum.type;
+        request.expected_digest = record->checksum.hex;
+        // Old createrepo wrote records without <size>: verified by checksum alone.
+        request.expected_size = record->size.value_or(kUnknownSize);
+        if (record != delta_record && record->size &&
+            !seed_from_local_copy(stage.dir(), *relative, request.expected_size, local_sources) &&
+            options_.zchunk && !relative->has_parent_path()) {
+            if (auto previous =
+                    find_previous_revision(relative->filename().string(), local_sources)) {
+                (void)assemble_zck_delta(*record, *relative, url_of(*record), stage.dir(),
+                                         *previous, "downloading it in full");
+            }
+        }
+        requests.push_back(std::move(request));
+    }
+    auto fetched = downloader_.run(stage.dir(), requests, nullptr, stop_);
+    if (!fetched) {
+        return tl::unexpected(std::move(fetched.error()));
+    }
+    // The first record that failed explains the others (a full disk stops the rest).
+    std::optional<std::size_t> unfinished;
+    for (std::size_t index = 0; index < requests.size(); ++index) {
+        const FileStatus status = fetched->files[index].status;
+        if (status == FileStatus::Failed) {
+            unfinished = index;
+            break;
+        }
+        if (status != FileStatus::Downloaded && status != FileStatus::AlreadyPresent &&
+            !unfinished) {
+            unfinished = index;
+        }
+    }
+    if (unfinished) {
+        const FileResult& result = fetched->files[*unfinished];
+        Error error = result.error.value_or(
+            Error{ErrorCode::Interrupted, "interrupted", records[*unfinished]->location_href, 0});
+        // A remote failure is named by its href, not by the staging path it was written to;
+        // a local one (a full disk) keeps the local path where writing failed.
+        error.message = "metadata '" + records[*unfinished]->type + "': " + error.message;
+        if (error.code != ErrorCode::Io) {
+            error.subject = records[*unfinished]->location_href;
+        }
+        return tl::unexpected(std::move(error));
+    }
+    RepoPackageSource source;
+    source.primary_path = stage.dir() / primary->location_href.substr(kRepodataPrefix.size());
+    source.primary_name = url_of(*primary);
+    source.primary_open_size = primary->open_size;
+    if (const RepomdRecord* modules = repomd.parsed.find("modules");
+        modules != nullptr && selection_options_.newest_only) {
+        source.modules_path = stage.dir() / modules->location_href.substr(kRepodataPrefix.size());
+        source.modules_name = url_of(*modules);
+    }
+    auto packages = read_repo_packages(source, selection_options_);
+    if (packages && primary->type == "primary_zck" && !options_.download_metadata &&
+        !options_.urls_only && !s3_) {
+        keep_primary_zck(source.primary_path);
+    }
+    return packages;
+}
+
+void RepoSync::list_urls(const Repomd& repomd, const PackageIndex& index,
+                         const Selection& selection) {
+    const std::string first_mirror = mirrors_->order().front();
+    const auto record_url = [&first_mirror](const RepomdRecord& record) {
+        return join_url_as_dnf(pick_base_url(first_mirror, record.location_base),
+                               record.location_href);
+    };
+    if (options_.download_metadata) {
+        for (const RepomdRecord& record : repomd.records) {
+            report_.urls.push_back(record_url(record));
+        }
+    }
+    if (options_.download_comps) {
+        if (const RepomdRecord* comps = comps_record(repomd)) {
+            report_.urls.push_back(record_url(*comps));
+        }
+    }
+    for (const std::size_t position : selection.positions) {
+        const PackageView package = index[position];
+        const std::string base(
+            pick_base_url(first_mirror, package.location_base.empty()
+                                            ? std::optional<std::string>()
+                                            : std::optional<std::string>(package.location_base)));
+        report_.urls.push_back(join_url_as_dnf(base, package.location_href));
+    }
+}
+
+Result<void> RepoSync::save_comps(const Repomd& repomd, const MetadataStage& stage) {
+    const RepomdRecord* comps = comps_record(repomd);
+    if (comps == nullptr) {
+        return {};
+    }
+    const std::filesystem::path staged =
+        stage.dir() / comps->location_href.substr(kRepodataPrefix.size());
+    DecompressOptions decompress;
+    decompress.expected_size = comps->open_size;
+    decompress.ceiling = kMaxCompsBytes;
+    auto reader = Decompressor::open(staged, decompress);
+    if (!reader) {
+        return tl::unexpected(std::move(reader.error()));
+    }
+    std::string content;
+    for (;;) {
+        auto chunk = reader->read();
+        if (!chunk) {
+            Error error = std::move(chunk.error());
+            error.message = "comps '" + comps->location_href + "': " + error.message;
+            return tl::unexpected(std::move(error));
+        }
+        if (chunk->empty()) {
+            break;
+        }
+        content.append(chunk->data(), chunk->size());
+    }
+    if (comps->open_checksum &&
+        hash_bytes(comps->open_checksum->type, content) != comps->open_checksum->hex) {
+        return make_error(ErrorCode::Corrupt,
+                          "comps '" + comps->location_href +
+                              "': the decompressed content does not match its open-checksum",
+                          repo_.id);
+    }
+    if (s3_) {
+        s3_comps_ = std::move(content);  // uploaded with the metadata, after the packages
+        return {};
+    }
+    std::error_code ignored;
+    std::filesystem::create_directories(metadata_dir_, ignored);
+    const std::filesystem::path destination = metadata_dir_ / "comps.xml";
+    if (auto written = fs::replace_file(destination, content); !written) {
+        return written;
+    }
+    report_.comps_saved = destination;
+    if (options_.events != nullptr) {
+        options_.events->comps_saved(repo_.id, destination);
+    }
+    return {};
+}
+
+namespace {
+
+// Returns `name` without the digest prefix unique metadata file names carry
+// ("<hex>-primary.xml.zck" -> "primary.xml.zck"), or `name` iff it has none.
+std::string_view without_digest_prefix(std::string_view name) {
+    constexpr std::size_t kShortestDigest = 32;  // md5
+    const std::size_t dash = name.find('-');
+    if (dash == std::string_view::npos || dash < kShortestDigest ||
+        name.substr(0, dash).find_first_not_of("0123456789abcdef") != std::string_view::npos) {
+        return name;
+    }
+    return name.substr(dash + 1);
+}
+
+}  // namespace
+
+std::filesystem::path RepoSync::kept_primary_zck_path() const {
+    auto path = sync_state_path(state_directory(options_), repo_dir_);
+    path.replace_extension(".primary.xml.zck");
+    return path;
+}
+
+void RepoSync::keep_primary_zck(const std::filesystem::path& parsed) {
+    const std::filesystem::path kept = kept_primary_zck_path();
+    std::filesystem::path temporary = kept;
+    temporary += ".tmp";
+    std::error_code failed;
+    std::filesystem::create_directories(kept.parent_path(), failed);
+    if (!failed) {
+        std::filesystem::remove(temporary, failed);  // a killed run's
+    }
+    if (!failed) {
+        std::filesystem::create_hard_link(parsed, temporary, failed);
+        if (failed) {  // another filesystem, or one without hard links
+            failed.clear();
+            std::filesystem::copy_file(parsed, temporary,
+                                       std::filesystem::copy_options::overwrite_existing, failed);
+        }
+    }
+    if (!failed) {
+        std::filesystem::rename(temporary, kept, failed);
+    }
+    if (failed) {
+        std::error_code ignored;
+        std::filesystem::remove(temporary, ignored);
+        report_.warnings.push_back(
+            fmt::format("zchunk: cannot keep primary_zck as {} for the next run's delta: {}",
+                        kept.string(), failed.message()));
+    }
+}
+
+const RepomdRecord* RepoSync::parse_record(
+    const Repomd& repomd, const RepomdRecord& primary, const std::filesystem::path& stage_dir,
+    const std::function<std::string(const RepomdRecord&)>& url_of,
+    const RepomdRecord*& delta_record) {
+    const RepomdRecord* zck = repomd.find("primary_zck");
+    if (!options_.zchunk || zck == nullptr || !zck->size || !zck->header_size ||
+        !zck->header_checksum || !zck->location_href.starts_with(kRepodataPrefix)) {
+        return &primary;
+    }
+    auto relative =
+        safe_relative_path(zck->location_href.substr(kRepodataPrefix.size()), zck->type);
+    if (!relative || relative->has_parent_path()) {
+        return &primary;  // the download loop says what is wrong with it
+    }
+    const std::filesystem::path kept = kept_primary_zck_path();
+    struct stat st {};
+    if (::lstat(kept.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+        return zck;  // the first run: primary_zck whole, kept for the next one
+    }
+    auto assembled = assemble_zck_delta(*zck, *relative, url_of(*zck), stage_dir, kept,
+                                        "downloading '" + primary.type + "' instead");
+    if (!assembled) {
+        if (assembled.error().subject == kept.string()) {
+            std::error_code ignored;
+            std::filesystem::remove(kept, ignored);
+        }
+        return &primary;
+    }
+    delta_record = zck;
+    return zck;
+}
+
+bool RepoSync::seed_from_local_copy(const std::filesystem::path& stage_dir,
+                                    const std::filesystem::path& relative,
+                                    std::uint64_t expected_size,
+                                    const std::vector<std::filesystem::path>& sources) {
+    if (relative.has_parent_path()) {
+        return false;
+    }
+    for (const std::filesystem::path& source : sources) {
+        struct stat st {};
+        const std::filesystem::path candidate = source / relative;
+        if (::lstat(candidate.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+            static_cast<std::uint64_t>(st.st_size) != expected_size) {
+            continue;
+        }
+        std::error_code failed;
+        std::filesystem::copy_file(candidate,
+                                   stage_dir / part_file_name(relative.filename().string()),
+                                   std::filesystem::copy_options::overwrite_existing, failed);
+        return !failed;
+    }
+    return false;
+}
+
+std::optional<std::filesystem::path> RepoSync::find_previous_revision(
+    std::string_view name, const std::vector<std::filesystem::path>& sources) {
+    const std::string_view wanted = without_digest_prefix(name);
+    std::optional<std::filesystem::path> newest;
+    std::filesystem::file_time_type newest_time;
+    for (const std::filesystem::path& source : sources) {
+        std::error_code error;
+        for (std::filesystem::directory_iterator it(source, error), end; !error && it != end;
+             it.increment(error)) {
+            const std::string candidate = it->path().filename().string();
+            if (candidate == name || without_digest_prefix(candidate) != wanted ||
+                !it->is_regular_file(error) || it->is_symlink(error)) {
+                continue;
+            }
+            const auto time = it->last_write_time(error);
+            if (!error && (!newest || time > newest_time)) {
+                newest = it->path();
+                newest_time = time;
+            }
+        }
+    }
+    return newest;
+}
+
+Result<void> RepoSync::assemble_zck_delta(const RepomdRecord& record,
+                                          const std::filesystem::path& relative,
+                                          const std::string& url,
+                                          const std::filesystem::path& stage_dir,
+                                          const std::filesystem::path& previous,
+                                          std::string_view instead) {
+    if (!record.type.ends_with("_zck") || !record.size || !record.header_size ||
+        !record.header_checksum || relative.has_parent_path()) {
+        return make_error(ErrorCode::Unsupported, "not a zchunk record", record.type);
+    }
+    const std::string name = relative.filename().string();
+    download::ZckDeltaRequest request;
+    request.url = url;
+    request.previous = previous;
+    request.target = stage_dir / part_file_name(name);
+    request.header_size = *record.header_size;
+    request.header_checksum = *record.header_checksum;
+    const auto fall_back = [&](Error error) {
+        std::error_code ignored;
+        std::filesystem::remove(request.target, ignored);
+        report_.zck_fallbacks.push_back(
+            fmt::format("zchunk: '{}': {}; {}", record.type, error.to_string(), instead));
+        return tl::unexpected(std::move(error));
+    };
+    auto delta = download::fetch_zck_delta(request, downloader_.options(), stop_);
+    if (!delta) {
+        return fall_back(std::move(delta.error()));
+    }
+    auto digest = hash_file(request.target, record.checksum.type);
+    if (!digest || digest->size != *record.size || digest->hex != record.checksum.hex) {
+        return fall_back(Error{ErrorCode::Corrupt,
+                               "the assembled file does not match the checksum in repomd.xml", url,
+                               0});
+    }
+    ++report_.zck_records;
+    report_.zck_bytes_fetched += delta->bytes_fetched;
+    if (delta->bytes_fetched < *record.size) {
+        report_.zck_bytes_saved += *record.size - delta->bytes_fetched;
+    }
+    return {};
+}
+
+namespace {
+
 // The last component of `href`, as dnf names a package in its progress lines.
 std::string href_file_name(std::string_view href) {
     const std::size_t slash = href.rfind('/');
     return std::string(slash == std::string_view::npos ? href : href.substr(slash + 1));
 }
-
-// Forwards download progress to `inner` and tells `events` how each package ended.
-class PackageEventRelay final : public ProgressSink {
-  public:
-    PackageEventRelay(ProgressSink* inner, SyncEvents& events, std::vector<std::string> file_names,
-                      std::size_t total, std::size_t& done)
-        : inner_(inner),
-          events_(events),
-          file_names_(std::move(file_names)),
-          started_(file_names_.size()),
-          total_(total),
-          done_(done) {}
-
-    void file_started(std::size_t request_index, std::string_view url) override {
-        if (inner_ != nullptr) {
-            inner_->file_started(request_index, url);
-        }
-        if (!started_[request_index]) {
-            started_[request_index] = std::chrono::steady_clock::now();
-        }
-    }
-    void progress(std::uint64_t bytes_done, std::uint64_t bytes_total) override {
-        if (inner_ != nullptr) {
-            inner_->progress(bytes_done, bytes_total);
-        }
-    }
-    void file_finished(std::size_t request_index, const FileResult& result) override {
-        if (inner_ != nullptr) {
-            inner_->file_finished(request_index, result);
-        }
-        PackageEvent event;
-        event.file_name = file_names_[request_index];
-        event.total = total_;
-        for (const DownloadAttempt& attempt : result.attempts) {
-            if (attempt.outcome == "ok") {
-                continue;
-            }
-            PackageEvent failed = event;
-            failed.kind = PackageEvent::Kind::MirrorFailed;
-            failed.url = attempt.url;
-            failed.http_status = attempt.http_status;
-            failed.reason = attempt.outcome;
-            events_.package(failed);
-        }
-        if (result.status == FileStatus::Failed) {
-            event.kind = PackageEvent::Kind::Failed;
-            event.reason = result.error ? result.error->to_string() : "failed";
-            event.mirrors_exhausted =
-                !result.attempts.empty() && (!result.error || result.error->code != ErrorCode::Io);
-        } else if (result.status == FileStatus::Downloaded ||
-                   result.status == FileStatus::AlreadyPresent) {
-            event.kind = PackageEvent::Kind::Downloaded;
-            event.bytes = result.bytes_received;
-            if (started_[request_index]) {
-                event.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                              *started_[request_index])
-                                    .count();
-            }
-            event.done = ++done_;
-        } else {
-            return;  // interrupted: nothing to tell
-        }
-        events_.package(event);
-    }
-
-  private:
-    ProgressSink* inner_;
-    SyncEvents& events_;
-    std::vector<std::string> file_names_;
-    std::vector<std::optional<std::chrono::steady_clock::time_point>> started_;
-    std::size_t total_;
-    std::size_t& done_;
-};
 
 DownloadRequest request_for(const PackageView& package, const PackageTarget& target,
                             const std::shared_ptr<MirrorList>& mirrors) {
@@ -174,1376 +1157,183 @@ PackageFailure failure_of(const PackageView& package, const FileResult& result) 
     return failure;
 }
 
-// Removes the regular file `destination` beneath `root` (never through a symlink, never a
-// symlink's target, never outside `root`). Returns an error iff it is there and cannot be removed.
-Result<void> remove_package_file(const std::filesystem::path& root,
-                                 const std::filesystem::path& destination) {
-    auto removed = fs::remove_beneath(root, destination, false);
-    if (!removed) {
-        return tl::unexpected(std::move(removed.error()));
-    }
-    if (*removed == fs::Removal::Kept) {
-        return make_error(ErrorCode::Unsafe, "not removed: not a regular file",
-                          (root / destination).string());
-    }
-    return {};
-}
+}  // namespace
 
-// Flushes every filesystem holding one of `directories` once (one syncfs per filesystem,
-// however many of the directories it holds).
-Result<void> flush_filesystems(const std::vector<std::filesystem::path>& directories) {
-    std::set<dev_t> flushed;
-    for (const std::filesystem::path& directory : directories) {
-        struct stat st {};
-        if (::stat(directory.c_str(), &st) != 0) {
-            continue;  // nothing was written there
-        }
-        if (flushed.insert(st.st_dev).second) {
-            if (auto done = fs::flush_filesystem(directory); !done) {
-                return done;
-            }
-        }
+Result<void> RepoSync::sync_packages(const PackageIndex& index, const Selection& selection) {
+    PathPolicy policy;
+    policy.safe_write_path = options_.safe_write_path;
+    auto plan = plan_sync(index, selection, repo_dir_, policy, repo_.id);
+    if (!plan) {
+        return tl::unexpected(std::move(plan.error()));
     }
-    return {};
-}
-
-// An s3:// destination: hands each package of a batch to the upload pool as soon as the
-// downloader finished it, and tells `inner` everything.
-class S3UploadOnFinish final : public ProgressSink {
-  public:
-    S3UploadOnFinish(ProgressSink* inner, S3Destination& destination,
-                     const std::vector<std::size_t>& items)
-        : inner_(inner), destination_(destination), items_(items) {}
-
-    void file_started(std::size_t request_index, std::string_view url) override {
-        if (inner_ != nullptr) {
-            inner_->file_started(request_index, url);
-        }
+    plan_ = std::move(*plan);
+    if (plan_.duplicate_paths > 0) {
+        report_.warnings.push_back(fmt::format(
+            "{} <package> entries name a file already listed under another spelling of its "
+            "path (e.g. './Packages/a.rpm'); each file is downloaded once",
+            plan_.duplicate_paths));
     }
-    void progress(std::uint64_t bytes_done, std::uint64_t bytes_total) override {
-        if (inner_ != nullptr) {
-            inner_->progress(bytes_done, bytes_total);
-        }
+    // Existing files are verified on worker threads while the missing ones download.
+    std::vector<VerifyRequest> checks;
+    for (const std::size_t target : plan_.to_verify) {
+        const PackageView package = index[plan_.targets[target].position];
+        checks.push_back({repo_dir_ / plan_.targets[target].relative_path, package.checksum_type,
+                          package.checksum_hex(),
+                          package.package_size == kUnknownSize
+                              ? std::nullopt
+                              : std::optional<std::uint64_t>(package.package_size)});
     }
-    void file_finished(std::size_t request_index, const FileResult& result) override {
-        if (result.status == FileStatus::Downloaded ||
-            result.status == FileStatus::AlreadyPresent) {
-            destination_.upload_when_ready(items_[request_index]);
-        }
-        if (inner_ != nullptr) {
-            inner_->file_finished(request_index, result);
-        }
+    VerifyOptions verify_options;
+    verify_options.threads = options_.verify_threads;
+    verify_options.hash.use_cache = options_.use_checksum_cache;
+    verify_options.hash.stop = stop_;
+    auto verification = std::async(std::launch::async, [&checks, verify_options] {
+        return verify_files(checks, verify_options);
+    });
+    const std::vector<std::size_t> to_fetch = link_duplicates(index);
+    auto first = download_targets(index, to_fetch);
+    const std::vector<VerifyResult> verified = verification.get();
+    if (!first) {
+        return first;
     }
-
-  private:
-    ProgressSink* inner_;
-    S3Destination& destination_;
-    const std::vector<std::size_t>& items_;
-};
-
-// The work of one sync, stage by stage; each stage records its outcome in `report`.
-class RepoSync {
-  public:
-    RepoSync(Downloader& downloader, const RepoConfig& repo, const SyncOptions& options,
-             ProgressSink* progress, std::stop_token stop, RepoSyncReport& report)
-        : downloader_(downloader),
-          repo_(repo),
-          options_(options),
-          progress_(progress),
-          stop_(std::move(stop)),
-          report_(report),
-          repo_dir_(repo_directory(options, repo.id)),
-          metadata_dir_(metadata_directory(options, repo.id)) {
-        selection_options_ = options.selection;
-        // Once each: a selection read back from the state (verify --repair) already has them.
-        const auto add_missing = [](std::vector<std::string>& globs,
-                                    const std::vector<std::string>& more) {
-            for (const std::string& glob : more) {
-                if (std::find(globs.begin(), globs.end(), glob) == globs.end()) {
-                    globs.push_back(glob);
-                }
-            }
-        };
-        add_missing(selection_options_.include_globs, repo.includepkgs);
-        add_missing(selection_options_.exclude_globs, repo.excludepkgs);
-        report_.repo_id = repo.id;
-        report_.repo_dir = repo_dir_;
-    }
-
-    Result<void> run() {
-        const DownloadOptions& download_options = downloader_.options();
-        if (repo_.repo_gpgcheck ||
-            (checks_packages() && options_.package_keys == PackageKeySource::Repository)) {
-            auto keys = load_repo_keys(repo_, download_options, stop_);
-            if (!keys) {
-                return tl::unexpected(std::move(keys.error()));
-            }
-            keys_ = std::move(*keys);
-        }
-        if (checks_packages()) {
-            if (auto loaded = load_package_keys(); !loaded) {
-                return loaded;
-            }
-        }
-        auto source = resolve_mirrors(repo_, download_options, stop_);
-        if (!source) {
-            return metadata_unavailable(std::move(source.error()));
-        }
-        auto repomd = fetch_repomd(*source, download_options, repo_.id, stop_);
-        if (!repomd) {
-            return metadata_unavailable(std::move(repomd.error()));
-        }
-        // Nothing from the repository is trusted (not even for the no-op) before this.
-        if (auto trusted = check_repomd_signature(*repomd, download_options); !trusted) {
-            return trusted;
-        }
-        repomd_sha256_ = hash_bytes(ChecksumType::Sha256, repomd->bytes);
-        if (!options_.urls_only &&
-            (is_s3_destination(options_) ||
-             (options_.metadata_path && s3::is_s3_url(options_.metadata_path->native())))) {
-            if (auto opened = open_s3(); !opened || report_.noop) {
-                return opened;
-            }
-        }
-        // --no-cache hashes every file: there is no no-op, which trusts sizes and times.
-        if (!s3_ && !options_.urls_only && options_.use_checksum_cache && is_noop(*repomd)) {
-            return finish_noop();
-        }
-        if (options_.download_metadata && !options_.urls_only && !options_.sign_key.empty()) {
-            // --sign-key: a key that cannot sign fails the run before anything is downloaded.
-            if (auto probe = sign_detached("rpmirror", options_.sign_key); !probe) {
-                return tl::unexpected(std::move(probe.error()));
-            }
-        }
-        if (options_.download_metadata && !options_.urls_only && !repo_.repo_gpgcheck) {
-            // Fetched now, with repomd.xml, so both are of the same revision (not after the
-            // packages, when upstream may have moved on).
-            auto signature = fetch_signature(repomd->base_url, download_options, stop_);
-            if (!signature) {
-                return tl::unexpected(std::move(signature.error()));
-            }
-            repomd->signature = std::move(*signature);
-        }
-        mirrors_ =
-            mirrors_starting_with(*source, repomd->base_url, download_options.demote_mirror_after);
-        // -u writes nothing into the mirror: its primary.xml is staged in the temp directory.
-        // Otherwise records that staging directories left by a killed run (or the live
-        // repodata/) already hold are reused, then those directories are cleared.
-        // An s3:// destination stages it in its spool (memory, not a disk), and uploads it from
-        // there.
-        const bool local = !options_.urls_only && !s3_;
-        const std::filesystem::path stage_parent =
-            local ? metadata_dir_ : (s3_ ? s3_->spool() : std::filesystem::temp_directory_path());
-        auto stage = MetadataStage::create(stage_parent);
-        if (!stage) {
-            return tl::unexpected(std::move(stage.error()));
-        }
-        std::vector<std::filesystem::path> record_sources;
-        if (local) {
-            record_sources = find_stale_stages(metadata_dir_);
-            std::erase(record_sources, stage->dir());
-            record_sources.push_back(metadata_dir_ / "repodata");
-        }
-        auto packages = fetch_metadata(*repomd, *stage, record_sources);
-        if (local) {
-            remove_stale_stages(metadata_dir_, stage->dir());
-        }
-        if (!packages) {
-            return metadata_unavailable(std::move(packages.error()));
-        }
-        // A package upstream lists but the mirror cannot have (absurd size, bad checksum...)
-        // fails the repository, as a failed download does; other issues are warnings.
-        for (const IndexIssue& issue : packages->skipped) {
-            report_.failures.push_back({issue.skipped_package, issue.message, {}});
-        }
-        report_.warnings.insert(report_.warnings.end(), packages->warnings.begin(),
-                                packages->warnings.end());
-        is_modular_ = packages->module_streams > 0;
-        if (options_.download_comps && !options_.urls_only) {
-            if (auto saved = save_comps(repomd->parsed, *stage); !saved) {
-                return saved;
-            }
-        }
-        const PackageIndex* index = &packages->index;
-        const Selection& selection = packages->selection;
-        report_.upstream_packages = index->size();
-        report_.selected = selection.positions.size();
-        if (options_.urls_only) {
-            list_urls(repomd->parsed, *index, selection);
-            return {};
-        }
-        if (s3_) {
-            return sync_to_s3(*repomd, *stage, *index, selection);
-        }
-        auto synced = sync_packages(*index, selection);
-        if (!synced) {
-            return synced;
-        }
-        if (!report_.failures.empty() || stop_.stop_requested()) {
-            if (options_.download_metadata) {
-                report_.warnings.push_back(fmt::format(
-                    "metadata not published: {} package(s) failed; the previous repodata/ stays "
-                    "in place",
-                    report_.failures.size()));
-            }
-            return {};
-        }
-        return publish(*repomd, *stage, *index);
-    }
-
-    // The requests an s3:// destination cost (all clients), into the report.
-    void record_s3_requests() {
-        if (s3_) {
-            report_.s3_requests = s3_->requests();
-        }
-    }
-
-  private:
-    // An s3:// destination: opens it, reads its state and listing; a no-op finishes here
-    // (report_.noop), with --delete deleting the package keys the state does not hold.
-    Result<void> open_s3() {
-        auto opened = S3Destination::open(options_, repo_.id);
-        if (!opened) {
-            return tl::unexpected(std::move(opened.error()));
-        }
-        s3_ = std::move(*opened);
-        report_.s3_spool = s3_->spool();
-        report_.s3_spool_in_memory = s3_->spool_in_memory();
-        if (s3_->spool_warning()) {
-            report_.warnings.push_back(*s3_->spool_warning());
-        }
-        // The repository's lease: two workers (--shard, overlapping timers) never sync it at once.
-        if (options_.take_lock) {
-            if (auto locked = s3_->lock(options_.lock_wait, stop_, report_.warnings); !locked) {
-                return locked;
-            }
-        }
-        if (auto loaded = s3_->load(); !loaded) {
-            return loaded;
-        }
-        if (!s3_->is_noop(repomd_sha256_, fingerprint())) {
-            return {};
-        }
-        report_.noop = true;
-        report_.selected = s3_->state_packages();
-        report_.kept = report_.selected;
-        return options_.delete_unlisted ? s3_->delete_unlisted(s3_->state_package_keys(), report_)
-                                        : Result<void>{};
-    }
-
-    // An s3:// destination, after the selection: the packages the store lacks go through the
-    // spool (downloaded in batches of at most --s3-spool-size bytes, a larger package alone,
-    // uploaded, unlinked); with every package there, the metadata is published (see
-    // S3Destination::publish).
-    Result<void> sync_to_s3(const FetchedRepomd& repomd, MetadataStage& stage,
-                            const PackageIndex& index, const Selection& selection) {
-        auto plan = plan_sync(index, selection, s3_->spool(), PathPolicy{}, repo_.id);
-        if (!plan) {
-            return tl::unexpected(std::move(plan.error()));
-        }
-        plan_ = std::move(*plan);
-        std::vector<S3Package> packages;
-        packages.reserve(plan_.targets.size());
-        for (const PackageTarget& target : plan_.targets) {
-            const PackageView package = index[target.position];
-            packages.push_back({target.relative_path.generic_string(), package.checksum_type,
-                                package.checksum_hex(), package.package_size});
-        }
-        std::vector<std::size_t> missing = s3_->missing(packages);
-        if (checks_packages()) {
-            check_in_spool(index);
-            // Stored packages no check vouches for are judged too: downloaded once more into
-            // the spool, checked, and kept or deleted (never uploaded again).
-            if (!s3_->signatures_checked_with(trusted_key_ids_)) {
-                std::vector<bool> absent(packages.size(), false);
-                for (const std::size_t item : missing) {
-                    absent[item] = true;
-                }
-                missing.clear();
-                for (std::size_t item = 0; item < packages.size(); ++item) {
-                    packages[item].stored = !absent[item];
-                    missing.push_back(item);
-                }
-            }
-        }
-        // Packages fetched only to be judged count as downloaded (they cost the traffic).
-        report_.kept = packages.size() - missing.size();
-        for (std::size_t next = 0; next < missing.size() && !stop_.stop_requested();) {
-            std::vector<std::size_t> batch;
-            std::uint64_t bytes = 0;
-            while (next < missing.size()) {
-                const std::uint64_t size =
-                    packages[missing[next]].size == kUnknownSize ? 0 : packages[missing[next]].size;
-                if (!batch.empty() && bytes + size > options_.s3_spool_size) {
-                    break;
-                }
-                batch.push_back(missing[next++]);
-                bytes += size;
-            }
-            // Each package is uploaded as soon as it is complete in the spool, while the
-            // others download; the batch ends when all of them are stored.
-            S3UploadOnFinish uploads(progress_, *s3_, batch);
-            ProgressSink* const outer = progress_;
-            progress_ = &uploads;
-            s3_->begin_uploads(packages, stop_);
-            auto downloaded = download_targets(index, batch);
-            progress_ = outer;
-            auto uploaded = s3_->end_uploads();
-            if (!downloaded) {
-                return downloaded;
-            }
-            if (!uploaded) {
-                return tl::unexpected(std::move(uploaded.error()));
-            }
-            report_.signatures_checked += spool_checked_.exchange(0);
-            for (const auto& [target, error] : *uploaded) {
-                failed_targets_.insert(target);
-                if (auto judged = spool_failures_.extract(target)) {
-                    report_.failures.push_back(std::move(judged.mapped()));
-                    continue;
-                }
-                report_.failures.push_back(
-                    {index[plan_.targets[target].position].nevra(), error.to_string(), {}});
-            }
-            // Packages uploaded or kept that could not be checked.
-            for (auto& [target, failure] : spool_failures_) {
-                report_.failures.push_back(std::move(failure));
-            }
-            spool_failures_.clear();
-        }
-        if (!report_.failures.empty() || stop_.stop_requested()) {
-            if (options_.download_metadata) {
-                report_.warnings.push_back(fmt::format(
-                    "metadata not published: {} package(s) failed; the published metadata "
-                    "stays in place",
-                    report_.failures.size()));
-            }
-            return {};
-        }
-        std::optional<S3Metadata> metadata;
-        if (options_.download_metadata) {
-            metadata.emplace();
-            metadata->stage_dir = stage.dir();
-            if (rewrites_metadata()) {
-                auto rewritten = rewrite_metadata(repomd, stage, index);
-                if (!rewritten) {
-                    return tl::unexpected(std::move(rewritten.error()));
-                }
-                metadata->repomd_xml = std::move(rewritten->first);
-                metadata->signature = std::move(rewritten->second);
-            } else {
-                metadata->repomd_xml = repomd.bytes;
-                metadata->signature = repomd.signature;
-            }
-        }
-        s3_->record(selection_to_text(RecordedSelection{selection_options_, is_modular_}),
-                    publishing_to_text(recorded_publishing()));
-        return s3_->publish(packages, metadata, s3_comps_, repomd_sha256_, fingerprint(), report_);
-    }
-
-    RecordedPublishing recorded_publishing() const {
-        return {options_.sign_key, options_.upstream_metadata};
-    }
-
-    bool checks_packages() const {
-        return options_.check_package_signatures && repo_.gpgcheck && !options_.urls_only;
-    }
-
-    // --gpgcheck: the keys packages are checked against, as options_.package_keys says.
-    Result<void> load_package_keys() {
-        if (options_.package_keys == PackageKeySource::Repository) {
-            package_keys_ = &*keys_;
-        } else {
-            auto installed = load_installed_keys(options_.installroot);
-            if (!installed) {
-                Error error = std::move(installed.error());
-                error.message = "--gpgcheck: " + error.message;
-                return tl::unexpected(std::move(error));
-            }
-            installed_keys_ = std::move(*installed);
-            package_keys_ = &*installed_keys_;
-        }
-        for (const SigningKey& key : package_keys_->keys()) {
-            trusted_key_ids_ += key.key_id + ",";
-        }
-        return {};
-    }
-
-    std::string fingerprint() const {
-        return options_fingerprint(options_, selection_options_, repo_, trusted_key_ids_);
-    }
-
-    // With repo_gpgcheck, fetches repomd.xml.asc from the mirror that served `repomd` and checks
-    // it against the repository's keys. Returns an error naming the signature's URL iff it is
-    // missing or not a good signature by one of them.
-    Result<void> check_repomd_signature(FetchedRepomd& repomd, const DownloadOptions& options) {
-        if (!repo_.repo_gpgcheck) {
-            return {};
-        }
-        const std::string url = join_url(repomd.base_url, "repodata/repomd.xml.asc");
-        auto signature = fetch_signature(repomd.base_url, options, stop_);
-        if (!signature) {
-            return tl::unexpected(std::move(signature.error()));
-        }
-        if (!*signature) {
-            return make_error(ErrorCode::Unsafe,
-                              "repo_gpgcheck: repomd.xml is not signed (no repomd.xml.asc on the "
-                              "mirror that served it)",
-                              url);
-        }
-        if (auto verified = keys_->verify_detached(repomd.bytes, **signature, url); !verified) {
-            Error error = std::move(verified.error());
-            error.message = "repo_gpgcheck: repomd.xml: " + error.message;
-            return tl::unexpected(std::move(error));
-        }
-        repomd.signature = std::move(*signature);
-        return {};
-    }
-
-    // Returns repomd.xml.asc of the mirror at `base_url`, nullopt iff it has none (404/410), or
-    // the error of any other failure (publishing without a signature upstream has would lose it).
-    static Result<std::optional<std::string>> fetch_signature(const std::string& base_url,
-                                                              const DownloadOptions& options,
-                                                              const std::stop_token& stop) {
-        auto signature = fetch_document(join_url(base_url, "repodata/repomd.xml.asc"), options,
-                                        kMaxDocumentBytes, stop);
-        if (signature) {
-            return std::optional<std::string>(std::move(*signature));
-        }
-        if (signature.error().code == ErrorCode::NotFound) {
-            return std::optional<std::string>();
-        }
-        Error error = std::move(signature.error());
-        error.message = "cannot fetch the signature of repomd.xml: " + error.message;
-        return tl::unexpected(std::move(error));
-    }
-
-    bool is_noop(const FetchedRepomd& repomd) {
-        const std::string& repomd_bytes = repomd.bytes;
-        const auto state = read_sync_state(sync_state_path(state_directory(options_), repo_dir_));
-        // A state written before selections were recorded: one full run records it for verify.
-        if (!state || !state->selection || state->repomd_sha256 != repomd_sha256_ ||
-            state->options_fingerprint != fingerprint()) {
-            return false;
-        }
-        if (options_.download_metadata) {
-            std::ifstream live(metadata_dir_ / "repodata" / "repomd.xml", std::ios::binary);
-            const std::string live_bytes((std::istreambuf_iterator<char>(live)),
-                                         std::istreambuf_iterator<char>());
-            if (state->published_repomd_sha256.empty()) {
-                if (live_bytes != repomd_bytes || !live_records_intact(repomd.parsed)) {
-                    return false;
-                }
-            } else {
-                // The metadata the previous run rewrote for these filters from this upstream.
-                if (hash_bytes(ChecksumType::Sha256, live_bytes) !=
-                    state->published_repomd_sha256) {
-                    return false;
-                }
-                auto live_repomd = parse_repomd(live_bytes, "repomd.xml");
-                if (!live_repomd || !live_records_intact(*live_repomd)) {
-                    return false;
-                }
-            }
-        }
-        if (options_.download_comps && comps_record(repomd.parsed) != nullptr &&
-            !std::filesystem::is_regular_file(metadata_dir_ / "comps.xml")) {
-            return false;  // -m: comps.xml was removed (or never written)
-        }
-        if (!state_files_unchanged(repo_dir_, *state)) {
-            return false;
-        }
-        noop_state_ = std::move(*state);
-        return true;
-    }
-
-    // Returns true iff every record `repomd` lists is a regular file in the live repodata/ with
-    // the listed size (lstat only: a record deleted or truncated in the mirror is fetched again).
-    bool live_records_intact(const Repomd& repomd) const {
-        for (const RepomdRecord& record : repomd.records) {
-            if (!record.location_href.starts_with(kRepodataPrefix)) {
-                return false;
-            }
-            struct stat st {};
-            const auto path =
-                metadata_dir_ / "repodata" / record.location_href.substr(kRepodataPrefix.size());
-            if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
-                (record.size && static_cast<std::uint64_t>(st.st_size) != *record.size)) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    Result<void> finish_noop() {
-        // A run killed between publishing and removing the previous metadata (now under a
-        // staging name) left it behind; nothing else would remove it.
-        remove_stale_stages(metadata_dir_);
-        report_.noop = true;
-        report_.selected = noop_state_.files.size();
-        report_.kept = noop_state_.files.size();
-        if (options_.events != nullptr) {
-            for (const SyncStateFile& file : noop_state_.files) {
+    std::vector<std::size_t> replace;
+    for (std::size_t check = 0; check < verified.size(); ++check) {
+        if (verified[check].status == VerifyStatus::Ok) {
+            ++report_.kept;
+            if (options_.events != nullptr) {
+                const PackageView package = index[plan_.targets[plan_.to_verify[check]].position];
                 PackageEvent event;
                 event.kind = PackageEvent::Kind::AlreadyPresent;
-                event.file_name = file.relative_path.filename().string();
-                event.bytes = file.size;
+                event.file_name = href_file_name(package.location_href);
+                event.bytes = package.package_size;
                 event.total = report_.selected;
                 event.done = ++packages_done_;
                 options_.events->package(event);
             }
-        }
-        if (options_.delete_unlisted) {
-            std::set<std::filesystem::path> keep;
-            for (const SyncStateFile& file : noop_state_.files) {
-                keep.insert(file.relative_path);
-            }
-            return delete_unlisted(keep);
-        }
-        return {};
-    }
-
-    // Downloads the records this sync needs into `stage` (primary, and modules with
-    // --newest-only; every record with --download-metadata), verified by size and checksum, and
-    // reads and selects the packages (read_repo_packages, the files named by their URLs).
-    // Records found with the expected size in one of `local_sources` are copied instead
-    // (verified like downloads; a mismatch is downloaded anew).
-    // Records that the repository's metadata could not be fetched (skip_if_unavailable's case)
-    // unless the run was interrupted or the local disk failed, and returns `error`.
-    tl::unexpected<Error> metadata_unavailable(Error error) {
-        report_.metadata_unavailable =
-            error.code != ErrorCode::Interrupted && error.code != ErrorCode::Io;
-        return tl::unexpected(std::move(error));
-    }
-
-    Result<RepoPackages> fetch_metadata(const FetchedRepomd& repomd, MetadataStage& stage,
-                                        const std::vector<std::filesystem::path>& local_sources) {
-        const auto url_of = [&repomd](const RepomdRecord& record) {
-            return join_url(record.location_base ? *record.location_base : repomd.base_url,
-                            record.location_href);
-        };
-        // The record parsed: primary, or primary_zck when the repository has no primary or
-        // (without --download-metadata) when chunks are to be reused (parse_record).
-        const RepomdRecord* primary = repomd.parsed.find("primary");
-        if (primary == nullptr) {
-            primary = repomd.parsed.find("primary_zck");
-        }
-        if (primary == nullptr) {
-            return make_error(ErrorCode::BadInput, "repomd.xml has no primary record",
-                              join_url(repomd.base_url, kRepomdHref));
-        }
-        const RepomdRecord* delta_record = nullptr;  // assembled by parse_record
-        if (!options_.download_metadata && !options_.urls_only && !s3_) {
-            primary = parse_record(repomd.parsed, *primary, stage.dir(), url_of, delta_record);
-        }
-        std::vector<const RepomdRecord*> records;
-        if (options_.download_metadata && !options_.urls_only) {  // -u needs primary.xml only
-            for (const RepomdRecord& record : repomd.parsed.records) {
-                records.push_back(&record);
-            }
         } else {
-            records.push_back(primary);
-            // dnf's --newest-only keeps the newest packages of every module stream.
-            if (const RepomdRecord* modules = repomd.parsed.find("modules");
-                modules != nullptr && selection_options_.newest_only) {
-                records.push_back(modules);
-            }
-            const RepomdRecord* comps = comps_record(repomd.parsed);
-            if (options_.download_comps && !options_.urls_only && comps != nullptr) {
-                records.push_back(comps);
-            }
-        }
-        std::vector<DownloadRequest> requests;
-        for (const RepomdRecord* record : records) {
-            if (!record->location_href.starts_with(kRepodataPrefix)) {
-                return make_error(ErrorCode::Unsupported,
-                                  "record '" + record->type + "' at '" + record->location_href +
-                                      "' is not a file under repodata/",
-                                  repo_.id);
-            }
-            if (record->location_base && !is_http_url(*record->location_base)) {
-                return make_error(ErrorCode::Unsafe,
-                                  "record '" + record->type + "' has xml:base '" +
-                                      *record->location_base +
-                                      "': only http and https URLs are accepted from upstream "
-                                      "metadata; refused",
-                                  join_url(repomd.base_url, kRepomdHref));
-            }
-            auto relative = safe_relative_path(record->location_href.substr(kRepodataPrefix.size()),
-                                               record->type);
-            if (!relative) {
-                return tl::unexpected(std::move(relative.error()));
-            }
-            DownloadRequest request;
-            request.mirrors = mirrors_;
-            request.href = record->location_base
-                               ? join_url(*record->location_base, record->location_href)
-                               : record->location_href;
-            request.destination = *relative;
-            request.checksum_type = record->checksum.type;
-            request.expected_digest = record->checksum.hex;
-            // Old createrepo wrote records without <size>: verified by checksum alone.
-            request.expected_size = record->size.value_or(kUnknownSize);
-            if (record != delta_record && record->size &&
-                !seed_from_local_copy(stage.dir(), *relative, request.expected_size,
-                                      local_sources) &&
-                options_.zchunk && !relative->has_parent_path()) {
-                if (auto previous =
-                        find_previous_revision(relative->filename().string(), local_sources)) {
-                    (void)assemble_zck_delta(*record, *relative, url_of(*record), stage.dir(),
-                                             *previous, "downloading it in full");
-                }
-            }
-            requests.push_back(std::move(request));
-        }
-        auto fetched = downloader_.run(stage.dir(), requests, nullptr, stop_);
-        if (!fetched) {
-            return tl::unexpected(std::move(fetched.error()));
-        }
-        // The first record that failed explains the others (a full disk stops the rest).
-        std::optional<std::size_t> unfinished;
-        for (std::size_t index = 0; index < requests.size(); ++index) {
-            const FileStatus status = fetched->files[index].status;
-            if (status == FileStatus::Failed) {
-                unfinished = index;
-                break;
-            }
-            if (status != FileStatus::Downloaded && status != FileStatus::AlreadyPresent &&
-                !unfinished) {
-                unfinished = index;
-            }
-        }
-        if (unfinished) {
-            const FileResult& result = fetched->files[*unfinished];
-            Error error = result.error.value_or(Error{ErrorCode::Interrupted, "interrupted",
-                                                      records[*unfinished]->location_href, 0});
-            // A remote failure is named by its href, not by the staging path it was written to;
-            // a local one (a full disk) keeps the local path where writing failed.
-            error.message = "metadata '" + records[*unfinished]->type + "': " + error.message;
-            if (error.code != ErrorCode::Io) {
-                error.subject = records[*unfinished]->location_href;
-            }
-            return tl::unexpected(std::move(error));
-        }
-        RepoPackageSource source;
-        source.primary_path = stage.dir() / primary->location_href.substr(kRepodataPrefix.size());
-        source.primary_name = url_of(*primary);
-        source.primary_open_size = primary->open_size;
-        if (const RepomdRecord* modules = repomd.parsed.find("modules");
-            modules != nullptr && selection_options_.newest_only) {
-            source.modules_path =
-                stage.dir() / modules->location_href.substr(kRepodataPrefix.size());
-            source.modules_name = url_of(*modules);
-        }
-        auto packages = read_repo_packages(source, selection_options_);
-        if (packages && primary->type == "primary_zck" && !options_.download_metadata &&
-            !options_.urls_only && !s3_) {
-            keep_primary_zck(source.primary_path);
-        }
-        return packages;
-    }
-
-    // Where the default mode (no --download-metadata, which keeps no repodata/) keeps the last
-    // primary_zck it parsed, the previous copy of the next run's delta: beside the sync state,
-    // one file per repository.
-    std::filesystem::path kept_primary_zck_path() const {
-        auto path = sync_state_path(state_directory(options_), repo_dir_);
-        path.replace_extension(".primary.xml.zck");
-        return path;
-    }
-
-    // Puts `parsed` (a primary_zck that verified and parsed; the staging area's, deleted after
-    // the run) over kept_primary_zck_path(), atomically: a hard link where both are on one
-    // filesystem (a Fedora primary_zck is ~90 MB: no copy), else a copy. Best effort: a failure
-    // is a warning (the next run downloads primary whole).
-    void keep_primary_zck(const std::filesystem::path& parsed) {
-        const std::filesystem::path kept = kept_primary_zck_path();
-        std::filesystem::path temporary = kept;
-        temporary += ".tmp";
-        std::error_code failed;
-        std::filesystem::create_directories(kept.parent_path(), failed);
-        if (!failed) {
-            std::filesystem::remove(temporary, failed);  // a killed run's
-        }
-        if (!failed) {
-            std::filesystem::create_hard_link(parsed, temporary, failed);
-            if (failed) {  // another filesystem, or one without hard links
-                failed.clear();
-                std::filesystem::copy_file(
-                    parsed, temporary, std::filesystem::copy_options::overwrite_existing, failed);
-            }
-        }
-        if (!failed) {
-            std::filesystem::rename(temporary, kept, failed);
-        }
-        if (failed) {
-            std::error_code ignored;
-            std::filesystem::remove(temporary, ignored);
-            report_.warnings.push_back(
-                fmt::format("zchunk: cannot keep primary_zck as {} for the next run's delta: {}",
-                            kept.string(), failed.message()));
+            replace.push_back(plan_.to_verify[check]);
         }
     }
-
-    // Without --download-metadata: returns the record to download and parse instead of
-    // `primary` (repomd's primary, or its primary_zck when it has no primary). With zchunk on and
-    // a primary_zck in `repomd`, that is primary_zck: assembled now in `stage_dir` from the
-    // copy the last run kept (kept_primary_zck_path) and the changed chunks, then
-    // `delta_record` is set to it; downloaded whole iff no copy was kept. Iff the delta fails
-    // (the reason in report_.zck_fallbacks), returns `primary`, and forgets a kept copy that
-    // is no zchunk file.
-    template <typename UrlOf>
-    const RepomdRecord* parse_record(const Repomd& repomd, const RepomdRecord& primary,
-                                     const std::filesystem::path& stage_dir, const UrlOf& url_of,
-                                     const RepomdRecord*& delta_record) {
-        const RepomdRecord* zck = repomd.find("primary_zck");
-        if (!options_.zchunk || zck == nullptr || !zck->size || !zck->header_size ||
-            !zck->header_checksum || !zck->location_href.starts_with(kRepodataPrefix)) {
-            return &primary;
-        }
-        auto relative =
-            safe_relative_path(zck->location_href.substr(kRepodataPrefix.size()), zck->type);
-        if (!relative || relative->has_parent_path()) {
-            return &primary;  // the download loop says what is wrong with it
-        }
-        const std::filesystem::path kept = kept_primary_zck_path();
-        struct stat st {};
-        if (::lstat(kept.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-            return zck;  // the first run: primary_zck whole, kept for the next one
-        }
-        auto assembled = assemble_zck_delta(*zck, *relative, url_of(*zck), stage_dir, kept,
-                                            "downloading '" + primary.type + "' instead");
-        if (!assembled) {
-            if (assembled.error().subject == kept.string()) {
-                std::error_code ignored;
-                std::filesystem::remove(kept, ignored);
-            }
-            return &primary;
-        }
-        delta_record = zck;
-        return zck;
+    report_.replaced = replace.size();
+    auto second = download_targets(index, replace);
+    if (!second) {
+        return second;
     }
-
-    // Copies `relative` from the first of `sources` that has it with `expected_size` to its
-    // .part name in `stage_dir`: the downloader then verifies the copy and fetches nothing
-    // unless it does not match. Best effort: on any failure the record is simply downloaded.
-    // Returns true iff a copy was made.
-    static bool seed_from_local_copy(const std::filesystem::path& stage_dir,
-                                     const std::filesystem::path& relative,
-                                     std::uint64_t expected_size,
-                                     const std::vector<std::filesystem::path>& sources) {
-        if (relative.has_parent_path()) {
-            return false;
-        }
-        for (const std::filesystem::path& source : sources) {
-            struct stat st {};
-            const std::filesystem::path candidate = source / relative;
-            if (::lstat(candidate.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
-                static_cast<std::uint64_t>(st.st_size) != expected_size) {
-                continue;
-            }
-            std::error_code failed;
-            std::filesystem::copy_file(candidate,
-                                       stage_dir / part_file_name(relative.filename().string()),
-                                       std::filesystem::copy_options::overwrite_existing, failed);
-            return !failed;
-        }
-        return false;
+    if (checks_packages() && !stop_.stop_requested()) {
+        check_package_signatures(index);
     }
+    return {};
+}
 
-    // Returns `name` without the digest prefix unique metadata file names carry
-    // ("<hex>-primary.xml.zck" -> "primary.xml.zck"), or `name` iff it has none.
-    static std::string_view without_digest_prefix(std::string_view name) {
-        constexpr std::size_t kShortestDigest = 32;  // md5
-        const std::size_t dash = name.find('-');
-        if (dash == std::string_view::npos || dash < kShortestDigest ||
-            name.substr(0, dash).find_first_not_of("0123456789abcdef") != std::string_view::npos) {
-            return name;
-        }
-        return name.substr(dash + 1);
+std::vector<std::size_t> RepoSync::link_duplicates(const PackageIndex& index) {
+    if (options_.dedupe == DedupeMode::Off || plan_.to_download.empty() || stop_.stop_requested()) {
+        return plan_.to_download;
     }
-
-    // Returns the most recently modified regular file directly in one of `sources` that is an
-    // earlier revision of the record stored as `name` (the same name but for its digest
-    // prefix), or nullopt iff there is none.
-    static std::optional<std::filesystem::path> find_previous_revision(
-        std::string_view name, const std::vector<std::filesystem::path>& sources) {
-        const std::string_view wanted = without_digest_prefix(name);
-        std::optional<std::filesystem::path> newest;
-        std::filesystem::file_time_type newest_time;
-        for (const std::filesystem::path& source : sources) {
-            std::error_code error;
-            for (std::filesystem::directory_iterator it(source, error), end; !error && it != end;
-                 it.increment(error)) {
-                const std::string candidate = it->path().filename().string();
-                if (candidate == name || without_digest_prefix(candidate) != wanted ||
-                    !it->is_regular_file(error) || it->is_symlink(error)) {
-                    continue;
-                }
-                const auto time = it->last_write_time(error);
-                if (!error && (!newest || time > newest_time)) {
-                    newest = it->path();
-                    newest_time = time;
-                }
-            }
-        }
-        return newest;
+    std::vector<DedupeTarget> wanted;
+    wanted.reserve(plan_.to_download.size());
+    for (const std::size_t target : plan_.to_download) {
+        const PackageView package = index[plan_.targets[target].position];
+        wanted.push_back({package.checksum_type, package.checksum_hex(), package.package_size,
+                          plan_.roots[plan_.targets[target].root_index],
+                          plan_.targets[target].destination});
     }
-
-    // zchunk: writes the .part of `relative` in `stage_dir` from `previous` (an earlier
-    // revision of the record) and the chunks that changed, fetched from `url`
-    // (download::fetch_zck_delta), and checks it against repomd.xml; the downloader then finds
-    // it complete and verifies it as it does a seeded copy. Returns an error, and does nothing,
-    // for a record that is no zchunk record. Best effort: on any other failure the .part is
-    // removed and the reason, followed by "; " and `instead` (what the caller does instead), is
-    // in report_.zck_fallbacks; the error returned names the previous copy iff it was the
-    // cause (not a zchunk file).
-    Result<void> assemble_zck_delta(const RepomdRecord& record,
-                                    const std::filesystem::path& relative, const std::string& url,
-                                    const std::filesystem::path& stage_dir,
-                                    const std::filesystem::path& previous,
-                                    std::string_view instead) {
-        if (!record.type.ends_with("_zck") || !record.size || !record.header_size ||
-            !record.header_checksum || relative.has_parent_path()) {
-            return make_error(ErrorCode::Unsupported, "not a zchunk record", record.type);
-        }
-        const std::string name = relative.filename().string();
-        download::ZckDeltaRequest request;
-        request.url = url;
-        request.previous = previous;
-        request.target = stage_dir / part_file_name(name);
-        request.header_size = *record.header_size;
-        request.header_checksum = *record.header_checksum;
-        const auto fall_back = [&](Error error) {
-            std::error_code ignored;
-            std::filesystem::remove(request.target, ignored);
-            report_.zck_fallbacks.push_back(
-                fmt::format("zchunk: '{}': {}; {}", record.type, error.to_string(), instead));
-            return tl::unexpected(std::move(error));
-        };
-        auto delta = download::fetch_zck_delta(request, downloader_.options(), stop_);
-        if (!delta) {
-            return fall_back(std::move(delta.error()));
-        }
-        auto digest = hash_file(request.target, record.checksum.type);
-        if (!digest || digest->size != *record.size || digest->hex != record.checksum.hex) {
-            return fall_back(Error{ErrorCode::Corrupt,
-                                   "the assembled file does not match the checksum in repomd.xml",
-                                   url, 0});
-        }
-        ++report_.zck_records;
-        report_.zck_bytes_fetched += delta->bytes_fetched;
-        if (delta->bytes_fetched < *record.size) {
-            report_.zck_bytes_saved += *record.size - delta->bytes_fetched;
-        }
-        return {};
+    DedupeOptions dedupe;
+    dedupe.mode = options_.dedupe;
+    // The mirrors beside this one (siblings holding repodata/repomd.xml), then --dedupe-dir.
+    std::filesystem::path own = std::filesystem::absolute(repo_dir_).lexically_normal();
+    if (!own.has_filename()) {
+        own = own.parent_path();  // "/srv/mirror/" (from "-p . --norepopath")
     }
-
-    // -u: the URLs dnf reposync prints, in its order: with --download-metadata every record of
-    // repomd.xml, with -m the comps record, then the selected packages.
-    void list_urls(const Repomd& repomd, const PackageIndex& index, const Selection& selection) {
-        const std::string first_mirror = mirrors_->order().front();
-        const auto record_url = [&first_mirror](const RepomdRecord& record) {
-            return join_url_as_dnf(pick_base_url(first_mirror, record.location_base),
-                                   record.location_href);
-        };
-        if (options_.download_metadata) {
-            for (const RepomdRecord& record : repomd.records) {
-                report_.urls.push_back(record_url(record));
-            }
-        }
-        if (options_.download_comps) {
-            if (const RepomdRecord* comps = comps_record(repomd)) {
-                report_.urls.push_back(record_url(*comps));
-            }
-        }
-        for (const std::size_t position : selection.positions) {
-            const PackageView package = index[position];
-            const std::string base(pick_base_url(
-                first_mirror, package.location_base.empty()
-                                  ? std::optional<std::string>()
-                                  : std::optional<std::string>(package.location_base)));
-            report_.urls.push_back(join_url_as_dnf(base, package.location_href));
-        }
+    dedupe.sibling_parents.push_back(own.parent_path());
+    dedupe.state_dir = state_directory(options_);
+    dedupe.trees = options_.dedupe_dirs;
+    dedupe.excluded = {repo_dir_, metadata_dir_};
+    dedupe.use_cache = options_.use_checksum_cache;
+    dedupe.stop = stop_;
+    const DedupeOutcome outcome = dedupe_targets(wanted, dedupe);
+    report_.linked += outcome.linked_count;
+    report_.linked_bytes += outcome.linked_bytes;
+    report_.link_fallbacks += outcome.fallbacks;
+    if (!outcome.notes.empty()) {
+        report_.warnings.push_back(outcome.notes.size() == 1
+                                       ? outcome.notes.front()
+                                       : fmt::format("{} (and {} more like it)",
+                                                     outcome.notes.front(),
+                                                     outcome.notes.size() - 1));
     }
-
-    // -m: writes the comps record staged in `stage` uncompressed to <metadata dir>/comps.xml
-    // (replaced atomically), as dnf reposync does. Nothing iff the repository has none.
-    Result<void> save_comps(const Repomd& repomd, const MetadataStage& stage) {
-        const RepomdRecord* comps = comps_record(repomd);
-        if (comps == nullptr) {
-            return {};
+    std::vector<std::size_t> rest;
+    for (std::size_t item = 0; item < wanted.size(); ++item) {
+        const std::size_t target = plan_.to_download[item];
+        if (!outcome.linked[item]) {
+            rest.push_back(target);
+            continue;
         }
-        const std::filesystem::path staged =
-            stage.dir() / comps->location_href.substr(kRepodataPrefix.size());
-        DecompressOptions decompress;
-        decompress.expected_size = comps->open_size;
-        decompress.ceiling = kMaxCompsBytes;
-        auto reader = Decompressor::open(staged, decompress);
-        if (!reader) {
-            return tl::unexpected(std::move(reader.error()));
-        }
-        std::string content;
-        for (;;) {
-            auto chunk = reader->read();
-            if (!chunk) {
-                Error error = std::move(chunk.error());
-                error.message = "comps '" + comps->location_href + "': " + error.message;
-                return tl::unexpected(std::move(error));
-            }
-            if (chunk->empty()) {
-                break;
-            }
-            content.append(chunk->data(), chunk->size());
-        }
-        if (comps->open_checksum &&
-            hash_bytes(comps->open_checksum->type, content) != comps->open_checksum->hex) {
-            return make_error(ErrorCode::Corrupt,
-                              "comps '" + comps->location_href +
-                                  "': the decompressed content does not match its open-checksum",
-                              repo_.id);
-        }
-        if (s3_) {
-            s3_comps_ = std::move(content);  // uploaded with the metadata, after the packages
-            return {};
-        }
-        std::error_code ignored;
-        std::filesystem::create_directories(metadata_dir_, ignored);
-        const std::filesystem::path destination = metadata_dir_ / "comps.xml";
-        if (auto written = fs::replace_file(destination, content); !written) {
-            return written;
-        }
-        report_.comps_saved = destination;
         if (options_.events != nullptr) {
-            options_.events->comps_saved(repo_.id, destination);
+            PackageEvent event;
+            event.kind = PackageEvent::Kind::Linked;
+            event.file_name = href_file_name(index[plan_.targets[target].position].location_href);
+            event.bytes = wanted[item].size;
+            event.total = report_.selected;
+            event.done = ++packages_done_;
+            options_.events->package(event);
         }
+    }
+    return rest;
+}
+
+Result<void> RepoSync::download_targets(const PackageIndex& index,
+                                        const std::vector<std::size_t>& targets) {
+    if (targets.empty() || stop_.stop_requested()) {
         return {};
     }
-
-    Result<void> sync_packages(const PackageIndex& index, const Selection& selection) {
-        PathPolicy policy;
-        policy.safe_write_path = options_.safe_write_path;
-        auto plan = plan_sync(index, selection, repo_dir_, policy, repo_.id);
-        if (!plan) {
-            return tl::unexpected(std::move(plan.error()));
-        }
-        plan_ = std::move(*plan);
-        if (plan_.duplicate_paths > 0) {
-            report_.warnings.push_back(fmt::format(
-                "{} <package> entries name a file already listed under another spelling of its "
-                "path (e.g. './Packages/a.rpm'); each file is downloaded once",
-                plan_.duplicate_paths));
-        }
-        // Existing files are verified on worker threads while the missing ones download.
-        std::vector<VerifyRequest> checks;
-        for (const std::size_t target : plan_.to_verify) {
-            const PackageView package = index[plan_.targets[target].position];
-            checks.push_back({repo_dir_ / plan_.targets[target].relative_path,
-                              package.checksum_type, package.checksum_hex(),
-                              package.package_size == kUnknownSize
-                                  ? std::nullopt
-                                  : std::optional<std::uint64_t>(package.package_size)});
-        }
-        VerifyOptions verify_options;
-        verify_options.threads = options_.verify_threads;
-        verify_options.hash.use_cache = options_.use_checksum_cache;
-        verify_options.hash.stop = stop_;
-        auto verification = std::async(std::launch::async, [&checks, verify_options] {
-            return verify_files(checks, verify_options);
-        });
-        const std::vector<std::size_t> to_fetch = link_duplicates(index);
-        auto first = download_targets(index, to_fetch);
-        const std::vector<VerifyResult> verified = verification.get();
-        if (!first) {
-            return first;
-        }
-        std::vector<std::size_t> replace;
-        for (std::size_t check = 0; check < verified.size(); ++check) {
-            if (verified[check].status == VerifyStatus::Ok) {
-                ++report_.kept;
-                if (options_.events != nullptr) {
-                    const PackageView package =
-                        index[plan_.targets[plan_.to_verify[check]].position];
-                    PackageEvent event;
-                    event.kind = PackageEvent::Kind::AlreadyPresent;
-                    event.file_name = href_file_name(package.location_href);
-                    event.bytes = package.package_size;
-                    event.total = report_.selected;
-                    event.done = ++packages_done_;
-                    options_.events->package(event);
-                }
-            } else {
-                replace.push_back(plan_.to_verify[check]);
-            }
-        }
-        report_.replaced = replace.size();
-        auto second = download_targets(index, replace);
-        if (!second) {
-            return second;
-        }
-        if (checks_packages() && !stop_.stop_requested()) {
-            check_package_signatures(index);
-        }
-        return {};
+    std::vector<DownloadRequest> requests;
+    requests.reserve(targets.size());
+    for (const std::size_t target : targets) {
+        requests.push_back(
+            request_for(index[plan_.targets[target].position], plan_.targets[target], mirrors_));
     }
-
-    // --dedupe: links the packages of plan_.to_download that a sibling repository or a
-    // --dedupe-dir holds (see rpmirror/dedupe.hpp). Returns the targets still to download.
-    std::vector<std::size_t> link_duplicates(const PackageIndex& index) {
-        if (options_.dedupe == DedupeMode::Off || plan_.to_download.empty() ||
-            stop_.stop_requested()) {
-            return plan_.to_download;
-        }
-        std::vector<DedupeTarget> wanted;
-        wanted.reserve(plan_.to_download.size());
-        for (const std::size_t target : plan_.to_download) {
-            const PackageView package = index[plan_.targets[target].position];
-            wanted.push_back({package.checksum_type, package.checksum_hex(), package.package_size,
-                              plan_.roots[plan_.targets[target].root_index],
-                              plan_.targets[target].destination});
-        }
-        DedupeOptions dedupe;
-        dedupe.mode = options_.dedupe;
-        // The mirrors beside this one (siblings holding repodata/repomd.xml), then --dedupe-dir.
-        std::filesystem::path own = std::filesystem::absolute(repo_dir_).lexically_normal();
-        if (!own.has_filename()) {
-            own = own.parent_path();  // "/srv/mirror/" (from "-p . --norepopath")
-        }
-        dedupe.sibling_parents.push_back(own.parent_path());
-        dedupe.state_dir = state_directory(options_);
-        dedupe.trees = options_.dedupe_dirs;
-        dedupe.excluded = {repo_dir_, metadata_dir_};
-        dedupe.use_cache = options_.use_checksum_cache;
-        dedupe.stop = stop_;
-        const DedupeOutcome outcome = dedupe_targets(wanted, dedupe);
-        report_.linked += outcome.linked_count;
-        report_.linked_bytes += outcome.linked_bytes;
-        report_.link_fallbacks += outcome.fallbacks;
-        if (!outcome.notes.empty()) {
-            report_.warnings.push_back(outcome.notes.size() == 1
-                                           ? outcome.notes.front()
-                                           : fmt::format("{} (and {} more like it)",
-                                                         outcome.notes.front(),
-                                                         outcome.notes.size() - 1));
-        }
-        std::vector<std::size_t> rest;
-        for (std::size_t item = 0; item < wanted.size(); ++item) {
-            const std::size_t target = plan_.to_download[item];
-            if (!outcome.linked[item]) {
-                rest.push_back(target);
-                continue;
-            }
-            if (options_.events != nullptr) {
-                PackageEvent event;
-                event.kind = PackageEvent::Kind::Linked;
-                event.file_name =
-                    href_file_name(index[plan_.targets[target].position].location_href);
-                event.bytes = wanted[item].size;
-                event.total = report_.selected;
-                event.done = ++packages_done_;
-                options_.events->package(event);
-            }
-        }
-        return rest;
-    }
-
-    // --gpgcheck: checks every package now in the mirror (downloaded or kept) on worker threads.
-    // One with a verdict against it is removed; one that could not be checked is kept. Both are
-    // reported as failures.
-    void check_package_signatures(const PackageIndex& index) {
-        std::vector<std::size_t> present;
-        for (std::size_t target = 0; target < plan_.targets.size(); ++target) {
-            if (!failed_targets_.contains(target)) {
-                present.push_back(target);
-            }
-        }
-        std::vector<Result<std::optional<Rejection>>> outcomes(present.size(),
-                                                               std::optional<Rejection>());
-        for_each_index_in_parallel(present.size(), options_.verify_threads, [&] {
-            return [&](std::size_t item) {
-                if (stop_.stop_requested()) {
-                    return;  // unchecked packages are kept; the run exits as interrupted
-                }
-                const PackageTarget& target = plan_.targets[present[item]];
-                outcomes[item] = package_keys_->check_package(plan_.roots[target.root_index] /
-                                                              target.destination);
-            };
-        });
-        report_.signatures_checked += present.size();
-        for (std::size_t item = 0; item < present.size(); ++item) {
-            const PackageTarget& target = plan_.targets[present[item]];
-            if (auto failure =
-                    signature_failure(index[target.position].nevra(),
-                                      target.destination.filename().string(), outcomes[item], [&] {
-                                          return remove_package_file(plan_.roots[target.root_index],
-                                                                     target.destination);
-                                      })) {
-                report_.failures.push_back(std::move(*failure));
-            }
-        }
-    }
-
-    // --gpgcheck on an s3:// destination: each package is checked in the spool by an upload
-    // worker before it is uploaded; what it reports waits in spool_failures_ for end_uploads.
-    void check_in_spool(const PackageIndex& index) {
-        s3_->check_signatures(
-            trusted_key_ids_, [this, &index](std::size_t item, const std::filesystem::path& file) {
-                const PackageTarget& target = plan_.targets[item];
-                const auto outcome = package_keys_->check_package(file);
-                ++spool_checked_;
-                // The spool's file goes anyway; a stored object is deleted by end_uploads.
-                auto failure = signature_failure(index[target.position].nevra(),
-                                                 target.destination.filename().string(), outcome,
-                                                 [] { return Result<void>{}; });
-                if (!failure) {
-                    return SpoolVerdict::Upload;
-                }
-                const std::lock_guard lock(spool_failures_mutex_);
-                spool_failures_[item] = std::move(*failure);
-                // One that could not be checked is kept, as a local --gpgcheck keeps the file.
-                return outcome ? SpoolVerdict::Remove : SpoolVerdict::Upload;
-            });
-    }
-
-    // --gpgcheck: what to report for `outcome`, the check of package `nevra` in `file_name`;
-    // nothing iff it is good. On a verdict, `remove` takes the file out of the mirror (its error
-    // is reported instead of dnf's words); a package that could not be checked is kept.
-    static std::optional<PackageFailure> signature_failure(
-        const std::string& nevra, const std::string& file_name,
-        const Result<std::optional<Rejection>>& outcome,
-        const std::function<Result<void>()>& remove) {
-        if (!outcome) {
-            return PackageFailure{
-                nevra, "signature not checked, file kept: " + outcome.error().to_string(), {}, {}};
-        }
-        if (!*outcome) {
-            return std::nullopt;
-        }
-        const Rejection& rejection = **outcome;
-        const std::string dnf_words = dnf_rejection_message(rejection.kind, file_name);
-        const std::string detail = " (" + rejection.error.to_string() + ")";
-        PackageFailure failure{nevra, {}, {}, "Removing " + file_name + ": " + dnf_words};
-        if (auto removed = remove(); removed) {
-            failure.reason = failure.dnf_message + detail;
-        } else {
-            failure.reason = dnf_words + detail + "; " + removed.error().to_string();
-            failure.dnf_message.clear();
-        }
-        return failure;
-    }
-
-    Result<void> download_targets(const PackageIndex& index,
-                                  const std::vector<std::size_t>& targets) {
-        if (targets.empty() || stop_.stop_requested()) {
-            return {};
-        }
-        std::vector<DownloadRequest> requests;
-        requests.reserve(targets.size());
+    std::optional<PackageEventRelay> relay;
+    if (options_.events != nullptr) {
+        std::vector<std::string> names;
+        names.reserve(targets.size());
         for (const std::size_t target : targets) {
-            requests.push_back(request_for(index[plan_.targets[target].position],
-                                           plan_.targets[target], mirrors_));
+            names.push_back(href_file_name(index[plan_.targets[target].position].location_href));
         }
-        std::optional<PackageEventRelay> relay;
-        if (options_.events != nullptr) {
-            std::vector<std::string> names;
-            names.reserve(targets.size());
-            for (const std::size_t target : targets) {
-                names.push_back(
-                    href_file_name(index[plan_.targets[target].position].location_href));
-            }
-            relay.emplace(progress_, *options_.events, std::move(names), report_.selected,
-                          packages_done_);
-        }
-        auto downloaded =
-            downloader_.run(plan_.roots, requests, relay ? &*relay : progress_, stop_);
-        if (!downloaded) {
-            return tl::unexpected(std::move(downloaded.error()));
-        }
-        report_.downloaded += downloaded->downloaded + downloaded->already_present;
-        report_.bytes_downloaded += downloaded->bytes_received;
-        report_.resumed += downloaded->resumed;
-        report_.retries += downloaded->retries;
-        for (std::size_t request = 0; request < requests.size(); ++request) {
-            const FileResult& result = downloaded->files[request];
-            if (result.status == FileStatus::Failed) {
-                failed_targets_.insert(targets[request]);
-                report_.failures.push_back(
-                    failure_of(index[plan_.targets[targets[request]].position], result));
-            }
-        }
-        return {};
+        relay.emplace(progress_, *options_.events, std::move(names), report_.selected,
+                      packages_done_);
     }
-
-    // True iff the metadata published is rewritten to list exactly the mirrored packages.
-    bool rewrites_metadata() const {
-        return options_.download_metadata && !options_.upstream_metadata &&
-               report_.selected < report_.upstream_packages;
+    auto downloaded = downloader_.run(plan_.roots, requests, relay ? &*relay : progress_, stop_);
+    if (!downloaded) {
+        return tl::unexpected(std::move(downloaded.error()));
     }
-
-    // Writes, in `stage`, primary/filelists/other listing exactly the packages of plan_ and the
-    // repomd.xml describing them (see rpmirror/filtered_metadata.hpp), signed with --sign-key.
-    // Returns the repomd.xml and its signature (none without --sign-key).
-    Result<std::pair<std::string, std::optional<std::string>>> rewrite_metadata(
-        const FetchedRepomd& repomd, const MetadataStage& stage, const PackageIndex& index) {
-        std::vector<KeptPackage> kept;
-        kept.reserve(plan_.targets.size());
-        for (const PackageTarget& target : plan_.targets) {
-            const PackageView package = index[target.position];
-            kept.push_back({package.checksum_hex(), std::string(package.location_href),
-                            package.strict_nevra()});
+    report_.downloaded += downloaded->downloaded + downloaded->already_present;
+    report_.bytes_downloaded += downloaded->bytes_received;
+    report_.resumed += downloaded->resumed;
+    report_.retries += downloaded->retries;
+    for (std::size_t request = 0; request < requests.size(); ++request) {
+        const FileResult& result = downloaded->files[request];
+        if (result.status == FileStatus::Failed) {
+            failed_targets_.insert(targets[request]);
+            report_.failures.push_back(
+                failure_of(index[plan_.targets[targets[request]].position], result));
         }
-        auto rewritten = write_filtered_metadata(stage.dir(), repomd.parsed, kept);
-        if (!rewritten) {
-            Error error = std::move(rewritten.error());
-            error.message = "cannot write metadata for the filtered mirror: " + error.message;
-            return tl::unexpected(std::move(error));
-        }
-        std::optional<std::string> signature;
-        if (!options_.sign_key.empty()) {
-            auto signed_repomd = sign_detached(rewritten->repomd_xml, options_.sign_key);
-            if (!signed_repomd) {
-                return tl::unexpected(std::move(signed_repomd.error()));
-            }
-            signature = std::move(*signed_repomd);
-        } else if (repomd.signature) {
-            report_.warnings.push_back(
-                "repomd.xml.asc not published: the metadata was rewritten for the filtered "
-                "mirror and upstream's signature does not cover it (--sign-key KEYID signs it)");
-        }
-        return std::pair{std::move(rewritten->repomd_xml), std::move(signature)};
     }
+    return {};
+}
 
-    Result<void> publish(const FetchedRepomd& repomd, MetadataStage& stage,
-                         const PackageIndex& index) {
-        std::string published_sha256;
-        if (rewrites_metadata()) {
-            auto rewritten = rewrite_metadata(repomd, stage, index);
-            if (!rewritten) {
-                return tl::unexpected(std::move(rewritten.error()));
-            }
-            auto& [repomd_xml, signature] = *rewritten;
-            published_sha256 = hash_bytes(ChecksumType::Sha256, repomd_xml);
-            if (auto written = fs::write_file(stage.dir() / "repomd.xml", repomd_xml); !written) {
-                return written;
-            }
-            if (signature) {
-                if (auto written = fs::write_file(stage.dir() / "repomd.xml.asc", *signature);
-                    !written) {
-                    return written;
-                }
-            }
-        } else if (options_.download_metadata) {
-            if (auto written = fs::write_file(stage.dir() / "repomd.xml", repomd.bytes); !written) {
-                return written;
-            }
-            if (options_.remote_time && repomd.last_modified >= 0) {
-                // --remote-time: repomd.xml too gets the server's time, as dnf's records do.
-                const std::array<timespec, 2> times{timespec{repomd.last_modified, 0},
-                                                    timespec{repomd.last_modified, 0}};
-                const auto path = stage.dir() / "repomd.xml";
-                if (::utimensat(AT_FDCWD, path.c_str(), times.data(), 0) != 0) {
-                    return make_errno_error("cannot set the time of", path.string(), errno);
-                }
-            }
-            if (repomd.signature) {
-                if (auto written =
-                        fs::write_file(stage.dir() / "repomd.xml.asc", *repomd.signature);
-                    !written) {
-                    return written;
-                }
-            }
-        }
-        // The packages the new metadata (and the state file) vouch for must be on disk first.
-        // stage.publish() flushes the metadata's filesystem; with --metadata-path or
-        // --safe-write-path packages may be on other ones.
-        if (auto flushed = flush_filesystems(package_roots()); !flushed) {
-            return flushed;
-        }
-        if (options_.download_metadata) {
-            auto published = stage.publish();
-            if (!published) {
-                return published;
-            }
-            report_.metadata_published = true;
-            if (options_.upstream_metadata && report_.selected < report_.upstream_packages) {
-                report_.warnings.push_back(fmt::format(
-                    "the published metadata is upstream's: it lists {} package(s) that the "
-                    "filters left out of this mirror",
-                    report_.upstream_packages - report_.selected));
-            }
-        }
-        SyncState state{repomd_sha256_, fingerprint(), {}};
-        state.selection = RecordedSelection{selection_options_, is_modular_};
-        state.published_repomd_sha256 = std::move(published_sha256);
-        state.publishing = recorded_publishing();
-        std::set<std::filesystem::path> keep;
-        for (const PackageTarget& target : plan_.targets) {
-            keep.insert(target.relative_path);
-            if (auto file = stat_for_state(repo_dir_, target.relative_path)) {
-                state.files.push_back(std::move(*file));
-            }
-        }
-        if (auto written =
-                write_sync_state(sync_state_path(state_directory(options_), repo_dir_), state);
-            !written) {
-            report_.warnings.push_back(written.error().to_string());
-        }
-        // Older versions kept the state inside the mirror, where dnf reposync leaves nothing.
-        (void)fs::remove_beneath(repo_dir_, std::string(kLegacyStateFileName), false);
-        return options_.delete_unlisted ? delete_unlisted(keep) : Result<void>{};
+Result<void> RepoSync::delete_unlisted(const std::set<std::filesystem::path>& keep) {
+    std::set<std::string> keys;
+    for (const std::filesystem::path& path : keep) {
+        keys.insert(path.generic_string());
     }
-
-    // The directories packages were written beneath: the repository directory and the safe
-    // write path.
-    std::vector<std::filesystem::path> package_roots() const {
-        std::vector<std::filesystem::path> roots{repo_dir_};
-        roots.insert(roots.end(), plan_.roots.begin(), plan_.roots.end());
-        return roots;
+    store::LocalStore store(repo_dir_);
+    auto deleted = store::delete_unlisted(store, keys);
+    if (!deleted) {
+        return tl::unexpected(std::move(deleted.error()));
     }
-
-    Result<void> delete_unlisted(const std::set<std::filesystem::path>& keep) {
-        std::set<std::string> keys;
-        for (const std::filesystem::path& path : keep) {
-            keys.insert(path.generic_string());
-        }
-        store::LocalStore store(repo_dir_);
-        auto deleted = store::delete_unlisted(store, keys);
-        if (!deleted) {
-            return tl::unexpected(std::move(deleted.error()));
-        }
-        report_.deleted.assign(deleted->begin(), deleted->end());
-        return {};
-    }
-
-    Downloader& downloader_;
-    const RepoConfig& repo_;
-    const SyncOptions& options_;
-    ProgressSink* progress_;
-    std::stop_token stop_;
-    RepoSyncReport& report_;
-    std::filesystem::path repo_dir_;
-    std::filesystem::path metadata_dir_;
-    SelectionOptions selection_options_;
-    std::string repomd_sha256_;
-    bool is_modular_ = false;  // module streams took part in the selection
-    SyncState noop_state_;
-    std::shared_ptr<MirrorList> mirrors_;
-    SyncPlan plan_;
-    std::optional<Keyring> keys_;            // the repository's gpgkey: repo_gpgcheck, --gpgcheck
-    std::optional<Keyring> installed_keys_;  // --gpgcheck with PackageKeySource::Rpmdb
-    const Keyring* package_keys_ = nullptr;  // --gpgcheck: keys_ or installed_keys_
-    std::string trusted_key_ids_;            // of package_keys_, for the options fingerprint
-    std::set<std::size_t> failed_targets_;   // indices into plan_.targets that failed to download
-    std::size_t packages_done_ = 0;          // packages downloaded or found present (events)
-    std::unique_ptr<S3Destination> s3_;      // an s3:// destination, once opened
-    std::optional<std::string> s3_comps_;    // -m with an s3:// destination: comps.xml
-    // --gpgcheck on s3://: the spool check's failures by target, and how many it checked.
-    std::mutex spool_failures_mutex_;
-    std::map<std::size_t, PackageFailure> spool_failures_;
-    std::atomic<std::size_t> spool_checked_{0};
-};
-
-}  // namespace
+    report_.deleted.assign(deleted->begin(), deleted->end());
+    return {};
+}
 
 std::filesystem::path state_directory(const SyncOptions& options) {
     return options.state_dir.empty() ? fs::default_state_dir() : options.state_dir;
