@@ -1,5 +1,5 @@
 // RepoSync, the work of one sync (Syncer::sync in sync.cpp runs it). Its member functions are
-// defined in sync.cpp.
+// defined in sync.cpp, and by concern in signatures.cpp.
 #pragma once
 
 #include <atomic>
@@ -62,7 +62,7 @@ class RepoSync {
     // unless the run was interrupted or the local disk failed, and returns `error`.
     tl::unexpected<Error> metadata_unavailable(Error error);
 
-    // repo_gpgcheck and --gpgcheck.
+    // signatures.cpp: repo_gpgcheck and --gpgcheck.
 
     // --gpgcheck: the keys packages are checked against, as options_.package_keys says.
     Result<void> load_package_keys();
