@@ -1,5 +1,5 @@
 // RepoSync, the work of one sync (Syncer::sync in sync.cpp runs it). Its member functions are
-// defined in sync.cpp, and by concern in signatures.cpp.
+// defined in sync.cpp, and by concern in signatures.cpp, fetch_metadata.cpp.
 #pragma once
 
 #include <atomic>
@@ -87,7 +87,7 @@ class RepoSync {
     // worker before it is uploaded; what it reports waits in spool_failures_ for end_uploads.
     void check_in_spool(const PackageIndex& index);
 
-    // the records, comps (-m) and the URLs (-u).
+    // fetch_metadata.cpp: the records, comps (-m) and the URLs (-u).
 
     // Downloads the records this sync needs into `stage` (primary, and modules with
     // --newest-only; every record with --download-metadata), verified by size and checksum, and
