@@ -1,5 +1,5 @@
 // RepoSync, the work of one sync (Syncer::sync in sync.cpp runs it). Its member functions are
-// defined in sync.cpp, and by concern in signatures.cpp, fetch_metadata.cpp.
+// defined in sync.cpp, and by concern in signatures.cpp, fetch_metadata.cpp, zchunk_reuse.cpp.
 #pragma once
 
 #include <atomic>
@@ -105,7 +105,7 @@ class RepoSync {
     // (replaced atomically), as dnf reposync does. Nothing iff the repository has none.
     Result<void> save_comps(const Repomd& repomd, const MetadataStage& stage);
 
-    // records copied from a local copy or assembled from a zchunk delta.
+    // zchunk_reuse.cpp: records copied from a local copy or assembled from a zchunk delta.
 
     // Where the default mode (no --download-metadata, which keeps no repodata/) keeps the last
     // primary_zck it parsed, the previous copy of the next run's delta: beside the sync state,
