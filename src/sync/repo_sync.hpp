@@ -1,5 +1,6 @@
 // RepoSync, the work of one sync (Syncer::sync in sync.cpp runs it). Its member functions are
-// defined in sync.cpp, and by concern in signatures.cpp, fetch_metadata.cpp, zchunk_reuse.cpp.
+// defined in sync.cpp, and by concern in signatures.cpp, fetch_metadata.cpp, zchunk_reuse.cpp,
+// packages.cpp.
 #pragma once
 
 #include <atomic>
@@ -159,7 +160,7 @@ class RepoSync {
                                     const std::filesystem::path& previous,
                                     std::string_view instead);
 
-    // the plan, verification, --dedupe links, downloads and --delete.
+    // packages.cpp: the plan, verification, --dedupe links, downloads and --delete.
 
     Result<void> sync_packages(const PackageIndex& index, const Selection& selection);
 
