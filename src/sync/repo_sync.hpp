@@ -1,6 +1,6 @@
 // RepoSync, the work of one sync (Syncer::sync in sync.cpp runs it). Its member functions are
 // defined in sync.cpp, and by concern in signatures.cpp, fetch_metadata.cpp, zchunk_reuse.cpp,
-// packages.cpp.
+// packages.cpp, publish.cpp.
 #pragma once
 
 #include <atomic>
@@ -173,7 +173,7 @@ class RepoSync {
 
     Result<void> delete_unlisted(const std::set<std::filesystem::path>& keep);
 
-    // the no-op, the metadata published and the state written.
+    // publish.cpp: the no-op, the metadata published and the state written.
 
     bool is_noop(const FetchedRepomd& repomd);
 
