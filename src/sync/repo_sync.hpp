@@ -1,6 +1,6 @@
 // RepoSync, the work of one sync (Syncer::sync in sync.cpp runs it). Its member functions are
 // defined in sync.cpp, and by concern in signatures.cpp, fetch_metadata.cpp, zchunk_reuse.cpp,
-// packages.cpp, publish.cpp.
+// packages.cpp, publish.cpp, repo_sync_s3.cpp.
 #pragma once
 
 #include <atomic>
@@ -199,7 +199,7 @@ class RepoSync {
     // write path.
     std::vector<std::filesystem::path> package_roots() const;
 
-    // an s3:// destination.
+    // repo_sync_s3.cpp: an s3:// destination.
 
     // An s3:// destination: opens it, reads its state and listing; a no-op finishes here
     // (report_.noop), with --delete deleting the package keys the state does not hold.
