@@ -1,6 +1,7 @@
 // RepoSync, the work of one sync (Syncer::sync in sync.cpp runs it). Its member functions are
-// defined in sync.cpp, and by concern in signatures.cpp, fetch_metadata.cpp, zchunk_reuse.cpp,
-// packages.cpp, publish.cpp, repo_sync_s3.cpp.
+// defined by concern: repo_sync.cpp (the sequence of stages), signatures.cpp, fetch_metadata.cpp,
+// zchunk_reuse.cpp, packages.cpp, publish.cpp (the local publish, the state, the no-op) and
+// repo_sync_s3.cpp (an s3:// destination).
 #pragma once
 
 #include <atomic>
@@ -51,7 +52,7 @@ class RepoSync {
     void record_s3_requests();
 
   private:
-    // what the stages share.
+    // repo_sync.cpp: what the stages share.
 
     RecordedPublishing recorded_publishing() const;
 
