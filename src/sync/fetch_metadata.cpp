@@ -39,6 +39,39 @@ const RepomdRecord* comps_record(const Repomd& repomd) {
     return nullptr;
 }
 
+Result<MetadataStage> RepoSync::create_stage() const {
+    const bool local = !options_.urls_only && !s3_;
+    const std::filesystem::path stage_parent =
+        local ? metadata_dir_ : (s3_ ? s3_->spool() : std::filesystem::temp_directory_path());
+    return MetadataStage::create(stage_parent);
+}
+
+Result<RepoPackages> RepoSync::fetch_packages(const FetchedRepomd& repomd, MetadataStage& stage) {
+    const bool local = !options_.urls_only && !s3_;
+    std::vector<std::filesystem::path> record_sources;
+    if (local) {
+        record_sources = find_stale_stages(metadata_dir_);
+        std::erase(record_sources, stage.dir());
+        record_sources.push_back(metadata_dir_ / "repodata");
+    }
+    auto packages = fetch_metadata(repomd, stage, record_sources);
+    if (local) {
+        remove_stale_stages(metadata_dir_, stage.dir());
+    }
+    if (!packages) {
+        return packages;
+    }
+    // A package upstream lists but the mirror cannot have (absurd size, bad checksum...)
+    // fails the repository, as a failed download does; other issues are warnings.
+    for (const IndexIssue& issue : packages->skipped) {
+        report_.failures.push_back({issue.skipped_package, issue.message, {}});
+    }
+    report_.warnings.insert(report_.warnings.end(), packages->warnings.begin(),
+                            packages->warnings.end());
+    is_modular_ = packages->module_streams > 0;
+    return packages;
+}
+
 Result<RepoPackages> RepoSync::fetch_metadata(
     const FetchedRepomd& repomd, MetadataStage& stage,
     const std::vector<std::filesystem::path>& local_sources) {

@@ -39,18 +39,8 @@ RepoSync::RepoSync(Downloader& downloader, const RepoConfig& repo, const SyncOpt
 
 Result<void> RepoSync::run() {
     const DownloadOptions& download_options = downloader_.options();
-    if (repo_.repo_gpgcheck ||
-        (checks_packages() && options_.package_keys == PackageKeySource::Repository)) {
-        auto keys = load_repo_keys(repo_, download_options, stop_);
-        if (!keys) {
-            return tl::unexpected(std::move(keys.error()));
-        }
-        keys_ = std::move(*keys);
-    }
-    if (checks_packages()) {
-        if (auto loaded = load_package_keys(); !loaded) {
-            return loaded;
-        }
+    if (auto loaded = load_keys(); !loaded) {
+        return loaded;
     }
     auto source = resolve_mirrors(repo_, download_options, stop_);
     if (!source) {
@@ -76,56 +66,19 @@ Result<void> RepoSync::run() {
     if (!s3_ && !options_.urls_only && options_.use_checksum_cache && is_noop(*repomd)) {
         return finish_noop();
     }
-    if (options_.download_metadata && !options_.urls_only && !options_.sign_key.empty()) {
-        // --sign-key: a key that cannot sign fails the run before anything is downloaded.
-        if (auto probe = sign_detached("rpmirror", options_.sign_key); !probe) {
-            return tl::unexpected(std::move(probe.error()));
-        }
-    }
-    if (options_.download_metadata && !options_.urls_only && !repo_.repo_gpgcheck) {
-        // Fetched now, with repomd.xml, so both are of the same revision (not after the
-        // packages, when upstream may have moved on).
-        auto signature = fetch_signature(repomd->base_url, download_options, stop_);
-        if (!signature) {
-            return tl::unexpected(std::move(signature.error()));
-        }
-        repomd->signature = std::move(*signature);
+    if (auto signature = prepare_published_signature(*repomd); !signature) {
+        return signature;
     }
     mirrors_ =
         mirrors_starting_with(*source, repomd->base_url, download_options.demote_mirror_after);
-    // -u writes nothing into the mirror: its primary.xml is staged in the temp directory.
-    // Otherwise records that staging directories left by a killed run (or the live
-    // repodata/) already hold are reused, then those directories are cleared.
-    // An s3:// destination stages it in its spool (memory, not a disk), and uploads it from
-    // there.
-    const bool local = !options_.urls_only && !s3_;
-    const std::filesystem::path stage_parent =
-        local ? metadata_dir_ : (s3_ ? s3_->spool() : std::filesystem::temp_directory_path());
-    auto stage = MetadataStage::create(stage_parent);
+    auto stage = create_stage();
     if (!stage) {
         return tl::unexpected(std::move(stage.error()));
     }
-    std::vector<std::filesystem::path> record_sources;
-    if (local) {
-        record_sources = find_stale_stages(metadata_dir_);
-        std::erase(record_sources, stage->dir());
-        record_sources.push_back(metadata_dir_ / "repodata");
-    }
-    auto packages = fetch_metadata(*repomd, *stage, record_sources);
-    if (local) {
-        remove_stale_stages(metadata_dir_, stage->dir());
-    }
+    auto packages = fetch_packages(*repomd, *stage);
     if (!packages) {
         return metadata_unavailable(std::move(packages.error()));
     }
-    // A package upstream lists but the mirror cannot have (absurd size, bad checksum...)
-    // fails the repository, as a failed download does; other issues are warnings.
-    for (const IndexIssue& issue : packages->skipped) {
-        report_.failures.push_back({issue.skipped_package, issue.message, {}});
-    }
-    report_.warnings.insert(report_.warnings.end(), packages->warnings.begin(),
-                            packages->warnings.end());
-    is_modular_ = packages->module_streams > 0;
     if (options_.download_comps && !options_.urls_only) {
         if (auto saved = save_comps(repomd->parsed, *stage); !saved) {
             return saved;
@@ -142,7 +95,12 @@ Result<void> RepoSync::run() {
     if (s3_) {
         return sync_to_s3(*repomd, *stage, *index, selection);
     }
-    auto synced = sync_packages(*index, selection);
+    return sync_to_directory(*repomd, *stage, *index, selection);
+}
+
+Result<void> RepoSync::sync_to_directory(const FetchedRepomd& repomd, MetadataStage& stage,
+                                         const PackageIndex& index, const Selection& selection) {
+    auto synced = sync_packages(index, selection);
     if (!synced) {
         return synced;
     }
@@ -155,7 +113,7 @@ Result<void> RepoSync::run() {
         }
         return {};
     }
-    return publish(*repomd, *stage, *index);
+    return publish(repomd, stage, index);
 }
 
 void RepoSync::record_s3_requests() {

@@ -46,6 +46,9 @@ class RepoSync {
     RepoSync(Downloader& downloader, const RepoConfig& repo, const SyncOptions& options,
              ProgressSink* progress, std::stop_token stop, RepoSyncReport& report);
 
+    // The stages, in order: the keys, the mirrors and repomd.xml (checked with repo_gpgcheck),
+    // the no-op, the records and the selection, then the packages and the metadata of the
+    // destination (a directory, or an s3:// one); -u stops after the selection.
     Result<void> run();
 
     // The requests an s3:// destination cost (all clients), into the report.
@@ -60,11 +63,20 @@ class RepoSync {
 
     std::string fingerprint() const;
 
+    // A local destination (a directory), after the selection: the packages (sync_packages);
+    // with every package there, the metadata is published and the state written (publish).
+    Result<void> sync_to_directory(const FetchedRepomd& repomd, MetadataStage& stage,
+                                   const PackageIndex& index, const Selection& selection);
+
     // Records that the repository's metadata could not be fetched (skip_if_unavailable's case)
     // unless the run was interrupted or the local disk failed, and returns `error`.
     tl::unexpected<Error> metadata_unavailable(Error error);
 
     // signatures.cpp: repo_gpgcheck and --gpgcheck.
+
+    // Loads the repository's keys (repo_gpgcheck; --gpgcheck with them) and the keys packages
+    // are checked against (--gpgcheck, load_package_keys).
+    Result<void> load_keys();
 
     // --gpgcheck: the keys packages are checked against, as options_.package_keys says.
     Result<void> load_package_keys();
@@ -80,6 +92,11 @@ class RepoSync {
                                                               const DownloadOptions& options,
                                                               const std::stop_token& stop);
 
+    // --download-metadata: readies the signature published with repomd.xml: a --sign-key that
+    // cannot sign fails the run here; else, without repo_gpgcheck (which fetched it already),
+    // upstream's repomd.xml.asc is fetched into `repomd` (fetch_signature).
+    Result<void> prepare_published_signature(FetchedRepomd& repomd);
+
     // --gpgcheck: checks every package now in the mirror (downloaded or kept) on worker threads.
     // One with a verdict against it is removed; one that could not be checked is kept. Both are
     // reported as failures.
@@ -90,6 +107,17 @@ class RepoSync {
     void check_in_spool(const PackageIndex& index);
 
     // fetch_metadata.cpp: the records, comps (-m) and the URLs (-u).
+
+    // Creates the directory the records are staged in. -u writes nothing into the mirror: its
+    // primary.xml is staged in the temp directory. An s3:// destination stages it in its spool
+    // (memory, not a disk), and uploads it from there. A local mirror stages it in its metadata
+    // directory.
+    Result<MetadataStage> create_stage() const;
+
+    // fetch_metadata into `stage`, then the index's issues into the report. For a local mirror,
+    // records that staging directories left by a killed run (or the live repodata/) already
+    // hold are reused, then those directories are cleared.
+    Result<RepoPackages> fetch_packages(const FetchedRepomd& repomd, MetadataStage& stage);
 
     // Downloads the records this sync needs into `stage` (primary, and modules with
     // --newest-only; every record with --download-metadata), verified by size and checksum, and

@@ -55,6 +55,23 @@ std::optional<PackageFailure> signature_failure(const std::string& nevra,
 
 }  // namespace
 
+Result<void> RepoSync::load_keys() {
+    if (repo_.repo_gpgcheck ||
+        (checks_packages() && options_.package_keys == PackageKeySource::Repository)) {
+        auto keys = load_repo_keys(repo_, downloader_.options(), stop_);
+        if (!keys) {
+            return tl::unexpected(std::move(keys.error()));
+        }
+        keys_ = std::move(*keys);
+    }
+    if (checks_packages()) {
+        if (auto loaded = load_package_keys(); !loaded) {
+            return loaded;
+        }
+    }
+    return {};
+}
+
 Result<void> RepoSync::load_package_keys() {
     if (options_.package_keys == PackageKeySource::Repository) {
         package_keys_ = &*keys_;
@@ -96,6 +113,25 @@ Result<void> RepoSync::check_repomd_signature(FetchedRepomd& repomd,
         return tl::unexpected(std::move(error));
     }
     repomd.signature = std::move(*signature);
+    return {};
+}
+
+Result<void> RepoSync::prepare_published_signature(FetchedRepomd& repomd) {
+    if (options_.download_metadata && !options_.urls_only && !options_.sign_key.empty()) {
+        // --sign-key: a key that cannot sign fails the run before anything is downloaded.
+        if (auto probe = sign_detached("rpmirror", options_.sign_key); !probe) {
+            return tl::unexpected(std::move(probe.error()));
+        }
+    }
+    if (options_.download_metadata && !options_.urls_only && !repo_.repo_gpgcheck) {
+        // Fetched now, with repomd.xml, so both are of the same revision (not after the
+        // packages, when upstream may have moved on).
+        auto signature = fetch_signature(repomd.base_url, downloader_.options(), stop_);
+        if (!signature) {
+            return tl::unexpected(std::move(signature.error()));
+        }
+        repomd.signature = std::move(*signature);
+    }
     return {};
 }
 
