@@ -5,10 +5,28 @@
 
 namespace rpmirror {
 
+void ForwardingSink::file_started(std::size_t request_index, std::string_view url) {
+    if (inner_ != nullptr) {
+        inner_->file_started(request_index, url);
+    }
+}
+
+void ForwardingSink::progress(std::uint64_t bytes_done, std::uint64_t bytes_total) {
+    if (inner_ != nullptr) {
+        inner_->progress(bytes_done, bytes_total);
+    }
+}
+
+void ForwardingSink::file_finished(std::size_t request_index, const FileResult& result) {
+    if (inner_ != nullptr) {
+        inner_->file_finished(request_index, result);
+    }
+}
+
 PackageEventRelay::PackageEventRelay(ProgressSink* inner, SyncEvents& events,
                                      std::vector<std::string> file_names, std::size_t total,
                                      std::size_t& done)
-    : inner_(inner),
+    : ForwardingSink(inner),
       events_(events),
       file_names_(std::move(file_names)),
       started_(file_names_.size()),
@@ -16,24 +34,14 @@ PackageEventRelay::PackageEventRelay(ProgressSink* inner, SyncEvents& events,
       done_(done) {}
 
 void PackageEventRelay::file_started(std::size_t request_index, std::string_view url) {
-    if (inner_ != nullptr) {
-        inner_->file_started(request_index, url);
-    }
+    ForwardingSink::file_started(request_index, url);
     if (!started_[request_index]) {
         started_[request_index] = std::chrono::steady_clock::now();
     }
 }
 
-void PackageEventRelay::progress(std::uint64_t bytes_done, std::uint64_t bytes_total) {
-    if (inner_ != nullptr) {
-        inner_->progress(bytes_done, bytes_total);
-    }
-}
-
 void PackageEventRelay::file_finished(std::size_t request_index, const FileResult& result) {
-    if (inner_ != nullptr) {
-        inner_->file_finished(request_index, result);
-    }
+    ForwardingSink::file_finished(request_index, result);
     PackageEvent event;
     event.file_name = file_names_[request_index];
     event.total = total_;
@@ -71,27 +79,13 @@ void PackageEventRelay::file_finished(std::size_t request_index, const FileResul
 
 S3UploadOnFinish::S3UploadOnFinish(ProgressSink* inner, S3Destination& destination,
                                    const std::vector<std::size_t>& items)
-    : inner_(inner), destination_(destination), items_(items) {}
-
-void S3UploadOnFinish::file_started(std::size_t request_index, std::string_view url) {
-    if (inner_ != nullptr) {
-        inner_->file_started(request_index, url);
-    }
-}
-
-void S3UploadOnFinish::progress(std::uint64_t bytes_done, std::uint64_t bytes_total) {
-    if (inner_ != nullptr) {
-        inner_->progress(bytes_done, bytes_total);
-    }
-}
+    : ForwardingSink(inner), destination_(destination), items_(items) {}
 
 void S3UploadOnFinish::file_finished(std::size_t request_index, const FileResult& result) {
     if (result.status == FileStatus::Downloaded || result.status == FileStatus::AlreadyPresent) {
         destination_.upload_when_ready(items_[request_index]);
     }
-    if (inner_ != nullptr) {
-        inner_->file_finished(request_index, result);
-    }
+    ForwardingSink::file_finished(request_index, result);
 }
 
 }  // namespace rpmirror
