@@ -1,8 +1,8 @@
 // The spool of an s3:// destination: the private directory packages pass through between the
 // Downloader and the upload pool. By default it is on a memory-backed filesystem (/dev/shm), so
 // a sync into a bucket writes nothing to a local disk; its size is bounded by
-// SyncOptions::s3_spool_size (the batches of sync.cpp). A killed run's spool is removed by the
-// next one.
+// SyncOptions::s3_spool_size (the batches of sync/repo_sync_s3.cpp). A killed run's spool is
+// removed by the next one.
 #pragma once
 
 #include <cstdint>

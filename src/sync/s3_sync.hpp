@@ -1,5 +1,6 @@
 // The s3:// destination of a sync: what differs from a local mirror once repomd.xml is fetched
-// and trusted and the packages are selected (RepoSync in sync.cpp keeps the shared stages).
+// and trusted and the packages are selected (RepoSync, sync/repo_sync.hpp, keeps the shared
+// stages).
 //
 // A repository lives at `s3://BUCKET/PREFIX/<repoid>/`; its keys are the relative paths a local
 // mirror would have. The state object (s3/mirror_state.hpp) and one listing decide what is

@@ -1,0 +1,143 @@
+// RepoSync::run(): one repository, stage by stage (see rpmirror/sync.hpp for the order of the
+// stages), and what the stages share.
+#include "sync/repo_sync.hpp"
+
+#include <algorithm>
+
+#include <fmt/core.h>
+
+#include "rpmirror/checksum.hpp"
+#include "sync/sync_settings.hpp"
+
+namespace rpmirror {
+
+RepoSync::RepoSync(Downloader& downloader, const RepoConfig& repo, const SyncOptions& options,
+                   ProgressSink* progress, std::stop_token stop, RepoSyncReport& report)
+    : downloader_(downloader),
+      repo_(repo),
+      options_(options),
+      progress_(progress),
+      stop_(std::move(stop)),
+      report_(report),
+      repo_dir_(repo_directory(options, repo.id)),
+      metadata_dir_(metadata_directory(options, repo.id)) {
+    selection_options_ = options.selection;
+    // Once each: a selection read back from the state (verify --repair) already has them.
+    const auto add_missing = [](std::vector<std::string>& globs,
+                                const std::vector<std::string>& more) {
+        for (const std::string& glob : more) {
+            if (std::find(globs.begin(), globs.end(), glob) == globs.end()) {
+                globs.push_back(glob);
+            }
+        }
+    };
+    add_missing(selection_options_.include_globs, repo.includepkgs);
+    add_missing(selection_options_.exclude_globs, repo.excludepkgs);
+    report_.repo_id = repo.id;
+    report_.repo_dir = repo_dir_;
+}
+
+Result<void> RepoSync::run() {
+    const DownloadOptions& download_options = downloader_.options();
+    if (auto loaded = load_keys(); !loaded) {
+        return loaded;
+    }
+    auto source = resolve_mirrors(repo_, download_options, stop_);
+    if (!source) {
+        return metadata_unavailable(std::move(source.error()));
+    }
+    auto repomd = fetch_repomd(*source, download_options, repo_.id, stop_);
+    if (!repomd) {
+        return metadata_unavailable(std::move(repomd.error()));
+    }
+    // Nothing from the repository is trusted (not even for the no-op) before this.
+    if (auto trusted = check_repomd_signature(*repomd, download_options); !trusted) {
+        return trusted;
+    }
+    repomd_sha256_ = hash_bytes(ChecksumType::Sha256, repomd->bytes);
+    if (!options_.urls_only &&
+        (is_s3_destination(options_) ||
+         (options_.metadata_path && s3::is_s3_url(options_.metadata_path->native())))) {
+        if (auto opened = open_s3(); !opened || report_.noop) {
+            return opened;
+        }
+    }
+    // --no-cache hashes every file: there is no no-op, which trusts sizes and times.
+    if (!s3_ && !options_.urls_only && options_.use_checksum_cache && is_noop(*repomd)) {
+        return finish_noop();
+    }
+    if (auto signature = prepare_published_signature(*repomd); !signature) {
+        return signature;
+    }
+    mirrors_ =
+        mirrors_starting_with(*source, repomd->base_url, download_options.demote_mirror_after);
+    auto stage = create_stage();
+    if (!stage) {
+        return tl::unexpected(std::move(stage.error()));
+    }
+    auto packages = fetch_packages(*repomd, *stage);
+    if (!packages) {
+        return metadata_unavailable(std::move(packages.error()));
+    }
+    if (options_.download_comps && !options_.urls_only) {
+        if (auto saved = save_comps(repomd->parsed, *stage); !saved) {
+            return saved;
+        }
+    }
+    const PackageIndex* index = &packages->index;
+    const Selection& selection = packages->selection;
+    report_.upstream_packages = index->size();
+    report_.selected = selection.positions.size();
+    if (options_.urls_only) {
+        list_urls(repomd->parsed, *index, selection);
+        return {};
+    }
+    if (s3_) {
+        return sync_to_s3(*repomd, *stage, *index, selection);
+    }
+    return sync_to_directory(*repomd, *stage, *index, selection);
+}
+
+Result<void> RepoSync::sync_to_directory(const FetchedRepomd& repomd, MetadataStage& stage,
+                                         const PackageIndex& index, const Selection& selection) {
+    auto synced = sync_packages(index, selection);
+    if (!synced) {
+        return synced;
+    }
+    if (!report_.failures.empty() || stop_.stop_requested()) {
+        if (options_.download_metadata) {
+            report_.warnings.push_back(fmt::format(
+                "metadata not published: {} package(s) failed; the previous repodata/ stays "
+                "in place",
+                report_.failures.size()));
+        }
+        return {};
+    }
+    return publish(repomd, stage, index);
+}
+
+void RepoSync::record_s3_requests() {
+    if (s3_) {
+        report_.s3_requests = s3_->requests();
+    }
+}
+
+RecordedPublishing RepoSync::recorded_publishing() const {
+    return {options_.sign_key, options_.upstream_metadata};
+}
+
+bool RepoSync::checks_packages() const {
+    return options_.check_package_signatures && repo_.gpgcheck && !options_.urls_only;
+}
+
+std::string RepoSync::fingerprint() const {
+    return options_fingerprint(options_, selection_options_, repo_, trusted_key_ids_);
+}
+
+tl::unexpected<Error> RepoSync::metadata_unavailable(Error error) {
+    report_.metadata_unavailable =
+        error.code != ErrorCode::Interrupted && error.code != ErrorCode::Io;
+    return tl::unexpected(std::move(error));
+}
+
+}  // namespace rpmirror

@@ -1,0 +1,272 @@
+// RepoSync, the work of one sync (Syncer::sync in sync.cpp runs it). Its member functions are
+// defined by concern: repo_sync.cpp (the sequence of stages), signatures.cpp, fetch_metadata.cpp,
+// zchunk_reuse.cpp, packages.cpp, publish.cpp (the local publish, the state, the no-op) and
+// repo_sync_s3.cpp (an s3:// destination).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "rpmirror/config.hpp"
+#include "rpmirror/download.hpp"
+#include "rpmirror/error.hpp"
+#include "rpmirror/index.hpp"
+#include "rpmirror/metadata.hpp"
+#include "rpmirror/plan.hpp"
+#include "rpmirror/publish.hpp"
+#include "rpmirror/signature.hpp"
+#include "rpmirror/sync.hpp"
+#include "sync/repo_source.hpp"
+#include "sync/s3_sync.hpp"
+
+namespace rpmirror {
+
+inline constexpr std::string_view kRepodataPrefix = "repodata/";
+
+// Returns the record -m saves as comps.xml, in the order dnf reposync looks for one (group,
+// group_gz, then the xz variant createrepo_c can write), or null iff there is none.
+const RepomdRecord* comps_record(const Repomd& repomd);
+
+// The work of one sync, stage by stage; each stage records its outcome in `report`.
+class RepoSync {
+  public:
+    RepoSync(Downloader& downloader, const RepoConfig& repo, const SyncOptions& options,
+             ProgressSink* progress, std::stop_token stop, RepoSyncReport& report);
+
+    // The stages, in order: the keys, the mirrors and repomd.xml (checked with repo_gpgcheck),
+    // the no-op, the records and the selection, then the packages and the metadata of the
+    // destination (a directory, or an s3:// one); -u stops after the selection.
+    Result<void> run();
+
+    // The requests an s3:// destination cost (all clients), into the report.
+    void record_s3_requests();
+
+  private:
+    // repo_sync.cpp: what the stages share.
+
+    RecordedPublishing recorded_publishing() const;
+
+    bool checks_packages() const;
+
+    std::string fingerprint() const;
+
+    // A local destination (a directory), after the selection: the packages (sync_packages);
+    // with every package there, the metadata is published and the state written (publish).
+    Result<void> sync_to_directory(const FetchedRepomd& repomd, MetadataStage& stage,
+                                   const PackageIndex& index, const Selection& selection);
+
+    // Records that the repository's metadata could not be fetched (skip_if_unavailable's case)
+    // unless the run was interrupted or the local disk failed, and returns `error`.
+    tl::unexpected<Error> metadata_unavailable(Error error);
+
+    // signatures.cpp: repo_gpgcheck and --gpgcheck.
+
+    // Loads the repository's keys (repo_gpgcheck; --gpgcheck with them) and the keys packages
+    // are checked against (--gpgcheck, load_package_keys).
+    Result<void> load_keys();
+
+    // --gpgcheck: the keys packages are checked against, as options_.package_keys says.
+    Result<void> load_package_keys();
+
+    // With repo_gpgcheck, fetches repomd.xml.asc from the mirror that served `repomd` and checks
+    // it against the repository's keys. Returns an error naming the signature's URL iff it is
+    // missing or not a good signature by one of them.
+    Result<void> check_repomd_signature(FetchedRepomd& repomd, const DownloadOptions& options);
+
+    // Returns repomd.xml.asc of the mirror at `base_url`, nullopt iff it has none (404/410), or
+    // the error of any other failure (publishing without a signature upstream has would lose it).
+    static Result<std::optional<std::string>> fetch_signature(const std::string& base_url,
+                                                              const DownloadOptions& options,
+                                                              const std::stop_token& stop);
+
+    // --download-metadata: readies the signature published with repomd.xml: a --sign-key that
+    // cannot sign fails the run here; else, without repo_gpgcheck (which fetched it already),
+    // upstream's repomd.xml.asc is fetched into `repomd` (fetch_signature).
+    Result<void> prepare_published_signature(FetchedRepomd& repomd);
+
+    // --gpgcheck: checks every package now in the mirror (downloaded or kept) on worker threads.
+    // One with a verdict against it is removed; one that could not be checked is kept. Both are
+    // reported as failures.
+    void check_package_signatures(const PackageIndex& index);
+
+    // --gpgcheck on an s3:// destination: each package is checked in the spool by an upload
+    // worker before it is uploaded; what it reports waits in spool_failures_ for end_uploads.
+    void check_in_spool(const PackageIndex& index);
+
+    // fetch_metadata.cpp: the records, comps (-m) and the URLs (-u).
+
+    // Creates the directory the records are staged in. -u writes nothing into the mirror: its
+    // primary.xml is staged in the temp directory. An s3:// destination stages it in its spool
+    // (memory, not a disk), and uploads it from there. A local mirror stages it in its metadata
+    // directory.
+    Result<MetadataStage> create_stage() const;
+
+    // fetch_metadata into `stage`, then the index's issues into the report. For a local mirror,
+    // records that staging directories left by a killed run (or the live repodata/) already
+    // hold are reused, then those directories are cleared.
+    Result<RepoPackages> fetch_packages(const FetchedRepomd& repomd, MetadataStage& stage);
+
+    // Downloads the records this sync needs into `stage` (primary, and modules with
+    // --newest-only; every record with --download-metadata), verified by size and checksum, and
+    // reads and selects the packages (read_repo_packages, the files named by their URLs).
+    // Records found with the expected size in one of `local_sources` are copied instead
+    // (verified like downloads; a mismatch is downloaded anew).
+    Result<RepoPackages> fetch_metadata(const FetchedRepomd& repomd, MetadataStage& stage,
+                                        const std::vector<std::filesystem::path>& local_sources);
+
+    // -u: the URLs dnf reposync prints, in its order: with --download-metadata every record of
+    // repomd.xml, with -m the comps record, then the selected packages.
+    void list_urls(const Repomd& repomd, const PackageIndex& index, const Selection& selection);
+
+    // -m: writes the comps record staged in `stage` uncompressed to <metadata dir>/comps.xml
+    // (replaced atomically), as dnf reposync does. Nothing iff the repository has none.
+    Result<void> save_comps(const Repomd& repomd, const MetadataStage& stage);
+
+    // zchunk_reuse.cpp: records copied from a local copy or assembled from a zchunk delta.
+
+    // Where the default mode (no --download-metadata, which keeps no repodata/) keeps the last
+    // primary_zck it parsed, the previous copy of the next run's delta: beside the sync state,
+    // one file per repository.
+    std::filesystem::path kept_primary_zck_path() const;
+
+    // Puts `parsed` (a primary_zck that verified and parsed; the staging area's, deleted after
+    // the run) over kept_primary_zck_path(), atomically: a hard link where both are on one
+    // filesystem (a Fedora primary_zck is ~90 MB: no copy), else a copy. Best effort: a failure
+    // is a warning (the next run downloads primary whole).
+    void keep_primary_zck(const std::filesystem::path& parsed);
+
+    // Without --download-metadata: returns the record to download and parse instead of
+    // `primary` (repomd's primary, or its primary_zck when it has no primary). With zchunk on and
+    // a primary_zck in `repomd`, that is primary_zck: assembled now in `stage_dir` from the
+    // copy the last run kept (kept_primary_zck_path) and the changed chunks, then
+    // `delta_record` is set to it; downloaded whole iff no copy was kept. Iff the delta fails
+    // (the reason in report_.zck_fallbacks), returns `primary`, and forgets a kept copy that
+    // is no zchunk file.
+    const RepomdRecord* parse_record(const Repomd& repomd, const RepomdRecord& primary,
+                                     const std::filesystem::path& stage_dir,
+                                     const std::function<std::string(const RepomdRecord&)>& url_of,
+                                     const RepomdRecord*& delta_record);
+
+    // Copies `relative` from the first of `sources` that has it with `expected_size` to its
+    // .part name in `stage_dir`: the downloader then verifies the copy and fetches nothing
+    // unless it does not match. Best effort: on any failure the record is simply downloaded.
+    // Returns true iff a copy was made.
+    static bool seed_from_local_copy(const std::filesystem::path& stage_dir,
+                                     const std::filesystem::path& relative,
+                                     std::uint64_t expected_size,
+                                     const std::vector<std::filesystem::path>& sources);
+
+    // Returns the most recently modified regular file directly in one of `sources` that is an
+    // earlier revision of the record stored as `name` (the same name but for its digest
+    // prefix), or nullopt iff there is none.
+    static std::optional<std::filesystem::path> find_previous_revision(
+        std::string_view name, const std::vector<std::filesystem::path>& sources);
+
+    // zchunk: writes the .part of `relative` in `stage_dir` from `previous` (an earlier
+    // revision of the record) and the chunks that changed, fetched from `url`
+    // (download::fetch_zck_delta), and checks it against repomd.xml; the downloader then finds
+    // it complete and verifies it as it does a seeded copy. Returns an error, and does nothing,
+    // for a record that is no zchunk record. Best effort: on any other failure the .part is
+    // removed and the reason, followed by "; " and `instead` (what the caller does instead), is
+    // in report_.zck_fallbacks; the error returned names the previous copy iff it was the
+    // cause (not a zchunk file).
+    Result<void> assemble_zck_delta(const RepomdRecord& record,
+                                    const std::filesystem::path& relative, const std::string& url,
+                                    const std::filesystem::path& stage_dir,
+                                    const std::filesystem::path& previous,
+                                    std::string_view instead);
+
+    // packages.cpp: the plan, verification, --dedupe links, downloads and --delete.
+
+    Result<void> sync_packages(const PackageIndex& index, const Selection& selection);
+
+    // --dedupe: links the packages of plan_.to_download that a sibling repository or a
+    // --dedupe-dir holds (see rpmirror/dedupe.hpp). Returns the targets still to download.
+    std::vector<std::size_t> link_duplicates(const PackageIndex& index);
+
+    Result<void> download_targets(const PackageIndex& index,
+                                  const std::vector<std::size_t>& targets);
+
+    Result<void> delete_unlisted(const std::set<std::filesystem::path>& keep);
+
+    // publish.cpp: the no-op, the metadata published and the state written.
+
+    bool is_noop(const FetchedRepomd& repomd);
+
+    // Returns true iff every record `repomd` lists is a regular file in the live repodata/ with
+    // the listed size (lstat only: a record deleted or truncated in the mirror is fetched again).
+    bool live_records_intact(const Repomd& repomd) const;
+
+    Result<void> finish_noop();
+
+    // True iff the metadata published is rewritten to list exactly the mirrored packages.
+    bool rewrites_metadata() const;
+
+    // Writes, in `stage`, primary/filelists/other listing exactly the packages of plan_ and the
+    // repomd.xml describing them (see rpmirror/filtered_metadata.hpp), signed with --sign-key.
+    // Returns the repomd.xml and its signature (none without --sign-key).
+    Result<std::pair<std::string, std::optional<std::string>>> rewrite_metadata(
+        const FetchedRepomd& repomd, const MetadataStage& stage, const PackageIndex& index);
+
+    Result<void> publish(const FetchedRepomd& repomd, MetadataStage& stage,
+                         const PackageIndex& index);
+
+    // The directories packages were written beneath: the repository directory and the safe
+    // write path.
+    std::vector<std::filesystem::path> package_roots() const;
+
+    // repo_sync_s3.cpp: an s3:// destination.
+
+    // An s3:// destination: opens it, reads its state and listing; a no-op finishes here
+    // (report_.noop), with --delete deleting the package keys the state does not hold.
+    Result<void> open_s3();
+
+    // An s3:// destination, after the selection: the packages the store lacks go through the
+    // spool (downloaded in batches of at most --s3-spool-size bytes, a larger package alone,
+    // uploaded, unlinked); with every package there, the metadata is published (see
+    // S3Destination::publish).
+    Result<void> sync_to_s3(const FetchedRepomd& repomd, MetadataStage& stage,
+                            const PackageIndex& index, const Selection& selection);
+
+    Downloader& downloader_;
+    const RepoConfig& repo_;
+    const SyncOptions& options_;
+    ProgressSink* progress_;
+    std::stop_token stop_;
+    RepoSyncReport& report_;
+    std::filesystem::path repo_dir_;
+    std::filesystem::path metadata_dir_;
+    SelectionOptions selection_options_;
+    std::string repomd_sha256_;
+    bool is_modular_ = false;  // module streams took part in the selection
+    SyncState noop_state_;
+    std::shared_ptr<MirrorList> mirrors_;
+    SyncPlan plan_;
+    std::optional<Keyring> keys_;            // the repository's gpgkey: repo_gpgcheck, --gpgcheck
+    std::optional<Keyring> installed_keys_;  // --gpgcheck with PackageKeySource::Rpmdb
+    const Keyring* package_keys_ = nullptr;  // --gpgcheck: keys_ or installed_keys_
+    std::string trusted_key_ids_;            // of package_keys_, for the options fingerprint
+    std::set<std::size_t> failed_targets_;   // indices into plan_.targets that failed to download
+    std::size_t packages_done_ = 0;          // packages downloaded or found present (events)
+    std::unique_ptr<S3Destination> s3_;      // an s3:// destination, once opened
+    std::optional<std::string> s3_comps_;    // -m with an s3:// destination: comps.xml
+    // --gpgcheck on s3://: the spool check's failures by target, and how many it checked.
+    std::mutex spool_failures_mutex_;
+    std::map<std::size_t, PackageFailure> spool_failures_;
+    std::atomic<std::size_t> spool_checked_{0};
+};
+
+}  // namespace rpmirror

@@ -1,0 +1,148 @@
+// RepoSync with an s3:// destination: the store opened (and its no-op), the packages through the
+// spool in batches, then the metadata published (S3Destination, sync/s3_sync.hpp, does the rest).
+#include "sync/repo_sync.hpp"
+
+#include <fmt/core.h>
+
+#include "plan/selection_json.hpp"
+#include "sync/events.hpp"
+
+namespace rpmirror {
+
+Result<void> RepoSync::open_s3() {
+    auto opened = S3Destination::open(options_, repo_.id);
+    if (!opened) {
+        return tl::unexpected(std::move(opened.error()));
+    }
+    s3_ = std::move(*opened);
+    report_.s3_spool = s3_->spool();
+    report_.s3_spool_in_memory = s3_->spool_in_memory();
+    if (s3_->spool_warning()) {
+        report_.warnings.push_back(*s3_->spool_warning());
+    }
+    // The repository's lease: two workers (--shard, overlapping timers) never sync it at once.
+    if (options_.take_lock) {
+        if (auto locked = s3_->lock(options_.lock_wait, stop_, report_.warnings); !locked) {
+            return locked;
+        }
+    }
+    if (auto loaded = s3_->load(); !loaded) {
+        return loaded;
+    }
+    if (!s3_->is_noop(repomd_sha256_, fingerprint())) {
+        return {};
+    }
+    report_.noop = true;
+    report_.selected = s3_->state_packages();
+    report_.kept = report_.selected;
+    return options_.delete_unlisted ? s3_->delete_unlisted(s3_->state_package_keys(), report_)
+                                    : Result<void>{};
+}
+
+Result<void> RepoSync::sync_to_s3(const FetchedRepomd& repomd, MetadataStage& stage,
+                                  const PackageIndex& index, const Selection& selection) {
+    auto plan = plan_sync(index, selection, s3_->spool(), PathPolicy{}, repo_.id);
+    if (!plan) {
+        return tl::unexpected(std::move(plan.error()));
+    }
+    plan_ = std::move(*plan);
+    std::vector<S3Package> packages;
+    packages.reserve(plan_.targets.size());
+    for (const PackageTarget& target : plan_.targets) {
+        const PackageView package = index[target.position];
+        packages.push_back({target.relative_path.generic_string(), package.checksum_type,
+                            package.checksum_hex(), package.package_size});
+    }
+    std::vector<std::size_t> missing = s3_->missing(packages);
+    if (checks_packages()) {
+        check_in_spool(index);
+        // Stored packages no check vouches for are judged too: downloaded once more into
+        // the spool, checked, and kept or deleted (never uploaded again).
+        if (!s3_->signatures_checked_with(trusted_key_ids_)) {
+            std::vector<bool> absent(packages.size(), false);
+            for (const std::size_t item : missing) {
+                absent[item] = true;
+            }
+            missing.clear();
+            for (std::size_t item = 0; item < packages.size(); ++item) {
+                packages[item].stored = !absent[item];
+                missing.push_back(item);
+            }
+        }
+    }
+    // Packages fetched only to be judged count as downloaded (they cost the traffic).
+    report_.kept = packages.size() - missing.size();
+    for (std::size_t next = 0; next < missing.size() && !stop_.stop_requested();) {
+        std::vector<std::size_t> batch;
+        std::uint64_t bytes = 0;
+        while (next < missing.size()) {
+            const std::uint64_t size =
+                packages[missing[next]].size == kUnknownSize ? 0 : packages[missing[next]].size;
+            if (!batch.empty() && bytes + size > options_.s3_spool_size) {
+                break;
+            }
+            batch.push_back(missing[next++]);
+            bytes += size;
+        }
+        // Each package is uploaded as soon as it is complete in the spool, while the
+        // others download; the batch ends when all of them are stored.
+        S3UploadOnFinish uploads(progress_, *s3_, batch);
+        ProgressSink* const outer = progress_;
+        progress_ = &uploads;
+        s3_->begin_uploads(packages, stop_);
+        auto downloaded = download_targets(index, batch);
+        progress_ = outer;
+        auto uploaded = s3_->end_uploads();
+        if (!downloaded) {
+            return downloaded;
+        }
+        if (!uploaded) {
+            return tl::unexpected(std::move(uploaded.error()));
+        }
+        report_.signatures_checked += spool_checked_.exchange(0);
+        for (const auto& [target, error] : *uploaded) {
+            failed_targets_.insert(target);
+            if (auto judged = spool_failures_.extract(target)) {
+                report_.failures.push_back(std::move(judged.mapped()));
+                continue;
+            }
+            report_.failures.push_back(
+                {index[plan_.targets[target].position].nevra(), error.to_string(), {}});
+        }
+        // Packages uploaded or kept that could not be checked.
+        for (auto& [target, failure] : spool_failures_) {
+            report_.failures.push_back(std::move(failure));
+        }
+        spool_failures_.clear();
+    }
+    if (!report_.failures.empty() || stop_.stop_requested()) {
+        if (options_.download_metadata) {
+            report_.warnings.push_back(
+                fmt::format("metadata not published: {} package(s) failed; the published metadata "
+                            "stays in place",
+                            report_.failures.size()));
+        }
+        return {};
+    }
+    std::optional<S3Metadata> metadata;
+    if (options_.download_metadata) {
+        metadata.emplace();
+        metadata->stage_dir = stage.dir();
+        if (rewrites_metadata()) {
+            auto rewritten = rewrite_metadata(repomd, stage, index);
+            if (!rewritten) {
+                return tl::unexpected(std::move(rewritten.error()));
+            }
+            metadata->repomd_xml = std::move(rewritten->first);
+            metadata->signature = std::move(rewritten->second);
+        } else {
+            metadata->repomd_xml = repomd.bytes;
+            metadata->signature = repomd.signature;
+        }
+    }
+    s3_->record(selection_to_text(RecordedSelection{selection_options_, is_modular_}),
+                publishing_to_text(recorded_publishing()));
+    return s3_->publish(packages, metadata, s3_comps_, repomd_sha256_, fingerprint(), report_);
+}
+
+}  // namespace rpmirror
