@@ -72,6 +72,11 @@ Result<void> RepoSync::sync_to_s3(const FetchedRepomd& repomd, MetadataStage& st
     }
     // Packages fetched only to be judged count as downloaded (they cost the traffic).
     report_.kept = packages.size() - missing.size();
+    // Packages a sibling repository of the bucket holds are copied inside the store instead
+    // (not with --gpgcheck: every package it uploads is judged in the spool).
+    if (options_.dedupe != DedupeMode::Off && !checks_packages() && !missing.empty()) {
+        missing = s3_->copy_from_siblings(packages, std::move(missing), report_);
+    }
     for (std::size_t next = 0; next < missing.size() && !stop_.stop_requested();) {
         std::vector<std::size_t> batch;
         std::uint64_t bytes = 0;

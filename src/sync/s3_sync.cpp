@@ -8,6 +8,7 @@
 #include <mutex>
 #include <thread>
 
+#include "dedupe/s3_dedupe.hpp"
 #include "rpmirror/metadata.hpp"
 #include "s3/upload.hpp"
 #include "store/s3_store.hpp"
@@ -193,6 +194,39 @@ std::vector<std::size_t> S3Destination::missing(std::span<const S3Package> packa
         }
     }
     return result;
+}
+
+std::vector<std::size_t> S3Destination::copy_from_siblings(std::span<const S3Package> packages,
+                                                           std::vector<std::size_t> missing,
+                                                           RepoSyncReport& report) {
+    std::vector<dedupe::S3Wanted> wanted;
+    wanted.reserve(missing.size());
+    for (const std::size_t item : missing) {
+        const S3Package& package = packages[item];
+        wanted.push_back({package.key, package.checksum_type, package.digest, package.size});
+    }
+    const dedupe::S3DedupeOutcome outcome =
+        dedupe::copy_from_siblings(client_, location_, wanted, options_.s3_acl);
+    std::vector<bool> copied(missing.size(), false);
+    for (const dedupe::S3Copied& copy : outcome.copied) {
+        copied[copy.index] = true;
+        const std::string& key = wanted[copy.index].key;
+        state_.objects[key] = copy.object;
+        uploaded_now_.insert(key);
+    }
+    report.linked += outcome.copied.size();
+    report.linked_bytes += outcome.copied_bytes;
+    report.link_fallbacks += outcome.fallbacks;
+    if (!outcome.note.empty()) {
+        report.warnings.push_back(outcome.note);
+    }
+    std::vector<std::size_t> rest;
+    for (std::size_t index = 0; index < missing.size(); ++index) {
+        if (!copied[index]) {
+            rest.push_back(missing[index]);
+        }
+    }
+    return rest;
 }
 
 void S3Destination::check_signatures(std::string key_ids, SpoolCheck check) {

@@ -27,8 +27,8 @@
 
 #include "rpmirror/error.hpp"
 #include "rpmirror/s3.hpp"
-#include "s3/client.hpp"
 #include "rpmirror/sync.hpp"
+#include "s3/client.hpp"
 #include "s3/lease.hpp"
 #include "s3/mirror_state.hpp"
 #include "sync/s3_spool.hpp"
@@ -109,6 +109,14 @@ class S3Destination {
 
     // Returns the indices of `packages` that are not in the store as the state describes them.
     std::vector<std::size_t> missing(std::span<const S3Package> packages) const;
+
+    // --dedupe: copies inside the store the packages of `missing` (indices into `packages`) that
+    // a sibling repository of the bucket holds (dedupe/s3_dedupe.hpp), and records them as this
+    // run's. Returns the items still missing; counts the copies in `report` (linked,
+    // linked_bytes, link_fallbacks) and says there why a search ended early (a warning).
+    std::vector<std::size_t> copy_from_siblings(std::span<const S3Package> packages,
+                                                std::vector<std::size_t> missing,
+                                                RepoSyncReport& report);
 
     // --gpgcheck: every package is judged by `check` in the spool before it is uploaded; a
     // complete sync records `key_ids` (the trusted keys) in the state as what every package of

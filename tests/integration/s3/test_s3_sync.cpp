@@ -367,6 +367,50 @@ TEST_F(S3SyncTest, SpoolDirAndSizeOptionsAndStaleSpoolsOfDeadRunsAreRemoved) {
     EXPECT_NE(too_small.err.find("--s3-spool-size"), std::string::npos) << too_small.err;
 }
 
+TEST_F(S3SyncTest, DedupeCopiesWhatASiblingRepositoryHoldsInsideTheStore) {
+    ASSERT_EQ(sync({"--download-metadata", "--s3-acl", "public-read"}).exit_code, 0);
+    const std::size_t packages = package_digests(upstream_).size();
+    // A second repository of the same packages beside it: nothing is downloaded or uploaded.
+    auto argv = sync_argv(destination(), {"--download-metadata", "--s3-acl", "public-read"});
+    for (std::string& arg : argv) {
+        if (arg == "sample," + repo_url_) {
+            arg = "twin," + repo_url_;
+        } else if (arg == "sample") {
+            arg = "twin";
+        }
+    }
+    const CommandResult twin = run_to_end(argv, tmp_ / "logs");
+    ASSERT_EQ(twin.exit_code, 0) << twin.err;
+    const nlohmann::json report = repo_report();
+    EXPECT_EQ(report.at("repo"), "twin");
+    EXPECT_EQ(report.at("linked").get<std::size_t>(), packages) << report.dump();
+    EXPECT_EQ(report.at("downloaded").get<std::size_t>(), 0U) << report.dump();
+    const s3::S3Location twin_repo{bucket(), prefix_ + "/twin/"};
+    auto listed = s3::list_mirror(client(), twin_repo);
+    ASSERT_TRUE(listed) << listed.error().to_string();
+    for (const auto& [path, digest] : package_digests(upstream_)) {
+        ASSERT_TRUE(listed->contains(path)) << path;
+        EXPECT_EQ(listed->at(path).size, std::filesystem::file_size(upstream_ / path)) << path;
+    }
+    // The copies are the twin's own objects, recorded in its state: a no-op next.
+    const CommandResult again = run_to_end(argv, tmp_ / "logs");
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_TRUE(repo_report().at("noop").get<bool>());
+    // With --dedupe=off everything is downloaded.
+    for (std::string& arg : argv) {
+        if (arg == "twin") {
+            arg = "third";
+        } else if (arg == "twin," + repo_url_) {
+            arg = "third," + repo_url_;
+        }
+    }
+    argv.push_back("--dedupe=off");
+    const CommandResult third = run_to_end(argv, tmp_ / "logs");
+    ASSERT_EQ(third.exit_code, 0) << third.err;
+    EXPECT_EQ(repo_report().at("linked").get<std::size_t>(), 0U);
+    EXPECT_EQ(repo_report().at("downloaded").get<std::size_t>(), packages);
+}
+
 TEST_F(S3SyncTest, JobWithSnapshotAndS3DestinationSnapshotsInTheStore) {
     const auto config = TempDir::write_at(tmp_ / "rpmirror.conf",
                                           "[main]\ndestination = " + destination() +
