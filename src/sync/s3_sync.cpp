@@ -53,6 +53,25 @@ Result<s3::S3Location> s3_repo_location(const SyncOptions& options, std::string_
                               download_path);
         }
     }
+    // What a bucket physically cannot do, refused here and nowhere else.
+    const auto refused = [&](std::string_view option, std::string_view why) {
+        return make_error(
+            ErrorCode::Unsupported,
+            std::string(option) + " is not possible with an s3:// destination: " + std::string(why),
+            download_path);
+    };
+    if (options.remote_time) {
+        return refused("--remote-time", "an object's time is set by the store when it is written");
+    }
+    if (options.safe_write_path) {
+        return refused("--safe-write-path",
+                       "a key has no outside to allow (hrefs leaving the repository are refused)");
+    }
+    if (!options.dedupe_dirs.empty()) {
+        return refused("--dedupe-dir",
+                       "local files cannot be linked into a bucket (--dedupe copies from the "
+                       "repositories beside it in the bucket)");
+    }
     auto location = s3::S3Location::parse(download_path);
     if (!location) {
         return location;

@@ -40,7 +40,9 @@ bool is_s3_destination(const SyncOptions& options);
 
 // Returns the repository's location: `-p`'s location, plus `repo_id` unless --norepopath.
 // Returns Error{BadInput} naming both iff --metadata-path is set and is not that same s3://
-// location (metadata goes with the packages in a bucket), or naming -p iff it does not parse.
+// location (metadata goes with the packages in a bucket), or naming -p iff it does not parse;
+// Error{Unsupported} naming -p, the option and the reason for what a bucket cannot do
+// (--remote-time, --safe-write-path, --dedupe-dir): the one place they are refused.
 Result<s3::S3Location> s3_repo_location(const SyncOptions& options, std::string_view repo_id);
 
 // One selected package as the s3 destination sees it.

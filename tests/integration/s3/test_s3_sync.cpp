@@ -367,6 +367,27 @@ TEST_F(S3SyncTest, SpoolDirAndSizeOptionsAndStaleSpoolsOfDeadRunsAreRemoved) {
     EXPECT_NE(too_small.err.find("--s3-spool-size"), std::string::npos) << too_small.err;
 }
 
+TEST_F(S3SyncTest, OptionsABucketCannotHonourAreRefusedNamingTheReasonAndNothingIsWritten) {
+    for (const auto& [option, reason] :
+         std::vector<std::pair<std::vector<std::string>, std::string>>{
+             {{"--remote-time"},
+              "--remote-time is not possible with an s3:// destination: an "
+              "object's time is set by the store"},
+             {{"--safe-write-path", tmp_.path().string()},
+              "--safe-write-path is not possible with an s3:// destination"},
+             {{"--dedupe-dir", tmp_.path().string()},
+              "--dedupe-dir is not possible with an s3:// destination: local files cannot be "
+              "linked into a bucket"}}) {
+        std::vector<std::string> args{"--download-metadata"};
+        args.insert(args.end(), option.begin(), option.end());
+        const CommandResult refused = sync(args);
+        EXPECT_NE(refused.exit_code, 0) << option[0];
+        EXPECT_NE(refused.err.find(reason), std::string::npos) << refused.err;
+        EXPECT_NE(refused.err.find(destination()), std::string::npos) << refused.err;
+    }
+    EXPECT_TRUE(objects().empty());
+}
+
 TEST_F(S3SyncTest, DedupeCopiesWhatASiblingRepositoryHoldsInsideTheStore) {
     ASSERT_EQ(sync({"--download-metadata", "--s3-acl", "public-read"}).exit_code, 0);
     const std::size_t packages = package_digests(upstream_).size();
