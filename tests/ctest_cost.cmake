@@ -8,5 +8,5 @@ set_tests_properties(
   CrashSafety.SigkillAtEveryIoOperationLeavesAVerifiedMirrorThatTheNextRunCompletes
   PROPERTIES COST 35)
 set_tests_properties(S3SyncTest.KillAtAnyStoreWriteNeverPublishesIncompleteMetadata
-                     PROPERTIES COST 25)
+                     PROPERTIES COST 40)
 set_tests_properties(LibrepoAccelAbi.EveryTypeAndCacheStateAsLibrepo PROPERTIES COST 20)
