@@ -1,51 +1,29 @@
-// The download loop: one curl multi handle, one Transfer per requested file, each driven through
-// an explicit state machine:
-//
-//   Queued ──start──> Running ──body complete──> Verifying ──match──> Done
-//     │                  │                          │
-//     │                  └─failure─┐                └─mismatch─┐
-//     │                            v                           v
-//     └─(file://)─> Verifying   RetryWait <───────────────────(next mirror / retry)
-//                                  │ (no mirror or retry left) ──> Failed
-//   Stop requested: Running/RetryWait ──> Interrupted (.part kept), Queued ──> NotStarted.
-//
-// A segmented file (DownloadOptions::connections_per_file) goes Queued ──> Segmented instead of
-// Running: its byte ranges are transfers of their own (appended to Engine::transfers, `owner` =
-// the file), each Queued ──> Running ──> Done through the same loop, retries and mirror choice,
-// writing at its offset into the file's .part. The last range to finish moves the file
-// Segmented ──> Verifying (hashed from disk); a range the server will not serve as a range moves
-// it Segmented ──> Queued, to start over on one connection. A failed file or a stop cancels the
-// ranges left (Running/RetryWait ──> Interrupted, Queued ──> NotStarted).
-//
-// As curl's multi.c does with mstate(), Engine::set_state is the only place a transfer's state
-// changes, and it keeps the counts of running and verifying transfers with it, and the
-// ConnectionBudget token a Running transfer holds (DownloadOptions::budget): taken before the
-// attempt starts (Engine::try_start), given back when the transfer leaves Running, whatever
-// the outcome. Everything an attempt learns lives in Transfer::attempt, replaced as a whole when
-// the next attempt starts; which mirror that attempt uses is decided by choose_next_mirror
-// (mirror_choice.hpp).
-//
-// Everything here runs on the thread calling Downloader::run, except the PartSink jobs (see
-// part_sink.hpp), whose results come back through the CompletionQueue.
+// Downloader: the library's entry point to the download engine. Its options and requests are
+// checked, the curl multi handle and the IoPool are kept from one run to the next, and a run
+// builds an Engine (engine.hpp), runs its loop and gathers the report. Until they have files of
+// their own, the rest of the Engine's member functions are defined here too.
 #include <curl/curl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cassert>
-#include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <ctime>
-#include <deque>
+#include <optional>
 #include <random>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "download/curl_handles.hpp"
 #include "download/curl_options.hpp"
 #include "download/destination.hpp"
-#include "download/mirror_choice.hpp"
+#include "download/engine.hpp"
 #include "download/part_sink.hpp"
 #include "fs/beneath.hpp"
 #include "rpmirror/download.hpp"
@@ -61,74 +39,172 @@ void ensure_curl_initialized() {
     (void)status;
 }
 
-}  // namespace download
+void Engine::set_state(Transfer& transfer, TransferState next) {
+    assert(is_allowed_transition(transfer.state, next));
+    if (transfer.state == TransferState::Running) {
+        --running;
+        transfer.attempt.connection.reset();
+    } else if (transfer.state == TransferState::Verifying) {
+        --verifying;
+    }
+    transfer.state = next;
+    if (next == TransferState::Running) {
+        assert(!budget_client || transfer.attempt.connection);
+        ++running;
+    } else if (next == TransferState::Verifying) {
+        ++verifying;
+    }
+}
 
-using namespace download;
+void Engine::begin_verification(Transfer& transfer, Verification verification) {
+    transfer.verification = verification;
+    set_state(transfer, TransferState::Verifying);
+}
+
+void Engine::drain_curl_messages() {
+    int left = 0;
+    while (CURLMsg* message = curl_multi_info_read(multi, &left)) {
+        if (message->msg != CURLMSG_DONE) {
+            continue;
+        }
+        Transfer* transfer = nullptr;
+        curl_easy_getinfo(message->easy_handle, CURLINFO_PRIVATE, &transfer);
+        const CURLcode code = message->data.result;
+        if (transfer != nullptr && transfer->state == TransferState::Running) {
+            on_curl_done(*transfer, code);
+        }
+    }
+}
+
+void Engine::drain_completions() {
+    for (const Completion& completion : completions.take()) {
+        Transfer& transfer = *transfers[completion.transfer];
+        if (completion.kind == Completion::Kind::Unpause) {
+            resume_paused(true, completion.transfer);
+        } else if (completion.kind == Completion::Kind::UnpauseAll) {
+            resume_paused(false, 0);
+        } else if (transfer.state == TransferState::Verifying) {
+            on_sink_finished(transfer);
+        }
+    }
+}
+
+void Engine::start_ready() {
+    budget_refused = false;
+    start_ready_transfers();
+    if (budget_client && !budget_refused) {
+        budget_client.stop_waiting();  // nothing (more) to start: hold no one back
+    }
+}
+
+void Engine::start_ready_transfers() {
+    if (stopping) {
+        return;
+    }
+    const auto now = Clock::now();
+    // Retries whose wait is over go first, then new files. A refusal of the budget ends
+    // the pass: the loop is woken when a token is released.
+    for (std::size_t position = 0;
+         position < retry_wait.size() && running < options.max_parallel;) {
+        Transfer& transfer = *transfers[retry_wait[position]];
+        if (transfer.not_before > now) {
+            ++position;
+            continue;
+        }
+        const std::size_t index = retry_wait[position];
+        retry_wait.erase(retry_wait.begin() + static_cast<std::ptrdiff_t>(position));
+        if (!try_start(transfer)) {
+            retry_wait.insert(retry_wait.begin() + static_cast<std::ptrdiff_t>(position), index);
+            return;
+        }
+    }
+    while (!queue.empty() && running < options.max_parallel && !stopping) {
+        Transfer& transfer = *transfers[queue.front()];
+        queue.pop_front();
+        if (!try_start(transfer)) {
+            queue.push_front(transfer.index);
+            return;
+        }
+        if (fail_fast_triggered) {
+            break;
+        }
+    }
+}
+
+void Engine::report_progress(bool force) {
+    if (progress == nullptr) {
+        return;
+    }
+    const auto now = Clock::now();
+    if (!force && now - last_progress < std::chrono::milliseconds(100)) {
+        return;
+    }
+    last_progress = now;
+    std::uint64_t done = bytes_finished;
+    for (const auto& transfer : transfers) {
+        if (transfer->state == TransferState::Running ||
+            transfer->state == TransferState::Verifying) {
+            done += transfer->accepted;
+        }
+    }
+    progress->progress(done, bytes_total);
+}
+
+int Engine::poll_timeout_ms() {
+    auto timeout = std::chrono::milliseconds(progress != nullptr ? 100 : 1000);
+    const auto now = Clock::now();
+    if (!stopping && running < options.max_parallel) {
+        for (std::size_t index : retry_wait) {
+            if (budget_refused && transfers[index]->not_before <= now) {
+                continue;  // ready, but waits for a token: woken when one is released
+            }
+            const auto wait =
+                std::chrono::ceil<std::chrono::milliseconds>(transfers[index]->not_before - now);
+            timeout = std::min(timeout, std::max(wait, std::chrono::milliseconds(0)));
+        }
+    }
+    if (!paused.empty() && options.throttle > 0) {
+        refill_tokens();
+        if (tokens > 0) {
+            resume_paused(false, 0);
+        } else {
+            const auto wait = std::chrono::milliseconds(
+                static_cast<std::int64_t>(
+                    std::ceil(-tokens * 1000.0 / static_cast<double>(options.throttle))) +
+                1);
+            timeout = std::min(timeout, wait);
+        }
+    }
+    return static_cast<int>(timeout.count());
+}
+
+void Engine::loop() {
+    for (;;) {
+        if (!stopping && (stop.stop_requested() || fail_fast_triggered)) {
+            report.interrupted = stop.stop_requested();
+            stop_everything();
+        }
+        drain_completions();
+        start_ready();
+        int still_running = 0;
+        curl_multi_perform(multi, &still_running);
+        drain_curl_messages();
+        drain_completions();
+        start_ready();
+        report_progress(false);
+        const bool idle =
+            running == 0 && verifying == 0 && (stopping || (queue.empty() && retry_wait.empty()));
+        if (idle) {
+            break;
+        }
+        curl_multi_poll(multi, nullptr, 0, poll_timeout_ms(), nullptr);
+    }
+    report_progress(true);
+}
 
 namespace {
 
-using text::to_lower;
 using text::trim;
-
-using Clock = std::chrono::steady_clock;
-
-enum class TransferState {
-    Queued,       // waiting for a free slot (its first attempt, or again after a bad leftover)
-    Running,      // an easy handle is in the multi handle
-    Segmented,    // a file whose ranges are being fetched (it holds no connection itself)
-    Verifying,    // the sink is finishing: final hash, compare, rename (see Verification)
-    RetryWait,    // the next attempt waits for not_before
-    Done,         // published (final)
-    Failed,       // result.error says why (final)
-    Interrupted,  // stopped while Running or RetryWait; .part kept (final)
-    NotStarted,   // stopped while Queued (final)
-};
-
-// Returns true iff a transfer may go from `from` to `to` (the diagram at the top of the file).
-[[maybe_unused]] constexpr bool is_allowed_transition(TransferState from, TransferState to) {
-    using S = TransferState;
-    switch (from) {
-        case S::Queued:
-            return to == S::Running || to == S::Verifying || to == S::RetryWait ||
-                   to == S::Failed || to == S::NotStarted || to == S::Segmented;
-        case S::Running:  // to Done: a range (its file is verified as a whole)
-            return to == S::Verifying || to == S::RetryWait || to == S::Failed ||
-                   to == S::Interrupted || to == S::Done;
-        case S::Segmented:
-            return to == S::Verifying || to == S::Queued || to == S::Failed || to == S::Interrupted;
-        case S::Verifying:
-            return to == S::Done || to == S::Failed || to == S::RetryWait || to == S::Queued ||
-                   to == S::Interrupted;
-        case S::RetryWait:
-            return to == S::Running || to == S::Verifying || to == S::RetryWait ||
-                   to == S::Failed || to == S::Interrupted;
-        case S::Done:
-        case S::Failed:
-        case S::Interrupted:
-        case S::NotStarted:
-            return false;
-    }
-    return false;
-}
-
-// What a Verifying transfer's sink is checking.
-enum class Verification {
-    Download,      // the body of an http(s) attempt
-    LeftoverPart,  // a complete .part left by an earlier run: nothing was fetched
-    FileCopy,      // a copy from a file:// mirror
-};
-
-// RangeUnusable: a range of a segmented file was not answered with exactly its bytes.
-enum class AbortReason { None, SizeMismatch, RangeMismatch, RangeUnusable, LocalIo };
-
-// A range of a segmented file is never smaller than this.
-constexpr std::uint64_t kMinRangeBytes = 1024 * 1024;
-
-double thread_cpu_seconds() {
-    struct timespec spent {};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spent);
-    return static_cast<double>(spent.tv_sec) + static_cast<double>(spent.tv_nsec) / 1e9;
-}
 
 std::optional<std::uint64_t> parse_u64(std::string_view text) {
     std::uint64_t value = 0;
@@ -166,10 +242,6 @@ ContentRange parse_content_range(std::string_view range) {
     return parsed;
 }
 
-bool is_absolute_url(std::string_view href) {
-    return href.find("://") != std::string_view::npos;
-}
-
 bool is_transient_curl_code(CURLcode code) {
     switch (code) {
         case CURLE_COULDNT_RESOLVE_PROXY:
@@ -191,1250 +263,938 @@ bool is_transient_curl_code(CURLcode code) {
     }
 }
 
+bool is_transient_status(long status) {
+    return status == 408 || status == 429 || (status >= 500 && status <= 599);
+}
+
+}  // namespace
+
+std::size_t Engine::on_header(char* data, std::size_t size, std::size_t count, void* user) {
+    auto& transfer = *static_cast<Transfer*>(user);
+    Response& response = transfer.attempt.response;
+    const std::size_t length = size * count;
+    const std::string_view line(data, length);
+    if (iequals_prefix(line, "HTTP/")) {
+        // A new response (after a redirect or a 100 Continue): forget the previous one.
+        response = Response{};
+        const auto space = line.find(' ');
+        if (space != std::string_view::npos) {
+            const auto code = parse_u64(trim(line.substr(space + 1, 3)));
+            response.status = code ? static_cast<long>(*code) : 0;
+        }
+        return length;
+    }
+    const std::string_view content = trim(line);
+    if (content.empty()) {
+        return transfer.engine->on_headers_complete(transfer) ? length : 0;
+    }
+    const auto colon = content.find(':');
+    if (colon == std::string_view::npos) {
+        return length;
+    }
+    const std::string_view name = content.substr(0, colon);
+    const std::string_view value = trim(content.substr(colon + 1));
+    if (name.size() == 14 && iequals_prefix(name, "content-length")) {
+        response.content_length = parse_u64(value);
+    } else if (name.size() == 13 && iequals_prefix(name, "content-range")) {
+        response.content_range = std::string(value);
+    } else if (name.size() == 16 && iequals_prefix(name, "content-encoding")) {
+        response.content_encoding = std::string(value);
+    } else if (name.size() == 8 && iequals_prefix(name, "location")) {
+        response.has_location = true;
+    }
+    return length;
+}
+
+bool Engine::on_headers_complete(Transfer& transfer) {
+    Attempt& attempt = transfer.attempt;
+    Response& response = attempt.response;
+    const long status = response.status;
+    if (status < 200 || (status >= 300 && status < 400 && response.has_location)) {
+        response.discard_body = true;  // informational, or a redirect curl will follow
+        return true;
+    }
+    if (transfer.owner != nullptr) {
+        return on_range_headers(transfer);
+    }
+    const std::uint64_t expected = transfer.request->expected_size;
+    const bool size_known = expected != kUnknownSize;
+    // Content-Length and Content-Range count the encoded bytes, not the decoded ones.
+    const bool decoded = attempt.decoding && is_encoded(response.content_encoding);
+    if (status == 200) {
+        if (attempt.range_start > 0) {
+            // The server ignored Range: the body is the whole file. Start over.
+            transfer.sink->restart();
+            transfer.accepted = 0;
+            attempt.range_start = 0;
+            attempt.note = "server ignored Range (200 instead of 206); started over";
+        }
+        if (size_known && !decoded && response.content_length &&
+            *response.content_length != expected) {
+            attempt.abort = AbortReason::SizeMismatch;
+            attempt.abort_message = "size mismatch: Content-Length " +
+                                    std::to_string(*response.content_length) + ", expected " +
+                                    std::to_string(expected) + " bytes (aborted before the body)";
+            return false;
+        }
+        return true;
+    }
+    if (status == 206 && decoded) {
+        // A range of encoded bytes: it cannot be decoded on its own, nor appended to bytes
+        // already decoded.
+        attempt.abort = AbortReason::RangeMismatch;
+        attempt.abort_message = "206 with Content-Encoding: " + response.content_encoding +
+                                " for Range from " + std::to_string(attempt.range_start) +
+                                ": encoded bytes cannot be resumed";
+        return false;
+    }
+    if (status == 206) {
+        const std::string& range = response.content_range;
+        const ContentRange parsed = parse_content_range(range);
+        const std::optional<std::uint64_t>& start = parsed.first;
+        const std::optional<std::uint64_t>& total = parsed.total;
+        if (!start || *start != attempt.range_start) {
+            attempt.abort = AbortReason::RangeMismatch;
+            attempt.abort_message = "206 with Content-Range '" + range + "' for Range from " +
+                                    std::to_string(attempt.range_start);
+            return false;
+        }
+        if (size_known && ((total && *total != expected) ||
+                           (response.content_length &&
+                            *response.content_length != expected - attempt.range_start))) {
+            attempt.abort = AbortReason::SizeMismatch;
+            attempt.abort_message = "size mismatch: Content-Range '" + range + "', expected " +
+                                    std::to_string(expected) + " bytes";
+            return false;
+        }
+        transfer.result.resumed = transfer.result.resumed || attempt.range_start > 0;
+        return true;
+    }
+    response.discard_body = true;  // an error page: classified when the transfer ends
+    return true;
+}
+
+bool Engine::on_range_headers(Transfer& range) {
+    Attempt& attempt = range.attempt;
+    Response& response = attempt.response;
+    const std::uint64_t last = range.range_end - 1;
+    const std::string asked =
+        "Range bytes=" + std::to_string(attempt.range_start) + "-" + std::to_string(last);
+    if (response.status == 200) {
+        attempt.abort = AbortReason::RangeUnusable;
+        attempt.abort_message = "server ignored " + asked + " (200 instead of 206)";
+        return false;
+    }
+    if (response.status != 206) {
+        response.discard_body = true;  // an error page: classified when the transfer ends
+        return true;
+    }
+    const ContentRange got = parse_content_range(response.content_range);
+    if (got.first != attempt.range_start || got.last != last ||
+        (got.total && *got.total != range.request->expected_size) ||
+        (response.content_length && *response.content_length != last + 1 - *got.first)) {
+        attempt.abort = AbortReason::RangeUnusable;
+        attempt.abort_message =
+            "206 with Content-Range '" + response.content_range + "' for " + asked;
+        return false;
+    }
+    return true;
+}
+
+void Engine::on_curl_done(Transfer& transfer, CURLcode code) {
+    Attempt& attempt = transfer.attempt;
+    curl_off_t retry_after_seconds = 0;
+    std::optional<std::chrono::seconds> retry_after;
+    if (curl_easy_getinfo(attempt.easy.get(), CURLINFO_RETRY_AFTER, &retry_after_seconds) ==
+            CURLE_OK &&
+        retry_after_seconds > 0) {
+        retry_after = std::chrono::seconds(retry_after_seconds);
+    }
+    // The server's Last-Modified (--remote-time); -1 when it sent none.
+    std::optional<std::int64_t> remote_time;
+    if (options.preserve_remote_time) {
+        curl_off_t filetime = -1;
+        if (curl_easy_getinfo(attempt.easy.get(), CURLINFO_FILETIME_T, &filetime) == CURLE_OK &&
+            filetime >= 0) {
+            remote_time = static_cast<std::int64_t>(filetime);
+        }
+    }
+    // Read from the handle before detach() hands it back for reuse.
+    const std::string curl_failure =
+        code == CURLE_OK ? std::string()
+                         : describe_curl_failure(attempt.easy.get(), code, attempt.url,
+                                                 attempt.error_buffer.data(), attempt.redirects);
+    detach(transfer);
+    const long status = attempt.response.status;
+    switch (attempt.abort) {
+        case AbortReason::SizeMismatch:
+            if (!retry_as_sent(transfer, attempt.abort_message)) {
+                fail_attempt(transfer, attempt.abort_message, FailureKind::Permanent);
+            }
+            return;
+        case AbortReason::RangeMismatch:
+            fail_attempt(transfer, attempt.abort_message + "; starting over",
+                         FailureKind::RestartSame);
+            return;
+        case AbortReason::RangeUnusable:
+            fall_back_to_one_connection(transfer, attempt.abort_message);
+            return;
+        case AbortReason::LocalIo:
+            finish_failed(transfer,
+                          Error{ErrorCode::Io, "cannot write the download", transfer.shown_path,
+                                file_of(transfer).sink->write_errno()});
+            return;
+        case AbortReason::None:
+            break;
+    }
+    if (status >= 400 || (code == CURLE_OK && status != 200 && status != 206)) {
+        std::string outcome = "HTTP " + std::to_string(status);
+        if (status == 416 && transfer.owner != nullptr) {
+            fall_back_to_one_connection(transfer, outcome + " for a range");
+        } else if (status == 416 && attempt.range_start > 0) {
+            fail_attempt(transfer,
+                         outcome + " for Range from " + std::to_string(attempt.range_start) +
+                             "; starting over",
+                         FailureKind::RestartSame);
+        } else if (is_transient_status(status)) {
+            fail_attempt(transfer, outcome, FailureKind::Transient, retry_after);
+        } else {
+            fail_attempt(transfer, outcome, FailureKind::Permanent);
+        }
+        return;
+    }
+    if (code == CURLE_BAD_CONTENT_ENCODING && retry_as_sent(transfer, curl_failure)) {
+        return;  // not gzip or deflate at all: the label may be wrong
+    }
+    if (code != CURLE_OK) {
+        std::string outcome = curl_failure;
+        if (code == CURLE_OPERATION_TIMEDOUT && options.minrate > 0) {
+            outcome += " (minrate " + std::to_string(options.minrate) + " B/s over " +
+                       std::to_string(options.low_speed_time.count()) + " s)";
+        }
+        fail_attempt(
+            transfer, std::move(outcome),
+            is_transient_curl_code(code) ? FailureKind::Transient : FailureKind::Permanent);
+        return;
+    }
+    if (transfer.request->expected_size != kUnknownSize &&
+        transfer.accepted != expected_bytes(transfer)) {
+        const std::string outcome = "size mismatch: received " + std::to_string(transfer.accepted) +
+                                    " bytes, expected " + std::to_string(expected_bytes(transfer));
+        if (!retry_as_sent(transfer, outcome)) {
+            fail_attempt(transfer, outcome, FailureKind::Permanent);
+        }
+        return;
+    }
+    if (transfer.owner != nullptr) {
+        range_done(transfer, remote_time);
+        return;
+    }
+    begin_verification(transfer, Verification::Download);
+    transfer.sink->finish(remote_time);
+}
+
+std::size_t Engine::on_body(char* data, std::size_t size, std::size_t count, void* user) {
+    auto& transfer = *static_cast<Transfer*>(user);
+    Attempt& attempt = transfer.attempt;
+    const std::size_t length = size * count;
+    if (attempt.response.discard_body || length == 0) {
+        return length;
+    }
+    Engine& engine = *transfer.engine;
+    PartSink& sink = *file_of(transfer).sink;
+    const std::uint64_t most = transfer.request->expected_size == kUnknownSize
+                                   ? kMaxUnknownSizeBytes
+                                   : expected_bytes(transfer);
+    if (transfer.accepted + length > most) {
+        attempt.abort = AbortReason::SizeMismatch;
+        attempt.abort_message =
+            (transfer.request->expected_size == kUnknownSize
+                 ? "size unknown, and more than " + std::to_string(most)
+                 : "size mismatch: more than the expected " + std::to_string(most)) +
+            " bytes (aborted)";
+        return 0;
+    }
+    if (sink.has_failed()) {
+        attempt.abort = AbortReason::LocalIo;
+        return 0;
+    }
+    if (engine.options.throttle > 0) {
+        engine.refill_tokens();
+        if (engine.tokens <= 0) {
+            engine.pause(transfer);
+            return CURL_WRITEFUNC_PAUSE;
+        }
+        engine.tokens -= static_cast<double>(length);
+    }
+    if (sink.should_pause()) {
+        engine.pause(transfer);
+        return CURL_WRITEFUNC_PAUSE;
+    }
+    const bool written =
+        transfer.owner != nullptr
+            ? sink.write_range(transfer.range_begin + transfer.accepted, data, length)
+            : sink.write(data, length);
+    if (!written) {
+        attempt.abort = AbortReason::LocalIo;
+        return 0;
+    }
+    transfer.accepted += length;
+    attempt.bytes += length;
+    return length;
+}
+
+void Engine::pause(Transfer& transfer) {
+    if (!transfer.attempt.paused) {
+        transfer.attempt.paused = true;
+        paused.push_back(transfer.index);
+        ++report.throttle_pauses;
+    }
+}
+
+void Engine::resume_paused(bool only_index, std::size_t index) {
+    std::vector<std::size_t> candidates;
+    if (only_index) {
+        auto found = std::find(paused.begin(), paused.end(), index);
+        if (found == paused.end()) {
+            return;
+        }
+        paused.erase(found);
+        candidates.push_back(index);
+    } else {
+        candidates = std::exchange(paused, {});
+    }
+    for (std::size_t candidate : candidates) {
+        Transfer& transfer = *transfers[candidate];
+        transfer.attempt.paused = false;
+        if (transfer.state == TransferState::Running && transfer.attempt.easy) {
+            // May call on_body at once, which may pause it again.
+            curl_easy_pause(transfer.attempt.easy.get(), CURLPAUSE_CONT);
+        }
+    }
+}
+
+namespace {
+
 bool h2c_reuse_works() {
     static const bool works = curl_version_info(CURLVERSION_NOW)->version_num >= 0x080000;
     return works;
 }
 
-bool is_transient_status(long status) {
-    return status == 408 || status == 429 || (status >= 500 && status <= 599);
+}  // namespace
+
+CurlEasy Engine::take_easy() {
+    if (!idle_easies.empty()) {
+        CurlEasy easy = std::move(idle_easies.back());
+        idle_easies.pop_back();
+        curl_easy_reset(easy.get());
+        return easy;
+    }
+    return CurlEasy(curl_easy_init());
 }
 
-// The headers of one response. A redirect or a 100 Continue starts a new one.
-struct Response {
-    long status = 0;
-    bool discard_body = false;  // not the file: an informational answer, a redirect, an error
-    bool has_location = false;
-    std::optional<std::uint64_t> content_length;
-    std::string content_range;
-    std::string content_encoding;
-};
-
-// One attempt of one file on one URL: replaced as a whole when the next attempt starts.
-struct Attempt {
-    CurlEasy easy;  // empty unless Running
-    std::array<char, CURL_ERROR_SIZE> error_buffer{};
-    std::string url;
-    std::string base;               // the mirror; "" iff the href is an absolute URL
-    std::uint64_t range_start = 0;  // the Range request's first byte, 0 = whole file
-    std::uint64_t bytes = 0;        // body bytes accepted in this attempt
-    Response response;              // the last response's headers
-    std::string note;               // e.g. "server ignored Range; started over"
-    AbortReason abort = AbortReason::None;
-    std::string abort_message;
-    bool paused = false;   // by the bandwidth limit or the worker's lag
-    bool decoding = true;  // an encoded body is decoded (see Transfer::store_as_sent)
-    RedirectGuard redirects;
-    ConnectionBudget::Token connection;  // held while Running iff there is a budget
-};
-
-struct Transfer {
-    std::size_t index = 0;
-    const DownloadRequest* request = nullptr;
-    std::string expected_digest;                         // lowercase
-    std::string shown_path;                              // <root>/<destination>, for messages
-    TransferState state = TransferState::Queued;         // changed only by Engine::set_state
-    Verification verification = Verification::Download;  // meaningful while Verifying
-    std::unique_ptr<PartSink> sink;
-    int dir_fd = -1;
-    std::string part_name;
-
-    // What the file's attempts so far leave for the next one.
-    std::vector<MirrorMark> marks;
-    unsigned attempts = 0;
-    unsigned transient_failures = 0;
-    std::uint64_t accepted = 0;  // bytes in the .part (handed to the sink)
-    bool restarted_after_mismatch = false;
-    // A body the mirror sent encoded failed its check once decoded: the mirror may label the
-    // file's own bytes with a Content-Encoding (a .gz sent as "Content-Encoding: gzip"), so the
-    // attempts on that mirror store what it sends, undecoded.
-    bool store_as_sent = false;
-    std::optional<std::string> next_base;  // the mirror the next attempt must use
-    Clock::time_point not_before{};
-
-    // Segmented downloads (see the top of the file).
-    Transfer* owner = nullptr;      // the file, iff this transfer is one of its ranges
-    std::uint64_t range_begin = 0;  // a range: its bytes [range_begin, range_end) of the file
-    std::uint64_t range_end = 0;
-    std::vector<std::size_t> ranges;          // a file: its ranges (indices into Engine::transfers)
-    std::size_t ranges_left = 0;              // a file: ranges not Done yet
-    bool one_connection = false;              // a file: never (again) segmented
-    std::optional<std::int64_t> remote_time;  // a file: a range's Last-Modified (--remote-time)
-
-    Attempt attempt;
-    FileResult result;  // a range records its attempts in its file's result
-    struct Engine* engine = nullptr;
-};
-
-// Returns the file `transfer` belongs to: itself, or the owner of a range.
-Transfer& file_of(Transfer& transfer) {
-    return transfer.owner != nullptr ? *transfer.owner : transfer;
+void Engine::configure(Transfer& transfer) {
+    Attempt& attempt = transfer.attempt;
+    CURL* easy = attempt.easy.get();
+    const DownloadOptions& o = options;
+    curl_easy_setopt(easy, CURLOPT_URL, attempt.url.c_str());
+    curl_easy_setopt(easy, CURLOPT_PRIVATE, &transfer);
+    curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, attempt.error_buffer.data());
+    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &Engine::on_body);
+    curl_easy_setopt(easy, CURLOPT_WRITEDATA, &transfer);
+    curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &Engine::on_header);
+    curl_easy_setopt(easy, CURLOPT_HEADERDATA, &transfer);
+    curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, static_cast<long>(kBlockSize));
+    apply_connection_options(easy, o, attempt.url, user_agent, headers.get(), attempt.redirects);
+    // A range is stored as sent: its bytes are not a stream that could be decoded alone.
+    attempt.decoding = !transfer.store_as_sent && transfer.owner == nullptr;
+    if (!attempt.decoding) {
+        receive_body_as_sent(easy);
+    }
+    curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);
+    if (o.preserve_remote_time) {
+        curl_easy_setopt(easy, CURLOPT_FILETIME, 1L);
+    }
+    const bool prior_knowledge = o.http2_prior_knowledge && iequals_prefix(attempt.url, "http://");
+    curl_easy_setopt(easy, CURLOPT_HTTP_VERSION,
+                     prior_knowledge ? static_cast<long>(CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE)
+                                     : static_cast<long>(CURL_HTTP_VERSION_2TLS));
+    if (prior_knowledge && !h2c_reuse_works()) {
+        // libcurl < 8.0 breaks a reused h2c connection ("Error in the HTTP2 framing layer",
+        // curl#10634): one connection per transfer there.
+        curl_easy_setopt(easy, CURLOPT_FORBID_REUSE, 1L);
+        curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 0L);
+    }
+    if (transfer.owner != nullptr) {
+        const std::string range =
+            std::to_string(attempt.range_start) + "-" + std::to_string(transfer.range_end - 1);
+        curl_easy_setopt(easy, CURLOPT_RANGE, range.c_str());  // copied by libcurl
+    } else if (attempt.range_start > 0) {
+        const std::string range = std::to_string(attempt.range_start) + "-";
+        curl_easy_setopt(easy, CURLOPT_RANGE, range.c_str());  // copied by libcurl
+    }
 }
 
-// Returns the bytes `transfer` must receive: a range's length, or the file's expected size.
-std::uint64_t expected_bytes(const Transfer& transfer) {
-    return transfer.owner != nullptr ? transfer.range_end - transfer.range_begin
-                                     : transfer.request->expected_size;
-}
-
-struct Engine {
-    const DownloadOptions& options;
-    CURLM* multi;
-    IoPool* pool;
-    std::vector<DestinationRoot>& roots;
-    ProgressSink* progress;
-    std::stop_token stop;
-    ConnectionBudget::Client budget_client;  // registered for the run iff options.budget
-    bool budget_refused = false;             // the budget refused a start in this pass
-    CompletionQueue completions;
-    std::vector<std::unique_ptr<Transfer>> transfers;
-    std::deque<std::size_t> queue;        // Queued, in request order
-    std::vector<std::size_t> retry_wait;  // RetryWait
-    std::vector<std::size_t> paused;      // paused by the bandwidth limit or the worker's lag
-    std::size_t running = 0;              // Running transfers: kept by set_state
-    std::size_t verifying = 0;            // Verifying transfers: kept by set_state
-    std::vector<CurlEasy> idle_easies;
-    CurlSlist headers;
-    std::string user_agent;
-    std::mt19937_64 random{std::random_device{}()};
-    bool stopping = false;
-    bool fail_fast_triggered = false;
-    DownloadReport report;
-    std::uint64_t bytes_total = 0;
-    std::uint64_t bytes_finished = 0;
-    Clock::time_point last_progress{};
-    // Bandwidth limit: a token bucket shared by all transfers.
-    double tokens = 0;
-    Clock::time_point last_refill = Clock::now();
-
-    Engine(const DownloadOptions& options_in, CURLM* multi_in, IoPool* pool_in,
-           std::vector<DestinationRoot>& roots_in, ProgressSink* progress_in,
-           std::stop_token stop_in)
-        : options(options_in),
-          multi(multi_in),
-          pool(pool_in),
-          roots(roots_in),
-          progress(progress_in),
-          stop(std::move(stop_in)) {}
-
-    // --- the state ----------------------------------------------------------------------------
-    // The only place a transfer's state changes; keeps `running` and `verifying` with it.
-    void set_state(Transfer& transfer, TransferState next) {
-        assert(is_allowed_transition(transfer.state, next));
-        if (transfer.state == TransferState::Running) {
-            --running;
-            transfer.attempt.connection.reset();
-        } else if (transfer.state == TransferState::Verifying) {
-            --verifying;
-        }
-        transfer.state = next;
-        if (next == TransferState::Running) {
-            assert(!budget_client || transfer.attempt.connection);
-            ++running;
-        } else if (next == TransferState::Verifying) {
-            ++verifying;
-        }
+bool Engine::prepare(Transfer& transfer) {
+    const DownloadRequest& request = *transfer.request;
+    auto part = roots[request.root_index].open_part(request.destination);
+    if (!part) {
+        finish_failed(transfer, part.error());
+        return false;
     }
-
-    // Hands the transfer to its sink's verification (what the sink checks: `verification`).
-    void begin_verification(Transfer& transfer, Verification verification) {
-        transfer.verification = verification;
-        set_state(transfer, TransferState::Verifying);
-    }
-
-    // --- bandwidth ----------------------------------------------------------------------------
-    void refill_tokens() {
-        const auto now = Clock::now();
-        const double elapsed = std::chrono::duration<double>(now - last_refill).count();
-        last_refill = now;
-        const auto rate = static_cast<double>(options.throttle);
-        const double capacity = std::max(rate / 4, 65536.0);
-        tokens = std::min(capacity, tokens + rate * elapsed);
-    }
-
-    // --- curl callbacks -----------------------------------------------------------------------
-    static std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
-        auto& transfer = *static_cast<Transfer*>(user);
-        Response& response = transfer.attempt.response;
-        const std::size_t length = size * count;
-        const std::string_view line(data, length);
-        if (iequals_prefix(line, "HTTP/")) {
-            // A new response (after a redirect or a 100 Continue): forget the previous one.
-            response = Response{};
-            const auto space = line.find(' ');
-            if (space != std::string_view::npos) {
-                const auto code = parse_u64(trim(line.substr(space + 1, 3)));
-                response.status = code ? static_cast<long>(*code) : 0;
-            }
-            return length;
-        }
-        const std::string_view content = trim(line);
-        if (content.empty()) {
-            return transfer.engine->on_headers_complete(transfer) ? length : 0;
-        }
-        const auto colon = content.find(':');
-        if (colon == std::string_view::npos) {
-            return length;
-        }
-        const std::string_view name = content.substr(0, colon);
-        const std::string_view value = trim(content.substr(colon + 1));
-        if (name.size() == 14 && iequals_prefix(name, "content-length")) {
-            response.content_length = parse_u64(value);
-        } else if (name.size() == 13 && iequals_prefix(name, "content-range")) {
-            response.content_range = std::string(value);
-        } else if (name.size() == 16 && iequals_prefix(name, "content-encoding")) {
-            response.content_encoding = std::string(value);
-        } else if (name.size() == 8 && iequals_prefix(name, "location")) {
-            response.has_location = true;
-        }
-        return length;
-    }
-
-    // Returns false iff the transfer must be aborted now.
-    bool on_headers_complete(Transfer& transfer) {
-        Attempt& attempt = transfer.attempt;
-        Response& response = attempt.response;
-        const long status = response.status;
-        if (status < 200 || (status >= 300 && status < 400 && response.has_location)) {
-            response.discard_body = true;  // informational, or a redirect curl will follow
-            return true;
-        }
-        if (transfer.owner != nullptr) {
-            return on_range_headers(transfer);
-        }
-        const std::uint64_t expected = transfer.request->expected_size;
-        const bool size_known = expected != kUnknownSize;
-        // Content-Length and Content-Range count the encoded bytes, not the decoded ones.
-        const bool decoded = attempt.decoding && is_encoded(response.content_encoding);
-        if (status == 200) {
-            if (attempt.range_start > 0) {
-                // The server ignored Range: the body is the whole file. Start over.
-                transfer.sink->restart();
-                transfer.accepted = 0;
-                attempt.range_start = 0;
-                attempt.note = "server ignored Range (200 instead of 206); started over";
-            }
-            if (size_known && !decoded && response.content_length &&
-                *response.content_length != expected) {
-                attempt.abort = AbortReason::SizeMismatch;
-                attempt.abort_message =
-                    "size mismatch: Content-Length " + std::to_string(*response.content_length) +
-                    ", expected " + std::to_string(expected) + " bytes (aborted before the body)";
-                return false;
-            }
-            return true;
-        }
-        if (status == 206 && decoded) {
-            // A range of encoded bytes: it cannot be decoded on its own, nor appended to bytes
-            // already decoded.
-            attempt.abort = AbortReason::RangeMismatch;
-            attempt.abort_message = "206 with Content-Encoding: " + response.content_encoding +
-                                    " for Range from " + std::to_string(attempt.range_start) +
-                                    ": encoded bytes cannot be resumed";
-            return false;
-        }
-        if (status == 206) {
-            const std::string& range = response.content_range;
-            const ContentRange parsed = parse_content_range(range);
-            const std::optional<std::uint64_t>& start = parsed.first;
-            const std::optional<std::uint64_t>& total = parsed.total;
-            if (!start || *start != attempt.range_start) {
-                attempt.abort = AbortReason::RangeMismatch;
-                attempt.abort_message = "206 with Content-Range '" + range + "' for Range from " +
-                                        std::to_string(attempt.range_start);
-                return false;
-            }
-            if (size_known && ((total && *total != expected) ||
-                               (response.content_length &&
-                                *response.content_length != expected - attempt.range_start))) {
-                attempt.abort = AbortReason::SizeMismatch;
-                attempt.abort_message = "size mismatch: Content-Range '" + range + "', expected " +
-                                        std::to_string(expected) + " bytes";
-                return false;
-            }
-            transfer.result.resumed = transfer.result.resumed || attempt.range_start > 0;
-            return true;
-        }
-        response.discard_body = true;  // an error page: classified when the transfer ends
-        return true;
-    }
-
-    // on_headers_complete for a range of a segmented file: only a 206 with exactly its bytes
-    // will do; anything else that is not an error (a 200: the server ignores Range) falls back.
-    bool on_range_headers(Transfer& range) {
-        Attempt& attempt = range.attempt;
-        Response& response = attempt.response;
-        const std::uint64_t last = range.range_end - 1;
-        const std::string asked =
-            "Range bytes=" + std::to_string(attempt.range_start) + "-" + std::to_string(last);
-        if (response.status == 200) {
-            attempt.abort = AbortReason::RangeUnusable;
-            attempt.abort_message = "server ignored " + asked + " (200 instead of 206)";
-            return false;
-        }
-        if (response.status != 206) {
-            response.discard_body = true;  // an error page: classified when the transfer ends
-            return true;
-        }
-        const ContentRange got = parse_content_range(response.content_range);
-        if (got.first != attempt.range_start || got.last != last ||
-            (got.total && *got.total != range.request->expected_size) ||
-            (response.content_length && *response.content_length != last + 1 - *got.first)) {
-            attempt.abort = AbortReason::RangeUnusable;
-            attempt.abort_message =
-                "206 with Content-Range '" + response.content_range + "' for " + asked;
-            return false;
-        }
-        return true;
-    }
-
-    static std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
-        auto& transfer = *static_cast<Transfer*>(user);
-        Attempt& attempt = transfer.attempt;
-        const std::size_t length = size * count;
-        if (attempt.response.discard_body || length == 0) {
-            return length;
-        }
-        Engine& engine = *transfer.engine;
-        PartSink& sink = *file_of(transfer).sink;
-        const std::uint64_t most = transfer.request->expected_size == kUnknownSize
-                                       ? kMaxUnknownSizeBytes
-                                       : expected_bytes(transfer);
-        if (transfer.accepted + length > most) {
-            attempt.abort = AbortReason::SizeMismatch;
-            attempt.abort_message =
-                (transfer.request->expected_size == kUnknownSize
-                     ? "size unknown, and more than " + std::to_string(most)
-                     : "size mismatch: more than the expected " + std::to_string(most)) +
-                " bytes (aborted)";
-            return 0;
-        }
-        if (sink.has_failed()) {
-            attempt.abort = AbortReason::LocalIo;
-            return 0;
-        }
-        if (engine.options.throttle > 0) {
-            engine.refill_tokens();
-            if (engine.tokens <= 0) {
-                engine.pause(transfer);
-                return CURL_WRITEFUNC_PAUSE;
-            }
-            engine.tokens -= static_cast<double>(length);
-        }
-        if (sink.should_pause()) {
-            engine.pause(transfer);
-            return CURL_WRITEFUNC_PAUSE;
-        }
-        const bool written =
-            transfer.owner != nullptr
-                ? sink.write_range(transfer.range_begin + transfer.accepted, data, length)
-                : sink.write(data, length);
-        if (!written) {
-            attempt.abort = AbortReason::LocalIo;
-            return 0;
-        }
-        transfer.accepted += length;
-        attempt.bytes += length;
-        return length;
-    }
-
-    void pause(Transfer& transfer) {
-        if (!transfer.attempt.paused) {
-            transfer.attempt.paused = true;
-            paused.push_back(transfer.index);
-            ++report.throttle_pauses;
-        }
-    }
-
-    void resume_paused(bool only_index, std::size_t index) {
-        std::vector<std::size_t> candidates;
-        if (only_index) {
-            auto found = std::find(paused.begin(), paused.end(), index);
-            if (found == paused.end()) {
-                return;
-            }
-            paused.erase(found);
-            candidates.push_back(index);
-        } else {
-            candidates = std::exchange(paused, {});
-        }
-        for (std::size_t candidate : candidates) {
-            Transfer& transfer = *transfers[candidate];
-            transfer.attempt.paused = false;
-            if (transfer.state == TransferState::Running && transfer.attempt.easy) {
-                // May call on_body at once, which may pause it again.
-                curl_easy_pause(transfer.attempt.easy.get(), CURLPAUSE_CONT);
-            }
-        }
-    }
-
-    // --- attempts -----------------------------------------------------------------------------
-    CurlEasy take_easy() {
-        if (!idle_easies.empty()) {
-            CurlEasy easy = std::move(idle_easies.back());
-            idle_easies.pop_back();
-            curl_easy_reset(easy.get());
-            return easy;
-        }
-        return CurlEasy(curl_easy_init());
-    }
-
-    void configure(Transfer& transfer) {
-        Attempt& attempt = transfer.attempt;
-        CURL* easy = attempt.easy.get();
-        const DownloadOptions& o = options;
-        curl_easy_setopt(easy, CURLOPT_URL, attempt.url.c_str());
-        curl_easy_setopt(easy, CURLOPT_PRIVATE, &transfer);
-        curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, attempt.error_buffer.data());
-        curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &Engine::on_body);
-        curl_easy_setopt(easy, CURLOPT_WRITEDATA, &transfer);
-        curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &Engine::on_header);
-        curl_easy_setopt(easy, CURLOPT_HEADERDATA, &transfer);
-        curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, static_cast<long>(kBlockSize));
-        apply_connection_options(easy, o, attempt.url, user_agent, headers.get(),
-                                 attempt.redirects);
-        // A range is stored as sent: its bytes are not a stream that could be decoded alone.
-        attempt.decoding = !transfer.store_as_sent && transfer.owner == nullptr;
-        if (!attempt.decoding) {
-            receive_body_as_sent(easy);
-        }
-        curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);
-        if (o.preserve_remote_time) {
-            curl_easy_setopt(easy, CURLOPT_FILETIME, 1L);
-        }
-        const bool prior_knowledge =
-            o.http2_prior_knowledge && iequals_prefix(attempt.url, "http://");
-        curl_easy_setopt(easy, CURLOPT_HTTP_VERSION,
-                         prior_knowledge ? static_cast<long>(CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE)
-                                         : static_cast<long>(CURL_HTTP_VERSION_2TLS));
-        if (prior_knowledge && !h2c_reuse_works()) {
-            // libcurl < 8.0 breaks a reused h2c connection ("Error in the HTTP2 framing layer",
-            // curl#10634): one connection per transfer there.
-            curl_easy_setopt(easy, CURLOPT_FORBID_REUSE, 1L);
-            curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 0L);
-        }
-        if (transfer.owner != nullptr) {
-            const std::string range =
-                std::to_string(attempt.range_start) + "-" + std::to_string(transfer.range_end - 1);
-            curl_easy_setopt(easy, CURLOPT_RANGE, range.c_str());  // copied by libcurl
-        } else if (attempt.range_start > 0) {
-            const std::string range = std::to_string(attempt.range_start) + "-";
-            curl_easy_setopt(easy, CURLOPT_RANGE, range.c_str());  // copied by libcurl
-        }
-    }
-
-    // Opens the .part on a file's first attempt. Returns false iff the file is finished already
-    // (failed, or handed to verification of a complete leftover).
-    bool prepare(Transfer& transfer) {
-        const DownloadRequest& request = *transfer.request;
-        auto part = roots[request.root_index].open_part(request.destination);
-        if (!part) {
-            finish_failed(transfer, part.error());
-            return false;
-        }
-        transfer.dir_fd = part->dir_fd;
-        transfer.part_name = part->part_name;
-        transfer.sink = std::make_unique<PartSink>(
-            transfer.index, pool, static_cast<unsigned>(transfer.index), completions);
-        PublishSpec spec{part->dir_fd,         part->part_name,       part->final_name,
-                         transfer.shown_path,  request.checksum_type, transfer.expected_digest,
-                         request.expected_size};
-        const std::uint64_t existing = part->existing_size;
-        transfer.sink->attach(std::move(part->fd), std::move(spec));
-        if (request.expected_size == kUnknownSize) {
-            // Without a size, a leftover cannot be told complete from partial: start over.
-            if (existing > 0) {
-                transfer.sink->restart();
-            }
-            return true;
-        }
-        if (existing == request.expected_size) {
-            // A complete leftover (or an empty file is expected): verify it, fetch nothing.
-            transfer.sink->hash_prefix(existing);
-            transfer.accepted = existing;
-            begin_verification(transfer, Verification::LeftoverPart);
-            transfer.sink->finish();
-            return false;
-        }
-        if (existing > 0 && existing < request.expected_size) {
-            transfer.sink->hash_prefix(existing);
-            transfer.accepted = existing;
-        } else if (existing > request.expected_size) {
+    transfer.dir_fd = part->dir_fd;
+    transfer.part_name = part->part_name;
+    transfer.sink = std::make_unique<PartSink>(transfer.index, pool,
+                                               static_cast<unsigned>(transfer.index), completions);
+    PublishSpec spec{part->dir_fd,         part->part_name,       part->final_name,
+                     transfer.shown_path,  request.checksum_type, transfer.expected_digest,
+                     request.expected_size};
+    const std::uint64_t existing = part->existing_size;
+    transfer.sink->attach(std::move(part->fd), std::move(spec));
+    if (request.expected_size == kUnknownSize) {
+        // Without a size, a leftover cannot be told complete from partial: start over.
+        if (existing > 0) {
             transfer.sink->restart();
         }
         return true;
     }
-
-    // Returns the mirror the file's next attempt uses; "" iff its href is an absolute URL.
-    static std::string next_attempt_base(const Transfer& transfer) {
-        if (is_absolute_url(transfer.request->href)) {
-            return {};
-        }
-        return transfer.next_base ? *transfer.next_base
-                                  : transfer.request->mirrors->order().front();
+    if (existing == request.expected_size) {
+        // A complete leftover (or an empty file is expected): verify it, fetch nothing.
+        transfer.sink->hash_prefix(existing);
+        transfer.accepted = existing;
+        begin_verification(transfer, Verification::LeftoverPart);
+        transfer.sink->finish();
+        return false;
     }
-
-    static std::string attempt_url(const Transfer& transfer, const std::string& base) {
-        return base.empty() ? transfer.request->href : join_url(base, transfer.request->href);
+    if (existing > 0 && existing < request.expected_size) {
+        transfer.sink->hash_prefix(existing);
+        transfer.accepted = existing;
+    } else if (existing > request.expected_size) {
+        transfer.sink->restart();
     }
+    return true;
+}
 
-    // Starts the file's next attempt, with a token of the budget iff there is one and the attempt
-    // goes over the network. Returns false (and changes nothing) iff the budget refused: the
-    // transfer stays queued or waiting, and the loop is woken when a token may be free.
-    bool try_start(Transfer& transfer) {
-        ConnectionBudget::Token token;
-        if (budget_client) {
-            const std::string url = attempt_url(transfer, next_attempt_base(transfer));
-            if (is_http_url(url)) {
-                token = budget_client.try_acquire(url);
-                if (!token) {
-                    budget_refused = true;
-                    return false;
-                }
+std::string Engine::next_attempt_base(const Transfer& transfer) {
+    if (is_absolute_url(transfer.request->href)) {
+        return {};
+    }
+    return transfer.next_base ? *transfer.next_base : transfer.request->mirrors->order().front();
+}
+
+std::string Engine::attempt_url(const Transfer& transfer, const std::string& base) {
+    return base.empty() ? transfer.request->href : join_url(base, transfer.request->href);
+}
+
+bool Engine::try_start(Transfer& transfer) {
+    ConnectionBudget::Token token;
+    if (budget_client) {
+        const std::string url = attempt_url(transfer, next_attempt_base(transfer));
+        if (is_http_url(url)) {
+            token = budget_client.try_acquire(url);
+            if (!token) {
+                budget_refused = true;
+                return false;
             }
         }
-        start(transfer, std::move(token));
-        return true;
     }
+    start(transfer, std::move(token));
+    return true;
+}
 
-    // Returns the mirrors a segmented `file`'s ranges take in turn; empty iff the file is not
-    // to be segmented (see DownloadOptions::connections_per_file).
-    std::vector<std::string> segment_mirrors(const Transfer& file) const {
-        const DownloadRequest& request = *file.request;
-        if (options.connections_per_file < 2 || file.one_connection || file.attempts > 0 ||
-            file.owner != nullptr || file.store_as_sent || file.accepted != 0 ||
-            request.expected_size == kUnknownSize ||
-            request.expected_size < options.segment_min_size ||
-            request.expected_size < 2 * kMinRangeBytes) {
-            return {};
+void Engine::start(Transfer& transfer, ConnectionBudget::Token token) {
+    if (transfer.owner == nullptr) {
+        if (!transfer.sink && !prepare(transfer)) {
+            return;
         }
-        std::vector<std::string> bases =
-            is_absolute_url(request.href) ? std::vector<std::string>{""} : request.mirrors->order();
-        for (const std::string& base : bases) {
-            if (!is_http_url(attempt_url(file, base))) {
-                return {};  // a file:// mirror is copied, an ftp:// one fetched whole
-            }
-        }
-        return bases;
-    }
-
-    // Splits `file` into its ranges, queued first, spread over `bases` in turn.
-    void begin_segments(Transfer& file, const std::vector<std::string>& bases) {
-        const std::uint64_t size = file.request->expected_size;
-        const std::uint64_t count =
-            std::min<std::uint64_t>(options.connections_per_file, size / kMinRangeBytes);
-        file.one_connection = true;  // whatever happens to this try, the next one is whole
-        file.attempt = Attempt{};
-        file.attempt.base = bases.front();
-        file.attempt.url = attempt_url(file, file.attempt.base);
-        file.attempt.note = std::to_string(count) + " ranges over " +
-                            std::to_string(std::min<std::uint64_t>(count, bases.size())) +
-                            " mirror(s), verified as one file";
-        ++file.attempts;
-        file.result.segments = static_cast<unsigned>(count);
-        file.ranges.clear();
-        for (std::uint64_t part = 0; part < count; ++part) {
-            auto range = std::make_unique<Transfer>();
-            range->index = transfers.size();
-            range->request = file.request;
-            range->expected_digest = file.expected_digest;
-            range->shown_path = file.shown_path;
-            range->engine = this;
-            range->owner = &file;
-            range->range_begin = size * part / count;
-            range->range_end = size * (part + 1) / count;
-            range->next_base = bases[part % bases.size()];
-            file.ranges.push_back(range->index);
-            transfers.push_back(std::move(range));
-        }
-        file.ranges_left = file.ranges.size();
-        set_state(file, TransferState::Segmented);
-        for (auto index = file.ranges.rbegin(); index != file.ranges.rend(); ++index) {
-            queue.push_front(*index);
+        if (const auto bases = segment_mirrors(transfer); !bases.empty()) {
+            begin_segments(transfer, bases);
+            return;
         }
     }
-
-    // Ends the ranges of `file` not Done yet (detached; "interrupted" recorded iff `record`).
-    void cancel_ranges(Transfer& file, bool record) {
-        for (std::size_t index : file.ranges) {
-            Transfer& range = *transfers[index];
-            if (range.state == TransferState::Running) {
-                if (range.attempt.easy) {
-                    detach(range);
-                    if (record) {
-                        record_attempt(range, "interrupted", false);
-                    }
-                }
-                set_state(range, TransferState::Interrupted);
-            } else if (range.state == TransferState::RetryWait) {
-                std::erase(retry_wait, index);
-                set_state(range, TransferState::Interrupted);
-            } else if (range.state == TransferState::Queued) {
-                std::erase(queue, index);
-                set_state(range, TransferState::NotStarted);
-            }
-        }
-        file.ranges_left = 0;
+    assert(!transfer.attempt.easy);
+    transfer.attempt = Attempt{};
+    Attempt& attempt = transfer.attempt;
+    attempt.base = next_attempt_base(transfer);
+    attempt.url = attempt_url(transfer, attempt.base);
+    transfer.next_base.reset();
+    ++transfer.attempts;
+    attempt.range_start = transfer.range_begin + transfer.accepted;
+    if (progress != nullptr) {
+        progress->file_started(file_of(transfer).index, attempt.url);
     }
-
-    // A range that was not served as a range: the file starts over on one connection.
-    void fall_back_to_one_connection(Transfer& range, const std::string& why) {
-        Transfer& file = *range.owner;
-        record_attempt(range, why + "; falling back to one connection", false);
-        cancel_ranges(file, false);
-        file.ranges.clear();
-        file.sink->restart();
-        file.accepted = 0;
-        if (stopping) {
-            interrupt(file);
-            return;
-        }
-        set_state(file, TransferState::Queued);
-        queue.push_front(file.index);
-    }
-
-    // A range has all its bytes; the last one hands the file to verification.
-    void range_done(Transfer& range, std::optional<std::int64_t> remote_time) {
-        Transfer& file = *range.owner;
-        record_attempt(range, "ok", false);
-        if (!range.attempt.base.empty()) {
-            range.request->mirrors->record_success(range.attempt.base);
-        }
-        if (remote_time) {
-            file.remote_time = remote_time;
-        }
-        set_state(range, TransferState::Done);
-        if (--file.ranges_left > 0) {
-            return;
-        }
-        file.accepted = file.request->expected_size;
-        begin_verification(file, Verification::Download);
-        file.sink->hash_file();
-        file.sink->finish(file.remote_time);
-    }
-
-    // Starts the file's next attempt (its first, or the one fail_attempt scheduled); `token` is
-    // the budget's connection for it (empty without a budget), released unless it starts Running.
-    // A file to be segmented starts its ranges instead (queued first; the token goes back).
-    void start(Transfer& transfer, ConnectionBudget::Token token) {
-        if (transfer.owner == nullptr) {
-            if (!transfer.sink && !prepare(transfer)) {
-                return;
-            }
-            if (const auto bases = segment_mirrors(transfer); !bases.empty()) {
-                begin_segments(transfer, bases);
-                return;
-            }
-        }
-        assert(!transfer.attempt.easy);
-        transfer.attempt = Attempt{};
-        Attempt& attempt = transfer.attempt;
-        attempt.base = next_attempt_base(transfer);
-        attempt.url = attempt_url(transfer, attempt.base);
-        transfer.next_base.reset();
-        ++transfer.attempts;
-        attempt.range_start = transfer.range_begin + transfer.accepted;
-        if (progress != nullptr) {
-            progress->file_started(file_of(transfer).index, attempt.url);
-        }
-        if (attempt.base.empty() && !is_http_url(attempt.url)) {
-            // An absolute href comes from upstream (xml:base): never a local file.
-            fail_attempt(transfer,
-                         "refused: an absolute href must be an http or https URL (file:// is "
-                         "only accepted as a mirror)",
-                         FailureKind::Permanent);
-            return;
-        }
-        if (auto path = file_url_path(attempt.url)) {
-            attempt.range_start = 0;
-            transfer.accepted = 0;
-            begin_verification(transfer, Verification::FileCopy);
-            transfer.sink->copy_from(std::move(*path));
-            return;
-        }
-        if (!iequals_prefix(attempt.url, "http://") && !iequals_prefix(attempt.url, "https://")) {
-            fail_attempt(transfer, "unsupported URL scheme", FailureKind::Permanent);
-            return;
-        }
-        attempt.easy = take_easy();
-        if (!attempt.easy) {
-            finish_failed(transfer, Error{ErrorCode::Io, "cannot create a curl handle",
-                                          transfer.shown_path, ENOMEM});
-            return;
-        }
-        configure(transfer);
-        attempt.connection = std::move(token);
-        set_state(transfer, TransferState::Running);
-        curl_multi_add_handle(multi, attempt.easy.get());
-    }
-
-    // Takes the easy handle of a Running transfer out of the multi handle (no-op without one).
-    void detach(Transfer& transfer) {
-        Attempt& attempt = transfer.attempt;
-        if (!attempt.easy) {
-            return;
-        }
-        curl_multi_remove_handle(multi, attempt.easy.get());
-        idle_easies.push_back(std::move(attempt.easy));
-        if (attempt.paused) {
-            paused.erase(std::remove(paused.begin(), paused.end(), transfer.index), paused.end());
-            attempt.paused = false;
-        }
-    }
-
-    void record_attempt(Transfer& transfer, std::string outcome, bool permanent,
-                        std::optional<std::chrono::seconds> retry_after = std::nullopt) {
-        const Attempt& attempt = transfer.attempt;
-        if (!attempt.note.empty()) {
-            outcome += " (" + attempt.note + ")";
-        }
-        FileResult& result = file_of(transfer).result;
-        result.attempts.push_back(DownloadAttempt{attempt.url, std::move(outcome),
-                                                  attempt.response.status, attempt.range_start,
-                                                  attempt.bytes, retry_after, permanent});
-        result.bytes_received += attempt.bytes;
-        report.bytes_received += attempt.bytes;
-    }
-
-    // Ends the current attempt with `outcome`: records it, tells the mirrors, keeps or drops the
-    // received bytes as `kind` says, then schedules the next attempt or ends the file.
-    void fail_attempt(Transfer& transfer, std::string outcome, FailureKind kind,
-                      std::optional<std::chrono::seconds> retry_after = std::nullopt) {
-        record_attempt(transfer, std::move(outcome), kind == FailureKind::Permanent, retry_after);
-        if (kind == FailureKind::Local) {
-            finish_failed(transfer, Error{ErrorCode::Io, transfer.result.attempts.back().outcome,
-                                          transfer.shown_path, 0});
-            return;
-        }
-        note_mirror_failure(transfer, kind);
-        if (transfer.owner != nullptr) {
-            if (kind == FailureKind::Permanent || kind == FailureKind::RestartSame) {
-                transfer.accepted = 0;  // the range is written again, over what it had
-            }
-        } else if (kind == FailureKind::Permanent || kind == FailureKind::RestartSame) {
-            transfer.sink->restart();
-            transfer.accepted = 0;
-        }
-        if (kind == FailureKind::Transient) {
-            ++transfer.transient_failures;
-        }
-        if (stopping) {
-            interrupt(transfer);
-            return;
-        }
-        if (transfer.attempts > options.retries) {
-            finish_failed(transfer, exhausted_error(transfer, false));
-            return;
-        }
-        const std::optional<MirrorChoice> next =
-            choose_next_mirror(transfer.attempt.base.empty() ? std::vector<std::string>{}
-                                                             : transfer.request->mirrors->order(),
-                               transfer.marks, transfer.attempt.base, kind);
-        if (!next) {
-            finish_failed(transfer, exhausted_error(transfer, true));
-            return;
-        }
-        if (next->base_url != transfer.attempt.base) {
-            transfer.store_as_sent = false;  // a property of the mirror that failed
-        }
-        transfer.next_base = next->base_url;
-        schedule_retry(transfer, next->after_backoff ? backoff(transfer, retry_after)
-                                                     : std::chrono::milliseconds(0));
-    }
-
-    // Ends an attempt whose body the mirror encoded and curl decoded, and which failed its check
-    // with `outcome`, by fetching the file again from the same mirror, stored as sent (see
-    // Transfer::store_as_sent). Returns false (and does nothing) iff that does not apply.
-    bool retry_as_sent(Transfer& transfer, const std::string& outcome) {
-        const Attempt& attempt = transfer.attempt;
-        if (!attempt.decoding || !is_encoded(attempt.response.content_encoding) ||
-            transfer.store_as_sent) {
-            return false;
-        }
-        transfer.store_as_sent = true;
+    if (attempt.base.empty() && !is_http_url(attempt.url)) {
+        // An absolute href comes from upstream (xml:base): never a local file.
         fail_attempt(transfer,
-                     outcome + " (decoded from Content-Encoding: " +
-                         attempt.response.content_encoding + "); fetching it again, stored as sent",
-                     FailureKind::RestartSame);
-        return true;
+                     "refused: an absolute href must be an http or https URL (file:// is "
+                     "only accepted as a mirror)",
+                     FailureKind::Permanent);
+        return;
     }
-
-    // Records a failure of the current attempt's mirror: in the repository's MirrorList (shared
-    // by all files; RestartSame is not the mirror's fault) and in the file's own marks.
-    void note_mirror_failure(Transfer& transfer, FailureKind kind) {
-        const std::string& base = transfer.attempt.base;
-        if (base.empty()) {
-            return;
-        }
-        if (kind != FailureKind::RestartSame) {
-            transfer.request->mirrors->record_failure(base);
-        }
-        mark_failure(transfer.marks, base, kind);
+    if (auto path = file_url_path(attempt.url)) {
+        attempt.range_start = 0;
+        transfer.accepted = 0;
+        begin_verification(transfer, Verification::FileCopy);
+        transfer.sink->copy_from(std::move(*path));
+        return;
     }
-
-    void schedule_retry(Transfer& transfer, std::chrono::milliseconds delay) {
-        set_state(transfer, TransferState::RetryWait);
-        transfer.not_before = Clock::now() + delay;
-        retry_wait.push_back(transfer.index);
+    if (!iequals_prefix(attempt.url, "http://") && !iequals_prefix(attempt.url, "https://")) {
+        fail_attempt(transfer, "unsupported URL scheme", FailureKind::Permanent);
+        return;
     }
-
-    std::chrono::milliseconds backoff(const Transfer& transfer,
-                                      std::optional<std::chrono::seconds> retry_after) {
-        if (retry_after) {
-            return std::min<std::chrono::milliseconds>(*retry_after, options.max_retry_after);
-        }
-        const unsigned exponent = std::min(transfer.transient_failures, 20U) - 1;
-        const double full = std::min(
-            static_cast<double>(options.retry_base_delay.count()) * std::pow(2.0, exponent),
-            static_cast<double>(options.max_retry_delay.count()));
-        std::uniform_real_distribution<double> jitter(0.5, 1.0);
-        return std::chrono::milliseconds(static_cast<std::int64_t>(full * jitter(random)));
+    attempt.easy = take_easy();
+    if (!attempt.easy) {
+        finish_failed(transfer, Error{ErrorCode::Io, "cannot create a curl handle",
+                                      transfer.shown_path, ENOMEM});
+        return;
     }
+    configure(transfer);
+    attempt.connection = std::move(token);
+    set_state(transfer, TransferState::Running);
+    curl_multi_add_handle(multi, attempt.easy.get());
+}
 
-    Error exhausted_error(const Transfer& transfer, bool all_mirrors) {
-        std::string message;
-        if (all_mirrors) {
-            const std::size_t mirrors =
-                is_absolute_url(transfer.request->href) ? 1 : transfer.request->mirrors->size();
-            message = mirrors == 1 ? "the only mirror failed: "
-                                   : "all " + std::to_string(mirrors) + " mirrors failed: ";
-        } else {
-            message = "gave up after " + std::to_string(transfer.attempts) + " attempts: ";
-        }
-        bool first = true;
-        ErrorCode code = ErrorCode::Network;
-        const FileResult& result = (transfer.owner != nullptr ? *transfer.owner : transfer).result;
-        for (const auto& attempt : result.attempts) {
-            message += (first ? "" : "; ") + attempt.url + ": " + attempt.outcome;
-            first = false;
-        }
-        if (!result.attempts.empty() &&
-            result.attempts.back().outcome.find("mismatch") != std::string::npos) {
-            code = ErrorCode::Corrupt;
-        }
-        return Error{code, std::move(message), transfer.shown_path, 0};
+void Engine::detach(Transfer& transfer) {
+    Attempt& attempt = transfer.attempt;
+    if (!attempt.easy) {
+        return;
     }
+    curl_multi_remove_handle(multi, attempt.easy.get());
+    idle_easies.push_back(std::move(attempt.easy));
+    if (attempt.paused) {
+        paused.erase(std::remove(paused.begin(), paused.end(), transfer.index), paused.end());
+        attempt.paused = false;
+    }
+}
 
-    void finish_failed(Transfer& transfer, Error error) {
-        if (transfer.owner != nullptr) {  // a range's failure is its file's
-            Transfer& file = *transfer.owner;
-            cancel_ranges(file, false);
-            finish_failed(file, std::move(error));
-            return;
-        }
-        if (transfer.state == TransferState::Segmented) {
-            cancel_ranges(transfer, false);
-        }
-        if (transfer.sink) {
-            transfer.sink->close();
-            if (transfer.accepted == 0 && transfer.dir_fd >= 0) {
-                fs::unlink_at(transfer.dir_fd, transfer.part_name);
-            }
-        }
-        set_state(transfer, TransferState::Failed);
-        transfer.result.status = FileStatus::Failed;
-        transfer.result.error = std::move(error);
-        ++report.failed;
-        // A full disk, an exhausted quota or a read-only filesystem would fail every later file
-        // the same way: start no more transfers (running ones keep their .part files).
-        const int local_errno =
-            transfer.result.error->code == ErrorCode::Io ? transfer.result.error->sys_errno : 0;
-        if (options.fail_fast || local_errno == ENOSPC || local_errno == EDQUOT ||
-            local_errno == EROFS) {
-            fail_fast_triggered = true;
-        }
-        if (progress != nullptr) {
-            progress->file_finished(transfer.index, transfer.result);
+std::vector<std::string> Engine::segment_mirrors(const Transfer& file) const {
+    const DownloadRequest& request = *file.request;
+    if (options.connections_per_file < 2 || file.one_connection || file.attempts > 0 ||
+        file.owner != nullptr || file.store_as_sent || file.accepted != 0 ||
+        request.expected_size == kUnknownSize || request.expected_size < options.segment_min_size ||
+        request.expected_size < 2 * kMinRangeBytes) {
+        return {};
+    }
+    std::vector<std::string> bases =
+        is_absolute_url(request.href) ? std::vector<std::string>{""} : request.mirrors->order();
+    for (const std::string& base : bases) {
+        if (!is_http_url(attempt_url(file, base))) {
+            return {};  // a file:// mirror is copied, an ftp:// one fetched whole
         }
     }
+    return bases;
+}
 
-    void finish_done(Transfer& transfer, FileStatus status) {
-        set_state(transfer, TransferState::Done);
-        transfer.result.status = status;
-        if (status == FileStatus::Downloaded) {
-            ++report.downloaded;
-            if (!transfer.attempt.base.empty()) {
-                transfer.request->mirrors->record_success(transfer.attempt.base);
-            }
-        } else {
-            ++report.already_present;
-        }
-        bytes_finished += transfer.request->expected_size == kUnknownSize
-                              ? transfer.accepted
-                              : transfer.request->expected_size;
-        if (progress != nullptr) {
-            progress->file_finished(transfer.index, transfer.result);
-        }
+void Engine::begin_segments(Transfer& file, const std::vector<std::string>& bases) {
+    const std::uint64_t size = file.request->expected_size;
+    const std::uint64_t count =
+        std::min<std::uint64_t>(options.connections_per_file, size / kMinRangeBytes);
+    file.one_connection = true;  // whatever happens to this try, the next one is whole
+    file.attempt = Attempt{};
+    file.attempt.base = bases.front();
+    file.attempt.url = attempt_url(file, file.attempt.base);
+    file.attempt.note = std::to_string(count) + " ranges over " +
+                        std::to_string(std::min<std::uint64_t>(count, bases.size())) +
+                        " mirror(s), verified as one file";
+    ++file.attempts;
+    file.result.segments = static_cast<unsigned>(count);
+    file.ranges.clear();
+    for (std::uint64_t part = 0; part < count; ++part) {
+        auto range = std::make_unique<Transfer>();
+        range->index = transfers.size();
+        range->request = file.request;
+        range->expected_digest = file.expected_digest;
+        range->shown_path = file.shown_path;
+        range->engine = this;
+        range->owner = &file;
+        range->range_begin = size * part / count;
+        range->range_end = size * (part + 1) / count;
+        range->next_base = bases[part % bases.size()];
+        file.ranges.push_back(range->index);
+        transfers.push_back(std::move(range));
     }
+    file.ranges_left = file.ranges.size();
+    set_state(file, TransferState::Segmented);
+    for (auto index = file.ranges.rbegin(); index != file.ranges.rend(); ++index) {
+        queue.push_front(*index);
+    }
+}
 
-    void interrupt(Transfer& transfer) {
-        if (transfer.owner != nullptr) {
-            if (transfer.attempt.easy) {
-                detach(transfer);
-                record_attempt(transfer, "interrupted", false);
-            }
-            set_state(transfer, TransferState::Interrupted);
-            return;
-        }
-        if (transfer.state == TransferState::Segmented) {
-            // Keep the bytes before the first gap: a resume continues from there.
-            std::uint64_t prefix = 0;
-            for (std::size_t index : transfer.ranges) {
-                const Transfer& range = *transfers[index];
-                prefix = range.range_begin + range.accepted;
-                if (range.range_begin + range.accepted < range.range_end) {
-                    break;
+void Engine::cancel_ranges(Transfer& file, bool record) {
+    for (std::size_t index : file.ranges) {
+        Transfer& range = *transfers[index];
+        if (range.state == TransferState::Running) {
+            if (range.attempt.easy) {
+                detach(range);
+                if (record) {
+                    record_attempt(range, "interrupted", false);
                 }
             }
-            cancel_ranges(transfer, true);
-            transfer.sink->keep_prefix(prefix);
-            transfer.accepted = prefix;
+            set_state(range, TransferState::Interrupted);
+        } else if (range.state == TransferState::RetryWait) {
+            std::erase(retry_wait, index);
+            set_state(range, TransferState::Interrupted);
+        } else if (range.state == TransferState::Queued) {
+            std::erase(queue, index);
+            set_state(range, TransferState::NotStarted);
         }
+    }
+    file.ranges_left = 0;
+}
+
+void Engine::fall_back_to_one_connection(Transfer& range, const std::string& why) {
+    Transfer& file = *range.owner;
+    record_attempt(range, why + "; falling back to one connection", false);
+    cancel_ranges(file, false);
+    file.ranges.clear();
+    file.sink->restart();
+    file.accepted = 0;
+    if (stopping) {
+        interrupt(file);
+        return;
+    }
+    set_state(file, TransferState::Queued);
+    queue.push_front(file.index);
+}
+
+void Engine::range_done(Transfer& range, std::optional<std::int64_t> remote_time) {
+    Transfer& file = *range.owner;
+    record_attempt(range, "ok", false);
+    if (!range.attempt.base.empty()) {
+        range.request->mirrors->record_success(range.attempt.base);
+    }
+    if (remote_time) {
+        file.remote_time = remote_time;
+    }
+    set_state(range, TransferState::Done);
+    if (--file.ranges_left > 0) {
+        return;
+    }
+    file.accepted = file.request->expected_size;
+    begin_verification(file, Verification::Download);
+    file.sink->hash_file();
+    file.sink->finish(file.remote_time);
+}
+
+void Engine::record_attempt(Transfer& transfer, std::string outcome, bool permanent,
+                            std::optional<std::chrono::seconds> retry_after) {
+    const Attempt& attempt = transfer.attempt;
+    if (!attempt.note.empty()) {
+        outcome += " (" + attempt.note + ")";
+    }
+    FileResult& result = file_of(transfer).result;
+    result.attempts.push_back(DownloadAttempt{attempt.url, std::move(outcome),
+                                              attempt.response.status, attempt.range_start,
+                                              attempt.bytes, retry_after, permanent});
+    result.bytes_received += attempt.bytes;
+    report.bytes_received += attempt.bytes;
+}
+
+void Engine::fail_attempt(Transfer& transfer, std::string outcome, FailureKind kind,
+                          std::optional<std::chrono::seconds> retry_after) {
+    record_attempt(transfer, std::move(outcome), kind == FailureKind::Permanent, retry_after);
+    if (kind == FailureKind::Local) {
+        finish_failed(transfer, Error{ErrorCode::Io, transfer.result.attempts.back().outcome,
+                                      transfer.shown_path, 0});
+        return;
+    }
+    note_mirror_failure(transfer, kind);
+    if (transfer.owner != nullptr) {
+        if (kind == FailureKind::Permanent || kind == FailureKind::RestartSame) {
+            transfer.accepted = 0;  // the range is written again, over what it had
+        }
+    } else if (kind == FailureKind::Permanent || kind == FailureKind::RestartSame) {
+        transfer.sink->restart();
+        transfer.accepted = 0;
+    }
+    if (kind == FailureKind::Transient) {
+        ++transfer.transient_failures;
+    }
+    if (stopping) {
+        interrupt(transfer);
+        return;
+    }
+    if (transfer.attempts > options.retries) {
+        finish_failed(transfer, exhausted_error(transfer, false));
+        return;
+    }
+    const std::optional<MirrorChoice> next =
+        choose_next_mirror(transfer.attempt.base.empty() ? std::vector<std::string>{}
+                                                         : transfer.request->mirrors->order(),
+                           transfer.marks, transfer.attempt.base, kind);
+    if (!next) {
+        finish_failed(transfer, exhausted_error(transfer, true));
+        return;
+    }
+    if (next->base_url != transfer.attempt.base) {
+        transfer.store_as_sent = false;  // a property of the mirror that failed
+    }
+    transfer.next_base = next->base_url;
+    schedule_retry(transfer, next->after_backoff ? backoff(transfer, retry_after)
+                                                 : std::chrono::milliseconds(0));
+}
+
+bool Engine::retry_as_sent(Transfer& transfer, const std::string& outcome) {
+    const Attempt& attempt = transfer.attempt;
+    if (!attempt.decoding || !is_encoded(attempt.response.content_encoding) ||
+        transfer.store_as_sent) {
+        return false;
+    }
+    transfer.store_as_sent = true;
+    fail_attempt(transfer,
+                 outcome + " (decoded from Content-Encoding: " + attempt.response.content_encoding +
+                     "); fetching it again, stored as sent",
+                 FailureKind::RestartSame);
+    return true;
+}
+
+void Engine::note_mirror_failure(Transfer& transfer, FailureKind kind) {
+    const std::string& base = transfer.attempt.base;
+    if (base.empty()) {
+        return;
+    }
+    if (kind != FailureKind::RestartSame) {
+        transfer.request->mirrors->record_failure(base);
+    }
+    mark_failure(transfer.marks, base, kind);
+}
+
+void Engine::schedule_retry(Transfer& transfer, std::chrono::milliseconds delay) {
+    set_state(transfer, TransferState::RetryWait);
+    transfer.not_before = Clock::now() + delay;
+    retry_wait.push_back(transfer.index);
+}
+
+std::chrono::milliseconds Engine::backoff(const Transfer& transfer,
+                                          std::optional<std::chrono::seconds> retry_after) {
+    if (retry_after) {
+        return std::min<std::chrono::milliseconds>(*retry_after, options.max_retry_after);
+    }
+    const unsigned exponent = std::min(transfer.transient_failures, 20U) - 1;
+    const double full =
+        std::min(static_cast<double>(options.retry_base_delay.count()) * std::pow(2.0, exponent),
+                 static_cast<double>(options.max_retry_delay.count()));
+    std::uniform_real_distribution<double> jitter(0.5, 1.0);
+    return std::chrono::milliseconds(static_cast<std::int64_t>(full * jitter(random)));
+}
+
+Error Engine::exhausted_error(const Transfer& transfer, bool all_mirrors) {
+    std::string message;
+    if (all_mirrors) {
+        const std::size_t mirrors =
+            is_absolute_url(transfer.request->href) ? 1 : transfer.request->mirrors->size();
+        message = mirrors == 1 ? "the only mirror failed: "
+                               : "all " + std::to_string(mirrors) + " mirrors failed: ";
+    } else {
+        message = "gave up after " + std::to_string(transfer.attempts) + " attempts: ";
+    }
+    bool first = true;
+    ErrorCode code = ErrorCode::Network;
+    const FileResult& result = (transfer.owner != nullptr ? *transfer.owner : transfer).result;
+    for (const auto& attempt : result.attempts) {
+        message += (first ? "" : "; ") + attempt.url + ": " + attempt.outcome;
+        first = false;
+    }
+    if (!result.attempts.empty() &&
+        result.attempts.back().outcome.find("mismatch") != std::string::npos) {
+        code = ErrorCode::Corrupt;
+    }
+    return Error{code, std::move(message), transfer.shown_path, 0};
+}
+
+void Engine::finish_failed(Transfer& transfer, Error error) {
+    if (transfer.owner != nullptr) {  // a range's failure is its file's
+        Transfer& file = *transfer.owner;
+        cancel_ranges(file, false);
+        finish_failed(file, std::move(error));
+        return;
+    }
+    if (transfer.state == TransferState::Segmented) {
+        cancel_ranges(transfer, false);
+    }
+    if (transfer.sink) {
+        transfer.sink->close();
+        if (transfer.accepted == 0 && transfer.dir_fd >= 0) {
+            fs::unlink_at(transfer.dir_fd, transfer.part_name);
+        }
+    }
+    set_state(transfer, TransferState::Failed);
+    transfer.result.status = FileStatus::Failed;
+    transfer.result.error = std::move(error);
+    ++report.failed;
+    // A full disk, an exhausted quota or a read-only filesystem would fail every later file
+    // the same way: start no more transfers (running ones keep their .part files).
+    const int local_errno =
+        transfer.result.error->code == ErrorCode::Io ? transfer.result.error->sys_errno : 0;
+    if (options.fail_fast || local_errno == ENOSPC || local_errno == EDQUOT ||
+        local_errno == EROFS) {
+        fail_fast_triggered = true;
+    }
+    if (progress != nullptr) {
+        progress->file_finished(transfer.index, transfer.result);
+    }
+}
+
+void Engine::finish_done(Transfer& transfer, FileStatus status) {
+    set_state(transfer, TransferState::Done);
+    transfer.result.status = status;
+    if (status == FileStatus::Downloaded) {
+        ++report.downloaded;
+        if (!transfer.attempt.base.empty()) {
+            transfer.request->mirrors->record_success(transfer.attempt.base);
+        }
+    } else {
+        ++report.already_present;
+    }
+    bytes_finished += transfer.request->expected_size == kUnknownSize
+                          ? transfer.accepted
+                          : transfer.request->expected_size;
+    if (progress != nullptr) {
+        progress->file_finished(transfer.index, transfer.result);
+    }
+}
+
+void Engine::interrupt(Transfer& transfer) {
+    if (transfer.owner != nullptr) {
         if (transfer.attempt.easy) {
             detach(transfer);
             record_attempt(transfer, "interrupted", false);
         }
-        if (transfer.sink) {
-            transfer.sink->close();  // the .part is kept for the next run
-            if (transfer.accepted == 0 && transfer.dir_fd >= 0) {
-                fs::unlink_at(transfer.dir_fd, transfer.part_name);
-            }
-        }
         set_state(transfer, TransferState::Interrupted);
-        transfer.result.status = FileStatus::Interrupted;
-        ++report.not_finished;
-        if (progress != nullptr) {
-            progress->file_finished(transfer.index, transfer.result);
-        }
+        return;
     }
-
-    void stop_everything() {
-        stopping = true;
-        for (auto& transfer : transfers) {
-            if (transfer->owner != nullptr) {
-                continue;  // a range: ended with its file
-            }
-            if (transfer->state == TransferState::Running ||
-                transfer->state == TransferState::RetryWait ||
-                transfer->state == TransferState::Segmented) {
-                interrupt(*transfer);
-            } else if (transfer->state == TransferState::Queued) {
-                set_state(*transfer, TransferState::NotStarted);
-                transfer->result.status = FileStatus::NotStarted;
-                ++report.not_finished;
+    if (transfer.state == TransferState::Segmented) {
+        // Keep the bytes before the first gap: a resume continues from there.
+        std::uint64_t prefix = 0;
+        for (std::size_t index : transfer.ranges) {
+            const Transfer& range = *transfers[index];
+            prefix = range.range_begin + range.accepted;
+            if (range.range_begin + range.accepted < range.range_end) {
+                break;
             }
         }
-        queue.clear();
-        retry_wait.clear();
+        cancel_ranges(transfer, true);
+        transfer.sink->keep_prefix(prefix);
+        transfer.accepted = prefix;
     }
-
-    // --- completion of transfers --------------------------------------------------------------
-    void on_curl_done(Transfer& transfer, CURLcode code) {
-        Attempt& attempt = transfer.attempt;
-        curl_off_t retry_after_seconds = 0;
-        std::optional<std::chrono::seconds> retry_after;
-        if (curl_easy_getinfo(attempt.easy.get(), CURLINFO_RETRY_AFTER, &retry_after_seconds) ==
-                CURLE_OK &&
-            retry_after_seconds > 0) {
-            retry_after = std::chrono::seconds(retry_after_seconds);
-        }
-        // The server's Last-Modified (--remote-time); -1 when it sent none.
-        std::optional<std::int64_t> remote_time;
-        if (options.preserve_remote_time) {
-            curl_off_t filetime = -1;
-            if (curl_easy_getinfo(attempt.easy.get(), CURLINFO_FILETIME_T, &filetime) == CURLE_OK &&
-                filetime >= 0) {
-                remote_time = static_cast<std::int64_t>(filetime);
-            }
-        }
-        // Read from the handle before detach() hands it back for reuse.
-        const std::string curl_failure =
-            code == CURLE_OK
-                ? std::string()
-                : describe_curl_failure(attempt.easy.get(), code, attempt.url,
-                                        attempt.error_buffer.data(), attempt.redirects);
+    if (transfer.attempt.easy) {
         detach(transfer);
-        const long status = attempt.response.status;
-        switch (attempt.abort) {
-            case AbortReason::SizeMismatch:
-                if (!retry_as_sent(transfer, attempt.abort_message)) {
-                    fail_attempt(transfer, attempt.abort_message, FailureKind::Permanent);
-                }
-                return;
-            case AbortReason::RangeMismatch:
-                fail_attempt(transfer, attempt.abort_message + "; starting over",
-                             FailureKind::RestartSame);
-                return;
-            case AbortReason::RangeUnusable:
-                fall_back_to_one_connection(transfer, attempt.abort_message);
-                return;
-            case AbortReason::LocalIo:
-                finish_failed(transfer,
-                              Error{ErrorCode::Io, "cannot write the download", transfer.shown_path,
-                                    file_of(transfer).sink->write_errno()});
-                return;
-            case AbortReason::None:
-                break;
-        }
-        if (status >= 400 || (code == CURLE_OK && status != 200 && status != 206)) {
-            std::string outcome = "HTTP " + std::to_string(status);
-            if (status == 416 && transfer.owner != nullptr) {
-                fall_back_to_one_connection(transfer, outcome + " for a range");
-            } else if (status == 416 && attempt.range_start > 0) {
-                fail_attempt(transfer,
-                             outcome + " for Range from " + std::to_string(attempt.range_start) +
-                                 "; starting over",
-                             FailureKind::RestartSame);
-            } else if (is_transient_status(status)) {
-                fail_attempt(transfer, outcome, FailureKind::Transient, retry_after);
-            } else {
-                fail_attempt(transfer, outcome, FailureKind::Permanent);
-            }
-            return;
-        }
-        if (code == CURLE_BAD_CONTENT_ENCODING && retry_as_sent(transfer, curl_failure)) {
-            return;  // not gzip or deflate at all: the label may be wrong
-        }
-        if (code != CURLE_OK) {
-            std::string outcome = curl_failure;
-            if (code == CURLE_OPERATION_TIMEDOUT && options.minrate > 0) {
-                outcome += " (minrate " + std::to_string(options.minrate) + " B/s over " +
-                           std::to_string(options.low_speed_time.count()) + " s)";
-            }
-            fail_attempt(
-                transfer, std::move(outcome),
-                is_transient_curl_code(code) ? FailureKind::Transient : FailureKind::Permanent);
-            return;
-        }
-        if (transfer.request->expected_size != kUnknownSize &&
-            transfer.accepted != expected_bytes(transfer)) {
-            const std::string outcome = "size mismatch: received " +
-                                        std::to_string(transfer.accepted) + " bytes, expected " +
-                                        std::to_string(expected_bytes(transfer));
-            if (!retry_as_sent(transfer, outcome)) {
-                fail_attempt(transfer, outcome, FailureKind::Permanent);
-            }
-            return;
-        }
-        if (transfer.owner != nullptr) {
-            range_done(transfer, remote_time);
-            return;
-        }
-        begin_verification(transfer, Verification::Download);
-        transfer.sink->finish(remote_time);
+        record_attempt(transfer, "interrupted", false);
     }
-
-    void on_sink_finished(Transfer& transfer) {
-        const FinishResult& result = transfer.sink->result();
-        const Verification verification = transfer.verification;
-        Attempt& attempt = transfer.attempt;
-        if (result.local_error) {
-            if (verification != Verification::LeftoverPart) {
-                record_attempt(transfer, result.local_error->to_string(), false);
-            }
-            finish_failed(transfer, *result.local_error);
-            return;
-        }
-        if (result.published) {
-            if (verification != Verification::LeftoverPart) {
-                if (verification == Verification::FileCopy) {
-                    attempt.bytes = result.size;
-                }
-                record_attempt(transfer, "ok", false);
-            }
-            finish_done(transfer, verification == Verification::LeftoverPart
-                                      ? FileStatus::AlreadyPresent
-                                      : FileStatus::Downloaded);
-            return;
-        }
-        if (verification == Verification::LeftoverPart) {
-            // A leftover .part of the full size but the wrong content: download it anew.
-            transfer.sink->restart();
-            transfer.accepted = 0;
-            if (stopping) {
-                interrupt(transfer);
-                return;
-            }
-            set_state(transfer, TransferState::Queued);
-            queue.push_front(transfer.index);
-            return;
-        }
-        const bool copied = verification == Verification::FileCopy;
-        if (copied) {
-            attempt.bytes = result.size;
-        }
-        std::string mismatch;
-        if (result.source_error) {
-            mismatch = *result.source_error;
-        } else if (transfer.request->expected_size != kUnknownSize &&
-                   result.size != transfer.request->expected_size) {
-            mismatch = "size mismatch: " + std::to_string(result.size) + " bytes, expected " +
-                       std::to_string(transfer.request->expected_size);
-        } else {
-            mismatch = std::string(checksum_type_name(transfer.request->checksum_type)) +
-                       " mismatch: expected " + transfer.expected_digest + ", got " + result.digest;
-        }
-        if (!result.source_error && !attempt.decoding &&
-            is_encoded(attempt.response.content_encoding) && !copied) {
-            mismatch +=
-                " (server sent Content-Encoding: " + attempt.response.content_encoding + ")";
-        }
-        if (attempt.range_start > 0 && !transfer.restarted_after_mismatch && !copied) {
-            // The prefix came from an earlier attempt or run: it may be the culprit.
-            transfer.restarted_after_mismatch = true;
-            fail_attempt(transfer, mismatch + " after resuming; starting over",
-                         FailureKind::RestartSame);
-            return;
-        }
-        if (!result.source_error && !copied && retry_as_sent(transfer, mismatch)) {
-            return;
-        }
-        fail_attempt(transfer, std::move(mismatch), FailureKind::Permanent);
-    }
-
-    // --- the loop -----------------------------------------------------------------------------
-    void drain_curl_messages() {
-        int left = 0;
-        while (CURLMsg* message = curl_multi_info_read(multi, &left)) {
-            if (message->msg != CURLMSG_DONE) {
-                continue;
-            }
-            Transfer* transfer = nullptr;
-            curl_easy_getinfo(message->easy_handle, CURLINFO_PRIVATE, &transfer);
-            const CURLcode code = message->data.result;
-            if (transfer != nullptr && transfer->state == TransferState::Running) {
-                on_curl_done(*transfer, code);
-            }
+    if (transfer.sink) {
+        transfer.sink->close();  // the .part is kept for the next run
+        if (transfer.accepted == 0 && transfer.dir_fd >= 0) {
+            fs::unlink_at(transfer.dir_fd, transfer.part_name);
         }
     }
+    set_state(transfer, TransferState::Interrupted);
+    transfer.result.status = FileStatus::Interrupted;
+    ++report.not_finished;
+    if (progress != nullptr) {
+        progress->file_finished(transfer.index, transfer.result);
+    }
+}
 
-    void drain_completions() {
-        for (const Completion& completion : completions.take()) {
-            Transfer& transfer = *transfers[completion.transfer];
-            if (completion.kind == Completion::Kind::Unpause) {
-                resume_paused(true, completion.transfer);
-            } else if (completion.kind == Completion::Kind::UnpauseAll) {
-                resume_paused(false, 0);
-            } else if (transfer.state == TransferState::Verifying) {
-                on_sink_finished(transfer);
+void Engine::stop_everything() {
+    stopping = true;
+    for (auto& transfer : transfers) {
+        if (transfer->owner != nullptr) {
+            continue;  // a range: ended with its file
+        }
+        if (transfer->state == TransferState::Running ||
+            transfer->state == TransferState::RetryWait ||
+            transfer->state == TransferState::Segmented) {
+            interrupt(*transfer);
+        } else if (transfer->state == TransferState::Queued) {
+            set_state(*transfer, TransferState::NotStarted);
+            transfer->result.status = FileStatus::NotStarted;
+            ++report.not_finished;
+        }
+    }
+    queue.clear();
+    retry_wait.clear();
+}
+
+void Engine::on_sink_finished(Transfer& transfer) {
+    const FinishResult& result = transfer.sink->result();
+    const Verification verification = transfer.verification;
+    Attempt& attempt = transfer.attempt;
+    if (result.local_error) {
+        if (verification != Verification::LeftoverPart) {
+            record_attempt(transfer, result.local_error->to_string(), false);
+        }
+        finish_failed(transfer, *result.local_error);
+        return;
+    }
+    if (result.published) {
+        if (verification != Verification::LeftoverPart) {
+            if (verification == Verification::FileCopy) {
+                attempt.bytes = result.size;
             }
+            record_attempt(transfer, "ok", false);
         }
+        finish_done(transfer, verification == Verification::LeftoverPart
+                                  ? FileStatus::AlreadyPresent
+                                  : FileStatus::Downloaded);
+        return;
     }
-
-    void start_ready() {
-        budget_refused = false;
-        start_ready_transfers();
-        if (budget_client && !budget_refused) {
-            budget_client.stop_waiting();  // nothing (more) to start: hold no one back
-        }
-    }
-
-    void start_ready_transfers() {
+    if (verification == Verification::LeftoverPart) {
+        // A leftover .part of the full size but the wrong content: download it anew.
+        transfer.sink->restart();
+        transfer.accepted = 0;
         if (stopping) {
+            interrupt(transfer);
             return;
         }
-        const auto now = Clock::now();
-        // Retries whose wait is over go first, then new files. A refusal of the budget ends
-        // the pass: the loop is woken when a token is released.
-        for (std::size_t position = 0;
-             position < retry_wait.size() && running < options.max_parallel;) {
-            Transfer& transfer = *transfers[retry_wait[position]];
-            if (transfer.not_before > now) {
-                ++position;
-                continue;
-            }
-            const std::size_t index = retry_wait[position];
-            retry_wait.erase(retry_wait.begin() + static_cast<std::ptrdiff_t>(position));
-            if (!try_start(transfer)) {
-                retry_wait.insert(retry_wait.begin() + static_cast<std::ptrdiff_t>(position),
-                                  index);
-                return;
-            }
-        }
-        while (!queue.empty() && running < options.max_parallel && !stopping) {
-            Transfer& transfer = *transfers[queue.front()];
-            queue.pop_front();
-            if (!try_start(transfer)) {
-                queue.push_front(transfer.index);
-                return;
-            }
-            if (fail_fast_triggered) {
-                break;
-            }
-        }
+        set_state(transfer, TransferState::Queued);
+        queue.push_front(transfer.index);
+        return;
     }
+    const bool copied = verification == Verification::FileCopy;
+    if (copied) {
+        attempt.bytes = result.size;
+    }
+    std::string mismatch;
+    if (result.source_error) {
+        mismatch = *result.source_error;
+    } else if (transfer.request->expected_size != kUnknownSize &&
+               result.size != transfer.request->expected_size) {
+        mismatch = "size mismatch: " + std::to_string(result.size) + " bytes, expected " +
+                   std::to_string(transfer.request->expected_size);
+    } else {
+        mismatch = std::string(checksum_type_name(transfer.request->checksum_type)) +
+                   " mismatch: expected " + transfer.expected_digest + ", got " + result.digest;
+    }
+    if (!result.source_error && !attempt.decoding &&
+        is_encoded(attempt.response.content_encoding) && !copied) {
+        mismatch += " (server sent Content-Encoding: " + attempt.response.content_encoding + ")";
+    }
+    if (attempt.range_start > 0 && !transfer.restarted_after_mismatch && !copied) {
+        // The prefix came from an earlier attempt or run: it may be the culprit.
+        transfer.restarted_after_mismatch = true;
+        fail_attempt(transfer, mismatch + " after resuming; starting over",
+                     FailureKind::RestartSame);
+        return;
+    }
+    if (!result.source_error && !copied && retry_as_sent(transfer, mismatch)) {
+        return;
+    }
+    fail_attempt(transfer, std::move(mismatch), FailureKind::Permanent);
+}
 
-    void report_progress(bool force) {
-        if (progress == nullptr) {
-            return;
-        }
-        const auto now = Clock::now();
-        if (!force && now - last_progress < std::chrono::milliseconds(100)) {
-            return;
-        }
-        last_progress = now;
-        std::uint64_t done = bytes_finished;
-        for (const auto& transfer : transfers) {
-            if (transfer->state == TransferState::Running ||
-                transfer->state == TransferState::Verifying) {
-                done += transfer->accepted;
-            }
-        }
-        progress->progress(done, bytes_total);
-    }
+}  // namespace download
 
-    int poll_timeout_ms() {
-        auto timeout = std::chrono::milliseconds(progress != nullptr ? 100 : 1000);
-        const auto now = Clock::now();
-        if (!stopping && running < options.max_parallel) {
-            for (std::size_t index : retry_wait) {
-                if (budget_refused && transfers[index]->not_before <= now) {
-                    continue;  // ready, but waits for a token: woken when one is released
-                }
-                const auto wait = std::chrono::ceil<std::chrono::milliseconds>(
-                    transfers[index]->not_before - now);
-                timeout = std::min(timeout, std::max(wait, std::chrono::milliseconds(0)));
-            }
-        }
-        if (!paused.empty() && options.throttle > 0) {
-            refill_tokens();
-            if (tokens > 0) {
-                resume_paused(false, 0);
-            } else {
-                const auto wait = std::chrono::milliseconds(
-                    static_cast<std::int64_t>(
-                        std::ceil(-tokens * 1000.0 / static_cast<double>(options.throttle))) +
-                    1);
-                timeout = std::min(timeout, wait);
-            }
-        }
-        return static_cast<int>(timeout.count());
-    }
+using namespace download;
 
-    void loop() {
-        for (;;) {
-            if (!stopping && (stop.stop_requested() || fail_fast_triggered)) {
-                report.interrupted = stop.stop_requested();
-                stop_everything();
-            }
-            drain_completions();
-            start_ready();
-            int still_running = 0;
-            curl_multi_perform(multi, &still_running);
-            drain_curl_messages();
-            drain_completions();
-            start_ready();
-            report_progress(false);
-            const bool idle = running == 0 && verifying == 0 &&
-                              (stopping || (queue.empty() && retry_wait.empty()));
-            if (idle) {
-                break;
-            }
-            curl_multi_poll(multi, nullptr, 0, poll_timeout_ms(), nullptr);
-        }
-        report_progress(true);
-    }
-};
+namespace {
+
+using text::to_lower;
+
+double thread_cpu_seconds() {
+    struct timespec spent {};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spent);
+    return static_cast<double>(spent.tv_sec) + static_cast<double>(spent.tv_nsec) / 1e9;
+}
 
 Result<void> validate(const DownloadOptions& options) {
     if (options.max_parallel < 1 || options.max_parallel > 256) {
