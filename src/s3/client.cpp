@@ -269,6 +269,24 @@ Error s3_error(const Response& response, const std::string& subject) {
     return Error{code_for(response.status, code), text, subject, 0};
 }
 
+// The <OPERATIONResult> document of a 200 answer. S3 may answer 200 and report the failure in
+// the body (CompleteMultipartUpload, CopyObject): an <Error> there is that error.
+Result<XmlNode> result_document(const Response& response, const std::string& subject,
+                                const std::string& operation) {
+    auto tree = parse_xml_tree(response.body, subject);
+    if (!tree) {
+        return tl::unexpected(tree.error());
+    }
+    if (tree->name == "Error") {
+        return tl::unexpected(s3_error(response, subject));
+    }
+    if (tree->name != operation + "Result") {
+        return make_error(ErrorCode::BadInput, operation + " answered <" + tree->name + ">",
+                          subject);
+    }
+    return tree;
+}
+
 bool retryable(const Response& response) {
     if (response.status == 500 || response.status == 503) {
         return true;
@@ -848,17 +866,9 @@ Result<std::string> S3Client::complete_multipart_upload(std::string_view bucket,
     if (!response) {
         return tl::unexpected(response.error());
     }
-    // S3 may answer 200 and report the failure in the body.
-    auto tree = parse_xml_tree(response->body, subject);
+    auto tree = result_document(*response, subject, "CompleteMultipartUpload");
     if (!tree) {
         return tl::unexpected(tree.error());
-    }
-    if (tree->name == "Error") {
-        return tl::unexpected(s3_error(*response, subject));
-    }
-    if (tree->name != "CompleteMultipartUploadResult") {
-        return make_error(ErrorCode::BadInput,
-                          "CompleteMultipartUpload answered <" + tree->name + ">", subject);
     }
     std::string etag = unquote(tree->child_text("ETag"));
     // Ceph RGW 16 leaves <ETag> out of the result: its ETag header carries it then.
@@ -888,16 +898,9 @@ Result<std::string> S3Client::copy_object(std::string_view bucket, std::string_v
         }
         return tl::unexpected(response.error());
     }
-    // S3 may answer 200 and report the failure in the body.
-    auto tree = parse_xml_tree(response->body, subject);
+    auto tree = result_document(*response, subject, "CopyObject");
     if (!tree) {
         return tl::unexpected(tree.error());
-    }
-    if (tree->name == "Error") {
-        return tl::unexpected(s3_error(*response, subject));
-    }
-    if (tree->name != "CopyObjectResult") {
-        return make_error(ErrorCode::BadInput, "CopyObject answered <" + tree->name + ">", subject);
     }
     return unquote(tree->child_text("ETag"));
 }

@@ -42,8 +42,9 @@ class Backend {
     // NAME of repository ID" iff there is none.
     virtual Result<SnapshotInfo> describe(std::string_view name) = 0;
 
-    // Every snapshot (published_as empty), in no particular order.
-    virtual Result<std::vector<SnapshotInfo>> list() = 0;
+    // The name of every snapshot, in no particular order (temporaries and incomplete ones left
+    // out).
+    virtual Result<std::vector<std::string>> names() = 0;
 
     // Snapshot name -> each published name pointing at it.
     virtual Result<std::multimap<std::string, std::string>> published() = 0;

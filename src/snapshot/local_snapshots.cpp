@@ -463,30 +463,25 @@ class LocalBackend final : public Backend {
         return info;
     }
 
-    Result<std::vector<SnapshotInfo>> list() override {
-        std::vector<SnapshotInfo> snapshots;
+    Result<std::vector<std::string>> names() override {
+        std::vector<std::string> names;
         std::error_code error;
         std::filesystem::directory_iterator entries(root_.snapshots_dir, error);
         if (error == std::errc::no_such_file_or_directory) {
-            return snapshots;
+            return names;
         }
         if (error) {
             return make_errno_error("cannot read", root_.snapshots_dir.string(), error.value());
         }
         for (const auto& entry : entries) {
-            const std::string name = entry.path().filename().string();
+            std::string name = entry.path().filename().string();
             // Temporaries (".NAME.creating-*") and what is no snapshot name are not listed.
-            if (!validate_snapshot_name(name, "snapshot name") || !entry.is_directory(error) ||
-                entry.is_symlink(error)) {
-                continue;
+            if (validate_snapshot_name(name, "snapshot name") && entry.is_directory(error) &&
+                !entry.is_symlink(error)) {
+                names.push_back(std::move(name));
             }
-            auto info = describe(name);
-            if (!info) {
-                return tl::unexpected(std::move(info.error()));
-            }
-            snapshots.push_back(std::move(*info));
         }
-        return snapshots;
+        return names;
     }
 
     Result<std::multimap<std::string, std::string>> published() override {

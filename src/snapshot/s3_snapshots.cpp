@@ -165,20 +165,8 @@ class S3Backend final : public Backend {
         return info;
     }
 
-    Result<std::vector<SnapshotInfo>> list() override {
-        std::vector<SnapshotInfo> snapshots;
-        auto names = snapshot_names();
-        if (!names) {
-            return tl::unexpected(std::move(names.error()));
-        }
-        for (const std::string& name : names->complete) {
-            auto info = describe(name);
-            if (!info) {
-                return tl::unexpected(std::move(info.error()));
-            }
-            snapshots.push_back(std::move(*info));
-        }
-        return snapshots;
+    Result<std::vector<std::string>> names() override {
+        return snapshot_names().map([](Names names) { return std::move(names.complete); });
     }
 
     Result<std::multimap<std::string, std::string>> published() override {

@@ -50,21 +50,29 @@ Result<std::unique_ptr<snapshot::Backend>> locked_backend(const SnapshotRoot& ro
 
 // Every snapshot of `backend`, oldest first (by created_ns, then name), with its published names.
 Result<std::vector<SnapshotInfo>> sorted_snapshots(snapshot::Backend& backend) {
-    auto snapshots = backend.list();
-    if (!snapshots) {
-        return snapshots;
+    auto names = backend.names();
+    if (!names) {
+        return tl::unexpected(std::move(names.error()));
     }
     auto published = backend.published();
     if (!published) {
         return tl::unexpected(std::move(published.error()));
     }
-    for (SnapshotInfo& info : *snapshots) {
+    std::vector<SnapshotInfo> snapshots;
+    for (const std::string& name : *names) {
+        auto info = backend.describe(name);
+        if (!info) {
+            return tl::unexpected(std::move(info.error()));
+        }
+        snapshots.push_back(std::move(*info));
+    }
+    for (SnapshotInfo& info : snapshots) {
         for (auto [it, end] = published->equal_range(info.name); it != end; ++it) {
             info.published_as.push_back(it->second);
         }
         std::sort(info.published_as.begin(), info.published_as.end());
     }
-    std::sort(snapshots->begin(), snapshots->end(),
+    std::sort(snapshots.begin(), snapshots.end(),
               [](const SnapshotInfo& left, const SnapshotInfo& right) {
                   return left.created_ns != right.created_ns ? left.created_ns < right.created_ns
                                                              : left.name < right.name;
