@@ -14,7 +14,7 @@
 #include "config/repo_options.hpp"
 #include "config/variables_internal.hpp"
 #include "rpmirror/index.hpp"
-#include "rpmirror/jobs.hpp"
+#include "rpmirror/jobs_config.hpp"
 #include "rpmirror/s3.hpp"
 #include "s3/upload.hpp"
 

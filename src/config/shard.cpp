@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "rpmirror/checksum.hpp"
-#include "rpmirror/jobs.hpp"
+#include "rpmirror/jobs_config.hpp"
 
 namespace rpmirror {
 namespace {
