@@ -14,6 +14,7 @@
 
 #include "command.hpp"
 #include "output.hpp"
+#include "rpmirror/hooks.hpp"
 #include "rpmirror/jobs.hpp"
 #include "rpmirror/report.hpp"
 #include "rpmirror/snapshot.hpp"

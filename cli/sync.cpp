@@ -18,6 +18,7 @@
 #include "output.hpp"
 #include "repo_options.hpp"
 #include "rpmirror/config.hpp"
+#include "rpmirror/hooks.hpp"
 #include "rpmirror/index.hpp"
 #include "rpmirror/report.hpp"
 #include "rpmirror/sync.hpp"
