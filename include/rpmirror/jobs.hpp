@@ -1,5 +1,6 @@
 // Configuration jobs: rpmirror.conf(5) read into jobs (one per section), and the runner that
-// syncs them concurrently (`rpmirror sync --config-file FILE`, "job mode").
+// syncs them concurrently (`rpmirror sync --config-file FILE`, "job mode"); dnf mode runs its
+// repositories through the same runner, one at a time, each a job named by its repo id.
 //
 // The file is INI as dnf's: a [main] section (main file only) with settings of the run and
 // defaults of every job, then one section per job, named by the job. The main file is followed by
@@ -133,6 +134,11 @@ class JobEvents {
     virtual void package(const JobConfig& job, const PackageEvent& event) {
         (void)job;
         (void)event;
+    }
+    // -m: `job`'s comps.xml was written to `path` (before any package is downloaded).
+    virtual void comps_saved(const JobConfig& job, const std::filesystem::path& path) {
+        (void)job;
+        (void)path;
     }
     // Bytes of `job`'s downloads so far (as ProgressSink::progress), and files finished.
     virtual void progress(const JobConfig& job, std::uint64_t bytes_done, std::uint64_t bytes_total,
