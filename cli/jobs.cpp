@@ -14,6 +14,7 @@
 
 #include "command.hpp"
 #include "output.hpp"
+#include "rpmirror/hooks.hpp"
 #include "rpmirror/jobs.hpp"
 #include "rpmirror/report.hpp"
 #include "rpmirror/snapshot.hpp"
@@ -167,32 +168,22 @@ class JobLines final : public JobEvents {
     // `keep-snapshots`. Every job of a run gets the same name (the run's start, UTC) unless it
     // names its own. Returns the error line iff that failed.
     std::optional<std::string> snapshot(const JobConfig& job, const RepoSyncReport& report) {
-        std::filesystem::path repo_dir = report.repo_dir;
-        if (!s3::is_s3_url(repo_dir.native())) {
-            repo_dir = std::filesystem::absolute(repo_dir).lexically_normal();
+        SnapshotAfterSync policy;
+        policy.name = job.snapshot->empty() ? snapshot_name_ : *job.snapshot;
+        policy.base = job.snapshot_dir;
+        if (job.keep_snapshots > 0) {
+            policy.keep = job.keep_snapshots;
         }
-        while (!repo_dir.has_filename() && repo_dir.has_parent_path()) {
-            repo_dir = repo_dir.parent_path();
-        }
-        auto root = snapshot_root(report.repo_id, repo_dir,
-                                  job.snapshot_dir ? *job.snapshot_dir : repo_dir.parent_path(),
-                                  job.options.s3);
-        if (!root) {
-            return "snapshot: " + root.error().to_string();
-        }
-        SnapshotCreateOptions options;
-        options.name = job.snapshot->empty() ? snapshot_name_ : *job.snapshot;
-        options.lock = SnapshotLock{job.options.state_dir, job.options.lock_wait};
-        apply_run_state_options(*shared_.state, options.lock.state_dir, options.lock.wait);
-        options.use_checksum_cache = !shared_.no_cache;
-        auto done = snapshot_and_prune(
-            *root, options,
-            job.keep_snapshots > 0 ? std::optional<std::size_t>(job.keep_snapshots) : std::nullopt);
+        policy.lock = SnapshotLock{job.options.state_dir, job.options.lock_wait};
+        apply_run_state_options(*shared_.state, policy.lock.state_dir, policy.lock.wait);
+        policy.use_checksum_cache = !shared_.no_cache;
+        policy.s3 = job.options.s3;
+        auto done = snapshot_after_sync(report, policy);
         if (!done) {
             return "snapshot: " + done.error().to_string();
         }
         if (!quiet_) {
-            for (const std::string& text : *done) {
+            for (const std::string& text : format_snapshot_done(report.repo_id, *done)) {
                 line(human_fd_, job.name, text);
             }
         }

@@ -108,17 +108,16 @@ std::string format_list_json(const std::string& repo_id, const std::vector<Snaps
            "\n";
 }
 
-// Creates a snapshot of `root` and prunes to `keep` (when set), printing what was done.
-// Returns false iff either failed (the error is printed).
-bool create_and_prune(const SnapshotRoot& root, const SnapshotCreateOptions& options,
-                      std::optional<std::size_t> keep, std::FILE* human, bool quiet) {
-    auto done = snapshot_and_prune(root, options, keep);
+// Prints what create_and_prune_snapshot or snapshot_after_sync did to `human` (unless `quiet`),
+// or its error to stderr. Returns false iff it failed.
+bool print_done(const Result<SnapshotAndPrune>& done, std::string_view repo_id, std::FILE* human,
+                bool quiet) {
     if (!done) {
         print_error(done.error());
         return false;
     }
     if (!quiet) {
-        for (const std::string& line : *done) {
+        for (const std::string& line : format_snapshot_done(repo_id, *done)) {
             fmt::print(human, "{}\n", line);
         }
     }
@@ -139,9 +138,10 @@ int run_create(const SnapshotArgs& args) {
     options.use_checksum_cache = !args.no_cache;
     options.lock = lock_of(args.where);
     const bool has_keep = args.keep_option != nullptr && args.keep_option->count() > 0;
-    return create_and_prune(*root, options,
-                            has_keep ? std::optional<std::size_t>(args.keep) : std::nullopt, stdout,
-                            false)
+    return print_done(
+               create_and_prune_snapshot(
+                   *root, options, has_keep ? std::optional<std::size_t>(args.keep) : std::nullopt),
+               root->repo_id, stdout, false)
                ? kExitOk
                : kExitFailure;
 }
@@ -218,24 +218,13 @@ void add_sync_snapshot_options(CLI::App& app, SyncSnapshotArgs& args) {
         ->needs(args.snapshot_option);
 }
 
-Result<std::vector<std::string>> snapshot_and_prune(const SnapshotRoot& root,
-                                                    const SnapshotCreateOptions& options,
-                                                    std::optional<std::size_t> keep) {
-    auto created = create_snapshot(root, options);
-    if (!created) {
-        return tl::unexpected(std::move(created.error()));
-    }
+std::vector<std::string> format_snapshot_done(std::string_view repo_id,
+                                              const SnapshotAndPrune& done) {
     std::vector<std::string> lines{
-        fmt::format("{}: snapshot {}", root.repo_id, format_info(*created))};
-    if (keep) {
-        auto pruned = prune_snapshots(root, *keep, options.lock);
-        if (!pruned) {
-            return tl::unexpected(std::move(pruned.error()));
-        }
-        for (const SnapshotInfo& gone : *pruned) {
-            lines.push_back(fmt::format("{}: removed snapshot {} (freed {:.1f} MB)", root.repo_id,
-                                        gone.name, static_cast<double>(gone.unique_bytes) / 1e6));
-        }
+        fmt::format("{}: snapshot {}", repo_id, format_info(done.created))};
+    for (const SnapshotInfo& gone : done.pruned) {
+        lines.push_back(fmt::format("{}: removed snapshot {} (freed {:.1f} MB)", repo_id, gone.name,
+                                    static_cast<double>(gone.unique_bytes) / 1e6));
     }
     return lines;
 }
@@ -253,28 +242,22 @@ bool SyncSnapshots::after(const RepoSyncReport& report, std::FILE* human, bool q
         options_.urls_only || !report.ok()) {
         return true;
     }
-    const std::filesystem::path base = args_.snapshot_dir.empty()
-                                           ? options_.download_path
-                                           : std::filesystem::path(args_.snapshot_dir);
     if (options_.norepopath && args_.snapshot_dir.empty()) {
         print_error(Error{ErrorCode::BadInput,
                           "with --norepopath, --snapshot needs --snapshot-dir (outside the mirror)",
                           report.repo_id, 0});
         return false;
     }
-    auto root = snapshot_root(report.repo_id, report.repo_dir, base, options_.s3);
-    if (!root) {
-        print_error(root.error());
-        return false;
-    }
-    SnapshotCreateOptions options;
-    options.name = name_;
-    options.lock = SnapshotLock{options_.state_dir, options_.lock_wait};
-    options.use_checksum_cache = options_.use_checksum_cache;
+    SnapshotAfterSync policy;
+    policy.name = name_;
+    policy.base = args_.snapshot_dir.empty() ? options_.download_path
+                                             : std::filesystem::path(args_.snapshot_dir);
     const bool has_keep = args_.keep_option != nullptr && args_.keep_option->count() > 0;
-    return create_and_prune(*root, options,
-                            has_keep ? std::optional<std::size_t>(args_.keep) : std::nullopt, human,
-                            quiet);
+    policy.keep = has_keep ? std::optional<std::size_t>(args_.keep) : std::nullopt;
+    policy.lock = SnapshotLock{options_.state_dir, options_.lock_wait};
+    policy.use_checksum_cache = options_.use_checksum_cache;
+    policy.s3 = options_.s3;
+    return print_done(snapshot_after_sync(report, policy), report.repo_id, human, quiet);
 }
 
 Command add_snapshot_command(CLI::App& parent) {

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -25,11 +26,10 @@ struct SyncSnapshotArgs {
 // Registers --snapshot, --keep-snapshots and --snapshot-dir on `app` (sync), storing into `args`.
 void add_sync_snapshot_options(CLI::App& app, SyncSnapshotArgs& args);
 
-// Creates a snapshot of `root` and prunes to `keep` (when set). Returns what was done, one line
-// each ("ID: snapshot NAME: ...", "ID: removed snapshot NAME (freed X MB)"), or the error.
-Result<std::vector<std::string>> snapshot_and_prune(const SnapshotRoot& root,
-                                                    const SnapshotCreateOptions& options,
-                                                    std::optional<std::size_t> keep);
+// What create_and_prune_snapshot or snapshot_after_sync did, one line each ("ID: snapshot NAME:
+// ...", "ID: removed snapshot NAME (freed X MB)").
+std::vector<std::string> format_snapshot_done(std::string_view repo_id,
+                                              const SnapshotAndPrune& done);
 
 // The snapshots of one sync run: every repository's snapshot gets the same name (the run's start
 // time in UTC unless NAME was given).

@@ -18,7 +18,9 @@
 #include "output.hpp"
 #include "repo_options.hpp"
 #include "rpmirror/config.hpp"
+#include "rpmirror/hooks.hpp"
 #include "rpmirror/index.hpp"
+#include "rpmirror/jobs.hpp"
 #include "rpmirror/report.hpp"
 #include "rpmirror/sync.hpp"
 #include "s3_options.hpp"
@@ -154,20 +156,6 @@ bool invoked_as_reposync() {
     }
     return false;
 }
-
-// `rpmirror reposync`'s lines: each package as dnf reposync prints it, on stdout.
-class DnfStyleLines final : public SyncEvents {
-  public:
-    void package(const PackageEvent& event) override {
-        fmt::print("{}\n", format_dnf_package_line(event));
-        std::fflush(stdout);
-    }
-    void comps_saved(const std::string& repo_id, const std::filesystem::path& path) override {
-        (void)path;
-        fmt::print("comps.xml for repository {} saved\n", repo_id);
-        std::fflush(stdout);
-    }
-};
 
 void print_error(const Error& error) {
     fmt::print(stderr, "rpmirror: {}\n", error.to_string());
@@ -326,6 +314,143 @@ bool after_job(const SyncArgs& args, const SyncOptions& options, JobOutcome& out
     return !failed;
 }
 
+// dnf mode's output, each repository a job named by its repo id, run one after the other by
+// run_jobs (one slot: every call on the calling thread). `reposync` prints a line per package as
+// dnf does; otherwise a progress bar on a terminal. After each repository: its problems and
+// summary, the snapshot and --on-change.
+class DnfModeLines final : public JobEvents {
+  public:
+    DnfModeLines(const SyncArgs& args, const SyncOptions& options, const SyncSnapshots& snapshots,
+                 bool as_dnf, std::FILE* human)
+        : args_(args),
+          options_(options),
+          snapshots_(snapshots),
+          as_dnf_(as_dnf),
+          dnf_lines_(as_dnf && !args.quiet && !args.urls),
+          draw_progress_(!as_dnf && !args.quiet && !args.urls && ::isatty(STDERR_FILENO) == 1),
+          human_(human) {}
+
+    void started(const JobConfig& job) override {
+        bar_.emplace(STDERR_FILENO, job.name);
+        files_done_ = 0;
+    }
+
+    void package(const JobConfig& job, const PackageEvent& event) override {
+        (void)job;
+        if (dnf_lines_) {
+            fmt::print("{}\n", format_dnf_package_line(event));
+            std::fflush(stdout);
+        }
+    }
+
+    void comps_saved(const JobConfig& job, const std::filesystem::path& path) override {
+        (void)path;
+        if (dnf_lines_) {
+            fmt::print("comps.xml for repository {} saved\n", job.repo.id);
+            std::fflush(stdout);
+        }
+    }
+
+    void progress(const JobConfig& job, std::uint64_t bytes_done, std::uint64_t bytes_total,
+                  std::size_t files_done) override {
+        (void)job;
+        if (!draw_progress_ || !bar_) {
+            return;
+        }
+        bar_->progress(bytes_done, bytes_total);
+        for (; files_done_ < files_done; ++files_done_) {
+            bar_->file_finished(0, FileResult{});
+        }
+    }
+
+    void finished(const JobConfig& job, JobOutcome& outcome) override {
+        if (!bar_) {
+            return;  // not started: interrupted (left out of the run's outcomes)
+        }
+        bar_->finish();
+        bar_.reset();
+        const RepoSyncReport& report = outcome.report;
+        if (report.error && report.metadata_unavailable && job.repo.skip_if_unavailable) {
+            // As dnf 4 with skip_if_unavailable=1: a warning, the repository is left out.
+            fmt::print(stderr, "{}Failed to download metadata for repo '{}': {}\n",
+                       as_dnf_ ? "" : "rpmirror: warning: ", job.repo.id,
+                       report.error->to_string());
+            ignored_repos_.push_back(job.repo.id);
+            return;
+        }
+        for (const std::string& url : report.urls) {
+            fmt::print("{}\n", url);
+        }
+        if (report.comps_saved && !args_.quiet && !dnf_lines_) {
+            // (`reposync` printed it when it happened, before the packages, as dnf does.)
+            fmt::print(human_, "comps.xml for repository {} saved\n", report.repo_id);
+        }
+        if (as_dnf_) {
+            signature_removals_ = print_as_dnf(report, args_.quiet) || signature_removals_;
+        } else {
+            print_report(report);
+        }
+        if (!report.ok() || !snapshots_.after(report, human_, args_.quiet)) {
+            exit_code_ = kExitFailure;
+            if (report.ok()) {  // the snapshot failed (its error printed): the job did too
+                outcome.errors.push_back(report.repo_id + ": snapshot failed");
+            }
+        }
+        if (!args_.urls && !after_job(args_, options_, outcome)) {
+            exit_code_ = kExitFailure;
+        }
+    }
+
+    // Prints what the whole run says at its end (ignored repositories, --gpgcheck's error).
+    void finish() const {
+        if (!ignored_repos_.empty()) {
+            fmt::print(stderr, "{}Ignoring repositories: {}\n",
+                       as_dnf_ ? "" : "rpmirror: warning: ", fmt::join(ignored_repos_, ", "));
+        }
+        if (signature_removals_) {
+            fmt::print(stderr, "Error: GPG signature check failed.\n");
+        }
+    }
+
+    int exit_code() const { return exit_code_; }
+
+  private:
+    // rpmirror's lines after a repository: problems, deletions and the summary.
+    void print_report(const RepoSyncReport& report) const {
+        for (const std::string& line : format_problems(report)) {
+            fmt::print(stderr, "{}\n", line);
+        }
+        if (args_.verbose) {
+            for (const std::string& line : report.zck_fallbacks) {
+                fmt::print(stderr, "{}: {}\n", report.repo_id, line);
+            }
+        }
+        if (!args_.quiet) {
+            for (const auto& deleted : report.deleted) {
+                fmt::print(human_, "{}: deleted {}\n", report.repo_id, deleted.string());
+            }
+        }
+        if (!args_.quiet || report.error) {
+            // With -u, stdout carries the URLs only (as dnf's), so it can be piped.
+            fmt::print(report.error || args_.urls ? stderr : human_, "{}\n",
+                       format_summary(report));
+        }
+    }
+
+    const SyncArgs& args_;
+    const SyncOptions& options_;
+    const SyncSnapshots& snapshots_;
+    const bool as_dnf_;
+    const bool dnf_lines_;
+    const bool draw_progress_;
+    std::FILE* const human_;
+    std::optional<TerminalProgress> bar_;  // the running repository's
+    std::size_t files_done_ = 0;
+    std::vector<std::string> ignored_repos_;  // skip_if_unavailable=1 and unreachable
+    bool signature_removals_ = false;         // reposync: --gpgcheck removed a package
+    int exit_code_ = kExitOk;
+};
+
 int run_sync(const SyncArgs& args) {
     if (job_mode_requested(args.job_mode)) {
         const SignalStopper stopper;
@@ -378,98 +503,28 @@ int run_sync(const SyncArgs& args) {
     if (args.parallel > 0) {
         options->parallel = args.parallel;
     }
-    Syncer syncer;
-    const bool json_on_stdout = args.json_file == "-";
-    FILE* human = json_on_stdout ? stderr : stdout;
-    // `reposync` prints a line per package instead, as dnf does.
-    const bool draw_progress = !as_dnf && !args.quiet && !args.urls && ::isatty(STDERR_FILENO) == 1;
-    DnfStyleLines dnf_lines;
-    if (as_dnf && !args.quiet && !args.urls) {
-        options->events = &dnf_lines;
-    }
-    const SyncSnapshots snapshots(args.snapshots, *options);
-    std::vector<RepoSyncReport> reports;
-    std::vector<JobOutcome> outcomes;        // each repository a job named by its repo id
-    std::vector<std::string> ignored_repos;  // skip_if_unavailable=1 and unreachable
-    bool signature_removals = false;         // reposync: --gpgcheck removed a package
-    int exit_code = kExitOk;
+    std::vector<JobConfig> jobs;
     for (const RepoConfig& repo : *repos) {
-        if (stopper.token().stop_requested()) {
-            break;
-        }
-        TerminalProgress bar(STDERR_FILENO, repo.id);
-        JobOutcome& outcome = outcomes.emplace_back();
-        outcome.job = repo.id;
-        outcome.started = std::chrono::system_clock::now();
-        RepoSyncReport report =
-            syncer.sync(repo, *options, draw_progress ? &bar : nullptr, stopper.token());
-        outcome.finished = std::chrono::system_clock::now();
-        outcome.report = report;
-        bar.finish();
-        if (report.error && report.metadata_unavailable && repo.skip_if_unavailable) {
-            // As dnf 4 with skip_if_unavailable=1: a warning, the repository is left out.
-            fmt::print(stderr, "{}Failed to download metadata for repo '{}': {}\n",
-                       as_dnf ? "" : "rpmirror: warning: ", repo.id, report.error->to_string());
-            ignored_repos.push_back(repo.id);
-            reports.push_back(std::move(report));
-            continue;
-        }
-        for (const std::string& url : report.urls) {
-            fmt::print("{}\n", url);
-        }
-        if (report.comps_saved && !args.quiet && options->events == nullptr) {
-            // (`reposync` printed it when it happened, before the packages, as dnf does.)
-            fmt::print(human, "comps.xml for repository {} saved\n", report.repo_id);
-        }
-        if (as_dnf) {
-            signature_removals = print_as_dnf(report, args.quiet) || signature_removals;
-            if (!report.ok() || !snapshots.after(report, human, args.quiet)) {
-                exit_code = kExitFailure;
-                if (report.ok()) {  // the snapshot failed (its error printed): the job did too
-                    outcome.errors.push_back(report.repo_id + ": snapshot failed");
-                }
-            }
-            if (!args.urls && !after_job(args, *options, outcome)) {
-                exit_code = kExitFailure;
-            }
-            reports.push_back(std::move(report));
-            continue;
-        }
-        for (const std::string& line : format_problems(report)) {
-            fmt::print(stderr, "{}\n", line);
-        }
-        if (args.verbose) {
-            for (const std::string& line : report.zck_fallbacks) {
-                fmt::print(stderr, "{}: {}\n", report.repo_id, line);
-            }
-        }
-        if (!args.quiet) {
-            for (const auto& deleted : report.deleted) {
-                fmt::print(human, "{}: deleted {}\n", report.repo_id, deleted.string());
-            }
-        }
-        if (!args.quiet || report.error) {
-            // With -u, stdout carries the URLs only (as dnf's), so it can be piped.
-            fmt::print(report.error || args.urls ? stderr : human, "{}\n", format_summary(report));
-        }
-        if (!report.ok() || !snapshots.after(report, human, args.quiet)) {
-            exit_code = kExitFailure;
-            if (report.ok()) {  // the snapshot failed (its error printed): the job did too
-                outcome.errors.push_back(report.repo_id + ": snapshot failed");
-            }
-        }
-        if (!args.urls && !after_job(args, *options, outcome)) {
-            exit_code = kExitFailure;
-        }
-        reports.push_back(std::move(report));
+        JobConfig& job = jobs.emplace_back();
+        job.name = repo.id;
+        job.repo = repo;
+        job.options = *options;
     }
-    if (!ignored_repos.empty()) {
-        fmt::print(stderr, "{}Ignoring repositories: {}\n",
-                   as_dnf ? "" : "rpmirror: warning: ", fmt::join(ignored_repos, ", "));
+    const bool json_on_stdout = args.json_file == "-";
+    const SyncSnapshots snapshots(args.snapshots, *options);
+    DnfModeLines lines(args, *options, snapshots, as_dnf, json_on_stdout ? stderr : stdout);
+    JobRunnerOptions runner;
+    runner.parallel_jobs = 1;  // one repository after the other, as dnf
+    std::vector<JobOutcome> outcomes = run_jobs(jobs, runner, &lines, stopper.token());
+    // Repositories not started (interrupted) are left out, as if not asked for.
+    std::erase_if(outcomes,
+                  [](const JobOutcome& outcome) { return outcome.report.repo_id.empty(); });
+    lines.finish();
+    std::vector<RepoSyncReport> reports;
+    for (const JobOutcome& outcome : outcomes) {
+        reports.push_back(outcome.report);
     }
-    if (signature_removals) {
-        fmt::print(stderr, "Error: GPG signature check failed.\n");
-    }
+    int exit_code = lines.exit_code();
     if (const auto failed =
             write_run_metrics(args.urls ? "" : args.unattended.metrics_file, outcomes)) {
         fmt::print(stderr, "{}\n", *failed);

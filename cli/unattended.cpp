@@ -3,7 +3,6 @@
 
 #include <fmt/core.h>
 
-#include "rpmirror/hooks.hpp"
 #include "rpmirror/metrics.hpp"
 
 namespace rpmirror::cli {
@@ -19,20 +18,6 @@ void add_unattended_options(CLI::App& app, UnattendedArgs& args) {
                    "(environment: RPMIRROR_JOB, RPMIRROR_REPO_ID, RPMIRROR_DESTINATION, "
                    "RPMIRROR_METADATA_DIR); its failure fails the run")
         ->option_text("CMD");
-}
-
-std::optional<std::string> run_hook_after_job(const std::string& command, JobOutcome& outcome,
-                                              const std::filesystem::path& metadata_dir) {
-    if (command.empty() || !outcome.changed()) {
-        return std::nullopt;
-    }
-    auto ran = run_change_hook(command, outcome, metadata_dir);
-    if (ran) {
-        return std::nullopt;
-    }
-    std::string line = ran.error().to_string();
-    outcome.errors.push_back(line);
-    return line;
 }
 
 std::optional<std::string> write_run_metrics(const std::string& file,

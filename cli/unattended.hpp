@@ -1,11 +1,10 @@
 // `rpmirror sync --metrics-file FILE --on-change CMD`: what an unattended run (a systemd timer)
 // needs besides the sync itself: a Prometheus metrics file written at the end of the run, and a
-// command run after each job that changed the mirror (cli/unattended.cpp). Used by both modes of
-// `rpmirror sync`: dnf reposync's (each repository a job named by its repo id) and job mode
-// (rpmirror.conf).
+// command run after each job that changed the mirror (run_hook_after_job, rpmirror/hooks.hpp).
+// Used by both modes of `rpmirror sync`: dnf reposync's (each repository a job named by its repo
+// id) and job mode (rpmirror.conf).
 #pragma once
 
-#include <filesystem>
 #include <optional>
 #include <span>
 #include <string>
@@ -23,14 +22,6 @@ struct UnattendedArgs {
 
 // Registers --metrics-file and --on-change on `app` (sync), storing into `args`.
 void add_unattended_options(CLI::App& app, UnattendedArgs& args);
-
-// Runs `command` (--on-change, or a job's exec-on-change) for `outcome` iff `command` is not empty
-// and outcome.changed(), with `metadata_dir` (where the job's repodata/ is) as
-// RPMIRROR_METADATA_DIR. Returns nullopt iff nothing ran or it succeeded; else the error line to
-// print on stderr ("JOB: exec-on-change 'CMD' failed: exit status N"), which is also appended to
-// outcome.errors (so the job counts as failed in the metrics and the exit status).
-std::optional<std::string> run_hook_after_job(const std::string& command, JobOutcome& outcome,
-                                              const std::filesystem::path& metadata_dir);
 
 // Writes the metrics of `outcomes` to `file` (write_metrics_file) iff `file` is not empty.
 // Returns nullopt iff nothing was to be written or it was written; else the error line to print

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "rpmirror/error.hpp"
@@ -24,5 +25,14 @@ namespace rpmirror {
 // (SIGNAME)"). Thread-safe (posix_spawn); blocks the calling thread while the command runs.
 Result<void> run_change_hook(const std::string& command, const JobOutcome& outcome,
                              const std::filesystem::path& metadata_dir);
+
+// What `rpmirror sync` runs after each job (either mode): `command` (--on-change, or a job's
+// exec-on-change) for `outcome` iff `command` is not empty and outcome.changed(), by
+// run_change_hook. Returns nullopt iff nothing ran or it succeeded; else the error line to print
+// on stderr ("JOB: exec-on-change 'CMD' failed: exit status N"), which is also appended to
+// outcome.errors (so the job counts as failed in the metrics and the exit status).
+// Thread-safe for different outcomes; blocks while the command runs.
+std::optional<std::string> run_hook_after_job(const std::string& command, JobOutcome& outcome,
+                                              const std::filesystem::path& metadata_dir);
 
 }  // namespace rpmirror

@@ -1,9 +1,11 @@
 // The runner of configuration jobs (`rpmirror sync --config-file FILE`, "job mode"): syncs the
-// jobs of rpmirror/jobs_config.hpp concurrently.
+// jobs of rpmirror/jobs_config.hpp concurrently; dnf mode runs its repositories through the same
+// runner, one at a time, each a job named by its repo id.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <span>
 #include <stop_token>
@@ -27,6 +29,11 @@ class JobEvents {
     virtual void package(const JobConfig& job, const PackageEvent& event) {
         (void)job;
         (void)event;
+    }
+    // -m: `job`'s comps.xml was written to `path` (before any package is downloaded).
+    virtual void comps_saved(const JobConfig& job, const std::filesystem::path& path) {
+        (void)job;
+        (void)path;
     }
     // Bytes of `job`'s downloads so far (as ProgressSink::progress), and files finished.
     virtual void progress(const JobConfig& job, std::uint64_t bytes_done, std::uint64_t bytes_total,

@@ -34,6 +34,8 @@
 
 namespace rpmirror {
 
+struct RepoSyncReport;  // rpmirror/sync.hpp
+
 // Where one repository's live mirror, snapshots and published names are.
 struct SnapshotRoot {
     std::string repo_id;
@@ -152,5 +154,41 @@ Result<SnapshotInfo> remove_snapshot(const SnapshotRoot& root, std::string_view 
 // removed snapshots, oldest first, or the first error (snapshots removed before it stay removed).
 Result<std::vector<SnapshotInfo>> prune_snapshots(const SnapshotRoot& root, std::size_t keep,
                                                   const SnapshotLock& lock);
+
+// A snapshot created, and the snapshots keep-N then removed (oldest first; none without keep).
+struct SnapshotAndPrune {
+    SnapshotInfo created;
+    std::vector<SnapshotInfo> pruned;
+};
+
+// Creates a snapshot of `root` (create_snapshot) and, iff `keep` is set, then keeps the newest
+// `keep` (prune_snapshots with `options.lock`). Returns what was done, or the first error: that
+// of create_snapshot (nothing pruned then) or of prune_snapshots (the snapshot stays).
+// Thread-safe for different repositories; the run lock serialises runs on one.
+Result<SnapshotAndPrune> create_and_prune_snapshot(const SnapshotRoot& root,
+                                                   const SnapshotCreateOptions& options,
+                                                   std::optional<std::size_t> keep);
+
+// What to do after a repository synced completely: `sync --snapshot[=NAME] [--keep-snapshots N]
+// [--snapshot-dir DIR]` and a job's `snapshot =`, `keep-snapshots =`, `snapshot-dir =`.
+struct SnapshotAfterSync {
+    std::string name;  // the snapshot's name (one per run: every repository's is the same)
+    // Where snapshots/ and published/ are (an s3:// URL for a mirror in a bucket); nullopt: the
+    // directory above the repository's mirror.
+    std::optional<std::filesystem::path> base;
+    std::optional<std::size_t> keep;  // then keep only the newest N (and every published one)
+    SnapshotLock lock;
+    bool use_checksum_cache = true;     // false: hash every file (--no-cache)
+    std::optional<s3::S3Overrides> s3;  // an s3:// mirror: the store's settings
+};
+
+// Snapshots the mirror of `report` (its repo_id and repo_dir; a local repo_dir made absolute,
+// without a trailing '/') under `policy.base`, then prunes to `policy.keep`, as
+// create_and_prune_snapshot. Call it only for a sync that succeeded (report.ok()): the snapshot
+// refuses a mirror that is not complete and verified anyway. Returns what was done, or the error
+// of snapshot_root (a bad layout: Error{BadInput}), create_snapshot or prune_snapshots.
+// Thread-safe for different repositories (the job runner calls it from its workers).
+Result<SnapshotAndPrune> snapshot_after_sync(const RepoSyncReport& report,
+                                             const SnapshotAfterSync& policy);
 
 }  // namespace rpmirror

@@ -132,4 +132,18 @@ Result<void> run_change_hook(const std::string& command, const JobOutcome& outco
     return hook_failed(command, outcome, fmt::format("exit status {}", WEXITSTATUS(status)));
 }
 
+std::optional<std::string> run_hook_after_job(const std::string& command, JobOutcome& outcome,
+                                              const std::filesystem::path& metadata_dir) {
+    if (command.empty() || !outcome.changed()) {
+        return std::nullopt;
+    }
+    auto ran = run_change_hook(command, outcome, metadata_dir);
+    if (ran) {
+        return std::nullopt;
+    }
+    std::string line = ran.error().to_string();
+    outcome.errors.push_back(line);
+    return line;
+}
+
 }  // namespace rpmirror

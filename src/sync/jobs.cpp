@@ -15,6 +15,10 @@ class JobEventForwarder final : public SyncEvents, public ProgressSink {
     JobEventForwarder(const JobConfig& job, JobEvents& events) : job_(job), events_(events) {}
 
     void package(const PackageEvent& event) override { events_.package(job_, event); }
+    void comps_saved(const std::string& repo_id, const std::filesystem::path& path) override {
+        (void)repo_id;
+        events_.comps_saved(job_, path);
+    }
     void progress(std::uint64_t bytes_done, std::uint64_t bytes_total) override {
         bytes_done_ = bytes_done;
         bytes_total_ = bytes_total;

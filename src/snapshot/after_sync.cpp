@@ -1,0 +1,48 @@
+// A snapshot after a repository synced, then keep-N: what `sync --snapshot` and a job's
+// `snapshot =` do (rpmirror/snapshot.hpp).
+#include "rpmirror/snapshot.hpp"
+
+#include "rpmirror/sync.hpp"
+
+namespace rpmirror {
+
+Result<SnapshotAndPrune> create_and_prune_snapshot(const SnapshotRoot& root,
+                                                   const SnapshotCreateOptions& options,
+                                                   std::optional<std::size_t> keep) {
+    auto created = create_snapshot(root, options);
+    if (!created) {
+        return tl::unexpected(std::move(created.error()));
+    }
+    SnapshotAndPrune done{std::move(*created), {}};
+    if (keep) {
+        auto pruned = prune_snapshots(root, *keep, options.lock);
+        if (!pruned) {
+            return tl::unexpected(std::move(pruned.error()));
+        }
+        done.pruned = std::move(*pruned);
+    }
+    return done;
+}
+
+Result<SnapshotAndPrune> snapshot_after_sync(const RepoSyncReport& report,
+                                             const SnapshotAfterSync& policy) {
+    std::filesystem::path repo_dir = report.repo_dir;
+    if (!s3::is_s3_url(repo_dir.native())) {
+        repo_dir = std::filesystem::absolute(repo_dir).lexically_normal();
+    }
+    while (!repo_dir.has_filename() && repo_dir.has_parent_path()) {
+        repo_dir = repo_dir.parent_path();
+    }
+    auto root = snapshot_root(report.repo_id, repo_dir,
+                              policy.base ? *policy.base : repo_dir.parent_path(), policy.s3);
+    if (!root) {
+        return tl::unexpected(std::move(root.error()));
+    }
+    SnapshotCreateOptions options;
+    options.name = policy.name;
+    options.lock = policy.lock;
+    options.use_checksum_cache = policy.use_checksum_cache;
+    return create_and_prune_snapshot(*root, options, policy.keep);
+}
+
+}  // namespace rpmirror
