@@ -58,27 +58,35 @@ S3DedupeOutcome copy_from_siblings(s3::S3Client& client, const s3::S3Location& r
             }
         }
     }
+    std::vector<s3::StoredCopy> copies;
+    std::vector<std::size_t> indices;  // of `wanted`, per copy
     for (std::size_t index = 0; index < wanted.size(); ++index) {
         const S3Wanted& package = wanted[index];
         const auto found =
             sources.find({package.checksum_type, text::to_lower(package.digest), package.size});
-        if (found == sources.end()) {
-            continue;
+        if (found != sources.end()) {
+            const Source& source = found->second;
+            copies.push_back({source.repo, source.key, source.object, repo, package.key});
+            indices.push_back(index);
         }
-        const Source& source = found->second;
-        auto copied =
-            s3::copy_stored(client, source.repo, source.key, source.object, repo, package.key, acl);
+    }
+    auto results = s3::copy_stored_all(client.config(), copies, acl);
+    for (std::size_t item = 0; item < copies.size(); ++item) {
+        auto& copied = results[item];
         if (!copied && copied.error().code == ErrorCode::Corrupt) {
             ++outcome.fallbacks;
             continue;
         }
         if (!copied) {
-            outcome.note = "--dedupe: " + copied.error().to_string();
-            return outcome;
+            if (outcome.note.empty()) {
+                outcome.note = "--dedupe: " + copied.error().to_string();
+            }
+            continue;
         }
-        outcome.copied_bytes += package.size;
-        outcome.copied.push_back({index, std::move(*copied),
-                                  s3::object_url(source.repo.bucket, source.repo.key(source.key))});
+        outcome.copied_bytes += wanted[indices[item]].size;
+        outcome.copied.push_back({indices[item], std::move(*copied),
+                                  s3::object_url(copies[item].from.bucket,
+                                                 copies[item].from.key(copies[item].from_key))});
     }
     return outcome;
 }

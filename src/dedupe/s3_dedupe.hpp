@@ -38,13 +38,15 @@ struct S3DedupeOutcome {
     std::uint64_t copied_bytes = 0;
     // Found in a sibling but not copied (the sibling's object changed): downloaded instead.
     std::size_t fallbacks = 0;
-    // A store error that ended the search (the rest is downloaded); empty iff none.
+    // The first store error (a failed search, or a copy that failed; those packages are
+    // downloaded); empty iff none.
     std::string note;
 };
 
 // Copies into `repo` (prefix ending in '/') the packages of `wanted` that a sibling repository
 // holds: the siblings are the prefixes right below `repo`'s parent prefix that have an rpmirror
-// state object (one LIST, one GET per sibling). Objects are copied with `acl`. Never fails: a
+// state object (one LIST, one GET per sibling). Objects are copied with `acl`, s3::kParallelCopies
+// at a time (s3::copy_stored_all). Never fails: a
 // package not copied is left to the download.
 S3DedupeOutcome copy_from_siblings(s3::S3Client& client, const s3::S3Location& repo,
                                    std::span<const S3Wanted> wanted, std::string_view acl);

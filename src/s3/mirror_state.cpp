@@ -1,11 +1,13 @@
 // The state object of an s3:// mirror (see s3/mirror_state.hpp).
 #include "s3/mirror_state.hpp"
 
+#include <memory>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "s3/json_object.hpp"
+#include "util/parallel.hpp"
 
 namespace rpmirror::s3 {
 
@@ -173,6 +175,21 @@ Result<StoredObject> copy_stored(S3Client& client, const S3Location& from,
     (void)client.delete_object(to.bucket, to.key(to_key));
     return make_error(ErrorCode::Corrupt, "changed since it was recorded (copy refused)",
                       object_url(from.bucket, from.key(from_key)));
+}
+
+std::vector<Result<StoredObject>> copy_stored_all(const S3Config& config,
+                                                  std::span<const StoredCopy> copies,
+                                                  std::string_view acl, unsigned parallel) {
+    std::vector<Result<StoredObject>> results(copies.size(),
+                                              make_error(ErrorCode::Interrupted, "not copied"));
+    for_each_index_in_parallel(copies.size(), std::max(parallel, 1U), [&] {
+        return [&, client = std::make_shared<S3Client>(config)](std::size_t index) {
+            const StoredCopy& copy = copies[index];
+            results[index] = copy_stored(*client, copy.from, copy.from_key, copy.expected, copy.to,
+                                         copy.to_key, acl);
+        };
+    });
+    return results;
 }
 
 }  // namespace rpmirror::s3

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -99,5 +100,25 @@ Result<StoredObject> copy_stored(S3Client& client, const S3Location& from,
                                  std::string_view from_key, const StoredObject& expected,
                                  const S3Location& to, std::string_view to_key,
                                  std::string_view acl);
+
+// One copy of copy_stored.
+struct StoredCopy {
+    S3Location from;
+    std::string from_key;
+    StoredObject expected;
+    S3Location to;
+    std::string to_key;
+};
+
+// How many copies run at once: a copy inside the store costs no bytes here, only the store's
+// time, so more are in flight than uploads (--s3-parallel's default, 4).
+inline constexpr unsigned kParallelCopies = 8;
+
+// Runs copy_stored for each of `copies`, `parallel` at a time, each worker with a client of its
+// own made from `config`. Returns one result per copy, in the order of `copies`.
+std::vector<Result<StoredObject>> copy_stored_all(const S3Config& config,
+                                                  std::span<const StoredCopy> copies,
+                                                  std::string_view acl,
+                                                  unsigned parallel = kParallelCopies);
 
 }  // namespace rpmirror::s3

@@ -109,14 +109,28 @@ class S3Backend final : public Backend {
         std::stable_sort(objects.begin(), objects.end(), [](const auto& left, const auto& right) {
             return publish_rank(left.first) < publish_rank(right.first);
         });
+        // Records and packages first, several at a time; then the index, then its signature.
+        std::vector<s3::StoredCopy> first;
         for (const auto& [key, object] : objects) {
+            ++info.files;
+            info.bytes += object.size;
+            info.packages += store::is_package_key(key) ? 1 : 0;
+            if (publish_rank(key) == 0) {
+                first.push_back({repo_, key, object, target, key});
+            }
+        }
+        if (auto copied = copy_all(first); !copied) {
+            (void)remove_prefix(target);
+            return tl::unexpected(std::move(copied.error()));
+        }
+        for (const auto& [key, object] : objects) {
+            if (publish_rank(key) == 0) {
+                continue;
+            }
             if (auto copied = copy(repo_, key, object, target); !copied) {
                 (void)remove_prefix(target);
                 return tl::unexpected(std::move(copied.error()));
             }
-            ++info.files;
-            info.bytes += object.size;
-            info.packages += store::is_package_key(key) ? 1 : 0;
         }
         info.unique_bytes = info.bytes;
         info.created_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -221,6 +235,7 @@ class S3Backend final : public Backend {
         }
         std::erase_if(*objects, [](const auto& entry) { return is_own_key(entry.first); });
         // Packages and records first: what is there already with the same size and ETag stays.
+        std::vector<s3::StoredCopy> first;
         for (const auto& [key, object] : *objects) {
             const auto found = there->find(key);
             if (publish_rank(key) != 0 ||
@@ -228,9 +243,10 @@ class S3Backend final : public Backend {
                  found->second.etag == object.etag)) {
                 continue;
             }
-            if (auto copied = copy(source, key, listed_as_stored(object), target); !copied) {
-                return copied;
-            }
+            first.push_back({source, key, listed_as_stored(object), target, key});
+        }
+        if (auto copied = copy_all(first); !copied) {
+            return copied;
         }
         // The old signature goes, the new index replaces the old in one request, then its
         // signature comes (the sync's order: an index never sits beside a signature of another).
@@ -314,6 +330,21 @@ class S3Backend final : public Backend {
                               copied.error().subject);
         }
         return copied.map([](const s3::StoredObject&) {});
+    }
+
+    // Runs `copies` (s3::copy_stored_all), several at a time. Returns the first failure, a
+    // source that changed named as the snapshot's.
+    Result<void> copy_all(std::span<const s3::StoredCopy> copies) {
+        for (auto& result : s3::copy_stored_all(config_, copies, acl_)) {
+            if (!result && result.error().code == ErrorCode::Corrupt) {
+                return make_error(ErrorCode::Corrupt, "changed while the snapshot was taken",
+                                  result.error().subject);
+            }
+            if (!result) {
+                return tl::unexpected(std::move(result.error()));
+            }
+        }
+        return {};
     }
 
     static s3::StoredObject listed_as_stored(const s3::ListedObject& listed) {
