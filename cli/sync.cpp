@@ -17,6 +17,7 @@
 #include "jobs.hpp"
 #include "output.hpp"
 #include "repo_options.hpp"
+#include "reposync_output.hpp"
 #include "rpmirror/config.hpp"
 #include "rpmirror/hooks.hpp"
 #include "rpmirror/index.hpp"
@@ -25,69 +26,12 @@
 #include "rpmirror/sync.hpp"
 #include "s3_options.hpp"
 #include "snapshot.hpp"
+#include "sync.hpp"
 #include "unattended.hpp"
 
 namespace rpmirror::cli {
 
 namespace {
-
-struct SyncArgs {
-    std::vector<std::string> repo_patterns;
-    std::vector<std::string> enablerepo;   // --enablerepo, one value per occurrence
-    std::vector<std::string> disablerepo;  // --disablerepo, one value per occurrence
-    CLI::App* app = nullptr;               // for the order of --enablerepo/--disablerepo
-    CLI::Option* enablerepo_option = nullptr;
-    CLI::Option* disablerepo_option = nullptr;
-    bool nogpgcheck = false;
-    bool refresh = false;
-    bool cacheonly = false;
-    bool ipv4_only = false;  // -4
-    bool ipv6_only = false;  // -6
-    // dnf's global options that mean nothing to a mirror, accepted so that dnf command lines
-    // (`dnf -y reposync ...` scripts) work unchanged.
-    bool assume_yes = false;
-    bool assume_no = false;
-    bool no_plugins = false;
-    std::vector<std::string> plugin_patterns;
-    std::string debug_level;
-    std::string error_level;
-    std::string color;
-    RepoSourceArgs sources;
-    RunStateArgs state;
-    std::string download_path = ".";
-    bool norepopath = false;
-    std::string metadata_path;
-    S3Args s3;  // --s3-*: an s3:// download path
-    bool download_metadata = false;
-    bool upstream_metadata = false;
-    std::string sign_key;
-    bool delete_unlisted = false;
-    bool newest_only = false;
-    std::string keep_versions;  // --keep-versions N, read iff the option was given
-    CLI::Option* keep_versions_option = nullptr;
-    std::vector<std::string> arches;
-    bool source = false;
-    bool remote_time = false;
-    bool download_comps = false;
-    std::string safe_write_path;
-    std::string dedupe = "hardlink";
-    std::vector<std::string> dedupe_dirs;
-    bool urls = false;
-    std::string min_buildtime;
-    bool gpgcheck = false;
-    std::string gpgcheck_keys = "rpmdb";
-    unsigned parallel = 0;
-    unsigned connections_per_file = 1;                         // --connections-per-file
-    std::uint64_t segment_min_size = std::uint64_t{64} << 20;  // --segment-min-size
-    bool quiet = false;
-    bool verbose = false;
-    bool no_cache = false;
-    std::string zchunk = "on";  // --zchunk
-    std::string json_file;
-    SyncSnapshotArgs snapshots;  // --snapshot[=NAME], --keep-snapshots, --snapshot-dir
-    UnattendedArgs unattended;   // --metrics-file, --on-change
-    JobModeArgs job_mode;        // --config-file, --job, --parallel-jobs, --max-per-host
-};
 
 constexpr int kExitSigint = 130;
 constexpr int kExitSigterm = 143;
@@ -264,192 +208,6 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
     }
     return options;
 }
-
-// What `rpmirror reposync` prints after a repository, in dnf's words: removals as
-// "[DELETED] <path>" (stdout), warnings and a repository's failure as "Error: ..." (stderr).
-// Package lines were printed as they happened.
-// Returns true iff --gpgcheck removed a package (dnf then ends with "Error: GPG signature check
-// failed.").
-bool print_as_dnf(const RepoSyncReport& report, bool quiet) {
-    for (const std::string& warning : report.warnings) {
-        fmt::print(stderr, "{}: warning: {}\n", report.repo_id, warning);
-    }
-    bool removed = false;
-    for (const PackageFailure& failure : report.failures) {
-        if (!failure.dnf_message.empty()) {
-            fmt::print(stderr, "{}\n", failure.dnf_message);
-            removed = true;
-        }
-    }
-    if (!quiet) {
-        for (const auto& deleted : report.deleted) {
-            // An s3:// repository is named as it is (no path arithmetic on "s3://").
-            fmt::print("[DELETED] {}\n",
-                       s3::is_s3_url(report.repo_dir.native())
-                           ? report.repo_dir.native() + "/" + deleted.string()
-                           : std::filesystem::absolute(report.repo_dir / deleted).string());
-        }
-    }
-    if (!report.error) {
-        return removed;
-    }
-    const Error& error = *report.error;
-    if (error.code == ErrorCode::Network || error.code == ErrorCode::NotFound) {
-        fmt::print(stderr, "Error: Failed to download metadata for repo '{}': {}\n", report.repo_id,
-                   error.to_string());
-    } else {
-        fmt::print(stderr, "Error: {}\n", error.to_string());
-    }
-    return removed;
-}
-
-// --on-change after a repository (not with -u). Returns false iff the hook failed (its error
-// line printed).
-bool after_job(const SyncArgs& args, const SyncOptions& options, JobOutcome& outcome) {
-    const auto failed = run_hook_after_job(args.unattended.on_change, outcome,
-                                           metadata_directory(options, outcome.report.repo_id));
-    if (failed) {
-        fmt::print(stderr, "{}\n", *failed);
-    }
-    return !failed;
-}
-
-// dnf mode's output, each repository a job named by its repo id, run one after the other by
-// run_jobs (one slot: every call on the calling thread). `reposync` prints a line per package as
-// dnf does; otherwise a progress bar on a terminal. After each repository: its problems and
-// summary, the snapshot and --on-change.
-class DnfModeLines final : public JobEvents {
-  public:
-    DnfModeLines(const SyncArgs& args, const SyncOptions& options, const SyncSnapshots& snapshots,
-                 bool as_dnf, std::FILE* human)
-        : args_(args),
-          options_(options),
-          snapshots_(snapshots),
-          as_dnf_(as_dnf),
-          dnf_lines_(as_dnf && !args.quiet && !args.urls),
-          draw_progress_(!as_dnf && !args.quiet && !args.urls && ::isatty(STDERR_FILENO) == 1),
-          human_(human) {}
-
-    void started(const JobConfig& job) override {
-        bar_.emplace(STDERR_FILENO, job.name);
-        files_done_ = 0;
-    }
-
-    void package(const JobConfig& job, const PackageEvent& event) override {
-        (void)job;
-        if (dnf_lines_) {
-            fmt::print("{}\n", format_dnf_package_line(event));
-            std::fflush(stdout);
-        }
-    }
-
-    void comps_saved(const JobConfig& job, const std::filesystem::path& path) override {
-        (void)path;
-        if (dnf_lines_) {
-            fmt::print("comps.xml for repository {} saved\n", job.repo.id);
-            std::fflush(stdout);
-        }
-    }
-
-    void progress(const JobConfig& job, std::uint64_t bytes_done, std::uint64_t bytes_total,
-                  std::size_t files_done) override {
-        (void)job;
-        if (!draw_progress_ || !bar_) {
-            return;
-        }
-        bar_->progress(bytes_done, bytes_total);
-        for (; files_done_ < files_done; ++files_done_) {
-            bar_->file_finished(0, FileResult{});
-        }
-    }
-
-    void finished(const JobConfig& job, JobOutcome& outcome) override {
-        if (!bar_) {
-            return;  // not started: interrupted (left out of the run's outcomes)
-        }
-        bar_->finish();
-        bar_.reset();
-        const RepoSyncReport& report = outcome.report;
-        if (report.error && report.metadata_unavailable && job.repo.skip_if_unavailable) {
-            // As dnf 4 with skip_if_unavailable=1: a warning, the repository is left out.
-            fmt::print(stderr, "{}Failed to download metadata for repo '{}': {}\n",
-                       as_dnf_ ? "" : "rpmirror: warning: ", job.repo.id,
-                       report.error->to_string());
-            ignored_repos_.push_back(job.repo.id);
-            return;
-        }
-        for (const std::string& url : report.urls) {
-            fmt::print("{}\n", url);
-        }
-        if (report.comps_saved && !args_.quiet && !dnf_lines_) {
-            // (`reposync` printed it when it happened, before the packages, as dnf does.)
-            fmt::print(human_, "comps.xml for repository {} saved\n", report.repo_id);
-        }
-        if (as_dnf_) {
-            signature_removals_ = print_as_dnf(report, args_.quiet) || signature_removals_;
-        } else {
-            print_report(report);
-        }
-        if (!report.ok() || !snapshots_.after(report, human_, args_.quiet)) {
-            exit_code_ = kExitFailure;
-            if (report.ok()) {  // the snapshot failed (its error printed): the job did too
-                outcome.errors.push_back(report.repo_id + ": snapshot failed");
-            }
-        }
-        if (!args_.urls && !after_job(args_, options_, outcome)) {
-            exit_code_ = kExitFailure;
-        }
-    }
-
-    // Prints what the whole run says at its end (ignored repositories, --gpgcheck's error).
-    void finish() const {
-        if (!ignored_repos_.empty()) {
-            fmt::print(stderr, "{}Ignoring repositories: {}\n",
-                       as_dnf_ ? "" : "rpmirror: warning: ", fmt::join(ignored_repos_, ", "));
-        }
-        if (signature_removals_) {
-            fmt::print(stderr, "Error: GPG signature check failed.\n");
-        }
-    }
-
-    int exit_code() const { return exit_code_; }
-
-  private:
-    // rpmirror's lines after a repository: problems, deletions and the summary.
-    void print_report(const RepoSyncReport& report) const {
-        for (const std::string& line : format_problems(report)) {
-            fmt::print(stderr, "{}\n", line);
-        }
-        if (args_.verbose) {
-            for (const std::string& line : report.zck_fallbacks) {
-                fmt::print(stderr, "{}: {}\n", report.repo_id, line);
-            }
-        }
-        if (!args_.quiet) {
-            for (const auto& deleted : report.deleted) {
-                fmt::print(human_, "{}: deleted {}\n", report.repo_id, deleted.string());
-            }
-        }
-        if (!args_.quiet || report.error) {
-            // With -u, stdout carries the URLs only (as dnf's), so it can be piped.
-            fmt::print(report.error || args_.urls ? stderr : human_, "{}\n",
-                       format_summary(report));
-        }
-    }
-
-    const SyncArgs& args_;
-    const SyncOptions& options_;
-    const SyncSnapshots& snapshots_;
-    const bool as_dnf_;
-    const bool dnf_lines_;
-    const bool draw_progress_;
-    std::FILE* const human_;
-    std::optional<TerminalProgress> bar_;  // the running repository's
-    std::size_t files_done_ = 0;
-    std::vector<std::string> ignored_repos_;  // skip_if_unavailable=1 and unreachable
-    bool signature_removals_ = false;         // reposync: --gpgcheck removed a package
-    int exit_code_ = kExitOk;
-};
 
 int run_sync(const SyncArgs& args) {
     if (job_mode_requested(args.job_mode)) {

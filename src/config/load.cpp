@@ -1,6 +1,6 @@
-// Reading repositories from every source dnf reads them from, then --setopt, then --repo selection.
-#include <fnmatch.h>
-
+// Reading repositories from every source dnf reads them from (its config file, the reposdirs'
+// `.repo` files, --repofrompath), then --setopt (command_line.cpp); --repo selection is in
+// select_repos.cpp.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -10,32 +10,16 @@
 
 #include "config/common.hpp"
 #include "config/ini.hpp"
+#include "config/load_internal.hpp"
 #include "config/repo_options.hpp"
 #include "config/variables_internal.hpp"
 #include "rpmirror/config.hpp"
 #include "util/text.hpp"
 
 namespace rpmirror {
-namespace {
 
-constexpr std::string_view kRepofrompath = "--repofrompath";
-constexpr std::string_view kSetopt = "--setopt";
-constexpr std::string_view kMainSection = "main";
+namespace config {
 
-const std::vector<std::filesystem::path> kDefaultReposdirs = {
-    "/etc/yum.repos.d", "/etc/yum/repos.d", "/etc/distro.repos.d"};
-
-using config::located_error;
-using config::read_ini_file;
-using config::warn;
-
-bool glob_matches(const std::string& pattern, const std::string& text) {
-    return ::fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
-}
-
-// Substitutes variables in `raw` and stores the value of `option` in `repo`. `owner` names what
-// is configured in messages ("repo 'fedora'", "[main]"); `prefix` starts each message (the
-// --setopt argument, or nothing).
 Result<void> apply_value(RepoConfig& repo, const config::RepoOption& option, std::string_view key,
                          std::string_view raw, const ConfigLocation& where, std::string_view owner,
                          std::string_view prefix, const VariableContext& vars) {
@@ -58,6 +42,24 @@ Result<void> apply_value(RepoConfig& repo, const config::RepoOption& option, std
     }
     return {};
 }
+
+}  // namespace config
+
+namespace {
+
+constexpr std::string_view kMainSection = "main";
+
+const std::vector<std::filesystem::path> kDefaultReposdirs = {
+    "/etc/yum.repos.d", "/etc/yum/repos.d", "/etc/distro.repos.d"};
+
+using config::apply_parsed_setopts;
+using config::apply_value;
+using config::located_error;
+using config::parse_setopts;
+using config::read_ini_file;
+using config::Setopt;
+using config::warn;
+using text::trim;
 
 // Warns when a section gives a key again (under any of its spellings); dnf keeps the later value.
 class DuplicateKeys {
@@ -217,108 +219,6 @@ Result<void> check_unique_ids(const std::vector<RepoConfig>& repos) {
     return {};
 }
 
-struct Setopt {
-    std::string argument;
-    std::optional<std::string> repo_glob;
-    std::string key;  // lower-case, as written
-    std::string value;
-    const config::RepoOption* option = nullptr;  // nullptr: reposdir or an ignored key
-};
-
-using text::trim;
-
-Result<Setopt> parse_setopt(std::string_view argument, std::vector<ConfigWarning>& warnings) {
-    const ConfigLocation where{std::string(kSetopt), 0};
-    Setopt setopt;
-    setopt.argument = std::string(argument);
-    const std::size_t equals = argument.find('=');
-    if (equals == std::string_view::npos) {
-        return located_error(where,
-                             fmt::format("'{}': expected KEY=VALUE or REPOID.KEY=VALUE", argument));
-    }
-    const std::string_view name = trim(argument.substr(0, equals));
-    setopt.value = std::string(trim(argument.substr(equals + 1)));
-    const std::size_t dot = name.rfind('.');
-    std::string_view key = name;
-    if (dot != std::string_view::npos) {
-        setopt.repo_glob = std::string(name.substr(0, dot));
-        key = name.substr(dot + 1);
-        if (setopt.repo_glob->empty()) {
-            return located_error(where, fmt::format("'{}': empty repo id before '.'", argument));
-        }
-    }
-    for (const char c : key) {
-        setopt.key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-    if (setopt.key.empty()) {
-        return located_error(where, fmt::format("'{}': missing key before '='", argument));
-    }
-    setopt.option = config::find_repo_option(setopt.key);
-    if (setopt.option != nullptr) {
-        if (!setopt.repo_glob && !setopt.option->is_global) {
-            return located_error(
-                where, fmt::format("'{}': key '{}' needs a repo id (REPOID.{}=VALUE)", argument,
-                                   setopt.key, setopt.key));
-        }
-        return setopt;
-    }
-    if (!setopt.repo_glob && setopt.key == "reposdir") {
-        return setopt;
-    }
-    if (config::is_ignored_repo_key(setopt.key) ||
-        (!setopt.repo_glob && config::is_ignored_main_key(setopt.key))) {
-        warn(warnings, ConfigWarningKind::IgnoredKey, where, setopt.key,
-             fmt::format("'{}': key '{}' is not used by rpmirror; ignored", argument, setopt.key));
-        return setopt;
-    }
-    return located_error(where, fmt::format("'{}': unknown {}key '{}'", argument,
-                                            setopt.repo_glob ? "repo " : "", setopt.key));
-}
-
-Result<std::vector<Setopt>> parse_setopts(std::span<const std::string> arguments,
-                                          std::vector<ConfigWarning>& warnings) {
-    std::vector<Setopt> setopts;
-    for (const std::string& argument : arguments) {
-        auto setopt = parse_setopt(argument, warnings);
-        if (!setopt) {
-            return tl::unexpected(std::move(setopt.error()));
-        }
-        setopts.push_back(std::move(*setopt));
-    }
-    return setopts;
-}
-
-Result<void> apply_parsed_setopts(std::vector<RepoConfig>& repos,
-                                  const std::vector<Setopt>& setopts, const VariableContext& vars,
-                                  std::vector<ConfigWarning>& warnings) {
-    const ConfigLocation where{std::string(kSetopt), 0};
-    for (const Setopt& setopt : setopts) {
-        if (setopt.option == nullptr) {
-            continue;
-        }
-        bool matched = false;
-        const std::string prefix = fmt::format("'{}': ", setopt.argument);
-        for (RepoConfig& repo : repos) {
-            if (setopt.repo_glob && !glob_matches(*setopt.repo_glob, repo.id)) {
-                continue;
-            }
-            matched = true;
-            const std::string owner = fmt::format("repo '{}'", repo.id);
-            if (auto applied = apply_value(repo, *setopt.option, setopt.key, setopt.value, where,
-                                           owner, prefix, vars);
-                !applied) {
-                return applied;
-            }
-        }
-        if (!matched && setopt.repo_glob) {
-            warn(warnings, ConfigWarningKind::NoMatch, where, setopt.key,
-                 fmt::format("'{}': no repository matches '{}'; ignored", setopt.argument,
-                             *setopt.repo_glob));
-        }
-    }
-    return {};
-}
-
 // Returns the `*.repo` regular files (symlinks followed) of `directory` sorted by name; an empty
 // list iff the directory does not exist.
 Result<std::vector<std::filesystem::path>> list_repo_files(const std::filesystem::path& directory) {
@@ -439,7 +339,6 @@ bool has_setopt_reposdir(std::span<const std::string> setopts) {
         return name == "reposdir";
     });
 }
-
 }  // namespace
 
 Result<std::filesystem::path> variables_root(const ConfigSources& sources) {
@@ -495,50 +394,6 @@ bool is_valid_repo_id(std::string_view id) {
     });
 }
 
-Result<RepoConfig> repo_from_path(std::string_view id_comma_url,
-                                  const std::filesystem::path& working_directory) {
-    const ConfigLocation where{std::string(kRepofrompath), 0};
-    const std::size_t comma = id_comma_url.find(',');
-    if (comma == std::string_view::npos) {
-        return located_error(where,
-                             fmt::format("'{}': expected ID,URL (or ID,PATH)", id_comma_url));
-    }
-    const std::string id(id_comma_url.substr(0, comma));
-    const std::string_view location = id_comma_url.substr(comma + 1);
-    if (!is_valid_repo_id(id)) {
-        return located_error(where, fmt::format("'{}': invalid repo id '{}' (allowed: letters, "
-                                                "digits, '-', '_', '.', ':'; not '.' or '..')",
-                                                id_comma_url, id));
-    }
-    if (location.empty()) {
-        return located_error(where, fmt::format("'{}': empty URL", id_comma_url));
-    }
-    RepoConfig repo;
-    repo.id = id;
-    repo.name = id;
-    repo.enabled = true;
-    repo.gpgcheck = false;
-    repo.defined_at = where;
-    if (location.find("://") != std::string_view::npos) {
-        repo.baseurls.emplace_back(location);
-    } else {
-        std::filesystem::path path(location);
-        if (path.is_relative()) {
-            std::error_code error;
-            const std::filesystem::path base = working_directory.empty()
-                                                   ? std::filesystem::current_path(error)
-                                                   : working_directory;
-            if (error) {
-                return make_errno_error("cannot determine the current directory",
-                                        std::string(kRepofrompath), error.value());
-            }
-            path = base / path;
-        }
-        repo.baseurls.push_back("file://" + path.lexically_normal().string());
-    }
-    return repo;
-}
-
 Result<std::vector<RepoConfig>> read_repo_file(const std::filesystem::path& path,
                                                const VariableContext& vars,
                                                std::vector<ConfigWarning>& warnings) {
@@ -557,15 +412,6 @@ Result<std::vector<RepoConfig>> read_repo_file(const std::filesystem::path& path
         return tl::unexpected(std::move(unique.error()));
     }
     return repos;
-}
-
-Result<void> apply_setopts(std::vector<RepoConfig>& repos, std::span<const std::string> setopts,
-                           const VariableContext& vars, std::vector<ConfigWarning>& warnings) {
-    auto parsed = parse_setopts(setopts, warnings);
-    if (!parsed) {
-        return tl::unexpected(std::move(parsed.error()));
-    }
-    return apply_parsed_setopts(repos, *parsed, vars, warnings);
 }
 
 Result<std::vector<RepoConfig>> load_repo_configs(const ConfigSources& sources,
@@ -672,143 +518,6 @@ Result<std::vector<RepoConfig>> load_repo_configs(const ConfigSources& sources,
         return tl::unexpected(std::move(applied.error()));
     }
     return repos;
-}
-
-namespace {
-
-// dnf's RepoDict.get_matching: a pattern with glob characters matches by fnmatch, any other by
-// equality.
-bool repo_matches(const std::string& pattern, const std::string& id) {
-    if (pattern.find_first_of("*?[") != std::string::npos) {
-        return glob_matches(pattern, id);
-    }
-    return pattern == id;
-}
-
-// dnf's enable_source_repos() name: `X-source-rpms` for `X-rpms`, else `R-source`.
-std::string source_repo_name(const std::string& id) {
-    constexpr std::string_view kRpms = "-rpms";
-    if (id.ends_with(kRpms)) {
-        return id.substr(0, id.size() - kRpms.size()) + "-source-rpms";
-    }
-    return id + "-source";
-}
-
-Result<std::vector<RepoConfig>> checked_selection(std::vector<RepoConfig> selected) {
-    for (const RepoConfig& repo : selected) {
-        if (repo.baseurls.empty() && !repo.mirrorlist && !repo.metalink) {
-            return located_error(
-                repo.defined_at,
-                fmt::format("repo '{}' has no baseurl, mirrorlist or metalink", repo.id));
-        }
-    }
-    return selected;
-}
-
-}  // namespace
-
-Result<std::vector<RepoConfig>> select_repos(std::vector<RepoConfig> repos,
-                                             const RepoSelection& selection,
-                                             std::vector<ConfigWarning>& warnings) {
-    struct Operation {
-        bool enable;
-        std::string pattern;
-        std::string_view option;
-    };
-    std::vector<Operation> operations;
-    const bool has_repo_option = !selection.repo_patterns.empty();
-    for (const RepoSelection::Toggle& toggle : selection.toggles) {
-        operations.push_back(
-            {toggle.enable, toggle.pattern, toggle.enable ? "--enablerepo" : "--disablerepo"});
-    }
-    if (!has_repo_option) {
-        for (const RepoConfig& repo : repos) {
-            if (repo.defined_at.file == kRepofrompath) {
-                operations.push_back({true, repo.id, kRepofrompath});
-            }
-        }
-    }
-    if (has_repo_option) {
-        // dnf reposync's configure(), after dnf has applied the toggles: every repository
-        // disabled, then --repo's enabled.
-        operations.push_back({false, "*", "--repo"});
-    }
-    for (const std::string& pattern : selection.repo_patterns) {
-        operations.push_back({true, pattern, "--repo"});
-    }
-    for (const Operation& operation : operations) {
-        bool is_matched = false;
-        for (RepoConfig& repo : repos) {
-            if (repo_matches(operation.pattern, repo.id)) {
-                is_matched = true;
-                repo.enabled = operation.enable;
-            }
-        }
-        if (is_matched) {
-            continue;
-        }
-        if (operation.enable) {
-            return make_error(ErrorCode::BadInput,
-                              fmt::format("Unknown repo: '{}'", operation.pattern),
-                              std::string(operation.option));
-        }
-        warn(warnings, ConfigWarningKind::NoMatch, ConfigLocation{std::string(operation.option), 0},
-             operation.pattern, fmt::format("No repository match: {}", operation.pattern));
-    }
-    if (selection.enable_source_repos) {
-        std::vector<std::string> source_names;
-        for (const RepoConfig& repo : repos) {
-            if (repo.enabled) {
-                source_names.push_back(source_repo_name(repo.id));
-            }
-        }
-        for (const std::string& name : source_names) {
-            for (RepoConfig& repo : repos) {
-                if (repo_matches(name, repo.id)) {
-                    repo.enabled = true;
-                }
-            }
-        }
-    }
-    std::vector<RepoConfig> selected;
-    for (RepoConfig& repo : repos) {
-        if (repo.enabled) {
-            selected.push_back(std::move(repo));
-        }
-    }
-    return checked_selection(std::move(selected));
-}
-
-Result<std::vector<RepoConfig>> select_repos(std::vector<RepoConfig> repos,
-                                             std::span<const std::string> patterns) {
-    std::vector<RepoConfig> selected;
-    if (patterns.empty()) {
-        for (RepoConfig& repo : repos) {
-            if (repo.enabled) {
-                selected.push_back(std::move(repo));
-            }
-        }
-    } else {
-        for (const std::string& pattern : patterns) {
-            const bool is_matched =
-                std::any_of(repos.begin(), repos.end(),
-                            [&](const RepoConfig& r) { return glob_matches(pattern, r.id); });
-            if (!is_matched) {
-                return make_error(ErrorCode::BadInput,
-                                  fmt::format("no repository matches '{}'", pattern), "--repo");
-            }
-        }
-        for (RepoConfig& repo : repos) {
-            const bool is_wanted = std::any_of(
-                patterns.begin(), patterns.end(),
-                [&](const std::string& pattern) { return glob_matches(pattern, repo.id); });
-            if (is_wanted) {
-                repo.enabled = true;
-                selected.push_back(std::move(repo));
-            }
-        }
-    }
-    return checked_selection(std::move(selected));
 }
 
 }  // namespace rpmirror

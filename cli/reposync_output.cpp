@@ -1,0 +1,183 @@
+// dnf mode's output: a line per package as dnf reposync prints it, or a progress bar on a
+// terminal; after each repository its problems and summary (in dnf's words for `reposync`), the
+// snapshot and --on-change.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include <fmt/core.h>
+#include <fmt/format.h>
+
+#include "reposync_output.hpp"
+#include "rpmirror/hooks.hpp"
+#include "rpmirror/report.hpp"
+#include "rpmirror/s3.hpp"
+#include "rpmirror/sync.hpp"
+
+namespace rpmirror::cli {
+
+namespace {
+
+// What `rpmirror reposync` prints after a repository, in dnf's words: removals as
+// "[DELETED] <path>" (stdout), warnings and a repository's failure as "Error: ..." (stderr).
+// Package lines were printed as they happened.
+// Returns true iff --gpgcheck removed a package (dnf then ends with "Error: GPG signature check
+// failed.").
+bool print_as_dnf(const RepoSyncReport& report, bool quiet) {
+    for (const std::string& warning : report.warnings) {
+        fmt::print(stderr, "{}: warning: {}\n", report.repo_id, warning);
+    }
+    bool removed = false;
+    for (const PackageFailure& failure : report.failures) {
+        if (!failure.dnf_message.empty()) {
+            fmt::print(stderr, "{}\n", failure.dnf_message);
+            removed = true;
+        }
+    }
+    if (!quiet) {
+        for (const auto& deleted : report.deleted) {
+            // An s3:// repository is named as it is (no path arithmetic on "s3://").
+            fmt::print("[DELETED] {}\n",
+                       s3::is_s3_url(report.repo_dir.native())
+                           ? report.repo_dir.native() + "/" + deleted.string()
+                           : std::filesystem::absolute(report.repo_dir / deleted).string());
+        }
+    }
+    if (!report.error) {
+        return removed;
+    }
+    const Error& error = *report.error;
+    if (error.code == ErrorCode::Network || error.code == ErrorCode::NotFound) {
+        fmt::print(stderr, "Error: Failed to download metadata for repo '{}': {}\n", report.repo_id,
+                   error.to_string());
+    } else {
+        fmt::print(stderr, "Error: {}\n", error.to_string());
+    }
+    return removed;
+}
+
+// --on-change after a repository (not with -u). Returns false iff the hook failed (its error
+// line printed).
+bool after_job(const SyncArgs& args, const SyncOptions& options, JobOutcome& outcome) {
+    const auto failed = run_hook_after_job(args.unattended.on_change, outcome,
+                                           metadata_directory(options, outcome.report.repo_id));
+    if (failed) {
+        fmt::print(stderr, "{}\n", *failed);
+    }
+    return !failed;
+}
+
+}  // namespace
+
+DnfModeLines::DnfModeLines(const SyncArgs& args, const SyncOptions& options,
+                           const SyncSnapshots& snapshots, bool as_dnf, std::FILE* human)
+    : args_(args),
+      options_(options),
+      snapshots_(snapshots),
+      as_dnf_(as_dnf),
+      dnf_lines_(as_dnf && !args.quiet && !args.urls),
+      draw_progress_(!as_dnf && !args.quiet && !args.urls && ::isatty(STDERR_FILENO) == 1),
+      human_(human) {}
+
+void DnfModeLines::started(const JobConfig& job) {
+    bar_.emplace(STDERR_FILENO, job.name);
+    files_done_ = 0;
+}
+
+void DnfModeLines::package(const JobConfig& job, const PackageEvent& event) {
+    (void)job;
+    if (dnf_lines_) {
+        fmt::print("{}\n", format_dnf_package_line(event));
+        std::fflush(stdout);
+    }
+}
+
+void DnfModeLines::comps_saved(const JobConfig& job, const std::filesystem::path& path) {
+    (void)path;
+    if (dnf_lines_) {
+        fmt::print("comps.xml for repository {} saved\n", job.repo.id);
+        std::fflush(stdout);
+    }
+}
+
+void DnfModeLines::progress(const JobConfig& job, std::uint64_t bytes_done,
+                            std::uint64_t bytes_total, std::size_t files_done) {
+    (void)job;
+    if (!draw_progress_ || !bar_) {
+        return;
+    }
+    bar_->progress(bytes_done, bytes_total);
+    for (; files_done_ < files_done; ++files_done_) {
+        bar_->file_finished(0, FileResult{});
+    }
+}
+
+void DnfModeLines::finished(const JobConfig& job, JobOutcome& outcome) {
+    if (!bar_) {
+        return;  // not started: interrupted (left out of the run's outcomes)
+    }
+    bar_->finish();
+    bar_.reset();
+    const RepoSyncReport& report = outcome.report;
+    if (report.error && report.metadata_unavailable && job.repo.skip_if_unavailable) {
+        // As dnf 4 with skip_if_unavailable=1: a warning, the repository is left out.
+        fmt::print(stderr, "{}Failed to download metadata for repo '{}': {}\n",
+                   as_dnf_ ? "" : "rpmirror: warning: ", job.repo.id, report.error->to_string());
+        ignored_repos_.push_back(job.repo.id);
+        return;
+    }
+    for (const std::string& url : report.urls) {
+        fmt::print("{}\n", url);
+    }
+    if (report.comps_saved && !args_.quiet && !dnf_lines_) {
+        // (`reposync` printed it when it happened, before the packages, as dnf does.)
+        fmt::print(human_, "comps.xml for repository {} saved\n", report.repo_id);
+    }
+    if (as_dnf_) {
+        signature_removals_ = print_as_dnf(report, args_.quiet) || signature_removals_;
+    } else {
+        print_report(report);
+    }
+    if (!report.ok() || !snapshots_.after(report, human_, args_.quiet)) {
+        exit_code_ = kExitFailure;
+        if (report.ok()) {  // the snapshot failed (its error printed): the job did too
+            outcome.errors.push_back(report.repo_id + ": snapshot failed");
+        }
+    }
+    if (!args_.urls && !after_job(args_, options_, outcome)) {
+        exit_code_ = kExitFailure;
+    }
+}
+
+void DnfModeLines::finish() const {
+    if (!ignored_repos_.empty()) {
+        fmt::print(stderr, "{}Ignoring repositories: {}\n",
+                   as_dnf_ ? "" : "rpmirror: warning: ", fmt::join(ignored_repos_, ", "));
+    }
+    if (signature_removals_) {
+        fmt::print(stderr, "Error: GPG signature check failed.\n");
+    }
+}
+
+void DnfModeLines::print_report(const RepoSyncReport& report) const {
+    for (const std::string& line : format_problems(report)) {
+        fmt::print(stderr, "{}\n", line);
+    }
+    if (args_.verbose) {
+        for (const std::string& line : report.zck_fallbacks) {
+            fmt::print(stderr, "{}: {}\n", report.repo_id, line);
+        }
+    }
+    if (!args_.quiet) {
+        for (const auto& deleted : report.deleted) {
+            fmt::print(human_, "{}: deleted {}\n", report.repo_id, deleted.string());
+        }
+    }
+    if (!args_.quiet || report.error) {
+        // With -u, stdout carries the URLs only (as dnf's), so it can be piped.
+        fmt::print(report.error || args_.urls ? stderr : human_, "{}\n", format_summary(report));
+    }
+}
+
+}  // namespace rpmirror::cli

@@ -1,0 +1,162 @@
+// Building one job of rpmirror.conf(5) from [main]'s defaults and its section (JobBuilder, in
+// job_builder.cpp with the table of job keys), shared with the loader of the files, jobs.cpp
+// (private).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "config/ini.hpp"
+#include "rpmirror/config.hpp"
+#include "rpmirror/jobs_config.hpp"
+
+namespace rpmirror::config {
+
+// `-` and `_` are the same in every key: keys are compared in their `_` spelling.
+std::string canonical_key(std::string_view key);
+
+// True iff `key` (canonical spelling) is a key of a job that is not a `.repo` key
+// (JobBuilder::job_keys()).
+bool is_job_key(std::string_view key);
+
+// The `.repo` keys that say where a repository is: one of the two ways to give a job its source.
+constexpr std::string_view kUrlSourceKeys[] = {"baseurl", "mirrorlist", "metalink"};
+
+template <std::size_t N>
+bool is_one_of(const std::string_view (&keys)[N], std::string_view key) {
+    return std::find(std::begin(keys), std::end(keys), key) != std::end(keys);
+}
+
+// `value` as an absolute, lexically normal directory path without a trailing '/'.
+std::filesystem::path directory_path(const std::string& value);
+
+using Problem = tl::expected<void, std::string>;
+
+Problem bad(std::string message);
+
+Problem set_count(unsigned& target, std::string_view value, unsigned minimum, unsigned maximum);
+
+// The settings of [main] itself, and where dnf's configuration is for `repo = ID` jobs.
+struct MainSection {
+    std::vector<const config::IniEntry*> job_defaults;  // job keys and `.repo` keys, in order
+    std::optional<std::filesystem::path> dnf_config;
+    std::optional<std::vector<std::filesystem::path>> reposdirs;
+};
+
+// dnf's repositories, for `repo = ID` jobs: loaded once, on first use.
+class DnfRepos {
+  public:
+    DnfRepos(const MainSection& main, const VariableContext& vars) : main_(main), vars_(vars) {}
+
+    // Returns the repository `id` of dnf's configuration, or the message why there is none.
+    tl::expected<RepoConfig, std::string> find(const std::string& id,
+                                               std::vector<ConfigWarning>& warnings) {
+        if (!repos_) {
+            ConfigSources sources;
+            if (main_.dnf_config) {
+                sources.config_file = main_.dnf_config;
+            }
+            sources.reposdirs = main_.reposdirs;
+            repos_ = load_repo_configs(sources, vars_, warnings);
+        }
+        if (!*repos_) {
+            return tl::unexpected(
+                fmt::format("cannot read dnf's configuration: {}", repos_->error().to_string()));
+        }
+        for (const RepoConfig& repo : **repos_) {
+            if (repo.id == id) {
+                return repo;
+            }
+        }
+        return tl::unexpected(
+            fmt::format("no repository '{}' in dnf's configuration ({}, reposdir {})", id,
+                        main_.dnf_config ? main_.dnf_config->string() : "/etc/dnf/dnf.conf",
+                        main_.reposdirs ? "from [main]" : "of dnf.conf"));
+    }
+
+  private:
+    const MainSection& main_;
+    const VariableContext& vars_;
+    std::optional<Result<std::vector<RepoConfig>>> repos_;
+};
+
+// Builds one job from [main]'s defaults and its section.
+class JobBuilder {
+  public:
+    JobBuilder(const std::string& file, const config::IniSection& section,
+               const VariableContext& vars, std::vector<ConfigWarning>& warnings)
+        : file_(file), section_(section), vars_(vars), warnings_(warnings) {
+        job_.name = section.name;
+        job_.defined_at = ConfigLocation{file, section.line};
+        job_.options.norepopath = true;
+    }
+
+    JobConfig build(const JobsConfig& jobs, const MainSection& main, const std::string& main_file,
+                    DnfRepos& dnf);
+
+  private:
+    // Records a bad value of this job.
+    void fail(std::size_t line, std::string_view key, const std::string& what) {
+        fail_at(file_, line, key, what);
+    }
+    void fail_at(const std::string& file, std::size_t line, std::string_view key,
+                 const std::string& what) {
+        job_.errors.push_back(
+            fmt::format("{}:{}: job '{}': {}: {}", file, line, job_.name, key, what));
+    }
+
+    // Applies a `.repo` key as read_repo_file does (variables, validation).
+    void apply_repo_key(const config::IniEntry& entry, const std::string& file,
+                        std::string_view owner);
+
+    // Applies a job key; returns false iff `entry` is not one.
+    bool apply_job_key(const config::IniEntry& entry, const std::string& file);
+
+    // What one job key is given: its value (variables substituted) and where it was set.
+    struct KeyValue {
+        const std::string& value;
+        const config::IniEntry& entry;
+        const std::string& file;
+    };
+    using KeyHandler = Problem (*)(JobBuilder&, const KeyValue&);
+
+    // Every key of a job that is not a `.repo` key (canonical spelling), and what it sets.
+    friend bool is_job_key(std::string_view key);
+    static const std::map<std::string_view, KeyHandler>& job_keys();
+
+    // Settles what depends on several keys.
+    void finish(const JobsConfig& jobs);
+
+    const std::string& file_;
+    const config::IniSection& section_;
+    const VariableContext& vars_;
+    std::vector<ConfigWarning>& warnings_;
+    JobConfig job_;
+    std::optional<std::filesystem::path> destination_;
+    std::size_t destination_line_ = 0;
+    std::optional<std::uint32_t> keep_versions_;
+    std::optional<bool> gpgcheck_;
+    // Where s3-spool-size or s3-part-size was last set (the spool must hold a part).
+    std::optional<std::pair<ConfigLocation, std::string>> sizes_at_;  // and the key
+    std::optional<ConfigLocation> snapshot_at_;                       // where `snapshot` was set
+    std::size_t sign_key_line_ = 0;
+    std::string sign_key_file_;
+
+  public:
+    std::size_t destination_line() const { return destination_line_; }
+    // Where `snapshot` was set (this section or [main]); nullopt iff nowhere.
+    const std::optional<ConfigLocation>& snapshot_at() const { return snapshot_at_; }
+};
+
+}  // namespace rpmirror::config
