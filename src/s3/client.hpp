@@ -123,9 +123,10 @@ class S3Client {
     // (CopyObject: no byte passes through this host), with its metadata (x-amz-meta-sha256
     // included) and content type. `acl` as PutOptions::acl (a copy does not inherit the source's
     // ACL). Returns the new object's ETag: the source's for an object stored in one PUT, so a
-    // caller pins the copy to a version by comparing it (no x-amz-copy-source-if-match: libcurl
-    // 7.88 sorts the canonical headers as "name:value" strings, which puts that header before
-    // x-amz-copy-source, and the store then rejects the signature). Objects over 5 GiB cannot be
+    // caller pins the copy to a version by comparing it (no x-amz-copy-source-if-match: sent
+    // beside x-amz-copy-source, Ceph RGW 16 answered SignatureDoesNotMatch to libcurl 7.88's
+    // SigV4 here, likely because libcurl sorts the canonical headers as "name:value" strings,
+    // which puts it before x-amz-copy-source). Objects over 5 GiB cannot be
     // copied in one request: Error{Unsupported} naming the source.
     Result<std::string> copy_object(std::string_view bucket, std::string_view key,
                                     std::string_view source_bucket, std::string_view source_key,
