@@ -234,6 +234,36 @@ class S3Backend final : public Backend {
                               target.to_string());
         }
         std::erase_if(*objects, [](const auto& entry) { return is_own_key(entry.first); });
+        // Records of the revision being replaced stay one more publication; those of the one
+        // before, and packages the new snapshot lacks, go (at the end). The manifest naming the
+        // new snapshot is written first: a publish killed halfway leaves a name the next publish
+        // takes over, never objects it refuses as not its own.
+        std::set<std::string> older;
+        if (*previous) {
+            for (const auto& key :
+                 (**previous).value("previous_records", nlohmann::json::array())) {
+                older.insert(key.get<std::string>());
+            }
+        }
+        std::vector<std::string> kept_records;
+        std::vector<std::string> garbage;
+        for (const auto& [key, object] : *there) {
+            if (is_own_key(key) || objects->contains(key)) {
+                continue;
+            }
+            if (key.starts_with("repodata/") && !older.contains(key)) {
+                kept_records.push_back(key);
+            } else {
+                garbage.push_back(target.key(key));
+            }
+        }
+        const nlohmann::json manifest{
+            {"version", 1}, {"snapshot", std::string(name)}, {"previous_records", kept_records}};
+        if (auto put = client_.put_object(target.bucket, target.key(kPublishedManifest),
+                                          manifest.dump(), json_document());
+            !put) {
+            return tl::unexpected(std::move(put.error()));
+        }
         // Packages and records first: what is there already with the same size and ETag stays.
         std::vector<s3::StoredCopy> first;
         for (const auto& [key, object] : *objects) {
@@ -266,34 +296,6 @@ class S3Backend final : public Backend {
                     return copied;
                 }
             }
-        }
-        // Records of the revision just replaced stay one more publication; those of the one
-        // before, and packages the new snapshot lacks, go.
-        std::set<std::string> older;
-        if (*previous) {
-            for (const auto& key :
-                 (**previous).value("previous_records", nlohmann::json::array())) {
-                older.insert(key.get<std::string>());
-            }
-        }
-        std::vector<std::string> kept_records;
-        std::vector<std::string> garbage;
-        for (const auto& [key, object] : *there) {
-            if (is_own_key(key) || objects->contains(key)) {
-                continue;
-            }
-            if (key.starts_with("repodata/") && !older.contains(key)) {
-                kept_records.push_back(key);
-            } else {
-                garbage.push_back(target.key(key));
-            }
-        }
-        const nlohmann::json manifest{
-            {"version", 1}, {"snapshot", std::string(name)}, {"previous_records", kept_records}};
-        if (auto put = client_.put_object(target.bucket, target.key(kPublishedManifest),
-                                          manifest.dump(), json_document());
-            !put) {
-            return tl::unexpected(std::move(put.error()));
         }
         return garbage.empty() ? Result<void>{} : client_.delete_objects(target.bucket, garbage);
     }
