@@ -1,25 +1,20 @@
 // Auditing one mirrored repository against reference metadata (see rpmirror/audit.hpp).
 #include "rpmirror/audit.hpp"
 
-#include <fcntl.h>
-
 #include <algorithm>
-#include <cctype>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
+#include <memory>
 #include <set>
 
 #include <fmt/core.h>
 
 #include "audit/report_parts.hpp"
-#include "fs/beneath.hpp"
-#include "fs/durable.hpp"
 #include "rpmirror/metadata.hpp"
 #include "rpmirror/plan.hpp"
 #include "rpmirror/publish.hpp"
 #include "store/local_store.hpp"
-#include "util/unique_fd.hpp"
+#include "util/scratch_dir.hpp"
+#include "util/text.hpp"
 
 namespace rpmirror {
 
@@ -72,53 +67,86 @@ std::string AuditProblem::describe() const {
 
 namespace {
 
-constexpr std::string_view kRepomdPath = "repodata/repomd.xml";
+constexpr std::string_view kRepomdKey = "repodata/repomd.xml";
 
-// One file the mirror must hold.
+// One file the mirror must hold, in the store of root `root_index` (0: the mirror; others:
+// --safe-write-path's roots beside it).
 struct Check {
-    std::filesystem::path relative_path;  // as reported
+    store::ExpectedFile file;
     std::size_t root_index = 0;
-    std::filesystem::path destination;  // below roots[root_index]
-    ChecksumType type = ChecksumType::Sha256;
-    std::string digest;
-    std::optional<std::uint64_t> size;
+    std::filesystem::path relative_path;  // as reported
     bool is_metadata = false;
 };
 
+// The audit, written once over store::MirrorStore (see rpmirror/audit.hpp and s3_audit.hpp).
 class Auditor {
   public:
-    Auditor(std::string_view repo_id, const std::filesystem::path& repo_dir,
-            const AuditOptions& options, RepoAuditReport& report)
-        : repo_id_(repo_id), repo_dir_(repo_dir), options_(options), report_(report) {
+    Auditor(std::string_view repo_id, const audit_parts::StoreAudit& audit, RepoAuditReport& report)
+        : audit_(audit), report_(report), reference_(audit.reference ? *audit.reference : audit.mirror) {
         report_.repo_id = repo_id;
-        report_.repo_dir = repo_dir;
-        report_.reference_root = options.reference_root.value_or(repo_dir);
+        report_.repo_dir = audit.report_dir;
+        report_.reference_root = audit.report_reference;
+        roots_.push_back(audit.report_dir);
     }
 
     Result<void> run() {
-        const std::filesystem::path reference_repomd = report_.reference_root / kRepomdPath;
-        auto repomd_bytes = fs::read_file(reference_repomd);
-        if (!repomd_bytes) {
-            if (repomd_bytes.error().code == ErrorCode::NotFound) {
-                repomd_bytes.error().message = "no repository metadata here (repomd.xml missing)";
+        auto scratch = ScratchDir::create("rpmirror-verify");
+        if (!scratch) {
+            return tl::unexpected(std::move(scratch.error()));
+        }
+        scratch_.emplace(std::move(*scratch));
+        const bool separate_reference = audit_.reference != nullptr;
+        auto repomd_bytes = reference_.read(kRepomdKey);
+        std::set<std::string> listed;  // package keys (store/mirror_store.hpp)
+        if (!repomd_bytes && repomd_bytes.error().code == ErrorCode::NotFound &&
+            !separate_reference) {
+            // Nothing published (a sync without --download-metadata): what the state recorded,
+            // iff the store records checksums.
+            auto recorded = audit_.mirror.recorded();
+            if (!recorded) {
+                return tl::unexpected(std::move(recorded.error()));
             }
+            if (recorded->files.empty()) {
+                return make_error(ErrorCode::NotFound,
+                                  "no repository metadata here (repomd.xml missing)",
+                                  reference_.describe(kRepomdKey));
+            }
+            for (store::ExpectedFile& file : recorded->files) {
+                const bool is_metadata = file.key.starts_with("repodata/");
+                if (!is_metadata) {
+                    ++report_.packages;
+                    listed.insert(file.key);
+                }
+                const std::filesystem::path relative(file.key);
+                checks_.push_back({std::move(file), 0, relative, is_metadata});
+            }
+            run_checks();
+            return report_extra(listed);
+        }
+        if (!repomd_bytes) {
             return tl::unexpected(std::move(repomd_bytes.error()));
         }
-        auto repomd = parse_repomd(*repomd_bytes, reference_repomd.string());
+        auto repomd = parse_repomd(*repomd_bytes, reference_.describe(kRepomdKey));
         if (!repomd) {
             return tl::unexpected(std::move(repomd.error()));
         }
         const RepomdRecord* primary = repomd->find("primary");
         if (primary == nullptr) {
             return make_error(ErrorCode::BadInput, "lists no primary metadata",
-                              reference_repomd.string());
+                              reference_.describe(kRepomdKey));
         }
-        roots_.push_back(repo_dir_);
 
         // The mirror's own metadata: every record the reference lists.
-        const bool separate_reference = options_.reference_root.has_value();
         std::optional<std::filesystem::path> local_primary;
-        if (!separate_reference || mirror_has_repodata()) {
+        bool has_repodata = !separate_reference;
+        if (separate_reference) {
+            auto holds = audit_.mirror.holds_below("repodata");
+            if (!holds) {
+                return tl::unexpected(std::move(holds.error()));
+            }
+            has_repodata = *holds;
+        }
+        if (has_repodata) {
             if (separate_reference) {
                 compare_repomd(*repomd_bytes);
             }
@@ -133,7 +161,7 @@ class Auditor {
         if (!primary_relative) {
             return tl::unexpected(std::move(primary_relative.error()));
         }
-        const std::filesystem::path primary_path = report_.reference_root / *primary_relative;
+        const std::string primary_key = primary_relative->generic_string();
         if (!separate_reference) {
             for (const AuditProblem& problem : report_.problems) {
                 if (local_primary && problem.path == *local_primary) {
@@ -141,113 +169,132 @@ class Auditor {
                                       "primary metadata " + problem.describe() +
                                           "; the package list cannot be trusted, packages not "
                                           "audited",
-                                      primary_path.string());
+                                      reference_.describe(primary_key));
                 }
             }
         }
-        if (auto verified = verify_metadata_file(primary_path, *primary); !verified) {
-            Error error = std::move(verified.error());
+        auto primary_path = fetch_record(*primary, primary_key);
+        if (!primary_path) {
+            Error error = std::move(primary_path.error());
             error.message += "; the package list cannot be trusted, packages not audited";
             return tl::unexpected(std::move(error));
         }
         RepoPackageSource source;
-        source.primary_path = primary_path;
-        source.primary_name = primary_path.string();
+        source.primary_path = *primary_path;
+        source.primary_name = reference_.describe(primary_key);
         source.primary_open_size = primary->open_size;
         if (const RepomdRecord* modules = repomd->find("modules");
-            modules != nullptr && options_.selection.newest_only) {
+            modules != nullptr && audit_.selection.newest_only) {
             // Module streams decide what --newest-only kept: verified before they are trusted.
             auto modules_relative = safe_relative_path(modules->location_href, "module metadata");
             if (!modules_relative) {
                 return tl::unexpected(std::move(modules_relative.error()));
             }
-            source.modules_path = report_.reference_root / *modules_relative;
-            source.modules_name = source.modules_path->string();
-            if (auto verified = verify_metadata_file(*source.modules_path, *modules); !verified) {
-                Error error = std::move(verified.error());
+            const std::string modules_key = modules_relative->generic_string();
+            auto fetched = fetch_record(*modules, modules_key);
+            if (!fetched) {
+                Error error = std::move(fetched.error());
                 error.message +=
                     "; the newest packages of module streams cannot be chosen, "
                     "packages not audited";
                 return tl::unexpected(std::move(error));
             }
+            source.modules_path = *fetched;
+            source.modules_name = reference_.describe(modules_key);
         }
-        auto packages = audit_parts::read_packages(source, options_.selection, report_);
+        auto packages = audit_parts::read_packages(source, audit_.selection, report_);
         if (!packages) {
             return tl::unexpected(std::move(packages.error()));
         }
-        const PackageIndex* index = &packages->index;
-        const Selection& selection = packages->selection;
+        const PackageIndex& index = packages->index;
 
-        // The packages, at the safe paths the planner gives them.
+        // The packages, at the safe paths the planner gives them (a bucket has no symlinks, but
+        // an href must still name a key inside the repository: the sync refuses any other).
         PathPolicy policy;
-        policy.safe_write_path = options_.safe_write_path;
-        auto plan = plan_sync(*index, selection, repo_dir_, policy, repo_id_);
+        policy.safe_write_path = audit_.safe_write_path;
+        const std::filesystem::path plan_root =
+            audit_.plan_root.empty() ? scratch_->path() / "plan" : audit_.plan_root;
+        auto plan = plan_sync(index, packages->selection, plan_root, policy, report_.repo_id);
         if (!plan) {
             return tl::unexpected(std::move(plan.error()));
         }
         roots_ = plan->roots;
+        roots_[0] = audit_.report_dir;
         report_.packages = plan->targets.size();
-        std::set<std::string> listed;  // package keys (store/mirror_store.hpp)
         for (const PackageTarget& target : plan->targets) {
-            const PackageView package = (*index)[target.position];
-            checks_.push_back({target.relative_path, target.root_index, target.destination,
-                               package.checksum_type, package.checksum_hex(),
-                               // Old createrepo output lists no size: the checksum alone decides.
-                               package.package_size == kUnknownSize
-                                   ? std::nullopt
-                                   : std::optional<std::uint64_t>(package.package_size),
+            const PackageView package = index[target.position];
+            checks_.push_back({{target.destination.generic_string(), package.checksum_type,
+                                text::to_lower(package.checksum_hex()),
+                                // Old createrepo output lists no size: the checksum alone decides.
+                                package.package_size == kUnknownSize
+                                    ? std::nullopt
+                                    : std::optional<std::uint64_t>(package.package_size)},
+                               target.root_index,
+                               target.relative_path,
                                false});
             if (target.root_index == 0) {
                 listed.insert(target.relative_path.generic_string());
             }
         }
         run_checks();
+        return report_extra(listed);
+    }
 
-        if (options_.report_extra) {
-            store::LocalStore store(repo_dir_);
-            auto extra = store::unlisted_packages(store, listed);
-            if (!extra) {
-                return tl::unexpected(std::move(extra.error()));
-            }
-            for (const auto& [key, file] : *extra) {
-                const std::filesystem::path path(key);
-                AuditProblem problem;
-                problem.kind = ProblemKind::Extra;
-                problem.path = path;
-                problem.root = repo_dir_;
-                problem.destination = path;
-                report_.problems.push_back(std::move(problem));
-            }
+  private:
+    Result<void> report_extra(const std::set<std::string>& listed) {
+        if (!audit_.report_extra) {
+            return {};
+        }
+        auto extra = store::unlisted_packages(audit_.mirror, listed);
+        if (!extra) {
+            return tl::unexpected(std::move(extra.error()));
+        }
+        for (const auto& [key, file] : *extra) {
+            AuditProblem problem;
+            problem.kind = ProblemKind::Extra;
+            problem.path = key;
+            problem.actual_size = file.size;
+            problem.root = audit_.report_dir;
+            problem.destination = key;
+            report_.problems.push_back(std::move(problem));
         }
         return {};
     }
 
-  private:
-    bool mirror_has_repodata() const {
-        std::error_code ignored;
-        return std::filesystem::is_directory(
-            std::filesystem::symlink_status(repo_dir_ / "repodata", ignored));
+    // The metadata record `key` as a local file (a copy from a bucket), verified against
+    // `record` before it is parsed.
+    Result<std::filesystem::path> fetch_record(const RepomdRecord& record, const std::string& key) {
+        auto local = reference_.local_copy(key, scratch_->path());
+        if (!local) {
+            return local;
+        }
+        if (auto verified = verify_metadata_file(*local, record); !verified) {
+            Error error = std::move(verified.error());
+            error.subject = reference_.describe(key);
+            return tl::unexpected(std::move(error));
+        }
+        return local;
     }
 
     // With a separate reference: the mirror's repomd.xml must be the reference's.
     void compare_repomd(const std::string& reference_bytes) {
         ++report_.metadata_files;
         AuditProblem problem;
-        problem.path = kRepomdPath;
+        problem.path = kRepomdKey;
         problem.is_metadata = true;
-        problem.root = repo_dir_;
-        problem.destination = kRepomdPath;
-        UniqueFd root(::open(repo_dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-        const fs::Entry entry = root ? fs::lookup_beneath(root.get(), kRepomdPath)
-                                     : fs::Entry{fs::EntryKind::Error, {}, errno};
-        if (entry.kind != fs::EntryKind::Regular) {
-            report_.problems.push_back(problem_for_entry(std::move(problem), entry));
-            return;
-        }
-        auto local_bytes = fs::read_file(repo_dir_ / kRepomdPath);
+        problem.root = audit_.report_dir;
+        problem.destination = kRepomdKey;
+        auto local_bytes = audit_.mirror.read(kRepomdKey);
         if (!local_bytes) {
-            problem.kind = ProblemKind::Unreadable;
-            problem.detail = local_bytes.error().to_string();
+            if (local_bytes.error().code == ErrorCode::NotFound) {
+                problem.kind = ProblemKind::Missing;
+            } else if (local_bytes.error().code == ErrorCode::Unsafe) {
+                problem.kind = ProblemKind::NotRegularFile;
+                problem.detail = local_bytes.error().message;
+            } else {
+                problem.kind = ProblemKind::Unreadable;
+                problem.detail = local_bytes.error().to_string();
+            }
         } else if (*local_bytes != reference_bytes) {
             problem.kind = ProblemKind::Outdated;
             problem.detail = "differs from the repository's current repomd.xml";
@@ -268,141 +315,119 @@ class Auditor {
         if (remember_path != nullptr) {
             *remember_path = *relative;
         }
-        checks_.push_back({*relative, 0, *relative, record.checksum.type, record.checksum.hex,
-                           record.size, true});
+        checks_.push_back({{relative->generic_string(), record.checksum.type,
+                            text::to_lower(record.checksum.hex), record.size},
+                           0,
+                           *relative,
+                           true});
     }
 
-    // A problem with `check`, its kind and actual size still to be filled in.
-    AuditProblem problem_for_check(const Check& check) const {
-        AuditProblem problem;
-        problem.path = check.relative_path;
-        problem.is_metadata = check.is_metadata;
-        problem.root = roots_[check.root_index];
-        problem.destination = check.destination;
-        problem.expected_size = check.size;
-        problem.checksum_type = check.type;
-        return problem;
-    }
-
-    AuditProblem problem_for_entry(AuditProblem problem, const fs::Entry& entry) const {
-        switch (entry.kind) {
-            case fs::EntryKind::Missing:
-                problem.kind = ProblemKind::Missing;
-                break;
-            case fs::EntryKind::Symlink:
-                problem.kind = ProblemKind::NotRegularFile;
-                problem.detail = "symlink, not followed";
-                break;
-            case fs::EntryKind::Directory:
-            case fs::EntryKind::Other:
-                problem.kind = ProblemKind::NotRegularFile;
-                problem.detail = fs::file_kind_name(entry.st.st_mode);
-                break;
-            case fs::EntryKind::Escapes:
-                problem.kind = ProblemKind::Unsafe;
-                problem.detail = "a symlinked directory on the way leads outside " +
-                                 problem.root.string() + "; not followed";
-                break;
-            case fs::EntryKind::Regular:
-            case fs::EntryKind::Error:
-                problem.kind = ProblemKind::Unreadable;
-                problem.detail = std::strerror(entry.sys_errno);
-                break;
+    // The store of root `index`, opened on first use.
+    Result<store::MirrorStore*> store_of(std::size_t index) {
+        if (index == 0) {
+            return &audit_.mirror;
         }
-        return problem;
+        if (!beside_[index]) {
+            auto opened = audit_.mirror.beside(roots_[index]);
+            if (!opened) {
+                return tl::unexpected(std::move(opened.error()));
+            }
+            beside_[index] = std::move(*opened);
+        }
+        return beside_[index].get();
     }
 
-    // Looks every pending check up beneath its root, compares sizes, and hashes the rest on all
-    // cores. Appends problems and counts to the report; empties checks_.
+    // Checks every pending file in its store (presence, size, then digests on all cores) and
+    // records the findings in the report; empties checks_.
     void run_checks() {
-        std::vector<UniqueFd> root_fds;
-        std::vector<int> root_errnos;
-        for (const std::filesystem::path& root : roots_) {
-            root_fds.emplace_back(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-            root_errnos.push_back(root_fds.back() ? 0 : errno);
-        }
-        std::vector<VerifyRequest> requests;
-        std::vector<const Check*> requested;
-        for (const Check& check : checks_) {
-            if (check.is_metadata) {
-                ++report_.metadata_files;
-            }
-            AuditProblem problem = problem_for_check(check);
-            const int root_fd = root_fds[check.root_index].get();
-            const fs::Entry entry = root_fd >= 0 ? fs::lookup_beneath(root_fd, check.destination)
-                                                 : fs::Entry{root_errnos[check.root_index] == ENOENT
-                                                                 ? fs::EntryKind::Missing
-                                                                 : fs::EntryKind::Error,
-                                                             {},
-                                                             root_errnos[check.root_index]};
-            if (entry.kind != fs::EntryKind::Regular) {
-                report_.problems.push_back(problem_for_entry(std::move(problem), entry));
-                continue;
-            }
-            const auto actual_size = static_cast<std::uint64_t>(entry.st.st_size);
-            if (check.size && *check.size != actual_size) {
-                problem.kind = ProblemKind::SizeMismatch;
-                problem.actual_size = actual_size;
-                report_.problems.push_back(std::move(problem));
-                continue;
-            }
-            requests.push_back({roots_[check.root_index] / check.destination, check.type,
-                                check.digest, check.size});
-            requested.push_back(&check);
-        }
-        VerifyOptions verify_options;
-        verify_options.threads = options_.threads;
-        verify_options.hash.use_cache = options_.use_checksum_cache;
-        const std::vector<VerifyResult> results = verify_files(requests, verify_options);
-        for (std::size_t index = 0; index < results.size(); ++index) {
-            const VerifyResult& result = results[index];
-            const Check& check = *requested[index];
-            if (!result.from_cache && (result.status == VerifyStatus::Ok ||
-                                       result.status == VerifyStatus::DigestMismatch)) {
-                report_.bytes_hashed += result.actual_size;
-            }
-            if (result.status == VerifyStatus::Ok) {
-                ++report_.verified;
-                report_.from_cache += result.from_cache ? 1 : 0;
-                if (check.root_index == 0) {
-                    report_.intact.push_back({check.destination, check.is_metadata});
+        beside_.resize(roots_.size());
+        std::vector<store::CheckedFile> findings(checks_.size());
+        for (std::size_t root = 0; root < roots_.size(); ++root) {
+            std::vector<store::ExpectedFile> files;
+            std::vector<std::size_t> positions;
+            for (std::size_t index = 0; index < checks_.size(); ++index) {
+                if (checks_[index].root_index == root) {
+                    files.push_back(checks_[index].file);
+                    positions.push_back(index);
                 }
+            }
+            if (files.empty()) {
                 continue;
             }
-            AuditProblem problem = problem_for_check(check);
-            problem.actual_size = result.actual_size;
-            switch (result.status) {
-                case VerifyStatus::DigestMismatch:
-                    problem.kind = ProblemKind::ChecksumMismatch;
-                    problem.expected_digest = check.digest;
-                    std::transform(problem.expected_digest.begin(), problem.expected_digest.end(),
-                                   problem.expected_digest.begin(),
-                                   [](unsigned char c) { return std::tolower(c); });
-                    problem.actual_digest = result.actual_digest;
-                    break;
-                case VerifyStatus::SizeMismatch:
-                    problem.kind = ProblemKind::SizeMismatch;
-                    break;
-                case VerifyStatus::Missing:
-                    problem.kind = ProblemKind::Missing;
-                    break;
-                case VerifyStatus::Ok:
-                case VerifyStatus::IoError:
-                    problem.kind = ProblemKind::Unreadable;
-                    problem.detail = result.error ? result.error->to_string() : "unknown error";
-                    break;
+            auto store = store_of(root);
+            std::vector<store::CheckedFile> checked;
+            if (!store) {
+                checked.assign(files.size(), {store::Finding::Unreadable, 0, {},
+                                              store.error().to_string(), false, 0});
+            } else {
+                checked = (*store)->check_files(files, {audit_.threads, audit_.use_cache});
             }
-            report_.problems.push_back(std::move(problem));
+            for (std::size_t slot = 0; slot < positions.size(); ++slot) {
+                findings[positions[slot]] = std::move(checked[slot]);
+            }
+        }
+        for (std::size_t index = 0; index < checks_.size(); ++index) {
+            record(checks_[index], findings[index]);
         }
         checks_.clear();
     }
 
-    std::string repo_id_;
-    std::filesystem::path repo_dir_;
-    const AuditOptions& options_;
+    void record(const Check& check, const store::CheckedFile& found) {
+        if (check.is_metadata) {
+            ++report_.metadata_files;
+        }
+        report_.bytes_hashed += found.bytes_read;
+        if (found.finding == store::Finding::Intact) {
+            ++report_.verified;
+            report_.from_cache += found.from_cache ? 1 : 0;
+            if (check.root_index == 0) {
+                report_.intact.push_back({check.file.key, check.is_metadata});
+            }
+            return;
+        }
+        AuditProblem problem;
+        problem.path = check.relative_path;
+        problem.is_metadata = check.is_metadata;
+        problem.root = roots_[check.root_index];
+        problem.destination = check.file.key;
+        problem.expected_size = check.file.size;
+        problem.checksum_type = check.file.type;
+        problem.detail = found.detail;
+        switch (found.finding) {
+            case store::Finding::Intact:
+            case store::Finding::Missing:
+                problem.kind = ProblemKind::Missing;
+                break;
+            case store::Finding::NotRegular:
+                problem.kind = ProblemKind::NotRegularFile;
+                break;
+            case store::Finding::Escapes:
+                problem.kind = ProblemKind::Unsafe;
+                break;
+            case store::Finding::SizeMismatch:
+                problem.kind = ProblemKind::SizeMismatch;
+                problem.actual_size = found.actual_size;
+                break;
+            case store::Finding::DigestMismatch:
+                problem.kind = ProblemKind::ChecksumMismatch;
+                problem.actual_size = found.actual_size;
+                problem.expected_digest = check.file.digest;
+                problem.actual_digest = found.actual_digest;
+                break;
+            case store::Finding::Unreadable:
+                problem.kind = ProblemKind::Unreadable;
+                break;
+        }
+        report_.problems.push_back(std::move(problem));
+    }
+
+    const audit_parts::StoreAudit& audit_;
     RepoAuditReport& report_;
+    store::MirrorStore& reference_;
     std::vector<std::filesystem::path> roots_;
+    std::vector<std::unique_ptr<store::MirrorStore>> beside_;
     std::vector<Check> checks_;
+    std::optional<ScratchDir> scratch_;
 };
 
 }  // namespace
@@ -445,6 +470,18 @@ Result<RepoPackages> read_packages(const RepoPackageSource& source,
     return packages;
 }
 
+RepoAuditReport audit_store(std::string_view repo_id, const StoreAudit& audit) {
+    const auto started = std::chrono::steady_clock::now();
+    RepoAuditReport report;
+    Auditor auditor(repo_id, audit, report);
+    if (auto audited = auditor.run(); !audited) {
+        report.error = std::move(audited.error());
+    }
+    report.s3_requests = audit.mirror.requests();
+    finish(report, started);
+    return report;
+}
+
 void finish(RepoAuditReport& report, std::chrono::steady_clock::time_point started) {
     std::stable_sort(report.problems.begin(), report.problems.end(),
                      [](const AuditProblem& left, const AuditProblem& right) {
@@ -461,14 +498,21 @@ void finish(RepoAuditReport& report, std::chrono::steady_clock::time_point start
 
 RepoAuditReport audit_repository(std::string_view repo_id, const std::filesystem::path& repo_dir,
                                  const AuditOptions& options) {
-    const auto started = std::chrono::steady_clock::now();
-    RepoAuditReport report;
-    Auditor auditor(repo_id, repo_dir, options, report);
-    if (auto audited = auditor.run(); !audited) {
-        report.error = std::move(audited.error());
+    store::LocalStore mirror(repo_dir);
+    std::optional<store::LocalStore> reference;
+    if (options.reference_root) {
+        reference.emplace(*options.reference_root);
     }
-    audit_parts::finish(report, started);
-    return report;
+    audit_parts::StoreAudit audit{mirror, reference ? &*reference : nullptr};
+    audit.report_dir = repo_dir;
+    audit.report_reference = options.reference_root.value_or(repo_dir);
+    audit.plan_root = repo_dir;
+    audit.safe_write_path = options.safe_write_path;
+    audit.selection = options.selection;
+    audit.use_cache = options.use_checksum_cache;
+    audit.report_extra = options.report_extra;
+    audit.threads = options.threads;
+    return audit_parts::audit_store(repo_id, audit);
 }
 
 }  // namespace rpmirror

@@ -1,9 +1,6 @@
-// The audit's two uses of the sync stage: fetching a repository's current metadata to audit
-// against (a sync that selects no package), and repairing a mirror (damaged files removed, then a
-// full sync).
-#include <fcntl.h>
+// The audit's use of the sync stage to fetch a repository's current metadata to audit against (a
+// sync that selects no package), and what verify reports about selections.
 #include <stdlib.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -11,10 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "fs/beneath.hpp"
 #include "rpmirror/audit.hpp"
 #include "rpmirror/plan.hpp"
-#include "util/unique_fd.hpp"
 
 namespace rpmirror {
 
@@ -69,18 +64,6 @@ Result<RemoteMetadata> RemoteMetadata::fetch(Syncer& syncer, const RepoConfig& r
     return metadata;
 }
 
-namespace {
-
-bool is_removable(const AuditProblem& problem) {
-    if (problem.is_metadata || problem.root.empty()) {
-        return false;  // metadata is replaced as a whole by the sync's atomic publish
-    }
-    return problem.kind == ProblemKind::SizeMismatch ||
-           problem.kind == ProblemKind::ChecksumMismatch ||
-           (problem.kind == ProblemKind::NotRegularFile && problem.detail.starts_with("symlink"));
-}
-
-}  // namespace
 
 std::optional<RecordedSelection> recorded_selection(const std::filesystem::path& state_dir,
                                                     const std::filesystem::path& repo_dir) {
@@ -129,57 +112,6 @@ std::string describe_selection(const SelectionOptions& selection) {
         text += (text.empty() ? "" : " ") + word;
     }
     return text;
-}
-
-RepairReport repair_repository(Syncer& syncer, const RepoConfig& repo, const RepoAuditReport& audit,
-                               const RepairOptions& options, std::stop_token stop) {
-    RepairReport repair;
-    SyncOptions sync_options;
-    sync_options.download_path = options.download_path;
-    sync_options.safe_write_path = options.safe_write_path;
-    sync_options.use_checksum_cache = options.use_checksum_cache;
-    sync_options.verify_threads = options.threads;
-    sync_options.state_dir = options.state_dir;
-    sync_options.lock_wait = options.lock_wait;
-    sync_options.selection = options.selection;
-    const std::filesystem::path repo_dir = repo_directory(sync_options, repo.id);
-    // The lock covers the removals and the sync: another rpmirror must not download into the
-    // repository while damaged files are removed.
-    auto lock = lock_repository(sync_options, repo_dir, stop);
-    if (!lock) {
-        repair.error = std::move(lock.error());
-        repair.sync.repo_id = repo.id;
-        return repair;
-    }
-    sync_options.take_lock = false;
-    for (const AuditProblem& problem : audit.problems) {
-        if (!is_removable(problem)) {
-            continue;
-        }
-        auto removed = fs::remove_beneath(problem.root, problem.destination, true);
-        if (!removed) {
-            repair.error = std::move(removed.error());
-            repair.sync.repo_id = repo.id;
-            return repair;
-        }
-        if (*removed == fs::Removal::Removed) {
-            repair.removed.push_back(problem.path);
-        }
-    }
-    std::error_code ignored;
-    sync_options.download_metadata = std::filesystem::is_directory(
-        std::filesystem::symlink_status(repo_dir / "repodata", ignored));
-    // The metadata is published as the last sync published it (signed with its key).
-    const auto state_path = sync_state_path(state_directory(sync_options), repo_dir);
-    if (const auto previous = read_sync_state(state_path); previous && previous->publishing) {
-        sync_options.sign_key = previous->publishing->sign_key;
-        sync_options.upstream_metadata = previous->publishing->upstream_metadata;
-    }
-    // Without its state file the sync cannot take the no-op shortcut (which trusts sizes and
-    // mtimes): every file is verified, and the metadata republished.
-    std::filesystem::remove(state_path, ignored);
-    repair.sync = syncer.sync(repo, sync_options, nullptr, std::move(stop));
-    return repair;
 }
 
 }  // namespace rpmirror

@@ -5,10 +5,12 @@
 #include <chrono>
 #include <filesystem>
 #include <optional>
+#include <stop_token>
 
 #include "rpmirror/audit.hpp"
 #include "rpmirror/index.hpp"
 #include "rpmirror/metadata.hpp"
+#include "store/mirror_store.hpp"
 
 namespace rpmirror::audit_parts {
 
@@ -22,6 +24,38 @@ std::optional<std::filesystem::path> record_path(const RepomdRecord& record,
 // warnings to the report's warnings. Returns read_repo_packages' error iff it fails.
 Result<RepoPackages> read_packages(const RepoPackageSource& source,
                                    const SelectionOptions& selection, RepoAuditReport& report);
+
+// One audit, over the stores of audit.cpp's Auditor (audit_repository and audit_s3_repository
+// fill it in).
+struct StoreAudit {
+    store::MirrorStore& mirror;
+    // Where the reference metadata is read (--remote: upstream's, fetched); nullptr = the
+    // mirror's own, and then a mirror without published metadata is audited against the files
+    // its store recorded with their checksums (if it records any).
+    store::MirrorStore* reference = nullptr;
+    std::filesystem::path report_dir = {};        // the report's repo_dir, and problems' root
+    std::filesystem::path report_reference = {};  // the report's reference_root
+    // Where plan_sync places packages (the repository directory); "" = a scratch directory
+    // (a bucket: only the keys matter).
+    std::filesystem::path plan_root = {};
+    std::optional<std::filesystem::path> safe_write_path = {};
+    SelectionOptions selection = {};
+    bool use_cache = true;
+    bool report_extra = false;
+    unsigned threads = 0;
+};
+
+// Audits `repo_id` as rpmirror/audit.hpp describes, over `audit`'s stores. Never throws.
+RepoAuditReport audit_store(std::string_view repo_id, const StoreAudit& audit);
+
+// verify --repair over `mirror` (rpmirror/audit.hpp's repair_repository, s3_audit.hpp's
+// repair_s3_repository): under the mirror's lock, what the last sync recorded is read (its
+// publishing, its ACL), the record forgets every damaged or missing file, the damaged packages
+// (and symlinks in their place) are removed, and `repo` is synced with `sync_options` and what was
+// recorded. Never throws; failures are in the report.
+RepairReport repair_store(Syncer& syncer, const RepoConfig& repo, store::MirrorStore& mirror,
+                          const RepoAuditReport& audit, SyncOptions sync_options,
+                          std::stop_token stop);
 
 // Sorts the report's problems (metadata first, then by path) and sets its duration since
 // `started`.

@@ -1,13 +1,17 @@
 // A mirror in a local directory tree (see store/local_store.hpp).
 #include "store/local_store.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include <fmt/core.h>
 
 #include "fs/beneath.hpp"
+#include "fs/durable.hpp"
+#include "fs/state.hpp"
 #include "fs/walk.hpp"
 #include "util/unique_fd.hpp"
 
@@ -25,7 +29,49 @@ StoredFile stored_file(const struct stat& st) {
                                    nanoseconds(st.st_ctim))};
 }
 
+class HeldRunLock final : public StoreLock {
+  public:
+    explicit HeldRunLock(fs::RunLock lock) : lock_(std::move(lock)) {}
+
+  private:
+    fs::RunLock lock_;
+};
+
+// The finding for an entry that is not a regular file (fs::lookup_beneath).
+CheckedFile finding_for(const fs::Entry& entry, const std::filesystem::path& root) {
+    CheckedFile checked;
+    switch (entry.kind) {
+        case fs::EntryKind::Missing:
+            checked.finding = Finding::Missing;
+            break;
+        case fs::EntryKind::Symlink:
+            checked.finding = Finding::NotRegular;
+            checked.detail = "symlink, not followed";
+            break;
+        case fs::EntryKind::Directory:
+        case fs::EntryKind::Other:
+            checked.finding = Finding::NotRegular;
+            checked.detail = fs::file_kind_name(entry.st.st_mode);
+            break;
+        case fs::EntryKind::Escapes:
+            checked.finding = Finding::Escapes;
+            checked.detail =
+                "a symlinked directory on the way leads outside " + root.string() + "; not followed";
+            break;
+        case fs::EntryKind::Regular:
+        case fs::EntryKind::Error:
+            checked.finding = Finding::Unreadable;
+            checked.detail = std::strerror(entry.sys_errno);
+            break;
+    }
+    return checked;
+}
+
 }  // namespace
+
+LocalStore::LocalStore(std::filesystem::path root, std::filesystem::path state_dir)
+    : root_(std::move(root)),
+      state_dir_(state_dir.empty() ? fs::default_state_dir() : std::move(state_dir)) {}
 
 std::string LocalStore::version_of(std::int64_t mtime_ns, std::uint64_t inode,
                                    std::int64_t ctime_ns) {
@@ -101,6 +147,148 @@ Result<std::vector<std::string>> LocalStore::remove_packages(std::span<const std
         }
     }
     return removed;
+}
+
+
+Result<std::string> LocalStore::read(std::string_view key) {
+    UniqueFd root(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    const fs::Entry entry = root ? fs::lookup_beneath(root.get(), std::filesystem::path(key))
+                                 : fs::Entry{errno == ENOENT ? fs::EntryKind::Missing
+                                                             : fs::EntryKind::Error,
+                                             {},
+                                             errno};
+    if (entry.kind == fs::EntryKind::Missing) {
+        return make_error(ErrorCode::NotFound, "no such file", describe(key));
+    }
+    if (entry.kind != fs::EntryKind::Regular) {
+        return make_error(ErrorCode::Unsafe,
+                          "not a regular file (" + finding_for(entry, root_).detail + ")",
+                          describe(key));
+    }
+    return fs::read_file(root_ / key);
+}
+
+Result<std::filesystem::path> LocalStore::local_copy(std::string_view key,
+                                                     const std::filesystem::path&) {
+    return root_ / key;
+}
+
+Result<bool> LocalStore::holds_below(std::string_view key) {
+    std::error_code ignored;
+    return std::filesystem::is_directory(std::filesystem::symlink_status(root_ / key, ignored));
+}
+
+std::vector<CheckedFile> LocalStore::check_files(std::span<const ExpectedFile> files,
+                                                 const CheckOptions& options) {
+    std::vector<CheckedFile> checked(files.size());
+    UniqueFd root(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    const int root_errno = root ? 0 : errno;
+    std::vector<VerifyRequest> requests;
+    std::vector<std::size_t> requested;
+    for (std::size_t index = 0; index < files.size(); ++index) {
+        const ExpectedFile& file = files[index];
+        const fs::Entry entry =
+            root ? fs::lookup_beneath(root.get(), std::filesystem::path(file.key))
+                 : fs::Entry{root_errno == ENOENT ? fs::EntryKind::Missing : fs::EntryKind::Error,
+                             {},
+                             root_errno};
+        if (entry.kind != fs::EntryKind::Regular) {
+            checked[index] = finding_for(entry, root_);
+            continue;
+        }
+        const auto actual_size = static_cast<std::uint64_t>(entry.st.st_size);
+        if (file.size && *file.size != actual_size) {
+            checked[index].finding = Finding::SizeMismatch;
+            checked[index].actual_size = actual_size;
+            continue;
+        }
+        requests.push_back({root_ / file.key, file.type, file.digest, file.size});
+        requested.push_back(index);
+    }
+    VerifyOptions verify_options;
+    verify_options.threads = options.threads;
+    verify_options.hash.use_cache = options.use_cache;
+    const std::vector<VerifyResult> results = verify_files(requests, verify_options);
+    for (std::size_t slot = 0; slot < results.size(); ++slot) {
+        const VerifyResult& result = results[slot];
+        CheckedFile& out = checked[requested[slot]];
+        out.actual_size = result.actual_size;
+        if (!result.from_cache && (result.status == VerifyStatus::Ok ||
+                                   result.status == VerifyStatus::DigestMismatch)) {
+            out.bytes_read = result.actual_size;
+        }
+        switch (result.status) {
+            case VerifyStatus::Ok:
+                out.finding = Finding::Intact;
+                out.from_cache = result.from_cache;
+                break;
+            case VerifyStatus::DigestMismatch:
+                out.finding = Finding::DigestMismatch;
+                out.actual_digest = result.actual_digest;
+                break;
+            case VerifyStatus::SizeMismatch:
+                out.finding = Finding::SizeMismatch;
+                break;
+            case VerifyStatus::Missing:
+                out.finding = Finding::Missing;
+                break;
+            case VerifyStatus::IoError:
+                out.finding = Finding::Unreadable;
+                out.detail = result.error ? result.error->to_string() : "unknown error";
+                break;
+        }
+    }
+    return checked;
+}
+
+Result<std::unique_ptr<MirrorStore>> LocalStore::beside(const std::filesystem::path& root) {
+    return std::unique_ptr<MirrorStore>(std::make_unique<LocalStore>(root, state_dir_));
+}
+
+Result<RecordedSync> LocalStore::recorded() {
+    RecordedSync recorded;
+    const std::optional<SyncState> state = read_sync_state(sync_state_path(state_dir_, root_));
+    if (state) {
+        recorded.exists = true;
+        recorded.selection = state->selection;
+        recorded.publishing = state->publishing;
+    }
+    return recorded;
+}
+
+Result<void> LocalStore::forget(const std::set<std::string>&) {
+    // The state file records sizes and times, not checksums: without it the next sync verifies
+    // every file (and cannot take its no-op shortcut).
+    std::error_code error;
+    const std::filesystem::path path = sync_state_path(state_dir_, root_);
+    if (!std::filesystem::remove(path, error) && error) {
+        return make_error(ErrorCode::Io, "cannot remove the state file: " + error.message(),
+                          path.string());
+    }
+    return {};
+}
+
+Result<std::vector<std::string>> LocalStore::remove_files(std::span<const std::string> keys) {
+    std::vector<std::string> removed;
+    for (const std::string& key : keys) {
+        auto outcome = fs::remove_beneath(root_, key, /*symlinks_too=*/true);
+        if (!outcome) {
+            return tl::unexpected(std::move(outcome.error()));
+        }
+        if (*outcome == fs::Removal::Removed) {
+            removed.push_back(key);
+        }
+    }
+    return removed;
+}
+
+Result<std::unique_ptr<StoreLock>> LocalStore::lock(std::optional<std::chrono::seconds> wait,
+                                                    std::stop_token stop) {
+    auto held = fs::RunLock::acquire(state_dir_, root_, wait, std::move(stop));
+    if (!held) {
+        return tl::unexpected(std::move(held.error()));
+    }
+    return std::unique_ptr<StoreLock>(std::make_unique<HeldRunLock>(std::move(*held)));
 }
 
 }  // namespace rpmirror::store

@@ -4,22 +4,29 @@
 // (local_store.cpp over src/fs/, s3_store.cpp over src/s3/) touch the files or build requests.
 //
 // Keys are the relative paths a local mirror has ("Packages/a/foo.rpm", "repodata/repomd.xml"),
-// '/'-separated, lexically normal. What the interface covers so far (doc/design.md, "The
-// destination seam"): listing the mirror's packages, the size and version of any file, and
-// removing packages; --delete, verify --extra and the no-op's "nothing changed" check are
-// written once, below, over it.
+// '/'-separated, lexically normal. What the interface covers (doc/design.md, "The destination
+// seam"): listing the mirror's packages, the size and version of any file, removing packages,
+// reading and checking files against their checksums, what the last sync recorded, and the
+// repository's lock; --delete, verify --extra, the no-op's "nothing changed" check, the audit
+// and its repair are written once over it (below, src/audit/).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <span>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "rpmirror/checksum.hpp"
 #include "rpmirror/error.hpp"
+#include "rpmirror/plan.hpp"
 
 namespace rpmirror::store {
 
@@ -41,6 +48,60 @@ using Listing = std::map<std::string, StoredFile>;
 // `.rpmirror/` (the state and lease of a mirror in a bucket). What --delete may remove and verify
 // --extra reports; the one definition every store uses.
 bool is_package_key(std::string_view key);
+
+// One file the metadata says the mirror must hold.
+struct ExpectedFile {
+    std::string key;
+    ChecksumType type = ChecksumType::Sha256;
+    std::string digest;                 // lowercase hex
+    std::optional<std::uint64_t> size;  // nullopt: the metadata lists none (old createrepo)
+};
+
+// What a store found at an ExpectedFile's key.
+enum class Finding {
+    Intact,          // the right size and digest
+    Missing,         // nothing there
+    NotRegular,      // a symlink (never followed), a directory, ...: `detail` says which
+    Escapes,         // a symlinked directory on the way leads outside the root; not followed
+    SizeMismatch,    // `actual_size`
+    DigestMismatch,  // `actual_size`, `actual_digest`
+    Unreadable,      // `detail`: the error
+};
+
+struct CheckedFile {
+    Finding finding = Finding::Intact;
+    std::uint64_t actual_size = 0;
+    std::string actual_digest;
+    std::string detail;
+    bool from_cache = false;       // Intact without reading: the store's cache vouched for it
+    std::uint64_t bytes_read = 0;  // hashed to decide
+};
+
+struct CheckOptions {
+    unsigned threads = 0;   // files (or ranges of one) read at once; 0 = all cores
+    bool use_cache = true;  // false (--no-cache): read every file, trust no cache
+};
+
+// What the last complete sync of the mirror recorded (the local state file, the state object
+// of a mirror in a bucket). Empty strings: not recorded.
+struct RecordedSync {
+    bool exists = false;                            // a state was found
+    std::optional<RecordedSelection> selection;     // what it selected with
+    std::optional<RecordedPublishing> publishing;   // how it published the metadata
+    std::string acl;  // the canned ACL its objects were given (s3 only; "" = the default)
+    // Every file it recorded with its checksum, for a mirror without published metadata; empty
+    // when the store records none (a local state records sizes and times only).
+    std::vector<ExpectedFile> files;
+};
+
+// The repository's lock, held until destroyed (the local run lock, a bucket's lease).
+class StoreLock {
+  public:
+    virtual ~StoreLock() = default;
+    // Returns Error{Busy} iff the lock can no longer be vouched for (a lease that lapsed):
+    // called before each change.
+    virtual Result<void> confirm() { return {}; }
+};
 
 class MirrorStore {
   public:
@@ -65,6 +126,51 @@ class MirrorStore {
     // Returns the keys removed, in the order given; on an error naming the file, those removed
     // before it stay removed.
     virtual Result<std::vector<std::string>> remove_packages(std::span<const std::string> keys) = 0;
+
+    // --- Reading and checking (the audit) ---
+
+    // The whole content of the (small: metadata) regular file at `key`. Error{NotFound} iff
+    // there is none; Error{Unsafe} iff it is not a regular file (a symlink is not followed).
+    virtual Result<std::string> read(std::string_view key) = 0;
+
+    // A local file holding the content of `key`, to parse: the file itself in a local store, a
+    // copy fetched into the directory `scratch` (below it at `key`) from a bucket.
+    virtual Result<std::filesystem::path> local_copy(std::string_view key,
+                                                     const std::filesystem::path& scratch) = 0;
+
+    // True iff any file lies below the directory `key` ("repodata").
+    virtual Result<bool> holds_below(std::string_view key) = 0;
+
+    // Checks each of `files`: present, a regular file, its size, then its digest (read and
+    // hashed on `options.threads` workers unless the store's cache vouches for it). One result
+    // per file, in order; never an error as a whole.
+    virtual std::vector<CheckedFile> check_files(std::span<const ExpectedFile> files,
+                                                 const CheckOptions& options) = 0;
+
+    // The store of the same kind at `root`: --safe-write-path's roots beside a local mirror.
+    // Error{BadInput} on a store that has none (a bucket).
+    virtual Result<std::unique_ptr<MirrorStore>> beside(const std::filesystem::path& root) = 0;
+
+    // --- What the last sync recorded, and the lock (repair) ---
+
+    virtual Result<RecordedSync> recorded() = 0;
+
+    // Makes the record vouch for none of `keys` and no longer say the mirror is up to date, so
+    // the next sync verifies them instead of taking its no-op shortcut.
+    virtual Result<void> forget(const std::set<std::string>& keys) = 0;
+
+    // Removes the files at `keys` (damaged packages, or symlinks in their place: unlinked, never
+    // followed), whatever they are. Returns the keys removed (those not there are left out); on
+    // an error naming the file, those removed before it stay removed.
+    virtual Result<std::vector<std::string>> remove_files(std::span<const std::string> keys) = 0;
+
+    // Takes the repository's lock, waiting up to `wait` (nullopt: Error{Busy} at once, naming
+    // the holder).
+    virtual Result<std::unique_ptr<StoreLock>> lock(std::optional<std::chrono::seconds> wait,
+                                                    std::stop_token stop) = 0;
+
+    // Requests sent to the store so far (a bucket's; 0 for a local tree).
+    virtual std::uint64_t requests() const { return 0; }
 
   protected:
     MirrorStore() = default;

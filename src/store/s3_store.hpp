@@ -7,6 +7,7 @@
 
 #include "rpmirror/s3.hpp"
 #include "s3/client.hpp"
+#include "s3/mirror_state.hpp"
 #include "store/mirror_store.hpp"
 
 namespace rpmirror::store {
@@ -14,25 +15,58 @@ namespace rpmirror::store {
 // The mirror at `repo` (its prefix ends in '/'), through `client` (which must outlive it).
 // Answers from one listing of the prefix: `listing`, when the caller already made one this run
 // (no request then), otherwise one it makes on first use (one LIST per 1000 objects). A file's
-// version is its ETag. Not thread-safe.
+// version is its ETag. What the last sync recorded is the state object (.rpmirror/state.json,
+// s3/mirror_state.hpp), which is also the checksum cache: an object whose listed size and ETag
+// are those the state recorded is vouched for without a GET. The lock is the repository's lease
+// (s3/lease.hpp), renewed from its own thread. Not thread-safe.
 class S3Store final : public MirrorStore {
   public:
     S3Store(s3::S3Client& client, s3::S3Location repo,
             const std::map<std::string, s3::ListedObject>* listing = nullptr);
+
+    // Objects larger than `threshold` are read for check_files as ranged GETs of `range_size`
+    // bytes, `threads` at once, pinned to the listed ETag and hashed in order (memory: threads *
+    // range_size); smaller ones whole, `threads` objects at once.
+    void set_ranged_reads(std::uint64_t threshold, std::uint64_t range_size) {
+        ranged_threshold_ = threshold;
+        range_size_ = range_size;
+    }
 
     std::string describe(std::string_view key) const override;
     Result<Listing> list_packages() override;
     Result<std::optional<StoredFile>> stat(std::string_view key) override;
     // One DeleteObjects request per 1000 keys; a key the listing does not show is not sent.
     Result<std::vector<std::string>> remove_packages(std::span<const std::string> keys) override;
+    Result<std::string> read(std::string_view key) override;
+    Result<std::filesystem::path> local_copy(std::string_view key,
+                                             const std::filesystem::path& scratch) override;
+    Result<bool> holds_below(std::string_view key) override;
+    std::vector<CheckedFile> check_files(std::span<const ExpectedFile> files,
+                                         const CheckOptions& options) override;
+    Result<std::unique_ptr<MirrorStore>> beside(const std::filesystem::path& root) override;
+    Result<RecordedSync> recorded() override;
+    Result<void> forget(const std::set<std::string>& keys) override;
+    Result<std::vector<std::string>> remove_files(std::span<const std::string> keys) override;
+    Result<std::unique_ptr<StoreLock>> lock(std::optional<std::chrono::seconds> wait,
+                                            std::stop_token stop) override;
+    std::uint64_t requests() const override;
 
   private:
     Result<const std::map<std::string, s3::ListedObject>*> listing();
+    Result<const std::optional<s3::MirrorState>*> state();
+    Result<std::string> hash_whole(s3::S3Client& client, const ExpectedFile& file,
+                                   std::uint64_t& size) const;
+    Result<std::string> hash_ranged(const ExpectedFile& file, const s3::ListedObject& listed,
+                                    unsigned threads);
 
     s3::S3Client& client_;
     s3::S3Location repo_;
     const std::map<std::string, s3::ListedObject>* given_;
     std::optional<std::map<std::string, s3::ListedObject>> own_;
+    std::optional<std::optional<s3::MirrorState>> state_;  // loaded on first use
+    std::uint64_t ranged_threshold_ = std::uint64_t{64} << 20;
+    std::uint64_t range_size_ = std::uint64_t{16} << 20;
+    std::uint64_t worker_requests_ = 0;  // of the clients of parallel reads
 };
 
 }  // namespace rpmirror::store
