@@ -473,11 +473,13 @@ Result<RepoPackages> read_packages(const RepoPackageSource& source,
 RepoAuditReport audit_store(std::string_view repo_id, const StoreAudit& audit) {
     const auto started = std::chrono::steady_clock::now();
     RepoAuditReport report;
+    audit.mirror.refresh();  // what the store holds now (a repair may have run since)
+    const std::uint64_t requests_before = audit.mirror.requests();
     Auditor auditor(repo_id, audit, report);
     if (auto audited = auditor.run(); !audited) {
         report.error = std::move(audited.error());
     }
-    report.s3_requests = audit.mirror.requests();
+    report.s3_requests = audit.mirror.requests() - requests_before;
     finish(report, started);
     return report;
 }

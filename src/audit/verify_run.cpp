@@ -5,11 +5,16 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <functional>
 #include <variant>
 
 #include <fmt/core.h>
 
+#include "audit/report_parts.hpp"
 #include "rpmirror/s3_audit.hpp"
+#include "s3/client.hpp"
+#include "store/local_store.hpp"
+#include "store/s3_store.hpp"
 
 namespace rpmirror {
 
@@ -208,8 +213,69 @@ void add_missing(std::vector<std::string>& to, const std::vector<std::string>& g
     }
 }
 
-// `verify -p s3://BUCKET/PREFIX`: each repository s3://BUCKET/PREFIX/<id>/ audited in the store
-// (rpmirror/s3_audit.hpp), and repaired with the S3 sync when asked.
+// One repository of either store: its selection (what its last sync recorded, with the command
+// line's overrides), the audit, and with --repair the repair and a second audit.
+class RepositoryVerifier {
+  public:
+    RepositoryVerifier(const VerifyRunOptions& request, VerifyRunEvents& events, Syncer* syncer)
+        : request_(request), events_(events), syncer_(syncer) {}
+
+    // `audit` has every field but the selection; `repair` the sync options of a repair but the
+    // selection; `prepare`, when given, completes `audit` before it runs (--remote: fetches the
+    // reference metadata and adds the configuration's filters); its error is the audit's, and then
+    // no repair is attempted.
+    AuditRunEntry verify(const std::string& id, const std::optional<RepoConfig>& config,
+                         audit_parts::StoreAudit audit, SyncOptions repair,
+                         const std::function<std::optional<Error>(audit_parts::StoreAudit&)>& prepare) {
+        std::string origin;
+        std::optional<RecordedSelection> recorded;
+        if (!request_.selection.all_packages) {
+            if (auto found = audit.mirror.recorded(); found) {
+                recorded = found->selection;
+            }  // an unreadable record is the audit's error, below
+        }
+        audit.selection = choose_selection(request_.selection, recorded, origin);
+        events_.selection(id, audit.selection, origin);
+        AuditRunEntry entry;
+        std::optional<Error> setup_error;
+        if (prepare) {
+            setup_error = prepare(audit);
+        }
+        if (setup_error) {
+            entry.audit.repo_id = id;
+            entry.audit.repo_dir = audit.report_dir;
+            entry.audit.error = std::move(setup_error);
+        } else {
+            entry.audit = audit_parts::audit_store(id, audit);
+        }
+        events_.audited(entry.audit, "");
+        if (!request_.repair || entry.audit.ok()) {
+            return entry;
+        }
+        if (!config) {
+            events_.repair_skipped(id, "FAILED: " + no_source_error(id).message);
+        } else if (setup_error) {
+            events_.repair_skipped(
+                id, "not attempted (the repository's metadata could not be fetched)");
+        } else {
+            repair.selection = audit.selection;
+            entry.repair = audit_parts::repair_store(*syncer_, *config, audit.mirror, entry.audit,
+                                                     std::move(repair), {});
+            events_.repaired(entry.audit, *entry.repair);
+            entry.after = audit_parts::audit_store(id, audit);
+            events_.audited(*entry.after, "after repair");
+        }
+        return entry;
+    }
+
+  private:
+    const VerifyRunOptions& request_;
+    VerifyRunEvents& events_;
+    Syncer* syncer_;
+};
+
+// `verify -p s3://BUCKET/PREFIX`: each repository s3://BUCKET/PREFIX/<id>/ audited in the store,
+// and repaired with the S3 sync when asked.
 VerifyRunOutcome verify_s3_mirror(const VerifyRunOptions& request, VerifyRunEvents& events) {
     if (request.remote || !request.safe_write_path.empty()) {
         return refused(
@@ -260,45 +326,24 @@ VerifyRunOutcome verify_s3_mirror(const VerifyRunOptions& request, VerifyRunEven
     if (request.repair) {
         syncer.emplace();
     }
-    S3AuditOptions base_options;
-    base_options.use_state = request.use_checksum_cache;
-    base_options.report_extra = request.extra;
-    base_options.threads = request.threads;
+    RepositoryVerifier verifier(request, events, syncer ? &*syncer : nullptr);
     for (const std::string& id : ids) {
         const s3::S3Location repo{mirror->bucket, mirror->prefix + id + "/"};
-        S3AuditOptions options = base_options;
-        std::string selection_origin;
-        std::optional<RecordedSelection> recorded;
-        if (!request.selection.all_packages) {
-            auto from_state = recorded_s3_selection(*config, repo);
-            if (from_state) {
-                recorded = std::move(*from_state);
-            }  // an unreadable state is the audit's error, below
-        }
-        options.selection = choose_selection(request.selection, recorded, selection_origin);
-        events.selection(id, options.selection, selection_origin);
-        AuditRunEntry entry;
-        entry.audit = audit_s3_repository(id, *config, repo, options);
-        events.audited(entry.audit, "");
-        if (request.repair && !entry.audit.ok()) {
-            const std::optional<RepoConfig> source = find_config(configs, id);
-            if (!source) {
-                events.repair_skipped(id, "FAILED: " + no_source_error(id).message);
-            } else {
-                S3RepairOptions repair_options;
-                repair_options.download_path = request.download_path;
-                repair_options.s3 = request.s3;
-                repair_options.selection = options.selection;
-                repair_options.threads = request.threads;
-                repair_options.lock_wait = request.lock_wait;  // the lease is in the bucket
-                entry.repair = repair_s3_repository(*syncer, *source, *config, repo, entry.audit,
-                                                    repair_options);
-                events.repaired(entry.audit, *entry.repair);
-                entry.after = audit_s3_repository(id, *config, repo, options);
-                events.audited(*entry.after, "after repair");
-            }
-        }
-        outcome.entries.push_back(std::move(entry));
+        s3::S3Client client(*config);
+        store::S3Store store(client, repo);
+        audit_parts::StoreAudit audit{store};
+        audit.report_dir = repo.to_string();
+        audit.report_reference = repo.to_string();
+        audit.use_cache = request.use_checksum_cache;
+        audit.report_extra = request.extra;
+        audit.threads = request.threads;
+        SyncOptions repair;
+        repair.download_path = request.download_path;
+        repair.verify_threads = request.threads;
+        repair.lock_wait = request.lock_wait;  // the lease is in the bucket
+        repair.s3 = request.s3;
+        outcome.entries.push_back(
+            verifier.verify(id, find_config(configs, id), std::move(audit), std::move(repair), {}));
     }
     return outcome;
 }
@@ -322,77 +367,62 @@ VerifyRunOutcome verify_local_mirror(const VerifyRunOptions& request, VerifyRunE
         return refused(std::move(*message));
     }
     const std::vector<Target>& targets = std::get<std::vector<Target>>(chosen);
-
-    AuditOptions base_options;
-    base_options.use_checksum_cache = request.use_checksum_cache;
-    base_options.report_extra = request.extra;
-    base_options.threads = request.threads;
+    std::optional<std::filesystem::path> safe_write_path;
     if (!request.safe_write_path.empty()) {
-        base_options.safe_write_path = std::filesystem::absolute(request.safe_write_path);
+        safe_write_path = std::filesystem::absolute(request.safe_write_path);
     }
     std::optional<Syncer> syncer;
     if (request.remote || request.repair) {
         syncer.emplace();
     }
+    SyncOptions state_options;
+    state_options.state_dir = request.state_dir;
+    const std::filesystem::path state_dir = state_directory(state_options);
+    RepositoryVerifier verifier(request, events, syncer ? &*syncer : nullptr);
     VerifyRunOutcome outcome;
     for (const Target& target : targets) {
         const std::filesystem::path repo_dir = dir / target.id;
-        AuditOptions options = base_options;
-        std::string selection_origin;
-        std::optional<RecordedSelection> recorded;
-        if (!request.selection.all_packages) {
-            recorded = recorded_selection(request.state_dir, repo_dir);
-        }
-        options.selection = choose_selection(request.selection, recorded, selection_origin);
-        events.selection(target.id, options.selection, selection_origin);
+        store::LocalStore store(repo_dir, state_dir);
         std::optional<RemoteMetadata> remote;
-        std::optional<Error> setup_error;
+        std::optional<store::LocalStore> reference;
+        audit_parts::StoreAudit audit{store};
+        audit.report_dir = repo_dir;
+        audit.report_reference = repo_dir;
+        audit.plan_root = repo_dir;
+        audit.safe_write_path = safe_write_path;
+        audit.use_cache = request.use_checksum_cache;
+        audit.report_extra = request.extra;
+        audit.threads = request.threads;
+        std::function<std::optional<Error>(audit_parts::StoreAudit&)> prepare;
         if (request.remote) {
-            if (!target.config) {
-                setup_error = no_source_error(target.id);
-            } else if (auto fetched = RemoteMetadata::fetch(*syncer, *target.config); !fetched) {
-                setup_error = std::move(fetched.error());
-            } else {
+            prepare = [&](audit_parts::StoreAudit& prepared) -> std::optional<Error> {
+                if (!target.config) {
+                    return no_source_error(target.id);
+                }
+                auto fetched = RemoteMetadata::fetch(*syncer, *target.config);
+                if (!fetched) {
+                    return std::move(fetched.error());
+                }
                 remote.emplace(std::move(*fetched));
-                options.reference_root = remote->root();
+                reference.emplace(remote->root());
+                prepared.reference = &*reference;
+                prepared.report_reference = remote->root();
                 // The configuration's includepkgs/excludepkgs, once each (a recorded selection
                 // already has those the sync used).
-                add_missing(options.selection.include_globs, target.config->includepkgs);
-                add_missing(options.selection.exclude_globs, target.config->excludepkgs);
-            }
+                add_missing(prepared.selection.include_globs, target.config->includepkgs);
+                add_missing(prepared.selection.exclude_globs, target.config->excludepkgs);
+                return std::nullopt;
+            };
         }
-        AuditRunEntry entry;
-        if (setup_error) {
-            entry.audit.repo_id = target.id;
-            entry.audit.repo_dir = repo_dir;
-            entry.audit.error = std::move(setup_error);
-        } else {
-            entry.audit = audit_repository(target.id, repo_dir, options);
-        }
-        events.audited(entry.audit, "");
-        if (request.repair && !entry.audit.ok()) {
-            if (!target.config) {
-                events.repair_skipped(target.id, "FAILED: " + no_source_error(target.id).message);
-            } else if (request.remote && !remote) {
-                events.repair_skipped(
-                    target.id, "not attempted (the repository's metadata could not be fetched)");
-            } else {
-                RepairOptions repair_options;
-                repair_options.download_path = dir;
-                repair_options.safe_write_path = options.safe_write_path;
-                repair_options.use_checksum_cache = request.use_checksum_cache;
-                repair_options.threads = request.threads;
-                repair_options.selection = options.selection;
-                repair_options.state_dir = request.state_dir;
-                repair_options.lock_wait = request.lock_wait;
-                entry.repair =
-                    repair_repository(*syncer, *target.config, entry.audit, repair_options);
-                events.repaired(entry.audit, *entry.repair);
-                entry.after = audit_repository(target.id, repo_dir, options);
-                events.audited(*entry.after, "after repair");
-            }
-        }
-        outcome.entries.push_back(std::move(entry));
+        SyncOptions repair;
+        repair.download_path = dir;
+        repair.safe_write_path = safe_write_path;
+        repair.use_checksum_cache = request.use_checksum_cache;
+        repair.verify_threads = request.threads;
+        repair.state_dir = request.state_dir;
+        repair.lock_wait = request.lock_wait;
+        outcome.entries.push_back(
+            verifier.verify(target.id, target.config, audit, std::move(repair), prepare));
     }
     return outcome;
 }

@@ -132,13 +132,20 @@ Result<std::optional<StoredFile>> LocalStore::stat(std::string_view key) {
 }
 
 Result<std::vector<std::string>> LocalStore::remove_packages(std::span<const std::string> keys) {
-    std::vector<std::string> removed;
     for (const std::string& key : keys) {
         if (!is_package_key(key)) {
             return make_error(ErrorCode::BadInput, "is not a package of the mirror; not removed",
                               describe(key));
         }
-        auto outcome = fs::remove_beneath(root_, key, /*symlinks_too=*/false);
+    }
+    return remove_beneath(keys, /*symlinks_too=*/false);
+}
+
+Result<std::vector<std::string>> LocalStore::remove_beneath(std::span<const std::string> keys,
+                                                            bool symlinks_too) {
+    std::vector<std::string> removed;
+    for (const std::string& key : keys) {
+        auto outcome = fs::remove_beneath(root_, key, symlinks_too);
         if (!outcome) {
             return tl::unexpected(std::move(outcome.error()));
         }
@@ -148,7 +155,6 @@ Result<std::vector<std::string>> LocalStore::remove_packages(std::span<const std
     }
     return removed;
 }
-
 
 Result<std::string> LocalStore::read(std::string_view key) {
     UniqueFd root(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -269,17 +275,7 @@ Result<void> LocalStore::forget(const std::set<std::string>&) {
 }
 
 Result<std::vector<std::string>> LocalStore::remove_files(std::span<const std::string> keys) {
-    std::vector<std::string> removed;
-    for (const std::string& key : keys) {
-        auto outcome = fs::remove_beneath(root_, key, /*symlinks_too=*/true);
-        if (!outcome) {
-            return tl::unexpected(std::move(outcome.error()));
-        }
-        if (*outcome == fs::Removal::Removed) {
-            removed.push_back(key);
-        }
-    }
-    return removed;
+    return remove_beneath(keys, /*symlinks_too=*/true);
 }
 
 Result<std::unique_ptr<StoreLock>> LocalStore::lock(std::optional<std::chrono::seconds> wait,

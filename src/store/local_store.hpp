@@ -39,6 +39,10 @@ class LocalStore final : public MirrorStore {
                                   std::int64_t ctime_ns);
 
   private:
+    // Removes each of `keys` that is a regular file (or, with `symlinks_too`, a symlink).
+    Result<std::vector<std::string>> remove_beneath(std::span<const std::string> keys,
+                                                    bool symlinks_too);
+
     std::filesystem::path root_;
     std::filesystem::path state_dir_;
 };

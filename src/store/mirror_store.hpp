@@ -169,6 +169,10 @@ class MirrorStore {
     virtual Result<std::unique_ptr<StoreLock>> lock(std::optional<std::chrono::seconds> wait,
                                                     std::stop_token stop) = 0;
 
+    // Forgets what the store has read so far (a bucket's listing and state object): what is
+    // asked next is read again. A listing given by the caller is kept.
+    virtual void refresh() {}
+
     // Requests sent to the store so far (a bucket's; 0 for a local tree).
     virtual std::uint64_t requests() const { return 0; }
 

@@ -56,33 +56,13 @@ Result<std::optional<StoredFile>> S3Store::stat(std::string_view key) {
 }
 
 Result<std::vector<std::string>> S3Store::remove_packages(std::span<const std::string> keys) {
-    auto objects = listing();
-    if (!objects) {
-        return tl::unexpected(std::move(objects.error()));
-    }
-    std::vector<std::string> removed;
-    std::vector<std::string> full_keys;
     for (const std::string& key : keys) {
         if (!is_package_key(key)) {
             return make_error(ErrorCode::BadInput, "is not a package of the mirror; not removed",
                               describe(key));
         }
-        if ((*objects)->contains(key)) {
-            removed.push_back(key);
-            full_keys.push_back(repo_.key(key));
-        }
     }
-    if (!full_keys.empty()) {
-        if (auto deleted = client_.delete_objects(repo_.bucket, full_keys); !deleted) {
-            return tl::unexpected(std::move(deleted.error()));
-        }
-    }
-    if (own_) {
-        for (const std::string& key : removed) {
-            own_->erase(key);
-        }
-    }
-    return removed;
+    return remove_files(keys);
 }
 
 }  // namespace rpmirror::store

@@ -50,6 +50,10 @@ class S3Store final : public MirrorStore {
     Result<std::unique_ptr<StoreLock>> lock(std::optional<std::chrono::seconds> wait,
                                             std::stop_token stop) override;
     std::uint64_t requests() const override;
+    void refresh() override {
+        own_.reset();
+        state_.reset();
+    }
 
   private:
     Result<const std::map<std::string, s3::ListedObject>*> listing();
