@@ -82,7 +82,9 @@ struct Check {
 class Auditor {
   public:
     Auditor(std::string_view repo_id, const audit_parts::StoreAudit& audit, RepoAuditReport& report)
-        : audit_(audit), report_(report), reference_(audit.reference ? *audit.reference : audit.mirror) {
+        : audit_(audit),
+          report_(report),
+          reference_(audit.reference ? *audit.reference : audit.mirror) {
         report_.repo_id = repo_id;
         report_.repo_dir = audit.report_dir;
         report_.reference_root = audit.report_reference;
@@ -357,8 +359,9 @@ class Auditor {
             auto store = store_of(root);
             std::vector<store::CheckedFile> checked;
             if (!store) {
-                checked.assign(files.size(), {store::Finding::Unreadable, 0, {},
-                                              store.error().to_string(), false, 0});
+                checked.assign(
+                    files.size(),
+                    {store::Finding::Unreadable, 0, {}, store.error().to_string(), false, 0});
             } else {
                 checked = (*store)->check_files(files, {audit_.threads, audit_.use_cache});
             }

@@ -64,7 +64,6 @@ Result<RemoteMetadata> RemoteMetadata::fetch(Syncer& syncer, const RepoConfig& r
     return metadata;
 }
 
-
 std::optional<RecordedSelection> recorded_selection(const std::filesystem::path& state_dir,
                                                     const std::filesystem::path& repo_dir) {
     SyncOptions options;

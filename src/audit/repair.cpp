@@ -69,8 +69,7 @@ RepairReport repair_store(Syncer& syncer, const RepoConfig& repo, store::MirrorS
     std::map<std::filesystem::path, std::vector<std::string>> removable;  // by root
     for (const AuditProblem& problem : audit.problems) {
         if (problem.kind == ProblemKind::SizeMismatch ||
-            problem.kind == ProblemKind::ChecksumMismatch ||
-            problem.kind == ProblemKind::Missing) {
+            problem.kind == ProblemKind::ChecksumMismatch || problem.kind == ProblemKind::Missing) {
             forget.insert(problem.path.generic_string());
         }
         if (is_removable(problem)) {

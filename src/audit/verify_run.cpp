@@ -224,9 +224,10 @@ class RepositoryVerifier {
     // selection; `prepare`, when given, completes `audit` before it runs (--remote: fetches the
     // reference metadata and adds the configuration's filters); its error is the audit's, and then
     // no repair is attempted.
-    AuditRunEntry verify(const std::string& id, const std::optional<RepoConfig>& config,
-                         audit_parts::StoreAudit audit, SyncOptions repair,
-                         const std::function<std::optional<Error>(audit_parts::StoreAudit&)>& prepare) {
+    AuditRunEntry verify(
+        const std::string& id, const std::optional<RepoConfig>& config,
+        audit_parts::StoreAudit audit, SyncOptions repair,
+        const std::function<std::optional<Error>(audit_parts::StoreAudit&)>& prepare) {
         std::string origin;
         std::optional<RecordedSelection> recorded;
         if (!request_.selection.all_packages) {

@@ -55,8 +55,8 @@ CheckedFile finding_for(const fs::Entry& entry, const std::filesystem::path& roo
             break;
         case fs::EntryKind::Escapes:
             checked.finding = Finding::Escapes;
-            checked.detail =
-                "a symlinked directory on the way leads outside " + root.string() + "; not followed";
+            checked.detail = "a symlinked directory on the way leads outside " + root.string() +
+                             "; not followed";
             break;
         case fs::EntryKind::Regular:
         case fs::EntryKind::Error:
@@ -158,11 +158,10 @@ Result<std::vector<std::string>> LocalStore::remove_beneath(std::span<const std:
 
 Result<std::string> LocalStore::read(std::string_view key) {
     UniqueFd root(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    const fs::Entry entry = root ? fs::lookup_beneath(root.get(), std::filesystem::path(key))
-                                 : fs::Entry{errno == ENOENT ? fs::EntryKind::Missing
-                                                             : fs::EntryKind::Error,
-                                             {},
-                                             errno};
+    const fs::Entry entry =
+        root
+            ? fs::lookup_beneath(root.get(), std::filesystem::path(key))
+            : fs::Entry{errno == ENOENT ? fs::EntryKind::Missing : fs::EntryKind::Error, {}, errno};
     if (entry.kind == fs::EntryKind::Missing) {
         return make_error(ErrorCode::NotFound, "no such file", describe(key));
     }
@@ -219,8 +218,8 @@ std::vector<CheckedFile> LocalStore::check_files(std::span<const ExpectedFile> f
         const VerifyResult& result = results[slot];
         CheckedFile& out = checked[requested[slot]];
         out.actual_size = result.actual_size;
-        if (!result.from_cache && (result.status == VerifyStatus::Ok ||
-                                   result.status == VerifyStatus::DigestMismatch)) {
+        if (!result.from_cache &&
+            (result.status == VerifyStatus::Ok || result.status == VerifyStatus::DigestMismatch)) {
             out.bytes_read = result.actual_size;
         }
         switch (result.status) {

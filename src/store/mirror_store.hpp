@@ -85,9 +85,9 @@ struct CheckOptions {
 // What the last complete sync of the mirror recorded (the local state file, the state object
 // of a mirror in a bucket). Empty strings: not recorded.
 struct RecordedSync {
-    bool exists = false;                            // a state was found
-    std::optional<RecordedSelection> selection;     // what it selected with
-    std::optional<RecordedPublishing> publishing;   // how it published the metadata
+    bool exists = false;                           // a state was found
+    std::optional<RecordedSelection> selection;    // what it selected with
+    std::optional<RecordedPublishing> publishing;  // how it published the metadata
     std::string acl;  // the canned ACL its objects were given (s3 only; "" = the default)
     // Every file it recorded with its checksum, for a mirror without published metadata; empty
     // when the store records none (a local state records sizes and times only).

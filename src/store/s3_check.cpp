@@ -94,7 +94,8 @@ std::vector<CheckedFile> S3Store::check_files(std::span<const ExpectedFile> file
         }
         if (recorded != nullptr) {
             const auto stored = recorded->objects.find(file.key);
-            if (stored != recorded->objects.end() && s3::still_matches(stored->second, found->second) &&
+            if (stored != recorded->objects.end() &&
+                s3::still_matches(stored->second, found->second) &&
                 stored->second.checksum_type == file.type &&
                 text::to_lower(stored->second.digest) == file.digest) {
                 out.from_cache = true;
@@ -118,8 +119,8 @@ std::vector<CheckedFile> S3Store::check_files(std::span<const ExpectedFile> file
     const auto judge = [&](std::size_t index, Result<std::string> digest, std::uint64_t size) {
         CheckedFile& out = checked[index];
         if (!digest) {
-            out.finding = digest.error().code == ErrorCode::NotFound ? Finding::Missing
-                                                                     : Finding::Unreadable;
+            out.finding =
+                digest.error().code == ErrorCode::NotFound ? Finding::Missing : Finding::Unreadable;
             out.detail = digest.error().to_string();
             return;
         }
@@ -208,10 +209,10 @@ Result<std::string> S3Store::hash_ranged(const ExpectedFile& file, const s3::Lis
 }
 
 Result<std::unique_ptr<MirrorStore>> S3Store::beside(const std::filesystem::path& root) {
-    return make_error(ErrorCode::BadInput,
-                      "a mirror in a bucket has no files outside its prefix (" + root.string() +
-                          ")",
-                      describe(""));
+    return make_error(
+        ErrorCode::BadInput,
+        "a mirror in a bucket has no files outside its prefix (" + root.string() + ")",
+        describe(""));
 }
 
 Result<RecordedSync> S3Store::recorded() {
@@ -231,8 +232,8 @@ Result<RecordedSync> S3Store::recorded() {
     recorded.publishing = publishing_from_text(state.publishing);
     recorded.acl = state.acl;
     for (const auto& [key, object] : state.objects) {
-        recorded.files.push_back({key, object.checksum_type, text::to_lower(object.digest),
-                                  object.size});
+        recorded.files.push_back(
+            {key, object.checksum_type, text::to_lower(object.digest), object.size});
     }
     return recorded;
 }

@@ -1,7 +1,7 @@
 // The destination contract (store/mirror_store.hpp): the same assertions against both stores, a
 // local directory (LocalStore) and a prefix in a real Ceph RADOS Gateway bucket (S3Store).
-// --delete, verify --extra and the no-op's check are written once over this interface; what
-// holds here holds for them on either destination.
+// --delete, verify --extra, the no-op's check, the audit and its repair are written once over
+// this interface; what holds here holds for them on either destination.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "integration/s3/ceph_fixture.hpp"
+#include "rpmirror/checksum.hpp"
 #include "store/local_store.hpp"
 #include "store/s3_store.hpp"
+#include "support/source_tree.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror::test {
@@ -35,7 +37,7 @@ class StoreContractTest : public CephS3Test, public ::testing::WithParamInterfac
     // A store of the mirror, as one run opens it (an S3 store lists the prefix once).
     std::unique_ptr<store::MirrorStore> open() {
         if (GetParam() == Kind::Local) {
-            return std::make_unique<store::LocalStore>(tmp_ / "mirror");
+            return std::make_unique<store::LocalStore>(tmp_ / "mirror", tmp_ / "state");
         }
         return std::make_unique<store::S3Store>(client(), s3::S3Location{bucket(), prefix()});
     }
@@ -156,6 +158,105 @@ TEST_P(StoreContractTest, OnlyPackagesCanBeRemovedAndAbsentOnesAreLeftAlone) {
     const auto nothing = store->remove_packages(absent);
     ASSERT_TRUE(nothing) << nothing.error().to_string();
     EXPECT_TRUE(nothing->empty());
+}
+
+TEST_P(StoreContractTest, ReadGivesAFileWholeAndNotFoundForNone) {
+    put_mirror();
+    auto store = open();
+    const auto repomd = store->read("repodata/repomd.xml");
+    ASSERT_TRUE(repomd) << repomd.error().to_string();
+    EXPECT_EQ(*repomd, "<repomd/>");
+    const auto absent = store->read("repodata/none.xml");
+    ASSERT_FALSE(absent);
+    EXPECT_EQ(absent.error().code, ErrorCode::NotFound);
+    TempDir scratch;
+    const auto copy = store->local_copy("Packages/sub/b.rpm", scratch.path());
+    ASSERT_TRUE(copy) << copy.error().to_string();
+    EXPECT_EQ(read_file(*copy), "bbbbb");
+}
+
+TEST_P(StoreContractTest, HoldsBelowSaysWhetherADirectoryHasFiles) {
+    put_mirror();
+    auto store = open();
+    const auto repodata = store->holds_below("repodata");
+    ASSERT_TRUE(repodata) << repodata.error().to_string();
+    EXPECT_TRUE(*repodata);
+    const auto none = store->holds_below("nothing");
+    ASSERT_TRUE(none) << none.error().to_string();
+    EXPECT_FALSE(*none);
+    const auto prefix_only = store->holds_below("Packages/a");  // a file name's prefix, no dir
+    ASSERT_TRUE(prefix_only);
+    EXPECT_FALSE(*prefix_only);
+}
+
+TEST_P(StoreContractTest, CheckFilesJudgesPresenceSizeAndDigestInOrder) {
+    put_mirror();
+    auto store = open();
+    const std::string a_digest = hash_bytes(ChecksumType::Sha256, "aaa");
+    const std::string other = hash_bytes(ChecksumType::Sha256, "other");
+    const std::vector<store::ExpectedFile> files{
+        {"Packages/a.rpm", ChecksumType::Sha256, a_digest, 3},
+        {"Packages/gone.rpm", ChecksumType::Sha256, a_digest, 3},
+        {"Packages/sub/b.rpm", ChecksumType::Sha256, other, 4},
+        {"top.rpm", ChecksumType::Sha256, other, std::nullopt},
+        {"Packages/a.rpm", ChecksumType::Sha256, a_digest, std::nullopt},
+    };
+    const auto checked = store->check_files(files, {2, /*use_cache=*/false});
+    ASSERT_EQ(checked.size(), files.size());
+    EXPECT_EQ(checked[0].finding, store::Finding::Intact);
+    EXPECT_EQ(checked[0].bytes_read, 3U);
+    EXPECT_FALSE(checked[0].from_cache);
+    EXPECT_EQ(checked[1].finding, store::Finding::Missing);
+    EXPECT_EQ(checked[2].finding, store::Finding::SizeMismatch);
+    EXPECT_EQ(checked[2].actual_size, 5U);
+    EXPECT_EQ(checked[3].finding, store::Finding::DigestMismatch);
+    EXPECT_EQ(checked[3].actual_digest, hash_bytes(ChecksumType::Sha256, "t"));
+    EXPECT_EQ(checked[3].actual_size, 1U);
+    EXPECT_EQ(checked[4].finding, store::Finding::Intact);
+}
+
+TEST_P(StoreContractTest, RemoveFilesRemovesAnyKeyAndSkipsAbsentOnes) {
+    put_mirror();
+    auto store = open();
+    const std::vector<std::string> keys{"repodata/inside.rpm", "Packages/gone.rpm", "top.rpm"};
+    const auto removed = store->remove_files(keys);
+    ASSERT_TRUE(removed) << removed.error().to_string();
+    EXPECT_EQ(*removed, (std::vector<std::string>{"repodata/inside.rpm", "top.rpm"}));
+    auto reopened = open();
+    for (const char* key : {"repodata/inside.rpm", "top.rpm"}) {
+        const auto found = reopened->stat(key);
+        ASSERT_TRUE(found);
+        EXPECT_FALSE(*found) << key << " is still there";
+    }
+    const auto kept = reopened->stat("Packages/a.rpm");
+    ASSERT_TRUE(kept && *kept);
+}
+
+TEST_P(StoreContractTest, ANewMirrorRecordsNothingAndForgettingIsHarmless) {
+    auto store = open();
+    const auto recorded = store->recorded();
+    ASSERT_TRUE(recorded) << recorded.error().to_string();
+    EXPECT_FALSE(recorded->exists);
+    EXPECT_FALSE(recorded->selection);
+    EXPECT_TRUE(recorded->files.empty());
+    EXPECT_TRUE(store->forget({"Packages/a.rpm"}));
+    const auto still = open()->recorded();
+    ASSERT_TRUE(still);
+    EXPECT_FALSE(still->exists);
+}
+
+TEST_P(StoreContractTest, TheLockIsHeldByOneRunAtATime) {
+    auto first = open();
+    auto held = first->lock(std::nullopt, {});
+    ASSERT_TRUE(held) << held.error().to_string();
+    EXPECT_TRUE((*held)->confirm());
+    auto second = open();
+    const auto refused = second->lock(std::nullopt, {});
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, ErrorCode::Busy) << refused.error().to_string();
+    held->reset();  // released
+    const auto again = second->lock(std::nullopt, {});
+    EXPECT_TRUE(again) << again.error().to_string();
 }
 
 TEST_P(StoreContractTest, DescribeNamesTheFileWhereItLives) {
