@@ -56,7 +56,7 @@ int run_exec(const ExecArgs& args) {
     if (!mode) {
         fmt::print(stderr,
                    "rpmirror exec: {}={} is not a mode (expected off, plain, buffer, mmap, "
-                   "nofsync or full)\n",
+                   "nofsync, full or deferred)\n",
                    kLibrepoAccelModeVariable, mode_name);
         return kExitRefused;
     }
@@ -108,9 +108,9 @@ Command add_exec_command(CLI::App& parent) {
         "Run a command (dnf, ...) with librepo's checksum code replaced by rpmirror's "
         "(LD_PRELOAD of librpmirror-librepo-accel.so)");
     app->add_option("--mode", args->mode,
-                    "off, plain, buffer, mmap, nofsync or full (default: $RPMIRROR_LIBREPO_ACCEL, "
-                    "else full)")
-        ->check(CLI::IsMember({"off", "plain", "buffer", "mmap", "nofsync", "full"}));
+                    "off, plain, buffer, mmap, nofsync, full or deferred (default: "
+                    "$RPMIRROR_LIBREPO_ACCEL, else full)")
+        ->check(CLI::IsMember({"off", "plain", "buffer", "mmap", "nofsync", "full", "deferred"}));
     app->add_option("command", args->command, "the command and its arguments, after --")
         ->required();
     app->footer(

@@ -241,7 +241,7 @@ _rpmirror() {
             return
             ;;
         --mode)
-            COMPREPLY=($(compgen -W 'off plain buffer mmap nofsync full' -- "$cur"))
+            COMPREPLY=($(compgen -W 'off plain buffer mmap nofsync full deferred' -- "$cur"))
             return
             ;;
         -t | --type)

@@ -36,12 +36,21 @@ enum class LibrepoAccelMode {
     Buffer,   // + a 128 KiB buffer (librepo PR #295)
     Mmap,     // + mmap(MAP_POPULATE) + madvise for files under 1.25 MiB, as PR #296 merged
     NoFsync,  // + no fsync per file (PR #297): the cache entry is written unsynced, as upstream
-    Full,     // rpmirror's engine (mmap/pread, EVP), cache entries written after one syncfs
+    // rpmirror's engine (mmap/pread, EVP), no fsync of a file whose cache entry is not written;
+    // a file whose entry is written is fdatasync'ed first, and the entry is there when the call
+    // returns: librepo's two promises (visible at once; never vouching for data a crash could
+    // lose) at the cost of one flush per cached file.
+    Full,
+    // rpmirror's engine, cache entries queued and written after one syncfs of their filesystem
+    // (every 1,024 entries and at exit): no flush per file, durable entries, but an entry is not
+    // there when the call returns (librepo's own checksum tests fail on that).
+    Deferred,
 };
 
 inline constexpr LibrepoAccelMode kDefaultLibrepoAccelMode = LibrepoAccelMode::Full;
 
-// Returns the mode named `name` ("off", "plain", "buffer", "mmap", "nofsync", "full"), or nullopt
+// Returns the mode named `name` ("off", "plain", "buffer", "mmap", "nofsync", "full",
+// "deferred"), or nullopt
 // iff it names none.
 std::optional<LibrepoAccelMode> parse_librepo_accel_mode(std::string_view name);
 

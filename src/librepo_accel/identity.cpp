@@ -21,13 +21,14 @@ namespace rpmirror {
 
 namespace {
 
-constexpr std::array<std::pair<LibrepoAccelMode, std::string_view>, 6> kModeNames = {{
+constexpr std::array<std::pair<LibrepoAccelMode, std::string_view>, 7> kModeNames = {{
     {LibrepoAccelMode::Off, "off"},
     {LibrepoAccelMode::Plain, "plain"},
     {LibrepoAccelMode::Buffer, "buffer"},
     {LibrepoAccelMode::Mmap, "mmap"},
     {LibrepoAccelMode::NoFsync, "nofsync"},
     {LibrepoAccelMode::Full, "full"},
+    {LibrepoAccelMode::Deferred, "deferred"},
 }};
 
 // Verified with tests/integration/librepo_accel (every test passes with the build loaded).

@@ -65,7 +65,7 @@ expect 'rpmirror ' "${subcommands[@]}"
 expect_exactly 'rpmirror ver' verify
 expect 'rpmirror snapshot ' create list publish remove
 expect_exactly 'rpmirror sync --gpgcheck-keys ' rpmdb repo
-expect_exactly 'rpmirror exec --mode ' off plain buffer mmap nofsync full
+expect_exactly 'rpmirror exec --mode ' off plain buffer mmap nofsync full deferred
 
 mkdir -p repos etc/conf.d
 printf '[main]\ngpgcheck=1\n\n[baseos]\nbaseurl=http://x/\n[updates]\nbaseurl=http://x/u\n' >repos/a.repo

@@ -59,7 +59,7 @@ constexpr std::size_t kLibrepoBufferSize = 2048;              // librepo 1.14.5 
 constexpr std::size_t kPatchedBufferSize = 128 * 1024;        // librepo PR #295
 constexpr std::uint64_t kPatchedMmapLimit = 10 * 128 * 1024;  // PR #296: st_size < 10 * BUFFER_SIZE
 constexpr std::size_t kXattrValueSize = 256;                  // librepo reads into char buf[256]
-// Full mode writes deferred cache entries after one syncfs every this many entries, and at exit.
+// Deferred mode writes cache entries after one syncfs every this many entries, and at exit.
 constexpr std::size_t kDeferredBatch = 1024;
 
 // ---------------------------------------------------------------------------------------------
@@ -104,7 +104,8 @@ Setup make_setup() {
         const auto mode = parse_librepo_accel_mode(name);
         if (!mode) {
             warn(std::string("unknown mode \"") + name + "\" in " + kLibrepoAccelModeVariable +
-                 " (expected off, plain, buffer, mmap, nofsync or full); checksums are left to "
+                 " (expected off, plain, buffer, mmap, nofsync, full or deferred); checksums are "
+                 "left to "
                  "librepo");
             setup.fallthrough_reason = "unknown-mode";
             return setup;
@@ -236,6 +237,7 @@ std::optional<std::string> compute(LibrepoAccelMode mode, int fd, ChecksumType t
         case LibrepoAccelMode::NoFsync:
             return digest_as_pr296(fd, type);
         case LibrepoAccelMode::Full:
+        case LibrepoAccelMode::Deferred:
             return digest_full(fd, type);
         case LibrepoAccelMode::Off:
             break;
@@ -267,7 +269,7 @@ void set_librepo_xattrs(int fd, const std::string& mtime_key, const std::string&
     (void)::fsetxattr(fd, checksum_key.c_str(), digest.data(), digest.size(), 0);
 }
 
-// A cache entry full mode has not written yet: written once the file's data is known durable.
+// A cache entry deferred mode has not written yet: written once the file's data is known durable.
 struct DeferredEntry {
     std::string path;
     dev_t device = 0;
@@ -428,11 +430,21 @@ std::optional<gboolean> serve_compare(const Setup& state, ChecksumType type, int
     }
     std::string detail = "hashed";
     if (caching && *matches && timestamp != -1) {
-        if (state.mode == LibrepoAccelMode::Full) {
+        if (state.mode == LibrepoAccelMode::Deferred) {
             deferred_cache().add(fd, st, checksum_key, *digest);
             detail += " cache-deferred";
         } else {
+            // Full: the entry vouches only for data on stable storage (librepo fsyncs every file
+            // for this; only the files it vouches for need it). fdatasync flushes the data and
+            // what is needed to read it back; the entry itself need not survive a crash.
+            if (state.mode == LibrepoAccelMode::Full && ::fdatasync(fd) != 0 && errno != EROFS &&
+                errno != EINVAL) {
+                set_checksum_error(err, abi::kLreFile,
+                                   std::string("fsync failed: ") + std::strerror(errno));
+                return FALSE;
+            }
             set_librepo_xattrs(fd, mtime_key, timestamp_text, checksum_key, *digest);
+            detail += state.mode == LibrepoAccelMode::Full ? " cache-flushed" : "";
         }
     }
     if (calculated != nullptr) {

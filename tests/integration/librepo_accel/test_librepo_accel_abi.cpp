@@ -1,8 +1,9 @@
 // librpmirror-librepo-accel.so next to the real librepo.so.0 (Debian's 1.14.5-3), both loaded
 // with dlopen: for the same file, the same call to the accelerator (in every mode) and to
 // librepo's own function must observe the same thing — return value, matches, calculated digest,
-// GError domain/code/message, the fd's offset afterwards, and the user.Librepo.* xattrs once the
-// process has ended (full mode writes its cache entries at the end).
+// GError domain/code/message, the fd's offset afterwards, and the user.Librepo.* xattrs both when
+// the call has returned (librepo's promise: a cache entry is there at once) and once the process
+// has ended (deferred mode writes its cache entries only then: it has a test of its own).
 //
 // Each call runs in a fresh child process: the accelerator reads its mode once per process.
 #include <dlfcn.h>
@@ -188,6 +189,9 @@ class LibrepoAccelAbi : public ::testing::Test {
             stream << " error=" << quark_to_string(error->domain) << "/" << error->code << "/"
                    << error->message;
         }
+        for (const auto& [name, value] : xattrs(file_, "user.")) {
+            stream << " at-return:" << name << "=" << value;
+        }
         stream.close();
         reinterpret_cast<Free>(::dlsym(RTLD_DEFAULT, "g_free"))(calculated);
         if (error != nullptr) {
@@ -203,6 +207,30 @@ class LibrepoAccelAbi : public ::testing::Test {
 };
 
 constexpr const char* kServingModes[] = {"plain", "buffer", "mmap", "nofsync", "full"};
+
+// Deferred mode: the same answers, and the same entries once the process has ended — but none
+// when the call returns (the trade-off it makes: no flush per file).
+TEST_F(LibrepoAccelAbi, DeferredModeWritesTheSameEntriesOnlyAtExit) {
+    const std::string content(1000, 'a');
+    const std::string digest = hash_bytes(ChecksumType::Sha256, content);
+    prepare(content, Cache::None, "sha256", digest);
+    const std::string original = observe("", {4, digest});
+    ASSERT_NE(original.find("at-return:user.Librepo.checksum.sha256=" + digest), std::string::npos)
+        << original;
+    prepare(content, Cache::None, "sha256", digest);
+    const std::string deferred = observe("deferred", {4, digest});
+    EXPECT_EQ(deferred.find("at-return:"), std::string::npos) << deferred;
+    EXPECT_NE(deferred.find("\nuser.Librepo.checksum.sha256=" + digest), std::string::npos)
+        << deferred;
+    std::string without_return = original;
+    for (std::size_t at; (at = without_return.find(" at-return:")) != std::string::npos;) {
+        without_return.erase(at, without_return.find_first_of(" \n", at + 1) - at);
+    }
+    EXPECT_EQ(deferred, without_return);
+    const std::string log = read_file(log_);
+    EXPECT_NE(log.find("hashed cache-deferred matches=1 mode=deferred"), std::string::npos) << log;
+    EXPECT_NE(log.find("deferred-cache written=1 queued=1"), std::string::npos) << log;
+}
 
 TEST_F(LibrepoAccelAbi, EveryTypeAndCacheStateAsLibrepo) {
     ASSERT_TRUE(std::filesystem::exists(accel_library())) << accel_library();
