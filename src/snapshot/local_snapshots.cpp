@@ -38,7 +38,8 @@ constexpr std::string_view kRemovingInfix = fs::kSnapshotRemovingInfix;
 
 Result<fs::RunLock> take_lock(const SnapshotRoot& root, const SnapshotLock& lock) {
     return fs::RunLock::acquire(lock.state_dir.empty() ? fs::default_state_dir() : lock.state_dir,
-                                root.repo_dir, lock.wait);
+                                root.repo_dir, lock.wait, {},
+                                fs::MissingDirectory::LockOnlyIfPresent);
 }
 
 // The target of a published symlink to snapshot `name`, relative to `<published_dir>/<PUB>`.
