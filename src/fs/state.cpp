@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -123,6 +125,44 @@ Result<UniqueFd> hold_lock_file(const std::filesystem::path& path,
     return fd;
 }
 
+// Creates `dir` and its missing parents (0777 & ~umask, as mkdir -p). Returns the directories it
+// created, outermost first (none iff `dir` existed), or Error{Io} naming `dir` and the errno.
+Result<std::vector<std::filesystem::path>> make_directories(const std::filesystem::path& dir) {
+    std::vector<std::filesystem::path> missing;
+    std::filesystem::path path = dir;
+    while (!path.has_filename() && path.has_relative_path()) {
+        path = path.parent_path();  // "a/b/" is "a/b"
+    }
+    struct stat st {};
+    while (!path.empty() && ::stat(path.c_str(), &st) != 0 && errno == ENOENT) {
+        missing.push_back(path);
+        if (!path.has_relative_path()) {
+            break;
+        }
+        path = path.parent_path();
+    }
+    std::vector<std::filesystem::path> created;
+    for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+        if (::mkdir(it->c_str(), 0777) == 0) {
+            created.push_back(*it);
+        } else if (errno != EEXIST) {
+            const int mkdir_errno = errno;
+            for (auto made = created.rbegin(); made != created.rend(); ++made) {
+                ::rmdir(made->c_str());
+            }
+            return make_errno_error("cannot create the destination directory", dir.string(),
+                                    mkdir_errno);
+        }
+    }
+    if (::stat(dir.c_str(), &st) != 0) {
+        return make_errno_error("cannot create the destination directory", dir.string(), errno);
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        return make_errno_error("cannot create the destination directory", dir.string(), ENOTDIR);
+    }
+    return created;
+}
+
 }  // namespace
 
 std::filesystem::path default_state_dir() {
@@ -176,29 +216,70 @@ Result<RunLock> RunLock::acquire(const std::filesystem::path& state_dir,
     if (!path_fd) {
         return tl::unexpected(std::move(path_fd.error()));
     }
-    // Then by the directory itself, which must exist for that.
-    if (missing == MissingDirectory::Create) {
-        std::error_code error;
-        std::filesystem::create_directories(repo_dir, error);
-        if (error) {
-            return make_errno_error("cannot create the destination directory", repo_dir.string(),
-                                    error.value());
+    RunLock lock(std::move(*path_fd), by_path);
+    // Then by the directory itself, which must exist for that. A holder that created it removes
+    // it again if it is still empty when released: between that holder's open and this one's
+    // lock the path may have come to name another directory, so it is looked up again after.
+    constexpr int kAttempts = 4;
+    for (int attempt = 1;; ++attempt) {
+        if (missing == MissingDirectory::Create) {
+            auto created = make_directories(repo_dir);
+            if (!created) {
+                return tl::unexpected(std::move(created.error()));
+            }
+            lock.created_.insert(lock.created_.end(), created->begin(), created->end());
+        }
+        const UniqueFd directory(::open(repo_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        struct stat st {};
+        if (!directory || ::fstat(directory.get(), &st) != 0) {
+            if (errno == ENOENT && missing == MissingDirectory::LockOnlyIfPresent) {
+                return lock;
+            }
+            return make_errno_error("cannot open the repository directory", repo_dir.string(),
+                                    errno);
+        }
+        auto directory_fd = hold_lock_file(directory_lock_path(state_dir, st.st_dev, st.st_ino),
+                                           repo_dir, wait, deadline, stop);
+        if (!directory_fd) {
+            return tl::unexpected(std::move(directory_fd.error()));
+        }
+        struct stat now {};
+        if (::stat(repo_dir.c_str(), &now) == 0 && now.st_dev == st.st_dev &&
+            now.st_ino == st.st_ino) {
+            lock.by_inode_ = std::move(*directory_fd);
+            return lock;
+        }
+        if (attempt == kAttempts) {
+            return make_error(ErrorCode::Busy,
+                              "the repository directory was replaced while it was being locked "
+                              "(another rpmirror removing or creating it)",
+                              repo_dir.string());
         }
     }
-    const UniqueFd directory(::open(repo_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    struct stat st {};
-    if (!directory || ::fstat(directory.get(), &st) != 0) {
-        if (errno == ENOENT && missing == MissingDirectory::LockOnlyIfPresent) {
-            return RunLock(std::move(*path_fd), UniqueFd(), by_path);
-        }
-        return make_errno_error("cannot open the repository directory", repo_dir.string(), errno);
+}
+
+RunLock& RunLock::operator=(RunLock&& other) noexcept {
+    if (this != &other) {
+        remove_created();
+        by_path_ = std::move(other.by_path_);
+        by_inode_ = std::move(other.by_inode_);
+        path_ = std::move(other.path_);
+        created_ = std::exchange(other.created_, {});
     }
-    auto directory_fd = hold_lock_file(directory_lock_path(state_dir, st.st_dev, st.st_ino),
-                                       repo_dir, wait, deadline, stop);
-    if (!directory_fd) {
-        return tl::unexpected(std::move(directory_fd.error()));
+    return *this;
+}
+
+RunLock::~RunLock() {
+    remove_created();
+}
+
+void RunLock::remove_created() {
+    // Innermost first; a directory that holds anything stays (rmdir refuses it), and so do its
+    // parents. Still under the lock: the fds close after this.
+    for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
+        ::rmdir(it->c_str());
     }
-    return RunLock(std::move(*path_fd), std::move(*directory_fd), by_path);
+    created_.clear();
 }
 
 }  // namespace rpmirror::fs

@@ -15,6 +15,8 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "rpmirror/error.hpp"
 #include "util/unique_fd.hpp"
@@ -56,32 +58,42 @@ enum class MissingDirectory {
 class RunLock {
   public:
     // Takes the lock of `repo_dir` in `state_dir` (created with parents if missing); the
-    // repository directory is created first unless `missing` says otherwise (its inode names the
-    // second lock). Without `wait`, fails at once if another process holds it; with `wait`,
-    // retries (every 100 ms) until it is free, `wait` has passed or `stop` is requested.
-    // Returns Error{Busy} "repository directory <repo_dir> is being synced by another rpmirror
-    // (pid N)" (no subject; ", as <its spelling>" after the pid iff the holder spelled the
-    // directory differently) iff it is held elsewhere; Error{Interrupted} iff stopped while
-    // waiting; Error{Io} naming the lock file iff the state directory cannot be used, naming
-    // `repo_dir` iff it cannot be created or opened.
+    // repository directory is created first (with its parents) unless `missing` says otherwise:
+    // its inode names the second lock. What was created is removed on release iff still empty.
+    // Without `wait`, fails at once if another process holds it; with `wait`, retries (every 100
+    // ms) until it is free, `wait` has passed or `stop` is requested. Returns Error{Busy}
+    // "repository directory <repo_dir> is being synced by another rpmirror (pid N)" (no subject; ",
+    // as <its spelling>" after the pid iff the holder spelled the directory differently) iff it is
+    // held elsewhere; Error{Interrupted} iff stopped while waiting; Error{Io} naming the lock file
+    // iff the state directory cannot be used, naming `repo_dir` iff it cannot be created or opened.
     static Result<RunLock> acquire(const std::filesystem::path& state_dir,
                                    const std::filesystem::path& repo_dir,
                                    std::optional<std::chrono::seconds> wait = std::nullopt,
                                    std::stop_token stop = {},
                                    MissingDirectory missing = MissingDirectory::Create);
 
-    RunLock(RunLock&&) noexcept = default;
-    RunLock& operator=(RunLock&&) noexcept = default;
+    RunLock(RunLock&& other) noexcept
+        : by_path_(std::move(other.by_path_)),
+          by_inode_(std::move(other.by_inode_)),
+          path_(std::move(other.path_)),
+          created_(std::exchange(other.created_, {})) {}
+    RunLock& operator=(RunLock&& other) noexcept;
+    // Removes the directories acquire created that are still empty (a run that wrote nothing
+    // leaves nothing), then releases the locks.
+    ~RunLock();
 
     // The lock file by spelling.
     const std::filesystem::path& path() const { return path_; }
 
   private:
-    RunLock(UniqueFd by_path, UniqueFd by_inode, std::filesystem::path path)
-        : by_path_(std::move(by_path)), by_inode_(std::move(by_inode)), path_(std::move(path)) {}
+    RunLock(UniqueFd by_path, std::filesystem::path path)
+        : by_path_(std::move(by_path)), path_(std::move(path)) {}
+    void remove_created();
+
     UniqueFd by_path_;
     UniqueFd by_inode_;  // invalid only with LockOnlyIfPresent and no directory
     std::filesystem::path path_;
+    std::vector<std::filesystem::path> created_;  // by acquire, outermost first
 };
 
 }  // namespace rpmirror::fs

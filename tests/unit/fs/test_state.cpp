@@ -84,7 +84,7 @@ TEST(RunLock, TwoSpellingsOfOneDirectoryShareTheLockAndTheMessageNamesTheHolders
     EXPECT_TRUE(RunLock::acquire(dir / "state", dir / "link/mirror/base"));
 }
 
-TEST(RunLock, CreatesTheDirectoryItLocksUnlessToldToLockOnlyAPresentOne) {
+TEST(RunLock, CreatesTheDirectoryItLocksAndRemovesItIfLeftEmptyUnlessToldToLockOnlyAPresentOne) {
     test::TempDir dir;
     auto created = RunLock::acquire(dir / "state", dir / "mirror/new");
     ASSERT_TRUE(created) << created.error().to_string();
@@ -92,6 +92,22 @@ TEST(RunLock, CreatesTheDirectoryItLocksUnlessToldToLockOnlyAPresentOne) {
     struct stat st {};
     ASSERT_EQ(::stat((dir / "mirror/new").c_str(), &st), 0);
     EXPECT_TRUE(std::filesystem::exists(directory_lock_path(dir / "state", st.st_dev, st.st_ino)));
+
+    // Released, what it created and is still empty goes (a run that wrote nothing leaves
+    // nothing); what holds a file stays.
+    {
+        auto nested = RunLock::acquire(dir / "state", dir / "made/by/lock");
+        ASSERT_TRUE(nested) << nested.error().to_string();
+        ASSERT_TRUE(std::filesystem::is_directory(dir / "made/by/lock"));
+        RunLock moved = std::move(*nested);
+    }
+    EXPECT_FALSE(std::filesystem::exists(dir / "made"));
+    {
+        auto written = RunLock::acquire(dir / "state", dir / "kept/repo");
+        ASSERT_TRUE(written) << written.error().to_string();
+        dir.write("kept/repo/a.rpm", "x");
+    }
+    EXPECT_TRUE(std::filesystem::exists(dir / "kept/repo/a.rpm"));
 
     auto absent = RunLock::acquire(dir / "state", dir / "mirror/absent", std::nullopt, {},
                                    MissingDirectory::LockOnlyIfPresent);
