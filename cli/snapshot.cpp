@@ -9,6 +9,7 @@
 #include "command.hpp"
 #include "output.hpp"
 #include "repo_options.hpp"
+#include "rpmirror/overlap.hpp"
 #include "rpmirror/snapshot.hpp"
 #include "s3_options.hpp"
 #include "snapshot.hpp"
@@ -55,13 +56,33 @@ void print_error(const Error& error) {
     fmt::print(stderr, "rpmirror: {}\n", error.to_string());
 }
 
-Result<SnapshotRoot> root_of(const SnapshotWhere& where) {
+// `writes`: the command adds snapshots or published names, so their trees may not overlap the
+// repository directory (rpmirror/overlap.hpp); list and remove still work on such a layout (an
+// older rpmirror made it), so that it can be cleaned up.
+Result<SnapshotRoot> root_of(const SnapshotWhere& where, bool writes = false) {
     if (where.norepopath && where.snapshot_dir.empty()) {
         return make_error(ErrorCode::BadInput,
                           "with --norepopath, give --snapshot-dir (outside the mirror)",
                           where.download_path);
     }
     const std::filesystem::path download_path(where.download_path);
+    if (writes) {
+        SyncOptions layout;
+        layout.download_path = download_path;
+        layout.norepopath = where.norepopath;
+        std::vector<OwnedTree> trees = sync_command_trees(
+            std::span(&where.repo_id, 1), layout, /*snapshots=*/true,
+            where.snapshot_dir.empty() ? std::nullopt
+                                       : std::optional<std::filesystem::path>(where.snapshot_dir));
+        for (OwnedTree& tree : trees) {
+            if (tree.kind == TreeKind::Snapshots || tree.kind == TreeKind::Published) {
+                tree.owner = "rpmirror snapshot";
+            }
+        }
+        if (auto checked = check_tree_overlaps(trees); !checked) {
+            return tl::unexpected(std::move(checked.error()));
+        }
+    }
     const std::filesystem::path repo_dir =
         where.norepopath ? download_path : download_path / where.repo_id;
     return snapshot_root(
@@ -125,7 +146,7 @@ bool print_done(const Result<SnapshotAndPrune>& done, std::string_view repo_id, 
 }
 
 int run_create(const SnapshotArgs& args) {
-    auto root = root_of(args.where);
+    auto root = root_of(args.where, /*writes=*/true);
     if (!root) {
         print_error(root.error());
         return kExitUsage;
@@ -168,7 +189,7 @@ int run_list(const SnapshotArgs& args) {
 }
 
 int run_publish(const SnapshotArgs& args) {
-    auto root = root_of(args.where);
+    auto root = root_of(args.where, /*writes=*/true);
     if (!root) {
         print_error(root.error());
         return kExitUsage;

@@ -22,6 +22,7 @@
 #include "rpmirror/hooks.hpp"
 #include "rpmirror/index.hpp"
 #include "rpmirror/jobs.hpp"
+#include "rpmirror/overlap.hpp"
 #include "rpmirror/report.hpp"
 #include "rpmirror/sync.hpp"
 #include "s3_options.hpp"
@@ -256,6 +257,24 @@ int run_sync(const SyncArgs& args) {
         keep_own_shard(
             *repos, **shard, [](const RepoConfig& repo) -> const std::string& { return repo.id; },
             args.verbose, "repositories");
+    }
+    if (!options->urls_only) {
+        // Before anything is written: no repository directory inside another tree of the run
+        // (rpmirror/overlap.hpp). -u writes nothing.
+        std::vector<std::string> repo_ids;
+        for (const RepoConfig& repo : *repos) {
+            repo_ids.push_back(repo.id);
+        }
+        std::optional<std::filesystem::path> snapshot_dir;
+        if (!args.snapshots.snapshot_dir.empty()) {
+            snapshot_dir = args.snapshots.snapshot_dir;
+        }
+        if (auto checked = check_tree_overlaps(sync_command_trees(
+                repo_ids, *options, args.snapshots.snapshot_option->count() > 0, snapshot_dir));
+            !checked) {
+            print_error(checked.error());
+            return kExitUsage;
+        }
     }
     SignalStopper stopper;
     if (args.parallel > 0) {

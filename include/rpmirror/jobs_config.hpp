@@ -7,10 +7,11 @@
 // same. A job's repository keys are dnf's `.repo` keys, validated exactly as in a `.repo` file.
 //
 // Errors are kept local: an unknown key is a warning ("FILE:LINE: unknown key 'KEY' in job
-// 'NAME'") and the job still runs; a bad value (or no source, two sources, a destination another
-// job uses) fails only its job (JobConfig::errors, "FILE:LINE: job 'NAME': KEY: what is wrong").
-// Only a file that cannot be read or parsed, a bad [main], or a configuration without jobs fails
-// the whole load.
+// 'NAME'") and the job still runs; a bad value (or no source, two sources) fails only its job
+// (JobConfig::errors, "FILE:LINE: job 'NAME': KEY: what is wrong"). Trees that overlap
+// (rpmirror/overlap.hpp: destinations, metadata-path, the snapshot trees of snapshot-dir) fail
+// both of their jobs, every job compared, enabled or not. Only a file that cannot be read or
+// parsed, a bad [main], or a configuration without jobs fails the whole load.
 #pragma once
 
 #include <cstddef>

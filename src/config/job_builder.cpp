@@ -195,6 +195,7 @@ bool JobBuilder::apply_job_key(const config::IniEntry& entry, const std::string&
     }
     const std::string value =
         *config::substitute(entry.value, vars_, config::UndefinedPolicy::Keep);
+    key_locations_.insert_or_assign(std::string(handler->first), ConfigLocation{file, entry.line});
     if (const Problem problem = handler->second(*this, {value, entry, file}); !problem) {
         fail_at(file, entry.line, entry.key, problem.error());
     }

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -152,9 +153,17 @@ class JobBuilder {
     std::optional<ConfigLocation> snapshot_at_;                       // where `snapshot` was set
     std::size_t sign_key_line_ = 0;
     std::string sign_key_file_;
+    std::map<std::string, ConfigLocation, std::less<>> key_locations_;  // key_at()
 
   public:
     std::size_t destination_line() const { return destination_line_; }
+    // Where the job key `canonical_key` ("destination", "snapshot_dir", ...) was last set (this
+    // section or [main]); nullopt iff nowhere.
+    std::optional<ConfigLocation> key_at(std::string_view canonical_key) const {
+        const auto found = key_locations_.find(canonical_key);
+        return found == key_locations_.end() ? std::nullopt
+                                             : std::optional<ConfigLocation>(found->second);
+    }
     // Where `snapshot` was set (this section or [main]); nullopt iff nowhere.
     const std::optional<ConfigLocation>& snapshot_at() const { return snapshot_at_; }
 };

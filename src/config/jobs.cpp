@@ -15,6 +15,7 @@
 #include "config/variables_internal.hpp"
 #include "rpmirror/index.hpp"
 #include "rpmirror/jobs_config.hpp"
+#include "rpmirror/overlap.hpp"
 #include "rpmirror/s3.hpp"
 
 namespace rpmirror {
@@ -154,24 +155,92 @@ void read_variable_keys(const config::IniSection& section, VariableOptions& opti
     }
 }
 
-// Fails every job whose repository directory another job (defined earlier) uses.
-void check_destinations(std::vector<JobConfig>& jobs,
-                        const std::vector<std::size_t>& destination_lines) {
-    std::map<std::filesystem::path, const JobConfig*> owners;
+// Where a job's trees come from: its destination, metadata-path and snapshot keys.
+struct JobKeys {
+    bool has_destination = false;  // false: no destination (the job failed for that already)
+    ConfigLocation destination;    // the `destination` line, else the job's [name] line
+    std::optional<ConfigLocation> metadata_path;
+    std::optional<ConfigLocation> snapshot_dir;
+    std::optional<ConfigLocation> snapshot;
+};
+
+JobKeys job_keys_of(const JobBuilder& builder, const JobConfig& job, const JobsConfig& jobs) {
+    JobKeys keys;
+    const auto destination = builder.key_at("destination");
+    keys.has_destination = destination.has_value() || jobs.destination.has_value();
+    keys.destination = destination.value_or(job.defined_at);
+    keys.metadata_path = builder.key_at("metadata_path");
+    keys.snapshot_dir = builder.key_at("snapshot_dir");
+    keys.snapshot = builder.key_at("snapshot");
+    return keys;
+}
+
+// The base of a job's snapshots: `snapshot-dir`, else the directory above its destination (as
+// snapshot_after_sync); nullopt iff that has none (an s3:// bucket's root).
+std::optional<std::filesystem::path> snapshot_base_of(const JobConfig& job) {
+    if (job.snapshot_dir) {
+        return job.snapshot_dir;
+    }
+    std::string destination = job.options.download_path.native();
+    while (destination.size() > 1 && destination.ends_with('/')) {
+        destination.pop_back();
+    }
+    const std::filesystem::path parent = std::filesystem::path(destination).parent_path();
+    if (s3::is_s3_url(destination) && !s3::S3Location::parse(parent.native())) {
+        return std::nullopt;
+    }
+    return parent;
+}
+
+// Fails both jobs of every pair of trees that overlap (rpmirror/overlap.hpp): destinations,
+// metadata directories, and the snapshot and published trees of jobs that snapshot (`snapshot`
+// or `snapshot-dir` set). Every job is compared, enabled or not, with errors or not: its tree is
+// there from earlier runs all the same.
+void check_overlaps(std::vector<JobConfig>& jobs, const std::vector<JobKeys>& keys) {
+    struct TreeOrigin {
+        std::size_t job;
+        std::string_view key;
+        ConfigLocation where;
+    };
+    std::vector<OwnedTree> trees;
+    std::vector<TreeOrigin> origins;
+    const auto add = [&](std::size_t job, TreeKind kind, std::filesystem::path path,
+                         std::string_view key, const ConfigLocation& where) {
+        trees.push_back(
+            {kind, std::move(path), fmt::format("job '{}'", jobs[job].name), where.to_string()});
+        origins.push_back({job, key, where});
+    };
     for (std::size_t i = 0; i < jobs.size(); ++i) {
-        JobConfig& job = jobs[i];
-        if (!job.errors.empty()) {
+        const JobConfig& job = jobs[i];
+        if (!keys[i].has_destination) {
             continue;
         }
-        const std::filesystem::path directory = job.options.download_path.lexically_normal();
-        const auto [it, inserted] = owners.emplace(directory, &job);
-        if (!inserted) {
-            const std::size_t line =
-                destination_lines[i] > 0 ? destination_lines[i] : job.defined_at.line;
-            job.errors.push_back(
-                fmt::format("{}:{}: job '{}': destination: {} is the destination of job '{}' ({})",
-                            job.defined_at.file, line, job.name, directory.string(),
-                            it->second->name, it->second->defined_at.to_string()));
+        add(i, TreeKind::Repository, job.options.download_path, "destination", keys[i].destination);
+        if (job.options.metadata_path) {
+            add(i, TreeKind::Metadata, *job.options.metadata_path, "metadata-path",
+                keys[i].metadata_path.value_or(job.defined_at));
+        }
+        if (!job.snapshot && !job.snapshot_dir) {
+            continue;
+        }
+        if (const auto base = snapshot_base_of(job)) {
+            const std::string_view key = job.snapshot_dir ? "snapshot-dir" : "snapshot";
+            const ConfigLocation where =
+                (job.snapshot_dir ? keys[i].snapshot_dir : keys[i].snapshot)
+                    .value_or(job.defined_at);
+            add(i, TreeKind::Snapshots, *base / "snapshots", key, where);
+            add(i, TreeKind::Published, *base / "published", key, where);
+        }
+    }
+    for (const TreeOverlap& overlap : find_tree_overlaps(trees)) {
+        for (const std::size_t tree : {overlap.inner, overlap.outer}) {
+            const TreeOrigin& origin = origins[tree];
+            if (tree == overlap.outer && origin.job == origins[overlap.inner].job) {
+                continue;  // one job's own trees: one error
+            }
+            JobConfig& job = jobs[origin.job];
+            job.errors.push_back(fmt::format("{}: job '{}': {}: {}", origin.where.to_string(),
+                                             job.name, origin.key, overlap.message));
         }
     }
 }
@@ -244,7 +313,7 @@ Result<JobsConfig> load_jobs_config(const JobsLoadOptions& options,
     }
     DnfRepos dnf(main, *vars);
     std::map<std::string, ConfigLocation> defined;
-    std::vector<std::size_t> destination_lines;
+    std::vector<JobKeys> job_keys;
     for (const auto& [file, sections] : files) {
         for (const config::IniSection& section : sections) {
             if (section.name == kMainSection) {
@@ -262,8 +331,8 @@ Result<JobsConfig> load_jobs_config(const JobsLoadOptions& options,
             }
             JobBuilder builder(file, section, *vars, warnings);
             jobs.jobs.push_back(builder.build(jobs, main, main_file, dnf));
-            destination_lines.push_back(builder.destination_line());
             const JobConfig& job = jobs.jobs.back();
+            job_keys.push_back(job_keys_of(builder, job, jobs));
             if (job.snapshot && job.snapshot_dir &&
                 s3::is_s3_url(job.options.download_path.native()) !=
                     s3::is_s3_url(job.snapshot_dir->native())) {
@@ -280,7 +349,7 @@ Result<JobsConfig> load_jobs_config(const JobsLoadOptions& options,
         return make_error(ErrorCode::BadInput, "no job defined (a job is a section besides [main])",
                           main_file);
     }
-    check_destinations(jobs.jobs, destination_lines);
+    check_overlaps(jobs.jobs, job_keys);
     return jobs;
 }
 

@@ -166,7 +166,11 @@ class Deduper {
             consider(dir_fd, name, tree / relative, file);
             return remaining_ > 0 && !options_.stop.stop_requested();
         };
-        if (auto walked = fs::walk_rpm_files(std::move(root), tree, descend, visit); !walked) {
+        // Every tree beneath: the sibling repositories and snapshots are what is searched (and
+        // only read).
+        if (auto walked =
+                fs::walk_rpm_files(std::move(root), tree, descend, visit, fs::NestedTrees::Enter);
+            !walked) {
             outcome_.notes.push_back("not searched further for duplicates: " +
                                      walked.error().to_string());
         }

@@ -2,12 +2,18 @@
 #include "fs/state.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -43,6 +49,118 @@ int try_lock(int fd) {
     lock.l_start = 0;
     lock.l_len = 0;
     return ::fcntl(fd, F_OFD_SETLK, &lock);
+}
+
+// What a holder writes into a lock file: its pid (the only thing older versions wrote) and the
+// repository directory as it spelled it.
+std::string holder_text(const std::filesystem::path& repo_dir) {
+    return fmt::format("{}\n{}\n", ::getpid(),
+                       std::filesystem::absolute(repo_dir).lexically_normal().string());
+}
+
+// The repository directory as the holder of the lock open as `fd` spelled it, or "".
+std::string holder_spelling(int fd) {
+    char buffer[4096] = {};
+    const ssize_t length = ::pread(fd, buffer, sizeof(buffer) - 1, 0);
+    const std::string_view text(buffer, length > 0 ? static_cast<std::size_t>(length) : 0);
+    const std::size_t first_line_end = text.find('\n');
+    if (first_line_end == std::string_view::npos) {
+        return "";
+    }
+    const std::string_view rest = text.substr(first_line_end + 1);
+    return std::string(rest.substr(0, rest.find('\n')));
+}
+
+// Opens the lock file `path` (created with its directory) and takes its lock, retrying until
+// `deadline` iff `wait` is set. Error{Busy} names `repo_dir` and the holder (its pid, and its
+// spelling of the directory iff that differs).
+Result<UniqueFd> hold_lock_file(const std::filesystem::path& path,
+                                const std::filesystem::path& repo_dir,
+                                std::optional<std::chrono::seconds> wait,
+                                std::chrono::steady_clock::time_point deadline,
+                                const std::stop_token& stop) {
+    std::error_code error;
+    std::filesystem::create_directories(path.parent_path(), error);
+    if (error) {
+        return make_errno_error("cannot create the state directory", path.parent_path().string(),
+                                error.value());
+    }
+    UniqueFd fd(fault::fails(fault::Op::Create, path.string())
+                    ? -1
+                    : ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+    if (!fd) {
+        return make_errno_error("cannot open the lock file", path.string(), errno);
+    }
+    while (try_lock(fd.get()) != 0) {
+        if (errno != EAGAIN && errno != EACCES && errno != EINTR) {
+            return make_errno_error("cannot lock", path.string(), errno);
+        }
+        if (!wait || std::chrono::steady_clock::now() >= deadline) {
+            const long pid = holder_pid(fd.get());
+            const std::string spelled = holder_spelling(fd.get());
+            const std::string ours =
+                std::filesystem::absolute(repo_dir).lexically_normal().string();
+            std::string holder = pid > 0 ? fmt::format("pid {}", pid) : "";
+            if (!spelled.empty() && spelled != ours) {
+                holder += fmt::format("{}as {}", holder.empty() ? "" : ", ", spelled);
+            }
+            return make_error(
+                ErrorCode::Busy,
+                fmt::format("repository directory {} is being synced by another rpmirror{}{}",
+                            repo_dir.string(), holder.empty() ? "" : " (" + holder + ")",
+                            wait ? fmt::format(" (waited {} s)", wait->count()) : ""));
+        }
+        if (stop.stop_requested()) {
+            return make_error(ErrorCode::Interrupted, "interrupted while waiting for the lock",
+                              repo_dir.string());
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    // The holder only makes the message of a refused run more helpful: on a full disk the lock
+    // is held without it.
+    const std::string text = holder_text(repo_dir);
+    if (::ftruncate(fd.get(), 0) == 0) {
+        (void)::pwrite(fd.get(), text.data(), text.size(), 0);
+    }
+    return fd;
+}
+
+// Creates `dir` and its missing parents (0777 & ~umask, as mkdir -p). Returns the directories it
+// created, outermost first (none iff `dir` existed), or Error{Io} naming `dir` and the errno.
+Result<std::vector<std::filesystem::path>> make_directories(const std::filesystem::path& dir) {
+    std::vector<std::filesystem::path> missing;
+    std::filesystem::path path = dir;
+    while (!path.has_filename() && path.has_relative_path()) {
+        path = path.parent_path();  // "a/b/" is "a/b"
+    }
+    struct stat st {};
+    while (!path.empty() && ::stat(path.c_str(), &st) != 0 && errno == ENOENT) {
+        missing.push_back(path);
+        if (!path.has_relative_path()) {
+            break;
+        }
+        path = path.parent_path();
+    }
+    std::vector<std::filesystem::path> created;
+    for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+        if (::mkdir(it->c_str(), 0777) == 0) {
+            created.push_back(*it);
+        } else if (errno != EEXIST) {
+            const int mkdir_errno = errno;
+            for (auto made = created.rbegin(); made != created.rend(); ++made) {
+                ::rmdir(made->c_str());
+            }
+            return make_errno_error("cannot create the destination directory", dir.string(),
+                                    mkdir_errno);
+        }
+    }
+    if (::stat(dir.c_str(), &st) != 0) {
+        return make_errno_error("cannot create the destination directory", dir.string(), errno);
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        return make_errno_error("cannot create the destination directory", dir.string(), ENOTDIR);
+    }
+    return created;
 }
 
 }  // namespace
@@ -81,48 +199,87 @@ std::filesystem::path state_entry(const std::filesystem::path& state_dir,
     return state_dir / "repos" / fmt::format("{}-{:016x}", name, fnv1a(text));
 }
 
+std::filesystem::path directory_lock_path(const std::filesystem::path& state_dir, dev_t device,
+                                          ino_t inode) {
+    return state_dir / "repos" / "by-inode" /
+           fmt::format("{}.{}-{}.lock", major(device), minor(device), inode);
+}
+
 Result<RunLock> RunLock::acquire(const std::filesystem::path& state_dir,
                                  const std::filesystem::path& repo_dir,
-                                 std::optional<std::chrono::seconds> wait, std::stop_token stop) {
-    const std::filesystem::path path = state_entry(state_dir, repo_dir).string() + ".lock";
-    std::error_code error;
-    std::filesystem::create_directories(path.parent_path(), error);
-    if (error) {
-        return make_errno_error("cannot create the state directory", path.parent_path().string(),
-                                error.value());
-    }
-    UniqueFd fd(fault::fails(fault::Op::Create, path.string())
-                    ? -1
-                    : ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
-    if (!fd) {
-        return make_errno_error("cannot open the lock file", path.string(), errno);
-    }
+                                 std::optional<std::chrono::seconds> wait, std::stop_token stop,
+                                 MissingDirectory missing) {
     const auto deadline = std::chrono::steady_clock::now() + wait.value_or(std::chrono::seconds(0));
-    while (try_lock(fd.get()) != 0) {
-        if (errno != EAGAIN && errno != EACCES && errno != EINTR) {
-            return make_errno_error("cannot lock", path.string(), errno);
+    // By spelling first (always in this order, so two runs never wait on each other crosswise).
+    const std::filesystem::path by_path = state_entry(state_dir, repo_dir).string() + ".lock";
+    auto path_fd = hold_lock_file(by_path, repo_dir, wait, deadline, stop);
+    if (!path_fd) {
+        return tl::unexpected(std::move(path_fd.error()));
+    }
+    RunLock lock(std::move(*path_fd), by_path);
+    // Then by the directory itself, which must exist for that. A holder that created it removes
+    // it again if it is still empty when released: between that holder's open and this one's
+    // lock the path may have come to name another directory, so it is looked up again after.
+    constexpr int kAttempts = 4;
+    for (int attempt = 1;; ++attempt) {
+        if (missing == MissingDirectory::Create) {
+            auto created = make_directories(repo_dir);
+            if (!created) {
+                return tl::unexpected(std::move(created.error()));
+            }
+            lock.created_.insert(lock.created_.end(), created->begin(), created->end());
         }
-        if (!wait || std::chrono::steady_clock::now() >= deadline) {
-            const long pid = holder_pid(fd.get());
-            return make_error(
-                ErrorCode::Busy,
-                fmt::format("repository directory {} is being synced by another rpmirror{}{}",
-                            repo_dir.string(), pid > 0 ? fmt::format(" (pid {})", pid) : "",
-                            wait ? fmt::format(" (waited {} s)", wait->count()) : ""));
+        const UniqueFd directory(::open(repo_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        struct stat st {};
+        if (!directory || ::fstat(directory.get(), &st) != 0) {
+            if (errno == ENOENT && missing == MissingDirectory::LockOnlyIfPresent) {
+                return lock;
+            }
+            return make_errno_error("cannot open the repository directory", repo_dir.string(),
+                                    errno);
         }
-        if (stop.stop_requested()) {
-            return make_error(ErrorCode::Interrupted, "interrupted while waiting for the lock",
+        auto directory_fd = hold_lock_file(directory_lock_path(state_dir, st.st_dev, st.st_ino),
+                                           repo_dir, wait, deadline, stop);
+        if (!directory_fd) {
+            return tl::unexpected(std::move(directory_fd.error()));
+        }
+        struct stat now {};
+        if (::stat(repo_dir.c_str(), &now) == 0 && now.st_dev == st.st_dev &&
+            now.st_ino == st.st_ino) {
+            lock.by_inode_ = std::move(*directory_fd);
+            return lock;
+        }
+        if (attempt == kAttempts) {
+            return make_error(ErrorCode::Busy,
+                              "the repository directory was replaced while it was being locked "
+                              "(another rpmirror removing or creating it)",
                               repo_dir.string());
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    // The pid only makes the message of a refused run more helpful: on a full disk the lock is
-    // held without it.
-    const std::string pid = std::to_string(::getpid()) + "\n";
-    if (::ftruncate(fd.get(), 0) == 0) {
-        (void)::pwrite(fd.get(), pid.data(), pid.size(), 0);
+}
+
+RunLock& RunLock::operator=(RunLock&& other) noexcept {
+    if (this != &other) {
+        remove_created();
+        by_path_ = std::move(other.by_path_);
+        by_inode_ = std::move(other.by_inode_);
+        path_ = std::move(other.path_);
+        created_ = std::exchange(other.created_, {});
     }
-    return RunLock(std::move(fd), path);
+    return *this;
+}
+
+RunLock::~RunLock() {
+    remove_created();
+}
+
+void RunLock::remove_created() {
+    // Innermost first; a directory that holds anything stays (rmdir refuses it), and so do its
+    // parents. Still under the lock: the fds close after this.
+    for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
+        ::rmdir(it->c_str());
+    }
+    created_.clear();
 }
 
 }  // namespace rpmirror::fs

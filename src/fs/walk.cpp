@@ -18,11 +18,19 @@ struct DirCloser {
     void operator()(DIR* dir) const { ::closedir(dir); }
 };
 
+// True iff the directory open as `dir_fd` is another tree: it holds its own
+// `repodata/repomd.xml` (another repository, or a complete snapshot). An lstat, so a symlinked
+// repomd.xml counts too: a reason to stay out, never to go in.
+bool is_other_tree(int dir_fd) {
+    struct stat st {};
+    return ::fstatat(dir_fd, "repodata/repomd.xml", &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 // Walks the directory open as `dir_fd` (ownership taken), at `relative` to the root. Returns
 // false iff the visitor ended the walk.
 Result<bool> walk_directory(UniqueFd dir_fd, const std::filesystem::path& relative,
                             const std::filesystem::path& shown_root, const DescendFilter& descend,
-                            const RpmVisitor& visit) {
+                            const RpmVisitor& visit, NestedTrees nested) {
     const int fd = dir_fd.get();
     std::unique_ptr<DIR, DirCloser> dir(::fdopendir(fd));
     if (!dir) {
@@ -40,6 +48,9 @@ Result<bool> walk_directory(UniqueFd dir_fd, const std::filesystem::path& relati
             continue;  // vanished meanwhile
         }
         if (S_ISDIR(st.st_mode)) {
+            if (nested == NestedTrees::Skip && is_snapshot_staging_name(name)) {
+                continue;
+            }
             if (descend(relative / name, st)) {
                 subdirectories.push_back(name);
             }
@@ -62,7 +73,11 @@ Result<bool> walk_directory(UniqueFd dir_fd, const std::filesystem::path& relati
             return make_errno_error("cannot open directory",
                                     (shown_root / relative / name).string(), errno);
         }
-        auto walked = walk_directory(std::move(child), relative / name, shown_root, descend, visit);
+        if (nested == NestedTrees::Skip && is_other_tree(child.get())) {
+            continue;
+        }
+        auto walked =
+            walk_directory(std::move(child), relative / name, shown_root, descend, visit, nested);
         if (!walked || !*walked) {
             return walked;
         }
@@ -73,8 +88,9 @@ Result<bool> walk_directory(UniqueFd dir_fd, const std::filesystem::path& relati
 }  // namespace
 
 Result<void> walk_rpm_files(UniqueFd root, const std::filesystem::path& shown_root,
-                            const DescendFilter& descend, const RpmVisitor& visit) {
-    auto walked = walk_directory(std::move(root), {}, shown_root, descend, visit);
+                            const DescendFilter& descend, const RpmVisitor& visit,
+                            NestedTrees nested) {
+    auto walked = walk_directory(std::move(root), {}, shown_root, descend, visit, nested);
     if (!walked) {
         return tl::unexpected(std::move(walked.error()));
     }

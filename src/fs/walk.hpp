@@ -2,8 +2,9 @@
 //
 // One walk for every stage that looks for packages on disk (--delete's unlisted packages, the
 // deduplication's candidates): no symlink is ever followed (directories are opened with
-// O_NOFOLLOW one component at a time), only regular files named `*.rpm` are visited, and the
-// caller decides which directories are descended into. Thread-safe (no shared state).
+// O_NOFOLLOW one component at a time), only regular files named `*.rpm` are visited, another
+// repository or a snapshot nested in the tree is not entered (unless asked: NestedTrees), and
+// the caller decides which other directories are descended into. Thread-safe (no shared state).
 #pragma once
 
 #include <sys/stat.h>
@@ -29,6 +30,32 @@ inline bool is_metadata_dir_name(std::string_view name) {
     return name == kLiveMetadataDirName || name.starts_with(kStagingDirPrefix);
 }
 
+// The infixes of the names a snapshot is built under before it is renamed into place, and
+// removed under after it was renamed away: `<snapshots>/<repo id>/.<NAME>.creating-XXXXXX`,
+// `.<NAME>.removing-XXXXXX` (snapshot/local_snapshots.cpp).
+inline constexpr std::string_view kSnapshotStagingInfix = ".creating-";
+inline constexpr std::string_view kSnapshotRemovingInfix = ".removing-";
+
+// True iff `name` (one path component) is a snapshot being built or removed.
+inline bool is_snapshot_staging_name(std::string_view name) {
+    return name.starts_with('.') && (name.find(kSnapshotStagingInfix) != std::string_view::npos ||
+                                     name.find(kSnapshotRemovingInfix) != std::string_view::npos);
+}
+
+// Which subdirectories a walk may enter at all, whatever its DescendFilter says.
+enum class NestedTrees {
+    // Not another tree: a subdirectory that holds its own `repodata/repomd.xml` (another
+    // repository, or a snapshot: rpmirror/snapshot.hpp) or is a snapshot being built is not
+    // entered. A repository's own packages never sit in such a directory: upstream layouts put
+    // them in plain subdirectories (Packages/a/, x86_64/os/Packages/, pool/), and a
+    // repository's metadata is its top-level repodata/ only. So a walk for --delete (or
+    // verify --extra) never lists, and never removes, what another tree holds.
+    Skip,
+    // Every subdirectory the filter allows: a search over trees that are not ours to change
+    // (the deduplication's candidates, which are only read).
+    Enter,
+};
+
 // Decides whether the directory `relative` (to the walk's root; its last component is the
 // directory's name), whose lstat is `st`, is descended into.
 using DescendFilter =
@@ -43,9 +70,12 @@ using RpmVisitor =
 
 // Walks the directory open as `root` (ownership taken), shown as `shown_root` in errors: every
 // regular `*.rpm` file of a directory is visited before its subdirectories are walked; entries
-// that vanish meanwhile, or are replaced by symlinks, are skipped. Returns Error{Io} naming the
-// directory iff one cannot be read or opened for another reason, or the visitor's error.
+// that vanish meanwhile, or are replaced by symlinks, are skipped; with NestedTrees::Skip (the
+// default), subdirectories that are another repository or a snapshot are not entered (the root
+// itself is always walked). Returns Error{Io} naming the directory iff one cannot be read or
+// opened for another reason, or the visitor's error.
 Result<void> walk_rpm_files(UniqueFd root, const std::filesystem::path& shown_root,
-                            const DescendFilter& descend, const RpmVisitor& visit);
+                            const DescendFilter& descend, const RpmVisitor& visit,
+                            NestedTrees nested = NestedTrees::Skip);
 
 }  // namespace rpmirror::fs

@@ -17,6 +17,7 @@
 #include "fs/beneath.hpp"
 #include "fs/durable.hpp"
 #include "fs/state.hpp"
+#include "fs/walk.hpp"
 #include "rpmirror/audit.hpp"
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/plan.hpp"
@@ -30,12 +31,15 @@ namespace snapshot {
 
 namespace {
 
-constexpr std::string_view kCreatingInfix = ".creating-";
-constexpr std::string_view kRemovingInfix = ".removing-";
+// Temporary names; a repository's walk for packages stays out of them
+// (fs::is_snapshot_staging_name).
+constexpr std::string_view kCreatingInfix = fs::kSnapshotStagingInfix;
+constexpr std::string_view kRemovingInfix = fs::kSnapshotRemovingInfix;
 
 Result<fs::RunLock> take_lock(const SnapshotRoot& root, const SnapshotLock& lock) {
     return fs::RunLock::acquire(lock.state_dir.empty() ? fs::default_state_dir() : lock.state_dir,
-                                root.repo_dir, lock.wait);
+                                root.repo_dir, lock.wait, {},
+                                fs::MissingDirectory::LockOnlyIfPresent);
 }
 
 // The target of a published symlink to snapshot `name`, relative to `<published_dir>/<PUB>`.

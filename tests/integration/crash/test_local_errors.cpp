@@ -116,11 +116,12 @@ TEST_F(LocalErrors, InjectedIoErrorsFailCleanlyAndARerunCompletes) {
     build_revisions();
     const fs::path box = tmp_ / "box";
     const std::vector<std::string> faults = {
-        "errno:create:2:EIO",    "errno:write:1:EIO",     "errno:write:9:EIO",
+        "errno:create:3:EIO",    "errno:write:1:EIO",     "errno:write:9:EIO",
         "errno:write:3+:ENOSPC", "errno:sync:1:EIO",      "errno:sync:2:EIO",
         "errno:rename:3:EIO",    "errno:rename:10:EIO",   "errno:rename:14:EIO",
-        "errno:unlink:1:EIO",    "errno:create:2+:EROFS", "errno:write:12:EDQUOT"};
-    // (create #1 is the run lock's file in the state directory, outside the destination.)
+        "errno:unlink:1:EIO",    "errno:create:3+:EROFS", "errno:write:12:EDQUOT"};
+    // (creates #1 and #2 are the run lock's files in the state directory, outside the
+    // destination: by path, then by device and inode.)
     for (const std::string& fault : faults) {
         fresh_old_mirror(box);
         const CommandResult failed = sync_with_fault(fault, args_for("new", box / "mirror"));

@@ -5,47 +5,15 @@
 #include <string>
 
 #include "config_test_support.hpp"
+#include "jobs_config_fixture.hpp"
 #include "rpmirror/jobs.hpp"
-#include "support/temp_dir.hpp"
 
 namespace rpmirror {
 namespace {
 
 using test::count_warnings;
-
-const JobConfig& job_named(const std::vector<JobConfig>& jobs, std::string_view name) {
-    for (const JobConfig& job : jobs) {
-        if (job.name == name) {
-            return job;
-        }
-    }
-    throw std::runtime_error("no job " + std::string(name));
-}
-
-class JobsConfigTest : public ::testing::Test {
-  protected:
-    // Writes the main file (and conf.d files) and loads them.
-    Result<JobsConfig> load(const std::string& main_text,
-                            const std::vector<std::pair<std::string, std::string>>& conf_d = {}) {
-        main_file_ = dir_.write("etc/rpmirror.conf", main_text);
-        for (const auto& [name, text] : conf_d) {
-            dir_.write("etc/conf.d/" + name, text);
-        }
-        JobsLoadOptions options;
-        options.config_file = main_file_;
-        options.variables.varsdirs.clear();
-        options.variables.environment = std::map<std::string, std::string>{};
-        options.variables.machine = "x86_64";
-        warnings_.clear();
-        return load_jobs_config(options, warnings_);
-    }
-
-    std::string main_file() const { return main_file_.string(); }
-
-    test::TempDir dir_;
-    std::filesystem::path main_file_;
-    std::vector<ConfigWarning> warnings_;
-};
+using test::job_named;
+using test::JobsConfigTest;
 
 TEST_F(JobsConfigTest, JobKeysBecomeSyncOptionsAndRepoKeysTheRepository) {
     auto config = load(
@@ -204,23 +172,6 @@ TEST_F(JobsConfigTest, NoSourceOrTwoSourcesFailTheJob) {
     EXPECT_TRUE(two.errors[0].starts_with(main_file() + ":7: job 'two': repo: two sources"))
         << two.errors[0];
     EXPECT_TRUE(job_named(config->jobs, "ok").errors.empty());
-}
-
-TEST_F(JobsConfigTest, TwoJobsOneDestinationFailsTheSecond) {
-    auto config = load(
-        "[main]\ndestination = /srv\n"
-        "[a]\nbaseurl = http://a/\ndestination = /srv/x\n"
-        "[b]\nbaseurl = http://b/\ndestination = /srv/x/\n"
-        "[x]\nbaseurl = http://c/\n");
-    ASSERT_TRUE(config) << config.error().to_string();
-    EXPECT_TRUE(job_named(config->jobs, "a").errors.empty());
-    const JobConfig& b = job_named(config->jobs, "b");
-    ASSERT_EQ(b.errors.size(), 1U);
-    EXPECT_TRUE(b.errors[0].starts_with(main_file() + ":8: job 'b': destination: /srv/x is the "
-                                                      "destination of job 'a'"))
-        << b.errors[0];
-    // [x] goes to /srv/x through the base destination: the same directory.
-    EXPECT_FALSE(job_named(config->jobs, "x").errors.empty());
 }
 
 TEST_F(JobsConfigTest, NoDestinationFailsTheJob) {

@@ -1,8 +1,11 @@
 // The state directory and the per-repository run lock.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
+#include <utility>
+#include <vector>
 
 #include "fs/state.hpp"
 #include "support/temp_dir.hpp"
@@ -47,6 +50,80 @@ TEST(RunLock, ASecondHolderIsRefusedWithThePidOfTheFirstUntilItIsReleased) {
 
     { RunLock released = std::move(*first); }
     EXPECT_TRUE(RunLock::acquire(dir / "state", dir / "mirror/base"));
+}
+
+// Keyed on the directory, not its spelling: a symlink, `..` or a trailing slash lead to the same
+// lock (the second lock file is named after the directory's device and inode).
+TEST(RunLock, TwoSpellingsOfOneDirectoryShareTheLockAndTheMessageNamesTheHoldersSpelling) {
+    test::TempDir dir;
+    std::filesystem::create_directories(dir / "real/mirror/base");
+    std::filesystem::create_directories(dir / "real/mirror/other");
+    std::filesystem::create_directory_symlink(dir / "real", dir / "link");
+    auto held = RunLock::acquire(dir / "state", dir / "real/mirror/base");
+    ASSERT_TRUE(held) << held.error().to_string();
+    // (`..` and the trailing slash are the same path once normal: the lock by path refuses them,
+    // and the holder's spelling is then the same as ours.)
+    for (const auto& [spelling, is_other_path] :
+         std::vector<std::pair<std::filesystem::path, bool>>{
+             {dir / "link/mirror/base", true},
+             {dir / "real/mirror/other/../base", false},
+             {dir / "link/mirror/base/", true},
+             {dir / "link/mirror/other/../base", true}}) {
+        auto second = RunLock::acquire(dir / "state", spelling);
+        ASSERT_FALSE(second) << spelling;
+        EXPECT_EQ(second.error().code, ErrorCode::Busy);
+        EXPECT_EQ(second.error().to_string(),
+                  "repository directory " + spelling.string() +
+                      " is being synced by another rpmirror (pid " + std::to_string(::getpid()) +
+                      (is_other_path ? ", as " + (dir / "real/mirror/base").string() : "") + ")")
+            << spelling;
+    }
+    EXPECT_TRUE(RunLock::acquire(dir / "state", dir / "link/mirror/other"))
+        << "another directory through the same symlink is not blocked";
+    { RunLock released = std::move(*held); }
+    EXPECT_TRUE(RunLock::acquire(dir / "state", dir / "link/mirror/base"));
+}
+
+TEST(RunLock, CreatesTheDirectoryItLocksAndRemovesItIfLeftEmptyUnlessToldToLockOnlyAPresentOne) {
+    test::TempDir dir;
+    auto created = RunLock::acquire(dir / "state", dir / "mirror/new");
+    ASSERT_TRUE(created) << created.error().to_string();
+    EXPECT_TRUE(std::filesystem::is_directory(dir / "mirror/new"));
+    struct stat st {};
+    ASSERT_EQ(::stat((dir / "mirror/new").c_str(), &st), 0);
+    EXPECT_TRUE(std::filesystem::exists(directory_lock_path(dir / "state", st.st_dev, st.st_ino)));
+
+    // Released, what it created and is still empty goes (a run that wrote nothing leaves
+    // nothing); what holds a file stays.
+    {
+        auto nested = RunLock::acquire(dir / "state", dir / "made/by/lock");
+        ASSERT_TRUE(nested) << nested.error().to_string();
+        ASSERT_TRUE(std::filesystem::is_directory(dir / "made/by/lock"));
+        RunLock moved = std::move(*nested);
+    }
+    EXPECT_FALSE(std::filesystem::exists(dir / "made"));
+    {
+        auto written = RunLock::acquire(dir / "state", dir / "kept/repo");
+        ASSERT_TRUE(written) << written.error().to_string();
+        dir.write("kept/repo/a.rpm", "x");
+    }
+    EXPECT_TRUE(std::filesystem::exists(dir / "kept/repo/a.rpm"));
+
+    auto absent = RunLock::acquire(dir / "state", dir / "mirror/absent", std::nullopt, {},
+                                   MissingDirectory::LockOnlyIfPresent);
+    ASSERT_TRUE(absent) << absent.error().to_string();
+    EXPECT_FALSE(std::filesystem::exists(dir / "mirror/absent"));
+    auto again = RunLock::acquire(dir / "state", dir / "mirror/absent", std::nullopt, {},
+                                  MissingDirectory::LockOnlyIfPresent);
+    ASSERT_FALSE(again) << "the lock by path is still taken";
+    EXPECT_EQ(again.error().code, ErrorCode::Busy);
+
+    dir.write("file", "not a directory");
+    auto not_directory = RunLock::acquire(dir / "state", dir / "file/below");
+    ASSERT_FALSE(not_directory);
+    EXPECT_EQ(not_directory.error().to_string(),
+              (dir / "file/below").string() +
+                  ": cannot create the destination directory: Not a directory");
 }
 
 TEST(RunLock, AnUnusableStateDirectoryIsAnErrorNamingIt) {
