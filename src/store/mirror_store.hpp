@@ -112,9 +112,11 @@ class MirrorStore {
     virtual std::string describe(std::string_view key) const = 0;
 
     // Every package of the mirror (is_package_key) that is a regular file (an object), never
-    // reached through a symlink. An absent mirror holds nothing. Returns Error{Unsafe} iff the
-    // mirror's root is itself a symlink, or the store's error (Error{Io}, a request's) naming
-    // what could not be read.
+    // reached through a symlink, and never inside another tree nested in the mirror (a
+    // directory with its own repodata/repomd.xml, or a snapshot being built: fs/walk.hpp's
+    // NestedTrees::Skip, the same rule in a bucket). An absent mirror holds nothing. Returns
+    // Error{Unsafe} iff the mirror's root is itself a symlink, or the store's error (Error{Io}, a
+    // request's) naming what could not be read.
     virtual Result<Listing> list_packages() = 0;
 
     // The file at `key` (any key, metadata too), nullopt iff there is none or it is not a

@@ -1,6 +1,10 @@
 // A mirror in an S3 bucket (see store/s3_store.hpp).
 #include "store/s3_store.hpp"
 
+#include <set>
+#include <string_view>
+
+#include "fs/walk.hpp"
 #include "s3/mirror_state.hpp"
 
 namespace rpmirror::store {
@@ -34,9 +38,32 @@ Result<Listing> S3Store::list_packages() {
     if (!objects) {
         return tl::unexpected(std::move(objects.error()));
     }
+    // As the local walk (fs/walk.hpp's NestedTrees::Skip): a "directory" below the repository
+    // that holds its own repodata/repomd.xml is another tree (a repository or a snapshot), whose
+    // packages are not the mirror's. A snapshot being built is not entered either.
+    std::set<std::string, std::less<>> nested;  // "a/b/" of each a/b/repodata/repomd.xml
+    for (const auto& [key, object] : **objects) {
+        constexpr std::string_view kIndex = "/repodata/repomd.xml";
+        if (key.size() > kIndex.size() && key.ends_with(kIndex)) {
+            nested.insert(key.substr(0, key.size() - kIndex.size() + 1));
+        }
+    }
+    const auto inside_another_tree = [&nested](const std::string& key) {
+        std::size_t start = 0;
+        for (std::size_t slash = key.find('/'); slash != std::string::npos;
+             slash = key.find('/', start)) {
+            const std::string_view name(key.data() + start, slash - start);
+            if (fs::is_snapshot_staging_name(name) ||
+                nested.contains(std::string_view(key.data(), slash + 1))) {
+                return true;
+            }
+            start = slash + 1;
+        }
+        return false;
+    };
     Listing packages;
     for (const auto& [key, object] : **objects) {
-        if (is_package_key(key)) {
+        if (is_package_key(key) && !inside_another_tree(key)) {
             packages.emplace(key, StoredFile{object.size, object.etag});
         }
     }

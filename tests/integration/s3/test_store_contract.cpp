@@ -143,6 +143,32 @@ TEST_P(StoreContractTest, DeleteRemovesExactlyTheUnlistedPackages) {
     }
 }
 
+TEST_P(StoreContractTest, AnotherTreeNestedInTheMirrorIsNotListedNorDeleted) {
+    put_mirror();
+    // A repository (or a snapshot) below the mirror's root, and a snapshot being built.
+    put("updates/repodata/repomd.xml", "<repomd/>");
+    put("updates/Packages/u.rpm", "u");
+    put("snapshots/r/s1/repodata/repomd.xml", "<repomd/>");
+    put("snapshots/r/s1/Packages/a.rpm", "aaa");
+    put("snapshots/r/.s2.creating-x1/Packages/a.rpm", "aaa");
+    put("Packages/repodata-like/c.rpm", "c");  // a plain subdirectory stays the mirror's
+    auto store = open();
+    const auto listed = store->list_packages();
+    ASSERT_TRUE(listed) << listed.error().to_string();
+    EXPECT_EQ(keys_of(*listed),
+              (std::set<std::string>{"Packages/a.rpm", "Packages/repodata-like/c.rpm",
+                                     "Packages/sub/b.rpm", "top.rpm"}));
+    const auto deleted = store::delete_unlisted(*store, {});
+    ASSERT_TRUE(deleted) << deleted.error().to_string();
+    auto reopened = open();
+    for (const char* kept : {"updates/Packages/u.rpm", "snapshots/r/s1/Packages/a.rpm",
+                             "snapshots/r/.s2.creating-x1/Packages/a.rpm"}) {
+        const auto found = reopened->stat(kept);
+        ASSERT_TRUE(found) << kept;
+        EXPECT_TRUE(*found) << kept << " was removed";
+    }
+}
+
 TEST_P(StoreContractTest, OnlyPackagesCanBeRemovedAndAbsentOnesAreLeftAlone) {
     put_mirror();
     auto store = open();
