@@ -44,7 +44,10 @@ bool same_content_stat(const struct stat& a, const struct stat& b) {
 class Deduper {
   public:
     Deduper(std::span<const DedupeTarget> targets, const DedupeOptions& options)
-        : targets_(targets), options_(options), hasher_(hash_options(options)) {
+        : targets_(targets),
+          options_(options),
+          hasher_(hash_options(options, options.use_cache)),
+          untrusted_hasher_(hash_options(options, false)) {
         outcome_.linked.assign(targets.size(), false);
     }
 
@@ -61,6 +64,7 @@ class Deduper {
         if (remaining_ == 0 || !open_roots()) {
             return std::move(outcome_);
         }
+        load_written_by_rpmirror();
         for (const std::filesystem::path& excluded : options_.excluded) {
             struct stat st {};
             if (::stat(excluded.c_str(), &st) == 0) {
@@ -108,11 +112,50 @@ class Deduper {
         return mirrors;
     }
 
-    static HashOptions hash_options(const DedupeOptions& options) {
+    static HashOptions hash_options(const DedupeOptions& options, bool use_cache) {
         HashOptions hash;
-        hash.use_cache = options.use_cache;
+        hash.use_cache = use_cache;
         hash.stop = options.stop;
         return hash;
+    }
+
+    // A file as a sync state records it: what rpmirror itself wrote and verified.
+    struct Recorded {
+        std::uint64_t inode = 0;
+        std::uint64_t size = 0;
+        std::int64_t mtime_ns = 0;
+        std::int64_t ctime_ns = 0;
+        auto operator<=>(const Recorded&) const = default;
+    };
+
+    static Recorded recorded_of(const struct stat& st) {
+        return {static_cast<std::uint64_t>(st.st_ino), static_cast<std::uint64_t>(st.st_size),
+                static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec,
+                static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec};
+    }
+
+    // Every package file the sync states in options_.state_dir record (inode, size, mtime,
+    // ctime: any change since, even of an xattr, changes the ctime). Only such a file's
+    // checksum-cache entry is believed: anyone who can write a file can also write its cache
+    // entry, so a planted entry must never put foreign bytes into the mirror.
+    void load_written_by_rpmirror() {
+        if (options_.state_dir.empty()) {
+            return;
+        }
+        std::error_code error;
+        for (std::filesystem::directory_iterator entry(options_.state_dir / "repos", error), end;
+             !error && entry != end; entry.increment(error)) {
+            if (entry->path().extension() != ".json") {
+                continue;
+            }
+            if (const std::optional<SyncState> state = read_sync_state(entry->path())) {
+                for (const SyncStateFile& file : state->files) {
+                    if (file.ctime_ns != 0) {
+                        written_.insert({file.inode, file.size, file.mtime_ns, file.ctime_ns});
+                    }
+                }
+            }
+        }
     }
 
     // Opens the destination roots of the targets (creating them, as the downloader would) and
@@ -200,8 +243,25 @@ class Deduper {
             !same_content_stat(before, lstat_result)) {
             return;  // vanished, replaced or unreadable: not a candidate
         }
+        // A hard link makes the candidate's inode the mirror's: one that another user owns, or
+        // that group or others may write, could be changed under the mirror (and its snapshots)
+        // at any time. A reflink copies: only the bytes matter, and they are hashed.
+        const bool ours =
+            before.st_uid == ::geteuid() && (before.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+        if (!ours && options_.mode == DedupeMode::Hardlink) {
+            outcome_.notes.push_back(fmt::format(
+                "not linking {}: {} (a hard link would share an inode someone else can change)",
+                shown.string(),
+                before.st_uid != ::geteuid() ? fmt::format("owned by uid {}", before.st_uid)
+                                             : std::string("writable by group or others")));
+            return;
+        }
+        // Its cache entry is believed only iff rpmirror wrote the file (a sync state records
+        // it as it is now); any other candidate is hashed.
+        FileHasher& hasher =
+            ours && written_.contains(recorded_of(before)) ? hasher_ : untrusted_hasher_;
         for (const ChecksumType type : types) {
-            auto digest = hasher_.hash_fd(fd.get(), type, shown.string());
+            auto digest = hasher.hash_fd(fd.get(), type, shown.string());
             if (!digest) {
                 continue;
             }
@@ -302,6 +362,8 @@ class Deduper {
     std::span<const DedupeTarget> targets_;
     const DedupeOptions& options_;
     FileHasher hasher_;
+    FileHasher untrusted_hasher_;  // never reads (nor writes) a candidate's cache entry
+    std::set<Recorded> written_;   // load_written_by_rpmirror
     DedupeOutcome outcome_;
     std::unordered_map<std::uint64_t, std::vector<std::size_t>> by_size_;
     std::size_t remaining_ = 0;

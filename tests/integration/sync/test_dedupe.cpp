@@ -2,6 +2,7 @@
 // RPMs built from the specs in the tree) that share four packages, one mirror tree. What is
 // asserted: nginx's access log (shared packages never requested), inodes, the reports, --delete,
 // the fallbacks (reflink on tmpfs, another filesystem), --dedupe-dir and job mode.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,6 +19,8 @@
 #include <nlohmann/json.hpp>
 
 #include "integration/sync/sync_fixture.hpp"
+#include "rpmirror/checksum.hpp"
+#include "util/unique_fd.hpp"
 
 namespace rpmirror::test {
 namespace {
@@ -179,6 +182,60 @@ TEST_F(SyncDedupe, ACorruptedCandidateIsNotLinkedButDownloaded) {
               (std::vector<std::string>{"/Packages/" + kOwn, "/Packages/" + kMedium}));
     EXPECT_NE(inode_of(mirror / "updates/Packages" / kMedium), inode_of(corrupt));
     EXPECT_EQ(tree_digests(mirror / "updates", {}), package_digests(updates_repo_));
+}
+
+// Anyone who can write a file can write its checksum-cache entry: a candidate rpmirror did not
+// write (no sync state records it) is hashed, so a planted entry never puts other bytes into
+// the mirror.
+TEST_F(SyncDedupe, APlantedCacheEntryOnAForeignFileIsNotBelieved) {
+    const fs::path planted = tmp_ / "planted/repo/Packages" / kMedium;
+    const fs::path real = updates_repo_ / "Packages" / kMedium;
+    std::string bytes = read_file(real);
+    bytes[bytes.size() / 2] ^= 1;  // same size, other bytes
+    TempDir::write_at(planted, bytes);
+    {
+        const UniqueFd fd(::open(planted.c_str(), O_RDONLY | O_CLOEXEC));
+        struct stat st {};
+        ASSERT_TRUE(fd && ::fstat(fd.get(), &st) == 0);
+        // The entry the real package would have: its digest, the planted file's mtime.
+        ASSERT_TRUE(write_cached_digest(fd.get(), st, ChecksumType::Sha256,
+                                        hash_bytes(ChecksumType::Sha256, read_file(real)), true));
+    }
+    const fs::path mirror = tmp_ / "mirror";
+    const CommandResult result =
+        sync_repo("updates", mirror, {"--dedupe-dir", (tmp_ / "planted").string()});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(package_uris(uris_since(*updates_, 0)), all_uris()) << "nothing linked";
+    EXPECT_NE(inode_of(mirror / "updates/Packages" / kMedium), inode_of(planted));
+    EXPECT_EQ(tree_digests(mirror / "updates", {}), package_digests(updates_repo_));
+}
+
+// A hard link shares the inode: a candidate others may write is never linked, even when its
+// bytes are right; one that is the user's own (and only writable by it) is, after hashing.
+TEST_F(SyncDedupe, ACandidateOthersMayWriteIsNeverHardLinked) {
+    const fs::path open_tree = tmp_ / "open/repo/Packages";
+    const fs::path closed_tree = tmp_ / "closed/repo/Packages";
+    fs::create_directories(open_tree);
+    fs::create_directories(closed_tree);
+    fs::copy_file(updates_repo_ / "Packages" / kMedium, open_tree / kMedium);
+    fs::permissions(open_tree / kMedium, fs::perms(0666));
+    const fs::path mirror = tmp_ / "mirror";
+    const CommandResult result =
+        sync_repo("updates", mirror, {"--dedupe-dir", (tmp_ / "open").string(), "-v"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(package_uris(uris_since(*updates_, 0)), all_uris());
+    EXPECT_NE(inode_of(mirror / "updates/Packages" / kMedium), inode_of(open_tree / kMedium));
+    EXPECT_NE(result.err.find("writable by group or others"), std::string::npos) << result.err;
+
+    fs::copy_file(updates_repo_ / "Packages" / kMedium, closed_tree / kMedium);
+    fs::permissions(closed_tree / kMedium, fs::perms(0644));
+    const fs::path second = tmp_ / "second";
+    const std::size_t logged = log_size(*updates_);
+    ASSERT_EQ(sync_repo("updates", second, {"--dedupe-dir", (tmp_ / "closed").string()}).exit_code,
+              0);
+    EXPECT_EQ(inode_of(second / "updates/Packages" / kMedium), inode_of(closed_tree / kMedium));
+    const auto requested = package_uris(uris_since(*updates_, logged));
+    EXPECT_EQ(std::count(requested.begin(), requested.end(), "/Packages/" + kMedium), 0);
 }
 
 TEST_F(SyncDedupe, DeleteInOneRepositoryKeepsTheOthersFile) {

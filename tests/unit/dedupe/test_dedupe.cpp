@@ -2,6 +2,7 @@
 // repodata/, staging directories, symlinks, other filesystems), what is linked (only files that
 // verify, by cache or by hashing), how (hard link or reflink, final name only once complete) and
 // the fallbacks (reflink unsupported: left to the download).
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include "rpmirror/dedupe.hpp"
 #include "rpmirror/plan.hpp"
 #include "support/temp_dir.hpp"
+#include "util/unique_fd.hpp"
 
 namespace rpmirror {
 namespace {
@@ -83,11 +85,54 @@ TEST_F(Dedupe, HardLinksAVerifiedSiblingFileByHashing) {
         EXPECT_FALSE(entry.path().filename().string().ends_with(".part")) << entry.path();
         EXPECT_FALSE(entry.path().filename().string().ends_with(".dedupe-link")) << entry.path();
     }
-    // The second time the digest comes from the cache written by the first hashing.
+    // No sync state records the candidate: it is hashed again (its cache entry, which anyone who
+    // can write the file can write, is not believed; nor is one written).
     fs::remove(linked);
     const DedupeOutcome again = dedupe_targets(targets, options());
     EXPECT_EQ(again.linked_count, 1U);
-    EXPECT_EQ(again.hashed, 0U) << "the cache entry was trusted";
+    EXPECT_EQ(again.hashed, 1U) << "a cache entry of a file rpmirror did not write is believed";
+}
+
+TEST_F(Dedupe, TheCacheEntryOfAFileASyncStateRecordsIsBelieved) {
+    const DedupeTarget target = write_package("mirror/base/Packages/p.rpm", content_);
+    const fs::path candidate = tmp_ / "mirror/base/Packages/p.rpm";
+    fs::last_write_time(candidate, fs::file_time_type::clock::now() - std::chrono::hours(1));
+    {
+        const UniqueFd fd(::open(candidate.c_str(), O_RDONLY | O_CLOEXEC));
+        struct stat st {};
+        ASSERT_TRUE(fd && ::fstat(fd.get(), &st) == 0);
+        ASSERT_TRUE(write_cached_digest(fd.get(), st, ChecksumType::Sha256, target.digest, true));
+    }
+    // As a sync leaves it: the file recorded as it is now (after its cache entry was written).
+    SyncState state;
+    state.files.push_back(*stat_for_state(tmp_ / "mirror/base", "Packages/p.rpm"));
+    ASSERT_TRUE(write_sync_state(sync_state_path(tmp_ / "state", tmp_ / "mirror/base"), state));
+    DedupeOptions trusting = options();
+    trusting.state_dir = tmp_ / "state";
+    const std::vector<DedupeTarget> targets{target};
+    const DedupeOutcome outcome = dedupe_targets(targets, trusting);
+    EXPECT_EQ(outcome.linked_count, 1U) << testing::PrintToString(outcome.notes);
+    EXPECT_EQ(outcome.hashed, 0U) << "the cache entry of a file rpmirror wrote was not believed";
+
+    // Changed since (here: only its mode, which changes its ctime): hashed again.
+    fs::remove(tmp_ / "mirror/updates/Packages/p.rpm");
+    fs::permissions(candidate, fs::perms(0600));
+    const DedupeOutcome changed = dedupe_targets(targets, trusting);
+    EXPECT_EQ(changed.linked_count, 1U);
+    EXPECT_EQ(changed.hashed, 1U);
+}
+
+TEST_F(Dedupe, ACandidateOthersMayWriteIsNeverHardLinked) {
+    const DedupeTarget target = write_package("mirror/base/Packages/p.rpm", content_);
+    fs::permissions(tmp_ / "mirror/base/Packages/p.rpm", fs::perms(0664));
+    const std::vector<DedupeTarget> targets{target};
+    const DedupeOutcome outcome = dedupe_targets(targets, options());
+    EXPECT_EQ(outcome.linked, std::vector<bool>{false});
+    EXPECT_EQ(outcome.hashed, 0U) << "not even a candidate";
+    ASSERT_EQ(outcome.notes.size(), 1U);
+    EXPECT_NE(outcome.notes[0].find("writable by group or others"), std::string::npos)
+        << outcome.notes[0];
+    EXPECT_FALSE(fs::exists(tmp_ / "mirror/updates/Packages/p.rpm"));
 }
 
 TEST_F(Dedupe, NeverLinksAFileWhoseDigestDiffers) {
