@@ -109,7 +109,7 @@ Command add_exec_command(CLI::App& parent) {
         "(LD_PRELOAD of librpmirror-librepo-accel.so)");
     app->add_option("--mode", args->mode,
                     "off, plain, buffer, mmap, nofsync, full or deferred (default: "
-                    "$RPMIRROR_LIBREPO_ACCEL, else full)")
+                    "$RPMIRROR_LIBREPO_ACCEL, else deferred)")
         ->check(CLI::IsMember({"off", "plain", "buffer", "mmap", "nofsync", "full", "deferred"}));
     app->add_option("command", args->command, "the command and its arguments, after --")
         ->required();

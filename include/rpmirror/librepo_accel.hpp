@@ -47,7 +47,10 @@ enum class LibrepoAccelMode {
     Deferred,
 };
 
-inline constexpr LibrepoAccelMode kDefaultLibrepoAccelMode = LibrepoAccelMode::Full;
+// Deferred: both of librepo's promises hold only with a flush per cached file, which costs as much
+// as librepo's own fsync (bench/librepo_table, doc/exec.md); the default keeps the safe one (no
+// entry for data a crash could lose) and lets an entry appear at exit. Full keeps both.
+inline constexpr LibrepoAccelMode kDefaultLibrepoAccelMode = LibrepoAccelMode::Deferred;
 
 // Returns the mode named `name` ("off", "plain", "buffer", "mmap", "nofsync", "full",
 // "deferred"), or nullopt
