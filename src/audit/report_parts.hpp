@@ -10,7 +10,9 @@
 #include "rpmirror/audit.hpp"
 #include "rpmirror/index.hpp"
 #include "rpmirror/metadata.hpp"
+#include "rpmirror/s3_audit.hpp"
 #include "store/mirror_store.hpp"
+#include "store/s3_store.hpp"
 
 namespace rpmirror::audit_parts {
 
@@ -44,6 +46,11 @@ struct StoreAudit {
     bool report_extra = false;
     unsigned threads = 0;
 };
+
+// The audit of the repository `repo` in a bucket through `mirror` (rpmirror/s3_audit.hpp's
+// options; the selection is `options.selection`).
+StoreAudit s3_audit(store::S3Store& mirror, const s3::S3Location& repo,
+                    const S3AuditOptions& options);
 
 // Audits `repo_id` as rpmirror/audit.hpp describes, over `audit`'s stores. Never throws.
 RepoAuditReport audit_store(std::string_view repo_id, const StoreAudit& audit);

@@ -15,16 +15,25 @@ RepoAuditReport audit_s3_repository(std::string_view repo_id, const s3::S3Config
                                     const s3::S3Location& repo, const S3AuditOptions& options) {
     s3::S3Client client(config);
     store::S3Store mirror(client, repo);
+    return audit_parts::audit_store(repo_id, audit_parts::s3_audit(mirror, repo, options));
+}
+
+namespace audit_parts {
+
+StoreAudit s3_audit(store::S3Store& mirror, const s3::S3Location& repo,
+                    const S3AuditOptions& options) {
     mirror.set_ranged_reads(options.ranged_threshold, options.range_size);
-    audit_parts::StoreAudit audit{mirror};
+    StoreAudit audit{mirror};
     audit.report_dir = repo.to_string();
     audit.report_reference = repo.to_string();
     audit.selection = options.selection;
     audit.use_cache = options.use_state;
     audit.report_extra = options.report_extra;
     audit.threads = options.threads;
-    return audit_parts::audit_store(repo_id, audit);
+    return audit;
 }
+
+}  // namespace audit_parts
 
 Result<std::vector<std::string>> discover_s3_repositories(const s3::S3Config& config,
                                                           const s3::S3Location& mirror) {

@@ -332,12 +332,11 @@ VerifyRunOutcome verify_s3_mirror(const VerifyRunOptions& request, VerifyRunEven
         const s3::S3Location repo{mirror->bucket, mirror->prefix + id + "/"};
         s3::S3Client client(*config);
         store::S3Store store(client, repo);
-        audit_parts::StoreAudit audit{store};
-        audit.report_dir = repo.to_string();
-        audit.report_reference = repo.to_string();
-        audit.use_cache = request.use_checksum_cache;
-        audit.report_extra = request.extra;
-        audit.threads = request.threads;
+        S3AuditOptions options;
+        options.use_state = request.use_checksum_cache;
+        options.report_extra = request.extra;
+        options.threads = request.threads;
+        audit_parts::StoreAudit audit = audit_parts::s3_audit(store, repo, options);
         SyncOptions repair;
         repair.download_path = request.download_path;
         repair.verify_threads = request.threads;
