@@ -69,8 +69,10 @@ struct Metalink {
 // Returns Error{BadInput} naming `name` (and the line where known) iff the XML is malformed or
 // truncated, the root is not <metalink>, there is no <file name="repomd.xml"> entry, that entry
 // has no hash of a known type (hashes of unknown types are ignored when a known one exists), a
-// known-type hash is not valid hex of its type's length, a size/timestamp/preference is not a
-// number, or no URL is listed whose path ends in "/repodata/repomd.xml".
+// known-type hash is not valid hex of its type's length, or no URL is listed whose path ends in
+// "/repodata/repomd.xml". Numbers are read as librepo reads them: the leading integer of the
+// text ("1641000000.5" is 1641000000), no value when there is none (or a negative size), and a
+// preference outside 0..100 is 0.
 // An alternate without a hash of a known type is dropped (a size alone proves nothing). URLs
 // that do not end in "/repodata/repomd.xml" are skipped (they cannot give a base URL).
 Result<Metalink> parse_metalink(std::string_view document, std::string_view name);
@@ -123,13 +125,23 @@ struct Repomd {
     const RepomdRecord* find(std::string_view type) const;
 };
 
-// Parses repomd.xml. `name` (its URL or path) is used in errors.
+// Parses repomd.xml. `name` (its URL or path) is used in errors. What it accepts follows
+// librepo's parser (tests/integration/differential compares the two; doc/sync.md lists where
+// they still differ and why):
+// - numbers (<timestamp>, <size>, <open-size>, <header-size>, <database_version>) never refuse
+//   the document: the leading integer of the text is kept ("1355315696.84" is 1355315696), no
+//   digits (or a negative size) is no value;
+// - a <data> without a type is the record "unknown"; an empty <revision/> is no revision;
+// - an <open-checksum> or <header-checksum> of an unknown type or that is not a digest is
+//   dropped (the file is still verified by <checksum>);
+// - prefixed elements (<rpm:data>, <foo:checksum>) are not repomd's and are skipped with what
+//   they contain; other unknown elements are ignored.
 // Returns Error{BadInput} naming `name` and the line iff the XML is malformed or truncated, the
-// root is not <repomd>, a <data> has no type, no <checksum> or no <location href>, a checksum
-// is not valid hex of its type's length, or a number is not a number.
-// Records sharing a type are all kept (find() returns the first); unknown elements are ignored.
-// Returns Error{Unsupported} naming `name`, the line, the record and the type iff a checksum
-// type is unknown (librepo silently skips such records; rpmirror refuses to mirror unverified).
+// root is not <repomd>, a <data> has no <checksum> or no <location href>, or a <checksum> is not
+// valid hex of its type's length.
+// Records sharing a type are all kept (find() returns the first).
+// Returns Error{Unsupported} naming `name`, the line, the record and the type iff a <checksum>
+// type is unknown (librepo refuses such a record when it verifies it, too).
 Result<Repomd> parse_repomd(std::string_view document, std::string_view name);
 
 // The location hrefs of the records `repomd_xml` lists ("repodata/<sum>-primary.xml.gz", ...),

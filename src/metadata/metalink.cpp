@@ -10,7 +10,7 @@ namespace rpmirror {
 
 namespace {
 
-using metadata_detail::parse_number;
+using metadata_detail::parse_leading_integer;
 using metadata_detail::to_lower;
 using metadata_detail::trim;
 
@@ -68,15 +68,10 @@ class MetalinkHandler : public xml::SaxHandler {
             url_ = MetalinkUrl{};
             url_.protocol = std::string(attribute(attributes, "protocol"));
             url_.location = std::string(attribute(attributes, "location"));
-            const std::string_view preference = attribute(attributes, "preference");
-            if (!preference.empty()) {
-                const auto value = parse_number<int>(preference);
-                if (!value) {
-                    parser->fail_at_line("<url> preference \"" + std::string(preference) +
-                                         "\" is not a number");
-                    return;
-                }
-                url_.preference = *value;
+            // As librepo: read with strtoll; a value outside 0..100 (or no number) is ignored.
+            const auto preference = parse_leading_integer(attribute(attributes, "preference"));
+            if (preference && *preference >= 0 && *preference <= 100) {
+                url_.preference = static_cast<int>(*preference);
             }
         }
     }
@@ -128,19 +123,14 @@ class MetalinkHandler : public xml::SaxHandler {
         if (local_name == "alternate") {
             in_alternate_ = false;
         } else if (local_name == "timestamp" && in_version) {
-            const auto value = parse_number<std::int64_t>(text);
-            if (!value) {
-                parser->fail_at_line("<timestamp> \"" + std::string(text) + "\" is not a number");
-                return;
-            }
-            version().timestamp = *value;
+            // Numbers as librepo reads them (parse_leading_integer): "1641000000.5" is
+            // 1641000000, and text without digits is no value rather than a refusal.
+            version().timestamp = parse_leading_integer(text);
         } else if (local_name == "size" && in_version) {
-            const auto value = parse_number<std::uint64_t>(text);
-            if (!value) {
-                parser->fail_at_line("<size> \"" + std::string(text) + "\" is not a number");
-                return;
-            }
-            version().size = *value;
+            const auto value = parse_leading_integer(text);
+            version().size = value && *value >= 0
+                                 ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(*value))
+                                 : std::nullopt;
         } else if (local_name == "hash" && parent == "verification") {
             const auto type = metalink_hash_type(hash_type_);
             if (!type) {

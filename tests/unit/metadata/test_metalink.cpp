@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "metadata_test_support.hpp"
 #include "rpmirror/metadata.hpp"
 #include "support/source_tree.hpp"
@@ -284,6 +286,30 @@ TEST(Metalink, WrongRootElementIsAnError) {
     const auto metalink = parse_metalink("<repomd/>", "metalink.xml");
     ASSERT_FALSE(metalink);
     EXPECT_EQ(metalink.error().message, "line 1: root element is <repomd>, not <metalink>");
+}
+
+TEST(Metalink, NumbersAreReadAsLibrepoReadsThem) {
+    std::string document = metalink_document(hash_line("sha256", std::string(64, 'c')), 4096,
+                                             hash_line("sha256", std::string(64, 'd')), 4000);
+    const auto replace = [&document](std::string_view from, std::string_view to) {
+        const std::size_t at = document.find(from);
+        ASSERT_NE(at, std::string::npos) << from;
+        document.replace(at, from.size(), to);
+    };
+    replace("<mm0:timestamp>1704067200<", "<mm0:timestamp>1704067200.75<");
+    replace("<size>4000<", "<size>n/a<");
+    replace("preference=\"90\"", "preference=\"150\"");
+    const auto metalink = parse_metalink(document, "metalink.xml");
+    ASSERT_TRUE(metalink) << metalink.error().to_string();
+    EXPECT_EQ(metalink->repomd.timestamp, 1704067200);  // the whole seconds
+    ASSERT_EQ(metalink->alternates.size(), 1U);
+    EXPECT_FALSE(metalink->alternates[0].size);  // no digits: no size
+    // A preference outside 0..100 is ignored, as librepo ignores it (with a warning).
+    const auto mirror_b = std::find_if(
+        metalink->urls.begin(), metalink->urls.end(),
+        [](const MetalinkUrl& url) { return url.url.find("mirror-b") != std::string::npos; });
+    ASSERT_NE(mirror_b, metalink->urls.end());
+    EXPECT_EQ(mirror_b->preference, 0);
 }
 
 }  // namespace
