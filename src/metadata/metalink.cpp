@@ -48,6 +48,11 @@ class MetalinkHandler : public xml::SaxHandler {
             return;
         }
         if (local_name == "file" && parent == "files") {
+            // librepo refuses a metalink with a nameless <file>, whatever else it lists.
+            if (!has_attribute(attributes, "name")) {
+                parser->fail_at_line("<file> without a name attribute");
+                return;
+            }
             in_repomd_file_ = !found_repomd_file_ && attribute(attributes, "name") == "repomd.xml";
             if (in_repomd_file_) {
                 found_repomd_file_ = true;
@@ -113,6 +118,12 @@ class MetalinkHandler : public xml::SaxHandler {
         return {};
     }
 
+    static bool has_attribute(std::span<const xml::Attribute> attributes, std::string_view name) {
+        return std::any_of(attributes.begin(), attributes.end(), [&](const xml::Attribute& found) {
+            return found.local_name == name && found.namespace_uri.empty();
+        });
+    }
+
     MetalinkFileVersion& version() {
         return in_alternate_ ? metalink_.alternates.back() : metalink_.repomd;
     }
@@ -145,13 +156,15 @@ class MetalinkHandler : public xml::SaxHandler {
             version().hashes.push_back(MetalinkHash{*type, to_lower(text)});
         } else if (local_name == "url" && parent == "resources") {
             url_.url = std::string(text);
-            // The suffix must be whole path segments: ".../fedora)repodata/repomd.xml" would give
-            // the base ".../fedora)" and, joined again, a URL the metalink never listed.
-            if (!url_.url.ends_with(kRepomdSuffix) || url_.url.size() == kRepomdSuffix.size() ||
-                url_.url[url_.url.size() - kRepomdSuffix.size() - 1] != '/') {
-                return;  // cannot be turned into a base URL
+            if (url_.url.empty()) {
+                return;  // librepo skips an empty <url> too
             }
-            url_.base_url = url_.url.substr(0, url_.url.size() - kRepomdSuffix.size());
+            // As librepo (lr_lrmirrorlist_append_metalink): the base is the URL without a trailing
+            // "repodata/repomd.xml", or the whole URL when it has none. What is fetched from it
+            // is checked against the metalink's hashes either way.
+            url_.base_url = url_.url.ends_with(kRepomdSuffix)
+                                ? url_.url.substr(0, url_.url.size() - kRepomdSuffix.size())
+                                : url_.url;
             if (url_.protocol.empty()) {
                 url_.protocol = url_scheme(url_.url);
             }
@@ -204,9 +217,7 @@ Result<Metalink> parse_metalink(std::string_view document, std::string_view name
     std::erase_if(metalink.alternates,
                   [](const MetalinkFileVersion& version) { return version.hashes.empty(); });
     if (metalink.urls.empty()) {
-        return make_error(ErrorCode::BadInput,
-                          "metalink lists no mirrors (no <url> ending in /repodata/repomd.xml)",
-                          subject);
+        return make_error(ErrorCode::BadInput, "metalink lists no mirrors (no <url>)", subject);
     }
     std::stable_sort(metalink.urls.begin(), metalink.urls.end(),
                      [](const MetalinkUrl& left, const MetalinkUrl& right) {
