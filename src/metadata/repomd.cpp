@@ -290,6 +290,27 @@ Result<void> verify_metadata_file(const std::filesystem::path& path, const Repom
     return make_error(ErrorCode::Io, what + ": could not be verified", path.string());
 }
 
+Result<std::filesystem::path> record_destination(const RepomdRecord& record,
+                                                 std::string_view repo_name,
+                                                 std::string_view repomd_url) {
+    constexpr std::string_view kRepodataPrefix = "repodata/";
+    if (!record.location_href.starts_with(kRepodataPrefix)) {
+        return make_error(ErrorCode::Unsupported,
+                          "record '" + record.type + "' at '" + record.location_href +
+                              "' is not a file under repodata/",
+                          std::string(repo_name));
+    }
+    if (record.location_base && !is_http_url(*record.location_base)) {
+        return make_error(ErrorCode::Unsafe,
+                          "record '" + record.type + "' has xml:base '" + *record.location_base +
+                              "': only http and https URLs are accepted from upstream "
+                              "metadata; refused",
+                          std::string(repomd_url));
+    }
+    return safe_relative_path(std::string_view(record.location_href).substr(kRepodataPrefix.size()),
+                              record.type);
+}
+
 std::vector<std::string> record_hrefs(std::string_view repomd_xml) {
     std::vector<std::string> hrefs;
     if (auto parsed = parse_repomd(repomd_xml, "repomd.xml")) {
