@@ -23,11 +23,11 @@ namespace rpmirror {
 // ---------------------------------------------------------------------------------------------
 // Mirrorlist
 
-// Parses a mirrorlist: one URL a line (LF or CRLF), `#` starts a comment line, blank lines and
-// surrounding whitespace are ignored; only lines containing "://" or starting with "/" are kept
-// (anything else, e.g. a relative path or a stray word, is dropped, as libdnf does).
-// Returns the base URLs in file order, or Error{BadInput} "mirrorlist <name> lists no mirrors"
-// (subject = `name`, the URL or file it came from) iff no line was kept.
+// Parses a mirrorlist: one URL a line (LF or CRLF), `#` starts a comment line, blank lines,
+// surrounding whitespace and a leading UTF-8 byte order mark are ignored; only lines containing
+// "://" or starting with "/" are kept (anything else, e.g. a relative path or a stray word, is
+// dropped, as libdnf does). Returns the base URLs in file order, or Error{BadInput} "mirrorlist
+// <name> lists no mirrors" (subject = `name`, the URL or file it came from) iff no line was kept.
 Result<std::vector<std::string>> parse_mirrorlist(std::string_view text, std::string_view name);
 
 // ---------------------------------------------------------------------------------------------
