@@ -20,6 +20,8 @@ std::string_view name(Disagreement disagreement) {
             return "UnsafeMirror";
         case Disagreement::UnfetchableMirror:
             return "UnfetchableMirror";
+        case Disagreement::EveryHashChecked:
+            return "EveryHashChecked";
         case Disagreement::UppercaseDigest:
             return "UppercaseDigest";
         case Disagreement::PaddedDigest:
@@ -34,6 +36,8 @@ std::string_view name(Disagreement disagreement) {
             return "MirrorOrder";
         case Disagreement::CarriageReturn:
             return "CarriageReturn";
+        case Disagreement::LongLine:
+            return "LongLine";
     }
     return "?";
 }

@@ -30,6 +30,7 @@ enum class Disagreement {
     UnsafeHref,         // an href not in normal form ("a//b"): it names another key in a bucket
     UnsafeMirror,       // a mirrorlist from upstream names a local path or file:// URL
     UnfetchableMirror,  // ftp:// and rsync:// mirrors are skipped (no FTP/rsync client)
+    EveryHashChecked,   // repomd.xml must match every hash a metalink gives, not the best one
     // rpmirror accepts, librepo refuses.
     UppercaseDigest,  // librepo compares digests as strings, case-sensitively
     PaddedDigest,     // whitespace around a digest: librepo compares it with the whitespace
@@ -39,6 +40,7 @@ enum class Disagreement {
     NegativeSize,    // a negative <size> is no size to rpmirror
     MirrorOrder,     // metalink mirrors: rpmirror tries the highest preference first
     CarriageReturn,  // mirrorlist CRLF: librepo keeps the '\r' in the URL
+    LongLine,        // a mirrorlist line over 4095 bytes: librepo cuts it (fgets)
 };
 
 std::string_view name(Disagreement disagreement);

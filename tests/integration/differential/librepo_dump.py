@@ -11,7 +11,8 @@ per case name:
 
   repomd:     {"parse": {"ok": bool, "error": str, "repomd": {...}},   # the parser alone
                "verify": {"ok": bool, "error": str}}                    # every record checked
-  metalink:   {"ok": bool, "error": str, "metalink": {...}, "mirrors": [...]}
+  metalink:   {"ok": bool, "error": str, "metalink": {...}, "mirrors": [...],
+               "verify": {"ok": bool, "error": str}}  # repomd.xml fetched through it, checked
   mirrorlist: {"ok": bool, "error": str, "mirrors": [...]}
 
 "parse" reads repomd.xml as a local repository with no record wanted (yumdlist = []), so only
@@ -71,14 +72,35 @@ def repomd_case(repository):
     return {"parse": parse, "verify": verify}
 
 
-def mirrors_case(kind, path):
+def list_handle(kind, path, destdir):
     handle = librepo.Handle()
     handle.repotype = librepo.YUMREPO
-    handle.destdir = path + ".librepo"
+    handle.destdir = destdir
     if kind == "metalink":
         handle.metalinkurl = "file://" + path
     else:
         handle.mirrorlisturl = "file://" + path
+    return handle
+
+
+def metalink_verify(path):
+    # repomd.xml fetched from the metalink's mirrors (the case lists its repository first, as a
+    # file:// URL) and checked against the metalink's hashes, as dnf fetches it.
+    destdir = path + ".download"
+    os.makedirs(destdir, exist_ok=True)
+    handle = list_handle("metalink", path, destdir)
+    handle.yumdlist = []
+    handle.checksum = True
+    try:
+        handle.perform(librepo.Result())
+        return {"ok": True, "error": ""}
+    except (librepo.LibrepoException, OSError) as error:
+        return {"ok": False, "error": failure(error)}
+
+
+def mirrors_case(kind, path):
+    os.makedirs(path + ".librepo", exist_ok=True)
+    handle = list_handle(kind, path, path + ".librepo")
     handle.fetchmirrors = True
     outcome = {"ok": False, "error": "", "metalink": None, "mirrors": []}
     try:
@@ -89,6 +111,8 @@ def mirrors_case(kind, path):
             outcome["metalink"] = handle.metalink
     except (librepo.LibrepoException, OSError) as error:
         outcome["error"] = failure(error)
+    if kind == "metalink":
+        outcome["verify"] = metalink_verify(path)
     return outcome
 
 
@@ -103,7 +127,6 @@ def main():
         if case["kind"] == "repomd":
             results[case["name"]] = repomd_case(case["path"])
         else:
-            os.makedirs(case["path"] + ".librepo", exist_ok=True)
             results[case["name"]] = mirrors_case(case["kind"], case["path"])
     # surrogateescape: librepo hands back bytes that are not UTF-8 as such; keep them visible.
     with open(sys.argv[2], "w", encoding="utf-8", errors="surrogateescape") as stream:
