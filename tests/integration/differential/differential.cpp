@@ -22,6 +22,8 @@ std::string_view name(Disagreement disagreement) {
             return "UnfetchableMirror";
         case Disagreement::EveryHashChecked:
             return "EveryHashChecked";
+        case Disagreement::IncompletePackage:
+            return "IncompletePackage";
         case Disagreement::UppercaseDigest:
             return "UppercaseDigest";
         case Disagreement::PaddedDigest:

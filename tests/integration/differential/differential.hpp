@@ -31,6 +31,7 @@ enum class Disagreement {
     UnsafeMirror,       // a mirrorlist from upstream names a local path or file:// URL
     UnfetchableMirror,  // ftp:// and rsync:// mirrors are skipped (no FTP/rsync client)
     EveryHashChecked,   // repomd.xml must match every hash a metalink gives, not the best one
+    IncompletePackage,  // a package without name, arch, version or location: the repository fails
     // rpmirror accepts, librepo refuses.
     UppercaseDigest,  // librepo compares digests as strings, case-sensitively
     PaddedDigest,     // whitespace around a digest: librepo compares it with the whitespace
