@@ -2,8 +2,8 @@
 // dnf downloads with) and libsolv's (libsolv-tools, what dnf resolves with), on a corpus the
 // tests write themselves. The same documents go in; the accept/refuse verdicts and the extracted
 // fields must agree, except where rpmirror deliberately differs. Each such difference is one
-// Disagreement below, listed with its reason in doc/sync.md ("Where rpmirror and librepo read
-// metadata differently"); every case says which ones it expects, so a difference that appears,
+// Disagreement below, listed with its reason in doc/sync.md ("Metadata dnf reads, and what
+// rpmirror refuses"); every case says which ones it expects, so a difference that appears,
 // or one that goes away, fails the test.
 #pragma once
 

@@ -315,7 +315,7 @@ TEST(DifferentialRepomd, MutationsOfACreaterepoRepositoryReadAsLibrepoReadsThemO
     run_corpus(repomd_mutations());
 }
 
-// The measured bug of issue: a fractional <timestamp> refused the whole repomd.xml.
+// A fractional <timestamp> used to refuse the whole repomd.xml (dnf mirrors such a repository).
 TEST(DifferentialRepomd, FractionalTimestampIsAcceptedByBothWithTheSameSeconds) {
     const std::vector<RepomdCase> cases = repomd_quirks();
     const auto fractional =

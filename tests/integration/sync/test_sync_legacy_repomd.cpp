@@ -67,7 +67,7 @@ const std::vector<std::string> kSamplePackages = {
 TEST_F(SyncLegacyRepomd, FractionalTimestampRepositoryMirrorsAndDnfReadsTheMirror) {
     const fs::path upstream = fractional_timestamp_upstream();
     NginxServer& server = serve(upstream);
-    // What the issue measured: dnf reads the upstream as it is.
+    // dnf reads the upstream as it is.
     ASSERT_EQ(repoquery(server.url("/")), kSamplePackages);
 
     const fs::path mirror = tmp_ / "mirror";
