@@ -23,11 +23,11 @@ namespace rpmirror {
 // ---------------------------------------------------------------------------------------------
 // Mirrorlist
 
-// Parses a mirrorlist: one URL a line (LF or CRLF), `#` starts a comment line, blank lines and
-// surrounding whitespace are ignored; only lines containing "://" or starting with "/" are kept
-// (anything else, e.g. a relative path or a stray word, is dropped, as libdnf does).
-// Returns the base URLs in file order, or Error{BadInput} "mirrorlist <name> lists no mirrors"
-// (subject = `name`, the URL or file it came from) iff no line was kept.
+// Parses a mirrorlist: one URL a line (LF or CRLF), `#` starts a comment line, blank lines,
+// surrounding whitespace and a leading UTF-8 byte order mark are ignored; only lines containing
+// "://" or starting with "/" are kept (anything else, e.g. a relative path or a stray word, is
+// dropped, as libdnf does). Returns the base URLs in file order, or Error{BadInput} "mirrorlist
+// <name> lists no mirrors" (subject = `name`, the URL or file it came from) iff no line was kept.
 Result<std::vector<std::string>> parse_mirrorlist(std::string_view text, std::string_view name);
 
 // ---------------------------------------------------------------------------------------------
@@ -47,7 +47,7 @@ struct MetalinkFileVersion {
 
 struct MetalinkUrl {
     std::string url;       // the repomd.xml URL as listed
-    std::string base_url;  // `url` minus the trailing "repodata/repomd.xml" (ends with '/')
+    std::string base_url;  // `url` minus a trailing "repodata/repomd.xml", else `url` itself
     std::string protocol;  // the `protocol` attribute ("https"), or the URL scheme if absent
     std::string location;  // the `location` attribute (country code), may be empty
     int preference = 0;    // the `preference` attribute (0..100), 0 if absent
@@ -67,12 +67,14 @@ struct Metalink {
 // by local name (the mm0: prefix is not checked); hash types are case-insensitive and "sha-256"
 // (Metalink 4 spelling) is accepted as "sha256".
 // Returns Error{BadInput} naming `name` (and the line where known) iff the XML is malformed or
-// truncated, the root is not <metalink>, there is no <file name="repomd.xml"> entry, that entry
-// has no hash of a known type (hashes of unknown types are ignored when a known one exists), a
-// known-type hash is not valid hex of its type's length, a size/timestamp/preference is not a
-// number, or no URL is listed whose path ends in "/repodata/repomd.xml".
-// An alternate without a hash of a known type is dropped (a size alone proves nothing). URLs
-// that do not end in "/repodata/repomd.xml" are skipped (they cannot give a base URL).
+// truncated, the root is not <metalink>, a <file> has no name, there is no
+// <file name="repomd.xml"> entry, that entry has no hash of a known type (hashes of unknown types
+// are ignored when a known one exists), a known-type hash is not valid hex of its type's length,
+// or it lists no (non-empty) <url>. Numbers are read as librepo reads them: the leading integer
+// of the text ("1641000000.5" is 1641000000), no value when there is none (or a negative size),
+// and a preference outside 0..100 is 0.
+// An alternate without a hash of a known type is dropped (a size alone proves nothing). A URL's
+// base is the URL without a trailing "repodata/repomd.xml", or the URL itself (as librepo).
 Result<Metalink> parse_metalink(std::string_view document, std::string_view name);
 
 // Checks downloaded repomd.xml bytes against a metalink.
@@ -123,14 +125,37 @@ struct Repomd {
     const RepomdRecord* find(std::string_view type) const;
 };
 
-// Parses repomd.xml. `name` (its URL or path) is used in errors.
+// Parses repomd.xml. `name` (its URL or path) is used in errors. What it accepts follows
+// librepo's parser (tests/integration/differential compares the two; doc/sync.md lists where
+// they still differ and why):
+// - numbers (<timestamp>, <size>, <open-size>, <header-size>, <database_version>) never refuse
+//   the document: the leading integer of the text is kept ("1355315696.84" is 1355315696), no
+//   digits (or a negative size) is no value;
+// - a <data> without a type is the record "unknown"; an empty <revision/> is no revision;
+// - an <open-checksum> or <header-checksum> of an unknown type or that is not a digest is
+//   dropped (the file is still verified by <checksum>);
+// - prefixed elements (<rpm:data>, <foo:checksum>) are not repomd's and are skipped with what
+//   they contain; other unknown elements are ignored.
 // Returns Error{BadInput} naming `name` and the line iff the XML is malformed or truncated, the
-// root is not <repomd>, a <data> has no type, no <checksum> or no <location href>, a checksum
-// is not valid hex of its type's length, or a number is not a number.
-// Records sharing a type are all kept (find() returns the first); unknown elements are ignored.
-// Returns Error{Unsupported} naming `name`, the line, the record and the type iff a checksum
-// type is unknown (librepo silently skips such records; rpmirror refuses to mirror unverified).
+// root is not <repomd>, a <data> has no <checksum> or no <location href>, or a <checksum> is not
+// valid hex of its type's length.
+// Records sharing a type are all kept (find() returns the first).
+// Returns Error{Unsupported} naming `name`, the line, the record and the type iff a <checksum>
+// type is unknown (librepo refuses such a record when it verifies it, too).
 Result<Repomd> parse_repomd(std::string_view document, std::string_view name);
+
+// Returns where the file of `record` is kept, relative to the repository's repodata/ directory,
+// iff rpmirror can mirror it (what a sync checks for every record it fetches). Errors:
+//   Error{Unsupported} (subject `repo_name`) iff its href is not under "repodata/": metadata is
+//     published by swapping repodata/ whole, and a file outside it could not be published with it;
+//   Error{Unsafe} (subject `repomd_url`) iff it has an xml:base that is not an http(s) URL
+//     (is_http_url: upstream metadata must not make rpmirror read local files);
+//   Error{Unsafe} (subject = the record's type) iff the rest of its href is not a safe relative
+//     path (safe_relative_path: traversal, absolute, control bytes, over the length limits).
+// Pure; thread-safe.
+Result<std::filesystem::path> record_destination(const RepomdRecord& record,
+                                                 std::string_view repo_name,
+                                                 std::string_view repomd_url);
 
 // The location hrefs of the records `repomd_xml` lists ("repodata/<sum>-primary.xml.gz", ...),
 // in key order; empty iff it does not parse. What a publication must keep while that index is

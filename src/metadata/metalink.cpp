@@ -10,7 +10,7 @@ namespace rpmirror {
 
 namespace {
 
-using metadata_detail::parse_number;
+using metadata_detail::parse_leading_integer;
 using metadata_detail::to_lower;
 using metadata_detail::trim;
 
@@ -48,6 +48,11 @@ class MetalinkHandler : public xml::SaxHandler {
             return;
         }
         if (local_name == "file" && parent == "files") {
+            // librepo refuses a metalink with a nameless <file>, whatever else it lists.
+            if (!has_attribute(attributes, "name")) {
+                parser->fail_at_line("<file> without a name attribute");
+                return;
+            }
             in_repomd_file_ = !found_repomd_file_ && attribute(attributes, "name") == "repomd.xml";
             if (in_repomd_file_) {
                 found_repomd_file_ = true;
@@ -68,15 +73,10 @@ class MetalinkHandler : public xml::SaxHandler {
             url_ = MetalinkUrl{};
             url_.protocol = std::string(attribute(attributes, "protocol"));
             url_.location = std::string(attribute(attributes, "location"));
-            const std::string_view preference = attribute(attributes, "preference");
-            if (!preference.empty()) {
-                const auto value = parse_number<int>(preference);
-                if (!value) {
-                    parser->fail_at_line("<url> preference \"" + std::string(preference) +
-                                         "\" is not a number");
-                    return;
-                }
-                url_.preference = *value;
+            // As librepo: read with strtoll; a value outside 0..100 (or no number) is ignored.
+            const auto preference = parse_leading_integer(attribute(attributes, "preference"));
+            if (preference && *preference >= 0 && *preference <= 100) {
+                url_.preference = static_cast<int>(*preference);
             }
         }
     }
@@ -118,6 +118,12 @@ class MetalinkHandler : public xml::SaxHandler {
         return {};
     }
 
+    static bool has_attribute(std::span<const xml::Attribute> attributes, std::string_view name) {
+        return std::any_of(attributes.begin(), attributes.end(), [&](const xml::Attribute& found) {
+            return found.local_name == name && found.namespace_uri.empty();
+        });
+    }
+
     MetalinkFileVersion& version() {
         return in_alternate_ ? metalink_.alternates.back() : metalink_.repomd;
     }
@@ -128,19 +134,14 @@ class MetalinkHandler : public xml::SaxHandler {
         if (local_name == "alternate") {
             in_alternate_ = false;
         } else if (local_name == "timestamp" && in_version) {
-            const auto value = parse_number<std::int64_t>(text);
-            if (!value) {
-                parser->fail_at_line("<timestamp> \"" + std::string(text) + "\" is not a number");
-                return;
-            }
-            version().timestamp = *value;
+            // Numbers as librepo reads them (parse_leading_integer): "1641000000.5" is
+            // 1641000000, and text without digits is no value rather than a refusal.
+            version().timestamp = parse_leading_integer(text);
         } else if (local_name == "size" && in_version) {
-            const auto value = parse_number<std::uint64_t>(text);
-            if (!value) {
-                parser->fail_at_line("<size> \"" + std::string(text) + "\" is not a number");
-                return;
-            }
-            version().size = *value;
+            const auto value = parse_leading_integer(text);
+            version().size = value && *value >= 0
+                                 ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(*value))
+                                 : std::nullopt;
         } else if (local_name == "hash" && parent == "verification") {
             const auto type = metalink_hash_type(hash_type_);
             if (!type) {
@@ -155,13 +156,15 @@ class MetalinkHandler : public xml::SaxHandler {
             version().hashes.push_back(MetalinkHash{*type, to_lower(text)});
         } else if (local_name == "url" && parent == "resources") {
             url_.url = std::string(text);
-            // The suffix must be whole path segments: ".../fedora)repodata/repomd.xml" would give
-            // the base ".../fedora)" and, joined again, a URL the metalink never listed.
-            if (!url_.url.ends_with(kRepomdSuffix) || url_.url.size() == kRepomdSuffix.size() ||
-                url_.url[url_.url.size() - kRepomdSuffix.size() - 1] != '/') {
-                return;  // cannot be turned into a base URL
+            if (url_.url.empty()) {
+                return;  // librepo skips an empty <url> too
             }
-            url_.base_url = url_.url.substr(0, url_.url.size() - kRepomdSuffix.size());
+            // As librepo (lr_lrmirrorlist_append_metalink): the base is the URL without a trailing
+            // "repodata/repomd.xml", or the whole URL when it has none. What is fetched from it
+            // is checked against the metalink's hashes either way.
+            url_.base_url = url_.url.ends_with(kRepomdSuffix)
+                                ? url_.url.substr(0, url_.url.size() - kRepomdSuffix.size())
+                                : url_.url;
             if (url_.protocol.empty()) {
                 url_.protocol = url_scheme(url_.url);
             }
@@ -214,9 +217,7 @@ Result<Metalink> parse_metalink(std::string_view document, std::string_view name
     std::erase_if(metalink.alternates,
                   [](const MetalinkFileVersion& version) { return version.hashes.empty(); });
     if (metalink.urls.empty()) {
-        return make_error(ErrorCode::BadInput,
-                          "metalink lists no mirrors (no <url> ending in /repodata/repomd.xml)",
-                          subject);
+        return make_error(ErrorCode::BadInput, "metalink lists no mirrors (no <url>)", subject);
     }
     std::stable_sort(metalink.urls.begin(), metalink.urls.end(),
                      [](const MetalinkUrl& left, const MetalinkUrl& right) {

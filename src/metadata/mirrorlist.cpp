@@ -1,9 +1,16 @@
+// Mirrorlists: one base URL a line (see include/rpmirror/metadata.hpp).
 #include "metadata/text.hpp"
 #include "rpmirror/metadata.hpp"
 
 namespace rpmirror {
 
 Result<std::vector<std::string>> parse_mirrorlist(std::string_view text, std::string_view name) {
+    // A UTF-8 byte order mark (a list saved by an editor) is not part of the first URL. librepo
+    // keeps it there, and that mirror then fails; rpmirror would refuse the list as naming a
+    // URL of another scheme.
+    if (text.starts_with("\xEF\xBB\xBF")) {
+        text.remove_prefix(3);
+    }
     std::vector<std::string> urls;
     while (!text.empty()) {
         const std::size_t newline = text.find('\n');

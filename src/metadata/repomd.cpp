@@ -9,14 +9,25 @@ namespace rpmirror {
 
 namespace {
 
-using metadata_detail::parse_number;
+using metadata_detail::parse_leading_integer;
 using metadata_detail::to_lower;
 using metadata_detail::trim;
+
+// What librepo makes of a <data> without a type attribute (it warns and goes on).
+constexpr std::string_view kUntypedRecord = "unknown";
+
+// Stands on the element stack for a prefixed element (<rpm:data>, <foo:checksum>): librepo's
+// parser matches unprefixed names only and skips such an element with all it contains, and so
+// does this one. (No element name is empty, so nothing can be mistaken for it.)
+constexpr std::string_view kForeignElement = "";
 
 class RepomdHandler : public xml::SaxHandler {
   public:
     void start_element(std::string_view local_name, std::string_view /*namespace_uri*/,
                        std::span<const xml::Attribute> attributes) override {
+        if (!parser->element_prefix().empty()) {
+            local_name = kForeignElement;
+        }
         stack_.emplace_back(local_name);
         // (Taken after the push: a view taken before it would dangle when the vector grows.)
         const std::string_view parent =
@@ -24,7 +35,7 @@ class RepomdHandler : public xml::SaxHandler {
         text_.clear();
         if (stack_.size() == 1) {
             if (local_name != "repomd") {
-                parser->fail_at_line("root element is <" + std::string(local_name) +
+                parser->fail_at_line("root element is <" + root_name(local_name) +
                                      ">, not <repomd>");
             }
             return;
@@ -35,8 +46,10 @@ class RepomdHandler : public xml::SaxHandler {
             record_.line = parser->line();
             record_.type = std::string(attribute(attributes, "type"));
             has_checksum_ = false;
-            if (record_.type.empty()) {
-                parser->fail_at_line("<data> without a type attribute");
+            // librepo names a record without a type "unknown" and keeps it; so does rpmirror
+            // (it is still mirrored and verified like any other record).
+            if (!has_attribute(attributes, "type")) {
+                record_.type = kUntypedRecord;
             }
         } else if (parent == "tags" && local_name == "distro") {
             distro_cpeid_ = std::string(attribute(attributes, "cpeid"));
@@ -62,11 +75,17 @@ class RepomdHandler : public xml::SaxHandler {
     }
 
     void end_element(std::string_view local_name, std::string_view /*namespace_uri*/) override {
+        if (!parser->element_prefix().empty()) {
+            local_name = kForeignElement;
+        }
         const std::string_view parent =
             stack_.size() >= 2 ? std::string_view(stack_[stack_.size() - 2]) : std::string_view();
         const std::string_view text = trim(text_);
         if (parent == "repomd" && local_name == "revision") {
-            repomd.revision = std::string(text);
+            // An empty <revision/> is no revision, as librepo has it.
+            if (!text.empty()) {
+                repomd.revision = std::string(text);
+            }
         } else if (parent == "tags") {
             if (local_name == "content") {
                 repomd.content_tags.emplace_back(text);
@@ -106,6 +125,17 @@ class RepomdHandler : public xml::SaxHandler {
         return {};
     }
 
+    static bool has_attribute(std::span<const xml::Attribute> attributes, std::string_view name) {
+        return std::any_of(attributes.begin(), attributes.end(), [&](const xml::Attribute& found) {
+            return found.local_name == name && found.namespace_uri.empty();
+        });
+    }
+
+    std::string root_name(std::string_view local_name) const {
+        return local_name.empty() ? std::string(parser->element_prefix()) + ":..."
+                                  : std::string(local_name);
+    }
+
     std::string record_name() const { return "<data type=\"" + record_.type + "\">"; }
 
     // Parses the checksum of element `element` with type attribute checksum_type_.
@@ -128,17 +158,31 @@ class RepomdHandler : public xml::SaxHandler {
         return RecordChecksum{*type, to_lower(text)};
     }
 
-    template <typename T>
-    void set_number(std::optional<T>& field, std::string_view element, std::string_view text) {
-        const auto value = parse_number<T>(text);
-        if (!value) {
-            parser->fail_at_line(record_name() + " <" + std::string(element) + "> \"" +
-                                 std::string(text) + "\" is not a number");
-            return;
+    // The optional checksums (<open-checksum>, <header-checksum>): rpmirror uses them only as
+    // extra checks (a comps file's content, a zchunk header) and librepo never checks an
+    // open-checksum at all, so one of an unknown type or that is not a digest is dropped, not a
+    // reason to refuse the repository; the file itself is still verified by <checksum>.
+    std::optional<RecordChecksum> parse_optional_checksum(std::string_view text) const {
+        const auto type = parse_checksum_type(checksum_type_);
+        if (!type || !is_valid_hex_digest(*type, text)) {
+            return std::nullopt;
         }
-        field = *value;
+        return RecordChecksum{*type, to_lower(text)};
     }
 
+    // A size: as librepo reads it (parse_leading_integer); a negative one is no size.
+    static std::optional<std::uint64_t> parse_size(std::string_view text) {
+        const auto value = parse_leading_integer(text);
+        if (!value || *value < 0) {
+            return std::nullopt;
+        }
+        return static_cast<std::uint64_t>(*value);
+    }
+
+    // Numbers never refuse a repomd.xml: librepo reads them with strtoll and stores what it
+    // read (0 for no digits at all), and dnf mirrors repositories whose <timestamp> is
+    // "1355315696.84". rpmirror keeps the whole seconds (what librepo keeps); see
+    // parse_leading_integer for the rest.
     void record_field(std::string_view element, std::string_view text) {
         if (element == "checksum") {
             if (auto checksum = parse_checksum(element, text)) {
@@ -146,19 +190,24 @@ class RepomdHandler : public xml::SaxHandler {
                 has_checksum_ = true;
             }
         } else if (element == "open-checksum") {
-            record_.open_checksum = parse_checksum(element, text);
+            record_.open_checksum = parse_optional_checksum(text);
         } else if (element == "header-checksum") {
-            record_.header_checksum = parse_checksum(element, text);
+            record_.header_checksum = parse_optional_checksum(text);
         } else if (element == "timestamp") {
-            set_number(record_.timestamp, element, text);
+            record_.timestamp = parse_leading_integer(text);
         } else if (element == "size") {
-            set_number(record_.size, element, text);
+            record_.size = parse_size(text);
         } else if (element == "open-size") {
-            set_number(record_.open_size, element, text);
+            record_.open_size = parse_size(text);
         } else if (element == "header-size") {
-            set_number(record_.header_size, element, text);
+            record_.header_size = parse_size(text);
         } else if (element == "database_version") {
-            set_number(record_.database_version, element, text);
+            // librepo casts its 64-bit value to int; so does this (modular in C++20).
+            if (const auto value = parse_leading_integer(text)) {
+                record_.database_version = static_cast<int>(*value);
+            } else {
+                record_.database_version.reset();
+            }
         }
     }
 
@@ -239,6 +288,27 @@ Result<void> verify_metadata_file(const std::filesystem::path& path, const Repom
         return tl::unexpected(*result.error);
     }
     return make_error(ErrorCode::Io, what + ": could not be verified", path.string());
+}
+
+Result<std::filesystem::path> record_destination(const RepomdRecord& record,
+                                                 std::string_view repo_name,
+                                                 std::string_view repomd_url) {
+    constexpr std::string_view kRepodataPrefix = "repodata/";
+    if (!record.location_href.starts_with(kRepodataPrefix)) {
+        return make_error(ErrorCode::Unsupported,
+                          "record '" + record.type + "' at '" + record.location_href +
+                              "' is not a file under repodata/",
+                          std::string(repo_name));
+    }
+    if (record.location_base && !is_http_url(*record.location_base)) {
+        return make_error(ErrorCode::Unsafe,
+                          "record '" + record.type + "' has xml:base '" + *record.location_base +
+                              "': only http and https URLs are accepted from upstream "
+                              "metadata; refused",
+                          std::string(repomd_url));
+    }
+    return safe_relative_path(std::string_view(record.location_href).substr(kRepodataPrefix.size()),
+                              record.type);
 }
 
 std::vector<std::string> record_hrefs(std::string_view repomd_xml) {

@@ -112,22 +112,8 @@ Result<RepoPackages> RepoSync::fetch_metadata(
     }
     std::vector<DownloadRequest> requests;
     for (const RepomdRecord* record : records) {
-        if (!record->location_href.starts_with(kRepodataPrefix)) {
-            return make_error(ErrorCode::Unsupported,
-                              "record '" + record->type + "' at '" + record->location_href +
-                                  "' is not a file under repodata/",
-                              repo_.id);
-        }
-        if (record->location_base && !is_http_url(*record->location_base)) {
-            return make_error(ErrorCode::Unsafe,
-                              "record '" + record->type + "' has xml:base '" +
-                                  *record->location_base +
-                                  "': only http and https URLs are accepted from upstream "
-                                  "metadata; refused",
-                              join_url(repomd.base_url, kRepomdHref));
-        }
         auto relative =
-            safe_relative_path(record->location_href.substr(kRepodataPrefix.size()), record->type);
+            record_destination(*record, repo_.id, join_url(repomd.base_url, kRepomdHref));
         if (!relative) {
             return tl::unexpected(std::move(relative.error()));
         }

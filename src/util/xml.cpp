@@ -50,6 +50,7 @@ struct PushParser::Impl {
     bool finished = false;
     std::vector<Attribute> attributes;        // scratch, reused per element
     std::vector<std::string> decoded_values;  // scratch for attribute values holding "&#38;"
+    std::string_view element_prefix;          // of the element being delivered
 
     long current_line() const {
         if (ctxt != nullptr && ctxt->input != nullptr) {
@@ -76,11 +77,10 @@ struct PushParser::Impl {
 
     static Impl* self(void* user_data) { return static_cast<Impl*>(user_data); }
 
-    static void on_start_element(void* user_data, const xmlChar* local_name,
-                                 const xmlChar* /*prefix*/, const xmlChar* uri,
-                                 int /*nb_namespaces*/, const xmlChar** /*namespaces*/,
-                                 int nb_attributes, int /*nb_defaulted*/,
-                                 const xmlChar** attributes) {
+    static void on_start_element(void* user_data, const xmlChar* local_name, const xmlChar* prefix,
+                                 const xmlChar* uri, int /*nb_namespaces*/,
+                                 const xmlChar** /*namespaces*/, int nb_attributes,
+                                 int /*nb_defaulted*/, const xmlChar** attributes) {
         Impl* impl = self(user_data);
         if (!impl->active()) {
             return;
@@ -115,14 +115,18 @@ struct PushParser::Impl {
             }
             impl->attributes.push_back(Attribute{view(fields[0]), value, view(fields[2])});
         }
+        impl->element_prefix = view(prefix);
         impl->handler->start_element(view(local_name), view(uri), impl->attributes);
+        impl->element_prefix = {};
     }
 
-    static void on_end_element(void* user_data, const xmlChar* local_name,
-                               const xmlChar* /*prefix*/, const xmlChar* uri) {
+    static void on_end_element(void* user_data, const xmlChar* local_name, const xmlChar* prefix,
+                               const xmlChar* uri) {
         Impl* impl = self(user_data);
         if (impl->active()) {
+            impl->element_prefix = view(prefix);
             impl->handler->end_element(view(local_name), view(uri));
+            impl->element_prefix = {};
         }
     }
 
@@ -170,6 +174,13 @@ struct PushParser::Impl {
     static void on_structured_error(void* user_data, xmlError* xml_error) {
         Impl* impl = self(user_data);
         if (xml_error == nullptr || xml_error->level < XML_ERR_ERROR || impl->error) {
+            return;
+        }
+        // A namespace error (an undeclared prefix, "xmlns:rpm" bound twice) leaves the document
+        // well-formed XML 1.0; librepo and libsolv read repository metadata without namespace
+        // processing and accept it, so it is not a reason to refuse one here either. The element
+        // then arrives with its whole qualified name ("rpm:foo") as its local name.
+        if (xml_error->domain == XML_FROM_NAMESPACE) {
             return;
         }
         std::string message = xml_error->message != nullptr ? xml_error->message : "malformed XML";
@@ -268,6 +279,10 @@ void PushParser::fail_at_line(std::string_view what) {
 
 long PushParser::line() const {
     return impl_->current_line();
+}
+
+std::string_view PushParser::element_prefix() const {
+    return impl_->element_prefix;
 }
 
 const std::string& PushParser::document_name() const {

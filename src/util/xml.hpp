@@ -77,6 +77,11 @@ class PushParser {
     // Returns the line the parser is at (1-based), for handlers' messages.
     long line() const;
 
+    // Returns the namespace prefix of the element whose start_element or end_element is being
+    // delivered ("rpm" for <rpm:entry>), "" for an unprefixed element and outside those calls.
+    // For readers that, like librepo's SAX1 parsers, take only unprefixed names as theirs.
+    std::string_view element_prefix() const;
+
     // Returns the document name given at construction.
     const std::string& document_name() const;
 

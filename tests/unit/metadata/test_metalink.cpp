@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "metadata_test_support.hpp"
 #include "rpmirror/metadata.hpp"
 #include "support/source_tree.hpp"
@@ -107,22 +109,26 @@ TEST(Metalink, ParsesRepomdEntryAlternatesHashesAndUrls) {
     EXPECT_EQ(metalink->alternates[0].hashes[0].type, ChecksumType::Sha512);
 
     // Highest preference first, ties in document order; the URL without the repomd suffix is
-    // skipped; a missing preference is 0; a missing protocol comes from the scheme.
-    ASSERT_EQ(metalink->urls.size(), 4U);
+    // a base as it is (as librepo has it); a missing preference is 0; a missing protocol comes
+    // from the scheme.
+    ASSERT_EQ(metalink->urls.size(), 5U);
     EXPECT_EQ(metalink->urls[0].url,
               "rsync://mirror-r.example/fedora/40/x86_64/os/repodata/repomd.xml");
     EXPECT_EQ(metalink->urls[0].protocol, "rsync");
     EXPECT_EQ(metalink->urls[0].location, "DE");
     EXPECT_EQ(metalink->urls[0].preference, 100);
     EXPECT_EQ(metalink->urls[1].base_url, "http://mirror-a.example/pub/fedora/");
-    EXPECT_EQ(metalink->urls[2].base_url, "https://mirror-b.example/fedora/40/x86_64/os/");
-    EXPECT_EQ(metalink->urls[2].preference, 90);
-    EXPECT_EQ(metalink->urls[3].base_url, "https://mirror-c.example/f/");
-    EXPECT_EQ(metalink->urls[3].protocol, "https");
-    EXPECT_EQ(metalink->urls[3].preference, 0);
+    EXPECT_EQ(metalink->urls[2].base_url, "https://no-suffix.example/f/");
+    EXPECT_EQ(metalink->urls[2].preference, 99);
+    EXPECT_EQ(metalink->urls[3].base_url, "https://mirror-b.example/fedora/40/x86_64/os/");
+    EXPECT_EQ(metalink->urls[3].preference, 90);
+    EXPECT_EQ(metalink->urls[4].base_url, "https://mirror-c.example/f/");
+    EXPECT_EQ(metalink->urls[4].protocol, "https");
+    EXPECT_EQ(metalink->urls[4].preference, 0);
     // base_urls() keeps only what the downloader can fetch (no rsync).
     EXPECT_EQ(metalink->base_urls(), (std::vector<std::string>{
                                          "http://mirror-a.example/pub/fedora/",
+                                         "https://no-suffix.example/f/",
                                          "https://mirror-b.example/fedora/40/x86_64/os/",
                                          "https://mirror-c.example/f/",
                                      }));
@@ -235,35 +241,32 @@ TEST(Metalink, MalformedDigestIsAnErrorWithLine) {
               "line 8: <hash type=\"sha256\"> \"abc\" is not a sha256 digest");
 }
 
-TEST(Metalink, NoUsableUrlIsAnError) {
+TEST(Metalink, NoUrlIsAnError) {
     const auto metalink = parse_metalink(
         "<metalink version=\"3.0\" xmlns=\"http://www.metalinker.org/\"><files>"
         "<file name=\"repomd.xml\"><verification><hash type=\"sha256\">" +
             kOtherSha256 +
-            "</hash></verification><resources><url protocol=\"https\">https://x.example/"
-            "</url></resources></file></files></metalink>",
+            "</hash></verification><resources><url protocol=\"https\"></url></resources>"
+            "</file></files></metalink>",
         "metalink.xml");
     ASSERT_FALSE(metalink);
-    EXPECT_EQ(metalink.error().message,
-              "metalink lists no mirrors (no <url> ending in /repodata/repomd.xml)");
+    EXPECT_EQ(metalink.error().message, "metalink lists no mirrors (no <url>)");
 }
 
-// Found by fuzz_metalink: "http://x/fedora)repodata/repomd.xml" was accepted with the base URL
-// "http://x/fedora)", from which the downloader fetched "http://x/fedora)/repodata/repomd.xml",
-// a URL the metalink never listed. The suffix must be whole path segments.
-TEST(Metalink, RepomdSuffixInsideAPathSegmentIsSkipped) {
+// As librepo (lr_lrmirrorlist_append_metalink): a trailing "repodata/repomd.xml" is cut off,
+// wherever it starts, and a URL without one is a base URL as it is. Whatever is fetched from
+// such a base is checked against the metalink's hashes like anything else. (fuzz_metalink found
+// the first case; it used to be skipped, which dnf does not do.)
+TEST(Metalink, RepomdSuffixIsCutOffAsLibrepoCutsIt) {
     const auto document = test::read_file(test::source_root() / "tests/data/fuzz/fuzz_metalink" /
                                           "repomd-suffix-inside-segment.xml");
     ASSERT_FALSE(document.empty());
     const auto metalink = parse_metalink(document, "metalink.xml");
     ASSERT_TRUE(metalink) << metalink.error().to_string();
-    ASSERT_EQ(metalink->urls.size(), 2U);
-    for (const auto& url : metalink->urls) {
-        EXPECT_TRUE(url.base_url.ends_with('/')) << url.base_url;
-        EXPECT_EQ(join_url(url.base_url, "repodata/repomd.xml"), url.url);
-    }
+    ASSERT_EQ(metalink->urls.size(), 4U);
     EXPECT_EQ(metalink->base_urls(), (std::vector<std::string>{
                                          "https://mirror-b.example/fedora/40/x86_64/os/",
+                                         "http://mirror-a.example/pub/fedora)",
                                          "https://mirror-c.example/f/",
                                      }));
 
@@ -271,19 +274,55 @@ TEST(Metalink, RepomdSuffixInsideAPathSegmentIsSkipped) {
         "<metalink version=\"3.0\" xmlns=\"http://www.metalinker.org/\"><files>"
         "<file name=\"repomd.xml\"><verification><hash type=\"sha256\">" +
             kOtherSha256 +
-            "</hash></verification><resources><url>repodata/repomd.xml</url>"
-            "<url>https://x.example/arepodata/repomd.xml</url></resources></file></files>"
-            "</metalink>",
+            "</hash></verification><resources><url>https://x.example/arepodata/repomd.xml</url>"
+            "<url>https://y.example/pub/</url></resources></file></files></metalink>",
         "metalink.xml");
-    ASSERT_FALSE(bare);
-    EXPECT_EQ(bare.error().message,
-              "metalink lists no mirrors (no <url> ending in /repodata/repomd.xml)");
+    ASSERT_TRUE(bare) << bare.error().to_string();
+    EXPECT_EQ(bare->base_urls(),
+              (std::vector<std::string>{"https://x.example/a", "https://y.example/pub/"}));
+}
+
+TEST(Metalink, NamelessFileIsAnErrorAsInLibrepo) {
+    const auto metalink = parse_metalink(
+        "<metalink version=\"3.0\" xmlns=\"http://www.metalinker.org/\"><files>\n"
+        "<file><size>1</size></file>\n"
+        "<file name=\"repomd.xml\"><verification><hash type=\"sha256\">" +
+            kOtherSha256 +
+            "</hash></verification><resources><url>https://x.example/repodata/repomd.xml</url>"
+            "</resources></file></files></metalink>",
+        "metalink.xml");
+    ASSERT_FALSE(metalink);
+    EXPECT_EQ(metalink.error().message, "line 2: <file> without a name attribute");
 }
 
 TEST(Metalink, WrongRootElementIsAnError) {
     const auto metalink = parse_metalink("<repomd/>", "metalink.xml");
     ASSERT_FALSE(metalink);
     EXPECT_EQ(metalink.error().message, "line 1: root element is <repomd>, not <metalink>");
+}
+
+TEST(Metalink, NumbersAreReadAsLibrepoReadsThem) {
+    std::string document = metalink_document(hash_line("sha256", std::string(64, 'c')), 4096,
+                                             hash_line("sha256", std::string(64, 'd')), 4000);
+    const auto replace = [&document](std::string_view from, std::string_view to) {
+        const std::size_t at = document.find(from);
+        ASSERT_NE(at, std::string::npos) << from;
+        document.replace(at, from.size(), to);
+    };
+    replace("<mm0:timestamp>1704067200<", "<mm0:timestamp>1704067200.75<");
+    replace("<size>4000<", "<size>n/a<");
+    replace("preference=\"90\"", "preference=\"150\"");
+    const auto metalink = parse_metalink(document, "metalink.xml");
+    ASSERT_TRUE(metalink) << metalink.error().to_string();
+    EXPECT_EQ(metalink->repomd.timestamp, 1704067200);  // the whole seconds
+    ASSERT_EQ(metalink->alternates.size(), 1U);
+    EXPECT_FALSE(metalink->alternates[0].size);  // no digits: no size
+    // A preference outside 0..100 is ignored, as librepo ignores it (with a warning).
+    const auto mirror_b = std::find_if(
+        metalink->urls.begin(), metalink->urls.end(),
+        [](const MetalinkUrl& url) { return url.url.find("mirror-b") != std::string::npos; });
+    ASSERT_NE(mirror_b, metalink->urls.end());
+    EXPECT_EQ(mirror_b->preference, 0);
 }
 
 }  // namespace

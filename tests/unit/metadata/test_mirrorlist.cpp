@@ -32,6 +32,13 @@ TEST(Mirrorlist, CrlfLineEndingsAreStripped) {
               (std::vector<std::string>{"https://a.example/repo/", "https://b.example/repo/"}));
 }
 
+TEST(Mirrorlist, LeadingByteOrderMarkIsNotPartOfTheFirstUrl) {
+    const auto urls =
+        parse_mirrorlist("\xEF\xBB\xBFhttps://a.example/r/\nhttps://b.example/r/\n", "list");
+    ASSERT_TRUE(urls) << urls.error().to_string();
+    EXPECT_EQ(*urls, (std::vector<std::string>{"https://a.example/r/", "https://b.example/r/"}));
+}
+
 TEST(Mirrorlist, RelativeLinesAndStrayWordsAreDropped) {
     const auto mirrors = parse_mirrorlist(
         "relative/path/\nmirror.example/no-scheme\nhttps://kept.example/\n../up\n", "mixed.list");

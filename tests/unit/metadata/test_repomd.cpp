@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <set>
 
 #include "metadata_test_support.hpp"
@@ -162,15 +163,132 @@ TEST(Repomd, DigestOfWrongLengthIsAnError) {
               "line 5: <data type=\"primary\"> <checksum> \"abc\" is not a sha256 digest");
 }
 
-TEST(Repomd, NonNumericSizeIsAnError) {
+// The yum-era Python createrepo wrote fractional timestamps; librepo reads them with strtoll and
+// keeps the whole seconds, and dnf mirrors such a repository.
+TEST(Repomd, FractionalTimestampKeepsTheWholeSeconds) {
     const auto repomd = parse_repomd(repomd_with("    <checksum type=\"sha256\">" + kSha256 +
                                                  "</checksum>\n"
                                                  "    <location href=\"repodata/p.xml.gz\"/>\n"
-                                                 "    <size>12kB</size>\n"),
+                                                 "    <timestamp>1355315696.84</timestamp>\n"),
                                      "repomd.xml");
+    ASSERT_TRUE(repomd) << repomd.error().to_string();
+    EXPECT_EQ(repomd->records[0].timestamp, 1355315696);
+}
+
+TEST(Repomd, NumbersAreReadAsLibrepoReadsThemAndNeverRefuseTheDocument) {
+    const auto repomd = parse_repomd(repomd_with("    <checksum type=\"sha256\">" + kSha256 +
+                                                 "</checksum>\n"
+                                                 "    <location href=\"repodata/p.xml.gz\"/>\n"
+                                                 "    <size>12kB</size>\n"
+                                                 "    <open-size>not known</open-size>\n"
+                                                 "    <header-size>-5</header-size>\n"
+                                                 "    <timestamp>  -7 </timestamp>\n"
+                                                 "    <database_version>010</database_version>\n"),
+                                     "repomd.xml");
+    ASSERT_TRUE(repomd) << repomd.error().to_string();
+    const RepomdRecord& record = repomd->records[0];
+    EXPECT_EQ(record.size, 12U);             // the leading integer, as strtoll reads it
+    EXPECT_FALSE(record.open_size);          // no digits: no value (librepo stores 0 and warns)
+    EXPECT_FALSE(record.header_size);        // a negative size is no size
+    EXPECT_EQ(record.timestamp, -7);         // timestamps are signed, as librepo's gint64
+    EXPECT_EQ(record.database_version, 10);  // decimal (librepo's base 0 reads octal 8)
+}
+
+TEST(Repomd, NumberBeyondInt64IsClampedAsStrtollClampsIt) {
+    const auto repomd = parse_repomd(repomd_with("    <checksum type=\"sha256\">" + kSha256 +
+                                                 "</checksum>\n"
+                                                 "    <location href=\"repodata/p.xml.gz\"/>\n"
+                                                 "    <timestamp>99999999999999999999</timestamp>\n"
+                                                 "    <size>-99999999999999999999</size>\n"),
+                                     "repomd.xml");
+    ASSERT_TRUE(repomd) << repomd.error().to_string();
+    EXPECT_EQ(repomd->records[0].timestamp, std::numeric_limits<std::int64_t>::max());
+    EXPECT_FALSE(repomd->records[0].size);
+}
+
+TEST(Repomd, DataWithoutTypeIsTheRecordUnknownAsInLibrepo) {
+    const auto repomd = parse_repomd(
+        "<repomd xmlns=\"http://linux.duke.edu/metadata/repo\">\n"
+        "  <data>\n"
+        "    <checksum type=\"sha256\">" +
+            kSha256 +
+            "</checksum>\n"
+            "    <location href=\"repodata/x.xml.gz\"/>\n"
+            "  </data>\n"
+            "</repomd>\n",
+        "repomd.xml");
+    ASSERT_TRUE(repomd) << repomd.error().to_string();
+    ASSERT_EQ(repomd->records.size(), 1U);
+    EXPECT_EQ(repomd->records[0].type, "unknown");
+}
+
+TEST(Repomd, EmptyRevisionIsNoRevision) {
+    for (const std::string revision : {"<revision/>", "<revision></revision>", ""}) {
+        const auto repomd = parse_repomd(
+            "<repomd xmlns=\"http://linux.duke.edu/metadata/repo\">" + revision + "</repomd>",
+            "repomd.xml");
+        ASSERT_TRUE(repomd) << repomd.error().to_string();
+        EXPECT_FALSE(repomd->revision) << revision;
+    }
+}
+
+TEST(Repomd, UnusableOpenAndHeaderChecksumsAreDroppedNotRefused) {
+    const auto repomd =
+        parse_repomd(repomd_with("    <checksum type=\"sha256\">" + kSha256 +
+                                 "</checksum>\n"
+                                 "    <open-checksum type=\"blake2b\">" +
+                                 kSha256 +
+                                 "</open-checksum>\n"
+                                 "    <header-checksum type=\"sha256\">zz</header-checksum>\n"
+                                 "    <location href=\"repodata/p.xml.gz\"/>\n"),
+                     "repomd.xml");
+    ASSERT_TRUE(repomd) << repomd.error().to_string();
+    EXPECT_EQ(repomd->records[0].checksum.hex, kSha256);
+    EXPECT_FALSE(repomd->records[0].open_checksum);
+    EXPECT_FALSE(repomd->records[0].header_checksum);
+}
+
+// librepo's parser matches unprefixed names only: <rpm:data> is an unknown element to it, and
+// what it contains is skipped.
+TEST(Repomd, PrefixedElementsAreSkippedWithWhatTheyContain) {
+    const auto repomd = parse_repomd(
+        "<repomd xmlns=\"http://linux.duke.edu/metadata/repo\" "
+        "xmlns:rpm=\"http://linux.duke.edu/metadata/rpm\">\n"
+        "  <rpm:revision>9</rpm:revision>\n"
+        "  <rpm:data type=\"extension\"><location href=\"repodata/e.xml\"/></rpm:data>\n"
+        "  <data type=\"primary\">\n"
+        "    <checksum type=\"sha256\">" +
+            kSha256 +
+            "</checksum>\n"
+            "    <rpm:checksum type=\"md5\">00</rpm:checksum>\n"
+            "    <rpm:size>77</rpm:size>\n"
+            "    <location href=\"repodata/p.xml.gz\"/>\n"
+            "  </data>\n"
+            "</repomd>\n",
+        "repomd.xml");
+    ASSERT_TRUE(repomd) << repomd.error().to_string();
+    ASSERT_EQ(repomd->records.size(), 1U);
+    EXPECT_EQ(repomd->records[0].type, "primary");
+    EXPECT_EQ(repomd->records[0].checksum.hex, kSha256);
+    EXPECT_FALSE(repomd->records[0].size);
+    EXPECT_FALSE(repomd->revision);
+}
+
+TEST(Repomd, UndeclaredPrefixIsNotAnError) {
+    const auto repomd = parse_repomd(repomd_with("    <checksum type=\"sha256\">" + kSha256 +
+                                                 "</checksum>\n"
+                                                 "    <location href=\"repodata/p.xml.gz\"/>\n"
+                                                 "    <suse:extra>1</suse:extra>\n"),
+                                     "repomd.xml");
+    ASSERT_TRUE(repomd) << repomd.error().to_string();
+    EXPECT_EQ(repomd->records.size(), 1U);
+}
+
+TEST(Repomd, PrefixedRootIsNotRepomd) {
+    const auto repomd =
+        parse_repomd("<r:repomd xmlns:r=\"http://linux.duke.edu/metadata/repo\"/>", "repomd.xml");
     ASSERT_FALSE(repomd);
-    EXPECT_EQ(repomd.error().message,
-              "line 7: <data type=\"primary\"> <size> \"12kB\" is not a number");
+    EXPECT_EQ(repomd.error().message, "line 1: root element is <r:...>, not <repomd>");
 }
 
 TEST(Repomd, MalformedXmlIsAnErrorWithLine) {

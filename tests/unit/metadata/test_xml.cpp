@@ -328,5 +328,40 @@ TEST(Xml, MovedParserKeepsParsing) {
     EXPECT_EQ(second.document_name(), "moved.xml");
 }
 
+// The prefix of each element, as the readers that follow librepo (unprefixed names only) see it.
+TEST(Xml, ElementPrefixIsKnownDuringItsStartAndEndEvents) {
+    class PrefixHandler : public SaxHandler {
+      public:
+        void start_element(std::string_view local_name, std::string_view,
+                           std::span<const Attribute>) override {
+            seen += "<" + std::string(parser->element_prefix()) + "|" + std::string(local_name);
+        }
+        void end_element(std::string_view local_name, std::string_view) override {
+            seen += ">" + std::string(parser->element_prefix()) + "|" + std::string(local_name);
+        }
+        void characters(std::string_view) override { seen += parser->element_prefix(); }
+        PushParser* parser = nullptr;
+        std::string seen;
+    };
+    PrefixHandler handler;
+    PushParser parser(handler, "prefix.xml");
+    handler.parser = &parser;
+    ASSERT_TRUE(parser.feed(
+        std::string_view("<a xmlns=\"urn:a\" xmlns:rpm=\"urn:rpm\"><rpm:b>text</rpm:b><c/></a>")));
+    ASSERT_TRUE(parser.finish());
+    EXPECT_EQ(handler.seen, "<|a<rpm|b>rpm|b<|c>|c>|a");
+}
+
+// librepo and libsolv parse without namespace processing: an undeclared prefix is well-formed
+// XML to them, and to this parser too. The element keeps its qualified name.
+TEST(Xml, UndeclaredPrefixIsNotAnError) {
+    RecordingHandler handler;
+    const auto result = parse_all(handler, "<a><suse:b>x</suse:b></a>");
+    ASSERT_TRUE(result) << result.error().to_string();
+    EXPECT_NE(handler.events.find("start "), std::string::npos);
+    EXPECT_NE(handler.events.find("b {}"), std::string::npos) << handler.events;
+    EXPECT_NE(handler.events.find("text [x]"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace rpmirror::xml

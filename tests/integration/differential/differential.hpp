@@ -1,0 +1,66 @@
+// The differential tests: rpmirror's metadata parsers against librepo's (python3-librepo, what
+// dnf downloads with) and libsolv's (libsolv-tools, what dnf resolves with), on a corpus the
+// tests write themselves. The same documents go in; the accept/refuse verdicts and the extracted
+// fields must agree, except where rpmirror deliberately differs. Each such difference is one
+// Disagreement below, listed with its reason in doc/sync.md ("Metadata dnf reads, and what
+// rpmirror refuses"); every case says which ones it expects, so a difference that appears,
+// or one that goes away, fails the test.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support/child_process.hpp"
+#include "support/source_tree.hpp"
+
+namespace rpmirror::test::differential {
+
+enum class Disagreement {
+    // rpmirror refuses, librepo accepts: each protects the mirror.
+    Unverifiable,       // a record without <checksum>: librepo takes the file unchecked
+    SizeMismatch,       // <size> is not the file's size: librepo never checks sizes
+    OutsideRepodata,    // a record outside repodata/: the publish swaps repodata/ whole
+    UnsafeXmlBase,      // xml:base is not http(s) (file://): upstream must not name local files
+    UnsafeHref,         // an href not in normal form ("a//b"): it names another key in a bucket
+    UnsafeMirror,       // a mirrorlist from upstream names a local path or file:// URL
+    UnfetchableMirror,  // ftp:// and rsync:// mirrors are skipped (no FTP/rsync client)
+    EveryHashChecked,   // repomd.xml must match every hash a metalink gives, not the best one
+    IncompletePackage,  // a package without name, arch, version or location: the repository fails
+    // rpmirror accepts, librepo refuses.
+    UppercaseDigest,  // librepo compares digests as strings, case-sensitively
+    PaddedDigest,     // whitespace around a digest: librepo compares it with the whitespace
+    // Both accept; a field differs.
+    TrimmedText,     // rpmirror trims the text of <revision>, tags, URLs
+    NumberBase,      // "0x10", "010": librepo's strtoll base 0 reads hex and octal
+    NegativeSize,    // a negative <size> is no size to rpmirror
+    MirrorOrder,     // metalink mirrors: rpmirror tries the highest preference first
+    CarriageReturn,  // mirrorlist CRLF: librepo keeps the '\r' in the URL
+    LongLine,        // a mirrorlist line over 4095 bytes: librepo cuts it (fgets)
+};
+
+std::string_view name(Disagreement disagreement);
+
+// One observed difference between the two readers of one case.
+struct Difference {
+    std::optional<Disagreement> kind;  // nullopt: not a known disagreement (a bug)
+    std::string detail;
+};
+
+// Returns the categories of `differences` ("Unclassified" stands for nullopt), for messages.
+std::set<std::string> kinds_of(const std::vector<Difference>& differences);
+std::set<std::string> names_of(const std::set<Disagreement>& expected);
+std::string describe(const std::vector<Difference>& differences);
+
+// Runs tests/integration/differential/librepo_dump.py over `manifest` (a JSON list of cases)
+// with Debian's python3 (python3-librepo installs into it, whatever python3 comes first in
+// PATH) and returns its output. On failure (the dumper missing, librepo not importable) the
+// returned object holds "error" with the dumper's log, and the caller fails the test.
+nlohmann::json run_librepo(const nlohmann::json& manifest, const std::filesystem::path& scratch);
+
+}  // namespace rpmirror::test::differential
