@@ -461,11 +461,10 @@ Result<void> S3Destination::publish(std::span<const S3Package> packages,
         std::set<std::string> records;
         for (const RepomdRecord& record : parsed->records) {
             const std::string& key = record.location_href;
-            if (!key.starts_with(kRepodata)) {
-                return make_error(
-                    ErrorCode::Unsupported,
-                    "record '" + record.type + "' at '" + key + "' is not a file under repodata/",
-                    location_.to_string());
+            // The checks of a fetched record (metadata.hpp), for what is published as well.
+            auto staged = record_destination(record, location_.to_string(), "repomd.xml");
+            if (!staged) {
+                return tl::unexpected(std::move(staged.error()));
             }
             records.insert(key);
             const auto stored = state_.objects.find(key);
@@ -480,9 +479,8 @@ Result<void> S3Destination::publish(std::span<const S3Package> packages,
             spec.digest = record.checksum.hex;
             spec.part_size = options_.s3_part_size;
             spec.acl = options_.s3_acl;
-            auto uploaded =
-                s3::upload_file(client_, location_.bucket, location_.key(key),
-                                metadata->stage_dir / key.substr(kRepodata.size()), spec);
+            auto uploaded = s3::upload_file(client_, location_.bucket, location_.key(key),
+                                            metadata->stage_dir / *staged, spec);
             if (!uploaded) {
                 return tl::unexpected(std::move(uploaded.error()));
             }
