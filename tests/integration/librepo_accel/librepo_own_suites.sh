@@ -16,10 +16,11 @@
 #
 # usage: librepo_own_suites.sh ACCEL_LIBRARY WORK_DIR
 set -euo pipefail
+trap 'echo "FAIL: $0: line $LINENO: $BASH_COMMAND exited $?" >&2' ERR
 
 [[ -f $1 ]] || { echo "FAIL: no accelerator library at $1" >&2; exit 1; }
 accel=$(realpath "$1")  # the suites run in other directories
-work=$2
+work=$(realpath -m "$2")
 python=/usr/bin/python3  # Debian's, which has python3-librepo (not a pyenv shim)
 for tool in apt-get dpkg-source dpkg-query gcc pkg-config "$python"; do
   command -v "$tool" >/dev/null || { echo "FAIL: $tool is missing (scripts/deps)" >&2; exit 1; }
@@ -102,7 +103,9 @@ int main(int argc, char **argv) {
     return failed == 0 ? 0 : 1;
 }
 EOF
-librepo_so=$(/sbin/ldconfig -p | awk '/librepo\.so\.0 /{print $NF; exit}')
+# awk reads to the end: an early exit would kill ldconfig with SIGPIPE, and pipefail would end
+# this script without a word (it did, now and then).
+librepo_so=$(/sbin/ldconfig -p | awk '/librepo\.so\.0 / && !found {print $NF; found = 1}')
 [[ -n $librepo_so ]] || { echo "FAIL: librepo.so.0 not found by ldconfig" >&2; exit 1; }
 # shellcheck disable=SC2046
 gcc -std=gnu11 -w -o "$build/checksum_suite" -I"$build" -I"$source_dir" -I"$source_dir/tests" \
@@ -136,14 +139,14 @@ ran_tests() { grep -Eo '^Ran [0-9]+ tests' "$1" | grep -Eo '[0-9]+'; }
 
 run_c "" || { cat "$build/c-librepo.out" >&2; fail "librepo's C checksum suite fails without the accelerator"; }
 run_python "" || { tail -30 "$build/python-librepo.out" >&2; fail "librepo's Python suite fails without the accelerator"; }
-python_total=$(ran_tests "$build/python-librepo.out")
+python_total=$(ran_tests "$build/python-librepo.out" || echo 0)
 echo "librepo alone: C checksum suite $(tail -1 "$build/c-librepo.out"); Python suite: $python_total tests"
 
 for mode in plain buffer mmap nofsync full; do
   run_c "$mode" || { cat "$build/c-$mode.out" >&2; fail "mode $mode: librepo's C checksum suite fails"; }
   run_python "$mode" || { tail -30 "$build/python-$mode.out" >&2; fail "mode $mode: librepo's Python suite fails"; }
-  [[ $(ran_tests "$build/python-$mode.out") == "$python_total" ]] ||
-    fail "mode $mode: the Python suite ran $(ran_tests "$build/python-$mode.out") tests, not $python_total"
+  ran=$(ran_tests "$build/python-$mode.out" || echo 0)
+  [[ $ran == "$python_total" ]] || fail "mode $mode: the Python suite ran $ran tests, not $python_total"
   c_served=$(grep -c '^served ' "$build/c-$mode.log" 2>/dev/null || true)
   python_served=$(grep -c '^served ' "$build/python-$mode.log" 2>/dev/null || true)
   ((c_served > 0)) || fail "mode $mode: no call of the C suite was served by the accelerator"
