@@ -5,6 +5,8 @@
 // Also the state file that lets a sync with nothing to do finish without parsing primary.xml.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -114,6 +116,9 @@ Result<void> write_sync_state(const std::filesystem::path& path, const SyncState
 // size, mtime, inode and ctime (lstat only; a symlink never matches): store::files_unchanged
 // over the mirror's LocalStore.
 bool state_files_unchanged(const std::filesystem::path& repo_dir, const SyncState& state);
+
+// The record of a file whose lstat (or fstat) is `st`: size, mtime, inode and ctime.
+SyncStateFile state_file_of(std::filesystem::path relative_path, const struct ::stat& st);
 
 // Returns the size and mtime of the regular file at `path`, or nullopt iff it is not one.
 std::optional<SyncStateFile> stat_for_state(const std::filesystem::path& repo_dir,

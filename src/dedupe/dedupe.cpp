@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -119,19 +120,12 @@ class Deduper {
         return hash;
     }
 
-    // A file as a sync state records it: what rpmirror itself wrote and verified.
-    struct Recorded {
-        std::uint64_t inode = 0;
-        std::uint64_t size = 0;
-        std::int64_t mtime_ns = 0;
-        std::int64_t ctime_ns = 0;
-        auto operator<=>(const Recorded&) const = default;
-    };
+    // What identifies a file's content as a sync state records it (SyncStateFile): inode, size,
+    // mtime and ctime.
+    using Recorded = std::tuple<std::uint64_t, std::uint64_t, std::int64_t, std::int64_t>;
 
-    static Recorded recorded_of(const struct stat& st) {
-        return {static_cast<std::uint64_t>(st.st_ino), static_cast<std::uint64_t>(st.st_size),
-                static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec,
-                static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec};
+    static Recorded recorded_of(const SyncStateFile& file) {
+        return {file.inode, file.size, file.mtime_ns, file.ctime_ns};
     }
 
     // Every package file the sync states in options_.state_dir record (inode, size, mtime,
@@ -151,7 +145,7 @@ class Deduper {
             if (const std::optional<SyncState> state = read_sync_state(entry->path())) {
                 for (const SyncStateFile& file : state->files) {
                     if (file.ctime_ns != 0) {
-                        written_.insert({file.inode, file.size, file.mtime_ns, file.ctime_ns});
+                        written_.insert(recorded_of(file));
                     }
                 }
             }
@@ -258,8 +252,9 @@ class Deduper {
         }
         // Its cache entry is believed only iff rpmirror wrote the file (a sync state records
         // it as it is now); any other candidate is hashed.
-        FileHasher& hasher =
-            ours && written_.contains(recorded_of(before)) ? hasher_ : untrusted_hasher_;
+        FileHasher& hasher = ours && written_.contains(recorded_of(state_file_of({}, before)))
+                                 ? hasher_
+                                 : untrusted_hasher_;
         for (const ChecksumType type : types) {
             auto digest = hasher.hash_fd(fd.get(), type, shown.string());
             if (!digest) {

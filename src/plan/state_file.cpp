@@ -173,7 +173,11 @@ std::optional<SyncStateFile> stat_for_state(const std::filesystem::path& repo_di
     if (::lstat((repo_dir / relative_path).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
         return std::nullopt;
     }
-    return SyncStateFile{relative_path, static_cast<std::uint64_t>(st.st_size),
+    return state_file_of(relative_path, st);
+}
+
+SyncStateFile state_file_of(std::filesystem::path relative_path, const struct ::stat& st) {
+    return SyncStateFile{std::move(relative_path), static_cast<std::uint64_t>(st.st_size),
                          nanoseconds(st.st_mtim), static_cast<std::uint64_t>(st.st_ino),
                          nanoseconds(st.st_ctim)};
 }

@@ -19,14 +19,9 @@ namespace rpmirror::store {
 
 namespace {
 
-std::int64_t nanoseconds(const timespec& time) {
-    return static_cast<std::int64_t>(time.tv_sec) * 1'000'000'000 + time.tv_nsec;
-}
-
 StoredFile stored_file(const struct stat& st) {
-    return {static_cast<std::uint64_t>(st.st_size),
-            LocalStore::version_of(nanoseconds(st.st_mtim), static_cast<std::uint64_t>(st.st_ino),
-                                   nanoseconds(st.st_ctim))};
+    const SyncStateFile file = state_file_of({}, st);
+    return {file.size, LocalStore::version_of(file.mtime_ns, file.inode, file.ctime_ns)};
 }
 
 class HeldRunLock final : public StoreLock {
@@ -66,6 +61,25 @@ CheckedFile finding_for(const fs::Entry& entry, const std::filesystem::path& roo
     }
     return checked;
 }
+
+// The mirror's root, opened to look files up beneath it (fs::lookup_beneath), and what `key`
+// is there: Missing iff the root itself is missing, Error iff it cannot be opened.
+struct OpenRoot {
+    explicit OpenRoot(const std::filesystem::path& root)
+        : fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)),
+          open_errno(fd ? 0 : errno) {}
+
+    fs::Entry lookup(std::string_view key) const {
+        if (fd) {
+            return fs::lookup_beneath(fd.get(), std::filesystem::path(key));
+        }
+        return {
+            open_errno == ENOENT ? fs::EntryKind::Missing : fs::EntryKind::Error, {}, open_errno};
+    }
+
+    UniqueFd fd;
+    int open_errno;
+};
 
 }  // namespace
 
@@ -157,11 +171,7 @@ Result<std::vector<std::string>> LocalStore::remove_beneath(std::span<const std:
 }
 
 Result<std::string> LocalStore::read(std::string_view key) {
-    UniqueFd root(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    const fs::Entry entry =
-        root
-            ? fs::lookup_beneath(root.get(), std::filesystem::path(key))
-            : fs::Entry{errno == ENOENT ? fs::EntryKind::Missing : fs::EntryKind::Error, {}, errno};
+    const fs::Entry entry = OpenRoot(root_).lookup(key);
     if (entry.kind == fs::EntryKind::Missing) {
         return make_error(ErrorCode::NotFound, "no such file", describe(key));
     }
@@ -186,17 +196,12 @@ Result<bool> LocalStore::holds_below(std::string_view key) {
 std::vector<CheckedFile> LocalStore::check_files(std::span<const ExpectedFile> files,
                                                  const CheckOptions& options) {
     std::vector<CheckedFile> checked(files.size());
-    UniqueFd root(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    const int root_errno = root ? 0 : errno;
+    const OpenRoot root(root_);
     std::vector<VerifyRequest> requests;
     std::vector<std::size_t> requested;
     for (std::size_t index = 0; index < files.size(); ++index) {
         const ExpectedFile& file = files[index];
-        const fs::Entry entry =
-            root ? fs::lookup_beneath(root.get(), std::filesystem::path(file.key))
-                 : fs::Entry{root_errno == ENOENT ? fs::EntryKind::Missing : fs::EntryKind::Error,
-                             {},
-                             root_errno};
+        const fs::Entry entry = root.lookup(file.key);
         if (entry.kind != fs::EntryKind::Regular) {
             checked[index] = finding_for(entry, root_);
             continue;
