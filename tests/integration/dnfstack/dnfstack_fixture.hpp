@@ -5,6 +5,10 @@
 // the same .repo files, against the same fixture repositories (scripts/make-dnf-ci-repos, built
 // once per ctest run by fixture.dnf_ci_repos), and asserts what the scenario asserts.
 //
+// The fixture repositories are the project's own: tests/data/dnf-ci/repos.txt describes the
+// packages (names, epochs, versions, releases, arches), dependencies, groups and module streams of
+// the upstream repositories the scenarios use, and scripts/dnf-ci-sources writes specs from it.
+//
 // Differences from upstream, all forced by this machine, none by rpmirror:
 //  - createrepo_c here writes gzip, not zstd: "primary.xml.zst" reads "primary.xml.gz", and a
 //    comps record is stored twice (comps.xml and comps.xml.gz);
@@ -46,7 +50,8 @@ inline std::string reposync_name(const ::testing::TestParamInfo<Reposync>& info)
     return info.param == Reposync::Dnf ? "dnf" : "rpmirror";
 }
 
-// The fixture repositories: OUTDIR of scripts/make-dnf-ci-repos (repos/<name>/, gpgkeys/). The
+// The fixture repositories: OUTDIR of scripts/make-dnf-ci-repos (repos/<name>/, sources/<name>/,
+// gpgkeys/). The
 // ctest fixture's copy when there is one, else one built on first use for this process.
 inline std::filesystem::path dnf_ci_fixtures() {
     if (auto prebuilt = prebuilt_test_repo("dnf-ci/repos/simple-base")) {
@@ -176,6 +181,11 @@ class DnfStackScenario : public SyncFixture, public ::testing::WithParamInterfac
     // The fixture repository `name` (read-only).
     std::filesystem::path fixture_repo(const std::string& name) const {
         return fixtures_ / "repos" / name;
+    }
+
+    // The sources (spec files, comps.xml, modules.yaml) fixture repository `name` was built from.
+    std::filesystem::path fixture_sources(const std::string& name) const {
+        return fixtures_ / "sources" / name;
     }
 
     // `I copy repository "name" for modification`: a copy under the test's directory.

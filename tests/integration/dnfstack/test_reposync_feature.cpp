@@ -20,8 +20,7 @@ class DnfStackReposync : public DnfStackScenario {
 
     // The comps file the fixture was built with (upstream compares with comps.xml.zst, unpacked).
     fs::path fixture_comps() const {
-        return source_root() / "tests" / "data" / "dnf-ci" / "dnf-ci-thirdparty-updates" /
-               "comps.xml";
+        return fixture_sources("dnf-ci-thirdparty-updates") / "comps.xml";
     }
 
     // `dnf group list` over a repository "testrepo" at `baseurl` (the first repository dropped)
