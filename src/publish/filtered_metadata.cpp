@@ -450,7 +450,9 @@ std::optional<MetadataFilter::Kind> rewritten_kind(std::string_view type) {
     if (type == "primary") {
         return MetadataFilter::Kind::Primary;
     }
-    if (type == "filelists") {
+    // createrepo_c >= 1.0's --filelists-ext: filelists with a digest per file, its packages
+    // identified by pkgid the same way.
+    if (type == "filelists" || type == "filelists-ext") {
         return MetadataFilter::Kind::Filelists;
     }
     if (type == "other") {
