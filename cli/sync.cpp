@@ -180,6 +180,11 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
     if (!args.safe_write_path.empty()) {
         options.safe_write_path = std::filesystem::absolute(args.safe_write_path);
     }
+    options.upstream_layout = args.upstream_layout;
+    options.mirror_url = args.mirror_url;
+    if (auto layout = check_upstream_layout(options); !layout) {
+        return tl::unexpected(std::move(layout.error()));
+    }
     options.dedupe = *parse_dedupe_mode(args.dedupe);  // CLI::IsMember checked it
     for (const std::string& directory : args.dedupe_dirs) {
         options.dedupe_dirs.push_back(std::filesystem::absolute(directory));
@@ -398,6 +403,12 @@ Command add_sync_command(CLI::App& parent) {
                   "also write the comps file, uncompressed, as comps.xml beside repodata/");
     app->add_option("--safe-write-path", args->safe_write_path,
                     "directory packages may be written to outside the repository directory");
+    app->add_flag("--upstream-layout", args->upstream_layout,
+                  "keep upstream's paths under <path>/<repoid>/, packages beside the repository "
+                  "included (Amazon Linux's shared blobstore)");
+    app->add_option("--mirror-url", args->mirror_url,
+                    "with --upstream-layout: the URL clients reach <path>/<repoid>/ at; the "
+                    "repository's mirrorlist is rewritten in the mirror to name it");
     app->add_option("--dedupe", args->dedupe,
                     "packages other repositories of the download path (and --dedupe-dir) "
                     "already hold: hardlink (default), reflink or off (download them)")

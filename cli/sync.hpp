@@ -55,6 +55,8 @@ struct SyncArgs {
     bool remote_time = false;
     bool download_comps = false;
     std::string safe_write_path;
+    bool upstream_layout = false;  // --upstream-layout
+    std::string mirror_url;        // --mirror-url
     std::string dedupe = "hardlink";
     std::vector<std::string> dedupe_dirs;
     bool urls = false;

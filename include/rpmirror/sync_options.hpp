@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "rpmirror/dedupe.hpp"
+#include "rpmirror/error.hpp"
 #include "rpmirror/index.hpp"
 #include "rpmirror/s3.hpp"
 
@@ -53,6 +54,17 @@ struct SyncOptions {
     // false = --zchunk=off: always in full, primary parsed.
     bool zchunk = true;
     std::optional<std::filesystem::path> safe_write_path;  // --safe-write-path
+    // --upstream-layout: the repository keeps upstream's path under the destination
+    // (`<-p>/<repoid>/<path of the URL repomd.xml came from>/`), and packages may live anywhere
+    // under `<-p>/<repoid>/` (the URL's host root), as Amazon Linux's releases share one
+    // blobstore through hrefs such as "../../../../../blobstore/<sha256>/<name>.rpm". A file
+    // there outside the repository's own directory is shared with the other releases: it is
+    // kept when it matches and never replaced when it does not (that package fails).
+    bool upstream_layout = false;
+    // --mirror-url (with upstream_layout): the URL clients reach `<-p>/<repoid>/` at. A repository
+    // configured with a mirrorlist gets that mirror list rewritten in the mirror, at the same
+    // path, naming this URL plus the repository's path, after its metadata is published.
+    std::string mirror_url;
     // --arch, --source, --newest-only, --min-buildtime. The repository's includepkgs and
     // excludepkgs are added to these by sync_repository.
     SelectionOptions selection;
@@ -114,5 +126,13 @@ struct SyncOptions {
 };
 
 // One package's outcome, told as it happens (for `rpmirror reposync`'s dnf-style lines).
+
+// Checks --upstream-layout and --mirror-url (the same keys of a job) against the other
+// options. Returns Error{BadInput} naming the option and why iff --mirror-url is set without
+// --upstream-layout or is not an http://, https:// or file:// URL, or --upstream-layout is
+// combined with --metadata-path (the metadata must sit where its hrefs resolve from) or
+// --safe-write-path (the layout decides where packages may live); Error{Unsupported} iff
+// --upstream-layout is given an s3:// destination (not implemented for buckets yet).
+Result<void> check_upstream_layout(const SyncOptions& options);
 
 }  // namespace rpmirror

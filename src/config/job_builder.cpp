@@ -246,6 +246,15 @@ const std::map<std::string_view, JobBuilder::KeyHandler>& JobBuilder::job_keys()
          [](JobBuilder& job, const KeyValue& key) {
              return set_bool(job.job_.options.upstream_metadata, key.value);
          }},
+        {"upstream_layout",
+         [](JobBuilder& job, const KeyValue& key) {
+             return set_bool(job.job_.options.upstream_layout, key.value);
+         }},
+        {"mirror_url",
+         [](JobBuilder& job, const KeyValue& key) -> Problem {
+             job.job_.options.mirror_url = key.value;
+             return {};
+         }},
         {"sign_key",
          [](JobBuilder& job, const KeyValue& key) -> Problem {
              job.job_.options.sign_key = key.value;
@@ -421,6 +430,12 @@ void JobBuilder::finish(const JobsConfig& jobs) {
     }
     if (jobs.state_dir) {
         options.state_dir = *jobs.state_dir;
+    }
+    if (auto layout = check_upstream_layout(options); !layout) {
+        fail(section_.line, options.mirror_url.empty() || options.upstream_layout
+                                ? "upstream-layout"
+                                : "mirror-url",
+             layout.error().message);
     }
     options.s3 = jobs.s3;
     if (sizes_at_ && options.s3_spool_size < options.s3_part_size) {

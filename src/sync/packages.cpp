@@ -49,11 +49,17 @@ PackageFailure failure_of(const PackageView& package, const FileResult& result) 
 }  // namespace
 
 Result<void> RepoSync::sync_packages(const PackageIndex& index, const Selection& selection) {
-    PathPolicy policy;
-    policy.safe_write_path = options_.safe_write_path;
-    auto plan = plan_sync(index, selection, repo_dir_, policy, repo_.id);
+    auto plan = plan_sync(index, selection, repo_dir_, path_policy(), repo_.id);
     if (!plan) {
-        return tl::unexpected(std::move(plan.error()));
+        Error error = std::move(plan.error());
+        if (error.code == ErrorCode::Unsafe && layout_root_.empty() &&
+            !options_.safe_write_path &&
+            error.message.find("escapes the repository root") != std::string::npos) {
+            error.message +=
+                " (a repository whose packages live beside it, as Amazon Linux's releases share "
+                "one blobstore, is mirrored with --upstream-layout)";
+        }
+        return tl::unexpected(std::move(error));
     }
     plan_ = std::move(*plan);
     if (plan_.duplicate_paths > 0) {
@@ -99,6 +105,29 @@ Result<void> RepoSync::sync_packages(const PackageIndex& index, const Selection&
                 event.done = ++packages_done_;
                 options_.events->package(event);
             }
+        } else if (plan_.targets[plan_.to_verify[check]].root_index != 0 &&
+                   (verified[check].status == VerifyStatus::DigestMismatch ||
+                    verified[check].status == VerifyStatus::SizeMismatch)) {
+            // Outside the repository's directory (the layout root, the safe write path) a file
+            // is shared with other repositories or releases that may list it as it is: never
+            // replaced; this package fails instead.
+            const std::size_t target = plan_.to_verify[check];
+            const PackageView package = index[plan_.targets[target].position];
+            failed_targets_.insert(target);
+            report_.failures.push_back(
+                {package.nevra(),
+                 fmt::format("{} is shared beyond this repository's directory and holds {}, not "
+                             "the {} {} this repository lists: not replaced",
+                             (plan_.roots[plan_.targets[target].root_index] /
+                              plan_.targets[target].destination)
+                                 .lexically_normal()
+                                 .string(),
+                             verified[check].status == VerifyStatus::SizeMismatch
+                                 ? fmt::format("{} bytes", verified[check].actual_size)
+                                 : fmt::format("{} {}", checksum_type_name(package.checksum_type),
+                                               verified[check].actual_digest),
+                             checksum_type_name(package.checksum_type), package.checksum_hex()),
+                 {}});
         } else {
             replace.push_back(plan_.to_verify[check]);
         }

@@ -55,6 +55,11 @@ Result<void> RepoSync::run() {
         return trusted;
     }
     repomd_sha256_ = hash_bytes(ChecksumType::Sha256, repomd->bytes);
+    if (options_.upstream_layout) {
+        if (auto placed = place_in_upstream_layout(repomd->base_url); !placed) {
+            return placed;
+        }
+    }
     if (!options_.urls_only &&
         (is_s3_destination(options_) ||
          (options_.metadata_path && s3::is_s3_url(options_.metadata_path->native())))) {
@@ -64,7 +69,10 @@ Result<void> RepoSync::run() {
     }
     // --no-cache hashes every file: there is no no-op, which trusts sizes and times.
     if (!s3_ && !options_.urls_only && options_.use_checksum_cache && is_noop(*repomd)) {
-        return finish_noop();
+        if (auto finished = finish_noop(); !finished) {
+            return finished;
+        }
+        return publish_mirror_list();
     }
     if (auto signature = prepare_published_signature(*repomd); !signature) {
         return signature;
@@ -113,7 +121,10 @@ Result<void> RepoSync::sync_to_directory(const FetchedRepomd& repomd, MetadataSt
         }
         return {};
     }
-    return publish(repomd, stage, index);
+    if (auto published = publish(repomd, stage, index); !published) {
+        return published;
+    }
+    return publish_mirror_list();
 }
 
 void RepoSync::record_s3_requests() {

@@ -189,6 +189,22 @@ class RepoSync {
                                     const std::filesystem::path& previous,
                                     std::string_view instead);
 
+    // upstream_layout.cpp: --upstream-layout and --mirror-url.
+
+    // Moves the repository (and its metadata) to `<layout root>/<path of base_url>/`, the layout
+    // root being `-p`/<repoid>, where its packages may live anywhere. Returns Error{Unsafe}
+    // naming the URL iff its path cannot be a directory beneath the root ("..", empty segments).
+    Result<void> place_in_upstream_layout(std::string_view base_url);
+
+    // --mirror-url: writes the repository's mirrorlist into the layout root at the path upstream
+    // serves it from, naming --mirror-url plus the repository's path (replaced atomically, and
+    // only when it differs). A repository without a mirrorlist, or whose mirrorlist URL cannot
+    // be a path beneath the root, gets a warning instead.
+    Result<void> publish_mirror_list();
+
+    // The safe-write policy of the plan: --safe-write-path, or the layout root.
+    PathPolicy path_policy() const;
+
     // packages.cpp: the plan, verification, --dedupe links, downloads and --delete.
 
     Result<void> sync_packages(const PackageIndex& index, const Selection& selection);
@@ -249,6 +265,8 @@ class RepoSync {
     RepoSyncReport& report_;
     std::filesystem::path repo_dir_;
     std::filesystem::path metadata_dir_;
+    // --upstream-layout: `-p`/<repoid>, the URL's host root (repo_dir_ lies beneath it).
+    std::filesystem::path layout_root_;
     SelectionOptions selection_options_;
     std::string repomd_sha256_;
     bool is_modular_ = false;  // module streams took part in the selection

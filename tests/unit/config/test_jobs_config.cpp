@@ -340,6 +340,23 @@ TEST_F(JobsConfigTest, KeyGivenTwiceWarnsAndTheLaterWins) {
     EXPECT_EQ(warnings_[0].where.line, 6U);
 }
 
+// upstream-layout / mirror-url: the job's options; mirror-url alone fails the job at its section.
+TEST_F(JobsConfigTest, UpstreamLayoutAndMirrorUrl) {
+    auto config = load(
+        "[main]\ndestination = /srv\n[a]\nbaseurl = http://a/\nupstream-layout = 1\n"
+        "mirror-url = https://mirror.example/amzn/\n[b]\nbaseurl = http://b/\n"
+        "mirror-url = https://mirror.example/\n");
+    ASSERT_TRUE(config);
+    ASSERT_EQ(config->jobs.size(), 2U);
+    EXPECT_TRUE(config->jobs[0].errors.empty());
+    EXPECT_TRUE(config->jobs[0].options.upstream_layout);
+    EXPECT_EQ(config->jobs[0].options.mirror_url, "https://mirror.example/amzn/");
+    ASSERT_EQ(config->jobs[1].errors.size(), 1U);
+    EXPECT_TRUE(config->jobs[1].errors[0].starts_with(main_file() + ":7: job 'b': mirror-url: "))
+        << config->jobs[1].errors[0];
+    EXPECT_NE(config->jobs[1].errors[0].find("needs --upstream-layout"), std::string::npos);
+}
+
 TEST_F(JobsConfigTest, SignKeyNeedsDownloadMetadata) {
     auto config = load("[main]\ndestination = /srv\n[a]\nbaseurl = http://a/\nsign-key = ABC\n");
     ASSERT_TRUE(config);

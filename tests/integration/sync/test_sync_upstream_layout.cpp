@@ -1,0 +1,246 @@
+// --upstream-layout on an Amazon-Linux-shaped upstream built here: releases as GUID directories
+// whose primary.xml hrefs climb into one shared blobstore ("../../../../../blobstore/<sha256>/
+// <name>.rpm", createrepo_c --location-prefix), a mirror.list per release naming its GUID
+// directory, and the client's .repo using mirrorlist= with $releasever. The mirror keeps that
+// layout under -p/<repoid>/, fetches each blob once across releases, never replaces a shared
+// blob, rewrites each release's mirror.list for --mirror-url, and dnf reads every release
+// through the mirror's own mirror.list.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "integration/sync/sync_fixture.hpp"
+
+namespace rpmirror::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+class UpstreamLayout : public SyncFixture {
+  protected:
+    void SetUp() override {
+        SyncFixture::SetUp();
+        // The blobstore: every package of index-repo at blobstore/<sha256>/<name>.rpm.
+        std::vector<std::string> blobs;
+        for (const auto& entry : fs::directory_iterator(test_repo("index-repo") / "Packages")) {
+            if (entry.path().extension() != ".rpm") {
+                continue;
+            }
+            const std::string digest =
+                run_checked_out({"sha256sum", entry.path().string()}).substr(0, 64);
+            const fs::path blob = upstream() / "blobstore" / digest / entry.path().filename();
+            fs::create_directories(blob.parent_path());
+            fs::copy_file(entry.path(), blob);
+            blobs.push_back(digest + "/" + entry.path().filename().string());
+        }
+        std::sort(blobs.begin(), blobs.end());
+        ASSERT_GE(blobs.size(), 11U);
+        // Release 1.0 lists blobs 0-7, release 2.0 blobs 2-10: six shared.
+        release("1.0", "G1", {blobs.begin(), blobs.begin() + 8});
+        release("2.0", "G2", {blobs.begin() + 2, blobs.begin() + 11});
+        upstream_server_ = &serve(upstream());
+        for (const auto& [releasever, guid] : {std::pair{"1.0", "G1"}, std::pair{"2.0", "G2"}}) {
+            TempDir::write_at(
+                upstream() / "al2023/core/mirrors" / releasever / "x86_64/mirror.list",
+                upstream_server_->url("/al2023/core/guids/" + std::string(guid) + "/x86_64/") +
+                    "\n");
+        }
+        TempDir::write_at(tmp_ / "reposd" / "amzn.repo",
+                          "[amzn]\nname=Amazon-shaped\nmirrorlist=" +
+                              upstream_server_->url("/al2023/core/mirrors/") +
+                              "$releasever/x86_64/mirror.list\ngpgcheck=0\n");
+        fs::create_directories(mirror_root());
+        mirror_server_ = &serve(mirror_root());
+    }
+
+    fs::path upstream() const { return tmp_ / "upstream"; }
+    fs::path mirror_root() const { return tmp_ / "mirror" / "amzn"; }
+
+    std::string run_checked_out(const std::vector<std::string>& argv) {
+        const CommandResult result = run_to_end(argv, tmp_ / "logs");
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+        return result.out;
+    }
+
+    // A release: a GUID directory whose metadata lists `blobs` by hrefs climbing to the root.
+    void release(const std::string& releasever, const std::string& guid,
+                 const std::vector<std::string>& blobs) {
+        std::string list;
+        for (const std::string& blob : blobs) {
+            list += blob + "\n";
+        }
+        const fs::path pkglist = TempDir::write_at(tmp_ / ("pkglist-" + releasever), list);
+        const fs::path out = upstream() / "al2023/core/guids" / guid / "x86_64";
+        fs::create_directories(out);
+        run_checked({"createrepo_c", "--quiet", "--no-database", "--pkglist", pkglist.string(),
+                     "--location-prefix", "../../../../../blobstore/", "--outputdir",
+                     out.string(), (upstream() / "blobstore").string()},
+                    tmp_ / "logs");
+        released_[releasever] = blobs;
+    }
+
+    CommandResult mirror(const std::string& releasever, std::vector<std::string> extra = {}) {
+        std::vector<std::string> args{"--reposdir",
+                                      (tmp_ / "reposd").string(),
+                                      "--repo",
+                                      "amzn",
+                                      "--releasever",
+                                      releasever,
+                                      "-p",
+                                      (tmp_ / "mirror").string(),
+                                      "--download-metadata",
+                                      "--upstream-layout",
+                                      "--mirror-url",
+                                      mirror_server_->url("/")};
+        args.insert(args.end(), extra.begin(), extra.end());
+        return sync(args);
+    }
+
+    // The blob GETs upstream saw since entry `skip` of its log, sorted.
+    std::vector<std::string> blob_requests(std::size_t skip) {
+        return package_uris(uris_since(*upstream_server_, skip), "/blobstore/");
+    }
+
+    // `dnf repoquery -a` of release `releasever` through the mirror's own mirror.list.
+    std::vector<std::string> dnf_lists(const std::string& releasever) {
+        const fs::path work = tmp_ / ("dnf-" + releasever + "-" + std::to_string(++dnf_runs_));
+        std::vector<std::string> argv = isolated_dnf(work);
+        TempDir::write_at(work / "reposd" / "m.repo",
+                          "[m]\nname=mirror\nmirrorlist=" + mirror_server_->url("/") +
+                              "al2023/core/mirrors/$releasever/x86_64/mirror.list\ngpgcheck=0\n");
+        argv.insert(argv.end(), {"--releasever=" + releasever, "repoquery", "-a", "--qf",
+                                 "%{location}"});
+        const CommandResult query = run_to_end(argv, tmp_ / "logs");
+        EXPECT_EQ(query.exit_code, 0) << query.out << query.err;
+        std::vector<std::string> locations = lines_of(query.out);
+        std::sort(locations.begin(), locations.end());
+        return locations;
+    }
+
+    std::vector<std::string> expected_locations(const std::string& releasever) {
+        std::vector<std::string> locations;
+        for (const std::string& blob : released_[releasever]) {
+            locations.push_back("../../../../../blobstore/" + blob);
+        }
+        std::sort(locations.begin(), locations.end());
+        return locations;
+    }
+
+    NginxServer* upstream_server_ = nullptr;
+    NginxServer* mirror_server_ = nullptr;
+    std::map<std::string, std::vector<std::string>> released_;
+    int dnf_runs_ = 0;
+};
+
+TEST_F(UpstreamLayout, TwoReleasesShareOneBlobstoreAndDnfReadsEachThroughTheMirrorList) {
+    const std::size_t before = log_size(*upstream_server_);
+    const CommandResult first = mirror("1.0");
+    ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+    const CommandResult second = mirror("2.0");
+    ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+
+    // Each blob fetched once: 8 for 1.0, then only the 3 that 2.0 adds.
+    const std::vector<std::string> fetched = blob_requests(before);
+    EXPECT_EQ(fetched.size(), 11U);
+    EXPECT_EQ(std::set<std::string>(fetched.begin(), fetched.end()).size(), fetched.size());
+    EXPECT_NE(second.out.find("kept 6"), std::string::npos) << second.out;
+
+    for (const auto& [releasever, guid] : {std::pair{"1.0", "G1"}, std::pair{"2.0", "G2"}}) {
+        const std::string path = "al2023/core/guids/" + std::string(guid) + "/x86_64";
+        // Upstream's metadata, byte for byte, where upstream has it.
+        EXPECT_EQ(tree_digests(mirror_root() / path / "repodata"),
+                  tree_digests(upstream() / path / "repodata"))
+            << releasever;
+        EXPECT_EQ(read_file(mirror_root() / "al2023/core/mirrors" / releasever /
+                            "x86_64/mirror.list"),
+                  mirror_server_->url("/") + path + "/\n");
+        EXPECT_EQ(dnf_lists(releasever), expected_locations(releasever)) << releasever;
+    }
+    for (const std::string& blob : released_["2.0"]) {
+        EXPECT_TRUE(fs::is_regular_file(mirror_root() / "blobstore" / blob)) << blob;
+    }
+    // Nothing outside -p/<repoid>/.
+    std::vector<std::string> top;
+    for (const auto& entry : fs::directory_iterator(tmp_ / "mirror")) {
+        top.push_back(entry.path().filename().string());
+    }
+    EXPECT_EQ(top, std::vector<std::string>{"amzn"});
+
+    // A second run of a release is a no-op that asks upstream for no blob.
+    const std::size_t again = log_size(*upstream_server_);
+    const CommandResult noop = mirror("1.0");
+    ASSERT_EQ(noop.exit_code, 0) << noop.out << noop.err;
+    EXPECT_NE(noop.out.find("up to date"), std::string::npos) << noop.out;
+    EXPECT_TRUE(blob_requests(again).empty());
+}
+
+TEST_F(UpstreamLayout, ASharedBlobThatDoesNotMatchIsNeverReplacedAndThePackageFails) {
+    ASSERT_EQ(mirror("1.0").exit_code, 0);
+    const std::string blob = released_["1.0"][3];
+    const fs::path shared = mirror_root() / "blobstore" / blob;
+    std::string content = read_file(shared);
+    content[content.size() / 2] = static_cast<char>(content[content.size() / 2] ^ 0x5a);
+    // Same size, another inode: the no-op and the checksum cache do not vouch for it.
+    fs::remove(shared);
+    TempDir::write_at(shared, content);
+    const auto metadata = tree_digests(mirror_root() / "al2023/core/guids/G2/x86_64");
+
+    const CommandResult synced = mirror("2.0");
+    EXPECT_EQ(synced.exit_code, 1) << synced.out << synced.err;
+    EXPECT_NE(synced.err.find(shared.string() + " is shared beyond this repository's directory"),
+              std::string::npos)
+        << synced.err;
+    EXPECT_NE(synced.err.find("sha256 " + blob.substr(0, 64)), std::string::npos) << synced.err;
+    EXPECT_EQ(read_file(shared), content);  // left as it was
+    // Release 2.0's metadata is not published while a blob it lists is wrong.
+    EXPECT_EQ(tree_digests(mirror_root() / "al2023/core/guids/G2/x86_64"), metadata);
+}
+
+TEST_F(UpstreamLayout, WithoutTheOptionTheErrorSaysWhichOptionMirrorsIt) {
+    const CommandResult plain = sync({"--reposdir", (tmp_ / "reposd").string(), "--repo", "amzn",
+                                      "--releasever", "1.0", "-p", (tmp_ / "mirror").string()});
+    EXPECT_NE(plain.exit_code, 0);
+    EXPECT_NE(plain.err.find("escapes the repository root"), std::string::npos) << plain.err;
+    EXPECT_NE(plain.err.find("--upstream-layout"), std::string::npos) << plain.err;
+    EXPECT_FALSE(fs::exists(mirror_root() / "blobstore"));
+}
+
+TEST_F(UpstreamLayout, BadCombinationsAreRefusedBeforeAnythingIsWritten) {
+    const std::string destination = (tmp_ / "mirror").string();
+    const std::string repos = (tmp_ / "reposd").string();
+    struct Case {
+        std::vector<std::string> args;
+        std::string message;
+    };
+    const std::vector<Case> cases{
+        {{"--mirror-url", "http://m/"}, "--mirror-url needs --upstream-layout"},
+        {{"--upstream-layout", "--mirror-url", "ftp://m/"}, "not an http://, https:// or file:///"},
+        {{"--upstream-layout", "--mirror-url", "http:///x"}, "not an http://, https:// or file:///"},
+        {{"--upstream-layout", "--metadata-path", (tmp_ / "meta").string()},
+         "--upstream-layout with --metadata-path"},
+        {{"--upstream-layout", "--safe-write-path", destination},
+         "--upstream-layout with --safe-write-path"},
+    };
+    for (const Case& c : cases) {
+        std::vector<std::string> args{"--reposdir", repos,       "--repo", "amzn",
+                                      "-p",         destination, "--releasever", "1.0"};
+        args.insert(args.end(), c.args.begin(), c.args.end());
+        const CommandResult refused = sync(args);
+        EXPECT_EQ(refused.exit_code, 2) << refused.err;
+        EXPECT_NE(refused.err.find(c.message), std::string::npos) << refused.err;
+    }
+    const CommandResult s3 = sync({"--reposdir", repos, "--repo", "amzn", "-p", "s3://bucket/m",
+                                   "--upstream-layout", "--releasever", "1.0"});
+    EXPECT_EQ(s3.exit_code, 2) << s3.err;
+    EXPECT_NE(s3.err.find("not implemented for s3:// destinations"), std::string::npos) << s3.err;
+    EXPECT_FALSE(fs::exists(mirror_root() / "al2023"));
+    EXPECT_FALSE(fs::exists(tmp_ / "meta"));
+}
+
+}  // namespace
+}  // namespace rpmirror::test
