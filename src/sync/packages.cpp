@@ -133,6 +133,8 @@ Result<void> RepoSync::sync_packages(const PackageIndex& index, const Selection&
         }
     }
     report_.replaced = replace.size();
+    placed_targets_ = plan_.to_download;
+    placed_targets_.insert(placed_targets_.end(), replace.begin(), replace.end());
     auto second = download_targets(index, replace);
     if (!second) {
         return second;

@@ -72,7 +72,10 @@ Result<void> RepoSync::run() {
         if (auto finished = finish_noop(); !finished) {
             return finished;
         }
-        return publish_mirror_list();
+        if (auto listed = publish_mirror_list(); !listed) {
+            return listed;
+        }
+        return collect_blobs({});
     }
     if (auto signature = prepare_published_signature(*repomd); !signature) {
         return signature;
@@ -124,7 +127,14 @@ Result<void> RepoSync::sync_to_directory(const FetchedRepomd& repomd, MetadataSt
     if (auto published = publish(repomd, stage, index); !published) {
         return published;
     }
-    return publish_mirror_list();
+    if (auto listed = publish_mirror_list(); !listed) {
+        return listed;
+    }
+    std::vector<std::filesystem::path> placed;
+    for (const std::size_t target : placed_targets_) {
+        placed.push_back(plan_.targets[target].relative_path);
+    }
+    return collect_blobs(placed);
 }
 
 void RepoSync::record_s3_requests() {

@@ -205,6 +205,16 @@ class RepoSync {
     // The safe-write policy of the plan: --safe-write-path, or the layout root.
     PathPolicy path_policy() const;
 
+    // --upstream-layout: records the files of this sync that lie beneath the layout root but
+    // outside the repository's directory (the blobs) in the layout's catalogue; with --delete,
+    // then removes every catalogued blob that no repository beneath the layout root lists any
+    // more (each tree's live primary.xml, verified against its repomd.xml, read), and only
+    // while it is still the file rpmirror recorded. Any doubt (a tree whose metadata cannot be
+    // read) removes nothing and is a warning; so is a file the catalogue does not know.
+    // `placed`: the files this run wrote (relative to the repository's directory); only files
+    // rpmirror wrote are ever catalogued, so only they are ever deleted.
+    Result<void> collect_blobs(const std::vector<std::filesystem::path>& placed);
+
     // packages.cpp: the plan, verification, --dedupe links, downloads and --delete.
 
     Result<void> sync_packages(const PackageIndex& index, const Selection& selection);
@@ -278,6 +288,7 @@ class RepoSync {
     const Keyring* package_keys_ = nullptr;  // --gpgcheck: keys_ or installed_keys_
     std::string trusted_key_ids_;            // of package_keys_, for the options fingerprint
     std::set<std::size_t> failed_targets_;   // indices into plan_.targets that failed to download
+    std::vector<std::size_t> placed_targets_;  // indices into plan_.targets this run wrote
     std::size_t packages_done_ = 0;          // packages downloaded or found present (events)
     std::unique_ptr<S3Destination> s3_;      // an s3:// destination, once opened
     std::optional<std::string> s3_comps_;    // -m with an s3:// destination: comps.xml

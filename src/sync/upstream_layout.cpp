@@ -1,9 +1,17 @@
 // RepoSync with --upstream-layout: the repository at upstream's path beneath `-p`/<repoid>/, its
 // packages anywhere beneath that root (Amazon Linux's shared blobstore), and --mirror-url's
 // mirror list.
+#include <errno.h>
+#include <unistd.h>
+
+#include <map>
+#include <set>
+
 #include <fmt/core.h>
 
 #include "fs/durable.hpp"
+#include "fs/walk.hpp"
+#include "rpmirror/index.hpp"
 #include "sync/repo_sync.hpp"
 
 namespace rpmirror {
@@ -109,6 +117,182 @@ Result<void> RepoSync::publish_mirror_list() {
                           file.parent_path().string());
     }
     return fs::replace_file(file, contents);
+}
+
+}  // namespace rpmirror
+
+namespace rpmirror {
+
+namespace {
+
+// The catalogue of the files rpmirror put beneath a layout root outside its repositories'
+// directories: a sync state (plan.hpp's format, paths relative to the layout root) kept as the
+// state of a directory that is never created.
+std::filesystem::path catalogue_path(const std::filesystem::path& state_dir,
+                                     const std::filesystem::path& layout_root) {
+    return sync_state_path(state_dir, layout_root / ".upstream-layout-catalogue");
+}
+
+// The directories beneath `root` (not following symlinks) that hold repodata/repomd.xml: the
+// repositories of an upstream layout. Not descended into; nor are repodata/ and staging
+// directories. Error{Io} iff a directory cannot be read.
+Result<std::vector<std::filesystem::path>> find_trees(const std::filesystem::path& root) {
+    std::vector<std::filesystem::path> trees;
+    std::error_code error;
+    std::filesystem::recursive_directory_iterator it(root, error);
+    for (; !error && it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
+        const auto status = it->symlink_status(error);
+        if (error || !std::filesystem::is_directory(status)) {
+            error.clear();
+            continue;
+        }
+        const std::string name = it->path().filename().string();
+        if (fs::is_metadata_dir_name(name)) {
+            it.disable_recursion_pending();
+            continue;
+        }
+        const auto repomd = std::filesystem::symlink_status(it->path() / "repodata" / "repomd.xml",
+                                                            error);
+        if (!error && std::filesystem::is_regular_file(repomd)) {
+            trees.push_back(it->path());
+            it.disable_recursion_pending();
+        }
+        error.clear();
+    }
+    if (error) {
+        return make_error(ErrorCode::Io, "cannot walk: " + error.message(), root.string());
+    }
+    return trees;
+}
+
+// Adds to `referenced` every package `tree` lists (its live primary.xml, verified against its
+// repomd.xml), as paths relative to `root` lexically normal. Error naming what could not be
+// read or verified; Error{Unsafe} for an href outside `root`.
+Result<void> add_references(const std::filesystem::path& root, const std::filesystem::path& tree,
+                            std::set<std::string>& referenced) {
+    const std::filesystem::path repomd_path = tree / "repodata" / "repomd.xml";
+    auto bytes = fs::read_file(repomd_path);
+    if (!bytes) {
+        return tl::unexpected(std::move(bytes.error()));
+    }
+    auto repomd = parse_repomd(*bytes, repomd_path.string());
+    if (!repomd) {
+        return tl::unexpected(std::move(repomd.error()));
+    }
+    const RepomdRecord* primary = repomd->find("primary");
+    if (primary == nullptr) {
+        return make_error(ErrorCode::BadInput, "lists no primary metadata", repomd_path.string());
+    }
+    auto primary_relative = safe_relative_path(primary->location_href, repomd_path.string());
+    if (!primary_relative) {
+        return tl::unexpected(std::move(primary_relative.error()));
+    }
+    const std::filesystem::path primary_path = tree / *primary_relative;
+    if (auto verified = verify_metadata_file(primary_path, *primary); !verified) {
+        return verified;
+    }
+    RepoPackageSource source;
+    source.primary_path = primary_path;
+    source.primary_name = primary_path.string();
+    source.primary_open_size = primary->open_size;
+    auto packages = read_repo_packages(source, SelectionOptions{});
+    if (!packages) {
+        return tl::unexpected(std::move(packages.error()));
+    }
+    PathPolicy policy;
+    policy.safe_write_path = std::filesystem::absolute(root);
+    policy.repo_root = std::filesystem::absolute(tree);
+    const std::filesystem::path tree_relative = tree.lexically_relative(root);
+    for (const std::size_t position : packages->selection.positions) {
+        const PackageView package = packages->index[position];
+        auto relative = safe_relative_path(package.location_href, package.nevra(), policy);
+        if (!relative) {
+            return tl::unexpected(std::move(relative.error()));
+        }
+        referenced.insert((tree_relative / *relative).lexically_normal().generic_string());
+    }
+    return {};
+}
+
+}  // namespace
+
+Result<void> RepoSync::collect_blobs(const std::vector<std::filesystem::path>& placed) {
+    if (layout_root_.empty()) {
+        return {};
+    }
+    const std::filesystem::path path = catalogue_path(state_directory(options_), layout_root_);
+    SyncState catalogue = read_sync_state(path).value_or(SyncState{});
+    std::map<std::string, SyncStateFile> known;
+    for (SyncStateFile& file : catalogue.files) {
+        known.emplace(file.relative_path.generic_string(), std::move(file));
+    }
+    // The blobs this sync wrote, as they are now.
+    for (const std::filesystem::path& relative : placed) {
+        if (relative.empty() || relative.begin()->native() != "..") {
+            continue;  // inside the repository's directory: its own --delete's
+        }
+        const std::filesystem::path beneath =
+            (repo_dir_ / relative).lexically_normal().lexically_relative(layout_root_);
+        if (auto file = stat_for_state(layout_root_, beneath)) {
+            known[beneath.generic_string()] = std::move(*file);
+        }
+    }
+    if (options_.delete_unlisted) {
+        auto trees = find_trees(layout_root_);
+        std::set<std::string> referenced;
+        std::optional<Error> doubt;
+        if (!trees) {
+            doubt = std::move(trees.error());
+        } else {
+            for (const std::filesystem::path& tree : *trees) {
+                if (auto added = add_references(layout_root_, tree, referenced); !added) {
+                    doubt = std::move(added.error());
+                    break;
+                }
+            }
+        }
+        if (doubt) {
+            report_.warnings.push_back("no blob deleted: the repositories beneath " +
+                                       layout_root_.string() +
+                                       " cannot all be read: " + doubt->to_string());
+        } else {
+            for (auto it = known.begin(); it != known.end();) {
+                if (referenced.contains(it->first)) {
+                    ++it;
+                    continue;
+                }
+                const std::filesystem::path file = layout_root_ / it->first;
+                const auto now = stat_for_state(layout_root_, it->first);
+                if (now && now->size == it->second.size && now->mtime_ns == it->second.mtime_ns &&
+                    now->inode == it->second.inode && now->ctime_ns == it->second.ctime_ns) {
+                    if (::unlink(file.c_str()) != 0 && errno != ENOENT) {
+                        return make_errno_error("cannot remove", file.string(), errno);
+                    }
+                    report_.deleted.push_back(file.lexically_relative(repo_dir_));
+                    // Its directory (blobstore/<sha256>/) goes too once empty.
+                    std::error_code ignored;
+                    if (file.parent_path() != layout_root_ &&
+                        std::filesystem::is_empty(file.parent_path(), ignored)) {
+                        std::filesystem::remove(file.parent_path(), ignored);
+                    }
+                } else if (now) {
+                    report_.warnings.push_back(
+                        file.string() +
+                        ": no repository lists it, but it changed since rpmirror wrote it: left "
+                        "in place");
+                }
+                it = known.erase(it);
+            }
+        }
+    }
+    catalogue = SyncState{};
+    for (auto& [key, file] : known) {
+        catalogue.files.push_back(std::move(file));
+    }
+    if (auto written = write_sync_state(path, catalogue); !written) {
+        report_.warnings.push_back(written.error().to_string());
+    }
+    return {};
 }
 
 }  // namespace rpmirror

@@ -201,6 +201,50 @@ TEST_F(UpstreamLayout, ASharedBlobThatDoesNotMatchIsNeverReplacedAndThePackageFa
     EXPECT_EQ(tree_digests(mirror_root() / "al2023/core/guids/G2/x86_64"), metadata);
 }
 
+// A release dropped from the mirror (its GUID directory removed): the next --delete run of any
+// release removes exactly the blobs no remaining release lists and rpmirror wrote; a file it did
+// not write stays; a repository beneath the root whose metadata cannot be read stops the
+// collection (nothing deleted, a warning).
+TEST_F(UpstreamLayout, DeleteRemovesExactlyTheBlobsNoReleaseListsAnyMore) {
+    ASSERT_EQ(mirror("1.0").exit_code, 0);
+    ASSERT_EQ(mirror("2.0").exit_code, 0);
+    const fs::path foreign = mirror_root() / "blobstore" / "foreign" / "not-ours.rpm";
+    TempDir::write_at(foreign, "an admin's file");
+    fs::remove_all(mirror_root() / "al2023/core/guids/G1");
+    fs::remove_all(mirror_root() / "al2023/core/mirrors/1.0");
+
+    // First with an unreadable repository beside the releases: nothing deleted.
+    TempDir::write_at(mirror_root() / "other" / "repodata" / "repomd.xml", "not xml");
+    const CommandResult doubtful = mirror("2.0", {"--delete"});
+    ASSERT_EQ(doubtful.exit_code, 0) << doubtful.out << doubtful.err;
+    EXPECT_NE(doubtful.err.find("no blob deleted"), std::string::npos) << doubtful.err;
+    for (const std::string& blob : released_["1.0"]) {
+        EXPECT_TRUE(fs::exists(mirror_root() / "blobstore" / blob)) << blob;
+    }
+    fs::remove_all(mirror_root() / "other");
+
+    const CommandResult collected = mirror("2.0", {"--delete"});
+    ASSERT_EQ(collected.exit_code, 0) << collected.out << collected.err;
+    const std::set<std::string> kept(released_["2.0"].begin(), released_["2.0"].end());
+    std::size_t gone = 0;
+    for (const std::string& blob : released_["1.0"]) {
+        const bool listed = kept.contains(blob);
+        EXPECT_EQ(fs::exists(mirror_root() / "blobstore" / blob), listed) << blob;
+        if (!listed) {
+            ++gone;
+            // Its blobstore/<sha256>/ directory too.
+            EXPECT_FALSE(fs::exists(mirror_root() / "blobstore" / blob.substr(0, 64))) << blob;
+        }
+    }
+    EXPECT_EQ(gone, 2U);
+    EXPECT_NE(collected.out.find("deleted 2"), std::string::npos) << collected.out;
+    for (const std::string& blob : released_["2.0"]) {
+        EXPECT_TRUE(fs::exists(mirror_root() / "blobstore" / blob)) << blob;
+    }
+    EXPECT_EQ(read_file(foreign), "an admin's file");
+    EXPECT_EQ(dnf_lists("2.0"), expected_locations("2.0"));
+}
+
 TEST_F(UpstreamLayout, WithoutTheOptionTheErrorSaysWhichOptionMirrorsIt) {
     const CommandResult plain = sync({"--reposdir", (tmp_ / "reposd").string(), "--repo", "amzn",
                                       "--releasever", "1.0", "-p", (tmp_ / "mirror").string()});
