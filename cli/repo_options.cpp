@@ -14,7 +14,9 @@ void add_repo_source_options(CLI::App& app, RepoSourceArgs& args) {
     app.add_option("--reposdir", args.reposdirs, "directory of .repo files; repeatable");
     app.add_option("--varsdir", args.varsdirs, "directory of variable files; repeatable");
     app.add_option("--setopt", args.setopts, "KEY=VALUE or REPOID.KEY=VALUE; repeatable");
-    app.add_option("--releasever", args.releasever, "value of $releasever");
+    app.add_option("--releasever", args.releasevers,
+                   "value of $releasever (sync --upstream-layout: repeatable, each release "
+                   "mirrored in turn)");
     app.add_option("--basearch", args.basearch, "value of $basearch");
     app.add_option("--forcearch", args.forcearch,
                    "ARCH: value of $arch, and $basearch derived from it (as dnf)");
@@ -118,8 +120,15 @@ Result<std::vector<RepoConfig>> load_repo_sources(const RepoSourceArgs& args, Co
         }
         variable_options.machine = args.forcearch;
     }
-    if (!args.releasever.empty()) {
-        variable_options.releasever = args.releasever;
+    if (args.releasevers.size() > 1) {
+        return make_error(ErrorCode::BadInput,
+                          fmt::format("given {} times: only `rpmirror sync --upstream-layout` "
+                                      "mirrors several releases in one run",
+                                      args.releasevers.size()),
+                          "--releasever");
+    }
+    if (!args.releasevers.empty() && !args.releasevers.front().empty()) {
+        variable_options.releasever = args.releasevers.front();
     }
     if (!args.basearch.empty()) {
         variable_options.basearch = args.basearch;

@@ -21,7 +21,9 @@ struct RepoSourceArgs {
     std::vector<std::string> reposdirs;
     std::vector<std::string> varsdirs;
     std::vector<std::string> setopts;
-    std::string releasever;
+    // --releasever, in order. Once for every command; several times only for `sync
+    // --upstream-layout`, which mirrors each release (load_repo_sources takes one).
+    std::vector<std::string> releasevers;
     std::string basearch;
     std::string forcearch;                      // --forcearch: $arch, and $basearch from it
     std::vector<std::string> excludes;          // -x/--exclude/--excludepkgs (comma lists)

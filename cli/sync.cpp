@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <optional>
+#include <set>
 #include <stop_token>
 #include <thread>
 
@@ -126,11 +128,17 @@ std::vector<RepoSelection::Toggle> repo_toggles(const SyncArgs& args) {
     return toggles;
 }
 
-Result<std::vector<RepoConfig>> load_repos(const SyncArgs& args) {
+// The repositories `args` select, loaded with $releasever `releasever` when given (one of
+// several --releasever values) instead of args' own.
+Result<std::vector<RepoConfig>> load_repos(const SyncArgs& args,
+                                           const std::optional<std::string>& releasever = {}) {
     const ConfigNoise noise = args.quiet     ? ConfigNoise::Quiet
                               : args.verbose ? ConfigNoise::Verbose
                                              : ConfigNoise::Normal;
     RepoSourceArgs sources = args.sources;
+    if (releasever) {
+        sources.releasevers = {*releasever};
+    }
     if (args.ipv4_only || args.ipv6_only) {
         // dnf's -4/-6 set ip_resolve; an explicit --setopt given too still wins (it comes later).
         sources.setopts.insert(sources.setopts.begin(),
@@ -242,7 +250,35 @@ int run_sync(const SyncArgs& args) {
         print_error(shard.error());
         return kExitUsage;
     }
-    auto repos = load_repos(args);
+    // --upstream-layout with --releasever given several times: every release of the selected
+    // repositories, one after the other (they share -p/<repoid>/ and its blobstore).
+    Result<std::vector<RepoConfig>> repos = std::vector<RepoConfig>{};
+    std::size_t distinct_repos = 0;
+    if (args.sources.releasevers.size() > 1 && !options->upstream_layout) {
+        print_error(Error{ErrorCode::BadInput,
+                          "given several times: several releases are mirrored in one run only "
+                          "with --upstream-layout (they share its blobstore)",
+                          "--releasever", 0});
+        return kExitUsage;
+    }
+    if (args.sources.releasevers.size() > 1) {
+        std::set<std::string> ids;
+        for (const std::string& releasever : args.sources.releasevers) {
+            auto release = load_repos(args, releasever);
+            if (!release) {
+                repos = std::move(release);
+                break;
+            }
+            for (RepoConfig& repo : *release) {
+                ids.insert(repo.id);
+                repos->push_back(std::move(repo));
+            }
+        }
+        distinct_repos = ids.size();
+    } else {
+        repos = load_repos(args);
+        distinct_repos = repos ? repos->size() : 0;
+    }
     if (!repos) {
         if (as_dnf) {
             // dnf: "Error: Unknown repo: 'x'." and the like, exit 1 (its own usage errors only,
@@ -253,7 +289,7 @@ int run_sync(const SyncArgs& args) {
         print_error(repos.error());
         return kExitUsage;
     }
-    if (args.norepopath && repos->size() > 1) {
+    if (args.norepopath && distinct_repos > 1) {
         // dnf 4 reposync's words and exit status.
         fmt::print(stderr, "Error: Can't use --norepopath with multiple repositories\n");
         return kExitFailure;
@@ -268,7 +304,10 @@ int run_sync(const SyncArgs& args) {
         // (rpmirror/overlap.hpp). -u writes nothing.
         std::vector<std::string> repo_ids;
         for (const RepoConfig& repo : *repos) {
-            repo_ids.push_back(repo.id);
+            // A repository's releases share its directory, one after the other.
+            if (std::find(repo_ids.begin(), repo_ids.end(), repo.id) == repo_ids.end()) {
+                repo_ids.push_back(repo.id);
+            }
         }
         std::optional<std::filesystem::path> snapshot_dir;
         if (!args.snapshots.snapshot_dir.empty()) {

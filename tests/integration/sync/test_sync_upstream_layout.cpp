@@ -179,6 +179,22 @@ TEST_F(UpstreamLayout, TwoReleasesShareOneBlobstoreAndDnfReadsEachThroughTheMirr
     EXPECT_TRUE(blob_requests(again).empty());
 }
 
+// --releasever given twice: both releases in one run, each blob fetched once.
+TEST_F(UpstreamLayout, OneRunMirrorsEveryReleaseGiven) {
+    const std::size_t before = log_size(*upstream_server_);
+    const CommandResult both = mirror("1.0", {"--releasever", "2.0"});
+    ASSERT_EQ(both.exit_code, 0) << both.out << both.err;
+    const std::vector<std::string> fetched = blob_requests(before);
+    EXPECT_EQ(fetched.size(), 11U);
+    EXPECT_EQ(std::set<std::string>(fetched.begin(), fetched.end()).size(), fetched.size());
+    for (const char* releasever : {"1.0", "2.0"}) {
+        EXPECT_TRUE(fs::is_regular_file(mirror_root() / "al2023/core/mirrors" / releasever /
+                                        "x86_64/mirror.list"))
+            << releasever;
+        EXPECT_EQ(dnf_lists(releasever), expected_locations(releasever)) << releasever;
+    }
+}
+
 TEST_F(UpstreamLayout, ASharedBlobThatDoesNotMatchIsNeverReplacedAndThePackageFails) {
     ASSERT_EQ(mirror("1.0").exit_code, 0);
     const std::string blob = released_["1.0"][3];
@@ -263,6 +279,7 @@ TEST_F(UpstreamLayout, BadCombinationsAreRefusedBeforeAnythingIsWritten) {
     };
     const std::vector<Case> cases{
         {{"--mirror-url", "http://m/"}, "--mirror-url needs --upstream-layout"},
+        {{"--releasever", "2.0"}, "several releases are mirrored in one run only with"},
         {{"--upstream-layout", "--mirror-url", "ftp://m/"}, "not an http://, https:// or file:///"},
         {{"--upstream-layout", "--mirror-url", "http:///x"}, "not an http://, https:// or file:///"},
         {{"--upstream-layout", "--metadata-path", (tmp_ / "meta").string()},
