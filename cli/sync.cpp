@@ -190,6 +190,7 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
     }
     options.upstream_layout = args.upstream_layout;
     options.mirror_url = args.mirror_url;
+    options.flatten_hrefs = args.flatten_hrefs;
     if (auto layout = check_upstream_layout(options); !layout) {
         return tl::unexpected(std::move(layout.error()));
     }
@@ -448,6 +449,9 @@ Command add_sync_command(CLI::App& parent) {
     app->add_option("--mirror-url", args->mirror_url,
                     "with --upstream-layout: the URL clients reach <path>/<repoid>/ at; the "
                     "repository's mirrorlist is rewritten in the mirror to name it");
+    app->add_flag("--flatten-hrefs", args->flatten_hrefs,
+                  "place packages whose hrefs leave the repository inside it, and publish "
+                  "metadata naming them there (a self-contained repository)");
     app->add_option("--dedupe", args->dedupe,
                     "packages other repositories of the download path (and --dedupe-dir) "
                     "already hold: hardlink (default), reflink or off (download them)")

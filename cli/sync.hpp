@@ -57,6 +57,7 @@ struct SyncArgs {
     std::string safe_write_path;
     bool upstream_layout = false;  // --upstream-layout
     std::string mirror_url;        // --mirror-url
+    bool flatten_hrefs = false;    // --flatten-hrefs
     std::string dedupe = "hardlink";
     std::vector<std::string> dedupe_dirs;
     bool urls = false;

@@ -28,6 +28,9 @@ struct KeptPackage {
     std::string pkgid;
     std::string location_href;
     std::string nevra;
+    // The href the published primary gives it instead of `location_href` (--flatten-hrefs);
+    // "" = upstream's, byte for byte.
+    std::string published_href = {};
 };
 
 // Streams the decompressed XML of one of primary.xml, filelists.xml, other.xml to `sink`,

@@ -180,6 +180,9 @@ struct PathPolicy {
     // The absolute repository root, needed only to compare an absolute `safe_write_path` or a
     // relative one that climbs to a different depth than the href does.
     std::optional<std::filesystem::path> repo_root;
+    // --flatten-hrefs: an href that climbs above the root is placed inside it instead, its
+    // leading ".." segments dropped ("../../blobstore/ab/x.rpm" gives "blobstore/ab/x.rpm").
+    bool flatten = false;
 };
 
 inline constexpr std::size_t kMaxPathSegmentBytes = 255;
@@ -200,7 +203,7 @@ inline constexpr std::size_t kMaxPathBytes = 4096;
 //   than 255 bytes ("has a path segment longer than 255 bytes"), names the root itself
 //   ("names the repository root, not a file"), or climbs above the root ("escapes the repository
 //   root") and is not inside the safe write path ("escapes the repository root and is not inside
-//   safe_write_path '<path>'"). Containment compares path components, never string prefixes, so
+//   safe_write_path '<path>'") nor flattened (`policy.flatten`). Containment compares path components, never string prefixes, so
 //   "/x/a2/p.rpm" is not inside "/x/a". Pure; thread-safe.
 Result<std::filesystem::path> safe_relative_path(std::string_view href,
                                                  std::string_view package_name_for_errors,

@@ -27,6 +27,9 @@ struct PackageTarget {
                                           // (starts with ".." only inside safe_write_path)
     std::size_t root_index = 0;           // into SyncPlan::roots
     std::filesystem::path destination;    // relative to roots[root_index], never with ".."
+    // PathPolicy::flatten placed it inside the repository directory although its href climbs
+    // out: published metadata must name it by `relative_path`.
+    bool flattened = false;
 };
 
 struct SyncPlan {
@@ -39,6 +42,7 @@ struct SyncPlan {
     std::vector<std::size_t> to_download;  // indices into targets: nothing under the final name
     std::vector<std::size_t> to_verify;    // indices into targets: a file exists; check it
     std::size_t duplicate_paths = 0;
+    std::size_t flattened = 0;  // targets with `flattened`
 };
 
 // Plans `selection` of `index` against the files under `repo_dir`.

@@ -65,6 +65,11 @@ struct SyncOptions {
     // configured with a mirrorlist gets that mirror list rewritten in the mirror, at the same
     // path, naming this URL plus the repository's path, after its metadata is published.
     std::string mirror_url;
+    // --flatten-hrefs: packages whose hrefs climb out of the repository are placed inside it
+    // (PathPolicy::flatten), and with --download-metadata the published primary.xml names them
+    // there (rewritten as a filtered mirror's is, signed with --sign-key): a self-contained
+    // repository from one whose packages live beside it (Amazon Linux's blobstore).
+    bool flatten_hrefs = false;
     // --arch, --source, --newest-only, --min-buildtime. The repository's includepkgs and
     // excludepkgs are added to these by sync_repository.
     SelectionOptions selection;
@@ -132,7 +137,9 @@ struct SyncOptions {
 // --upstream-layout or is not an http://, https:// or file:// URL, or --upstream-layout is
 // combined with --metadata-path (the metadata must sit where its hrefs resolve from) or
 // --safe-write-path (the layout decides where packages may live); Error{Unsupported} iff
-// --upstream-layout is given an s3:// destination (not implemented for buckets yet).
+// --upstream-layout is given an s3:// destination (not implemented for buckets yet); and
+// Error{BadInput} iff --flatten-hrefs is combined with --upstream-layout (which keeps the hrefs)
+// or --upstream-metadata (upstream's metadata points outside the mirror).
 Result<void> check_upstream_layout(const SyncOptions& options);
 
 }  // namespace rpmirror

@@ -250,6 +250,10 @@ const std::map<std::string_view, JobBuilder::KeyHandler>& JobBuilder::job_keys()
          [](JobBuilder& job, const KeyValue& key) {
              return set_bool(job.job_.options.upstream_layout, key.value);
          }},
+        {"flatten_hrefs",
+         [](JobBuilder& job, const KeyValue& key) {
+             return set_bool(job.job_.options.flatten_hrefs, key.value);
+         }},
         {"mirror_url",
          [](JobBuilder& job, const KeyValue& key) -> Problem {
              job.job_.options.mirror_url = key.value;
@@ -432,9 +436,10 @@ void JobBuilder::finish(const JobsConfig& jobs) {
         options.state_dir = *jobs.state_dir;
     }
     if (auto layout = check_upstream_layout(options); !layout) {
-        fail(section_.line, options.mirror_url.empty() || options.upstream_layout
-                                ? "upstream-layout"
-                                : "mirror-url",
+        fail(section_.line,
+             options.flatten_hrefs                                       ? "flatten-hrefs"
+             : options.mirror_url.empty() || options.upstream_layout ? "upstream-layout"
+                                                                     : "mirror-url",
              layout.error().message);
     }
     options.s3 = jobs.s3;

@@ -24,6 +24,18 @@ Result<void> check_upstream_layout(const SyncOptions& options) {
                               url);
         }
     }
+    if (options.flatten_hrefs && options.upstream_layout) {
+        return make_error(ErrorCode::BadInput,
+                          "--flatten-hrefs with --upstream-layout: one keeps upstream's hrefs, the "
+                          "other rewrites them (choose one)",
+                          destination);
+    }
+    if (options.flatten_hrefs && options.upstream_metadata) {
+        return make_error(ErrorCode::BadInput,
+                          "--flatten-hrefs with --upstream-metadata: upstream's metadata names the "
+                          "packages outside the mirror (leave --upstream-metadata out)",
+                          destination);
+    }
     if (!options.upstream_layout) {
         return {};
     }

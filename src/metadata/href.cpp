@@ -207,6 +207,9 @@ Result<std::filesystem::path> safe_relative_path(std::string_view href,
         return unsafe(normalized.ups == 0 ? "names the repository root, not a file"
                                           : "escapes the repository root");
     }
+    if (normalized.ups > 0 && policy.flatten) {
+        normalized.ups = 0;
+    }
     if (normalized.ups > 0 && !inside_safe_write_path(normalized, policy)) {
         if (!policy.safe_write_path) {
             return unsafe("escapes the repository root");

@@ -6,34 +6,13 @@
 #include <fmt/format.h>
 
 #include "rpmirror/checksum.hpp"
+#include "util/xml_scanner.hpp"
 
 namespace rpmirror {
 
 namespace {
 
-// Escapes `text` for element content or a double-quoted attribute value.
-std::string escape(std::string_view text) {
-    std::string out;
-    for (const char c : text) {
-        switch (c) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            default:
-                out += c;
-        }
-    }
-    return out;
-}
+using xml_scan::escape;
 
 void append_record(std::string& xml, const RepomdRecord& record) {
     xml += fmt::format("  <data type=\"{}\">\n", escape(record.type));

@@ -1,6 +1,7 @@
 // Planning a sync: safe local paths for the selected packages and what to do with each.
 #include <sys/stat.h>
 
+#include <map>
 #include <set>
 
 #include "rpmirror/plan.hpp"
@@ -71,7 +72,7 @@ Result<SyncPlan> plan_sync(const PackageIndex& index, const Selection& selection
         resolved_policy.repo_root = absolute_repo;
     }
     plan.targets.reserve(selection.positions.size());
-    std::set<std::filesystem::path> planned;
+    std::map<std::filesystem::path, std::string> planned;  // path -> where its href points
     for (const std::size_t position : selection.positions) {
         const PackageView package = index[position];
         auto relative = safe_relative_path(package.location_href, package.nevra(), resolved_policy);
@@ -95,12 +96,34 @@ Result<SyncPlan> plan_sync(const PackageIndex& index, const Selection& selection
                                   ", which the mirror reserves for its own files",
                               package.nevra());
         }
-        if (!planned.insert(*relative).second) {
+        // With PathPolicy::flatten, where the href really points (climbing out or not).
+        std::string points_to = relative->generic_string();
+        bool flattened = false;
+        if (policy.flatten) {
+            PathPolicy unflattened;
+            unflattened.safe_write_path = absolute_repo.root_path();
+            unflattened.repo_root = absolute_repo;
+            // It fails only for an href that climbs above the filesystem's root (the checks it
+            // shares with the flattened call passed).
+            auto real = safe_relative_path(package.location_href, package.nevra(), unflattened);
+            flattened = !real || (real->begin() != real->end() && *real->begin() == "..");
+            points_to = real ? real->generic_string() : std::string(package.location_href);
+        }
+        if (const auto [found, inserted] = planned.emplace(*relative, points_to); !inserted) {
+            if (found->second != points_to) {
+                return make_error(ErrorCode::Unsafe,
+                                  "repository '" + std::string(repo_id) + "': href '" +
+                                      std::string(package.location_href) + "' flattened is '" +
+                                      relative->generic_string() + "', which '" + found->second +
+                                      "' already names (--flatten-hrefs cannot place both)",
+                                  package.nevra());
+            }
             // "./Packages/a.rpm" and "Packages/a.rpm" are one file: one transfer.
             ++plan.duplicate_paths;
             continue;
         }
-        PackageTarget target{position, *relative, 0, *relative};
+        PackageTarget target{position, *relative, 0, *relative, flattened};
+        plan.flattened += flattened ? 1 : 0;
         if (relative->begin() != relative->end() && *relative->begin() == "..") {
             const auto absolute = (absolute_repo / *relative).lexically_normal();
             const auto inside = safe_root ? relative_inside(absolute, *safe_root) : std::nullopt;

@@ -53,6 +53,8 @@ struct MetadataFilter::Impl {
     // primary: (pkgid, href) -> how many; filelists/other: pkgid -> how many primary kept.
     std::map<std::pair<std::string, std::string>, std::size_t> wanted_primary;
     std::map<std::string, std::size_t, std::less<>> wanted_pkgid;
+    // primary: (pkgid, href) -> the href to publish instead (KeptPackage::published_href).
+    std::map<std::pair<std::string, std::string>, std::string> new_href;
 
     std::string buffer;      // unconsumed input
     std::size_t scan = 0;    // offset in `buffer` up to which markup was read
@@ -68,16 +70,25 @@ struct MetadataFilter::Impl {
     bool in_checksum = false;
     bool checksum_is_pkgid = false;
     std::size_t checksum_text_begin = 0;
+    // The raw value of the current package's <location href="...">: offsets in buffer.
+    std::size_t href_begin = 0;
+    std::size_t href_end = 0;
+    const std::string* replacement = nullptr;  // keep()'s: the href to write instead
     std::uint64_t kept = 0;
 
     // Decides whether the finished package is kept.
     bool keep() {
+        replacement = nullptr;
         if (kind == Kind::Primary) {
-            const auto found = wanted_primary.find({to_lower(pkgid), href});
+            const std::pair<std::string, std::string> key{to_lower(pkgid), href};
+            const auto found = wanted_primary.find(key);
             if (found == wanted_primary.end() || found->second == 0) {
                 return false;
             }
             --found->second;
+            if (const auto renamed = new_href.find(key); renamed != new_href.end()) {
+                replacement = &renamed->second;
+            }
             return true;
         }
         const auto found = wanted_pkgid.find(to_lower(pkgid));
@@ -145,6 +156,7 @@ struct MetadataFilter::Impl {
                     package_begin = markup->begin;
                     in_package = true;
                     pkgid.clear();
+                    href_begin = href_end = 0;
                     href.clear();
                     if (kind != Kind::Primary) {
                         if (auto id = attribute(tag, "pkgid")) {
@@ -158,8 +170,11 @@ struct MetadataFilter::Impl {
                         in_checksum = true;
                         checksum_text_begin = markup->end;
                     } else if (markup->name == "location") {
-                        if (auto value = attribute(tag, "href")) {
+                        std::size_t offset = 0;
+                        if (auto value = attribute(tag, "href", &offset)) {
                             href = unescape(*value);
+                            href_begin = markup->begin + offset;
+                            href_end = href_begin + value->size();
                         }
                     }
                 }
@@ -184,7 +199,13 @@ struct MetadataFilter::Impl {
                 if (keep()) {
                     // The lead before the first kept package went out with the header.
                     const std::size_t from = any_kept ? lead_begin : package_begin;
-                    out.append(buffer, from, markup->end - from);
+                    if (replacement != nullptr && href_end > href_begin && href_begin >= from) {
+                        out.append(buffer, from, href_begin - from);
+                        out += xml_scan::escape(*replacement);
+                        out.append(buffer, href_end, markup->end - href_end);
+                    } else {
+                        out.append(buffer, from, markup->end - from);
+                    }
                     any_kept = true;
                     ++kept;
                 }
@@ -209,6 +230,8 @@ struct MetadataFilter::Impl {
         lead_begin -= std::min(lead_begin, consumed);
         package_begin -= std::min(package_begin, consumed);
         checksum_text_begin -= std::min(checksum_text_begin, consumed);
+        href_begin -= std::min(href_begin, consumed);
+        href_end -= std::min(href_end, consumed);
         return {};
     }
 };
@@ -222,6 +245,9 @@ MetadataFilter::MetadataFilter(Kind kind, std::span<const KeptPackage> kept, std
         const std::string id = to_lower(package.pkgid);
         ++impl_->wanted_primary[{id, package.location_href}];
         ++impl_->wanted_pkgid[id];
+        if (!package.published_href.empty()) {
+            impl_->new_href[{id, package.location_href}] = package.published_href;
+        }
     }
 }
 

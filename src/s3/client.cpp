@@ -12,6 +12,7 @@
 #include "s3/client.hpp"
 #include "s3/client_internal.hpp"
 #include "s3/xml_tree.hpp"
+#include "util/xml_scanner.hpp"
 
 namespace rpmirror::s3 {
 
@@ -35,32 +36,6 @@ std::string unquote(std::string etag) {
         etag = etag.substr(1, etag.size() - 2);
     }
     return etag;
-}
-
-std::string xml_escape(std::string_view text) {
-    std::string escaped;
-    for (const char c : text) {
-        switch (c) {
-            case '&':
-                escaped += "&amp;";
-                break;
-            case '<':
-                escaped += "&lt;";
-                break;
-            case '>':
-                escaped += "&gt;";
-                break;
-            case '"':
-                escaped += "&quot;";
-                break;
-            case '\'':
-                escaped += "&apos;";
-                break;
-            default:
-                escaped += c;
-        }
-    }
-    return escaped;
 }
 
 }  // namespace
@@ -260,7 +235,7 @@ Result<void> S3Client::delete_objects(std::string_view bucket, std::span<const s
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             "<Delete xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Quiet>true</Quiet>";
         for (std::size_t index = start; index < std::min(keys.size(), start + kBatch); ++index) {
-            body += "<Object><Key>" + xml_escape(keys[index]) + "</Key></Object>";
+            body += "<Object><Key>" + xml_scan::escape(keys[index]) + "</Key></Object>";
         }
         body += "</Delete>";
         Request request{
@@ -434,7 +409,7 @@ Result<std::string> S3Client::complete_multipart_upload(std::string_view bucket,
         "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">";
     for (const CompletedPart& part : parts) {
         body += "<Part><PartNumber>" + std::to_string(part.part_number) + "</PartNumber><ETag>\"" +
-                xml_escape(part.etag) + "\"</ETag></Part>";
+                xml_scan::escape(part.etag) + "\"</ETag></Part>";
     }
     body += "</CompleteMultipartUpload>";
     Request request{.method = Method::Post,

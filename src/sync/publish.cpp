@@ -123,7 +123,7 @@ Result<void> RepoSync::finish_noop() {
 
 bool RepoSync::rewrites_metadata() const {
     return options_.download_metadata && !options_.upstream_metadata &&
-           report_.selected < report_.upstream_packages;
+           (report_.selected < report_.upstream_packages || plan_.flattened > 0);
 }
 
 Result<std::pair<std::string, std::optional<std::string>>> RepoSync::rewrite_metadata(
@@ -132,8 +132,9 @@ Result<std::pair<std::string, std::optional<std::string>>> RepoSync::rewrite_met
     kept.reserve(plan_.targets.size());
     for (const PackageTarget& target : plan_.targets) {
         const PackageView package = index[target.position];
-        kept.push_back(
-            {package.checksum_hex(), std::string(package.location_href), package.strict_nevra()});
+        kept.push_back({package.checksum_hex(), std::string(package.location_href),
+                        package.strict_nevra(),
+                        target.flattened ? target.relative_path.generic_string() : std::string()});
     }
     auto rewritten = write_filtered_metadata(stage.dir(), repomd.parsed, kept);
     if (!rewritten) {
@@ -150,8 +151,9 @@ Result<std::pair<std::string, std::optional<std::string>>> RepoSync::rewrite_met
         signature = std::move(*signed_repomd);
     } else if (repomd.signature) {
         report_.warnings.push_back(
-            "repomd.xml.asc not published: the metadata was rewritten for the filtered "
-            "mirror and upstream's signature does not cover it (--sign-key KEYID signs it)");
+            "repomd.xml.asc not published: the metadata was rewritten for this mirror (filtered "
+            "or flattened) and upstream's signature does not cover it (--sign-key KEYID signs "
+            "it)");
     }
     return std::pair{std::move(rewritten->repomd_xml), std::move(signature)};
 }

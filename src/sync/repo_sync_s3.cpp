@@ -41,7 +41,9 @@ Result<void> RepoSync::open_s3() {
 
 Result<void> RepoSync::sync_to_s3(const FetchedRepomd& repomd, MetadataStage& stage,
                                   const PackageIndex& index, const Selection& selection) {
-    auto plan = plan_sync(index, selection, s3_->spool(), PathPolicy{}, repo_.id);
+    PathPolicy policy;
+    policy.flatten = options_.flatten_hrefs;
+    auto plan = plan_sync(index, selection, s3_->spool(), policy, repo_.id);
     if (!plan) {
         return tl::unexpected(std::move(plan.error()));
     }

@@ -65,6 +65,9 @@ std::string options_fingerprint(const SyncOptions& options, const SelectionOptio
     append_list("include", selection.include_globs);
     append_list("exclude", selection.exclude_globs);
     text += " safe=" + options.safe_write_path.value_or("").string();
+    if (options.flatten_hrefs) {
+        text += " flatten-hrefs";
+    }
     if (options.upstream_layout) {
         text += " layout=upstream mirror-url=" + options.mirror_url;
     }

@@ -75,6 +75,7 @@ PathPolicy RepoSync::path_policy() const {
     } else {
         policy.safe_write_path = options_.safe_write_path;
     }
+    policy.flatten = options_.flatten_hrefs;
     return policy;
 }
 

@@ -63,6 +63,33 @@ std::optional<Markup> read_markup(std::string_view text, std::size_t at) {
     return std::nullopt;
 }
 
+std::string escape(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (const char c : text) {
+        switch (c) {
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            case '\'':
+                out += "&apos;";
+                break;
+            default:
+                out += c;
+        }
+    }
+    return out;
+}
+
 std::string unescape(std::string_view value) {
     std::string out;
     out.reserve(value.size());

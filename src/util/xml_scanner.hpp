@@ -27,6 +27,10 @@ std::optional<Markup> read_markup(std::string_view text, std::size_t at);
 // Resolves the predefined entities and character references of an attribute value.
 std::string unescape(std::string_view value);
 
+// Escapes `text` for element content or an attribute value in either quotes: & < > " ' as
+// the predefined entities.
+std::string escape(std::string_view text);
+
 // Returns the raw value of attribute `name` in the start tag `tag`, or nullopt.
 // Also returns its offset within `tag` through `offset`.
 std::optional<std::string_view> attribute(std::string_view tag, std::string_view name,

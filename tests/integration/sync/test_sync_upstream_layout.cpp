@@ -261,6 +261,50 @@ TEST_F(UpstreamLayout, DeleteRemovesExactlyTheBlobsNoReleaseListsAnyMore) {
     EXPECT_EQ(dnf_lists("2.0"), expected_locations("2.0"));
 }
 
+// --flatten-hrefs: one release as a self-contained repository at -p/<repoid>/: the blobs inside
+// it, primary.xml rewritten to name them there; dnf reads and downloads from it, verify passes,
+// a second run is a no-op.
+TEST_F(UpstreamLayout, FlattenHrefsMakesASelfContainedRepository) {
+    const std::vector<std::string> args{"--reposdir",         (tmp_ / "reposd").string(),
+                                        "--repo",             "amzn",
+                                        "--releasever",       "1.0",
+                                        "-p",                 (tmp_ / "flat").string(),
+                                        "--download-metadata", "--flatten-hrefs"};
+    const CommandResult synced = sync(args);
+    ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    const fs::path repo = tmp_ / "flat" / "amzn";
+    std::vector<std::string> expected;
+    for (const std::string& blob : released_["1.0"]) {
+        EXPECT_TRUE(fs::is_regular_file(repo / "blobstore" / blob)) << blob;
+        expected.push_back("blobstore/" + blob);
+    }
+    std::sort(expected.begin(), expected.end());
+    const fs::path work = tmp_ / "dnf-flat";
+    std::vector<std::string> query = isolated_dnf(work);
+    query.insert(query.end(), {"--repofrompath=f,file://" + repo.string(), "--repo=f",
+                               "repoquery", "-a", "--qf", "%{location}"});
+    const CommandResult listed = run_to_end(query, tmp_ / "logs");
+    ASSERT_EQ(listed.exit_code, 0) << listed.err;
+    std::vector<std::string> locations = lines_of(listed.out);
+    std::sort(locations.begin(), locations.end());
+    EXPECT_EQ(locations, expected);
+    std::vector<std::string> download = isolated_dnf(tmp_ / "dnf-flat-download");
+    download.insert(download.end(), {"--repofrompath=f,file://" + repo.string(), "--repo=f",
+                                     "download", "--destdir", (tmp_ / "downloaded").string(),
+                                     "rpmirror-idx-epoch"});
+    const CommandResult downloaded = run_to_end(download, tmp_ / "logs");
+    EXPECT_EQ(downloaded.exit_code, 0) << downloaded.out << downloaded.err;
+    EXPECT_FALSE(fs::is_empty(tmp_ / "downloaded"));
+    const CommandResult verified =
+        run_to_end({rpmirror_binary(), "verify", "-p", (tmp_ / "flat").string(), "-c",
+                    (tmp_ / "empty.conf").string(), "--reposdir", (tmp_ / "empty-reposdir").string()},
+                   tmp_ / "logs");
+    EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+    const CommandResult again = sync(args);
+    ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+    EXPECT_NE(again.out.find("up to date"), std::string::npos) << again.out;
+}
+
 TEST_F(UpstreamLayout, WithoutTheOptionTheErrorSaysWhichOptionMirrorsIt) {
     const CommandResult plain = sync({"--reposdir", (tmp_ / "reposd").string(), "--repo", "amzn",
                                       "--releasever", "1.0", "-p", (tmp_ / "mirror").string()});
@@ -286,6 +330,9 @@ TEST_F(UpstreamLayout, BadCombinationsAreRefusedBeforeAnythingIsWritten) {
          "--upstream-layout with --metadata-path"},
         {{"--upstream-layout", "--safe-write-path", destination},
          "--upstream-layout with --safe-write-path"},
+        {{"--upstream-layout", "--flatten-hrefs"}, "--flatten-hrefs with --upstream-layout"},
+        {{"--flatten-hrefs", "--download-metadata", "--upstream-metadata"},
+         "--flatten-hrefs with --upstream-metadata"},
     };
     for (const Case& c : cases) {
         std::vector<std::string> args{"--reposdir", repos,       "--repo", "amzn",

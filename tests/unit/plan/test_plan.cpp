@@ -118,6 +118,32 @@ TEST(Plan, SafeWritePathAdmitsABlobstoreLayoutAndNothingBeyondIt) {
     EXPECT_EQ(refused.error().code, ErrorCode::Unsafe);
 }
 
+// --flatten-hrefs: an href climbing out is placed inside, marked flattened; two hrefs that land
+// on one path while pointing at different files are refused, naming both.
+TEST(PlanSync, FlattenPlacesClimbingHrefsInsideAndRefusesCollisions) {
+    test::TempDir dir;
+    const auto repo = dir / "mirror/amzn";
+    PathPolicy policy;
+    policy.flatten = true;
+    const PackageIndex index =
+        index_of({"../../../../../blobstore/ab12/pkg.rpm", "Packages/local.rpm"});
+    const auto plan = plan_sync(index, select_all(index), repo, policy, "amzn");
+    ASSERT_TRUE(plan) << plan.error().to_string();
+    ASSERT_EQ(plan->roots.size(), 1U);
+    EXPECT_EQ(plan->targets[0].relative_path, "blobstore/ab12/pkg.rpm");
+    EXPECT_EQ(plan->targets[0].root_index, 0U);
+    EXPECT_TRUE(plan->targets[0].flattened);
+    EXPECT_FALSE(plan->targets[1].flattened);
+    EXPECT_EQ(plan->flattened, 1U);
+
+    const PackageIndex colliding = index_of({"../blobstore/ab12/pkg.rpm", "blobstore/ab12/pkg.rpm"});
+    const auto refused = plan_sync(colliding, select_all(colliding), repo, policy, "amzn");
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, ErrorCode::Unsafe);
+    EXPECT_NE(refused.error().message.find("--flatten-hrefs cannot place both"), std::string::npos)
+        << refused.error().message;
+}
+
 TEST(SyncState, RoundTripsAndDetectsChangedFiles) {
     test::TempDir dir;
     dir.write("repo/Packages/a.rpm", "abc");
