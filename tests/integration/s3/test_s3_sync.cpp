@@ -64,6 +64,54 @@ TEST_F(S3SyncTest, FullSyncUploadsPackagesMetadataAndState) {
     EXPECT_TRUE(report.at("ok").get<bool>());
 }
 
+// --flatten-hrefs into a bucket: an upstream whose hrefs climb into a blobstore beside it
+// (Amazon Linux's layout, built here with createrepo_c --location-prefix) becomes a
+// self-contained repository in the bucket: the blobs under blobstore/ of the repository's
+// prefix, and the published primary.xml naming them there.
+TEST_F(S3SyncTest, FlattenHrefsPublishesASelfContainedRepository) {
+    std::vector<std::string> blobs;
+    for (const auto& [path, digest] : package_digests(upstream_)) {
+        const std::string name = std::filesystem::path(path).filename().string();
+        const auto blob = upstream_ / "amzn" / "blobstore" / digest / name;
+        std::filesystem::create_directories(blob.parent_path());
+        std::filesystem::copy_file(upstream_ / path, blob);
+        blobs.push_back(digest + "/" + name);
+    }
+    ASSERT_FALSE(blobs.empty());
+    const auto release = upstream_ / "amzn" / "guids" / "G" / "x86_64";
+    std::filesystem::create_directories(release);
+    run_checked({"createrepo_c", "--quiet", "--no-database", "--location-prefix",
+                 "../../../blobstore/", "--outputdir", release.string(),
+                 (upstream_ / "amzn" / "blobstore").string()},
+                tmp_ / "logs");
+    repo_url_ = server_->url("/amzn/guids/G/x86_64/");
+
+    const CommandResult result = sync({"--download-metadata", "--flatten-hrefs"});
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    const auto listed = objects();
+    for (const std::string& blob : blobs) {
+        EXPECT_TRUE(listed.contains("blobstore/" + blob)) << blob;
+    }
+    auto repomd = client().get_object(bucket(), key("repodata/repomd.xml"));
+    ASSERT_TRUE(repomd);
+    auto parsed = parse_repomd(*repomd, "repomd.xml");
+    ASSERT_TRUE(parsed) << parsed.error().to_string();
+    for (const RepomdRecord& record : parsed->records) {
+        EXPECT_TRUE(listed.contains(record.location_href)) << record.location_href;
+    }
+    const RepomdRecord* primary = parsed->find("primary");
+    ASSERT_NE(primary, nullptr);
+    auto compressed = client().get_object(bucket(), key(primary->location_href));
+    ASSERT_TRUE(compressed);
+    const auto gz = TempDir::write_at(tmp_ / "primary.xml.gz", *compressed);
+    const CommandResult xml = run_to_end({"gzip", "-dc", gz.string()}, tmp_ / "logs");
+    ASSERT_EQ(xml.exit_code, 0);
+    EXPECT_EQ(xml.out.find("href=\"../"), std::string::npos);
+    for (const std::string& blob : blobs) {
+        EXPECT_NE(xml.out.find("href=\"blobstore/" + blob + "\""), std::string::npos) << blob;
+    }
+}
+
 TEST_F(S3SyncTest, NoopCostsOneStateGetAndOneListing) {
     ASSERT_EQ(sync({"--download-metadata"}).exit_code, 0);
     const CommandResult again = sync({"--download-metadata"});
