@@ -115,6 +115,12 @@ Result<void> RepoSync::sync_to_directory(const FetchedRepomd& repomd, MetadataSt
     if (!synced) {
         return synced;
     }
+    std::vector<std::filesystem::path> placed;
+    for (const std::size_t target : placed_targets_) {
+        if (!failed_targets_.contains(target)) {
+            placed.push_back(plan_.targets[target].relative_path);
+        }
+    }
     if (!report_.failures.empty() || stop_.stop_requested()) {
         if (options_.download_metadata) {
             report_.warnings.push_back(fmt::format(
@@ -122,17 +128,14 @@ Result<void> RepoSync::sync_to_directory(const FetchedRepomd& repomd, MetadataSt
                 "in place",
                 report_.failures.size()));
         }
-        return {};
+        // The blobs it did write are still rpmirror's: catalogued, never deleted now.
+        return collect_blobs(placed, false);
     }
     if (auto published = publish(repomd, stage, index); !published) {
         return published;
     }
     if (auto listed = publish_mirror_list(); !listed) {
         return listed;
-    }
-    std::vector<std::filesystem::path> placed;
-    for (const std::size_t target : placed_targets_) {
-        placed.push_back(plan_.targets[target].relative_path);
     }
     return collect_blobs(placed);
 }

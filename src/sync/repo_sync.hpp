@@ -212,8 +212,10 @@ class RepoSync {
     // while it is still the file rpmirror recorded. Any doubt (a tree whose metadata cannot be
     // read) removes nothing and is a warning; so is a file the catalogue does not know.
     // `placed`: the files this run wrote (relative to the repository's directory); only files
-    // rpmirror wrote are ever catalogued, so only they are ever deleted.
-    Result<void> collect_blobs(const std::vector<std::filesystem::path>& placed);
+    // rpmirror wrote are ever catalogued, so only they are ever deleted. `may_delete` false (a
+    // sync that failed, whose metadata was not published): they are only catalogued.
+    Result<void> collect_blobs(const std::vector<std::filesystem::path>& placed,
+                               bool may_delete = true);
 
     // packages.cpp: the plan, verification, --dedupe links, downloads and --delete.
 

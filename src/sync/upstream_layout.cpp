@@ -102,7 +102,7 @@ Result<void> RepoSync::publish_mirror_list() {
     if (!url.ends_with('/')) {
         url += '/';
     }
-    const std::string repo_path = std::filesystem::relative(repo_dir_, layout_root_).generic_string();
+    const std::string repo_path = repo_dir_.lexically_relative(layout_root_).generic_string();
     if (repo_path != ".") {
         url += repo_path + "/";
     }
@@ -217,7 +217,8 @@ Result<void> add_references(const std::filesystem::path& root, const std::filesy
 
 }  // namespace
 
-Result<void> RepoSync::collect_blobs(const std::vector<std::filesystem::path>& placed) {
+Result<void> RepoSync::collect_blobs(const std::vector<std::filesystem::path>& placed,
+                                     bool may_delete) {
     if (layout_root_.empty()) {
         return {};
     }
@@ -238,7 +239,7 @@ Result<void> RepoSync::collect_blobs(const std::vector<std::filesystem::path>& p
             known[beneath.generic_string()] = std::move(*file);
         }
     }
-    if (options_.delete_unlisted) {
+    if (may_delete && options_.delete_unlisted) {
         auto trees = find_trees(layout_root_);
         std::set<std::string> referenced;
         std::optional<Error> doubt;
