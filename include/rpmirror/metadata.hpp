@@ -203,8 +203,9 @@ inline constexpr std::size_t kMaxPathBytes = 4096;
 //   than 255 bytes ("has a path segment longer than 255 bytes"), names the root itself
 //   ("names the repository root, not a file"), or climbs above the root ("escapes the repository
 //   root") and is not inside the safe write path ("escapes the repository root and is not inside
-//   safe_write_path '<path>'") nor flattened (`policy.flatten`). Containment compares path components, never string prefixes, so
-//   "/x/a2/p.rpm" is not inside "/x/a". Pure; thread-safe.
+//   safe_write_path '<path>'") nor flattened (`policy.flatten`). Containment compares path
+//   components, never string prefixes, so "/x/a2/p.rpm" is not inside "/x/a". Pure;
+//   thread-safe.
 Result<std::filesystem::path> safe_relative_path(std::string_view href,
                                                  std::string_view package_name_for_errors,
                                                  const PathPolicy& policy = {});

@@ -437,7 +437,7 @@ void JobBuilder::finish(const JobsConfig& jobs) {
     }
     if (auto layout = check_upstream_layout(options); !layout) {
         fail(section_.line,
-             options.flatten_hrefs                                       ? "flatten-hrefs"
+             options.flatten_hrefs                                   ? "flatten-hrefs"
              : options.mirror_url.empty() || options.upstream_layout ? "upstream-layout"
                                                                      : "mirror-url",
              layout.error().message);

@@ -52,8 +52,7 @@ Result<void> RepoSync::sync_packages(const PackageIndex& index, const Selection&
     auto plan = plan_sync(index, selection, repo_dir_, path_policy(), repo_.id);
     if (!plan) {
         Error error = std::move(plan.error());
-        if (error.code == ErrorCode::Unsafe && layout_root_.empty() &&
-            !options_.safe_write_path &&
+        if (error.code == ErrorCode::Unsafe && layout_root_.empty() && !options_.safe_write_path &&
             error.message.find("escapes the repository root") != std::string::npos) {
             error.message +=
                 " (a repository whose packages live beside it, as Amazon Linux's releases share "

@@ -285,15 +285,15 @@ class RepoSync {
     SyncState noop_state_;
     std::shared_ptr<MirrorList> mirrors_;
     SyncPlan plan_;
-    std::optional<Keyring> keys_;            // the repository's gpgkey: repo_gpgcheck, --gpgcheck
-    std::optional<Keyring> installed_keys_;  // --gpgcheck with PackageKeySource::Rpmdb
-    const Keyring* package_keys_ = nullptr;  // --gpgcheck: keys_ or installed_keys_
-    std::string trusted_key_ids_;            // of package_keys_, for the options fingerprint
-    std::set<std::size_t> failed_targets_;   // indices into plan_.targets that failed to download
+    std::optional<Keyring> keys_;              // the repository's gpgkey: repo_gpgcheck, --gpgcheck
+    std::optional<Keyring> installed_keys_;    // --gpgcheck with PackageKeySource::Rpmdb
+    const Keyring* package_keys_ = nullptr;    // --gpgcheck: keys_ or installed_keys_
+    std::string trusted_key_ids_;              // of package_keys_, for the options fingerprint
+    std::set<std::size_t> failed_targets_;     // indices into plan_.targets that failed to download
     std::vector<std::size_t> placed_targets_;  // indices into plan_.targets this run wrote
-    std::size_t packages_done_ = 0;          // packages downloaded or found present (events)
-    std::unique_ptr<S3Destination> s3_;      // an s3:// destination, once opened
-    std::optional<std::string> s3_comps_;    // -m with an s3:// destination: comps.xml
+    std::size_t packages_done_ = 0;            // packages downloaded or found present (events)
+    std::unique_ptr<S3Destination> s3_;        // an s3:// destination, once opened
+    std::optional<std::string> s3_comps_;      // -m with an s3:// destination: comps.xml
     // --gpgcheck on s3://: the spool check's failures by target, and how many it checked.
     std::mutex spool_failures_mutex_;
     std::map<std::size_t, PackageFailure> spool_failures_;

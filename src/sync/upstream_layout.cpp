@@ -92,10 +92,10 @@ Result<void> RepoSync::publish_mirror_list() {
     }
     auto list_path = layout_path(*repo_.mirrorlist, "the mirrorlist URL");
     if (!list_path || list_path->empty()) {
-        report_.warnings.push_back(
-            list_path ? "--mirror-url: the mirrorlist URL '" + *repo_.mirrorlist +
-                            "' has no path to write it at"
-                      : list_path.error().to_string());
+        report_.warnings.push_back(list_path
+                                       ? "--mirror-url: the mirrorlist URL '" + *repo_.mirrorlist +
+                                             "' has no path to write it at"
+                                       : list_path.error().to_string());
         return {};
     }
     std::string url = options_.mirror_url;
@@ -152,8 +152,8 @@ Result<std::vector<std::filesystem::path>> find_trees(const std::filesystem::pat
             it.disable_recursion_pending();
             continue;
         }
-        const auto repomd = std::filesystem::symlink_status(it->path() / "repodata" / "repomd.xml",
-                                                            error);
+        const auto repomd =
+            std::filesystem::symlink_status(it->path() / "repodata" / "repomd.xml", error);
         if (!error && std::filesystem::is_regular_file(repomd)) {
             trees.push_back(it->path());
             it.disable_recursion_pending();

@@ -80,10 +80,10 @@ TEST_F(S3SyncTest, FlattenHrefsPublishesASelfContainedRepository) {
     ASSERT_FALSE(blobs.empty());
     const auto release = upstream_ / "amzn" / "guids" / "G" / "x86_64";
     std::filesystem::create_directories(release);
-    run_checked({"createrepo_c", "--quiet", "--no-database", "--location-prefix",
-                 "../../../blobstore/", "--outputdir", release.string(),
-                 (upstream_ / "amzn" / "blobstore").string()},
-                tmp_ / "logs");
+    run_checked(
+        {"createrepo_c", "--quiet", "--no-database", "--location-prefix", "../../../blobstore/",
+         "--outputdir", release.string(), (upstream_ / "amzn" / "blobstore").string()},
+        tmp_ / "logs");
     repo_url_ = server_->url("/amzn/guids/G/x86_64/");
 
     const CommandResult result = sync({"--download-metadata", "--flatten-hrefs"});

@@ -78,8 +78,8 @@ class UpstreamLayout : public SyncFixture {
         const fs::path out = upstream() / "al2023/core/guids" / guid / "x86_64";
         fs::create_directories(out);
         run_checked({"createrepo_c", "--quiet", "--no-database", "--pkglist", pkglist.string(),
-                     "--location-prefix", "../../../../../blobstore/", "--outputdir",
-                     out.string(), (upstream() / "blobstore").string()},
+                     "--location-prefix", "../../../../../blobstore/", "--outputdir", out.string(),
+                     (upstream() / "blobstore").string()},
                     tmp_ / "logs");
         released_[releasever] = blobs;
     }
@@ -113,8 +113,8 @@ class UpstreamLayout : public SyncFixture {
         TempDir::write_at(work / "reposd" / "m.repo",
                           "[m]\nname=mirror\nmirrorlist=" + mirror_server_->url("/") +
                               "al2023/core/mirrors/$releasever/x86_64/mirror.list\ngpgcheck=0\n");
-        argv.insert(argv.end(), {"--releasever=" + releasever, "repoquery", "-a", "--qf",
-                                 "%{location}"});
+        argv.insert(argv.end(),
+                    {"--releasever=" + releasever, "repoquery", "-a", "--qf", "%{location}"});
         const CommandResult query = run_to_end(argv, tmp_ / "logs");
         EXPECT_EQ(query.exit_code, 0) << query.out << query.err;
         std::vector<std::string> locations = lines_of(query.out);
@@ -156,9 +156,9 @@ TEST_F(UpstreamLayout, TwoReleasesShareOneBlobstoreAndDnfReadsEachThroughTheMirr
         EXPECT_EQ(tree_digests(mirror_root() / path / "repodata"),
                   tree_digests(upstream() / path / "repodata"))
             << releasever;
-        EXPECT_EQ(read_file(mirror_root() / "al2023/core/mirrors" / releasever /
-                            "x86_64/mirror.list"),
-                  mirror_server_->url("/") + path + "/\n");
+        EXPECT_EQ(
+            read_file(mirror_root() / "al2023/core/mirrors" / releasever / "x86_64/mirror.list"),
+            mirror_server_->url("/") + path + "/\n");
         EXPECT_EQ(dnf_lists(releasever), expected_locations(releasever)) << releasever;
     }
     for (const std::string& blob : released_["2.0"]) {
@@ -265,11 +265,16 @@ TEST_F(UpstreamLayout, DeleteRemovesExactlyTheBlobsNoReleaseListsAnyMore) {
 // it, primary.xml rewritten to name them there; dnf reads and downloads from it, verify passes,
 // a second run is a no-op.
 TEST_F(UpstreamLayout, FlattenHrefsMakesASelfContainedRepository) {
-    const std::vector<std::string> args{"--reposdir",         (tmp_ / "reposd").string(),
-                                        "--repo",             "amzn",
-                                        "--releasever",       "1.0",
-                                        "-p",                 (tmp_ / "flat").string(),
-                                        "--download-metadata", "--flatten-hrefs"};
+    const std::vector<std::string> args{"--reposdir",
+                                        (tmp_ / "reposd").string(),
+                                        "--repo",
+                                        "amzn",
+                                        "--releasever",
+                                        "1.0",
+                                        "-p",
+                                        (tmp_ / "flat").string(),
+                                        "--download-metadata",
+                                        "--flatten-hrefs"};
     const CommandResult synced = sync(args);
     ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
     const fs::path repo = tmp_ / "flat" / "amzn";
@@ -281,24 +286,24 @@ TEST_F(UpstreamLayout, FlattenHrefsMakesASelfContainedRepository) {
     std::sort(expected.begin(), expected.end());
     const fs::path work = tmp_ / "dnf-flat";
     std::vector<std::string> query = isolated_dnf(work);
-    query.insert(query.end(), {"--repofrompath=f,file://" + repo.string(), "--repo=f",
-                               "repoquery", "-a", "--qf", "%{location}"});
+    query.insert(query.end(), {"--repofrompath=f,file://" + repo.string(), "--repo=f", "repoquery",
+                               "-a", "--qf", "%{location}"});
     const CommandResult listed = run_to_end(query, tmp_ / "logs");
     ASSERT_EQ(listed.exit_code, 0) << listed.err;
     std::vector<std::string> locations = lines_of(listed.out);
     std::sort(locations.begin(), locations.end());
     EXPECT_EQ(locations, expected);
     std::vector<std::string> download = isolated_dnf(tmp_ / "dnf-flat-download");
-    download.insert(download.end(), {"--repofrompath=f,file://" + repo.string(), "--repo=f",
-                                     "download", "--destdir", (tmp_ / "downloaded").string(),
-                                     "rpmirror-idx-epoch"});
+    download.insert(download.end(),
+                    {"--repofrompath=f,file://" + repo.string(), "--repo=f", "download",
+                     "--destdir", (tmp_ / "downloaded").string(), "rpmirror-idx-epoch"});
     const CommandResult downloaded = run_to_end(download, tmp_ / "logs");
     EXPECT_EQ(downloaded.exit_code, 0) << downloaded.out << downloaded.err;
     EXPECT_FALSE(fs::is_empty(tmp_ / "downloaded"));
-    const CommandResult verified =
-        run_to_end({rpmirror_binary(), "verify", "-p", (tmp_ / "flat").string(), "-c",
-                    (tmp_ / "empty.conf").string(), "--reposdir", (tmp_ / "empty-reposdir").string()},
-                   tmp_ / "logs");
+    const CommandResult verified = run_to_end(
+        {rpmirror_binary(), "verify", "-p", (tmp_ / "flat").string(), "-c",
+         (tmp_ / "empty.conf").string(), "--reposdir", (tmp_ / "empty-reposdir").string()},
+        tmp_ / "logs");
     EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
     const CommandResult again = sync(args);
     ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
@@ -325,7 +330,8 @@ TEST_F(UpstreamLayout, BadCombinationsAreRefusedBeforeAnythingIsWritten) {
         {{"--mirror-url", "http://m/"}, "--mirror-url needs --upstream-layout"},
         {{"--releasever", "2.0"}, "several releases are mirrored in one run only with"},
         {{"--upstream-layout", "--mirror-url", "ftp://m/"}, "not an http://, https:// or file:///"},
-        {{"--upstream-layout", "--mirror-url", "http:///x"}, "not an http://, https:// or file:///"},
+        {{"--upstream-layout", "--mirror-url", "http:///x"},
+         "not an http://, https:// or file:///"},
         {{"--upstream-layout", "--metadata-path", (tmp_ / "meta").string()},
          "--upstream-layout with --metadata-path"},
         {{"--upstream-layout", "--safe-write-path", destination},
@@ -335,7 +341,7 @@ TEST_F(UpstreamLayout, BadCombinationsAreRefusedBeforeAnythingIsWritten) {
          "--flatten-hrefs with --upstream-metadata"},
     };
     for (const Case& c : cases) {
-        std::vector<std::string> args{"--reposdir", repos,       "--repo", "amzn",
+        std::vector<std::string> args{"--reposdir", repos,       "--repo",       "amzn",
                                       "-p",         destination, "--releasever", "1.0"};
         args.insert(args.end(), c.args.begin(), c.args.end());
         const CommandResult refused = sync(args);

@@ -136,7 +136,8 @@ TEST(PlanSync, FlattenPlacesClimbingHrefsInsideAndRefusesCollisions) {
     EXPECT_FALSE(plan->targets[1].flattened);
     EXPECT_EQ(plan->flattened, 1U);
 
-    const PackageIndex colliding = index_of({"../blobstore/ab12/pkg.rpm", "blobstore/ab12/pkg.rpm"});
+    const PackageIndex colliding =
+        index_of({"../blobstore/ab12/pkg.rpm", "blobstore/ab12/pkg.rpm"});
     const auto refused = plan_sync(colliding, select_all(colliding), repo, policy, "amzn");
     ASSERT_FALSE(refused);
     EXPECT_EQ(refused.error().code, ErrorCode::Unsafe);
