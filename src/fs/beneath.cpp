@@ -246,6 +246,22 @@ Result<Removal> remove_beneath(const std::filesystem::path& root,
     return Removal::Removed;
 }
 
+bool remove_empty_directory_beneath(const std::filesystem::path& root,
+                                    const std::filesystem::path& relative) {
+    if (relative.empty() || relative.filename().empty()) {
+        return false;
+    }
+    const UniqueFd root_fd = open_directory(root);
+    if (!root_fd) {
+        return false;
+    }
+    const UniqueFd dir_fd = open_directory_beneath(root_fd.get(), relative.parent_path());
+    if (!dir_fd) {
+        return false;
+    }
+    return fault::unlinkat(dir_fd.get(), relative.filename().c_str(), AT_REMOVEDIR) == 0;
+}
+
 const char* file_kind_name(mode_t mode) {
     if (S_ISLNK(mode)) {
         return "symlink";

@@ -97,6 +97,12 @@ enum class Removal {
 Result<Removal> remove_beneath(const std::filesystem::path& root,
                                const std::filesystem::path& relative, bool symlinks_too);
 
+// Removes the directory `relative` beneath `root` iff it is empty (a blob's own directory once its
+// file is gone), through the fault seam, never following a symlink. Returns true iff it was
+// removed; false when it is not there, not empty or not a directory, or cannot be removed.
+bool remove_empty_directory_beneath(const std::filesystem::path& root,
+                                    const std::filesystem::path& relative);
+
 // Returns "symlink", "directory", "FIFO", "socket", "device" for a non-regular `mode`.
 const char* file_kind_name(mode_t mode);
 

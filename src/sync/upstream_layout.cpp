@@ -1,14 +1,12 @@
 // RepoSync with --upstream-layout: the repository at upstream's path beneath `-p`/<repoid>/, its
 // packages anywhere beneath that root (Amazon Linux's shared blobstore), and --mirror-url's
 // mirror list.
-#include <errno.h>
-#include <unistd.h>
-
 #include <map>
 #include <set>
 
 #include <fmt/core.h>
 
+#include "fs/beneath.hpp"
 #include "fs/durable.hpp"
 #include "fs/walk.hpp"
 #include "rpmirror/index.hpp"
@@ -111,11 +109,14 @@ Result<void> RepoSync::publish_mirror_list() {
     if (auto current = fs::read_file(file); current && *current == contents) {
         return {};
     }
-    std::error_code error;
-    std::filesystem::create_directories(file.parent_path(), error);
-    if (error) {
-        return make_error(ErrorCode::Io, "cannot create directory: " + error.message(),
-                          file.parent_path().string());
+    const UniqueFd root = fs::open_directory(layout_root_, true);
+    if (!root) {
+        return make_errno_error("cannot open directory", layout_root_.string(), errno);
+    }
+    if (auto made =
+            fs::make_directories_beneath(root.get(), list_path->parent_path(), layout_root_);
+        !made) {
+        return tl::unexpected(std::move(made.error()));
     }
     return fs::replace_file(file, contents);
 }
@@ -267,15 +268,18 @@ Result<void> RepoSync::collect_blobs(const std::vector<std::filesystem::path>& p
                 const auto now = stat_for_state(layout_root_, it->first);
                 if (now && now->size == it->second.size && now->mtime_ns == it->second.mtime_ns &&
                     now->inode == it->second.inode && now->ctime_ns == it->second.ctime_ns) {
-                    if (::unlink(file.c_str()) != 0 && errno != ENOENT) {
-                        return make_errno_error("cannot remove", file.string(), errno);
+                    auto removed = fs::remove_beneath(layout_root_, it->first, false);
+                    if (!removed) {
+                        return tl::unexpected(std::move(removed.error()));
                     }
-                    report_.deleted.push_back(file.lexically_relative(repo_dir_));
-                    // Its directory (blobstore/<sha256>/) goes too once empty.
-                    std::error_code ignored;
-                    if (file.parent_path() != layout_root_ &&
-                        std::filesystem::is_empty(file.parent_path(), ignored)) {
-                        std::filesystem::remove(file.parent_path(), ignored);
+                    if (*removed == fs::Removal::Removed) {
+                        report_.deleted.push_back(file.lexically_relative(repo_dir_));
+                        // Its directory (blobstore/<sha256>/) goes too once empty.
+                        const std::filesystem::path parent =
+                            std::filesystem::path(it->first).parent_path();
+                        if (!parent.empty()) {
+                            (void)fs::remove_empty_directory_beneath(layout_root_, parent);
+                        }
                     }
                 } else if (now) {
                     report_.warnings.push_back(
