@@ -259,7 +259,8 @@ TEST_F(Zypper, ReadsASnapshot) {
 }
 
 // An Amazon-shaped upstream (a release whose hrefs climb into a blobstore beside it) mirrored
-// with --upstream-layout: zypper follows the climbing hrefs on the mirror over HTTP.
+// with --upstream-layout: zypper follows the climbing hrefs on the mirror over HTTP; and with
+// --flatten-hrefs, a plain repository zypper reads from a file:// URL.
 TEST_F(Zypper, ReadsAnUpstreamLayoutMirror) {
     const fs::path upstream = tmp_ / "amazon";
     for (const auto& [path, digest] : package_digests(test_repo("index-repo"))) {
@@ -285,6 +286,19 @@ TEST_F(Zypper, ReadsAnUpstreamLayoutMirror) {
     const std::vector<std::string> listed = zypper_lists(tmp_ / "zroot");
     EXPECT_EQ(listed, dnf_lists(url));
     expect_downloads(tmp_ / "zroot", listed);
+
+    // The same release flattened (--flatten-hrefs): a plain repository, read over file:// too.
+    const CommandResult flattened =
+        sync({"--repofrompath", "flat," + amazon.url("/core/guids/G/x86_64/"), "--repo", "flat",
+              "-p", (tmp_ / "mirror").string(), "--download-metadata", "--flatten-hrefs",
+              "--state-dir", (tmp_ / "state").string()});
+    ASSERT_EQ(flattened.exit_code, 0) << flattened.out << flattened.err;
+    const std::string flat_url = "file://" + (tmp_ / "mirror" / "flat").string();
+    const CommandResult flat_refreshed = add_and_refresh(tmp_ / "zroot-flat", flat_url, false);
+    ASSERT_EQ(flat_refreshed.exit_code, 0) << flat_refreshed.out << flat_refreshed.err;
+    const std::vector<std::string> flat_listed = zypper_lists(tmp_ / "zroot-flat");
+    EXPECT_EQ(flat_listed, listed);
+    expect_downloads(tmp_ / "zroot-flat", flat_listed);
 }
 
 // createrepo_c's mergerepo_c merges a full and a filtered mirror; libsolv's repomdxml2solv and
