@@ -191,6 +191,8 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
     options.upstream_layout = args.upstream_layout;
     options.mirror_url = args.mirror_url;
     options.flatten_hrefs = args.flatten_hrefs;
+    options.treeinfo = args.treeinfo;
+    options.skip_bad_images = args.skip_bad_images;
     if (auto layout = check_upstream_layout(options); !layout) {
         return tl::unexpected(std::move(layout.error()));
     }
@@ -452,6 +454,11 @@ Command add_sync_command(CLI::App& parent) {
     app->add_flag("--flatten-hrefs", args->flatten_hrefs,
                   "place packages whose hrefs leave the repository inside it, and publish "
                   "metadata naming them there (a self-contained repository)");
+    app->add_flag("--treeinfo", args->treeinfo,
+                  "the URL is an installation tree: mirror its .treeinfo, the images it lists "
+                  "(verified) and its variant and addon repositories");
+    app->add_flag("--skip-bad-images", args->skip_bad_images,
+                  "with --treeinfo: an image that cannot be had with its checksum is a warning");
     app->add_option("--dedupe", args->dedupe,
                     "packages other repositories of the download path (and --dedupe-dir) "
                     "already hold: hardlink (default), reflink or off (download them)")

@@ -58,6 +58,8 @@ struct SyncArgs {
     bool upstream_layout = false;  // --upstream-layout
     std::string mirror_url;        // --mirror-url
     bool flatten_hrefs = false;    // --flatten-hrefs
+    bool treeinfo = false;         // --treeinfo
+    bool skip_bad_images = false;  // --skip-bad-images
     std::string dedupe = "hardlink";
     std::vector<std::string> dedupe_dirs;
     bool urls = false;

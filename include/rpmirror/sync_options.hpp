@@ -70,6 +70,15 @@ struct SyncOptions {
     // there (rewritten as a filtered mirror's is, signed with --sign-key): a self-contained
     // repository from one whose packages live beside it (Amazon Linux's blobstore).
     bool flatten_hrefs = false;
+    // --treeinfo: the repository's URL is an installation tree (.treeinfo, productmd 1.x or the
+    // older anaconda format): every file its [checksums] lists (kernel, initrd, install.img,
+    // boot.iso, ...) is mirrored and verified against its checksum, every variant and addon
+    // repository it names is mirrored as a repository beneath the tree (the tree's root is one
+    // only when the .treeinfo names it, or names none), and .treeinfo is published last,
+    // atomically, once all of that succeeded. --skip-bad-images: an image that cannot be had
+    // with its listed checksum is a warning (and left out), not a failure.
+    bool treeinfo = false;
+    bool skip_bad_images = false;
     // --arch, --source, --newest-only, --min-buildtime. The repository's includepkgs and
     // excludepkgs are added to these by sync_repository.
     SelectionOptions selection;
@@ -139,7 +148,9 @@ struct SyncOptions {
 // --safe-write-path (the layout decides where packages may live); Error{Unsupported} iff
 // --upstream-layout is given an s3:// destination (not implemented for buckets yet); and
 // Error{BadInput} iff --flatten-hrefs is combined with --upstream-layout (which keeps the hrefs)
-// or --upstream-metadata (upstream's metadata points outside the mirror).
+// or --upstream-metadata (upstream's metadata points outside the mirror); Error{BadInput} iff
+// --treeinfo is combined with --metadata-path, --upstream-layout or --flatten-hrefs, or
+// --skip-bad-images is given without --treeinfo; Error{Unsupported} for --treeinfo into s3://.
 Result<void> check_upstream_layout(const SyncOptions& options);
 
 }  // namespace rpmirror

@@ -250,6 +250,14 @@ const std::map<std::string_view, JobBuilder::KeyHandler>& JobBuilder::job_keys()
          [](JobBuilder& job, const KeyValue& key) {
              return set_bool(job.job_.options.upstream_layout, key.value);
          }},
+        {"treeinfo",
+         [](JobBuilder& job, const KeyValue& key) {
+             return set_bool(job.job_.options.treeinfo, key.value);
+         }},
+        {"skip_bad_images",
+         [](JobBuilder& job, const KeyValue& key) {
+             return set_bool(job.job_.options.skip_bad_images, key.value);
+         }},
         {"flatten_hrefs",
          [](JobBuilder& job, const KeyValue& key) {
              return set_bool(job.job_.options.flatten_hrefs, key.value);

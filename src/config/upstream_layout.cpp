@@ -24,6 +24,22 @@ Result<void> check_upstream_layout(const SyncOptions& options) {
                               url);
         }
     }
+    if (options.skip_bad_images && !options.treeinfo) {
+        return make_error(ErrorCode::BadInput, "--skip-bad-images needs --treeinfo", destination);
+    }
+    if (options.treeinfo) {
+        if (s3::is_s3_url(destination)) {
+            return make_error(ErrorCode::Unsupported,
+                              "--treeinfo is not implemented for s3:// destinations yet",
+                              destination);
+        }
+        if (options.metadata_path || options.upstream_layout || options.flatten_hrefs) {
+            return make_error(ErrorCode::BadInput,
+                              "--treeinfo mirrors the tree's repositories where the tree has them: "
+                              "not with --metadata-path, --upstream-layout or --flatten-hrefs",
+                              destination);
+        }
+    }
     if (options.flatten_hrefs && options.upstream_layout) {
         return make_error(ErrorCode::BadInput,
                           "--flatten-hrefs with --upstream-layout: one keeps upstream's hrefs, the "

@@ -7,6 +7,7 @@
 #include "fs/state.hpp"
 #include "sync/repo_sync.hpp"
 #include "sync/sync_settings.hpp"
+#include "sync/tree.hpp"
 
 namespace rpmirror {
 
@@ -69,11 +70,19 @@ RepoSyncReport Syncer::sync(const RepoConfig& repo, const SyncOptions& options,
         lock = std::move(*locked);
     }
     downloader_.set_options(options_for_repo(base_options_, repo, options));
-    RepoSync repo_sync(downloader_, repo, options, progress, stop, report);
-    if (auto synced = repo_sync.run(); !synced) {
-        report.error = std::move(synced.error());
-    }
-    repo_sync.record_s3_requests();
+    const auto sync_one = [&](const RepoConfig& one, const SyncOptions& one_options) {
+        RepoSyncReport part;
+        RepoSync repo_sync(downloader_, one, one_options, progress, stop, part);
+        if (auto synced = repo_sync.run(); !synced) {
+            part.error = std::move(synced.error());
+        }
+        repo_sync.record_s3_requests();
+        return part;
+    };
+    // --treeinfo: the tree's repositories, each as above, beneath its images and .treeinfo.
+    report = options.treeinfo && !options.urls_only
+                 ? sync_tree(downloader_, repo, options, sync_one, progress, stop)
+                 : sync_one(repo, options);
     if (stop.stop_requested() && !report.error) {
         report.error = Error{ErrorCode::Interrupted, "interrupted", repo.id, 0};
     }

@@ -65,6 +65,9 @@ std::string options_fingerprint(const SyncOptions& options, const SelectionOptio
     append_list("include", selection.include_globs);
     append_list("exclude", selection.exclude_globs);
     text += " safe=" + options.safe_write_path.value_or("").string();
+    if (options.treeinfo) {
+        text += options.skip_bad_images ? " treeinfo=skip-bad-images" : " treeinfo";
+    }
     if (options.flatten_hrefs) {
         text += " flatten-hrefs";
     }

@@ -1,0 +1,306 @@
+// --treeinfo (sync/tree.hpp): an installation tree, its images and its repositories.
+#include "sync/tree.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <set>
+
+#include <fmt/core.h>
+
+#include "config/ini.hpp"
+#include "fs/durable.hpp"
+#include "rpmirror/metadata.hpp"
+#include "sync/repo_source.hpp"
+
+namespace rpmirror {
+
+namespace {
+
+constexpr std::string_view kTreeinfo = ".treeinfo";
+
+// The key of `entry` as written on its line (the INI reader lower-cases keys; paths keep case).
+std::string original_key(std::string_view text, const config::IniEntry& entry) {
+    std::size_t start = 0;
+    for (std::size_t line = 1; line < entry.line && start != std::string_view::npos; ++line) {
+        start = text.find('\n', start);
+        start = start == std::string_view::npos ? start : start + 1;
+    }
+    if (start == std::string_view::npos) {
+        return entry.key;
+    }
+    std::string_view line = text.substr(start, text.find('\n', start) - start);
+    line = line.substr(0, line.find_first_of("=:"));
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) {
+        line.remove_suffix(1);
+    }
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) {
+        line.remove_prefix(1);
+    }
+    std::string key(line);
+    std::string lowered = key;
+    std::transform(lowered.begin(), lowered.end(), lowered.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return lowered == entry.key ? key : entry.key;
+}
+
+// `path` as a relative path inside the tree ("" for "." itself), or an error naming the line.
+Result<std::string> tree_path(std::string_view path, const std::string& name, std::size_t line,
+                              bool may_be_root) {
+    if (may_be_root && (path == "." || path == "./" || path.empty())) {
+        return std::string();
+    }
+    auto relative = safe_relative_path(path, name);
+    if (!relative) {
+        return make_error(ErrorCode::BadInput,
+                          fmt::format("line {}: {}", line, relative.error().message), name);
+    }
+    return relative->generic_string();
+}
+
+// Adds the counts and lists of `part` (one repository of the tree) to `total`.
+void add_report(RepoSyncReport& total, RepoSyncReport part, const std::string& where) {
+    total.upstream_packages += part.upstream_packages;
+    total.selected += part.selected;
+    total.downloaded += part.downloaded;
+    total.bytes_downloaded += part.bytes_downloaded;
+    total.kept += part.kept;
+    total.replaced += part.replaced;
+    total.resumed += part.resumed;
+    total.retries += part.retries;
+    total.linked += part.linked;
+    total.linked_bytes += part.linked_bytes;
+    total.link_fallbacks += part.link_fallbacks;
+    total.signatures_checked += part.signatures_checked;
+    total.noop = total.noop && part.noop;
+    const std::filesystem::path prefix(where);
+    for (const std::filesystem::path& deleted : part.deleted) {
+        total.deleted.push_back(prefix / deleted);
+    }
+    for (PackageFailure& failure : part.failures) {
+        total.failures.push_back(std::move(failure));
+    }
+    const std::string label = where.empty() ? "" : where + ": ";
+    for (const std::string& warning : part.warnings) {
+        total.warnings.push_back(label + warning);
+    }
+    if (part.error && !total.error) {
+        Error error = std::move(*part.error);
+        error.message = (where.empty() ? "the tree's root repository" : "repository " + where) +
+                        ": " + error.message;
+        total.error = std::move(error);
+    }
+}
+
+}  // namespace
+
+Result<TreeInfo> parse_treeinfo(std::string_view text, const std::string& name) {
+    auto sections = config::parse_ini(text, name);
+    if (!sections) {
+        return tl::unexpected(std::move(sections.error()));
+    }
+    TreeInfo tree;
+    std::set<std::string> seen_files;
+    std::set<std::string> seen_repositories;
+    bool named_any = false;
+    const auto add_repository = [&](std::string path) {
+        named_any = true;
+        if (seen_repositories.insert(path).second) {
+            tree.repositories.push_back(std::move(path));
+        }
+    };
+    for (const config::IniSection& section : *sections) {
+        const bool repository_section = section.name.starts_with("variant-") ||
+                                        section.name.starts_with("addon-") ||
+                                        section.name == "general";
+        for (const config::IniEntry& entry : section.entries) {
+            if (section.name == "checksums") {
+                const std::string key = original_key(text, entry);
+                const std::size_t colon = entry.value.find(':');
+                auto type = colon == std::string::npos
+                                ? make_error(ErrorCode::BadInput, "no type", name)
+                                : parse_checksum_type(entry.value.substr(0, colon));
+                std::string digest = colon == std::string::npos ? "" : entry.value.substr(colon + 1);
+                std::transform(digest.begin(), digest.end(), digest.begin(),
+                               [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+                if (!type || digest.empty() ||
+                    digest.find_first_not_of("0123456789abcdef") != std::string::npos) {
+                    return make_error(
+                        ErrorCode::BadInput,
+                        fmt::format("line {}: [checksums] {} = '{}' is not TYPE:HEX (e.g. "
+                                    "sha256:…)",
+                                    entry.line, key, entry.value),
+                        name);
+                }
+                auto path = tree_path(key, name, entry.line, false);
+                if (!path) {
+                    return tl::unexpected(std::move(path.error()));
+                }
+                if (seen_files.insert(*path).second) {
+                    tree.files.push_back({std::move(*path), *type, std::move(digest)});
+                }
+            } else if (repository_section && entry.key == "repository") {
+                auto path = tree_path(entry.value, name, entry.line, true);
+                if (!path) {
+                    return tl::unexpected(std::move(path.error()));
+                }
+                add_repository(std::move(*path));
+            }
+        }
+    }
+    if (!named_any) {
+        add_repository("");
+    }
+    return tree;
+}
+
+RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const SyncOptions& options,
+                         const RepositorySync& sync_one, ProgressSink* progress,
+                         std::stop_token stop) {
+    RepoSyncReport report;
+    report.repo_id = repo.id;
+    report.repo_dir = repo_directory(options, repo.id);
+    report.noop = true;
+    const std::filesystem::path root = report.repo_dir;
+    const DownloadOptions& download_options = downloader.options();
+
+    // The tree's .treeinfo, from the first mirror that serves one.
+    auto source = resolve_mirrors(repo, download_options, stop);
+    if (!source || source->base_urls.empty()) {
+        report.error = source ? Error{ErrorCode::BadInput, "no mirror to fetch .treeinfo from",
+                                      repo.id, 0}
+                              : std::move(source.error());
+        report.metadata_unavailable = true;
+        return report;
+    }
+    std::string text;
+    std::string base;
+    std::vector<std::string> tried;
+    for (const std::string& url : source->base_urls) {
+        auto fetched = fetch_document(join_url(url, kTreeinfo), download_options,
+                                      kMaxDocumentBytes, stop);
+        if (fetched) {
+            text = std::move(*fetched);
+            base = url;
+            break;
+        }
+        tried.push_back(fetched.error().to_string());
+    }
+    if (base.empty()) {
+        std::string why = "--treeinfo: no mirror serves .treeinfo";
+        for (const std::string& attempt : tried) {
+            why += "; " + attempt;
+        }
+        report.error = Error{ErrorCode::Network, why, repo.id, 0};
+        report.metadata_unavailable = true;
+        return report;
+    }
+    auto tree = parse_treeinfo(text, join_url(base, kTreeinfo));
+    if (!tree) {
+        report.error = std::move(tree.error());
+        return report;
+    }
+
+    // Every repository of the tree, as a repository of its own beneath the root.
+    for (const std::string& path : tree->repositories) {
+        if (stop.stop_requested()) {
+            break;
+        }
+        RepoConfig part = repo;
+        part.mirrorlist.reset();
+        part.metalink.reset();
+        part.baseurls.clear();
+        for (const std::string& url : source->base_urls) {
+            part.baseurls.push_back(path.empty() ? url : join_url(url, path) + "/");
+        }
+        SyncOptions part_options = options;
+        part_options.treeinfo = false;
+        part_options.norepopath = true;
+        part_options.download_path = path.empty() ? root : root / path;
+        add_report(report, sync_one(part, part_options), path);
+    }
+
+    // The files of [checksums]: verified where they are, fetched when missing or wrong.
+    std::vector<VerifyRequest> checks;
+    for (const TreeInfo::File& file : tree->files) {
+        checks.push_back({root / file.path, file.type, file.digest, std::nullopt});
+    }
+    VerifyOptions verify_options;
+    verify_options.hash.use_cache = options.use_checksum_cache;
+    verify_options.hash.stop = stop;
+    const std::vector<VerifyResult> verified = verify_files(checks, verify_options);
+    auto mirrors = std::make_shared<MirrorList>(source->base_urls);
+    std::vector<DownloadRequest> requests;
+    std::vector<std::size_t> requested;
+    for (std::size_t index = 0; index < tree->files.size(); ++index) {
+        if (verified[index].status == VerifyStatus::Ok) {
+            ++report.kept;
+            continue;
+        }
+        const TreeInfo::File& file = tree->files[index];
+        DownloadRequest request;
+        request.mirrors = mirrors;
+        request.href = file.path;
+        request.destination = file.path;
+        request.checksum_type = file.type;
+        request.expected_digest = file.digest;
+        request.expected_size = kUnknownSize;
+        requests.push_back(std::move(request));
+        requested.push_back(index);
+    }
+    bool images_ok = true;
+    if (!requests.empty()) {
+        report.noop = false;
+        auto downloaded = downloader.run(root, requests, progress, stop);
+        if (!downloaded) {
+            report.error = std::move(downloaded.error());
+            return report;
+        }
+        report.bytes_downloaded += downloaded->bytes_received;
+        for (std::size_t i = 0; i < requests.size(); ++i) {
+            const FileResult& result = downloaded->files[i];
+            if (result.status == FileStatus::Downloaded ||
+                result.status == FileStatus::AlreadyPresent) {
+                ++report.downloaded;
+                continue;
+            }
+            const std::string& path = tree->files[requested[i]].path;
+            const std::string reason =
+                result.error ? result.error->to_string() : std::string(file_status_name(result.status));
+            if (options.skip_bad_images && !stop.stop_requested()) {
+                report.warnings.push_back(path + " left out (--skip-bad-images): " + reason);
+                continue;
+            }
+            images_ok = false;
+            PackageFailure failure{path, reason, {}};
+            for (const DownloadAttempt& attempt : result.attempts) {
+                failure.attempts.push_back(attempt.url + ": " + attempt.outcome);
+            }
+            report.failures.push_back(std::move(failure));
+        }
+    }
+
+    // .treeinfo last, once everything it names is there.
+    if (!report.ok() || !images_ok || stop.stop_requested()) {
+        report.warnings.push_back(
+            ".treeinfo not published: the tree is not complete; the previous one stays in place");
+        return report;
+    }
+    const std::filesystem::path published = root / kTreeinfo;
+    if (auto current = fs::read_file(published); current && *current == text) {
+        return report;
+    }
+    report.noop = false;
+    // What it names reaches the disk before it does.
+    if (auto flushed = fs::flush_filesystem(root); !flushed) {
+        report.error = std::move(flushed.error());
+        return report;
+    }
+    if (auto written = fs::replace_file(published, text); !written) {
+        report.error = std::move(written.error());
+        return report;
+    }
+    report.metadata_published = true;
+    return report;
+}
+
+}  // namespace rpmirror

@@ -1,0 +1,187 @@
+// --treeinfo: installation trees built here and served by nginx. A productmd 1.x tree (two
+// variants and an addon, each its own repository; kernel, initrd, install.img and an EFI binary
+// listed in [checksums], one path in upper case) is mirrored whole: .treeinfo byte for byte and
+// last, every image verified, every repository mirrored and read by dnf; a second run fetches no
+// image. A bad image fails the tree (and .treeinfo is not published) unless --skip-bad-images;
+// the older anaconda format (the tree's root is the repository) mirrors too; a .treeinfo naming
+// a path outside the tree is refused.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "integration/sync/sync_fixture.hpp"
+#include "rpmirror/checksum.hpp"
+
+namespace rpmirror::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Treeinfo : public SyncFixture {
+  protected:
+    // A repository at `dir` holding the index-repo packages whose file names contain `part`.
+    void repository(const fs::path& dir, const std::string& part) {
+        fs::create_directories(dir / "Packages");
+        for (const auto& entry : fs::directory_iterator(test_repo("index-repo") / "Packages")) {
+            if (entry.path().filename().string().find(part) != std::string::npos) {
+                fs::copy_file(entry.path(), dir / "Packages" / entry.path().filename());
+            }
+        }
+        run_checked({"createrepo_c", "--quiet", "--no-database", dir.string()}, tmp_ / "logs");
+    }
+
+    // An image at `relative` in the tree, `size` bytes; returns its "sha256:HEX".
+    std::string image(const std::string& relative, std::size_t size) {
+        std::string content(size, '\0');
+        for (std::size_t i = 0; i < size; ++i) {
+            content[i] = static_cast<char>((i * 131 + relative.size()) % 251);
+        }
+        TempDir::write_at(tree() / relative, content);
+        return "sha256:" + hash_bytes(ChecksumType::Sha256, content);
+    }
+
+    // A productmd 1.2 tree: variants BaseOS and AppStream, the addon HighAvailability.
+    void productmd_tree() {
+        repository(tree() / "BaseOS", "idx-epoch");
+        repository(tree() / "AppStream", "idx-noarch");
+        repository(tree() / "addons" / "HighAvailability", "idx-multi-1.10");
+        const std::string treeinfo =
+            "[header]\ntype = productmd.treeinfo\nversion = 1.2\n\n"
+            "[release]\nname = Fixture Linux\nshort = FL\nversion = 9\n\n"
+            "[tree]\narch = x86_64\nbuild_timestamp = 1700000000\nplatforms = x86_64\n"
+            "variants = BaseOS,AppStream\n\n"
+            "[checksums]\nimages/pxeboot/vmlinuz = " +
+            image("images/pxeboot/vmlinuz", 3000) +
+            "\nimages/pxeboot/initrd.img = " + image("images/pxeboot/initrd.img", 5000) +
+            "\nimages/install.img = " + image("images/install.img", 7000) +
+            "\nEFI/BOOT/BOOTX64.EFI = " + image("EFI/BOOT/BOOTX64.EFI", 1000) +
+            "\n\n[images-x86_64]\nkernel = images/pxeboot/vmlinuz\n"
+            "initrd = images/pxeboot/initrd.img\n\n[stage2]\nmainimage = images/install.img\n\n"
+            "[variant-BaseOS]\nid = BaseOS\nname = BaseOS\npackages = BaseOS/Packages\n"
+            "repository = BaseOS\ntype = variant\nuid = BaseOS\n\n"
+            "[variant-AppStream]\nid = AppStream\nname = AppStream\n"
+            "packages = AppStream/Packages\nrepository = AppStream\ntype = variant\n"
+            "uid = AppStream\n\n"
+            "[addon-BaseOS-HighAvailability]\nid = HighAvailability\nname = High Availability\n"
+            "parent = BaseOS\npackages = addons/HighAvailability/Packages\n"
+            "repository = addons/HighAvailability\ntype = addon\n"
+            "uid = BaseOS-HighAvailability\n";
+        TempDir::write_at(tree() / ".treeinfo", treeinfo);
+    }
+
+    fs::path tree() const { return tmp_ / "upstream" / "tree"; }
+    fs::path mirrored() const { return tmp_ / "mirror" / "fl"; }
+
+    CommandResult mirror(std::vector<std::string> extra = {}) {
+        if (server_ == nullptr) {
+            server_ = &serve(tmp_ / "upstream");
+        }
+        std::vector<std::string> args{"--repofrompath", "fl," + server_->url("/tree/"), "--repo",
+                                      "fl",             "-p",
+                                      (tmp_ / "mirror").string(), "--download-metadata",
+                                      "--treeinfo"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        return sync(args);
+    }
+
+    // `dnf repoquery -a` over the mirrored repository at `dir` (file://): its NEVRAs, sorted.
+    std::vector<std::string> dnf_lists(const fs::path& dir) {
+        std::vector<std::string> argv = isolated_dnf(tmp_ / ("dnf-" + std::to_string(++runs_)));
+        argv.insert(argv.end(), {"--repofrompath=m,file://" + dir.string(), "--repo=m",
+                                 "repoquery", "-a", "--qf", "%{name}-%{evr}.%{arch}"});
+        const CommandResult query = run_to_end(argv, tmp_ / "logs");
+        EXPECT_EQ(query.exit_code, 0) << query.err;
+        std::vector<std::string> lines = lines_of(query.out);
+        std::sort(lines.begin(), lines.end());
+        return lines;
+    }
+
+    NginxServer* server_ = nullptr;
+    int runs_ = 0;
+};
+
+TEST_F(Treeinfo, AProductmdTreeIsMirroredWholeAndTreeinfoLast) {
+    productmd_tree();
+    const CommandResult synced = mirror();
+    ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    EXPECT_EQ(read_file(mirrored() / ".treeinfo"), read_file(tree() / ".treeinfo"));
+    for (const char* image : {"images/pxeboot/vmlinuz", "images/pxeboot/initrd.img",
+                              "images/install.img", "EFI/BOOT/BOOTX64.EFI"}) {
+        EXPECT_EQ(read_file(mirrored() / image), read_file(tree() / image)) << image;
+    }
+    for (const char* repo : {"BaseOS", "AppStream", "addons/HighAvailability"}) {
+        EXPECT_EQ(tree_digests(mirrored() / repo), tree_digests(tree() / repo)) << repo;
+        EXPECT_EQ(dnf_lists(mirrored() / repo), dnf_lists(tree() / repo)) << repo;
+        EXPECT_FALSE(dnf_lists(mirrored() / repo).empty()) << repo;
+    }
+    EXPECT_FALSE(fs::exists(mirrored() / "repodata"));  // the root is no repository here
+
+    // Again: nothing changed, no image or package fetched.
+    const std::size_t before = log_size(*server_);
+    const CommandResult again = mirror();
+    ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+    for (const std::string& uri : uris_since(*server_, before)) {
+        EXPECT_TRUE(uri == "/tree/.treeinfo" || uri.ends_with("/repodata/repomd.xml")) << uri;
+    }
+}
+
+TEST_F(Treeinfo, ABadImageFailsTheTreeAndTreeinfoIsNotPublishedUnlessSkipped) {
+    productmd_tree();
+    TempDir::write_at(tree() / "images/install.img", "not what .treeinfo says");
+    const CommandResult failed = mirror();
+    EXPECT_EQ(failed.exit_code, 1) << failed.out << failed.err;
+    EXPECT_NE(failed.err.find("images/install.img"), std::string::npos) << failed.err;
+    EXPECT_NE(failed.err.find(".treeinfo not published"), std::string::npos) << failed.err;
+    EXPECT_FALSE(fs::exists(mirrored() / ".treeinfo"));
+    EXPECT_FALSE(fs::exists(mirrored() / "images/install.img"));
+    EXPECT_TRUE(fs::exists(mirrored() / "images/pxeboot/vmlinuz"));  // the good ones are kept
+
+    const CommandResult skipped = mirror({"--skip-bad-images"});
+    EXPECT_EQ(skipped.exit_code, 0) << skipped.out << skipped.err;
+    EXPECT_NE(skipped.err.find("images/install.img left out (--skip-bad-images)"),
+              std::string::npos)
+        << skipped.err;
+    EXPECT_EQ(read_file(mirrored() / ".treeinfo"), read_file(tree() / ".treeinfo"));
+    EXPECT_FALSE(fs::exists(mirrored() / "images/install.img"));
+}
+
+// The older anaconda format: [general], [images-*], [stage2], [checksums]; no variants, so the
+// tree's root is the repository.
+TEST_F(Treeinfo, AnOldStyleTreeMirrorsItsRootRepository) {
+    repository(tree(), "idx-noarch");
+    TempDir::write_at(tree() / ".treeinfo",
+                      "[general]\nname = Fixture-7\nfamily = Fixture\ntimestamp = 1500000000\n"
+                      "variant = Server\nversion = 7\npackagedir = Packages\narch = x86_64\n\n"
+                      "[stage2]\nmainimage = LiveOS/squashfs.img\n\n[images-x86_64]\n"
+                      "kernel = images/pxeboot/vmlinuz\ninitrd = images/pxeboot/initrd.img\n\n"
+                      "[checksums]\nimages/pxeboot/vmlinuz = " +
+                          image("images/pxeboot/vmlinuz", 2000) + "\nLiveOS/squashfs.img = " +
+                          image("LiveOS/squashfs.img", 4000) + "\nimages/pxeboot/initrd.img = " +
+                          image("images/pxeboot/initrd.img", 3000) + "\n");
+    const CommandResult synced = mirror();
+    ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    EXPECT_EQ(tree_digests(mirrored()), tree_digests(tree()));
+    EXPECT_EQ(dnf_lists(mirrored()), dnf_lists(tree()));
+}
+
+TEST_F(Treeinfo, ATreeinfoNamingAPathOutsideTheTreeIsRefused) {
+    productmd_tree();
+    TempDir::write_at(tree() / ".treeinfo",
+                      "[checksums]\n../outside = sha256:" + std::string(64, 'a') + "\n");
+    const CommandResult refused = mirror();
+    EXPECT_NE(refused.exit_code, 0) << refused.out;
+    EXPECT_NE(refused.err.find("line 2"), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find(".treeinfo"), std::string::npos) << refused.err;
+    EXPECT_FALSE(fs::exists(mirrored() / ".treeinfo"));
+
+    const CommandResult lonely = sync({"--repofrompath", "fl,http://127.0.0.1:9/", "--repo", "fl",
+                                       "-p", (tmp_ / "mirror").string(), "--skip-bad-images"});
+    EXPECT_EQ(lonely.exit_code, 2) << lonely.err;
+    EXPECT_NE(lonely.err.find("--skip-bad-images needs --treeinfo"), std::string::npos)
+        << lonely.err;
+}
+
+}  // namespace
+}  // namespace rpmirror::test
