@@ -193,7 +193,7 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
     options.flatten_hrefs = args.flatten_hrefs;
     options.treeinfo = args.treeinfo;
     options.skip_bad_images = args.skip_bad_images;
-    if (auto layout = check_upstream_layout(options); !layout) {
+    if (auto layout = check_placement_options(options); !layout) {
         return tl::unexpected(std::move(layout.error()));
     }
     options.dedupe = *parse_dedupe_mode(args.dedupe);  // CLI::IsMember checked it

@@ -151,6 +151,6 @@ struct SyncOptions {
 // or --upstream-metadata (upstream's metadata points outside the mirror); Error{BadInput} iff
 // --treeinfo is combined with --metadata-path, --upstream-layout or --flatten-hrefs, or
 // --skip-bad-images is given without --treeinfo; Error{Unsupported} for --treeinfo into s3://.
-Result<void> check_upstream_layout(const SyncOptions& options);
+Result<void> check_placement_options(const SyncOptions& options);
 
 }  // namespace rpmirror

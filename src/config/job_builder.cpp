@@ -443,7 +443,7 @@ void JobBuilder::finish(const JobsConfig& jobs) {
     if (jobs.state_dir) {
         options.state_dir = *jobs.state_dir;
     }
-    if (auto layout = check_upstream_layout(options); !layout) {
+    if (auto layout = check_placement_options(options); !layout) {
         fail(section_.line,
              options.flatten_hrefs                                   ? "flatten-hrefs"
              : options.mirror_url.empty() || options.upstream_layout ? "upstream-layout"

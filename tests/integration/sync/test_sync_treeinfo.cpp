@@ -133,6 +133,7 @@ TEST_F(Treeinfo, ABadImageFailsTheTreeAndTreeinfoIsNotPublishedUnlessSkipped) {
     const CommandResult failed = mirror();
     EXPECT_EQ(failed.exit_code, 1) << failed.out << failed.err;
     EXPECT_NE(failed.err.find("images/install.img"), std::string::npos) << failed.err;
+    EXPECT_NE(failed.err.find("sha256 mismatch: expected "), std::string::npos) << failed.err;
     EXPECT_NE(failed.err.find(".treeinfo not published"), std::string::npos) << failed.err;
     EXPECT_FALSE(fs::exists(mirrored() / ".treeinfo"));
     EXPECT_FALSE(fs::exists(mirrored() / "images/install.img"));

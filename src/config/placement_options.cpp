@@ -1,11 +1,12 @@
-// The options of --upstream-layout, checked once for the command line and for jobs.
+// The options that decide where a repository and its packages go (--upstream-layout,
+// --mirror-url, --flatten-hrefs, --treeinfo), checked once for the command line and for jobs.
 #include <string>
 
 #include "rpmirror/sync_options.hpp"
 
 namespace rpmirror {
 
-Result<void> check_upstream_layout(const SyncOptions& options) {
+Result<void> check_placement_options(const SyncOptions& options) {
     const std::string destination = options.download_path.string();
     if (!options.mirror_url.empty()) {
         if (!options.upstream_layout) {
