@@ -119,7 +119,8 @@ Result<TreeInfo> parse_treeinfo(std::string_view text, const std::string& name) 
                 auto type = colon == std::string::npos
                                 ? make_error(ErrorCode::BadInput, "no type", name)
                                 : parse_checksum_type(entry.value.substr(0, colon));
-                std::string digest = colon == std::string::npos ? "" : entry.value.substr(colon + 1);
+                std::string digest =
+                    colon == std::string::npos ? "" : entry.value.substr(colon + 1);
                 std::transform(digest.begin(), digest.end(), digest.begin(),
                                [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
                 if (!type || digest.empty() ||
@@ -166,9 +167,9 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
     // The tree's .treeinfo, from the first mirror that serves one.
     auto source = resolve_mirrors(repo, download_options, stop);
     if (!source || source->base_urls.empty()) {
-        report.error = source ? Error{ErrorCode::BadInput, "no mirror to fetch .treeinfo from",
-                                      repo.id, 0}
-                              : std::move(source.error());
+        report.error =
+            source ? Error{ErrorCode::BadInput, "no mirror to fetch .treeinfo from", repo.id, 0}
+                   : std::move(source.error());
         report.metadata_unavailable = true;
         return report;
     }
@@ -176,8 +177,8 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
     std::string base;
     std::vector<std::string> tried;
     for (const std::string& url : source->base_urls) {
-        auto fetched = fetch_document(join_url(url, kTreeinfo), download_options,
-                                      kMaxDocumentBytes, stop);
+        auto fetched =
+            fetch_document(join_url(url, kTreeinfo), download_options, kMaxDocumentBytes, stop);
         if (fetched) {
             text = std::move(*fetched);
             base = url;
@@ -264,8 +265,8 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
                 continue;
             }
             const std::string& path = tree->files[requested[i]].path;
-            const std::string reason =
-                result.error ? result.error->to_string() : std::string(file_status_name(result.status));
+            const std::string reason = result.error ? result.error->to_string()
+                                                    : std::string(file_status_name(result.status));
             if (options.skip_bad_images && !stop.stop_requested()) {
                 report.warnings.push_back(path + " left out (--skip-bad-images): " + reason);
                 continue;

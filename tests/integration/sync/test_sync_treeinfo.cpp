@@ -78,10 +78,9 @@ class Treeinfo : public SyncFixture {
         if (server_ == nullptr) {
             server_ = &serve(tmp_ / "upstream");
         }
-        std::vector<std::string> args{"--repofrompath", "fl," + server_->url("/tree/"), "--repo",
-                                      "fl",             "-p",
-                                      (tmp_ / "mirror").string(), "--download-metadata",
-                                      "--treeinfo"};
+        std::vector<std::string> args{
+            "--repofrompath",           "fl," + server_->url("/tree/"), "--repo",    "fl", "-p",
+            (tmp_ / "mirror").string(), "--download-metadata",          "--treeinfo"};
         args.insert(args.end(), extra.begin(), extra.end());
         return sync(args);
     }
@@ -89,8 +88,8 @@ class Treeinfo : public SyncFixture {
     // `dnf repoquery -a` over the mirrored repository at `dir` (file://): its NEVRAs, sorted.
     std::vector<std::string> dnf_lists(const fs::path& dir) {
         std::vector<std::string> argv = isolated_dnf(tmp_ / ("dnf-" + std::to_string(++runs_)));
-        argv.insert(argv.end(), {"--repofrompath=m,file://" + dir.string(), "--repo=m",
-                                 "repoquery", "-a", "--qf", "%{name}-%{evr}.%{arch}"});
+        argv.insert(argv.end(), {"--repofrompath=m,file://" + dir.string(), "--repo=m", "repoquery",
+                                 "-a", "--qf", "%{name}-%{evr}.%{arch}"});
         const CommandResult query = run_to_end(argv, tmp_ / "logs");
         EXPECT_EQ(query.exit_code, 0) << query.err;
         std::vector<std::string> lines = lines_of(query.out);
@@ -117,6 +116,12 @@ TEST_F(Treeinfo, AProductmdTreeIsMirroredWholeAndTreeinfoLast) {
         EXPECT_FALSE(dnf_lists(mirrored() / repo).empty()) << repo;
     }
     EXPECT_FALSE(fs::exists(mirrored() / "repodata"));  // the root is no repository here
+    // Each repository of the tree is audited as a repository of the tree's directory.
+    const CommandResult verified = run_to_end(
+        {rpmirror_binary(), "verify", "-p", mirrored().string(), "--repo", "BaseOS", "-c",
+         (tmp_ / "empty.conf").string(), "--reposdir", (tmp_ / "empty-reposdir").string()},
+        tmp_ / "logs");
+    EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
 
     // Again: nothing changed, no image or package fetched.
     const std::size_t before = log_size(*server_);
@@ -152,15 +157,16 @@ TEST_F(Treeinfo, ABadImageFailsTheTreeAndTreeinfoIsNotPublishedUnlessSkipped) {
 // tree's root is the repository.
 TEST_F(Treeinfo, AnOldStyleTreeMirrorsItsRootRepository) {
     repository(tree(), "idx-noarch");
-    TempDir::write_at(tree() / ".treeinfo",
-                      "[general]\nname = Fixture-7\nfamily = Fixture\ntimestamp = 1500000000\n"
-                      "variant = Server\nversion = 7\npackagedir = Packages\narch = x86_64\n\n"
-                      "[stage2]\nmainimage = LiveOS/squashfs.img\n\n[images-x86_64]\n"
-                      "kernel = images/pxeboot/vmlinuz\ninitrd = images/pxeboot/initrd.img\n\n"
-                      "[checksums]\nimages/pxeboot/vmlinuz = " +
-                          image("images/pxeboot/vmlinuz", 2000) + "\nLiveOS/squashfs.img = " +
-                          image("LiveOS/squashfs.img", 4000) + "\nimages/pxeboot/initrd.img = " +
-                          image("images/pxeboot/initrd.img", 3000) + "\n");
+    TempDir::write_at(
+        tree() / ".treeinfo",
+        "[general]\nname = Fixture-7\nfamily = Fixture\ntimestamp = 1500000000\n"
+        "variant = Server\nversion = 7\npackagedir = Packages\narch = x86_64\n\n"
+        "[stage2]\nmainimage = LiveOS/squashfs.img\n\n[images-x86_64]\n"
+        "kernel = images/pxeboot/vmlinuz\ninitrd = images/pxeboot/initrd.img\n\n"
+        "[checksums]\nimages/pxeboot/vmlinuz = " +
+            image("images/pxeboot/vmlinuz", 2000) +
+            "\nLiveOS/squashfs.img = " + image("LiveOS/squashfs.img", 4000) +
+            "\nimages/pxeboot/initrd.img = " + image("images/pxeboot/initrd.img", 3000) + "\n");
     const CommandResult synced = mirror();
     ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
     EXPECT_EQ(tree_digests(mirrored()), tree_digests(tree()));
