@@ -1,0 +1,46 @@
+// Fuzzes the .treeinfo reader (parse_treeinfo, what --treeinfo does with an upstream's
+// .treeinfo): the configuration's INI dialect, [checksums] entries, variant and addon
+// repositories. Its contract: every path it returns is a relative, lexically normal path inside
+// the tree (a repository may be "", the tree's root), every digest lowercase hex, no path twice.
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "rpmirror/metadata.hpp"
+#include "sync/tree.hpp"
+
+namespace {
+
+// True iff `path` is what safe_relative_path makes of it: relative, normal, inside.
+bool inside(const std::string& path) {
+    auto safe = rpmirror::safe_relative_path(path, "fuzz");
+    return safe && safe->generic_string() == path && !path.starts_with("..");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const std::string_view text(reinterpret_cast<const char*>(data), size);
+    auto tree = rpmirror::parse_treeinfo(text, ".treeinfo");
+    if (!tree) {
+        (void)tree.error().to_string();
+        return 0;
+    }
+    std::set<std::string> files;
+    for (const auto& file : tree->files) {
+        if (!inside(file.path) || !files.insert(file.path).second || file.digest.empty() ||
+            file.digest.find_first_not_of("0123456789abcdef") != std::string::npos)
+            __builtin_trap();
+    }
+    std::set<std::string> repositories;
+    for (const std::string& repository : tree->repositories) {
+        if ((!repository.empty() && !inside(repository)) ||
+            !repositories.insert(repository).second)
+            __builtin_trap();
+    }
+    if (tree->repositories.empty())
+        __builtin_trap();  // none named: the root
+    return 0;
+}
