@@ -36,8 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     std::set<std::string> repositories;
     for (const std::string& repository : tree->repositories) {
-        if ((!repository.empty() && !inside(repository)) ||
-            !repositories.insert(repository).second)
+        if ((!repository.empty() && !inside(repository)) || !repositories.insert(repository).second)
             __builtin_trap();
     }
     if (tree->repositories.empty())

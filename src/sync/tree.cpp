@@ -46,8 +46,14 @@ std::string original_key(std::string_view text, const config::IniEntry& entry) {
 // `path` as a relative path inside the tree ("" for "." itself), or an error naming the line.
 Result<std::string> tree_path(std::string_view path, const std::string& name, std::size_t line,
                               bool may_be_root) {
-    if (may_be_root && (path == "." || path == "./" || path.empty())) {
-        return std::string();
+    if (may_be_root) {
+        // A directory may be written with a trailing slash ("addons/HA/", "./").
+        while (path.size() > 1 && path.back() == '/') {
+            path.remove_suffix(1);
+        }
+        if (path == "." || path.empty()) {
+            return std::string();
+        }
     }
     auto relative = safe_relative_path(path, name);
     if (!relative) {
