@@ -122,6 +122,38 @@ class UpstreamLayout : public SyncFixture {
         return locations;
     }
 
+    // `dnf install --downloadonly` of the first x86_64 or noarch package release `releasever`
+    // lists (its NEVRA), through the mirror's own mirror.list, into a root of its own: the .rpm
+    // files it fetched, by name.
+    std::vector<std::string> dnf_installs(const std::string& releasever) {
+        std::string nevra;
+        for (const std::string& blob : released_[releasever]) {
+            if (blob.ends_with(".x86_64.rpm") || blob.ends_with(".noarch.rpm")) {
+                nevra = blob.substr(65, blob.size() - 65 - 4);  // after "<sha256>/", no ".rpm"
+                break;
+            }
+        }
+        EXPECT_FALSE(nevra.empty()) << "release " << releasever << " lists no installable package";
+        const fs::path work = tmp_ / ("install-" + releasever + "-" + std::to_string(++dnf_runs_));
+        std::vector<std::string> argv = isolated_dnf(work);
+        fs::create_directories(work / "log");
+        TempDir::write_at(work / "reposd" / "m.repo",
+                          "[m]\nname=mirror\nmirrorlist=" + mirror_server_->url("/") +
+                              "al2023/core/mirrors/$releasever/x86_64/mirror.list\ngpgcheck=0\n");
+        argv.insert(argv.end(),
+                    {"--releasever=" + releasever, "--disableplugin=*", "install", "--downloadonly",
+                     "--installroot", (work / "root").string(), "--setopt=keepcache=1", nevra});
+        const CommandResult install = run_to_end(argv, tmp_ / "logs");
+        EXPECT_EQ(install.exit_code, 0) << install.out << install.err;
+        std::vector<std::string> fetched;
+        for (const auto& entry : fs::recursive_directory_iterator(work)) {
+            if (entry.path().extension() == ".rpm") {
+                fetched.push_back(entry.path().filename().string());
+            }
+        }
+        return fetched;
+    }
+
     std::vector<std::string> expected_locations(const std::string& releasever) {
         std::vector<std::string> locations;
         for (const std::string& blob : released_[releasever]) {
@@ -160,6 +192,8 @@ TEST_F(UpstreamLayout, TwoReleasesShareOneBlobstoreAndDnfReadsEachThroughTheMirr
             read_file(mirror_root() / "al2023/core/mirrors" / releasever / "x86_64/mirror.list"),
             mirror_server_->url("/") + path + "/\n");
         EXPECT_EQ(dnf_lists(releasever), expected_locations(releasever)) << releasever;
+        // An install resolves against the release and fetches its package through the blobstore.
+        EXPECT_EQ(dnf_installs(releasever).size(), 1U) << releasever;
     }
     for (const std::string& blob : released_["2.0"]) {
         EXPECT_TRUE(fs::is_regular_file(mirror_root() / "blobstore" / blob)) << blob;
