@@ -10,6 +10,7 @@
 #include "config/ini.hpp"
 #include "fs/durable.hpp"
 #include "rpmirror/metadata.hpp"
+#include "sync/catalogue.hpp"
 #include "sync/repo_source.hpp"
 
 namespace rpmirror {
@@ -17,6 +18,8 @@ namespace rpmirror {
 namespace {
 
 constexpr std::string_view kTreeinfo = ".treeinfo";
+// The catalogue (sync/catalogue.hpp) of the images a tree's syncs wrote.
+constexpr std::string_view kImagesCatalogue = ".treeinfo-images";
 
 // The key of `entry` as written on its line (the INI reader lower-cases keys; paths keep case).
 std::string original_key(std::string_view text, const config::IniEntry& entry) {
@@ -236,6 +239,8 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
     verify_options.hash.stop = stop;
     const std::vector<VerifyResult> verified = verify_files(checks, verify_options);
     auto mirrors = std::make_shared<MirrorList>(source->base_urls);
+    // The images rpmirror wrote, which --delete removes once .treeinfo no longer lists them.
+    Catalogue images = Catalogue::load(state_directory(options), root, kImagesCatalogue);
     std::vector<DownloadRequest> requests;
     std::vector<std::size_t> requested;
     for (std::size_t index = 0; index < tree->files.size(); ++index) {
@@ -263,11 +268,13 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
             return report;
         }
         report.bytes_downloaded += downloaded->bytes_received;
+        std::vector<std::filesystem::path> written;
         for (std::size_t i = 0; i < requests.size(); ++i) {
             const FileResult& result = downloaded->files[i];
             if (result.status == FileStatus::Downloaded ||
                 result.status == FileStatus::AlreadyPresent) {
                 ++report.downloaded;
+                written.push_back(tree->files[requested[i]].path);
                 continue;
             }
             const std::string& path = tree->files[requested[i]].path;
@@ -284,6 +291,11 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
             }
             report.failures.push_back(std::move(failure));
         }
+        images.record(written);
+    }
+
+    if (auto saved = images.save(); !saved) {
+        report.warnings.push_back(saved.error().to_string());
     }
 
     // .treeinfo last, once everything it names is there.
@@ -293,20 +305,36 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
         return report;
     }
     const std::filesystem::path published = root / kTreeinfo;
-    if (auto current = fs::read_file(published); current && *current == text) {
-        return report;
+    if (auto current = fs::read_file(published); !current || *current != text) {
+        report.noop = false;
+        // What it names reaches the disk before it does.
+        if (auto flushed = fs::flush_filesystem(root); !flushed) {
+            report.error = std::move(flushed.error());
+            return report;
+        }
+        if (auto written = fs::replace_file(published, text); !written) {
+            report.error = std::move(written.error());
+            return report;
+        }
+        report.metadata_published = true;
     }
-    report.noop = false;
-    // What it names reaches the disk before it does.
-    if (auto flushed = fs::flush_filesystem(root); !flushed) {
-        report.error = std::move(flushed.error());
-        return report;
+    if (options.delete_unlisted) {
+        // Removed after the new .treeinfo is published: no client reads one naming them.
+        std::set<std::string> listed;
+        for (const TreeInfo::File& file : tree->files) {
+            listed.insert(file.path);
+        }
+        auto removed = images.collect(listed, report.warnings);
+        if (!removed) {
+            report.warnings.push_back(removed.error().to_string());
+        } else {
+            report.noop = report.noop && removed->empty();
+            report.deleted.insert(report.deleted.end(), removed->begin(), removed->end());
+        }
+        if (auto saved = images.save(); !saved) {
+            report.warnings.push_back(saved.error().to_string());
+        }
     }
-    if (auto written = fs::replace_file(published, text); !written) {
-        report.error = std::move(written.error());
-        return report;
-    }
-    report.metadata_published = true;
     return report;
 }
 

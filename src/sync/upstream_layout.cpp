@@ -10,6 +10,7 @@
 #include "fs/durable.hpp"
 #include "fs/walk.hpp"
 #include "rpmirror/index.hpp"
+#include "sync/catalogue.hpp"
 #include "sync/repo_sync.hpp"
 
 namespace rpmirror {
@@ -127,13 +128,8 @@ namespace rpmirror {
 
 namespace {
 
-// The catalogue of the files rpmirror put beneath a layout root outside its repositories'
-// directories: a sync state (plan.hpp's format, paths relative to the layout root) kept as the
-// state of a directory that is never created.
-std::filesystem::path catalogue_path(const std::filesystem::path& state_dir,
-                                     const std::filesystem::path& layout_root) {
-    return sync_state_path(state_dir, layout_root / ".upstream-layout-catalogue");
-}
+// The catalogue of the blobs rpmirror wrote beneath a layout root (sync/catalogue.hpp).
+constexpr std::string_view kCatalogueName = ".upstream-layout-catalogue";
 
 // The directories beneath `root` (not following symlinks) that hold repodata/repomd.xml: the
 // repositories of an upstream layout. Not descended into; nor are repodata/ and staging
@@ -223,23 +219,16 @@ Result<void> RepoSync::collect_blobs(const std::vector<std::filesystem::path>& p
     if (layout_root_.empty()) {
         return {};
     }
-    const std::filesystem::path path = catalogue_path(state_directory(options_), layout_root_);
-    SyncState catalogue = read_sync_state(path).value_or(SyncState{});
-    std::map<std::string, SyncStateFile> known;
-    for (SyncStateFile& file : catalogue.files) {
-        known.emplace(file.relative_path.generic_string(), std::move(file));
-    }
-    // The blobs this sync wrote, as they are now.
+    Catalogue catalogue = Catalogue::load(state_directory(options_), layout_root_, kCatalogueName);
+    // The blobs this sync wrote; those inside the repository's directory are its own --delete's.
+    std::vector<std::filesystem::path> blobs;
     for (const std::filesystem::path& relative : placed) {
-        if (relative.empty() || relative.begin()->native() != "..") {
-            continue;  // inside the repository's directory: its own --delete's
-        }
-        const std::filesystem::path beneath =
-            (repo_dir_ / relative).lexically_normal().lexically_relative(layout_root_);
-        if (auto file = stat_for_state(layout_root_, beneath)) {
-            known[beneath.generic_string()] = std::move(*file);
+        if (!relative.empty() && relative.begin()->native() == "..") {
+            blobs.push_back(
+                (repo_dir_ / relative).lexically_normal().lexically_relative(layout_root_));
         }
     }
+    catalogue.record(blobs);
     if (may_delete && options_.delete_unlisted) {
         auto trees = find_trees(layout_root_);
         std::set<std::string> referenced;
@@ -259,43 +248,16 @@ Result<void> RepoSync::collect_blobs(const std::vector<std::filesystem::path>& p
                                        layout_root_.string() +
                                        " cannot all be read: " + doubt->to_string());
         } else {
-            for (auto it = known.begin(); it != known.end();) {
-                if (referenced.contains(it->first)) {
-                    ++it;
-                    continue;
-                }
-                const std::filesystem::path file = layout_root_ / it->first;
-                const auto now = stat_for_state(layout_root_, it->first);
-                if (now && now->size == it->second.size && now->mtime_ns == it->second.mtime_ns &&
-                    now->inode == it->second.inode && now->ctime_ns == it->second.ctime_ns) {
-                    auto removed = fs::remove_beneath(layout_root_, it->first, false);
-                    if (!removed) {
-                        return tl::unexpected(std::move(removed.error()));
-                    }
-                    if (*removed == fs::Removal::Removed) {
-                        report_.deleted.push_back(file.lexically_relative(repo_dir_));
-                        // Its directory (blobstore/<sha256>/) goes too once empty.
-                        const std::filesystem::path parent =
-                            std::filesystem::path(it->first).parent_path();
-                        if (!parent.empty()) {
-                            (void)fs::remove_empty_directory_beneath(layout_root_, parent);
-                        }
-                    }
-                } else if (now) {
-                    report_.warnings.push_back(
-                        file.string() +
-                        ": no repository lists it, but it changed since rpmirror wrote it: left "
-                        "in place");
-                }
-                it = known.erase(it);
+            auto removed = catalogue.collect(referenced, report_.warnings);
+            if (!removed) {
+                return tl::unexpected(std::move(removed.error()));
+            }
+            for (const std::string& blob : *removed) {
+                report_.deleted.push_back((layout_root_ / blob).lexically_relative(repo_dir_));
             }
         }
     }
-    catalogue = SyncState{};
-    for (auto& [key, file] : known) {
-        catalogue.files.push_back(std::move(file));
-    }
-    if (auto written = write_sync_state(path, catalogue); !written) {
+    if (auto written = catalogue.save(); !written) {
         report_.warnings.push_back(written.error().to_string());
     }
     return {};

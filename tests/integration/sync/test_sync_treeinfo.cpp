@@ -132,6 +132,33 @@ TEST_F(Treeinfo, AProductmdTreeIsMirroredWholeAndTreeinfoLast) {
     }
 }
 
+// An image upstream's .treeinfo stops listing: kept without --delete, removed by the next run
+// with it (after that run's .treeinfo is in place); a file rpmirror did not write stays.
+TEST_F(Treeinfo, DeleteRemovesImagesTheTreeinfoNoLongerLists) {
+    productmd_tree();
+    ASSERT_EQ(mirror().exit_code, 0);
+    TempDir::write_at(mirrored() / "images" / "admin-notes.img", "mine");
+    std::string treeinfo = read_file(tree() / ".treeinfo");
+    const std::size_t line = treeinfo.find("images/install.img = ");
+    ASSERT_NE(line, std::string::npos);
+    treeinfo.erase(line, treeinfo.find('\n', line) + 1 - line);
+    TempDir::write_at(tree() / ".treeinfo", treeinfo);
+
+    const CommandResult kept = mirror();
+    ASSERT_EQ(kept.exit_code, 0) << kept.out << kept.err;
+    EXPECT_EQ(read_file(mirrored() / ".treeinfo"), treeinfo);
+    EXPECT_TRUE(fs::exists(mirrored() / "images/install.img"));
+
+    const CommandResult deleted = mirror({"--delete"});
+    ASSERT_EQ(deleted.exit_code, 0) << deleted.out << deleted.err;
+    EXPECT_FALSE(fs::exists(mirrored() / "images/install.img"));
+    EXPECT_TRUE(fs::exists(mirrored() / "images/pxeboot/vmlinuz"));
+    EXPECT_EQ(read_file(mirrored() / "images" / "admin-notes.img"), "mine");
+    for (const char* repo : {"BaseOS", "AppStream", "addons/HighAvailability"}) {
+        EXPECT_EQ(tree_digests(mirrored() / repo), tree_digests(tree() / repo)) << repo;
+    }
+}
+
 TEST_F(Treeinfo, ABadImageFailsTheTreeAndTreeinfoIsNotPublishedUnlessSkipped) {
     productmd_tree();
     TempDir::write_at(tree() / "images/install.img", "not what .treeinfo says");
