@@ -9,6 +9,7 @@
 
 #include "config/ini.hpp"
 #include "fs/durable.hpp"
+#include "fs/walk.hpp"
 #include "rpmirror/metadata.hpp"
 #include "sync/catalogue.hpp"
 #include "sync/repo_source.hpp"
@@ -144,6 +145,19 @@ Result<TreeInfo> parse_treeinfo(std::string_view text, const std::string& name) 
                 auto path = tree_path(key, name, entry.line, false);
                 if (!path) {
                     return tl::unexpected(std::move(path.error()));
+                }
+                // The tree's own .treeinfo and its repositories' metadata are published by their
+                // own rules, never written as images.
+                bool reserved = *path == kTreeinfo;
+                for (const auto& component : std::filesystem::path(*path)) {
+                    reserved = reserved || fs::is_metadata_dir_name(component.native());
+                }
+                if (reserved) {
+                    return make_error(ErrorCode::BadInput,
+                                      fmt::format("line {}: [checksums] {} names a file rpmirror "
+                                                  "publishes itself (.treeinfo, repodata/)",
+                                                  entry.line, key),
+                                      name);
                 }
                 if (seen_files.insert(*path).second) {
                     tree.files.push_back({std::move(*path), *type, std::move(digest)});

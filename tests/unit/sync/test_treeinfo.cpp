@@ -54,6 +54,9 @@ TEST(ParseTreeinfo, BadChecksumsAndPathsOutsideTheTreeNameTheirLine) {
     expect_refused("[checksums]\n/etc/a = sha256:" + kSha256 + "\n", "absolute");
     expect_refused("[x]\n\n[variant-A]\nrepository = ../../elsewhere\n", "line 4");
     expect_refused("no section\n", "");
+    expect_refused("[checksums]\nBaseOS/repodata/repomd.xml = sha256:" + kSha256 + "\n",
+                   "names a file rpmirror publishes itself");
+    expect_refused("[checksums]\n.treeinfo = sha256:" + kSha256 + "\n", "publishes itself");
 }
 
 }  // namespace
