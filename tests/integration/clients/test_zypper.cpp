@@ -16,29 +16,12 @@
 
 #include "integration/sync/sync_fixture.hpp"
 #include "support/signing.hpp"
+#include "support/zypper.hpp"
 
 namespace rpmirror::test {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The zypper binary: the ctest fixture's (fixture.zypper), else one fetched for this process.
-fs::path zypper_binary() {
-    if (const char* repos = std::getenv("RPMIRROR_TEST_REPOS")) {
-        const fs::path prebuilt = fs::path(repos) / "zypper" / "usr" / "bin" / "zypper";
-        if (fs::exists(prebuilt)) {
-            return prebuilt;
-        }
-    }
-    static TempDir fetched_here;
-    static const fs::path binary = [] {
-        run_checked({(source_root() / "scripts" / "fetch-zypper").string(),
-                     (fetched_here / "zypper").string()},
-                    fetched_here / "logs");
-        return fetched_here / "zypper" / "usr" / "bin" / "zypper";
-    }();
-    return binary;
-}
 
 class Zypper : public SyncFixture {
   protected:

@@ -22,6 +22,7 @@
 #include "support/child_process.hpp"
 #include "support/nginx.hpp"
 #include "support/temp_dir.hpp"
+#include "support/zypper.hpp"
 #include "sync/s3_spool.hpp"
 #include "util/unique_fd.hpp"
 
@@ -110,6 +111,44 @@ TEST_F(S3SyncTest, FlattenHrefsPublishesASelfContainedRepository) {
     for (const std::string& blob : blobs) {
         EXPECT_NE(xml.out.find("href=\"blobstore/" + blob + "\""), std::string::npos) << blob;
     }
+}
+
+// zypper (its own downloader, parser and checks) refreshes, lists and downloads a mirror that
+// rpmirror published public-read in the bucket, straight from the gateway's HTTP.
+TEST_F(S3SyncTest, ZypperReadsAPublicReadMirrorThroughTheGateway) {
+    const CommandResult result = sync({"--download-metadata", "--s3-acl", "public-read"});
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    const std::string url = cluster().endpoint() + "/" + bucket() + "/" + prefix_ + "/sample/";
+    const std::filesystem::path root = tmp_ / "zypper-root";
+    std::filesystem::create_directories(root);
+    const auto zypper = [&](const std::vector<std::string>& args) {
+        std::vector<std::string> argv{zypper_binary().string(), "--root", root.string(),
+                                      "--non-interactive", "--no-gpg-checks"};
+        argv.insert(argv.end(), args.begin(), args.end());
+        return run_to_end(argv, tmp_ / "logs");
+    };
+    const CommandResult added = zypper({"addrepo", "-f", url, "s3m"});
+    ASSERT_EQ(added.exit_code, 0) << added.out << added.err;
+    const CommandResult refreshed = zypper({"refresh"});
+    ASSERT_EQ(refreshed.exit_code, 0) << refreshed.out << refreshed.err;
+    const CommandResult listed = zypper({"packages", "-r", "s3m"});
+    ASSERT_EQ(listed.exit_code, 0) << listed.out << listed.err;
+    std::size_t rows = 0;
+    for (const std::string& line : lines_of(listed.out)) {
+        rows += line.find("| s3m ") != std::string::npos ? 1 : 0;
+    }
+    EXPECT_EQ(rows, package_digests(upstream_).size()) << listed.out;
+    const CommandResult downloaded = zypper({"download", "rpmirror-sample-small"});
+    ASSERT_EQ(downloaded.exit_code, 0) << downloaded.out << downloaded.err;
+    std::size_t files = 0;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
+        if (entry.path().filename() == "rpmirror-sample-small-1.0-1.noarch.rpm") {
+            ++files;
+            EXPECT_EQ(read_file(entry.path()),
+                      read_file(upstream_ / "Packages/rpmirror-sample-small-1.0-1.noarch.rpm"));
+        }
+    }
+    EXPECT_EQ(files, 1U);
 }
 
 TEST_F(S3SyncTest, NoopCostsOneStateGetAndOneListing) {
