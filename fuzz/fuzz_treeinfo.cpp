@@ -16,7 +16,7 @@ namespace {
 // True iff `path` is what safe_relative_path makes of it: relative, normal, inside.
 bool inside(const std::string& path) {
     auto safe = rpmirror::safe_relative_path(path, "fuzz");
-    return safe && safe->generic_string() == path && !path.starts_with("..");
+    return safe && safe->generic_string() == path && *safe->begin() != "..";
 }
 
 }  // namespace
