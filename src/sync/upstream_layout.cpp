@@ -122,10 +122,6 @@ Result<void> RepoSync::publish_mirror_list() {
     return fs::replace_file(file, contents);
 }
 
-}  // namespace rpmirror
-
-namespace rpmirror {
-
 namespace {
 
 // The catalogue of the blobs rpmirror wrote beneath a layout root (sync/catalogue.hpp).
