@@ -7,14 +7,17 @@
 // through the mirror's own mirror.list.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "integration/sync/sync_fixture.hpp"
+#include "rpmirror/checksum.hpp"
 
 namespace rpmirror::test {
 namespace {
@@ -342,6 +345,81 @@ TEST_F(UpstreamLayout, FlattenHrefsMakesASelfContainedRepository) {
     const CommandResult again = sync(args);
     ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
     EXPECT_NE(again.out.find("up to date"), std::string::npos) << again.out;
+}
+
+// The collection killed (SIGKILL, the I/O fault seam) before each unlink, create, write and rename
+// it makes: every blob the remaining release lists is still there and intact, its metadata too,
+// an admin's file untouched; and an unarmed run then finishes the collection.
+TEST_F(UpstreamLayout, KilledAtEveryStepOfTheCollectionNothingListedIsLostAndTheNextRunFinishes) {
+    const std::set<std::string> kept(released_["2.0"].begin(), released_["2.0"].end());
+    const auto metadata = tree_digests(upstream() / "al2023/core/guids/G2/x86_64/repodata");
+    // One fresh box per kill (the catalogue vouches for files by inode and times: a copy of a
+    // mirror is not the mirror): both releases mirrored, release 1.0 dropped, an admin's file.
+    int boxes = 0;
+    fs::path box;
+    const auto run = [&](const std::string& releasever, const std::string& fault, bool remove) {
+        std::vector<std::string> argv{"env", "RPMIRROR_FAULT=" + fault};
+        std::vector<std::string> args{"-c",
+                                      (tmp_ / "empty.conf").string(),
+                                      "--reposdir",
+                                      (tmp_ / "reposd").string(),
+                                      "--repo",
+                                      "amzn",
+                                      "--releasever",
+                                      releasever,
+                                      "-p",
+                                      (box / "mirror").string(),
+                                      "--download-metadata",
+                                      "--upstream-layout",
+                                      "--state-dir",
+                                      (box / "state").string()};
+        if (remove) {
+            args.push_back("--delete");
+        }
+        const std::vector<std::string> sync_argv = rpmirror_sync_argv(args);
+        argv.insert(argv.end(), sync_argv.begin(), sync_argv.end());
+        return run_to_end(argv, tmp_ / "logs");
+    };
+    const auto fresh_box = [&] {
+        box = tmp_ / ("box-" + std::to_string(++boxes));
+        EXPECT_EQ(run("1.0", "", false).exit_code, 0);
+        EXPECT_EQ(run("2.0", "", false).exit_code, 0);
+        fs::remove_all(box / "mirror/amzn/al2023/core/guids/G1");
+        TempDir::write_at(box / "mirror/amzn/blobstore/foreign/not-ours.rpm", "an admin's file");
+    };
+    int kills = 0;
+    for (const std::string op : {"unlink", "create", "write", "rename"}) {
+        for (int call = 1; call < 50; ++call) {
+            fresh_box();
+            const std::string fault = "kill:" + op + ":" + std::to_string(call);
+            const CommandResult killed = run("2.0", fault, true);
+            if (killed.exit_code == 0) {
+                break;  // fewer than `call` such operations: nothing left to kill
+            }
+            ASSERT_EQ(killed.exit_code, 128 + SIGKILL) << fault << killed.out << killed.err;
+            ++kills;
+            const fs::path root = box / "mirror/amzn";
+            for (const std::string& blob : kept) {
+                const fs::path file = root / "blobstore" / blob;
+                ASSERT_TRUE(fs::is_regular_file(file)) << fault << ": " << blob;
+                EXPECT_EQ(hash_bytes(ChecksumType::Sha256, read_file(file)), blob.substr(0, 64))
+                    << fault;
+            }
+            EXPECT_EQ(tree_digests(root / "al2023/core/guids/G2/x86_64/repodata"), metadata)
+                << fault;
+            EXPECT_EQ(read_file(root / "blobstore/foreign/not-ours.rpm"), "an admin's file")
+                << fault;
+            const CommandResult finished = run("2.0", "", true);
+            ASSERT_EQ(finished.exit_code, 0) << fault << finished.out << finished.err;
+            for (const std::string& blob : released_["1.0"]) {
+                EXPECT_EQ(fs::exists(root / "blobstore" / blob), kept.contains(blob))
+                    << fault << ": " << blob;
+            }
+            EXPECT_EQ(read_file(root / "blobstore/foreign/not-ours.rpm"), "an admin's file");
+        }
+    }
+    std::cout << "[ figures  ] SIGKILL points of the collection survived: " << kills << '\n';
+    EXPECT_GE(kills, 4) << "the collection made fewer operations than expected";
 }
 
 TEST_F(UpstreamLayout, WithoutTheOptionTheErrorSaysWhichOptionMirrorsIt) {
