@@ -80,9 +80,8 @@ RepoSyncReport Syncer::sync(const RepoConfig& repo, const SyncOptions& options,
         return part;
     };
     // --treeinfo: the tree's repositories, each as above, beneath its images and .treeinfo.
-    report = options.treeinfo && !options.urls_only
-                 ? sync_tree(downloader_, repo, options, sync_one, progress, stop)
-                 : sync_one(repo, options);
+    report = options.treeinfo ? sync_tree(downloader_, repo, options, sync_one, progress, stop)
+                              : sync_one(repo, options);
     if (stop.stop_requested() && !report.error) {
         report.error = Error{ErrorCode::Interrupted, "interrupted", repo.id, 0};
     }

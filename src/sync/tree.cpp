@@ -82,6 +82,7 @@ void add_report(RepoSyncReport& total, RepoSyncReport part, const std::string& w
     total.link_fallbacks += part.link_fallbacks;
     total.signatures_checked += part.signatures_checked;
     total.noop = total.noop && part.noop;
+    total.urls.insert(total.urls.end(), part.urls.begin(), part.urls.end());
     const std::filesystem::path prefix(where);
     for (const std::filesystem::path& deleted : part.deleted) {
         total.deleted.push_back(prefix / deleted);
@@ -224,6 +225,14 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
         return report;
     }
 
+    // -u: the tree's own files, then each repository's URLs; nothing is written.
+    if (options.urls_only) {
+        report.urls.push_back(join_url(base, kTreeinfo));
+        for (const TreeInfo::File& file : tree->files) {
+            report.urls.push_back(join_url(base, file.path));
+        }
+    }
+
     // Every repository of the tree, as a repository of its own beneath the root.
     for (const std::string& path : tree->repositories) {
         if (stop.stop_requested()) {
@@ -241,6 +250,10 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
         part_options.norepopath = true;
         part_options.download_path = path.empty() ? root : root / path;
         add_report(report, sync_one(part, part_options), path);
+    }
+
+    if (options.urls_only) {
+        return report;
     }
 
     // The files of [checksums]: verified where they are, fetched when missing or wrong.

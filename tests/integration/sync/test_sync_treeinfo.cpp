@@ -159,6 +159,32 @@ TEST_F(Treeinfo, DeleteRemovesImagesTheTreeinfoNoLongerLists) {
     }
 }
 
+// -u: .treeinfo, its images and every repository's packages, as URLs; nothing written.
+TEST_F(Treeinfo, UrlsListTheTreeAndEveryRepositoryAndWriteNothing) {
+    productmd_tree();
+    const CommandResult listed = mirror({"-u"});
+    ASSERT_EQ(listed.exit_code, 0) << listed.out << listed.err;
+    const std::string base = server_->url("/tree/");
+    for (const std::string& url :
+         {base + ".treeinfo", base + "images/install.img", base + "EFI/BOOT/BOOTX64.EFI"}) {
+        EXPECT_NE(listed.out.find(url + "\n"), std::string::npos) << url << "\n" << listed.out;
+    }
+    // --download-metadata: each repository's records too.
+    for (const char* repo : {"BaseOS", "AppStream", "addons/HighAvailability"}) {
+        EXPECT_NE(listed.out.find(base + repo + "/repodata/"), std::string::npos) << repo;
+    }
+    std::size_t packages = 0;
+    for (const std::string& line : lines_of(listed.out)) {
+        packages += line.ends_with(".rpm") ? 1 : 0;
+    }
+    std::size_t expected = 0;
+    for (const char* repo : {"BaseOS", "AppStream", "addons/HighAvailability"}) {
+        expected += package_digests(tree() / repo).size();
+    }
+    EXPECT_EQ(packages, expected) << listed.out;
+    EXPECT_FALSE(fs::exists(tmp_ / "mirror"));
+}
+
 TEST_F(Treeinfo, ABadImageFailsTheTreeAndTreeinfoIsNotPublishedUnlessSkipped) {
     productmd_tree();
     TempDir::write_at(tree() / "images/install.img", "not what .treeinfo says");
