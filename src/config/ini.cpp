@@ -111,8 +111,9 @@ Result<std::vector<IniSection>> parse_ini(std::string_view content, const std::s
             return line_error(file_name, line_number,
                               fmt::format("key '{}' outside of any [section]", key));
         }
-        sections.back().entries.push_back(
-            IniEntry{to_lower(key), std::string(strip(text.substr(equals + 1))), line_number});
+        sections.back().entries.push_back(IniEntry{to_lower(key),
+                                                   std::string(strip(text.substr(equals + 1))),
+                                                   line_number, std::string(key)});
         current_entry = &sections.back().entries.back();
     }
     finish_value(current_entry);

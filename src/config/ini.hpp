@@ -18,6 +18,7 @@ struct IniEntry {
     std::string key;    // lower-cased, as written otherwise
     std::string value;  // continuation lines joined with '\n'; surrounding whitespace stripped
     std::size_t line;   // 1-based line of `key=`
+    std::string written_key;  // the key as written, case kept (.treeinfo's paths)
 };
 
 struct IniSection {

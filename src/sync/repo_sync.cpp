@@ -72,10 +72,7 @@ Result<void> RepoSync::run() {
         if (auto finished = finish_noop(); !finished) {
             return finished;
         }
-        if (auto listed = publish_mirror_list(); !listed) {
-            return listed;
-        }
-        return collect_blobs({});
+        return finish_upstream_layout({});
     }
     if (auto signature = prepare_published_signature(*repomd); !signature) {
         return signature;
@@ -134,10 +131,7 @@ Result<void> RepoSync::sync_to_directory(const FetchedRepomd& repomd, MetadataSt
     if (auto published = publish(repomd, stage, index); !published) {
         return published;
     }
-    if (auto listed = publish_mirror_list(); !listed) {
-        return listed;
-    }
-    return collect_blobs(placed);
+    return finish_upstream_layout(placed);
 }
 
 void RepoSync::record_s3_requests() {

@@ -205,6 +205,10 @@ class RepoSync {
     // The safe-write policy of the plan: --safe-write-path, or the layout root.
     PathPolicy path_policy() const;
 
+    // After the metadata is published (or found up to date): --mirror-url's mirror list, then
+    // the blobs (collect_blobs). Nothing without --upstream-layout.
+    Result<void> finish_upstream_layout(const std::vector<std::filesystem::path>& placed);
+
     // --upstream-layout: records the files of this sync that lie beneath the layout root but
     // outside the repository's directory (the blobs) in the layout's catalogue; with --delete,
     // then removes every catalogued blob that no repository beneath the layout root lists any

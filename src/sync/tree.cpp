@@ -22,31 +22,6 @@ constexpr std::string_view kTreeinfo = ".treeinfo";
 // The catalogue (sync/catalogue.hpp) of the images a tree's syncs wrote.
 constexpr std::string_view kImagesCatalogue = ".treeinfo-images";
 
-// The key of `entry` as written on its line (the INI reader lower-cases keys; paths keep case).
-std::string original_key(std::string_view text, const config::IniEntry& entry) {
-    std::size_t start = 0;
-    for (std::size_t line = 1; line < entry.line && start != std::string_view::npos; ++line) {
-        start = text.find('\n', start);
-        start = start == std::string_view::npos ? start : start + 1;
-    }
-    if (start == std::string_view::npos) {
-        return entry.key;
-    }
-    std::string_view line = text.substr(start, text.find('\n', start) - start);
-    line = line.substr(0, line.find_first_of("=:"));
-    while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) {
-        line.remove_suffix(1);
-    }
-    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) {
-        line.remove_prefix(1);
-    }
-    std::string key(line);
-    std::string lowered = key;
-    std::transform(lowered.begin(), lowered.end(), lowered.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return lowered == entry.key ? key : entry.key;
-}
-
 // `path` as a relative path inside the tree ("" for "." itself), or an error naming the line.
 Result<std::string> tree_path(std::string_view path, const std::string& name, std::size_t line,
                               bool may_be_root) {
@@ -125,7 +100,7 @@ Result<TreeInfo> parse_treeinfo(std::string_view text, const std::string& name) 
                                         section.name == "general";
         for (const config::IniEntry& entry : section.entries) {
             if (section.name == "checksums") {
-                const std::string key = original_key(text, entry);
+                const std::string& key = entry.written_key;
                 const std::size_t colon = entry.value.find(':');
                 auto type = colon == std::string::npos
                                 ? make_error(ErrorCode::BadInput, "no type", name)

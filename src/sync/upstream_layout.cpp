@@ -1,7 +1,6 @@
 // RepoSync with --upstream-layout: the repository at upstream's path beneath `-p`/<repoid>/, its
 // packages anywhere beneath that root (Amazon Linux's shared blobstore), and --mirror-url's
 // mirror list.
-#include <map>
 #include <set>
 
 #include <fmt/core.h>
@@ -9,7 +8,7 @@
 #include "fs/beneath.hpp"
 #include "fs/durable.hpp"
 #include "fs/walk.hpp"
-#include "rpmirror/index.hpp"
+#include "rpmirror/diff.hpp"
 #include "sync/catalogue.hpp"
 #include "sync/repo_sync.hpp"
 
@@ -159,46 +158,21 @@ Result<std::vector<std::filesystem::path>> find_trees(const std::filesystem::pat
     return trees;
 }
 
-// Adds to `referenced` every package `tree` lists (its live primary.xml, verified against its
-// repomd.xml), as paths relative to `root` lexically normal. Error naming what could not be
-// read or verified; Error{Unsafe} for an href outside `root`.
+// Adds to `referenced` every package `tree` lists (its live metadata, read and verified as `diff`
+// reads a repository: read_repo_contents), as paths relative to `root` lexically normal. Its
+// errors, or Error{Unsafe} for an href outside `root`.
 Result<void> add_references(const std::filesystem::path& root, const std::filesystem::path& tree,
                             std::set<std::string>& referenced) {
-    const std::filesystem::path repomd_path = tree / "repodata" / "repomd.xml";
-    auto bytes = fs::read_file(repomd_path);
-    if (!bytes) {
-        return tl::unexpected(std::move(bytes.error()));
-    }
-    auto repomd = parse_repomd(*bytes, repomd_path.string());
-    if (!repomd) {
-        return tl::unexpected(std::move(repomd.error()));
-    }
-    const RepomdRecord* primary = repomd->find("primary");
-    if (primary == nullptr) {
-        return make_error(ErrorCode::BadInput, "lists no primary metadata", repomd_path.string());
-    }
-    auto primary_relative = safe_relative_path(primary->location_href, repomd_path.string());
-    if (!primary_relative) {
-        return tl::unexpected(std::move(primary_relative.error()));
-    }
-    const std::filesystem::path primary_path = tree / *primary_relative;
-    if (auto verified = verify_metadata_file(primary_path, *primary); !verified) {
-        return verified;
-    }
-    RepoPackageSource source;
-    source.primary_path = primary_path;
-    source.primary_name = primary_path.string();
-    source.primary_open_size = primary->open_size;
-    auto packages = read_repo_packages(source, SelectionOptions{});
-    if (!packages) {
-        return tl::unexpected(std::move(packages.error()));
+    auto contents = read_repo_contents(tree);
+    if (!contents) {
+        return tl::unexpected(std::move(contents.error()));
     }
     PathPolicy policy;
     policy.safe_write_path = std::filesystem::absolute(root);
     policy.repo_root = std::filesystem::absolute(tree);
     const std::filesystem::path tree_relative = tree.lexically_relative(root);
-    for (const std::size_t position : packages->selection.positions) {
-        const PackageView package = packages->index[position];
+    for (std::size_t position = 0; position < contents->packages.size(); ++position) {
+        const PackageView package = contents->packages[position];
         auto relative = safe_relative_path(package.location_href, package.nevra(), policy);
         if (!relative) {
             return tl::unexpected(std::move(relative.error()));
@@ -209,6 +183,13 @@ Result<void> add_references(const std::filesystem::path& root, const std::filesy
 }
 
 }  // namespace
+
+Result<void> RepoSync::finish_upstream_layout(const std::vector<std::filesystem::path>& placed) {
+    if (auto listed = publish_mirror_list(); !listed) {
+        return listed;
+    }
+    return collect_blobs(placed);
+}
 
 Result<void> RepoSync::collect_blobs(const std::vector<std::filesystem::path>& placed,
                                      bool may_delete) {
