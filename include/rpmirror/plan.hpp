@@ -95,6 +95,10 @@ struct SyncState {
     std::string published_repomd_sha256 = {};
     // nullopt iff the state was written by a version that did not record it.
     std::optional<RecordedPublishing> publishing = std::nullopt;
+    // The metadata the sync published (repodata/..., comps.xml, relative to the metadata
+    // directory) as it left it: the no-op's proof that nobody changed it. Empty in states
+    // written before it was recorded (their next sync is no no-op).
+    std::vector<SyncStateFile> metadata_files = {};
 };
 
 // The state file of a repository directory, outside the mirror:

@@ -123,10 +123,18 @@ std::optional<SyncState> read_sync_state(const std::filesystem::path& path) {
         if (const auto found = document.find("publishing"); found != document.end()) {
             state.publishing = publishing_from_json(*found);
         }
-        for (const auto& file : document.at("files")) {
-            state.files.push_back({file.at(0).get<std::string>(), file.at(1).get<std::uint64_t>(),
-                                   file.at(2).get<std::int64_t>(), file.at(3).get<std::uint64_t>(),
-                                   file.at(4).get<std::int64_t>()});
+        const auto read_files = [](const nlohmann::json& files) {
+            std::vector<SyncStateFile> read;
+            for (const auto& file : files) {
+                read.push_back({file.at(0).get<std::string>(), file.at(1).get<std::uint64_t>(),
+                                file.at(2).get<std::int64_t>(), file.at(3).get<std::uint64_t>(),
+                                file.at(4).get<std::int64_t>()});
+            }
+            return read;
+        };
+        state.files = read_files(document.at("files"));
+        if (const auto found = document.find("metadata"); found != document.end()) {
+            state.metadata_files = read_files(*found);
         }
         return state;
     } catch (const nlohmann::json::exception&) {
@@ -135,15 +143,21 @@ std::optional<SyncState> read_sync_state(const std::filesystem::path& path) {
 }
 
 Result<void> write_sync_state(const std::filesystem::path& path, const SyncState& state) {
-    nlohmann::json files = nlohmann::json::array();
-    for (const SyncStateFile& file : state.files) {
-        files.push_back(
-            {file.relative_path.string(), file.size, file.mtime_ns, file.inode, file.ctime_ns});
-    }
+    const auto write_files = [](const std::vector<SyncStateFile>& recorded) {
+        nlohmann::json files = nlohmann::json::array();
+        for (const SyncStateFile& file : recorded) {
+            files.push_back(
+                {file.relative_path.string(), file.size, file.mtime_ns, file.inode, file.ctime_ns});
+        }
+        return files;
+    };
     nlohmann::json document = {{"version", kStateVersion},
                                {"repomd_sha256", state.repomd_sha256},
                                {"options", state.options_fingerprint},
-                               {"files", std::move(files)}};
+                               {"files", write_files(state.files)}};
+    if (!state.metadata_files.empty()) {
+        document["metadata"] = write_files(state.metadata_files);
+    }
     if (!state.published_repomd_sha256.empty()) {
         document["published_repomd_sha256"] = state.published_repomd_sha256;
     }

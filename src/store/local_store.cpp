@@ -85,7 +85,20 @@ struct OpenRoot {
 
 LocalStore::LocalStore(std::filesystem::path root, std::filesystem::path state_dir)
     : root_(std::move(root)),
-      state_dir_(state_dir.empty() ? fs::default_state_dir() : std::move(state_dir)) {}
+      state_dir_(state_dir.empty() ? fs::default_state_dir() : std::move(state_dir)),
+      metadata_root_(root_) {}
+
+void LocalStore::set_sync_layout(std::filesystem::path metadata_root,
+                                 std::vector<std::filesystem::path> package_roots) {
+    metadata_root_ = std::move(metadata_root);
+    package_roots_ = std::move(package_roots);
+}
+
+const std::filesystem::path& LocalStore::root_of(std::string_view key) const {
+    const std::string_view top = key.substr(0, key.find('/'));
+    return key == "comps.xml" || (top != key && fs::is_metadata_dir_name(top)) ? metadata_root_
+                                                                               : root_;
+}
 
 std::string LocalStore::version_of(std::int64_t mtime_ns, std::uint64_t inode,
                                    std::int64_t ctime_ns) {
@@ -93,7 +106,7 @@ std::string LocalStore::version_of(std::int64_t mtime_ns, std::uint64_t inode,
 }
 
 std::string LocalStore::describe(std::string_view key) const {
-    return (root_ / key).string();
+    return (root_of(key) / key).string();
 }
 
 Result<Listing> LocalStore::list_packages() {
@@ -132,7 +145,7 @@ Result<Listing> LocalStore::list_packages() {
 
 Result<std::optional<StoredFile>> LocalStore::stat(std::string_view key) {
     struct stat st {};
-    const std::filesystem::path path = root_ / key;
+    const std::filesystem::path path = root_of(key) / key;
     if (::lstat(path.c_str(), &st) != 0) {
         if (errno == ENOENT || errno == ENOTDIR) {
             return std::optional<StoredFile>();
@@ -171,16 +184,17 @@ Result<std::vector<std::string>> LocalStore::remove_beneath(std::span<const std:
 }
 
 Result<std::string> LocalStore::read(std::string_view key) {
-    const fs::Entry entry = OpenRoot(root_).lookup(key);
+    const std::filesystem::path& root = root_of(key);
+    const fs::Entry entry = OpenRoot(root).lookup(key);
     if (entry.kind == fs::EntryKind::Missing) {
         return make_error(ErrorCode::NotFound, "no such file", describe(key));
     }
     if (entry.kind != fs::EntryKind::Regular) {
         return make_error(ErrorCode::Unsafe,
-                          "not a regular file (" + finding_for(entry, root_).detail + ")",
+                          "not a regular file (" + finding_for(entry, root).detail + ")",
                           describe(key));
     }
-    return fs::read_file(root_ / key);
+    return fs::read_file(root / key);
 }
 
 Result<std::filesystem::path> LocalStore::local_copy(std::string_view key,
@@ -258,11 +272,26 @@ Result<std::unique_ptr<MirrorStore>> LocalStore::beside(const std::filesystem::p
 Result<RecordedSync> LocalStore::recorded() {
     RecordedSync recorded;
     const std::optional<SyncState> state = read_sync_state(sync_state_path(state_dir_, root_));
-    if (state) {
-        recorded.exists = true;
-        recorded.selection = state->selection;
-        recorded.publishing = state->publishing;
+    if (!state) {
+        return recorded;
     }
+    recorded.exists = true;
+    recorded.selection = state->selection;
+    recorded.publishing = state->publishing;
+    recorded.repomd_sha256 = state->repomd_sha256;
+    recorded.fingerprint = state->options_fingerprint;
+    Listing versions;
+    for (const std::vector<SyncStateFile>* files : {&state->files, &state->metadata_files}) {
+        for (const SyncStateFile& file : *files) {
+            versions.emplace(
+                file.relative_path.generic_string(),
+                StoredFile{file.size, version_of(file.mtime_ns, file.inode, file.ctime_ns)});
+        }
+    }
+    for (const SyncStateFile& file : state->files) {
+        recorded.packages.push_back(file.relative_path.generic_string());
+    }
+    recorded.versions = std::move(versions);
     return recorded;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <vector>
 
 #include "store/mirror_store.hpp"
 
@@ -16,6 +17,12 @@ namespace rpmirror::store {
 class LocalStore final : public MirrorStore {
   public:
     explicit LocalStore(std::filesystem::path root, std::filesystem::path state_dir = {});
+
+    // A sync's store: its metadata (repodata/..., comps.xml) lives in `metadata_root`
+    // (--metadata-path; the root otherwise), and ready_packages() flushes `package_roots` too
+    // (--safe-write-path, the upstream layout's root).
+    void set_sync_layout(std::filesystem::path metadata_root,
+                         std::vector<std::filesystem::path> package_roots);
 
     std::string describe(std::string_view key) const override;
     Result<Listing> list_packages() override;
@@ -33,6 +40,11 @@ class LocalStore final : public MirrorStore {
     Result<std::vector<std::string>> remove_files(std::span<const std::string> keys) override;
     Result<std::unique_ptr<StoreLock>> lock(std::optional<std::chrono::seconds> wait,
                                             std::stop_token stop) override;
+    Result<void> write_document(std::string_view key, std::string_view content) override;
+    Result<void> ready_packages() override;
+    Result<void> publish_metadata(const MetadataRelease& release) override;
+    Result<void> record_sync(const SyncRecord& record, std::vector<std::string>& warnings) override;
+    void tidy() override;
 
     // The version stat() gives a file with these times and inode.
     static std::string version_of(std::int64_t mtime_ns, std::uint64_t inode,
@@ -43,8 +55,13 @@ class LocalStore final : public MirrorStore {
     Result<std::vector<std::string>> remove_beneath(std::span<const std::string> keys,
                                                     bool symlinks_too);
 
+    // Where `key` lives: the metadata root for metadata keys, the root otherwise.
+    const std::filesystem::path& root_of(std::string_view key) const;
+
     std::filesystem::path root_;
     std::filesystem::path state_dir_;
+    std::filesystem::path metadata_root_;  // root_ unless set_sync_layout
+    std::vector<std::filesystem::path> package_roots_;
 };
 
 }  // namespace rpmirror::store

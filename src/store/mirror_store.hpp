@@ -6,9 +6,10 @@
 // Keys are the relative paths a local mirror has ("Packages/a/foo.rpm", "repodata/repomd.xml"),
 // '/'-separated, lexically normal. What the interface covers (doc/design.md, "The destination
 // seam"): listing the mirror's packages, the size and version of any file, removing packages,
-// reading and checking files against their checksums, what the last sync recorded, and the
-// repository's lock; --delete, verify --extra, the no-op's "nothing changed" check, the audit
-// and its repair are written once over it (below, src/audit/).
+// reading and checking files against their checksums, what the last sync recorded, the
+// repository's lock, and a sync's end (comps.xml, the metadata published in order, the sync
+// recorded); --delete, verify --extra, the no-op, the publication, the audit and its repair are
+// written once over it (below, sync/publish.cpp, src/audit/).
 #pragma once
 
 #include <chrono>
@@ -27,6 +28,7 @@
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/error.hpp"
 #include "rpmirror/plan.hpp"
+#include "rpmirror/publish.hpp"
 
 namespace rpmirror::store {
 
@@ -92,6 +94,37 @@ struct RecordedSync {
     // Every file it recorded with its checksum, for a mirror without published metadata; empty
     // when the store records none (a local state records sizes and times only).
     std::vector<ExpectedFile> files;
+    // The no-op's record: upstream's repomd.xml it mirrored (SHA-256; empty: no sync completed
+    // since), the options it synced with, the packages it holds, and every file it wrote or
+    // kept (packages, the published metadata, comps.xml) with the version it had then; nullopt
+    // iff the store recorded some without one (nothing to compare: no no-op).
+    std::string repomd_sha256;
+    std::string fingerprint;
+    std::vector<std::string> packages;
+    std::optional<Listing> versions;
+};
+
+// The metadata a sync publishes: `repomd_xml` and the records it lists, staged in `stage` under
+// their names in repodata/.
+struct MetadataRelease {
+    MetadataStage* stage = nullptr;
+    std::string repomd_xml;
+    std::optional<std::string> signature;  // repomd.xml.asc; none: a stale one is removed
+    std::int64_t repomd_time = -1;         // --remote-time: repomd.xml's mtime (s); -1: now
+};
+
+// What a complete sync records (read back by recorded()).
+struct SyncRecord {
+    std::string repomd_sha256;  // of upstream's repomd.xml
+    std::string fingerprint;    // of the options it synced with
+    // Of the repomd.xml it published iff that is not upstream's (rewritten); empty otherwise.
+    std::string published_repomd_sha256;
+    RecordedSelection selection;
+    RecordedPublishing publishing;
+    std::vector<std::string> packages;  // every package the mirror holds
+    std::vector<std::string> metadata;  // every other file it publishes (repodata/..., comps.xml)
+    // --gpgcheck: the trusted key ids every package was checked against; empty: not checked.
+    std::string signatures_checked;
 };
 
 // The repository's lock, held until destroyed (the local run lock, a bucket's lease).
@@ -170,6 +203,36 @@ class MirrorStore {
     // the holder).
     virtual Result<std::unique_ptr<StoreLock>> lock(std::optional<std::chrono::seconds> wait,
                                                     std::stop_token stop) = 0;
+
+    // --- A sync's end, in this order (sync/publish.cpp) ---
+    // A sync opens the store it publishes into (LocalStore with its metadata root; a bucket's
+    // S3Store over the sync's live state); other stores refuse these with Error{Unsupported}.
+
+    // Replaces the small file at `key` (comps.xml) with `content` atomically.
+    virtual Result<void> write_document(std::string_view key, std::string_view content) = 0;
+
+    // Readies the packages an index is about to vouch for: durable (one syncfs per local
+    // filesystem holding them) and readable as the mirror's are (a bucket's objects kept from
+    // earlier runs given --s3-acl's ACL when it changed). Returns Error{Busy} iff the lock was
+    // lost.
+    virtual Result<void> ready_packages() = 0;
+
+    // Replaces the published metadata with `release`: records first, then the index in one step
+    // (a rename, one PUT), its old signature removed before and the new one added after, so a
+    // reader never pairs an index with a record it lacks or a signature of another; records
+    // neither this index nor the one it replaces lists are removed. A failure leaves the old
+    // index with everything it lists. Returns Error{Busy} iff the lock was lost first.
+    virtual Result<void> publish_metadata(const MetadataRelease& release) = 0;
+
+    // Records a complete sync (recorded() reads it back), after publish_metadata. Returns an
+    // error iff the sync must fail (a bucket's lease lost, its state not stored); a local state
+    // file that cannot be written only costs the next no-op: a warning in `warnings`.
+    virtual Result<void> record_sync(const SyncRecord& record,
+                                     std::vector<std::string>& warnings) = 0;
+
+    // Removes what an interrupted publication left that no reader needs (a local mirror's
+    // staging directories beside repodata/). Best effort.
+    virtual void tidy() {}
 
     // Forgets what the store has read so far (a bucket's listing and state object): what is
     // asked next is read again. A listing given by the caller is kept.

@@ -26,7 +26,10 @@ class HeldLease final : public StoreLock {
 
 }  // namespace
 
-Result<const std::optional<s3::MirrorState>*> S3Store::state() {
+Result<const s3::MirrorState*> S3Store::state() {
+    if (sync_) {
+        return sync_->state;
+    }
     if (!state_) {
         auto loaded = s3::load_state(client_, repo_);
         if (!loaded) {
@@ -34,7 +37,7 @@ Result<const std::optional<s3::MirrorState>*> S3Store::state() {
         }
         state_ = std::move(*loaded);
     }
-    return &*state_;
+    return *state_ ? &**state_ : nullptr;
 }
 
 Result<std::string> S3Store::read(std::string_view key) {
@@ -73,8 +76,8 @@ std::vector<CheckedFile> S3Store::check_files(std::span<const ExpectedFile> file
     }
     const s3::MirrorState* recorded = nullptr;
     if (options.use_cache) {
-        if (auto loaded = state(); loaded && **loaded) {
-            recorded = &***loaded;
+        if (auto loaded = state(); loaded) {
+            recorded = *loaded;
         }  // an unreadable state only costs reads
     }
     std::vector<std::size_t> small;
@@ -221,19 +224,31 @@ Result<RecordedSync> S3Store::recorded() {
         return tl::unexpected(std::move(loaded.error()));
     }
     RecordedSync recorded;
-    if (!**loaded) {
+    if (*loaded == nullptr) {
         return recorded;
     }
-    const s3::MirrorState& state = ***loaded;
+    const s3::MirrorState& state = **loaded;
     recorded.exists = true;
     if (!state.selection.empty()) {
         recorded.selection = selection_from_text(state.selection);
     }
     recorded.publishing = publishing_from_text(state.publishing);
     recorded.acl = state.acl;
+    recorded.repomd_sha256 = state.repomd_sha256;
+    recorded.fingerprint = state.fingerprint;
+    Listing versions;
+    bool every_version = true;
     for (const auto& [key, object] : state.objects) {
         recorded.files.push_back(
             {key, object.checksum_type, text::to_lower(object.digest), object.size});
+        if (is_package_key(key)) {
+            recorded.packages.push_back(key);
+        }
+        every_version = every_version && !object.etag.empty();
+        versions.emplace(key, StoredFile{object.size, object.etag});
+    }
+    if (every_version) {
+        recorded.versions = std::move(versions);
     }
     return recorded;
 }
@@ -276,9 +291,13 @@ Result<std::vector<std::string>> S3Store::remove_files(std::span<const std::stri
             return tl::unexpected(std::move(deleted.error()));
         }
     }
-    if (own_) {
-        for (const std::string& key : removed) {
+    for (const std::string& key : removed) {
+        if (own_) {
             own_->erase(key);
+        }
+        if (sync_) {
+            sync_->listing->erase(key);
+            sync_->state->objects.erase(key);
         }
     }
     return removed;

@@ -13,6 +13,9 @@ S3Store::S3Store(s3::S3Client& client, s3::S3Location repo,
                  const std::map<std::string, s3::ListedObject>* listing)
     : client_(client), repo_(std::move(repo)), given_(listing) {}
 
+S3Store::S3Store(s3::S3Client& client, s3::S3Location repo, S3SyncView sync)
+    : client_(client), repo_(std::move(repo)), given_(sync.listing), sync_(std::move(sync)) {}
+
 std::string S3Store::describe(std::string_view key) const {
     s3::S3Location location = repo_;
     location.prefix += key;

@@ -1,8 +1,10 @@
 // The MirrorStore of a mirror in an S3 bucket (s3://BUCKET/PREFIX/REPO/), over src/s3/.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "rpmirror/s3.hpp"
@@ -19,10 +21,24 @@ namespace rpmirror::store {
 // s3/mirror_state.hpp), which is also the checksum cache: an object whose listed size and ETag
 // are those the state recorded is vouched for without a GET. The lock is the repository's lease
 // (s3/lease.hpp), renewed from its own thread. Not thread-safe.
+// What a sync's S3Store works on: the sync's live listing and state (S3Destination's, which its
+// uploads update too), and how it writes.
+struct S3SyncView {
+    std::map<std::string, s3::ListedObject>* listing = nullptr;
+    s3::MirrorState* state = nullptr;
+    const std::set<std::string>* uploaded_now = nullptr;  // keys stored with `acl` by this run
+    std::string acl;                                      // --s3-acl ("" = the bucket's default)
+    std::uint64_t part_size = 0;
+    std::function<Result<void>()> confirm_lease;  // Error{Busy} iff the sync's lease was lost
+};
+
 class S3Store final : public MirrorStore {
   public:
     S3Store(s3::S3Client& client, s3::S3Location repo,
             const std::map<std::string, s3::ListedObject>* listing = nullptr);
+    // A sync's store: answers from `sync`'s listing and state, and publishes (write_document,
+    // ready_packages, publish_metadata, record_sync) by updating them.
+    S3Store(s3::S3Client& client, s3::S3Location repo, S3SyncView sync);
 
     // Objects larger than `threshold` are read for check_files as ranged GETs of `range_size`
     // bytes, `threads` at once, pinned to the listed ETag and hashed in order (memory: threads *
@@ -49,6 +65,10 @@ class S3Store final : public MirrorStore {
     Result<std::vector<std::string>> remove_files(std::span<const std::string> keys) override;
     Result<std::unique_ptr<StoreLock>> lock(std::optional<std::chrono::seconds> wait,
                                             std::stop_token stop) override;
+    Result<void> write_document(std::string_view key, std::string_view content) override;
+    Result<void> ready_packages() override;
+    Result<void> publish_metadata(const MetadataRelease& release) override;
+    Result<void> record_sync(const SyncRecord& record, std::vector<std::string>& warnings) override;
     std::uint64_t requests() const override;
     void refresh() override {
         own_.reset();
@@ -57,7 +77,13 @@ class S3Store final : public MirrorStore {
 
   private:
     Result<const std::map<std::string, s3::ListedObject>*> listing();
-    Result<const std::optional<s3::MirrorState>*> state();
+    // The sync's view, or Error{Unsupported} for a store opened to audit.
+    Result<S3SyncView*> sync_view(std::string_view operation);
+    // PUTs `body` at `key` with the sync's ACL and records it in the sync's state.
+    Result<void> put_document(S3SyncView& sync, std::string_view key, std::string_view body,
+                              std::string content_type);
+    // The state object (the sync's own with a sync view); null iff there is none.
+    Result<const s3::MirrorState*> state();
     Result<std::string> hash_whole(s3::S3Client& client, const ExpectedFile& file,
                                    std::uint64_t& size) const;
     Result<std::string> hash_ranged(const ExpectedFile& file, const s3::ListedObject& listed,
@@ -66,6 +92,8 @@ class S3Store final : public MirrorStore {
     s3::S3Client& client_;
     s3::S3Location repo_;
     const std::map<std::string, s3::ListedObject>* given_;
+    std::optional<S3SyncView> sync_;
+    std::set<std::string> put_now_;  // documents put by this sync (with its ACL)
     std::optional<std::map<std::string, s3::ListedObject>> own_;
     std::optional<std::optional<s3::MirrorState>> state_;  // loaded on first use
     std::uint64_t ranged_threshold_ = std::uint64_t{64} << 20;

@@ -245,16 +245,10 @@ Result<void> RepoSync::save_comps(const Repomd& repomd, const MetadataStage& sta
                               "': the decompressed content does not match its open-checksum",
                           repo_.id);
     }
-    if (s3_) {
-        s3_comps_ = std::move(content);  // uploaded with the metadata, after the packages
-        return {};
-    }
-    std::error_code ignored;
-    std::filesystem::create_directories(metadata_dir_, ignored);
-    const std::filesystem::path destination = metadata_dir_ / "comps.xml";
-    if (auto written = fs::replace_file(destination, content); !written) {
+    if (auto written = store_->write_document(kCompsKey, content); !written) {
         return written;
     }
+    const std::filesystem::path destination = store_->describe(kCompsKey);
     report_.comps_saved = destination;
     if (options_.events != nullptr) {
         options_.events->comps_saved(repo_.id, destination);

@@ -240,13 +240,8 @@ Result<void> RepoSync::download_targets(const PackageIndex& index,
     return {};
 }
 
-Result<void> RepoSync::delete_unlisted(const std::set<std::filesystem::path>& keep) {
-    std::set<std::string> keys;
-    for (const std::filesystem::path& path : keep) {
-        keys.insert(path.generic_string());
-    }
-    store::LocalStore store(repo_dir_);
-    auto deleted = store::delete_unlisted(store, keys);
+Result<void> RepoSync::delete_unlisted(const std::set<std::string>& keep) {
+    auto deleted = store::delete_unlisted(*store_, keep);
     if (!deleted) {
         return tl::unexpected(std::move(deleted.error()));
     }

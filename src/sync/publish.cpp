@@ -1,120 +1,63 @@
-// RepoSync's end of a local sync: the no-op, the metadata published (upstream's or rewritten for
-// the filtered mirror) and the sync state written.
+// RepoSync's end, written once for every store (store/mirror_store.hpp): the no-op, the metadata
+// published (upstream's or rewritten for the filtered mirror) and the sync recorded.
 #include "sync/repo_sync.hpp"
-
-#include <fcntl.h>
-#include <sys/stat.h>
-
-#include <array>
-#include <fstream>
 
 #include <fmt/core.h>
 
-#include "fs/beneath.hpp"
-#include "fs/durable.hpp"
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/filtered_metadata.hpp"
+#include "rpmirror/metadata.hpp"
 
 namespace rpmirror {
 
-namespace {
-
-// Flushes every filesystem holding one of `directories` once (one syncfs per filesystem,
-// however many of the directories it holds).
-Result<void> flush_filesystems(const std::vector<std::filesystem::path>& directories) {
-    std::set<dev_t> flushed;
-    for (const std::filesystem::path& directory : directories) {
-        struct stat st {};
-        if (::stat(directory.c_str(), &st) != 0) {
-            continue;  // nothing was written there
-        }
-        if (flushed.insert(st.st_dev).second) {
-            if (auto done = fs::flush_filesystem(directory); !done) {
-                return done;
-            }
-        }
-    }
-    return {};
-}
-
-}  // namespace
-
 bool RepoSync::is_noop(const FetchedRepomd& repomd) {
-    const std::string& repomd_bytes = repomd.bytes;
-    const auto state = read_sync_state(sync_state_path(state_directory(options_), repo_dir_));
+    auto recorded = store_->recorded();
     // A state written before selections were recorded: one full run records it for verify.
-    if (!state || !state->selection || state->repomd_sha256 != repomd_sha256_ ||
-        state->options_fingerprint != fingerprint()) {
+    if (!recorded || !recorded->selection || !recorded->versions ||
+        recorded->repomd_sha256 != repomd_sha256_ || recorded->fingerprint != fingerprint()) {
         return false;
     }
-    if (options_.download_metadata) {
-        std::ifstream live(metadata_dir_ / "repodata" / "repomd.xml", std::ios::binary);
-        const std::string live_bytes((std::istreambuf_iterator<char>(live)),
-                                     std::istreambuf_iterator<char>());
-        if (state->published_repomd_sha256.empty()) {
-            if (live_bytes != repomd_bytes || !live_records_intact(repomd.parsed)) {
-                return false;
-            }
-        } else {
-            // The metadata the previous run rewrote for these filters from this upstream.
-            if (hash_bytes(ChecksumType::Sha256, live_bytes) != state->published_repomd_sha256) {
-                return false;
-            }
-            auto live_repomd = parse_repomd(live_bytes, "repomd.xml");
-            if (!live_repomd || !live_records_intact(*live_repomd)) {
-                return false;
-            }
-        }
+    const store::Listing& versions = *recorded->versions;
+    // What this sync publishes was published and recorded (a state of an older version, which
+    // recorded no metadata, costs one full run), and nobody changed it or a package since.
+    if (options_.download_metadata && !versions.contains(std::string(kRepomdKey))) {
+        return false;
     }
     if (options_.download_comps && comps_record(repomd.parsed) != nullptr &&
-        !std::filesystem::is_regular_file(metadata_dir_ / "comps.xml")) {
-        return false;  // -m: comps.xml was removed (or never written)
+        !versions.contains(std::string(kCompsKey))) {
+        return false;  // -m: comps.xml was never written
     }
-    if (!state_files_unchanged(repo_dir_, *state)) {
+    if (!store::files_unchanged(*store_, versions)) {
         return false;
     }
-    noop_state_ = std::move(*state);
-    return true;
-}
-
-bool RepoSync::live_records_intact(const Repomd& repomd) const {
-    for (const RepomdRecord& record : repomd.records) {
-        if (!record.location_href.starts_with(kRepodataPrefix)) {
-            return false;
-        }
-        struct stat st {};
-        const auto path =
-            metadata_dir_ / "repodata" / record.location_href.substr(kRepodataPrefix.size());
-        if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
-            (record.size && static_cast<std::uint64_t>(st.st_size) != *record.size)) {
-            return false;
-        }
+    noop_packages_.clear();
+    for (const std::string& key : recorded->packages) {
+        const auto found = versions.find(key);
+        noop_packages_.emplace_back(key, found == versions.end() ? 0 : found->second.size);
     }
     return true;
 }
 
 Result<void> RepoSync::finish_noop() {
-    // A run killed between publishing and removing the previous metadata (now under a
-    // staging name) left it behind; nothing else would remove it.
-    remove_stale_stages(metadata_dir_);
+    store_->tidy();
     report_.noop = true;
-    report_.selected = noop_state_.files.size();
-    report_.kept = noop_state_.files.size();
+    report_.selected = noop_packages_.size();
+    report_.kept = noop_packages_.size();
     if (options_.events != nullptr) {
-        for (const SyncStateFile& file : noop_state_.files) {
+        for (const auto& [key, size] : noop_packages_) {
             PackageEvent event;
             event.kind = PackageEvent::Kind::AlreadyPresent;
-            event.file_name = file.relative_path.filename().string();
-            event.bytes = file.size;
+            event.file_name = std::filesystem::path(key).filename().string();
+            event.bytes = size;
             event.total = report_.selected;
             event.done = ++packages_done_;
             options_.events->package(event);
         }
     }
     if (options_.delete_unlisted) {
-        std::set<std::filesystem::path> keep;
-        for (const SyncStateFile& file : noop_state_.files) {
-            keep.insert(file.relative_path);
+        std::set<std::string> keep;
+        for (const auto& [key, size] : noop_packages_) {
+            keep.insert(key);
         }
         return delete_unlisted(keep);
     }
@@ -160,52 +103,45 @@ Result<std::pair<std::string, std::optional<std::string>>> RepoSync::rewrite_met
 
 Result<void> RepoSync::publish(const FetchedRepomd& repomd, MetadataStage& stage,
                                const PackageIndex& index) {
-    std::string published_sha256;
+    store::SyncRecord record;
+    record.repomd_sha256 = repomd_sha256_;
+    record.fingerprint = fingerprint();
+    record.selection = RecordedSelection{selection_options_, is_modular_};
+    record.publishing = recorded_publishing();
+    if (checks_packages()) {
+        record.signatures_checked = trusted_key_ids_;
+    }
+    for (const PackageTarget& target : plan_.targets) {
+        record.packages.push_back(target.relative_path.generic_string());
+    }
+    if (report_.comps_saved) {
+        record.metadata.emplace_back(kCompsKey);
+    }
+    std::optional<store::MetadataRelease> release;
     if (rewrites_metadata()) {
         auto rewritten = rewrite_metadata(repomd, stage, index);
         if (!rewritten) {
             return tl::unexpected(std::move(rewritten.error()));
         }
-        auto& [repomd_xml, signature] = *rewritten;
-        published_sha256 = hash_bytes(ChecksumType::Sha256, repomd_xml);
-        if (auto written = fs::write_file(stage.dir() / "repomd.xml", repomd_xml); !written) {
-            return written;
-        }
-        if (signature) {
-            if (auto written = fs::write_file(stage.dir() / "repomd.xml.asc", *signature);
-                !written) {
-                return written;
-            }
-        }
+        release.emplace();
+        release->repomd_xml = std::move(rewritten->first);
+        release->signature = std::move(rewritten->second);
+        record.published_repomd_sha256 = hash_bytes(ChecksumType::Sha256, release->repomd_xml);
     } else if (options_.download_metadata) {
-        if (auto written = fs::write_file(stage.dir() / "repomd.xml", repomd.bytes); !written) {
-            return written;
-        }
+        release.emplace();
+        release->repomd_xml = repomd.bytes;
+        release->signature = repomd.signature;
         if (options_.remote_time && repomd.last_modified >= 0) {
-            // --remote-time: repomd.xml too gets the server's time, as dnf's records do.
-            const std::array<timespec, 2> times{timespec{repomd.last_modified, 0},
-                                                timespec{repomd.last_modified, 0}};
-            const auto path = stage.dir() / "repomd.xml";
-            if (::utimensat(AT_FDCWD, path.c_str(), times.data(), 0) != 0) {
-                return make_errno_error("cannot set the time of", path.string(), errno);
-            }
-        }
-        if (repomd.signature) {
-            if (auto written = fs::write_file(stage.dir() / "repomd.xml.asc", *repomd.signature);
-                !written) {
-                return written;
-            }
+            release->repomd_time = repomd.last_modified;
         }
     }
-    // The packages the new metadata (and the state file) vouch for must be on disk first.
-    // stage.publish() flushes the metadata's filesystem; with --metadata-path or
-    // --safe-write-path packages may be on other ones.
-    if (auto flushed = flush_filesystems(package_roots()); !flushed) {
-        return flushed;
+    // The packages the new metadata (and the record) vouch for are ready first.
+    if (auto ready = store_->ready_packages(); !ready) {
+        return ready;
     }
-    if (options_.download_metadata) {
-        auto published = stage.publish();
-        if (!published) {
+    if (release) {
+        release->stage = &stage;
+        if (auto published = store_->publish_metadata(*release); !published) {
             return published;
         }
         report_.metadata_published = true;
@@ -215,32 +151,21 @@ Result<void> RepoSync::publish(const FetchedRepomd& repomd, MetadataStage& stage
                             "filters left out of this mirror",
                             report_.upstream_packages - report_.selected));
         }
-    }
-    SyncState state{repomd_sha256_, fingerprint(), {}};
-    state.selection = RecordedSelection{selection_options_, is_modular_};
-    state.published_repomd_sha256 = std::move(published_sha256);
-    state.publishing = recorded_publishing();
-    std::set<std::filesystem::path> keep;
-    for (const PackageTarget& target : plan_.targets) {
-        keep.insert(target.relative_path);
-        if (auto file = stat_for_state(repo_dir_, target.relative_path)) {
-            state.files.push_back(std::move(*file));
+        record.metadata.emplace_back(kRepomdKey);
+        if (release->signature) {
+            record.metadata.emplace_back(std::string(kRepomdKey) + ".asc");
+        }
+        for (std::string& href : record_hrefs(release->repomd_xml)) {
+            record.metadata.push_back(std::move(href));
         }
     }
-    if (auto written =
-            write_sync_state(sync_state_path(state_directory(options_), repo_dir_), state);
-        !written) {
-        report_.warnings.push_back(written.error().to_string());
+    if (auto recorded = store_->record_sync(record, report_.warnings); !recorded) {
+        return recorded;
     }
-    // Older versions kept the state inside the mirror, where dnf reposync leaves nothing.
-    (void)fs::remove_beneath(repo_dir_, std::string(kLegacyStateFileName), false);
-    return options_.delete_unlisted ? delete_unlisted(keep) : Result<void>{};
-}
-
-std::vector<std::filesystem::path> RepoSync::package_roots() const {
-    std::vector<std::filesystem::path> roots{repo_dir_};
-    roots.insert(roots.end(), plan_.roots.begin(), plan_.roots.end());
-    return roots;
+    if (!options_.delete_unlisted) {
+        return {};
+    }
+    return delete_unlisted(std::set<std::string>(record.packages.begin(), record.packages.end()));
 }
 
 }  // namespace rpmirror

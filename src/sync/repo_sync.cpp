@@ -60,19 +60,17 @@ Result<void> RepoSync::run() {
             return placed;
         }
     }
-    if (!options_.urls_only &&
-        (is_s3_destination(options_) ||
-         (options_.metadata_path && s3::is_s3_url(options_.metadata_path->native())))) {
-        if (auto opened = open_s3(); !opened || report_.noop) {
+    if (!options_.urls_only) {
+        if (auto opened = open_store(); !opened) {
             return opened;
         }
-    }
-    // --no-cache hashes every file: there is no no-op, which trusts sizes and times.
-    if (!s3_ && !options_.urls_only && options_.use_checksum_cache && is_noop(*repomd)) {
-        if (auto finished = finish_noop(); !finished) {
-            return finished;
+        // --no-cache hashes every file: there is no no-op, which trusts sizes and versions.
+        if (options_.use_checksum_cache && is_noop(*repomd)) {
+            if (auto finished = finish_noop(); !finished) {
+                return finished;
+            }
+            return finish_upstream_layout({});
         }
-        return finish_upstream_layout({});
     }
     if (auto signature = prepare_published_signature(*repomd); !signature) {
         return signature;
@@ -112,19 +110,15 @@ Result<void> RepoSync::sync_to_directory(const FetchedRepomd& repomd, MetadataSt
     if (!synced) {
         return synced;
     }
+    // The packages may lie beyond the repository's directory too (--safe-write-path).
+    local_store_->set_sync_layout(metadata_dir_, plan_.roots);
     std::vector<std::filesystem::path> placed;
     for (const std::size_t target : placed_targets_) {
         if (!failed_targets_.contains(target)) {
             placed.push_back(plan_.targets[target].relative_path);
         }
     }
-    if (!report_.failures.empty() || stop_.stop_requested()) {
-        if (options_.download_metadata) {
-            report_.warnings.push_back(fmt::format(
-                "metadata not published: {} package(s) failed; the previous repodata/ stays "
-                "in place",
-                report_.failures.size()));
-        }
+    if (!published_after_packages()) {
         // The blobs it did write are still rpmirror's: catalogued, never deleted now.
         return collect_blobs(placed, false);
     }
@@ -132,6 +126,30 @@ Result<void> RepoSync::sync_to_directory(const FetchedRepomd& repomd, MetadataSt
         return published;
     }
     return finish_upstream_layout(placed);
+}
+
+Result<void> RepoSync::open_store() {
+    if (is_s3_destination(options_) ||
+        (options_.metadata_path && s3::is_s3_url(options_.metadata_path->native()))) {
+        return open_s3();
+    }
+    local_store_.emplace(repo_dir_, state_directory(options_));
+    local_store_->set_sync_layout(metadata_dir_, {});
+    store_ = &*local_store_;
+    return {};
+}
+
+bool RepoSync::published_after_packages() {
+    if (report_.failures.empty() && !stop_.stop_requested()) {
+        return true;
+    }
+    if (options_.download_metadata) {
+        report_.warnings.push_back(
+            fmt::format("metadata not published: {} package(s) failed; the published metadata "
+                        "stays in place",
+                        report_.failures.size()));
+    }
+    return false;
 }
 
 void RepoSync::record_s3_requests() {

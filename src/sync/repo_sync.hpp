@@ -29,12 +29,15 @@
 #include "rpmirror/publish.hpp"
 #include "rpmirror/signature.hpp"
 #include "rpmirror/sync.hpp"
+#include "store/local_store.hpp"
 #include "sync/repo_source.hpp"
 #include "sync/s3_sync.hpp"
 
 namespace rpmirror {
 
 inline constexpr std::string_view kRepodataPrefix = "repodata/";
+inline constexpr std::string_view kRepomdKey = "repodata/repomd.xml";
+inline constexpr std::string_view kCompsKey = "comps.xml";
 
 // Returns the record -m saves as comps.xml, in the order dnf reposync looks for one (group,
 // group_gz, then the xz variant createrepo_c can write), or null iff there is none.
@@ -67,6 +70,10 @@ class RepoSync {
     // with every package there, the metadata is published and the state written (publish).
     Result<void> sync_to_directory(const FetchedRepomd& repomd, MetadataStage& stage,
                                    const PackageIndex& index, const Selection& selection);
+
+    // True iff every package is in place and the run goes on to publish; otherwise (a package
+    // failed, or the run was stopped) warns that the published metadata stays as it was.
+    bool published_after_packages();
 
     // Records that the repository's metadata could not be fetched (skip_if_unavailable's case)
     // unless the run was interrupted or the local disk failed, and returns `error`.
@@ -232,16 +239,20 @@ class RepoSync {
     Result<void> download_targets(const PackageIndex& index,
                                   const std::vector<std::size_t>& targets);
 
-    Result<void> delete_unlisted(const std::set<std::filesystem::path>& keep);
+    // --delete: removes the store's packages `keep` does not name (store::delete_unlisted).
+    Result<void> delete_unlisted(const std::set<std::string>& keep);
 
-    // publish.cpp: the no-op, the metadata published and the state written.
+    // publish.cpp: the no-op, the metadata published and the sync recorded, over store_.
 
+    // Opens the store this sync writes into (store_): a local directory, or the s3://
+    // destination (open_s3).
+    Result<void> open_store();
+
+    // True iff the store's record says the last complete sync mirrored this repomd.xml with
+    // these options, published what this one would, and nothing it recorded changed since.
     bool is_noop(const FetchedRepomd& repomd);
 
-    // Returns true iff every record `repomd` lists is a regular file in the live repodata/ with
-    // the listed size (lstat only: a record deleted or truncated in the mirror is fetched again).
-    bool live_records_intact(const Repomd& repomd) const;
-
+    // The no-op's report, events and --delete.
     Result<void> finish_noop();
 
     // True iff the metadata published is rewritten to list exactly the mirrored packages.
@@ -253,17 +264,15 @@ class RepoSync {
     Result<std::pair<std::string, std::optional<std::string>>> rewrite_metadata(
         const FetchedRepomd& repomd, const MetadataStage& stage, const PackageIndex& index);
 
+    // Every package in place: the packages readied, the metadata published (upstream's, or
+    // rewritten), the sync recorded, then --delete. The same sequence for every store.
     Result<void> publish(const FetchedRepomd& repomd, MetadataStage& stage,
                          const PackageIndex& index);
 
-    // The directories packages were written beneath: the repository directory and the safe
-    // write path.
-    std::vector<std::filesystem::path> package_roots() const;
-
     // repo_sync_s3.cpp: an s3:// destination.
 
-    // An s3:// destination: opens it, reads its state and listing; a no-op finishes here
-    // (report_.noop), with --delete deleting the package keys the state does not hold.
+    // An s3:// destination: opens it, takes its lease, reads its state and listing; store_ is
+    // then its S3Store.
     Result<void> open_s3();
 
     // An s3:// destination, after the selection: the packages the store lacks go through the
@@ -286,7 +295,9 @@ class RepoSync {
     SelectionOptions selection_options_;
     std::string repomd_sha256_;
     bool is_modular_ = false;  // module streams took part in the selection
-    SyncState noop_state_;
+    std::vector<std::pair<std::string, std::uint64_t>> noop_packages_;  // key, size
+    std::optional<store::LocalStore> local_store_;  // a local destination's store
+    store::MirrorStore* store_ = nullptr;           // local_store_ or s3_'s, once opened
     std::shared_ptr<MirrorList> mirrors_;
     SyncPlan plan_;
     std::optional<Keyring> keys_;              // the repository's gpgkey: repo_gpgcheck, --gpgcheck
@@ -297,7 +308,6 @@ class RepoSync {
     std::vector<std::size_t> placed_targets_;  // indices into plan_.targets this run wrote
     std::size_t packages_done_ = 0;            // packages downloaded or found present (events)
     std::unique_ptr<S3Destination> s3_;        // an s3:// destination, once opened
-    std::optional<std::string> s3_comps_;      // -m with an s3:// destination: comps.xml
     // --gpgcheck on s3://: the spool check's failures by target, and how many it checked.
     std::mutex spool_failures_mutex_;
     std::map<std::size_t, PackageFailure> spool_failures_;

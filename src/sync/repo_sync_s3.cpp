@@ -29,14 +29,8 @@ Result<void> RepoSync::open_s3() {
     if (auto loaded = s3_->load(); !loaded) {
         return loaded;
     }
-    if (!s3_->is_noop(repomd_sha256_, fingerprint())) {
-        return {};
-    }
-    report_.noop = true;
-    report_.selected = s3_->state_packages();
-    report_.kept = report_.selected;
-    return options_.delete_unlisted ? s3_->delete_unlisted(s3_->state_package_keys(), report_)
-                                    : Result<void>{};
+    store_ = &s3_->store();
+    return {};
 }
 
 Result<void> RepoSync::sync_to_s3(const FetchedRepomd& repomd, MetadataStage& stage,
@@ -122,34 +116,10 @@ Result<void> RepoSync::sync_to_s3(const FetchedRepomd& repomd, MetadataStage& st
         }
         spool_failures_.clear();
     }
-    if (!report_.failures.empty() || stop_.stop_requested()) {
-        if (options_.download_metadata) {
-            report_.warnings.push_back(
-                fmt::format("metadata not published: {} package(s) failed; the published metadata "
-                            "stays in place",
-                            report_.failures.size()));
-        }
+    if (!published_after_packages()) {
         return {};
     }
-    std::optional<S3Metadata> metadata;
-    if (options_.download_metadata) {
-        metadata.emplace();
-        metadata->stage_dir = stage.dir();
-        if (rewrites_metadata()) {
-            auto rewritten = rewrite_metadata(repomd, stage, index);
-            if (!rewritten) {
-                return tl::unexpected(std::move(rewritten.error()));
-            }
-            metadata->repomd_xml = std::move(rewritten->first);
-            metadata->signature = std::move(rewritten->second);
-        } else {
-            metadata->repomd_xml = repomd.bytes;
-            metadata->signature = repomd.signature;
-        }
-    }
-    s3_->record(selection_to_text(RecordedSelection{selection_options_, is_modular_}),
-                publishing_to_text(recorded_publishing()));
-    return s3_->publish(packages, metadata, s3_comps_, repomd_sha256_, fingerprint(), report_);
+    return publish(repomd, stage, index);
 }
 
 }  // namespace rpmirror

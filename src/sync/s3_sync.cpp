@@ -16,18 +16,6 @@
 
 namespace rpmirror {
 
-namespace {
-
-constexpr std::string_view kRepodata = "repodata/";
-constexpr std::string_view kRepomdKey = "repodata/repomd.xml";
-constexpr std::string_view kSignatureKey = "repodata/repomd.xml.asc";
-constexpr std::string_view kCompsKey = "comps.xml";
-bool is_record_key(std::string_view key) {
-    return key.starts_with(kRepodata) && key != kRepomdKey && key != kSignatureKey;
-}
-
-}  // namespace
-
 bool is_s3_destination(const SyncOptions& options) {
     return s3::is_s3_url(options.download_path.native());
 }
@@ -163,37 +151,15 @@ Result<void> S3Destination::load() {
         return tl::unexpected(std::move(listing.error()));
     }
     listing_ = std::move(*listing);
+    store::S3SyncView view;
+    view.listing = &listing_;
+    view.state = &state_;
+    view.uploaded_now = &uploaded_now_;
+    view.acl = options_.s3_acl;
+    view.part_size = options_.s3_part_size;
+    view.confirm_lease = [this] { return confirm_lock(); };
+    store_ = std::make_unique<store::S3Store>(client_, location_, std::move(view));
     return {};
-}
-
-bool S3Destination::is_noop(const std::string& repomd_sha256, const std::string& fingerprint) {
-    if (!options_.use_checksum_cache || state_.repomd_sha256.empty() ||
-        state_.repomd_sha256 != repomd_sha256 || state_.fingerprint != fingerprint) {
-        return false;
-    }
-    store::Listing recorded;
-    for (const auto& [key, object] : state_.objects) {
-        if (object.etag.empty()) {
-            return false;  // nothing to compare: verified again
-        }
-        recorded.emplace(key, store::StoredFile{object.size, object.etag});
-    }
-    store::S3Store store(client_, location_, &listing_);
-    return store::files_unchanged(store, recorded);
-}
-
-std::set<std::string> S3Destination::state_package_keys() const {
-    std::set<std::string> keys;
-    for (const auto& [key, object] : state_.objects) {
-        if (store::is_package_key(key)) {
-            keys.insert(key);
-        }
-    }
-    return keys;
-}
-
-std::size_t S3Destination::state_packages() const {
-    return state_package_keys().size();
 }
 
 std::vector<std::size_t> S3Destination::missing(std::span<const S3Package> packages) const {
@@ -383,216 +349,14 @@ Result<std::vector<std::pair<std::size_t, Error>>> S3Destination::end_uploads() 
         return tl::unexpected(std::move(held.error()));
     }
     if (!condemned.empty()) {
-        store::S3Store store(client_, location_, &listing_);
-        auto deleted = store.remove_packages(condemned);
-        if (!deleted) {
+        if (auto deleted = store_->remove_packages(condemned); !deleted) {
             return tl::unexpected(std::move(deleted.error()));
-        }
-        for (const std::string& key : *deleted) {
-            listing_.erase(key);
         }
     }
     if (auto stored = store_state(); !stored) {
         return tl::unexpected(std::move(stored.error()));
     }
     return failures;
-}
-
-Result<void> S3Destination::publish(std::span<const S3Package> packages,
-                                    const std::optional<S3Metadata>& metadata,
-                                    const std::optional<std::string>& comps_xml,
-                                    const std::string& repomd_sha256,
-                                    const std::string& fingerprint, RepoSyncReport& report) {
-    // Nothing is published by a worker that lost its lease to another.
-    if (auto held = confirm_lock(); !held) {
-        return held;
-    }
-    if (auto applied = apply_acl(); !applied) {
-        return applied;
-    }
-    std::set<std::string> keep;  // what the new state describes
-    for (const S3Package& package : packages) {
-        keep.insert(package.key);
-    }
-    const auto put_document = [&](std::string_view key, std::string_view body,
-                                  std::string content_type) -> Result<void> {
-        s3::UploadSpec spec;
-        spec.checksum_type = ChecksumType::Sha256;
-        spec.digest = hash_bytes(ChecksumType::Sha256, body);
-        spec.acl = options_.s3_acl;
-        spec.content_type = std::move(content_type);
-        auto uploaded = s3::upload_bytes(client_, location_.bucket, location_.key(key), body, spec);
-        if (!uploaded) {
-            return tl::unexpected(std::move(uploaded.error()));
-        }
-        state_.objects[std::string(key)] = std::move(*uploaded);
-        keep.insert(std::string(key));
-        return {};
-    };
-    if (comps_xml) {
-        if (auto put = put_document(kCompsKey, *comps_xml, "application/xml"); !put) {
-            return put;
-        }
-    }
-    if (metadata) {
-        auto parsed = parse_repomd(metadata->repomd_xml, "repomd.xml");
-        if (!parsed) {
-            return tl::unexpected(std::move(parsed.error()));
-        }
-        // The records of the revision readers may still be reading: the live repomd.xml's
-        // (read now: the state may be older than a killed run's publishing) and the state's.
-        std::set<std::string> previous;
-        const std::set<std::string> older(state_.previous_records.begin(),
-                                          state_.previous_records.end());
-        for (const auto& [key, object] : state_.objects) {
-            if (is_record_key(key) && !older.contains(key)) {
-                previous.insert(key);
-            }
-        }
-        if (listing_.contains(std::string(kRepomdKey))) {
-            auto live = client_.get_object(location_.bucket, location_.key(kRepomdKey));
-            if (!live) {
-                return tl::unexpected(std::move(live.error()));
-            }
-            for (std::string& key : record_hrefs(*live)) {
-                previous.insert(std::move(key));
-            }
-        }
-        std::set<std::string> records;
-        for (const RepomdRecord& record : parsed->records) {
-            const std::string& key = record.location_href;
-            // The checks of a fetched record (metadata.hpp), for what is published as well.
-            auto staged = record_destination(record, location_.to_string(), "repomd.xml");
-            if (!staged) {
-                return tl::unexpected(std::move(staged.error()));
-            }
-            records.insert(key);
-            const auto stored = state_.objects.find(key);
-            const auto listed = listing_.find(key);
-            if (stored != state_.objects.end() && listed != listing_.end() &&
-                stored->second.digest == record.checksum.hex &&
-                s3::still_matches(stored->second, listed->second)) {
-                continue;  // records are named by their checksum: already there
-            }
-            s3::UploadSpec spec;
-            spec.checksum_type = record.checksum.type;
-            spec.digest = record.checksum.hex;
-            spec.part_size = options_.s3_part_size;
-            spec.acl = options_.s3_acl;
-            auto uploaded = s3::upload_file(client_, location_.bucket, location_.key(key),
-                                            metadata->stage_dir / *staged, spec);
-            if (!uploaded) {
-                return tl::unexpected(std::move(uploaded.error()));
-            }
-            state_.objects[key] = std::move(*uploaded);
-        }
-        // The order of the local merge (fs/swap.hpp's MergeOrder): the old signature goes, the
-        // new index replaces the old in one PUT, then its signature comes. An index never sits
-        // beside a signature of another; a publish that fails between the two leaves the new
-        // index unsigned until the next run, never signed by a signature that does not verify.
-        if (listing_.contains(std::string(kSignatureKey))) {
-            if (auto removed =
-                    client_.delete_object(location_.bucket, location_.key(kSignatureKey));
-                !removed) {
-                return removed;
-            }
-            listing_.erase(std::string(kSignatureKey));
-            state_.objects.erase(std::string(kSignatureKey));
-        }
-        // Only the lease's holder replaces the index.
-        if (auto held = confirm_lock(); !held) {
-            return held;
-        }
-        if (auto put = put_document(kRepomdKey, metadata->repomd_xml, "application/xml"); !put) {
-            return put;
-        }
-        if (metadata->signature) {
-            if (auto put =
-                    put_document(kSignatureKey, *metadata->signature, "application/pgp-signature");
-                !put) {
-                return put;
-            }
-        }
-        report.metadata_published = true;
-        // GC: records neither the new nor the previous revision lists.
-        std::vector<std::string> garbage;
-        for (const auto& [key, listed] : listing_) {
-            if (is_record_key(key) && !records.contains(key) && !previous.contains(key)) {
-                garbage.push_back(location_.key(key));
-            }
-        }
-        if (!garbage.empty()) {
-            if (auto deleted = client_.delete_objects(location_.bucket, garbage); !deleted) {
-                return deleted;
-            }
-        }
-        state_.previous_records.clear();
-        for (const std::string& key : previous) {
-            if (!records.contains(key)) {
-                state_.previous_records.push_back(key);
-                if (listing_.contains(key) && state_.objects.contains(key)) {
-                    keep.insert(key);
-                }
-            }
-        }
-        keep.insert(records.begin(), records.end());
-    }
-    std::erase_if(state_.objects,
-                  [&keep](const auto& entry) { return !keep.contains(entry.first); });
-    state_.repomd_sha256 = repomd_sha256;
-    state_.fingerprint = fingerprint;
-    state_.selection = selection_;
-    state_.publishing = publishing_;
-    if (!check_keys_.empty()) {
-        state_.signatures_checked = check_keys_;  // every package was judged, or kept checked
-    }
-    if (options_.delete_unlisted) {
-        std::set<std::string> package_keys;
-        for (const S3Package& package : packages) {
-            package_keys.insert(package.key);
-        }
-        if (auto deleted = delete_unlisted(package_keys, report); !deleted) {
-            return deleted;
-        }
-    }
-    if (auto held = confirm_lock(); !held) {
-        return held;
-    }
-    return store_state();
-}
-
-Result<void> S3Destination::apply_acl() {
-    if (state_.acl == options_.s3_acl) {
-        return {};
-    }
-    // Objects kept from earlier runs still have the ACL they were stored with. Without --s3-acl
-    // the objects go back to "private" (S3 cannot restore "the bucket's default" to an object).
-    const std::string acl = options_.s3_acl.empty() ? std::string("private") : options_.s3_acl;
-    for (const auto& [key, object] : state_.objects) {
-        if (uploaded_now_.contains(key) || !listing_.contains(key)) {
-            continue;
-        }
-        if (auto applied = client_.put_object_acl(location_.bucket, location_.key(key), acl);
-            !applied) {
-            return applied;
-        }
-    }
-    state_.acl = options_.s3_acl;
-    return {};
-}
-
-Result<void> S3Destination::delete_unlisted(const std::set<std::string>& keep,
-                                            RepoSyncReport& report) {
-    store::S3Store store(client_, location_, &listing_);
-    auto deleted = store::delete_unlisted(store, keep);
-    if (!deleted) {
-        return tl::unexpected(std::move(deleted.error()));
-    }
-    for (const std::string& key : *deleted) {
-        report.deleted.emplace_back(key);
-        listing_.erase(key);
-    }
-    return {};
 }
 
 std::uint64_t S3Destination::requests() const {

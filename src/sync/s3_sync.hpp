@@ -7,9 +7,9 @@
 // already there: a package is kept iff the state has its key with the upstream checksum and the
 // listing shows the object the state describes (same size and ETag). Packages pass through a
 // bounded spool, in memory by default (downloaded by the Downloader, uploaded by a pool from a
-// mapping of the file, unlinked); the metadata
-// is published only after every package: records, comps, repomd.xml.asc, repodata/repomd.xml
-// last. Records of the previous revision stay one more run, then are deleted (GC).
+// mapping of the file, unlinked). What the sync then does once for every store (the no-op, the
+// metadata published, the sync recorded) goes through store(), an S3Store over this
+// destination's state and listing (store/mirror_store.hpp).
 #pragma once
 
 #include <chrono>
@@ -31,6 +31,7 @@
 #include "s3/client.hpp"
 #include "s3/lease.hpp"
 #include "s3/mirror_state.hpp"
+#include "store/s3_store.hpp"
 #include "sync/s3_spool.hpp"
 
 namespace rpmirror {
@@ -65,14 +66,6 @@ enum class SpoolVerdict {
 // from the upload workers, several at once.
 using SpoolCheck = std::function<SpoolVerdict(std::size_t item, const std::filesystem::path& file)>;
 
-// The metadata to publish: the records a repomd.xml lists, staged in `stage_dir` under their
-// names without "repodata/".
-struct S3Metadata {
-    std::filesystem::path stage_dir;
-    std::string repomd_xml;
-    std::optional<std::string> signature;  // repomd.xml.asc; none: a stale one is deleted
-};
-
 // The s3:// destination of one repository for one sync. Not thread-safe (it runs its upload
 // pool itself).
 class S3Destination {
@@ -103,11 +96,9 @@ class S3Destination {
     // refused credentials.
     Result<void> load();
 
-    // Returns true iff the last complete sync mirrored `repomd_sha256` with `fingerprint` and
-    // every object of the state is still in the listing unchanged. Needs load().
-    bool is_noop(const std::string& repomd_sha256, const std::string& fingerprint);
-    // The packages the state holds (a no-op's count).
-    std::size_t state_packages() const;
+    // The mirror as the sync's store, answering from and updating this destination's state and
+    // listing. Needs load().
+    store::MirrorStore& store() { return *store_; }
 
     // Returns the indices of `packages` that are not in the store as the state describes them.
     std::vector<std::size_t> missing(std::span<const S3Package> packages) const;
@@ -128,13 +119,6 @@ class S3Destination {
     // nothing stored needs judging again. Needs load().
     bool signatures_checked_with(const std::string& key_ids) const;
 
-    // What a complete sync records in the state: its selection and how it published the
-    // metadata (plan/selection_json.hpp's texts).
-    void record(std::string selection, std::string publishing) {
-        selection_ = std::move(selection);
-        publishing_ = std::move(publishing);
-    }
-
     // The local directory packages are downloaded into before upload.
     const std::filesystem::path& spool() const { return spool_; }
     // True iff the spool is on a memory-backed filesystem (tmpfs, ramfs).
@@ -153,22 +137,6 @@ class S3Destination {
     void upload_when_ready(std::size_t item);
     Result<std::vector<std::pair<std::size_t, Error>>> end_uploads();
 
-    // Finishes a sync whose packages all succeeded: stores `comps_xml` (-m) as comps.xml,
-    // publishes `metadata` (records not already stored, signature, repodata/repomd.xml last),
-    // deletes the records listed neither by it nor by the previous revision, stores the complete
-    // state, then (--delete) deletes the package keys (*.rpm outside repodata/ and .rpmirror/) that
-    // are not `packages`.
-    Result<void> publish(std::span<const S3Package> packages,
-                         const std::optional<S3Metadata>& metadata,
-                         const std::optional<std::string>& comps_xml,
-                         const std::string& repomd_sha256, const std::string& fingerprint,
-                         RepoSyncReport& report);
-
-    // A no-op with --delete: deletes the package keys the state does not hold.
-    Result<void> delete_unlisted(const std::set<std::string>& keep, RepoSyncReport& report);
-    // The package keys of the state.
-    std::set<std::string> state_package_keys() const;
-
     // Requests sent to the store so far, all clients.
     std::uint64_t requests() const;
 
@@ -176,9 +144,6 @@ class S3Destination {
     S3Destination(const SyncOptions& options, s3::S3Config config, s3::S3Location location,
                   S3Spool spool);
     Result<void> store_state();
-    // Iff the state's ACL is not --s3-acl: gives every object of the state that this run did not
-    // upload the ACL --s3-acl names ("private" without it), then records it in the state.
-    Result<void> apply_acl();
     struct UploadPool;
 
     const SyncOptions& options_;
@@ -194,9 +159,8 @@ class S3Destination {
     std::uint64_t pool_requests_ = 0;
     std::set<std::string> uploaded_now_;  // keys this run uploaded (with --s3-acl's ACL)
     std::string check_keys_;              // --gpgcheck: check_signatures' key ids
-    std::string selection_;               // record()'s
-    std::string publishing_;
     SpoolCheck check_;
+    std::unique_ptr<store::S3Store> store_;  // over state_ and listing_, once loaded
     std::unique_ptr<UploadPool> pool_;
     // Destroyed (its keep-alive stopped, released) first.
     std::optional<s3::Lease> lease_;
