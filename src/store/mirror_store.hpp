@@ -121,7 +121,9 @@ struct SyncRecord {
     std::string published_repomd_sha256;
     RecordedSelection selection;
     RecordedPublishing publishing;
-    std::vector<std::string> packages;  // every package the mirror holds
+    // Every package the mirror holds, each placed by the sync (a bucket records those its state
+    // has: uploaded, kept or copied by this sync or an earlier one).
+    std::vector<std::string> packages;
     std::vector<std::string> metadata;  // every other file it publishes (repodata/..., comps.xml)
     // --gpgcheck: the trusted key ids every package was checked against; empty: not checked.
     std::string signatures_checked;

@@ -1,10 +1,11 @@
 // The destination contract (store/mirror_store.hpp): the same assertions against both stores, a
 // local directory (LocalStore) and a prefix in a real Ceph RADOS Gateway bucket (S3Store).
-// --delete, verify --extra, the no-op's check, the audit and its repair are written once over
-// this interface; what holds here holds for them on either destination.
+// --delete, verify --extra, the no-op, a sync's publication, the audit and its repair are written
+// once over this interface; what holds here holds for them on either destination.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -12,6 +13,8 @@
 
 #include "integration/s3/ceph_fixture.hpp"
 #include "rpmirror/checksum.hpp"
+#include "rpmirror/publish.hpp"
+#include "s3/mirror_state.hpp"
 #include "store/local_store.hpp"
 #include "store/s3_store.hpp"
 #include "support/source_tree.hpp"
@@ -43,6 +46,94 @@ class StoreContractTest : public CephS3Test, public ::testing::WithParamInterfac
     }
 
     static std::string prefix() { return "mirror/repo/"; }
+
+    // A store opened as a sync opens it: a LocalStore, or an S3Store over the sync's own listing
+    // and state (S3Destination's in a sync).
+    struct ForSync {
+        std::map<std::string, s3::ListedObject> listing;
+        s3::MirrorState state;
+        std::set<std::string> uploaded;
+        std::unique_ptr<store::MirrorStore> store;
+    };
+    std::unique_ptr<ForSync> open_for_sync() {
+        auto opened = std::make_unique<ForSync>();
+        if (GetParam() == Kind::Local) {
+            opened->store = std::make_unique<store::LocalStore>(tmp_ / "mirror", tmp_ / "state");
+            return opened;
+        }
+        const s3::S3Location repo{bucket(), prefix()};
+        auto listing = s3::list_mirror(client(), repo);
+        auto state = s3::load_state(client(), repo);
+        EXPECT_TRUE(listing && state);
+        if (listing) {
+            opened->listing = std::move(*listing);
+        }
+        if (state && *state) {
+            opened->state = std::move(**state);
+        }
+        // What the sync's placement stage does for each package it uploads or keeps: the state
+        // records it with its ETag and checksum (record_sync records no package it does not).
+        for (const auto& [key, object] : opened->listing) {
+            if (store::is_package_key(key) && !opened->state.objects.contains(key)) {
+                opened->state.objects[key] = {object.size, object.etag, ChecksumType::Sha256,
+                                              std::string(64, '0')};
+            }
+        }
+        store::S3SyncView view;
+        view.listing = &opened->listing;
+        view.state = &opened->state;
+        view.uploaded_now = &opened->uploaded;
+        view.part_size = std::uint64_t{5} << 20;  // S3's smallest part
+        view.confirm_lease = [] { return Result<void>{}; };
+        opened->store = std::make_unique<store::S3Store>(client(), repo, std::move(view));
+        return opened;
+    }
+
+    // Publishes, with `store`, a repomd.xml listing one record holding `record` (staged where a
+    // sync stages: beside repodata/ on disk, in a spool for a bucket), then records the sync.
+    // Returns the record's key.
+    std::string publish(store::MirrorStore& store, const std::string& record,
+                        std::optional<std::string> signature) {
+        auto stage =
+            MetadataStage::create(GetParam() == Kind::Local ? tmp_ / "mirror" : tmp_ / "spool");
+        EXPECT_TRUE(stage);
+        const std::string digest = hash_bytes(ChecksumType::Sha256, record);
+        const std::string name = digest + "-primary.xml.gz";
+        TempDir::write_at(stage->dir() / name, record);
+        store::MetadataRelease release;
+        release.stage = &*stage;
+        release.repomd_xml =
+            "<repomd xmlns=\"http://linux.duke.edu/metadata/repo\">\n"
+            "  <data type=\"primary\">\n"
+            "    <checksum type=\"sha256\">" +
+            digest +
+            "</checksum>\n"
+            "    <location href=\"repodata/" +
+            name +
+            "\"/>\n"
+            "    <size>" +
+            std::to_string(record.size()) +
+            "</size>\n"
+            "  </data>\n"
+            "</repomd>\n";
+        release.signature = std::move(signature);
+        EXPECT_TRUE(store.ready_packages());
+        const auto published = store.publish_metadata(release);
+        EXPECT_TRUE(published) << published.error().to_string();
+        store::SyncRecord sync;
+        sync.repomd_sha256 = hash_bytes(ChecksumType::Sha256, release.repomd_xml);
+        sync.fingerprint = "options";
+        sync.packages = {"Packages/a.rpm"};
+        sync.metadata = {"comps.xml", "repodata/repomd.xml", "repodata/" + name};
+        if (release.signature) {
+            sync.metadata.emplace_back("repodata/repomd.xml.asc");
+        }
+        std::vector<std::string> warnings;
+        const auto recorded = store.record_sync(sync, warnings);
+        EXPECT_TRUE(recorded) << recorded.error().to_string();
+        EXPECT_TRUE(warnings.empty());
+        return "repodata/" + name;
+    }
 
     // The mirror every test starts from: three packages and what is not a package.
     void put_mirror() {
@@ -295,10 +386,74 @@ TEST_P(StoreContractTest, DescribeNamesTheFileWhereItLives) {
     }
 }
 
+TEST_P(StoreContractTest, ASyncsPublicationIsReadBackAndRecordedWithEveryVersion) {
+    put("Packages/a.rpm", "aaa");
+    const auto sync = open_for_sync();
+    ASSERT_TRUE(sync->store->write_document("comps.xml", "<comps/>"));
+    const std::string record = publish(*sync->store, "records", "SIGNED");
+    auto store = open();
+    for (const auto& [key, body] :
+         std::map<std::string, std::string>{{"comps.xml", "<comps/>"},
+                                            {record, "records"},
+                                            {"repodata/repomd.xml.asc", "SIGNED"}}) {
+        const auto read = store->read(key);
+        ASSERT_TRUE(read) << key << ": " << read.error().to_string();
+        EXPECT_EQ(*read, body) << key;
+    }
+    const auto index = store->read("repodata/repomd.xml");
+    ASSERT_TRUE(index);
+    EXPECT_NE(index->find(record), std::string::npos);
+    const auto recorded = open()->recorded();
+    ASSERT_TRUE(recorded) << recorded.error().to_string();
+    EXPECT_EQ(recorded->repomd_sha256, hash_bytes(ChecksumType::Sha256, *index));
+    EXPECT_EQ(recorded->fingerprint, "options");
+    EXPECT_EQ(recorded->packages, std::vector<std::string>{"Packages/a.rpm"});
+    ASSERT_TRUE(recorded->versions);
+    EXPECT_EQ(keys_of(*recorded->versions),
+              (std::set<std::string>{"Packages/a.rpm", "comps.xml", "repodata/repomd.xml",
+                                     "repodata/repomd.xml.asc", record}));
+    EXPECT_TRUE(store::files_unchanged(*open(), *recorded->versions));
+    // Any file it recorded, rewritten with the same size, is a change: metadata as packages.
+    put("repodata/repomd.xml.asc", "SIGNEE");
+    EXPECT_FALSE(store::files_unchanged(*open(), *recorded->versions));
+}
+
+TEST_P(StoreContractTest, ANewIndexWithoutASignatureRemovesTheOldSignature) {
+    put("Packages/a.rpm", "aaa");
+    publish(*open_for_sync()->store, "first", "SIGNED");
+    const std::string second = publish(*open_for_sync()->store, "second", std::nullopt);
+    auto store = open();
+    const auto index = store->read("repodata/repomd.xml");
+    ASSERT_TRUE(index);
+    EXPECT_NE(index->find(second), std::string::npos);
+    const auto signature = store->stat("repodata/repomd.xml.asc");
+    ASSERT_TRUE(signature);
+    EXPECT_FALSE(*signature) << "a signature of another index is left beside it";
+    const auto record = store->read(second);
+    ASSERT_TRUE(record);
+    EXPECT_EQ(*record, "second");
+}
+
 INSTANTIATE_TEST_SUITE_P(BothStores, StoreContractTest, ::testing::Values(Kind::Local, Kind::S3),
                          [](const ::testing::TestParamInfo<Kind>& info) {
                              return std::string(info.param == Kind::Local ? "local" : "s3");
                          });
+
+// Only a bucket's store needs the sync's state to publish (a directory holds everything it needs).
+class S3StoreOpenedToAuditTest : public CephS3Test {};
+
+TEST_F(S3StoreOpenedToAuditTest, PublishesNothing) {
+    store::S3Store store(client(), s3::S3Location{bucket(), "mirror/repo/"});
+    const auto refused = store.write_document("comps.xml", "<comps/>");
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, ErrorCode::Unsupported) << refused.error().to_string();
+    EXPECT_FALSE(store.ready_packages());
+    std::vector<std::string> warnings;
+    EXPECT_FALSE(store.record_sync({}, warnings));
+    const auto absent = store.stat("comps.xml");
+    ASSERT_TRUE(absent);
+    EXPECT_FALSE(*absent);
+}
 
 }  // namespace
 }  // namespace rpmirror::test

@@ -120,6 +120,51 @@ TEST_F(SyncCli, ResyncRepairsAMetadataRecordRemovedFromTheMirror) {
     EXPECT_TRUE(package_uris(uris_since(server, before)).empty()) << "packages are kept";
 }
 
+TEST_F(SyncCli, ResyncRepairsMetadataRewrittenInPlaceWithItsSizeAndTimeKept) {
+    const fs::path upstream = test_repo("sample-repo");
+    NginxServer& server = serve(upstream);
+    const fs::path mirror = tmp_ / "mirror";
+    const fs::path metadata = tmp_ / "metadata";
+    const std::vector<std::string> args{"--repofrompath",
+                                        "sample," + server.url("/"),
+                                        "--repo",
+                                        "sample",
+                                        "-p",
+                                        mirror.string(),
+                                        "--metadata-path",
+                                        metadata.string(),
+                                        "--download-metadata"};
+    ASSERT_EQ(sync(args).exit_code, 0);
+    // Every file the sync published, damaged as an admin's tool or a bad disk would, leaving
+    // its size and modification time as they were.
+    const fs::path live = metadata / "sample" / "repodata";
+    auto upstream_metadata = tree_digests(upstream);
+    std::erase_if(upstream_metadata,
+                  [](const auto& entry) { return !entry.first.starts_with("repodata/"); });
+    std::size_t damaged = 0;
+    for (const auto& entry : fs::directory_iterator(live)) {
+        const auto when = fs::last_write_time(entry.path());
+        std::string body = read_file(entry.path());
+        ASSERT_FALSE(body.empty());
+        body[body.size() / 2] = static_cast<char>(body[body.size() / 2] ^ 0x20);
+        TempDir::write_at(entry.path(), body);
+        fs::last_write_time(entry.path(), when);
+        ++damaged;
+        const std::size_t before = log_size(server);
+
+        const CommandResult again = sync(args);
+
+        EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+        EXPECT_EQ(again.out.find("up to date"), std::string::npos)
+            << entry.path().filename() << " changed: no no-op\n"
+            << again.out;
+        EXPECT_EQ(tree_digests(live.parent_path()), upstream_metadata) << entry.path().filename();
+        EXPECT_TRUE(package_uris(uris_since(server, before)).empty()) << "packages are kept";
+    }
+    EXPECT_GE(damaged, 4U);  // repomd.xml and its records
+    EXPECT_NE(sync(args).out.find("sample: up to date"), std::string::npos);
+}
+
 TEST_F(SyncCli, LocallyCorruptedPackageIsTheOnlyOneDownloadedAgain) {
     const fs::path upstream = test_repo("sample-repo");
     NginxServer& server = serve(upstream);

@@ -183,6 +183,29 @@ TEST(SyncState, RoundTripsAndDetectsChangedFiles) {
     EXPECT_FALSE(state_files_unchanged(dir / "repo", *read)) << "file missing";
 }
 
+TEST(SyncState, MetadataFilesRoundTripAndAreAbsentFromOlderStates) {
+    test::TempDir dir;
+    dir.write("repo/Packages/a.rpm", "abc");
+    dir.write("repo/repodata/repomd.xml", "<repomd/>");
+    SyncState state{
+        std::string(64, 'f'), "options", {*stat_for_state(dir / "repo", "Packages/a.rpm")}};
+    state.metadata_files.push_back(*stat_for_state(dir / "repo", "repodata/repomd.xml"));
+    const auto path = dir / "state.json";
+    ASSERT_TRUE(write_sync_state(path, state));
+    const auto read = read_sync_state(path);
+    ASSERT_TRUE(read);
+    ASSERT_EQ(read->files.size(), 1U);
+    ASSERT_EQ(read->metadata_files.size(), 1U);
+    EXPECT_EQ(read->metadata_files[0].relative_path, "repodata/repomd.xml");
+    EXPECT_EQ(read->metadata_files[0].size, 9U);
+    EXPECT_EQ(read->metadata_files[0].inode, state.metadata_files[0].inode);
+    // A state written before the metadata was recorded reads as recording none.
+    test::TempDir::write_at(path, R"({"version":2,"repomd_sha256":"ab","options":"o","files":[]})");
+    const auto older = read_sync_state(path);
+    ASSERT_TRUE(older);
+    EXPECT_TRUE(older->metadata_files.empty());
+}
+
 TEST(SyncState, MissingOrMalformedStateMeansAFullSync) {
     test::TempDir dir;
     EXPECT_FALSE(read_sync_state(dir / "absent.json"));
