@@ -26,6 +26,7 @@
 #include "rpmirror/jobs.hpp"
 #include "rpmirror/overlap.hpp"
 #include "rpmirror/report.hpp"
+#include "rpmirror/resolve.hpp"
 #include "rpmirror/sync.hpp"
 #include "s3_options.hpp"
 #include "snapshot.hpp"
@@ -162,6 +163,51 @@ Result<std::vector<RepoConfig>> load_repos(const SyncArgs& args,
         }
     }
     return selected;
+}
+
+// --packages / --packages-file: the packages each repository mirrors. Alone, a filter on names
+// (as includepkgs); with --with-dependencies, each repository's share of their dependency
+// closure, solved before anything is synced. Returns 0, or the exit code of a refusal.
+int select_packages(const SyncArgs& args, const SyncOptions& options,
+                    std::vector<RepoConfig>& repos) {
+    std::vector<std::string> specs = split_option_list(args.packages);
+    if (!args.packages_file.empty()) {
+        auto listed = read_package_list(args.packages_file);
+        if (!listed) {
+            print_error(listed.error());
+            return kExitUsage;
+        }
+        specs.insert(specs.end(), listed->begin(), listed->end());
+    }
+    if (specs.empty()) {
+        if (args.with_dependencies) {
+            print_error(Error{ErrorCode::BadInput, "needs --packages or --packages-file",
+                              "--with-dependencies", 0});
+            return kExitUsage;
+        }
+        return 0;
+    }
+    if (!args.with_dependencies) {
+        for (RepoConfig& repo : repos) {
+            repo.includepkgs.insert(repo.includepkgs.end(), specs.begin(), specs.end());
+        }
+        return 0;
+    }
+    if (auto checked = check_closure_options(options); !checked) {
+        print_error(checked.error());
+        return kExitUsage;
+    }
+    ClosureRequest request;
+    request.packages = std::move(specs);
+    request.arch = closure_arch(options.selection.arches);
+    request.weak_dependencies = !args.no_weak_dependencies;
+    Syncer syncer;  // per repository, the options the sync itself fetches with
+    SignalStopper stopper;
+    if (auto assigned = assign_closure(syncer, repos, request, stopper.token()); !assigned) {
+        print_error(assigned.error());
+        return stopper.exit_code() != 0 ? stopper.exit_code() : kExitFailure;
+    }
+    return 0;
 }
 
 Result<SyncOptions> sync_options_from(const SyncArgs& args) {
@@ -301,6 +347,9 @@ int run_sync(const SyncArgs& args) {
         keep_own_shard(
             *repos, **shard, [](const RepoConfig& repo) -> const std::string& { return repo.id; },
             args.verbose, "repositories");
+    }
+    if (auto selected = select_packages(args, *options, *repos); selected != 0) {
+        return selected;
     }
     if (!options->urls_only) {
         // Before anything is written: no repository directory inside another tree of the run
@@ -469,6 +518,19 @@ Command add_sync_command(CLI::App& parent) {
     app->add_flag("-u,--urls", args->urls, "print the URLs that would be downloaded, and stop");
     app->add_option("--min-buildtime", args->min_buildtime,
                     "only packages built at or after YYYY-MM-DD (or seconds since the epoch)");
+    app->add_option("--packages", args->packages,
+                    "only these packages (names, globs, name.arch, NEVRAs; repeatable, comma "
+                    "lists)");
+    app->add_option("--packages-file", args->packages_file,
+                    "only the packages named in FILE (whitespace-separated, # comments)");
+    CLI::Option* with_dependencies = app->add_flag(
+        "--with-dependencies", args->with_dependencies,
+        "with --packages: also everything they need to install, from every repository of the "
+        "run (solved with libsolv, as dnf); each repository mirrors its share");
+    app->add_flag("--no-weak-dependencies", args->no_weak_dependencies,
+                  "with --with-dependencies: leave out Recommends and Supplements (dnf's "
+                  "install_weak_deps=False)")
+        ->needs(with_dependencies);
     app->add_flag("-g,--gpgcheck", args->gpgcheck,
                   "remove packages that fail the signature check (repositories with gpgcheck=1)");
     app->add_option("--gpgcheck-keys", args->gpgcheck_keys,

@@ -64,6 +64,10 @@ struct SyncArgs {
     std::vector<std::string> dedupe_dirs;
     bool urls = false;
     std::string min_buildtime;
+    std::vector<std::string> packages;  // --packages SPEC (repeatable, comma lists)
+    std::string packages_file;          // --packages-file FILE
+    bool with_dependencies = false;     // --with-dependencies
+    bool no_weak_dependencies = false;  // --no-weak-dependencies
     bool gpgcheck = false;
     std::string gpgcheck_keys = "rpmdb";
     unsigned parallel = 0;

@@ -18,6 +18,7 @@ _rpmirror_sync_opts="-h --help --repo --repoid --enablerepo --disablerepo --nogp
   --norepopath --metadata-path --download-metadata --upstream-metadata --sign-key --delete
   -n --newest-only --keep-versions -a --arch --source --remote-time -m --downloadcomps
   --safe-write-path --upstream-layout --mirror-url --flatten-hrefs --treeinfo --skip-bad-images --dedupe --dedupe-dir -u --urls --min-buildtime -g --gpgcheck
+  --packages --packages-file --with-dependencies --no-weak-dependencies
   --gpgcheck-keys -j --parallel -q --quiet -v --verbose --no-cache --zchunk --connections-per-file --segment-min-size --json $_rpmirror_state_opts --snapshot --keep-snapshots
   --snapshot-dir --config-file --job --parallel-jobs --max-per-host --shard --metrics-file --on-change
   --s3-endpoint --s3-region --s3-profile --s3-addressing --s3-spool-dir --s3-spool-size --s3-parallel
@@ -273,7 +274,7 @@ _rpmirror() {
             fi
             return
             ;;
-        -c | --config | --config-file | --json | --metrics-file)
+        -c | --config | --config-file | --json | --metrics-file | --packages-file)
             if declare -F _filedir >/dev/null; then
                 _filedir
             else
@@ -286,7 +287,7 @@ _rpmirror() {
             return
             ;;
         --repofrompath | --setopt | --releasever | --sign-key | --keep-versions | -j | \
-            --parallel | --threads | --min-buildtime | --keep-snapshots | --parallel-jobs | \
+            --parallel | --threads | --min-buildtime | --keep-snapshots | --parallel-jobs | --packages | \
             --max-per-host | --shard | --name | --as | -x | --exclude | --excludepkgs | --enableplugin | \
             --disableplugin | -d | --debuglevel | -e | --errorlevel)
             return # a free value

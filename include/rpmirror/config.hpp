@@ -101,6 +101,9 @@ struct RepoConfig {
     std::optional<std::string> username;
     std::optional<std::string> password;
     std::vector<std::string> includepkgs;  // globs; empty = everything
+    // --with-dependencies: the repository's share of the dependency closure (assign_closure in
+    // rpmirror/resolve.hpp): exactly these packages are mirrored. nullopt: no closure.
+    std::optional<std::vector<std::string>> closure;
     std::vector<std::string> excludepkgs;  // globs; includes [main]'s excludepkgs
     // Unset unless the configuration sets them: dnf's defaults (3 and 3) would throttle
     // rpmirror's engine, which uses -j (default 16) and no per-mirror cap instead.

@@ -270,6 +270,10 @@ struct SelectionOptions {
     std::vector<std::string> exclude_globs;
     // --min-buildtime: keep packages with build_time >= this (seconds since the epoch).
     std::optional<std::int64_t> min_build_time;
+    // --with-dependencies: exactly these packages ("name-epoch:version-release.arch", as
+    // closure_nevra in rpmirror/resolve.hpp writes them), the repository's share of a dependency
+    // closure; every other filter is then off. nullopt: no closure.
+    std::optional<std::vector<std::string>> only_nevras;
 };
 
 // Parses a --keep-versions value: a whole number from 1 to 1000000. Returns Error{BadInput}

@@ -51,6 +51,7 @@ Result<RemoteMetadata> RemoteMetadata::fetch(Syncer& syncer, const RepoConfig& r
     metadata_only.excludepkgs.push_back("*");
     SyncOptions options;
     options.download_path = pattern;
+    options.state_dir = std::filesystem::path(pattern) / ".state";  // removed with the rest
     options.download_metadata = true;
     options.upstream_metadata = true;  // upstream's records as they are, never rewritten
     RepoSyncReport report = syncer.sync(metadata_only, options, nullptr, std::move(stop));
@@ -84,6 +85,10 @@ std::string describe_selection(const SelectionOptions& selection) {
         }
         return text;
     };
+    if (selection.only_nevras) {
+        // The closure replaces every other filter.
+        return fmt::format("--with-dependencies ({} package(s))", selection.only_nevras->size());
+    }
     if (selection.source_only) {
         words.push_back("--source");
     } else if (!selection.arches.empty()) {

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "rpmirror/index.hpp"
+#include "rpmirror/resolve.hpp"
 
 namespace rpmirror {
 namespace {
@@ -215,7 +216,19 @@ Selection select_packages(const PackageIndex& index, const SelectionOptions& opt
                           std::span<const ModuleStreamBuild> modules) {
     std::vector<std::size_t> positions;
     positions.reserve(index.size());
-    for (std::size_t position = 0; position < index.size(); ++position) {
+    if (options.only_nevras) {
+        // A dependency closure: exactly its packages, whatever their arch or version.
+        const std::unordered_set<std::string> wanted(options.only_nevras->begin(),
+                                                     options.only_nevras->end());
+        for (std::size_t position = 0; position < index.size(); ++position) {
+            const PackageView package = index[position];
+            if (wanted.contains(closure_nevra(package.name, std::to_string(package.epoch),
+                                              package.version, package.release, package.arch))) {
+                positions.push_back(position);
+            }
+        }
+    }
+    for (std::size_t position = 0; !options.only_nevras && position < index.size(); ++position) {
         const PackageView package = index[position];
         if (!options.include_globs.empty() && !matches_any(options.include_globs, package)) {
             continue;
@@ -226,7 +239,7 @@ Selection select_packages(const PackageIndex& index, const SelectionOptions& opt
         positions.push_back(position);
     }
 
-    if (options.newest_only) {
+    if (options.newest_only && !options.only_nevras) {
         const std::uint32_t versions = std::max<std::uint32_t>(options.keep_versions, 1);
         positions = modules.empty() ? keep_newest(index, positions, versions)
                                     : keep_newest_modular(index, positions, modules, versions);
@@ -238,7 +251,9 @@ Selection select_packages(const PackageIndex& index, const SelectionOptions& opt
     first_at_location.reserve(positions.size());
     for (const std::size_t position : positions) {
         const PackageView package = index[position];
-        if (options.source_only) {
+        if (options.only_nevras) {
+            // The closure's packages, whatever their arch or build time.
+        } else if (options.source_only) {
             if (package.arch != "src") {
                 continue;
             }
@@ -247,7 +262,8 @@ Selection select_packages(const PackageIndex& index, const SelectionOptions& opt
                        options.arches.end()) {
             continue;
         }
-        if (options.min_build_time && package.build_time < *options.min_build_time) {
+        if (!options.only_nevras && options.min_build_time &&
+            package.build_time < *options.min_build_time) {
             continue;
         }
         std::string location;

@@ -27,15 +27,20 @@ std::int64_t nanoseconds(const struct timespec& time) {
 
 nlohmann::json selection_to_json(const RecordedSelection& selection) {
     const SelectionOptions& options = selection.options;
-    return {{"arches", options.arches},
-            {"source", options.source_only},
-            {"newest_only", options.newest_only},
-            {"keep_versions", options.keep_versions},
-            {"include", options.include_globs},
-            {"exclude", options.exclude_globs},
-            {"min_build_time", options.min_build_time ? nlohmann::json(*options.min_build_time)
-                                                      : nlohmann::json(nullptr)},
-            {"modular", selection.modular}};
+    nlohmann::json recorded = {
+        {"arches", options.arches},
+        {"source", options.source_only},
+        {"newest_only", options.newest_only},
+        {"keep_versions", options.keep_versions},
+        {"include", options.include_globs},
+        {"exclude", options.exclude_globs},
+        {"min_build_time", options.min_build_time ? nlohmann::json(*options.min_build_time)
+                                                  : nlohmann::json(nullptr)},
+        {"modular", selection.modular}};
+    if (options.only_nevras) {
+        recorded["only"] = *options.only_nevras;  // --with-dependencies: the closure's share
+    }
+    return recorded;
 }
 
 RecordedSelection selection_from_json(const nlohmann::json& recorded) {
@@ -51,6 +56,10 @@ RecordedSelection selection_from_json(const nlohmann::json& recorded) {
         selection.options.min_build_time = recorded.at("min_build_time").get<std::int64_t>();
     }
     selection.modular = recorded.at("modular").get<bool>();
+    // Absent in states written before --with-dependencies: no closure.
+    if (const auto only = recorded.find("only"); only != recorded.end() && !only->is_null()) {
+        selection.options.only_nevras = only->get<std::vector<std::string>>();
+    }
     return selection;
 }
 

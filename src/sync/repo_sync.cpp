@@ -33,6 +33,9 @@ RepoSync::RepoSync(Downloader& downloader, const RepoConfig& repo, const SyncOpt
     };
     add_missing(selection_options_.include_globs, repo.includepkgs);
     add_missing(selection_options_.exclude_globs, repo.excludepkgs);
+    if (repo.closure) {
+        selection_options_.only_nevras = repo.closure;
+    }
     report_.repo_id = repo.id;
     report_.repo_dir = repo_dir_;
 }

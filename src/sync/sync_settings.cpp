@@ -5,6 +5,8 @@
 
 #include <fmt/core.h>
 
+#include "rpmirror/checksum.hpp"
+
 namespace rpmirror {
 
 DownloadOptions options_for_repo(DownloadOptions options, const RepoConfig& repo,
@@ -64,6 +66,14 @@ std::string options_fingerprint(const SyncOptions& options, const SelectionOptio
     append_list("arch", selection.arches);
     append_list("include", selection.include_globs);
     append_list("exclude", selection.exclude_globs);
+    if (selection.only_nevras) {
+        // A closure can hold thousands of packages: its digest stands for it.
+        std::string joined;
+        for (const std::string& nevra : *selection.only_nevras) {
+            joined += nevra + "\n";
+        }
+        text += " closure=" + hash_bytes(ChecksumType::Sha256, joined);
+    }
     text += " safe=" + options.safe_write_path.value_or("").string();
     if (options.treeinfo) {
         text += options.skip_bad_images ? " treeinfo=skip-bad-images" : " treeinfo";

@@ -1,0 +1,81 @@
+// Dependency closure: the packages a list of package specs needs to install on a machine, drawn
+// from several repositories, solved with libsolv (the solver dnf itself uses) over the
+// repositories' primary metadata. A partial mirror made of exactly these packages installs.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <span>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rpmirror/config.hpp"
+#include "rpmirror/error.hpp"
+#include "rpmirror/sync.hpp"
+
+namespace rpmirror {
+
+// One repository the closure may draw from: its id and its primary.xml (any compression
+// libsolv's solv_xfopen reads: gz, xz, zstd, bz2), as its repomd.xml lists it.
+struct ClosureRepo {
+    std::string id;
+    std::filesystem::path primary;
+    int priority = 99;  // dnf's: the lower wins over a better version elsewhere
+    int cost = 1000;    // dnf's: the lower wins between equal versions
+};
+
+struct ClosureRequest {
+    // Package specs as dnf's install takes them: a name, a glob over names, name.arch,
+    // name-version[-release][.arch], or a provide ("/usr/bin/foo", "libfoo.so.1()(64bit)").
+    std::vector<std::string> packages;
+    // The machines' architecture: what they can install (its compatible arches and noarch).
+    std::string arch;
+    // Weak dependencies as dnf installs them by default: Recommends and Supplements yes (off:
+    // none); Suggests never.
+    bool weak_dependencies = true;
+};
+
+// Per repository id, the NEVRAs ("name-epoch:version-release.arch") of the packages the closure
+// takes from it; every repository given has an entry (empty when it contributes nothing).
+using Closure = std::map<std::string, std::set<std::string>>;
+
+// Solves the installation of `request.packages` on an empty machine of `request.arch` over
+// `repos`, choosing among candidates as dnf does (libsolv's policy: best version and arch, then
+// the repository given first). Returns the packages installed, each in the repository it comes
+// from. Returns Error{BadInput} naming the spec and the repositories searched iff a spec matches
+// nothing, or naming each unresolvable dependency (libsolv's description of the problem: the
+// package and what nothing provides) iff the installation cannot be solved; Error{Io} naming
+// the file iff a primary cannot be read.
+Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const ClosureRequest& request);
+
+// --with-dependencies: fetches the metadata of every repository of `repos` (as `verify --remote`
+// does: mirrors, metalink, checksums, into a temporary directory removed before returning),
+// solves the closure of `request` over all of them in their order, and gives each its share
+// (RepoConfig::closure; an empty one for a repository that contributes nothing). Returns the
+// fetch's error naming the repository, or resolve_closure's; nothing is changed then.
+Result<void> assign_closure(Syncer& syncer, std::vector<RepoConfig>& repos,
+                            const ClosureRequest& request, std::stop_token stop = {});
+
+// Reads a --packages-file: package specs separated by whitespace or newlines, `#` starting a
+// comment to the end of its line. Returns Error{Io} naming the file iff it cannot be read,
+// Error{BadInput} naming it iff it holds no spec.
+Result<std::vector<std::string>> read_package_list(const std::filesystem::path& path);
+
+// Refuses, naming the option, what --with-dependencies cannot be combined with: the selections
+// the closure replaces (-n/--keep-versions, --source, --min-buildtime: the solver picks each
+// package's version, and keep-N closures are not built yet) and the layouts it does not solve
+// for (--treeinfo, --upstream-layout).
+Result<void> check_closure_options(const SyncOptions& options);
+
+// The architecture a closure is solved for: the first of `arches` (-a) that a machine runs (not
+// noarch, not src), else this machine's (uname).
+std::string closure_arch(const std::vector<std::string>& arches);
+
+// The NEVRA text resolve_closure gives a package, as SelectionOptions::only_nevras holds them.
+std::string closure_nevra(std::string_view name, std::string_view epoch, std::string_view version,
+                          std::string_view release, std::string_view arch);
+
+}  // namespace rpmirror

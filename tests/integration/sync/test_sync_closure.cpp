@@ -1,0 +1,225 @@
+// --packages with --with-dependencies: a partial mirror of what a list of packages needs to
+// install, drawn from several repositories, solved by libsolv; dnf installs from it what it would
+// install from upstream, and the published metadata lists exactly the mirrored packages.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "integration/dnfstack/dnfstack_fixture.hpp"
+#include "integration/sync/sync_fixture.hpp"
+
+namespace rpmirror::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+class SyncClosure : public SyncFixture {
+  protected:
+    // Serves the fixture repositories `names` (tests/data/dnf-ci) and returns, per name, the
+    // --repofrompath/--repo arguments that select it under its own id.
+    std::vector<std::string> repositories(const std::vector<std::string>& names) {
+        std::vector<std::string> args;
+        for (const std::string& name : names) {
+            NginxServer& server = serve(dnf_ci_fixtures() / "repos" / name);
+            upstream_[name] = server.url("/");
+            args.insert(args.end(),
+                        {"--repofrompath", name + "," + server.url("/"), "--repo", name});
+        }
+        return args;
+    }
+
+    // The .rpm file names of `dir`, recursively.
+    static std::set<std::string> rpms_under(const fs::path& dir) {
+        std::set<std::string> names;
+        std::error_code ignored;
+        for (const auto& entry : fs::recursive_directory_iterator(dir, ignored)) {
+            if (entry.path().extension() == ".rpm") {
+                names.insert(entry.path().filename().string());
+            }
+        }
+        return names;
+    }
+
+    // What `dnf install --downloadonly SPEC...` fetches into an empty root from the repositories
+    // at `baseurls` (id -> URL), by file name: the transaction dnf would run.
+    std::set<std::string> dnf_downloads(
+        const std::vector<std::pair<std::string, std::string>>& baseurls,
+        const std::vector<std::string>& specs, bool weak = true) {
+        const fs::path work = tmp_ / ("dnf-" + std::to_string(++dnf_runs_));
+        std::vector<std::string> argv = isolated_dnf(work);
+        fs::create_directories(work / "log");
+        std::string repos;
+        for (const auto& [id, url] : baseurls) {
+            repos += "[" + id + "]\nname=" + id + "\nbaseurl=" + url + "\ngpgcheck=0\n";
+        }
+        TempDir::write_at(work / "reposd" / "all.repo", repos);
+        argv.insert(argv.end(), {"--disableplugin=*", "--forcearch=x86_64",
+                                 "--setopt=install_weak_deps=" + std::string(weak ? "1" : "0"),
+                                 "install", "--downloadonly", "--installroot",
+                                 (work / "root").string(), "--setopt=keepcache=1"});
+        argv.insert(argv.end(), specs.begin(), specs.end());
+        const CommandResult install = run_to_end(argv, tmp_ / "logs");
+        EXPECT_EQ(install.exit_code, 0) << install.out << install.err;
+        return rpms_under(work);
+    }
+
+    // The URL of each fixture repository repositories() serves. dnf fetches packages over HTTP
+    // (a file:// repository's packages are used where they are, never downloaded).
+    std::map<std::string, std::string> upstream_;
+    int dnf_runs_ = 0;
+};
+
+TEST_F(SyncClosure, EachRepositoryMirrorsItsShareOfTheClosureAndDnfInstallsFromTheMirror) {
+    std::vector<std::string> args = repositories({"dnf-ci-fedora", "dnf-ci-thirdparty-updates"});
+    const fs::path mirror = tmp_ / "mirror";
+    args.insert(args.end(), {"-p", mirror.string(), "--download-metadata", "-a", "x86_64",
+                             "--packages", "CQRlib-extension,abcde", "--with-dependencies"});
+
+    const CommandResult synced = sync(args);
+
+    ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    // CQRlib-extension needs CQRlib (from the other repository) and SuperRipper, whose newest
+    // version needs what nothing provides: 1.2 is the one that installs. abcde needs wget and
+    // recommends flac (weak, installed as dnf does); it suggests lame (never installed).
+    EXPECT_EQ(rpms_under(mirror / "dnf-ci-thirdparty-updates"),
+              (std::set<std::string>{"CQRlib-extension-1.6-2.x86_64.rpm",
+                                     "SuperRipper-1.2-1.x86_64.rpm"}));
+    const std::set<std::string> fedora = rpms_under(mirror / "dnf-ci-fedora");
+    for (const char* needed : {"CQRlib-1.1.1-4.fc29.x86_64.rpm", "abcde-2.9.2-1.fc29.noarch.rpm",
+                               "wget-1.19.5-5.fc29.x86_64.rpm", "flac-1.3.2-8.fc29.x86_64.rpm"}) {
+        EXPECT_TRUE(fedora.contains(needed)) << needed;
+    }
+    for (const std::string& name : fedora) {
+        EXPECT_FALSE(name.starts_with("lame")) << name << ": a Suggests is never installed";
+        EXPECT_FALSE(name.starts_with("glibc-devel")) << name << ": nothing needs it";
+    }
+
+    // dnf installs from the mirror exactly what it installs from upstream.
+    const std::vector<std::string> specs{"CQRlib-extension", "abcde"};
+    const std::set<std::string> from_upstream =
+        dnf_downloads({{"fedora", upstream_["dnf-ci-fedora"]},
+                       {"updates", upstream_["dnf-ci-thirdparty-updates"]}},
+                      specs);
+    NginxServer& served = serve(mirror);
+    const std::set<std::string> from_mirror =
+        dnf_downloads({{"fedora", served.url("/dnf-ci-fedora/")},
+                       {"updates", served.url("/dnf-ci-thirdparty-updates/")}},
+                      specs);
+    EXPECT_FALSE(from_upstream.empty());
+    EXPECT_EQ(from_mirror, from_upstream);
+    std::set<std::string> mirrored = fedora;
+    const std::set<std::string> updates = rpms_under(mirror / "dnf-ci-thirdparty-updates");
+    mirrored.insert(updates.begin(), updates.end());
+    EXPECT_EQ(mirrored, from_upstream) << "the mirror holds what dnf installs, nothing more";
+
+    // The published metadata lists exactly the mirrored packages, and a second run is a no-op.
+    const CommandResult query =
+        run_to_end({"dnf", "-q", "repoquery", "--setopt=reposdir=/dev/null", "--releasever=1",
+                    "--setopt=cachedir=" + (tmp_ / "query-cache").string(),
+                    "--repofrompath=m," + (mirror / "dnf-ci-thirdparty-updates").string(),
+                    "--repo=m", "--qf=%{name}-%{version}-%{release}.%{arch}.rpm"},
+                   tmp_ / "logs");
+    ASSERT_EQ(query.exit_code, 0) << query.err;
+    const std::vector<std::string> listed = lines_of(query.out);
+    EXPECT_EQ(std::set<std::string>(listed.begin(), listed.end()), updates);
+    const CommandResult again = sync(args);
+    EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+    EXPECT_NE(again.out.find("dnf-ci-fedora: up to date"), std::string::npos) << again.out;
+}
+
+TEST_F(SyncClosure, RichAndWeakDependenciesAsDnfSolvesThem) {
+    std::vector<std::string> args = repositories({"dnf-ci-rich"});
+    const fs::path mirror = tmp_ / "mirror";
+    args.insert(args.end(), {"-p", mirror.string(), "--packages", "pancake,sauce,breakfast",
+                             "--with-dependencies"});
+    const CommandResult synced = sync(args);
+    ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    const std::set<std::string> from_upstream =
+        dnf_downloads({{"rich", upstream_["dnf-ci-rich"]}}, {"pancake", "sauce", "breakfast"});
+    EXPECT_EQ(rpms_under(mirror), from_upstream);
+    // (milk or soymilk) with milk recommended: milk; (flour and ((milk or cream) if dill)):
+    // flour. breakfast's conditional Recommends is resolved as dnf resolves it (equal above).
+    for (const char* name : {"milk", "flour"}) {
+        bool found = false;
+        for (const std::string& file : rpms_under(mirror)) {
+            found = found || file.starts_with(std::string(name) + "-1.0");
+        }
+        EXPECT_TRUE(found) << name;
+    }
+
+    // Without weak dependencies: pancake's Recommends (milk) no longer decides for it.
+    const fs::path strict = tmp_ / "strict";
+    std::vector<std::string> strict_args = args;
+    strict_args[strict_args.size() - 4] = strict.string();  // -p
+    strict_args.push_back("--no-weak-dependencies");
+    const CommandResult without = sync(strict_args);
+    ASSERT_EQ(without.exit_code, 0) << without.out << without.err;
+    EXPECT_EQ(rpms_under(strict), dnf_downloads({{"rich", upstream_["dnf-ci-rich"]}},
+                                                {"pancake", "sauce", "breakfast"}, false));
+}
+
+TEST_F(SyncClosure, WhatCannotBeSolvedIsAnErrorNamingItAndNothingIsWritten) {
+    const std::vector<std::string> repos = repositories({"dnf-ci-thirdparty-updates"});
+    const fs::path mirror = tmp_ / "mirror";
+    const auto run = [&](const std::vector<std::string>& more) {
+        std::vector<std::string> args = repos;
+        args.insert(args.end(), {"-p", mirror.string()});
+        args.insert(args.end(), more.begin(), more.end());
+        return sync(args);
+    };
+
+    // A name that matches nothing: the name and the repositories searched.
+    const CommandResult nothing = run({"--packages", "no-such-thing", "--with-dependencies"});
+    EXPECT_EQ(nothing.exit_code, 1);
+    EXPECT_NE(nothing.err.find("'no-such-thing' matches nothing"), std::string::npos)
+        << nothing.err;
+    EXPECT_NE(nothing.err.find("dnf-ci-thirdparty-updates"), std::string::npos) << nothing.err;
+
+    // A dependency nothing provides (CQRlib lives in another repository): the package and the
+    // dependency.
+    const CommandResult missing = run({"--packages", "CQRlib-extension", "--with-dependencies"});
+    EXPECT_EQ(missing.exit_code, 1);
+    EXPECT_NE(missing.err.find("CQRlib"), std::string::npos) << missing.err;
+    EXPECT_NE(missing.err.find("nothing provides"), std::string::npos) << missing.err;
+    const CommandResult unsatisfiable =
+        run({"--packages", "SuperRipper-1.3", "--with-dependencies"});
+    EXPECT_EQ(unsatisfiable.exit_code, 1);
+    EXPECT_NE(unsatisfiable.err.find("unsatisfiable"), std::string::npos) << unsatisfiable.err;
+
+    // What the closure replaces, or needs, refused before anything is fetched.
+    const CommandResult newest =
+        run({"--packages", "SuperRipper", "--with-dependencies", "--newest-only"});
+    EXPECT_EQ(newest.exit_code, 2);
+    EXPECT_NE(newest.err.find("--newest-only"), std::string::npos) << newest.err;
+    const CommandResult alone = run({"--with-dependencies"});
+    EXPECT_EQ(alone.exit_code, 2);
+    EXPECT_NE(alone.err.find("--with-dependencies"), std::string::npos) << alone.err;
+    TempDir::write_at(tmp_ / "empty-list", "# nothing but a comment\n\n");
+    const CommandResult empty = run({"--packages-file", (tmp_ / "empty-list").string()});
+    EXPECT_EQ(empty.exit_code, 2);
+    EXPECT_NE(empty.err.find("empty-list"), std::string::npos) << empty.err;
+    const CommandResult unreadable = run({"--packages-file", (tmp_ / "absent").string()});
+    EXPECT_EQ(unreadable.exit_code, 2);
+    EXPECT_NE(unreadable.err.find("absent"), std::string::npos) << unreadable.err;
+    EXPECT_FALSE(fs::exists(mirror)) << "nothing is written for a closure that fails";
+}
+
+TEST_F(SyncClosure, APackagesFileWithoutDependenciesIsANameFilter) {
+    std::vector<std::string> args = repositories({"dnf-ci-thirdparty-updates"});
+    const fs::path mirror = tmp_ / "mirror";
+    TempDir::write_at(tmp_ / "list", "# what the machines run\nSuperRipper   # both versions\n");
+    args.insert(args.end(), {"-p", mirror.string(), "--packages-file", (tmp_ / "list").string()});
+    const CommandResult synced = sync(args);
+    ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    // Every version and arch, source packages too, as includepkgs.
+    EXPECT_EQ(rpms_under(mirror),
+              (std::set<std::string>{"SuperRipper-1.2-1.x86_64.rpm", "SuperRipper-1.3-1.x86_64.rpm",
+                                     "SuperRipper-1.2-1.src.rpm", "SuperRipper-1.3-1.src.rpm"}));
+}
+
+}  // namespace
+}  // namespace rpmirror::test
