@@ -169,7 +169,7 @@ Result<std::vector<RepoConfig>> load_repos(const SyncArgs& args,
 // (as includepkgs); with --with-dependencies, each repository's share of their dependency
 // closure, solved before anything is synced. Returns 0, or the exit code of a refusal.
 int select_packages(const SyncArgs& args, const SyncOptions& options,
-                    std::vector<RepoConfig>& repos) {
+                    std::vector<RepoConfig>& repos, std::optional<ClosureMetadata>& fetched) {
     std::vector<std::string> specs = split_option_list(args.packages);
     if (!args.packages_file.empty()) {
         auto listed = read_package_list(args.packages_file);
@@ -203,10 +203,12 @@ int select_packages(const SyncArgs& args, const SyncOptions& options,
     request.weak_dependencies = !args.no_weak_dependencies;
     Syncer syncer;  // per repository, the options the sync itself fetches with
     SignalStopper stopper;
-    if (auto assigned = assign_closure(syncer, repos, request, stopper.token()); !assigned) {
+    auto assigned = assign_closure(syncer, repos, request, stopper.token());
+    if (!assigned) {
         print_error(assigned.error());
         return stopper.exit_code() != 0 ? stopper.exit_code() : kExitFailure;
     }
+    fetched.emplace(std::move(*assigned));
     return 0;
 }
 
@@ -348,7 +350,8 @@ int run_sync(const SyncArgs& args) {
             *repos, **shard, [](const RepoConfig& repo) -> const std::string& { return repo.id; },
             args.verbose, "repositories");
     }
-    if (auto selected = select_packages(args, *options, *repos); selected != 0) {
+    std::optional<ClosureMetadata> closure_metadata;  // the syncs copy their records from it
+    if (auto selected = select_packages(args, *options, *repos, closure_metadata); selected != 0) {
         return selected;
     }
     if (!options->urls_only) {

@@ -104,6 +104,10 @@ struct RepoConfig {
     // --with-dependencies: the repository's share of the dependency closure (assign_closure in
     // rpmirror/resolve.hpp): exactly these packages are mirrored. nullopt: no closure.
     std::optional<std::vector<std::string>> closure;
+    // Directories holding records of the repository's current metadata, already verified (the
+    // closure's fetch): a record found there with its size is copied, then verified as a
+    // download, instead of downloaded.
+    std::vector<std::filesystem::path> record_sources;
     std::vector<std::string> excludepkgs;  // globs; includes [main]'s excludepkgs
     // Unset unless the configuration sets them: dnf's defaults (3 and 3) would throttle
     // rpmirror's engine, which uses -j (default 16) and no per-mirror cap instead.

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rpmirror/audit.hpp"
 #include "rpmirror/config.hpp"
 #include "rpmirror/error.hpp"
 #include "rpmirror/sync.hpp"
@@ -51,13 +52,25 @@ using Closure = std::map<std::string, std::set<std::string>>;
 // the file iff a primary cannot be read.
 Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const ClosureRequest& request);
 
+// The metadata assign_closure fetched, in temporary directories removed when it is destroyed:
+// kept alive while the repositories sync, which copy their records from it.
+class ClosureMetadata {
+  public:
+    explicit ClosureMetadata(std::vector<RemoteMetadata> fetched) : fetched_(std::move(fetched)) {}
+
+  private:
+    std::vector<RemoteMetadata> fetched_;
+};
+
 // --with-dependencies: fetches the metadata of every repository of `repos` (as `verify --remote`
-// does: mirrors, metalink, checksums, into a temporary directory removed before returning),
-// solves the closure of `request` over all of them in their order, and gives each its share
-// (RepoConfig::closure; an empty one for a repository that contributes nothing). Returns the
-// fetch's error naming the repository, or resolve_closure's; nothing is changed then.
-Result<void> assign_closure(Syncer& syncer, std::vector<RepoConfig>& repos,
-                            const ClosureRequest& request, std::stop_token stop = {});
+// does: mirrors, metalink, checksums, into temporary directories), solves the closure of
+// `request` over all of them in their order, and gives each its share (RepoConfig::closure; an
+// empty one for a repository that contributes nothing) and the fetched records as
+// RepoConfig::record_sources (the sync copies them instead of downloading them again). Returns
+// what was fetched, to keep until the syncs end; or the fetch's error naming the repository, or
+// resolve_closure's, and nothing is changed then.
+Result<ClosureMetadata> assign_closure(Syncer& syncer, std::vector<RepoConfig>& repos,
+                                       const ClosureRequest& request, std::stop_token stop = {});
 
 // Reads a --packages-file: package specs separated by whitespace or newlines, `#` starting a
 // comment to the end of its line. Returns Error{Io} naming the file iff it cannot be read,

@@ -48,8 +48,8 @@ Result<void> decompress_to(const std::filesystem::path& in, std::optional<std::u
 
 }  // namespace
 
-Result<void> assign_closure(Syncer& syncer, std::vector<RepoConfig>& repos,
-                            const ClosureRequest& request, std::stop_token stop) {
+Result<ClosureMetadata> assign_closure(Syncer& syncer, std::vector<RepoConfig>& repos,
+                                       const ClosureRequest& request, std::stop_token stop) {
     std::vector<RemoteMetadata> fetched;
     std::vector<ClosureRepo> sources;
     for (const RepoConfig& repo : repos) {
@@ -81,7 +81,7 @@ Result<void> assign_closure(Syncer& syncer, std::vector<RepoConfig>& repos,
         if (auto written =
                 decompress_to(metadata->root() / primary->location_href, primary->open_size, plain);
             !written) {
-            return written;
+            return tl::unexpected(std::move(written.error()));
         }
         sources.push_back({repo.id, plain});
         fetched.push_back(std::move(*metadata));
@@ -90,11 +90,12 @@ Result<void> assign_closure(Syncer& syncer, std::vector<RepoConfig>& repos,
     if (!closure) {
         return tl::unexpected(std::move(closure.error()));
     }
-    for (RepoConfig& repo : repos) {
-        const std::set<std::string>& share = (*closure)[repo.id];
-        repo.closure = std::vector<std::string>(share.begin(), share.end());
+    for (std::size_t index = 0; index < repos.size(); ++index) {
+        const std::set<std::string>& share = (*closure)[repos[index].id];
+        repos[index].closure = std::vector<std::string>(share.begin(), share.end());
+        repos[index].record_sources.push_back(fetched[index].root() / "repodata");
     }
-    return {};
+    return ClosureMetadata(std::move(fetched));
 }
 
 Result<std::vector<std::string>> read_package_list(const std::filesystem::path& path) {

@@ -48,10 +48,11 @@ Result<MetadataStage> RepoSync::create_stage() const {
 
 Result<RepoPackages> RepoSync::fetch_packages(const FetchedRepomd& repomd, MetadataStage& stage) {
     const bool local = !options_.urls_only && !s3_;
-    std::vector<std::filesystem::path> record_sources;
+    std::vector<std::filesystem::path> record_sources = repo_.record_sources;
     if (local) {
-        record_sources = find_stale_stages(metadata_dir_);
-        std::erase(record_sources, stage.dir());
+        std::vector<std::filesystem::path> stale = find_stale_stages(metadata_dir_);
+        std::erase(stale, stage.dir());
+        record_sources.insert(record_sources.end(), stale.begin(), stale.end());
         record_sources.push_back(metadata_dir_ / "repodata");
     }
     auto packages = fetch_metadata(repomd, stage, record_sources);

@@ -26,6 +26,7 @@ class SyncClosure : public SyncFixture {
         for (const std::string& name : names) {
             NginxServer& server = serve(dnf_ci_fixtures() / "repos" / name);
             upstream_[name] = server.url("/");
+            servers_by_name_[name] = &server;
             args.insert(args.end(),
                         {"--repofrompath", name + "," + server.url("/"), "--repo", name});
         }
@@ -70,6 +71,7 @@ class SyncClosure : public SyncFixture {
     // The URL of each fixture repository repositories() serves. dnf fetches packages over HTTP
     // (a file:// repository's packages are used where they are, never downloaded).
     std::map<std::string, std::string> upstream_;
+    std::map<std::string, NginxServer*> servers_by_name_;
     int dnf_runs_ = 0;
 };
 
@@ -82,6 +84,19 @@ TEST_F(SyncClosure, EachRepositoryMirrorsItsShareOfTheClosureAndDnfInstallsFromT
     const CommandResult synced = sync(args);
 
     ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    // The records fetched to solve are the ones the sync publishes: each fetched once.
+    for (const auto& [name, server] : servers_by_name_) {
+        std::map<std::string, int> fetched;
+        for (const std::string& uri : uris_since(*server, 0)) {
+            if (uri.starts_with("/repodata/") && !uri.starts_with("/repodata/repomd.xml")) {
+                ++fetched[uri];
+            }
+        }
+        EXPECT_FALSE(fetched.empty()) << name;
+        for (const auto& [uri, times] : fetched) {
+            EXPECT_EQ(times, 1) << name << uri;
+        }
+    }
     // CQRlib-extension needs CQRlib (from the other repository) and SuperRipper, whose newest
     // version needs what nothing provides: 1.2 is the one that installs. abcde needs wget and
     // recommends flac (weak, installed as dnf does); it suggests lame (never installed).
