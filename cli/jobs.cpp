@@ -17,6 +17,7 @@
 #include "rpmirror/hooks.hpp"
 #include "rpmirror/jobs.hpp"
 #include "rpmirror/report.hpp"
+#include "rpmirror/resolve.hpp"
 #include "rpmirror/snapshot.hpp"
 #include "snapshot.hpp"
 #include "unattended.hpp"
@@ -355,6 +356,13 @@ int run_job_mode(const CLI::App& app, const JobModeArgs& args, const JobModeShar
         keep_own_shard(
             *jobs, **shard, [](const JobConfig& job) -> const std::string& { return job.name; },
             shared.verbose, "jobs");
+    }
+    // with-dependencies: each group's closure solved before any job runs (and its metadata kept
+    // for the jobs to copy their records from).
+    auto closures = assign_job_closures(*jobs, stop);
+    if (!closures) {
+        fmt::print(stderr, "rpmirror: {}\n", closures.error().to_string());
+        return kExitFailure;
     }
     JobRunnerOptions runner;
     runner.parallel_jobs = args.parallel_jobs > 0 ? args.parallel_jobs : config->parallel_jobs;

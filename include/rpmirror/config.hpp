@@ -296,4 +296,9 @@ std::optional<bool> parse_config_bool(std::string_view text);
 // dnf's size options), or nullopt iff `text` is not one.
 std::optional<std::uint64_t> parse_byte_size(std::string_view text);
 
+// Reads a --packages-file (a job's packages-file): package specs separated by whitespace or
+// newlines, `#` starting a comment to the end of its line. Returns Error{Io} naming the file iff
+// it cannot be read, Error{BadInput} naming it iff it holds no spec.
+Result<std::vector<std::string>> read_package_list(const std::filesystem::path& path);
+
 }  // namespace rpmirror

@@ -45,6 +45,13 @@ struct JobConfig {
     std::size_t keep_snapshots = 0;  // `keep-snapshots = N` (0: keep all)
     std::optional<std::filesystem::path> snapshot_dir;
     std::string exec_on_change;  // `exec-on-change = CMD`; empty = none
+    // `packages = SPEC ...` and `packages-file = FILE` (both may be given: their union). With
+    // `with-dependencies = 1`, the job's repository mirrors its share of their dependency
+    // closure, solved over every job of the run with the same packages (assign_job_closures in
+    // rpmirror/resolve.hpp); without, the specs are added to its includepkgs.
+    std::vector<std::string> packages;
+    bool with_dependencies = false;
+    bool weak_dependencies = true;  // `weak-dependencies = 0`: no Recommends or Supplements
     // Each a complete "FILE:LINE: job 'NAME': KEY: what is wrong". Not empty: the job fails
     // without running.
     std::vector<std::string> errors;

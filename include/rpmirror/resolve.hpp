@@ -15,6 +15,7 @@
 #include "rpmirror/audit.hpp"
 #include "rpmirror/config.hpp"
 #include "rpmirror/error.hpp"
+#include "rpmirror/jobs_config.hpp"
 #include "rpmirror/sync.hpp"
 
 namespace rpmirror {
@@ -72,16 +73,13 @@ class ClosureMetadata {
 Result<ClosureMetadata> assign_closure(Syncer& syncer, std::vector<RepoConfig>& repos,
                                        const ClosureRequest& request, std::stop_token stop = {});
 
-// Reads a --packages-file: package specs separated by whitespace or newlines, `#` starting a
-// comment to the end of its line. Returns Error{Io} naming the file iff it cannot be read,
-// Error{BadInput} naming it iff it holds no spec.
-Result<std::vector<std::string>> read_package_list(const std::filesystem::path& path);
-
-// Refuses, naming the option, what --with-dependencies cannot be combined with: the selections
-// the closure replaces (-n/--keep-versions, --source, --min-buildtime: the solver picks each
-// package's version, and keep-N closures are not built yet) and the layouts it does not solve
-// for (--treeinfo, --upstream-layout).
-Result<void> check_closure_options(const SyncOptions& options);
+// Job mode: the jobs of `jobs` with with-dependencies, grouped by the same packages, weak
+// dependencies and architecture (all of them when [main] gives those keys), each group solved
+// as assign_closure solves a command line's repositories and each job given its share. Returns
+// what was fetched, to keep until the jobs end; or the first group's error, prefixed with its
+// jobs' names.
+Result<std::vector<ClosureMetadata>> assign_job_closures(std::vector<JobConfig>& jobs,
+                                                         std::stop_token stop = {});
 
 // The architecture a closure is solved for: the first of `arches` (-a) that a machine runs (not
 // noarch, not src), else this machine's (uname).

@@ -414,6 +414,32 @@ const std::map<std::string_view, JobBuilder::KeyHandler>& JobBuilder::job_keys()
          }},
         {"enabled", [](JobBuilder& job,
                        const KeyValue& key) { return set_bool(job.job_.enabled, key.value); }},
+        {"packages",
+         [](JobBuilder& job, const KeyValue& key) -> Problem {
+             job.packages_key_ = split_list(key.value);
+             return {};
+         }},
+        {"packages_file",
+         [](JobBuilder& job, const KeyValue& key) -> Problem {
+             if (key.value.empty()) {
+                 job.packages_file_.clear();
+                 return {};
+             }
+             auto listed = read_package_list(key.value);
+             if (!listed) {
+                 return bad(listed.error().to_string());
+             }
+             job.packages_file_ = std::move(*listed);
+             return {};
+         }},
+        {"with_dependencies",
+         [](JobBuilder& job, const KeyValue& key) {
+             return set_bool(job.job_.with_dependencies, key.value);
+         }},
+        {"weak_dependencies",
+         [](JobBuilder& job, const KeyValue& key) {
+             return set_bool(job.job_.weak_dependencies, key.value);
+         }},
     };
     return keys;
 }
@@ -449,6 +475,19 @@ void JobBuilder::finish(const JobsConfig& jobs) {
              : options.mirror_url.empty() || options.upstream_layout ? "upstream-layout"
                                                                      : "mirror-url",
              layout.error().message);
+    }
+    job_.packages = packages_key_;
+    job_.packages.insert(job_.packages.end(), packages_file_.begin(), packages_file_.end());
+    if (job_.with_dependencies) {
+        if (job_.packages.empty()) {
+            fail(section_.line, "with-dependencies", "needs packages or packages-file");
+        } else if (auto closure = check_closure_options(options); !closure) {
+            fail(section_.line, "with-dependencies",
+                 closure.error().subject + " " + closure.error().message);
+        }
+    } else {
+        job_.repo.includepkgs.insert(job_.repo.includepkgs.end(), job_.packages.begin(),
+                                     job_.packages.end());
     }
     options.s3 = jobs.s3;
     if (sizes_at_ && options.s3_spool_size < options.s3_part_size) {

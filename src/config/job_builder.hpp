@@ -147,6 +147,10 @@ class JobBuilder {
     std::optional<std::filesystem::path> destination_;
     std::size_t destination_line_ = 0;
     std::optional<std::uint32_t> keep_versions_;
+    // `packages` and `packages-file`, each as its last line (a job's replaces [main]'s; an empty
+    // value clears it): JobConfig::packages is their union.
+    std::vector<std::string> packages_key_;
+    std::vector<std::string> packages_file_;
     std::optional<bool> gpgcheck_;
     // Where s3-spool-size or s3-part-size was last set (the spool must hold a part).
     std::optional<std::pair<ConfigLocation, std::string>> sizes_at_;  // and the key

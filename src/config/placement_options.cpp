@@ -1,7 +1,14 @@
-// The options that decide where a repository and its packages go (--upstream-layout,
-// --mirror-url, --flatten-hrefs, --treeinfo), checked once for the command line and for jobs.
+// The options checked once for the command line and for jobs: where a repository and its
+// packages go (--upstream-layout, --mirror-url, --flatten-hrefs, --treeinfo), and what a
+// dependency closure (--packages, --packages-file, --with-dependencies) takes.
+#include <cerrno>
+#include <fstream>
+#include <sstream>
 #include <string>
 
+#include <fmt/format.h>
+
+#include "rpmirror/config.hpp"
 #include "rpmirror/sync_options.hpp"
 
 namespace rpmirror {
@@ -74,6 +81,56 @@ Result<void> check_placement_options(const SyncOptions& options) {
                           options.safe_write_path->string());
     }
     return {};
+}
+
+Result<void> check_closure_options(const SyncOptions& options) {
+    const auto refused = [](std::string_view option, std::string_view why) {
+        return make_error(ErrorCode::BadInput,
+                          fmt::format("cannot be combined with --with-dependencies: {}", why),
+                          std::string(option));
+    };
+    const SelectionOptions& selection = options.selection;
+    if (selection.newest_only) {
+        return refused(selection.keep_versions > 1 ? "--keep-versions" : "-n/--newest-only",
+                       "the closure picks each package's version (a closure per kept version is "
+                       "not built yet)");
+    }
+    if (selection.source_only) {
+        return refused("--source", "source packages are not installed, so have no closure");
+    }
+    if (selection.min_build_time) {
+        return refused("--min-buildtime", "the closure picks each package's version");
+    }
+    if (options.treeinfo) {
+        return refused("--treeinfo", "an installation tree is mirrored whole");
+    }
+    if (options.upstream_layout) {
+        return refused("--upstream-layout",
+                       "a closure over several releases of one repository is not built yet");
+    }
+    return {};
+}
+
+Result<std::vector<std::string>> read_package_list(const std::filesystem::path& path) {
+    std::ifstream stream(path, std::ios::binary);
+    if (!stream) {
+        return make_errno_error("cannot read the package list", path.string(), errno);
+    }
+    std::vector<std::string> specs;
+    for (std::string line; std::getline(stream, line);) {
+        line = line.substr(0, line.find('#'));
+        std::istringstream words(line);
+        for (std::string word; words >> word;) {
+            specs.push_back(std::move(word));
+        }
+    }
+    if (stream.bad()) {
+        return make_errno_error("cannot read the package list", path.string(), errno);
+    }
+    if (specs.empty()) {
+        return make_error(ErrorCode::BadInput, "the package list names no package", path.string());
+    }
+    return specs;
 }
 
 }  // namespace rpmirror

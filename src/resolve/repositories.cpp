@@ -2,6 +2,7 @@
 // its share (rpmirror/resolve.hpp).
 #include <sys/utsname.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <optional>
@@ -98,52 +99,50 @@ Result<ClosureMetadata> assign_closure(Syncer& syncer, std::vector<RepoConfig>& 
     return ClosureMetadata(std::move(fetched));
 }
 
-Result<std::vector<std::string>> read_package_list(const std::filesystem::path& path) {
-    auto text = fs::read_file(path);
-    if (!text) {
-        return tl::unexpected(std::move(text.error()));
-    }
-    std::vector<std::string> specs;
-    std::istringstream lines(*text);
-    for (std::string line; std::getline(lines, line);) {
-        line = line.substr(0, line.find('#'));
-        std::istringstream words(line);
-        for (std::string word; words >> word;) {
-            specs.push_back(std::move(word));
+Result<std::vector<ClosureMetadata>> assign_job_closures(std::vector<JobConfig>& jobs,
+                                                         std::stop_token stop) {
+    // The groups, in the order of their first job.
+    std::vector<std::pair<ClosureRequest, std::vector<JobConfig*>>> groups;
+    for (JobConfig& job : jobs) {
+        if (!job.with_dependencies) {
+            continue;
+        }
+        ClosureRequest request;
+        request.packages = job.packages;
+        request.arch = closure_arch(job.options.selection.arches);
+        request.weak_dependencies = job.weak_dependencies;
+        const auto same = [&request](const auto& group) {
+            return group.first.packages == request.packages && group.first.arch == request.arch &&
+                   group.first.weak_dependencies == request.weak_dependencies;
+        };
+        if (auto found = std::find_if(groups.begin(), groups.end(), same); found != groups.end()) {
+            found->second.push_back(&job);
+        } else {
+            groups.emplace_back(std::move(request), std::vector<JobConfig*>{&job});
         }
     }
-    if (specs.empty()) {
-        return make_error(ErrorCode::BadInput, "--packages-file names no package", path.string());
+    std::vector<ClosureMetadata> fetched;
+    for (auto& [request, members] : groups) {
+        std::vector<RepoConfig> repos;
+        std::string names;
+        for (const JobConfig* job : members) {
+            repos.push_back(job->repo);
+            names += (names.empty() ? "" : ", ") + job->name;
+        }
+        Syncer syncer;
+        auto assigned = assign_closure(syncer, repos, request, stop);
+        if (!assigned) {
+            Error error = std::move(assigned.error());
+            error.message = fmt::format("job(s) {}: {}", names, error.message);
+            return tl::unexpected(std::move(error));
+        }
+        for (std::size_t index = 0; index < members.size(); ++index) {
+            members[index]->repo.closure = std::move(repos[index].closure);
+            members[index]->repo.record_sources = std::move(repos[index].record_sources);
+        }
+        fetched.push_back(std::move(*assigned));
     }
-    return specs;
-}
-
-Result<void> check_closure_options(const SyncOptions& options) {
-    const auto refused = [](std::string_view option, std::string_view why) {
-        return make_error(ErrorCode::BadInput,
-                          fmt::format("cannot be combined with --with-dependencies: {}", why),
-                          std::string(option));
-    };
-    const SelectionOptions& selection = options.selection;
-    if (selection.newest_only) {
-        return refused(selection.keep_versions > 1 ? "--keep-versions" : "-n/--newest-only",
-                       "the closure picks each package's version (a closure per kept version is "
-                       "not built yet)");
-    }
-    if (selection.source_only) {
-        return refused("--source", "source packages are not installed, so have no closure");
-    }
-    if (selection.min_build_time) {
-        return refused("--min-buildtime", "the closure picks each package's version");
-    }
-    if (options.treeinfo) {
-        return refused("--treeinfo", "an installation tree is mirrored whole");
-    }
-    if (options.upstream_layout) {
-        return refused("--upstream-layout",
-                       "a closure over several releases of one repository is not built yet");
-    }
-    return {};
+    return fetched;
 }
 
 std::string closure_arch(const std::vector<std::string>& arches) {

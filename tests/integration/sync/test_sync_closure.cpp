@@ -236,5 +236,55 @@ TEST_F(SyncClosure, APackagesFileWithoutDependenciesIsANameFilter) {
                                      "SuperRipper-1.2-1.src.rpm", "SuperRipper-1.3-1.src.rpm"}));
 }
 
+TEST_F(SyncClosure, JobsWithTheSamePackagesShareOneClosure) {
+    repositories({"dnf-ci-fedora", "dnf-ci-thirdparty-updates", "dnf-ci-rich"});
+    const fs::path mirror = tmp_ / "mirror";
+    TempDir::write_at(tmp_ / "fleet.txt", "abcde\n");
+    const fs::path config = TempDir::write_at(
+        tmp_ / "rpmirror.conf",
+        "[main]\ndestination = " + mirror.string() + "\nstate-dir = " + (tmp_ / "state").string() +
+            "\narch = x86_64\npackages = CQRlib-extension\npackages-file = " +
+            (tmp_ / "fleet.txt").string() +
+            "\nwith-dependencies = 1\n"
+            "[fedora]\nbaseurl = " +
+            upstream_["dnf-ci-fedora"] +
+            "\n[updates]\nbaseurl = " + upstream_["dnf-ci-thirdparty-updates"] +
+            // Its own closure: other packages.
+            "\n[rich]\nbaseurl = " + upstream_["dnf-ci-rich"] +
+            "\npackages = pancake\n"
+            "packages-file =\nweak-dependencies = 0\n");
+    const CommandResult run =
+        run_to_end(rpmirror_sync_argv({"--config-file", config.string()}), tmp_ / "logs");
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    EXPECT_EQ(rpms_under(mirror / "updates"),
+              (std::set<std::string>{"CQRlib-extension-1.6-2.x86_64.rpm",
+                                     "SuperRipper-1.2-1.x86_64.rpm"}));
+    const std::set<std::string> fedora = rpms_under(mirror / "fedora");
+    EXPECT_TRUE(fedora.contains("CQRlib-1.1.1-4.fc29.x86_64.rpm"));
+    EXPECT_TRUE(fedora.contains("abcde-2.9.2-1.fc29.noarch.rpm"));
+    EXPECT_TRUE(fedora.contains("wget-1.19.5-5.fc29.x86_64.rpm"));
+    EXPECT_EQ(rpms_under(mirror / "rich"),
+              dnf_downloads({{"rich", upstream_["dnf-ci-rich"]}}, {"pancake"}, false));
+}
+
+TEST_F(SyncClosure, AJobsClosureKeysAreCheckedWhenTheFileIsRead) {
+    repositories({"dnf-ci-thirdparty-updates"});
+    const auto refused = [&](const std::string& keys, const std::string& named) {
+        const fs::path config = TempDir::write_at(
+            tmp_ / "bad.conf",
+            "[main]\ndestination = " + (tmp_ / "mirror").string() +
+                "\n[updates]\nbaseurl = " + upstream_["dnf-ci-thirdparty-updates"] + "\n" + keys);
+        const CommandResult run =
+            run_to_end(rpmirror_sync_argv({"--config-file", config.string()}), tmp_ / "logs");
+        // As every job key: the job fails, naming the file, line and key (exit 1).
+        EXPECT_EQ(run.exit_code, 1) << keys << run.out << run.err;
+        EXPECT_NE(run.err.find(named), std::string::npos) << keys << run.err;
+        EXPECT_FALSE(fs::exists(tmp_ / "mirror")) << keys;
+    };
+    refused("with-dependencies = 1\n", "needs packages");
+    refused("packages = SuperRipper\nwith-dependencies = 1\nnewest-only = 1\n", "--newest-only");
+    refused("packages-file = " + (tmp_ / "absent").string() + "\n", "absent");
+}
+
 }  // namespace
 }  // namespace rpmirror::test
