@@ -35,8 +35,8 @@ bool matches_any(const std::vector<std::string>& patterns, const PackageView& pa
     const std::string name_version = fmt::format("{}-{}", package.name, package.version);
     const std::string nvr = fmt::format("{}-{}", name_version, package.release);
     const std::string nvra = fmt::format("{}.{}", nvr, package.arch);
-    const std::string nevra = fmt::format("{}-{}:{}-{}.{}", package.name, package.epoch,
-                                          package.version, package.release, package.arch);
+    const std::string nevra = closure_nevra(package.name, std::to_string(package.epoch),
+                                            package.version, package.release, package.arch);
     for (const std::string& pattern : patterns) {
         for (const std::string* candidate :
              {&name, &name_arch, &name_version, &nvr, &nvra, &nevra}) {

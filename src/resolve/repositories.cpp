@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <fstream>
 #include <optional>
-#include <sstream>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -25,20 +25,13 @@ Result<void> decompress_to(const std::filesystem::path& in, std::optional<std::u
                            const std::filesystem::path& out) {
     DecompressOptions options;
     options.expected_size = expected;
-    auto reader = Decompressor::open(in, options);
-    if (!reader) {
-        return tl::unexpected(std::move(reader.error()));
-    }
     std::ofstream stream(out, std::ios::binary | std::ios::trunc);
-    for (;;) {
-        auto chunk = reader->read();
-        if (!chunk) {
-            return tl::unexpected(std::move(chunk.error()));
-        }
-        if (chunk->empty()) {
-            break;
-        }
-        stream.write(chunk->data(), static_cast<std::streamsize>(chunk->size()));
+    auto written = decompress_file(in, options, [&stream](std::span<const char> chunk) {
+        stream.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+        return Result<void>{};
+    });
+    if (!written) {
+        return tl::unexpected(std::move(written.error()));
     }
     stream.close();
     if (!stream) {

@@ -96,8 +96,8 @@ void LocalStore::set_sync_layout(std::filesystem::path metadata_root,
 
 const std::filesystem::path& LocalStore::root_of(std::string_view key) const {
     const std::string_view top = key.substr(0, key.find('/'));
-    return key == "comps.xml" || (top != key && fs::is_metadata_dir_name(top)) ? metadata_root_
-                                                                               : root_;
+    return key == kCompsKey || (top != key && fs::is_metadata_dir_name(top)) ? metadata_root_
+                                                                             : root_;
 }
 
 std::string LocalStore::version_of(std::int64_t mtime_ns, std::uint64_t inode,

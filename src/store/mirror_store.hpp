@@ -42,6 +42,11 @@ struct StoredFile {
     bool operator==(const StoredFile&) const = default;
 };
 
+// The keys of a mirror's index, its signature and -m's comps file.
+inline constexpr std::string_view kIndexKey = "repodata/repomd.xml";
+inline constexpr std::string_view kSignatureKey = "repodata/repomd.xml.asc";
+inline constexpr std::string_view kCompsKey = "comps.xml";
+
 // Files by key, in key order.
 using Listing = std::map<std::string, StoredFile>;
 

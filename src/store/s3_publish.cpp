@@ -13,11 +13,9 @@ namespace rpmirror::store {
 namespace {
 
 constexpr std::string_view kRepodata = "repodata/";
-constexpr std::string_view kRepomdKey = "repodata/repomd.xml";
-constexpr std::string_view kSignatureKey = "repodata/repomd.xml.asc";
 
 bool is_record_key(std::string_view key) {
-    return key.starts_with(kRepodata) && key != kRepomdKey && key != kSignatureKey;
+    return key.starts_with(kRepodata) && key != kIndexKey && key != kSignatureKey;
 }
 
 }  // namespace
@@ -44,7 +42,7 @@ Result<void> S3Store::put_document(S3SyncView& sync, std::string_view key, std::
     (*sync.listing)[std::string(key)] =
         s3::ListedObject{repo_.key(key), uploaded->size, uploaded->etag, {}};
     sync.state->objects[std::string(key)] = std::move(*uploaded);
-    put_now_.insert(std::string(key));
+    sync.stored_now->insert(std::string(key));
     return {};
 }
 
@@ -77,8 +75,7 @@ Result<void> S3Store::ready_packages() {
     // the objects go back to "private" (S3 cannot restore "the bucket's default" to an object).
     const std::string acl = view.acl.empty() ? std::string("private") : view.acl;
     for (const auto& [key, object] : state.objects) {
-        if (view.uploaded_now->contains(key) || put_now_.contains(key) ||
-            !view.listing->contains(key)) {
+        if (view.stored_now->contains(key) || !view.listing->contains(key)) {
             continue;
         }
         if (auto applied = client_.put_object_acl(repo_.bucket, repo_.key(key), acl); !applied) {
@@ -110,8 +107,8 @@ Result<void> S3Store::publish_metadata(const MetadataRelease& release) {
             previous.insert(key);
         }
     }
-    if (listing.contains(std::string(kRepomdKey))) {
-        auto live = client_.get_object(repo_.bucket, repo_.key(kRepomdKey));
+    if (listing.contains(std::string(kIndexKey))) {
+        auto live = client_.get_object(repo_.bucket, repo_.key(kIndexKey));
         if (!live) {
             return tl::unexpected(std::move(live.error()));
         }
@@ -164,7 +161,7 @@ Result<void> S3Store::publish_metadata(const MetadataRelease& release) {
     if (auto held = view.confirm_lease(); !held) {
         return held;
     }
-    if (auto put = put_document(view, kRepomdKey, release.repomd_xml, "application/xml"); !put) {
+    if (auto put = put_document(view, kIndexKey, release.repomd_xml, "application/xml"); !put) {
         return put;
     }
     if (release.signature) {

@@ -26,8 +26,8 @@ namespace rpmirror::store {
 struct S3SyncView {
     std::map<std::string, s3::ListedObject>* listing = nullptr;
     s3::MirrorState* state = nullptr;
-    const std::set<std::string>* uploaded_now = nullptr;  // keys stored with `acl` by this run
-    std::string acl;                                      // --s3-acl ("" = the bucket's default)
+    std::set<std::string>* stored_now = nullptr;  // keys this run stored (with `acl`)
+    std::string acl;                              // --s3-acl ("" = the bucket's default)
     std::uint64_t part_size = 0;
     std::function<Result<void>()> confirm_lease;  // Error{Busy} iff the sync's lease was lost
 };
@@ -93,7 +93,6 @@ class S3Store final : public MirrorStore {
     s3::S3Location repo_;
     const std::map<std::string, s3::ListedObject>* given_;
     std::optional<S3SyncView> sync_;
-    std::set<std::string> put_now_;  // documents put by this sync (with its ACL)
     std::optional<std::map<std::string, s3::ListedObject>> own_;
     std::optional<std::optional<s3::MirrorState>> state_;  // loaded on first use
     std::uint64_t ranged_threshold_ = std::uint64_t{64} << 20;

@@ -246,10 +246,10 @@ Result<void> RepoSync::save_comps(const Repomd& repomd, const MetadataStage& sta
                               "': the decompressed content does not match its open-checksum",
                           repo_.id);
     }
-    if (auto written = store_->write_document(kCompsKey, content); !written) {
+    if (auto written = store_->write_document(store::kCompsKey, content); !written) {
         return written;
     }
-    const std::filesystem::path destination = store_->describe(kCompsKey);
+    const std::filesystem::path destination = store_->describe(store::kCompsKey);
     report_.comps_saved = destination;
     if (options_.events != nullptr) {
         options_.events->comps_saved(repo_.id, destination);

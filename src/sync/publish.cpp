@@ -20,11 +20,11 @@ bool RepoSync::is_noop(const FetchedRepomd& repomd) {
     const store::Listing& versions = *recorded->versions;
     // What this sync publishes was published and recorded (a state of an older version, which
     // recorded no metadata, costs one full run), and nobody changed it or a package since.
-    if (options_.download_metadata && !versions.contains(std::string(kRepomdKey))) {
+    if (options_.download_metadata && !versions.contains(std::string(store::kIndexKey))) {
         return false;
     }
     if (options_.download_comps && comps_record(repomd.parsed) != nullptr &&
-        !versions.contains(std::string(kCompsKey))) {
+        !versions.contains(std::string(store::kCompsKey))) {
         return false;  // -m: comps.xml was never written
     }
     if (!store::files_unchanged(*store_, versions)) {
@@ -115,7 +115,7 @@ Result<void> RepoSync::publish(const FetchedRepomd& repomd, MetadataStage& stage
         record.packages.push_back(target.relative_path.generic_string());
     }
     if (report_.comps_saved) {
-        record.metadata.emplace_back(kCompsKey);
+        record.metadata.emplace_back(store::kCompsKey);
     }
     std::optional<store::MetadataRelease> release;
     if (rewrites_metadata()) {
@@ -151,9 +151,9 @@ Result<void> RepoSync::publish(const FetchedRepomd& repomd, MetadataStage& stage
                             "filters left out of this mirror",
                             report_.upstream_packages - report_.selected));
         }
-        record.metadata.emplace_back(kRepomdKey);
+        record.metadata.emplace_back(store::kIndexKey);
         if (release->signature) {
-            record.metadata.emplace_back(std::string(kRepomdKey) + ".asc");
+            record.metadata.emplace_back(store::kSignatureKey);
         }
         for (std::string& href : record_hrefs(release->repomd_xml)) {
             record.metadata.push_back(std::move(href));

@@ -36,8 +36,6 @@
 namespace rpmirror {
 
 inline constexpr std::string_view kRepodataPrefix = "repodata/";
-inline constexpr std::string_view kRepomdKey = "repodata/repomd.xml";
-inline constexpr std::string_view kCompsKey = "comps.xml";
 
 // Returns the record -m saves as comps.xml, in the order dnf reposync looks for one (group,
 // group_gz, then the xz variant createrepo_c can write), or null iff there is none.

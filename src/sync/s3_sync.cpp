@@ -154,7 +154,7 @@ Result<void> S3Destination::load() {
     store::S3SyncView view;
     view.listing = &listing_;
     view.state = &state_;
-    view.uploaded_now = &uploaded_now_;
+    view.stored_now = &uploaded_now_;
     view.acl = options_.s3_acl;
     view.part_size = options_.s3_part_size;
     view.confirm_lease = [this] { return confirm_lock(); };

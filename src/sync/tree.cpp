@@ -13,6 +13,7 @@
 #include "rpmirror/metadata.hpp"
 #include "sync/catalogue.hpp"
 #include "sync/repo_source.hpp"
+#include "util/text.hpp"
 
 namespace rpmirror {
 
@@ -106,11 +107,8 @@ Result<TreeInfo> parse_treeinfo(std::string_view text, const std::string& name) 
                                 ? make_error(ErrorCode::BadInput, "no type", name)
                                 : parse_checksum_type(entry.value.substr(0, colon));
                 std::string digest =
-                    colon == std::string::npos ? "" : entry.value.substr(colon + 1);
-                std::transform(digest.begin(), digest.end(), digest.begin(),
-                               [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-                if (!type || digest.empty() ||
-                    digest.find_first_not_of("0123456789abcdef") != std::string::npos) {
+                    text::to_lower(colon == std::string::npos ? "" : entry.value.substr(colon + 1));
+                if (!type || !is_valid_hex_digest(*type, digest)) {
                     return make_error(
                         ErrorCode::BadInput,
                         fmt::format("line {}: [checksums] {} = '{}' is not TYPE:HEX (e.g. "

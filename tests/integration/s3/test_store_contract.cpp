@@ -82,7 +82,7 @@ class StoreContractTest : public CephS3Test, public ::testing::WithParamInterfac
         store::S3SyncView view;
         view.listing = &opened->listing;
         view.state = &opened->state;
-        view.uploaded_now = &opened->uploaded;
+        view.stored_now = &opened->uploaded;
         view.part_size = std::uint64_t{5} << 20;  // S3's smallest part
         view.confirm_lease = [] { return Result<void>{}; };
         opened->store = std::make_unique<store::S3Store>(client(), repo, std::move(view));
