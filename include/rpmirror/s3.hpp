@@ -34,7 +34,10 @@ struct S3Location {
     // Returns Error{BadInput} naming `text` and what was wrong otherwise.
     static Result<S3Location> parse(std::string_view text);
 
-    // Returns the key of `relative` (e.g. "repodata/repomd.xml") under the prefix.
+    // Returns the key of `relative` (e.g. "repodata/repomd.xml") under the prefix. Leading ".."
+    // segments of `relative` climb out of the prefix, one segment each ("../blobstore/x.rpm"
+    // under "m/al/x86_64/" is "m/al/blobstore/x.rpm": an --upstream-layout blob); never above
+    // the bucket's root (the caller keeps them beneath the root it owns).
     std::string key(std::string_view relative) const;
 
     // Returns "s3://BUCKET/PREFIX".

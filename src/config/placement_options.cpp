@@ -63,11 +63,6 @@ Result<void> check_placement_options(const SyncOptions& options) {
     if (!options.upstream_layout) {
         return {};
     }
-    if (s3::is_s3_url(destination)) {
-        return make_error(ErrorCode::Unsupported,
-                          "--upstream-layout is not implemented for s3:// destinations yet",
-                          destination);
-    }
     if (options.metadata_path) {
         return make_error(ErrorCode::BadInput,
                           "--upstream-layout with --metadata-path: the metadata must stay where "

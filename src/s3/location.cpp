@@ -80,7 +80,14 @@ Result<S3Location> S3Location::parse(std::string_view text) {
 }
 
 std::string S3Location::key(std::string_view relative) const {
-    return prefix + std::string(relative);
+    std::string_view base = prefix;
+    while (relative.starts_with("../")) {
+        relative.remove_prefix(3);
+        base.remove_suffix(base.empty() ? 0 : 1);  // the '/' that ends it
+        const std::size_t slash = base.rfind('/');
+        base = slash == std::string_view::npos ? std::string_view{} : base.substr(0, slash + 1);
+    }
+    return std::string(base) + std::string(relative);
 }
 
 std::string S3Location::to_string() const {

@@ -1,6 +1,7 @@
 // The state object of an s3:// mirror (see s3/mirror_state.hpp).
 #include "s3/mirror_state.hpp"
 
+#include <filesystem>
 #include <memory>
 #include <utility>
 
@@ -105,15 +106,34 @@ Result<void> store_state(S3Client& client, const S3Location& repo, const MirrorS
     return {};
 }
 
+std::string key_relative_to(const S3Location& repo, std::string_view root_prefix,
+                            std::string_view key) {
+    if (key.starts_with(repo.prefix)) {
+        return std::string(key.substr(repo.prefix.size()));
+    }
+    // The repository's directory beneath the root ("al2023/core/guids/G/x86_64").
+    const std::filesystem::path inner(
+        repo.prefix.substr(root_prefix.size(), repo.prefix.size() - root_prefix.size() - 1));
+    return std::filesystem::path(key.substr(root_prefix.size()))
+        .lexically_relative(inner)
+        .generic_string();
+}
+
 Result<std::map<std::string, ListedObject>> list_mirror(S3Client& client, const S3Location& repo,
                                                         std::size_t* requests) {
+    return list_mirror_within(client, repo, repo.prefix, requests);
+}
+
+Result<std::map<std::string, ListedObject>> list_mirror_within(S3Client& client,
+                                                               const S3Location& repo,
+                                                               std::string_view root_prefix,
+                                                               std::size_t* requests) {
     std::map<std::string, ListedObject> objects;
-    const std::size_t prefix_length = repo.prefix.size();
-    auto listed = client.list_objects(repo.bucket, repo.prefix,
-                                      [&](const ListedObject& object) -> Result<void> {
-                                          objects.emplace(object.key.substr(prefix_length), object);
-                                          return {};
-                                      });
+    auto listed = client.list_objects(
+        repo.bucket, std::string(root_prefix), [&](const ListedObject& object) -> Result<void> {
+            objects.emplace(key_relative_to(repo, root_prefix, object.key), object);
+            return {};
+        });
     if (!listed) {
         return tl::unexpected(std::move(listed.error()));
     }

@@ -86,6 +86,20 @@ Result<void> store_state(S3Client& client, const S3Location& repo, const MirrorS
 Result<std::map<std::string, ListedObject>> list_mirror(S3Client& client, const S3Location& repo,
                                                         std::size_t* requests = nullptr);
 
+// The key of object `key` (below `root_prefix`, which `repo.prefix` starts with) relative to
+// `repo` as S3Location::key reads it: "../" segments for each directory it climbs.
+std::string key_relative_to(const S3Location& repo, std::string_view root_prefix,
+                            std::string_view key);
+
+// As list_mirror, but every object below `root_prefix` (which `repo.prefix` starts with: an
+// --upstream-layout root holding the repository and the blobs its hrefs climb to), by key
+// relative to `repo` as S3Location::key reads it: those outside `repo`'s prefix start with ".."
+// segments ("../../blobstore/<sha256>/x.rpm").
+Result<std::map<std::string, ListedObject>> list_mirror_within(S3Client& client,
+                                                               const S3Location& repo,
+                                                               std::string_view root_prefix,
+                                                               std::size_t* requests = nullptr);
+
 // Returns true iff `listed` is still the object `stored` describes (same size and ETag).
 bool still_matches(const StoredObject& stored, const ListedObject& listed);
 

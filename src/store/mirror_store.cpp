@@ -17,7 +17,7 @@ bool is_package_key(std::string_view key) {
         return true;  // a package at the top of the repository
     }
     const std::string_view top = key.substr(0, slash);
-    return !fs::is_metadata_dir_name(top) && top != ".rpmirror";
+    return !fs::is_metadata_dir_name(top) && top != ".rpmirror" && top != "..";
 }
 
 Result<Listing> unlisted_packages(MirrorStore& store, const std::set<std::string>& keep) {

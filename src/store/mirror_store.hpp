@@ -52,8 +52,9 @@ using Listing = std::map<std::string, StoredFile>;
 
 // True iff `key` is a package of the mirror: a `*.rpm` outside its metadata (the top-level
 // `repodata/` and the staging directories beside it, fs/walk.hpp) and outside rpmirror's own
-// `.rpmirror/` (the state and lease of a mirror in a bucket). What --delete may remove and verify
-// --extra reports; the one definition every store uses.
+// `.rpmirror/` (the state and lease of a mirror in a bucket), and not beyond it ("../": the
+// blobs of an --upstream-layout root, which its catalogue owns). What --delete may remove and
+// verify --extra reports; the one definition every store uses.
 bool is_package_key(std::string_view key);
 
 // One file the metadata says the mirror must hold.

@@ -51,10 +51,21 @@ Result<void> S3Store::write_document(std::string_view key, std::string_view cont
     if (!sync) {
         return tl::unexpected(std::move(sync.error()));
     }
-    if (auto held = (*sync)->confirm_lease(); !held) {
+    S3SyncView& view = **sync;
+    if (auto held = view.confirm_lease(); !held) {
         return held;
     }
-    return put_document(**sync, key, content, "application/xml");
+    // Stored already, as this run would store it: not written again.
+    const auto stored = view.state->objects.find(std::string(key));
+    const auto listed = view.listing->find(std::string(key));
+    if (stored != view.state->objects.end() && listed != view.listing->end() &&
+        view.state->acl == view.acl && stored->second.checksum_type == ChecksumType::Sha256 &&
+        stored->second.digest == hash_bytes(ChecksumType::Sha256, content) &&
+        s3::still_matches(stored->second, listed->second)) {
+        return {};
+    }
+    return put_document(view, key, content,
+                        key.ends_with(".xml") ? "application/xml" : "text/plain");
 }
 
 Result<void> S3Store::ready_packages() {

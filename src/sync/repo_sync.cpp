@@ -102,7 +102,11 @@ Result<void> RepoSync::run() {
         return {};
     }
     if (s3_) {
-        return sync_to_s3(*repomd, *stage, *index, selection);
+        if (auto synced = sync_to_s3(*repomd, *stage, *index, selection);
+            !synced || !report_.failures.empty() || stop_.stop_requested()) {
+            return synced;
+        }
+        return finish_upstream_layout({});
     }
     return sync_to_directory(*repomd, *stage, *index, selection);
 }

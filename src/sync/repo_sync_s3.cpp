@@ -10,7 +10,11 @@
 namespace rpmirror {
 
 Result<void> RepoSync::open_s3() {
-    auto opened = S3Destination::open(options_, repo_.id);
+    // --upstream-layout: the repository at its path beneath the layout root (`-p`/<repoid>/).
+    const std::filesystem::path layout_path =
+        layout_root_.empty() ? std::filesystem::path() : repo_dir_.lexically_relative(layout_root_);
+    auto opened = S3Destination::open(options_, repo_.id,
+                                      layout_path == "." ? std::filesystem::path() : layout_path);
     if (!opened) {
         return tl::unexpected(std::move(opened.error()));
     }
@@ -37,7 +41,13 @@ Result<void> RepoSync::sync_to_s3(const FetchedRepomd& repomd, MetadataStage& st
                                   const PackageIndex& index, const Selection& selection) {
     PathPolicy policy;
     policy.flatten = options_.flatten_hrefs;
-    auto plan = plan_sync(index, selection, s3_->spool(), policy, repo_.id);
+    if (!layout_root_.empty()) {
+        // The spool stands for the layout root: a blob's key climbs out of the repository but
+        // never out of the spool, nor (S3Location::key) out of the layout root.
+        policy.safe_write_path = std::filesystem::absolute(s3_->spool());
+        policy.repo_root = std::filesystem::absolute(s3_->spool_repo());
+    }
+    auto plan = plan_sync(index, selection, s3_->spool_repo(), policy, repo_.id);
     if (!plan) {
         return tl::unexpected(std::move(plan.error()));
     }

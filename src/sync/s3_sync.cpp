@@ -71,12 +71,15 @@ Result<s3::S3Location> s3_repo_location(const SyncOptions& options, std::string_
 }
 
 S3Destination::S3Destination(const SyncOptions& options, s3::S3Config config,
-                             s3::S3Location location, S3Spool spool)
+                             s3::S3Location location, S3Spool spool,
+                             const std::filesystem::path& layout_path)
     : options_(options),
       config_(config),
       location_(std::move(location)),
+      root_prefix_(location_.prefix),
       client_(std::move(config)),
       spool_(std::move(spool.dir)),
+      spool_repo_(layout_path.empty() ? spool_ : spool_ / layout_path),
       spool_owner_(std::move(spool.owner)),
       spool_in_memory_(spool.in_memory),
       spool_warning_(std::move(spool.warning)) {}
@@ -90,11 +93,16 @@ S3Destination::~S3Destination() {
     std::filesystem::remove_all(spool_, ignored);
 }
 
-Result<std::unique_ptr<S3Destination>> S3Destination::open(const SyncOptions& options,
-                                                           std::string_view repo_id) {
+Result<std::unique_ptr<S3Destination>> S3Destination::open(
+    const SyncOptions& options, std::string_view repo_id,
+    const std::filesystem::path& layout_path) {
     auto location = s3_repo_location(options, repo_id);
     if (!location) {
         return tl::unexpected(std::move(location.error()));
+    }
+    const std::string root_prefix = location->prefix;
+    if (!layout_path.empty()) {
+        location->prefix += layout_path.generic_string() + "/";
     }
     if (options.s3_part_size < s3::kMinPartSize) {
         return make_error(ErrorCode::BadInput,
@@ -116,8 +124,10 @@ Result<std::unique_ptr<S3Destination>> S3Destination::open(const SyncOptions& op
     if (!spool) {
         return tl::unexpected(std::move(spool.error()));
     }
-    return std::unique_ptr<S3Destination>(
-        new S3Destination(options, std::move(*config), std::move(*location), std::move(*spool)));
+    auto destination = std::unique_ptr<S3Destination>(new S3Destination(
+        options, std::move(*config), std::move(*location), std::move(*spool), layout_path));
+    destination->root_prefix_ = root_prefix;
+    return destination;
 }
 
 Result<void> S3Destination::lock(std::optional<std::chrono::seconds> wait, std::stop_token stop,
@@ -146,11 +156,15 @@ Result<void> S3Destination::load() {
     if (*state) {
         state_ = std::move(**state);
     }
-    auto listing = s3::list_mirror(client_, location_);
+    // Under --upstream-layout, the blobs beneath the layout root too.
+    auto listing = s3::list_mirror_within(client_, location_, root_prefix_);
     if (!listing) {
         return tl::unexpected(std::move(listing.error()));
     }
     listing_ = std::move(*listing);
+    if (root_prefix_ != location_.prefix) {
+        load_layout_records();
+    }
     store::S3SyncView view;
     view.listing = &listing_;
     view.state = &state_;
@@ -162,21 +176,53 @@ Result<void> S3Destination::load() {
     return {};
 }
 
-std::vector<std::size_t> S3Destination::missing(std::span<const S3Package> packages) const {
+void S3Destination::load_layout_records() {
+    for (const auto& [key, object] : listing_) {
+        if (!key.ends_with(s3::kStateKey) || key == s3::kStateKey ||
+            (key.size() > s3::kStateKey.size() &&
+             key[key.size() - s3::kStateKey.size() - 1] != '/')) {
+            continue;
+        }
+        const s3::S3Location tree{location_.bucket,
+                                  location_.key(key.substr(0, key.size() - s3::kStateKey.size()))};
+        auto state = s3::load_state(client_, tree);
+        if (!state || !*state || (*state)->acl != options_.s3_acl ||
+            (*state)->signatures_checked != state_.signatures_checked) {
+            continue;
+        }
+        for (const auto& [relative, stored] : (*state)->objects) {
+            const std::string full = tree.key(relative);
+            if (full.starts_with(root_prefix_)) {
+                layout_records_.emplace(s3::key_relative_to(location_, root_prefix_, full), stored);
+            }
+        }
+    }
+}
+
+std::vector<std::size_t> S3Destination::missing(std::span<const S3Package> packages) {
+    const auto recorded = [&](const S3Package& package,
+                              const std::map<std::string, s3::StoredObject>& records) {
+        const auto stored = records.find(package.key);
+        const auto listed = listing_.find(package.key);
+        return options_.use_checksum_cache && stored != records.end() && listed != listing_.end() &&
+                       stored->second.checksum_type == package.checksum_type &&
+                       stored->second.digest == package.digest &&
+                       (package.size == kUnknownSize || stored->second.size == package.size) &&
+                       s3::still_matches(stored->second, listed->second)
+                   ? &stored->second
+                   : nullptr;
+    };
     std::vector<std::size_t> result;
     for (std::size_t item = 0; item < packages.size(); ++item) {
         const S3Package& package = packages[item];
-        const auto stored = state_.objects.find(package.key);
-        const auto listed = listing_.find(package.key);
-        const bool kept = options_.use_checksum_cache && stored != state_.objects.end() &&
-                          listed != listing_.end() &&
-                          stored->second.checksum_type == package.checksum_type &&
-                          stored->second.digest == package.digest &&
-                          (package.size == kUnknownSize || stored->second.size == package.size) &&
-                          s3::still_matches(stored->second, listed->second);
-        if (!kept) {
-            result.push_back(item);
+        if (recorded(package, state_.objects) != nullptr) {
+            continue;
         }
+        if (const s3::StoredObject* shared = recorded(package, layout_records_)) {
+            state_.objects[package.key] = *shared;
+            continue;
+        }
+        result.push_back(item);
     }
     return result;
 }
@@ -261,7 +307,7 @@ void S3Destination::begin_uploads(std::span<const S3Package> packages, std::stop
                     pool->queue.pop_front();
                 }
                 const S3Package& package = pool->packages[item];
-                const std::filesystem::path file = spool_ / package.key;
+                const std::filesystem::path file = (spool_repo_ / package.key).lexically_normal();
                 Result<std::optional<s3::StoredObject>> outcome =
                     make_error(ErrorCode::Interrupted, "interrupted", location_.key(package.key));
                 const SpoolVerdict verdict = pool->stop.stop_requested() || !check_

@@ -72,10 +72,14 @@ class S3Destination {
   public:
     // Resolves the store's configuration (SyncOptions::s3 over the environment and ~/.aws),
     // creates the spool directory (sync/s3_spool.hpp: in /dev/shm unless --s3-spool-dir).
+    // `layout_path` (--upstream-layout): the repository's directory beneath the layout root
+    // (s3_repo_location's), e.g. "al2023/core/guids/G/x86_64"; its packages may then lie
+    // anywhere beneath that root, by keys climbing out of the repository ("../../blobstore/…").
     // Returns Error{BadInput} for a bad location or configuration (--s3-spool-size below
     // --s3-part-size), Error{Io} naming the spool iff it cannot be created.
-    static Result<std::unique_ptr<S3Destination>> open(const SyncOptions& options,
-                                                       std::string_view repo_id);
+    static Result<std::unique_ptr<S3Destination>> open(
+        const SyncOptions& options, std::string_view repo_id,
+        const std::filesystem::path& layout_path = {});
     ~S3Destination();
     S3Destination(const S3Destination&) = delete;
     S3Destination& operator=(const S3Destination&) = delete;
@@ -101,7 +105,10 @@ class S3Destination {
     store::MirrorStore& store() { return *store_; }
 
     // Returns the indices of `packages` that are not in the store as the state describes them.
-    std::vector<std::size_t> missing(std::span<const S3Package> packages) const;
+    // Under --upstream-layout, a package another repository beneath the layout root recorded
+    // (a shared blob) with the same checksum, ACL and signature check, and whose object is still
+    // the one recorded, is not missing: it is recorded as this repository's too.
+    std::vector<std::size_t> missing(std::span<const S3Package> packages);
 
     // --dedupe: copies inside the store the packages of `missing` (indices into `packages`) that
     // a sibling repository of the bucket holds (dedupe/s3_dedupe.hpp), and records them as this
@@ -121,6 +128,9 @@ class S3Destination {
 
     // The local directory packages are downloaded into before upload.
     const std::filesystem::path& spool() const { return spool_; }
+    // Where the repository lies in the spool: spool() itself, or its layout path beneath it
+    // (open's `layout_path`), so that keys climbing out of the repository stay in the spool.
+    const std::filesystem::path& spool_repo() const { return spool_repo_; }
     // True iff the spool is on a memory-backed filesystem (tmpfs, ramfs).
     bool spool_in_memory() const { return spool_in_memory_; }
     // Set iff the default spool fell back to a disk: says which directory.
@@ -142,20 +152,28 @@ class S3Destination {
 
   private:
     S3Destination(const SyncOptions& options, s3::S3Config config, s3::S3Location location,
-                  S3Spool spool);
+                  S3Spool spool, const std::filesystem::path& layout_path);
     Result<void> store_state();
+    // --upstream-layout: reads the state of every other repository beneath the layout root
+    // (one GET each) into layout_records_. Best effort: one that cannot be read is skipped.
+    void load_layout_records();
     struct UploadPool;
 
     const SyncOptions& options_;
     s3::S3Config config_;
     s3::S3Location location_;
+    std::string root_prefix_;  // location_'s prefix, or the layout root's (open's layout_path)
     s3::S3Client client_;
     std::filesystem::path spool_;
+    std::filesystem::path spool_repo_;
     UniqueFd spool_owner_;  // the spool's lock (sync/s3_spool.hpp), held while it exists
     bool spool_in_memory_ = false;
     std::optional<std::string> spool_warning_;
     s3::MirrorState state_;
     std::map<std::string, s3::ListedObject> listing_;
+    // --upstream-layout: what the other repositories of the layout recorded, by key relative to
+    // this one ("../../blobstore/…").
+    std::map<std::string, s3::StoredObject> layout_records_;
     std::uint64_t pool_requests_ = 0;
     std::set<std::string> uploaded_now_;  // keys this run uploaded (with --s3-acl's ACL)
     std::string check_keys_;              // --gpgcheck: check_signatures' key ids

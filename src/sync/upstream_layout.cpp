@@ -104,8 +104,15 @@ Result<void> RepoSync::publish_mirror_list() {
     if (repo_path != ".") {
         url += repo_path + "/";
     }
-    const std::filesystem::path file = layout_root_ / *list_path;
     const std::string contents = url + "\n";
+    if (s3_) {
+        // The key of the list relative to the repository, as a blob's climbs out of it.
+        return store_->write_document(
+            list_path->lexically_relative(repo_dir_.lexically_relative(layout_root_))
+                .generic_string(),
+            contents);
+    }
+    const std::filesystem::path file = layout_root_ / *list_path;
     if (auto current = fs::read_file(file); current && *current == contents) {
         return {};
     }
@@ -194,6 +201,14 @@ Result<void> RepoSync::finish_upstream_layout(const std::vector<std::filesystem:
 Result<void> RepoSync::collect_blobs(const std::vector<std::filesystem::path>& placed,
                                      bool may_delete) {
     if (layout_root_.empty()) {
+        return {};
+    }
+    if (s3_) {
+        if (may_delete && options_.delete_unlisted) {
+            report_.warnings.push_back(
+                "--delete: the blobs beneath " + layout_root_.generic_string() +
+                " outside the repository are kept (an s3:// layout's blobs are not collected)");
+        }
         return {};
     }
     Catalogue catalogue = Catalogue::load(state_directory(options_), layout_root_, kCatalogueName);

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "integration/sync/amazon_layout.hpp"
 #include "integration/sync/sync_fixture.hpp"
 #include "rpmirror/checksum.hpp"
 
@@ -29,19 +30,8 @@ class UpstreamLayout : public SyncFixture {
     void SetUp() override {
         SyncFixture::SetUp();
         // The blobstore: every package of index-repo at blobstore/<sha256>/<name>.rpm.
-        std::vector<std::string> blobs;
-        for (const auto& entry : fs::directory_iterator(test_repo("index-repo") / "Packages")) {
-            if (entry.path().extension() != ".rpm") {
-                continue;
-            }
-            const std::string digest =
-                run_checked_out({"sha256sum", entry.path().string()}).substr(0, 64);
-            const fs::path blob = upstream() / "blobstore" / digest / entry.path().filename();
-            fs::create_directories(blob.parent_path());
-            fs::copy_file(entry.path(), blob);
-            blobs.push_back(digest + "/" + entry.path().filename().string());
-        }
-        std::sort(blobs.begin(), blobs.end());
+        const std::vector<std::string> blobs =
+            make_blobstore(test_repo("index-repo") / "Packages", upstream(), tmp_ / "logs");
         ASSERT_GE(blobs.size(), 11U);
         // Release 1.0 lists blobs 0-7, release 2.0 blobs 2-10: six shared.
         release("1.0", "G1", {blobs.begin(), blobs.begin() + 8});
@@ -64,26 +54,10 @@ class UpstreamLayout : public SyncFixture {
     fs::path upstream() const { return tmp_ / "upstream"; }
     fs::path mirror_root() const { return tmp_ / "mirror" / "amzn"; }
 
-    std::string run_checked_out(const std::vector<std::string>& argv) {
-        const CommandResult result = run_to_end(argv, tmp_ / "logs");
-        EXPECT_EQ(result.exit_code, 0) << result.err;
-        return result.out;
-    }
-
     // A release: a GUID directory whose metadata lists `blobs` by hrefs climbing to the root.
     void release(const std::string& releasever, const std::string& guid,
                  const std::vector<std::string>& blobs) {
-        std::string list;
-        for (const std::string& blob : blobs) {
-            list += blob + "\n";
-        }
-        const fs::path pkglist = TempDir::write_at(tmp_ / ("pkglist-" + releasever), list);
-        const fs::path out = upstream() / "al2023/core/guids" / guid / "x86_64";
-        fs::create_directories(out);
-        run_checked({"createrepo_c", "--quiet", "--no-database", "--pkglist", pkglist.string(),
-                     "--location-prefix", "../../../../../blobstore/", "--outputdir", out.string(),
-                     (upstream() / "blobstore").string()},
-                    tmp_ / "logs");
+        make_release(upstream(), guid, blobs, tmp_.path());
         released_[releasever] = blobs;
     }
 
@@ -460,10 +434,12 @@ TEST_F(UpstreamLayout, BadCombinationsAreRefusedBeforeAnythingIsWritten) {
         EXPECT_EQ(refused.exit_code, 2) << refused.err;
         EXPECT_NE(refused.err.find(c.message), std::string::npos) << refused.err;
     }
-    const CommandResult s3 = sync({"--reposdir", repos, "--repo", "amzn", "-p", "s3://bucket/m",
-                                   "--upstream-layout", "--releasever", "1.0"});
+    // A bucket has no outside for --safe-write-path to allow.
+    const CommandResult s3 =
+        sync({"--reposdir", repos, "--repo", "amzn", "-p", "s3://bucket/m", "--upstream-layout",
+              "--safe-write-path", destination, "--releasever", "1.0"});
     EXPECT_EQ(s3.exit_code, 2) << s3.err;
-    EXPECT_NE(s3.err.find("not implemented for s3:// destinations"), std::string::npos) << s3.err;
+    EXPECT_NE(s3.err.find("--upstream-layout with --safe-write-path"), std::string::npos) << s3.err;
     EXPECT_FALSE(fs::exists(mirror_root() / "al2023"));
     EXPECT_FALSE(fs::exists(tmp_ / "meta"));
 }

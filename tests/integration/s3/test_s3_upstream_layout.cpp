@@ -1,0 +1,245 @@
+// --upstream-layout into a bucket of the real Ceph RADOS Gateway: an Amazon-Linux-shaped upstream
+// (integration/sync/amazon_layout.hpp: releases as GUID directories whose hrefs climb into one
+// shared blobstore) mirrored to s3://BUCKET/PREFIX/<repoid>/ with upstream's paths. Each blob is
+// stored once under the layout root, at the key its href resolves to, and uploaded once across
+// releases; every release's mirror.list names the bucket's copy; dnf reads each release over the
+// gateway's HTTP through that list; --delete removes a release's own strays but never a blob;
+// an href climbing above the layout root is refused before anything is stored.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "integration/s3/s3_sync_fixture.hpp"
+#include "integration/sync/amazon_layout.hpp"
+
+namespace rpmirror::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+class S3UpstreamLayout : public S3SyncTest {
+  protected:
+    void SetUp() override {
+        S3SyncTest::SetUp();
+        if (HasFatalFailure()) {
+            return;
+        }
+        blobs_ = make_blobstore(test_repo("index-repo") / "Packages", layout(), tmp_ / "logs");
+        ASSERT_GE(blobs_.size(), 11U);
+        blobs_.resize(11);  // those the two releases list
+        // Release 1.0 lists blobs 0-7, release 2.0 blobs 2-10: six shared.
+        released_["1.0"] = {blobs_.begin(), blobs_.begin() + 8};
+        released_["2.0"] = {blobs_.begin() + 2, blobs_.begin() + 11};
+        make_release(layout(), "G1", released_["1.0"], tmp_.path());
+        make_release(layout(), "G2", released_["2.0"], tmp_.path());
+        layout_server_ = std::make_unique<NginxServer>(layout(), tmp_ / "nginx-layout");
+        for (const auto& [releasever, guid] : {std::pair{"1.0", "G1"}, std::pair{"2.0", "G2"}}) {
+            TempDir::write_at(
+                layout() / "al2023/core/mirrors" / releasever / "x86_64/mirror.list",
+                layout_server_->url("/al2023/core/guids/" + std::string(guid) + "/x86_64/") + "\n");
+        }
+        TempDir::write_at(tmp_ / "reposd" / "amzn.repo",
+                          "[amzn]\nname=Amazon-shaped\nmirrorlist=" +
+                              layout_server_->url("/al2023/core/mirrors/") +
+                              "$releasever/x86_64/mirror.list\ngpgcheck=0\n");
+    }
+
+    fs::path layout() const { return tmp_ / "layout"; }
+
+    // The mirror's root as dnf reaches it: the gateway's plain HTTP, path-style.
+    std::string mirror_url() const {
+        return cluster().endpoint() + "/" + bucket() + "/" + prefix_ + "/amzn/";
+    }
+
+    CommandResult mirror(const std::string& releasever, std::vector<std::string> extra = {}) {
+        std::vector<std::string> args{"-c",
+                                      (tmp_ / "empty.conf").string(),
+                                      "--reposdir",
+                                      (tmp_ / "reposd").string(),
+                                      "--repo",
+                                      "amzn",
+                                      "--releasever",
+                                      releasever,
+                                      "-p",
+                                      destination(),
+                                      "--download-metadata",
+                                      "--upstream-layout",
+                                      "--s3-acl",
+                                      "public-read",
+                                      "--mirror-url",
+                                      mirror_url(),
+                                      "--json",
+                                      (tmp_ / "report.json").string()};
+        args.insert(args.end(), extra.begin(), extra.end());
+        return run_to_end(rpmirror_sync_argv(args), tmp_ / "logs");
+    }
+
+    // Every object below s3://BUCKET/PREFIX/, by key relative to it.
+    std::map<std::string, s3::ListedObject> all_objects() {
+        auto listed = s3::list_mirror(client(), s3::S3Location{bucket(), prefix_ + "/"});
+        EXPECT_TRUE(listed) << listed.error().to_string();
+        return listed ? *listed : std::map<std::string, s3::ListedObject>{};
+    }
+
+    std::string object(const std::string& key) {
+        auto body = client().get_object(bucket(), prefix_ + "/" + key);
+        EXPECT_TRUE(body) << key << ": " << body.error().to_string();
+        return body ? *body : std::string();
+    }
+
+    // `dnf repoquery -a` of release `releasever` over the gateway, through the bucket's own
+    // mirror.list: the packages' locations, sorted.
+    std::vector<std::string> dnf_lists(const std::string& releasever) {
+        const fs::path work = tmp_ / ("dnf-" + releasever + "-" + std::to_string(++dnf_runs_));
+        std::vector<std::string> argv = isolated_dnf(work);
+        TempDir::write_at(work / "reposd" / "m.repo",
+                          "[m]\nname=mirror\nmirrorlist=" + mirror_url() +
+                              "al2023/core/mirrors/$releasever/x86_64/mirror.list\ngpgcheck=0\n");
+        argv.insert(argv.end(),
+                    {"--releasever=" + releasever, "repoquery", "-a", "--qf", "%{location}"});
+        const CommandResult query = run_to_end(argv, tmp_ / "logs");
+        EXPECT_EQ(query.exit_code, 0) << query.out << query.err;
+        std::vector<std::string> locations = lines_of(query.out);
+        std::sort(locations.begin(), locations.end());
+        return locations;
+    }
+
+    // The blobs of release `releasever` that are no source package.
+    std::vector<std::string> binaries(const std::string& releasever) {
+        std::vector<std::string> blobs;
+        for (const std::string& blob : released_[releasever]) {
+            if (!blob.ends_with(".src.rpm")) {
+                blobs.push_back(blob);
+            }
+        }
+        return blobs;
+    }
+
+    // `dnf download` of every binary package of release `releasever` over the gateway: the files it
+    // fetched through the blobstore, by name.
+    std::set<std::string> dnf_downloads(const std::string& releasever) {
+        const fs::path work = tmp_ / ("get-" + releasever + "-" + std::to_string(++dnf_runs_));
+        std::vector<std::string> argv = isolated_dnf(work);
+        TempDir::write_at(work / "reposd" / "m.repo",
+                          "[m]\nname=mirror\nmirrorlist=" + mirror_url() +
+                              "al2023/core/mirrors/$releasever/x86_64/mirror.list\ngpgcheck=0\n");
+        argv.insert(argv.end(),
+                    {"--releasever=" + releasever, "--disableplugin=*", "--enableplugin=download",
+                     "download", "--destdir=" + (work / "out").string()});
+        for (const std::string& blob : binaries(releasever)) {
+            argv.push_back(blob.substr(65, blob.size() - 65 - 4));  // the NEVRA
+        }
+        const CommandResult got = run_to_end(argv, tmp_ / "logs");
+        EXPECT_EQ(got.exit_code, 0) << got.out << got.err;
+        std::set<std::string> names;
+        if (fs::is_directory(work / "out")) {
+            for (const auto& entry : fs::directory_iterator(work / "out")) {
+                names.insert(entry.path().filename().string());
+            }
+        }
+        return names;
+    }
+
+    std::unique_ptr<NginxServer> layout_server_;
+    std::vector<std::string> blobs_;
+    std::map<std::string, std::vector<std::string>> released_;
+    int dnf_runs_ = 0;
+};
+
+TEST_F(S3UpstreamLayout, TwoReleasesShareOneBlobstoreAndDnfReadsEachOverTheGateway) {
+    const CommandResult first = mirror("1.0");
+    ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+    EXPECT_EQ(repo_report().at("downloaded").get<std::size_t>(), 8U);
+    const CommandResult second = mirror("2.0");
+    ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+    // The six blobs 1.0 stored are kept from its record: only 2.0's three new ones fetched.
+    EXPECT_EQ(repo_report().at("downloaded").get<std::size_t>(), 3U);
+    EXPECT_EQ(repo_report().at("kept").get<std::size_t>(), 6U);
+
+    const auto objects = all_objects();
+    // Every blob once, at the key its href resolves to beneath s3://BUCKET/PREFIX/amzn/, and
+    // nothing outside amzn/.
+    for (const std::string& blob : blobs_) {
+        const auto found = objects.find("amzn/blobstore/" + blob);
+        ASSERT_NE(found, objects.end()) << blob;
+        EXPECT_EQ(found->second.size, fs::file_size(layout() / "blobstore" / blob)) << blob;
+    }
+    for (const auto& [key, listed] : objects) {
+        EXPECT_TRUE(key.starts_with("amzn/")) << key;
+        EXPECT_EQ(key.find(".."), std::string::npos) << key;
+    }
+    for (const auto& [releasever, guid] : {std::pair{"1.0", "G1"}, std::pair{"2.0", "G2"}}) {
+        const std::string path = "al2023/core/guids/" + std::string(guid) + "/x86_64";
+        // Upstream's metadata, byte for byte, where upstream has it.
+        for (const auto& [relative, digest] : tree_digests(layout() / path / "repodata")) {
+            EXPECT_EQ(
+                hash_bytes(ChecksumType::Sha256, object("amzn/" + path + "/repodata/" + relative)),
+                digest)
+                << relative;
+        }
+        EXPECT_EQ(
+            object("amzn/al2023/core/mirrors/" + std::string(releasever) + "/x86_64/mirror.list"),
+            mirror_url() + path + "/\n");
+        std::vector<std::string> expected;
+        for (const std::string& blob : released_[releasever]) {
+            expected.push_back("../../../../../blobstore/" + blob);
+        }
+        std::sort(expected.begin(), expected.end());
+        EXPECT_EQ(dnf_lists(releasever), expected) << releasever;
+        EXPECT_EQ(dnf_downloads(releasever).size(), binaries(releasever).size()) << releasever;
+    }
+
+    // A second run of a release is a no-op.
+    const CommandResult again = mirror("1.0");
+    ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+    EXPECT_TRUE(repo_report().at("noop").get<bool>()) << again.out;
+    EXPECT_EQ(repo_report().at("downloaded").get<std::size_t>(), 0U);
+}
+
+TEST_F(S3UpstreamLayout, DeleteRemovesAReleasesOwnStrayButNeverABlob) {
+    ASSERT_EQ(mirror("1.0").exit_code, 0);
+    ASSERT_EQ(mirror("2.0").exit_code, 0);
+    const std::string stray = prefix_ + "/amzn/al2023/core/guids/G1/x86_64/Packages/stray.rpm";
+    ASSERT_TRUE(client().put_object(bucket(), stray, "not a package", {}));
+
+    const CommandResult deleted = mirror("1.0", {"--delete"});
+    ASSERT_EQ(deleted.exit_code, 0) << deleted.out << deleted.err;
+    const auto objects = all_objects();
+    EXPECT_FALSE(objects.contains("amzn/al2023/core/guids/G1/x86_64/Packages/stray.rpm"));
+    // Every blob stays (2.0 lists those 1.0 does not), and the run says it kept them.
+    for (const std::string& blob : blobs_) {
+        EXPECT_TRUE(objects.contains("amzn/blobstore/" + blob)) << blob;
+    }
+    const auto warnings = repo_report().at("warnings").dump();
+    EXPECT_NE(warnings.find("are not collected"), std::string::npos) << warnings;
+}
+
+TEST_F(S3UpstreamLayout, AnHrefClimbingAboveTheLayoutRootIsRefusedBeforeAnythingIsStored) {
+    // Release 3.0's hrefs climb one directory more than the layout has.
+    const fs::path out = layout() / "al2023/core/guids/G3/x86_64";
+    fs::create_directories(out);
+    const fs::path pkglist = TempDir::write_at(tmp_ / "pkglist-G3", blobs_[0] + "\n");
+    run_checked({"createrepo_c", "--quiet", "--no-database", "--pkglist", pkglist.string(),
+                 "--location-prefix", "../../../../../../blobstore/", "--outputdir", out.string(),
+                 (layout() / "blobstore").string()},
+                tmp_ / "logs");
+    TempDir::write_at(layout() / "al2023/core/mirrors/3.0/x86_64/mirror.list",
+                      layout_server_->url("/al2023/core/guids/G3/x86_64/") + "\n");
+
+    const CommandResult refused = mirror("3.0");
+    EXPECT_NE(refused.exit_code, 0) << refused.out;
+    EXPECT_NE(refused.err.find("escapes"), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find("../../../../../../blobstore/" + blobs_[0]), std::string::npos)
+        << refused.err;
+    for (const auto& [key, listed] : all_objects()) {
+        EXPECT_TRUE(key.find("/.rpmirror/") != std::string::npos) << key << " was stored";
+    }
+}
+
+}  // namespace
+}  // namespace rpmirror::test
