@@ -148,7 +148,7 @@ struct SyncOptions {
 // --safe-write-path (the layout decides where packages may live); and Error{BadInput} iff --flatten-hrefs is combined with --upstream-layout (which keeps the hrefs)
 // or --upstream-metadata (upstream's metadata points outside the mirror); Error{BadInput} iff
 // --treeinfo is combined with --metadata-path, --upstream-layout or --flatten-hrefs, or
-// --skip-bad-images is given without --treeinfo; Error{Unsupported} for --treeinfo into s3://.
+// --skip-bad-images is given without --treeinfo.
 Result<void> check_placement_options(const SyncOptions& options);
 
 // Refuses, naming the option, what --with-dependencies (a job's with-dependencies) cannot be

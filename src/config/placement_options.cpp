@@ -36,11 +36,6 @@ Result<void> check_placement_options(const SyncOptions& options) {
         return make_error(ErrorCode::BadInput, "--skip-bad-images needs --treeinfo", destination);
     }
     if (options.treeinfo) {
-        if (s3::is_s3_url(destination)) {
-            return make_error(ErrorCode::Unsupported,
-                              "--treeinfo is not implemented for s3:// destinations yet",
-                              destination);
-        }
         if (options.metadata_path || options.upstream_layout || options.flatten_hrefs) {
             return make_error(ErrorCode::BadInput,
                               "--treeinfo mirrors the tree's repositories where the tree has them: "

@@ -79,8 +79,9 @@ Result<MirrorState> parse_state(std::string_view json, std::string_view shown) {
     }
 }
 
-Result<std::optional<MirrorState>> load_state(S3Client& client, const S3Location& repo) {
-    const std::string key = repo.key(kStateKey);
+Result<std::optional<MirrorState>> load_state(S3Client& client, const S3Location& repo,
+                                              std::string_view state_key) {
+    const std::string key = repo.key(state_key);
     auto body = client.get_object(repo.bucket, key);
     if (!body) {
         if (body.error().code == ErrorCode::NotFound &&
@@ -96,10 +97,11 @@ Result<std::optional<MirrorState>> load_state(S3Client& client, const S3Location
     return std::optional<MirrorState>(std::move(*state));
 }
 
-Result<void> store_state(S3Client& client, const S3Location& repo, const MirrorState& state) {
+Result<void> store_state(S3Client& client, const S3Location& repo, const MirrorState& state,
+                         std::string_view key) {
     PutOptions options;
     options.content_type = "application/json";
-    auto put = client.put_object(repo.bucket, repo.key(kStateKey), to_json(state), options);
+    auto put = client.put_object(repo.bucket, repo.key(key), to_json(state), options);
     if (!put) {
         return tl::unexpected(std::move(put.error()));
     }

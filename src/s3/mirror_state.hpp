@@ -29,6 +29,9 @@ namespace rpmirror::s3 {
 inline constexpr std::string_view kStateDirName = ".rpmirror/";
 inline constexpr std::string_view kStateKey = ".rpmirror/state.json";
 inline constexpr std::string_view kLockKey = ".rpmirror/lock";
+// The state of an installation tree's own files (--treeinfo: .treeinfo and its images), beside
+// the state of the repository at the tree's root.
+inline constexpr std::string_view kTreeStateKey = ".rpmirror/treeinfo.json";
 
 // One object as rpmirror uploaded and verified it.
 struct StoredObject {
@@ -76,9 +79,12 @@ Result<MirrorState> parse_state(std::string_view json, std::string_view shown);
 // Reads the state object of the repository at `repo` (its prefix ends in '/'). Returns nullopt
 // iff there is none, or iff it is not a state document (a warning is not needed: it only costs
 // verification); an Error for a failed request (credentials, bucket, network).
-Result<std::optional<MirrorState>> load_state(S3Client& client, const S3Location& repo);
+// `key`: another state object of the prefix (kTreeStateKey).
+Result<std::optional<MirrorState>> load_state(S3Client& client, const S3Location& repo,
+                                              std::string_view key = kStateKey);
 // Writes the state object (one PUT: readers see the old or the new state, never a mix).
-Result<void> store_state(S3Client& client, const S3Location& repo, const MirrorState& state);
+Result<void> store_state(S3Client& client, const S3Location& repo, const MirrorState& state,
+                         std::string_view key = kStateKey);
 
 // Every object below `repo`'s prefix, by key relative to it (rpmirror's own .rpmirror/ keys
 // included). One ListObjectsV2 request per 1000 objects; `requests`, when given, receives how

@@ -232,7 +232,7 @@ Result<void> S3Store::record_sync(const SyncRecord& record, std::vector<std::str
     if (auto held = view.confirm_lease(); !held) {
         return held;
     }
-    return s3::store_state(client_, repo_, state);
+    return s3::store_state(client_, repo_, state, view.state_key);
 }
 
 }  // namespace rpmirror::store

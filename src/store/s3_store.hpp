@@ -30,6 +30,7 @@ struct S3SyncView {
     std::string acl;                              // --s3-acl ("" = the bucket's default)
     std::uint64_t part_size = 0;
     std::function<Result<void>()> confirm_lease;  // Error{Busy} iff the sync's lease was lost
+    std::string state_key{s3::kStateKey};         // where record_sync stores `state`
 };
 
 class S3Store final : public MirrorStore {

@@ -149,7 +149,7 @@ Result<void> S3Destination::confirm_lock() {
 }
 
 Result<void> S3Destination::load() {
-    auto state = s3::load_state(client_, location_);
+    auto state = s3::load_state(client_, location_, state_key_);
     if (!state) {
         return tl::unexpected(std::move(state.error()));
     }
@@ -172,6 +172,7 @@ Result<void> S3Destination::load() {
     view.acl = options_.s3_acl;
     view.part_size = options_.s3_part_size;
     view.confirm_lease = [this] { return confirm_lock(); };
+    view.state_key = state_key_;
     store_ = std::make_unique<store::S3Store>(client_, location_, std::move(view));
     return {};
 }
@@ -197,6 +198,14 @@ void S3Destination::load_layout_records() {
             }
         }
     }
+}
+
+bool S3Destination::holds(const std::string& key, std::string_view sha256) const {
+    const auto stored = state_.objects.find(key);
+    const auto listed = listing_.find(key);
+    return stored != state_.objects.end() && listed != listing_.end() &&
+           stored->second.checksum_type == ChecksumType::Sha256 && stored->second.digest == sha256 &&
+           s3::still_matches(stored->second, listed->second);
 }
 
 std::vector<std::size_t> S3Destination::missing(std::span<const S3Package> packages) {
@@ -270,7 +279,7 @@ bool S3Destination::signatures_checked_with(const std::string& key_ids) const {
 }
 
 Result<void> S3Destination::store_state() {
-    return s3::store_state(client_, location_, state_);
+    return s3::store_state(client_, location_, state_, state_key_);
 }
 
 struct S3Destination::UploadPool {

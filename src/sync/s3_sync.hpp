@@ -95,6 +95,17 @@ class S3Destination {
     // lost: called before every write only the holder may make (the state, the metadata).
     Result<void> confirm_lock();
 
+    // Before load(): keeps this destination's state in `key` (s3::kTreeStateKey) instead of
+    // the repository's state object.
+    void use_state(std::string_view key) { state_key_ = key; }
+
+    // What the state records (load()'s, updated by this run).
+    const s3::MirrorState& state() const { return state_; }
+
+    // True iff the state records `key` with the sha256 `digest` and the listing shows the object
+    // it recorded. Needs load().
+    bool holds(const std::string& key, std::string_view sha256) const;
+
     // Reads the state object and lists the repository (1 GET + one LIST per 1000 objects).
     // Returns the store's error (naming s3://BUCKET/KEY and its code) for a missing bucket or
     // refused credentials.
@@ -169,6 +180,7 @@ class S3Destination {
     UniqueFd spool_owner_;  // the spool's lock (sync/s3_spool.hpp), held while it exists
     bool spool_in_memory_ = false;
     std::optional<std::string> spool_warning_;
+    std::string state_key_{s3::kStateKey};
     s3::MirrorState state_;
     std::map<std::string, s3::ListedObject> listing_;
     // --upstream-layout: what the other repositories of the layout recorded, by key relative to

@@ -8,11 +8,11 @@
 #include <fmt/core.h>
 
 #include "config/ini.hpp"
-#include "fs/durable.hpp"
 #include "fs/walk.hpp"
 #include "rpmirror/metadata.hpp"
-#include "sync/catalogue.hpp"
 #include "sync/repo_source.hpp"
+#include "sync/s3_sync.hpp"
+#include "sync/tree_files.hpp"
 #include "util/text.hpp"
 
 namespace rpmirror {
@@ -20,8 +20,6 @@ namespace rpmirror {
 namespace {
 
 constexpr std::string_view kTreeinfo = ".treeinfo";
-// The catalogue (sync/catalogue.hpp) of the images a tree's syncs wrote.
-constexpr std::string_view kImagesCatalogue = ".treeinfo-images";
 
 // `path` as a relative path inside the tree ("" for "." itself), or an error naming the line.
 Result<std::string> tree_path(std::string_view path, const std::string& name, std::size_t line,
@@ -229,22 +227,26 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
         return report;
     }
 
-    // The files of [checksums]: verified where they are, fetched when missing or wrong.
-    std::vector<VerifyRequest> checks;
-    for (const TreeInfo::File& file : tree->files) {
-        checks.push_back({root / file.path, file.type, file.digest, std::nullopt});
+    // The tree's own files: the tree's directory, or its prefix of a bucket.
+    std::unique_ptr<TreeFiles> files;
+    if (is_s3_destination(options)) {
+        auto opened = open_s3_tree_files(options, repo.id, stop, report.warnings);
+        if (!opened) {
+            report.error = std::move(opened.error());
+            return report;
+        }
+        files = std::move(*opened);
+    } else {
+        files = open_local_tree_files(root, options, stop);
     }
-    VerifyOptions verify_options;
-    verify_options.hash.use_cache = options.use_checksum_cache;
-    verify_options.hash.stop = stop;
-    const std::vector<VerifyResult> verified = verify_files(checks, verify_options);
+
+    // The files of [checksums]: held as listed, or fetched.
+    const std::vector<bool> held = files->held(tree->files);
     auto mirrors = std::make_shared<MirrorList>(source->base_urls);
-    // The images rpmirror wrote, which --delete removes once .treeinfo no longer lists them.
-    Catalogue images = Catalogue::load(state_directory(options), root, kImagesCatalogue);
     std::vector<DownloadRequest> requests;
     std::vector<std::size_t> requested;
     for (std::size_t index = 0; index < tree->files.size(); ++index) {
-        if (verified[index].status == VerifyStatus::Ok) {
+        if (held[index]) {
             ++report.kept;
             continue;
         }
@@ -262,19 +264,17 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
     bool images_ok = true;
     if (!requests.empty()) {
         report.noop = false;
-        auto downloaded = downloader.run(root, requests, progress, stop);
+        auto downloaded = files->fetch(downloader, requests, progress, stop);
         if (!downloaded) {
             report.error = std::move(downloaded.error());
             return report;
         }
         report.bytes_downloaded += downloaded->bytes_received;
-        std::vector<std::filesystem::path> written;
         for (std::size_t i = 0; i < requests.size(); ++i) {
             const FileResult& result = downloaded->files[i];
             if (result.status == FileStatus::Downloaded ||
                 result.status == FileStatus::AlreadyPresent) {
                 ++report.downloaded;
-                written.push_back(tree->files[requested[i]].path);
                 continue;
             }
             const std::string& path = tree->files[requested[i]].path;
@@ -291,12 +291,8 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
             }
             report.failures.push_back(std::move(failure));
         }
-        images.record(written);
     }
-
-    if (auto saved = images.save(); !saved) {
-        report.warnings.push_back(saved.error().to_string());
-    }
+    files->save(report.warnings);
 
     // .treeinfo last, once everything it names is there.
     if (!report.ok() || !images_ok || stop.stop_requested()) {
@@ -304,18 +300,13 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
             ".treeinfo not published: the tree is not complete; the previous one stays in place");
         return report;
     }
-    const std::filesystem::path published = root / kTreeinfo;
-    if (auto current = fs::read_file(published); !current || *current != text) {
+    auto published = files->publish(text);
+    if (!published) {
+        report.error = std::move(published.error());
+        return report;
+    }
+    if (*published) {
         report.noop = false;
-        // What it names reaches the disk before it does.
-        if (auto flushed = fs::flush_filesystem(root); !flushed) {
-            report.error = std::move(flushed.error());
-            return report;
-        }
-        if (auto written = fs::replace_file(published, text); !written) {
-            report.error = std::move(written.error());
-            return report;
-        }
         report.metadata_published = true;
     }
     if (options.delete_unlisted) {
@@ -324,16 +315,14 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
         for (const TreeInfo::File& file : tree->files) {
             listed.insert(file.path);
         }
-        auto removed = images.collect(listed, report.warnings);
+        auto removed = files->collect(listed, report.warnings);
         if (!removed) {
             report.warnings.push_back(removed.error().to_string());
         } else {
             report.noop = report.noop && removed->empty();
             report.deleted.insert(report.deleted.end(), removed->begin(), removed->end());
         }
-        if (auto saved = images.save(); !saved) {
-            report.warnings.push_back(saved.error().to_string());
-        }
+        files->save(report.warnings);
     }
     return report;
 }

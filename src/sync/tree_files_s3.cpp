@@ -1,0 +1,167 @@
+// An installation tree's own files in a bucket (sync/tree_files.hpp): held iff the tree's record
+// (s3::kTreeStateKey) has the checksum .treeinfo lists and the object is still the one recorded;
+// each missing file fetched into the spool alone (an image can be gigabytes), uploaded, unlinked;
+// .treeinfo stored once everything it names is, through the sync's store.
+#include <fmt/core.h>
+
+#include "rpmirror/checksum.hpp"
+#include "sync/events.hpp"
+#include "sync/s3_sync.hpp"
+#include "sync/tree_files.hpp"
+
+namespace rpmirror {
+
+namespace {
+
+constexpr std::string_view kTreeinfo = ".treeinfo";
+
+class S3TreeFiles final : public TreeFiles {
+  public:
+    explicit S3TreeFiles(SyncOptions options) : options_(std::move(options)) {}
+
+    Result<void> open(std::string_view repo_id, const std::stop_token& stop,
+                      std::vector<std::string>& warnings) {
+        auto opened = S3Destination::open(options_, repo_id);
+        if (!opened) {
+            return tl::unexpected(std::move(opened.error()));
+        }
+        destination_ = std::move(*opened);
+        if (destination_->spool_warning()) {
+            warnings.push_back(*destination_->spool_warning());
+        }
+        if (options_.take_lock) {
+            if (auto locked = destination_->lock(options_.lock_wait, stop, warnings); !locked) {
+                return locked;
+            }
+        }
+        destination_->use_state(s3::kTreeStateKey);
+        return destination_->load();
+    }
+
+    std::vector<bool> held(std::span<const TreeInfo::File> files) override {
+        std::vector<S3Package> packages;
+        for (const TreeInfo::File& file : files) {
+            packages.push_back({file.path, file.type, file.digest, kUnknownSize});
+        }
+        std::vector<bool> result(files.size(), true);
+        for (const std::size_t missing : destination_->missing(packages)) {
+            result[missing] = false;
+        }
+        return result;
+    }
+
+    Result<DownloadReport> fetch(Downloader& downloader,
+                                 const std::vector<DownloadRequest>& requests,
+                                 ProgressSink* progress, const std::stop_token& stop) override {
+        uploads_.clear();
+        for (const DownloadRequest& request : requests) {
+            uploads_.push_back({request.destination.generic_string(), request.checksum_type,
+                                request.expected_digest, kUnknownSize});
+        }
+        DownloadReport total;
+        destination_->begin_uploads(uploads_, stop);
+        for (std::size_t item = 0; item < requests.size(); ++item) {
+            // One file in the spool at a time: it is uploaded and unlinked before the next.
+            const std::vector<std::size_t> items{item};
+            S3UploadOnFinish upload(progress, *destination_, items);
+            auto downloaded = downloader.run(destination_->spool(),
+                                             std::span(&requests[item], 1), &upload, stop);
+            if (!downloaded) {
+                (void)destination_->end_uploads();
+                return downloaded;
+            }
+            total.files.push_back(std::move(downloaded->files.at(0)));
+            total.downloaded += downloaded->downloaded;
+            total.already_present += downloaded->already_present;
+            total.failed += downloaded->failed;
+            total.not_finished += downloaded->not_finished;
+            total.bytes_received += downloaded->bytes_received;
+            total.resumed += downloaded->resumed;
+            total.retries += downloaded->retries;
+            total.interrupted = total.interrupted || downloaded->interrupted;
+        }
+        auto uploaded = destination_->end_uploads();
+        if (!uploaded) {
+            return tl::unexpected(std::move(uploaded.error()));
+        }
+        for (auto& [item, error] : *uploaded) {
+            FileResult& file = total.files[item];
+            if (file.status == FileStatus::Downloaded || file.status == FileStatus::AlreadyPresent) {
+                ++total.failed;
+            }
+            file.status = FileStatus::Failed;
+            file.error = std::move(error);
+        }
+        return total;
+    }
+
+    Result<bool> publish(std::string_view text) override {
+        // The ACL of kept images first (--s3-acl changed), then .treeinfo.
+        if (auto ready = destination_->store().ready_packages(); !ready) {
+            return tl::unexpected(std::move(ready.error()));
+        }
+        if (destination_->holds(std::string(kTreeinfo), hash_bytes(ChecksumType::Sha256, text))) {
+            return false;
+        }
+        if (auto written = destination_->store().write_document(kTreeinfo, text); !written) {
+            return tl::unexpected(std::move(written.error()));
+        }
+        return true;
+    }
+
+    Result<std::vector<std::string>> collect(const std::set<std::string>& listed,
+                                             std::vector<std::string>& warnings) override {
+        std::vector<std::string> condemned;
+        for (const auto& [key, stored] : destination_->state().objects) {
+            if (key == kTreeinfo || listed.contains(key)) {
+                continue;
+            }
+            auto now = destination_->store().stat(key);
+            if (!now) {
+                return tl::unexpected(std::move(now.error()));
+            }
+            if (*now && (*now)->size == stored.size && (*now)->version == stored.etag) {
+                condemned.push_back(key);
+            } else if (*now) {
+                warnings.push_back(destination_->store().describe(key) +
+                                   ": nothing lists it any more, but it changed since rpmirror "
+                                   "stored it: left in place");
+            }
+            forgotten_.insert(key);
+        }
+        return destination_->store().remove_files(condemned);
+    }
+
+    void save(std::vector<std::string>& warnings) override {
+        store::SyncRecord record;
+        for (const auto& [key, stored] : destination_->state().objects) {
+            if (!forgotten_.contains(key)) {
+                record.packages.push_back(key);
+            }
+        }
+        if (auto recorded = destination_->store().record_sync(record, warnings); !recorded) {
+            warnings.push_back(recorded.error().to_string());
+        }
+    }
+
+  private:
+    SyncOptions options_;  // the tree's, which destination_ refers to
+    std::unique_ptr<S3Destination> destination_;
+    std::vector<S3Package> uploads_;     // what fetch() uploads, alive until end_uploads()
+    std::set<std::string> forgotten_;  // collected, or changed by someone else: not recorded
+};
+
+}  // namespace
+
+Result<std::unique_ptr<TreeFiles>> open_s3_tree_files(const SyncOptions& options,
+                                                      std::string_view repo_id,
+                                                      const std::stop_token& stop,
+                                                      std::vector<std::string>& warnings) {
+    auto files = std::make_unique<S3TreeFiles>(options);
+    if (auto opened = files->open(repo_id, stop, warnings); !opened) {
+        return tl::unexpected(std::move(opened.error()));
+    }
+    return std::unique_ptr<TreeFiles>(std::move(files));
+}
+
+}  // namespace rpmirror
