@@ -204,8 +204,8 @@ bool S3Destination::holds(const std::string& key, std::string_view sha256) const
     const auto stored = state_.objects.find(key);
     const auto listed = listing_.find(key);
     return stored != state_.objects.end() && listed != listing_.end() &&
-           stored->second.checksum_type == ChecksumType::Sha256 && stored->second.digest == sha256 &&
-           s3::still_matches(stored->second, listed->second);
+           stored->second.checksum_type == ChecksumType::Sha256 &&
+           stored->second.digest == sha256 && s3::still_matches(stored->second, listed->second);
 }
 
 std::vector<std::size_t> S3Destination::missing(std::span<const S3Package> packages) {

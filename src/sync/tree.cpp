@@ -308,6 +308,9 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
     if (*published) {
         report.noop = false;
         report.metadata_published = true;
+        if (!options.delete_unlisted) {
+            files->save(report.warnings);  // a bucket records .treeinfo with the images
+        }
     }
     if (options.delete_unlisted) {
         // Removed after the new .treeinfo is published: no client reads one naming them.

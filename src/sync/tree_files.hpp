@@ -34,9 +34,8 @@ class TreeFiles {
     // report, one FileResult per request (Downloaded or AlreadyPresent only once stored; a file
     // that could not be stored is Failed with the store's error), or the error that stopped it.
     virtual Result<DownloadReport> fetch(Downloader& downloader,
-                                                  const std::vector<DownloadRequest>& requests,
-                                                  ProgressSink* progress,
-                                                  const std::stop_token& stop) = 0;
+                                         const std::vector<DownloadRequest>& requests,
+                                         ProgressSink* progress, const std::stop_token& stop) = 0;
 
     // Publishes `text` as the tree's .treeinfo, after what it names is durable and readable.
     // Returns false iff the tree already had exactly that .treeinfo (nothing written).

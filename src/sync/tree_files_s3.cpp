@@ -64,8 +64,8 @@ class S3TreeFiles final : public TreeFiles {
             // One file in the spool at a time: it is uploaded and unlinked before the next.
             const std::vector<std::size_t> items{item};
             S3UploadOnFinish upload(progress, *destination_, items);
-            auto downloaded = downloader.run(destination_->spool(),
-                                             std::span(&requests[item], 1), &upload, stop);
+            auto downloaded =
+                downloader.run(destination_->spool(), std::span(&requests[item], 1), &upload, stop);
             if (!downloaded) {
                 (void)destination_->end_uploads();
                 return downloaded;
@@ -86,7 +86,8 @@ class S3TreeFiles final : public TreeFiles {
         }
         for (auto& [item, error] : *uploaded) {
             FileResult& file = total.files[item];
-            if (file.status == FileStatus::Downloaded || file.status == FileStatus::AlreadyPresent) {
+            if (file.status == FileStatus::Downloaded ||
+                file.status == FileStatus::AlreadyPresent) {
                 ++total.failed;
             }
             file.status = FileStatus::Failed;
@@ -147,7 +148,7 @@ class S3TreeFiles final : public TreeFiles {
   private:
     SyncOptions options_;  // the tree's, which destination_ refers to
     std::unique_ptr<S3Destination> destination_;
-    std::vector<S3Package> uploads_;     // what fetch() uploads, alive until end_uploads()
+    std::vector<S3Package> uploads_;   // what fetch() uploads, alive until end_uploads()
     std::set<std::string> forgotten_;  // collected, or changed by someone else: not recorded
 };
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "integration/sync/install_tree.hpp"
 #include "integration/sync/sync_fixture.hpp"
 #include "rpmirror/checksum.hpp"
 
@@ -21,55 +22,15 @@ namespace fs = std::filesystem;
 
 class Treeinfo : public SyncFixture {
   protected:
-    // A repository at `dir` holding the index-repo packages whose file names contain `part`.
     void repository(const fs::path& dir, const std::string& part) {
-        fs::create_directories(dir / "Packages");
-        for (const auto& entry : fs::directory_iterator(test_repo("index-repo") / "Packages")) {
-            if (entry.path().filename().string().find(part) != std::string::npos) {
-                fs::copy_file(entry.path(), dir / "Packages" / entry.path().filename());
-            }
-        }
-        run_checked({"createrepo_c", "--quiet", "--no-database", dir.string()}, tmp_ / "logs");
+        make_tree_repository(dir, part, tmp_ / "logs");
     }
 
-    // An image at `relative` in the tree, `size` bytes; returns its "sha256:HEX".
     std::string image(const std::string& relative, std::size_t size) {
-        std::string content(size, '\0');
-        for (std::size_t i = 0; i < size; ++i) {
-            content[i] = static_cast<char>((i * 131 + relative.size()) % 251);
-        }
-        TempDir::write_at(tree() / relative, content);
-        return "sha256:" + hash_bytes(ChecksumType::Sha256, content);
+        return make_tree_image(tree(), relative, size);
     }
 
-    // A productmd 1.2 tree: variants BaseOS and AppStream, the addon HighAvailability.
-    void productmd_tree() {
-        repository(tree() / "BaseOS", "idx-epoch");
-        repository(tree() / "AppStream", "idx-noarch");
-        repository(tree() / "addons" / "HighAvailability", "idx-multi-1.10");
-        const std::string treeinfo =
-            "[header]\ntype = productmd.treeinfo\nversion = 1.2\n\n"
-            "[release]\nname = Fixture Linux\nshort = FL\nversion = 9\n\n"
-            "[tree]\narch = x86_64\nbuild_timestamp = 1700000000\nplatforms = x86_64\n"
-            "variants = BaseOS,AppStream\n\n"
-            "[checksums]\nimages/pxeboot/vmlinuz = " +
-            image("images/pxeboot/vmlinuz", 3000) +
-            "\nimages/pxeboot/initrd.img = " + image("images/pxeboot/initrd.img", 5000) +
-            "\nimages/install.img = " + image("images/install.img", 7000) +
-            "\nEFI/BOOT/BOOTX64.EFI = " + image("EFI/BOOT/BOOTX64.EFI", 1000) +
-            "\n\n[images-x86_64]\nkernel = images/pxeboot/vmlinuz\n"
-            "initrd = images/pxeboot/initrd.img\n\n[stage2]\nmainimage = images/install.img\n\n"
-            "[variant-BaseOS]\nid = BaseOS\nname = BaseOS\npackages = BaseOS/Packages\n"
-            "repository = BaseOS\ntype = variant\nuid = BaseOS\n\n"
-            "[variant-AppStream]\nid = AppStream\nname = AppStream\n"
-            "packages = AppStream/Packages\nrepository = AppStream\ntype = variant\n"
-            "uid = AppStream\n\n"
-            "[addon-BaseOS-HighAvailability]\nid = HighAvailability\nname = High Availability\n"
-            "parent = BaseOS\npackages = addons/HighAvailability/Packages\n"
-            "repository = addons/HighAvailability\ntype = addon\n"
-            "uid = BaseOS-HighAvailability\n";
-        TempDir::write_at(tree() / ".treeinfo", treeinfo);
-    }
+    void productmd_tree() { make_productmd_tree(tree(), tmp_ / "logs"); }
 
     fs::path tree() const { return tmp_ / "upstream" / "tree"; }
     fs::path mirrored() const { return tmp_ / "mirror" / "fl"; }

@@ -1,0 +1,168 @@
+// --treeinfo into a bucket of the real Ceph RADOS Gateway: the productmd tree of
+// integration/sync/install_tree.hpp (two variants, an addon, four images) mirrored to
+// s3://BUCKET/PREFIX/<repoid>/ whole: every image stored as upstream has it, every repository
+// published and read by dnf over the gateway's HTTP, .treeinfo stored last; a second run stores
+// nothing; an image .treeinfo stops listing is removed by --delete (never an object rpmirror did
+// not store); a bad image fails the tree and .treeinfo is not stored.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "integration/s3/s3_sync_fixture.hpp"
+#include "integration/sync/install_tree.hpp"
+
+namespace rpmirror::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kImages[] = {"images/pxeboot/vmlinuz", "images/pxeboot/initrd.img",
+                                   "images/install.img", "EFI/BOOT/BOOTX64.EFI"};
+constexpr const char* kRepositories[] = {"BaseOS", "AppStream", "addons/HighAvailability"};
+
+class S3Treeinfo : public S3SyncTest {
+  protected:
+    void SetUp() override {
+        S3SyncTest::SetUp();
+        if (HasFatalFailure()) {
+            return;
+        }
+        make_productmd_tree(tree(), tmp_ / "logs");
+        tree_server_ = std::make_unique<NginxServer>(tmp_ / "trees", tmp_ / "nginx-trees");
+    }
+
+    fs::path tree() const { return tmp_ / "trees" / "tree"; }
+
+    CommandResult mirror(std::vector<std::string> extra = {}) {
+        std::vector<std::string> args{"-c",
+                                      (tmp_ / "empty.conf").string(),
+                                      "--reposdir",
+                                      (tmp_ / "empty-reposdir").string(),
+                                      "--repofrompath",
+                                      "fl," + tree_server_->url("/tree/"),
+                                      "--repo",
+                                      "fl",
+                                      "-p",
+                                      destination(),
+                                      "--download-metadata",
+                                      "--treeinfo",
+                                      "--s3-acl",
+                                      "public-read",
+                                      "--json",
+                                      (tmp_ / "report.json").string()};
+        args.insert(args.end(), extra.begin(), extra.end());
+        return run_to_end(rpmirror_sync_argv(args), tmp_ / "logs");
+    }
+
+    // Every object of the mirrored tree, by key relative to it.
+    std::map<std::string, s3::ListedObject> tree_objects() {
+        auto listed = s3::list_mirror(client(), s3::S3Location{bucket(), prefix_ + "/fl/"});
+        EXPECT_TRUE(listed) << listed.error().to_string();
+        return listed ? *listed : std::map<std::string, s3::ListedObject>{};
+    }
+
+    std::string object(const std::string& relative) {
+        auto body = client().get_object(bucket(), prefix_ + "/fl/" + relative);
+        EXPECT_TRUE(body) << relative << ": " << body.error().to_string();
+        return body ? *body : std::string();
+    }
+
+    // `dnf repoquery -a` over `baseurl`: its NEVRAs, sorted.
+    std::vector<std::string> dnf_lists(const std::string& baseurl) {
+        std::vector<std::string> argv = isolated_dnf(tmp_ / ("dnf-" + std::to_string(++runs_)));
+        argv.insert(argv.end(), {"--repofrompath=m," + baseurl, "--repo=m", "repoquery", "-a",
+                                 "--qf", "%{name}-%{evr}.%{arch}"});
+        const CommandResult query = run_to_end(argv, tmp_ / "logs");
+        EXPECT_EQ(query.exit_code, 0) << query.err;
+        std::vector<std::string> lines = lines_of(query.out);
+        std::sort(lines.begin(), lines.end());
+        return lines;
+    }
+
+    std::unique_ptr<NginxServer> tree_server_;
+    int runs_ = 0;
+};
+
+TEST_F(S3Treeinfo, AProductmdTreeIsStoredWholeAndDnfReadsEachRepositoryOverTheGateway) {
+    const CommandResult synced = mirror();
+    ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    EXPECT_EQ(object(".treeinfo"), read_file(tree() / ".treeinfo"));
+    for (const char* image : kImages) {
+        EXPECT_EQ(object(image), read_file(tree() / image)) << image;
+    }
+    const auto objects = tree_objects();
+    for (const char* repo : kRepositories) {
+        for (const auto& [relative, digest] : tree_digests(tree() / repo)) {
+            const auto found = objects.find(std::string(repo) + "/" + relative);
+            ASSERT_NE(found, objects.end()) << repo << "/" << relative;
+            EXPECT_EQ(hash_bytes(ChecksumType::Sha256, object(std::string(repo) + "/" + relative)),
+                      digest)
+                << repo << "/" << relative;
+        }
+        const std::string baseurl =
+            cluster().endpoint() + "/" + bucket() + "/" + prefix_ + "/fl/" + repo + "/";
+        const std::vector<std::string> listed = dnf_lists(baseurl);
+        EXPECT_FALSE(listed.empty()) << repo;
+        EXPECT_EQ(listed, dnf_lists("file://" + (tree() / repo).string())) << repo;
+    }
+    EXPECT_FALSE(objects.contains("repodata/repomd.xml"));  // the root is no repository here
+
+    // Again: nothing fetched, nothing stored.
+    const CommandResult again = mirror();
+    ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+    EXPECT_EQ(repo_report().at("downloaded").get<std::size_t>(), 0U) << again.out;
+    std::size_t packages = 0;
+    for (const char* repo : kRepositories) {
+        packages += package_digests(tree() / repo).size();
+    }
+    EXPECT_EQ(repo_report().at("kept").get<std::size_t>(), packages + std::size(kImages))
+        << again.out;
+    EXPECT_TRUE(repo_report().at("noop").get<bool>()) << again.out;
+}
+
+// An image upstream's .treeinfo stops listing: kept without --delete, removed by the next run
+// with it (after that run's .treeinfo is stored); an object rpmirror did not store stays.
+TEST_F(S3Treeinfo, DeleteRemovesImagesTheTreeinfoNoLongerListsButNoOtherObject) {
+    ASSERT_EQ(mirror().exit_code, 0);
+    const std::string own = prefix_ + "/fl/images/site-local.img";
+    ASSERT_TRUE(client().put_object(bucket(), own, "the admin's", {}));
+    std::string treeinfo = read_file(tree() / ".treeinfo");
+    const std::size_t line = treeinfo.find("\nimages/install.img = ");
+    ASSERT_NE(line, std::string::npos);
+    treeinfo.erase(line, treeinfo.find('\n', line + 1) - line);
+    TempDir::write_at(tree() / ".treeinfo", treeinfo);
+
+    const CommandResult kept = mirror();
+    ASSERT_EQ(kept.exit_code, 0) << kept.out << kept.err;
+    EXPECT_EQ(object(".treeinfo"), treeinfo);
+    EXPECT_TRUE(tree_objects().contains("images/install.img"));
+
+    const CommandResult deleted = mirror({"--delete"});
+    ASSERT_EQ(deleted.exit_code, 0) << deleted.out << deleted.err;
+    const auto objects = tree_objects();
+    EXPECT_FALSE(objects.contains("images/install.img"));
+    EXPECT_TRUE(objects.contains("images/site-local.img"));
+    EXPECT_TRUE(objects.contains("images/pxeboot/vmlinuz"));
+    EXPECT_EQ(repo_report().at("deleted").dump().find("install.img") != std::string::npos, true)
+        << repo_report().dump();
+}
+
+TEST_F(S3Treeinfo, ABadImageFailsTheTreeAndTreeinfoIsNotStored) {
+    TempDir::write_at(tree() / "images/install.img", "not what .treeinfo says");
+    const CommandResult failed = mirror();
+    EXPECT_EQ(failed.exit_code, 1) << failed.out << failed.err;
+    EXPECT_NE(failed.err.find("images/install.img"), std::string::npos) << failed.err;
+    EXPECT_NE(failed.err.find("sha256 mismatch: expected "), std::string::npos) << failed.err;
+    EXPECT_NE(failed.err.find(".treeinfo not published"), std::string::npos) << failed.err;
+    const auto objects = tree_objects();
+    EXPECT_FALSE(objects.contains(".treeinfo"));
+    EXPECT_FALSE(objects.contains("images/install.img"));
+    EXPECT_TRUE(objects.contains("images/pxeboot/vmlinuz"));  // the good ones are kept
+}
+
+}  // namespace
+}  // namespace rpmirror::test
