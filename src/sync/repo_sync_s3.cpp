@@ -59,7 +59,21 @@ Result<void> RepoSync::sync_to_s3(const FetchedRepomd& repomd, MetadataStage& st
         packages.push_back({target.relative_path.generic_string(), package.checksum_type,
                             package.checksum_hex(), package.package_size});
     }
-    std::vector<std::size_t> missing = s3_->missing(packages);
+    std::vector<S3Destination::Conflict> conflicts;
+    std::vector<std::size_t> missing = s3_->missing(packages, &conflicts);
+    // --upstream-layout: a blob another release stored with other content is shared with it:
+    // never replaced; this package fails instead (as on disk).
+    for (const S3Destination::Conflict& conflict : conflicts) {
+        const PackageView package = index[plan_.targets[conflict.item].position];
+        failed_targets_.insert(conflict.item);
+        report_.failures.push_back(
+            {package.nevra(),
+             fmt::format("{} is shared beyond this repository's directory and holds {}, not the "
+                         "{} {} this repository lists: not replaced",
+                         s3_->describe(packages[conflict.item].key), conflict.held,
+                         checksum_type_name(package.checksum_type), package.checksum_hex()),
+             {}});
+    }
     if (checks_packages()) {
         check_in_spool(index);
         // Stored packages no check vouches for are judged too: downloaded once more into

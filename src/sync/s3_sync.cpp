@@ -208,7 +208,8 @@ bool S3Destination::holds(const std::string& key, std::string_view sha256) const
            stored->second.digest == sha256 && s3::still_matches(stored->second, listed->second);
 }
 
-std::vector<std::size_t> S3Destination::missing(std::span<const S3Package> packages) {
+std::vector<std::size_t> S3Destination::missing(std::span<const S3Package> packages,
+                                                std::vector<Conflict>* conflicts) {
     const auto recorded = [&](const S3Package& package,
                               const std::map<std::string, s3::StoredObject>& records) {
         const auto stored = records.find(package.key);
@@ -230,6 +231,21 @@ std::vector<std::size_t> S3Destination::missing(std::span<const S3Package> packa
         if (const s3::StoredObject* shared = recorded(package, layout_records_)) {
             state_.objects[package.key] = *shared;
             continue;
+        }
+        const auto other = layout_records_.find(package.key);
+        const auto listed = listing_.find(package.key);
+        if (conflicts != nullptr && other != layout_records_.end() && listed != listing_.end() &&
+            s3::still_matches(other->second, listed->second)) {
+            const s3::StoredObject& held = other->second;
+            if (package.size != kUnknownSize && held.size != package.size) {
+                conflicts->push_back({item, std::to_string(held.size) + " bytes"});
+                continue;
+            }
+            if (held.checksum_type == package.checksum_type && held.digest != package.digest) {
+                conflicts->push_back({item, std::string(checksum_type_name(held.checksum_type)) +
+                                                " " + held.digest});
+                continue;
+            }
         }
         result.push_back(item);
     }

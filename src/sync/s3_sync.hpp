@@ -118,8 +118,21 @@ class S3Destination {
     // Returns the indices of `packages` that are not in the store as the state describes them.
     // Under --upstream-layout, a package another repository beneath the layout root recorded
     // (a shared blob) with the same checksum, ACL and signature check, and whose object is still
-    // the one recorded, is not missing: it is recorded as this repository's too.
-    std::vector<std::size_t> missing(std::span<const S3Package> packages);
+    // the one recorded, is not missing: it is recorded as this repository's too. One recorded
+    // there with another checksum of the same type (or another size), and still as recorded,
+    // is never replaced: its index goes to `conflicts` (when given) with what it holds, not to
+    // the result.
+    struct Conflict {
+        std::size_t item = 0;
+        std::string held;  // "sha256 HEX" or "N bytes"
+    };
+    std::vector<std::size_t> missing(std::span<const S3Package> packages,
+                                     std::vector<Conflict>* conflicts = nullptr);
+
+    // The s3:// URL of `key` (relative to the repository).
+    std::string describe(std::string_view key) const {
+        return s3::object_url(location_.bucket, location_.key(key));
+    }
 
     // --dedupe: copies inside the store the packages of `missing` (indices into `packages`) that
     // a sibling repository of the bucket holds (dedupe/s3_dedupe.hpp), and records them as this

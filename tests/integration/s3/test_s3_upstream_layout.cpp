@@ -243,3 +243,37 @@ TEST_F(S3UpstreamLayout, AnHrefClimbingAboveTheLayoutRootIsRefusedBeforeAnything
 
 }  // namespace
 }  // namespace rpmirror::test
+
+namespace rpmirror::test {
+namespace {
+
+// Release 2.0 lists a blob release 1.0 stored with other content (upstream rewrote it): the
+// object is shared with 1.0 and never replaced; that package fails and 2.0 is not published.
+TEST_F(S3UpstreamLayout, ASharedBlobStoredWithOtherContentIsNeverReplacedAndThePackageFails) {
+    ASSERT_EQ(mirror("1.0").exit_code, 0);
+    const std::string blob = released_["1.0"][3];
+    const std::string key = prefix_ + "/amzn/blobstore/" + blob;
+    auto before = client().head_object(bucket(), key);
+    ASSERT_TRUE(before) << before.error().to_string();
+    // Upstream's blob becomes another package's bytes, and release 2.0 is made again from it.
+    fs::copy_file(layout() / "blobstore" / blobs_[0], layout() / "blobstore" / blob,
+                  fs::copy_options::overwrite_existing);
+    fs::remove_all(layout() / "al2023/core/guids/G2");
+    make_release(layout(), "G2", released_["2.0"], tmp_.path());
+
+    const CommandResult synced = mirror("2.0");
+    EXPECT_EQ(synced.exit_code, 1) << synced.out << synced.err;
+    EXPECT_NE(synced.err.find("s3://" + bucket() + "/" + key +
+                              " is shared beyond this repository's directory and holds "),
+              std::string::npos)
+        << synced.err;
+    EXPECT_NE(synced.err.find("this repository lists: not replaced"), std::string::npos)
+        << synced.err;
+    auto after = client().head_object(bucket(), key);
+    ASSERT_TRUE(after) << after.error().to_string();
+    EXPECT_EQ(after->etag, before->etag);  // left as it was
+    EXPECT_FALSE(all_objects().contains("amzn/al2023/core/guids/G2/x86_64/repodata/repomd.xml"));
+}
+
+}  // namespace
+}  // namespace rpmirror::test
