@@ -102,9 +102,11 @@ Result<void> RepoSync::run() {
         return {};
     }
     if (s3_) {
-        if (auto synced = sync_to_s3(*repomd, *stage, *index, selection);
-            !synced || !report_.failures.empty() || stop_.stop_requested()) {
+        if (auto synced = sync_to_s3(*repomd, *stage, *index, selection); !synced) {
             return synced;
+        }
+        if (!report_.failures.empty() || stop_.stop_requested()) {
+            return collect_blobs({}, false);  // the blobs it stored are catalogued
         }
         return finish_upstream_layout({});
     }

@@ -129,6 +129,17 @@ class S3Destination {
     std::vector<std::size_t> missing(std::span<const S3Package> packages,
                                      std::vector<Conflict>* conflicts = nullptr);
 
+    // --upstream-layout: records the blobs this run stored beneath the layout root (outside the
+    // repository) in the layout's catalogue object (`.rpmirror/upstream-layout-catalogue.json`
+    // of the root: only what rpmirror stored is ever deleted). With `collect` (a published sync
+    // with --delete), then removes every catalogued blob that no repository beneath the root
+    // lists any more (each one's repomd.xml and primary read from the bucket and verified) and
+    // whose object is still the one stored. Any doubt (a repository that cannot be read) removes
+    // nothing and is a line in `warnings`; so is a blob that changed since. Returns the keys
+    // removed (relative to the repository).
+    Result<std::vector<std::string>> collect_layout_blobs(bool collect,
+                                                          std::vector<std::string>& warnings);
+
     // The s3:// URL of `key` (relative to the repository).
     std::string describe(std::string_view key) const {
         return s3::object_url(location_.bucket, location_.key(key));

@@ -204,11 +204,12 @@ Result<void> RepoSync::collect_blobs(const std::vector<std::filesystem::path>& p
         return {};
     }
     if (s3_) {
-        if (may_delete && options_.delete_unlisted) {
-            report_.warnings.push_back(
-                "--delete: the blobs beneath " + layout_root_.generic_string() +
-                " outside the repository are kept (an s3:// layout's blobs are not collected)");
+        auto removed =
+            s3_->collect_layout_blobs(may_delete && options_.delete_unlisted, report_.warnings);
+        if (!removed) {
+            return tl::unexpected(std::move(removed.error()));
         }
+        report_.deleted.insert(report_.deleted.end(), removed->begin(), removed->end());
         return {};
     }
     Catalogue catalogue = Catalogue::load(state_directory(options_), layout_root_, kCatalogueName);

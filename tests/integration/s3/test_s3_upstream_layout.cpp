@@ -201,22 +201,42 @@ TEST_F(S3UpstreamLayout, TwoReleasesShareOneBlobstoreAndDnfReadsEachOverTheGatew
     EXPECT_EQ(repo_report().at("downloaded").get<std::size_t>(), 0U);
 }
 
-TEST_F(S3UpstreamLayout, DeleteRemovesAReleasesOwnStrayButNeverABlob) {
+// --delete: a release's own stray package goes; a blob goes only once no release beneath the
+// root lists it (release 1.0 dropped: its prefix removed), and only a blob rpmirror stored.
+TEST_F(S3UpstreamLayout, DeleteRemovesStraysAndExactlyTheBlobsNoReleaseListsAnyMore) {
     ASSERT_EQ(mirror("1.0").exit_code, 0);
     ASSERT_EQ(mirror("2.0").exit_code, 0);
-    const std::string stray = prefix_ + "/amzn/al2023/core/guids/G1/x86_64/Packages/stray.rpm";
+    const std::string stray = prefix_ + "/amzn/al2023/core/guids/G2/x86_64/Packages/stray.rpm";
     ASSERT_TRUE(client().put_object(bucket(), stray, "not a package", {}));
+    const std::string foreign = prefix_ + "/amzn/blobstore/0000/not-rpmirrors.rpm";
+    ASSERT_TRUE(client().put_object(bucket(), foreign, "the admin's", {}));
 
-    const CommandResult deleted = mirror("1.0", {"--delete"});
-    ASSERT_EQ(deleted.exit_code, 0) << deleted.out << deleted.err;
-    const auto objects = all_objects();
-    EXPECT_FALSE(objects.contains("amzn/al2023/core/guids/G1/x86_64/Packages/stray.rpm"));
-    // Every blob stays (2.0 lists those 1.0 does not), and the run says it kept them.
+    // Without --delete nothing goes; with it, while 1.0 is there, no blob goes either.
+    const CommandResult kept = mirror("2.0", {"--delete"});
+    ASSERT_EQ(kept.exit_code, 0) << kept.out << kept.err;
+    auto objects = all_objects();
+    EXPECT_FALSE(objects.contains("amzn/al2023/core/guids/G2/x86_64/Packages/stray.rpm"));
     for (const std::string& blob : blobs_) {
         EXPECT_TRUE(objects.contains("amzn/blobstore/" + blob)) << blob;
     }
-    const auto warnings = repo_report().at("warnings").dump();
-    EXPECT_NE(warnings.find("are not collected"), std::string::npos) << warnings;
+
+    // Release 1.0 dropped: its GUID directory removed from the bucket.
+    for (const auto& [key, listed] : objects) {
+        if (key.starts_with("amzn/al2023/core/guids/G1/")) {
+            ASSERT_TRUE(client().delete_object(bucket(), prefix_ + "/" + key));
+        }
+    }
+    const CommandResult collected = mirror("2.0", {"--delete"});
+    ASSERT_EQ(collected.exit_code, 0) << collected.out << collected.err;
+    objects = all_objects();
+    const std::set<std::string> listed(released_["2.0"].begin(), released_["2.0"].end());
+    for (const std::string& blob : blobs_) {
+        EXPECT_EQ(objects.contains("amzn/blobstore/" + blob), listed.contains(blob)) << blob;
+    }
+    EXPECT_TRUE(objects.contains("amzn/blobstore/0000/not-rpmirrors.rpm"));
+    EXPECT_EQ(repo_report().at("deleted").size(), blobs_.size() - listed.size())
+        << repo_report().dump();
+    EXPECT_EQ(dnf_lists("2.0").size(), released_["2.0"].size());
 }
 
 TEST_F(S3UpstreamLayout, AnHrefClimbingAboveTheLayoutRootIsRefusedBeforeAnythingIsStored) {
