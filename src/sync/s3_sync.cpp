@@ -163,9 +163,6 @@ Result<void> S3Destination::load() {
         return tl::unexpected(std::move(listing.error()));
     }
     listing_ = std::move(*listing);
-    if (root_prefix_ != location_.prefix) {
-        load_layout_records();
-    }
     store::S3SyncView view;
     view.listing = &listing_;
     view.state = &state_;
@@ -333,6 +330,11 @@ std::vector<std::size_t> S3Destination::missing(std::span<const S3Package> packa
         const S3Package& package = packages[item];
         if (recorded(package, state_.objects) != nullptr) {
             continue;
+        }
+        // The other releases' records, read once, only when a package is not this one's.
+        if (!layout_records_loaded_ && root_prefix_ != location_.prefix) {
+            load_layout_records();
+            layout_records_loaded_ = true;
         }
         if (const s3::StoredObject* shared = recorded(package, layout_records_)) {
             state_.objects[package.key] = *shared;

@@ -190,7 +190,9 @@ class S3Destination {
                   S3Spool spool, const std::filesystem::path& layout_path);
     Result<void> store_state();
     // --upstream-layout: reads the state of every other repository beneath the layout root
-    // (one GET each) into layout_records_. Best effort: one that cannot be read is skipped.
+    // (one GET each) into layout_records_, on the first package missing() does not find in
+    // this repository's own state (never on a no-op). Best effort: one that cannot be read is
+    // skipped.
     void load_layout_records();
     struct UploadPool;
 
@@ -210,6 +212,7 @@ class S3Destination {
     // --upstream-layout: what the other repositories of the layout recorded, by key relative to
     // this one ("../../blobstore/…").
     std::map<std::string, s3::StoredObject> layout_records_;
+    bool layout_records_loaded_ = false;
     std::uint64_t pool_requests_ = 0;
     std::set<std::string> uploaded_now_;  // keys this run uploaded (with --s3-acl's ACL)
     std::string check_keys_;              // --gpgcheck: check_signatures' key ids
