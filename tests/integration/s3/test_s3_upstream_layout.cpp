@@ -96,13 +96,8 @@ class S3UpstreamLayout : public S3SyncTest {
     // mirror.list: the packages' locations, sorted.
     std::vector<std::string> dnf_lists(const std::string& releasever) {
         const fs::path work = tmp_ / ("dnf-" + releasever + "-" + std::to_string(++dnf_runs_));
-        std::vector<std::string> argv = isolated_dnf(work);
-        TempDir::write_at(work / "reposd" / "m.repo",
-                          "[m]\nname=mirror\nmirrorlist=" + mirror_url() +
-                              "al2023/core/mirrors/$releasever/x86_64/mirror.list\ngpgcheck=0\n");
-        argv.insert(argv.end(),
-                    {"--releasever=" + releasever, "repoquery", "-a", "--qf", "%{location}"});
-        const CommandResult query = run_to_end(argv, tmp_ / "logs");
+        const CommandResult query =
+            dnf_query_locations(work, mirror_url(), releasever, tmp_ / "logs");
         EXPECT_EQ(query.exit_code, 0) << query.out << query.err;
         std::vector<std::string> locations = lines_of(query.out);
         std::sort(locations.begin(), locations.end());
@@ -124,10 +119,7 @@ class S3UpstreamLayout : public S3SyncTest {
     // fetched through the blobstore, by name.
     std::set<std::string> dnf_downloads(const std::string& releasever) {
         const fs::path work = tmp_ / ("get-" + releasever + "-" + std::to_string(++dnf_runs_));
-        std::vector<std::string> argv = isolated_dnf(work);
-        TempDir::write_at(work / "reposd" / "m.repo",
-                          "[m]\nname=mirror\nmirrorlist=" + mirror_url() +
-                              "al2023/core/mirrors/$releasever/x86_64/mirror.list\ngpgcheck=0\n");
+        std::vector<std::string> argv = dnf_through_mirror_list(work, mirror_url());
         argv.insert(argv.end(),
                     {"--releasever=" + releasever, "--disableplugin=*", "--enableplugin=download",
                      "download", "--destdir=" + (work / "out").string()});

@@ -59,4 +59,29 @@ inline std::filesystem::path make_release(const std::filesystem::path& upstream,
     return out;
 }
 
+// dnf, isolated under `work`, with the one repository "m" read through the mirror.list of the
+// Amazon-shaped mirror whose root is at `mirror_url` (ending in '/'); the caller adds
+// --releasever and a command.
+inline std::vector<std::string> dnf_through_mirror_list(const std::filesystem::path& work,
+                                                        const std::string& mirror_url) {
+    std::vector<std::string> argv = isolated_dnf(work);
+    std::filesystem::create_directories(work / "log");
+    TempDir::write_at(work / "reposd" / "m.repo",
+                      "[m]\nname=mirror\nmirrorlist=" + mirror_url +
+                          "al2023/core/mirrors/$releasever/x86_64/mirror.list\ngpgcheck=0\n");
+    return argv;
+}
+
+// `dnf repoquery -a` of release `releasever` through that mirror.list: the result, its stdout
+// the packages' locations (one per line).
+inline CommandResult dnf_query_locations(const std::filesystem::path& work,
+                                         const std::string& mirror_url,
+                                         const std::string& releasever,
+                                         const std::filesystem::path& logs) {
+    std::vector<std::string> argv = dnf_through_mirror_list(work, mirror_url);
+    argv.insert(argv.end(),
+                {"--releasever=" + releasever, "repoquery", "-a", "--qf", "%{location}"});
+    return run_to_end(argv, logs);
+}
+
 }  // namespace rpmirror::test

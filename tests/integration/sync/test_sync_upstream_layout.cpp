@@ -86,13 +86,8 @@ class UpstreamLayout : public SyncFixture {
     // `dnf repoquery -a` of release `releasever` through the mirror's own mirror.list.
     std::vector<std::string> dnf_lists(const std::string& releasever) {
         const fs::path work = tmp_ / ("dnf-" + releasever + "-" + std::to_string(++dnf_runs_));
-        std::vector<std::string> argv = isolated_dnf(work);
-        TempDir::write_at(work / "reposd" / "m.repo",
-                          "[m]\nname=mirror\nmirrorlist=" + mirror_server_->url("/") +
-                              "al2023/core/mirrors/$releasever/x86_64/mirror.list\ngpgcheck=0\n");
-        argv.insert(argv.end(),
-                    {"--releasever=" + releasever, "repoquery", "-a", "--qf", "%{location}"});
-        const CommandResult query = run_to_end(argv, tmp_ / "logs");
+        const CommandResult query =
+            dnf_query_locations(work, mirror_server_->url("/"), releasever, tmp_ / "logs");
         EXPECT_EQ(query.exit_code, 0) << query.out << query.err;
         std::vector<std::string> locations = lines_of(query.out);
         std::sort(locations.begin(), locations.end());
@@ -112,11 +107,7 @@ class UpstreamLayout : public SyncFixture {
         }
         EXPECT_FALSE(nevra.empty()) << "release " << releasever << " lists no installable package";
         const fs::path work = tmp_ / ("install-" + releasever + "-" + std::to_string(++dnf_runs_));
-        std::vector<std::string> argv = isolated_dnf(work);
-        fs::create_directories(work / "log");
-        TempDir::write_at(work / "reposd" / "m.repo",
-                          "[m]\nname=mirror\nmirrorlist=" + mirror_server_->url("/") +
-                              "al2023/core/mirrors/$releasever/x86_64/mirror.list\ngpgcheck=0\n");
+        std::vector<std::string> argv = dnf_through_mirror_list(work, mirror_server_->url("/"));
         argv.insert(argv.end(),
                     {"--releasever=" + releasever, "--disableplugin=*", "install", "--downloadonly",
                      "--installroot", (work / "root").string(), "--setopt=keepcache=1", nevra});
