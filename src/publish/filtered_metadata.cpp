@@ -352,9 +352,15 @@ Result<Rewritten> write_record(const std::filesystem::path& stage_dir, int dir_f
     if (fs::rename_at(dir_fd, temporary, name) != 0) {
         return make_errno_error("cannot rename to " + name, shown, errno);
     }
+    // Its checksum cached as the downloader caches a record it fetched (rpmirror wrote every
+    // byte): a later verify finds the entry instead of writing one, which would change the
+    // file's ctime and make the next sync no no-op.
+    const UniqueFd written(::openat(dir_fd, name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
     struct stat st {};
-    if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    if (written && ::fstat(written.get(), &st) == 0) {
         record.timestamp = st.st_mtim.tv_sec;
+        (void)write_cached_digest(written.get(), st, record.checksum.type, record.checksum.hex,
+                                  true);
     }
     return rewritten;
 }

@@ -3,7 +3,9 @@
 // it lists; the package set equals what createrepo_c over the mirrored files gives. Without a
 // filter, or with --upstream-metadata, the metadata is upstream's byte for byte. A rewritten
 // repomd.xml is signed with --sign-key or published without repomd.xml.asc.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <regex>
@@ -12,7 +14,10 @@
 #include <vector>
 
 #include "integration/sync/sync_fixture.hpp"
+#include "rpmirror/checksum.hpp"
+#include "rpmirror/metadata.hpp"
 #include "support/signing.hpp"
+#include "util/unique_fd.hpp"
 
 namespace rpmirror::test {
 namespace {
@@ -170,6 +175,27 @@ TEST_F(FilteredMetadata, ArchFilterPublishesExactlyTheMirroredPackagesAndANextRu
     const CommandResult unfiltered = mirror({});
     ASSERT_EQ(unfiltered.exit_code, 0) << unfiltered.out << unfiltered.err;
     EXPECT_EQ(tree_digests(repo() / "repodata"), tree_digests(upstream_ / "repodata"));
+}
+
+// A record rpmirror rewrote carries its checksum-cache entry, as one it downloaded does: a
+// `rpmirror verify` run later (beyond the cache's racy window) then writes no entry, which would
+// change the record's ctime and make the next sync no no-op.
+TEST_F(FilteredMetadata, RewrittenRecordsCarryTheirChecksumCacheEntry) {
+    const CommandResult synced = mirror({"-a", "x86_64,noarch"});
+    ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    auto repomd = parse_repomd(read_file(repo() / "repodata" / "repomd.xml"), "repomd.xml");
+    ASSERT_TRUE(repomd) << repomd.error().to_string();
+    std::size_t cached = 0;
+    for (const RepomdRecord& record : repomd->records) {
+        const std::filesystem::path file = repo() / record.location_href;
+        const UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+        struct stat st {};
+        ASSERT_TRUE(fd && ::fstat(fd.get(), &st) == 0) << file;
+        const auto digest = read_cached_digest(fd.get(), st, record.checksum.type);
+        EXPECT_EQ(digest.value_or("none"), record.checksum.hex) << file;
+        cached += digest ? 1 : 0;
+    }
+    EXPECT_GE(cached, 3U);  // primary, filelists, other at least
 }
 
 TEST_F(FilteredMetadata, NewestOnlyWithAnExcludeListsOnlyWhatIsMirrored) {
