@@ -86,7 +86,10 @@ Result<void> S3Store::ready_packages() {
     // the objects go back to "private" (S3 cannot restore "the bucket's default" to an object).
     const std::string acl = view.acl.empty() ? std::string("private") : view.acl;
     for (const auto& [key, object] : state.objects) {
-        if (view.stored_now->contains(key) || !view.listing->contains(key)) {
+        // Not a blob beyond the repository (--upstream-layout): it keeps the ACL of the release
+        // that stored it, which other releases serve too.
+        if (view.stored_now->contains(key) || !view.listing->contains(key) ||
+            key.starts_with("../")) {
             continue;
         }
         if (auto applied = client_.put_object_acl(repo_.bucket, repo_.key(key), acl); !applied) {

@@ -85,6 +85,9 @@ Result<void> RepoSync::sync_to_s3(const FetchedRepomd& repomd, MetadataStage& st
             }
             missing.clear();
             for (std::size_t item = 0; item < packages.size(); ++item) {
+                if (failed_targets_.contains(item)) {
+                    continue;  // a shared blob not replaced: failed already
+                }
                 packages[item].stored = !absent[item];
                 missing.push_back(item);
             }

@@ -184,15 +184,36 @@ void S3Destination::load_layout_records() {
         }
         const s3::S3Location tree{location_.bucket,
                                   location_.key(key.substr(0, key.size() - s3::kStateKey.size()))};
+        if (!tree.prefix.starts_with(root_prefix_)) {
+            continue;  // a key with ".." segments of its own: no tree of the layout
+        }
         auto state = s3::load_state(client_, tree);
-        if (!state || !*state || (*state)->acl != options_.s3_acl ||
-            (*state)->signatures_checked != state_.signatures_checked) {
+        if (!state) {
+            layout_unreadable_ = true;  // its blobs cannot be vouched for: none is replaced
             continue;
         }
+        if (!*state) {
+            continue;
+        }
+        // Shared only from a release whose packages were checked as this one's are; every
+        // record counts for what a blob holds.
+        const bool shareable = (*state)->signatures_checked == state_.signatures_checked;
         for (const auto& [relative, stored] : (*state)->objects) {
             const std::string full = tree.key(relative);
-            if (full.starts_with(root_prefix_)) {
-                layout_records_.emplace(s3::key_relative_to(location_, root_prefix_, full), stored);
+            if (!full.starts_with(root_prefix_)) {
+                continue;
+            }
+            const std::string mine = s3::key_relative_to(location_, root_prefix_, full);
+            const auto listed = listing_.find(mine);
+            const bool current =
+                listed != listing_.end() && s3::still_matches(stored, listed->second);
+            auto [it, inserted] =
+                layout_records_.try_emplace(mine, LayoutRecord{stored, shareable});
+            // A record of the object as it is now wins over a stale one.
+            if (!inserted && current &&
+                !(listed != listing_.end() &&
+                  s3::still_matches(it->second.object, listed->second))) {
+                it->second = LayoutRecord{stored, shareable};
             }
         }
     }
@@ -224,18 +245,30 @@ Result<std::vector<std::string>> S3Destination::collect_layout_blobs(
     }
     s3::MirrorState catalogue = *loaded ? std::move(**loaded) : s3::MirrorState{};
     // Keys relative to the root, and back.
-    const auto below_root = [this](std::string_view key) {
-        return location_.key(key).substr(root_prefix_.size());
+    // nullopt for a key with ".." segments of its own, which climbs above the root.
+    const auto below_root = [this](std::string_view key) -> std::optional<std::string> {
+        const std::string full = location_.key(key);
+        if (!full.starts_with(root_prefix_)) {
+            return std::nullopt;
+        }
+        return full.substr(root_prefix_.size());
     };
     for (const std::string& key : uploaded_now_) {
         const auto stored = state_.objects.find(key);
-        if (is_layout_blob(key) && stored != state_.objects.end()) {
-            catalogue.objects[below_root(key)] = stored->second;
+        const auto blob = below_root(key);
+        if (is_layout_blob(key) && stored != state_.objects.end() && blob) {
+            catalogue.objects[*blob] = stored->second;
         }
     }
     std::vector<std::string> removed;
     const std::size_t catalogued = catalogue.objects.size();
     if (collect && !catalogue.objects.empty()) {
+        // The root as it is now (other releases may have been published since load()).
+        auto fresh = s3::list_mirror_within(client_, location_, root_prefix_);
+        if (!fresh) {
+            return tl::unexpected(std::move(fresh.error()));
+        }
+        listing_ = std::move(*fresh);
         // Every package every repository beneath the root lists, relative to the root.
         std::set<std::string> referenced;
         std::optional<Error> doubt;
@@ -245,7 +278,11 @@ Result<std::vector<std::string>> S3Destination::collect_layout_blobs(
                 (key.size() > kIndex.size() && key[key.size() - kIndex.size() - 1] != '/')) {
                 continue;
             }
-            const std::string tree = below_root(key.substr(0, key.size() - kIndex.size()));
+            const auto below = below_root(key.substr(0, key.size() - kIndex.size()));
+            if (!below) {
+                continue;
+            }
+            const std::string& tree = *below;
             auto contents = read_s3_repo_contents(
                 s3::object_url(location_.bucket, root_prefix_ + tree), options_.s3);
             if (!contents) {
@@ -336,15 +373,25 @@ std::vector<std::size_t> S3Destination::missing(std::span<const S3Package> packa
             load_layout_records();
             layout_records_loaded_ = true;
         }
-        if (const s3::StoredObject* shared = recorded(package, layout_records_)) {
-            state_.objects[package.key] = *shared;
-            continue;
-        }
         const auto other = layout_records_.find(package.key);
         const auto listed = listing_.find(package.key);
+        if (other != layout_records_.end() && other->second.shareable) {
+            const std::map<std::string, s3::StoredObject> one{{package.key, other->second.object}};
+            if (const s3::StoredObject* shared = recorded(package, one)) {
+                state_.objects[package.key] = *shared;
+                continue;
+            }
+        }
+        // A blob beyond the repository that a release's state could not be read for: it may be
+        // another release's, and is not replaced.
+        if (conflicts != nullptr && layout_unreadable_ && package.key.starts_with("../") &&
+            listed != listing_.end() && other == layout_records_.end()) {
+            conflicts->push_back({item, "an object whose owner's state cannot be read"});
+            continue;
+        }
         if (conflicts != nullptr && other != layout_records_.end() && listed != listing_.end() &&
-            s3::still_matches(other->second, listed->second)) {
-            const s3::StoredObject& held = other->second;
+            s3::still_matches(other->second.object, listed->second)) {
+            const s3::StoredObject& held = other->second.object;
             if (package.size != kUnknownSize && held.size != package.size) {
                 conflicts->push_back({item, std::to_string(held.size) + " bytes"});
                 continue;
@@ -516,7 +563,11 @@ Result<std::vector<std::pair<std::size_t, Error>>> S3Destination::end_uploads() 
     // the file).
     std::vector<std::string> condemned;
     for (const std::size_t item : pool->removed) {
-        condemned.push_back(pool->packages[item].key);
+        // A blob beyond the repository (--upstream-layout) may be another release's: this
+        // release stops vouching for it, and the package fails, but the object stays.
+        if (!pool->packages[item].key.starts_with("../")) {
+            condemned.push_back(pool->packages[item].key);
+        }
         state_.objects.erase(pool->packages[item].key);
     }
     if (uploaded_any && check_keys_.empty()) {

@@ -117,7 +117,7 @@ class S3Destination {
 
     // Returns the indices of `packages` that are not in the store as the state describes them.
     // Under --upstream-layout, a package another repository beneath the layout root recorded
-    // (a shared blob) with the same checksum, ACL and signature check, and whose object is still
+    // (a shared blob) with the same checksum and signature check, and whose object is still
     // the one recorded, is not missing: it is recorded as this repository's too. One recorded
     // there with another checksum of the same type (or another size), and still as recorded,
     // is never replaced: its index goes to `conflicts` (when given) with what it holds, not to
@@ -211,8 +211,13 @@ class S3Destination {
     std::map<std::string, s3::ListedObject> listing_;
     // --upstream-layout: what the other repositories of the layout recorded, by key relative to
     // this one ("../../blobstore/…").
-    std::map<std::string, s3::StoredObject> layout_records_;
+    struct LayoutRecord {
+        s3::StoredObject object;
+        bool shareable = false;  // recorded by a release whose packages were checked as ours
+    };
+    std::map<std::string, LayoutRecord> layout_records_;
     bool layout_records_loaded_ = false;
+    bool layout_unreadable_ = false;  // a release's state could not be read
     std::uint64_t pool_requests_ = 0;
     std::set<std::string> uploaded_now_;  // keys this run uploaded (with --s3-acl's ACL)
     std::string check_keys_;              // --gpgcheck: check_signatures' key ids

@@ -119,6 +119,7 @@ class S3TreeFiles final : public TreeFiles {
             }
             auto now = destination_->store().stat(key);
             if (!now) {
+                forgotten_.clear();  // nothing removed: every record is kept
                 return tl::unexpected(std::move(now.error()));
             }
             if (*now && (*now)->size == stored.size && (*now)->version == stored.etag) {

@@ -7,6 +7,7 @@
 // an href climbing above the layout root is refused before anything is stored.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -16,6 +17,7 @@
 
 #include "integration/s3/s3_sync_fixture.hpp"
 #include "integration/sync/amazon_layout.hpp"
+#include "rpmirror/download.hpp"
 
 namespace rpmirror::test {
 namespace {
@@ -285,6 +287,33 @@ TEST_F(S3UpstreamLayout, ASharedBlobStoredWithOtherContentIsNeverReplacedAndTheP
     ASSERT_TRUE(after) << after.error().to_string();
     EXPECT_EQ(after->etag, before->etag);  // left as it was
     EXPECT_FALSE(all_objects().contains("amzn/al2023/core/guids/G2/x86_64/repodata/repomd.xml"));
+}
+
+}  // namespace
+}  // namespace rpmirror::test
+
+namespace rpmirror::test {
+namespace {
+
+// --s3-acl dropped on one release re-applies "private" to that release's own objects, never to
+// a blob other releases serve: anonymous clients of release 1.0 still read it.
+TEST_F(S3UpstreamLayout, AnAclChangeOnOneReleaseLeavesTheSharedBlobsAlone) {
+    ASSERT_EQ(mirror("1.0").exit_code, 0);
+    ASSERT_EQ(mirror("2.0").exit_code, 0);
+    const CommandResult private_run = run_to_end(
+        rpmirror_sync_argv({"-c", (tmp_ / "empty.conf").string(), "--reposdir",
+                            (tmp_ / "reposd").string(), "--repo", "amzn", "--releasever", "2.0",
+                            "-p", destination(), "--download-metadata", "--upstream-layout"}),
+        tmp_ / "logs");
+    ASSERT_EQ(private_run.exit_code, 0) << private_run.out << private_run.err;
+    // A blob both releases list, and 2.0's own repomd.xml, read anonymously over the gateway.
+    const std::string shared = released_["1.0"][4];
+    ASSERT_NE(std::find(released_["2.0"].begin(), released_["2.0"].end(), shared),
+              released_["2.0"].end());
+    EXPECT_TRUE(fetch_document(mirror_url() + "blobstore/" + shared, DownloadOptions{}));
+    EXPECT_FALSE(fetch_document(mirror_url() + "al2023/core/guids/G2/x86_64/repodata/repomd.xml",
+                                DownloadOptions{}));
+    EXPECT_EQ(dnf_lists("1.0").size(), released_["1.0"].size());
 }
 
 }  // namespace
