@@ -7,6 +7,10 @@ set_tests_properties(
   CrashSafety.SigkillAtEveryIoOperationOfThePlainRenamePublishKeepsEveryListedRecord
   CrashSafety.SigkillAtEveryIoOperationLeavesAVerifiedMirrorThatTheNextRunCompletes
   PROPERTIES COST 35)
-set_tests_properties(S3SyncTest.KillAtAnyStoreWriteNeverPublishesIncompleteMetadata
-                     PROPERTIES COST 40)
+set_tests_properties(
+  Points/S3KillTest.KillAtAnyStoreWriteNeverPublishesIncompleteMetadata/Replacing0of4
+  Points/S3KillTest.KillAtAnyStoreWriteNeverPublishesIncompleteMetadata/Replacing1of4
+  Points/S3KillTest.KillAtAnyStoreWriteNeverPublishesIncompleteMetadata/Replacing2of4
+  Points/S3KillTest.KillAtAnyStoreWriteNeverPublishesIncompleteMetadata/Replacing3of4
+  PROPERTIES COST 40)
 set_tests_properties(LibrepoAccelAbi.EveryTypeAndCacheStateAsLibrepo PROPERTIES COST 20)
