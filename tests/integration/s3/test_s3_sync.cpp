@@ -342,10 +342,11 @@ TEST_F(S3SyncTest, ChangingTheAclIsNoNoopAndReachesTheObjectsAlreadyThere) {
 // 110 s in one test without them).
 struct KillShard {
     bool replacing;  // a revision change (every write a point) or a first sync (sampled)
-    int shard;       // this test's points: point % shards == shard
+    int shard;       // this test's points: every shards-th kill point, from the shard-th
     int shards;
 };
 
+// Also the ctest names' suffix (tests/ctest_cost.cmake names the shards whole).
 void PrintTo(const KillShard& shard, std::ostream* out) {
     *out << (shard.replacing ? "replacing" : "first sync") << ", shard " << shard.shard << " of "
          << shard.shards;
