@@ -15,6 +15,7 @@
 #include <fmt/core.h>
 
 #include "command.hpp"
+#include "output.hpp"
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/checksum_list.hpp"
 
@@ -32,10 +33,6 @@ struct ChecksumArgs {
 };
 
 constexpr std::string_view kStdin = "-";
-
-void print_error(const Error& error) {
-    fmt::print(stderr, "rpmirror: {}\n", error.to_string());
-}
 
 // Prints `<hex>  <path>` for each file, in the order given. Returns the exit code.
 int print_digests(const ChecksumArgs& args, ChecksumType type, const VerifyOptions& options) {

@@ -141,7 +141,7 @@ Result<Side> resolve_side(const SideSpec& spec, Syncer& syncer) {
     return Side{spec.argument, spec.argument, std::nullopt};
 }
 
-int usage_error(const std::string& message) {
+int diff_usage_error(const std::string& message) {
     fmt::print(stderr, "rpmirror: diff: {}\n", message);
     return kExitUsage;
 }
@@ -155,7 +155,7 @@ std::filesystem::path snapshot_base(const DiffArgs& args) {
 std::variant<std::pair<SideSpec, SideSpec>, int> choose_sides(const DiffArgs& args) {
     if (args.repo_id.empty()) {
         if (args.locations.size() != 2) {
-            return usage_error(
+            return diff_usage_error(
                 "give two repositories (OLD NEW: directories or URLs), or --repo ID to compare "
                 "a mirror with its upstream");
         }
@@ -164,21 +164,21 @@ std::variant<std::pair<SideSpec, SideSpec>, int> choose_sides(const DiffArgs& ar
             SideSpec{args.locations[1], std::nullopt, snapshot_base(args), s3_overrides(args.s3)}};
     }
     if (args.locations.size() > 1) {
-        return usage_error("with --repo, give at most one repository (the old side)");
+        return diff_usage_error("with --repo, give at most one repository (the old side)");
     }
     auto loaded =
         load_repo_sources(args.sources, args.quiet ? ConfigNoise::Quiet : ConfigNoise::Normal);
     if (!loaded) {
-        return usage_error(loaded.error().to_string());
+        return diff_usage_error(loaded.error().to_string());
     }
     const std::vector<std::string> patterns{args.repo_id};
     auto selected = select_repos(std::move(*loaded), patterns);
     if (!selected) {
-        return usage_error(selected.error().to_string());
+        return diff_usage_error(selected.error().to_string());
     }
     if (selected->size() != 1) {
-        return usage_error(fmt::format("--repo '{}' matches {} repositories; name one",
-                                       args.repo_id, selected->size()));
+        return diff_usage_error(fmt::format("--repo '{}' matches {} repositories; name one",
+                                            args.repo_id, selected->size()));
     }
     RepoConfig& repo = selected->front();
     const std::string old_side =

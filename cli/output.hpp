@@ -5,7 +5,16 @@
 #include <fstream>
 #include <string>
 
+#include <fmt/core.h>
+
+#include "rpmirror/error.hpp"
+
 namespace rpmirror::cli {
+
+// Prints "rpmirror: <error>" to stderr.
+inline void print_error(const Error& error) {
+    fmt::print(stderr, "rpmirror: {}\n", error.to_string());
+}
 
 // Writes a report (JSON) to `destination`: a file, or stdout iff it is "-".
 // Returns false iff the file cannot be written.

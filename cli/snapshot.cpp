@@ -52,10 +52,6 @@ void add_where_options(CLI::App& app, SnapshotWhere& where) {
     add_s3_options(app, where.s3, /*transfer=*/false);
 }
 
-void print_error(const Error& error) {
-    fmt::print(stderr, "rpmirror: {}\n", error.to_string());
-}
-
 // `writes`: the command adds snapshots or published names, so their trees may not overlap the
 // repository directory (rpmirror/overlap.hpp); list and remove still work on such a layout (an
 // older rpmirror made it), so that it can be cleaned up.

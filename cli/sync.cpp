@@ -105,10 +105,6 @@ bool invoked_as_reposync() {
     return false;
 }
 
-void print_error(const Error& error) {
-    fmt::print(stderr, "rpmirror: {}\n", error.to_string());
-}
-
 // --enablerepo and --disablerepo values in command-line order (comma lists split).
 std::vector<RepoSelection::Toggle> repo_toggles(const SyncArgs& args) {
     std::vector<RepoSelection::Toggle> toggles;

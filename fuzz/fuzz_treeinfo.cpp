@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "metadata/treeinfo.hpp"
 #include "rpmirror/metadata.hpp"
-#include "sync/tree.hpp"
 
 namespace {
 

@@ -5,14 +5,11 @@
 
 #include "rpmirror/audit.hpp"
 #include "rpmirror/report.hpp"
+#include "util/text.hpp"
 
 namespace rpmirror {
 
 namespace {
-
-std::string megabytes(std::uint64_t bytes) {
-    return fmt::format("{:.1f} MB", static_cast<double>(bytes) / 1e6);
-}
 
 std::string plural(std::size_t count, std::string_view noun) {
     return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
@@ -81,7 +78,7 @@ std::string format_audit_summary(const RepoAuditReport& report) {
     const std::string checked = fmt::format(
         "{} and {} checked, {} verified in {:.2f} s ({} from the checksum cache, {} hashed)",
         plural(report.packages, "package"), plural(report.metadata_files, "metadata file"),
-        report.verified, report.seconds, report.from_cache, megabytes(report.bytes_hashed));
+        report.verified, report.seconds, report.from_cache, text::megabytes(report.bytes_hashed));
     if (report.error) {
         return fmt::format("{}: FAILED: could not be audited completely ({} found); {}",
                            report.repo_id, plural(report.problems.size(), "problem"), checked);

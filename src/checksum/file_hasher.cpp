@@ -44,12 +44,9 @@ std::string file_kind(mode_t mode) {
                                         : "is a " + std::string(name) + ", not a regular file";
 }
 
-std::int64_t mtime_ns(const struct stat& st) {
-    return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
-}
-
 bool same_content_identity(const struct stat& before, const struct stat& after) {
-    return before.st_size == after.st_size && mtime_ns(before) == mtime_ns(after);
+    return before.st_size == after.st_size &&
+           fs::timespec_ns(before.st_mtim) == fs::timespec_ns(after.st_mtim);
 }
 
 // An open regular file and its fstat, or the error that prevented it.

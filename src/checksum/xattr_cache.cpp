@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "fs/beneath.hpp"
 #include "rpmirror/checksum.hpp"
 #include "util/text.hpp"
 
@@ -21,10 +22,6 @@ constexpr std::array<std::string_view, 2> kLibrepoPrefixes = {"user.librepo.chec
                                                               "user.Librepo.checksum."};
 // The prefix librepo 1.14 (dnf 4) reads and writes (librepo/xattr_internal.h).
 constexpr std::string_view kLibrepoWritePrefix = "user.Librepo.checksum.";
-
-std::int64_t mtime_ns(const struct stat& st) {
-    return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
-}
 
 // Returns the value of attribute `name` of `fd`, or nullopt iff it is absent or unreadable.
 std::optional<std::string> get_attribute(int fd, const std::string& name) {
@@ -78,7 +75,7 @@ std::optional<std::string> read_own_entry(int fd, const struct stat& st, Checksu
     if (!size || !mtime || !inode || !is_valid_hex_digest(type, hex)) {
         return std::nullopt;
     }
-    if (*size != static_cast<std::uint64_t>(st.st_size) || *mtime != mtime_ns(st) ||
+    if (*size != static_cast<std::uint64_t>(st.st_size) || *mtime != fs::timespec_ns(st.st_mtim) ||
         *inode != static_cast<std::uint64_t>(st.st_ino)) {
         return std::nullopt;
     }
@@ -92,7 +89,7 @@ std::optional<std::string> read_librepo_entry(int fd, const struct stat& st, Che
             continue;
         }
         const auto mtime = parse_integer<std::int64_t>(*mtime_text);
-        if (!mtime || *mtime != mtime_ns(st)) {
+        if (!mtime || *mtime != fs::timespec_ns(st.st_mtim)) {
             continue;
         }
         auto hex = get_attribute(fd, std::string(prefix) + std::string(checksum_type_name(type)));
@@ -106,8 +103,8 @@ std::optional<std::string> read_librepo_entry(int fd, const struct stat& st, Che
 bool is_racy(const struct stat& st) {
     struct timespec now {};
     ::clock_gettime(CLOCK_REALTIME, &now);
-    const std::int64_t now_ns = static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
-    return now_ns - mtime_ns(st) < kRacyWindowNs;
+    const std::int64_t now_ns = fs::timespec_ns(now);
+    return now_ns - fs::timespec_ns(st.st_mtim) < kRacyWindowNs;
 }
 
 // Records `hex` as librepo 1.14 does (lr_checksum_fd_compare): `user.Librepo.checksum.mtime` =
@@ -115,7 +112,7 @@ bool is_racy(const struct stat& st) {
 // dnf trusts the file without hashing it. Best effort.
 void write_librepo_entry(int fd, const struct stat& st, ChecksumType type, std::string_view hex) {
     const std::string mtime_key = std::string(kLibrepoWritePrefix) + "mtime";
-    const std::string mtime_text = std::to_string(mtime_ns(st));
+    const std::string mtime_text = std::to_string(fs::timespec_ns(st.st_mtim));
     if (get_attribute(fd, mtime_key) != mtime_text) {
         clear_librepo_entries(fd);
         if (::fsetxattr(fd, mtime_key.c_str(), mtime_text.data(), mtime_text.size(), 0) != 0) {
@@ -175,9 +172,10 @@ bool write_cached_digest(int fd, const struct stat& st, ChecksumType type, std::
     if (!trust_recent && is_racy(st) && !has_own_entry_of_another_type(fd, st, type)) {
         return false;
     }
-    const std::string entry = text::to_lower(
-        std::string(kOwnVersion) + ' ' + std::to_string(st.st_size) + ' ' +
-        std::to_string(mtime_ns(st)) + ' ' + std::to_string(st.st_ino) + ' ' + std::string(hex));
+    const std::string entry =
+        text::to_lower(std::string(kOwnVersion) + ' ' + std::to_string(st.st_size) + ' ' +
+                       std::to_string(fs::timespec_ns(st.st_mtim)) + ' ' +
+                       std::to_string(st.st_ino) + ' ' + std::string(hex));
     const std::string name = std::string(kOwnPrefix) + std::string(checksum_type_name(type));
     if (::fsetxattr(fd, name.c_str(), entry.data(), entry.size(), 0) != 0) {
         return false;

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/ini.hpp"
@@ -11,6 +12,9 @@
 #include "rpmirror/error.hpp"
 
 namespace rpmirror::config {
+
+// The section of global options: dnf.conf's [main], the jobs file's [main].
+inline constexpr std::string_view kMainSection = "main";
 
 // Error{BadInput} with subject `where.file` and the message "line N: `detail`" ("`detail`"
 // alone iff the line is 0: the whole file, or a command-line option).

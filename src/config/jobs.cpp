@@ -21,8 +21,6 @@
 namespace rpmirror {
 namespace {
 
-constexpr std::string_view kMainSection = "main";
-
 // Keys of [main] that configure the run, not a job (`destination` and `parallel` mean something
 // else in a job, see JobsConfig).
 constexpr std::string_view kMainKeys[] = {
@@ -270,7 +268,7 @@ Result<JobsConfig> load_jobs_config(const JobsLoadOptions& options,
     const config::IniSection* main_section = nullptr;
     for (const auto& [file, sections] : files) {
         for (const config::IniSection& section : sections) {
-            if (section.name != kMainSection) {
+            if (section.name != config::kMainSection) {
                 continue;
             }
             if (&file != &main_file) {
@@ -316,7 +314,7 @@ Result<JobsConfig> load_jobs_config(const JobsLoadOptions& options,
     std::vector<JobKeys> job_keys;
     for (const auto& [file, sections] : files) {
         for (const config::IniSection& section : sections) {
-            if (section.name == kMainSection) {
+            if (section.name == config::kMainSection) {
                 continue;
             }
             const ConfigLocation where{file, section.line};

@@ -47,8 +47,6 @@ Result<void> apply_value(RepoConfig& repo, const config::RepoOption& option, std
 
 namespace {
 
-constexpr std::string_view kMainSection = "main";
-
 const std::vector<std::filesystem::path> kDefaultReposdirs = {
     "/etc/yum.repos.d", "/etc/yum/repos.d", "/etc/distro.repos.d"};
 
@@ -187,7 +185,7 @@ Result<void> read_repo_sections(const std::vector<config::IniSection>& sections,
                                 std::vector<RepoConfig>& repos,
                                 std::vector<ConfigWarning>& warnings) {
     for (const config::IniSection& section : sections) {
-        if (section.name == kMainSection) {
+        if (section.name == config::kMainSection) {
             if (!is_main_config) {
                 warn(warnings, ConfigWarningKind::IgnoredKey, ConfigLocation{file, section.line},
                      "[main]",
@@ -359,7 +357,7 @@ Result<std::filesystem::path> variables_root(const ConfigSources& sources) {
             return tl::unexpected(std::move(sections.error()));
         }
         for (const config::IniSection& section : *sections) {
-            if (section.name != kMainSection) {
+            if (section.name != config::kMainSection) {
                 continue;
             }
             for (const config::IniEntry& entry : section.entries) {
@@ -436,7 +434,7 @@ Result<std::vector<RepoConfig>> load_repo_configs(const ConfigSources& sources,
         }
         const std::string file = config_file->string();
         for (const config::IniSection& section : *sections) {
-            if (section.name == kMainSection) {
+            if (section.name == config::kMainSection) {
                 if (auto read = read_main_section(section, file, vars, main, warnings); !read) {
                     return tl::unexpected(std::move(read.error()));
                 }

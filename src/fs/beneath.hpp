@@ -14,7 +14,9 @@
 
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -102,6 +104,11 @@ Result<Removal> remove_beneath(const std::filesystem::path& root,
 // removed; false when it is not there, not empty or not a directory, or cannot be removed.
 bool remove_empty_directory_beneath(const std::filesystem::path& root,
                                     const std::filesystem::path& relative);
+
+// `time` (a stat's st_mtim, st_ctim; a clock_gettime) in nanoseconds since the epoch.
+inline std::int64_t timespec_ns(const struct timespec& time) {
+    return static_cast<std::int64_t>(time.tv_sec) * 1'000'000'000 + time.tv_nsec;
+}
 
 // Returns "symlink", "directory", "FIFO", "socket", "device" for a non-regular `mode`.
 const char* file_kind_name(mode_t mode);

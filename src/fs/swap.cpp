@@ -22,10 +22,6 @@ namespace rpmirror::fs {
 
 namespace {
 
-struct DirCloser {
-    void operator()(DIR* dir) const { ::closedir(dir); }
-};
-
 bool flags_unsupported(int error) {
     return error == EINVAL || error == ENOTSUP || error == ENOSYS;
 }

@@ -9,14 +9,11 @@
 #include <vector>
 
 #include "fs/beneath.hpp"
+#include "util/unique_fd.hpp"
 
 namespace rpmirror::fs {
 
 namespace {
-
-struct DirCloser {
-    void operator()(DIR* dir) const { ::closedir(dir); }
-};
 
 // True iff the directory open as `dir_fd` is another tree: it holds its own
 // `repodata/repomd.xml` (another repository, or a complete snapshot). An lstat, so a symlinked

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "fs/beneath.hpp"
 #include "fs/durable.hpp"
 #include "fs/state.hpp"
 #include "plan/selection_json.hpp"
@@ -18,10 +19,6 @@ namespace rpmirror {
 namespace {
 
 constexpr int kStateVersion = 2;
-
-std::int64_t nanoseconds(const struct timespec& time) {
-    return static_cast<std::int64_t>(time.tv_sec) * 1'000'000'000 + time.tv_nsec;
-}
 
 }  // namespace
 
@@ -201,8 +198,8 @@ std::optional<SyncStateFile> stat_for_state(const std::filesystem::path& repo_di
 
 SyncStateFile state_file_of(std::filesystem::path relative_path, const struct ::stat& st) {
     return SyncStateFile{std::move(relative_path), static_cast<std::uint64_t>(st.st_size),
-                         nanoseconds(st.st_mtim), static_cast<std::uint64_t>(st.st_ino),
-                         nanoseconds(st.st_ctim)};
+                         fs::timespec_ns(st.st_mtim), static_cast<std::uint64_t>(st.st_ino),
+                         fs::timespec_ns(st.st_ctim)};
 }
 
 bool state_files_unchanged(const std::filesystem::path& repo_dir, const SyncState& state) {

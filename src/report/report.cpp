@@ -1,5 +1,6 @@
 // Summaries, problem lines, the JSON report and the terminal progress bar.
 #include "rpmirror/report.hpp"
+#include "util/text.hpp"
 
 #include <unistd.h>
 
@@ -10,13 +11,7 @@
 
 namespace rpmirror {
 
-namespace {
-
-std::string megabytes(std::uint64_t bytes) {
-    return fmt::format("{:.1f} MB", static_cast<double>(bytes) / 1e6);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::string format_dnf_number(double number) {
     constexpr std::string_view kSymbols = " kMGTPEZY";
@@ -108,14 +103,14 @@ std::string format_summary(const RepoSyncReport& report) {
     return fmt::format(
         "{}: downloaded {} files / {} in {:.1f} s at {:.1f} MB/s, kept {}, replaced {}, resumed "
         "{}, deleted {}, failed {}{}{}{}",
-        report.repo_id, report.downloaded, megabytes(report.bytes_downloaded), report.seconds, rate,
-        report.kept, report.replaced, report.resumed, report.deleted.size(), report.failures.size(),
-        report.metadata_published ? ", metadata published" : "",
+        report.repo_id, report.downloaded, text::megabytes(report.bytes_downloaded), report.seconds,
+        rate, report.kept, report.replaced, report.resumed, report.deleted.size(),
+        report.failures.size(), report.metadata_published ? ", metadata published" : "",
         report.zck_records == 0
             ? std::string()
             : fmt::format(", zchunk: {} record(s) by delta, {} fetched, {} not downloaded",
-                          report.zck_records, megabytes(report.zck_bytes_fetched),
-                          megabytes(report.zck_bytes_saved)),
+                          report.zck_records, text::megabytes(report.zck_bytes_fetched),
+                          text::megabytes(report.zck_bytes_saved)),
         report.linked == 0
             ? std::string()
             : fmt::format("; {} packages linked from other repositories ({:.1f} MiB not "
@@ -210,7 +205,7 @@ std::string format_progress_line(std::string_view label, std::uint64_t bytes_don
     return fmt::format("{} [{}{}] {:3.0f}% {} / {} files {} {:.1f} MB/s ETA {:.0f}s", label,
                        std::string(static_cast<std::size_t>(filled), '#'),
                        std::string(static_cast<std::size_t>(kWidth - filled), ' '), fraction * 100,
-                       megabytes(bytes_done), files_done, "done", rate / 1e6, eta);
+                       text::megabytes(bytes_done), files_done, "done", rate / 1e6, eta);
 }
 
 TerminalProgress::TerminalProgress(int fd, std::string label) : fd_(fd), label_(std::move(label)) {}

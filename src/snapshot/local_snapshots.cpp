@@ -74,8 +74,7 @@ Result<void> measure(SnapshotInfo& info) {
     if (::lstat(info.dir.c_str(), &dir_st) != 0) {
         return make_errno_error("cannot read", info.dir.string(), errno);
     }
-    info.created_ns =
-        static_cast<std::int64_t>(dir_st.st_mtim.tv_sec) * 1'000'000'000 + dir_st.st_mtim.tv_nsec;
+    info.created_ns = fs::timespec_ns(dir_st.st_mtim);
     std::error_code error;
     for (std::filesystem::recursive_directory_iterator it(info.dir, error), end;
          !error && it != end; it.increment(error)) {

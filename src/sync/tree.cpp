@@ -7,39 +7,15 @@
 
 #include <fmt/core.h>
 
-#include "config/ini.hpp"
-#include "fs/walk.hpp"
+#include "metadata/treeinfo.hpp"
 #include "rpmirror/metadata.hpp"
 #include "sync/repo_source.hpp"
 #include "sync/s3_sync.hpp"
 #include "sync/tree_files.hpp"
-#include "util/text.hpp"
 
 namespace rpmirror {
 
 namespace {
-
-constexpr std::string_view kTreeinfo = ".treeinfo";
-
-// `path` as a relative path inside the tree ("" for "." itself), or an error naming the line.
-Result<std::string> tree_path(std::string_view path, const std::string& name, std::size_t line,
-                              bool may_be_root) {
-    if (may_be_root) {
-        // A directory may be written with a trailing slash ("addons/HA/", "./").
-        while (path.size() > 1 && path.back() == '/') {
-            path.remove_suffix(1);
-        }
-        if (path == "." || path.empty()) {
-            return std::string();
-        }
-    }
-    auto relative = safe_relative_path(path, name);
-    if (!relative) {
-        return make_error(ErrorCode::BadInput,
-                          fmt::format("line {}: {}", line, relative.error().message), name);
-    }
-    return relative->generic_string();
-}
 
 // Adds the counts and lists of `part` (one repository of the tree) to `total`.
 void add_report(RepoSyncReport& total, RepoSyncReport part, const std::string& where) {
@@ -78,77 +54,6 @@ void add_report(RepoSyncReport& total, RepoSyncReport part, const std::string& w
 
 }  // namespace
 
-Result<TreeInfo> parse_treeinfo(std::string_view text, const std::string& name) {
-    auto sections = config::parse_ini(text, name);
-    if (!sections) {
-        return tl::unexpected(std::move(sections.error()));
-    }
-    TreeInfo tree;
-    std::set<std::string> seen_files;
-    std::set<std::string> seen_repositories;
-    bool named_any = false;
-    const auto add_repository = [&](std::string path) {
-        named_any = true;
-        if (seen_repositories.insert(path).second) {
-            tree.repositories.push_back(std::move(path));
-        }
-    };
-    for (const config::IniSection& section : *sections) {
-        const bool repository_section = section.name.starts_with("variant-") ||
-                                        section.name.starts_with("addon-") ||
-                                        section.name == "general";
-        for (const config::IniEntry& entry : section.entries) {
-            if (section.name == "checksums") {
-                const std::string& key = entry.written_key;
-                const std::size_t colon = entry.value.find(':');
-                auto type = colon == std::string::npos
-                                ? make_error(ErrorCode::BadInput, "no type", name)
-                                : parse_checksum_type(entry.value.substr(0, colon));
-                std::string digest =
-                    text::to_lower(colon == std::string::npos ? "" : entry.value.substr(colon + 1));
-                if (!type || !is_valid_hex_digest(*type, digest)) {
-                    return make_error(
-                        ErrorCode::BadInput,
-                        fmt::format("line {}: [checksums] {} = '{}' is not TYPE:HEX (e.g. "
-                                    "sha256:…)",
-                                    entry.line, key, entry.value),
-                        name);
-                }
-                auto path = tree_path(key, name, entry.line, false);
-                if (!path) {
-                    return tl::unexpected(std::move(path.error()));
-                }
-                // The tree's own .treeinfo and its repositories' metadata are published by their
-                // own rules, never written as images.
-                bool reserved = *path == kTreeinfo;
-                for (const auto& component : std::filesystem::path(*path)) {
-                    reserved = reserved || fs::is_metadata_dir_name(component.native());
-                }
-                if (reserved) {
-                    return make_error(ErrorCode::BadInput,
-                                      fmt::format("line {}: [checksums] {} names a file rpmirror "
-                                                  "publishes itself (.treeinfo, repodata/)",
-                                                  entry.line, key),
-                                      name);
-                }
-                if (seen_files.insert(*path).second) {
-                    tree.files.push_back({std::move(*path), *type, std::move(digest)});
-                }
-            } else if (repository_section && entry.key == "repository") {
-                auto path = tree_path(entry.value, name, entry.line, true);
-                if (!path) {
-                    return tl::unexpected(std::move(path.error()));
-                }
-                add_repository(std::move(*path));
-            }
-        }
-    }
-    if (!named_any) {
-        add_repository("");
-    }
-    return tree;
-}
-
 RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const SyncOptions& options,
                          const RepositorySync& sync_one, ProgressSink* progress,
                          std::stop_token stop) {
@@ -173,7 +78,7 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
     std::vector<std::string> tried;
     for (const std::string& url : source->base_urls) {
         auto fetched =
-            fetch_document(join_url(url, kTreeinfo), download_options, kMaxDocumentBytes, stop);
+            fetch_document(join_url(url, kTreeinfoName), download_options, kMaxDocumentBytes, stop);
         if (fetched) {
             text = std::move(*fetched);
             base = url;
@@ -190,7 +95,7 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
         report.metadata_unavailable = true;
         return report;
     }
-    auto tree = parse_treeinfo(text, join_url(base, kTreeinfo));
+    auto tree = parse_treeinfo(text, join_url(base, kTreeinfoName));
     if (!tree) {
         report.error = std::move(tree.error());
         return report;
@@ -198,7 +103,7 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
 
     // -u: the tree's own files, then each repository's URLs; nothing is written.
     if (options.urls_only) {
-        report.urls.push_back(join_url(base, kTreeinfo));
+        report.urls.push_back(join_url(base, kTreeinfoName));
         for (const TreeInfo::File& file : tree->files) {
             report.urls.push_back(join_url(base, file.path));
         }

@@ -4,6 +4,7 @@
 #include "sync/tree_files.hpp"
 
 #include "fs/durable.hpp"
+#include "metadata/treeinfo.hpp"
 #include "rpmirror/checksum.hpp"
 #include "sync/catalogue.hpp"
 
@@ -11,7 +12,6 @@ namespace rpmirror {
 
 namespace {
 
-constexpr std::string_view kTreeinfo = ".treeinfo";
 // The catalogue (sync/catalogue.hpp) of the images a tree's syncs wrote.
 constexpr std::string_view kImagesCatalogue = ".treeinfo-images";
 
@@ -57,7 +57,7 @@ class LocalTreeFiles final : public TreeFiles {
     }
 
     Result<bool> publish(std::string_view text) override {
-        const std::filesystem::path published = root_ / kTreeinfo;
+        const std::filesystem::path published = root_ / kTreeinfoName;
         if (auto current = fs::read_file(published); current && *current == text) {
             return false;
         }

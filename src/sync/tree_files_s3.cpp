@@ -4,6 +4,7 @@
 // .treeinfo stored once everything it names is, through the sync's store.
 #include <fmt/core.h>
 
+#include "metadata/treeinfo.hpp"
 #include "rpmirror/checksum.hpp"
 #include "sync/events.hpp"
 #include "sync/s3_sync.hpp"
@@ -12,8 +13,6 @@
 namespace rpmirror {
 
 namespace {
-
-constexpr std::string_view kTreeinfo = ".treeinfo";
 
 class S3TreeFiles final : public TreeFiles {
   public:
@@ -101,10 +100,11 @@ class S3TreeFiles final : public TreeFiles {
         if (auto ready = destination_->store().ready_packages(); !ready) {
             return tl::unexpected(std::move(ready.error()));
         }
-        if (destination_->holds(std::string(kTreeinfo), hash_bytes(ChecksumType::Sha256, text))) {
+        if (destination_->holds(std::string(kTreeinfoName),
+                                hash_bytes(ChecksumType::Sha256, text))) {
             return false;
         }
-        if (auto written = destination_->store().write_document(kTreeinfo, text); !written) {
+        if (auto written = destination_->store().write_document(kTreeinfoName, text); !written) {
             return tl::unexpected(std::move(written.error()));
         }
         return true;
@@ -114,7 +114,7 @@ class S3TreeFiles final : public TreeFiles {
                                              std::vector<std::string>& warnings) override {
         std::vector<std::string> condemned;
         for (const auto& [key, stored] : destination_->state().objects) {
-            if (key == kTreeinfo || listed.contains(key)) {
+            if (key == kTreeinfoName || listed.contains(key)) {
                 continue;
             }
             auto now = destination_->store().stat(key);

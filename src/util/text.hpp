@@ -1,9 +1,12 @@
 // Small ASCII text helpers, one of each for the whole library (configuration, HTTP headers,
-// metadata, S3 settings): surrounding whitespace and case.
+// metadata, S3 settings): surrounding whitespace and case; sizes for people.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
+
+#include <fmt/core.h>
 
 namespace rpmirror::text {
 
@@ -32,6 +35,11 @@ inline std::string to_lower(std::string_view text) {
         }
     }
     return lower;
+}
+
+// `bytes` in decimal megabytes with one decimal ("12.3 MB").
+inline std::string megabytes(std::uint64_t bytes) {
+    return fmt::format("{:.1f} MB", static_cast<double>(bytes) / 1e6);
 }
 
 }  // namespace rpmirror::text

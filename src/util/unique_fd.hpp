@@ -1,11 +1,17 @@
 // Move-only owner of a file descriptor; closes it in the destructor.
 #pragma once
 
+#include <dirent.h>
 #include <unistd.h>
 
 #include <utility>
 
 namespace rpmirror {
+
+// The deleter of a std::unique_ptr<DIR, DirCloser> (opendir, fdopendir).
+struct DirCloser {
+    void operator()(DIR* dir) const { ::closedir(dir); }
+};
 
 class UniqueFd {
   public:

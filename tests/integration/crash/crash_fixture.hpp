@@ -26,9 +26,6 @@ namespace crash {
 
 namespace fs = std::filesystem;
 
-// Nothing rpmirror keeps for itself is in the mirror tree (its state lives in --state-dir).
-inline const std::set<std::string> kStateFile{};
-
 // Returns true iff `name` is a download in progress (".<name>.part").
 inline bool is_part_name(const std::string& name) {
     return name.size() > 5 && name.front() == '.' && name.ends_with(".part");
@@ -139,8 +136,7 @@ class CrashFixture : public SyncFixture {
 
         const CommandResult first = sync(args_for("old", template_));
         ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
-        ASSERT_EQ(tree_digests(template_ / "sample", crash::kStateFile),
-                  tree_digests(old_upstream_));
+        ASSERT_EQ(tree_digests(template_ / "sample", kStateFile), tree_digests(old_upstream_));
     }
 
     // The sync arguments for upstream revision `revision` ("old" or "new") into `mirror`.

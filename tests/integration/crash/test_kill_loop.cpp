@@ -145,8 +145,7 @@ TEST_F(CrashSafety, RunsKilledOneAfterTheOtherNeverCorruptTheMirrorAndARunComple
         expect_consistent(box, "kill #" + std::to_string(kills + 1) + " " + fault);
     }
     EXPECT_GE(kills, 5);
-    EXPECT_EQ(tree_digests(box / "mirror" / "sample", crash::kStateFile),
-              tree_digests(new_upstream_));
+    EXPECT_EQ(tree_digests(box / "mirror" / "sample", kStateFile), tree_digests(new_upstream_));
 }
 
 // SIGKILL while the fault server is in the middle of sending `trickled` (its body 512 bytes at a

@@ -105,8 +105,7 @@ TEST_F(LocalErrors, FullDiskFailsNamingTheFileKeepsTheOldMetadataAndARerunComple
     const std::size_t log_before = log_size(*server_);
     const CommandResult rerun = sync_with_fault("", args_for("new", box / "mirror"));
     EXPECT_EQ(rerun.exit_code, 0) << rerun.out << rerun.err;
-    EXPECT_EQ(tree_digests(box / "mirror" / "sample", crash::kStateFile),
-              tree_digests(new_upstream_));
+    EXPECT_EQ(tree_digests(box / "mirror" / "sample", kStateFile), tree_digests(new_upstream_));
     EXPECT_FALSE(uris_since(*server_, log_before).empty());
 }
 

@@ -63,4 +63,10 @@ std::string describe(const std::vector<Difference>& differences);
 // returned object holds "error" with the dumper's log, and the caller fails the test.
 nlohmann::json run_librepo(const nlohmann::json& manifest, const std::filesystem::path& scratch);
 
+// Text helpers of the corpora and comparisons: `text` with every `from` replaced by `to`;
+// `text` with a-z upper-cased; a JSON string's value ("" for anything else).
+std::string replace_all(std::string text, std::string_view from, std::string_view to);
+std::string upper(std::string text);
+std::string text_of(const nlohmann::json& value);
+
 }  // namespace rpmirror::test::differential

@@ -11,23 +11,6 @@ namespace {
 
 using D = Disagreement;
 
-std::string replace_all(std::string text, std::string_view from, std::string_view to) {
-    for (std::size_t at = text.find(from); at != std::string::npos;
-         at = text.find(from, at + to.size())) {
-        text.replace(at, from.size(), to);
-    }
-    return text;
-}
-
-std::string upper(std::string text) {
-    for (char& c : text) {
-        if (c >= 'a' && c <= 'z') {
-            c = static_cast<char>(c - 'a' + 'A');
-        }
-    }
-    return text;
-}
-
 RepomdCase quirk(std::string name, const std::function<void(RepomdSpec&)>& change,
                  std::set<Disagreement> expected = {}) {
     RepomdCase result{std::move(name), createrepo_like(), std::nullopt, std::move(expected)};

@@ -30,20 +30,6 @@ const std::string kRepomd =
     "<repomd xmlns=\"http://linux.duke.edu/metadata/repo\"><revision>1700000000</revision>"
     "</repomd>\n";
 
-std::string upper(std::string text) {
-    std::transform(text.begin(), text.end(), text.begin(),
-                   [](char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c; });
-    return text;
-}
-
-std::string replace_all(std::string text, std::string_view from, std::string_view to) {
-    for (std::size_t at = text.find(from); at != std::string::npos;
-         at = text.find(from, at + to.size())) {
-        text.replace(at, from.size(), to);
-    }
-    return text;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Metalink corpus
 
@@ -225,10 +211,6 @@ std::vector<MetalinkCase> metalink_cases() {
 
 // ---------------------------------------------------------------------------------------------
 // Metalink comparison
-
-std::string text_of(const json& value) {
-    return value.is_string() ? value.get<std::string>() : std::string();
-}
 
 // The hashes of a librepo version (main entry or alternate) that rpmirror knows, as rpmirror
 // keeps them: lowercase hex (the spelling's consequences show in the verdict).

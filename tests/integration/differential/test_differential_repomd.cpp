@@ -74,10 +74,6 @@ RpmirrorReading read_with_rpmirror(const std::string& document,
 // ---------------------------------------------------------------------------------------------
 // Comparison
 
-std::string text_of(const json& value) {
-    return value.is_string() ? value.get<std::string>() : std::string();
-}
-
 bool has_upper_hex(std::string_view text) {
     return std::any_of(text.begin(), text.end(), [](char c) { return c >= 'A' && c <= 'F'; });
 }

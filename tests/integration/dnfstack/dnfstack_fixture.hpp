@@ -34,8 +34,15 @@
 #include <vector>
 
 #include "integration/sync/sync_fixture.hpp"
+#include "rpmirror/librepo_accel.hpp"
 
 namespace rpmirror::test {
+
+// The librepo accelerator built beside the rpmirror binary under test.
+inline std::filesystem::path accel_library() {
+    return std::filesystem::path(rpmirror_binary()).parent_path() /
+           std::string(kLibrepoAccelLibraryName);
+}
 
 // The program a scenario runs as its "dnf reposync".
 enum class Reposync { Dnf, Rpmirror };

@@ -58,11 +58,6 @@ using QuarkToString = const char* (*)(std::uint32_t);
 using Free = void (*)(void*);
 using ErrorFree = void (*)(GErrorView*);
 
-std::filesystem::path accel_library() {
-    return std::filesystem::path(rpmirror_binary()).parent_path() /
-           std::string(kLibrepoAccelLibraryName);
-}
-
 // librepo's LrChecksumType values (librepo/checksum.h) of the six types, in rpmirror's order.
 constexpr int kLibrepoTypes[] = {1, 2, 3, 4, 5, 6};
 

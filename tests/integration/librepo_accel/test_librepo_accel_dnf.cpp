@@ -24,11 +24,6 @@ namespace {
 // How a run loads librepo's checksum code.
 enum class Checksums { Stock, Accelerated };
 
-std::filesystem::path accel_library() {
-    return std::filesystem::path(rpmirror_binary()).parent_path() /
-           std::string(kLibrepoAccelLibraryName);
-}
-
 // The number of lines of `text` that contain `needle`.
 std::size_t count_lines_with(const std::string& text, const std::string& needle) {
     const std::vector<std::string> lines = lines_of(text);

@@ -16,12 +16,6 @@
 namespace rpmirror::test {
 namespace {
 
-const std::string kTiny = "Packages/rpmirror-sample-tiny-1.0-1.noarch.rpm";
-const std::string kSmall = "Packages/rpmirror-sample-small-1.0-1.noarch.rpm";
-const std::string kMedium = "Packages/rpmirror-sample-medium-1.0-1.noarch.rpm";
-const std::string kDocs = "Packages/rpmirror-sample-docs-1.0-1.noarch.rpm";
-const std::string kData = "Packages/rpmirror-sample-data-1.0-1.noarch.rpm";
-
 class S3GpgcheckTest : public S3SyncTest {
   protected:
     void SetUp() override {
@@ -39,19 +33,20 @@ class S3GpgcheckTest : public S3SyncTest {
     // list, medium not at all, docs by the key that expired after it signed, data by the good
     // key with one payload byte changed afterwards (only the signature can tell); new metadata.
     void make_upstream_mixed() {
-        test_keys().sign_rpm(Signer::Good, upstream_ / kTiny);
-        test_keys().sign_rpm(Signer::Other, upstream_ / kSmall);
-        test_keys().sign_rpm(Signer::Expired, upstream_ / kDocs);
-        test_keys().sign_rpm(Signer::Good, upstream_ / kData);
-        std::string bytes = read_file(upstream_ / kData);
+        test_keys().sign_rpm(Signer::Good, upstream_ / kTinyHref);
+        test_keys().sign_rpm(Signer::Other, upstream_ / kSmallHref);
+        test_keys().sign_rpm(Signer::Expired, upstream_ / kDocsHref);
+        test_keys().sign_rpm(Signer::Good, upstream_ / kDataHref);
+        std::string bytes = read_file(upstream_ / kDataHref);
         bytes[bytes.size() - 100] = static_cast<char>(bytes[bytes.size() - 100] ^ 0x55);
-        TempDir::write_at(upstream_ / kData, bytes);
+        TempDir::write_at(upstream_ / kDataHref, bytes);
         recreate_repo(upstream_, "1704067200", tmp_ / "logs");
         revisions_ = {upstream_};
     }
 
     void make_upstream_signed() {
-        for (const std::string& package : {kTiny, kSmall, kMedium, kDocs, kData}) {
+        for (const std::string& package :
+             {kTinyHref, kSmallHref, kMediumHref, kDocsHref, kDataHref}) {
             test_keys().sign_rpm(Signer::Good, upstream_ / package);
         }
         recreate_repo(upstream_, "1704067200", tmp_ / "logs");
@@ -96,10 +91,10 @@ TEST_F(S3GpgcheckTest, PackagesWithAVerdictAgainstThemNeverReachTheBucket) {
     const CommandResult result = sync(checked());
     EXPECT_EQ(result.exit_code, 1) << result.err;
     const auto listed = objects();
-    EXPECT_TRUE(listed.contains(kTiny));
+    EXPECT_TRUE(listed.contains(kTinyHref));
     // Signed by a key that expired after it signed: no verdict, uploaded (and an error).
-    EXPECT_TRUE(listed.contains(kDocs));
-    for (const std::string& removed : {kSmall, kMedium, kData}) {
+    EXPECT_TRUE(listed.contains(kDocsHref));
+    for (const std::string& removed : {kSmallHref, kMediumHref, kDataHref}) {
         EXPECT_FALSE(listed.contains(removed)) << removed;
     }
     EXPECT_NE(line_for(result.err, "rpmirror-sample-medium-1.0-1.noarch")
@@ -130,7 +125,7 @@ TEST_F(S3GpgcheckTest, StoredPackagesAreJudgedOnceAndNeverUploadedAgain) {
     make_upstream_mixed();
     ASSERT_EQ(sync({"--download-metadata"}).exit_code, 0);
     const auto before = objects();
-    ASSERT_TRUE(before.contains(kMedium));
+    ASSERT_TRUE(before.contains(kMediumHref));
     auto published = client().get_object(bucket(), key("repodata/repomd.xml"));
     ASSERT_TRUE(published) << published.error().to_string();
 
@@ -138,9 +133,9 @@ TEST_F(S3GpgcheckTest, StoredPackagesAreJudgedOnceAndNeverUploadedAgain) {
     EXPECT_EQ(result.exit_code, 1) << result.err;
     const auto after = objects();
     // Kept as they were (same ETag: not uploaded again), or deleted on a verdict.
-    EXPECT_EQ(after.at(kTiny).etag, before.at(kTiny).etag);
-    EXPECT_EQ(after.at(kDocs).etag, before.at(kDocs).etag);
-    for (const std::string& removed : {kSmall, kMedium, kData}) {
+    EXPECT_EQ(after.at(kTinyHref).etag, before.at(kTinyHref).etag);
+    EXPECT_EQ(after.at(kDocsHref).etag, before.at(kDocsHref).etag);
+    for (const std::string& removed : {kSmallHref, kMediumHref, kDataHref}) {
         EXPECT_FALSE(after.contains(removed)) << removed;
     }
     EXPECT_NE(result.err.find("Removing rpmirror-sample-small-1.0-1.noarch.rpm: "),
@@ -157,7 +152,7 @@ TEST_F(S3GpgcheckTest, StoredPackagesAreJudgedOnceAndNeverUploadedAgain) {
     EXPECT_EQ(*still, *published);
     auto state = s3::load_state(client(), s3::S3Location{bucket(), prefix_ + "/sample/"});
     ASSERT_TRUE(state && *state);
-    EXPECT_FALSE((*state)->objects.contains(kSmall));
+    EXPECT_FALSE((*state)->objects.contains(kSmallHref));
     EXPECT_EQ((*state)->signatures_checked, "");
 }
 
@@ -181,12 +176,12 @@ TEST_F(S3GpgcheckTest, ACheckedMirrorIsANoopAndItsCheckedPackagesAreNotFetchedAg
     ASSERT_EQ(revised.exit_code, 0) << revised.err;
     EXPECT_EQ(package_requests().size(), 5u);
     EXPECT_EQ(repo_report().at("kept").get<std::size_t>(), 5u);
-    EXPECT_EQ(objects().at(kTiny).etag, objects_before.at(kTiny).etag);
+    EXPECT_EQ(objects().at(kTinyHref).etag, objects_before.at(kTinyHref).etag);
     expect_published_complete("after the new revision");
 
     // A run without --gpgcheck that uploads a package leaves the state unvouched: the next
     // checked run judges every package again.
-    ASSERT_TRUE(client().delete_object(bucket(), key(kTiny)));
+    ASSERT_TRUE(client().delete_object(bucket(), key(kTinyHref)));
     ASSERT_EQ(sync({"--download-metadata"}).exit_code, 0);
     const std::size_t served = package_requests().size();
     const CommandResult rechecked = sync(checked());

@@ -14,9 +14,6 @@
 namespace rpmirror::test {
 namespace {
 
-const std::string kData = "Packages/rpmirror-sample-data-1.0-1.noarch.rpm";
-const std::string kTiny = "Packages/rpmirror-sample-tiny-1.0-1.noarch.rpm";
-
 class S3RepairTest : public S3SyncTest {
   protected:
     CommandResult verify(std::vector<std::string> extra) {
@@ -32,8 +29,8 @@ class S3RepairTest : public S3SyncTest {
             sync({"--download-metadata", "--setopt=sample.excludepkgs=rpmirror-sample-data"});
         ASSERT_EQ(synced.exit_code, 0) << synced.err;
         const auto listed = objects();
-        ASSERT_FALSE(listed.contains(kData));
-        ASSERT_TRUE(listed.contains(kTiny));
+        ASSERT_FALSE(listed.contains(kDataHref));
+        ASSERT_TRUE(listed.contains(kTinyHref));
     }
 };
 
@@ -51,14 +48,14 @@ TEST_F(S3RepairTest, ARepairOfAFilteredMirrorKeepsItFiltered) {
     auto published = client().get_object(bucket(), key("repodata/repomd.xml"));
     ASSERT_TRUE(published) << published.error().to_string();
     ASSERT_NE(*published, read_file(upstream_ / "repodata" / "repomd.xml"));
-    ASSERT_TRUE(client().delete_object(bucket(), key(kTiny)));
+    ASSERT_TRUE(client().delete_object(bucket(), key(kTinyHref)));
 
     const CommandResult repaired = verify({"--repair", "--repofrompath", "sample," + repo_url_});
     EXPECT_EQ(repaired.exit_code, 0) << repaired.out << repaired.err;
     EXPECT_NE(repaired.out.find("sample: after repair: OK"), std::string::npos) << repaired.out;
     const auto listed = objects();
-    EXPECT_TRUE(listed.contains(kTiny)) << "the missing package was not uploaded again";
-    EXPECT_FALSE(listed.contains(kData)) << "the repair uploaded what the selection leaves out";
+    EXPECT_TRUE(listed.contains(kTinyHref)) << "the missing package was not uploaded again";
+    EXPECT_FALSE(listed.contains(kDataHref)) << "the repair uploaded what the selection leaves out";
     // The published metadata is still the filtered mirror's: it lists exactly what is there.
     auto republished = client().get_object(bucket(), key("repodata/repomd.xml"));
     ASSERT_TRUE(republished) << republished.error().to_string();
@@ -81,18 +78,18 @@ TEST_F(S3RepairTest, ARepairedPublicFilteredSignedMirrorStaysAllThree) {
               "public-read", "--sign-key", test_keys().key_id(Signer::Good)});
     ASSERT_EQ(synced.exit_code, 0) << synced.err;
     ASSERT_TRUE(objects().contains("repodata/repomd.xml.asc"));
-    ASSERT_TRUE(client().delete_object(bucket(), key(kTiny)));
+    ASSERT_TRUE(client().delete_object(bucket(), key(kTinyHref)));
 
     const CommandResult repaired = verify({"--repair", "--repofrompath", "sample," + repo_url_});
     ::unsetenv("GNUPGHOME");
     ASSERT_EQ(repaired.exit_code, 0) << repaired.out << repaired.err;
     const auto listed = objects();
-    EXPECT_FALSE(listed.contains(kData));
+    EXPECT_FALSE(listed.contains(kDataHref));
     ASSERT_TRUE(listed.contains("repodata/repomd.xml.asc")) << repaired.out << repaired.err;
 
     // Public: anonymous GETs of the re-uploaded package and of the new index.
     const std::string base = cluster().endpoint() + "/" + bucket() + "/" + key("");
-    for (const std::string& relative : {kTiny, std::string("repodata/repomd.xml")}) {
+    for (const std::string& relative : {kTinyHref, std::string("repodata/repomd.xml")}) {
         const CommandResult status =
             run_to_end({"curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", base + relative},
                        tmp_ / "logs");

@@ -12,8 +12,6 @@
 namespace rpmirror::test {
 namespace {
 
-const std::string kTiny = "Packages/rpmirror-sample-tiny-1.0-1.noarch.rpm";
-
 class S3SnapshotTest : public S3SyncTest {
   protected:
     CommandResult snapshot(const std::string& action, std::vector<std::string> extra) {
@@ -39,7 +37,7 @@ class S3SnapshotTest : public S3SyncTest {
 
     // Upstream without the tiny package: revision "2".
     void drop_tiny_upstream() {
-        std::filesystem::remove(upstream_ / kTiny);
+        std::filesystem::remove(upstream_ / kTinyHref);
         recreate_repo(upstream_, "2", tmp_ / "logs");
     }
 };
@@ -76,7 +74,8 @@ TEST_F(S3SnapshotTest, SyncSnapshotCopiesTheMirrorInsideTheStore) {
 
     // What an interrupted creation left (objects, no manifest) is no snapshot, and the next
     // creation removes it.
-    ASSERT_TRUE(client().put_object(bucket(), prefix_ + "/snapshots/sample/half/" + kTiny, "x"));
+    ASSERT_TRUE(
+        client().put_object(bucket(), prefix_ + "/snapshots/sample/half/" + kTinyHref, "x"));
     const CommandResult listed = snapshot("list", {"--json"});
     ASSERT_EQ(listed.exit_code, 0) << listed.err;
     const auto json = nlohmann::json::parse(listed.out);
@@ -110,7 +109,7 @@ TEST_F(S3SnapshotTest, PublishedNameSwitchesAndKeepSnapshotsNeverRemovesAPublish
     const CommandResult published = snapshot("publish", {"one", "--as", "prod"});
     ASSERT_EQ(published.exit_code, 0) << published.err;
     EXPECT_EQ(body_of("published/prod/sample/repodata/repomd.xml"), index_one);
-    EXPECT_TRUE(objects_under("published/prod/sample/").contains(kTiny));
+    EXPECT_TRUE(objects_under("published/prod/sample/").contains(kTinyHref));
 
     // diff reads snapshots, published names and mirrors in the bucket.
     const CommandResult diffed = run_to_end({rpmirror_binary(), "diff", "-p", destination(),
@@ -147,7 +146,7 @@ TEST_F(S3SnapshotTest, PublishedNameSwitchesAndKeepSnapshotsNeverRemovesAPublish
     const std::string index_three = body_of("published/prod/sample/repodata/repomd.xml");
     EXPECT_EQ(index_three, index_two);
     const auto prod = objects_under("published/prod/sample/");
-    EXPECT_FALSE(prod.contains(kTiny));
+    EXPECT_FALSE(prod.contains(kTinyHref));
     auto parsed = parse_repomd(index_three, "repomd.xml");
     ASSERT_TRUE(parsed);
     for (const RepomdRecord& record : parsed->records) {
@@ -167,10 +166,10 @@ TEST_F(S3SnapshotTest, PublishedNameSwitchesAndKeepSnapshotsNeverRemovesAPublish
 
 TEST_F(S3SnapshotTest, AMirrorChangedSinceItsSyncIsRefusedAndNothingIsWritten) {
     ASSERT_EQ(sync({"--download-metadata"}).exit_code, 0);
-    ASSERT_TRUE(client().put_object(bucket(), key(kTiny), "not the package"));
+    ASSERT_TRUE(client().put_object(bucket(), key(kTinyHref), "not the package"));
     const CommandResult refused = snapshot("create", {"--name", "bad"});
     EXPECT_NE(refused.exit_code, 0);
-    EXPECT_NE(refused.err.find("not a complete, verified mirror: 1 problem(s): " + kTiny +
+    EXPECT_NE(refused.err.find("not a complete, verified mirror: 1 problem(s): " + kTinyHref +
                                ": changed since the last sync"),
               std::string::npos)
         << refused.err;

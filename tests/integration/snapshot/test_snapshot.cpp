@@ -33,10 +33,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kData = "rpmirror-sample-data-1.0-1.noarch.rpm";
-const std::string kMedium = "rpmirror-sample-medium-1.0-1.noarch.rpm";
-const std::string kTiny = "rpmirror-sample-tiny-1.0-1.noarch.rpm";
-
 struct stat stat_of(const fs::path& path) {
     struct stat st {};
     EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;

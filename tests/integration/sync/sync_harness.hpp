@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -150,6 +151,38 @@ inline std::vector<std::string> rpmirror_sync_argv(const std::vector<std::string
     std::vector<std::string> argv{rpmirror_binary(), "sync"};
     argv.insert(argv.end(), args.begin(), args.end());
     return argv;
+}
+
+// The packages of the sample repository (scripts/make-sample-repo): file names, and their hrefs.
+inline const std::string kTiny = "rpmirror-sample-tiny-1.0-1.noarch.rpm";
+inline const std::string kSmall = "rpmirror-sample-small-1.0-1.noarch.rpm";
+inline const std::string kMedium = "rpmirror-sample-medium-1.0-1.noarch.rpm";
+inline const std::string kDocs = "rpmirror-sample-docs-1.0-1.noarch.rpm";
+inline const std::string kData = "rpmirror-sample-data-1.0-1.noarch.rpm";
+inline const std::string kTinyHref = "Packages/" + kTiny;
+inline const std::string kSmallHref = "Packages/" + kSmall;
+inline const std::string kMediumHref = "Packages/" + kMedium;
+inline const std::string kDocsHref = "Packages/" + kDocs;
+inline const std::string kDataHref = "Packages/" + kData;
+
+// Nothing rpmirror keeps for itself is in the mirror tree (its state lives in --state-dir): the
+// `ignored_names` of tree_digests() for a mirror.
+inline const std::set<std::string> kStateFile{};
+
+// The package file names of `repo` (Packages/*), sorted.
+inline std::set<std::string> package_names(const std::filesystem::path& repo) {
+    std::set<std::string> names;
+    if (std::filesystem::exists(repo / "Packages")) {
+        for (const auto& entry : std::filesystem::directory_iterator(repo / "Packages")) {
+            names.insert(entry.path().filename().string());
+        }
+    }
+    return names;
+}
+
+// Returns true iff dnf and its reposync plugin are installed.
+inline bool dnf_reposync_available() {
+    return ::system("dnf reposync --help > /dev/null 2>&1") == 0;  // NOLINT(cert-env33-c)
 }
 
 // Every regular file and symlink under `root`, by path relative to it, with the sha256 of its

@@ -29,7 +29,6 @@ namespace fs = std::filesystem;
 
 const std::string kOwn = "rpmirror-idx-noarch-1.0-1.noarch.rpm";       // only in "updates"
 const std::string kMissing = "rpmirror-sample-tiny-1.0-1.noarch.rpm";  // only in "base"
-const std::string kMedium = "rpmirror-sample-medium-1.0-1.noarch.rpm";
 
 ino_t inode_of(const fs::path& path) {
     struct stat st {};

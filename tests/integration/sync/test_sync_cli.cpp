@@ -18,20 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The mirror tree holds nothing of rpmirror's own: its state lives in the state directory.
-const std::set<std::string> kStateFile{};
-
-// The package file names of `repo` (Packages/*), sorted.
-std::set<std::string> package_names(const fs::path& repo) {
-    std::set<std::string> names;
-    if (fs::exists(repo / "Packages")) {
-        for (const auto& entry : fs::directory_iterator(repo / "Packages")) {
-            names.insert(entry.path().filename().string());
-        }
-    }
-    return names;
-}
-
 // The "/Packages/<name>" URIs of `names`, sorted.
 std::vector<std::string> uris_of(const std::set<std::string>& names) {
     std::vector<std::string> uris;

@@ -15,11 +15,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Returns true iff dnf and its reposync plugin are installed.
-bool dnf_reposync_available() {
-    return ::system("dnf reposync --help > /dev/null 2>&1") == 0;  // NOLINT(cert-env33-c)
-}
-
 // Returns `url` with every %XX sequence decoded.
 std::string percent_decoded(const std::string& url) {
     std::string decoded;

@@ -21,11 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The mirror tree holds nothing of rpmirror's own: its state lives in the state directory.
-const std::set<std::string> kStateFile{};
-const std::string kMedium = "rpmirror-sample-medium-1.0-1.noarch.rpm";
-const std::string kData = "rpmirror-sample-data-1.0-1.noarch.rpm";
-
 // Returns the names in `dir` that start with ".repodata.staging-" (left-over staging dirs).
 std::vector<std::string> staging_dirs(const fs::path& dir) {
     std::vector<std::string> names;

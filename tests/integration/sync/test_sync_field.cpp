@@ -25,9 +25,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kData = "rpmirror-sample-data-1.0-1.noarch.rpm";
-const std::string kMedium = "rpmirror-sample-medium-1.0-1.noarch.rpm";
-
 class SyncField : public SyncFixture {
   protected:
     // Takes the run lock of `repo_dir` in the state directory the binary uses.

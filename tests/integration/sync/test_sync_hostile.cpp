@@ -27,10 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::string_view kRepoId = "hostile";
-constexpr std::string_view kTiny = "rpmirror-sample-tiny";
-const std::string kTinyHref = "Packages/rpmirror-sample-tiny-1.0-1.noarch.rpm";
-// The mirror tree holds nothing of rpmirror's own: its state lives in the state directory.
-const std::set<std::string> kStateFile{};
+constexpr std::string_view kTinyName = "rpmirror-sample-tiny";
 // Generous: a sync of the sample repository peaks at a few tens of MB; a bomb or an entity
 // expansion that were not stopped would go far beyond. AddressSanitizer's shadow memory and
 // quarantine multiply the resident size (a duplicate-heavy primary: 23 MB plain, 205 MB under
@@ -211,19 +208,19 @@ class SyncHostile : public SyncFixture {
 
 TEST_F(SyncHostile, HrefClimbingOutOfTheDestinationIsRefused) {
     expect_primary_refused(primary_with_tiny_href("../../outside/evil.rpm"),
-                           {"../../outside/evil.rpm", std::string(kTiny)});
+                           {"../../outside/evil.rpm", std::string(kTinyName)});
     EXPECT_FALSE(fs::exists(outside_ / "evil.rpm"));
 }
 
 TEST_F(SyncHostile, AbsoluteHrefIsRefused) {
     const std::string target = (outside_ / "evil.rpm").string();
-    expect_primary_refused(primary_with_tiny_href(target), {target, std::string(kTiny)});
+    expect_primary_refused(primary_with_tiny_href(target), {target, std::string(kTinyName)});
     EXPECT_FALSE(fs::exists(outside_ / "evil.rpm"));
 }
 
 TEST_F(SyncHostile, PercentEncodedDotsAreRefused) {
     expect_primary_refused(primary_with_tiny_href("Packages/%2e%2e/%2E%2E/%2e%2e/outside/e.rpm"),
-                           {"%2e%2e", std::string(kTiny)});
+                           {"%2e%2e", std::string(kTinyName)});
 }
 
 TEST_F(SyncHostile, ControlCharacterReferenceInHrefIsRefused) {
@@ -235,7 +232,7 @@ TEST_F(SyncHostile, ControlCharacterReferenceInHrefIsRefused) {
 
 TEST_F(SyncHostile, NewlineReferenceInHrefIsRefused) {
     expect_primary_refused(primary_with_tiny_href("Packages/a&#10;b.rpm"),
-                           {"\\x0a", std::string(kTiny)});
+                           {"\\x0a", std::string(kTinyName)});
 }
 
 TEST_F(SyncHostile, LiteralControlByteInHrefIsRefusedByTheParser) {
@@ -253,7 +250,7 @@ TEST_F(SyncHostile, LiteralNulInHrefIsRefusedByTheParser) {
 TEST_F(SyncHostile, OverLongPathComponentIsRefused) {
     const std::string component(300, 'n');
     expect_primary_refused(primary_with_tiny_href("Packages/" + component + ".rpm"),
-                           {std::string(kTiny), "long"});
+                           {std::string(kTinyName), "long"});
 }
 
 TEST_F(SyncHostile, OverLongHrefIsRefused) {
@@ -261,7 +258,8 @@ TEST_F(SyncHostile, OverLongHrefIsRefused) {
     while (href.size() < 5000) {
         href += "/dir";
     }
-    expect_primary_refused(primary_with_tiny_href(href + "/x.rpm"), {std::string(kTiny), "long"});
+    expect_primary_refused(primary_with_tiny_href(href + "/x.rpm"),
+                           {std::string(kTinyName), "long"});
 }
 
 // --- sizes and duplicates in primary.xml --------------------------------------------------------
@@ -271,7 +269,7 @@ class SyncHostileSize : public SyncHostile, public ::testing::WithParamInterface
 TEST_P(SyncHostileSize, AbsurdPackageSizeIsRefused) {
     expect_primary_refused(replace_once(original_primary_, "<size package=\"6581\"",
                                         "<size package=\"" + GetParam() + "\""),
-                           {std::string(kTiny), "size"});
+                           {std::string(kTinyName), "size"});
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, SyncHostileSize,
@@ -505,9 +503,9 @@ TEST_F(SyncHostile, PackageRedirectToAFileUrlIsRefused) {
 
     const CommandResult result = sync(args_for(faulty.url("/")));
 
-    expect_refused(result, {std::string(kTiny), faulty.url("/" + kTinyHref) +
-                                                    ": refused redirect to 'file://" +
-                                                    secret_.string() + "'"});
+    expect_refused(result, {std::string(kTinyName), faulty.url("/" + kTinyHref) +
+                                                        ": refused redirect to 'file://" +
+                                                        secret_.string() + "'"});
     EXPECT_FALSE(fs::exists(mirror_ / std::string(kRepoId) / kTinyHref));
 }
 
@@ -537,7 +535,7 @@ TEST_F(SyncHostile, HugeContentLengthAbortsTheTransferNamingTheUrl) {
 
     const CommandResult result = sync(args_for(faulty.url("/")));
 
-    expect_refused(result, {std::string(kTiny), faulty.url("/" + kTinyHref)});
+    expect_refused(result, {std::string(kTinyName), faulty.url("/" + kTinyHref)});
     EXPECT_FALSE(fs::exists(mirror_ / std::string(kRepoId) / kTinyHref));
 }
 
@@ -653,7 +651,7 @@ TEST_F(SyncHostile, SymlinkedSubdirectoryLeadingOutsideIsNeverWrittenThrough) {
     const CommandResult result = sync(args_for(server.url("/")));
 
     expect_refused(result,
-                   {std::string(kTiny), "Packages/sub: a symlink in the path leads outside"});
+                   {std::string(kTinyName), "Packages/sub: a symlink in the path leads outside"});
 }
 
 }  // namespace

@@ -18,16 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::set<std::string> package_names(const fs::path& repo) {
-    std::set<std::string> names;
-    if (fs::exists(repo / "Packages")) {
-        for (const auto& entry : fs::directory_iterator(repo / "Packages")) {
-            names.insert(entry.path().filename().string());
-        }
-    }
-    return names;
-}
-
 // The file names of the URLs -u printed (percent-decoded: whether -u encodes is not tested here).
 std::set<std::string> printed_names(const std::string& out) {
     std::set<std::string> names;

@@ -21,9 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kData = "rpmirror-sample-data-1.0-1.noarch.rpm";
-const std::string kMedium = "rpmirror-sample-medium-1.0-1.noarch.rpm";
-
 class SyncOverlap : public SyncFixture {
   protected:
     void SetUp() override {

@@ -15,12 +15,6 @@
 namespace rpmirror::test {
 namespace {
 
-const std::string kTiny = "rpmirror-sample-tiny-1.0-1.noarch.rpm";
-const std::string kSmall = "rpmirror-sample-small-1.0-1.noarch.rpm";
-const std::string kMedium = "rpmirror-sample-medium-1.0-1.noarch.rpm";
-const std::string kDocs = "rpmirror-sample-docs-1.0-1.noarch.rpm";
-const std::string kData = "rpmirror-sample-data-1.0-1.noarch.rpm";
-
 class SyncSignatureTest : public SyncFixture {
   protected:
     void SetUp() override {
@@ -517,10 +511,6 @@ TEST_F(SyncSignatureTest, GpgcheckKeepsFilesItCouldNotCheck) {
 
 // ---------------------------------------------------------------------------------------------
 // Side by side with `dnf reposync --gpgcheck`
-
-bool dnf_reposync_available() {
-    return ::system("dnf reposync --help > /dev/null 2>&1") == 0;  // NOLINT(cert-env33-c)
-}
 
 TEST_F(SyncSignatureTest, GpgcheckRemovesWhatDnfRemovesAndSaysWhatDnfSays) {
     if (!dnf_reposync_available()) {

@@ -21,9 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The mirror tree holds nothing of rpmirror's own: its state lives in the state directory.
-const std::set<std::string> kStateFile{};
-
 class SyncTls : public SyncFixture {
   protected:
     void SetUp() override {

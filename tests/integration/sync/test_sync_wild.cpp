@@ -18,8 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kTinyHref = "Packages/rpmirror-sample-tiny-1.0-1.noarch.rpm";
-
 class SyncWild : public SyncFixture {
   protected:
     void SetUp() override {

@@ -1,11 +1,11 @@
 #include <gtest/gtest.h>
 
 #include "rpmirror/checksum_list.hpp"
+#include "unit/checksum/checksum_test_support.hpp"
 
 namespace rpmirror {
 namespace {
 
-const std::string kAbcSha256 = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
 const std::string kAbcMd5 = "900150983cd24fb0d6963f7d28e17f72";
 
 TEST(ChecksumList, ParsesTextBinaryAndBsdLinesWithTypesFromLengthOrTag) {

@@ -5,11 +5,10 @@
 #include "checksum/file_hasher_internal.hpp"
 #include "rpmirror/checksum.hpp"
 #include "support/temp_dir.hpp"
+#include "unit/checksum/checksum_test_support.hpp"
 
 namespace rpmirror {
 namespace {
-
-const std::string kAbcSha256 = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
 
 VerifyOptions uncached(unsigned threads) {
     VerifyOptions options;

@@ -10,31 +10,16 @@
 #include <cstring>
 #include <fstream>
 
+#include "fs/beneath.hpp"
 #include "rpmirror/checksum.hpp"
 #include "support/child_process.hpp"
 #include "support/temp_dir.hpp"
+#include "unit/checksum/checksum_test_support.hpp"
 
 namespace rpmirror {
 namespace {
 
-const std::string kAbcSha256 = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
 const std::string kClaimedSha256 = std::string(64, 'a');  // what a (lying) cache entry claims
-
-struct stat stat_of(const std::filesystem::path& path) {
-    struct stat st {};
-    EXPECT_EQ(::stat(path.c_str(), &st), 0);
-    return st;
-}
-
-std::int64_t mtime_ns(const struct stat& st) {
-    return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
-}
-
-void set_attribute(const std::filesystem::path& path, const std::string& name,
-                   const std::string& value) {
-    ASSERT_EQ(::setxattr(path.c_str(), name.c_str(), value.data(), value.size(), 0), 0)
-        << name << ": " << std::strerror(errno);
-}
 
 std::optional<std::string> get_attribute(const std::filesystem::path& path,
                                          const std::string& name) {
@@ -46,14 +31,6 @@ std::optional<std::string> get_attribute(const std::filesystem::path& path,
     return std::string(value, static_cast<std::size_t>(length));
 }
 
-// Moves the file's mtime an hour into the past, so it is not "racy" and can be cached.
-void age(const std::filesystem::path& path) {
-    const struct stat st = stat_of(path);
-    struct timespec times[2] = {st.st_atim, st.st_mtim};
-    times[1].tv_sec -= 3600;
-    ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
-}
-
 void set_mtime(const std::filesystem::path& path, struct timespec mtime) {
     struct timespec times[2] = {{0, UTIME_OMIT}, mtime};
     ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
@@ -63,7 +40,8 @@ void set_mtime(const std::filesystem::path& path, struct timespec mtime) {
 void plant_own_entry(const std::filesystem::path& path, const std::string& hex) {
     const struct stat st = stat_of(path);
     set_attribute(path, "user.rpmirror.checksum.sha256",
-                  "v1 " + std::to_string(st.st_size) + " " + std::to_string(mtime_ns(st)) + " " +
+                  "v1 " + std::to_string(st.st_size) + " " +
+                      std::to_string(rpmirror::fs::timespec_ns(st.st_mtim)) + " " +
                       std::to_string(st.st_ino) + " " + hex);
 }
 
@@ -150,7 +128,8 @@ TEST(ChecksumCache, LibrepoEntriesAreHonouredByMtimeInBothSpellings) {
         test::TempDir dir;
         const auto file = dir.write("pkg.rpm", "abc");
         age(file);
-        set_attribute(file, prefix + "mtime", std::to_string(mtime_ns(stat_of(file))));
+        set_attribute(file, prefix + "mtime",
+                      std::to_string(rpmirror::fs::timespec_ns(stat_of(file).st_mtim)));
         set_attribute(file, prefix + "sha256", kClaimedSha256);
         HashOptions options;
         const auto digest = hash_file(file, ChecksumType::Sha256, options);
@@ -164,7 +143,8 @@ TEST(ChecksumCache, LibrepoEntryWithOtherMtimeIsIgnored) {
     test::TempDir dir;
     const auto file = dir.write("pkg.rpm", "abc");
     age(file);
-    set_attribute(file, "user.librepo.checksum.mtime", std::to_string(mtime_ns(stat_of(file)) - 1));
+    set_attribute(file, "user.librepo.checksum.mtime",
+                  std::to_string(rpmirror::fs::timespec_ns(stat_of(file).st_mtim) - 1));
     set_attribute(file, "user.librepo.checksum.sha256", kClaimedSha256);
     const auto digest = hash_file(file, ChecksumType::Sha256);
     ASSERT_TRUE(digest);
@@ -176,8 +156,9 @@ TEST(ChecksumCache, MalformedEntriesAreIgnored) {
     const auto file = dir.write("pkg.rpm", "abc");
     age(file);
     const struct stat st = stat_of(file);
-    const std::string identity = std::to_string(st.st_size) + " " + std::to_string(mtime_ns(st)) +
-                                 " " + std::to_string(st.st_ino);
+    const std::string identity = std::to_string(st.st_size) + " " +
+                                 std::to_string(rpmirror::fs::timespec_ns(st.st_mtim)) + " " +
+                                 std::to_string(st.st_ino);
     for (const std::string& bad : std::vector<std::string>{
              "v1 " + identity, "v2 " + identity + " " + kClaimedSha256,
              "v1 " + identity + " " + kClaimedSha256.substr(1),
@@ -203,8 +184,8 @@ TEST(ChecksumCache, HashingAnOldFileWritesAnEntryThatTheNextRunHits) {
     EXPECT_FALSE(first->from_cache);
     const struct stat st = stat_of(file);
     EXPECT_EQ(get_attribute(file, "user.rpmirror.checksum.sha256"),
-              "v1 3 " + std::to_string(mtime_ns(st)) + " " + std::to_string(st.st_ino) + " " +
-                  kAbcSha256);
+              "v1 3 " + std::to_string(rpmirror::fs::timespec_ns(st.st_mtim)) + " " +
+                  std::to_string(st.st_ino) + " " + kAbcSha256);
     const auto second = hash_file(file, ChecksumType::Sha256);
     ASSERT_TRUE(second);
     EXPECT_TRUE(second->from_cache);

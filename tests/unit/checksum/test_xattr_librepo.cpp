@@ -10,18 +10,16 @@
 #include <optional>
 #include <string>
 
+#include "fs/beneath.hpp"
 #include "rpmirror/checksum.hpp"
 #include "support/temp_dir.hpp"
+#include "unit/checksum/checksum_test_support.hpp"
 
 namespace rpmirror {
 namespace {
 
-const std::string kAbcSha256 = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
-
 std::int64_t mtime_ns_of(const std::filesystem::path& path) {
-    struct stat st {};
-    EXPECT_EQ(::stat(path.c_str(), &st), 0);
-    return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+    return rpmirror::fs::timespec_ns(stat_of(path).st_mtim);
 }
 
 std::optional<std::string> attribute(const std::filesystem::path& path, const std::string& name) {
@@ -31,21 +29,6 @@ std::optional<std::string> attribute(const std::filesystem::path& path, const st
         return std::nullopt;
     }
     return std::string(value, static_cast<std::size_t>(length));
-}
-
-void set_attribute(const std::filesystem::path& path, const std::string& name,
-                   const std::string& value) {
-    ASSERT_EQ(::setxattr(path.c_str(), name.c_str(), value.data(), value.size(), 0), 0)
-        << name << ": " << std::strerror(errno);
-}
-
-// An hour in the past, so the file is not "racy" and its digest is cached.
-void age(const std::filesystem::path& path) {
-    struct stat st {};
-    ASSERT_EQ(::stat(path.c_str(), &st), 0);
-    struct timespec times[2] = {st.st_atim, st.st_mtim};
-    times[1].tv_sec -= 3600;
-    ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
 }
 
 TEST(ChecksumCacheLibrepo, HashingWritesLibreposEntryKeyedByMtimeInNanoseconds) {

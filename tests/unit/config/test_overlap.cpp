@@ -12,14 +12,14 @@
 namespace rpmirror {
 namespace {
 
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
-OwnedTree repository(const fs::path& path, const std::string& owner) {
+OwnedTree repository(const stdfs::path& path, const std::string& owner) {
     return {TreeKind::Repository, path, owner, "test"};
 }
 
 // The overlaps of two repository directories of different owners.
-std::vector<TreeOverlap> overlaps_of(const fs::path& first, const fs::path& second) {
+std::vector<TreeOverlap> overlaps_of(const stdfs::path& first, const stdfs::path& second) {
     const std::vector<OwnedTree> trees{repository(first, "job 'a'"), repository(second, "job 'b'")};
     return find_tree_overlaps(trees);
 }
@@ -28,7 +28,7 @@ TEST(TreeOverlap, NestedDirectoriesOverlapInEitherOrderWhetherTheyExistOrNot) {
     test::TempDir dir;
     for (const bool exists : {false, true}) {
         if (exists) {
-            fs::create_directories(dir / "m/updates");
+            stdfs::create_directories(dir / "m/updates");
         }
         const auto nested = overlaps_of(dir / "m", dir / "m/updates");
         ASSERT_EQ(nested.size(), 1U) << "exists: " << exists;
@@ -51,9 +51,9 @@ TEST(TreeOverlap, NestedDirectoriesOverlapInEitherOrderWhetherTheyExistOrNot) {
 
 TEST(TreeOverlap, EqualDirectoriesSpelledDifferentlyOverlap) {
     test::TempDir dir;
-    fs::create_directories(dir / "m");
-    fs::create_directories(dir / "other");
-    for (const fs::path& spelling :
+    stdfs::create_directories(dir / "m");
+    stdfs::create_directories(dir / "other");
+    for (const stdfs::path& spelling :
          {dir / "m", dir / "m/", dir / "m/./", dir / "other/../m", dir / "not-yet/../m"}) {
         const auto equal = overlaps_of(dir / "m", spelling);
         ASSERT_EQ(equal.size(), 1U) << spelling;
@@ -71,9 +71,9 @@ TEST(TreeOverlap, EqualDirectoriesSpelledDifferentlyOverlap) {
 
 TEST(TreeOverlap, ASymlinkedSpellingIsTheDirectoryItPointsToAndTheMessageSaysSo) {
     test::TempDir dir;
-    fs::create_directories(dir / "real/m");
-    fs::create_directory_symlink("real", dir / "link");
-    fs::create_directory_symlink(dir / "real/m", dir / "m-link");
+    stdfs::create_directories(dir / "real/m");
+    stdfs::create_directory_symlink("real", dir / "link");
+    stdfs::create_directory_symlink(dir / "real/m", dir / "m-link");
     const auto through_parent = overlaps_of(dir / "real/m", dir / "link/m/updates");
     ASSERT_EQ(through_parent.size(), 1U);
     EXPECT_FALSE(through_parent[0].equal);
@@ -86,7 +86,7 @@ TEST(TreeOverlap, ASymlinkedSpellingIsTheDirectoryItPointsToAndTheMessageSaysSo)
     ASSERT_EQ(itself.size(), 1U);
     EXPECT_TRUE(itself[0].equal);
     // ".." after a symlink goes up from where the link points, as the kernel does.
-    fs::create_directories(dir / "real/n");
+    stdfs::create_directories(dir / "real/n");
     EXPECT_EQ(overlaps_of(dir / "link/m/../n", dir / "real/n").size(), 1U);
     EXPECT_TRUE(overlaps_of(dir / "m-link/../n", dir / "n").empty())
         << "m-link/.. is real/, not the directory the link is in";
@@ -94,7 +94,7 @@ TEST(TreeOverlap, ASymlinkedSpellingIsTheDirectoryItPointsToAndTheMessageSaysSo)
 
 TEST(TreeOverlap, S3PrefixesNestAtSlashBoundariesOnly) {
     const auto of = [](const std::string& first, const std::string& second) {
-        return overlaps_of(fs::path(first), fs::path(second));
+        return overlaps_of(stdfs::path(first), stdfs::path(second));
     };
     const auto nested = of("s3://bucket/m", "s3://bucket/m/updates");
     ASSERT_EQ(nested.size(), 1U);

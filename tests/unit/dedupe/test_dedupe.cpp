@@ -22,7 +22,7 @@
 namespace rpmirror {
 namespace {
 
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 using test::TempDir;
 
 struct FileId {
@@ -32,7 +32,7 @@ struct FileId {
     bool operator==(const FileId& other) const { return dev == other.dev && ino == other.ino; }
 };
 
-FileId id_of(const fs::path& path) {
+FileId id_of(const stdfs::path& path) {
     struct stat st {};
     EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
     return {st.st_dev, st.st_ino, st.st_nlink};
@@ -70,24 +70,24 @@ class Dedupe : public ::testing::Test {
 TEST_F(Dedupe, HardLinksAVerifiedSiblingFileByHashing) {
     const DedupeTarget target = write_package("mirror/base/Packages/p.rpm", content_);
     // Not modified within the racy window: hashing it writes its cache entry.
-    fs::last_write_time(tmp_ / "mirror/base/Packages/p.rpm",
-                        fs::file_time_type::clock::now() - std::chrono::hours(1));
+    stdfs::last_write_time(tmp_ / "mirror/base/Packages/p.rpm",
+                           stdfs::file_time_type::clock::now() - std::chrono::hours(1));
     const std::vector<DedupeTarget> targets{target};
     const DedupeOutcome outcome = dedupe_targets(targets, options());
     ASSERT_EQ(outcome.linked, std::vector<bool>{true}) << testing::PrintToString(outcome.notes);
     EXPECT_EQ(outcome.linked_count, 1U);
     EXPECT_EQ(outcome.linked_bytes, content_.size());
     EXPECT_EQ(outcome.hashed, 1U) << "no cache entry: hashed";
-    const fs::path linked = tmp_ / "mirror/updates/Packages/p.rpm";
+    const stdfs::path linked = tmp_ / "mirror/updates/Packages/p.rpm";
     EXPECT_EQ(id_of(linked), id_of(tmp_ / "mirror/base/Packages/p.rpm"));
     EXPECT_EQ(id_of(linked).links, 2U);
-    for (const auto& entry : fs::recursive_directory_iterator(tmp_ / "mirror/updates")) {
+    for (const auto& entry : stdfs::recursive_directory_iterator(tmp_ / "mirror/updates")) {
         EXPECT_FALSE(entry.path().filename().string().ends_with(".part")) << entry.path();
         EXPECT_FALSE(entry.path().filename().string().ends_with(".dedupe-link")) << entry.path();
     }
     // No sync state records the candidate: it is hashed again (its cache entry, which anyone who
     // can write the file can write, is not believed; nor is one written).
-    fs::remove(linked);
+    stdfs::remove(linked);
     const DedupeOutcome again = dedupe_targets(targets, options());
     EXPECT_EQ(again.linked_count, 1U);
     EXPECT_EQ(again.hashed, 1U) << "a cache entry of a file rpmirror did not write is believed";
@@ -95,8 +95,8 @@ TEST_F(Dedupe, HardLinksAVerifiedSiblingFileByHashing) {
 
 TEST_F(Dedupe, TheCacheEntryOfAFileASyncStateRecordsIsBelieved) {
     const DedupeTarget target = write_package("mirror/base/Packages/p.rpm", content_);
-    const fs::path candidate = tmp_ / "mirror/base/Packages/p.rpm";
-    fs::last_write_time(candidate, fs::file_time_type::clock::now() - std::chrono::hours(1));
+    const stdfs::path candidate = tmp_ / "mirror/base/Packages/p.rpm";
+    stdfs::last_write_time(candidate, stdfs::file_time_type::clock::now() - std::chrono::hours(1));
     {
         const UniqueFd fd(::open(candidate.c_str(), O_RDONLY | O_CLOEXEC));
         struct stat st {};
@@ -115,8 +115,8 @@ TEST_F(Dedupe, TheCacheEntryOfAFileASyncStateRecordsIsBelieved) {
     EXPECT_EQ(outcome.hashed, 0U) << "the cache entry of a file rpmirror wrote was not believed";
 
     // Changed since (here: only its mode, which changes its ctime): hashed again.
-    fs::remove(tmp_ / "mirror/updates/Packages/p.rpm");
-    fs::permissions(candidate, fs::perms(0600));
+    stdfs::remove(tmp_ / "mirror/updates/Packages/p.rpm");
+    stdfs::permissions(candidate, stdfs::perms(0600));
     const DedupeOutcome changed = dedupe_targets(targets, trusting);
     EXPECT_EQ(changed.linked_count, 1U);
     EXPECT_EQ(changed.hashed, 1U);
@@ -124,7 +124,7 @@ TEST_F(Dedupe, TheCacheEntryOfAFileASyncStateRecordsIsBelieved) {
 
 TEST_F(Dedupe, ACandidateOthersMayWriteIsNeverHardLinked) {
     const DedupeTarget target = write_package("mirror/base/Packages/p.rpm", content_);
-    fs::permissions(tmp_ / "mirror/base/Packages/p.rpm", fs::perms(0664));
+    stdfs::permissions(tmp_ / "mirror/base/Packages/p.rpm", stdfs::perms(0664));
     const std::vector<DedupeTarget> targets{target};
     const DedupeOutcome outcome = dedupe_targets(targets, options());
     EXPECT_EQ(outcome.linked, std::vector<bool>{false});
@@ -132,7 +132,7 @@ TEST_F(Dedupe, ACandidateOthersMayWriteIsNeverHardLinked) {
     ASSERT_EQ(outcome.notes.size(), 1U);
     EXPECT_NE(outcome.notes[0].find("writable by group or others"), std::string::npos)
         << outcome.notes[0];
-    EXPECT_FALSE(fs::exists(tmp_ / "mirror/updates/Packages/p.rpm"));
+    EXPECT_FALSE(stdfs::exists(tmp_ / "mirror/updates/Packages/p.rpm"));
 }
 
 TEST_F(Dedupe, NeverLinksAFileWhoseDigestDiffers) {
@@ -143,12 +143,12 @@ TEST_F(Dedupe, NeverLinksAFileWhoseDigestDiffers) {
     const DedupeOutcome outcome = dedupe_targets(targets, options());
     EXPECT_EQ(outcome.linked, std::vector<bool>{false});
     EXPECT_EQ(outcome.hashed, 1U);
-    EXPECT_FALSE(fs::exists(tmp_ / "mirror/updates/Packages/p.rpm"));
+    EXPECT_FALSE(stdfs::exists(tmp_ / "mirror/updates/Packages/p.rpm"));
 }
 
 TEST_F(Dedupe, AStaleCacheEntryIsNotTrusted) {
     // The file verified once (cache written), then rewritten with other bytes of the same size.
-    const fs::path candidate = tmp_ / "mirror/base/Packages/p.rpm";
+    const stdfs::path candidate = tmp_ / "mirror/base/Packages/p.rpm";
     TempDir::write_at(candidate, content_);
     ASSERT_TRUE(hash_file(candidate, ChecksumType::Sha256));
     std::string other = content_;
@@ -163,9 +163,9 @@ TEST_F(Dedupe, SearchesNeitherTheOwnRepositoryNorRepodataNorStagingNorSymlinks) 
     TempDir::write_at(tmp_ / "mirror/base/repodata/p.rpm", content_);
     TempDir::write_at(tmp_ / "mirror/base/.repodata.staging-abc/p.rpm", content_);
     TempDir::write_at(tmp_ / "elsewhere/Packages/p.rpm", content_);
-    fs::create_directories(tmp_ / "mirror/base/Packages");
-    fs::create_symlink(tmp_ / "elsewhere/Packages/p.rpm", tmp_ / "mirror/base/Packages/p.rpm");
-    fs::create_directory_symlink(tmp_ / "elsewhere/Packages", tmp_ / "mirror/base/linked-dir");
+    stdfs::create_directories(tmp_ / "mirror/base/Packages");
+    stdfs::create_symlink(tmp_ / "elsewhere/Packages/p.rpm", tmp_ / "mirror/base/Packages/p.rpm");
+    stdfs::create_directory_symlink(tmp_ / "elsewhere/Packages", tmp_ / "mirror/base/linked-dir");
     const std::vector<DedupeTarget> targets{target_for(content_)};
     const DedupeOutcome outcome = dedupe_targets(targets, options());
     EXPECT_EQ(outcome.linked, std::vector<bool>{false});
@@ -180,8 +180,8 @@ TEST_F(Dedupe, SiblingParentsSearchOnlyThePublishedMirrorsBesideTheRepository) {
     TempDir::write_at(tmp_ / "mirror/unpublished/Packages/p.rpm", content_);
     TempDir::write_at(tmp_ / "mirror/linked/repodata/repomd.xml", "<repomd/>");
     TempDir::write_at(tmp_ / "mirror/linked/Packages/p.rpm", content_);
-    fs::rename(tmp_ / "mirror/linked", tmp_ / "linked");
-    fs::create_directory_symlink(tmp_ / "linked", tmp_ / "mirror/linked");
+    stdfs::rename(tmp_ / "mirror/linked", tmp_ / "linked");
+    stdfs::create_directory_symlink(tmp_ / "linked", tmp_ / "mirror/linked");
     DedupeOptions siblings = options();
     siblings.trees.clear();
     siblings.sibling_parents = {tmp_ / "mirror"};
@@ -256,7 +256,7 @@ TEST_F(Dedupe, ReflinkWhereUnsupportedFallsBackToTheDownload) {
     ASSERT_EQ(outcome.notes.size(), 1U);
     EXPECT_NE(outcome.notes[0].find("reflink"), std::string::npos) << outcome.notes[0];
     EXPECT_NE(outcome.notes[0].find("Packages/p.rpm"), std::string::npos) << outcome.notes[0];
-    EXPECT_FALSE(fs::exists(tmp_ / "mirror/updates/Packages/p.rpm"));
+    EXPECT_FALSE(stdfs::exists(tmp_ / "mirror/updates/Packages/p.rpm"));
 }
 
 // /dev/shm is tmpfs, the temporary directory another filesystem: never linked across.
@@ -267,14 +267,14 @@ TEST_F(Dedupe, NothingIsLinkedAcrossFilesystems) {
     ASSERT_EQ(::stat(tmp_.path().c_str(), &here), 0);
     ASSERT_NE(shm.st_dev, here.st_dev)
         << "this test needs the temporary directory on another filesystem than /dev/shm";
-    const fs::path other =
-        fs::path("/dev/shm") / ("rpmirror-dedupe-test-" + std::to_string(::getpid()));
+    const stdfs::path other =
+        stdfs::path("/dev/shm") / ("rpmirror-dedupe-test-" + std::to_string(::getpid()));
     TempDir::write_at(other / "Packages/p.rpm", content_);
     DedupeOptions extra = options();
     extra.trees.push_back(other);
     const std::vector<DedupeTarget> targets{target_for(content_)};
     const DedupeOutcome outcome = dedupe_targets(targets, extra);
-    fs::remove_all(other);
+    stdfs::remove_all(other);
     EXPECT_EQ(outcome.linked, std::vector<bool>{false});
     EXPECT_EQ(outcome.hashed, 0U) << "another filesystem is not even read";
     EXPECT_EQ(outcome.fallbacks, 0U);

@@ -11,7 +11,7 @@ namespace {
 
 using test::IndexTestRepo;
 
-constexpr std::int64_t kFeb = 1706745600;
+constexpr std::int64_t kFebruary2024 = 1706745600;
 
 class Select : public ::testing::Test {
   protected:
@@ -117,14 +117,14 @@ TEST_F(Select, ExcludesApplyBeforeNewestOnly) {
 
 TEST_F(Select, MinBuildTimeKeepsPackagesBuiltAtOrAfterIt) {
     SelectionOptions options;
-    options.min_build_time = kFeb;
+    options.min_build_time = kFebruary2024;
     const Names kept = selected(options);
     EXPECT_EQ(kept,
               (Names{"rpmirror-idx-epoch-1:1.0-1.x86_64", "rpmirror-idx-multi-1.10-1.src",
                      "rpmirror-idx-multi-1.10-1.x86_64", "rpmirror-idx-multi-1.9-1.aarch64",
                      "rpmirror-idx-multi-1.9-1.x86_64", "rpmirror-idx-noarch-1.0-1.noarch",
                      "rpmirror-idx-noarch-1.0-1.src", "rpmirror-idx-noarch-1.0^git1-1.noarch"}));
-    options.min_build_time = kFeb + 1;
+    options.min_build_time = kFebruary2024 + 1;
     EXPECT_EQ(selected(options).size(), 3U);
 }
 

@@ -3,12 +3,12 @@
 #include "metadata_test_support.hpp"
 #include "rpmirror/metadata.hpp"
 #include "support/temp_dir.hpp"
+#include "unit/checksum/checksum_test_support.hpp"
 
 namespace rpmirror {
 namespace {
 
 // sha256("abc"), computed independently (coreutils).
-const std::string kAbcSha256 = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
 
 RepomdRecord abc_record() {
     RepomdRecord record;

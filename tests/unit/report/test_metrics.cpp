@@ -18,7 +18,7 @@
 namespace rpmirror {
 namespace {
 
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using std::chrono::system_clock;
@@ -64,9 +64,9 @@ JobOutcome noop_job(const std::string& name, system_clock::time_point started) {
     return outcome;
 }
 
-std::vector<std::string> names_in(const fs::path& dir) {
+std::vector<std::string> names_in(const stdfs::path& dir) {
     std::vector<std::string> names;
-    for (const auto& entry : fs::directory_iterator(dir)) {
+    for (const auto& entry : stdfs::directory_iterator(dir)) {
         names.push_back(entry.path().filename().string());
     }
     std::sort(names.begin(), names.end());
@@ -82,9 +82,9 @@ class Metrics : public ::testing::Test {
     }
 
     test::TempDir tmp_;
-    fs::path dir_ = tmp_ / "textfile";
-    fs::path file_ = dir_ / "rpmirror.prom";
-    void SetUp() override { fs::create_directories(dir_); }
+    stdfs::path dir_ = tmp_ / "textfile";
+    stdfs::path file_ = dir_ / "rpmirror.prom";
+    void SetUp() override { stdfs::create_directories(dir_); }
 };
 
 TEST_F(Metrics, FileParsesWithPrometheusClientAndHoldsEachJobsValues) {
@@ -216,7 +216,7 @@ TEST_F(Metrics, ForeignLinesOfThePreviousFileAreDropped) {
 }
 
 TEST_F(Metrics, MissingDirectoryIsAnErrorNamingTheFile) {
-    const fs::path file = tmp_ / "no-such-dir" / "rpmirror.prom";
+    const stdfs::path file = tmp_ / "no-such-dir" / "rpmirror.prom";
     const auto written =
         write_metrics_file(file, std::vector<JobOutcome>{noop_job("a", kFirstRun)});
     ASSERT_FALSE(written);
@@ -228,12 +228,12 @@ TEST_F(Metrics, UnwritableDirectoryIsAnErrorNamingTheFileAndLeavesItAsItWas) {
     write_and_parse({noop_job("base", kFirstRun)});
     const std::string before = test::read_file(file_);
     // Root writes anywhere: the check runs in a child that gives up root for nobody (65534).
-    fs::permissions(tmp_.path(),
-                    fs::perms::owner_all | fs::perms::others_exec | fs::perms::group_exec);
+    stdfs::permissions(tmp_.path(), stdfs::perms::owner_all | stdfs::perms::others_exec |
+                                        stdfs::perms::group_exec);
     // Read-only for everyone (root is the exception, hence nobody).
-    fs::permissions(dir_, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::others_read |
-                              fs::perms::others_exec);
-    const fs::path file = file_;
+    stdfs::permissions(dir_, stdfs::perms::owner_read | stdfs::perms::owner_exec |
+                                 stdfs::perms::others_read | stdfs::perms::others_exec);
+    const stdfs::path file = file_;
     const int outcome = test::run_in_child([&] {
         if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) {
             return 10;
@@ -251,7 +251,7 @@ TEST_F(Metrics, UnwritableDirectoryIsAnErrorNamingTheFileAndLeavesItAsItWas) {
                    ? 0
                    : 13;
     });
-    fs::permissions(dir_, fs::perms::owner_all);
+    stdfs::permissions(dir_, stdfs::perms::owner_all);
     EXPECT_EQ(outcome, 0);
     EXPECT_EQ(test::read_file(file_), before);
     EXPECT_EQ(names_in(dir_), std::vector<std::string>{"rpmirror.prom"});

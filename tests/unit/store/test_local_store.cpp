@@ -15,7 +15,7 @@
 namespace rpmirror {
 namespace {
 
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 TEST(LocalStore, DeleteRemovesOnlyUnselectedRegularRpmFilesInsideTheRepository) {
     test::TempDir dir;
@@ -30,25 +30,25 @@ TEST(LocalStore, DeleteRemovesOnlyUnselectedRegularRpmFilesInsideTheRepository) 
     dir.write("repo/.repodata.staging-abc/odd.rpm", "nor is a staging directory");
     dir.write("outside/victim.rpm", "outside the repository");
     dir.write("outside/sub/victim2.rpm", "outside the repository");
-    fs::create_symlink(dir / "outside/victim.rpm", repo / "Packages/link.rpm");
-    fs::create_directory_symlink(dir / "outside/sub", repo / "Packages/linkdir");
+    stdfs::create_symlink(dir / "outside/victim.rpm", repo / "Packages/link.rpm");
+    stdfs::create_directory_symlink(dir / "outside/sub", repo / "Packages/linkdir");
 
     store::LocalStore local(repo);
     const auto unlisted = store::unlisted_packages(local, {"Packages/a/keep-1.0.rpm"});
     ASSERT_TRUE(unlisted) << unlisted.error().to_string();
     ASSERT_EQ(unlisted->size(), 3U);
-    EXPECT_TRUE(fs::exists(repo / "top.rpm")) << "listing removes nothing";
+    EXPECT_TRUE(stdfs::exists(repo / "top.rpm")) << "listing removes nothing";
 
     const auto removed = store::delete_unlisted(local, {"Packages/a/keep-1.0.rpm"});
     ASSERT_TRUE(removed) << removed.error().to_string();
     EXPECT_EQ(*removed, (std::vector<std::string>{"Packages/a/stale-0.9.rpm",
                                                   "Packages/b/old/deep-1.rpm", "top.rpm"}));
-    EXPECT_TRUE(fs::exists(repo / "Packages/a/keep-1.0.rpm"));
-    EXPECT_TRUE(fs::exists(repo / "Packages/notes.txt"));
-    EXPECT_TRUE(fs::exists(repo / "Packages/.keep-1.1.rpm.part"));
-    EXPECT_TRUE(fs::exists(repo / "repodata/odd.rpm"));
-    EXPECT_TRUE(fs::exists(repo / ".repodata.staging-abc/odd.rpm"));
-    EXPECT_TRUE(fs::is_symlink(repo / "Packages/link.rpm"));
+    EXPECT_TRUE(stdfs::exists(repo / "Packages/a/keep-1.0.rpm"));
+    EXPECT_TRUE(stdfs::exists(repo / "Packages/notes.txt"));
+    EXPECT_TRUE(stdfs::exists(repo / "Packages/.keep-1.1.rpm.part"));
+    EXPECT_TRUE(stdfs::exists(repo / "repodata/odd.rpm"));
+    EXPECT_TRUE(stdfs::exists(repo / ".repodata.staging-abc/odd.rpm"));
+    EXPECT_TRUE(stdfs::is_symlink(repo / "Packages/link.rpm"));
     EXPECT_EQ(test::read_file(dir / "outside/victim.rpm"), "outside the repository");
     EXPECT_EQ(test::read_file(dir / "outside/sub/victim2.rpm"), "outside the repository");
 }
@@ -61,13 +61,13 @@ TEST(LocalStore, AMissingRootHoldsNothingAndASymlinkedRootIsRefused) {
     EXPECT_TRUE(nothing->empty());
 
     dir.write("real/x.rpm", "x");
-    fs::create_directory_symlink(dir / "real", dir / "repo");
+    stdfs::create_directory_symlink(dir / "real", dir / "repo");
     store::LocalStore linked(dir / "repo");
     const auto refused = store::delete_unlisted(linked, {});
     ASSERT_FALSE(refused);
     EXPECT_EQ(refused.error().code, ErrorCode::Unsafe);
     EXPECT_EQ(refused.error().subject, (dir / "repo").string());
-    EXPECT_TRUE(fs::exists(dir / "real/x.rpm"));
+    EXPECT_TRUE(stdfs::exists(dir / "real/x.rpm"));
 }
 
 TEST(LocalStore, ACopyWithTheSameSizeAndMtimeIsAnotherVersion) {
@@ -81,7 +81,7 @@ TEST(LocalStore, ACopyWithTheSameSizeAndMtimeIsAnotherVersion) {
     ASSERT_EQ(::stat((dir / "repo/Packages/a.rpm").c_str(), &st), 0);
     const struct timespec times[2] = {st.st_atim, st.st_mtim};
     ASSERT_EQ(::utimensat(AT_FDCWD, (dir / "repo/Packages/a.rpm.new").c_str(), times, 0), 0);
-    fs::rename(dir / "repo/Packages/a.rpm.new", dir / "repo/Packages/a.rpm");
+    stdfs::rename(dir / "repo/Packages/a.rpm.new", dir / "repo/Packages/a.rpm");
     const auto after = local.stat("Packages/a.rpm");
     ASSERT_TRUE(after && *after);
     EXPECT_EQ((*after)->size, (*before)->size);

@@ -17,7 +17,7 @@
 namespace rpmirror {
 namespace {
 
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 class Hooks : public ::testing::Test {
   protected:
@@ -35,8 +35,8 @@ TEST_F(Hooks, CommandGetsTheJobsVariablesAndDevNullAsStdin) {
     // A variable of the same name in our environment is replaced, not duplicated.
     ::setenv("RPMIRROR_JOB", "stale", 1);  // NOLINT(concurrency-mt-unsafe)
     ::setenv("RPMIRROR_TEST_INHERITED", "yes", 1);
-    const fs::path env_dump = tmp_ / "env";
-    const fs::path stdin_target = tmp_ / "stdin";
+    const stdfs::path env_dump = tmp_ / "env";
+    const stdfs::path stdin_target = tmp_ / "stdin";
     const std::string command = "env > '" + env_dump.string() + "'; readlink /proc/self/fd/0 > '" +
                                 stdin_target.string() + "'; cat";
     const auto ran = run_change_hook(command, outcome_, tmp_ / "meta" / "base");
@@ -60,13 +60,13 @@ TEST_F(Hooks, CommandGetsTheJobsVariablesAndDevNullAsStdin) {
 
 TEST_F(Hooks, RelativeDirectoriesArePassedAbsolute) {
     outcome_.report.repo_dir = "relative/base";
-    const fs::path env_dump = tmp_ / "env";
+    const stdfs::path env_dump = tmp_ / "env";
     const auto ran = run_change_hook("env > '" + env_dump.string() + "'", outcome_, "meta");
     ASSERT_TRUE(ran) << ran.error().to_string();
     const auto variables = test::variables_of(test::read_file(env_dump));
     EXPECT_EQ(variables.at("RPMIRROR_DESTINATION"),
-              (fs::current_path() / "relative/base").string());
-    EXPECT_EQ(variables.at("RPMIRROR_METADATA_DIR"), (fs::current_path() / "meta").string());
+              (stdfs::current_path() / "relative/base").string());
+    EXPECT_EQ(variables.at("RPMIRROR_METADATA_DIR"), (stdfs::current_path() / "meta").string());
 }
 
 TEST_F(Hooks, NonZeroExitIsAnErrorNamingJobCommandAndStatus) {

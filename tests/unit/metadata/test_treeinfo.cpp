@@ -1,21 +1,22 @@
-// parse_treeinfo (sync/tree.hpp): what --treeinfo reads from an installation tree's .treeinfo.
+// parse_treeinfo (metadata/treeinfo.hpp): what --treeinfo reads from an installation tree's
+// .treeinfo.
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "sync/tree.hpp"
+#include "metadata/treeinfo.hpp"
 
 namespace rpmirror {
 namespace {
 
-const std::string kSha256(64, 'a');
+const std::string kFakeSha256(64, 'a');
 
 TEST(ParseTreeinfo, ProductmdVariantsAddonsAndChecksumsKeepingTheirCase) {
     const std::string text =
         "[header]\ntype = productmd.treeinfo\nversion = 1.2\n\n[checksums]\n"
         "images/pxeboot/vmlinuz = sha256:" +
         std::string(64, 'A') + "\nEFI/BOOT/BOOTX64.EFI = md5:" + std::string(32, 'b') +
-        "\nimages/pxeboot/vmlinuz = sha256:" + kSha256 +
+        "\nimages/pxeboot/vmlinuz = sha256:" + kFakeSha256 +
         "\n\n[variant-BaseOS]\nrepository = BaseOS\n[variant-Everything]\nrepository = .\n"
         "[addon-BaseOS-HA]\nrepository = ./addons/HA/\n[variant-Again]\nrepository = BaseOS\n"
         "[images-x86_64]\nkernel = images/pxeboot/vmlinuz\n";
@@ -23,7 +24,7 @@ TEST(ParseTreeinfo, ProductmdVariantsAddonsAndChecksumsKeepingTheirCase) {
     ASSERT_TRUE(tree) << tree.error().to_string();
     ASSERT_EQ(tree->files.size(), 2U);  // the second vmlinuz line is a duplicate
     EXPECT_EQ(tree->files[0].path, "images/pxeboot/vmlinuz");
-    EXPECT_EQ(tree->files[0].digest, kSha256);  // lower-cased
+    EXPECT_EQ(tree->files[0].digest, kFakeSha256);  // lower-cased
     EXPECT_EQ(tree->files[1].path, "EFI/BOOT/BOOTX64.EFI");
     EXPECT_EQ(tree->files[1].type, ChecksumType::Md5);
     EXPECT_EQ(tree->repositories, (std::vector<std::string>{"BaseOS", "", "addons/HA"}));
@@ -47,16 +48,16 @@ TEST(ParseTreeinfo, BadChecksumsAndPathsOutsideTheTreeNameTheirLine) {
         EXPECT_EQ(tree.error().subject, "t/.treeinfo");
         EXPECT_NE(tree.error().message.find(why), std::string::npos) << tree.error().message;
     };
-    expect_refused("[checksums]\nimages/a = " + kSha256 + "\n", "line 2");
+    expect_refused("[checksums]\nimages/a = " + kFakeSha256 + "\n", "line 2");
     expect_refused("[checksums]\nimages/a = rot13:abc\n", "line 2");
     expect_refused("[checksums]\nimages/a = sha256:xyz\n", "is not TYPE:HEX");
-    expect_refused("[checksums]\n../a = sha256:" + kSha256 + "\n", "line 2");
-    expect_refused("[checksums]\n/etc/a = sha256:" + kSha256 + "\n", "absolute");
+    expect_refused("[checksums]\n../a = sha256:" + kFakeSha256 + "\n", "line 2");
+    expect_refused("[checksums]\n/etc/a = sha256:" + kFakeSha256 + "\n", "absolute");
     expect_refused("[x]\n\n[variant-A]\nrepository = ../../elsewhere\n", "line 4");
     expect_refused("no section\n", "");
-    expect_refused("[checksums]\nBaseOS/repodata/repomd.xml = sha256:" + kSha256 + "\n",
+    expect_refused("[checksums]\nBaseOS/repodata/repomd.xml = sha256:" + kFakeSha256 + "\n",
                    "names a file rpmirror publishes itself");
-    expect_refused("[checksums]\n.treeinfo = sha256:" + kSha256 + "\n", "publishes itself");
+    expect_refused("[checksums]\n.treeinfo = sha256:" + kFakeSha256 + "\n", "publishes itself");
 }
 
 }  // namespace
