@@ -194,8 +194,10 @@ inline constexpr std::size_t kMaxPathBytes = 4096;
 // is fine), because createrepo_c writes file names verbatim; "." segments are dropped and "a/.."
 // pairs cancel. Backslashes are ordinary file name bytes on Linux and are accepted.
 // Returns the normalized relative path (starting with ".." only when it lies inside
-// `policy.safe_write_path`), or Error{Unsafe} with subject = `package_name_for_errors` and message
-// "href '<href>' <reason>" (control bytes shown as \xNN) iff the href
+// `policy.safe_write_path`; an href that climbs out and back into the root, when
+// `policy.repo_root` is known, gets the path inside it: "../x86_64/Packages/a.rpm" from
+// "/m/x86_64" is "Packages/a.rpm"), or Error{Unsafe} with subject = `package_name_for_errors` and
+// message "href '<href>' <reason>" (control bytes shown as \xNN) iff the href
 //   is empty ("empty href"), longer than 4096 bytes ("is longer than 4096 bytes"),
 //   contains a NUL byte ("contains a NUL byte") or another control character 0x01-0x1f, 0x7f
 //   ("contains control character 0xNN"), is absolute ("is an absolute path"), has an empty

@@ -1,4 +1,5 @@
 // Lexical safety checks for hrefs from repository metadata (see safe_relative_path).
+#include <algorithm>
 #include <cstdio>
 
 #include "rpmirror/metadata.hpp"
@@ -140,6 +141,25 @@ bool inside_safe_write_path(const LexicalPath& href, const PathPolicy& policy) {
                       href_components->begin());
 }
 
+// An href that climbs out of the root and straight back into it ("../x86_64/Packages/a.rpm" from
+// ".../x86_64") names a file inside the root: its climb is cancelled when the absolute root is
+// known, so that it gets the same relative path as "Packages/a.rpm".
+void cancel_climb_back(LexicalPath& href, const PathPolicy& policy) {
+    if (href.ups == 0 || !policy.repo_root || !policy.repo_root->is_absolute()) {
+        return;
+    }
+    const LexicalPath root = normalize(*policy.repo_root);
+    if (href.ups > root.segments.size() || href.segments.size() <= href.ups) {
+        return;
+    }
+    if (std::equal(root.segments.end() - static_cast<long>(href.ups), root.segments.end(),
+                   href.segments.begin())) {
+        href.segments.erase(href.segments.begin(),
+                            href.segments.begin() + static_cast<long>(href.ups));
+        href.ups = 0;
+    }
+}
+
 }  // namespace
 
 Result<std::filesystem::path> safe_relative_path(std::string_view href,
@@ -207,6 +227,7 @@ Result<std::filesystem::path> safe_relative_path(std::string_view href,
         return unsafe(normalized.ups == 0 ? "names the repository root, not a file"
                                           : "escapes the repository root");
     }
+    cancel_climb_back(normalized, policy);
     if (normalized.ups > 0 && policy.flatten) {
         normalized.ups = 0;
     }

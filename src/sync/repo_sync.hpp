@@ -210,8 +210,9 @@ class RepoSync {
     // The safe-write policy of the plan: --safe-write-path, or the layout root.
     PathPolicy path_policy() const;
 
-    // After the metadata is published (or found up to date): --mirror-url's mirror list, then
-    // the blobs (collect_blobs). Nothing without --upstream-layout.
+    // After the metadata is published (or found up to date): --mirror-url's mirror list unless
+    // publish() wrote it already, then the blobs (collect_blobs). Nothing without
+    // --upstream-layout.
     Result<void> finish_upstream_layout(const std::vector<std::filesystem::path>& placed);
 
     // --upstream-layout: records the files of this sync that lie beneath the layout root but
@@ -290,6 +291,7 @@ class RepoSync {
     std::filesystem::path metadata_dir_;
     // --upstream-layout: `-p`/<repoid>, the URL's host root (repo_dir_ lies beneath it).
     std::filesystem::path layout_root_;
+    bool mirror_list_published_ = false;  // by publish(), before the state was recorded
     SelectionOptions selection_options_;
     std::string repomd_sha256_;
     bool is_modular_ = false;  // module streams took part in the selection

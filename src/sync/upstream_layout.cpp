@@ -72,6 +72,8 @@ PathPolicy RepoSync::path_policy() const {
         policy.repo_root = std::filesystem::absolute(repo_dir_);
     } else {
         policy.safe_write_path = options_.safe_write_path;
+        // An href that climbs out and back in is a file of the repository like any other.
+        policy.repo_root = std::filesystem::absolute(repo_dir_);
     }
     policy.flatten = options_.flatten_hrefs;
     return policy;
@@ -192,8 +194,10 @@ Result<void> add_references(const std::filesystem::path& root, const std::filesy
 }  // namespace
 
 Result<void> RepoSync::finish_upstream_layout(const std::vector<std::filesystem::path>& placed) {
-    if (auto listed = publish_mirror_list(); !listed) {
-        return listed;
+    if (!mirror_list_published_) {
+        if (auto listed = publish_mirror_list(); !listed) {
+            return listed;
+        }
     }
     return collect_blobs(placed);
 }

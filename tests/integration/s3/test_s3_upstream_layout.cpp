@@ -18,6 +18,7 @@
 #include "integration/s3/s3_sync_fixture.hpp"
 #include "integration/sync/amazon_layout.hpp"
 #include "rpmirror/download.hpp"
+#include "support/http_server.hpp"
 
 namespace rpmirror::test {
 namespace {
@@ -188,11 +189,24 @@ TEST_F(S3UpstreamLayout, TwoReleasesShareOneBlobstoreAndDnfReadsEachOverTheGatew
         EXPECT_EQ(dnf_downloads(releasever).size(), binaries(releasever).size()) << releasever;
     }
 
-    // A second run of a release is a no-op.
+    // A second run of a release is a no-op, and stores nothing: not even its mirror list, which
+    // the state records with the metadata (a proxy that forwards everything sees its requests).
+    const fs::path work = tmp_ / "proxy";
+    fs::create_directories(work);
+    const FaultServer proxy =
+        FaultServer::proxy(cluster().endpoint(), {{"rules", nlohmann::json::array()}}, work);
+    ::setenv("AWS_ENDPOINT_URL", proxy.url().c_str(), 1);
     const CommandResult again = mirror("1.0");
+    ::setenv("AWS_ENDPOINT_URL", cluster().endpoint().c_str(), 1);
     ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
     EXPECT_TRUE(repo_report().at("noop").get<bool>()) << again.out;
     EXPECT_EQ(repo_report().at("downloaded").get<std::size_t>(), 0U);
+    const std::string list =
+        "/" + bucket() + "/" + prefix_ + "/amzn/al2023/core/mirrors/1.0/x86_64/mirror.list";
+    EXPECT_FALSE(proxy.requests().empty());
+    for (const LoggedRequest& request : proxy.requests_for(list)) {
+        EXPECT_NE(request.method, "PUT") << list;
+    }
 }
 
 // --delete: a release's own stray package goes; a blob goes only once no release beneath the

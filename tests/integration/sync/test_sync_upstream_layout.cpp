@@ -263,6 +263,49 @@ TEST_F(UpstreamLayout, DeleteRemovesExactlyTheBlobsNoReleaseListsAnyMore) {
     EXPECT_EQ(dnf_lists("2.0"), expected_locations("2.0"));
 }
 
+// An href that climbs out of the release's directory and straight back in
+// ("../x86_64/Packages/a.rpm") names a package of the release itself: placed there, kept by
+// --delete (which once took it for a stray: its key differed from the listed one), and a no-op
+// the next time.
+TEST_F(UpstreamLayout, AnHrefClimbingBackIntoItsOwnDirectoryIsAPackageOfTheRelease) {
+    const fs::path out = upstream() / "al2023/core/guids/G3/x86_64";
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(test_repo("index-repo") / "Packages")) {
+        if (entry.path().extension() == ".rpm" && names.size() < 3) {
+            fs::create_directories(out / "Packages");
+            fs::copy_file(entry.path(), out / "Packages" / entry.path().filename());
+            names.push_back(entry.path().filename().string());
+        }
+    }
+    ASSERT_EQ(names.size(), 3U);
+    std::sort(names.begin(), names.end());
+    run_checked({"createrepo_c", "--quiet", "--no-database", "--location-prefix",
+                 "../x86_64/Packages/", "--outputdir", out.string(), (out / "Packages").string()},
+                tmp_ / "logs");
+    TempDir::write_at(upstream() / "al2023/core/mirrors/3.0/x86_64/mirror.list",
+                      upstream_server_->url("/al2023/core/guids/G3/x86_64/") + "\n");
+
+    for (int run = 1; run <= 2; ++run) {
+        const CommandResult synced = mirror("3.0", {"--delete"});
+        ASSERT_EQ(synced.exit_code, 0) << run << synced.out << synced.err;
+        if (run == 1) {
+            EXPECT_NE(synced.out.find("deleted 0,"), std::string::npos) << synced.out;
+        } else {
+            EXPECT_NE(synced.out.find("up to date"), std::string::npos) << synced.out;
+        }
+        const fs::path packages = mirror_root() / "al2023/core/guids/G3/x86_64/Packages";
+        for (const std::string& name : names) {
+            EXPECT_EQ(read_file(packages / name), read_file(out / "Packages" / name))
+                << run << " " << name;
+        }
+    }
+    std::vector<std::string> expected;
+    for (const std::string& name : names) {
+        expected.push_back("../x86_64/Packages/" + name);
+    }
+    EXPECT_EQ(dnf_lists("3.0"), expected);
+}
+
 // --flatten-hrefs: one release as a self-contained repository at -p/<repoid>/: the blobs inside
 // it, primary.xml rewritten to name them there; dnf reads and downloads from it, verify passes,
 // a second run is a no-op.

@@ -130,5 +130,29 @@ TEST(Href, DifferentClimbDepthsAreComparedOnlyWithAKnownRoot) {
     EXPECT_FALSE(rejection("../x.rpm", policy).empty());
 }
 
+TEST(Href, AnHrefClimbingBackIntoTheRootIsThePathInsideIt) {
+    PathPolicy policy;
+    // Unknown root: a climb cannot be told from an escape.
+    EXPECT_FALSE(rejection("../x86_64/Packages/a.rpm", policy).empty());
+    policy.repo_root = "/m/guids/G1/x86_64";
+    for (const std::string_view href :
+         {"../x86_64/Packages/a.rpm", "../../G1/x86_64/Packages/a.rpm",
+          "../../../guids/G1/x86_64/Packages/a.rpm", "../x86_64/./Packages/b/../a.rpm"}) {
+        const auto inside = safe_relative_path(href, "a", policy);
+        ASSERT_TRUE(inside) << href << ": " << inside.error().to_string();
+        EXPECT_EQ(*inside, std::filesystem::path("Packages/a.rpm")) << href;
+    }
+    // A sibling, a cousin, the root itself, or a climb above the filesystem root stay outside.
+    EXPECT_FALSE(rejection("../aarch64/Packages/a.rpm", policy).empty());
+    EXPECT_FALSE(rejection("../../G2/x86_64/Packages/a.rpm", policy).empty());
+    EXPECT_FALSE(rejection("../x86_64", policy).empty());
+    EXPECT_FALSE(rejection("../../../../../m/guids/G1/x86_64/a.rpm", policy).empty());
+    // With a safe write path the same href is the file inside the root, not a blob beside it.
+    policy.safe_write_path = "/m";
+    const auto blob = safe_relative_path("../x86_64/Packages/a.rpm", "a", policy);
+    ASSERT_TRUE(blob);
+    EXPECT_EQ(*blob, std::filesystem::path("Packages/a.rpm"));
+}
+
 }  // namespace
 }  // namespace rpmirror
