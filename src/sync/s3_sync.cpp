@@ -363,6 +363,7 @@ std::vector<std::size_t> S3Destination::missing(std::span<const S3Package> packa
                    : nullptr;
     };
     std::vector<std::size_t> result;
+    std::vector<std::size_t> unrecorded;
     for (std::size_t item = 0; item < packages.size(); ++item) {
         const S3Package& package = packages[item];
         if (recorded(package, state_.objects) != nullptr) {
@@ -389,6 +390,13 @@ std::vector<std::size_t> S3Destination::missing(std::span<const S3Package> packa
             conflicts->push_back({item, "an object whose owner's state cannot be read"});
             continue;
         }
+        // A blob beyond the repository that no release recorded (an object of another tool, or
+        // of a run killed before it recorded its state): judged by its content, as on disk.
+        if (conflicts != nullptr && package.key.starts_with("../") && listed != listing_.end() &&
+            other == layout_records_.end()) {
+            unrecorded.push_back(item);
+            continue;
+        }
         if (conflicts != nullptr && other != layout_records_.end() && listed != listing_.end() &&
             s3::still_matches(other->second.object, listed->second)) {
             const s3::StoredObject& held = other->second.object;
@@ -404,7 +412,54 @@ std::vector<std::size_t> S3Destination::missing(std::span<const S3Package> packa
         }
         result.push_back(item);
     }
+    if (!unrecorded.empty()) {
+        judge_unrecorded(packages, unrecorded, result, *conflicts);
+        std::sort(result.begin(), result.end());
+    }
     return result;
+}
+
+void S3Destination::judge_unrecorded(std::span<const S3Package> packages,
+                                     const std::vector<std::size_t>& items,
+                                     std::vector<std::size_t>& missing,
+                                     std::vector<Conflict>& conflicts) {
+    std::vector<store::ExpectedFile> expected;
+    expected.reserve(items.size());
+    for (const std::size_t item : items) {
+        const S3Package& package = packages[item];
+        expected.push_back(
+            {package.key, package.checksum_type, package.digest,
+             package.size == kUnknownSize ? std::nullopt : std::optional(package.size)});
+    }
+    // Hashed whatever the object's metadata claims: nothing is trusted for being there.
+    const std::vector<store::CheckedFile> checked =
+        store_->check_files(expected, store::CheckOptions{0, false});
+    for (std::size_t index = 0; index < items.size(); ++index) {
+        const std::size_t item = items[index];
+        const S3Package& package = packages[item];
+        const store::CheckedFile& found = checked[index];
+        switch (found.finding) {
+            case store::Finding::Intact: {
+                const s3::ListedObject& listed = listing_.at(package.key);
+                state_.objects[package.key] = s3::StoredObject{
+                    listed.size, listed.etag, package.checksum_type, package.digest};
+                break;
+            }
+            case store::Finding::Missing:  // gone since the listing: stored like any other
+                missing.push_back(item);
+                break;
+            case store::Finding::SizeMismatch:
+                conflicts.push_back({item, std::to_string(found.actual_size) + " bytes"});
+                break;
+            case store::Finding::DigestMismatch:
+                conflicts.push_back({item, std::string(checksum_type_name(package.checksum_type)) +
+                                               " " + found.actual_digest});
+                break;
+            default:
+                conflicts.push_back({item, "an object that cannot be read (" + found.detail + ")"});
+                break;
+        }
+    }
 }
 
 std::vector<std::size_t> S3Destination::copy_from_siblings(std::span<const S3Package> packages,

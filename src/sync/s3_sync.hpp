@@ -121,7 +121,9 @@ class S3Destination {
     // the one recorded, is not missing: it is recorded as this repository's too. One recorded
     // there with another checksum of the same type (or another size), and still as recorded,
     // is never replaced: its index goes to `conflicts` (when given) with what it holds, not to
-    // the result.
+    // the result. With `conflicts`, a blob beyond the repository that no repository recorded
+    // is read and hashed: recorded as this repository's when it holds what the metadata lists,
+    // a conflict (never replaced) when it holds anything else, as a file on disk is.
     struct Conflict {
         std::size_t item = 0;
         std::string held;  // "sha256 HEX" or "N bytes"
@@ -194,6 +196,11 @@ class S3Destination {
     // this repository's own state (never on a no-op). Best effort: one that cannot be read is
     // skipped.
     void load_layout_records();
+    // missing()'s judgement of `items`, unrecorded blobs the listing holds: hashed, then recorded,
+    // added to `missing` (gone since the listing) or to `conflicts`.
+    void judge_unrecorded(std::span<const S3Package> packages,
+                          const std::vector<std::size_t>& items, std::vector<std::size_t>& missing,
+                          std::vector<Conflict>& conflicts);
     struct UploadPool;
 
     const SyncOptions& options_;

@@ -303,6 +303,43 @@ TEST_F(S3UpstreamLayout, ASharedBlobStoredWithOtherContentIsNeverReplacedAndTheP
     EXPECT_FALSE(all_objects().contains("amzn/al2023/core/guids/G2/x86_64/repodata/repomd.xml"));
 }
 
+// A blob no rpmirror state records (another tool's object, or one of a run killed before it
+// recorded its state) is judged by its content, as a file on disk is: one holding other bytes is
+// never replaced and its package fails; one holding the listed package is kept (not stored
+// again) and recorded.
+TEST_F(S3UpstreamLayout, AnUnrecordedBlobIsJudgedByItsContentNeverOverwritten) {
+    const std::string wrong = released_["1.0"][3];
+    const std::string right = released_["1.0"][4];
+    const std::string wrong_key = prefix_ + "/amzn/blobstore/" + wrong;
+    const std::string right_key = prefix_ + "/amzn/blobstore/" + right;
+    ASSERT_TRUE(client().put_object(bucket(), wrong_key, "an admin's bytes", {}));
+    ASSERT_TRUE(
+        client().put_object(bucket(), right_key, read_file(layout() / "blobstore" / right), {}));
+    auto planted = client().head_object(bucket(), right_key);
+    ASSERT_TRUE(planted) << planted.error().to_string();
+
+    const CommandResult failed = mirror("1.0");
+    EXPECT_EQ(failed.exit_code, 1) << failed.out << failed.err;
+    EXPECT_NE(failed.err.find("s3://" + bucket() + "/" + wrong_key +
+                              " is shared beyond this repository's directory and holds 16 bytes"),
+              std::string::npos)
+        << failed.err;
+    EXPECT_EQ(object("amzn/blobstore/" + wrong), "an admin's bytes");
+    EXPECT_FALSE(all_objects().contains("amzn/al2023/core/guids/G1/x86_64/repodata/repomd.xml"));
+
+    // The admin's object gone, the release completes; the planted copy was never stored again.
+    ASSERT_TRUE(client().delete_object(bucket(), wrong_key));
+    const CommandResult synced = mirror("1.0");
+    ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    auto kept = client().head_object(bucket(), right_key);
+    ASSERT_TRUE(kept) << kept.error().to_string();
+    EXPECT_EQ(kept->etag, planted->etag);
+    // rpmirror stores every object with its sha256 as metadata; the planted one has none.
+    EXPECT_FALSE(kept->metadata.contains("sha256"));
+    EXPECT_EQ(object("amzn/blobstore/" + wrong), read_file(layout() / "blobstore" / wrong));
+    EXPECT_EQ(dnf_lists("1.0").size(), released_["1.0"].size());
+}
+
 }  // namespace
 }  // namespace rpmirror::test
 
