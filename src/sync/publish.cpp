@@ -159,10 +159,14 @@ Result<void> RepoSync::publish(const FetchedRepomd& repomd, MetadataStage& stage
             record.metadata.push_back(std::move(href));
         }
     }
-    // --mirror-url's list points clients at the new index, and is part of what the state records
-    // (a bucket's next run then finds it stored and does not store it again).
-    if (auto listed = publish_mirror_list(); !listed) {
-        return listed;
+    // --mirror-url's list points clients at the new index, and the state records it with the
+    // metadata (a bucket's next run then finds it stored and does not store it again).
+    auto listed = publish_mirror_list();
+    if (!listed) {
+        return tl::unexpected(std::move(listed.error()));
+    }
+    if (*listed) {
+        record.metadata.push_back(std::move(**listed));
     }
     mirror_list_published_ = true;
     if (auto recorded = store_->record_sync(record, report_.warnings); !recorded) {

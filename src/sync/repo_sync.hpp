@@ -203,9 +203,10 @@ class RepoSync {
 
     // --mirror-url: writes the repository's mirrorlist into the layout root at the path upstream
     // serves it from, naming --mirror-url plus the repository's path (replaced atomically, and
-    // only when it differs). A repository without a mirrorlist, or whose mirrorlist URL cannot
-    // be a path beneath the root, gets a warning instead.
-    Result<void> publish_mirror_list();
+    // only when it differs). Returns its key relative to the repository, or nullopt when there
+    // is none: without --mirror-url, and (with a warning) for a repository without a mirrorlist
+    // or whose mirrorlist URL cannot be a path beneath the root.
+    Result<std::optional<std::string>> publish_mirror_list();
 
     // The safe-write policy of the plan: --safe-write-path, or the layout root.
     PathPolicy path_policy() const;

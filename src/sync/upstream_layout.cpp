@@ -79,16 +79,16 @@ PathPolicy RepoSync::path_policy() const {
     return policy;
 }
 
-Result<void> RepoSync::publish_mirror_list() {
+Result<std::optional<std::string>> RepoSync::publish_mirror_list() {
     if (layout_root_.empty() || options_.mirror_url.empty()) {
-        return {};
+        return std::nullopt;
     }
     if (!repo_.mirrorlist) {
         report_.warnings.push_back(
             "--mirror-url: the repository has no mirrorlist, so there is none to rewrite (clients "
             "use baseurl=" +
             options_.mirror_url + ")");
-        return {};
+        return std::nullopt;
     }
     auto list_path = layout_path(*repo_.mirrorlist, "the mirrorlist URL");
     if (!list_path || list_path->empty()) {
@@ -96,7 +96,7 @@ Result<void> RepoSync::publish_mirror_list() {
                                        ? "--mirror-url: the mirrorlist URL '" + *repo_.mirrorlist +
                                              "' has no path to write it at"
                                        : list_path.error().to_string());
-        return {};
+        return std::nullopt;
     }
     std::string url = options_.mirror_url;
     if (!url.ends_with('/')) {
@@ -107,16 +107,18 @@ Result<void> RepoSync::publish_mirror_list() {
         url += repo_path + "/";
     }
     const std::string contents = url + "\n";
+    // Its key relative to the repository, as a blob's climbs out of it.
+    std::string key =
+        list_path->lexically_relative(repo_dir_.lexically_relative(layout_root_)).generic_string();
     if (s3_) {
-        // The key of the list relative to the repository, as a blob's climbs out of it.
-        return store_->write_document(
-            list_path->lexically_relative(repo_dir_.lexically_relative(layout_root_))
-                .generic_string(),
-            contents);
+        if (auto written = store_->write_document(key, contents); !written) {
+            return tl::unexpected(std::move(written.error()));
+        }
+        return key;
     }
     const std::filesystem::path file = layout_root_ / *list_path;
     if (auto current = fs::read_file(file); current && *current == contents) {
-        return {};
+        return key;
     }
     const UniqueFd root = fs::open_directory(layout_root_, true);
     if (!root) {
@@ -127,7 +129,10 @@ Result<void> RepoSync::publish_mirror_list() {
         !made) {
         return tl::unexpected(std::move(made.error()));
     }
-    return fs::replace_file(file, contents);
+    if (auto replaced = fs::replace_file(file, contents); !replaced) {
+        return tl::unexpected(std::move(replaced.error()));
+    }
+    return key;
 }
 
 namespace {
@@ -196,7 +201,7 @@ Result<void> add_references(const std::filesystem::path& root, const std::filesy
 Result<void> RepoSync::finish_upstream_layout(const std::vector<std::filesystem::path>& placed) {
     if (!mirror_list_published_) {
         if (auto listed = publish_mirror_list(); !listed) {
-            return listed;
+            return tl::unexpected(std::move(listed.error()));
         }
     }
     return collect_blobs(placed);
