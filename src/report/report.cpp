@@ -1,6 +1,5 @@
 // Summaries, problem lines, the JSON report and the terminal progress bar.
 #include "rpmirror/report.hpp"
-#include "util/text.hpp"
 
 #include <unistd.h>
 
@@ -9,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace rpmirror {
+#include "util/text.hpp"
 
-namespace {}  // namespace
+namespace rpmirror {
 
 std::string format_dnf_number(double number) {
     constexpr std::string_view kSymbols = " kMGTPEZY";

@@ -41,11 +41,12 @@ Result<void> RepoSync::sync_to_s3(const FetchedRepomd& repomd, MetadataStage& st
                                   const PackageIndex& index, const Selection& selection) {
     PathPolicy policy;
     policy.flatten = options_.flatten_hrefs;
+    // As on disk (RepoSync::path_policy): an href that climbs out and back in is the repository's.
+    policy.repo_root = std::filesystem::absolute(s3_->spool_repo());
     if (!layout_root_.empty()) {
         // The spool stands for the layout root: a blob's key climbs out of the repository but
         // never out of the spool, nor (S3Location::key) out of the layout root.
         policy.safe_write_path = std::filesystem::absolute(s3_->spool());
-        policy.repo_root = std::filesystem::absolute(s3_->spool_repo());
     }
     auto plan = plan_sync(index, selection, s3_->spool_repo(), policy, repo_.id);
     if (!plan) {

@@ -67,14 +67,10 @@ Result<void> RepoSync::place_in_upstream_layout(std::string_view base_url) {
 
 PathPolicy RepoSync::path_policy() const {
     PathPolicy policy;
-    if (!layout_root_.empty()) {
-        policy.safe_write_path = std::filesystem::absolute(layout_root_);
-        policy.repo_root = std::filesystem::absolute(repo_dir_);
-    } else {
-        policy.safe_write_path = options_.safe_write_path;
-        // An href that climbs out and back in is a file of the repository like any other.
-        policy.repo_root = std::filesystem::absolute(repo_dir_);
-    }
+    policy.safe_write_path =
+        layout_root_.empty() ? options_.safe_write_path : std::filesystem::absolute(layout_root_);
+    // Also makes an href that climbs out and back in a file of the repository like any other.
+    policy.repo_root = std::filesystem::absolute(repo_dir_);
     policy.flatten = options_.flatten_hrefs;
     return policy;
 }
