@@ -20,6 +20,7 @@
 #include "rpmirror/download.hpp"
 #include "rpmirror/error.hpp"
 #include "rpmirror/index.hpp"
+#include "rpmirror/repo_lock.hpp"
 #include "rpmirror/s3.hpp"
 #include "rpmirror/sync_options.hpp"
 
@@ -127,9 +128,14 @@ class Syncer {
     // Syncs `repo` with `options`. Never throws for repository or package failures: they are in
     // the report (a failing repository does not stop the caller from syncing the next one).
     // Download options are `base_options` adjusted by the repository's configuration (TLS,
-    // proxy, credentials, retries, timeouts, throttle).
+    // proxy, credentials, retries, timeouts, throttle). The repository is locked for the whole
+    // sync (lock_repository; not with -u) unless the caller passes the lock it holds as `held`
+    // (verify --repair), which the sync then confirms before each change. A repository that lies
+    // elsewhere than the one locked (--upstream-layout's release, a tree's variant) is locked at
+    // its own place too.
     RepoSyncReport sync(const RepoConfig& repo, const SyncOptions& options,
-                        ProgressSink* progress = nullptr, std::stop_token stop = {});
+                        ProgressSink* progress = nullptr, std::stop_token stop = {},
+                        RepoLock* held = nullptr);
 
   private:
     DownloadOptions base_options_;
@@ -139,18 +145,15 @@ class Syncer {
 // The state directory `options` name: options.state_dir, or the default when it is empty.
 std::filesystem::path state_directory(const SyncOptions& options);
 
-// A held run lock of one repository directory (released when destroyed).
-class RepoLock {
-  public:
-    virtual ~RepoLock() = default;
-};
-
-// Takes the run lock of `repo_dir` in `options`' state directory, waiting `options.lock_wait`
-// at most, as a sync does. Returns Error{Busy} "repository directory ... is being synced by
-// another rpmirror (pid N)" iff another process holds it, Error{Interrupted} iff `stop` was
-// requested while waiting, Error{Io} iff the state directory cannot be used.
+// Takes the lock of the repository `repo_id` names under `options`: the run lock of its
+// directory (repo_directory) in the state directory, or the lease of its s3:// prefix
+// (s3_repo_location), waiting `options.lock_wait` at most, through the repository's store
+// (store::MirrorStore::lock). Returns Error{Busy} naming the holder ("repository directory ... is
+// being synced by another rpmirror (pid N)", "s3://BUCKET/KEY: being synced by OWNER until
+// TIME") iff another run holds it, Error{Interrupted} iff `stop` was requested while waiting,
+// Error{Io} iff the state directory cannot be used, the store's error for a bucket.
 Result<std::unique_ptr<RepoLock>> lock_repository(const SyncOptions& options,
-                                                  const std::filesystem::path& repo_dir,
+                                                  std::string_view repo_id,
                                                   std::stop_token stop = {});
 
 // Returns the directory holding `repo_id`'s packages under `options` (dnf reposync's layout):

@@ -104,12 +104,10 @@ struct SyncOptions {
     // --state-dir: where rpmirror keeps its state and locks, outside the mirror; empty = the
     // default ($RPMIRROR_STATE_DIR, /var/lib/rpmirror for root, $XDG_STATE_HOME/rpmirror).
     std::filesystem::path state_dir;
-    // The run lock of the repository directory: taken for the whole sync (not with -u).
-    // Without `lock_wait` a sync fails at once when another rpmirror holds it; with it, waits
-    // that long (--wait-lock). `take_lock` is false only for a caller that holds the lock
-    // itself (lock_repository).
+    // The repository's lock (lock_repository): taken for the whole sync (not with -u).
+    // Without `lock_wait` a sync fails at once when another run holds it; with it, waits that
+    // long (--wait-lock).
     std::optional<std::chrono::seconds> lock_wait;
-    bool take_lock = true;
     // --dedupe: before downloading, packages that another repository already holds (same
     // checksum type, digest and size, verified) are hard-linked (or reflinked) from it instead
     // (rpmirror/dedupe.hpp). Searched: the other directories of `download_path` (the sibling

@@ -44,7 +44,6 @@ RepairReport repair_store(Syncer& syncer, const RepoConfig& repo, store::MirrorS
     if (!lock) {
         return failed(std::move(lock.error()));
     }
-    sync_options.take_lock = false;
     // As the last sync made the mirror: its metadata signed with the same key, its objects given
     // the same ACL.
     auto recorded = mirror.recorded();
@@ -107,7 +106,7 @@ RepairReport repair_store(Syncer& syncer, const RepoConfig& repo, store::MirrorS
             }
         }
     }
-    repair.sync = syncer.sync(repo, sync_options, nullptr, std::move(stop));
+    repair.sync = syncer.sync(repo, sync_options, nullptr, std::move(stop), lock->get());
     return repair;
 }
 

@@ -24,7 +24,7 @@ StoredFile stored_file(const struct stat& st) {
     return {file.size, LocalStore::version_of(file.mtime_ns, file.inode, file.ctime_ns)};
 }
 
-class HeldRunLock final : public StoreLock {
+class HeldRunLock final : public RepoLock {
   public:
     explicit HeldRunLock(fs::RunLock lock) : lock_(std::move(lock)) {}
 
@@ -311,13 +311,13 @@ Result<std::vector<std::string>> LocalStore::remove_files(std::span<const std::s
     return remove_beneath(keys, /*symlinks_too=*/true);
 }
 
-Result<std::unique_ptr<StoreLock>> LocalStore::lock(std::optional<std::chrono::seconds> wait,
+Result<std::unique_ptr<RepoLock>> LocalStore::lock(std::optional<std::chrono::seconds> wait,
                                                     std::stop_token stop) {
     auto held = fs::RunLock::acquire(state_dir_, root_, wait, std::move(stop));
     if (!held) {
         return tl::unexpected(std::move(held.error()));
     }
-    return std::unique_ptr<StoreLock>(std::make_unique<HeldRunLock>(std::move(*held)));
+    return std::unique_ptr<RepoLock>(std::make_unique<HeldRunLock>(std::move(*held)));
 }
 
 }  // namespace rpmirror::store

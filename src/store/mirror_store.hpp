@@ -29,6 +29,7 @@
 #include "rpmirror/error.hpp"
 #include "rpmirror/plan.hpp"
 #include "rpmirror/publish.hpp"
+#include "rpmirror/repo_lock.hpp"
 
 namespace rpmirror::store {
 
@@ -135,15 +136,6 @@ struct SyncRecord {
     std::string signatures_checked;
 };
 
-// The repository's lock, held until destroyed (the local run lock, a bucket's lease).
-class StoreLock {
-  public:
-    virtual ~StoreLock() = default;
-    // Returns Error{Busy} iff the lock can no longer be vouched for (a lease that lapsed):
-    // called before each change.
-    virtual Result<void> confirm() { return {}; }
-};
-
 class MirrorStore {
   public:
     virtual ~MirrorStore() = default;
@@ -207,9 +199,12 @@ class MirrorStore {
     // an error naming the file, those removed before it stay removed.
     virtual Result<std::vector<std::string>> remove_files(std::span<const std::string> keys) = 0;
 
-    // Takes the repository's lock, waiting up to `wait` (nullopt: Error{Busy} at once, naming
-    // the holder).
-    virtual Result<std::unique_ptr<StoreLock>> lock(std::optional<std::chrono::seconds> wait,
+    // Takes the repository's lock (rpmirror/repo_lock.hpp), waiting up to `wait` (nullopt:
+    // Error{Busy} at once, naming the holder): the local run lock of the directory, or the
+    // bucket prefix's lease, renewed from its own thread until the lock is destroyed. The one
+    // way a repository is locked: by a sync (lock_repository, and a repository that lies
+    // elsewhere than the one locked), a repair, a tree's files.
+    virtual Result<std::unique_ptr<RepoLock>> lock(std::optional<std::chrono::seconds> wait,
                                                     std::stop_token stop) = 0;
 
     // --- A sync's end, in this order (sync/publish.cpp) ---

@@ -15,10 +15,13 @@ namespace rpmirror::store {
 
 namespace {
 
-class HeldLease final : public StoreLock {
+class HeldLease final : public RepoLock {
   public:
     explicit HeldLease(s3::Lease lease) : lease_(std::move(lease)) {}
     Result<void> confirm() override { return lease_.confirm(); }
+    std::vector<std::string> warnings() const override { return lease_.warnings(); }
+    // Its renewals (the acquisition counts on the store's client).
+    std::uint64_t requests() const override { return lease_.requests(); }
 
   private:
     s3::Lease lease_;
@@ -303,7 +306,7 @@ Result<std::vector<std::string>> S3Store::remove_files(std::span<const std::stri
     return removed;
 }
 
-Result<std::unique_ptr<StoreLock>> S3Store::lock(std::optional<std::chrono::seconds> wait,
+Result<std::unique_ptr<RepoLock>> S3Store::lock(std::optional<std::chrono::seconds> wait,
                                                  std::stop_token stop) {
     auto lease = s3::Lease::acquire(client_, repo_, s3::default_lease_owner(),
                                     client_.config().lease_ttl, wait, std::move(stop));
@@ -311,7 +314,7 @@ Result<std::unique_ptr<StoreLock>> S3Store::lock(std::optional<std::chrono::seco
         return tl::unexpected(std::move(lease.error()));
     }
     lease->keep_alive();
-    return std::unique_ptr<StoreLock>(std::make_unique<HeldLease>(std::move(*lease)));
+    return std::unique_ptr<RepoLock>(std::make_unique<HeldLease>(std::move(*lease)));
 }
 
 std::uint64_t S3Store::requests() const {

@@ -64,7 +64,7 @@ class S3Store final : public MirrorStore {
     Result<RecordedSync> recorded() override;
     Result<void> forget(const std::set<std::string>& keys) override;
     Result<std::vector<std::string>> remove_files(std::span<const std::string> keys) override;
-    Result<std::unique_ptr<StoreLock>> lock(std::optional<std::chrono::seconds> wait,
+    Result<std::unique_ptr<RepoLock>> lock(std::optional<std::chrono::seconds> wait,
                                             std::stop_token stop) override;
     Result<void> write_document(std::string_view key, std::string_view content) override;
     Result<void> ready_packages() override;

@@ -12,13 +12,15 @@
 namespace rpmirror {
 
 RepoSync::RepoSync(Downloader& downloader, const RepoConfig& repo, const SyncOptions& options,
-                   ProgressSink* progress, std::stop_token stop, RepoSyncReport& report)
+                   ProgressSink* progress, std::stop_token stop, RepoSyncReport& report,
+                   HeldLock root)
     : downloader_(downloader),
       repo_(repo),
       options_(options),
       progress_(progress),
       stop_(std::move(stop)),
       report_(report),
+      root_lock_(std::move(root)),
       repo_dir_(repo_directory(options, repo.id)),
       metadata_dir_(metadata_directory(options, repo.id)) {
     selection_options_ = options.selection;
@@ -144,7 +146,27 @@ Result<void> RepoSync::open_store() {
     }
     local_store_.emplace(repo_dir_, state_directory(options_));
     local_store_->set_sync_layout(metadata_dir_, {});
+    if (lies_elsewhere()) {
+        if (auto held = hold_own_lock(local_store_->lock(options_.lock_wait, stop_)); !held) {
+            return held;
+        }
+    }
     store_ = &*local_store_;
+    return {};
+}
+
+bool RepoSync::lies_elsewhere() const {
+    return root_lock_.lock != nullptr &&
+           repo_dir_.lexically_normal() != root_lock_.dir.lexically_normal();
+}
+
+Result<void> RepoSync::hold_own_lock(Result<std::unique_ptr<RepoLock>> locked) {
+    if (!locked) {
+        return tl::unexpected(std::move(locked.error()));
+    }
+    own_lock_ = std::move(*locked);
+    const std::vector<std::string> warnings = own_lock_->warnings();
+    report_.warnings.insert(report_.warnings.end(), warnings.begin(), warnings.end());
     return {};
 }
 
@@ -163,7 +185,7 @@ bool RepoSync::published_after_packages() {
 
 void RepoSync::record_s3_requests() {
     if (s3_) {
-        report_.s3_requests = s3_->requests();
+        report_.s3_requests = s3_->requests() + (own_lock_ ? own_lock_->requests() : 0);
     }
 }
 

@@ -41,11 +41,21 @@ inline constexpr std::string_view kRepodataPrefix = "repodata/";
 // group_gz, then the xz variant createrepo_c can write), or null iff there is none.
 const RepomdRecord* comps_record(const Repomd& repomd);
 
+// The lock a sync holds (Syncer::sync's: lock_repository's, or the caller's), and the repository
+// directory it locks (repo_directory's spelling; an s3:// one for a bucket).
+struct HeldLock {
+    RepoLock* lock = nullptr;  // null: none (-u)
+    std::filesystem::path dir;
+};
+
 // The work of one sync, stage by stage; each stage records its outcome in `report`.
 class RepoSync {
   public:
+    // `root`: the lock held for the sync; a repository that lies elsewhere (--upstream-layout's
+    // release, a tree's variant) is locked at its own place too, when its store is opened.
     RepoSync(Downloader& downloader, const RepoConfig& repo, const SyncOptions& options,
-             ProgressSink* progress, std::stop_token stop, RepoSyncReport& report);
+             ProgressSink* progress, std::stop_token stop, RepoSyncReport& report,
+             HeldLock root = {});
 
     // The stages, in order: the keys, the mirrors and repomd.xml (checked with repo_gpgcheck),
     // the no-op, the records and the selection, then the packages and the metadata of the
@@ -245,8 +255,14 @@ class RepoSync {
     // publish.cpp: the no-op, the metadata published and the sync recorded, over store_.
 
     // Opens the store this sync writes into (store_): a local directory, or the s3://
-    // destination (open_s3).
+    // destination (open_s3); locks it (own_lock_) iff it is not the directory root_lock_ locks.
     Result<void> open_store();
+
+    // True iff the repository's directory is not the one root_lock_ locks (and one is held).
+    bool lies_elsewhere() const;
+
+    // Keeps `locked` as own_lock_ (its warnings into the report).
+    Result<void> hold_own_lock(Result<std::unique_ptr<RepoLock>> locked);
 
     // True iff the store's record says the last complete sync mirrored this repomd.xml with
     // these options, published what this one would, and nothing it recorded changed since.
@@ -271,8 +287,8 @@ class RepoSync {
 
     // repo_sync_s3.cpp: an s3:// destination.
 
-    // An s3:// destination: opens it, takes its lease, reads its state and listing; store_ is
-    // then its S3Store.
+    // An s3:// destination: opens it, takes its own lease iff it lies elsewhere, reads its state
+    // and listing; store_ is then its S3Store.
     Result<void> open_s3();
 
     // An s3:// destination, after the selection: the packages the store lacks go through the
@@ -288,6 +304,8 @@ class RepoSync {
     ProgressSink* progress_;
     std::stop_token stop_;
     RepoSyncReport& report_;
+    HeldLock root_lock_;
+    std::unique_ptr<RepoLock> own_lock_;  // the repository's own, iff it lies elsewhere
     std::filesystem::path repo_dir_;
     std::filesystem::path metadata_dir_;
     // --upstream-layout: `-p`/<repoid>, the URL's host root (repo_dir_ lies beneath it).

@@ -24,12 +24,20 @@ Result<void> RepoSync::open_s3() {
     if (s3_->spool_warning()) {
         report_.warnings.push_back(*s3_->spool_warning());
     }
-    // The repository's lease: two workers (--shard, overlapping timers) never sync it at once.
-    if (options_.take_lock) {
-        if (auto locked = s3_->lock(options_.lock_wait, stop_, report_.warnings); !locked) {
-            return locked;
+    // Two workers (--shard, overlapping timers) never sync it at once: the lease of the root the
+    // sync locked, and the repository's own where it lies elsewhere, both kept until the end.
+    if (lies_elsewhere()) {
+        if (auto held = hold_own_lock(s3_->lock(options_.lock_wait, stop_)); !held) {
+            return held;
         }
     }
+    std::vector<RepoLock*> locks;
+    for (RepoLock* lock : {root_lock_.lock, own_lock_.get()}) {
+        if (lock != nullptr) {
+            locks.push_back(lock);
+        }
+    }
+    s3_->hold(std::move(locks));
     if (auto loaded = s3_->load(); !loaded) {
         return loaded;
     }

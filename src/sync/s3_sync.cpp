@@ -89,7 +89,6 @@ S3Destination::~S3Destination() {
     if (pool_) {
         (void)end_uploads();
     }
-    lease_.reset();
     std::error_code ignored;
     std::filesystem::remove_all(spool_, ignored);
 }
@@ -131,22 +130,19 @@ Result<std::unique_ptr<S3Destination>> S3Destination::open(
     return destination;
 }
 
-Result<void> S3Destination::lock(std::optional<std::chrono::seconds> wait, std::stop_token stop,
-                                 std::vector<std::string>& warnings) {
-    auto lease = s3::Lease::acquire(client_, location_, s3::default_lease_owner(),
-                                    config_.lease_ttl, wait, std::move(stop));
-    if (!lease) {
-        return tl::unexpected(std::move(lease.error()));
-    }
-    const std::vector<std::string> lease_warnings = lease->warnings();
-    warnings.insert(warnings.end(), lease_warnings.begin(), lease_warnings.end());
-    lease_.emplace(std::move(*lease));
-    lease_->keep_alive();
-    return {};
+Result<std::unique_ptr<RepoLock>> S3Destination::lock(std::optional<std::chrono::seconds> wait,
+                                                      std::stop_token stop) {
+    store::S3Store mirror(client_, location_);
+    return mirror.lock(wait, std::move(stop));
 }
 
 Result<void> S3Destination::confirm_lock() {
-    return lease_ ? lease_->confirm() : Result<void>{};
+    for (RepoLock* lock : locks_) {
+        if (auto held = lock->confirm(); !held) {
+            return held;
+        }
+    }
+    return {};
 }
 
 Result<void> S3Destination::load() {
@@ -645,7 +641,7 @@ Result<std::vector<std::pair<std::size_t, Error>>> S3Destination::end_uploads() 
 }
 
 std::uint64_t S3Destination::requests() const {
-    return client_.request_count() + pool_requests_ + (lease_ ? lease_->requests() : 0);
+    return client_.request_count() + pool_requests_;
 }
 
 }  // namespace rpmirror

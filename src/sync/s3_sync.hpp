@@ -26,10 +26,10 @@
 #include <vector>
 
 #include "rpmirror/error.hpp"
+#include "rpmirror/repo_lock.hpp"
 #include "rpmirror/s3.hpp"
 #include "rpmirror/sync.hpp"
 #include "s3/client.hpp"
-#include "s3/lease.hpp"
 #include "s3/mirror_state.hpp"
 #include "store/s3_store.hpp"
 #include "sync/s3_spool.hpp"
@@ -84,14 +84,14 @@ class S3Destination {
     S3Destination(const S3Destination&) = delete;
     S3Destination& operator=(const S3Destination&) = delete;
 
-    // Takes the repository's lease (`.rpmirror/lock`, s3/lease.hpp) for this sync, waiting up to
-    // `wait` for another worker's, and keeps it alive from its own thread until the destination
-    // is destroyed (released then). Returns Error{Busy} naming the holder and its expiry iff
-    // another worker holds it; `warnings` receives what the user should know (a store that does
-    // not honour If-None-Match).
-    Result<void> lock(std::optional<std::chrono::seconds> wait, std::stop_token stop,
-                      std::vector<std::string>& warnings);
-    // Renews the lease now (nothing iff lock() was not called). Returns Error{Busy} iff it was
+    // Takes the lease of this destination's prefix (`.rpmirror/lock`: store::S3Store::lock, the
+    // one way a bucket's repository is locked), waiting up to `wait` for another worker's.
+    Result<std::unique_ptr<RepoLock>> lock(std::optional<std::chrono::seconds> wait,
+                                           std::stop_token stop);
+    // The locks the sync holds (the root's of lock_repository, the repository's own when it lies
+    // elsewhere): each must outlive the destination's last write.
+    void hold(std::vector<RepoLock*> locks) { locks_ = std::move(locks); }
+    // Confirms every held lock (renewing a lease that is due). Returns Error{Busy} iff one was
     // lost: called before every write only the holder may make (the state, the metadata).
     Result<void> confirm_lock();
 
@@ -231,8 +231,7 @@ class S3Destination {
     SpoolCheck check_;
     std::unique_ptr<store::S3Store> store_;  // over state_ and listing_, once loaded
     std::unique_ptr<UploadPool> pool_;
-    // Destroyed (its keep-alive stopped, released) first.
-    std::optional<s3::Lease> lease_;
+    std::vector<RepoLock*> locks_;  // hold()'s
 };
 
 }  // namespace rpmirror

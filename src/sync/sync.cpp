@@ -5,6 +5,9 @@
 #include <chrono>
 
 #include "fs/state.hpp"
+#include "s3/client.hpp"
+#include "store/local_store.hpp"
+#include "store/s3_store.hpp"
 #include "sync/repo_sync.hpp"
 #include "sync/sync_settings.hpp"
 #include "sync/tree.hpp"
@@ -17,25 +20,44 @@ std::filesystem::path state_directory(const SyncOptions& options) {
 
 namespace {
 
-class HeldRunLock final : public RepoLock {
+// A bucket's lease with what its acquisition cost (on a client of the caller's, now gone).
+class BucketLock final : public RepoLock {
   public:
-    explicit HeldRunLock(fs::RunLock lock) : lock_(std::move(lock)) {}
+    BucketLock(std::unique_ptr<RepoLock> lease, std::uint64_t acquired)
+        : lease_(std::move(lease)), acquired_(acquired) {}
+    Result<void> confirm() override { return lease_->confirm(); }
+    std::vector<std::string> warnings() const override { return lease_->warnings(); }
+    std::uint64_t requests() const override { return acquired_ + lease_->requests(); }
 
   private:
-    fs::RunLock lock_;
+    std::unique_ptr<RepoLock> lease_;
+    std::uint64_t acquired_ = 0;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<RepoLock>> lock_repository(const SyncOptions& options,
-                                                  const std::filesystem::path& repo_dir,
-                                                  std::stop_token stop) {
-    auto lock = fs::RunLock::acquire(state_directory(options), repo_dir, options.lock_wait,
-                                     std::move(stop));
-    if (!lock) {
-        return tl::unexpected(std::move(lock.error()));
+                                                  std::string_view repo_id, std::stop_token stop) {
+    if (!is_s3_destination(options)) {
+        store::LocalStore mirror(repo_directory(options, repo_id), state_directory(options));
+        return mirror.lock(options.lock_wait, std::move(stop));
     }
-    return std::unique_ptr<RepoLock>(std::make_unique<HeldRunLock>(std::move(*lock)));
+    auto location = s3_repo_location(options, repo_id);
+    if (!location) {
+        return tl::unexpected(std::move(location.error()));
+    }
+    auto config = s3::resolve_config(options.s3, s3::process_environment());
+    if (!config) {
+        return tl::unexpected(std::move(config.error()));
+    }
+    s3::S3Client client(std::move(*config));
+    store::S3Store mirror(client, std::move(*location));
+    auto lease = mirror.lock(options.lock_wait, std::move(stop));
+    if (!lease) {
+        return tl::unexpected(std::move(lease.error()));
+    }
+    return std::unique_ptr<RepoLock>(
+        std::make_unique<BucketLock>(std::move(*lease), client.request_count()));
 }
 
 std::filesystem::path repo_directory(const SyncOptions& options, std::string_view repo_id) {
@@ -54,25 +76,27 @@ Syncer::Syncer(DownloadOptions base_options)
     : base_options_(base_options), downloader_(std::move(base_options)) {}
 
 RepoSyncReport Syncer::sync(const RepoConfig& repo, const SyncOptions& options,
-                            ProgressSink* progress, std::stop_token stop) {
+                            ProgressSink* progress, std::stop_token stop, RepoLock* held) {
     const auto started = std::chrono::steady_clock::now();
     RepoSyncReport report;
-    std::unique_ptr<RepoLock> lock;
-    // An s3:// destination has no local directory to lock (the store's lease: s3/lease.hpp).
-    if (options.take_lock && !options.urls_only && !is_s3_destination(options)) {
-        auto locked = lock_repository(options, repo_directory(options, repo.id), stop);
+    std::unique_ptr<RepoLock> own;
+    RepoLock* lock = held;
+    if (lock == nullptr && !options.urls_only) {
+        auto locked = lock_repository(options, repo.id, stop);
         if (!locked) {
             report.repo_id = repo.id;
             report.repo_dir = repo_directory(options, repo.id);
             report.error = std::move(locked.error());
             return report;
         }
-        lock = std::move(*locked);
+        own = std::move(*locked);
+        lock = own.get();
     }
+    const HeldLock root{lock, repo_directory(options, repo.id)};
     downloader_.set_options(options_for_repo(base_options_, repo, options));
     const auto sync_one = [&](const RepoConfig& one, const SyncOptions& one_options) {
         RepoSyncReport part;
-        RepoSync repo_sync(downloader_, one, one_options, progress, stop, part);
+        RepoSync repo_sync(downloader_, one, one_options, progress, stop, part, root);
         if (auto synced = repo_sync.run(); !synced) {
             part.error = std::move(synced.error());
         }
@@ -80,8 +104,14 @@ RepoSyncReport Syncer::sync(const RepoConfig& repo, const SyncOptions& options,
         return part;
     };
     // --treeinfo: the tree's repositories, each as above, beneath its images and .treeinfo.
-    report = options.treeinfo ? sync_tree(downloader_, repo, options, sync_one, progress, stop)
-                              : sync_one(repo, options);
+    report = options.treeinfo
+                 ? sync_tree(downloader_, repo, options, sync_one, lock, progress, stop)
+                 : sync_one(repo, options);
+    if (own) {
+        const std::vector<std::string> warnings = own->warnings();
+        report.warnings.insert(report.warnings.begin(), warnings.begin(), warnings.end());
+        report.s3_requests += own->requests();
+    }
     if (stop.stop_requested() && !report.error) {
         report.error = Error{ErrorCode::Interrupted, "interrupted", repo.id, 0};
     }

@@ -55,8 +55,8 @@ void add_report(RepoSyncReport& total, RepoSyncReport part, const std::string& w
 }  // namespace
 
 RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const SyncOptions& options,
-                         const RepositorySync& sync_one, ProgressSink* progress,
-                         std::stop_token stop) {
+                         const RepositorySync& sync_one, RepoLock* lock,
+                         ProgressSink* progress, std::stop_token stop) {
     RepoSyncReport report;
     report.repo_id = repo.id;
     report.repo_dir = repo_directory(options, repo.id);
@@ -135,7 +135,7 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
     // The tree's own files: the tree's directory, or its prefix of a bucket.
     std::unique_ptr<TreeFiles> files;
     if (is_s3_destination(options)) {
-        auto opened = open_s3_tree_files(options, repo.id, stop, report.warnings);
+        auto opened = open_s3_tree_files(options, repo.id, lock, report.warnings);
         if (!opened) {
             report.error = std::move(opened.error());
             return report;

@@ -20,14 +20,15 @@
 namespace rpmirror {
 
 // Syncs the tree whose root is `repo`'s URL into the repository directory of `options` (the
-// caller holds its lock): .treeinfo fetched, every repository of it synced by `sync_one` (called
+// caller holds its lock, `lock`: null with -u; a bucket's files confirm it before each write):
+// .treeinfo fetched, every repository of it synced by `sync_one` (called
 // with the repository's configuration and options, returning its report), every file of
 // [checksums] verified in place or fetched, then .treeinfo published. The report sums the
 // repositories' and names the tree.
 using RepositorySync =
     std::function<RepoSyncReport(const RepoConfig& repo, const SyncOptions& options)>;
 RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const SyncOptions& options,
-                         const RepositorySync& sync_one, ProgressSink* progress,
-                         std::stop_token stop);
+                         const RepositorySync& sync_one, RepoLock* lock,
+                         ProgressSink* progress, std::stop_token stop);
 
 }  // namespace rpmirror

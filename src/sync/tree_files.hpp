@@ -56,12 +56,12 @@ std::unique_ptr<TreeFiles> open_local_tree_files(const std::filesystem::path& ro
                                                  const SyncOptions& options,
                                                  const std::stop_token& stop);
 
-// The tree at `options`' s3:// location for `repo_id`: its lease taken (unless --no-lock),
-// its record (s3::kTreeStateKey) read and its prefix listed; files pass through a spool one at a
-// time. `warnings` receives what the user should know (the spool's place, the lease's).
+// The tree at `options`' s3:// location for `repo_id`, whose lease the caller holds (`lock`,
+// confirmed before each write; null: none): its record (s3::kTreeStateKey) read and its prefix
+// listed; files pass through a spool one at a time. `warnings` receives what the user should
+// know (the spool's place).
 Result<std::unique_ptr<TreeFiles>> open_s3_tree_files(const SyncOptions& options,
-                                                      std::string_view repo_id,
-                                                      const std::stop_token& stop,
+                                                      std::string_view repo_id, RepoLock* lock,
                                                       std::vector<std::string>& warnings);
 
 }  // namespace rpmirror

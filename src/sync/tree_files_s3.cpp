@@ -18,8 +18,7 @@ class S3TreeFiles final : public TreeFiles {
   public:
     explicit S3TreeFiles(SyncOptions options) : options_(std::move(options)) {}
 
-    Result<void> open(std::string_view repo_id, const std::stop_token& stop,
-                      std::vector<std::string>& warnings) {
+    Result<void> open(std::string_view repo_id, RepoLock* lock, std::vector<std::string>& warnings) {
         auto opened = S3Destination::open(options_, repo_id);
         if (!opened) {
             return tl::unexpected(std::move(opened.error()));
@@ -28,10 +27,8 @@ class S3TreeFiles final : public TreeFiles {
         if (destination_->spool_warning()) {
             warnings.push_back(*destination_->spool_warning());
         }
-        if (options_.take_lock) {
-            if (auto locked = destination_->lock(options_.lock_wait, stop, warnings); !locked) {
-                return locked;
-            }
+        if (lock != nullptr) {
+            destination_->hold({lock});
         }
         destination_->use_state(s3::kTreeStateKey);
         return destination_->load();
@@ -156,11 +153,10 @@ class S3TreeFiles final : public TreeFiles {
 }  // namespace
 
 Result<std::unique_ptr<TreeFiles>> open_s3_tree_files(const SyncOptions& options,
-                                                      std::string_view repo_id,
-                                                      const std::stop_token& stop,
+                                                      std::string_view repo_id, RepoLock* lock,
                                                       std::vector<std::string>& warnings) {
     auto files = std::make_unique<S3TreeFiles>(options);
-    if (auto opened = files->open(repo_id, stop, warnings); !opened) {
+    if (auto opened = files->open(repo_id, lock, warnings); !opened) {
         return tl::unexpected(std::move(opened.error()));
     }
     return std::unique_ptr<TreeFiles>(std::move(files));

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "integration/s3/s3_sync_fixture.hpp"
 #include "integration/sync/amazon_layout.hpp"
 #include "rpmirror/download.hpp"
+#include "s3/lease.hpp"
 #include "support/http_server.hpp"
 
 namespace rpmirror::test {
@@ -207,6 +209,35 @@ TEST_F(S3UpstreamLayout, TwoReleasesShareOneBlobstoreAndDnfReadsEachOverTheGatew
     for (const LoggedRequest& request : proxy.requests_for(list)) {
         EXPECT_NE(request.method, "PUT") << list;
     }
+}
+
+// A release's sync holds the lease of the layout root every release shares (-p/<repoid>/: two
+// releases' runs never interleave their blobs, the catalogue or the collection) and its own
+// (the one verify --repair of the release takes): either held by another worker refuses it
+// before anything is stored; both are released at the end.
+TEST_F(S3UpstreamLayout, AReleaseHoldsTheLayoutRootsLeaseAndItsOwn) {
+    const std::string root = prefix_ + "/amzn/";
+    for (const std::string& held : {root, root + "al2023/core/guids/G1/x86_64/"}) {
+        auto lease = s3::Lease::acquire(client(), s3::S3Location{bucket(), held},
+                                        "other-worker:7", std::chrono::seconds(600));
+        ASSERT_TRUE(lease.has_value()) << lease.error().to_string();
+        const CommandResult refused = mirror("1.0");
+        EXPECT_EQ(refused.exit_code, 1) << refused.out << refused.err;
+        EXPECT_NE(refused.err.find(held + ".rpmirror/lock: being synced by other-worker:7"),
+                  std::string::npos)
+            << refused.err;
+        for (const auto& [key, listed] : all_objects()) {
+            EXPECT_TRUE(key.ends_with(".rpmirror/lock")) << held << ": " << key;
+        }
+    }
+    const CommandResult synced = mirror("1.0");
+    ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    std::size_t blobs = 0;
+    for (const auto& [key, listed] : all_objects()) {
+        EXPECT_FALSE(key.ends_with(".rpmirror/lock")) << key;
+        blobs += key.starts_with("amzn/blobstore/") ? 1 : 0;
+    }
+    EXPECT_EQ(blobs, released_["1.0"].size());
 }
 
 // --delete: a release's own stray package goes; a blob goes only once no release beneath the

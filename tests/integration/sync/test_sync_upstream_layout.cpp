@@ -6,6 +6,7 @@
 // blob, rewrites each release's mirror.list for --mirror-url, and dnf reads every release
 // through the mirror's own mirror.list.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "integration/sync/amazon_layout.hpp"
+#include "fs/state.hpp"
 #include "integration/sync/sync_fixture.hpp"
 #include "rpmirror/checksum.hpp"
 
@@ -179,6 +181,29 @@ TEST_F(UpstreamLayout, TwoReleasesShareOneBlobstoreAndDnfReadsEachThroughTheMirr
     ASSERT_EQ(noop.exit_code, 0) << noop.out << noop.err;
     EXPECT_NE(noop.out.find("up to date"), std::string::npos) << noop.out;
     EXPECT_TRUE(blob_requests(again).empty());
+}
+
+// A release is locked where the sync started (-p/<repoid>, the layout root every release shares,
+// so two releases' runs never interleave their blobs or the collection) and at its own directory
+// (where verify --repair of the release locks it): either held by another run refuses the sync
+// before anything is fetched into the mirror.
+TEST_F(UpstreamLayout, AReleaseIsLockedAtTheLayoutRootAndAtItsOwnDirectory) {
+    const std::string busy = " is being synced by another rpmirror (pid " +
+                             std::to_string(::getpid()) + ")";
+    for (const fs::path& held : {mirror_root(), mirror_root() / "al2023/core/guids/G1/x86_64"}) {
+        auto lock = rpmirror::fs::RunLock::acquire(rpmirror::fs::default_state_dir(), held);
+        ASSERT_TRUE(lock.has_value()) << lock.error().to_string();
+        const CommandResult refused = mirror("1.0");
+        EXPECT_EQ(refused.exit_code, 1) << refused.out << refused.err;
+        EXPECT_NE(refused.err.find("repository directory " + held.string() + busy),
+                  std::string::npos)
+            << refused.err;
+        EXPECT_FALSE(fs::exists(mirror_root() / "blobstore")) << held;
+        EXPECT_FALSE(fs::exists(mirror_root() / "al2023/core/guids/G1/x86_64/repodata")) << held;
+    }
+    const CommandResult synced = mirror("1.0");
+    ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    EXPECT_EQ(dnf_lists("1.0"), expected_locations("1.0"));
 }
 
 // --releasever given twice: both releases in one run, each blob fetched once.
