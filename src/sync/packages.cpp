@@ -1,8 +1,11 @@
-// RepoSync's packages: the plan, the verification of those present, --dedupe links, the
-// downloads, and --delete.
+// RepoSync's packages, placed once for every store (place_packages over a Placement): the plan,
+// what the store holds judged while the rest download (after --dedupe), the damaged fetched
+// again, --gpgcheck; a directory's Placement; and --delete.
 #include "sync/repo_sync.hpp"
 
+#include <cstdint>
 #include <future>
+#include <memory>
 
 #include <fmt/core.h>
 
@@ -48,8 +51,95 @@ PackageFailure failure_of(const PackageView& package, const FileResult& result) 
 
 }  // namespace
 
-Result<void> RepoSync::sync_packages(const PackageIndex& index, const Selection& selection) {
-    auto plan = plan_sync(index, selection, repo_dir_, path_policy(), repo_.id);
+// A directory is its own place: the plan's paths are beneath it, the packages it lacks download
+// into it (.part files renamed), those present are verified on worker threads meanwhile.
+class RepoSync::DirectoryPlacement final : public RepoSync::Placement {
+  public:
+    explicit DirectoryPlacement(RepoSync& sync) : sync_(sync) {}
+
+    std::filesystem::path root() const override { return sync_.repo_dir_; }
+
+    std::optional<std::filesystem::path> outside() const override {
+        if (sync_.layout_root_.empty()) {
+            return sync_.options_.safe_write_path;
+        }
+        return std::filesystem::absolute(sync_.layout_root_);
+    }
+
+    Survey survey(const PackageIndex& index) override {
+        const SyncPlan& plan = sync_.plan_;
+        checks_.clear();
+        for (const std::size_t target : plan.to_verify) {
+            const PackageView package = index[plan.targets[target].position];
+            checks_.push_back({sync_.repo_dir_ / plan.targets[target].relative_path,
+                               package.checksum_type, package.checksum_hex(),
+                               package.package_size == kUnknownSize
+                                   ? std::nullopt
+                                   : std::optional<std::uint64_t>(package.package_size)});
+        }
+        VerifyOptions options;
+        options.threads = sync_.options_.verify_threads;
+        options.hash.use_cache = sync_.options_.use_checksum_cache;
+        options.hash.stop = sync_.stop_;
+        Survey survey;
+        survey.absent = plan.to_download;
+        survey.judged = std::async(std::launch::async, [this, &plan, options] {
+            const std::vector<VerifyResult> verified = verify_files(checks_, options);
+            std::vector<Judged> judged;
+            judged.reserve(verified.size());
+            for (std::size_t check = 0; check < verified.size(); ++check) {
+                const std::size_t target = plan.to_verify[check];
+                const VerifyResult& result = verified[check];
+                Judged one{target, Holding::Held, {}, {}};
+                if (result.status == VerifyStatus::Ok) {
+                    judged.push_back(std::move(one));
+                    continue;
+                }
+                one.holding = Holding::Replace;
+                // Beyond the repository's directory a file may be another's as it is.
+                if (plan.targets[target].root_index != 0 &&
+                    (result.status == VerifyStatus::DigestMismatch ||
+                     result.status == VerifyStatus::SizeMismatch)) {
+                    one.holding = Holding::Conflict;
+                    one.where = (plan.roots[plan.targets[target].root_index] /
+                                 plan.targets[target].destination)
+                                    .lexically_normal()
+                                    .string();
+                    one.held = result.status == VerifyStatus::SizeMismatch
+                                   ? fmt::format("{} bytes", result.actual_size)
+                                   : fmt::format("{} {}", checksum_type_name(checks_[check].type),
+                                                 result.actual_digest);
+                }
+                judged.push_back(std::move(one));
+            }
+            return judged;
+        });
+        return survey;
+    }
+
+    std::vector<std::size_t> copy_duplicates(const PackageIndex& index,
+                                             std::vector<std::size_t> absent) override;
+
+    std::uint64_t batch_bytes() const override { return UINT64_MAX; }
+
+    ProgressSink* begin_batch(const std::vector<std::size_t>& /*batch*/,
+                              ProgressSink* outer) override {
+        return outer;
+    }
+
+    Result<void> end_batch() override { return {}; }
+
+    bool checks_while_storing() const override { return false; }
+
+  private:
+    RepoSync& sync_;
+    std::vector<VerifyRequest> checks_;
+};
+
+Result<void> RepoSync::place_packages(const PackageIndex& index, const Selection& selection,
+                                      Placement& placement) {
+    auto plan = plan_sync(index, selection, placement.root(),
+                          path_policy(placement.root(), placement.outside()), repo_.id);
     if (!plan) {
         Error error = std::move(plan.error());
         if (error.code == ErrorCode::Unsafe && layout_root_.empty() && !options_.safe_write_path &&
@@ -67,137 +157,158 @@ Result<void> RepoSync::sync_packages(const PackageIndex& index, const Selection&
             "path (e.g. './Packages/a.rpm'); each file is downloaded once",
             plan_.duplicate_paths));
     }
-    // Existing files are verified on worker threads while the missing ones download.
-    std::vector<VerifyRequest> checks;
-    for (const std::size_t target : plan_.to_verify) {
-        const PackageView package = index[plan_.targets[target].position];
-        checks.push_back({repo_dir_ / plan_.targets[target].relative_path, package.checksum_type,
-                          package.checksum_hex(),
-                          package.package_size == kUnknownSize
-                              ? std::nullopt
-                              : std::optional<std::uint64_t>(package.package_size)});
+    if (checks_packages() && placement.checks_while_storing()) {
+        check_in_spool(index);
     }
-    VerifyOptions verify_options;
-    verify_options.threads = options_.verify_threads;
-    verify_options.hash.use_cache = options_.use_checksum_cache;
-    verify_options.hash.stop = stop_;
-    auto verification = std::async(std::launch::async, [&checks, verify_options] {
-        return verify_files(checks, verify_options);
-    });
-    const std::vector<std::size_t> to_fetch = link_duplicates(index);
-    auto first = download_targets(index, to_fetch);
-    const std::vector<VerifyResult> verified = verification.get();
+    Placement::Survey survey = placement.survey(index);
+    const std::vector<std::size_t> to_fetch =
+        placement.copy_duplicates(index, std::move(survey.absent));
+    auto first = fetch_into(index, placement, to_fetch);
+    const std::vector<Placement::Judged> judged = survey.judged.get();
     if (!first) {
         return first;
     }
     std::vector<std::size_t> replace;
-    for (std::size_t check = 0; check < verified.size(); ++check) {
-        if (verified[check].status == VerifyStatus::Ok) {
-            ++report_.kept;
-            if (options_.events != nullptr) {
-                const PackageView package = index[plan_.targets[plan_.to_verify[check]].position];
-                PackageEvent event;
-                event.kind = PackageEvent::Kind::AlreadyPresent;
-                event.file_name = href_file_name(package.location_href);
-                event.bytes = package.package_size;
-                event.total = report_.selected;
-                event.done = ++packages_done_;
-                options_.events->package(event);
+    for (const Placement::Judged& one : judged) {
+        switch (one.holding) {
+            case Placement::Holding::Held: {
+                ++report_.kept;
+                if (options_.events != nullptr) {
+                    const PackageView package = index[plan_.targets[one.target].position];
+                    PackageEvent event;
+                    event.kind = PackageEvent::Kind::AlreadyPresent;
+                    event.file_name = href_file_name(package.location_href);
+                    event.bytes = package.package_size;
+                    event.total = report_.selected;
+                    event.done = ++packages_done_;
+                    options_.events->package(event);
+                }
+                break;
             }
-        } else if (plan_.targets[plan_.to_verify[check]].root_index != 0 &&
-                   (verified[check].status == VerifyStatus::DigestMismatch ||
-                    verified[check].status == VerifyStatus::SizeMismatch)) {
-            // Outside the repository's directory (the layout root, the safe write path) a file
-            // is shared with other repositories or releases that may list it as it is: never
-            // replaced; this package fails instead.
-            const std::size_t target = plan_.to_verify[check];
-            const PackageView package = index[plan_.targets[target].position];
-            failed_targets_.insert(target);
-            report_.failures.push_back(
-                {package.nevra(),
-                 fmt::format("{} is shared beyond this repository's directory and holds {}, not "
-                             "the {} {} this repository lists: not replaced",
-                             (plan_.roots[plan_.targets[target].root_index] /
-                              plan_.targets[target].destination)
-                                 .lexically_normal()
-                                 .string(),
-                             verified[check].status == VerifyStatus::SizeMismatch
-                                 ? fmt::format("{} bytes", verified[check].actual_size)
-                                 : fmt::format("{} {}", checksum_type_name(package.checksum_type),
-                                               verified[check].actual_digest),
-                             checksum_type_name(package.checksum_type), package.checksum_hex()),
-                 {}});
-        } else {
-            replace.push_back(plan_.to_verify[check]);
+            case Placement::Holding::Conflict:
+                shared_file_conflict(index, one.target, one.where, one.held);
+                break;
+            case Placement::Holding::Replace:
+                replace.push_back(one.target);
+                break;
         }
     }
     report_.replaced = replace.size();
     placed_targets_ = plan_.to_download;
     placed_targets_.insert(placed_targets_.end(), replace.begin(), replace.end());
-    auto second = download_targets(index, replace);
-    if (!second) {
+    if (auto second = fetch_into(index, placement, replace); !second) {
         return second;
     }
-    if (checks_packages() && !stop_.stop_requested()) {
+    if (checks_packages() && !placement.checks_while_storing() && !stop_.stop_requested()) {
         check_package_signatures(index);
     }
     return {};
 }
 
-std::vector<std::size_t> RepoSync::link_duplicates(const PackageIndex& index) {
-    if (options_.dedupe == DedupeMode::Off || plan_.to_download.empty() || stop_.stop_requested()) {
-        return plan_.to_download;
+void RepoSync::shared_file_conflict(const PackageIndex& index, std::size_t target,
+                                    const std::string& where, const std::string& held) {
+    const PackageView package = index[plan_.targets[target].position];
+    failed_targets_.insert(target);
+    report_.failures.push_back(
+        {package.nevra(),
+         fmt::format("{} is shared beyond this repository's directory and holds {}, not the {} "
+                     "{} this repository lists: not replaced",
+                     where, held, checksum_type_name(package.checksum_type),
+                     package.checksum_hex()),
+         {}});
+}
+
+Result<void> RepoSync::fetch_into(const PackageIndex& index, Placement& placement,
+                                  const std::vector<std::size_t>& targets) {
+    for (std::size_t next = 0; next < targets.size() && !stop_.stop_requested();) {
+        std::vector<std::size_t> batch;
+        std::uint64_t bytes = 0;
+        while (next < targets.size()) {
+            const std::uint64_t size = index[plan_.targets[targets[next]].position].package_size;
+            const std::uint64_t counted = size == kUnknownSize ? 0 : size;
+            if (!batch.empty() && bytes + counted > placement.batch_bytes()) {
+                break;
+            }
+            batch.push_back(targets[next++]);
+            bytes += counted;
+        }
+        ProgressSink* const outer = progress_;
+        progress_ = placement.begin_batch(batch, outer);
+        auto downloaded = download_targets(index, batch);
+        progress_ = outer;
+        auto stored = placement.end_batch();
+        if (!downloaded) {
+            return downloaded;
+        }
+        if (!stored) {
+            return stored;
+        }
     }
+    return {};
+}
+
+std::vector<std::size_t> RepoSync::DirectoryPlacement::copy_duplicates(
+    const PackageIndex& index, std::vector<std::size_t> absent) {
+    RepoSyncReport& report = sync_.report_;
+    const SyncOptions& options = sync_.options_;
+    if (options.dedupe == DedupeMode::Off || absent.empty() || sync_.stop_.stop_requested()) {
+        return absent;
+    }
+    const SyncPlan& plan = sync_.plan_;
     std::vector<DedupeTarget> wanted;
-    wanted.reserve(plan_.to_download.size());
-    for (const std::size_t target : plan_.to_download) {
-        const PackageView package = index[plan_.targets[target].position];
+    wanted.reserve(absent.size());
+    for (const std::size_t target : absent) {
+        const PackageView package = index[plan.targets[target].position];
         wanted.push_back({package.checksum_type, package.checksum_hex(), package.package_size,
-                          plan_.roots[plan_.targets[target].root_index],
-                          plan_.targets[target].destination});
+                          plan.roots[plan.targets[target].root_index],
+                          plan.targets[target].destination});
     }
     DedupeOptions dedupe;
-    dedupe.mode = options_.dedupe;
+    dedupe.mode = options.dedupe;
     // The mirrors beside this one (siblings holding repodata/repomd.xml), then --dedupe-dir.
-    std::filesystem::path own = std::filesystem::absolute(repo_dir_).lexically_normal();
+    std::filesystem::path own = std::filesystem::absolute(sync_.repo_dir_).lexically_normal();
     if (!own.has_filename()) {
         own = own.parent_path();  // "/srv/mirror/" (from "-p . --norepopath")
     }
     dedupe.sibling_parents.push_back(own.parent_path());
-    dedupe.state_dir = state_directory(options_);
-    dedupe.trees = options_.dedupe_dirs;
-    dedupe.excluded = {repo_dir_, metadata_dir_};
-    dedupe.use_cache = options_.use_checksum_cache;
-    dedupe.stop = stop_;
+    dedupe.state_dir = state_directory(options);
+    dedupe.trees = options.dedupe_dirs;
+    dedupe.excluded = {sync_.repo_dir_, sync_.metadata_dir_};
+    dedupe.use_cache = options.use_checksum_cache;
+    dedupe.stop = sync_.stop_;
     const DedupeOutcome outcome = dedupe_targets(wanted, dedupe);
-    report_.linked += outcome.linked_count;
-    report_.linked_bytes += outcome.linked_bytes;
-    report_.link_fallbacks += outcome.fallbacks;
+    report.linked += outcome.linked_count;
+    report.linked_bytes += outcome.linked_bytes;
+    report.link_fallbacks += outcome.fallbacks;
     if (!outcome.notes.empty()) {
-        report_.warnings.push_back(outcome.notes.size() == 1
-                                       ? outcome.notes.front()
-                                       : fmt::format("{} (and {} more like it)",
-                                                     outcome.notes.front(),
-                                                     outcome.notes.size() - 1));
+        report.warnings.push_back(outcome.notes.size() == 1
+                                      ? outcome.notes.front()
+                                      : fmt::format("{} (and {} more like it)",
+                                                    outcome.notes.front(),
+                                                    outcome.notes.size() - 1));
     }
     std::vector<std::size_t> rest;
     for (std::size_t item = 0; item < wanted.size(); ++item) {
-        const std::size_t target = plan_.to_download[item];
+        const std::size_t target = absent[item];
         if (!outcome.linked[item]) {
             rest.push_back(target);
             continue;
         }
-        if (options_.events != nullptr) {
+        if (options.events != nullptr) {
             PackageEvent event;
             event.kind = PackageEvent::Kind::Linked;
-            event.file_name = href_file_name(index[plan_.targets[target].position].location_href);
+            event.file_name = href_file_name(index[plan.targets[target].position].location_href);
             event.bytes = wanted[item].size;
-            event.total = report_.selected;
-            event.done = ++packages_done_;
-            options_.events->package(event);
+            event.total = report.selected;
+            event.done = ++sync_.packages_done_;
+            options.events->package(event);
         }
     }
     return rest;
+}
+
+std::unique_ptr<RepoSync::Placement> RepoSync::directory_placement() {
+    return std::make_unique<DirectoryPlacement>(*this);
 }
 
 Result<void> RepoSync::download_targets(const PackageIndex& index,

@@ -103,26 +103,19 @@ Result<void> RepoSync::run() {
         list_urls(repomd->parsed, *index, selection);
         return {};
     }
-    if (s3_) {
-        if (auto synced = sync_to_s3(*repomd, *stage, *index, selection); !synced) {
-            return synced;
-        }
-        if (!report_.failures.empty() || stop_.stop_requested()) {
-            return collect_blobs({}, false);  // the blobs it stored are catalogued
-        }
-        return finish_upstream_layout({});
-    }
-    return sync_to_directory(*repomd, *stage, *index, selection);
+    return sync_to_store(*repomd, *stage, *index, selection);
 }
 
-Result<void> RepoSync::sync_to_directory(const FetchedRepomd& repomd, MetadataStage& stage,
-                                         const PackageIndex& index, const Selection& selection) {
-    auto synced = sync_packages(index, selection);
-    if (!synced) {
-        return synced;
+Result<void> RepoSync::sync_to_store(const FetchedRepomd& repomd, MetadataStage& stage,
+                                     const PackageIndex& index, const Selection& selection) {
+    const std::unique_ptr<Placement> placement = s3_ ? bucket_placement() : directory_placement();
+    if (auto placed = place_packages(index, selection, *placement); !placed) {
+        return placed;
     }
-    // The packages may lie beyond the repository's directory too (--safe-write-path).
-    local_store_->set_sync_layout(metadata_dir_, plan_.roots);
+    if (local_store_) {
+        // The packages may lie beyond the repository's directory too (--safe-write-path).
+        local_store_->set_sync_layout(metadata_dir_, plan_.roots);
+    }
     std::vector<std::filesystem::path> placed;
     for (const std::size_t target : placed_targets_) {
         if (!failed_targets_.contains(target)) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -74,10 +75,11 @@ class RepoSync {
 
     std::string fingerprint() const;
 
-    // A local destination (a directory), after the selection: the packages (sync_packages);
-    // with every package there, the metadata is published and the state written (publish).
-    Result<void> sync_to_directory(const FetchedRepomd& repomd, MetadataStage& stage,
-                                   const PackageIndex& index, const Selection& selection);
+    // After the selection, for every store: the packages placed (place_packages, over the
+    // store's Placement); with every package there, the metadata is published and the sync
+    // recorded (publish), then --upstream-layout's end.
+    Result<void> sync_to_store(const FetchedRepomd& repomd, MetadataStage& stage,
+                               const PackageIndex& index, const Selection& selection);
 
     // True iff every package is in place and the run goes on to publish; otherwise (a package
     // failed, or the run was stopped) warns that the published metadata stays as it was.
@@ -218,8 +220,11 @@ class RepoSync {
     // or whose mirrorlist URL cannot be a path beneath the root.
     Result<std::optional<std::string>> publish_mirror_list();
 
-    // The safe-write policy of the plan: --safe-write-path, or the layout root.
-    PathPolicy path_policy() const;
+    // The safe-write policy of a plan whose repository lies at `root` (the mirror's directory, or
+    // its place in a bucket's spool) and whose packages may lie anywhere beneath `outside` (the
+    // layout root, --safe-write-path; empty: nowhere else).
+    PathPolicy path_policy(const std::filesystem::path& root,
+                           const std::optional<std::filesystem::path>& outside) const;
 
     // After the metadata is published (or found up to date): --mirror-url's mirror list unless
     // publish() wrote it already, then the blobs (collect_blobs). Nothing without
@@ -238,16 +243,36 @@ class RepoSync {
     Result<void> collect_blobs(const std::vector<std::filesystem::path>& placed,
                                bool may_delete = true);
 
-    // packages.cpp: the plan, verification, --dedupe links, downloads and --delete.
+    // packages.cpp: the packages placed in the store, once for every store, over a Placement
+    // (below): a directory's (DirectoryPlacement, packages.cpp) or a bucket's (BucketPlacement,
+    // repo_sync_s3.cpp).
+    class Placement;
+    class DirectoryPlacement;
+    class BucketPlacement;
+    std::unique_ptr<Placement> directory_placement();
+    std::unique_ptr<Placement> bucket_placement();  // needs s3_
 
-    Result<void> sync_packages(const PackageIndex& index, const Selection& selection);
+    // The plan, then what the store holds judged while the packages it lacks are fetched (after
+    // --dedupe found what it could copy), then those it holds damaged fetched again, then
+    // --gpgcheck where the store does not check while storing. Each package kept, replaced,
+    // fetched or failed is counted in the report; placed_targets_ and failed_targets_ say which.
+    Result<void> place_packages(const PackageIndex& index, const Selection& selection,
+                                Placement& placement);
 
-    // --dedupe: links the packages of plan_.to_download that a sibling repository or a
-    // --dedupe-dir holds (see rpmirror/dedupe.hpp). Returns the targets still to download.
-    std::vector<std::size_t> link_duplicates(const PackageIndex& index);
+    // Fetches `targets` into the placement, in batches of at most its batch_bytes() (a larger
+    // package alone), each stored as it completes.
+    Result<void> fetch_into(const PackageIndex& index, Placement& placement,
+                            const std::vector<std::size_t>& targets);
 
     Result<void> download_targets(const PackageIndex& index,
                                   const std::vector<std::size_t>& targets);
+
+    // The failure of a package whose file beyond the repository's directory (the layout root, the
+    // safe write path) holds other content (`held`: "sha256 HEX", "N bytes"): such a file is
+    // shared with other repositories or releases that may list it as it is, so it is never
+    // replaced; the package fails instead.
+    void shared_file_conflict(const PackageIndex& index, std::size_t target,
+                              const std::string& where, const std::string& held);
 
     // --delete: removes the store's packages `keep` does not name (store::delete_unlisted).
     Result<void> delete_unlisted(const std::set<std::string>& keep);
@@ -291,13 +316,6 @@ class RepoSync {
     // and listing; store_ is then its S3Store.
     Result<void> open_s3();
 
-    // An s3:// destination, after the selection: the packages the store lacks go through the
-    // spool (downloaded in batches of at most --s3-spool-size bytes, a larger package alone,
-    // uploaded, unlinked); with every package there, the metadata is published (see
-    // S3Destination::publish).
-    Result<void> sync_to_s3(const FetchedRepomd& repomd, MetadataStage& stage,
-                            const PackageIndex& index, const Selection& selection);
-
     Downloader& downloader_;
     const RepoConfig& repo_;
     const SyncOptions& options_;
@@ -324,13 +342,67 @@ class RepoSync {
     const Keyring* package_keys_ = nullptr;    // --gpgcheck: keys_ or installed_keys_
     std::string trusted_key_ids_;              // of package_keys_, for the options fingerprint
     std::set<std::size_t> failed_targets_;     // indices into plan_.targets that failed to download
-    std::vector<std::size_t> placed_targets_;  // indices into plan_.targets this run wrote
+    std::vector<std::size_t> placed_targets_;  // indices into plan_.targets this run fetched
     std::size_t packages_done_ = 0;            // packages downloaded or found present (events)
     std::unique_ptr<S3Destination> s3_;        // an s3:// destination, once opened
     // --gpgcheck on s3://: the spool check's failures by target, and how many it checked.
     std::mutex spool_failures_mutex_;
     std::map<std::size_t, PackageFailure> spool_failures_;
     std::atomic<std::size_t> spool_checked_{0};
+};
+
+// How a store receives the packages of a sync (RepoSync::place_packages drives it): where the
+// plan puts them, what the store already holds, what --dedupe can copy inside it, and the
+// downloads in batches, each package stored as it completes. A directory is its own place (the
+// downloader's .part files renamed into it); a bucket's place is its spool, from which each
+// package is uploaded and unlinked.
+class RepoSync::Placement {
+  public:
+    virtual ~Placement() = default;
+
+    // The directory the plan's paths are relative to, and beneath which packages download.
+    virtual std::filesystem::path root() const = 0;
+    // Where packages may lie beyond root() (the layout root, --safe-write-path), if anywhere.
+    virtual std::optional<std::filesystem::path> outside() const = 0;
+
+    // What the store holds of one planned package.
+    enum class Holding {
+        Held,      // as the metadata lists it: kept
+        Replace,   // damaged: fetched again
+        Conflict,  // beyond the repository, holding other content: never replaced, fails
+    };
+    struct Judged {
+        std::size_t target = 0;
+        Holding holding = Holding::Held;
+        std::string held;   // Conflict: "sha256 HEX" or "N bytes"
+        std::string where;  // Conflict: the file's name for messages
+    };
+    struct Survey {
+        std::vector<std::size_t> absent;         // to fetch now
+        std::future<std::vector<Judged>> judged;  // the rest, judged meanwhile
+    };
+    // Sorts the plan's targets (RepoSync::plan_) into those to fetch and those judged (hashed on
+    // worker threads while the others download, or from the store's record).
+    virtual Survey survey(const PackageIndex& index) = 0;
+
+    // --dedupe: places those of `absent` another repository holds by a link or a copy inside
+    // the store. Returns the rest.
+    virtual std::vector<std::size_t> copy_duplicates(const PackageIndex& index,
+                                                     std::vector<std::size_t> absent) = 0;
+
+    // The most bytes one batch may download before it is stored (a bucket's spool size).
+    virtual std::uint64_t batch_bytes() const = 0;
+    // Starts storing `batch` (targets) as each completes; returns the sink the downloads report
+    // to (`outer`, or one that stores and forwards to it). `batch` outlives end_batch().
+    virtual ProgressSink* begin_batch(const std::vector<std::size_t>& batch,
+                                      ProgressSink* outer) = 0;
+    // Waits for the batch to be stored; the packages that could not be are failures (in the
+    // report and failed_targets_). Returns an error iff the sync must stop.
+    virtual Result<void> end_batch() = 0;
+
+    // True iff --gpgcheck judges each package before it is stored (a bucket: in the spool), not
+    // once it is in place (a directory).
+    virtual bool checks_while_storing() const = 0;
 };
 
 }  // namespace rpmirror

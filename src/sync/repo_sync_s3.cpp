@@ -1,6 +1,11 @@
-// RepoSync with an s3:// destination: the store opened (and its no-op), the packages through the
-// spool in batches, then the metadata published (S3Destination, sync/s3_sync.hpp, does the rest).
+// RepoSync with an s3:// destination: the store opened, and its Placement (the packages through
+// the spool in batches); S3Destination (sync/s3_sync.hpp) does the rest.
 #include "sync/repo_sync.hpp"
+
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <optional>
 
 #include <fmt/core.h>
 
@@ -45,117 +50,130 @@ Result<void> RepoSync::open_s3() {
     return {};
 }
 
-Result<void> RepoSync::sync_to_s3(const FetchedRepomd& repomd, MetadataStage& stage,
-                                  const PackageIndex& index, const Selection& selection) {
-    PathPolicy policy;
-    policy.flatten = options_.flatten_hrefs;
-    // As on disk (RepoSync::path_policy): an href that climbs out and back in is the repository's.
-    policy.repo_root = std::filesystem::absolute(s3_->spool_repo());
-    if (!layout_root_.empty()) {
+// A bucket's place is its spool: the plan's paths are beneath the spool, what the bucket holds
+// is judged from its state and listing (S3Destination::missing), and each package of a batch is
+// uploaded as soon as it is complete there (while the others download), then unlinked.
+class RepoSync::BucketPlacement final : public RepoSync::Placement {
+  public:
+    explicit BucketPlacement(RepoSync& sync) : sync_(sync), s3_(*sync.s3_) {}
+
+    std::filesystem::path root() const override { return s3_.spool_repo(); }
+
+    std::optional<std::filesystem::path> outside() const override {
         // The spool stands for the layout root: a blob's key climbs out of the repository but
         // never out of the spool, nor (S3Location::key) out of the layout root.
-        policy.safe_write_path = std::filesystem::absolute(s3_->spool());
+        if (sync_.layout_root_.empty()) {
+            return std::nullopt;
+        }
+        return std::filesystem::absolute(s3_.spool());
     }
-    auto plan = plan_sync(index, selection, s3_->spool_repo(), policy, repo_.id);
-    if (!plan) {
-        return tl::unexpected(std::move(plan.error()));
-    }
-    plan_ = std::move(*plan);
-    std::vector<S3Package> packages;
-    packages.reserve(plan_.targets.size());
-    for (const PackageTarget& target : plan_.targets) {
-        const PackageView package = index[target.position];
-        packages.push_back({target.relative_path.generic_string(), package.checksum_type,
-                            package.checksum_hex(), package.package_size});
-    }
-    std::vector<S3Destination::Conflict> conflicts;
-    std::vector<std::size_t> missing = s3_->missing(packages, &conflicts);
-    // --upstream-layout: a blob another release stored with other content is shared with it:
-    // never replaced; this package fails instead (as on disk).
-    for (const S3Destination::Conflict& conflict : conflicts) {
-        const PackageView package = index[plan_.targets[conflict.item].position];
-        failed_targets_.insert(conflict.item);
-        report_.failures.push_back(
-            {package.nevra(),
-             fmt::format("{} is shared beyond this repository's directory and holds {}, not the "
-                         "{} {} this repository lists: not replaced",
-                         s3_->describe(packages[conflict.item].key), conflict.held,
-                         checksum_type_name(package.checksum_type), package.checksum_hex()),
-             {}});
-    }
-    if (checks_packages()) {
-        check_in_spool(index);
-        // Stored packages no check vouches for are judged too: downloaded once more into
-        // the spool, checked, and kept or deleted (never uploaded again).
-        if (!s3_->signatures_checked_with(trusted_key_ids_)) {
-            std::vector<bool> absent(packages.size(), false);
-            for (const std::size_t item : missing) {
-                absent[item] = true;
+
+    Survey survey(const PackageIndex& index) override {
+        const SyncPlan& plan = sync_.plan_;
+        index_ = &index;
+        packages_.clear();
+        packages_.reserve(plan.targets.size());
+        for (const PackageTarget& target : plan.targets) {
+            const PackageView package = index[target.position];
+            packages_.push_back({target.relative_path.generic_string(), package.checksum_type,
+                                 package.checksum_hex(), package.package_size});
+        }
+        std::vector<S3Destination::Conflict> conflicts;
+        Survey survey;
+        survey.absent = s3_.missing(packages_, &conflicts);
+        std::vector<bool> absent(packages_.size(), false);
+        for (const std::size_t item : survey.absent) {
+            absent[item] = true;
+        }
+        std::vector<Judged> judged;
+        std::vector<bool> conflicting(packages_.size(), false);
+        // --upstream-layout: a blob another release stored with other content is shared with
+        // it: never replaced; this package fails instead (as on disk).
+        for (const S3Destination::Conflict& conflict : conflicts) {
+            conflicting[conflict.item] = true;
+            judged.push_back({conflict.item, Holding::Conflict, conflict.held,
+                              s3_.describe(packages_[conflict.item].key)});
+        }
+        // --gpgcheck: stored packages no check vouches for are judged too: downloaded once
+        // more into the spool, checked, and kept or deleted (never uploaded again).
+        const bool rejudge =
+            sync_.checks_packages() && !s3_.signatures_checked_with(sync_.trusted_key_ids_);
+        if (rejudge) {
+            survey.absent.clear();
+        }
+        for (std::size_t item = 0; item < packages_.size(); ++item) {
+            if (conflicting[item]) {
+                continue;
             }
-            missing.clear();
-            for (std::size_t item = 0; item < packages.size(); ++item) {
-                if (failed_targets_.contains(item)) {
-                    continue;  // a shared blob not replaced: failed already
-                }
-                packages[item].stored = !absent[item];
-                missing.push_back(item);
+            if (rejudge) {
+                packages_[item].stored = !absent[item];
+                survey.absent.push_back(item);
+            } else if (!absent[item]) {
+                judged.push_back({item, Holding::Held, {}, {}});
             }
         }
+        survey.judged = std::async(std::launch::deferred,
+                                   [judged = std::move(judged)]() mutable { return judged; });
+        return survey;
     }
-    // Packages fetched only to be judged count as downloaded (they cost the traffic).
-    report_.kept = packages.size() - missing.size();
-    // Packages a sibling repository of the bucket holds are copied inside the store instead
-    // (not with --gpgcheck: every package it uploads is judged in the spool).
-    if (options_.dedupe != DedupeMode::Off && !checks_packages() && !missing.empty()) {
-        missing = s3_->copy_from_siblings(packages, std::move(missing), report_);
+
+    std::vector<std::size_t> copy_duplicates(const PackageIndex& /*index*/,
+                                             std::vector<std::size_t> absent) override {
+        // Copied inside the store from a sibling repository (not with --gpgcheck: every package
+        // it stores is judged in the spool).
+        if (sync_.options_.dedupe == DedupeMode::Off || sync_.checks_packages() ||
+            absent.empty()) {
+            return absent;
+        }
+        return s3_.copy_from_siblings(packages_, std::move(absent), sync_.report_);
     }
-    for (std::size_t next = 0; next < missing.size() && !stop_.stop_requested();) {
-        std::vector<std::size_t> batch;
-        std::uint64_t bytes = 0;
-        while (next < missing.size()) {
-            const std::uint64_t size =
-                packages[missing[next]].size == kUnknownSize ? 0 : packages[missing[next]].size;
-            if (!batch.empty() && bytes + size > options_.s3_spool_size) {
-                break;
-            }
-            batch.push_back(missing[next++]);
-            bytes += size;
-        }
-        // Each package is uploaded as soon as it is complete in the spool, while the
-        // others download; the batch ends when all of them are stored.
-        S3UploadOnFinish uploads(progress_, *s3_, batch);
-        ProgressSink* const outer = progress_;
-        progress_ = &uploads;
-        s3_->begin_uploads(packages, stop_);
-        auto downloaded = download_targets(index, batch);
-        progress_ = outer;
-        auto uploaded = s3_->end_uploads();
-        if (!downloaded) {
-            return downloaded;
-        }
+
+    std::uint64_t batch_bytes() const override { return sync_.options_.s3_spool_size; }
+
+    ProgressSink* begin_batch(const std::vector<std::size_t>& batch,
+                              ProgressSink* outer) override {
+        uploads_.emplace(outer, s3_, batch);
+        s3_.begin_uploads(packages_, sync_.stop_);
+        return &*uploads_;
+    }
+
+    Result<void> end_batch() override {
+        auto uploaded = s3_.end_uploads();
+        uploads_.reset();
         if (!uploaded) {
             return tl::unexpected(std::move(uploaded.error()));
         }
-        report_.signatures_checked += spool_checked_.exchange(0);
+        RepoSyncReport& report = sync_.report_;
+        report.signatures_checked += sync_.spool_checked_.exchange(0);
         for (const auto& [target, error] : *uploaded) {
-            failed_targets_.insert(target);
-            if (auto judged = spool_failures_.extract(target)) {
-                report_.failures.push_back(std::move(judged.mapped()));
+            sync_.failed_targets_.insert(target);
+            if (auto judged = sync_.spool_failures_.extract(target)) {
+                report.failures.push_back(std::move(judged.mapped()));
                 continue;
             }
-            report_.failures.push_back(
-                {index[plan_.targets[target].position].nevra(), error.to_string(), {}});
+            report.failures.push_back(
+                {(*index_)[sync_.plan_.targets[target].position].nevra(), error.to_string(), {}});
         }
         // Packages uploaded or kept that could not be checked.
-        for (auto& [target, failure] : spool_failures_) {
-            report_.failures.push_back(std::move(failure));
+        for (auto& [target, failure] : sync_.spool_failures_) {
+            report.failures.push_back(std::move(failure));
         }
-        spool_failures_.clear();
-    }
-    if (!published_after_packages()) {
+        sync_.spool_failures_.clear();
         return {};
     }
-    return publish(repomd, stage, index);
+
+    bool checks_while_storing() const override { return true; }
+
+  private:
+    RepoSync& sync_;
+    S3Destination& s3_;
+    const PackageIndex* index_ = nullptr;  // survey()'s
+    std::vector<S3Package> packages_;      // by target
+    std::optional<S3UploadOnFinish> uploads_;
+};
+
+std::unique_ptr<RepoSync::Placement> RepoSync::bucket_placement() {
+    return std::make_unique<BucketPlacement>(*this);
 }
 
 }  // namespace rpmirror

@@ -65,12 +65,12 @@ Result<void> RepoSync::place_in_upstream_layout(std::string_view base_url) {
     return {};
 }
 
-PathPolicy RepoSync::path_policy() const {
+PathPolicy RepoSync::path_policy(const std::filesystem::path& root,
+                                 const std::optional<std::filesystem::path>& outside) const {
     PathPolicy policy;
-    policy.safe_write_path =
-        layout_root_.empty() ? options_.safe_write_path : std::filesystem::absolute(layout_root_);
+    policy.safe_write_path = outside;
     // Also makes an href that climbs out and back in a file of the repository like any other.
-    policy.repo_root = std::filesystem::absolute(repo_dir_);
+    policy.repo_root = std::filesystem::absolute(root);
     policy.flatten = options_.flatten_hrefs;
     return policy;
 }
