@@ -143,8 +143,9 @@ struct SyncOptions {
 // options. Returns Error{BadInput} naming the option and why iff --mirror-url is set without
 // --upstream-layout or is not an http://, https:// or file:// URL, or --upstream-layout is
 // combined with --metadata-path (the metadata must sit where its hrefs resolve from) or
-// --safe-write-path (the layout decides where packages may live); and Error{BadInput} iff --flatten-hrefs is combined with --upstream-layout (which keeps the hrefs)
-// or --upstream-metadata (upstream's metadata points outside the mirror); Error{BadInput} iff
+// --safe-write-path (the layout decides where packages may live); and Error{BadInput} iff
+// --flatten-hrefs is combined with --upstream-layout (which keeps the hrefs) or --upstream-metadata
+// (upstream's metadata points outside the mirror); Error{BadInput} iff
 // --treeinfo is combined with --metadata-path, --upstream-layout or --flatten-hrefs, or
 // --skip-bad-images is given without --treeinfo.
 Result<void> check_placement_options(const SyncOptions& options);

@@ -15,6 +15,7 @@
 // snapshots and published names are public-read too.
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <set>
 
@@ -24,10 +25,10 @@
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/metadata.hpp"
 #include "s3/client.hpp"
-#include "s3/lease.hpp"
 #include "s3/mirror_state.hpp"
 #include "snapshot/backend.hpp"
 #include "store/mirror_store.hpp"
+#include "store/s3_store.hpp"
 
 namespace rpmirror::snapshot {
 
@@ -73,13 +74,13 @@ class S3Backend final : public Backend {
           published_(std::move(published)) {}
 
     Result<void> lock(const SnapshotLock& lock) override {
-        auto lease = s3::Lease::acquire(client_, repo_, s3::default_lease_owner(),
-                                        config_.lease_ttl, lock.wait);
+        // The repository's lease, as a sync takes it (store::S3Store::lock).
+        store::S3Store mirror(client_, repo_);
+        auto lease = mirror.lock(lock.wait, {});
         if (!lease) {
             return tl::unexpected(std::move(lease.error()));
         }
-        lease_.emplace(std::move(*lease));
-        lease_->keep_alive();
+        lease_ = std::move(*lease);
         return {};
     }
 
@@ -509,7 +510,7 @@ class S3Backend final : public Backend {
     s3::S3Location snapshots_;  // <base>/snapshots/<repo id>/
     s3::S3Location published_;  // <base>/published/
     std::string acl_;           // the mirror's --s3-acl, from its state
-    std::optional<s3::Lease> lease_;
+    std::unique_ptr<RepoLock> lease_;
 };
 
 }  // namespace

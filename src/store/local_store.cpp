@@ -312,7 +312,7 @@ Result<std::vector<std::string>> LocalStore::remove_files(std::span<const std::s
 }
 
 Result<std::unique_ptr<RepoLock>> LocalStore::lock(std::optional<std::chrono::seconds> wait,
-                                                    std::stop_token stop) {
+                                                   std::stop_token stop) {
     auto held = fs::RunLock::acquire(state_dir_, root_, wait, std::move(stop));
     if (!held) {
         return tl::unexpected(std::move(held.error()));

@@ -205,7 +205,7 @@ class MirrorStore {
     // way a repository is locked: by a sync (lock_repository, and a repository that lies
     // elsewhere than the one locked), a repair, a tree's files.
     virtual Result<std::unique_ptr<RepoLock>> lock(std::optional<std::chrono::seconds> wait,
-                                                    std::stop_token stop) = 0;
+                                                   std::stop_token stop) = 0;
 
     // --- A sync's end, in this order (sync/publish.cpp) ---
     // A sync opens the store it publishes into (LocalStore with its metadata root; a bucket's

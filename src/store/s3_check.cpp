@@ -307,7 +307,7 @@ Result<std::vector<std::string>> S3Store::remove_files(std::span<const std::stri
 }
 
 Result<std::unique_ptr<RepoLock>> S3Store::lock(std::optional<std::chrono::seconds> wait,
-                                                 std::stop_token stop) {
+                                                std::stop_token stop) {
     auto lease = s3::Lease::acquire(client_, repo_, s3::default_lease_owner(),
                                     client_.config().lease_ttl, wait, std::move(stop));
     if (!lease) {

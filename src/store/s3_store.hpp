@@ -65,7 +65,7 @@ class S3Store final : public MirrorStore {
     Result<void> forget(const std::set<std::string>& keys) override;
     Result<std::vector<std::string>> remove_files(std::span<const std::string> keys) override;
     Result<std::unique_ptr<RepoLock>> lock(std::optional<std::chrono::seconds> wait,
-                                            std::stop_token stop) override;
+                                           std::stop_token stop) override;
     Result<void> write_document(std::string_view key, std::string_view content) override;
     Result<void> ready_packages() override;
     Result<void> publish_metadata(const MetadataRelease& release) override;

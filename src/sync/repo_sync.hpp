@@ -378,7 +378,7 @@ class RepoSync::Placement {
         std::string where;  // Conflict: the file's name for messages
     };
     struct Survey {
-        std::vector<std::size_t> absent;         // to fetch now
+        std::vector<std::size_t> absent;          // to fetch now
         std::future<std::vector<Judged>> judged;  // the rest, judged meanwhile
     };
     // Sorts the plan's targets (RepoSync::plan_) into those to fetch and those judged (hashed on

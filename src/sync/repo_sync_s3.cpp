@@ -121,8 +121,7 @@ class RepoSync::BucketPlacement final : public RepoSync::Placement {
                                              std::vector<std::size_t> absent) override {
         // Copied inside the store from a sibling repository (not with --gpgcheck: every package
         // it stores is judged in the spool).
-        if (sync_.options_.dedupe == DedupeMode::Off || sync_.checks_packages() ||
-            absent.empty()) {
+        if (sync_.options_.dedupe == DedupeMode::Off || sync_.checks_packages() || absent.empty()) {
             return absent;
         }
         return s3_.copy_from_siblings(packages_, std::move(absent), sync_.report_);
@@ -130,8 +129,7 @@ class RepoSync::BucketPlacement final : public RepoSync::Placement {
 
     std::uint64_t batch_bytes() const override { return sync_.options_.s3_spool_size; }
 
-    ProgressSink* begin_batch(const std::vector<std::size_t>& batch,
-                              ProgressSink* outer) override {
+    ProgressSink* begin_batch(const std::vector<std::size_t>& batch, ProgressSink* outer) override {
         uploads_.emplace(outer, s3_, batch);
         s3_.begin_uploads(packages_, sync_.stop_);
         return &*uploads_;

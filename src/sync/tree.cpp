@@ -55,8 +55,8 @@ void add_report(RepoSyncReport& total, RepoSyncReport part, const std::string& w
 }  // namespace
 
 RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const SyncOptions& options,
-                         const RepositorySync& sync_one, RepoLock* lock,
-                         ProgressSink* progress, std::stop_token stop) {
+                         const RepositorySync& sync_one, RepoLock* lock, ProgressSink* progress,
+                         std::stop_token stop) {
     RepoSyncReport report;
     report.repo_id = repo.id;
     report.repo_dir = repo_directory(options, repo.id);

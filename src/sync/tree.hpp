@@ -28,7 +28,7 @@ namespace rpmirror {
 using RepositorySync =
     std::function<RepoSyncReport(const RepoConfig& repo, const SyncOptions& options)>;
 RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const SyncOptions& options,
-                         const RepositorySync& sync_one, RepoLock* lock,
-                         ProgressSink* progress, std::stop_token stop);
+                         const RepositorySync& sync_one, RepoLock* lock, ProgressSink* progress,
+                         std::stop_token stop);
 
 }  // namespace rpmirror

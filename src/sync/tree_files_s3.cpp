@@ -18,7 +18,8 @@ class S3TreeFiles final : public TreeFiles {
   public:
     explicit S3TreeFiles(SyncOptions options) : options_(std::move(options)) {}
 
-    Result<void> open(std::string_view repo_id, RepoLock* lock, std::vector<std::string>& warnings) {
+    Result<void> open(std::string_view repo_id, RepoLock* lock,
+                      std::vector<std::string>& warnings) {
         auto opened = S3Destination::open(options_, repo_id);
         if (!opened) {
             return tl::unexpected(std::move(opened.error()));

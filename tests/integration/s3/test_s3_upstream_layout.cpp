@@ -218,8 +218,8 @@ TEST_F(S3UpstreamLayout, TwoReleasesShareOneBlobstoreAndDnfReadsEachOverTheGatew
 TEST_F(S3UpstreamLayout, AReleaseHoldsTheLayoutRootsLeaseAndItsOwn) {
     const std::string root = prefix_ + "/amzn/";
     for (const std::string& held : {root, root + "al2023/core/guids/G1/x86_64/"}) {
-        auto lease = s3::Lease::acquire(client(), s3::S3Location{bucket(), held},
-                                        "other-worker:7", std::chrono::seconds(600));
+        auto lease = s3::Lease::acquire(client(), s3::S3Location{bucket(), held}, "other-worker:7",
+                                        std::chrono::seconds(600));
         ASSERT_TRUE(lease.has_value()) << lease.error().to_string();
         const CommandResult refused = mirror("1.0");
         EXPECT_EQ(refused.exit_code, 1) << refused.out << refused.err;

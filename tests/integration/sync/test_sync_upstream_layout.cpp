@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "integration/sync/amazon_layout.hpp"
 #include "fs/state.hpp"
+#include "integration/sync/amazon_layout.hpp"
 #include "integration/sync/sync_fixture.hpp"
 #include "rpmirror/checksum.hpp"
 
@@ -188,8 +188,8 @@ TEST_F(UpstreamLayout, TwoReleasesShareOneBlobstoreAndDnfReadsEachThroughTheMirr
 // (where verify --repair of the release locks it): either held by another run refuses the sync
 // before anything is fetched into the mirror.
 TEST_F(UpstreamLayout, AReleaseIsLockedAtTheLayoutRootAndAtItsOwnDirectory) {
-    const std::string busy = " is being synced by another rpmirror (pid " +
-                             std::to_string(::getpid()) + ")";
+    const std::string busy =
+        " is being synced by another rpmirror (pid " + std::to_string(::getpid()) + ")";
     for (const fs::path& held : {mirror_root(), mirror_root() / "al2023/core/guids/G1/x86_64"}) {
         auto lock = rpmirror::fs::RunLock::acquire(rpmirror::fs::default_state_dir(), held);
         ASSERT_TRUE(lock.has_value()) << lock.error().to_string();

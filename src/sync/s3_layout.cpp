@@ -1,0 +1,177 @@
+// --upstream-layout in a bucket (see sync/s3_sync.hpp): what the other releases beneath the layout
+// root recorded, and the catalogue of the blobs rpmirror stored there with its --delete collection.
+#include <algorithm>
+#include <set>
+
+#include "rpmirror/diff.hpp"
+#include "rpmirror/metadata.hpp"
+#include "store/s3_store.hpp"
+#include "sync/s3_sync.hpp"
+
+namespace rpmirror {
+
+void S3Destination::load_layout_records() {
+    for (const auto& [key, object] : listing_) {
+        if (!key.ends_with(s3::kStateKey) || key == s3::kStateKey ||
+            (key.size() > s3::kStateKey.size() &&
+             key[key.size() - s3::kStateKey.size() - 1] != '/')) {
+            continue;
+        }
+        const s3::S3Location tree{location_.bucket,
+                                  location_.key(key.substr(0, key.size() - s3::kStateKey.size()))};
+        if (!tree.prefix.starts_with(root_prefix_)) {
+            continue;  // a key with ".." segments of its own: no tree of the layout
+        }
+        auto state = s3::load_state(client_, tree);
+        if (!state) {
+            layout_unreadable_ = true;  // its blobs cannot be vouched for: none is replaced
+            continue;
+        }
+        if (!*state) {
+            continue;
+        }
+        // Shared only from a release whose packages were checked as this one's are; every
+        // record counts for what a blob holds.
+        const bool shareable = (*state)->signatures_checked == state_.signatures_checked;
+        for (const auto& [relative, stored] : (*state)->objects) {
+            const std::string full = tree.key(relative);
+            if (!full.starts_with(root_prefix_)) {
+                continue;
+            }
+            const std::string mine = s3::key_relative_to(location_, root_prefix_, full);
+            const auto listed = listing_.find(mine);
+            const bool current =
+                listed != listing_.end() && s3::still_matches(stored, listed->second);
+            auto [it, inserted] =
+                layout_records_.try_emplace(mine, LayoutRecord{stored, shareable});
+            // A record of the object as it is now wins over a stale one.
+            if (!inserted && current &&
+                !(listed != listing_.end() &&
+                  s3::still_matches(it->second.object, listed->second))) {
+                it->second = LayoutRecord{stored, shareable};
+            }
+        }
+    }
+}
+
+namespace {
+
+// True iff `key` (relative to the repository) is a package beyond the repository's prefix: a
+// blob of an --upstream-layout root (not the mirror list written there too).
+bool is_layout_blob(std::string_view key) {
+    return key.starts_with("../") && key.ends_with(".rpm");
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> S3Destination::collect_layout_blobs(
+    bool collect, std::vector<std::string>& warnings) {
+    constexpr std::string_view kCatalogueKey = ".rpmirror/upstream-layout-catalogue.json";
+    const s3::S3Location root{location_.bucket, root_prefix_};
+    const bool stored_blobs =
+        std::any_of(uploaded_now_.begin(), uploaded_now_.end(),
+                    [](const std::string& key) { return is_layout_blob(key); });
+    if (!collect && !stored_blobs) {
+        return std::vector<std::string>();  // nothing to record: the catalogue is not read
+    }
+    auto loaded = s3::load_state(client_, root, kCatalogueKey);
+    if (!loaded) {
+        return tl::unexpected(std::move(loaded.error()));
+    }
+    s3::MirrorState catalogue = *loaded ? std::move(**loaded) : s3::MirrorState{};
+    // Keys relative to the root, and back.
+    // nullopt for a key with ".." segments of its own, which climbs above the root.
+    const auto below_root = [this](std::string_view key) -> std::optional<std::string> {
+        const std::string full = location_.key(key);
+        if (!full.starts_with(root_prefix_)) {
+            return std::nullopt;
+        }
+        return full.substr(root_prefix_.size());
+    };
+    for (const std::string& key : uploaded_now_) {
+        const auto stored = state_.objects.find(key);
+        const auto blob = below_root(key);
+        if (is_layout_blob(key) && stored != state_.objects.end() && blob) {
+            catalogue.objects[*blob] = stored->second;
+        }
+    }
+    std::vector<std::string> removed;
+    const std::size_t catalogued = catalogue.objects.size();
+    if (collect && !catalogue.objects.empty()) {
+        // The root as it is now (other releases may have been published since load()).
+        auto fresh = s3::list_mirror_within(client_, location_, root_prefix_);
+        if (!fresh) {
+            return tl::unexpected(std::move(fresh.error()));
+        }
+        listing_ = std::move(*fresh);
+        // Every package every repository beneath the root lists, relative to the root.
+        std::set<std::string> referenced;
+        std::optional<Error> doubt;
+        constexpr std::string_view kIndex = "repodata/repomd.xml";
+        for (const auto& [key, object] : listing_) {
+            if (doubt || !key.ends_with(kIndex) ||
+                (key.size() > kIndex.size() && key[key.size() - kIndex.size() - 1] != '/')) {
+                continue;
+            }
+            const auto below = below_root(key.substr(0, key.size() - kIndex.size()));
+            if (!below) {
+                continue;
+            }
+            const std::string& tree = *below;
+            auto contents = read_s3_repo_contents(
+                s3::object_url(location_.bucket, root_prefix_ + tree), options_.s3);
+            if (!contents) {
+                doubt = std::move(contents.error());
+                break;
+            }
+            PathPolicy policy;
+            policy.safe_write_path = "/";
+            policy.repo_root = std::filesystem::path("/") / tree;
+            for (std::size_t position = 0; position < contents->packages.size(); ++position) {
+                const PackageView package = contents->packages[position];
+                auto relative = safe_relative_path(package.location_href, package.nevra(), policy);
+                if (!relative) {
+                    doubt = std::move(relative.error());
+                    break;
+                }
+                referenced.insert(
+                    (std::filesystem::path(tree) / *relative).lexically_normal().generic_string());
+            }
+        }
+        if (doubt) {
+            warnings.push_back("no blob deleted: the repositories beneath " + root.to_string() +
+                               " cannot all be read: " + doubt->to_string());
+        } else {
+            std::vector<std::string> condemned;
+            for (auto it = catalogue.objects.begin(); it != catalogue.objects.end();) {
+                if (referenced.contains(it->first)) {
+                    ++it;
+                    continue;
+                }
+                const std::string key =
+                    s3::key_relative_to(location_, root_prefix_, root_prefix_ + it->first);
+                const auto listed = listing_.find(key);
+                if (listed != listing_.end() && s3::still_matches(it->second, listed->second)) {
+                    condemned.push_back(key);
+                } else if (listed != listing_.end()) {
+                    warnings.push_back(describe(key) +
+                                       ": nothing lists it any more, but it changed since "
+                                       "rpmirror stored it: left in place");
+                }
+                it = catalogue.objects.erase(it);
+            }
+            auto gone = store_->remove_files(condemned);
+            if (!gone) {
+                return tl::unexpected(std::move(gone.error()));
+            }
+            removed = std::move(*gone);
+        }
+    }
+    if (stored_blobs || catalogue.objects.size() != catalogued) {
+        if (auto saved = s3::store_state(client_, root, catalogue, kCatalogueKey); !saved) {
+            warnings.push_back(saved.error().to_string());
+        }
+    }
+    return removed;
+}
+}  // namespace rpmirror
