@@ -1,10 +1,12 @@
 // `rpmirror verify` and `--repair` of a filtered mirror in a bucket (a real Ceph RADOS Gateway):
 // the selection the sync recorded in the state object is what is audited and what the repair
-// syncs, so a filtered mirror stays filtered and its rewritten metadata stays true.
+// syncs, so a filtered mirror stays filtered and its rewritten metadata stays true; and
+// --keep-versions into a bucket, audited the same way.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,45 @@ class S3RepairTest : public S3SyncTest {
         ASSERT_TRUE(listed.contains(kTinyHref));
     }
 };
+
+// --keep-versions into a bucket, as on disk: the newest N EVRs of every name.arch of a
+// repository with five versions of each (scripts/make-versions-test-repo), the metadata
+// rewritten to list exactly them; going from 3 to 2 with --delete removes exactly the oldest
+// kept, and verify audits the new selection against the new metadata.
+TEST_F(S3RepairTest, KeepVersionsMirrorsTheNewestNAndDeleteRemovesExactlyTheOlderOnes) {
+    NginxServer versions(test_repo("versions-repo"), tmp_ / "nginx-versions");
+    repo_url_ = versions.url("/");
+    const auto packages = [&] {
+        std::set<std::string> names;
+        for (const auto& [key, listed] : objects()) {
+            if (key.starts_with("Packages/")) {
+                names.insert(key.substr(std::string("Packages/").size()));
+            }
+        }
+        return names;
+    };
+    const std::set<std::string> two{"alpha-2.0-2.x86_64.rpm", "alpha-2.0-1.x86_64.rpm",
+                                    "beta-0.5-1.noarch.rpm",  "beta-0.4-1.noarch.rpm",
+                                    "gamma-1.0-1.x86_64.rpm", "gamma-8.0-1.x86_64.rpm"};
+    std::set<std::string> three = two;
+    three.insert({"alpha-1.10-1.x86_64.rpm", "beta-0.3-1.noarch.rpm", "gamma-7.0-1.x86_64.rpm"});
+
+    const CommandResult first = sync({"--download-metadata", "--keep-versions", "3"});
+    ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+    EXPECT_EQ(packages(), three);
+    const CommandResult second = sync({"--download-metadata", "--keep-versions", "2", "--delete"});
+    ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+    EXPECT_FALSE(repo_report().at("noop").get<bool>());
+    EXPECT_EQ(packages(), two);
+    EXPECT_EQ(repo_report().at("deleted").size(), 3U) << repo_report().dump();
+    auto published = client().get_object(bucket(), key("repodata/repomd.xml"));
+    ASSERT_TRUE(published) << published.error().to_string();
+    EXPECT_NE(*published, read_file(test_repo("versions-repo") / "repodata" / "repomd.xml"));
+    // What the rewritten metadata lists is exactly what the bucket holds.
+    const CommandResult audited = verify({"--all-packages", "--no-cache"});
+    EXPECT_EQ(audited.exit_code, 0) << audited.out << audited.err;
+    EXPECT_NE(audited.out.find("sample: OK: 6 packages"), std::string::npos) << audited.out;
+}
 
 TEST_F(S3RepairTest, VerifyAuditsTheSelectionTheSyncRecorded) {
     sync_filtered();
