@@ -149,8 +149,12 @@ Result<void> RepoSync::open_store() {
 }
 
 bool RepoSync::lies_elsewhere() const {
-    return root_lock_.lock != nullptr &&
-           repo_dir_.lexically_normal() != root_lock_.dir.lexically_normal();
+    // "/srv/m/a" and "/srv/m/a/" are one directory.
+    const auto normal = [](const std::filesystem::path& dir) {
+        std::filesystem::path normalised = dir.lexically_normal();
+        return normalised.has_filename() ? normalised : normalised.parent_path();
+    };
+    return root_lock_.lock != nullptr && normal(repo_dir_) != normal(root_lock_.dir);
 }
 
 Result<void> RepoSync::hold_own_lock(Result<std::unique_ptr<RepoLock>> locked) {

@@ -59,7 +59,8 @@ Result<void> RepoSync::place_in_upstream_layout(std::string_view base_url) {
         return tl::unexpected(std::move(relative.error()));
     }
     layout_root_ = repo_dir_;
-    repo_dir_ = layout_root_ / *relative;
+    // A repository at its host's root is the layout root itself (not "root/": another spelling).
+    repo_dir_ = relative->empty() ? layout_root_ : layout_root_ / *relative;
     metadata_dir_ = repo_dir_;
     report_.repo_dir = repo_dir_;
     return {};

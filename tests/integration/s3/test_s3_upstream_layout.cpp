@@ -240,6 +240,19 @@ TEST_F(S3UpstreamLayout, AReleaseHoldsTheLayoutRootsLeaseAndItsOwn) {
     EXPECT_EQ(blobs, released_["1.0"].size());
 }
 
+// A repository served at its host's root is the layout root itself: one lease (not the same
+// key taken twice), and the repository at the root of s3://BUCKET/PREFIX/<repoid>/.
+TEST_F(S3UpstreamLayout, ARepositoryAtItsHostsRootIsTheLayoutRootItself) {
+    const CommandResult synced = sync({"--download-metadata", "--upstream-layout"});
+    ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    const auto listed = objects();
+    EXPECT_TRUE(listed.contains("repodata/repomd.xml"));
+    EXPECT_TRUE(listed.contains(kTinyHref));
+    const CommandResult again = sync({"--download-metadata", "--upstream-layout"});
+    ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+    EXPECT_TRUE(repo_report().at("noop").get<bool>());
+}
+
 // --delete: a release's own stray package goes; a blob goes only once no release beneath the
 // root lists it (release 1.0 dropped: its prefix removed), and only a blob rpmirror stored.
 TEST_F(S3UpstreamLayout, DeleteRemovesStraysAndExactlyTheBlobsNoReleaseListsAnyMore) {

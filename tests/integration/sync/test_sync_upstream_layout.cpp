@@ -206,6 +206,27 @@ TEST_F(UpstreamLayout, AReleaseIsLockedAtTheLayoutRootAndAtItsOwnDirectory) {
     EXPECT_EQ(dnf_lists("1.0"), expected_locations("1.0"));
 }
 
+// A repository served at its host's root is the layout root itself: it locks one directory
+// (not itself twice under two spellings), mirrors, and its next run is a no-op.
+TEST_F(UpstreamLayout, ARepositoryAtItsHostsRootIsTheLayoutRootItself) {
+    const NginxServer& root = serve(test_repo("sample-repo"));
+    const std::vector<std::string> args{"--repofrompath",
+                                        "sample," + root.url("/"),
+                                        "--repo",
+                                        "sample",
+                                        "-p",
+                                        (tmp_ / "at-root").string(),
+                                        "--download-metadata",
+                                        "--upstream-layout"};
+    const CommandResult synced = sync(args);
+    ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    EXPECT_EQ(tree_digests(tmp_ / "at-root" / "sample" / "repodata"),
+              tree_digests(test_repo("sample-repo") / "repodata"));
+    const CommandResult again = sync(args);
+    ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+    EXPECT_NE(again.out.find("up to date"), std::string::npos) << again.out;
+}
+
 // --releasever given twice: both releases in one run, each blob fetched once.
 TEST_F(UpstreamLayout, OneRunMirrorsEveryReleaseGiven) {
     const std::size_t before = log_size(*upstream_server_);
