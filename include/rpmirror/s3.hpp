@@ -85,6 +85,10 @@ struct S3Config {
     unsigned retries = 5;
     std::chrono::milliseconds retry_base_delay{200};
     std::chrono::seconds connect_timeout{30};
+    // A request during which no byte moves either way for this long (a gateway that accepted it
+    // and never answers, a connection that went silent) is abandoned as a connection failure,
+    // and so retried as one. Long uploads and downloads are never cut while bytes move.
+    std::chrono::seconds stall_timeout{60};
     // The CA certificates an https:// endpoint is verified against (CURLOPT_CAINFO); empty = the
     // system's. Certificates are always verified. Proxies: libcurl's https_proxy / no_proxy.
     std::filesystem::path ca_bundle;
@@ -116,7 +120,8 @@ EnvLookup process_environment();
 // that is not http(s)://HOST[:PORT] is an error naming it.
 // Not from AWS: RPMIRROR_S3_RETRY_DELAY_MS sets `retry_base_delay` (tests make retries fast with
 // it), RPMIRROR_S3_CLOCK_OFFSET (seconds, may be negative) sets `clock_offset`,
-// RPMIRROR_S3_LEASE_TTL (seconds, >= 1) sets `lease_ttl`; a value that is not such a number is
+// RPMIRROR_S3_LEASE_TTL (seconds, >= 1) sets `lease_ttl`, RPMIRROR_S3_STALL_TIMEOUT (seconds,
+// >= 1) sets `stall_timeout`; a value that is not such a number is
 // an Error{BadInput} naming the variable.
 Result<S3Config> resolve_config(const S3Overrides& overrides, const EnvLookup& env);
 

@@ -8,6 +8,7 @@
 // request carries both, keys are percent-encoded here, and query strings are built in SigV4's
 // canonical form (sorted, encoded, "name=" for a flag).
 #include <curl/curl.h>
+#include <fmt/core.h>
 
 #include <algorithm>
 #include <array>
@@ -299,6 +300,10 @@ Result<Response> S3Client::Impl::send_once(const Request& request, const std::st
     curl_easy_setopt(handle, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT,
                      static_cast<long>(config.connect_timeout.count()));
+    // Below 1 byte/s either way for stall_timeout: nothing moves, the store is not answering.
+    curl_easy_setopt(handle, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(handle, CURLOPT_LOW_SPEED_TIME,
+                     static_cast<long>(config.stall_timeout.count()));
     curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
     if (!config.ca_bundle.empty()) {  // AWS_CA_BUNDLE, ca_bundle: verified, never skipped
         curl_easy_setopt(handle, CURLOPT_CAINFO, config.ca_bundle.c_str());
@@ -346,8 +351,15 @@ Result<Response> S3Client::Impl::send_once(const Request& request, const std::st
     if (code != CURLE_OK) {
         // A body already handed to a sink cannot be taken back: no retry then.
         retry = !transfer.sink_used;
+        curl_off_t connected_us = 0;
+        curl_easy_getinfo(handle, CURLINFO_CONNECT_TIME_T, &connected_us);
         const std::string what =
-            error_buffer[0] != '\0' ? std::string(error_buffer.data()) : curl_easy_strerror(code);
+            code == CURLE_OPERATION_TIMEDOUT && connected_us > 0  // not the connect timeout
+                ? fmt::format("the store sent nothing for {} s, request abandoned "
+                              "(RPMIRROR_S3_STALL_TIMEOUT sets how long)",
+                              config.stall_timeout.count())
+            : error_buffer[0] != '\0' ? std::string(error_buffer.data())
+                                       : curl_easy_strerror(code);
         return make_error(ErrorCode::Network, what + " (" + url + ")", subject);
     }
     curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &transfer.response.status);

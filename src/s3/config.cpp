@@ -299,13 +299,15 @@ Result<S3Config> resolve_config(const S3Overrides& overrides, const EnvLookup& e
         config.ca_bundle = ca_bundle->first;
     }
     // Not from the AWS chain: rpmirror's own knobs (retries fast in tests, a known clock error,
-    // the lease's time to live).
+    // the lease's time to live, how long a silent request is waited for).
     auto delay = integer_env(env, "RPMIRROR_S3_RETRY_DELAY_MS", 0, "a number of milliseconds");
     auto offset = integer_env(env, "RPMIRROR_S3_CLOCK_OFFSET", std::nullopt,
                               "a number of seconds (may be negative)");
     auto ttl =
         integer_env(env, "RPMIRROR_S3_LEASE_TTL", 1, "a whole number of seconds, at least 1");
-    for (const auto* read : {&delay, &offset, &ttl}) {
+    auto stall = integer_env(env, "RPMIRROR_S3_STALL_TIMEOUT", 1,
+                             "a whole number of seconds, at least 1");
+    for (const auto* read : {&delay, &offset, &ttl, &stall}) {
         if (!*read) {
             return tl::unexpected(read->error());
         }
@@ -318,6 +320,9 @@ Result<S3Config> resolve_config(const S3Overrides& overrides, const EnvLookup& e
     }
     if (*ttl) {
         config.lease_ttl = std::chrono::seconds(**ttl);
+    }
+    if (*stall) {
+        config.stall_timeout = std::chrono::seconds(**stall);
     }
     return config;
 }

@@ -408,6 +408,29 @@ TEST_F(S3FaultTest, DroppedConnectionDuringPutIsRetried) {
     expect_published_complete("after a dropped PUT");
 }
 
+TEST_F(S3FaultTest, AStoreThatNeverAnswersAPutFailsTheSyncInsteadOfHangingIt) {
+    // The gateway takes every PUT of one package and never answers it (the proxy holds it on a
+    // file nobody creates). Before stall_timeout existed, the sync waited in curl forever. Each
+    // attempt takes the timeout plus the few seconds libcurl's speed average needs to fall
+    // below 1 byte/s after the body was sent (about 7 s here).
+    const std::string stuck = package_digests(upstream_).begin()->first;
+    through_proxy({rule({{"method", "PUT"}, {"path_re", regex_escape(stuck) + "$"}},
+                        {step("hold", (tmp_ / "never-created").string())})});
+    ::setenv("RPMIRROR_S3_STALL_TIMEOUT", "1", 1);
+    const CommandResult result = sync({"--download-metadata"});
+    ::unsetenv("RPMIRROR_S3_STALL_TIMEOUT");
+    EXPECT_NE(result.exit_code, 0) << result.err;
+    EXPECT_NE(result.err.find(stuck), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("the store sent nothing for 1 s"), std::string::npos) << result.err;
+    const auto puts = puts_of(stuck);
+    ASSERT_EQ(puts.size(), 6U) << "the first PUT and its 5 retries, each abandoned";
+    for (const LoggedRequest& put : puts) {
+        EXPECT_EQ(put.action, "hold");
+    }
+    EXPECT_TRUE(puts_of("repodata/repomd.xml").empty()) << "published without a package";
+    EXPECT_FALSE(objects().contains(stuck));
+}
+
 TEST_F(S3FaultTest, ClockSkewFailsNamingBucketAndCodeAndWritesNothing) {
     // An hour ahead: the gateway refuses every signature (RequestTimeTooSkewed, 15 min allowed).
     ::setenv("RPMIRROR_S3_CLOCK_OFFSET", "3600", 1);

@@ -125,6 +125,27 @@ TEST_F(S3ConfigTest, LeaseTtlFromItsVariableAtLeastOneSecond) {
     }
 }
 
+TEST_F(S3ConfigTest, StallTimeoutFromItsVariableAtLeastOneSecond) {
+    vars_["AWS_ACCESS_KEY_ID"] = "AKID";
+    vars_["AWS_SECRET_ACCESS_KEY"] = "SECRET";
+    auto config = resolve_config({}, env());
+    ASSERT_TRUE(config) << config.error().to_string();
+    EXPECT_EQ(config->stall_timeout, std::chrono::seconds(60));
+    vars_["RPMIRROR_S3_STALL_TIMEOUT"] = "5";
+    config = resolve_config({}, env());
+    ASSERT_TRUE(config) << config.error().to_string();
+    EXPECT_EQ(config->stall_timeout, std::chrono::seconds(5));
+    for (const char* bad : {"0", "-5", "2m"}) {
+        vars_["RPMIRROR_S3_STALL_TIMEOUT"] = bad;
+        config = resolve_config({}, env());
+        ASSERT_FALSE(config) << bad;
+        EXPECT_EQ(config.error().code, ErrorCode::BadInput);
+        EXPECT_EQ(config.error().subject, "RPMIRROR_S3_STALL_TIMEOUT");
+        EXPECT_NE(config.error().message.find(std::string("'") + bad + "'"), std::string::npos)
+            << config.error().message;
+    }
+}
+
 TEST_F(S3ConfigTest, AwsDefaultsToVirtualHostedRegionalEndpoint) {
     home_.write(".aws/credentials",
                 "[default]\naws_access_key_id = A\naws_secret_access_key = S\n");
