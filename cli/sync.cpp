@@ -234,6 +234,7 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
     }
     options.upstream_layout = args.upstream_layout;
     options.mirror_url = args.mirror_url;
+    options.keep_releases = args.keep_releases;
     options.flatten_hrefs = args.flatten_hrefs;
     options.treeinfo = args.treeinfo;
     options.skip_bad_images = args.skip_bad_images;
@@ -306,6 +307,14 @@ int run_sync(const SyncArgs& args) {
                           "given several times: several releases are mirrored in one run only "
                           "with --upstream-layout (they share its blobstore)",
                           "--releasever", 0});
+        return kExitUsage;
+    }
+    if (options->keep_releases > 0 && args.sources.releasevers.size() > options->keep_releases) {
+        print_error(Error{ErrorCode::BadInput,
+                          fmt::format("{} releases given with --releasever, but only {} kept: "
+                                      "one would remove another this run syncs",
+                                      args.sources.releasevers.size(), options->keep_releases),
+                          "--keep-releases", 0});
         return kExitUsage;
     }
     if (args.sources.releasevers.size() > 1) {
@@ -499,6 +508,10 @@ Command add_sync_command(CLI::App& parent) {
     app->add_option("--mirror-url", args->mirror_url,
                     "with --upstream-layout: the URL clients reach <path>/<repoid>/ at; the "
                     "repository's mirrorlist is rewritten in the mirror to name it");
+    app->add_option("--keep-releases", args->keep_releases,
+                    "with --upstream-layout --delete: keep this release and the N-1 others synced "
+                    "most recently beneath <path>/<repoid>/; remove the rest and their blobs")
+        ->check(CLI::Range(1U, 1000000U));
     app->add_flag("--flatten-hrefs", args->flatten_hrefs,
                   "place packages whose hrefs leave the repository inside it, and publish "
                   "metadata naming them there (a self-contained repository)");

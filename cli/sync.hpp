@@ -57,6 +57,7 @@ struct SyncArgs {
     std::string safe_write_path;
     bool upstream_layout = false;  // --upstream-layout
     std::string mirror_url;        // --mirror-url
+    unsigned keep_releases = 0;    // --keep-releases
     bool flatten_hrefs = false;    // --flatten-hrefs
     bool treeinfo = false;         // --treeinfo
     bool skip_bad_images = false;  // --skip-bad-images

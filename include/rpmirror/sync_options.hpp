@@ -65,6 +65,13 @@ struct SyncOptions {
     // configured with a mirrorlist gets that mirror list rewritten in the mirror, at the same
     // path, naming this URL plus the repository's path, after its metadata is published.
     std::string mirror_url;
+    // --keep-releases N (with upstream_layout and delete_unlisted): after the sync, of this
+    // repository's releases beneath the layout root (the trees whose path is this one's with one
+    // directory above its last replaced, as a GUID is) that rpmirror synced, this one and the N-1
+    // synced most recently are kept; the others are removed (their directory and the mirror list
+    // --mirror-url wrote for them), and then the blobs no remaining repository lists. A release
+    // rpmirror did not sync is never removed. 0: off.
+    unsigned keep_releases = 0;
     // --flatten-hrefs: packages whose hrefs climb out of the repository are placed inside it
     // (PathPolicy::flatten), and with --download-metadata the published primary.xml names them
     // there (rewritten as a filtered mirror's is, signed with --sign-key): a self-contained
@@ -140,7 +147,8 @@ struct SyncOptions {
 // One package's outcome, told as it happens (for `rpmirror reposync`'s dnf-style lines).
 
 // Checks --upstream-layout and --mirror-url (the same keys of a job) against the other
-// options. Returns Error{BadInput} naming the option and why iff --mirror-url is set without
+// options. Returns Error{BadInput} naming the option and why iff --keep-releases is set without
+// --upstream-layout and --delete, iff --mirror-url is set without
 // --upstream-layout or is not an http://, https:// or file:// URL, or --upstream-layout is
 // combined with --metadata-path (the metadata must sit where its hrefs resolve from) or
 // --safe-write-path (the layout decides where packages may live); and Error{BadInput} iff

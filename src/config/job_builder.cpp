@@ -262,6 +262,10 @@ const std::map<std::string_view, JobBuilder::KeyHandler>& JobBuilder::job_keys()
          [](JobBuilder& job, const KeyValue& key) {
              return set_bool(job.job_.options.flatten_hrefs, key.value);
          }},
+        {"keep_releases",
+         [](JobBuilder& job, const KeyValue& key) {
+             return set_count(job.job_.options.keep_releases, key.value, 1, 1000000);
+         }},
         {"mirror_url",
          [](JobBuilder& job, const KeyValue& key) -> Problem {
              job.job_.options.mirror_url = key.value;
@@ -471,7 +475,9 @@ void JobBuilder::finish(const JobsConfig& jobs) {
     }
     if (auto layout = check_placement_options(options); !layout) {
         fail(section_.line,
-             options.flatten_hrefs                                   ? "flatten-hrefs"
+             options.keep_releases > 0 && layout.error().subject == "--keep-releases"
+                 ? "keep-releases"
+             : options.flatten_hrefs                                 ? "flatten-hrefs"
              : options.mirror_url.empty() || options.upstream_layout ? "upstream-layout"
                                                                      : "mirror-url",
              layout.error().message);

@@ -32,6 +32,12 @@ Result<void> check_placement_options(const SyncOptions& options) {
                               url);
         }
     }
+    if (options.keep_releases > 0 && (!options.upstream_layout || !options.delete_unlisted)) {
+        return make_error(ErrorCode::BadInput,
+                          "needs --upstream-layout and --delete (it removes the releases beyond "
+                          "the N synced most recently beneath the layout root)",
+                          "--keep-releases");
+    }
     if (options.skip_bad_images && !options.treeinfo) {
         return make_error(ErrorCode::BadInput, "--skip-bad-images needs --treeinfo", destination);
     }

@@ -243,6 +243,19 @@ class RepoSync {
     Result<void> collect_blobs(const std::vector<std::filesystem::path>& placed,
                                bool may_delete = true);
 
+    // --keep-releases: of `trees` (the repositories beneath the layout root), this repository's
+    // other releases that rpmirror synced (a record beside their state entry, written by each
+    // successful sync), all but the keep_releases - 1 synced most recently are removed
+    // (remove_release) and taken out of `trees`. One rpmirror did not sync is a warning, never
+    // removed.
+    void prune_releases(std::vector<std::filesystem::path>& trees);
+
+    // Removes the release `tree` under its own run lock: the mirror lists beneath the layout
+    // root that name it (--mirror-url's), then the directory (renamed out of the layout first,
+    // so it stops being a repository at once), its emptied parents and its record. Returns false
+    // with a warning iff it was left in place (locked by another run, cannot be renamed).
+    bool remove_release(const std::filesystem::path& tree);
+
     // packages.cpp: the packages placed in the store, once for every store, over a Placement
     // (below): a directory's (DirectoryPlacement, packages.cpp) or a bucket's (BucketPlacement,
     // repo_sync_s3.cpp).

@@ -1,12 +1,18 @@
 // RepoSync with --upstream-layout: the repository at upstream's path beneath `-p`/<repoid>/, its
 // packages anywhere beneath that root (Amazon Linux's shared blobstore), and --mirror-url's
 // mirror list.
+#include <algorithm>
+#include <charconv>
+#include <chrono>
 #include <set>
+
+#include <unistd.h>
 
 #include <fmt/core.h>
 
 #include "fs/beneath.hpp"
 #include "fs/durable.hpp"
+#include "fs/state.hpp"
 #include "fs/walk.hpp"
 #include "rpmirror/diff.hpp"
 #include "sync/catalogue.hpp"
@@ -137,6 +143,60 @@ namespace {
 // The catalogue of the blobs rpmirror wrote beneath a layout root (sync/catalogue.hpp).
 constexpr std::string_view kCatalogueName = ".upstream-layout-catalogue";
 
+// A release being removed (--keep-releases) is first renamed to `<layout root>/<this><N>`, so
+// that it stops being a repository at once; one a crash left there is removed by the next run.
+constexpr std::string_view kRemovingPrefix = ".rpmirror-removing-release-";
+
+// The record that rpmirror synced the release `tree`, beside its state entry: the time of its
+// last successful sync, in nanoseconds since the epoch.
+std::filesystem::path release_marker(const std::filesystem::path& state_dir,
+                                     const std::filesystem::path& tree) {
+    return fs::state_entry(state_dir, tree).string() + ".release";
+}
+
+// When rpmirror last synced `tree` (release_marker), nullopt iff it has no readable record.
+std::optional<std::int64_t> last_synced(const std::filesystem::path& state_dir,
+                                        const std::filesystem::path& tree) {
+    auto text = fs::read_file(release_marker(state_dir, tree));
+    if (!text) {
+        return std::nullopt;
+    }
+    std::int64_t when = 0;
+    const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), when);
+    if (error != std::errc() || end == text->data()) {
+        return std::nullopt;
+    }
+    return when;
+}
+
+// True iff `tree` is another release of the repository at `mine` (both relative to the layout
+// root): as many directories, the same last one (the architecture), and exactly one other that
+// differs (the release's GUID). `guids/G1/x86_64` and `guids/G2/x86_64` are; `guids/G1/aarch64`
+// is not a release of `guids/G1/x86_64`.
+// Removes the directories of `relative` (beneath `root`) that are empty, innermost first, up to
+// `root`.
+void remove_empty_parents(const std::filesystem::path& root, const std::filesystem::path& relative) {
+    for (std::filesystem::path parent = relative.parent_path(); !parent.empty();
+         parent = parent.parent_path()) {
+        if (!fs::remove_empty_directory_beneath(root, parent)) {
+            break;
+        }
+    }
+}
+
+bool is_release_of(const std::filesystem::path& mine, const std::filesystem::path& tree) {
+    const std::vector<std::filesystem::path> a(mine.begin(), mine.end());
+    const std::vector<std::filesystem::path> b(tree.begin(), tree.end());
+    if (a.size() != b.size() || a.size() < 2 || a.back() != b.back()) {
+        return false;
+    }
+    std::size_t differing = 0;
+    for (std::size_t i = 0; i + 1 < a.size(); ++i) {
+        differing += a[i] != b[i] ? 1 : 0;
+    }
+    return differing == 1;
+}
+
 // The directories beneath `root` (not following symlinks) that hold repodata/repomd.xml: the
 // repositories of an upstream layout. Not descended into; nor are repodata/ and staging
 // directories. Error{Io} iff a directory cannot be read.
@@ -151,7 +211,7 @@ Result<std::vector<std::filesystem::path>> find_trees(const std::filesystem::pat
             continue;
         }
         const std::string name = it->path().filename().string();
-        if (fs::is_metadata_dir_name(name)) {
+        if (fs::is_metadata_dir_name(name) || name.starts_with(kRemovingPrefix)) {
             it.disable_recursion_pending();
             continue;
         }
@@ -201,7 +261,116 @@ Result<void> RepoSync::finish_upstream_layout(const std::vector<std::filesystem:
             return tl::unexpected(std::move(listed.error()));
         }
     }
+    if (!layout_root_.empty() && !s3_) {
+        // This release is rpmirror's, and current: what --keep-releases ranks by.
+        const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::system_clock::now().time_since_epoch());
+        if (auto marked = fs::replace_file(release_marker(state_directory(options_), repo_dir_),
+                                           std::to_string(now.count()) + "\n");
+            !marked) {
+            report_.warnings.push_back(marked.error().to_string());
+        }
+    }
     return collect_blobs(placed);
+}
+
+void RepoSync::prune_releases(std::vector<std::filesystem::path>& trees) {
+    const std::filesystem::path state_dir = state_directory(options_);
+    // What an earlier run was killed while removing.
+    std::error_code error;
+    for (std::filesystem::directory_iterator entry(layout_root_, error), end; !error && entry != end;
+         entry.increment(error)) {
+        if (entry->path().filename().string().starts_with(kRemovingPrefix)) {
+            std::filesystem::remove_all(entry->path(), error);
+            error.clear();
+        }
+    }
+    const std::filesystem::path mine = repo_dir_.lexically_relative(layout_root_);
+    std::vector<std::pair<std::int64_t, std::filesystem::path>> releases;
+    for (const std::filesystem::path& tree : trees) {
+        if (!is_release_of(mine, tree.lexically_relative(layout_root_))) {
+            continue;
+        }
+        if (const auto synced = last_synced(state_dir, tree)) {
+            releases.emplace_back(*synced, tree);
+        } else {
+            report_.warnings.push_back(fmt::format(
+                "--keep-releases: {} was not synced by rpmirror with this state directory: left "
+                "in place (and not counted)",
+                tree.string()));
+        }
+    }
+    std::sort(releases.begin(), releases.end(), std::greater<>());
+    for (std::size_t position = options_.keep_releases - 1; position < releases.size();
+         ++position) {
+        const std::filesystem::path& tree = releases[position].second;
+        if (remove_release(tree)) {
+            trees.erase(std::find(trees.begin(), trees.end(), tree));
+        }
+    }
+}
+
+bool RepoSync::remove_release(const std::filesystem::path& tree) {
+    const std::filesystem::path state_dir = state_directory(options_);
+    const std::filesystem::path relative = tree.lexically_relative(layout_root_);
+    const auto refuse = [&](const std::string& why) {
+        report_.warnings.push_back(
+            fmt::format("--keep-releases: {} not removed: {}", tree.string(), why));
+        return false;
+    };
+    // Not while another run repairs it (verify --repair of the release takes only its lock).
+    auto lock = fs::RunLock::acquire(state_dir, tree, std::nullopt, {},
+                                     fs::MissingDirectory::LockOnlyIfPresent);
+    if (!lock) {
+        return refuse(lock.error().to_string());
+    }
+    // First the mirror lists naming it (no client is sent to it any more), then the repository
+    // itself, renamed out of the layout at once, then its files.
+    if (!options_.mirror_url.empty()) {
+        std::string url = options_.mirror_url;
+        if (!url.ends_with('/')) {
+            url += '/';
+        }
+        const std::string names_it = url + relative.generic_string() + "/\n";
+        std::error_code error;
+        for (std::filesystem::recursive_directory_iterator it(layout_root_, error), end;
+             !error && it != end; it.increment(error)) {
+            if (it->path() == tree) {
+                it.disable_recursion_pending();
+                continue;
+            }
+            if (it->path().filename() != "mirror.list" ||
+                !std::filesystem::is_regular_file(it->symlink_status())) {
+                continue;
+            }
+            if (auto text = fs::read_file(it->path()); text && *text == names_it) {
+                std::error_code removed;
+                std::filesystem::remove(it->path(), removed);
+                if (removed) {
+                    return refuse("cannot remove " + it->path().string() + ": " + removed.message());
+                }
+                report_.deleted.push_back(it->path().lexically_relative(repo_dir_));
+                remove_empty_parents(layout_root_, it->path().lexically_relative(layout_root_));
+            }
+        }
+    }
+    const std::filesystem::path removing =
+        layout_root_ / fmt::format("{}{}", kRemovingPrefix, ::getpid());
+    std::error_code error;
+    std::filesystem::rename(tree, removing, error);
+    if (error) {
+        return refuse("cannot rename it to " + removing.string() + ": " + error.message());
+    }
+    std::filesystem::remove_all(removing, error);
+    if (error) {
+        report_.warnings.push_back(
+            fmt::format("--keep-releases: {} (was {}): {}; the next run removes the rest",
+                        removing.string(), tree.string(), error.message()));
+    }
+    remove_empty_parents(layout_root_, relative);  // guids/<GUID>/
+    std::filesystem::remove(release_marker(state_dir, tree), error);
+    report_.deleted.push_back(tree.lexically_relative(repo_dir_) / "");
+    return true;
 }
 
 Result<void> RepoSync::collect_blobs(const std::vector<std::filesystem::path>& placed,
@@ -230,6 +399,9 @@ Result<void> RepoSync::collect_blobs(const std::vector<std::filesystem::path>& p
     catalogue.record(blobs);
     if (may_delete && options_.delete_unlisted) {
         auto trees = find_trees(layout_root_);
+        if (trees && options_.keep_releases > 0) {
+            prune_releases(*trees);
+        }
         std::set<std::string> referenced;
         std::optional<Error> doubt;
         if (!trees) {

@@ -309,6 +309,55 @@ TEST_F(UpstreamLayout, DeleteRemovesExactlyTheBlobsNoReleaseListsAnyMore) {
     EXPECT_EQ(dnf_lists("2.0"), expected_locations("2.0"));
 }
 
+// --keep-releases N: of the releases rpmirror synced beneath the layout root, the one synced now
+// and the N-1 synced most recently stay; the others go (directory, mirror.list, the blobs only
+// they listed), and a release rpmirror did not sync stays whatever its age.
+TEST_F(UpstreamLayout, KeepReleasesRemovesTheReleasesSyncedLongestAgoAndOnlyTheirBlobs) {
+    // Release 3.0 lists 2.0's blobs but its first two.
+    release("3.0", "G3", {released_["2.0"].begin() + 2, released_["2.0"].end()});
+    TempDir::write_at(upstream() / "al2023/core/mirrors/3.0/x86_64/mirror.list",
+                      upstream_server_->url("/al2023/core/guids/G3/x86_64/") + "\n");
+    for (const char* releasever : {"1.0", "2.0", "3.0"}) {
+        const CommandResult synced = mirror(releasever);
+        ASSERT_EQ(synced.exit_code, 0) << releasever << synced.out << synced.err;
+    }
+    // A release an admin put there by hand: not rpmirror's to remove.
+    const fs::path guids = mirror_root() / "al2023/core/guids";
+    fs::copy(guids / "G2", guids / "G9", fs::copy_options::recursive);
+
+    const CommandResult pruned = mirror("3.0", {"--delete", "--keep-releases", "2"});
+    ASSERT_EQ(pruned.exit_code, 0) << pruned.out << pruned.err;
+    EXPECT_FALSE(fs::exists(guids / "G1"));
+    EXPECT_FALSE(fs::exists(mirror_root() / "al2023/core/mirrors/1.0"));
+    for (const char* kept : {"G2", "G3", "G9"}) {
+        EXPECT_TRUE(fs::is_regular_file(guids / kept / "x86_64/repodata/repomd.xml")) << kept;
+    }
+    EXPECT_NE(pruned.err.find((guids / "G9" / "x86_64").string() +
+                              " was not synced by rpmirror with this state directory"),
+              std::string::npos)
+        << pruned.err;
+    const std::set<std::string> listed(released_["2.0"].begin(), released_["2.0"].end());
+    std::size_t gone = 0;
+    for (const std::string& blob : released_["1.0"]) {
+        EXPECT_EQ(fs::exists(mirror_root() / "blobstore" / blob), listed.contains(blob)) << blob;
+        gone += listed.contains(blob) ? 0 : 1;
+    }
+    EXPECT_EQ(gone, 2U);
+    for (const std::string& blob : released_["2.0"]) {
+        EXPECT_TRUE(fs::exists(mirror_root() / "blobstore" / blob)) << blob;
+    }
+    EXPECT_EQ(dnf_lists("2.0"), expected_locations("2.0"));
+    EXPECT_EQ(dnf_lists("3.0"), expected_locations("3.0"));
+
+    // Keeping one: 3.0 alone (2.0 goes; G9 stays; nothing 3.0 lists goes).
+    const CommandResult alone = mirror("3.0", {"--delete", "--keep-releases", "1"});
+    ASSERT_EQ(alone.exit_code, 0) << alone.out << alone.err;
+    EXPECT_FALSE(fs::exists(guids / "G2"));
+    EXPECT_FALSE(fs::exists(mirror_root() / "al2023/core/mirrors/2.0"));
+    EXPECT_TRUE(fs::exists(guids / "G9"));
+    EXPECT_EQ(dnf_lists("3.0"), expected_locations("3.0"));
+}
+
 // An href that climbs out of the release's directory and straight back in
 // ("../x86_64/Packages/a.rpm") names a package of the release itself: placed there, kept by
 // --delete (which once took it for a stray: its key differed from the listed one), and a no-op
@@ -503,6 +552,10 @@ TEST_F(UpstreamLayout, BadCombinationsAreRefusedBeforeAnythingIsWritten) {
         {{"--upstream-layout", "--safe-write-path", destination},
          "--upstream-layout with --safe-write-path"},
         {{"--upstream-layout", "--flatten-hrefs"}, "--flatten-hrefs with --upstream-layout"},
+        {{"--upstream-layout", "--keep-releases", "2"}, "needs --upstream-layout and --delete"},
+        {{"--delete", "--keep-releases", "2"}, "needs --upstream-layout and --delete"},
+        {{"--upstream-layout", "--delete", "--keep-releases", "1", "--releasever", "2.0"},
+         "2 releases given with --releasever, but only 1 kept"},
         {{"--flatten-hrefs", "--download-metadata", "--upstream-metadata"},
          "--flatten-hrefs with --upstream-metadata"},
     };

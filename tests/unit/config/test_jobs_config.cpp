@@ -357,6 +357,27 @@ TEST_F(JobsConfigTest, UpstreamLayoutAndMirrorUrl) {
     EXPECT_NE(config->jobs[1].errors[0].find("needs --upstream-layout"), std::string::npos);
 }
 
+TEST_F(JobsConfigTest, KeepReleasesNeedsUpstreamLayoutAndDelete) {
+    auto config = load(
+        "[main]\ndestination = /srv\n[a]\nbaseurl = http://a/\nupstream-layout = 1\n"
+        "delete = 1\nkeep-releases = 3\n[b]\nbaseurl = http://b/\nupstream-layout = 1\n"
+        "keep-releases = 2\n[c]\nbaseurl = http://c/\nupstream-layout = 1\ndelete = 1\n"
+        "keep-releases = 0\n");
+    ASSERT_TRUE(config);
+    ASSERT_EQ(config->jobs.size(), 3U);
+    EXPECT_TRUE(config->jobs[0].errors.empty());
+    EXPECT_EQ(config->jobs[0].options.keep_releases, 3U);
+    ASSERT_EQ(config->jobs[1].errors.size(), 1U);
+    EXPECT_TRUE(config->jobs[1].errors[0].starts_with(main_file() + ":8: job 'b': keep-releases: "))
+        << config->jobs[1].errors[0];
+    EXPECT_NE(config->jobs[1].errors[0].find("needs --upstream-layout and --delete"),
+              std::string::npos);
+    ASSERT_EQ(config->jobs[2].errors.size(), 1U);
+    EXPECT_NE(config->jobs[2].errors[0].find("keep-releases: invalid number '0'"),
+              std::string::npos)
+        << config->jobs[2].errors[0];
+}
+
 TEST_F(JobsConfigTest, SignKeyNeedsDownloadMetadata) {
     auto config = load("[main]\ndestination = /srv\n[a]\nbaseurl = http://a/\nsign-key = ABC\n");
     ASSERT_TRUE(config);
