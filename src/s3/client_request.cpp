@@ -355,11 +355,12 @@ Result<Response> S3Client::Impl::send_once(const Request& request, const std::st
         curl_easy_getinfo(handle, CURLINFO_CONNECT_TIME_T, &connected_us);
         const std::string what =
             code == CURLE_OPERATION_TIMEDOUT && connected_us > 0  // not the connect timeout
-                ? fmt::format("the store sent nothing for {} s, request abandoned "
-                              "(RPMIRROR_S3_STALL_TIMEOUT sets how long)",
-                              config.stall_timeout.count())
-            : error_buffer[0] != '\0' ? std::string(error_buffer.data())
-                                       : curl_easy_strerror(code);
+                ? fmt::format(
+                      "the store sent nothing for {} s, request abandoned "
+                      "(RPMIRROR_S3_STALL_TIMEOUT sets how long)",
+                      config.stall_timeout.count())
+                : error_buffer[0] != '\0' ? std::string(error_buffer.data())
+                                          : curl_easy_strerror(code);
         return make_error(ErrorCode::Network, what + " (" + url + ")", subject);
     }
     curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &transfer.response.status);

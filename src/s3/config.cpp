@@ -305,8 +305,8 @@ Result<S3Config> resolve_config(const S3Overrides& overrides, const EnvLookup& e
                               "a number of seconds (may be negative)");
     auto ttl =
         integer_env(env, "RPMIRROR_S3_LEASE_TTL", 1, "a whole number of seconds, at least 1");
-    auto stall = integer_env(env, "RPMIRROR_S3_STALL_TIMEOUT", 1,
-                             "a whole number of seconds, at least 1");
+    auto stall =
+        integer_env(env, "RPMIRROR_S3_STALL_TIMEOUT", 1, "a whole number of seconds, at least 1");
     for (const auto* read : {&delay, &offset, &ttl, &stall}) {
         if (!*read) {
             return tl::unexpected(read->error());

@@ -175,7 +175,8 @@ std::optional<std::int64_t> last_synced(const std::filesystem::path& state_dir,
 // is not a release of `guids/G1/x86_64`.
 // Removes the directories of `relative` (beneath `root`) that are empty, innermost first, up to
 // `root`.
-void remove_empty_parents(const std::filesystem::path& root, const std::filesystem::path& relative) {
+void remove_empty_parents(const std::filesystem::path& root,
+                          const std::filesystem::path& relative) {
     for (std::filesystem::path parent = relative.parent_path(); !parent.empty();
          parent = parent.parent_path()) {
         if (!fs::remove_empty_directory_beneath(root, parent)) {
@@ -278,8 +279,8 @@ void RepoSync::prune_releases(std::vector<std::filesystem::path>& trees) {
     const std::filesystem::path state_dir = state_directory(options_);
     // What an earlier run was killed while removing.
     std::error_code error;
-    for (std::filesystem::directory_iterator entry(layout_root_, error), end; !error && entry != end;
-         entry.increment(error)) {
+    for (std::filesystem::directory_iterator entry(layout_root_, error), end;
+         !error && entry != end; entry.increment(error)) {
         if (entry->path().filename().string().starts_with(kRemovingPrefix)) {
             std::filesystem::remove_all(entry->path(), error);
             error.clear();
@@ -347,7 +348,8 @@ bool RepoSync::remove_release(const std::filesystem::path& tree) {
                 std::error_code removed;
                 std::filesystem::remove(it->path(), removed);
                 if (removed) {
-                    return refuse("cannot remove " + it->path().string() + ": " + removed.message());
+                    return refuse("cannot remove " + it->path().string() + ": " +
+                                  removed.message());
                 }
                 report_.deleted.push_back(it->path().lexically_relative(repo_dir_));
                 remove_empty_parents(layout_root_, it->path().lexically_relative(layout_root_));
