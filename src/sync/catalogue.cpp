@@ -1,9 +1,24 @@
 // The catalogue of files rpmirror wrote beneath a root (sync/catalogue.hpp).
 #include "sync/catalogue.hpp"
 
+#include <vector>
+
 #include "fs/beneath.hpp"
 
 namespace rpmirror {
+
+bool is_release_of(const std::filesystem::path& mine, const std::filesystem::path& tree) {
+    const std::vector<std::filesystem::path> a(mine.begin(), mine.end());
+    const std::vector<std::filesystem::path> b(tree.begin(), tree.end());
+    if (a.size() != b.size() || a.size() < 2 || a.back() != b.back()) {
+        return false;
+    }
+    std::size_t differing = 0;
+    for (std::size_t i = 0; i + 1 < a.size(); ++i) {
+        differing += a[i] != b[i] ? 1 : 0;
+    }
+    return differing == 1;
+}
 
 Catalogue Catalogue::load(const std::filesystem::path& state_dir, const std::filesystem::path& root,
                           std::string_view name) {

@@ -15,6 +15,12 @@
 
 namespace rpmirror {
 
+// --keep-releases: true iff `tree` is another release of the repository at `mine` (both
+// relative to the layout root, generic form): as many directories, the same last one (the
+// architecture), and exactly one other that differs (the release's GUID). `guids/G2/x86_64` is a
+// release of `guids/G1/x86_64`; `guids/G1/aarch64` is not.
+bool is_release_of(const std::filesystem::path& mine, const std::filesystem::path& tree);
+
 class Catalogue {
   public:
     // The catalogue `name` of `root`, kept in `state_dir` as a sync state (plan.hpp's format,

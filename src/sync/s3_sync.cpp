@@ -60,13 +60,6 @@ Result<s3::S3Location> s3_repo_location(const SyncOptions& options, std::string_
                        "local files cannot be linked into a bucket (--dedupe copies from the "
                        "repositories beside it in the bucket)");
     }
-    if (options.keep_releases > 0) {
-        // Possible, but not built yet: a bucket's releases carry no record of rpmirror's syncs.
-        return make_error(ErrorCode::Unsupported,
-                          "--keep-releases is not available with an s3:// destination yet: remove "
-                          "a release's prefix by hand; --delete then collects its blobs",
-                          download_path);
-    }
     auto location = s3::S3Location::parse(download_path);
     if (!location) {
         return location;

@@ -142,6 +142,10 @@ class S3Destination {
     Result<std::vector<std::string>> collect_layout_blobs(bool collect,
                                                           std::vector<std::string>& warnings);
 
+    // --upstream-layout: records that rpmirror synced this release now (`.rpmirror/release` of
+    // its prefix: the time, which --keep-releases ranks by). One PUT.
+    Result<void> mark_release();
+
     // The s3:// URL of `key` (relative to the repository).
     std::string describe(std::string_view key) const {
         return s3::object_url(location_.bucket, location_.key(key));
@@ -198,6 +202,14 @@ class S3Destination {
     void load_layout_records();
     // missing()'s judgement of `items`, unrecorded blobs the listing holds: hashed, then recorded,
     // added to `missing` (gone since the listing) or to `conflicts`.
+    // --keep-releases, inside collect_layout_blobs with the root's fresh listing: this
+    // repository's other releases beneath the root that carry rpmirror's record (mark_release),
+    // all but the keep_releases - 1 marked most recently, are removed under their own lease (the
+    // mirror.list objects naming them, then their repomd.xml, then the rest), and taken out of
+    // the listing; the keys removed go to `removed`. One without a record, or whose lease is
+    // held, is left with a line in `warnings`.
+    Result<void> prune_releases(std::vector<std::string>& removed,
+                                std::vector<std::string>& warnings);
     void judge_unrecorded(std::span<const S3Package> packages,
                           const std::vector<std::size_t>& items, std::vector<std::size_t>& missing,
                           std::vector<Conflict>& conflicts);

@@ -154,6 +154,17 @@ std::filesystem::path release_marker(const std::filesystem::path& state_dir,
     return fs::state_entry(state_dir, tree).string() + ".release";
 }
 
+// Removes the directories of `relative` (beneath `root`) that are empty, innermost first, up to
+// `root`.
+void remove_empty_parents(const std::filesystem::path& root, const std::filesystem::path& relative) {
+    for (std::filesystem::path parent = relative.parent_path(); !parent.empty();
+         parent = parent.parent_path()) {
+        if (!fs::remove_empty_directory_beneath(root, parent)) {
+            break;
+        }
+    }
+}
+
 // When rpmirror last synced `tree` (release_marker), nullopt iff it has no readable record.
 std::optional<std::int64_t> last_synced(const std::filesystem::path& state_dir,
                                         const std::filesystem::path& tree) {
@@ -167,35 +178,6 @@ std::optional<std::int64_t> last_synced(const std::filesystem::path& state_dir,
         return std::nullopt;
     }
     return when;
-}
-
-// True iff `tree` is another release of the repository at `mine` (both relative to the layout
-// root): as many directories, the same last one (the architecture), and exactly one other that
-// differs (the release's GUID). `guids/G1/x86_64` and `guids/G2/x86_64` are; `guids/G1/aarch64`
-// is not a release of `guids/G1/x86_64`.
-// Removes the directories of `relative` (beneath `root`) that are empty, innermost first, up to
-// `root`.
-void remove_empty_parents(const std::filesystem::path& root,
-                          const std::filesystem::path& relative) {
-    for (std::filesystem::path parent = relative.parent_path(); !parent.empty();
-         parent = parent.parent_path()) {
-        if (!fs::remove_empty_directory_beneath(root, parent)) {
-            break;
-        }
-    }
-}
-
-bool is_release_of(const std::filesystem::path& mine, const std::filesystem::path& tree) {
-    const std::vector<std::filesystem::path> a(mine.begin(), mine.end());
-    const std::vector<std::filesystem::path> b(tree.begin(), tree.end());
-    if (a.size() != b.size() || a.size() < 2 || a.back() != b.back()) {
-        return false;
-    }
-    std::size_t differing = 0;
-    for (std::size_t i = 0; i + 1 < a.size(); ++i) {
-        differing += a[i] != b[i] ? 1 : 0;
-    }
-    return differing == 1;
 }
 
 // The directories beneath `root` (not following symlinks) that hold repodata/repomd.xml: the
@@ -262,7 +244,11 @@ Result<void> RepoSync::finish_upstream_layout(const std::vector<std::filesystem:
             return tl::unexpected(std::move(listed.error()));
         }
     }
-    if (!layout_root_.empty() && !s3_) {
+    if (!layout_root_.empty() && s3_) {
+        if (auto marked = s3_->mark_release(); !marked) {
+            report_.warnings.push_back(marked.error().to_string());
+        }
+    } else if (!layout_root_.empty()) {
         // This release is rpmirror's, and current: what --keep-releases ranks by.
         const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
             std::chrono::system_clock::now().time_since_epoch());

@@ -291,6 +291,43 @@ TEST_F(S3UpstreamLayout, DeleteRemovesStraysAndExactlyTheBlobsNoReleaseListsAnyM
     EXPECT_EQ(dnf_lists("2.0").size(), released_["2.0"].size());
 }
 
+// --keep-releases in a bucket: the release synced longest ago goes (its mirror.list, every
+// object of its prefix, its lease once released) and then the blobs only it listed; a release
+// rpmirror did not sync stays, named in a warning.
+TEST_F(S3UpstreamLayout, KeepReleasesRemovesTheReleaseSyncedLongestAgoAndOnlyItsBlobs) {
+    ASSERT_EQ(mirror("1.0").exit_code, 0);
+    ASSERT_EQ(mirror("2.0").exit_code, 0);
+    auto objects = all_objects();
+    ASSERT_TRUE(objects.contains("amzn/al2023/core/guids/G1/x86_64/.rpmirror/release"));
+    // A release an admin copied in by hand (no record of rpmirror's).
+    for (const auto& [key, listed] : objects) {
+        const std::string from = "amzn/al2023/core/guids/G2/";
+        if (key.starts_with(from) && key.find("/.rpmirror/") == std::string::npos) {
+            ASSERT_TRUE(client().copy_object(
+                bucket(), prefix_ + "/amzn/al2023/core/guids/G9/" + key.substr(from.size()),
+                bucket(), prefix_ + "/" + key));
+        }
+    }
+
+    const CommandResult pruned = mirror("2.0", {"--delete", "--keep-releases", "1"});
+    ASSERT_EQ(pruned.exit_code, 0) << pruned.out << pruned.err;
+    EXPECT_NE(pruned.err.find("/amzn/al2023/core/guids/G9/x86_64/ was not synced by rpmirror"),
+              std::string::npos)
+        << pruned.err;
+    objects = all_objects();
+    for (const auto& [key, listed] : objects) {
+        EXPECT_FALSE(key.starts_with("amzn/al2023/core/guids/G1/")) << key;
+    }
+    EXPECT_FALSE(objects.contains("amzn/al2023/core/mirrors/1.0/x86_64/mirror.list"));
+    EXPECT_TRUE(objects.contains("amzn/al2023/core/mirrors/2.0/x86_64/mirror.list"));
+    EXPECT_TRUE(objects.contains("amzn/al2023/core/guids/G9/x86_64/repodata/repomd.xml"));
+    const std::set<std::string> listed(released_["2.0"].begin(), released_["2.0"].end());
+    for (const std::string& blob : blobs_) {
+        EXPECT_EQ(objects.contains("amzn/blobstore/" + blob), listed.contains(blob)) << blob;
+    }
+    EXPECT_EQ(dnf_lists("2.0").size(), released_["2.0"].size());
+}
+
 TEST_F(S3UpstreamLayout, AnHrefClimbingAboveTheLayoutRootIsRefusedBeforeAnythingIsStored) {
     // Release 3.0's hrefs climb one directory more than the layout has.
     const fs::path out = layout() / "al2023/core/guids/G3/x86_64";

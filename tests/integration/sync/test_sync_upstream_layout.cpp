@@ -573,14 +573,6 @@ TEST_F(UpstreamLayout, BadCombinationsAreRefusedBeforeAnythingIsWritten) {
               "--safe-write-path", destination, "--releasever", "1.0"});
     EXPECT_EQ(s3.exit_code, 2) << s3.err;
     EXPECT_NE(s3.err.find("--upstream-layout with --safe-write-path"), std::string::npos) << s3.err;
-    // Not built for a bucket yet: said so, nothing written.
-    const CommandResult keep =
-        sync({"--reposdir", repos, "--repo", "amzn", "-p", "s3://bucket/m", "--upstream-layout",
-              "--delete", "--keep-releases", "2", "--releasever", "1.0"});
-    EXPECT_NE(keep.exit_code, 0) << keep.err;
-    EXPECT_NE(keep.err.find("--keep-releases is not available with an s3:// destination yet"),
-              std::string::npos)
-        << keep.err;
     EXPECT_FALSE(fs::exists(mirror_root() / "al2023"));
     EXPECT_FALSE(fs::exists(tmp_ / "meta"));
 }
