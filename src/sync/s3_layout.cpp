@@ -237,10 +237,11 @@ Result<void> S3Destination::prune_releases(std::vector<std::string>& removed,
             return tl::unexpected(std::move(text.error()));
         }
         std::int64_t marked = 0;
-        const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), marked);
+        const auto [end, error] =
+            std::from_chars(text->data(), text->data() + text->size(), marked);
         if (error != std::errc() || end == text->data()) {
-            warnings.push_back(fmt::format(
-                "--keep-releases: {}: its record is not a time: left in place", shown));
+            warnings.push_back(
+                fmt::format("--keep-releases: {}: its record is not a time: left in place", shown));
             continue;
         }
         releases.emplace_back(marked, tree);

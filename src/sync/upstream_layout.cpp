@@ -156,7 +156,8 @@ std::filesystem::path release_marker(const std::filesystem::path& state_dir,
 
 // Removes the directories of `relative` (beneath `root`) that are empty, innermost first, up to
 // `root`.
-void remove_empty_parents(const std::filesystem::path& root, const std::filesystem::path& relative) {
+void remove_empty_parents(const std::filesystem::path& root,
+                          const std::filesystem::path& relative) {
     for (std::filesystem::path parent = relative.parent_path(); !parent.empty();
          parent = parent.parent_path()) {
         if (!fs::remove_empty_directory_beneath(root, parent)) {
