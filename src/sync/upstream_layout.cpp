@@ -2,9 +2,11 @@
 // packages anywhere beneath that root (Amazon Linux's shared blobstore), and --mirror-url's
 // mirror list.
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <set>
+#include <system_error>
 
 #include <unistd.h>
 
@@ -17,6 +19,7 @@
 #include "rpmirror/diff.hpp"
 #include "sync/catalogue.hpp"
 #include "sync/repo_sync.hpp"
+#include "util/fault.hpp"
 
 namespace rpmirror {
 
@@ -332,23 +335,22 @@ bool RepoSync::remove_release(const std::filesystem::path& tree) {
                 continue;
             }
             if (auto text = fs::read_file(it->path()); text && *text == names_it) {
-                std::error_code removed;
-                std::filesystem::remove(it->path(), removed);
-                if (removed) {
-                    return refuse("cannot remove " + it->path().string() + ": " +
-                                  removed.message());
+                const std::filesystem::path list = it->path().lexically_relative(layout_root_);
+                auto removed = fs::remove_beneath(layout_root_, list, false);
+                if (!removed) {
+                    return refuse(removed.error().to_string());
                 }
                 report_.deleted.push_back(it->path().lexically_relative(repo_dir_));
-                remove_empty_parents(layout_root_, it->path().lexically_relative(layout_root_));
+                remove_empty_parents(layout_root_, list);
             }
         }
     }
     const std::filesystem::path removing =
         layout_root_ / fmt::format("{}{}", kRemovingPrefix, ::getpid());
     std::error_code error;
-    std::filesystem::rename(tree, removing, error);
-    if (error) {
-        return refuse("cannot rename it to " + removing.string() + ": " + error.message());
+    if (fault::rename(tree.c_str(), removing.c_str()) != 0) {
+        return refuse("cannot rename it to " + removing.string() + ": " +
+                      std::generic_category().message(errno));
     }
     std::filesystem::remove_all(removing, error);
     if (error) {

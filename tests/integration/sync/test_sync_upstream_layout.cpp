@@ -358,6 +358,93 @@ TEST_F(UpstreamLayout, KeepReleasesRemovesTheReleasesSyncedLongestAgoAndOnlyThei
     EXPECT_EQ(dnf_lists("3.0"), expected_locations("3.0"));
 }
 
+// --keep-releases killed at every rename and unlink (the sync's own, the mirror.list's, the
+// release's rename out of the layout, the blobs'): a mirror.list never names a release that is
+// gone, a release still there still has every blob it lists, the kept release is untouched, and
+// the next run finishes the removal (nothing left under the removing name; a kill between an
+// unlink and the rmdir of its emptied parent may leave that empty directory).
+TEST_F(UpstreamLayout, KeepReleasesKilledAtEveryStepLeavesNoBrokenReleaseAndTheNextRunFinishes) {
+    const std::set<std::string> kept(released_["2.0"].begin(), released_["2.0"].end());
+    const auto metadata = tree_digests(upstream() / "al2023/core/guids/G2/x86_64/repodata");
+    int boxes = 0;
+    fs::path box;
+    const auto run = [&](const std::string& releasever, const std::string& fault, bool prune) {
+        std::vector<std::string> args{"-c",
+                                      (tmp_ / "empty.conf").string(),
+                                      "--reposdir",
+                                      (tmp_ / "reposd").string(),
+                                      "--repo",
+                                      "amzn",
+                                      "--releasever",
+                                      releasever,
+                                      "-p",
+                                      (box / "mirror").string(),
+                                      "--download-metadata",
+                                      "--upstream-layout",
+                                      "--mirror-url",
+                                      "http://mirror.example/",
+                                      "--state-dir",
+                                      (box / "state").string()};
+        if (prune) {
+            args.insert(args.end(), {"--delete", "--keep-releases", "1"});
+        }
+        std::vector<std::string> argv{"env", "RPMIRROR_FAULT=" + fault};
+        const std::vector<std::string> sync_argv = rpmirror_sync_argv(args);
+        argv.insert(argv.end(), sync_argv.begin(), sync_argv.end());
+        return run_to_end(argv, tmp_ / "logs");
+    };
+    int kills = 0;
+    for (const std::string op : {"unlink", "rename"}) {
+        for (int call = 1; call < 40; ++call) {
+            box = tmp_ / ("keep-box-" + std::to_string(++boxes));
+            ASSERT_EQ(run("1.0", "", false).exit_code, 0);
+            ASSERT_EQ(run("2.0", "", false).exit_code, 0);
+            const std::string fault = "kill:" + op + ":" + std::to_string(call);
+            const CommandResult killed = run("2.0", fault, true);
+            if (killed.exit_code == 0) {
+                break;  // fewer than `call` such operations: nothing left to kill
+            }
+            ASSERT_EQ(killed.exit_code, 128 + SIGKILL) << fault << killed.out << killed.err;
+            ++kills;
+            const fs::path root = box / "mirror/amzn";
+            const fs::path g1 = root / "al2023/core/guids/G1/x86_64";
+            const bool g1_there = fs::exists(g1 / "repodata/repomd.xml");
+            if (fs::exists(root / "al2023/core/mirrors/1.0/x86_64/mirror.list")) {
+                EXPECT_TRUE(g1_there) << fault << ": the mirror.list names a release that is gone";
+            }
+            for (const std::string& blob : released_["1.0"]) {
+                if (g1_there || kept.contains(blob)) {
+                    EXPECT_TRUE(fs::is_regular_file(root / "blobstore" / blob))
+                        << fault << ": " << blob;
+                }
+            }
+            for (const std::string& blob : kept) {
+                EXPECT_EQ(hash_bytes(ChecksumType::Sha256, read_file(root / "blobstore" / blob)),
+                          blob.substr(0, 64))
+                    << fault;
+            }
+            EXPECT_EQ(tree_digests(root / "al2023/core/guids/G2/x86_64/repodata"), metadata)
+                << fault;
+
+            const CommandResult finished = run("2.0", "", true);
+            ASSERT_EQ(finished.exit_code, 0) << fault << finished.out << finished.err;
+            // (A kill between an unlink and its parent's rmdir may leave empty directories.)
+            EXPECT_FALSE(fs::exists(root / "al2023/core/guids/G1/x86_64")) << fault;
+            EXPECT_FALSE(fs::exists(root / "al2023/core/mirrors/1.0/x86_64/mirror.list")) << fault;
+            for (const auto& entry : fs::directory_iterator(root)) {
+                EXPECT_FALSE(entry.path().filename().string().starts_with(".rpmirror-removing"))
+                    << fault << ": " << entry.path();
+            }
+            for (const std::string& blob : released_["1.0"]) {
+                EXPECT_EQ(fs::exists(root / "blobstore" / blob), kept.contains(blob))
+                    << fault << ": " << blob;
+            }
+        }
+    }
+    std::cout << "[ figures  ] SIGKILL points of --keep-releases survived: " << kills << '\n';
+    EXPECT_GE(kills, 4) << "the removal made fewer operations than expected";
+}
+
 // An href that climbs out of the release's directory and straight back in
 // ("../x86_64/Packages/a.rpm") names a package of the release itself: placed there, kept by
 // --delete (which once took it for a stray: its key differed from the listed one), and a no-op
