@@ -358,6 +358,45 @@ TEST_F(UpstreamLayout, KeepReleasesRemovesTheReleasesSyncedLongestAgoAndOnlyThei
     EXPECT_EQ(dnf_lists("3.0"), expected_locations("3.0"));
 }
 
+// Amazon Linux's `latest` names a new GUID every few days. Synced daily with --keep-releases 2,
+// the mirror holds the last two releases `latest` named, its own `latest` mirror.list names the
+// newest, and the blobs only the dropped release listed are gone.
+TEST_F(UpstreamLayout, ALatestThatMovesKeepsTheLastTwoReleasesItNamed) {
+    const auto point_latest = [&](const std::string& guid) {
+        TempDir::write_at(upstream() / "al2023/core/mirrors/latest/x86_64/mirror.list",
+                          upstream_server_->url("/al2023/core/guids/" + guid + "/x86_64/") + "\n");
+    };
+    const std::vector<std::string> keep{"--delete", "--keep-releases", "2"};
+    point_latest("G2");
+    const CommandResult first = mirror("latest", keep);
+    ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+    release("3.0", "G3", {released_["2.0"].begin() + 2, released_["2.0"].end()});
+    point_latest("G3");
+    const CommandResult second = mirror("latest", keep);
+    ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+    std::vector<std::string> g4(released_["2.0"].begin() + 4, released_["2.0"].end());
+    g4.push_back(released_["1.0"][0]);
+    release("4.0", "G4", g4);
+    point_latest("G4");
+    const CommandResult third = mirror("latest", keep);
+    ASSERT_EQ(third.exit_code, 0) << third.out << third.err;
+
+    const fs::path guids = mirror_root() / "al2023/core/guids";
+    EXPECT_FALSE(fs::exists(guids / "G2"));
+    EXPECT_TRUE(fs::is_regular_file(guids / "G3/x86_64/repodata/repomd.xml"));
+    EXPECT_TRUE(fs::is_regular_file(guids / "G4/x86_64/repodata/repomd.xml"));
+    EXPECT_EQ(read_file(mirror_root() / "al2023/core/mirrors/latest/x86_64/mirror.list"),
+              mirror_server_->url("/") + "al2023/core/guids/G4/x86_64/\n");
+    for (const std::string& blob : released_["2.0"]) {
+        const bool listed = std::find(released_["3.0"].begin(), released_["3.0"].end(), blob) !=
+                                released_["3.0"].end() ||
+                            std::find(g4.begin(), g4.end(), blob) != g4.end();
+        EXPECT_EQ(fs::exists(mirror_root() / "blobstore" / blob), listed) << blob;
+    }
+    EXPECT_TRUE(fs::exists(mirror_root() / "blobstore" / released_["1.0"][0]));
+    EXPECT_EQ(dnf_lists("latest"), expected_locations("4.0"));
+}
+
 // --keep-releases killed at every rename and unlink (the sync's own, the mirror.list's, the
 // release's rename out of the layout, the blobs'): a mirror.list never names a release that is
 // gone, a release still there still has every blob it lists, the kept release is untouched, and
