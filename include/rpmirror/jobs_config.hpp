@@ -51,6 +51,11 @@ struct JobConfig {
     // rpmirror/resolve.hpp); without, the specs are added to its includepkgs.
     std::vector<std::string> packages;
     bool with_dependencies = false;
+    // `releases = A B latest` (with upstream-layout): the job is one JobConfig per release, named
+    // "NAME:RELEASE", each with $releasever = RELEASE, the same destination (the layout root
+    // they share) and, unless lock-wait says otherwise, waiting for that root's lock so that
+    // they run one after the other. The release this JobConfig mirrors; empty otherwise.
+    std::string release;
     bool weak_dependencies = true;  // `weak-dependencies = 0`: no Recommends or Supplements
     // Each a complete "FILE:LINE: job 'NAME': KEY: what is wrong". Not empty: the job fails
     // without running.

@@ -266,6 +266,14 @@ const std::map<std::string_view, JobBuilder::KeyHandler>& JobBuilder::job_keys()
          [](JobBuilder& job, const KeyValue& key) {
              return set_count(job.job_.options.keep_releases, key.value, 1, 1000000);
          }},
+        {"releases",
+         [](JobBuilder&, const KeyValue& key) -> Problem {
+             // Read by load_jobs_config, which builds the job once per release.
+             if (config::split_list(key.value).empty()) {
+                 return bad("no release given (expected releases = RELEASEVER ...)");
+             }
+             return {};
+         }},
         {"mirror_url",
          [](JobBuilder& job, const KeyValue& key) -> Problem {
              job.job_.options.mirror_url = key.value;
@@ -340,7 +348,6 @@ const std::map<std::string_view, JobBuilder::KeyHandler>& JobBuilder::job_keys()
          }},
         {"snapshot",
          [](JobBuilder& job, const KeyValue& key) -> Problem {
-             job.snapshot_at_ = ConfigLocation{key.file, key.entry.line};
              if (const auto on = parse_config_bool(key.value)) {
                  job.job_.snapshot = *on ? std::optional<std::string>("") : std::nullopt;
                  return {};

@@ -154,7 +154,6 @@ class JobBuilder {
     std::optional<bool> gpgcheck_;
     // Where s3-spool-size or s3-part-size was last set (the spool must hold a part).
     std::optional<std::pair<ConfigLocation, std::string>> sizes_at_;  // and the key
-    std::optional<ConfigLocation> snapshot_at_;                       // where `snapshot` was set
     std::size_t sign_key_line_ = 0;
     std::string sign_key_file_;
     std::map<std::string, ConfigLocation, std::less<>> key_locations_;  // key_at()
@@ -169,7 +168,6 @@ class JobBuilder {
                                              : std::optional<ConfigLocation>(found->second);
     }
     // Where `snapshot` was set (this section or [main]); nullopt iff nowhere.
-    const std::optional<ConfigLocation>& snapshot_at() const { return snapshot_at_; }
 };
 
 }  // namespace rpmirror::config

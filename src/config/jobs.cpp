@@ -2,6 +2,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <system_error>
 #include <utility>
@@ -156,11 +157,29 @@ void read_variable_keys(const config::IniSection& section, VariableOptions& opti
 // Where a job's trees come from: its destination, metadata-path and snapshot keys.
 struct JobKeys {
     bool has_destination = false;  // false: no destination (the job failed for that already)
-    ConfigLocation destination;    // the `destination` line, else the job's [name] line
+    // A release after the first of a `releases` job: its trees are the first one's.
+    bool same_trees_as_previous = false;
+    ConfigLocation destination;  // the `destination` line, else the job's [name] line
     std::optional<ConfigLocation> metadata_path;
     std::optional<ConfigLocation> snapshot_dir;
     std::optional<ConfigLocation> snapshot;
 };
+
+// The `releases` of a job section, variables substituted; none without the key.
+std::vector<std::string> releases_of(const config::IniSection& section,
+                                     const VariableContext& vars) {
+    std::vector<std::string> releases;
+    for (const config::IniEntry& entry : section.entries) {
+        if (canonical_key(entry.key) == "releases") {
+            releases = config::split_list(
+                *config::substitute(entry.value, vars, config::UndefinedPolicy::Keep));
+        }
+    }
+    return releases;
+}
+
+// How long a release of a `releases` job waits for the layout root its other releases lock.
+constexpr std::chrono::seconds kReleaseLockWait{6 * 3600};
 
 JobKeys job_keys_of(const JobBuilder& builder, const JobConfig& job, const JobsConfig& jobs) {
     JobKeys keys;
@@ -210,7 +229,7 @@ void check_overlaps(std::vector<JobConfig>& jobs, const std::vector<JobKeys>& ke
     };
     for (std::size_t i = 0; i < jobs.size(); ++i) {
         const JobConfig& job = jobs[i];
-        if (!keys[i].has_destination) {
+        if (!keys[i].has_destination || keys[i].same_trees_as_previous) {
             continue;
         }
         add(i, TreeKind::Repository, job.options.download_path, "destination", keys[i].destination);
@@ -327,15 +346,53 @@ Result<JobsConfig> load_jobs_config(const JobsLoadOptions& options,
                 return located_error(where, fmt::format("job '{}' is already defined at {}",
                                                         section.name, it->second.to_string()));
             }
-            JobBuilder builder(file, section, *vars, warnings);
-            jobs.jobs.push_back(builder.build(jobs, main, main_file, dnf));
+            const std::vector<std::string> releases = releases_of(section, *vars);
+            if (releases.empty()) {
+                JobBuilder builder(file, section, *vars, warnings);
+                jobs.jobs.push_back(builder.build(jobs, main, main_file, dnf));
+                job_keys.push_back(job_keys_of(builder, jobs.jobs.back(), jobs));
+            }
+            for (std::size_t position = 0; position < releases.size(); ++position) {
+                // The job once per release, with its $releasever (dnf's repositories too); the
+                // warnings of the job's keys once.
+                VariableContext release_vars = *vars;
+                release_vars.values["releasever"] = releases[position];
+                DnfRepos release_dnf(main, release_vars);
+                std::vector<ConfigWarning> repeated;
+                JobBuilder builder(file, section, release_vars,
+                                   position == 0 ? warnings : repeated);
+                JobConfig job = builder.build(jobs, main, main_file, release_dnf);
+                job.release = releases[position];
+                job.name = section.name + ":" + releases[position];
+                job.repo.id = job.name;
+                const std::string line = fmt::format(
+                    "{}:{}: job '{}': releases: ", file,
+                    builder.key_at("releases").value_or(job.defined_at).line, section.name);
+                if (!job.options.upstream_layout) {
+                    job.errors.push_back(line +
+                                         "needs upstream-layout = 1 (the releases share its "
+                                         "layout root)");
+                } else if (job.options.keep_releases > 0 &&
+                           releases.size() > job.options.keep_releases) {
+                    job.errors.push_back(line + fmt::format("{} releases, but keep-releases = {}: "
+                                                            "one would remove another",
+                                                            releases.size(),
+                                                            job.options.keep_releases));
+                }
+                if (!job.options.lock_wait) {
+                    job.options.lock_wait = kReleaseLockWait;  // one after the other
+                }
+                JobKeys keys = job_keys_of(builder, job, jobs);
+                keys.same_trees_as_previous = position > 0;
+                jobs.jobs.push_back(std::move(job));
+                job_keys.push_back(keys);
+            }
             const JobConfig& job = jobs.jobs.back();
-            job_keys.push_back(job_keys_of(builder, job, jobs));
             if (job.snapshot && job.snapshot_dir &&
                 s3::is_s3_url(job.options.download_path.native()) !=
                     s3::is_s3_url(job.snapshot_dir->native())) {
                 return located_error(
-                    builder.snapshot_at().value_or(where),
+                    job_keys.back().snapshot.value_or(where),
                     fmt::format("job '{}': snapshot-dir {} and destination {} must both be s3:// "
                                 "or both local (snapshots are copies inside the mirror's store)",
                                 job.name, job.snapshot_dir->native(),

@@ -358,6 +358,48 @@ TEST_F(UpstreamLayout, KeepReleasesRemovesTheReleasesSyncedLongestAgoAndOnlyThei
     EXPECT_EQ(dnf_lists("3.0"), expected_locations("3.0"));
 }
 
+// A jobs file mirrors several releases into one layout root: `releases = 1.0 2.0 latest` is one
+// job per release ("amzn:1.0", ...), each with its $releasever, sharing the blobstore; run three at
+// a time, they take the root's lock in turn and each blob is fetched once.
+TEST_F(UpstreamLayout, AJobsReleasesKeyMirrorsEveryReleaseIntoOneLayoutRoot) {
+    TempDir::write_at(upstream() / "al2023/core/mirrors/latest/x86_64/mirror.list",
+                      upstream_server_->url("/al2023/core/guids/G2/x86_64/") + "\n");
+    const fs::path conf = tmp_ / "rpmirror.conf";
+    TempDir::write_at(
+        conf, "[main]\ndestination = " + (tmp_ / "mirror").string() +
+                  "\nstate-dir = " + (tmp_ / "jobs-state").string() +
+                  "\n[amzn]\nmirrorlist = " + upstream_server_->url("/al2023/core/mirrors/") +
+                  "$releasever/x86_64/mirror.list\ngpgcheck = 0\n"
+                  "upstream-layout = 1\ndownload-metadata = 1\nmirror-url = " +
+                  mirror_server_->url("/") + "\nreleases = 1.0 2.0 latest\n");
+    const std::size_t before = log_size(*upstream_server_);
+    const CommandResult run = run_to_end(
+        rpmirror_sync_argv({"--config-file", conf.string(), "--parallel-jobs", "3", "--json", "-"}),
+        tmp_ / "logs");
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    for (const char* job : {"amzn:1.0", "amzn:2.0", "amzn:latest"}) {
+        EXPECT_NE(run.out.find(std::string("\"") + job + "\""), std::string::npos) << job;
+    }
+    const std::vector<std::string> fetched = blob_requests(before);
+    EXPECT_EQ(fetched.size(), 11U);
+    EXPECT_EQ(std::set<std::string>(fetched.begin(), fetched.end()).size(), fetched.size());
+    EXPECT_EQ(dnf_lists("1.0"), expected_locations("1.0"));
+    EXPECT_EQ(dnf_lists("2.0"), expected_locations("2.0"));
+    EXPECT_EQ(dnf_lists("latest"), expected_locations("2.0"));
+
+    // Without upstream-layout the releases would be three mirrors in one directory: refused.
+    TempDir::write_at(conf, "[main]\ndestination = " + (tmp_ / "other").string() +
+                                "\n[amzn]\nbaseurl = http://x/$releasever/\n"
+                                "releases = 1.0 2.0\n");
+    const CommandResult refused =
+        run_to_end(rpmirror_sync_argv({"--config-file", conf.string()}), tmp_ / "logs");
+    EXPECT_NE(refused.exit_code, 0);
+    EXPECT_NE(refused.err.find("job 'amzn': releases: needs upstream-layout = 1"),
+              std::string::npos)
+        << refused.err;
+    EXPECT_FALSE(fs::exists(tmp_ / "other"));
+}
+
 // Amazon Linux's `latest` names a new GUID every few days. Synced daily with --keep-releases 2,
 // the mirror holds the last two releases `latest` named, its own `latest` mirror.list names the
 // newest, and the blobs only the dropped release listed are gone.

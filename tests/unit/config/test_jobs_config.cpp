@@ -378,6 +378,30 @@ TEST_F(JobsConfigTest, KeepReleasesNeedsUpstreamLayoutAndDelete) {
         << config->jobs[2].errors[0];
 }
 
+TEST_F(JobsConfigTest, ReleasesMakeOneJobPerReleaseSharingTheDestination) {
+    auto config = load(
+        "[main]\ndestination = /srv\n[amzn]\nmirrorlist = http://a/$releasever/x86_64/ml\n"
+        "upstream-layout = 1\nreleases = 2023.6 latest\n[b]\nbaseurl = http://b/$releasever/\n"
+        "upstream-layout = 1\ndelete = 1\nkeep-releases = 1\nreleases = 1 2\n");
+    ASSERT_TRUE(config) << config.error().to_string();
+    ASSERT_EQ(config->jobs.size(), 4U);
+    const JobConfig& first = job_named(config->jobs, "amzn:2023.6");
+    const JobConfig& latest = job_named(config->jobs, "amzn:latest");
+    EXPECT_TRUE(first.errors.empty()) << first.errors.front();
+    EXPECT_EQ(first.release, "2023.6");
+    EXPECT_EQ(first.repo.id, "amzn:2023.6");
+    EXPECT_EQ(*first.repo.mirrorlist, "http://a/2023.6/x86_64/ml");
+    EXPECT_EQ(*latest.repo.mirrorlist, "http://a/latest/x86_64/ml");
+    EXPECT_EQ(first.options.download_path, latest.options.download_path);
+    EXPECT_EQ(first.options.download_path, std::filesystem::path("/srv/amzn"));
+    ASSERT_TRUE(latest.options.lock_wait.has_value());  // one after the other
+    const JobConfig& b = job_named(config->jobs, "b:1");
+    ASSERT_EQ(b.errors.size(), 1U);
+    EXPECT_NE(b.errors[0].find("job 'b': releases: 2 releases, but keep-releases = 1"),
+              std::string::npos)
+        << b.errors[0];
+}
+
 TEST_F(JobsConfigTest, SignKeyNeedsDownloadMetadata) {
     auto config = load("[main]\ndestination = /srv\n[a]\nbaseurl = http://a/\nsign-key = ABC\n");
     ASSERT_TRUE(config);
