@@ -88,6 +88,7 @@ struct RepoAuditReport {
     std::optional<Error> error;
     std::size_t packages = 0;            // packages the mirror must hold
     std::size_t metadata_files = 0;      // repodata/ files checked
+    std::size_t images = 0;              // an installation tree's [checksums] files checked
     std::size_t verified = 0;            // files whose size and checksum matched
     std::size_t from_cache = 0;          // ... of which the xattr cache vouched for
     std::uint64_t bytes_hashed = 0;      // bytes read to compute digests
@@ -125,6 +126,16 @@ struct RepoAuditReport {
 // Thread-safe (each call has its own state).
 RepoAuditReport audit_repository(std::string_view repo_id, const std::filesystem::path& repo_dir,
                                  const AuditOptions& options = {});
+
+// Audits the files an installation tree's `.treeinfo` vouches for (its [checksums]: kernel,
+// initrd, install.img, EFI/, ...) in the mirror at `tree_dir`: each must be a regular file there
+// (never followed through a symlink) with the listed checksum, hashed on `threads` workers (the
+// checksum cache believed iff `use_checksum_cache`). The report is named `tree_id`, counts
+// `images`, and lists missing, not-regular and mismatching files as problems (paths relative to
+// the tree); an unreadable or malformed `.treeinfo` is its error. The tree's repositories are
+// audited as repositories (audit_repository). Read-only but for the checksum cache. Thread-safe.
+RepoAuditReport audit_tree_images(std::string_view tree_id, const std::filesystem::path& tree_dir,
+                                  bool use_checksum_cache = true, unsigned threads = 0);
 
 // The repository's current metadata, fetched into a private temporary directory that is removed
 // with this object. Move-only.

@@ -40,9 +40,15 @@ SelectionOptions choose_selection(const SelectionOverrides& overrides,
                                   std::string& origin);
 
 // Returns the ids of the repositories mirrored under `dir`: real directories (not symlinks) with
-// a valid repo id as name and a repodata/repomd.xml inside, sorted; none iff `dir` cannot be
-// read. Reads only.
+// a valid repo id as name and a repodata/repomd.xml inside, and the repositories of each
+// installation tree there (discover_trees) as "<tree id>/<path>" (its root's as the tree's id),
+// sorted; none iff `dir` cannot be read. Reads only.
 std::vector<std::string> discover_repositories(const std::filesystem::path& dir);
+
+// Returns the ids of the installation trees mirrored under `dir` (`sync --treeinfo`): real
+// directories with a valid repo id as name and a `.treeinfo` (a regular file) inside, sorted.
+// Reads only.
+std::vector<std::string> discover_trees(const std::filesystem::path& dir);
 
 struct VerifyRunOptions {
     std::string download_path = ".";         // the mirror: <DIR>/<id>/, or s3://BUCKET/PREFIX/<id>/

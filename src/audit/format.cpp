@@ -47,6 +47,7 @@ nlohmann::json audit_json(const RepoAuditReport& report) {
          report.error ? nlohmann::json(error_code_name(report.error->code)) : nlohmann::json()},
         {"packages", report.packages},
         {"metadata_files", report.metadata_files},
+        {"images", report.images},
         {"verified", report.verified},
         {"from_cache", report.from_cache},
         {"bytes_hashed", report.bytes_hashed},
@@ -75,10 +76,15 @@ std::vector<std::string> format_audit_problems(const RepoAuditReport& report) {
 }
 
 std::string format_audit_summary(const RepoAuditReport& report) {
-    const std::string checked = fmt::format(
-        "{} and {} checked, {} verified in {:.2f} s ({} from the checksum cache, {} hashed)",
-        plural(report.packages, "package"), plural(report.metadata_files, "metadata file"),
-        report.verified, report.seconds, report.from_cache, text::megabytes(report.bytes_hashed));
+    const std::string counted =
+        report.images > 0 && report.packages == 0 && report.metadata_files == 0
+            ? plural(report.images, "image")
+            : fmt::format("{} and {}", plural(report.packages, "package"),
+                          plural(report.metadata_files, "metadata file"));
+    const std::string checked =
+        fmt::format("{} checked, {} verified in {:.2f} s ({} from the checksum cache, {} hashed)",
+                    counted, report.verified, report.seconds, report.from_cache,
+                    text::megabytes(report.bytes_hashed));
     if (report.error) {
         return fmt::format("{}: FAILED: could not be audited completely ({} found); {}",
                            report.repo_id, plural(report.problems.size(), "problem"), checked);

@@ -11,6 +11,8 @@
 #include <fmt/core.h>
 
 #include "audit/report_parts.hpp"
+#include "fs/durable.hpp"
+#include "metadata/treeinfo.hpp"
 #include "rpmirror/s3_audit.hpp"
 #include "s3/client.hpp"
 #include "store/local_store.hpp"
@@ -69,15 +71,47 @@ SelectionOptions choose_selection(const SelectionOverrides& overrides,
     return selection;
 }
 
-std::vector<std::string> discover_repositories(const std::filesystem::path& dir) {
+namespace {
+
+// The ids of the real directories under `dir` with a valid repo id as name that hold `marker`
+// (a regular file), sorted.
+std::vector<std::string> directories_holding(const std::filesystem::path& dir,
+                                             const std::filesystem::path& marker) {
     std::vector<std::string> ids;
     std::error_code error;
     for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
         const std::string name = entry.path().filename().string();
         std::error_code ignored;
         if (entry.is_directory(ignored) && !entry.is_symlink(ignored) && is_valid_repo_id(name) &&
-            std::filesystem::is_regular_file(entry.path() / "repodata" / "repomd.xml", ignored)) {
+            std::filesystem::is_regular_file(entry.path() / marker, ignored)) {
             ids.push_back(name);
+        }
+    }
+    std::sort(ids.begin(), ids.end());
+    return ids;
+}
+
+}  // namespace
+
+std::vector<std::string> discover_trees(const std::filesystem::path& dir) {
+    return directories_holding(dir, std::string(kTreeinfoName));
+}
+
+std::vector<std::string> discover_repositories(const std::filesystem::path& dir) {
+    std::vector<std::string> ids = directories_holding(dir, "repodata/repomd.xml");
+    for (const std::string& tree : discover_trees(dir)) {
+        auto text = fs::read_file(dir / tree / std::string(kTreeinfoName));
+        auto parsed = text ? parse_treeinfo(*text, tree) : tl::unexpected(text.error());
+        if (!parsed) {
+            continue;  // audit_tree_images reports it
+        }
+        for (const std::string& repository : parsed->repositories) {
+            std::error_code ignored;
+            if (!repository.empty() &&
+                std::filesystem::is_regular_file(
+                    dir / tree / repository / "repodata" / "repomd.xml", ignored)) {
+                ids.push_back(tree + "/" + repository);
+            }
         }
     }
     std::sort(ids.begin(), ids.end());
@@ -92,8 +126,12 @@ VerifyRunEvents& events_or_none(VerifyRunEvents* events) {
     return events != nullptr ? *events : none;
 }
 
+// True iff `pattern` matches `id`, or the tree a tree's repository "<tree>/<path>" belongs to.
 bool matches(const std::string& pattern, const std::string& id) {
-    return ::fnmatch(pattern.c_str(), id.c_str(), 0) == 0;
+    const std::size_t slash = id.find('/');
+    return ::fnmatch(pattern.c_str(), id.c_str(), 0) == 0 ||
+           (slash != std::string::npos &&
+            ::fnmatch(pattern.c_str(), id.substr(0, slash).c_str(), 0) == 0);
 }
 
 bool matches_any(const std::string& id, const std::vector<std::string>& patterns) {
@@ -423,6 +461,23 @@ VerifyRunOutcome verify_local_mirror(const VerifyRunOptions& request, VerifyRunE
         repair.lock_wait = request.lock_wait;
         outcome.entries.push_back(
             verifier.verify(target.id, target.config, audit, std::move(repair), prepare));
+    }
+    // The installation trees' own files (their repositories are targets above).
+    for (const std::string& tree : request.remote ? std::vector<std::string>{}
+                                                  : discover_trees(dir)) {
+        if (!request.repo_patterns.empty() && !matches_any(tree, request.repo_patterns)) {
+            continue;
+        }
+        AuditRunEntry entry;
+        entry.audit = audit_tree_images(tree + " (.treeinfo)", dir / tree,
+                                        request.use_checksum_cache, request.threads);
+        events.audited(entry.audit, "");
+        if (request.repair && !entry.audit.ok()) {
+            events.repair_skipped(entry.audit.repo_id,
+                                  "not attempted: a tree's images are fetched again by `rpmirror "
+                                  "sync --treeinfo` of the tree");
+        }
+        outcome.entries.push_back(std::move(entry));
     }
     return outcome;
 }
