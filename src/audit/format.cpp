@@ -81,10 +81,9 @@ std::string format_audit_summary(const RepoAuditReport& report) {
             ? plural(report.images, "image")
             : fmt::format("{} and {}", plural(report.packages, "package"),
                           plural(report.metadata_files, "metadata file"));
-    const std::string checked =
-        fmt::format("{} checked, {} verified in {:.2f} s ({} from the checksum cache, {} hashed)",
-                    counted, report.verified, report.seconds, report.from_cache,
-                    text::megabytes(report.bytes_hashed));
+    const std::string checked = fmt::format(
+        "{} checked, {} verified in {:.2f} s ({} from the checksum cache, {} hashed)", counted,
+        report.verified, report.seconds, report.from_cache, text::megabytes(report.bytes_hashed));
     if (report.error) {
         return fmt::format("{}: FAILED: could not be audited completely ({} found); {}",
                            report.repo_id, plural(report.problems.size(), "problem"), checked);

@@ -50,7 +50,7 @@ RepoAuditReport audit_tree_images(std::string_view tree_id, const std::filesyste
         const std::filesystem::path path = tree_dir / file.path;
         if (::lstat(path.c_str(), &st) != 0) {
             problem.kind = errno == ENOENT || errno == ENOTDIR ? ProblemKind::Missing
-                                                                : ProblemKind::Unreadable;
+                                                               : ProblemKind::Unreadable;
             if (problem.kind == ProblemKind::Unreadable) {
                 problem.detail = std::generic_category().message(errno);
             }

@@ -463,8 +463,8 @@ VerifyRunOutcome verify_local_mirror(const VerifyRunOptions& request, VerifyRunE
             verifier.verify(target.id, target.config, audit, std::move(repair), prepare));
     }
     // The installation trees' own files (their repositories are targets above).
-    for (const std::string& tree : request.remote ? std::vector<std::string>{}
-                                                  : discover_trees(dir)) {
+    for (const std::string& tree :
+         request.remote ? std::vector<std::string>{} : discover_trees(dir)) {
         if (!request.repo_patterns.empty() && !matches_any(tree, request.repo_patterns)) {
             continue;
         }
