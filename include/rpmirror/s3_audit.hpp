@@ -50,10 +50,12 @@ RepoAuditReport audit_s3_repository(std::string_view repo_id, const s3::S3Config
 
 // Returns the ids of the repositories mirrored under `mirror` (its prefix ends in '/'): those
 // with published metadata (<id>/repodata/repomd.xml) or a state object (<id>/.rpmirror/
-// state.json), sorted, from one listing of the prefix. Returns the store's error naming the
-// bucket iff the listing fails.
-Result<std::vector<std::string>> discover_s3_repositories(const s3::S3Config& config,
-                                                          const s3::S3Location& mirror);
+// state.json), sorted, from one listing of the prefix; and the repositories of each installation
+// tree there (<id>/.treeinfo) as "<id>/<path>", whose ids go to `trees` when given. Returns the
+// store's error naming the bucket iff the listing fails.
+Result<std::vector<std::string>> discover_s3_repositories(
+    const s3::S3Config& config, const s3::S3Location& mirror,
+    std::vector<std::string>* trees = nullptr);
 
 // Returns the selection the last complete sync of the mirror at `repo` recorded in its state
 // object (as recorded_selection does for a local mirror), nullopt iff there is none (no state,

@@ -388,39 +388,11 @@ class Auditor {
             }
             return;
         }
-        AuditProblem problem;
+        AuditProblem problem = audit_parts::problem_of(check.file, found);
         problem.path = check.relative_path;
         problem.is_metadata = check.is_metadata;
         problem.root = roots_[check.root_index];
         problem.destination = check.file.key;
-        problem.expected_size = check.file.size;
-        problem.checksum_type = check.file.type;
-        problem.detail = found.detail;
-        switch (found.finding) {
-            case store::Finding::Intact:
-            case store::Finding::Missing:
-                problem.kind = ProblemKind::Missing;
-                break;
-            case store::Finding::NotRegular:
-                problem.kind = ProblemKind::NotRegularFile;
-                break;
-            case store::Finding::Escapes:
-                problem.kind = ProblemKind::Unsafe;
-                break;
-            case store::Finding::SizeMismatch:
-                problem.kind = ProblemKind::SizeMismatch;
-                problem.actual_size = found.actual_size;
-                break;
-            case store::Finding::DigestMismatch:
-                problem.kind = ProblemKind::ChecksumMismatch;
-                problem.actual_size = found.actual_size;
-                problem.expected_digest = check.file.digest;
-                problem.actual_digest = found.actual_digest;
-                break;
-            case store::Finding::Unreadable:
-                problem.kind = ProblemKind::Unreadable;
-                break;
-        }
         report_.problems.push_back(std::move(problem));
     }
 
@@ -436,6 +408,39 @@ class Auditor {
 }  // namespace
 
 namespace audit_parts {
+
+AuditProblem problem_of(const store::ExpectedFile& expected, const store::CheckedFile& found) {
+    AuditProblem problem;
+    problem.expected_size = expected.size;
+    problem.checksum_type = expected.type;
+    problem.detail = found.detail;
+    switch (found.finding) {
+        case store::Finding::Intact:
+        case store::Finding::Missing:
+            problem.kind = ProblemKind::Missing;
+            break;
+        case store::Finding::NotRegular:
+            problem.kind = ProblemKind::NotRegularFile;
+            break;
+        case store::Finding::Escapes:
+            problem.kind = ProblemKind::Unsafe;
+            break;
+        case store::Finding::SizeMismatch:
+            problem.kind = ProblemKind::SizeMismatch;
+            problem.actual_size = found.actual_size;
+            break;
+        case store::Finding::DigestMismatch:
+            problem.kind = ProblemKind::ChecksumMismatch;
+            problem.actual_size = found.actual_size;
+            problem.expected_digest = expected.digest;
+            problem.actual_digest = found.actual_digest;
+            break;
+        case store::Finding::Unreadable:
+            problem.kind = ProblemKind::Unreadable;
+            break;
+    }
+    return problem;
+}
 
 std::optional<std::filesystem::path> record_path(const RepomdRecord& record,
                                                  RepoAuditReport& report) {

@@ -55,6 +55,16 @@ StoreAudit s3_audit(store::S3Store& mirror, const s3::S3Location& repo,
 // Audits `repo_id` as rpmirror/audit.hpp describes, over `audit`'s stores. Never throws.
 RepoAuditReport audit_store(std::string_view repo_id, const StoreAudit& audit);
 
+// The problem a store's `found` (anything but Finding::Intact) is for `expected`: its kind, sizes,
+// digests and detail. The caller sets where it is (path, root, destination, is_metadata).
+AuditProblem problem_of(const store::ExpectedFile& expected, const store::CheckedFile& found);
+
+// audit_tree_images (rpmirror/audit.hpp) over the tree's store: `.treeinfo` read from it, its
+// [checksums] files checked with check_files; problems rooted at `report_dir`.
+RepoAuditReport audit_tree_store(std::string_view tree_id, store::MirrorStore& tree,
+                                 const std::filesystem::path& report_dir, bool use_cache,
+                                 unsigned threads);
+
 // verify --repair over `mirror` (rpmirror/audit.hpp's repair_repository, s3_audit.hpp's
 // repair_s3_repository): under the mirror's lock, what the last sync recorded is read (its
 // publishing, its ACL), the record forgets every damaged or missing file, the damaged packages

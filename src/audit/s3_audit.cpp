@@ -36,13 +36,17 @@ StoreAudit s3_audit(store::S3Store& mirror, const s3::S3Location& repo,
 }  // namespace audit_parts
 
 Result<std::vector<std::string>> discover_s3_repositories(const s3::S3Config& config,
-                                                          const s3::S3Location& mirror) {
+                                                          const s3::S3Location& mirror,
+                                                          std::vector<std::string>* trees) {
     s3::S3Client client(config);
     auto listed = client.list_all_objects(mirror.bucket, mirror.prefix);
     if (!listed) {
         return tl::unexpected(std::move(listed.error()));
     }
     std::set<std::string> ids;
+    std::set<std::string> tree_ids;
+    std::vector<std::string> nested;  // "<id>/<path>" holding repodata/repomd.xml
+    constexpr std::string_view kIndex = "/repodata/repomd.xml";
     for (const s3::ListedObject& object : *listed) {
         const std::string_view relative = std::string_view(object.key).substr(mirror.prefix.size());
         const auto slash = relative.find('/');
@@ -51,10 +55,24 @@ Result<std::vector<std::string>> discover_s3_repositories(const s3::S3Config& co
         }
         const std::string id(relative.substr(0, slash));
         const std::string_view rest = relative.substr(slash + 1);
-        if (is_valid_repo_id(id) &&
-            (rest == "repodata/repomd.xml" || rest == ".rpmirror/state.json")) {
-            ids.insert(id);
+        if (!is_valid_repo_id(id)) {
+            continue;
         }
+        if (rest == "repodata/repomd.xml" || rest == ".rpmirror/state.json") {
+            ids.insert(id);
+        } else if (rest == ".treeinfo") {
+            tree_ids.insert(id);
+        } else if (rest.ends_with(kIndex) && rest.size() > kIndex.size()) {
+            nested.emplace_back(relative.substr(0, relative.size() - kIndex.size()));
+        }
+    }
+    for (const std::string& repository : nested) {
+        if (tree_ids.contains(repository.substr(0, repository.find('/')))) {
+            ids.insert(repository);
+        }
+    }
+    if (trees != nullptr) {
+        trees->assign(tree_ids.begin(), tree_ids.end());
     }
     return std::vector<std::string>(ids.begin(), ids.end());
 }

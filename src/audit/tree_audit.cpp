@@ -1,116 +1,66 @@
 // The images of an installation tree, audited as `verify` audits a repository's files (see
-// rpmirror/audit.hpp: audit_tree_images).
-#include <sys/stat.h>
-
+// rpmirror/audit.hpp: audit_tree_images), over the tree's store.
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <string>
-#include <system_error>
 #include <vector>
 
-#include <fmt/core.h>
-
-#include "fs/durable.hpp"
+#include "audit/report_parts.hpp"
 #include "metadata/treeinfo.hpp"
 #include "rpmirror/audit.hpp"
+#include "store/local_store.hpp"
 
 namespace rpmirror {
 
-RepoAuditReport audit_tree_images(std::string_view tree_id, const std::filesystem::path& tree_dir,
-                                  bool use_checksum_cache, unsigned threads) {
+namespace audit_parts {
+
+RepoAuditReport audit_tree_store(std::string_view tree_id, store::MirrorStore& tree,
+                                 const std::filesystem::path& report_dir, bool use_cache,
+                                 unsigned threads) {
     const auto started = std::chrono::steady_clock::now();
     RepoAuditReport report;
     report.repo_id = std::string(tree_id);
-    report.repo_dir = tree_dir;
-    report.reference_root = tree_dir;
-    const std::filesystem::path treeinfo_path = tree_dir / std::string(kTreeinfoName);
-    auto text = fs::read_file(treeinfo_path);
-    if (!text) {
-        report.error = std::move(text.error());
+    report.repo_dir = report_dir;
+    report.reference_root = report_dir;
+    auto text = tree.read(kTreeinfoName);
+    auto parsed = text ? parse_treeinfo(*text, tree.describe(kTreeinfoName))
+                       : Result<TreeInfo>(tl::unexpected(std::move(text.error())));
+    if (!parsed) {
+        report.error = std::move(parsed.error());
+        finish(report, started);
         return report;
     }
-    auto tree = parse_treeinfo(*text, treeinfo_path.string());
-    if (!tree) {
-        report.error = std::move(tree.error());
-        return report;
+    std::vector<store::ExpectedFile> files;
+    for (const TreeInfo::File& file : parsed->files) {
+        files.push_back({file.path, file.type, file.digest, std::nullopt});
     }
-    report.images = tree->files.size();
-    // Present as regular files (lstat: a symlink is never followed), then hashed together.
-    std::vector<VerifyRequest> requests;
-    std::vector<const TreeInfo::File*> requested;
-    for (const TreeInfo::File& file : tree->files) {
-        AuditProblem problem;
-        problem.path = file.path;
-        problem.root = tree_dir;
-        problem.destination = file.path;
-        problem.checksum_type = file.type;
-        problem.expected_digest = file.digest;
-        struct stat st {};
-        const std::filesystem::path path = tree_dir / file.path;
-        if (::lstat(path.c_str(), &st) != 0) {
-            problem.kind = errno == ENOENT || errno == ENOTDIR ? ProblemKind::Missing
-                                                               : ProblemKind::Unreadable;
-            if (problem.kind == ProblemKind::Unreadable) {
-                problem.detail = std::generic_category().message(errno);
-            }
-            report.problems.push_back(std::move(problem));
-            continue;
-        }
-        if (!S_ISREG(st.st_mode)) {
-            problem.kind = ProblemKind::NotRegularFile;
-            problem.detail = S_ISLNK(st.st_mode) ? "symlink" : "not a regular file";
-            report.problems.push_back(std::move(problem));
-            continue;
-        }
-        requests.push_back({path, file.type, file.digest, std::nullopt});
-        requested.push_back(&file);
-    }
-    VerifyOptions options;
-    options.hash.use_cache = use_checksum_cache;
-    options.threads = threads;
-    const std::vector<VerifyResult> results = verify_files(requests, options);
-    for (std::size_t i = 0; i < results.size(); ++i) {
-        const VerifyResult& result = results[i];
-        const TreeInfo::File& file = *requested[i];
-        if (result.from_cache) {
-            ++report.from_cache;
-        } else if (result.status == VerifyStatus::Ok ||
-                   result.status == VerifyStatus::DigestMismatch) {
-            report.bytes_hashed += result.actual_size;
-        }
-        if (result.status == VerifyStatus::Ok) {
+    report.images = files.size();
+    const std::vector<store::CheckedFile> checked = tree.check_files(files, {threads, use_cache});
+    for (std::size_t i = 0; i < files.size(); ++i) {
+        const store::CheckedFile& found = checked[i];
+        report.bytes_hashed += found.bytes_read;
+        if (found.finding == store::Finding::Intact) {
             ++report.verified;
-            report.intact.push_back({file.path, false});
+            report.from_cache += found.from_cache ? 1 : 0;
+            report.intact.push_back({files[i].key, false});
             continue;
         }
-        AuditProblem problem;
-        problem.path = file.path;
-        problem.root = tree_dir;
-        problem.destination = file.path;
-        problem.checksum_type = file.type;
-        problem.expected_digest = file.digest;
-        problem.actual_digest = result.actual_digest;
-        problem.actual_size = result.actual_size;
-        switch (result.status) {
-            case VerifyStatus::DigestMismatch:
-                problem.kind = ProblemKind::ChecksumMismatch;
-                break;
-            case VerifyStatus::Missing:
-                problem.kind = ProblemKind::Missing;
-                break;
-            default:
-                problem.kind = ProblemKind::Unreadable;
-                problem.detail = result.error ? result.error->to_string() : "cannot be read";
-                break;
-        }
+        AuditProblem problem = problem_of(files[i], found);
+        problem.path = files[i].key;
+        problem.root = report_dir;
+        problem.destination = files[i].key;
         report.problems.push_back(std::move(problem));
     }
-    std::sort(report.problems.begin(), report.problems.end(),
-              [](const AuditProblem& a, const AuditProblem& b) { return a.path < b.path; });
-    report.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    finish(report, started);
     return report;
+}
+
+}  // namespace audit_parts
+
+RepoAuditReport audit_tree_images(std::string_view tree_id, const std::filesystem::path& tree_dir,
+                                  bool use_checksum_cache, unsigned threads) {
+    store::LocalStore tree(tree_dir);
+    return audit_parts::audit_tree_store(tree_id, tree, tree_dir, use_checksum_cache, threads);
 }
 
 }  // namespace rpmirror

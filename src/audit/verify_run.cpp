@@ -313,6 +313,23 @@ class RepositoryVerifier {
     Syncer* syncer_;
 };
 
+// The images of the installation tree `tree` (audit_tree_images), audited through its store.
+// --repair leaves them to `sync --treeinfo`.
+AuditRunEntry verify_tree(const std::string& tree, store::MirrorStore& store,
+                          const std::filesystem::path& shown, const VerifyRunOptions& request,
+                          VerifyRunEvents& events) {
+    AuditRunEntry entry;
+    entry.audit = audit_parts::audit_tree_store(tree + " (.treeinfo)", store, shown,
+                                                request.use_checksum_cache, request.threads);
+    events.audited(entry.audit, "");
+    if (request.repair && !entry.audit.ok()) {
+        events.repair_skipped(entry.audit.repo_id,
+                              "not attempted: a tree's images are fetched again by `rpmirror sync "
+                              "--treeinfo` of the tree");
+    }
+    return entry;
+}
+
 // `verify -p s3://BUCKET/PREFIX`: each repository s3://BUCKET/PREFIX/<id>/ audited in the store,
 // and repaired with the S3 sync when asked.
 VerifyRunOutcome verify_s3_mirror(const VerifyRunOptions& request, VerifyRunEvents& events) {
@@ -338,7 +355,8 @@ VerifyRunOutcome verify_s3_mirror(const VerifyRunOptions& request, VerifyRunEven
         configs = std::move(*loaded);
     }
     VerifyRunOutcome outcome;
-    auto discovered = discover_s3_repositories(*config, *mirror);
+    std::vector<std::string> trees;
+    auto discovered = discover_s3_repositories(*config, *mirror, &trees);
     if (!discovered) {
         outcome.error = std::move(discovered.error());
         return outcome;
@@ -382,6 +400,15 @@ VerifyRunOutcome verify_s3_mirror(const VerifyRunOptions& request, VerifyRunEven
         repair.s3 = request.s3;
         outcome.entries.push_back(
             verifier.verify(id, find_config(configs, id), std::move(audit), std::move(repair), {}));
+    }
+    for (const std::string& tree : trees) {
+        if (!request.repo_patterns.empty() && !matches_any(tree, request.repo_patterns)) {
+            continue;
+        }
+        const s3::S3Location where{mirror->bucket, mirror->prefix + tree + "/"};
+        s3::S3Client client(*config);
+        store::S3Store store(client, where);
+        outcome.entries.push_back(verify_tree(tree, store, where.to_string(), request, events));
     }
     return outcome;
 }
@@ -468,16 +495,8 @@ VerifyRunOutcome verify_local_mirror(const VerifyRunOptions& request, VerifyRunE
         if (!request.repo_patterns.empty() && !matches_any(tree, request.repo_patterns)) {
             continue;
         }
-        AuditRunEntry entry;
-        entry.audit = audit_tree_images(tree + " (.treeinfo)", dir / tree,
-                                        request.use_checksum_cache, request.threads);
-        events.audited(entry.audit, "");
-        if (request.repair && !entry.audit.ok()) {
-            events.repair_skipped(entry.audit.repo_id,
-                                  "not attempted: a tree's images are fetched again by `rpmirror "
-                                  "sync --treeinfo` of the tree");
-        }
-        outcome.entries.push_back(std::move(entry));
+        store::LocalStore store(dir / tree);
+        outcome.entries.push_back(verify_tree(tree, store, dir / tree, request, events));
     }
     return outcome;
 }

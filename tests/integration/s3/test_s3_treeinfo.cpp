@@ -124,6 +124,30 @@ TEST_F(S3Treeinfo, AProductmdTreeIsStoredWholeAndDnfReadsEachRepositoryOverTheGa
     EXPECT_TRUE(repo_report().at("noop").get<bool>()) << again.out;
 }
 
+// `verify -p s3://... --repo fl` audits the stored tree whole: its repositories and its images
+// against .treeinfo's checksums; an image object replaced by other bytes is a problem naming it.
+TEST_F(S3Treeinfo, VerifyAuditsTheStoredTreesRepositoriesAndImages) {
+    ASSERT_EQ(mirror().exit_code, 0);
+    const auto verify = [&] {
+        return run_to_end(
+            {rpmirror_binary(), "verify", "-p", destination(), "--repo", "fl", "--no-cache"},
+            tmp_ / "logs");
+    };
+    const CommandResult sound = verify();
+    ASSERT_EQ(sound.exit_code, 0) << sound.out << sound.err;
+    for (const char* line : {"fl/BaseOS: OK", "fl/AppStream: OK", "fl/addons/HighAvailability: OK",
+                             "fl (.treeinfo): OK: 4 images checked, 4 verified"}) {
+        EXPECT_NE(sound.out.find(line), std::string::npos) << line << "\n" << sound.out;
+    }
+    std::string bytes = object("images/install.img");
+    bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x5a);
+    ASSERT_TRUE(client().put_object(bucket(), prefix_ + "/fl/images/install.img", bytes, {}));
+    const CommandResult damaged = verify();
+    EXPECT_EQ(damaged.exit_code, 1) << damaged.out << damaged.err;
+    EXPECT_NE(damaged.out.find("fl (.treeinfo): 1 problem"), std::string::npos) << damaged.out;
+    EXPECT_NE(damaged.out.find("images/install.img"), std::string::npos) << damaged.out;
+}
+
 // An image upstream's .treeinfo stops listing: kept without --delete, removed by the next run
 // with it (after that run's .treeinfo is stored); an object rpmirror did not store stays.
 TEST_F(S3Treeinfo, DeleteRemovesImagesTheTreeinfoNoLongerListsButNoOtherObject) {
