@@ -124,6 +124,31 @@ class UpstreamLayout : public SyncFixture {
         return fetched;
     }
 
+    // Syncs release `releasever` into the box `box` (its own -p and state directory) with
+    // RPMIRROR_FAULT=`fault` ("" = none) and `extra` options.
+    CommandResult in_box(const fs::path& box, const std::string& releasever,
+                         const std::string& fault, const std::vector<std::string>& extra) {
+        std::vector<std::string> args{"-c",
+                                      (tmp_ / "empty.conf").string(),
+                                      "--reposdir",
+                                      (tmp_ / "reposd").string(),
+                                      "--repo",
+                                      "amzn",
+                                      "--releasever",
+                                      releasever,
+                                      "-p",
+                                      (box / "mirror").string(),
+                                      "--download-metadata",
+                                      "--upstream-layout",
+                                      "--state-dir",
+                                      (box / "state").string()};
+        args.insert(args.end(), extra.begin(), extra.end());
+        std::vector<std::string> argv{"env", "RPMIRROR_FAULT=" + fault};
+        const std::vector<std::string> sync_argv = rpmirror_sync_argv(args);
+        argv.insert(argv.end(), sync_argv.begin(), sync_argv.end());
+        return run_to_end(argv, tmp_ / "logs");
+    }
+
     std::vector<std::string> expected_locations(const std::string& releasever) {
         std::vector<std::string> locations;
         for (const std::string& blob : released_[releasever]) {
@@ -450,29 +475,11 @@ TEST_F(UpstreamLayout, KeepReleasesKilledAtEveryStepLeavesNoBrokenReleaseAndTheN
     int boxes = 0;
     fs::path box;
     const auto run = [&](const std::string& releasever, const std::string& fault, bool prune) {
-        std::vector<std::string> args{"-c",
-                                      (tmp_ / "empty.conf").string(),
-                                      "--reposdir",
-                                      (tmp_ / "reposd").string(),
-                                      "--repo",
-                                      "amzn",
-                                      "--releasever",
-                                      releasever,
-                                      "-p",
-                                      (box / "mirror").string(),
-                                      "--download-metadata",
-                                      "--upstream-layout",
-                                      "--mirror-url",
-                                      "http://mirror.example/",
-                                      "--state-dir",
-                                      (box / "state").string()};
+        std::vector<std::string> extra{"--mirror-url", "http://mirror.example/"};
         if (prune) {
-            args.insert(args.end(), {"--delete", "--keep-releases", "1"});
+            extra.insert(extra.end(), {"--delete", "--keep-releases", "1"});
         }
-        std::vector<std::string> argv{"env", "RPMIRROR_FAULT=" + fault};
-        const std::vector<std::string> sync_argv = rpmirror_sync_argv(args);
-        argv.insert(argv.end(), sync_argv.begin(), sync_argv.end());
-        return run_to_end(argv, tmp_ / "logs");
+        return in_box(box, releasever, fault, extra);
     };
     int kills = 0;
     for (const std::string op : {"unlink", "rename"}) {
@@ -629,27 +636,8 @@ TEST_F(UpstreamLayout, KilledAtEveryStepOfTheCollectionNothingListedIsLostAndThe
     int boxes = 0;
     fs::path box;
     const auto run = [&](const std::string& releasever, const std::string& fault, bool remove) {
-        std::vector<std::string> argv{"env", "RPMIRROR_FAULT=" + fault};
-        std::vector<std::string> args{"-c",
-                                      (tmp_ / "empty.conf").string(),
-                                      "--reposdir",
-                                      (tmp_ / "reposd").string(),
-                                      "--repo",
-                                      "amzn",
-                                      "--releasever",
-                                      releasever,
-                                      "-p",
-                                      (box / "mirror").string(),
-                                      "--download-metadata",
-                                      "--upstream-layout",
-                                      "--state-dir",
-                                      (box / "state").string()};
-        if (remove) {
-            args.push_back("--delete");
-        }
-        const std::vector<std::string> sync_argv = rpmirror_sync_argv(args);
-        argv.insert(argv.end(), sync_argv.begin(), sync_argv.end());
-        return run_to_end(argv, tmp_ / "logs");
+        return in_box(box, releasever, fault,
+                      remove ? std::vector<std::string>{"--delete"} : std::vector<std::string>{});
     };
     const auto fresh_box = [&] {
         box = tmp_ / ("box-" + std::to_string(++boxes));
