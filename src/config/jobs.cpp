@@ -120,6 +120,8 @@ Result<void> read_main(const config::IniSection& section, const std::string& fil
             // releasever, basearch, varsdir: read before the variables were made.
         } else if (key == "repo" || is_one_of(kUrlSourceKeys, key)) {
             problem = bad("a source belongs in a job, not in [main]");
+        } else if (key == "releases") {
+            problem = bad("belongs in a job, not in [main] (the releases of that job's source)");
         } else if (is_job_key(key) || config::find_repo_option(key) != nullptr) {
             main.job_defaults.push_back(&entry);
         } else if (config::is_ignored_repo_key(key) || config::is_ignored_main_key(key)) {

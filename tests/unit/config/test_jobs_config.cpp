@@ -395,6 +395,10 @@ TEST_F(JobsConfigTest, ReleasesMakeOneJobPerReleaseSharingTheDestination) {
     EXPECT_EQ(first.options.download_path, latest.options.download_path);
     EXPECT_EQ(first.options.download_path, std::filesystem::path("/srv/amzn"));
     ASSERT_TRUE(latest.options.lock_wait.has_value());  // one after the other
+    auto in_main = load("[main]\ndestination = /srv\nreleases = 1 2\n[a]\nbaseurl = http://a/\n");
+    ASSERT_FALSE(in_main);
+    EXPECT_NE(in_main.error().to_string().find("releases: belongs in a job"), std::string::npos)
+        << in_main.error().to_string();
     const JobConfig& b = job_named(config->jobs, "b:1");
     ASSERT_EQ(b.errors.size(), 1U);
     EXPECT_NE(b.errors[0].find("job 'b': releases: 2 releases, but keep-releases = 1"),
