@@ -16,6 +16,7 @@
 #include "repo_options.hpp"
 #include "rpmirror/audit.hpp"
 #include "rpmirror/diff.hpp"
+#include "rpmirror/download.hpp"
 #include "rpmirror/metadata.hpp"
 #include "rpmirror/snapshot.hpp"
 #include "rpmirror/sync.hpp"
@@ -188,6 +189,109 @@ std::variant<std::pair<SideSpec, SideSpec>, int> choose_sides(const DiffArgs& ar
                      SideSpec{"", std::move(repo), {}, {}}};
 }
 
+bool is_remote(const SideSpec& spec) {
+    return spec.upstream || is_http_url(spec.argument) || spec.argument.starts_with("file://");
+}
+
+// True iff `spec` is a directory (a mirror, a snapshot) holding an installation tree's .treeinfo.
+bool is_local_tree(const SideSpec& spec, Syncer& syncer) {
+    if (is_remote(spec) || s3::is_s3_url(spec.argument)) {
+        return false;
+    }
+    auto side = resolve_side(spec, syncer);  // a local side: no network
+    std::error_code ignored;
+    return side && !s3::is_s3_url(side->root.native()) &&
+           std::filesystem::is_regular_file(side->root / ".treeinfo", ignored);
+}
+
+// One side of a tree's diff: a directory, or a tree at a URL (its .treeinfo fetched, then each
+// repository's metadata as `sync --download-metadata` fetches it, kept in `fetched` while read).
+Result<TreeContents> read_tree_side(const SideSpec& spec, Syncer& syncer,
+                                    std::vector<RemoteMetadata>& fetched) {
+    if (!is_remote(spec)) {
+        if (s3::is_s3_url(spec.argument)) {
+            return make_error(ErrorCode::Unsupported,
+                              "an installation tree in a bucket cannot be compared yet (a tree on "
+                              "disk or at an http(s):// or file:// URL can)",
+                              spec.argument);
+        }
+        auto side = resolve_side(spec, syncer);
+        if (!side) {
+            return tl::unexpected(std::move(side.error()));
+        }
+        return read_tree_directory(side->root, side->location);
+    }
+    RepoConfig config;
+    std::string location = spec.argument;
+    if (spec.upstream) {
+        config = *spec.upstream;
+        location = config.id + " (upstream)";
+        if (config.baseurls.empty()) {
+            return make_error(ErrorCode::Unsupported,
+                              "the mirror is an installation tree and this repository has no "
+                              "baseurl to read the upstream tree from; give the tree's URL as the "
+                              "new side",
+                              config.id);
+        }
+    } else {
+        auto made = repo_from_path("diff," + spec.argument);
+        if (!made) {
+            return tl::unexpected(std::move(made.error()));
+        }
+        config = std::move(*made);
+    }
+    const std::string base = config.baseurls.front();
+    auto text = fetch_document(join_url(base, ".treeinfo"), DownloadOptions{});
+    if (!text) {
+        return tl::unexpected(std::move(text.error()));
+    }
+    return read_tree_contents(
+        *text, location, [&](const std::string& path) -> Result<RepoContents> {
+            RepoConfig part = config;
+            part.mirrorlist.reset();
+            part.metalink.reset();
+            part.baseurls = {path.empty() ? base : join_url(base, path) + "/"};
+            auto metadata = RemoteMetadata::fetch(syncer, part);
+            if (!metadata) {
+                return tl::unexpected(std::move(metadata.error()));
+            }
+            fetched.push_back(std::move(*metadata));
+            return read_repo_contents(fetched.back().root(),
+                                      path.empty() ? location : location + "/" + path);
+        });
+}
+
+// The diff of two installation trees: each repository both name, their images, and the
+// repositories only one names.
+int run_tree_diff(const DiffArgs& args, const SideSpec& old_spec, const SideSpec& new_spec,
+                  Syncer& syncer) {
+    std::vector<RemoteMetadata> fetched;
+    std::optional<TreeContents> trees[2];
+    const SideSpec* specs[2] = {&old_spec, &new_spec};
+    for (int side_index = 0; side_index < 2; ++side_index) {
+        auto read = read_tree_side(*specs[side_index], syncer, fetched);
+        if (!read) {
+            fmt::print(stderr, "rpmirror: diff: {}\n", read.error().to_string());
+            return kExitFailure;
+        }
+        trees[side_index].emplace(std::move(*read));
+    }
+    const TreeDiff diff = diff_trees(*trees[0], *trees[1]);
+    if (args.json) {
+        fmt::print("{}", format_tree_diff_json(diff));
+        return kExitOk;
+    }
+    if (!args.quiet) {
+        for (const std::string& line : format_tree_diff_lines(diff)) {
+            fmt::print("{}\n", line);
+        }
+    }
+    for (const std::string& line : format_tree_diff_summary(diff)) {
+        fmt::print("{} -> {}: {}\n", diff.old_location, diff.new_location, line);
+    }
+    return kExitOk;
+}
+
 int run_diff(const DiffArgs& args) {
     auto chosen = choose_sides(args);
     if (const int* exit_code = std::get_if<int>(&chosen)) {
@@ -195,6 +299,10 @@ int run_diff(const DiffArgs& args) {
     }
     const auto& [old_spec, new_spec] = std::get<std::pair<SideSpec, SideSpec>>(chosen);
     Syncer syncer;
+    // A mirror or snapshot of an installation tree (sync --treeinfo): the other side is one too.
+    if (is_local_tree(old_spec, syncer) || is_local_tree(new_spec, syncer)) {
+        return run_tree_diff(args, old_spec, new_spec, syncer);
+    }
     std::optional<RepoContents> contents[2];
     const SideSpec* specs[2] = {&old_spec, &new_spec};
     for (int side_index = 0; side_index < 2; ++side_index) {
@@ -239,7 +347,9 @@ Command add_diff_command(CLI::App& parent) {
         "                                 s3://BUCKET/PREFIX, snapshot:ID/NAME or "
         "published:PUB/ID\n"
         "                                 (under -p DIR or -p s3://BUCKET/PREFIX)\n"
-        "  rpmirror diff --repo ID [OLD]  the mirror <DIR>/<ID> (or OLD) against ID's upstream");
+        "  rpmirror diff --repo ID [OLD]  the mirror <DIR>/<ID> (or OLD) against ID's upstream\n"
+        "An installation tree (a directory holding .treeinfo) is compared whole: each\n"
+        "repository it names, and its images by checksum.");
     app->add_option("locations", args->locations, "OLD and NEW repositories (directories or URLs)")
         ->expected(0, 2);
     app->add_option("--repo,--repoid", args->repo_id,

@@ -8,6 +8,8 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -112,5 +114,73 @@ std::string format_diff_summary(const RepoDiff& diff);
 
 // Returns the diff as JSON (a stable, versioned form; see the README), ending in a newline.
 std::string format_diff_json(const RepoDiff& diff);
+
+// One revision of an installation tree (`sync --treeinfo`): the files of its .treeinfo's
+// [checksums] and each repository it names.
+struct TreeContents {
+    std::string location;
+    std::map<std::string, std::string> images;         // path in the tree -> "<type>:<hex>"
+    std::map<std::string, RepoContents> repositories;  // by path in the tree ("" = its root)
+};
+
+// Reads a tree from its .treeinfo `treeinfo` (named "<location>/.treeinfo" in errors): its
+// [checksums], and each repository it names through `read_repository` (called with the
+// repository's path in the tree, "" for the root, in .treeinfo's order). Returns Error{BadInput}
+// naming the file and line iff .treeinfo does not parse, or the first error of
+// `read_repository`.
+using TreeRepositoryReader = std::function<Result<RepoContents>(const std::string& path)>;
+Result<TreeContents> read_tree_contents(std::string_view treeinfo, std::string_view location,
+                                        const TreeRepositoryReader& read_repository);
+
+// The tree in the directory `root` (a mirror made with --treeinfo, or its snapshot): its
+// .treeinfo, and each repository read with read_repo_contents ("<location>/<path>").
+// Error{NotFound} naming `location` ("" = `root`) iff `root` holds no .treeinfo; otherwise as
+// read_tree_contents.
+Result<TreeContents> read_tree_directory(const std::filesystem::path& root,
+                                         std::string_view location = {});
+
+// An image of a tree that differs between two revisions ("" for the side that lacks it).
+struct ImageChange {
+    std::string path;
+    std::string old_checksum;  // "<type>:<hex>"
+    std::string new_checksum;
+};
+
+struct TreeDiff {
+    std::string old_location;
+    std::string new_location;
+    // Images by path, each list sorted by path.
+    std::vector<ImageChange> images_added;
+    std::vector<ImageChange> images_removed;
+    std::vector<ImageChange> images_changed;  // the same path with another checksum
+    // Repositories (paths in the tree; "" the root) only one side names, sorted.
+    std::vector<std::string> repositories_added;
+    std::vector<std::string> repositories_removed;
+    // The repositories both sides name, by path, compared as diff_repositories does.
+    std::vector<std::pair<std::string, RepoDiff>> repositories;
+
+    // Returns true iff nothing changed.
+    bool empty() const;
+};
+
+// Compares two revisions of a tree (see TreeDiff). Never fails. Thread-safe.
+TreeDiff diff_trees(const TreeContents& old_side, const TreeContents& new_side);
+
+// Returns the human form: each repository's lines (format_diff_lines) prefixed "<path>: " ("/: "
+// for the root), then "image added      PATH", "image removed    PATH",
+// "image changed    PATH  (sha256:ab… -> sha256:cd…)", "repository added    PATH",
+// "repository removed  PATH".
+std::vector<std::string> format_tree_diff_lines(const TreeDiff& diff);
+
+// Returns the summary lines: one per repository both sides name ("<path>: " then
+// format_diff_summary), then "images: 1 added, 0 removed, 2 changed; repositories: 0 added,
+// 0 removed".
+std::vector<std::string> format_tree_diff_summary(const TreeDiff& diff);
+
+// Returns the diff as JSON, ending in a newline: {"version": 1, "old", "new", "tree": {"images":
+// {"added": [{"path", "checksum"}], "removed": [...], "changed": [{"path", "old_checksum",
+// "new_checksum"}]}, "repositories": {"added": [PATH], "removed": [PATH]}}, "repositories":
+// {PATH: the object format_diff_json gives for that repository}, "empty": bool}.
+std::string format_tree_diff_json(const TreeDiff& diff);
 
 }  // namespace rpmirror

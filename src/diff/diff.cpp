@@ -10,6 +10,8 @@
 
 #include "rpmirror/download.hpp"
 #include "rpmirror/metadata.hpp"
+#include "fs/durable.hpp"
+#include "metadata/treeinfo.hpp"
 #include "util/xml.hpp"
 
 namespace rpmirror {
@@ -408,7 +410,9 @@ std::string format_diff_summary(const RepoDiff& diff) {
     return summary;
 }
 
-std::string format_diff_json(const RepoDiff& diff) {
+namespace {
+
+nlohmann::json diff_json(const RepoDiff& diff) {
     const auto packages = [](const std::vector<PackageChange>& changes, bool has_old, bool has_new,
                              bool has_checksums) {
         nlohmann::json list = nlohmann::json::array();
@@ -458,6 +462,169 @@ std::string format_diff_json(const RepoDiff& diff) {
           {"changed", diff.changed.size()},
           {"advisories_added", diff.advisories_added.size()},
           {"advisories_removed", diff.advisories_removed.size()}}},
+        {"empty", diff.empty()}};
+    return document;
+}
+
+// "<path>: " for a line of the tree's repository at `path` ("/: " for its root).
+std::string repository_label(const std::string& path) {
+    return (path.empty() ? std::string("/") : path) + ": ";
+}
+
+}  // namespace
+
+std::string format_diff_json(const RepoDiff& diff) {
+    return diff_json(diff).dump(2) + "\n";
+}
+
+Result<TreeContents> read_tree_contents(std::string_view treeinfo, std::string_view location,
+                                        const TreeRepositoryReader& read_repository) {
+    auto tree = parse_treeinfo(treeinfo, name_in(location, kTreeinfoName));
+    if (!tree) {
+        return tl::unexpected(std::move(tree.error()));
+    }
+    TreeContents contents;
+    contents.location = std::string(location);
+    for (const TreeInfo::File& file : tree->files) {
+        contents.images[file.path] =
+            std::string(checksum_type_name(file.type)) + ":" + file.digest;
+    }
+    for (const std::string& path : tree->repositories) {
+        auto repository = read_repository(path);
+        if (!repository) {
+            return tl::unexpected(std::move(repository.error()));
+        }
+        contents.repositories.emplace(path, std::move(*repository));
+    }
+    return contents;
+}
+
+Result<TreeContents> read_tree_directory(const std::filesystem::path& root,
+                                         std::string_view location) {
+    const std::string shown = location.empty() ? root.string() : std::string(location);
+    auto text = fs::read_file(root / std::string(kTreeinfoName));
+    if (!text) {
+        return make_error(ErrorCode::NotFound, "no installation tree here (no .treeinfo)", shown);
+    }
+    return read_tree_contents(*text, shown, [&](const std::string& path) {
+        return read_repo_contents(path.empty() ? root : root / path,
+                                  path.empty() ? shown : name_in(shown, path));
+    });
+}
+
+bool TreeDiff::empty() const {
+    return images_added.empty() && images_removed.empty() && images_changed.empty() &&
+           repositories_added.empty() && repositories_removed.empty() &&
+           std::all_of(repositories.begin(), repositories.end(),
+                       [](const auto& repository) { return repository.second.empty(); });
+}
+
+TreeDiff diff_trees(const TreeContents& old_side, const TreeContents& new_side) {
+    TreeDiff diff;
+    diff.old_location = old_side.location;
+    diff.new_location = new_side.location;
+    for (const auto& [path, checksum] : new_side.images) {
+        const auto old_image = old_side.images.find(path);
+        if (old_image == old_side.images.end()) {
+            diff.images_added.push_back({path, "", checksum});
+        } else if (old_image->second != checksum) {
+            diff.images_changed.push_back({path, old_image->second, checksum});
+        }
+    }
+    for (const auto& [path, checksum] : old_side.images) {
+        if (!new_side.images.contains(path)) {
+            diff.images_removed.push_back({path, checksum, ""});
+        }
+    }
+    for (const auto& [path, contents] : new_side.repositories) {
+        const auto old_repository = old_side.repositories.find(path);
+        if (old_repository == old_side.repositories.end()) {
+            diff.repositories_added.push_back(path);
+        } else {
+            diff.repositories.emplace_back(path, diff_repositories(old_repository->second, contents));
+        }
+    }
+    for (const auto& [path, contents] : old_side.repositories) {
+        if (!new_side.repositories.contains(path)) {
+            diff.repositories_removed.push_back(path);
+        }
+    }
+    return diff;
+}
+
+std::vector<std::string> format_tree_diff_lines(const TreeDiff& diff) {
+    std::vector<std::string> lines;
+    for (const auto& [path, repository] : diff.repositories) {
+        for (const std::string& line : format_diff_lines(repository)) {
+            lines.push_back(repository_label(path) + line);
+        }
+    }
+    for (const ImageChange& image : diff.images_added) {
+        lines.push_back(fmt::format("image added      {}", image.path));
+    }
+    for (const ImageChange& image : diff.images_removed) {
+        lines.push_back(fmt::format("image removed    {}", image.path));
+    }
+    for (const ImageChange& image : diff.images_changed) {
+        lines.push_back(fmt::format("image changed    {}  ({} -> {})", image.path,
+                                    short_checksum(image.old_checksum),
+                                    short_checksum(image.new_checksum)));
+    }
+    for (const std::string& path : diff.repositories_added) {
+        lines.push_back("repository added    " + (path.empty() ? std::string("/") : path));
+    }
+    for (const std::string& path : diff.repositories_removed) {
+        lines.push_back("repository removed  " + (path.empty() ? std::string("/") : path));
+    }
+    return lines;
+}
+
+std::vector<std::string> format_tree_diff_summary(const TreeDiff& diff) {
+    std::vector<std::string> lines;
+    for (const auto& [path, repository] : diff.repositories) {
+        lines.push_back(repository_label(path) + format_diff_summary(repository));
+    }
+    lines.push_back(fmt::format("images: {} added, {} removed, {} changed; repositories: {} added, "
+                                "{} removed",
+                                diff.images_added.size(), diff.images_removed.size(),
+                                diff.images_changed.size(), diff.repositories_added.size(),
+                                diff.repositories_removed.size()));
+    return lines;
+}
+
+std::string format_tree_diff_json(const TreeDiff& diff) {
+    const auto images = [](const std::vector<ImageChange>& changes, bool changed) {
+        nlohmann::json list = nlohmann::json::array();
+        for (const ImageChange& change : changes) {
+            if (changed) {
+                list.push_back({{"path", change.path},
+                                {"old_checksum", change.old_checksum},
+                                {"new_checksum", change.new_checksum}});
+            } else {
+                list.push_back(
+                    {{"path", change.path},
+                     {"checksum", change.new_checksum.empty() ? change.old_checksum
+                                                              : change.new_checksum}});
+            }
+        }
+        return list;
+    };
+    nlohmann::json repositories = nlohmann::json::object();
+    for (const auto& [path, repository] : diff.repositories) {
+        repositories[path] = diff_json(repository);
+    }
+    const nlohmann::json document = {
+        {"version", 1},
+        {"old", diff.old_location},
+        {"new", diff.new_location},
+        {"tree",
+         {{"images",
+           {{"added", images(diff.images_added, false)},
+            {"removed", images(diff.images_removed, false)},
+            {"changed", images(diff.images_changed, true)}}},
+          {"repositories",
+           {{"added", diff.repositories_added}, {"removed", diff.repositories_removed}}}}},
+        {"repositories", std::move(repositories)},
         {"empty", diff.empty()}};
     return document.dump(2) + "\n";
 }

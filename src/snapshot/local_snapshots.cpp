@@ -18,6 +18,7 @@
 #include "fs/durable.hpp"
 #include "fs/state.hpp"
 #include "fs/walk.hpp"
+#include "metadata/treeinfo.hpp"
 #include "rpmirror/audit.hpp"
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/plan.hpp"
@@ -312,57 +313,36 @@ class LocalBackend final : public Backend {
                                const SnapshotCreateOptions& options) override {
         const std::filesystem::path target = root_.snapshots_dir / name;
         std::error_code exists_error;
-        // Only a complete mirror: the state of the last successful sync names the live repomd.xml.
-        const std::filesystem::path state_dir =
-            options.lock.state_dir.empty() ? fs::default_state_dir() : options.lock.state_dir;
-        const std::filesystem::path repomd_path = root_.repo_dir / "repodata" / "repomd.xml";
-        auto repomd = fs::read_file(repomd_path);
-        if (!repomd) {
-            return make_error(ErrorCode::BadInput,
-                              "no repodata/repomd.xml: a snapshot needs a mirror synced with "
-                              "--download-metadata",
-                              root_.repo_dir.string());
+        // An installation tree (.treeinfo at the root) is snapshotted whole: every repository it
+        // names, its images, and .treeinfo, as `sync --treeinfo` publishes them.
+        std::optional<std::string> treeinfo;
+        std::vector<std::string> parts{""};
+        if (auto text = fs::read_file(root_.repo_dir / std::string(kTreeinfoName))) {
+            auto tree = parse_treeinfo(*text, (root_.repo_dir / kTreeinfoName).string());
+            if (!tree) {
+                return tl::unexpected(std::move(tree.error()));
+            }
+            treeinfo = std::move(*text);
+            parts = tree->repositories;
         }
-        const std::string repomd_sha256 = hash_bytes(ChecksumType::Sha256, *repomd);
-        const auto state = read_sync_state(sync_state_path(state_dir, root_.repo_dir));
-        if (!state || !state->selection) {
-            return make_error(
-                ErrorCode::BadInput,
-                fmt::format("no completed `rpmirror sync` recorded for this mirror (in "
-                            "{}); sync it first",
-                            state_dir.string()),
-                root_.repo_dir.string());
+        std::vector<LiveRepository> repositories;
+        for (const std::string& part : parts) {
+            auto live = check_live(part, options);
+            if (!live) {
+                return tl::unexpected(std::move(live.error()));
+            }
+            repositories.push_back(std::move(*live));
         }
-        // A filtered mirror publishes its own repomd.xml (rewritten metadata); others upstream's.
-        const std::string& published_sha256 = state->published_repomd_sha256.empty()
-                                                  ? state->repomd_sha256
-                                                  : state->published_repomd_sha256;
-        if (published_sha256 != repomd_sha256) {
-            return make_error(
-                ErrorCode::BadInput,
-                "repodata/repomd.xml is not the one the last completed sync published "
-                "(the last sync did not complete, or the metadata was changed); sync "
-                "again first",
-                root_.repo_dir.string());
-        }
-
-        // Every record and every selected package, present and intact.
-        AuditOptions audit_options;
-        audit_options.selection = state->selection->options;
-        audit_options.use_checksum_cache = options.use_checksum_cache;
-        audit_options.threads = options.threads;
-        const RepoAuditReport live = audit_repository(root_.repo_id, root_.repo_dir, audit_options);
-        if (!live.ok()) {
-            return make_error(ErrorCode::BadInput,
-                              "not a complete, verified mirror: " + describe_problems(live),
-                              root_.repo_dir.string());
-        }
-        if (live.intact.size() != live.verified) {
-            return make_error(
-                ErrorCode::Unsupported,
-                "packages outside the repository directory (--safe-write-path) cannot "
-                "be snapshotted",
-                root_.repo_dir.string());
+        std::optional<RepoAuditReport> images;
+        if (treeinfo) {
+            images = audit_tree_images(root_.repo_id, root_.repo_dir, options.use_checksum_cache,
+                                       options.threads);
+            if (!images->ok()) {
+                return make_error(ErrorCode::BadInput,
+                                  "not a complete, verified installation tree: " +
+                                      describe_problems(*images),
+                                  root_.repo_dir.string());
+            }
         }
 
         // Built under a temporary name, renamed into place when complete.
@@ -382,38 +362,43 @@ class LocalBackend final : public Backend {
         if (auto opened = builder.open(); !opened) {
             return tl::unexpected(std::move(opened.error()));
         }
-        for (const RepoAuditReport::IntactFile& file : live.intact) {
-            if (auto added = builder.add(file.path, file.is_metadata); !added) {
+        for (const LiveRepository& live : repositories) {
+            if (auto added = add_repository(builder, live); !added) {
                 return tl::unexpected(std::move(added.error()));
             }
         }
-        // The index itself, its signature and comps.xml (-m) are not records of repomd.xml.
-        for (const std::filesystem::path& extra : {std::filesystem::path("repodata/repomd.xml"),
-                                                   std::filesystem::path("repodata/repomd.xml.asc"),
-                                                   std::filesystem::path("comps.xml")}) {
-            struct stat st {};
-            if (extra != "repodata/repomd.xml" &&
-                (::lstat((root_.repo_dir / extra).c_str(), &st) != 0 || !S_ISREG(st.st_mode))) {
-                continue;
+        if (treeinfo) {
+            for (const RepoAuditReport::IntactFile& image : images->intact) {
+                if (auto added = builder.add(image.path, false); !added) {
+                    return tl::unexpected(std::move(added.error()));
+                }
             }
-            if (auto added = builder.add(extra, true); !added) {
+            if (auto added = builder.add(std::string(kTreeinfoName), true); !added) {
                 return tl::unexpected(std::move(added.error()));
             }
         }
 
-        // What was linked is what was verified: the copy of the index is the one the state names,
-        // and every record and package beneath the snapshot checks out (from the cache for links).
-        auto copied_repomd = fs::read_file(staging.path() / "repodata" / "repomd.xml");
-        if (!copied_repomd || hash_bytes(ChecksumType::Sha256, *copied_repomd) != repomd_sha256) {
-            return make_error(ErrorCode::Corrupt,
-                              "repodata/repomd.xml changed while the snapshot was taken",
-                              root_.repo_dir.string());
+        // What was linked is what was verified: each copy of an index is the one its state
+        // names, and every record, package and image beneath the snapshot checks out (from the
+        // cache for links).
+        for (const LiveRepository& live : repositories) {
+            if (auto copied = verify_copy(staging.path(), live); !copied) {
+                return tl::unexpected(std::move(copied.error()));
+            }
         }
-        const RepoAuditReport copy = audit_repository(root_.repo_id, staging.path(), audit_options);
-        if (!copy.ok() || copy.verified != live.verified) {
-            return make_error(ErrorCode::Corrupt,
-                              "the snapshot does not verify: " + describe_problems(copy),
-                              staging.path().string());
+        if (treeinfo) {
+            auto copied = fs::read_file(staging.path() / std::string(kTreeinfoName));
+            const RepoAuditReport copy = audit_tree_images(
+                root_.repo_id, staging.path(), options.use_checksum_cache, options.threads);
+            if (!copied || *copied != *treeinfo) {
+                return make_error(ErrorCode::Corrupt, ".treeinfo changed while the snapshot was taken",
+                                  root_.repo_dir.string());
+            }
+            if (!copy.ok() || copy.verified != images->verified) {
+                return make_error(ErrorCode::Corrupt,
+                                  "the snapshot's images do not verify: " + describe_problems(copy),
+                                  staging.path().string());
+            }
         }
         if (auto flushed = fs::flush_filesystem(staging.path()); !flushed) {
             return tl::unexpected(std::move(flushed.error()));
@@ -547,6 +532,118 @@ class LocalBackend final : public Backend {
     }
 
   private:
+    // One repository of the live mirror (the mirror's root, or a tree's repository at `part`),
+    // checked complete and verified.
+    struct LiveRepository {
+        std::filesystem::path part;  // relative to the mirror's root ("" = the root)
+        std::string repomd_sha256;
+        AuditOptions audit_options;
+        RepoAuditReport audit;
+    };
+
+    // Checks the repository at `part` of the live mirror: the state of its last successful sync
+    // names the live repomd.xml, and every record and every selected package is present and
+    // intact (the audit).
+    Result<LiveRepository> check_live(const std::string& part,
+                                      const SnapshotCreateOptions& options) const {
+        LiveRepository live;
+        live.part = part;
+        const std::filesystem::path dir = part.empty() ? root_.repo_dir : root_.repo_dir / part;
+        const std::filesystem::path state_dir =
+            options.lock.state_dir.empty() ? fs::default_state_dir() : options.lock.state_dir;
+        auto repomd = fs::read_file(dir / "repodata" / "repomd.xml");
+        if (!repomd) {
+            return make_error(ErrorCode::BadInput,
+                              "no repodata/repomd.xml: a snapshot needs a mirror synced with "
+                              "--download-metadata",
+                              dir.string());
+        }
+        live.repomd_sha256 = hash_bytes(ChecksumType::Sha256, *repomd);
+        const auto state = read_sync_state(sync_state_path(state_dir, dir));
+        if (!state || !state->selection) {
+            return make_error(
+                ErrorCode::BadInput,
+                fmt::format("no completed `rpmirror sync` recorded for this mirror (in "
+                            "{}); sync it first",
+                            state_dir.string()),
+                dir.string());
+        }
+        // A filtered mirror publishes its own repomd.xml (rewritten metadata); others upstream's.
+        const std::string& published_sha256 = state->published_repomd_sha256.empty()
+                                                  ? state->repomd_sha256
+                                                  : state->published_repomd_sha256;
+        if (published_sha256 != live.repomd_sha256) {
+            return make_error(
+                ErrorCode::BadInput,
+                "repodata/repomd.xml is not the one the last completed sync published "
+                "(the last sync did not complete, or the metadata was changed); sync "
+                "again first",
+                dir.string());
+        }
+        live.audit_options.selection = state->selection->options;
+        live.audit_options.use_checksum_cache = options.use_checksum_cache;
+        live.audit_options.threads = options.threads;
+        live.audit = audit_repository(root_.repo_id, dir, live.audit_options);
+        if (!live.audit.ok()) {
+            return make_error(ErrorCode::BadInput,
+                              "not a complete, verified mirror: " + describe_problems(live.audit),
+                              dir.string());
+        }
+        if (live.audit.intact.size() != live.audit.verified) {
+            return make_error(
+                ErrorCode::Unsupported,
+                "packages outside the repository directory (--safe-write-path) cannot "
+                "be snapshotted",
+                dir.string());
+        }
+        return live;
+    }
+
+    // Adds the files of `live` to the snapshot: its records and packages, then its index, the
+    // index's signature and comps.xml (-m), which are not records of repomd.xml.
+    Result<void> add_repository(SnapshotBuilder& builder, const LiveRepository& live) const {
+        for (const RepoAuditReport::IntactFile& file : live.audit.intact) {
+            if (auto added = builder.add(live.part / file.path, file.is_metadata); !added) {
+                return added;
+            }
+        }
+        for (const std::filesystem::path& extra : {std::filesystem::path("repodata/repomd.xml"),
+                                                   std::filesystem::path("repodata/repomd.xml.asc"),
+                                                   std::filesystem::path("comps.xml")}) {
+            const std::filesystem::path relative = live.part / extra;
+            struct stat st {};
+            if (extra != "repodata/repomd.xml" &&
+                (::lstat((root_.repo_dir / relative).c_str(), &st) != 0 || !S_ISREG(st.st_mode))) {
+                continue;
+            }
+            if (auto added = builder.add(relative, true); !added) {
+                return added;
+            }
+        }
+        return {};
+    }
+
+    // Checks the copy of `live` beneath `staging`: its index is the one the state names, and it
+    // audits as the live repository did.
+    Result<void> verify_copy(const std::filesystem::path& staging,
+                             const LiveRepository& live) const {
+        const std::filesystem::path dir = live.part.empty() ? staging : staging / live.part;
+        auto copied_repomd = fs::read_file(dir / "repodata" / "repomd.xml");
+        if (!copied_repomd ||
+            hash_bytes(ChecksumType::Sha256, *copied_repomd) != live.repomd_sha256) {
+            return make_error(ErrorCode::Corrupt,
+                              "repodata/repomd.xml changed while the snapshot was taken",
+                              (root_.repo_dir / live.part).string());
+        }
+        const RepoAuditReport copy = audit_repository(root_.repo_id, dir, live.audit_options);
+        if (!copy.ok() || copy.verified != live.audit.verified) {
+            return make_error(ErrorCode::Corrupt,
+                              "the snapshot does not verify: " + describe_problems(copy),
+                              dir.string());
+        }
+        return {};
+    }
+
     const SnapshotRoot& root_;
     std::optional<fs::RunLock> lock_;
 };

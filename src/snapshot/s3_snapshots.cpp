@@ -22,6 +22,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "metadata/treeinfo.hpp"
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/metadata.hpp"
 #include "s3/client.hpp"
@@ -94,6 +95,16 @@ class S3Backend final : public Backend {
 
     Result<SnapshotInfo> build(const std::string& name,
                                const SnapshotCreateOptions& /*options*/) override {
+        // An installation tree's snapshot (its repositories, images and .treeinfo together) is
+        // taken of a tree on disk only; one repository of it would be a snapshot missing the rest.
+        if (auto tree = client_.head_object(repo_.bucket, repo_.key(kTreeinfoName)); tree) {
+            return make_error(ErrorCode::Unsupported,
+                              "an installation tree (.treeinfo) in a bucket cannot be snapshotted "
+                              "yet (a tree on disk can)",
+                              repo_.to_string());
+        } else if (tree.error().code != ErrorCode::NotFound) {
+            return tl::unexpected(std::move(tree.error()));
+        }
         auto verified = verified_objects();
         if (!verified) {
             return tl::unexpected(std::move(verified.error()));

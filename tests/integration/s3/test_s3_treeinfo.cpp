@@ -122,6 +122,20 @@ TEST_F(S3Treeinfo, AProductmdTreeIsStoredWholeAndDnfReadsEachRepositoryOverTheGa
     EXPECT_EQ(repo_report().at("kept").get<std::size_t>(), packages + std::size(kImages))
         << again.out;
     EXPECT_TRUE(repo_report().at("noop").get<bool>()) << again.out;
+
+    // A tree in a bucket is not snapshotted (yet): refused, naming it, nothing stored for it.
+    const CommandResult snapshot =
+        run_to_end({rpmirror_binary(), "snapshot", "create", "--repo", "fl", "-p", destination(),
+                    "--name", "one"},
+                   tmp_ / "logs");
+    EXPECT_NE(snapshot.exit_code, 0) << snapshot.out;
+    EXPECT_NE(snapshot.err.find("an installation tree (.treeinfo) in a bucket cannot be "
+                                "snapshotted yet"),
+              std::string::npos)
+        << snapshot.err;
+    auto snapshots = s3::list_mirror(client(), s3::S3Location{bucket(), prefix_ + "/snapshots/"});
+    ASSERT_TRUE(snapshots) << snapshots.error().to_string();
+    EXPECT_TRUE(snapshots->empty());
 }
 
 // `verify -p s3://... --repo fl` audits the stored tree whole: its repositories and its images

@@ -6,6 +6,7 @@
 // the older anaconda format (the tree's root is the repository) mirrors too; a .treeinfo naming
 // a path outside the tree is refused.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -242,6 +243,123 @@ TEST_F(Treeinfo, AnOldStyleTreeMirrorsItsRootRepository) {
     ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
     EXPECT_EQ(tree_digests(mirrored()), tree_digests(tree()));
     EXPECT_EQ(dnf_lists(mirrored()), dnf_lists(tree()));
+}
+
+// A tree's snapshot is the whole tree: every repository, every image (hard-linked) and .treeinfo;
+// it keeps the old image when upstream replaces it. `diff` of two snapshots of a tree (and of a
+// snapshot against the upstream tree's URL) names the changed image and each repository's
+// changes; a tree against a repository that is no tree is an error; a damaged image is refused
+// by `snapshot create`, which leaves nothing.
+TEST_F(Treeinfo, SnapshotsAndDiffCoverTheWholeTree) {
+    productmd_tree();
+    const CommandResult first = mirror({"--snapshot=one"});
+    ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+    const fs::path one = tmp_ / "mirror" / "snapshots" / "fl" / "one";
+    EXPECT_EQ(read_file(one / ".treeinfo"), read_file(tree() / ".treeinfo"));
+    for (const char* image : {"images/pxeboot/vmlinuz", "images/pxeboot/initrd.img",
+                              "images/install.img", "EFI/BOOT/BOOTX64.EFI"}) {
+        struct stat live {};
+        struct stat kept {};
+        ASSERT_EQ(::stat((mirrored() / image).c_str(), &live), 0) << image;
+        ASSERT_EQ(::stat((one / image).c_str(), &kept), 0) << image;
+        EXPECT_EQ(live.st_ino, kept.st_ino) << image << ": an image is hard-linked";
+    }
+    for (const char* repo : {"BaseOS", "AppStream", "addons/HighAvailability"}) {
+        EXPECT_EQ(tree_digests(one / repo), tree_digests(tree() / repo)) << repo;
+        EXPECT_EQ(dnf_lists(one / repo), dnf_lists(tree() / repo)) << repo;
+    }
+    const std::string old_kernel = read_file(tree() / "images/pxeboot/vmlinuz");
+
+    // Upstream: a new kernel, and one package fewer in AppStream.
+    std::string treeinfo = read_file(tree() / ".treeinfo");
+    const std::string key = "images/pxeboot/vmlinuz = ";
+    const std::size_t at = treeinfo.find(key);
+    ASSERT_NE(at, std::string::npos);
+    treeinfo.replace(at + key.size(), treeinfo.find('\n', at) - at - key.size(),
+                     image("images/pxeboot/vmlinuz", 3100));
+    TempDir::write_at(tree() / ".treeinfo", treeinfo);
+    fs::path dropped;
+    for (const auto& entry : fs::directory_iterator(tree() / "AppStream" / "Packages")) {
+        dropped = entry.path();
+    }
+    ASSERT_FALSE(dropped.empty());
+    fs::remove(dropped);
+    run_checked({"createrepo_c", "--quiet", "--no-database", "--update",
+                 (tree() / "AppStream").string()},
+                tmp_ / "logs");
+    const CommandResult second = mirror({"--snapshot=two", "--delete"});
+    ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+    EXPECT_EQ(read_file(one / "images/pxeboot/vmlinuz"), old_kernel);
+    EXPECT_EQ(read_file(tmp_ / "mirror/snapshots/fl/two/images/pxeboot/vmlinuz"),
+              read_file(tree() / "images/pxeboot/vmlinuz"));
+
+    const auto diff = [&](std::vector<std::string> sides) {
+        std::vector<std::string> argv{rpmirror_binary(), "diff", "-p", (tmp_ / "mirror").string()};
+        argv.insert(argv.end(), sides.begin(), sides.end());
+        return run_to_end(argv, tmp_ / "logs");
+    };
+    const CommandResult snapshots = diff({"snapshot:fl/one", "snapshot:fl/two"});
+    ASSERT_EQ(snapshots.exit_code, 0) << snapshots.out << snapshots.err;
+    EXPECT_NE(snapshots.out.find("image changed    images/pxeboot/vmlinuz  (sha256:"),
+              std::string::npos)
+        << snapshots.out;
+    EXPECT_NE(snapshots.out.find("AppStream: removed    "), std::string::npos) << snapshots.out;
+    EXPECT_NE(snapshots.out.find("snapshot:fl/one -> snapshot:fl/two: AppStream: 0 added, 1 "
+                                 "removed, 0 upgraded, 0 downgraded, 0 changed"),
+              std::string::npos)
+        << snapshots.out;
+    EXPECT_NE(snapshots.out.find("snapshot:fl/one -> snapshot:fl/two: BaseOS: 0 added, 0 removed"),
+              std::string::npos)
+        << snapshots.out;
+    EXPECT_NE(snapshots.out.find("images: 0 added, 0 removed, 1 changed; repositories: 0 added, "
+                                 "0 removed"),
+              std::string::npos)
+        << snapshots.out;
+
+    const CommandResult json = diff({"--json", "snapshot:fl/one", "snapshot:fl/two"});
+    ASSERT_EQ(json.exit_code, 0) << json.err;
+    const auto document = nlohmann::json::parse(json.out);
+    EXPECT_EQ(document.at("tree").at("images").at("changed").size(), 1U) << json.out;
+    EXPECT_EQ(document.at("tree").at("images").at("changed")[0].at("path"),
+              "images/pxeboot/vmlinuz");
+    EXPECT_EQ(document.at("repositories").at("AppStream").at("packages").at("removed").size(), 1U);
+    EXPECT_EQ(document.at("empty"), false);
+
+    // The first snapshot against the upstream tree (its URL): the same changes.
+    const CommandResult upstream = diff({"snapshot:fl/one", server_->url("/tree/")});
+    ASSERT_EQ(upstream.exit_code, 0) << upstream.out << upstream.err;
+    EXPECT_NE(upstream.out.find("images: 0 added, 0 removed, 1 changed"), std::string::npos)
+        << upstream.out;
+    EXPECT_NE(upstream.out.find("AppStream: 0 added, 1 removed"), std::string::npos)
+        << upstream.out;
+    // The live mirror and its newest snapshot: nothing.
+    const CommandResult same = diff({"-q", mirrored().string(), "snapshot:fl/two"});
+    ASSERT_EQ(same.exit_code, 0) << same.out << same.err;
+    EXPECT_NE(same.out.find("images: 0 added, 0 removed, 0 changed"), std::string::npos)
+        << same.out;
+
+    // A tree against a repository that is no tree: an error naming the side.
+    const CommandResult mixed = diff({mirrored().string(), (mirrored() / "BaseOS").string()});
+    EXPECT_EQ(mixed.exit_code, 1) << mixed.out;
+    EXPECT_NE(mixed.err.find("no installation tree here (no .treeinfo)"), std::string::npos)
+        << mixed.err;
+    EXPECT_NE(mixed.err.find((mirrored() / "BaseOS").string()), std::string::npos) << mixed.err;
+
+    // A damaged image: no snapshot of the tree, nothing left under the name.
+    const fs::path initrd = mirrored() / "images/pxeboot/initrd.img";
+    std::string bytes = read_file(initrd);
+    bytes[10] = static_cast<char>(bytes[10] ^ 0x5a);
+    fs::remove(initrd);
+    TempDir::write_at(initrd, bytes);
+    const CommandResult refused =
+        run_to_end({rpmirror_binary(), "snapshot", "create", "-p", (tmp_ / "mirror").string(),
+                    "--repo", "fl", "--name", "three"},
+                   tmp_ / "logs");
+    EXPECT_NE(refused.exit_code, 0) << refused.out;
+    EXPECT_NE(refused.err.find("not a complete, verified installation tree"), std::string::npos)
+        << refused.err;
+    EXPECT_NE(refused.err.find("images/pxeboot/initrd.img"), std::string::npos) << refused.err;
+    EXPECT_FALSE(fs::exists(tmp_ / "mirror/snapshots/fl/three"));
 }
 
 TEST_F(Treeinfo, ATreeinfoNamingAPathOutsideTheTreeIsRefused) {

@@ -89,6 +89,55 @@ TEST(RepoDiff, OnlyOneSidesEvrsArePairedNewestWithNewest) {
     EXPECT_TRUE(diff.changed.empty());
 }
 
+// Two revisions of a tree read from their .treeinfo: images added, removed and changed by path,
+// repositories only one side names, the root repository labelled "/", each shared repository
+// compared; a .treeinfo that does not parse and a repository that cannot be read are errors.
+TEST(TreeDiff, ImagesByPathRepositoriesByTheirPlaceInTheTree) {
+    const std::string a(64, 'a');
+    const std::string b(64, 'b');
+    const std::string old_text = "[general]\nrepository = .\n[checksums]\nimages/kernel = sha256:" +
+                                 a + "\nimages/gone.img = sha256:" + a + "\n";
+    const std::string new_text =
+        "[header]\ntype = productmd.treeinfo\nversion = 1.2\n"
+        "[variant-Base]\nid = Base\nrepository = .\n[variant-Extra]\nid = Extra\nrepository = "
+        "Extra\n[checksums]\nimages/kernel = sha256:" +
+        b + "\nimages/new.img = sha256:" + a + "\n";
+    std::vector<std::string> asked;
+    const auto reader = [&](const std::vector<Spec>& specs) {
+        return [&asked, specs](const std::string& path) -> Result<RepoContents> {
+            asked.push_back(path);
+            return contents_of(specs, path);
+        };
+    };
+    auto old_tree = read_tree_contents(old_text, "old", reader({{"a", 0, "1", "1", "noarch"}}));
+    auto new_tree = read_tree_contents(new_text, "new", reader({{"a", 0, "2", "1", "noarch"}}));
+    ASSERT_TRUE(old_tree) << old_tree.error().to_string();
+    ASSERT_TRUE(new_tree) << new_tree.error().to_string();
+    EXPECT_EQ(asked, (Lines{"", "", "Extra"}));
+    const TreeDiff diff = diff_trees(*old_tree, *new_tree);
+    EXPECT_FALSE(diff.empty());
+    EXPECT_EQ(format_tree_diff_lines(diff),
+              (Lines{"/: upgraded   a.noarch  1-1 -> 2-1", "image added      images/new.img",
+                     "image removed    images/gone.img",
+                     "image changed    images/kernel  (sha256:aaaaaaaaaaaa… -> sha256:bbbbbbbbbbbb…)",
+                     "repository added    Extra"}));
+    EXPECT_EQ(format_tree_diff_summary(diff),
+              (Lines{"/: 0 added, 0 removed, 1 upgraded, 0 downgraded, 0 changed",
+                     "images: 1 added, 1 removed, 1 changed; repositories: 1 added, 0 removed"}));
+    EXPECT_TRUE(diff_trees(*old_tree, *old_tree).empty());
+
+    auto broken = read_tree_contents("[checksums]\nimages/kernel = md9:00\n", "bad",
+                                     reader({}));
+    ASSERT_FALSE(broken);
+    EXPECT_NE(broken.error().to_string().find("bad/.treeinfo"), std::string::npos)
+        << broken.error().to_string();
+    auto unreadable = read_tree_contents(old_text, "old", [](const std::string&) {
+        return Result<RepoContents>(make_error(ErrorCode::NotFound, "gone", "old/x"));
+    });
+    ASSERT_FALSE(unreadable);
+    EXPECT_EQ(unreadable.error().subject, "old/x");
+}
+
 TEST(RepoDiff, AdvisoriesAreComparedByIdWhenEitherSideHasThem) {
     RepoContents old_side = contents_of({});
     RepoContents new_side = contents_of({});
