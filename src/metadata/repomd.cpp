@@ -28,6 +28,13 @@ class RepomdHandler : public xml::SaxHandler {
         if (!parser->element_prefix().empty()) {
             local_name = kForeignElement;
         }
+        // An element where repomd.xml has none (a <data> inside a <data>, an extension, a
+        // foreign one) is skipped with everything it contains, as librepo's parser skips it; the
+        // text of the element around it goes on (`<checksum>ab<x/>cd</checksum>` is "abcd").
+        if (skipped_ > 0 || (!stack_.empty() && !expected(stack_.back(), local_name))) {
+            ++skipped_;
+            return;
+        }
         stack_.emplace_back(local_name);
         // (Taken after the push: a view taken before it would dangle when the vector grows.)
         const std::string_view parent =
@@ -75,6 +82,10 @@ class RepomdHandler : public xml::SaxHandler {
     }
 
     void end_element(std::string_view local_name, std::string_view /*namespace_uri*/) override {
+        if (skipped_ > 0) {
+            --skipped_;
+            return;
+        }
         if (!parser->element_prefix().empty()) {
             local_name = kForeignElement;
         }
@@ -104,7 +115,7 @@ class RepomdHandler : public xml::SaxHandler {
     }
 
     void characters(std::string_view text) override {
-        if (text_.size() < kMaxTextBytes) {
+        if (skipped_ == 0 && text_.size() < kMaxTextBytes) {
             text_ += text;
         }
     }
@@ -138,24 +149,40 @@ class RepomdHandler : public xml::SaxHandler {
 
     std::string record_name() const { return "<data type=\"" + record_.type + "\">"; }
 
-    // Parses the checksum of element `element` with type attribute checksum_type_.
-    std::optional<RecordChecksum> parse_checksum(std::string_view element, std::string_view text) {
-        const auto type = parse_checksum_type(checksum_type_);
+    // True iff repomd.xml has an element `name` inside `parent` (anything else is skipped).
+    static bool expected(std::string_view parent, std::string_view name) {
+        static constexpr std::string_view kInRepomd[] = {"revision", "tags", "data"};
+        static constexpr std::string_view kInTags[] = {"content", "repo", "distro"};
+        static constexpr std::string_view kInData[] = {
+            "checksum", "open-checksum", "header-checksum", "location",        "timestamp",
+            "size",     "open-size",     "header-size",     "database_version"};
+        const auto among = [name](std::span<const std::string_view> names) {
+            return std::find(names.begin(), names.end(), name) != names.end();
+        };
+        return (parent == "repomd" && among(kInRepomd)) || (parent == "tags" && among(kInTags)) ||
+               (parent == "data" && among(kInData));
+    }
+
+    // Parses the record's <checksum>: the last one it has (librepo keeps the last), found at
+    // line checksum_line_ with the text checksum_text_ and the type attribute checksum_of_type_.
+    std::optional<RecordChecksum> parse_checksum() {
+        const std::string prefix = "line " + std::to_string(checksum_line_) + ": " +
+                                   record_name() + " <checksum>";
+        const auto type = parse_checksum_type(checksum_of_type_);
         if (!type) {
             parser->fail(Error{ErrorCode::Unsupported,
-                               "line " + std::to_string(parser->line()) + ": " + record_name() +
-                                   " <" + std::string(element) + "> has unknown checksum type \"" +
-                                   checksum_type_ + "\"",
+                               prefix + " has unknown checksum type \"" + checksum_of_type_ + "\"",
                                parser->document_name(), 0});
             return std::nullopt;
         }
-        if (!is_valid_hex_digest(*type, text)) {
-            parser->fail_at_line(record_name() + " <" + std::string(element) + "> \"" +
-                                 std::string(text) + "\" is not a " +
-                                 std::string(checksum_type_name(*type)) + " digest");
+        if (!is_valid_hex_digest(*type, checksum_text_)) {
+            parser->fail(Error{ErrorCode::BadInput,
+                               prefix + " \"" + checksum_text_ + "\" is not a " +
+                                   std::string(checksum_type_name(*type)) + " digest",
+                               parser->document_name(), 0});
             return std::nullopt;
         }
-        return RecordChecksum{*type, to_lower(text)};
+        return RecordChecksum{*type, to_lower(checksum_text_)};
     }
 
     // The optional checksums (<open-checksum>, <header-checksum>): rpmirror uses them only as
@@ -184,11 +211,11 @@ class RepomdHandler : public xml::SaxHandler {
     // "1355315696.84". rpmirror keeps the whole seconds (what librepo keeps); see
     // parse_leading_integer for the rest.
     void record_field(std::string_view element, std::string_view text) {
-        if (element == "checksum") {
-            if (auto checksum = parse_checksum(element, text)) {
-                record_.checksum = std::move(*checksum);
-                has_checksum_ = true;
-            }
+        if (element == "checksum") {  // checked when the record ends: the last one counts
+            has_checksum_ = true;
+            checksum_text_ = std::string(text);
+            checksum_of_type_ = checksum_type_;
+            checksum_line_ = parser->line();
         } else if (element == "open-checksum") {
             record_.open_checksum = parse_optional_checksum(text);
         } else if (element == "header-checksum") {
@@ -219,6 +246,11 @@ class RepomdHandler : public xml::SaxHandler {
                                parser->document_name(), 0});
             return;
         }
+        auto checksum = parse_checksum();
+        if (!checksum) {
+            return;
+        }
+        record_.checksum = std::move(*checksum);
         if (record_.location_href.empty()) {
             parser->fail(Error{ErrorCode::BadInput, prefix + " without <location href>",
                                parser->document_name(), 0});
@@ -228,11 +260,15 @@ class RepomdHandler : public xml::SaxHandler {
     }
 
     std::vector<std::string> stack_;
+    std::size_t skipped_ = 0;  // depth inside an element skipped with its contents
     std::string text_;
     bool in_record_ = false;
     bool has_checksum_ = false;
     RepomdRecord record_;
-    std::string checksum_type_;
+    std::string checksum_type_;  // the type attribute of the checksum element being read
+    std::string checksum_text_;  // the record's last <checksum>, its type and line
+    std::string checksum_of_type_;
+    long checksum_line_ = 0;
     std::string distro_cpeid_;
 };
 

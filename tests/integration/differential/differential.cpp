@@ -40,6 +40,10 @@ std::string_view name(Disagreement disagreement) {
             return "CarriageReturn";
         case Disagreement::LongLine:
             return "LongLine";
+        case Disagreement::DuplicateRecord:
+            return "DuplicateRecord";
+        case Disagreement::EscapedAmpersand:
+            return "EscapedAmpersand";
     }
     return "?";
 }

@@ -35,6 +35,7 @@ enum class Disagreement {
     // rpmirror accepts, librepo refuses.
     UppercaseDigest,  // librepo compares digests as strings, case-sensitively
     PaddedDigest,     // whitespace around a digest: librepo compares it with the whitespace
+    DuplicateRecord,  // two records of one type: librepo checks one's file against the other's
     // Both accept; a field differs.
     TrimmedText,     // rpmirror trims the text of <revision>, tags, URLs
     NumberBase,      // "0x10", "010": librepo's strtoll base 0 reads hex and octal
@@ -42,6 +43,7 @@ enum class Disagreement {
     MirrorOrder,     // metalink mirrors: rpmirror tries the highest preference first
     CarriageReturn,  // mirrorlist CRLF: librepo keeps the '\r' in the URL
     LongLine,        // a mirrorlist line over 4095 bytes: librepo cuts it (fgets)
+    EscapedAmpersand,  // "&amp;" in an attribute: libxml2 hands librepo "&#38;", not "&"
 };
 
 std::string_view name(Disagreement disagreement);

@@ -116,6 +116,43 @@ def mirrors_case(kind, path):
     return outcome
 
 
+def run_case(case):
+    if case["kind"] == "repomd":
+        return repomd_case(case["path"])
+    return mirrors_case(case["kind"], case["path"])
+
+
+def isolated(case):
+    # Each case in a child process: librepo crashes on some hostile documents (the random
+    # mutations find them), and a crash is librepo's verdict on that document, not the end of the
+    # run. A crashed case reads as refused, with "crashed": the signal.
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(reader)
+        try:
+            body = json.dumps(run_case(case), ensure_ascii=True)
+        except BaseException as error:  # reported to the parent, never raised past the fork
+            body = json.dumps({"error": "librepo_dump.py: %s: %s" % (type(error).__name__, error)})
+        with os.fdopen(writer, "w", encoding="utf-8", errors="surrogateescape") as stream:
+            stream.write(body)
+        os._exit(0)
+    os.close(writer)
+    with os.fdopen(reader, "r", encoding="utf-8", errors="surrogateescape") as stream:
+        body = stream.read()
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        signal = os.WTERMSIG(status)
+        refused = {"ok": False, "error": "librepo crashed (signal %d)" % signal}
+        if case["kind"] == "repomd":
+            return {"parse": dict(refused, repomd=None), "verify": refused, "crashed": signal}
+        return dict(refused, metalink=None, mirrors=[], verify=refused, crashed=signal)
+    result = json.loads(body)
+    if "error" in result and len(result) == 1:
+        raise RuntimeError("%s: %s" % (case["name"], result["error"]))
+    return result
+
+
 def main():
     if len(sys.argv) != 3:
         sys.stderr.write("usage: librepo_dump.py MANIFEST OUTPUT\n")
@@ -124,10 +161,7 @@ def main():
         cases = json.load(stream)
     results = {}
     for case in cases:
-        if case["kind"] == "repomd":
-            results[case["name"]] = repomd_case(case["path"])
-        else:
-            results[case["name"]] = mirrors_case(case["kind"], case["path"])
+        results[case["name"]] = isolated(case)
     # surrogateescape: librepo hands back bytes that are not UTF-8 as such; keep them visible.
     with open(sys.argv[2], "w", encoding="utf-8", errors="surrogateescape") as stream:
         json.dump(results, stream, ensure_ascii=True)

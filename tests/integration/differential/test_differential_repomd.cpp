@@ -14,7 +14,9 @@
 //   lowercase and trimmed); what a digest's spelling does to verification shows in the verdict.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
+#include <random>
 
 #include "differential.hpp"
 #include "repomd_corpus.hpp"
@@ -87,8 +89,10 @@ void compare_text(std::vector<Difference>& differences, const std::string& what,
         return;
     }
     std::optional<D> kind;
-    if (librepo && ours && text::trim(*librepo) == *ours) {
-        kind = D::TrimmedText;
+    if (librepo && text::trim(*librepo) == ours.value_or("")) {
+        kind = D::TrimmedText;  // a text of only whitespace is none to rpmirror
+    } else if (librepo && ours && *librepo == replace_all(*ours, "&", "&#38;")) {
+        kind = D::EscapedAmpersand;
     }
     differences.push_back({kind, what + ": librepo \"" + librepo.value_or("(none)").substr(0, 80) +
                                      "\", rpmirror \"" + ours.value_or("(none)").substr(0, 80) +
@@ -175,14 +179,19 @@ void compare_fields(std::vector<Difference>& differences, const json& theirs, co
     for (const std::string& type : librepo_types) {
         const auto found = last_of_type.find(type);
         if (found == last_of_type.end()) {
-            differences.push_back({std::nullopt, "record '" + type + "' only librepo has"});
+            const bool escaped = last_of_type.contains(replace_all(type, "&#38;", "&"));
+            differences.push_back({escaped ? std::optional<D>(D::EscapedAmpersand) : std::nullopt,
+                                   "record '" + type + "' only librepo has"});
             continue;
         }
         const json& fields = theirs[type];
         const RepomdRecord& record = *found->second;
         const std::string what = "record '" + type.substr(0, 40) + "' ";
         if (text_of(fields["location_href"]) != record.location_href) {
-            differences.push_back({std::nullopt, what + "href: librepo " +
+            const bool escaped = text_of(fields["location_href"]) ==
+                                 replace_all(record.location_href, "&", "&#38;");
+            differences.push_back({escaped ? std::optional<D>(D::EscapedAmpersand) : std::nullopt,
+                                   what + "href: librepo " +
                                                      fields["location_href"].dump() +
                                                      ", rpmirror " + record.location_href});
         }
@@ -202,7 +211,10 @@ void compare_fields(std::vector<Difference>& differences, const json& theirs, co
     }
     for (const auto& [type, record] : last_of_type) {
         if (librepo_types.count(type) == 0) {
-            differences.push_back({std::nullopt, "record '" + type + "' only rpmirror has"});
+            const bool escaped = type.find('&') != std::string::npos &&
+                                 librepo_types.contains(replace_all(type, "&", "&#38;"));
+            differences.push_back({escaped ? std::optional<D>(D::EscapedAmpersand) : std::nullopt,
+                                   "record '" + type + "' only rpmirror has"});
         }
     }
 }
@@ -230,11 +242,19 @@ std::optional<D> rpmirror_refusal_kind(const Error& error) {
     return std::nullopt;
 }
 
-// Why librepo refused what rpmirror accepted: the spelling of a digest it compares as a string.
-std::optional<D> librepo_refusal_kind(const json& librepo) {
+// Why librepo refused what rpmirror (which read `ours`) accepted: the spelling of a digest it
+// compares as a string, or two records of one type (librepo finds a record by its type, and
+// checks the file of one against the checksum of the other).
+std::optional<D> librepo_refusal_kind(const json& librepo, const Repomd& ours) {
     if (text_of(librepo["verify"]["error"]).find("Checksum mismatch") == std::string::npos ||
         !librepo["parse"]["repomd"].is_object()) {
         return std::nullopt;
+    }
+    std::set<std::string> types;
+    for (const RepomdRecord& record : ours.records) {
+        if (!types.insert(record.type).second) {
+            return D::DuplicateRecord;
+        }
     }
     for (const auto& [type, fields] : librepo["parse"]["repomd"].items()) {
         const std::string digest = fields.is_object() ? text_of(fields["checksum"]) : "";
@@ -258,7 +278,7 @@ std::vector<Difference> compare(const json& librepo, const RpmirrorReading& ours
                                                        ours.refusal->to_string().substr(0, 300)});
     } else if (!librepo_accepts && rpmirror_accepts) {
         differences.push_back(
-            {librepo_refusal_kind(librepo),
+            {librepo_refusal_kind(librepo, *ours.repomd),
              "verdict: rpmirror accepts, librepo refuses: " + text_of(librepo["verify"]["error"])});
     }
     if (librepo["parse"]["ok"].get<bool>() && ours.repomd) {
@@ -309,6 +329,152 @@ TEST(DifferentialRepomd, QuirksOfRealRepositoriesReadAsLibrepoReadsThemOrAsListe
 
 TEST(DifferentialRepomd, MutationsOfACreaterepoRepositoryReadAsLibrepoReadsThemOrAsListed) {
     run_corpus(repomd_mutations());
+}
+
+// Random mutations of the createrepo_c-like baseline, the fuzz-style half of the differential
+// test: a seeded mutator (the same cases every run; RPMIRROR_DIFFERENTIAL_SEED and
+// RPMIRROR_DIFFERENTIAL_CASES run another or a longer campaign) replaces element texts and
+// attribute values with tokens real repositories and hostile ones carry, deletes, duplicates and
+// swaps lines, changes bytes and truncates. The verdicts and fields of both readers must agree
+// or differ only as a listed Disagreement (the expected set of a random case is unknown, so any
+// listed one is allowed; an unlisted difference fails, with the document to reproduce it).
+std::string mutate(std::string document, std::mt19937& random) {
+    static const std::vector<std::string> kTokens = {
+        "", " ", "0", "-1", "1.5", "0x10", "010", "99999999999999999999", "abc", "&amp;", "&#0;",
+        "<", "]]>", "\xc3\xa9", "\xff\xfe", "sha", "SHA256", "md5", "sha512", "../x",
+        "/etc/passwd", "repodata//x.xml", "file:///etc/", "http://127.0.0.1:9/", "\r\n", "\t",
+        "primary", "filelists", "<data type=\"x\"/>", std::string(5000, 'a')};
+    const auto pick = [&random](std::size_t size) {
+        return std::uniform_int_distribution<std::size_t>(0, size - 1)(random);
+    };
+    const auto token = [&]() { return kTokens[pick(kTokens.size())]; };
+    // The spans [begin, end) of element texts ("...>TEXT<") or of attribute values ("=\"V\"").
+    const auto spans = [&document](bool attributes) {
+        std::vector<std::pair<std::size_t, std::size_t>> found;
+        const char open = attributes ? '"' : '>';
+        const char close = attributes ? '"' : '<';
+        for (std::size_t at = document.find(open); at != std::string::npos;
+             at = document.find(open, at + 1)) {
+            if (attributes && (at == 0 || document[at - 1] != '=')) {
+                continue;
+            }
+            const std::size_t end = document.find(close, at + 1);
+            if (end == std::string::npos) {
+                break;
+            }
+            if (end > at + 1 && document.find('\n', at) > end) {
+                found.emplace_back(at + 1, end);
+            }
+            if (attributes) {
+                at = end;
+            }
+        }
+        return found;
+    };
+    const auto lines = [&document]() {
+        std::vector<std::pair<std::size_t, std::size_t>> found;  // each line with its '\n'
+        for (std::size_t at = 0; at < document.size();) {
+            const std::size_t end = std::min(document.find('\n', at), document.size() - 1) + 1;
+            found.emplace_back(at, end);
+            at = end;
+        }
+        return found;
+    };
+    const std::size_t operations = 1 + pick(3);
+    for (std::size_t step = 0; step < operations && !document.empty(); ++step) {
+        switch (pick(8)) {
+            case 0:
+            case 1: {  // an element's text
+                const auto found = spans(false);
+                if (!found.empty()) {
+                    const auto [begin, end] = found[pick(found.size())];
+                    document.replace(begin, end - begin, token());
+                }
+                break;
+            }
+            case 2:
+            case 3: {  // an attribute's value
+                const auto found = spans(true);
+                if (!found.empty()) {
+                    const auto [begin, end] = found[pick(found.size())];
+                    document.replace(begin, end - begin, token());
+                }
+                break;
+            }
+            case 4: {  // a line deleted
+                const auto found = lines();
+                const auto [begin, end] = found[pick(found.size())];
+                document.erase(begin, end - begin);
+                break;
+            }
+            case 5: {  // a line duplicated
+                const auto found = lines();
+                const auto [begin, end] = found[pick(found.size())];
+                document.insert(end, document.substr(begin, end - begin));
+                break;
+            }
+            case 6: {  // a byte changed
+                document[pick(document.size())] = static_cast<char>(pick(256));
+                break;
+            }
+            default: {  // a token inserted anywhere
+                document.insert(pick(document.size() + 1), token());
+                break;
+            }
+        }
+    }
+    return document;
+}
+
+TEST(DifferentialRepomd, RandomMutationsDisagreeOnlyAsListed) {
+    const char* seed_text = std::getenv("RPMIRROR_DIFFERENTIAL_SEED");
+    const char* cases_text = std::getenv("RPMIRROR_DIFFERENTIAL_CASES");
+    const std::uint32_t seed = seed_text != nullptr ? std::stoul(seed_text) : 20261204U;
+    const std::size_t count = cases_text != nullptr ? std::stoul(cases_text) : 400U;
+    std::mt19937 random(seed);
+    const RepomdSpec baseline = createrepo_like();
+    const std::string document = baseline.render();
+    TempDir scratch;
+    json manifest = json::array();
+    std::vector<std::string> documents;
+    for (std::size_t index = 0; index < count; ++index) {
+        const std::string name = "random_" + std::to_string(index);
+        RepomdCase mutated{name, baseline, mutate(document, random), {}};
+        documents.push_back(write_repository(mutated, scratch / name));
+        manifest.push_back({{"name", name}, {"kind", "repomd"}, {"path", (scratch / name).string()}});
+    }
+    const json librepo = run_librepo(manifest, scratch.path());
+    ASSERT_FALSE(librepo.contains("error")) << text_of(librepo["error"]);
+    std::size_t both_accept = 0;
+    std::size_t both_refuse = 0;
+    std::size_t listed = 0;
+    for (std::size_t index = 0; index < count; ++index) {
+        const std::string name = "random_" + std::to_string(index);
+        ASSERT_TRUE(librepo.contains(name)) << name;
+        const RpmirrorReading ours = read_with_rpmirror(documents[index], scratch / name);
+        std::vector<Difference> differences;
+        try {
+            differences = compare(librepo[name], ours);
+        } catch (const json::exception& error) {
+            ADD_FAILURE() << name << ": librepo's answer " << librepo[name].dump().substr(0, 600)
+                          << " is not as expected: " << error.what();
+            continue;
+        }
+        const bool librepo_accepts = librepo[name]["verify"]["ok"].get<bool>();
+        both_accept += librepo_accepts && !ours.refusal ? 1 : 0;
+        both_refuse += !librepo_accepts && ours.refusal ? 1 : 0;
+        listed += differences.empty() ? 0 : 1;
+        const std::set<std::string> kinds = kinds_of(differences);
+        EXPECT_EQ(kinds.count("Unclassified"), 0U)
+            << name << " (seed " << seed << "): a difference no Disagreement lists:\n"
+            << describe(differences) << "librepo: " << librepo[name].dump().substr(0, 600)
+            << "\ndocument:\n"
+            << documents[index].substr(0, 4000);
+    }
+    // The mutations bite both ways: some documents stay acceptable, some are broken.
+    EXPECT_GT(both_accept, count / 20) << both_refuse << " refused by both, " << listed
+                                       << " with listed differences";
+    EXPECT_GT(both_refuse, count / 20) << both_accept << " accepted by both";
 }
 
 // A fractional <timestamp> used to refuse the whole repomd.xml (dnf mirrors such a repository).

@@ -274,6 +274,47 @@ TEST(Repomd, PrefixedElementsAreSkippedWithWhatTheyContain) {
     EXPECT_FALSE(repomd->revision);
 }
 
+// What the random differential test found librepo does: an element where repomd.xml has none
+// (a <data> inside a <data>) is skipped with all it contains, the text around such an element
+// is the element's text, and of two <checksum>s of a record the last counts.
+TEST(Repomd, MisplacedElementsAreSkippedWholeAndTheLastChecksumCounts) {
+    const std::string half = kSha256.substr(0, 20);
+    const auto repomd = parse_repomd(
+        repomd_with("    <checksum type=\"sha256\">" + half + "<x/>" + kSha256.substr(20) +
+                    "</checksum>\n"
+                    "    <location href=\"repodata/p.xml.gz\"/>\n"
+                    "    <data type=\"inner\">\n"
+                    "      <location href=\"repodata/inner.xml\"/><size>5</size>\n"
+                    "    </data>\n"),
+        "repomd.xml");
+    ASSERT_TRUE(repomd) << repomd.error().to_string();
+    ASSERT_EQ(repomd->records.size(), 1U);
+    EXPECT_EQ(repomd->records[0].checksum.hex, kSha256);
+    EXPECT_EQ(repomd->records[0].location_href, "repodata/p.xml.gz");
+    EXPECT_FALSE(repomd->records[0].size);
+
+    const auto last_counts = parse_repomd(
+        repomd_with("    <checksum type=\"abc\">00</checksum>\n"
+                    "    <checksum type=\"sha256\">" +
+                    kSha256 +
+                    "</checksum>\n"
+                    "    <location href=\"repodata/p.xml.gz\"/>\n"),
+        "repomd.xml");
+    ASSERT_TRUE(last_counts) << last_counts.error().to_string();
+    EXPECT_EQ(last_counts->records[0].checksum.hex, kSha256);
+
+    const auto last_is_bad = parse_repomd(
+        repomd_with("    <checksum type=\"sha256\">" + kSha256 +
+                    "</checksum>\n"
+                    "    <checksum type=\"sha256\">abc</checksum>\n"
+                    "    <location href=\"repodata/p.xml.gz\"/>\n"),
+        "repomd.xml");
+    ASSERT_FALSE(last_is_bad);
+    EXPECT_NE(last_is_bad.error().message.find("<checksum> \"abc\" is not a sha256 digest"),
+              std::string::npos)
+        << last_is_bad.error().message;
+}
+
 TEST(Repomd, UndeclaredPrefixIsNotAnError) {
     const auto repomd = parse_repomd(repomd_with("    <checksum type=\"sha256\">" + kSha256 +
                                                  "</checksum>\n"
