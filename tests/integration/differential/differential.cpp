@@ -1,6 +1,9 @@
 #include "differential.hpp"
 
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
+#include <random>
 
 namespace rpmirror::test::differential {
 
@@ -116,6 +119,101 @@ std::string upper(std::string text) {
 
 std::string text_of(const nlohmann::json& value) {
     return value.is_string() ? value.get<std::string>() : std::string();
+}
+
+RandomCampaign random_campaign() {
+    const char* seed = std::getenv("RPMIRROR_DIFFERENTIAL_SEED");
+    const char* cases = std::getenv("RPMIRROR_DIFFERENTIAL_CASES");
+    return {seed != nullptr ? static_cast<std::uint32_t>(std::stoul(seed)) : 20261204U,
+            cases != nullptr ? static_cast<std::size_t>(std::stoul(cases)) : 400U};
+}
+
+std::string mutate_document(std::string document, std::mt19937& random) {
+    static const std::vector<std::string> kTokens = {
+        "", " ", "0", "-1", "1.5", "0x10", "010", "99999999999999999999", "abc", "&amp;", "&#0;",
+        "<", "]]>", "\xc3\xa9", "\xff\xfe", "sha", "SHA256", "md5", "sha512", "../x",
+        "/etc/passwd", "repodata//x.xml", "file:///etc/", "http://127.0.0.1:9/", "\r\n", "\t",
+        "primary", "filelists", "<data type=\"x\"/>", std::string(5000, 'a')};
+    const auto pick = [&random](std::size_t size) {
+        return std::uniform_int_distribution<std::size_t>(0, size - 1)(random);
+    };
+    const auto token = [&]() { return kTokens[pick(kTokens.size())]; };
+    // The spans [begin, end) of element texts ("...>TEXT<") or of attribute values ("=\"V\"").
+    const auto spans = [&document](bool attributes) {
+        std::vector<std::pair<std::size_t, std::size_t>> found;
+        const char open = attributes ? '"' : '>';
+        const char close = attributes ? '"' : '<';
+        for (std::size_t at = document.find(open); at != std::string::npos;
+             at = document.find(open, at + 1)) {
+            if (attributes && (at == 0 || document[at - 1] != '=')) {
+                continue;
+            }
+            const std::size_t end = document.find(close, at + 1);
+            if (end == std::string::npos) {
+                break;
+            }
+            if (end > at + 1 && document.find('\n', at) > end) {
+                found.emplace_back(at + 1, end);
+            }
+            if (attributes) {
+                at = end;
+            }
+        }
+        return found;
+    };
+    const auto lines = [&document]() {
+        std::vector<std::pair<std::size_t, std::size_t>> found;  // each line with its '\n'
+        for (std::size_t at = 0; at < document.size();) {
+            const std::size_t end = std::min(document.find('\n', at), document.size() - 1) + 1;
+            found.emplace_back(at, end);
+            at = end;
+        }
+        return found;
+    };
+    const std::size_t operations = 1 + pick(3);
+    for (std::size_t step = 0; step < operations && !document.empty(); ++step) {
+        switch (pick(8)) {
+            case 0:
+            case 1: {  // an element's text
+                const auto found = spans(false);
+                if (!found.empty()) {
+                    const auto [begin, end] = found[pick(found.size())];
+                    document.replace(begin, end - begin, token());
+                }
+                break;
+            }
+            case 2:
+            case 3: {  // an attribute's value
+                const auto found = spans(true);
+                if (!found.empty()) {
+                    const auto [begin, end] = found[pick(found.size())];
+                    document.replace(begin, end - begin, token());
+                }
+                break;
+            }
+            case 4: {  // a line deleted
+                const auto found = lines();
+                const auto [begin, end] = found[pick(found.size())];
+                document.erase(begin, end - begin);
+                break;
+            }
+            case 5: {  // a line duplicated
+                const auto found = lines();
+                const auto [begin, end] = found[pick(found.size())];
+                document.insert(end, document.substr(begin, end - begin));
+                break;
+            }
+            case 6: {  // a byte changed
+                document[pick(document.size())] = static_cast<char>(pick(256));
+                break;
+            }
+            default: {  // a token inserted anywhere
+                document.insert(pick(document.size() + 1), token());
+                break;
+            }
+        }
+    }
+    return document;
 }
 
 }  // namespace rpmirror::test::differential

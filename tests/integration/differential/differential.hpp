@@ -10,7 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <cstdint>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <string_view>
@@ -64,6 +66,20 @@ std::string describe(const std::vector<Difference>& differences);
 // PATH) and returns its output. On failure (the dumper missing, librepo not importable) the
 // returned object holds "error" with the dumper's log, and the caller fails the test.
 nlohmann::json run_librepo(const nlohmann::json& manifest, const std::filesystem::path& scratch);
+
+// The random half of the differential tests: `count` mutations from the seed `seed` (the same
+// documents every run; RPMIRROR_DIFFERENTIAL_SEED and RPMIRROR_DIFFERENTIAL_CASES choose another
+// or a longer campaign).
+struct RandomCampaign {
+    std::uint32_t seed;
+    std::size_t count;
+};
+RandomCampaign random_campaign();
+
+// Returns `document` changed by one to three random edits: an element's text or an attribute's
+// value replaced by a token real and hostile documents carry, a line deleted or duplicated, a
+// byte changed, a token inserted.
+std::string mutate_document(std::string document, std::mt19937& random);
 
 // Text helpers of the corpora and comparisons: `text` with every `from` replaced by `to`;
 // `text` with a-z upper-cased; a JSON string's value ("" for anything else).

@@ -14,7 +14,6 @@
 //   lowercase and trimmed); what a digest's spelling does to verification shows in the verdict.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <map>
 #include <random>
 
@@ -332,105 +331,12 @@ TEST(DifferentialRepomd, MutationsOfACreaterepoRepositoryReadAsLibrepoReadsThemO
 }
 
 // Random mutations of the createrepo_c-like baseline, the fuzz-style half of the differential
-// test: a seeded mutator (the same cases every run; RPMIRROR_DIFFERENTIAL_SEED and
-// RPMIRROR_DIFFERENTIAL_CASES run another or a longer campaign) replaces element texts and
-// attribute values with tokens real repositories and hostile ones carry, deletes, duplicates and
-// swaps lines, changes bytes and truncates. The verdicts and fields of both readers must agree
-// or differ only as a listed Disagreement (the expected set of a random case is unknown, so any
+// test (random_campaign, mutate_document: the same documents every run unless the environment
+// asks for another campaign). The verdicts and fields of both readers must agree or differ only
+// as a listed Disagreement (the expected set of a random case is unknown, so any
 // listed one is allowed; an unlisted difference fails, with the document to reproduce it).
-std::string mutate(std::string document, std::mt19937& random) {
-    static const std::vector<std::string> kTokens = {
-        "", " ", "0", "-1", "1.5", "0x10", "010", "99999999999999999999", "abc", "&amp;", "&#0;",
-        "<", "]]>", "\xc3\xa9", "\xff\xfe", "sha", "SHA256", "md5", "sha512", "../x",
-        "/etc/passwd", "repodata//x.xml", "file:///etc/", "http://127.0.0.1:9/", "\r\n", "\t",
-        "primary", "filelists", "<data type=\"x\"/>", std::string(5000, 'a')};
-    const auto pick = [&random](std::size_t size) {
-        return std::uniform_int_distribution<std::size_t>(0, size - 1)(random);
-    };
-    const auto token = [&]() { return kTokens[pick(kTokens.size())]; };
-    // The spans [begin, end) of element texts ("...>TEXT<") or of attribute values ("=\"V\"").
-    const auto spans = [&document](bool attributes) {
-        std::vector<std::pair<std::size_t, std::size_t>> found;
-        const char open = attributes ? '"' : '>';
-        const char close = attributes ? '"' : '<';
-        for (std::size_t at = document.find(open); at != std::string::npos;
-             at = document.find(open, at + 1)) {
-            if (attributes && (at == 0 || document[at - 1] != '=')) {
-                continue;
-            }
-            const std::size_t end = document.find(close, at + 1);
-            if (end == std::string::npos) {
-                break;
-            }
-            if (end > at + 1 && document.find('\n', at) > end) {
-                found.emplace_back(at + 1, end);
-            }
-            if (attributes) {
-                at = end;
-            }
-        }
-        return found;
-    };
-    const auto lines = [&document]() {
-        std::vector<std::pair<std::size_t, std::size_t>> found;  // each line with its '\n'
-        for (std::size_t at = 0; at < document.size();) {
-            const std::size_t end = std::min(document.find('\n', at), document.size() - 1) + 1;
-            found.emplace_back(at, end);
-            at = end;
-        }
-        return found;
-    };
-    const std::size_t operations = 1 + pick(3);
-    for (std::size_t step = 0; step < operations && !document.empty(); ++step) {
-        switch (pick(8)) {
-            case 0:
-            case 1: {  // an element's text
-                const auto found = spans(false);
-                if (!found.empty()) {
-                    const auto [begin, end] = found[pick(found.size())];
-                    document.replace(begin, end - begin, token());
-                }
-                break;
-            }
-            case 2:
-            case 3: {  // an attribute's value
-                const auto found = spans(true);
-                if (!found.empty()) {
-                    const auto [begin, end] = found[pick(found.size())];
-                    document.replace(begin, end - begin, token());
-                }
-                break;
-            }
-            case 4: {  // a line deleted
-                const auto found = lines();
-                const auto [begin, end] = found[pick(found.size())];
-                document.erase(begin, end - begin);
-                break;
-            }
-            case 5: {  // a line duplicated
-                const auto found = lines();
-                const auto [begin, end] = found[pick(found.size())];
-                document.insert(end, document.substr(begin, end - begin));
-                break;
-            }
-            case 6: {  // a byte changed
-                document[pick(document.size())] = static_cast<char>(pick(256));
-                break;
-            }
-            default: {  // a token inserted anywhere
-                document.insert(pick(document.size() + 1), token());
-                break;
-            }
-        }
-    }
-    return document;
-}
-
 TEST(DifferentialRepomd, RandomMutationsDisagreeOnlyAsListed) {
-    const char* seed_text = std::getenv("RPMIRROR_DIFFERENTIAL_SEED");
-    const char* cases_text = std::getenv("RPMIRROR_DIFFERENTIAL_CASES");
-    const std::uint32_t seed = seed_text != nullptr ? std::stoul(seed_text) : 20261204U;
-    const std::size_t count = cases_text != nullptr ? std::stoul(cases_text) : 400U;
+    const auto [seed, count] = random_campaign();
     std::mt19937 random(seed);
     const RepomdSpec baseline = createrepo_like();
     const std::string document = baseline.render();
@@ -439,7 +345,7 @@ TEST(DifferentialRepomd, RandomMutationsDisagreeOnlyAsListed) {
     std::vector<std::string> documents;
     for (std::size_t index = 0; index < count; ++index) {
         const std::string name = "random_" + std::to_string(index);
-        RepomdCase mutated{name, baseline, mutate(document, random), {}};
+        RepomdCase mutated{name, baseline, mutate_document(document, random), {}};
         documents.push_back(write_repository(mutated, scratch / name));
         manifest.push_back({{"name", name}, {"kind", "repomd"}, {"path", (scratch / name).string()}});
     }
