@@ -35,6 +35,13 @@ class MetalinkHandler : public xml::SaxHandler {
   public:
     void start_element(std::string_view local_name, std::string_view /*namespace_uri*/,
                        std::span<const xml::Attribute> attributes) override {
+        // An element where a metalink has none (a <verification> straight inside <alternates>,
+        // a <data> inside a <url>) is skipped with everything it contains, as librepo's parser
+        // skips it; the text of the element around it goes on.
+        if (skipped_ > 0 || (!stack_.empty() && !expected(stack_.back(), local_name))) {
+            ++skipped_;
+            return;
+        }
         stack_.emplace_back(local_name);
         // (Taken after the push: a view taken before it would dangle when the vector grows.)
         const std::string_view parent =
@@ -82,6 +89,10 @@ class MetalinkHandler : public xml::SaxHandler {
     }
 
     void end_element(std::string_view local_name, std::string_view /*namespace_uri*/) override {
+        if (skipped_ > 0) {
+            --skipped_;
+            return;
+        }
         const std::string_view parent =
             stack_.size() >= 2 ? std::string_view(stack_[stack_.size() - 2]) : std::string_view();
         if (in_repomd_file_) {
@@ -95,7 +106,7 @@ class MetalinkHandler : public xml::SaxHandler {
     }
 
     void characters(std::string_view text) override {
-        if (in_repomd_file_ && text_.size() < kMaxTextBytes) {
+        if (skipped_ == 0 && in_repomd_file_ && text_.size() < kMaxTextBytes) {
             text_ += text;
         }
     }
@@ -107,6 +118,24 @@ class MetalinkHandler : public xml::SaxHandler {
 
   private:
     static constexpr std::size_t kMaxTextBytes = 64 * 1024;
+
+    // True iff a metalink has an element `name` inside `parent` (by local name: MirrorManager
+    // writes <mm0:timestamp>, <mm0:alternates>); anything else is skipped.
+    static bool expected(std::string_view parent, std::string_view name) {
+        struct Child {
+            std::string_view parent;
+            std::string_view name;
+        };
+        static constexpr Child kChildren[] = {
+            {"metalink", "files"},       {"files", "file"},           {"file", "timestamp"},
+            {"file", "size"},            {"file", "verification"},    {"file", "alternates"},
+            {"file", "resources"},       {"verification", "hash"},    {"alternates", "alternate"},
+            {"alternate", "timestamp"},  {"alternate", "size"},       {"alternate", "verification"},
+            {"resources", "url"}};
+        return std::any_of(std::begin(kChildren), std::end(kChildren), [&](const Child& child) {
+            return child.parent == parent && child.name == name;
+        });
+    }
 
     static std::string_view attribute(std::span<const xml::Attribute> attributes,
                                       std::string_view name) {
@@ -148,6 +177,9 @@ class MetalinkHandler : public xml::SaxHandler {
                 return;  // unknown hash types are ignored
             }
             if (!is_valid_hex_digest(*type, text)) {
+                if (in_alternate_) {
+                    return;  // an alternate is only a fallback: a hash that is none is dropped
+                }
                 parser->fail_at_line("<hash type=\"" + hash_type_ + "\"> \"" + std::string(text) +
                                      "\" is not a " + std::string(checksum_type_name(*type)) +
                                      " digest");
@@ -173,6 +205,7 @@ class MetalinkHandler : public xml::SaxHandler {
     }
 
     std::vector<std::string> stack_;
+    std::size_t skipped_ = 0;  // depth inside an element skipped with its contents
     std::string text_;
     bool in_repomd_file_ = false;
     std::size_t file_depth_ = 0;

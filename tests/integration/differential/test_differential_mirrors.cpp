@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <random>
 
 #include "differential.hpp"
 #include "rpmirror/metadata.hpp"
@@ -213,13 +214,16 @@ std::vector<MetalinkCase> metalink_cases() {
 // Metalink comparison
 
 // The hashes of a librepo version (main entry or alternate) that rpmirror knows, as rpmirror
-// keeps them: lowercase hex (the spelling's consequences show in the verdict).
+// keeps them: lowercase hex (the spelling's consequences show in the verdict). A hash that is no
+// digest of its type refuses the metalink in the main entry (the verdict shows it) and is
+// dropped from an alternate.
 std::vector<std::pair<ChecksumType, std::string>> known_hashes(const json& hashes) {
     std::vector<std::pair<ChecksumType, std::string>> known;
     for (const json& hash : hashes) {
         const auto type = parse_checksum_type(text_of(hash[0]));
-        if (type) {
-            known.emplace_back(*type, text::to_lower(text::trim(text_of(hash[1]))));
+        const std::string hex = text::to_lower(text::trim(text_of(hash[1])));
+        if (type && is_valid_hex_digest(*type, hex)) {
+            known.emplace_back(*type, hex);
         }
     }
     return known;
@@ -230,13 +234,16 @@ void compare_version(std::vector<Difference>& differences, const std::string& wh
     const auto number = [](const json& value) {
         return value.is_number() ? value.get<std::int64_t>() : 0;
     };
+    // Numbers: librepo's strtoll base 0 reads "010" and "0x10" otherwise (NumberBase); a
+    // negative size is none to rpmirror (NegativeSize).
     if (number(theirs["timestamp"]) != ours.timestamp.value_or(0)) {
-        differences.push_back({std::nullopt, what + " timestamp: librepo " +
+        differences.push_back({D::NumberBase, what + " timestamp: librepo " +
                                                  theirs["timestamp"].dump() + ", rpmirror " +
                                                  std::to_string(ours.timestamp.value_or(0))});
     }
     if (number(theirs["size"]) != static_cast<std::int64_t>(ours.size.value_or(0))) {
-        differences.push_back({std::nullopt, what + " size: librepo " + theirs["size"].dump() +
+        const D kind = number(theirs["size"]) < 0 && !ours.size ? D::NegativeSize : D::NumberBase;
+        differences.push_back({kind, what + " size: librepo " + theirs["size"].dump() +
                                                  ", rpmirror " +
                                                  std::to_string(ours.size.value_or(0))});
     }
@@ -254,13 +261,25 @@ bool is_unfetchable(std::string_view url) {
     return url.starts_with("ftp://") || url.starts_with("rsync://");
 }
 
+// A metalink's ftp:// and rsync:// mirrors, and a <url> that is no URL rpmirror fetches at all
+// ("md5", "file ://x"): librepo lists them, rpmirror skips them.
+bool is_unfetched_metalink_url(std::string_view url) {
+    return !url.starts_with("http://") && !url.starts_with("https://") &&
+           !url.starts_with("file://");
+}
+
 // librepo's mirrors against the ones rpmirror would use.
 void compare_mirrors(std::vector<Difference>& differences, const json& theirs,
                      const std::vector<std::string>& ours) {
     std::vector<std::string> librepo;
     for (const json& mirror : theirs) {
         const std::string url = text_of(mirror);
-        if (is_unfetchable(url)) {
+        if (const std::string trimmed(text::trim(url));
+            trimmed != url && !is_unfetched_metalink_url(trimmed) &&
+            std::find(ours.begin(), ours.end(), url) == ours.end()) {
+            differences.push_back({D::TrimmedText, "librepo keeps the mirror \"" + url + "\""});
+            librepo.push_back(trimmed);
+        } else if (is_unfetched_metalink_url(url)) {
             differences.push_back({D::UnfetchableMirror, "librepo also lists " + url});
         } else {
             librepo.push_back(url);
@@ -278,8 +297,11 @@ void compare_mirrors(std::vector<Difference>& differences, const json& theirs,
          "mirrors: librepo " + json(librepo).dump() + ", rpmirror " + json(ours).dump()});
 }
 
+// `repository` is the base URL of the one mirror that serves repomd.xml (file://): a metalink
+// that does not lead rpmirror there is one it could not fetch repomd.xml through.
 std::vector<Difference> compare_metalink(const json& librepo, const std::string& document,
-                                         const std::string& list_url) {
+                                         const std::string& list_url,
+                                         const std::string& repository) {
     std::vector<Difference> differences;
     std::optional<Error> refusal;
     auto parsed = parse_metalink(document, list_url);
@@ -295,12 +317,20 @@ std::vector<Difference> compare_metalink(const json& librepo, const std::string&
         refusal = verified.error();
     } else {
         mirrors = *usable;
+        if (std::find(mirrors.begin(), mirrors.end(), repository) == mirrors.end()) {
+            refusal = Error{ErrorCode::Network, "no mirror serves repomd.xml", list_url, 0};
+        }
     }
     const bool librepo_accepts = librepo["ok"].get<bool>() && librepo["verify"]["ok"].get<bool>();
     if (librepo_accepts && refusal) {
         std::optional<D> kind;
         if (refusal->message.find("no hash of a known type") != std::string::npos) {
             kind = D::Unverifiable;
+        } else if (refusal->message.find("<hash type=") != std::string::npos &&
+                   refusal->message.find("digest") != std::string::npos) {
+            // A hash that is no digest fails as one that does not match; librepo checks only
+            // the strongest.
+            kind = D::EveryHashChecked;
         } else if (refusal->code == ErrorCode::Corrupt && parsed) {
             // librepo checks the strongest hash only and never the size.
             const bool size_differs = parsed->repomd.size && *parsed->repomd.size != kRepomd.size();
@@ -342,29 +372,63 @@ std::vector<Difference> compare_metalink(const json& librepo, const std::string&
     }
     // URLs by their text: location, preference, and the protocol where librepo has one (rpmirror
     // takes a missing one from the URL's scheme).
-    std::map<std::string, const json*> librepo_urls;
+    // rpmirror trims a URL's text, librepo keeps its whitespace (TrimmedText).
+    std::multimap<std::string, const json*> librepo_urls;  // a <url> may be listed twice
+    std::size_t librepo_url_count = 0;
     for (const json& url : metalink["urls"]) {
-        if (!text_of(url["url"]).empty()) {  // librepo skips an empty <url> too
-            librepo_urls[text_of(url["url"])] = &url;
+        const std::string text = text_of(url["url"]);
+        const std::string trimmed(text::trim(text));
+        if (trimmed != text) {
+            differences.push_back({D::TrimmedText, "librepo keeps <url> \"" + text + "\""});
+        }
+        if (!trimmed.empty()) {  // librepo skips an empty <url> too
+            librepo_urls.emplace(trimmed, &url);
+            ++librepo_url_count;
         }
     }
-    if (librepo_urls.size() != parsed->urls.size()) {
+    if (librepo_url_count != parsed->urls.size()) {
         differences.push_back({std::nullopt, "urls: librepo " + metalink["urls"].dump()});
     }
+    const auto same = [](const std::string& librepo, const std::string& ours) {
+        return librepo == ours || librepo == replace_all(ours, "&", "&#38;");
+    };
     for (const MetalinkUrl& url : parsed->urls) {
-        const auto found = librepo_urls.find(url.url);
-        if (found == librepo_urls.end()) {
+        // Of librepo's <url>s with this text, the one that reads alike (else the first).
+        const auto [first, last] = librepo_urls.equal_range(url.url);
+        if (first == last) {
             differences.push_back({std::nullopt, "url only rpmirror has: " + url.url});
             continue;
         }
+        auto found = std::find_if(first, last, [&](const auto& entry) {
+            const json& candidate = *entry.second;
+            return same(text_of(candidate["location"]), url.location) &&
+                   candidate["preference"].get<int>() == url.preference &&
+                   (text_of(candidate["protocol"]).empty() ||
+                    same(text_of(candidate["protocol"]), url.protocol));
+        });
+        if (found == last) {
+            found = first;
+        }
         const json& theirs = *found->second;
-        if (text_of(theirs["location"]) != url.location ||
-            theirs["preference"].get<int>() != url.preference ||
-            (theirs["protocol"].is_string() && text_of(theirs["protocol"]) != url.protocol)) {
+        librepo_urls.erase(found);
+        const bool escaped = text_of(theirs["location"]) != url.location ||
+                             text_of(theirs["protocol"]) != url.protocol;
+        if (theirs["preference"].get<int>() != url.preference) {
+            differences.push_back({D::NumberBase, "url " + url.url + " preference: librepo " +
+                                                      theirs["preference"].dump() + ", rpmirror " +
+                                                      std::to_string(url.preference)});
+        }
+        if (!same(text_of(theirs["location"]), url.location) ||
+            (!text_of(theirs["protocol"]).empty() &&
+             !same(text_of(theirs["protocol"]), url.protocol))) {
             differences.push_back({std::nullopt, "url " + url.url + ": librepo " + theirs.dump() +
                                                      ", rpmirror " + url.protocol + " " +
                                                      url.location + " " +
                                                      std::to_string(url.preference)});
+        } else if (escaped && theirs["protocol"].is_string()) {
+            differences.push_back({D::EscapedAmpersand, "url " + url.url + ": librepo " +
+                                                            theirs.dump() + ", rpmirror " +
+                                                            url.protocol + " " + url.location});
         }
     }
     compare_mirrors(differences, librepo["mirrors"], mirrors);
@@ -395,7 +459,8 @@ TEST(DifferentialMetalink, MetalinksReadAsLibrepoReadsThemOrAsListed) {
             "file://" + (scratch / (metalink_case.name + ".metalink")).string();
         std::vector<Difference> differences;
         try {
-            differences = compare_metalink(librepo[metalink_case.name], documents[index], list_url);
+            differences = compare_metalink(librepo[metalink_case.name], documents[index], list_url,
+                                           repository_url);
         } catch (const json::exception& error) {
             ADD_FAILURE() << "case " << metalink_case.name << ": librepo's answer "
                           << librepo[metalink_case.name].dump()
@@ -407,6 +472,57 @@ TEST(DifferentialMetalink, MetalinksReadAsLibrepoReadsThemOrAsListed) {
             << describe(differences)
             << "librepo: " << librepo[metalink_case.name].dump().substr(0, 800);
     }
+}
+
+// Random mutations of the MirrorManager-like metalink (random_campaign, mutate_document): read by
+// both, every difference must be a listed Disagreement (the expected set of a random document is
+// unknown, so any listed one is allowed); an unlisted one fails, printing the document.
+TEST(DifferentialMetalink, RandomMutationsDisagreeOnlyAsListed) {
+    const auto [seed, count] = random_campaign();
+    std::mt19937 random(seed);
+    TempDir scratch;
+    const std::filesystem::path repository = scratch / "repository";
+    TempDir::write_at(repository / "repodata" / "repomd.xml", kRepomd);
+    const std::string baseline = MetalinkSpec{}.render("file://" + repository.string() + "/");
+    json manifest = json::array();
+    std::vector<std::string> documents;
+    for (std::size_t index = 0; index < count; ++index) {
+        const std::string name = "random_" + std::to_string(index);
+        documents.push_back(mutate_document(baseline, random));
+        const std::filesystem::path path = scratch.write(name + ".metalink", documents.back());
+        manifest.push_back({{"name", name}, {"kind", "metalink"}, {"path", path}});
+    }
+    const json librepo = run_librepo(manifest, scratch.path());
+    ASSERT_FALSE(librepo.contains("error")) << text_of(librepo["error"]);
+    std::size_t both_accept = 0;
+    std::size_t both_refuse = 0;
+    for (std::size_t index = 0; index < count; ++index) {
+        const std::string name = "random_" + std::to_string(index);
+        ASSERT_TRUE(librepo.contains(name)) << name;
+        std::vector<Difference> differences;
+        try {
+            differences = compare_metalink(librepo[name], documents[index],
+                                           "file://" + (scratch / (name + ".metalink")).string(),
+                                           "file://" + repository.string() + "/");
+        } catch (const json::exception& error) {
+            ADD_FAILURE() << name << ": librepo's answer " << librepo[name].dump().substr(0, 600)
+                          << " is not as expected: " << error.what();
+            continue;
+        }
+        const bool verdicts_differ = std::any_of(
+            differences.begin(), differences.end(),
+            [](const Difference& difference) { return difference.detail.starts_with("verdict"); });
+        const bool librepo_accepts = librepo[name]["verify"]["ok"].get<bool>();
+        both_accept += librepo_accepts && !verdicts_differ ? 1 : 0;
+        both_refuse += !librepo_accepts && !verdicts_differ ? 1 : 0;
+        EXPECT_EQ(kinds_of(differences).count("Unclassified"), 0U)
+            << name << " (seed " << seed << "): a difference no Disagreement lists:\n"
+            << describe(differences) << "librepo: " << librepo[name].dump().substr(0, 1500)
+            << "\ndocument:\n"
+            << documents[index].substr(0, 4000);
+    }
+    EXPECT_GT(both_accept, count / 20) << both_refuse << " refused by both";
+    EXPECT_GT(both_refuse, count / 20) << both_accept << " accepted by both";
 }
 
 // ---------------------------------------------------------------------------------------------

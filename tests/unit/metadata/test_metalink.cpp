@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <regex>
 
 #include "metadata_test_support.hpp"
 #include "rpmirror/metadata.hpp"
@@ -230,6 +231,35 @@ TEST(Metalink, AlternateWithoutKnownHashIsDropped) {
         "metalink.xml");
     ASSERT_TRUE(metalink);
     EXPECT_TRUE(metalink->alternates.empty());
+}
+
+// What the random differential test found librepo does: an alternate's hash that is no digest
+// is dropped (an alternate is only a fallback), an element where a metalink has none is skipped
+// with its contents (a <verification> straight inside <alternates> vouches for nothing), and
+// the text of a <url> around such an element is the URL.
+TEST(Metalink, MisplacedElementsAndAnAlternatesBadHashAreSkipped) {
+    const auto bad_alternate = parse_metalink(
+        metalink_document(hash_line("sha256", kOtherSha256), 1, hash_line("sha256", "abc"), 1),
+        "metalink.xml");
+    ASSERT_TRUE(bad_alternate) << bad_alternate.error().to_string();
+    EXPECT_TRUE(bad_alternate->alternates.empty());
+
+    std::string document =
+        metalink_document(hash_line("sha256", kOtherSha256), 1, hash_line("md5", "x"), 1);
+    document = std::regex_replace(document, std::regex("    <mm0:alternate>\n"), "");
+    document = std::regex_replace(document, std::regex("    </mm0:alternate>\n"), "");
+    document = std::regex_replace(document, std::regex("https://mirror-b\\.example"),
+                                  "https://mirror-b<x>ignored</x>.example");
+    const auto misplaced = parse_metalink(document, "metalink.xml");
+    ASSERT_TRUE(misplaced) << misplaced.error().to_string();
+    ASSERT_EQ(misplaced->repomd.hashes.size(), 1U);
+    EXPECT_EQ(misplaced->repomd.hashes[0].hex, kOtherSha256);
+    EXPECT_EQ(misplaced->repomd.timestamp, 1704067200);
+    EXPECT_TRUE(misplaced->alternates.empty());
+    const auto us = std::find_if(misplaced->urls.begin(), misplaced->urls.end(),
+                                 [](const MetalinkUrl& url) { return url.location == "US"; });
+    ASSERT_NE(us, misplaced->urls.end());
+    EXPECT_EQ(us->url, "https://mirror-b.example/fedora/40/x86_64/os/repodata/repomd.xml");
 }
 
 TEST(Metalink, MalformedDigestIsAnErrorWithLine) {
