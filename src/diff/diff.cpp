@@ -8,10 +8,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "rpmirror/download.hpp"
-#include "rpmirror/metadata.hpp"
 #include "fs/durable.hpp"
 #include "metadata/treeinfo.hpp"
+#include "rpmirror/download.hpp"
+#include "rpmirror/metadata.hpp"
 #include "util/xml.hpp"
 
 namespace rpmirror {
@@ -486,8 +486,7 @@ Result<TreeContents> read_tree_contents(std::string_view treeinfo, std::string_v
     TreeContents contents;
     contents.location = std::string(location);
     for (const TreeInfo::File& file : tree->files) {
-        contents.images[file.path] =
-            std::string(checksum_type_name(file.type)) + ":" + file.digest;
+        contents.images[file.path] = std::string(checksum_type_name(file.type)) + ":" + file.digest;
     }
     for (const std::string& path : tree->repositories) {
         auto repository = read_repository(path);
@@ -541,7 +540,8 @@ TreeDiff diff_trees(const TreeContents& old_side, const TreeContents& new_side) 
         if (old_repository == old_side.repositories.end()) {
             diff.repositories_added.push_back(path);
         } else {
-            diff.repositories.emplace_back(path, diff_repositories(old_repository->second, contents));
+            diff.repositories.emplace_back(path,
+                                           diff_repositories(old_repository->second, contents));
         }
     }
     for (const auto& [path, contents] : old_side.repositories) {
@@ -584,11 +584,11 @@ std::vector<std::string> format_tree_diff_summary(const TreeDiff& diff) {
     for (const auto& [path, repository] : diff.repositories) {
         lines.push_back(repository_label(path) + format_diff_summary(repository));
     }
-    lines.push_back(fmt::format("images: {} added, {} removed, {} changed; repositories: {} added, "
-                                "{} removed",
-                                diff.images_added.size(), diff.images_removed.size(),
-                                diff.images_changed.size(), diff.repositories_added.size(),
-                                diff.repositories_removed.size()));
+    lines.push_back(fmt::format(
+        "images: {} added, {} removed, {} changed; repositories: {} added, "
+        "{} removed",
+        diff.images_added.size(), diff.images_removed.size(), diff.images_changed.size(),
+        diff.repositories_added.size(), diff.repositories_removed.size()));
     return lines;
 }
 
@@ -601,10 +601,9 @@ std::string format_tree_diff_json(const TreeDiff& diff) {
                                 {"old_checksum", change.old_checksum},
                                 {"new_checksum", change.new_checksum}});
             } else {
-                list.push_back(
-                    {{"path", change.path},
-                     {"checksum", change.new_checksum.empty() ? change.old_checksum
-                                                              : change.new_checksum}});
+                list.push_back({{"path", change.path},
+                                {"checksum", change.new_checksum.empty() ? change.old_checksum
+                                                                         : change.new_checksum}});
             }
         }
         return list;

@@ -127,10 +127,10 @@ class MetalinkHandler : public xml::SaxHandler {
             std::string_view name;
         };
         static constexpr Child kChildren[] = {
-            {"metalink", "files"},       {"files", "file"},           {"file", "timestamp"},
-            {"file", "size"},            {"file", "verification"},    {"file", "alternates"},
-            {"file", "resources"},       {"verification", "hash"},    {"alternates", "alternate"},
-            {"alternate", "timestamp"},  {"alternate", "size"},       {"alternate", "verification"},
+            {"metalink", "files"},      {"files", "file"},        {"file", "timestamp"},
+            {"file", "size"},           {"file", "verification"}, {"file", "alternates"},
+            {"file", "resources"},      {"verification", "hash"}, {"alternates", "alternate"},
+            {"alternate", "timestamp"}, {"alternate", "size"},    {"alternate", "verification"},
             {"resources", "url"}};
         return std::any_of(std::begin(kChildren), std::end(kChildren), [&](const Child& child) {
             return child.parent == parent && child.name == name;

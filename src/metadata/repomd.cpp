@@ -166,8 +166,8 @@ class RepomdHandler : public xml::SaxHandler {
     // Parses the record's <checksum>: the last one it has (librepo keeps the last), found at
     // line checksum_line_ with the text checksum_text_ and the type attribute checksum_of_type_.
     std::optional<RecordChecksum> parse_checksum() {
-        const std::string prefix = "line " + std::to_string(checksum_line_) + ": " +
-                                   record_name() + " <checksum>";
+        const std::string prefix =
+            "line " + std::to_string(checksum_line_) + ": " + record_name() + " <checksum>";
         const auto type = parse_checksum_type(checksum_of_type_);
         if (!type) {
             parser->fail(Error{ErrorCode::Unsupported,

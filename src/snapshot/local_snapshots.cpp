@@ -338,10 +338,10 @@ class LocalBackend final : public Backend {
             images = audit_tree_images(root_.repo_id, root_.repo_dir, options.use_checksum_cache,
                                        options.threads);
             if (!images->ok()) {
-                return make_error(ErrorCode::BadInput,
-                                  "not a complete, verified installation tree: " +
-                                      describe_problems(*images),
-                                  root_.repo_dir.string());
+                return make_error(
+                    ErrorCode::BadInput,
+                    "not a complete, verified installation tree: " + describe_problems(*images),
+                    root_.repo_dir.string());
             }
         }
 
@@ -391,7 +391,8 @@ class LocalBackend final : public Backend {
             const RepoAuditReport copy = audit_tree_images(
                 root_.repo_id, staging.path(), options.use_checksum_cache, options.threads);
             if (!copied || *copied != *treeinfo) {
-                return make_error(ErrorCode::Corrupt, ".treeinfo changed while the snapshot was taken",
+                return make_error(ErrorCode::Corrupt,
+                                  ".treeinfo changed while the snapshot was taken",
                                   root_.repo_dir.string());
             }
             if (!copy.ok() || copy.verified != images->verified) {

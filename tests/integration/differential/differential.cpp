@@ -129,11 +129,36 @@ RandomCampaign random_campaign() {
 }
 
 std::string mutate_document(std::string document, std::mt19937& random) {
-    static const std::vector<std::string> kTokens = {
-        "", " ", "0", "-1", "1.5", "0x10", "010", "99999999999999999999", "abc", "&amp;", "&#0;",
-        "<", "]]>", "\xc3\xa9", "\xff\xfe", "sha", "SHA256", "md5", "sha512", "../x",
-        "/etc/passwd", "repodata//x.xml", "file:///etc/", "http://127.0.0.1:9/", "\r\n", "\t",
-        "primary", "filelists", "<data type=\"x\"/>", std::string(5000, 'a')};
+    static const std::vector<std::string> kTokens = {"",
+                                                     " ",
+                                                     "0",
+                                                     "-1",
+                                                     "1.5",
+                                                     "0x10",
+                                                     "010",
+                                                     "99999999999999999999",
+                                                     "abc",
+                                                     "&amp;",
+                                                     "&#0;",
+                                                     "<",
+                                                     "]]>",
+                                                     "\xc3\xa9",
+                                                     "\xff\xfe",
+                                                     "sha",
+                                                     "SHA256",
+                                                     "md5",
+                                                     "sha512",
+                                                     "../x",
+                                                     "/etc/passwd",
+                                                     "repodata//x.xml",
+                                                     "file:///etc/",
+                                                     "http://127.0.0.1:9/",
+                                                     "\r\n",
+                                                     "\t",
+                                                     "primary",
+                                                     "filelists",
+                                                     "<data type=\"x\"/>",
+                                                     std::string(5000, 'a')};
     const auto pick = [&random](std::size_t size) {
         return std::uniform_int_distribution<std::size_t>(0, size - 1)(random);
     };

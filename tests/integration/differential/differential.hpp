@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include <filesystem>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <random>
 #include <set>
@@ -39,12 +39,12 @@ enum class Disagreement {
     PaddedDigest,     // whitespace around a digest: librepo compares it with the whitespace
     DuplicateRecord,  // two records of one type: librepo checks one's file against the other's
     // Both accept; a field differs.
-    TrimmedText,     // rpmirror trims the text of <revision>, tags, URLs
-    NumberBase,      // "0x10", "010": librepo's strtoll base 0 reads hex and octal
-    NegativeSize,    // a negative <size> is no size to rpmirror
-    MirrorOrder,     // metalink mirrors: rpmirror tries the highest preference first
-    CarriageReturn,  // mirrorlist CRLF: librepo keeps the '\r' in the URL
-    LongLine,        // a mirrorlist line over 4095 bytes: librepo cuts it (fgets)
+    TrimmedText,       // rpmirror trims the text of <revision>, tags, URLs
+    NumberBase,        // "0x10", "010": librepo's strtoll base 0 reads hex and octal
+    NegativeSize,      // a negative <size> is no size to rpmirror
+    MirrorOrder,       // metalink mirrors: rpmirror tries the highest preference first
+    CarriageReturn,    // mirrorlist CRLF: librepo keeps the '\r' in the URL
+    LongLine,          // a mirrorlist line over 4095 bytes: librepo cuts it (fgets)
     EscapedAmpersand,  // "&amp;" in an attribute: libxml2 hands librepo "&#38;", not "&"
 };
 

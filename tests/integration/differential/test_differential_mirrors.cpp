@@ -238,14 +238,13 @@ void compare_version(std::vector<Difference>& differences, const std::string& wh
     // negative size is none to rpmirror (NegativeSize).
     if (number(theirs["timestamp"]) != ours.timestamp.value_or(0)) {
         differences.push_back({D::NumberBase, what + " timestamp: librepo " +
-                                                 theirs["timestamp"].dump() + ", rpmirror " +
-                                                 std::to_string(ours.timestamp.value_or(0))});
+                                                  theirs["timestamp"].dump() + ", rpmirror " +
+                                                  std::to_string(ours.timestamp.value_or(0))});
     }
     if (number(theirs["size"]) != static_cast<std::int64_t>(ours.size.value_or(0))) {
         const D kind = number(theirs["size"]) < 0 && !ours.size ? D::NegativeSize : D::NumberBase;
         differences.push_back({kind, what + " size: librepo " + theirs["size"].dump() +
-                                                 ", rpmirror " +
-                                                 std::to_string(ours.size.value_or(0))});
+                                         ", rpmirror " + std::to_string(ours.size.value_or(0))});
     }
     std::vector<std::pair<ChecksumType, std::string>> mine;
     for (const MetalinkHash& hash : ours.hashes) {

@@ -187,12 +187,11 @@ void compare_fields(std::vector<Difference>& differences, const json& theirs, co
         const RepomdRecord& record = *found->second;
         const std::string what = "record '" + type.substr(0, 40) + "' ";
         if (text_of(fields["location_href"]) != record.location_href) {
-            const bool escaped = text_of(fields["location_href"]) ==
-                                 replace_all(record.location_href, "&", "&#38;");
+            const bool escaped =
+                text_of(fields["location_href"]) == replace_all(record.location_href, "&", "&#38;");
             differences.push_back({escaped ? std::optional<D>(D::EscapedAmpersand) : std::nullopt,
-                                   what + "href: librepo " +
-                                                     fields["location_href"].dump() +
-                                                     ", rpmirror " + record.location_href});
+                                   what + "href: librepo " + fields["location_href"].dump() +
+                                       ", rpmirror " + record.location_href});
         }
         compare_checksum(differences, what + "checksum", fields["checksum"],
                          fields["checksum_type"], record.checksum);
@@ -347,7 +346,8 @@ TEST(DifferentialRepomd, RandomMutationsDisagreeOnlyAsListed) {
         const std::string name = "random_" + std::to_string(index);
         RepomdCase mutated{name, baseline, mutate_document(document, random), {}};
         documents.push_back(write_repository(mutated, scratch / name));
-        manifest.push_back({{"name", name}, {"kind", "repomd"}, {"path", (scratch / name).string()}});
+        manifest.push_back(
+            {{"name", name}, {"kind", "repomd"}, {"path", (scratch / name).string()}});
     }
     const json librepo = run_librepo(manifest, scratch.path());
     ASSERT_FALSE(librepo.contains("error")) << text_of(librepo["error"]);
@@ -378,8 +378,8 @@ TEST(DifferentialRepomd, RandomMutationsDisagreeOnlyAsListed) {
             << documents[index].substr(0, 4000);
     }
     // The mutations bite both ways: some documents stay acceptable, some are broken.
-    EXPECT_GT(both_accept, count / 20) << both_refuse << " refused by both, " << listed
-                                       << " with listed differences";
+    EXPECT_GT(both_accept, count / 20)
+        << both_refuse << " refused by both, " << listed << " with listed differences";
     EXPECT_GT(both_refuse, count / 20) << both_accept << " accepted by both";
 }
 

@@ -124,10 +124,9 @@ TEST_F(S3Treeinfo, AProductmdTreeIsStoredWholeAndDnfReadsEachRepositoryOverTheGa
     EXPECT_TRUE(repo_report().at("noop").get<bool>()) << again.out;
 
     // A tree in a bucket is not snapshotted (yet): refused, naming it, nothing stored for it.
-    const CommandResult snapshot =
-        run_to_end({rpmirror_binary(), "snapshot", "create", "--repo", "fl", "-p", destination(),
-                    "--name", "one"},
-                   tmp_ / "logs");
+    const CommandResult snapshot = run_to_end({rpmirror_binary(), "snapshot", "create", "--repo",
+                                               "fl", "-p", destination(), "--name", "one"},
+                                              tmp_ / "logs");
     EXPECT_NE(snapshot.exit_code, 0) << snapshot.out;
     EXPECT_NE(snapshot.err.find("an installation tree (.treeinfo) in a bucket cannot be "
                                 "snapshotted yet"),

@@ -284,9 +284,9 @@ TEST_F(Treeinfo, SnapshotsAndDiffCoverTheWholeTree) {
     }
     ASSERT_FALSE(dropped.empty());
     fs::remove(dropped);
-    run_checked({"createrepo_c", "--quiet", "--no-database", "--update",
-                 (tree() / "AppStream").string()},
-                tmp_ / "logs");
+    run_checked(
+        {"createrepo_c", "--quiet", "--no-database", "--update", (tree() / "AppStream").string()},
+        tmp_ / "logs");
     const CommandResult second = mirror({"--snapshot=two", "--delete"});
     ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
     EXPECT_EQ(read_file(one / "images/pxeboot/vmlinuz"), old_kernel);

@@ -95,8 +95,9 @@ TEST(RepoDiff, OnlyOneSidesEvrsArePairedNewestWithNewest) {
 TEST(TreeDiff, ImagesByPathRepositoriesByTheirPlaceInTheTree) {
     const std::string a(64, 'a');
     const std::string b(64, 'b');
-    const std::string old_text = "[general]\nrepository = .\n[checksums]\nimages/kernel = sha256:" +
-                                 a + "\nimages/gone.img = sha256:" + a + "\n";
+    const std::string old_text =
+        "[general]\nrepository = .\n[checksums]\nimages/kernel = sha256:" + a +
+        "\nimages/gone.img = sha256:" + a + "\n";
     const std::string new_text =
         "[header]\ntype = productmd.treeinfo\nversion = 1.2\n"
         "[variant-Base]\nid = Base\nrepository = .\n[variant-Extra]\nid = Extra\nrepository = "
@@ -116,18 +117,18 @@ TEST(TreeDiff, ImagesByPathRepositoriesByTheirPlaceInTheTree) {
     EXPECT_EQ(asked, (Lines{"", "", "Extra"}));
     const TreeDiff diff = diff_trees(*old_tree, *new_tree);
     EXPECT_FALSE(diff.empty());
-    EXPECT_EQ(format_tree_diff_lines(diff),
-              (Lines{"/: upgraded   a.noarch  1-1 -> 2-1", "image added      images/new.img",
-                     "image removed    images/gone.img",
-                     "image changed    images/kernel  (sha256:aaaaaaaaaaaa… -> sha256:bbbbbbbbbbbb…)",
-                     "repository added    Extra"}));
+    EXPECT_EQ(
+        format_tree_diff_lines(diff),
+        (Lines{"/: upgraded   a.noarch  1-1 -> 2-1", "image added      images/new.img",
+               "image removed    images/gone.img",
+               "image changed    images/kernel  (sha256:aaaaaaaaaaaa… -> sha256:bbbbbbbbbbbb…)",
+               "repository added    Extra"}));
     EXPECT_EQ(format_tree_diff_summary(diff),
               (Lines{"/: 0 added, 0 removed, 1 upgraded, 0 downgraded, 0 changed",
                      "images: 1 added, 1 removed, 1 changed; repositories: 1 added, 0 removed"}));
     EXPECT_TRUE(diff_trees(*old_tree, *old_tree).empty());
 
-    auto broken = read_tree_contents("[checksums]\nimages/kernel = md9:00\n", "bad",
-                                     reader({}));
+    auto broken = read_tree_contents("[checksums]\nimages/kernel = md9:00\n", "bad", reader({}));
     ASSERT_FALSE(broken);
     EXPECT_NE(broken.error().to_string().find("bad/.treeinfo"), std::string::npos)
         << broken.error().to_string();

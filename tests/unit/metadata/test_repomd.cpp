@@ -293,22 +293,22 @@ TEST(Repomd, MisplacedElementsAreSkippedWholeAndTheLastChecksumCounts) {
     EXPECT_EQ(repomd->records[0].location_href, "repodata/p.xml.gz");
     EXPECT_FALSE(repomd->records[0].size);
 
-    const auto last_counts = parse_repomd(
-        repomd_with("    <checksum type=\"abc\">00</checksum>\n"
-                    "    <checksum type=\"sha256\">" +
-                    kSha256 +
-                    "</checksum>\n"
-                    "    <location href=\"repodata/p.xml.gz\"/>\n"),
-        "repomd.xml");
+    const auto last_counts =
+        parse_repomd(repomd_with("    <checksum type=\"abc\">00</checksum>\n"
+                                 "    <checksum type=\"sha256\">" +
+                                 kSha256 +
+                                 "</checksum>\n"
+                                 "    <location href=\"repodata/p.xml.gz\"/>\n"),
+                     "repomd.xml");
     ASSERT_TRUE(last_counts) << last_counts.error().to_string();
     EXPECT_EQ(last_counts->records[0].checksum.hex, kSha256);
 
-    const auto last_is_bad = parse_repomd(
-        repomd_with("    <checksum type=\"sha256\">" + kSha256 +
-                    "</checksum>\n"
-                    "    <checksum type=\"sha256\">abc</checksum>\n"
-                    "    <location href=\"repodata/p.xml.gz\"/>\n"),
-        "repomd.xml");
+    const auto last_is_bad =
+        parse_repomd(repomd_with("    <checksum type=\"sha256\">" + kSha256 +
+                                 "</checksum>\n"
+                                 "    <checksum type=\"sha256\">abc</checksum>\n"
+                                 "    <location href=\"repodata/p.xml.gz\"/>\n"),
+                     "repomd.xml");
     ASSERT_FALSE(last_is_bad);
     EXPECT_NE(last_is_bad.error().message.find("<checksum> \"abc\" is not a sha256 digest"),
               std::string::npos)
