@@ -16,6 +16,8 @@ Result<std::vector<std::string>> parse_mirrorlist(std::string_view text, std::st
         const std::size_t newline = text.find('\n');
         std::string_view line = text.substr(0, newline);
         text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
+        // A NUL ends the line's text, as in librepo (C strings): nothing after it is a URL.
+        line = line.substr(0, line.find('\0'));
         line = metadata_detail::trim(line);
         if (line.empty() || line.front() == '#') {
             continue;

@@ -32,6 +32,14 @@ TEST(Mirrorlist, CrlfLineEndingsAreStripped) {
               (std::vector<std::string>{"https://a.example/repo/", "https://b.example/repo/"}));
 }
 
+// A NUL ends a line's text, as in librepo (found by the random differential test).
+TEST(Mirrorlist, ANulEndsTheLine) {
+    using namespace std::string_literals;
+    const auto urls = parse_mirrorlist("https://a.example/r/\0junk\nhttps://b.\0x/\n"s, "list");
+    ASSERT_TRUE(urls) << urls.error().to_string();
+    EXPECT_EQ(*urls, (std::vector<std::string>{"https://a.example/r/", "https://b."}));
+}
+
 TEST(Mirrorlist, LeadingByteOrderMarkIsNotPartOfTheFirstUrl) {
     const auto urls =
         parse_mirrorlist("\xEF\xBB\xBFhttps://a.example/r/\nhttps://b.example/r/\n", "list");
