@@ -193,33 +193,54 @@ bool is_remote(const SideSpec& spec) {
     return spec.upstream || is_http_url(spec.argument) || spec.argument.starts_with("file://");
 }
 
-// True iff `spec` is a directory (a mirror, a snapshot) holding an installation tree's .treeinfo.
-bool is_local_tree(const SideSpec& spec, Syncer& syncer) {
-    if (is_remote(spec) || s3::is_s3_url(spec.argument)) {
-        return false;
-    }
-    auto side = resolve_side(spec, syncer);  // a local side: no network
+// A side resolved before anything is read: every side but a remote one (whose resolution is its
+// fetch), resolved once so that it is read where it was resolved (a published name looked up
+// once).
+using EarlySide = std::optional<Result<Side>>;
+
+// True iff `side` is a directory (a mirror, a snapshot) holding an installation tree's .treeinfo.
+bool is_local_tree(const EarlySide& side) {
     std::error_code ignored;
-    return side && !s3::is_s3_url(side->root.native()) &&
-           std::filesystem::is_regular_file(side->root / ".treeinfo", ignored);
+    return side && *side && !s3::is_s3_url((*side)->root.native()) &&
+           std::filesystem::is_regular_file((*side)->root / ".treeinfo", ignored);
 }
 
-// One side of a tree's diff: a directory, or a tree at a URL (its .treeinfo fetched, then each
-// repository's metadata as `sync --download-metadata` fetches it, kept in `fetched` while read).
-Result<TreeContents> read_tree_side(const SideSpec& spec, Syncer& syncer,
+// Prints a diff: `json` alone with --json; else `lines` (not with -q), then each of `summaries`
+// after "OLD -> NEW: ".
+int print_diff(const DiffArgs& args, const std::string& json, const std::vector<std::string>& lines,
+               const std::vector<std::string>& summaries, const std::string& old_location,
+               const std::string& new_location) {
+    if (args.json) {
+        fmt::print("{}", json);
+        return kExitOk;
+    }
+    if (!args.quiet) {
+        for (const std::string& line : lines) {
+            fmt::print("{}\n", line);
+        }
+    }
+    for (const std::string& summary : summaries) {
+        fmt::print("{} -> {}: {}\n", old_location, new_location, summary);
+    }
+    return kExitOk;
+}
+
+// One side of a tree's diff: a directory (`early`, resolved), or a tree at a URL (its .treeinfo
+// fetched, then each repository's metadata as `sync --download-metadata` fetches it, kept in
+// `fetched` while read).
+Result<TreeContents> read_tree_side(const SideSpec& spec, EarlySide& early, Syncer& syncer,
                                     std::vector<RemoteMetadata>& fetched) {
-    if (!is_remote(spec)) {
-        if (s3::is_s3_url(spec.argument)) {
+    if (early) {
+        if (!*early) {
+            return tl::unexpected(std::move(early->error()));
+        }
+        if (s3::is_s3_url((*early)->root.native())) {
             return make_error(ErrorCode::Unsupported,
                               "an installation tree in a bucket cannot be compared yet (a tree on "
                               "disk or at an http(s):// or file:// URL can)",
                               spec.argument);
         }
-        auto side = resolve_side(spec, syncer);
-        if (!side) {
-            return tl::unexpected(std::move(side.error()));
-        }
-        return read_tree_directory(side->root, side->location);
+        return read_tree_directory((*early)->root, (*early)->location);
     }
     RepoConfig config;
     std::string location = spec.argument;
@@ -261,37 +282,6 @@ Result<TreeContents> read_tree_side(const SideSpec& spec, Syncer& syncer,
         });
 }
 
-// The diff of two installation trees: each repository both name, their images, and the
-// repositories only one names.
-int run_tree_diff(const DiffArgs& args, const SideSpec& old_spec, const SideSpec& new_spec,
-                  Syncer& syncer) {
-    std::vector<RemoteMetadata> fetched;
-    std::optional<TreeContents> trees[2];
-    const SideSpec* specs[2] = {&old_spec, &new_spec};
-    for (int side_index = 0; side_index < 2; ++side_index) {
-        auto read = read_tree_side(*specs[side_index], syncer, fetched);
-        if (!read) {
-            fmt::print(stderr, "rpmirror: diff: {}\n", read.error().to_string());
-            return kExitFailure;
-        }
-        trees[side_index].emplace(std::move(*read));
-    }
-    const TreeDiff diff = diff_trees(*trees[0], *trees[1]);
-    if (args.json) {
-        fmt::print("{}", format_tree_diff_json(diff));
-        return kExitOk;
-    }
-    if (!args.quiet) {
-        for (const std::string& line : format_tree_diff_lines(diff)) {
-            fmt::print("{}\n", line);
-        }
-    }
-    for (const std::string& line : format_tree_diff_summary(diff)) {
-        fmt::print("{} -> {}: {}\n", diff.old_location, diff.new_location, line);
-    }
-    return kExitOk;
-}
-
 int run_diff(const DiffArgs& args) {
     auto chosen = choose_sides(args);
     if (const int* exit_code = std::get_if<int>(&chosen)) {
@@ -299,14 +289,36 @@ int run_diff(const DiffArgs& args) {
     }
     const auto& [old_spec, new_spec] = std::get<std::pair<SideSpec, SideSpec>>(chosen);
     Syncer syncer;
-    // A mirror or snapshot of an installation tree (sync --treeinfo): the other side is one too.
-    if (is_local_tree(old_spec, syncer) || is_local_tree(new_spec, syncer)) {
-        return run_tree_diff(args, old_spec, new_spec, syncer);
-    }
-    std::optional<RepoContents> contents[2];
     const SideSpec* specs[2] = {&old_spec, &new_spec};
+    EarlySide early[2];
     for (int side_index = 0; side_index < 2; ++side_index) {
-        auto side = resolve_side(*specs[side_index], syncer);
+        if (!is_remote(*specs[side_index])) {
+            early[side_index] = resolve_side(*specs[side_index], syncer);
+        }
+    }
+
+    // A mirror or snapshot of an installation tree (sync --treeinfo): the other side is one too;
+    // each repository both name, their images, and the repositories only one names.
+    if (is_local_tree(early[0]) || is_local_tree(early[1])) {
+        std::vector<RemoteMetadata> fetched;
+        std::optional<TreeContents> trees[2];
+        for (int side_index = 0; side_index < 2; ++side_index) {
+            auto read = read_tree_side(*specs[side_index], early[side_index], syncer, fetched);
+            if (!read) {
+                fmt::print(stderr, "rpmirror: diff: {}\n", read.error().to_string());
+                return kExitFailure;
+            }
+            trees[side_index].emplace(std::move(*read));
+        }
+        const TreeDiff diff = diff_trees(*trees[0], *trees[1]);
+        return print_diff(args, format_tree_diff_json(diff), format_tree_diff_lines(diff),
+                          format_tree_diff_summary(diff), diff.old_location, diff.new_location);
+    }
+
+    std::optional<RepoContents> contents[2];
+    for (int side_index = 0; side_index < 2; ++side_index) {
+        auto side = early[side_index] ? std::move(*early[side_index])
+                                      : resolve_side(*specs[side_index], syncer);
         if (!side) {
             fmt::print(stderr, "rpmirror: diff: {}\n", side.error().to_string());
             return kExitFailure;
@@ -321,17 +333,8 @@ int run_diff(const DiffArgs& args) {
         contents[side_index].emplace(std::move(*read));
     }
     const RepoDiff diff = diff_repositories(*contents[0], *contents[1]);
-    if (args.json) {
-        fmt::print("{}", format_diff_json(diff));
-        return kExitOk;
-    }
-    if (!args.quiet) {
-        for (const std::string& line : format_diff_lines(diff)) {
-            fmt::print("{}\n", line);
-        }
-    }
-    fmt::print("{} -> {}: {}\n", diff.old_location, diff.new_location, format_diff_summary(diff));
-    return kExitOk;
+    return print_diff(args, format_diff_json(diff), format_diff_lines(diff),
+                      {format_diff_summary(diff)}, diff.old_location, diff.new_location);
 }
 
 }  // namespace

@@ -38,8 +38,7 @@ class MetalinkHandler : public xml::SaxHandler {
         // An element where a metalink has none (a <verification> straight inside <alternates>,
         // a <data> inside a <url>) is skipped with everything it contains, as librepo's parser
         // skips it; the text of the element around it goes on.
-        if (skipped_ > 0 || (!stack_.empty() && !expected(stack_.back(), local_name))) {
-            ++skipped_;
+        if (skipped_.enter(stack_.empty() || expected(stack_.back(), local_name))) {
             return;
         }
         stack_.emplace_back(local_name);
@@ -89,8 +88,7 @@ class MetalinkHandler : public xml::SaxHandler {
     }
 
     void end_element(std::string_view local_name, std::string_view /*namespace_uri*/) override {
-        if (skipped_ > 0) {
-            --skipped_;
+        if (skipped_.leave()) {
             return;
         }
         const std::string_view parent =
@@ -106,7 +104,7 @@ class MetalinkHandler : public xml::SaxHandler {
     }
 
     void characters(std::string_view text) override {
-        if (skipped_ == 0 && in_repomd_file_ && text_.size() < kMaxTextBytes) {
+        if (!skipped_.skipping() && in_repomd_file_ && text_.size() < kMaxTextBytes) {
             text_ += text;
         }
     }
@@ -205,7 +203,7 @@ class MetalinkHandler : public xml::SaxHandler {
     }
 
     std::vector<std::string> stack_;
-    std::size_t skipped_ = 0;  // depth inside an element skipped with its contents
+    xml::SkippedElements skipped_;
     std::string text_;
     bool in_repomd_file_ = false;
     std::size_t file_depth_ = 0;

@@ -31,8 +31,7 @@ class RepomdHandler : public xml::SaxHandler {
         // An element where repomd.xml has none (a <data> inside a <data>, an extension, a
         // foreign one) is skipped with everything it contains, as librepo's parser skips it; the
         // text of the element around it goes on (`<checksum>ab<x/>cd</checksum>` is "abcd").
-        if (skipped_ > 0 || (!stack_.empty() && !expected(stack_.back(), local_name))) {
-            ++skipped_;
+        if (skipped_.enter(stack_.empty() || expected(stack_.back(), local_name))) {
             return;
         }
         stack_.emplace_back(local_name);
@@ -82,8 +81,7 @@ class RepomdHandler : public xml::SaxHandler {
     }
 
     void end_element(std::string_view local_name, std::string_view /*namespace_uri*/) override {
-        if (skipped_ > 0) {
-            --skipped_;
+        if (skipped_.leave()) {
             return;
         }
         if (!parser->element_prefix().empty()) {
@@ -115,7 +113,7 @@ class RepomdHandler : public xml::SaxHandler {
     }
 
     void characters(std::string_view text) override {
-        if (skipped_ == 0 && text_.size() < kMaxTextBytes) {
+        if (!skipped_.skipping() && text_.size() < kMaxTextBytes) {
             text_ += text;
         }
     }
@@ -260,7 +258,7 @@ class RepomdHandler : public xml::SaxHandler {
     }
 
     std::vector<std::string> stack_;
-    std::size_t skipped_ = 0;  // depth inside an element skipped with its contents
+    xml::SkippedElements skipped_;
     std::string text_;
     bool in_record_ = false;
     bool has_checksum_ = false;

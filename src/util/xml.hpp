@@ -11,6 +11,7 @@
 // This header does not include libxml2's headers, so users need not link against it.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <span>
 #include <string>
@@ -41,6 +42,35 @@ class SaxHandler {
     virtual void end_element(std::string_view local_name, std::string_view namespace_uri) = 0;
     // Text content, CDATA included; may be called several times per text node.
     virtual void characters(std::string_view text) = 0;
+};
+
+// The depth inside an element a reader skips with everything it contains (one its format has
+// nowhere there, as librepo's parsers skip them). A handler calls enter() first in start_element
+// and leave() first in end_element, returning at once when they say so, and ignores characters()
+// while skipping(): the text of the element around a skipped one goes on.
+class SkippedElements {
+  public:
+    // Returns true iff the element starting now is skipped: it is inside a skipped one, or it is
+    // not `expected` where it is.
+    bool enter(bool expected) {
+        if (depth_ > 0 || !expected) {
+            ++depth_;
+            return true;
+        }
+        return false;
+    }
+    // Returns true iff the element ending now was skipped.
+    bool leave() {
+        if (depth_ == 0) {
+            return false;
+        }
+        --depth_;
+        return true;
+    }
+    bool skipping() const { return depth_ > 0; }
+
+  private:
+    std::size_t depth_ = 0;
 };
 
 // Move-only owner of one libxml2 push-parser context (xmlParserCtxt) for one document.

@@ -197,19 +197,13 @@ std::string mutate_document(std::string document, std::mt19937& random) {
     };
     const std::size_t operations = 1 + pick(3);
     for (std::size_t step = 0; step < operations && !document.empty(); ++step) {
-        switch (pick(8)) {
+        const std::size_t operation = pick(8);
+        switch (operation) {
             case 0:
-            case 1: {  // an element's text
-                const auto found = spans(false);
-                if (!found.empty()) {
-                    const auto [begin, end] = found[pick(found.size())];
-                    document.replace(begin, end - begin, token());
-                }
-                break;
-            }
+            case 1:
             case 2:
-            case 3: {  // an attribute's value
-                const auto found = spans(true);
+            case 3: {  // an element's text (0, 1) or an attribute's value (2, 3)
+                const auto found = spans(operation >= 2);
                 if (!found.empty()) {
                     const auto [begin, end] = found[pick(found.size())];
                     document.replace(begin, end - begin, token());
