@@ -16,7 +16,7 @@ set_tests_properties(
   "Points/S3KillTest.KillAtAnyStoreWriteNeverPublishesIncompleteMetadata/Replacing2of4  # GetParam() = replacing, shard 2 of 4"
   "Points/S3KillTest.KillAtAnyStoreWriteNeverPublishesIncompleteMetadata/Replacing3of4  # GetParam() = replacing, shard 3 of 4"
   PROPERTIES COST 30)
-set_tests_properties(LibrepoAccelAbi.EveryTypeAndCacheStateAsLibrepo PROPERTIES COST 55)
+
 set_tests_properties(
   UpstreamLayout.KilledAtEveryStepOfTheCollectionNothingListedIsLostAndTheNextRunFinishes
   PROPERTIES COST 35)

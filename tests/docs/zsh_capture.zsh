@@ -1,11 +1,13 @@
-# zsh -f zsh_capture.zsh FPATH_DIR 'COMMAND LINE': the matches zsh's completion system offers for
-# the cursor at the end of the line, one per line. Drives a real interactive zsh in a pseudo-
-# terminal (zsh/zpty): compinit with FPATH_DIR first in $fpath, the line typed, then TAB. Every
+# zsh -f zsh_capture.zsh FPATH_DIR 'COMMAND LINE' DUMP: the matches zsh's completion system offers
+# for the cursor at the end of the line, one per line. Drives a real interactive zsh in a pseudo-
+# terminal (zsh/zpty): compinit with FPATH_DIR first in $fpath and its dump file DUMP (written by
+# the first call, read by the next: compinit scanning every completion function takes 2 s), the
+# line typed, then TAB. Every
 # match goes through compadd, which prints it; the output is read up to the NUL markers that
 # compprefuncs and comppostfuncs print (a blocking read, no sleep), then the shell exits.
 zmodload zsh/zpty || { print -u2 "FAIL: zsh/zpty not available"; exit 1 }
 zpty capture zsh -f -i
-zpty -w capture "fpath=(${(q)1} \$fpath); autoload -Uz compinit; compinit -u -D"
+zpty -w capture "fpath=(${(q)1} \$fpath); autoload -Uz compinit; compinit -u -d ${(q)3}"
 zpty -w capture "PROMPT= ; RPROMPT= ; TERM=dumb"
 zpty -w capture "bindkey '^I' complete-word"
 zpty -w capture "null-line () { echo -E - \$'\\0' }"

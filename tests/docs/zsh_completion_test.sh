@@ -33,7 +33,7 @@ fi
 
 # expect LINE WORD...: each WORD is among the matches for LINE; expect_exactly: the matches are
 # exactly the WORDs.
-matches() { zsh -f "$here/zsh_capture.zsh" "$temp/fpath" "$1"; }
+matches() { zsh -f "$here/zsh_capture.zsh" "$temp/fpath" "$1" "$temp/zcompdump"; }
 expect() {
   local line=$1 offered word
   shift
