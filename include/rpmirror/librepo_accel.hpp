@@ -6,7 +6,10 @@
 // versions every symbol as "Base"), so the only thing that pins down the exact checksum semantics
 // in a process is the binary itself: its GNU build-id (a hash over the linked object, written by
 // the linker into a PT_NOTE segment). A build is "verified" iff its build-id is in
-// kVerifiedLibrepoBuilds, i.e. the tests in tests/integration/librepo_accel passed against it.
+// kVerifiedLibrepoBuilds, i.e. the tests in tests/integration/librepo_accel passed against it;
+// the accelerator serves such a build at once. Any other build it checks at run time, before
+// serving its first call (src/librepo_accel/preload/self_check.hpp), and serves it only if its
+// checksum functions behave as 1.14.5's.
 #pragma once
 
 #include <filesystem>
@@ -25,6 +28,8 @@ inline constexpr std::string_view kLibrepoAccelLibraryName = "librpmirror-librep
 // The environment variables the accelerator reads.
 inline constexpr const char* kLibrepoAccelModeVariable = "RPMIRROR_LIBREPO_ACCEL";
 inline constexpr const char* kLibrepoAccelLogVariable = "RPMIRROR_LIBREPO_ACCEL_LOG";
+// "always": check at run time even a listed librepo build before serving it (see below).
+inline constexpr const char* kLibrepoAccelSelfCheckVariable = "RPMIRROR_LIBREPO_ACCEL_SELF_CHECK";
 // Overrides where `rpmirror exec` looks for the library.
 inline constexpr const char* kLibrepoAccelPathVariable = "RPMIRROR_LIBREPO_ACCEL_LIBRARY";
 

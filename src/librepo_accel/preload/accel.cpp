@@ -12,8 +12,13 @@
 // = st_mtim in ns as "%lli", `user.Librepo.checksum.<type>` = lowercase hex; read into 255 bytes;
 // a stale mtime clears every cached type; written only on a match with caching on), and the file
 // offset where librepo leaves it (end of file after hashing, untouched on a cache hit). What this
-// library cannot serve (an unknown type, a failure of its own, a librepo build it was not verified
-// against, mode "off") goes to librepo's own function.
+// library cannot serve (an unknown type, a failure of its own, a librepo that does not behave as
+// 1.14.5, mode "off") goes to librepo's own function.
+//
+// Which librepo: a build whose GNU build-id is listed (kVerifiedBuilds, identity.cpp: the project's
+// tests passed against it) is served at once; any other is first checked at run time, before its
+// first call is served (self_check.hpp: the same calls to librepo's functions and to this
+// library's, on a file of the first call's directory), and left alone if it differs.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
@@ -25,6 +30,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -35,6 +41,7 @@
 
 #include "checksum/sigbus_guard.hpp"
 #include "librepo_accel/preload/librepo_abi.hpp"
+#include "librepo_accel/preload/self_check.hpp"
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/librepo_accel.hpp"
 #include "util/mapped_file.hpp"
@@ -82,10 +89,13 @@ void* original_function(const char* name, void* own) {
 
 struct Setup {
     abi::CompareFunction original_compare = nullptr;
+    abi::CmpFunction original_cmp = nullptr;
     abi::ErrorQuarkFunction error_quark = nullptr;
     LibrepoAccelMode mode = kDefaultLibrepoAccelMode;
     bool serve = false;              // false: everything falls through
     std::string fallthrough_reason;  // why serve is false
+    bool self_check = false;         // serve only once self_check.hpp has passed
+    std::string librepo;             // "PATH (build-id ID)", for messages
     UniqueFd log;                    // RPMIRROR_LIBREPO_ACCEL_LOG, O_APPEND
 };
 
@@ -98,6 +108,8 @@ Setup make_setup() {
     Setup setup;
     setup.original_compare = reinterpret_cast<abi::CompareFunction>(original_function(
         "lr_checksum_fd_compare", reinterpret_cast<void*>(&lr_checksum_fd_compare)));
+    setup.original_cmp = reinterpret_cast<abi::CmpFunction>(
+        original_function("lr_checksum_fd_cmp", reinterpret_cast<void*>(&lr_checksum_fd_cmp)));
     setup.error_quark = reinterpret_cast<abi::ErrorQuarkFunction>(
         original_function("lr_checksum_error_quark", nullptr));
     if (const char* log = std::getenv(kLibrepoAccelLogVariable); log != nullptr && *log != '\0') {
@@ -119,26 +131,19 @@ Setup make_setup() {
         setup.fallthrough_reason = "mode-off";
         return setup;
     }
-    if (setup.original_compare == nullptr || setup.error_quark == nullptr) {
+    if (setup.original_compare == nullptr || setup.original_cmp == nullptr ||
+        setup.error_quark == nullptr) {
         setup.fallthrough_reason = "no-librepo";
         return setup;
     }
     const auto librepo =
         loaded_object_containing(reinterpret_cast<const void*>(setup.original_compare));
-    if (!librepo || find_verified_librepo_build(librepo->build_id) == nullptr) {
-        const std::string path = librepo ? librepo->path.string() : "librepo";
-        const std::string id = librepo && !librepo->build_id.empty() ? librepo->build_id : "none";
-        std::string verified;
-        for (const VerifiedLibrepoBuild& build : verified_librepo_builds()) {
-            verified += (verified.empty() ? "" : ", ") + std::string(build.description);
-        }
-        warn(path + " (build-id " + id +
-             ") is not a librepo build this library was verified "
-             "against (" +
-             verified + "); checksums are left to librepo");
-        setup.fallthrough_reason = "unverified-librepo";
-        return setup;
-    }
+    const std::string id = librepo && !librepo->build_id.empty() ? librepo->build_id : "none";
+    setup.librepo =
+        (librepo ? librepo->path.string() : std::string("librepo")) + " (build-id " + id + ")";
+    const char* forced = std::getenv(kLibrepoAccelSelfCheckVariable);
+    setup.self_check = !librepo || find_verified_librepo_build(librepo->build_id) == nullptr ||
+                       (forced != nullptr && std::string_view(forced) == "always");
     setup.serve = true;
     return setup;
 }
@@ -148,7 +153,15 @@ Setup& setup() {
     return instance;
 }
 
+// True while this thread runs the self-check: a call of librepo's lr_checksum_fd_cmp reaches
+// librepo's lr_checksum_fd_compare through this library (its PLT), and must go straight on; and
+// nothing is logged, so the log counts dnf's calls only.
+thread_local bool checking = false;
+
 void log_event(const std::string& line) {
+    if (checking) {
+        return;
+    }
     const Setup& state = setup();
     if (state.log) {
         const std::string text = line + "\n";
@@ -388,7 +401,7 @@ DeferredCache& deferred_cache() {
 
 // lr_checksum_fd_compare, served. Returns nullopt iff the call must go to librepo instead (nothing
 // observable has happened then beyond what librepo's own call repeats: a stale cache cleared).
-std::optional<gboolean> serve_compare(const Setup& state, ChecksumType type, int fd,
+std::optional<gboolean> serve_compare(LibrepoAccelMode mode, ChecksumType type, int fd,
                                       const char* expected, gboolean caching, gboolean* matches,
                                       gchar** calculated, GError** err,
                                       const std::string& function) {
@@ -420,15 +433,14 @@ std::optional<gboolean> serve_compare(const Setup& state, ChecksumType type, int
         }
     }
 
-    const auto digest = compute(state.mode, fd, type);
+    const auto digest = compute(mode, fd, type);
     if (!digest) {
         return std::nullopt;
     }
     *matches = std::strcmp(expected, digest->c_str()) == 0 ? TRUE : FALSE;
 
-    const bool per_file_fsync = state.mode == LibrepoAccelMode::Plain ||
-                                state.mode == LibrepoAccelMode::Buffer ||
-                                state.mode == LibrepoAccelMode::Mmap;
+    const bool per_file_fsync = mode == LibrepoAccelMode::Plain ||
+                                mode == LibrepoAccelMode::Buffer || mode == LibrepoAccelMode::Mmap;
     if (per_file_fsync && ::fsync(fd) != 0 && errno != EROFS && errno != EINVAL) {
         set_checksum_error(err, abi::kLreFile,
                            std::string("fsync failed: ") + std::strerror(errno));
@@ -436,35 +448,135 @@ std::optional<gboolean> serve_compare(const Setup& state, ChecksumType type, int
     }
     std::string detail = "hashed";
     if (caching && *matches && timestamp != -1) {
-        if (state.mode == LibrepoAccelMode::Deferred) {
+        if (mode == LibrepoAccelMode::Deferred) {
             deferred_cache().add(fd, st, checksum_key, *digest);
             detail += " cache-deferred";
         } else {
             // Full: the entry vouches only for data on stable storage (librepo fsyncs every file
             // for this; only the files it vouches for need it). fdatasync flushes the data and
             // what is needed to read it back; the entry itself need not survive a crash.
-            if (state.mode == LibrepoAccelMode::Full && ::fdatasync(fd) != 0 && errno != EROFS &&
+            if (mode == LibrepoAccelMode::Full && ::fdatasync(fd) != 0 && errno != EROFS &&
                 errno != EINVAL) {
                 set_checksum_error(err, abi::kLreFile,
                                    std::string("fsync failed: ") + std::strerror(errno));
                 return FALSE;
             }
             set_librepo_xattrs(fd, mtime_key, timestamp_text, checksum_key, *digest);
-            detail += state.mode == LibrepoAccelMode::Full ? " cache-flushed" : "";
+            detail += mode == LibrepoAccelMode::Full ? " cache-flushed" : "";
         }
     }
     if (calculated != nullptr) {
         *calculated = g_strdup(digest->c_str());
     }
-    log_event("served " + function + " " + type_name + " " + detail +
-              " matches=" + std::to_string(*matches) +
-              " mode=" + std::string(librepo_accel_mode_name(state.mode)));
+    log_event("served " + function + " " + type_name + " " + detail + " matches=" +
+              std::to_string(*matches) + " mode=" + std::string(librepo_accel_mode_name(mode)));
     return TRUE;
+}
+
+// A call the accelerator answers in `mode`; nullopt iff it goes to librepo instead.
+std::optional<gboolean> serve(LibrepoAccelMode mode, int type, int fd, const char* expected,
+                              gboolean caching, gboolean* matches, gchar** calculated, GError** err,
+                              const std::string& function) {
+    const auto engine = engine_type(type);
+    if (!engine) {
+        return std::nullopt;
+    }
+    *matches = FALSE;
+    if (expected == nullptr) {
+        set_checksum_error(err, abi::kLreBadFuncArg, "No expected checksum passed");
+        return FALSE;
+    }
+    try {
+        return serve_compare(mode, *engine, fd, expected, caching, matches, calculated, err,
+                             function);
+    } catch (...) {  // NOLINT(bugprone-empty-catch): librepo will do it, and report its own way
+    }
+    return std::nullopt;
+}
+
+// The directory of the file open as `fd`, then the temporary ones: where the self-check may run.
+std::vector<std::filesystem::path> check_directories(int fd) {
+    std::vector<std::filesystem::path> directories;
+    char path[4096];
+    const std::string link = "/proc/self/fd/" + std::to_string(fd);
+    const ssize_t length = ::readlink(link.c_str(), path, sizeof(path) - 1);
+    if (length > 0 && path[0] == '/') {
+        directories.emplace_back(
+            std::filesystem::path(std::string(path, static_cast<std::size_t>(length)))
+                .parent_path());
+    }
+    if (const char* tmpdir = std::getenv("TMPDIR"); tmpdir != nullptr && *tmpdir == '/') {
+        directories.emplace_back(tmpdir);
+    }
+    directories.emplace_back("/var/tmp");
+    directories.emplace_back("/tmp");
+    return directories;
+}
+
+// Whether the librepo in this process may be served: at once for a listed build, else once the
+// self-check, run before the first call is served (next to that call's file), found it the same.
+bool librepo_checked(const Setup& state, int fd) {
+    struct CheckState {
+        std::once_flag once;
+        bool same = false;
+    };
+    static CheckState verdict;
+    if (!state.self_check) {
+        return true;
+    }
+    std::call_once(verdict.once, [&] {
+        librepo_accel::ChecksumCalls librepo;
+        librepo.compare = [&](int type, int file, const char* expected, gboolean caching,
+                              gboolean* matches, gchar** calculated,
+                              GError** err) -> std::optional<gboolean> {
+            return state.original_compare(type, file, expected, caching, matches, calculated, err);
+        };
+        librepo.cmp = [&](int type, int file, const char* expected, gboolean caching,
+                          gboolean* matches, GError** err) -> std::optional<gboolean> {
+            return state.original_cmp(type, file, expected, caching, matches, err);
+        };
+        // Deferred mode writes cache entries later by design; all else is full mode's.
+        const LibrepoAccelMode mode =
+            state.mode == LibrepoAccelMode::Deferred ? LibrepoAccelMode::Full : state.mode;
+        librepo_accel::ChecksumCalls accelerator;
+        accelerator.compare = [mode](int type, int file, const char* expected, gboolean caching,
+                                     gboolean* matches, gchar** calculated, GError** err) {
+            return serve(mode, type, file, expected, caching, matches, calculated, err, "check");
+        };
+        accelerator.cmp = [mode](int type, int file, const char* expected, gboolean caching,
+                                 gboolean* matches, GError** err) {
+            return serve(mode, type, file, expected, caching, matches, nullptr, err, "check");
+        };
+        checking = true;
+        const librepo_accel::SelfCheckResult result =
+            librepo_accel::self_check(librepo, accelerator, check_directories(fd));
+        checking = false;
+        using Verdict = librepo_accel::SelfCheckResult::Verdict;
+        verdict.same = result.verdict == Verdict::Same;
+        const char* name = verdict.same                           ? "same"
+                           : result.verdict == Verdict::Different ? "different"
+                                                                  : "impossible";
+        log_event(std::string("self-check ") + name + " calls=" + std::to_string(result.calls) +
+                  " librepo=" + state.librepo + " dir=" + result.directory.string() +
+                  (result.detail.empty() ? "" : " detail=" + result.detail));
+        if (result.verdict == Verdict::Different) {
+            warn(state.librepo + " does not behave as librepo 1.14.5 in its checksum functions (" +
+                 result.detail + "); checksums are left to librepo");
+        } else if (result.verdict == Verdict::Impossible) {
+            warn(state.librepo + " is not a build this library was verified against, and it " +
+                 "could not be checked (" + result.detail + "); checksums are left to librepo");
+        }
+    });
+    return verdict.same;
 }
 
 gboolean compare(int type, int fd, const char* expected, gboolean caching, gboolean* matches,
                  gchar** calculated, GError** err, const std::string& function) {
     Setup& state = setup();
+    if (checking) {
+        // librepo's lr_checksum_fd_cmp, called by the self-check, calling its own compare.
+        return state.original_compare(type, fd, expected, caching, matches, calculated, err);
+    }
     const auto fall_through = [&](const std::string& reason) -> gboolean {
         log_event("fallthrough " + function + " type=" + std::to_string(type) + " " + reason);
         if (state.original_compare == nullptr) {
@@ -478,21 +590,15 @@ gboolean compare(int type, int fd, const char* expected, gboolean caching, gbool
     if (!state.serve) {
         return fall_through(state.fallthrough_reason);
     }
-    const auto engine = engine_type(type);
-    if (!engine) {
+    if (!engine_type(type)) {
         return fall_through("unknown-type");
     }
-    *matches = FALSE;
-    if (expected == nullptr) {
-        set_checksum_error(err, abi::kLreBadFuncArg, "No expected checksum passed");
-        return FALSE;
+    if (!librepo_checked(state, fd)) {
+        return fall_through("librepo-differs");
     }
-    try {
-        if (auto served = serve_compare(state, *engine, fd, expected, caching, matches, calculated,
-                                        err, function)) {
-            return *served;
-        }
-    } catch (...) {  // NOLINT(bugprone-empty-catch): librepo will do it, and report its own way
+    if (auto served =
+            serve(state.mode, type, fd, expected, caching, matches, calculated, err, function)) {
+        return *served;
     }
     return fall_through("engine-error");
 }

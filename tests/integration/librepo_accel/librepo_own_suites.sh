@@ -14,6 +14,10 @@
 # when the call returns for no flush per file: its C suite must fail, and only in
 # test_cached_checksum_matches (the proof that the suite sees what `full` keeps).
 #
+# Then the same suites against librepo built here from that source with other compilers and
+# flags (other build-ids: served after the accelerator's run-time self-check), and against one
+# patched to compare digests differently (refused by the self-check).
+#
 # usage: librepo_own_suites.sh ACCEL_LIBRARY WORK_DIR
 set -euo pipefail
 trap 'echo "FAIL: $0: line $LINENO: $BASH_COMMAND exited $?" >&2' ERR
@@ -118,6 +122,7 @@ fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
 run_c() {  # MODE (empty: librepo alone) -> output in $build/c-MODE.out, returns the status
   local mode=$1 out=$build/c-${1:-librepo}.out
+  rm -f "$build/c-$mode.log"
   if [[ -z $mode ]]; then
     "$build/checksum_suite" "$source_dir/tests/test_data" >"$out" 2>&1
   else
@@ -127,6 +132,7 @@ run_c() {  # MODE (empty: librepo alone) -> output in $build/c-MODE.out, returns
 }
 run_python() {  # MODE (empty: librepo alone)
   local mode=$1 out=$build/python-${1:-librepo}.out
+  rm -f "$build/python-$mode.log"
   if [[ -z $mode ]]; then
     (cd "$source_dir/tests/python" && "$python" -m unittest discover -s . >"$out" 2>&1)
   else
@@ -165,6 +171,63 @@ else
   echo "mode deferred: the C checksum suite fails in test_cached_checksum_matches only, as documented"
 fi
 run_python deferred || { tail -30 "$build/python-deferred.out" >&2; fail "mode deferred: librepo's Python suite fails"; }
+
+# --- other librepo builds ----------------------------------------------------------------------
+# A build whose build-id is not listed (identity.cpp) is served only after the accelerator's
+# run-time self-check (src/librepo_accel/preload/self_check.hpp) found its checksum functions the
+# same as 1.14.5's. Builds of the same source with other compilers and flags (so other build-ids)
+# must pass both suites under the accelerator with every call after the check served; a build
+# whose checksum semantics were changed on purpose must be refused, every call left to it.
+build_librepo() {  # NAME CC CFLAGS [SED-SCRIPT for librepo/checksum.c] -> prints the library's dir
+  local name=$1 cc=$2 cflags=$3 patch=${4:-} src=$work/src-$1 out=$work/build-$1
+  rm -rf "$src" "$out" && cp -a "$source_dir" "$src"
+  if [[ -n $patch ]]; then
+    sed -i -e "$patch" "$src/librepo/checksum.c"
+    ! cmp -s "$source_dir/librepo/checksum.c" "$src/librepo/checksum.c" ||
+      { echo "FAIL: the patch '$patch' changed nothing in librepo/checksum.c" >&2; exit 1; }
+  fi
+  { cmake -S "$src" -B "$out" -G Ninja -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="$cflags" \
+      -DENABLE_DOCS=OFF -DENABLE_TESTS=OFF -DENABLE_PYTHON=OFF -DWITH_ZCHUNK=OFF &&
+    cmake --build "$out" --target librepo; } >"$out.log" 2>&1 ||
+    { tail -30 "$out.log" >&2; echo "FAIL: building librepo ($name) failed" >&2; exit 1; }
+  echo "$out/librepo"
+}
+build_id() { readelf -n "$1" | awk '/Build ID:/ {print $3}'; }
+debian_id=$(build_id "$librepo_so")
+
+for variant in "gcc-O1 gcc -O1" "clang-O2 clang -O2"; do
+  read -r name cc cflags <<<"$variant"
+  lib=$(build_librepo "$name" "$cc" "$cflags")
+  id=$(build_id "$lib/librepo.so.0")
+  [[ -n $id && $id != "$debian_id" ]] || fail "$name: build-id '$id' is not another build's"
+  for mode in plain buffer mmap nofsync full; do
+    LD_LIBRARY_PATH=$lib run_c "$mode" ||
+      { cat "$build/c-$mode.out" >&2; fail "$name, mode $mode: librepo's C checksum suite fails"; }
+    grep -q "^self-check same calls=[0-9]* librepo=$lib/librepo.so.0 (build-id $id)" "$build/c-$mode.log" ||
+      fail "$name, mode $mode: no passed self-check of $lib/librepo.so.0 in the log: $(grep self-check "$build/c-$mode.log")"
+    served=$(grep -c '^served ' "$build/c-$mode.log" || true)
+    ((served > 0)) || fail "$name, mode $mode: no call of the C suite was served"
+    ! grep -q '^fallthrough .* librepo-differs' "$build/c-$mode.log" || fail "$name, mode $mode: calls were refused"
+  done
+  LD_LIBRARY_PATH=$lib run_python full || { tail -30 "$build/python-full.out" >&2; fail "$name: librepo's Python suite fails under the accelerator"; }
+  ran=$(ran_tests "$build/python-full.out" || echo 0)
+  [[ $ran == "$python_total" ]] || fail "$name: the Python suite ran $ran tests, not $python_total"
+  python_served=$(grep -c '^served ' "$build/python-full.log" || true)
+  ((python_served > 0)) || fail "$name: no call of the Python suite was served"
+  echo "librepo built with $cc $cflags (build-id $id): self-checked; both suites pass; C suite served in every mode, Python suite $python_served calls"
+done
+
+# Patched: an upper-case digest matches (strcasecmp where 1.14.5 compares exactly).
+lib=$(build_librepo patched gcc -O2 \
+  's/\*matches = (strcmp(expected, checksum)) ? FALSE : TRUE;/*matches = (g_ascii_strcasecmp(expected, checksum)) ? FALSE : TRUE;/')
+LD_LIBRARY_PATH=$lib run_c full || { cat "$build/c-full.out" >&2; fail "patched librepo: its C checksum suite fails with the accelerator loaded"; }
+grep -q '^self-check different calls=[0-9]* .*lr_checksum_fd_compare sha256, upper-case expected digest' "$build/c-full.log" ||
+  fail "patched librepo: the self-check did not find the upper-case match: $(grep self-check "$build/c-full.log")"
+grep -q "does not behave as librepo 1.14.5 in its checksum functions" "$build/c-full.out" ||
+  fail "patched librepo: no warning on stderr"
+! grep -q '^served ' "$build/c-full.log" || fail "patched librepo: calls were served"
+grep -q '^fallthrough .* librepo-differs' "$build/c-full.log" || fail "patched librepo: no call was left to it"
+echo "patched librepo (upper-case digests match): refused by the self-check; every call left to librepo"
 
 ((failures == 0)) || { echo "$failures failure(s)" >&2; exit 1; }
 echo "PASS"

@@ -16,6 +16,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -177,6 +178,9 @@ class LibrepoAccelAbi : public ::testing::Test {
         if (!mode.empty()) {
             ::setenv(kLibrepoAccelModeVariable, mode.c_str(), 1);
             ::setenv(kLibrepoAccelLogVariable, log_.c_str(), 1);
+            if (force_self_check_) {
+                ::setenv(kLibrepoAccelSelfCheckVariable, "always", 1);
+            }
             void* accel = ::dlopen(accel_library().c_str(), RTLD_NOW | RTLD_LOCAL);
             if (accel == nullptr) {
                 return 91;
@@ -231,6 +235,7 @@ class LibrepoAccelAbi : public ::testing::Test {
     TempDir tmp_;
     std::filesystem::path file_ = tmp_ / "package.rpm";
     std::filesystem::path log_ = tmp_ / "accel.log";
+    bool force_self_check_ = false;  // RPMIRROR_LIBREPO_ACCEL_SELF_CHECK=always in the child
 };
 
 constexpr const char* kServingModes[] = {"plain", "buffer", "mmap", "nofsync", "full"};
@@ -323,6 +328,36 @@ TEST_F(LibrepoAccelAbi, EveryTypeAndCacheStateAsLibrepo) {
     // An fd it cannot read: librepo's own error ("read(N) failed: Bad file descriptor").
     EXPECT_NE(log.find("fallthrough lr_checksum_fd_compare type=4 engine-error"),
               std::string::npos);
+}
+
+// The run-time check an unlisted build gets, forced on Debian's: it passes in every mode, runs once
+// per process before the first call is served, beside that call's file, and leaves no file.
+TEST_F(LibrepoAccelAbi, SelfCheckOfDebiansBuildPassesOnceBeforeTheFirstCall) {
+    force_self_check_ = true;
+    const std::string content(5000, 'c');
+    const std::string digest = hash_bytes(ChecksumType::Sha256, content);
+    const auto second = tmp_ / "second.rpm";
+    for (const char* mode : {"plain", "buffer", "mmap", "nofsync", "full", "deferred"}) {
+        std::filesystem::remove(log_);
+        prepare(content, Cache::None, "sha256", digest);
+        prepare(second, content, Cache::None, "sha256", digest);
+        const auto served =
+            observe(mode, {{file_, {4, digest}}, {second, {4, digest, true, O_RDONLY, true}}});
+        EXPECT_NE(served[0].find("return=1 matches=1"), std::string::npos) << mode << served[0];
+        const std::string log = read_file(log_);
+        EXPECT_EQ(log.find("self-check same calls=21 librepo="), 0U) << mode << "\n" << log;
+        EXPECT_NE(log.find(" dir=" + tmp_.path().string() + "\n"), std::string::npos) << log;
+        EXPECT_EQ(count_lines_with(log, "self-check"), 1U) << log;
+        EXPECT_EQ(count_lines_with(log, "served lr_checksum_fd_"), 2U) << log;
+        EXPECT_EQ(count_lines_with(log, "fallthrough"), 0U) << log;
+    }
+    std::vector<std::string> left;
+    for (const auto& entry : std::filesystem::directory_iterator(tmp_.path())) {
+        left.push_back(entry.path().filename().string());
+    }
+    std::sort(left.begin(), left.end());
+    EXPECT_EQ(left, (std::vector<std::string>{"accel.log", "observed-0", "observed-1",
+                                              "package.rpm", "second.rpm"}));
 }
 
 TEST_F(LibrepoAccelAbi, UnknownTypeGoesToLibrepo) {

@@ -313,6 +313,15 @@ inline std::vector<std::string> lines_of(const std::string& text) {
     return lines;
 }
 
+// Returns how many lines of `text` contain `needle`.
+inline std::size_t count_lines_with(const std::string& text, const std::string& needle) {
+    std::size_t count = 0;
+    for (const std::string& line : lines_of(text)) {
+        count += line.find(needle) != std::string::npos ? 1 : 0;
+    }
+    return count;
+}
+
 // Polls `condition` until it holds or `timeout` passes; returns whether it held. This waits
 // for an event another process causes (a request seen, a file created), never for time itself.
 inline bool wait_until(const std::function<bool()>& condition,
