@@ -197,6 +197,7 @@ int select_packages(const SyncArgs& args, const SyncOptions& options,
     request.packages = std::move(specs);
     request.arch = closure_arch(options.selection.arches);
     request.weak_dependencies = !args.no_weak_dependencies;
+    request.installed_base = args.installed_base;
     Syncer syncer;  // per repository, the options the sync itself fetches with
     SignalStopper stopper;
     auto assigned = assign_closure(syncer, repos, request, stopper.token());
@@ -542,6 +543,11 @@ Command add_sync_command(CLI::App& parent) {
     app->add_flag("--no-weak-dependencies", args->no_weak_dependencies,
                   "with --with-dependencies: leave out Recommends and Supplements (dnf's "
                   "install_weak_deps=False)")
+        ->needs(with_dependencies);
+    app->add_option("--installed-base", args->installed_base,
+                    "with --with-dependencies: what the machines already have, left out of the "
+                    "mirror: an installroot (its rpm database; / for this machine's) or a file of "
+                    "NEVRAs as rpm -qa prints them")
         ->needs(with_dependencies);
     app->add_flag("-g,--gpgcheck", args->gpgcheck,
                   "remove packages that fail the signature check (repositories with gpgcheck=1)");

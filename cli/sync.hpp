@@ -69,6 +69,7 @@ struct SyncArgs {
     std::string packages_file;          // --packages-file FILE
     bool with_dependencies = false;     // --with-dependencies
     bool no_weak_dependencies = false;  // --no-weak-dependencies
+    std::string installed_base;         // --installed-base PATH
     bool gpgcheck = false;
     std::string gpgcheck_keys = "rpmdb";
     unsigned parallel = 0;

@@ -243,9 +243,10 @@ std::optional<std::string> read_cached_digest(int fd, const struct stat& st, Che
 bool write_cached_digest(int fd, const struct stat& st, ChecksumType type, std::string_view hex,
                          bool trust_recent = false);
 
-// Removes every `user.Librepo.checksum.*` attribute of `fd`, as librepo 1.14 does
-// (lr_checksum_clear_cache) when the recorded mtime is stale: digests of other types recorded for
-// older content must not outlive it. Best effort: attributes that cannot be listed or removed stay.
-void clear_librepo_entries(int fd);
+// Removes every `user.Librepo.checksum.*` attribute of `fd` (`prefix`: those starting with it:
+// librepo 1.19 writes `user.librepo.checksum.*`), as librepo does (lr_checksum_clear_cache) when
+// the recorded mtime is stale: digests of other types recorded for older content must not outlive
+// it. Best effort: attributes that cannot be listed or removed stay.
+void clear_librepo_entries(int fd, std::string_view prefix = "user.Librepo.checksum.");
 
 }  // namespace rpmirror

@@ -57,6 +57,8 @@ struct JobConfig {
     // they run one after the other. The release this JobConfig mirrors; empty otherwise.
     std::string release;
     bool weak_dependencies = true;  // `weak-dependencies = 0`: no Recommends or Supplements
+    // `installed-base = PATH`: what the machines already have (ClosureRequest::installed_base).
+    std::filesystem::path installed_base;
     // Each a complete "FILE:LINE: job 'NAME': KEY: what is wrong". Not empty: the job fails
     // without running.
     std::vector<std::string> errors;

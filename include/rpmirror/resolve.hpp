@@ -38,19 +38,28 @@ struct ClosureRequest {
     // Weak dependencies as dnf installs them by default: Recommends and Supplements yes (off:
     // none); Suggests never.
     bool weak_dependencies = true;
+    // What the machines already have, which the closure leaves out (with whatever it provides):
+    // empty for an empty machine; a directory: an installroot, whose rpm database is read ("/"
+    // for this machine's); a file: NEVRAs one per line as `rpm -qa` prints them
+    // (name-[epoch:]version-release.arch; blank lines and # comments skipped). A NEVRA the
+    // repositories have counts with everything it provides there; one they lack provides only
+    // itself.
+    std::filesystem::path installed_base;
 };
 
 // Per repository id, the NEVRAs ("name-epoch:version-release.arch") of the packages the closure
 // takes from it; every repository given has an entry (empty when it contributes nothing).
 using Closure = std::map<std::string, std::set<std::string>>;
 
-// Solves the installation of `request.packages` on an empty machine of `request.arch` over
+// Solves the installation of `request.packages` on a machine of `request.arch` that has
+// `request.installed_base` (or nothing) over
 // `repos`, choosing among candidates as dnf does (libsolv's policy: best version and arch, then
 // the repository given first). Returns the packages installed, each in the repository it comes
 // from. Returns Error{BadInput} naming the spec and the repositories searched iff a spec matches
 // nothing, or naming each unresolvable dependency (libsolv's description of the problem: the
-// package and what nothing provides) iff the installation cannot be solved; Error{Io} naming
-// the file iff a primary cannot be read.
+// package and what nothing provides) iff the installation cannot be solved, or naming the file
+// and line iff the installed base is no NEVRA list; Error{Io} naming the file iff a primary or
+// the installed base cannot be read.
 Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const ClosureRequest& request);
 
 // The metadata assign_closure fetched, in temporary directories removed when it is destroyed:

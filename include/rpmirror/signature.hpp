@@ -138,6 +138,12 @@ Result<Keyring> load_repo_keys(const RepoConfig& repo, const DownloadOptions& op
 // rpmirror).
 Result<Keyring> load_installed_keys(const std::filesystem::path& installroot);
 
+// Returns the packages installed in the rpm database beneath `installroot` (at librpm's %_dbpath,
+// else /var/lib/rpm or /usr/lib/sysimage/rpm: a Fedora or EL image read on another system), each
+// as "name-[epoch:]version-release.arch"; none if there is no database. Errors as
+// load_installed_keys. Not thread-safe with other librpm database users in the process.
+Result<std::vector<std::string>> installed_packages(const std::filesystem::path& installroot);
+
 // Returns the armored detached OpenPGP signature of `data` (repomd.xml.asc) by the secret key
 // `key_id` (a key id, fingerprint or user id, as gpg --local-user takes it) of the user's gpg
 // keyring ($GNUPGHOME, else ~/.gnupg), made through gpgme and gpg's agent.

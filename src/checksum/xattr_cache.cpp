@@ -135,7 +135,7 @@ bool has_own_entry_of_another_type(int fd, const struct stat& st, ChecksumType t
 
 }  // namespace
 
-void clear_librepo_entries(int fd) {
+void clear_librepo_entries(int fd, std::string_view prefix) {
     const ssize_t length = ::flistxattr(fd, nullptr, 0);
     if (length <= 0) {
         return;
@@ -147,7 +147,7 @@ void clear_librepo_entries(int fd) {
     }
     for (std::size_t at = 0; at < static_cast<std::size_t>(read);) {
         const std::string name(names.data() + at);
-        if (name.starts_with(kLibrepoWritePrefix)) {
+        if (name.starts_with(prefix)) {
             (void)::fremovexattr(fd, name.c_str());
         }
         at += name.size() + 1;

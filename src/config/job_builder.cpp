@@ -451,6 +451,11 @@ const std::map<std::string_view, JobBuilder::KeyHandler>& JobBuilder::job_keys()
          [](JobBuilder& job, const KeyValue& key) {
              return set_bool(job.job_.weak_dependencies, key.value);
          }},
+        {"installed_base",
+         [](JobBuilder& job, const KeyValue& key) -> Problem {
+             job.job_.installed_base = key.value;
+             return {};
+         }},
     };
     return keys;
 }
@@ -491,6 +496,9 @@ void JobBuilder::finish(const JobsConfig& jobs) {
     }
     job_.packages = packages_key_;
     job_.packages.insert(job_.packages.end(), packages_file_.begin(), packages_file_.end());
+    if (!job_.installed_base.empty() && !job_.with_dependencies) {
+        fail(section_.line, "installed-base", "needs with-dependencies = 1");
+    }
     if (job_.with_dependencies) {
         if (job_.packages.empty()) {
             fail(section_.line, "with-dependencies", "needs packages or packages-file");

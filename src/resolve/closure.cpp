@@ -1,8 +1,12 @@
 // The dependency closure (rpmirror/resolve.hpp), solved by libsolv over primary metadata.
 #include "rpmirror/resolve.hpp"
+#include "rpmirror/signature.hpp"
 
+#include <cerrno>
 #include <cstdio>
+#include <fstream>
 #include <memory>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -64,6 +68,155 @@ void split_evr(std::string_view evr, std::string_view& epoch, std::string_view& 
     release = dash == std::string_view::npos ? std::string_view() : evr.substr(dash + 1);
 }
 
+// "name-[epoch:]version-release.arch" -> its parts; false iff it is not of that shape.
+bool split_nevra(std::string_view nevra, std::string_view& name, std::string& evr,
+                 std::string_view& arch) {
+    const std::size_t dot = nevra.rfind('.');
+    if (dot == std::string_view::npos || dot + 1 == nevra.size()) {
+        return false;
+    }
+    arch = nevra.substr(dot + 1);
+    const std::string_view nevr = nevra.substr(0, dot);
+    const std::size_t release_dash = nevr.rfind('-');
+    if (release_dash == std::string_view::npos || release_dash == 0) {
+        return false;
+    }
+    const std::size_t version_dash = nevr.rfind('-', release_dash - 1);
+    if (version_dash == std::string_view::npos || version_dash == 0 ||
+        version_dash + 1 == release_dash || release_dash + 1 == nevr.size()) {
+        return false;
+    }
+    name = nevr.substr(0, version_dash);
+    evr = std::string(nevr.substr(version_dash + 1));
+    if (evr.starts_with("0:")) {
+        evr.erase(0, 2);  // libsolv's EVRs omit a zero epoch
+    }
+    return true;
+}
+
+// A line of an installed-base list: the package, and its id in the repositories (0: none).
+struct ListedPackage {
+    std::string name;
+    std::string evr;
+    std::string arch;
+    Id found = 0;
+};
+
+// The repositories' package `listed` names, or 0. Reads whatprovides: before anything is added
+// to the pool (adding a solvable drops it).
+Id find_listed(Pool* pool, const ListedPackage& listed) {
+    const Id name = pool_str2id(pool, listed.name.c_str(), 0);
+    const Id evr = pool_str2id(pool, listed.evr.c_str(), 0);
+    const Id arch = pool_str2id(pool, listed.arch.c_str(), 0);
+    if (name == 0 || arch == 0) {
+        return 0;  // a string the pool never saw: no package has it
+    }
+    // `rpm -qa` prints no epoch: without one, a package of any epoch with that version-release.
+    const bool any_epoch = listed.evr.find(':') == std::string::npos;
+    Id candidate = 0;
+    Id candidates = 0;
+    FOR_PROVIDES(candidate, candidates, name) {
+        const Solvable* solvable = pool_id2solvable(pool, candidate);
+        if (solvable->name != name || solvable->arch != arch) {
+            continue;
+        }
+        const std::string_view other = pool_id2str(pool, solvable->evr);
+        const std::size_t colon = other.find(':');
+        if ((evr != 0 && solvable->evr == evr) || (any_epoch && colon != std::string_view::npos &&
+                                                   other.substr(colon + 1) == listed.evr)) {
+            return candidate;
+        }
+    }
+    return 0;
+}
+
+// Adds `listed` to `installed`: a copy of the repositories' package (its provides, file provides
+// included), else a package providing only itself.
+void add_installed(Pool* pool, Repo* installed, const ListedPackage& listed) {
+    const Id added = repo_add_solvable(installed);
+    Solvable* copy = pool_id2solvable(pool, added);
+    copy->name = pool_str2id(pool, listed.name.c_str(), 1);
+    copy->arch = pool_str2id(pool, listed.arch.c_str(), 1);
+    copy->evr = listed.found != 0 ? pool_id2solvable(pool, listed.found)->evr
+                                  : pool_str2id(pool, listed.evr.c_str(), 1);
+    if (listed.found != 0) {
+        const Solvable* original = pool_id2solvable(pool, listed.found);
+        copy->vendor = original->vendor;
+        for (const Id* provide = original->repo->idarraydata + original->dep_provides;
+             original->dep_provides != 0 && *provide != 0; ++provide) {
+            copy->dep_provides = repo_addid_dep(installed, copy->dep_provides, *provide, 0);
+        }
+    }
+    copy->dep_provides = repo_addid_dep(installed, copy->dep_provides,
+                                        pool_rel2id(pool, copy->name, copy->evr, REL_EQ, 1), 0);
+}
+
+// The installed repository of `base` (an installroot's rpmdb, or a NEVRA list), set as the pool's
+// installed one. Reads the list after the repositories' metadata: a listed package the
+// repositories have is copied from there.
+Result<void> add_installed_base(Pool* pool, const std::filesystem::path& base) {
+    std::error_code error;
+    const bool directory = std::filesystem::is_directory(base, error);
+    if (!directory && !std::filesystem::is_regular_file(base, error)) {
+        return make_error(ErrorCode::NotFound,
+                          "the installed base is neither an installroot (a directory) nor a list "
+                          "of NEVRAs (a file)",
+                          base.string());
+    }
+    // The NEVRAs, with where each came from ("FILE line N"; the installroot's rpmdb).
+    std::vector<std::pair<std::string, std::string>> nevras;
+    if (directory) {
+        auto installed = installed_packages(base);
+        if (!installed) {
+            return tl::unexpected(std::move(installed.error()));
+        }
+        for (std::string& nevra : *installed) {
+            nevras.emplace_back(std::move(nevra), "its rpm database");
+        }
+    } else {
+        std::ifstream list(base);
+        if (!list) {
+            return make_errno_error("cannot read the installed base", base.string(), errno);
+        }
+        std::string line;
+        for (int number = 1; std::getline(list, line); ++number) {
+            const std::size_t start = line.find_first_not_of(" \t\r");
+            if (start == std::string::npos || line[start] == '#') {
+                continue;
+            }
+            const std::size_t end = line.find_last_not_of(" \t\r");
+            nevras.emplace_back(line.substr(start, end + 1 - start),
+                                fmt::format("line {}", number));
+        }
+        if (list.bad()) {
+            return make_errno_error("cannot read the installed base", base.string(), errno);
+        }
+    }
+    std::vector<ListedPackage> listed;
+    for (const auto& [nevra, where] : nevras) {
+        std::string_view name;
+        std::string evr;
+        std::string_view arch;
+        if (nevra.find_first_of(" \t") != std::string::npos ||
+            !split_nevra(nevra, name, evr, arch)) {
+            return make_error(ErrorCode::BadInput,
+                              fmt::format("{}: \"{}\" is not a NEVRA "
+                                          "(name-[epoch:]version-release.arch, as rpm -qa "
+                                          "prints them)",
+                                          where, nevra),
+                              base.string());
+        }
+        listed.push_back({std::string(name), std::move(evr), std::string(arch)});
+        listed.back().found = find_listed(pool, listed.back());
+    }
+    Repo* installed = repo_create(pool, "@System");
+    for (const ListedPackage& package : listed) {
+        add_installed(pool, installed, package);
+    }
+    pool_set_installed(pool, installed);
+    return {};
+}
+
 std::string repository_names(std::span<const ClosureRepo> repos) {
     std::string names;
     for (const ClosureRepo& repo : repos) {
@@ -104,6 +257,13 @@ Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const Closur
     }
     pool_addfileprovides(pool.get());
     pool_createwhatprovides(pool.get());
+    if (!request.installed_base.empty()) {
+        if (auto added = add_installed_base(pool.get(), request.installed_base); !added) {
+            return tl::unexpected(std::move(added.error()));
+        }
+        pool_addfileprovides(pool.get());
+        pool_createwhatprovides(pool.get());
+    }
 
     SolvQueue jobs;
     for (const std::string& spec : request.packages) {
@@ -142,6 +302,9 @@ Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const Closur
         solver_create_transaction(solver.get()));
     for (int step = 0; step < transaction->steps.count; ++step) {
         const Solvable* solvable = pool_id2solvable(pool.get(), transaction->steps.elements[step]);
+        if (solvable->repo == pool.get()->installed) {
+            continue;  // the base's own (an erase or an upgrade's old package): nothing to mirror
+        }
         std::string_view epoch;
         std::string_view version;
         std::string_view release;

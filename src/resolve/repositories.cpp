@@ -104,9 +104,11 @@ Result<std::vector<ClosureMetadata>> assign_job_closures(std::vector<JobConfig>&
         request.packages = job.packages;
         request.arch = closure_arch(job.options.selection.arches);
         request.weak_dependencies = job.weak_dependencies;
+        request.installed_base = job.installed_base;
         const auto same = [&request](const auto& group) {
             return group.first.packages == request.packages && group.first.arch == request.arch &&
-                   group.first.weak_dependencies == request.weak_dependencies;
+                   group.first.weak_dependencies == request.weak_dependencies &&
+                   group.first.installed_base == request.installed_base;
         };
         if (auto found = std::find_if(groups.begin(), groups.end(), same); found != groups.end()) {
             found->second.push_back(&job);

@@ -502,32 +502,89 @@ using RpmString = std::unique_ptr<char, Releaser<std::free>>;
 
 }  // namespace
 
-Result<Keyring> load_installed_keys(const std::filesystem::path& installroot) {
+namespace {
+
+// The rpm database beneath `root`: at librpm's %_dbpath, else (with `other_paths`) where rpm
+// distributions keep it (/var/lib/rpm, /usr/lib/sysimage/rpm). An open transaction set, nullptr
+// iff there is no database; Error as load_installed_keys documents.
+Result<RpmTs> open_rpm_database(const std::string& root, bool other_paths) {
     initialise_rpm();
-    const std::string root = installroot.empty() ? std::string("/") : installroot.string();
     std::error_code error;
-    Keyring keyring("the keys imported in the rpm database of " + root);
     if (!std::filesystem::exists(root, error) && !error) {
-        return keyring;  // dnf makes a missing installroot: it has no keys either
+        return RpmTs();
     }
     if (!std::filesystem::is_directory(root, error)) {
         return make_error(ErrorCode::NotFound, "installroot is not a directory", root);
     }
-    const RpmTs transaction(rpmtsCreate());
-    if (rpmtsSetRootDir(transaction.get(), root.c_str()) != 0) {
-        return make_error(ErrorCode::BadInput, "librpm refuses it as a root directory", root);
+    const RpmString configured(rpmGetPath("%{_dbpath}", nullptr));
+    std::vector<std::string> paths{configured.get()};
+    if (other_paths) {
+        paths.insert(paths.end(), {"/var/lib/rpm", "/usr/lib/sysimage/rpm"});
     }
-    const RpmString dbpath(rpmGetPath("%{_dbpath}", nullptr));
-    const std::filesystem::path database =
-        std::filesystem::path(root) / std::filesystem::path(dbpath.get()).relative_path();
-    if (!std::filesystem::exists(database, error)) {
+    for (const std::string& path : paths) {
+        const std::filesystem::path database =
+            std::filesystem::path(root) / std::filesystem::path(path).relative_path();
+        if (!std::filesystem::exists(database, error)) {
+            continue;
+        }
+        RpmTs transaction(rpmtsCreate());
+        if (rpmtsSetRootDir(transaction.get(), root.c_str()) != 0) {
+            return make_error(ErrorCode::BadInput, "librpm refuses it as a root directory", root);
+        }
+        if (path != configured.get()) {
+            rpmPushMacro(nullptr, "_dbpath", nullptr, path.c_str(), RMIL_CMDLINE);
+        }
+        const int opened = rpmtsOpenDB(transaction.get(), O_RDONLY);
+        if (path != configured.get()) {
+            rpmPopMacro(nullptr, "_dbpath");
+        }
+        if (opened != 0) {
+            return make_error(ErrorCode::Io, "cannot open the rpm database (librpm)",
+                              database.string());
+        }
+        return transaction;
+    }
+    return RpmTs();
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> installed_packages(const std::filesystem::path& installroot) {
+    auto transaction = open_rpm_database(installroot.string(), true);
+    if (!transaction) {
+        return tl::unexpected(std::move(transaction.error()));
+    }
+    std::vector<std::string> nevras;
+    if (*transaction == nullptr) {
+        return nevras;
+    }
+    const RpmDbIterator headers(rpmtsInitIterator(transaction->get(), RPMDBI_PACKAGES, nullptr, 0));
+    for (Header header = headers == nullptr ? nullptr : rpmdbNextIterator(headers.get());
+         header != nullptr; header = rpmdbNextIterator(headers.get())) {
+        if (headerIsSource(header) != 0) {
+            continue;
+        }
+        // gpg-pubkey headers have no arch: no package.
+        const RpmString nevra(headerGetAsString(header, RPMTAG_NEVRA));
+        if (nevra && headerIsEntry(header, RPMTAG_ARCH) != 0) {
+            nevras.emplace_back(nevra.get());
+        }
+    }
+    return nevras;
+}
+
+Result<Keyring> load_installed_keys(const std::filesystem::path& installroot) {
+    const std::string root = installroot.empty() ? std::string("/") : installroot.string();
+    Keyring keyring("the keys imported in the rpm database of " + root);
+    auto transaction = open_rpm_database(root, false);
+    if (!transaction) {
+        return tl::unexpected(std::move(transaction.error()));
+    }
+    if (*transaction == nullptr) {
         return keyring;  // no rpm database: no key is trusted (dnf: "… is not installed")
     }
-    if (rpmtsOpenDB(transaction.get(), O_RDONLY) != 0) {
-        return make_error(ErrorCode::Io, "cannot open the rpm database (librpm)",
-                          database.string());
-    }
-    const RpmDbIterator headers(rpmtsInitIterator(transaction.get(), RPMDBI_NAME, "gpg-pubkey", 0));
+    const RpmDbIterator headers(
+        rpmtsInitIterator(transaction->get(), RPMDBI_NAME, "gpg-pubkey", 0));
     for (Header header = headers == nullptr ? nullptr : rpmdbNextIterator(headers.get());
          header != nullptr; header = rpmdbNextIterator(headers.get())) {
         const RpmString name(headerGetAsString(header, RPMTAG_NVR));

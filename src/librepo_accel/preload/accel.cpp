@@ -267,8 +267,12 @@ std::optional<std::string> compute(LibrepoAccelMode mode, int fd, ChecksumType t
 // ---------------------------------------------------------------------------------------------
 // The cache, as librepo 1.14.5 keeps it.
 
+// librepo's XATTR_CHKSUM_PREFIX in this process: 1.14.5's, or 1.19's once the self-check found
+// that one the same. Set before the first call is served, never after.
+const char* xattr_prefix = abi::kXattrPrefix;
+
 std::string xattr_key(const char* suffix) {
-    return std::string(abi::kXattrPrefix) + suffix;
+    return std::string(xattr_prefix) + suffix;
 }
 
 // fgetxattr into librepo's 256-byte buffer, read as a C string; nullopt iff it fails.
@@ -428,7 +432,7 @@ std::optional<gboolean> serve_compare(LibrepoAccelMode mode, ChecksumType type, 
                     return TRUE;
                 }
             } else {
-                clear_librepo_entries(fd);
+                clear_librepo_entries(fd, xattr_prefix);
             }
         }
     }
@@ -548,23 +552,40 @@ bool librepo_checked(const Setup& state, int fd) {
             return serve(mode, type, file, expected, caching, matches, nullptr, err, "check");
         };
         checking = true;
-        const librepo_accel::SelfCheckResult result =
-            librepo_accel::self_check(librepo, accelerator, check_directories(fd));
-        checking = false;
+        // 1.14.5's semantics, then 1.19's (the same but for the xattr names): the first the same.
         using Verdict = librepo_accel::SelfCheckResult::Verdict;
-        verdict.same = result.verdict == Verdict::Same;
-        const char* name = verdict.same                           ? "same"
-                           : result.verdict == Verdict::Different ? "different"
-                                                                  : "impossible";
-        log_event(std::string("self-check ") + name + " calls=" + std::to_string(result.calls) +
-                  " librepo=" + state.librepo + " dir=" + result.directory.string() +
-                  (result.detail.empty() ? "" : " detail=" + result.detail));
-        if (result.verdict == Verdict::Different) {
-            warn(state.librepo + " does not behave as librepo 1.14.5 in its checksum functions (" +
-                 result.detail + "); checksums are left to librepo");
-        } else if (result.verdict == Verdict::Impossible) {
+        std::optional<librepo_accel::SelfCheckResult> result;
+        for (const char* prefix : {abi::kXattrPrefix, abi::kXattrPrefix119}) {
+            xattr_prefix = prefix;
+            auto attempt =
+                librepo_accel::self_check(librepo, accelerator, check_directories(fd), prefix);
+            // Reported: the one the same, else the one that went further.
+            if (!result || attempt.verdict == Verdict::Same || attempt.calls > result->calls) {
+                result = std::move(attempt);
+            }
+            if (result->verdict != Verdict::Different) {
+                break;
+            }
+        }
+        checking = false;
+        verdict.same = result->verdict == Verdict::Same;
+        if (!verdict.same) {
+            xattr_prefix = abi::kXattrPrefix;  // as reported: every call falls through anyway
+        }
+        const char* name = verdict.same                            ? "same"
+                           : result->verdict == Verdict::Different ? "different"
+                                                                   : "impossible";
+        log_event(std::string("self-check ") + name + " calls=" + std::to_string(result->calls) +
+                  " librepo=" + state.librepo + " xattrs=" + xattr_prefix + "*" +
+                  " dir=" + result->directory.string() +
+                  (result->detail.empty() ? "" : " detail=" + result->detail));
+        if (result->verdict == Verdict::Different) {
+            warn(state.librepo +
+                 " does not behave as librepo 1.14.5 (or 1.19) in its checksum functions (" +
+                 result->detail + "); checksums are left to librepo");
+        } else if (result->verdict == Verdict::Impossible) {
             warn(state.librepo + " is not a build this library was verified against, and it " +
-                 "could not be checked (" + result.detail + "); checksums are left to librepo");
+                 "could not be checked (" + result->detail + "); checksums are left to librepo");
         }
     });
     return verdict.same;

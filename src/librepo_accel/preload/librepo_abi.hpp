@@ -31,8 +31,11 @@ inline constexpr int kLreFile = 39;       // LRE_FILE
 inline constexpr const char* kChecksumErrorDomain = "lr_checksum_error";
 using ErrorQuarkFunction = GQuark (*)();
 
-// librepo/xattr_internal.h: XATTR_CHKSUM_PREFIX.
+// librepo/xattr_internal.h: XATTR_CHKSUM_PREFIX. librepo 1.19.0 changed it to lower case
+// (commit f8b0b59, "Issue #326"), its checksum code otherwise unchanged: entries of one are
+// invisible to the other.
 inline constexpr const char* kXattrPrefix = "user.Librepo.checksum.";
+inline constexpr const char* kXattrPrefix119 = "user.librepo.checksum.";
 
 // librepo/checksum.h.
 using CompareFunction = gboolean (*)(int type, int fd, const char* expected, gboolean caching,

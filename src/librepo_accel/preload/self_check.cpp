@@ -79,7 +79,7 @@ std::string describe(const Case& c) {
            kCache[static_cast<int>(c.cache)];
 }
 
-// user.Librepo.* of `fd`, "name=value" each, in name order.
+// user.Librepo.* and user.librepo.* of `fd`, "name=value" each, in name order.
 std::vector<std::string> librepo_xattrs(int fd) {
     std::vector<std::string> found;
     const ssize_t length = ::flistxattr(fd, nullptr, 0);
@@ -91,7 +91,7 @@ std::vector<std::string> librepo_xattrs(int fd) {
     for (std::size_t at = 0; read > 0 && at < static_cast<std::size_t>(read);) {
         const std::string name(names.data() + at);
         at += name.size() + 1;
-        if (!name.starts_with("user.Librepo.")) {
+        if (!name.starts_with("user.Librepo.") && !name.starts_with("user.librepo.")) {
             continue;
         }
         char value[512];
@@ -124,13 +124,12 @@ class CheckFile {
 
     // The cache state `cache` for a file whose `type` digest is `digest`, the fixed mtime, and
     // the offset at 0 (as a file librepo just opened).
-    bool prepare(Cache cache, int type, const std::string& digest) {
+    bool prepare(Cache cache, int type, const std::string& digest, const std::string& prefix) {
         for (const std::string& entry : librepo_xattrs(fd_.get())) {
             if (::fremovexattr(fd_.get(), entry.substr(0, entry.find('=')).c_str()) != 0) {
                 return false;
             }
         }
-        const std::string prefix = abi::kXattrPrefix;
         bool ok = true;
         const auto set = [&](const std::string& name, const std::string& value) {
             ok = ok && ::fsetxattr(fd_.get(), (prefix + name).c_str(), value.data(), value.size(),
@@ -196,7 +195,8 @@ std::string observe(const ChecksumCalls& calls, const Case& c, int fd,
 }  // namespace
 
 SelfCheckResult self_check(const ChecksumCalls& librepo, const ChecksumCalls& accelerator,
-                           const std::vector<std::filesystem::path>& directories) {
+                           const std::vector<std::filesystem::path>& directories,
+                           const std::string& prefix) {
     SelfCheckResult result;
     // Several of librepo's 2 KiB reads, and not a multiple of them.
     std::string content;
@@ -234,7 +234,7 @@ SelfCheckResult self_check(const ChecksumCalls& librepo, const ChecksumCalls& ac
         std::string seen[2];
         const ChecksumCalls* sides[2] = {&librepo, &accelerator};
         for (int side = 0; side < 2; ++side) {
-            if (!file.prepare(c.cache, c.type, digest)) {
+            if (!file.prepare(c.cache, c.type, digest, prefix)) {
                 result.verdict = SelfCheckResult::Verdict::Impossible;
                 result.detail = "preparing the check file in " + result.directory.string() +
                                 " failed: " + std::strerror(errno);

@@ -45,9 +45,12 @@ struct SelfCheckResult {
 };
 
 // Runs every call against `librepo` and `accelerator` on a file created (and unlinked) in the
-// first of `directories` that allows it and has user xattrs. The files are the caller's own: the
-// check creates nothing that outlives it.
+// first of `directories` that allows it and has user xattrs, its cache entries (before each call)
+// named with `prefix` (librepo's XATTR_CHKSUM_PREFIX: "user.Librepo.checksum." up to 1.18,
+// "user.librepo.checksum." from 1.19). Every user.librepo.* and user.Librepo.* attribute is
+// compared. The files are the caller's own: the check creates nothing that outlives it.
 SelfCheckResult self_check(const ChecksumCalls& librepo, const ChecksumCalls& accelerator,
-                           const std::vector<std::filesystem::path>& directories);
+                           const std::vector<std::filesystem::path>& directories,
+                           const std::string& prefix);
 
 }  // namespace rpmirror::librepo_accel

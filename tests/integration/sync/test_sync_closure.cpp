@@ -2,6 +2,7 @@
 // install, drawn from several repositories, solved by libsolv; dnf installs from it what it would
 // install from upstream, and the published metadata lists exactly the mirrored packages.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <map>
@@ -47,9 +48,12 @@ class SyncClosure : public SyncFixture {
 
     // What `dnf install --downloadonly SPEC...` fetches into an empty root from the repositories
     // at `baseurls` (id -> URL), by file name: the transaction dnf would run.
+    // With `root`, into that installroot (what it has installed is not fetched again); with
+    // `downloadonly` false, installed there.
     std::set<std::string> dnf_downloads(
         const std::vector<std::pair<std::string, std::string>>& baseurls,
-        const std::vector<std::string>& specs, bool weak = true) {
+        const std::vector<std::string>& specs, bool weak = true, const fs::path& root = {},
+        bool downloadonly = true) {
         const fs::path work = tmp_ / ("dnf-" + std::to_string(++dnf_runs_));
         std::vector<std::string> argv = isolated_dnf(work);
         fs::create_directories(work / "log");
@@ -58,14 +62,24 @@ class SyncClosure : public SyncFixture {
             repos += "[" + id + "]\nname=" + id + "\nbaseurl=" + url + "\ngpgcheck=0\n";
         }
         TempDir::write_at(work / "reposd" / "all.repo", repos);
-        argv.insert(argv.end(), {"--disableplugin=*", "--forcearch=x86_64",
-                                 "--setopt=install_weak_deps=" + std::string(weak ? "1" : "0"),
-                                 "install", "--downloadonly", "--installroot",
-                                 (work / "root").string(), "--setopt=keepcache=1"});
+        argv.insert(argv.end(),
+                    {"--disableplugin=*", "--forcearch=x86_64",
+                     "--setopt=install_weak_deps=" + std::string(weak ? "1" : "0"), "install",
+                     "--installroot", (root.empty() ? work / "root" : root).string(),
+                     "--setopt=keepcache=1"});
+        if (downloadonly) {
+            argv.push_back("--downloadonly");
+        }
         argv.insert(argv.end(), specs.begin(), specs.end());
         const CommandResult install = run_to_end(argv, tmp_ / "logs");
         EXPECT_EQ(install.exit_code, 0) << install.out << install.err;
-        return rpms_under(work);
+        // The cache is `work`'s, or that path inside the installroot (dnf prefixes it).
+        std::set<std::string> fetched = rpms_under(work);
+        if (!root.empty()) {
+            const std::set<std::string> inside = rpms_under(root / work.relative_path());
+            fetched.insert(inside.begin(), inside.end());
+        }
+        return fetched;
     }
 
     // The URL of each fixture repository repositories() serves. dnf fetches packages over HTTP
@@ -144,6 +158,74 @@ TEST_F(SyncClosure, EachRepositoryMirrorsItsShareOfTheClosureAndDnfInstallsFromT
     const CommandResult again = sync(args);
     EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
     EXPECT_NE(again.out.find("dnf-ci-fedora: up to date"), std::string::npos) << again.out;
+}
+
+// --installed-base: what the machines already have is left out, as dnf leaves it out of an
+// installation there; given as the machine's installroot (its rpmdb) or as `rpm -qa`'s list.
+TEST_F(SyncClosure, AnInstalledBaseIsLeftOutAsDnfLeavesItOut) {
+    if (::geteuid() != 0) {
+        GTEST_SKIP() << "needs root: dnf installs the base into an installroot";
+    }
+    std::vector<std::string> args = repositories({"dnf-ci-fedora", "dnf-ci-thirdparty-updates"});
+    const std::vector<std::pair<std::string, std::string>> upstream = {
+        {"fedora", upstream_["dnf-ci-fedora"]},
+        {"updates", upstream_["dnf-ci-thirdparty-updates"]}};
+    // The machines: wget and CQRlib (and what they need) installed by dnf.
+    const fs::path root = tmp_ / "machine";
+    const std::set<std::string> base =
+        dnf_downloads(upstream, {"wget", "CQRlib"}, true, root, false);
+    ASSERT_TRUE(base.contains("wget-1.19.5-5.fc29.x86_64.rpm")) << testing::PrintToString(base);
+    const CommandResult listed = run_to_end({"rpm", "--root", root.string(), "-qa"}, tmp_ / "logs");
+    ASSERT_EQ(listed.exit_code, 0) << listed.err;
+    TempDir::write_at(tmp_ / "base.txt", "# rpm -qa on the machines\n" + listed.out +
+                                             "\nnot-in-any-repository-1.0-1.x86_64\n");
+
+    const std::vector<std::string> specs{"CQRlib-extension", "abcde"};
+    const std::set<std::string> from_dnf = dnf_downloads(upstream, specs, true, root);
+    EXPECT_FALSE(from_dnf.empty());
+    for (const auto& [name, installed_base] :
+         std::map<std::string, fs::path>{{"rpmdb", root}, {"list", tmp_ / "base.txt"}}) {
+        const fs::path mirror = tmp_ / ("mirror-" + name);
+        std::vector<std::string> run = args;
+        run.insert(run.end(),
+                   {"-p", mirror.string(), "-a", "x86_64", "--packages", "CQRlib-extension,abcde",
+                    "--with-dependencies", "--installed-base", installed_base.string()});
+        const CommandResult synced = sync(run);
+        ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+        std::set<std::string> mirrored = rpms_under(mirror / "dnf-ci-fedora");
+        const std::set<std::string> updates = rpms_under(mirror / "dnf-ci-thirdparty-updates");
+        mirrored.insert(updates.begin(), updates.end());
+        EXPECT_EQ(mirrored, from_dnf) << name;
+        for (const std::string& file : mirrored) {
+            EXPECT_FALSE(base.contains(file)) << name << ": " << file << " is installed already";
+        }
+    }
+
+    // What is no base: clear errors, nothing written.
+    const fs::path mirror = tmp_ / "mirror-bad";
+    const auto bad = [&](const fs::path& installed_base) {
+        std::vector<std::string> run = args;
+        run.insert(run.end(), {"-p", mirror.string(), "--packages", "abcde", "--with-dependencies",
+                               "--installed-base", installed_base.string()});
+        return sync(run);
+    };
+    const CommandResult absent = bad(tmp_ / "no-such-base");
+    EXPECT_EQ(absent.exit_code, 1);
+    EXPECT_NE(absent.err.find((tmp_ / "no-such-base").string()), std::string::npos) << absent.err;
+    EXPECT_NE(absent.err.find("neither an installroot"), std::string::npos) << absent.err;
+    TempDir::write_at(tmp_ / "garbled.txt", "wget-1.19.5-5.fc29.x86_64\nwget\n");
+    const CommandResult garbled = bad(tmp_ / "garbled.txt");
+    EXPECT_EQ(garbled.exit_code, 1);
+    EXPECT_NE(garbled.err.find("line 2: \"wget\" is not a NEVRA"), std::string::npos)
+        << garbled.err;
+    fs::create_directories(tmp_ / "empty-root");
+    const CommandResult no_rpmdb = bad(tmp_ / "empty-root");
+    EXPECT_EQ(no_rpmdb.exit_code, 0) << no_rpmdb.err << "an installroot with nothing installed";
+    fs::remove_all(mirror);
+    const CommandResult alone = sync({"--installed-base", root.string(), "-p", mirror.string()});
+    EXPECT_EQ(alone.exit_code, 2);
+    EXPECT_NE(alone.err.find("--with-dependencies"), std::string::npos) << alone.err;
+    EXPECT_FALSE(fs::exists(mirror));
 }
 
 TEST_F(SyncClosure, RichAndWeakDependenciesAsDnfSolvesThem) {
@@ -284,6 +366,11 @@ TEST_F(SyncClosure, AJobsClosureKeysAreCheckedWhenTheFileIsRead) {
     refused("with-dependencies = 1\n", "needs packages");
     refused("packages = SuperRipper\nwith-dependencies = 1\nnewest-only = 1\n", "--newest-only");
     refused("packages-file = " + (tmp_ / "absent").string() + "\n", "absent");
+    refused("packages = SuperRipper\ninstalled-base = /\n",
+            "installed-base: needs with-dependencies = 1");
+    refused("packages = SuperRipper\nwith-dependencies = 1\ninstalled-base = " +
+                (tmp_ / "no-base").string() + "\n",
+            "neither an installroot");
 }
 
 }  // namespace
