@@ -112,7 +112,8 @@ EOF
 librepo_so=$(/sbin/ldconfig -p | awk '/librepo\.so\.0 / && !found {print $NF; found = 1}')
 [[ -n $librepo_so ]] || { echo "FAIL: librepo.so.0 not found by ldconfig" >&2; exit 1; }
 # shellcheck disable=SC2046
-gcc -std=gnu11 -w -o "$build/checksum_suite" -I"$build" -I"$source_dir" -I"$source_dir/tests" \
+suite=$build/checksum_suite  # run_c's; the lower-case variant below has its own
+gcc -std=gnu11 -w -o "$suite" -I"$build" -I"$source_dir" -I"$source_dir/tests" \
   $(pkg-config --cflags glib-2.0 check) \
   "$source_dir/tests/test_checksum.c" "$source_dir/tests/fixtures.c" "$source_dir/tests/testsys.c" \
   "$build/main.c" "$librepo_so" $(pkg-config --libs glib-2.0 check)
@@ -124,10 +125,10 @@ run_c() {  # MODE (empty: librepo alone) -> output in $build/c-MODE.out, returns
   local mode=$1 out=$build/c-${1:-librepo}.out
   rm -f "$build/c-$mode.log"
   if [[ -z $mode ]]; then
-    "$build/checksum_suite" "$source_dir/tests/test_data" >"$out" 2>&1
+    "$suite" "$source_dir/tests/test_data" >"$out" 2>&1
   else
     LD_PRELOAD=$accel RPMIRROR_LIBREPO_ACCEL=$mode RPMIRROR_LIBREPO_ACCEL_LOG=$build/c-$mode.log \
-      "$build/checksum_suite" "$source_dir/tests/test_data" >"$out" 2>&1
+      "$suite" "$source_dir/tests/test_data" >"$out" 2>&1
   fi
 }
 run_python() {  # MODE (empty: librepo alone)
@@ -178,13 +179,13 @@ run_python deferred || { tail -30 "$build/python-deferred.out" >&2; fail "mode d
 # same as 1.14.5's. Builds of the same source with other compilers and flags (so other build-ids)
 # must pass both suites under the accelerator with every call after the check served; a build
 # whose checksum semantics were changed on purpose must be refused, every call left to it.
-build_librepo() {  # NAME CC CFLAGS [SED-SCRIPT for librepo/checksum.c] -> prints the library's dir
-  local name=$1 cc=$2 cflags=$3 patch=${4:-} src=$work/src-$1 out=$work/build-$1
+build_librepo() {  # NAME CC CFLAGS [SED-SCRIPT [FILE, default librepo/checksum.c]] -> the library's dir
+  local name=$1 cc=$2 cflags=$3 patch=${4:-} file=${5:-librepo/checksum.c} src=$work/src-$1 out=$work/build-$1
   rm -rf "$src" "$out" && cp -a "$source_dir" "$src"
   if [[ -n $patch ]]; then
-    sed -i -e "$patch" "$src/librepo/checksum.c"
-    ! cmp -s "$source_dir/librepo/checksum.c" "$src/librepo/checksum.c" ||
-      { echo "FAIL: the patch '$patch' changed nothing in librepo/checksum.c" >&2; exit 1; }
+    sed -i -e "$patch" "$src/$file"
+    ! cmp -s "$source_dir/$file" "$src/$file" ||
+      { echo "FAIL: the patch '$patch' changed nothing in $file" >&2; exit 1; }
   fi
   { cmake -S "$src" -B "$out" -G Ninja -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="$cflags" \
       -DENABLE_DOCS=OFF -DENABLE_TESTS=OFF -DENABLE_PYTHON=OFF -DWITH_ZCHUNK=OFF &&
@@ -217,13 +218,31 @@ for variant in "gcc-O1 gcc -O1" "clang-O2 clang -O2"; do
   echo "librepo built with $cc $cflags (build-id $id): self-checked; both suites pass; C suite served in every mode, Python suite $python_served calls"
 done
 
+# librepo 1.19.0 changed XATTR_CHKSUM_PREFIX to "user.librepo.checksum." and nothing else of its
+# checksum code: this source with that change is served with the lower-case names, and librepo's
+# C suite, built with that header, passes.
+lib=$(build_librepo lowercase gcc -O2 's/"user\.Librepo\.checksum\."/"user.librepo.checksum."/' \
+  librepo/xattr_internal.h)
+suite=$build/checksum_suite-lowercase
+# shellcheck disable=SC2046
+gcc -std=gnu11 -w -o "$suite" -I"$build" -I"$work/src-lowercase" -I"$work/src-lowercase/tests" \
+  $(pkg-config --cflags glib-2.0 check) "$work/src-lowercase/tests/test_checksum.c" \
+  "$work/src-lowercase/tests/fixtures.c" "$work/src-lowercase/tests/testsys.c" "$build/main.c" \
+  "$lib/librepo.so.0" $(pkg-config --libs glib-2.0 check)
+LD_LIBRARY_PATH=$lib run_c full || { cat "$build/c-full.out" >&2; fail "lower-case prefix: librepo's C checksum suite fails under the accelerator"; }
+grep -q '^self-check same calls=21 .* xattrs=user\.librepo\.checksum\.\*' "$build/c-full.log" ||
+  fail "lower-case prefix: not served with the lower-case names: $(grep self-check "$build/c-full.log")"
+grep -q '^served ' "$build/c-full.log" || fail "lower-case prefix: no call was served"
+suite=$build/checksum_suite
+echo "librepo with 1.19's lower-case xattr names: self-checked, served with them; its C suite passes"
+
 # Patched: an upper-case digest matches (strcasecmp where 1.14.5 compares exactly).
 lib=$(build_librepo patched gcc -O2 \
   's/\*matches = (strcmp(expected, checksum)) ? FALSE : TRUE;/*matches = (g_ascii_strcasecmp(expected, checksum)) ? FALSE : TRUE;/')
 LD_LIBRARY_PATH=$lib run_c full || { cat "$build/c-full.out" >&2; fail "patched librepo: its C checksum suite fails with the accelerator loaded"; }
 grep -q '^self-check different calls=[0-9]* .*lr_checksum_fd_compare sha256, upper-case expected digest' "$build/c-full.log" ||
   fail "patched librepo: the self-check did not find the upper-case match: $(grep self-check "$build/c-full.log")"
-grep -q "does not behave as librepo 1.14.5 in its checksum functions" "$build/c-full.out" ||
+grep -q "does not behave as librepo 1.14.5 (or 1.19) in its checksum functions" "$build/c-full.out" ||
   fail "patched librepo: no warning on stderr"
 ! grep -q '^served ' "$build/c-full.log" || fail "patched librepo: calls were served"
 grep -q '^fallthrough .* librepo-differs' "$build/c-full.log" || fail "patched librepo: no call was left to it"
