@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -552,6 +553,7 @@ bool librepo_checked(const Setup& state, int fd) {
             return serve(mode, type, file, expected, caching, matches, nullptr, err, "check");
         };
         checking = true;
+        const auto started = std::chrono::steady_clock::now();
         // 1.14.5's semantics, then 1.19's (the same but for the xattr names): the first the same.
         using Verdict = librepo_accel::SelfCheckResult::Verdict;
         std::optional<librepo_accel::SelfCheckResult> result;
@@ -568,6 +570,10 @@ bool librepo_checked(const Setup& state, int fd) {
             }
         }
         checking = false;
+        const std::chrono::duration<double, std::milli> took =
+            std::chrono::steady_clock::now() - started;
+        char milliseconds[32];
+        std::snprintf(milliseconds, sizeof(milliseconds), "%.1f", took.count());
         verdict.same = result->verdict == Verdict::Same;
         if (!verdict.same) {
             xattr_prefix = abi::kXattrPrefix;  // as reported: every call falls through anyway
@@ -577,7 +583,7 @@ bool librepo_checked(const Setup& state, int fd) {
                                                                    : "impossible";
         log_event(std::string("self-check ") + name + " calls=" + std::to_string(result->calls) +
                   " librepo=" + state.librepo + " xattrs=" + xattr_prefix + "*" +
-                  " dir=" + result->directory.string() +
+                  " ms=" + milliseconds + " dir=" + result->directory.string() +
                   (result->detail.empty() ? "" : " detail=" + result->detail));
         if (result->verdict == Verdict::Different) {
             warn(state.librepo +
