@@ -227,11 +227,6 @@ std::string repository_names(std::span<const ClosureRepo> repos) {
 
 }  // namespace
 
-std::string closure_nevra(std::string_view name, std::string_view epoch, std::string_view version,
-                          std::string_view release, std::string_view arch) {
-    return fmt::format("{}-{}:{}-{}.{}", name, epoch.empty() ? "0" : epoch, version, release, arch);
-}
-
 Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const ClosureRequest& request) {
     const std::unique_ptr<Pool, PoolFree> pool(pool_create());
     pool_setdisttype(pool.get(), DISTTYPE_RPM);
