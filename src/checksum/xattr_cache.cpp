@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "checksum/xattr_names.hpp"
 #include "fs/beneath.hpp"
 #include "rpmirror/checksum.hpp"
 #include "util/text.hpp"
@@ -135,22 +136,26 @@ bool has_own_entry_of_another_type(int fd, const struct stat& st, ChecksumType t
 
 }  // namespace
 
-void clear_librepo_entries(int fd, std::string_view prefix) {
+std::vector<std::string> xattr_names(int fd) {
+    std::vector<std::string> found;
     const ssize_t length = ::flistxattr(fd, nullptr, 0);
     if (length <= 0) {
-        return;
+        return found;
     }
     std::vector<char> names(static_cast<std::size_t>(length));
     const ssize_t read = ::flistxattr(fd, names.data(), names.size());
-    if (read <= 0) {
-        return;
+    for (std::size_t at = 0; read > 0 && at < static_cast<std::size_t>(read);) {
+        found.emplace_back(names.data() + at);
+        at += found.back().size() + 1;
     }
-    for (std::size_t at = 0; at < static_cast<std::size_t>(read);) {
-        const std::string name(names.data() + at);
+    return found;
+}
+
+void clear_librepo_entries(int fd, std::string_view prefix) {
+    for (const std::string& name : xattr_names(fd)) {
         if (name.starts_with(prefix)) {
             (void)::fremovexattr(fd, name.c_str());
         }
-        at += name.size() + 1;
     }
 }
 

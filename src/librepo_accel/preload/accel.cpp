@@ -293,6 +293,18 @@ void set_librepo_xattrs(int fd, const std::string& mtime_key, const std::string&
     (void)::fsetxattr(fd, checksum_key.c_str(), digest.data(), digest.size(), 0);
 }
 
+// The absolute path the file open as `fd` was opened by (/proc/self/fd), or nullopt iff there is
+// none (an anonymous or unreachable file).
+std::optional<std::string> path_of(int fd) {
+    char path[4096];
+    const std::string link = "/proc/self/fd/" + std::to_string(fd);
+    const ssize_t length = ::readlink(link.c_str(), path, sizeof(path) - 1);
+    if (length <= 0 || path[0] != '/') {
+        return std::nullopt;
+    }
+    return std::string(path, static_cast<std::size_t>(length));
+}
+
 // A cache entry deferred mode has not written yet: written once the file's data is known durable.
 struct DeferredEntry {
     std::string path;
@@ -318,18 +330,12 @@ class DeferredCache {
 
     // Queues `digest` for the file open as `fd` whose fstat was `st` when it was hashed.
     void add(int fd, const struct stat& st, std::string checksum_key, std::string digest) {
-        char path[4096];
-        const std::string link = "/proc/self/fd/" + std::to_string(fd);
-        const ssize_t length = ::readlink(link.c_str(), path, sizeof(path) - 1);
-        if (length <= 0 || path[0] != '/') {
+        std::optional<std::string> path = path_of(fd);
+        if (!path) {
             return;  // no path to find it by later: no cache entry (it is only a cache)
         }
-        DeferredEntry entry{std::string(path, static_cast<std::size_t>(length)),
-                            st.st_dev,
-                            st.st_ino,
-                            st.st_size,
-                            mtime_ns_of(st),
-                            std::move(checksum_key),
+        DeferredEntry entry{std::move(*path), st.st_dev,       st.st_ino,
+                            st.st_size,       mtime_ns_of(st), std::move(checksum_key),
                             std::move(digest)};
         std::vector<DeferredEntry> batch;
         {
@@ -502,13 +508,8 @@ std::optional<gboolean> serve(LibrepoAccelMode mode, int type, int fd, const cha
 // The directory of the file open as `fd`, then the temporary ones: where the self-check may run.
 std::vector<std::filesystem::path> check_directories(int fd) {
     std::vector<std::filesystem::path> directories;
-    char path[4096];
-    const std::string link = "/proc/self/fd/" + std::to_string(fd);
-    const ssize_t length = ::readlink(link.c_str(), path, sizeof(path) - 1);
-    if (length > 0 && path[0] == '/') {
-        directories.emplace_back(
-            std::filesystem::path(std::string(path, static_cast<std::size_t>(length)))
-                .parent_path());
+    if (const auto path = path_of(fd)) {
+        directories.push_back(std::filesystem::path(*path).parent_path());
     }
     if (const char* tmpdir = std::getenv("TMPDIR"); tmpdir != nullptr && *tmpdir == '/') {
         directories.emplace_back(tmpdir);

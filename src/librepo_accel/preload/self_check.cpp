@@ -11,6 +11,7 @@
 #include <cstring>
 #include <utility>
 
+#include "checksum/xattr_names.hpp"
 #include "librepo_accel/preload/librepo_abi.hpp"
 #include "rpmirror/checksum.hpp"
 #include "util/unique_fd.hpp"
@@ -82,15 +83,7 @@ std::string describe(const Case& c) {
 // user.Librepo.* and user.librepo.* of `fd`, "name=value" each, in name order.
 std::vector<std::string> librepo_xattrs(int fd) {
     std::vector<std::string> found;
-    const ssize_t length = ::flistxattr(fd, nullptr, 0);
-    if (length <= 0) {
-        return found;
-    }
-    std::vector<char> names(static_cast<std::size_t>(length));
-    const ssize_t read = ::flistxattr(fd, names.data(), names.size());
-    for (std::size_t at = 0; read > 0 && at < static_cast<std::size_t>(read);) {
-        const std::string name(names.data() + at);
-        at += name.size() + 1;
+    for (const std::string& name : xattr_names(fd)) {
         if (!name.starts_with("user.Librepo.") && !name.starts_with("user.librepo.")) {
             continue;
         }
