@@ -3,13 +3,17 @@
 //
 // rpmirror never fsyncs file by file: it flushes a whole filesystem with one syncfs() at the
 // points where something is about to vouch for what was written (metadata about to be published,
-// a state file about to record verified files). Everything goes through the fault seam.
+// a state file about to record verified files). The exception is FUSE, where syncfs() does not
+// reach the filesystem's daemon (Linux forwards it to virtiofs only: a syncfs of a FUSE mount
+// returns 0 at once and flushes nothing): there every file and directory changed beneath the
+// directory being flushed is fsynced, in parallel. Everything goes through the fault seam.
 // All functions are thread-safe.
 #pragma once
 
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "rpmirror/error.hpp"
 
@@ -29,10 +33,25 @@ Result<void> write_file(const std::filesystem::path& path, std::string_view cont
 // mix. Not flushed. Returns Error{Io} iff it fails; the temporary file is then removed.
 Result<void> replace_file(const std::filesystem::path& path, std::string_view contents);
 
-// Flushes the filesystem holding the directory `directory` (syncfs). Succeeds without doing
-// anything iff `directory` does not exist (nothing was written there). Returns Error{Io} naming
-// it iff the flush fails.
+// Makes everything written beneath the directory `directory` durable: one syncfs of its
+// filesystem, or on FUSE an fsync of every file and directory beneath it whose ctime or mtime is
+// at most 10 minutes older than the process (so clocks of a network filesystem's server may be
+// that far behind). Succeeds without doing anything iff `directory` does not exist (nothing was
+// written there). Returns Error{Io} naming it (or the file) iff the flush fails.
 Result<void> flush_filesystem(const std::filesystem::path& directory);
+
+// flush_filesystem of each of `directories`, one syncfs per filesystem however many of them it
+// holds (on FUSE each directory is walked). Directories that do not exist are skipped.
+Result<void> flush_filesystems(const std::vector<std::filesystem::path>& directories);
+
+// fsyncs each of the files (or directories) `paths`, on up to 16 threads: on network storage a
+// flush is a round trip, and they overlap. A path that no longer exists is skipped; a symlink is
+// not followed (an error). Returns Error{Io} naming the first that fails.
+Result<void> flush_files(const std::vector<std::filesystem::path>& paths);
+
+// True iff a syncfs of the filesystem holding the open file `fd` makes it durable: false on FUSE
+// (statfs type FUSE_SUPER_MAGIC), true elsewhere and when fstatfs fails.
+bool syncfs_reaches_storage(int fd);
 
 // Makes the entries of the directory open as `dir_fd` durable (fsync of the directory), e.g.
 // after renames in it. `shown` names it in errors. Returns Error{Io} iff it fails.

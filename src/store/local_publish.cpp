@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 
 #include <array>
-#include <set>
 
 #include "fs/beneath.hpp"
 #include "fs/durable.hpp"
@@ -25,23 +24,11 @@ Result<void> LocalStore::write_document(std::string_view key, std::string_view c
 
 Result<void> LocalStore::ready_packages() {
     // stage.publish() flushes the metadata's filesystem; packages may be on others
-    // (--metadata-path,
-    // --safe-write-path). One syncfs per filesystem, however many of the roots it holds.
+    // (--metadata-path, --safe-write-path). One syncfs per filesystem, however many of the roots
+    // it holds.
     std::vector<std::filesystem::path> roots{root_};
     roots.insert(roots.end(), package_roots_.begin(), package_roots_.end());
-    std::set<dev_t> flushed;
-    for (const std::filesystem::path& directory : roots) {
-        struct stat st {};
-        if (::stat(directory.c_str(), &st) != 0) {
-            continue;  // nothing was written there
-        }
-        if (flushed.insert(st.st_dev).second) {
-            if (auto done = fs::flush_filesystem(directory); !done) {
-                return done;
-            }
-        }
-    }
-    return {};
+    return fs::flush_filesystems(roots);
 }
 
 Result<void> LocalStore::publish_metadata(const MetadataRelease& release) {

@@ -35,12 +35,14 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <dlfcn.h>
 
 #include "checksum/sigbus_guard.hpp"
+#include "fs/durable.hpp"
 #include "librepo_accel/preload/librepo_abi.hpp"
 #include "librepo_accel/preload/self_check.hpp"
 #include "rpmirror/checksum.hpp"
@@ -375,21 +377,43 @@ class DeferredCache {
         if (batch.empty()) {
             return;
         }
-        std::map<dev_t, bool> synced;  // device -> syncfs succeeded
-        std::size_t written = 0;
+        // device -> its files are durable. One syncfs makes every byte written before it durable
+        // on its filesystem (all of the batch's files were hashed, and so written, before it);
+        // FUSE does not pass a syncfs on to its daemon, so there each file is flushed.
+        std::map<dev_t, bool> durable;
+        std::set<dev_t> per_file;
+        std::vector<std::filesystem::path> to_flush;
         for (const DeferredEntry& entry : batch) {
             UniqueFd fd(::open(entry.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
             if (!fd || !still_the_hashed_file(fd.get(), entry)) {
                 continue;
             }
-            auto [state, first] = synced.try_emplace(entry.device, false);
-            if (first) {
-                // One syncfs makes every byte written before it durable, on this filesystem:
-                // all of the batch's files were hashed (and so written) before it.
-                state->second = ::syncfs(fd.get()) == 0;
+            if (auto [state, first] = durable.try_emplace(entry.device, false); first) {
+                if (fs::syncfs_reaches_storage(fd.get())) {
+                    state->second = ::syncfs(fd.get()) == 0;
+                } else {
+                    per_file.insert(entry.device);
+                }
             }
-            // Unchanged since before the sync: the data the digest describes is durable.
-            if (!state->second || !still_the_hashed_file(fd.get(), entry)) {
+            if (per_file.contains(entry.device)) {
+                to_flush.push_back(entry.path);
+            }
+        }
+        if (!to_flush.empty()) {
+            const bool flushed = fs::flush_files(to_flush).has_value();
+            for (const dev_t device : per_file) {
+                durable[device] = flushed;
+            }
+        }
+        std::size_t written = 0;
+        for (const DeferredEntry& entry : batch) {
+            const auto state = durable.find(entry.device);
+            if (state == durable.end() || !state->second) {
+                continue;
+            }
+            UniqueFd fd(::open(entry.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+            // Unchanged since before the flush: the data the digest describes is durable.
+            if (!fd || !still_the_hashed_file(fd.get(), entry)) {
                 continue;
             }
             set_librepo_xattrs(fd.get(), xattr_key("mtime"), std::to_string(entry.mtime_ns),
@@ -397,7 +421,8 @@ class DeferredCache {
             ++written;
         }
         log_event("deferred-cache written=" + std::to_string(written) +
-                  " queued=" + std::to_string(batch.size()));
+                  " queued=" + std::to_string(batch.size()) +
+                  " flushed-per-file=" + std::to_string(to_flush.size()));
     }
 
     std::mutex mutex_;

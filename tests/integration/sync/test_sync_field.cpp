@@ -5,6 +5,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <iostream>
@@ -186,10 +187,15 @@ class SyncOnFuse : public SyncField {
                 ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
             }
         }
-        const CommandResult mounted =
-            run_to_end({"bindfs", backing_.string(), mount_point_.string()}, tmp_ / "logs");
-        ASSERT_EQ(mounted.exit_code, 0) << "bindfs (scripts/deps installs it): " << mounted.err;
+        const CommandResult mounted = run_to_end(mount_command(), tmp_ / "logs");
+        ASSERT_EQ(mounted.exit_code, 0)
+            << mount_command().front() << " (scripts/deps installs it): " << mounted.err;
         mounted_ = true;
+    }
+
+    // The FUSE filesystem mounted at mount_point_ over backing_ (it returns once mounted).
+    virtual std::vector<std::string> mount_command() const {
+        return {"bindfs", backing_.string(), mount_point_.string()};
     }
 
     void TearDown() override {
@@ -320,6 +326,57 @@ TEST_F(SyncOnFuse, PublishesByPlainRenamesAndAReaderNeverMissesARecord) {
         EXPECT_EQ(lines_of(query.out),
                   (std::vector<std::string>{"rpmirror-sample-docs", "rpmirror-sample-medium",
                                             "rpmirror-sample-small", "rpmirror-sample-tiny"}));
+    }
+}
+
+// flushfs (tests/flushfs), which logs every flush that reaches it: syncfs never does on FUSE,
+// so what a sync vouches for must be fsynced file by file there (fs/durable.hpp).
+class SyncOnFlushFs : public SyncOnFuse {
+  protected:
+    std::vector<std::string> mount_command() const override {
+        return {RPMIRROR_FLUSHFS, backing_.string(), mount_point_.string(),
+                "--log=" + flush_log_.string()};
+    }
+
+    // The paths (relative to the mount, "/sample/Packages/a.rpm") flushed so far.
+    std::multiset<std::string> flushed() const {
+        std::multiset<std::string> paths;
+        for (const std::string& line : lines_of(read_file(flush_log_))) {
+            const auto first = line.find(' ');
+            paths.insert(line.substr(first + 1, line.rfind(' ') - first - 1));
+        }
+        return paths;
+    }
+
+    fs::path flush_log_ = tmp_ / "flushes.log";
+};
+
+TEST_F(SyncOnFlushFs, EverythingThePublishedMetadataVouchesForWasFlushedThroughTheDaemon) {
+    const fs::path upstream = copy_repo(test_repo("sample-repo"), tmp_ / "upstream");
+    NginxServer& server = serve(upstream);
+    const fs::path mirror = mount_point_;
+    const CommandResult first = sync(args_for(server.url("/"), mirror));
+    ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+    EXPECT_EQ(tree_digests(mirror / "sample"), tree_digests(upstream));
+
+    const std::multiset<std::string> paths = flushed();
+    // Every package under its final name (flushed after its rename, before the metadata that
+    // lists it was published).
+    int packages = 0;
+    for (const auto& entry : fs::directory_iterator(mirror / "sample" / "Packages")) {
+        ++packages;
+        EXPECT_EQ(paths.count("/sample/Packages/" + entry.path().filename().string()), 1U)
+            << "flushed once, not at each of the sync's flush points: " << entry.path().filename();
+    }
+    EXPECT_EQ(packages, std::distance(fs::directory_iterator(upstream / "Packages"),
+                                      fs::directory_iterator{}));
+    // Every metadata file, in the staging directory it was flushed in before the swap.
+    for (const auto& entry : fs::directory_iterator(mirror / "sample" / "repodata")) {
+        const std::string name = entry.path().filename().string();
+        const bool found = std::any_of(paths.begin(), paths.end(), [&](const std::string& path) {
+            return path.starts_with("/sample/.repodata.staging-") && path.ends_with("/" + name);
+        });
+        EXPECT_TRUE(found) << name << " was never flushed; flushed: " << read_file(flush_log_);
     }
 }
 
