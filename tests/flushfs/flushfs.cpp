@@ -7,11 +7,11 @@
 //
 // Every fsync, fdatasync and fsyncdir of a file below MOUNTPOINT waits N ms (default 0), then
 // flushes the backing file for real, then appends "fsync|fdatasync|fsyncdir PATH MICROSECONDS"
-// to FILE before it answers. Everything else passes straight through to BACKING: data (the
-// kernel's writeback cache batches writes as a block device's page cache does), metadata,
-// renames with their flags, links, and extended attributes (librepo's checksum cache).
-// syncfs(2) on a FUSE mount never reaches the daemon (Linux forwards it to virtiofs only): it
-// returns 0 at once and flushes nothing, so it appears nowhere in the log.
+// to FILE before it answers ("setxattr PATH NAME" is logged too). Everything else passes straight
+// through to BACKING: data (the kernel's writeback cache batches writes as a block device's page
+// cache does), metadata, renames with their flags, links, and extended attributes (librepo's
+// checksum cache). syncfs(2) on a FUSE mount never reaches the daemon (Linux forwards it to
+// virtiofs only): it returns 0 at once and flushes nothing, so it appears nowhere in the log.
 #define FUSE_USE_VERSION 35
 
 #include <fuse.h>
@@ -204,20 +204,24 @@ int release_(const char*, fuse_file_info* fi) {
     return err(close(static_cast<int>(fi->fh)));
 }
 
-// The one place a flush happens: the modelled round trip, the real flush, then the log line,
-// written before the caller's fsync returns.
+// Appends "WHAT PATH DETAIL" to the log, before the caller's call returns.
+void log_line(const char* what, const char* path, const std::string& detail) {
+    if (state.log != nullptr) {
+        std::lock_guard lock(state.log_mutex);
+        std::fprintf(state.log, "%s %s %s\n", what, path == nullptr ? "?" : path, detail.c_str());
+        std::fflush(state.log);
+    }
+}
+
+// The one place a flush happens: the modelled round trip, the real flush, then the log line
+// with the microseconds it took.
 int flush_backing(const char* what, const char* path, int fd, int datasync) {
     auto start = std::chrono::steady_clock::now();
     std::this_thread::sleep_for(state.latency);
     int result = err(datasync ? fdatasync(fd) : fsync(fd));
     auto waited = std::chrono::duration_cast<std::chrono::microseconds>(
         std::chrono::steady_clock::now() - start);
-    if (state.log != nullptr) {
-        std::lock_guard lock(state.log_mutex);
-        std::fprintf(state.log, "%s %s %lld\n", what, path == nullptr ? "?" : path,
-                     static_cast<long long>(waited.count()));
-        std::fflush(state.log);
-    }
+    log_line(what, path, std::to_string(waited.count()));
     return result;
 }
 int fsync_(const char* path, int datasync, fuse_file_info* fi) {
@@ -242,8 +246,14 @@ int fallocate_(const char*, int mode, off_t offset, off_t length, fuse_file_info
 std::string backing_path(const char* path) {
     return "/proc/self/fd/" + std::to_string(state.backing_fd) + "/" + rel(path);
 }
+// Logged too ("setxattr PATH NAME"), so a test sees whether a cache entry came after the flush
+// of the data it vouches for.
 int setxattr_(const char* path, const char* name, const char* value, size_t size, int flags) {
-    return err(lsetxattr(backing_path(path).c_str(), name, value, size, flags));
+    int result = err(lsetxattr(backing_path(path).c_str(), name, value, size, flags));
+    if (result == 0) {
+        log_line("setxattr", path, name);
+    }
+    return result;
 }
 int getxattr_(const char* path, const char* name, char* value, size_t size) {
     return err(static_cast<int>(lgetxattr(backing_path(path).c_str(), name, value, size)));

@@ -5,6 +5,7 @@
 // complete one, nothing outside the destination.
 #pragma once
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <sys/mount.h>
@@ -77,6 +78,43 @@ class ScopedMount {
   private:
     fs::path target_;
     bool is_mounted_ = false;
+};
+
+// A FUSE filesystem mounted by a test in its private mount namespace (`command`: bindfs,
+// flushfs, which return once the mount is made), detached in the destructor.
+class FuseMount {
+  public:
+    FuseMount(const std::vector<std::string>& command, const fs::path& mount_point,
+              const fs::path& logs)
+        : mount_point_(mount_point) {
+        fs::create_directories(mount_point);
+        // The daemon outlives a test that dies (a sanitizer halting it): it must not hold
+        // ctest's output pipe, or ctest waits for it until the test's timeout.
+        for (const auto& entry : fs::directory_iterator("/proc/self/fd")) {
+            const int fd = std::stoi(entry.path().filename().string());
+            if (fd > 2) {
+                ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
+            }
+        }
+        const CommandResult mounted = run_to_end(command, logs);
+        mounted_ = mounted.exit_code == 0;
+        error_ = command.front() + " (scripts/deps installs it): " + mounted.err;
+    }
+    FuseMount(const FuseMount&) = delete;
+    FuseMount& operator=(const FuseMount&) = delete;
+    ~FuseMount() {
+        if (mounted_) {
+            ::umount2(mount_point_.c_str(), MNT_DETACH);
+        }
+    }
+    bool mounted() const { return mounted_; }
+    // Why the mount failed.
+    const std::string& error() const { return error_; }
+
+  private:
+    fs::path mount_point_;
+    bool mounted_ = false;
+    std::string error_;
 };
 
 }  // namespace crash

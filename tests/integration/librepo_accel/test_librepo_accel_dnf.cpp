@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "integration/crash/crash_fixture.hpp"
 #include "integration/dnfstack/dnfstack_fixture.hpp"
 #include "rpmirror/librepo_accel.hpp"
 
@@ -112,6 +113,51 @@ TEST_F(LibrepoAccelDnf, ReposyncAsStockAndCacheTrustedOnTheNextRun) {
     // (dnf 4.14 checks some packages twice: at least one answer per package.)
     EXPECT_GE(count_lines_with(log(), "sha256 cached matches=1"), 5U) << log();
     EXPECT_EQ(count_lines_with(log(), "hashed"), 0U) << log();
+}
+
+// On FUSE a syncfs flushes nothing (Linux passes it on to virtiofs only), so the default mode
+// flushes each file before it writes the file's cache entry there: flushfs (tests/flushfs) logs
+// every flush and every xattr set that reaches it, in order.
+TEST_F(LibrepoAccelDnf, OnFuseEachCacheEntryFollowsAFlushOfItsFile) {
+    if (!crash::enter_private_mount_namespace()) {
+        GTEST_SKIP() << "needs root and a private mount namespace for a FUSE (flushfs) mount";
+    }
+    const std::filesystem::path backing = tmp_ / "backing";
+    const std::filesystem::path mount_point = tmp_ / "fuse";
+    const std::filesystem::path flush_log = tmp_ / "flushes.log";
+    std::filesystem::create_directories(backing);
+    const crash::FuseMount mounted(
+        {RPMIRROR_FLUSHFS, backing.string(), mount_point.string(), "--log=" + flush_log.string()},
+        mount_point, tmp_ / "logs");
+    ASSERT_TRUE(mounted.mounted()) << mounted.error();
+
+    const auto run = dnf(Checksums::Accelerated, tmp_ / "accel",
+                         {"reposync", "-p", (mount_point / "out").string()});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const auto packages = package_digests(repo_);
+    ASSERT_EQ(packages.size(), 5U);
+    EXPECT_EQ(package_digests(mount_point / "out" / "sample"), packages);
+    const std::vector<std::string> lines = lines_of(read_file(flush_log));
+    for (const auto& [path, digest] : packages) {
+        const std::string name = "/out/sample/" + path;
+        const auto flushed = std::find_if(lines.begin(), lines.end(), [&](const std::string& l) {
+            return (l.starts_with("fsync ") || l.starts_with("fdatasync ")) &&
+                   l.find(" " + name + " ") != std::string::npos;
+        });
+        const auto entry = std::find(lines.begin(), lines.end(),
+                                     "setxattr " + name + " user.Librepo.checksum.sha256");
+        ASSERT_NE(flushed, lines.end()) << name << " never flushed:\n" << read_file(flush_log);
+        ASSERT_NE(entry, lines.end()) << name << " has no cache entry:\n" << read_file(flush_log);
+        EXPECT_LT(flushed - lines.begin(), entry - lines.begin())
+            << name << ": its cache entry came before its flush";
+        EXPECT_EQ(xattrs(mount_point / "out" / "sample" / path, "user.")
+                      .at("user.Librepo.checksum.sha256"),
+                  digest);
+    }
+    EXPECT_EQ(count_lines_with(log(), "mode=deferred"), count_lines_with(log(), "served "))
+        << log();
+    EXPECT_EQ(count_lines_with(log(), "flushed-per-file=0"), 0U) << log();
+    EXPECT_EQ(count_lines_with(log(), "flushed-per-file="), 1U) << log();
 }
 
 TEST_F(LibrepoAccelDnf, CacheEntriesTrustedByStockLibrepoAndViceVersa) {
