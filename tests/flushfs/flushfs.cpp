@@ -5,7 +5,8 @@
 //
 //   flushfs BACKING MOUNTPOINT [--latency-ms=N] [--log=FILE] [-f] [FUSE options]
 //
-// Every fsync, fdatasync and fsyncdir of a file below MOUNTPOINT waits N ms (default 0), then
+// BACKING must change only through the mount while it is mounted (the kernel caches names and
+// attributes). Every fsync, fdatasync and fsyncdir of a file below MOUNTPOINT waits N ms (default 0), then
 // flushes the backing file for real, then appends "fsync|fdatasync|fsyncdir PATH MICROSECONDS"
 // to FILE before it answers ("setxattr PATH NAME" is logged too). Everything else passes straight
 // through to BACKING: data (the kernel's writeback cache batches writes as a block device's page
@@ -64,7 +65,10 @@ int err(int result) {
 void* init(fuse_conn_info* conn, fuse_config* config) {
     config->use_ino = 1;
     config->kernel_cache = 1;  // pages stay cached across opens, as on a local filesystem
-    config->entry_timeout = config->attr_timeout = config->negative_timeout = 0;
+    // Names and attributes cached as a local filesystem's are: everything changes through the
+    // mount (BACKING is not to be changed beside it), so the kernel's copies stay true, and
+    // the daemon is asked only for what a disk would be.
+    config->entry_timeout = config->attr_timeout = config->negative_timeout = 3600;
     if (conn->capable & FUSE_CAP_WRITEBACK_CACHE) {
         conn->want |= FUSE_CAP_WRITEBACK_CACHE;
     }
