@@ -364,6 +364,11 @@ int run_job_mode(const CLI::App& app, const JobModeArgs& args, const JobModeShar
         fmt::print(stderr, "rpmirror: {}\n", closures.error().to_string());
         return kExitFailure;
     }
+    for (const ClosureMetadata& closure : *closures) {
+        for (const std::string& left_out : closure.left_out()) {
+            fmt::print(stderr, "rpmirror: warning: with-dependencies: {}\n", left_out);
+        }
+    }
     JobRunnerOptions runner;
     runner.parallel_jobs = args.parallel_jobs > 0 ? args.parallel_jobs : config->parallel_jobs;
     const unsigned parallel = shared.parallel > 0 ? shared.parallel : config->parallel;

@@ -198,12 +198,16 @@ int select_packages(const SyncArgs& args, const SyncOptions& options,
     request.arch = closure_arch(options.selection.arches);
     request.weak_dependencies = !args.no_weak_dependencies;
     request.installed_base = args.installed_base;
+    request.keep_versions = closure_keep_versions(options.selection);
     Syncer syncer;  // per repository, the options the sync itself fetches with
     SignalStopper stopper;
     auto assigned = assign_closure(syncer, repos, request, stopper.token());
     if (!assigned) {
         print_error(assigned.error());
         return stopper.exit_code() != 0 ? stopper.exit_code() : kExitFailure;
+    }
+    for (const std::string& left_out : assigned->left_out()) {
+        fmt::print(stderr, "rpmirror: warning: --with-dependencies: {}\n", left_out);
     }
     fetched.emplace(std::move(*assigned));
     return 0;

@@ -3,6 +3,7 @@
 // repositories' primary metadata. A partial mirror made of exactly these packages installs.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -45,31 +46,48 @@ struct ClosureRequest {
     // repositories have counts with everything it provides there; one they lack provides only
     // itself.
     std::filesystem::path installed_base;
+    // --keep-versions N (1: the closure of the best candidates only): besides, the N newest
+    // versions of every name.arch the closure holds, each with a closure of its own (that
+    // version installed on the base, its dependencies chosen as dnf would), until no new
+    // name.arch comes in. So an older kept version installs from the mirror too.
+    std::uint32_t keep_versions = 1;
 };
 
-// Per repository id, the NEVRAs ("name-epoch:version-release.arch") of the packages the closure
-// takes from it; every repository given has an entry (empty when it contributes nothing).
-using Closure = std::map<std::string, std::set<std::string>>;
+struct Closure {
+    // Per repository id, the NEVRAs ("name-epoch:version-release.arch") of the packages the
+    // closure takes from it; every repository given has an entry (empty when it contributes
+    // nothing).
+    std::map<std::string, std::set<std::string>> shares;
+    // Older kept versions (keep_versions > 1) whose own closure cannot be solved, so left out:
+    // "NEVRA (a kept older version) cannot be installed: WHY".
+    std::vector<std::string> left_out;
+};
 
 // Solves the installation of `request.packages` on a machine of `request.arch` that has
 // `request.installed_base` (or nothing) over
 // `repos`, choosing among candidates as dnf does (libsolv's policy: best version and arch, then
-// the repository given first). Returns the packages installed, each in the repository it comes
-// from. Returns Error{BadInput} naming the spec and the repositories searched iff a spec matches
-// nothing, or naming each unresolvable dependency (libsolv's description of the problem: the
-// package and what nothing provides) iff the installation cannot be solved, or naming the file
-// and line iff the installed base is no NEVRA list; Error{Io} naming the file iff a primary or
-// the installed base cannot be read.
+// the repository given first), and with keep_versions > 1 the older versions' closures too.
+// Returns the packages installed, each in the repository it comes from. Returns Error{BadInput}
+// naming the spec and the repositories searched iff a spec matches nothing, or naming each
+// unresolvable dependency (libsolv's description of the problem: the package and what nothing
+// provides) iff the installation cannot be solved, or naming the file and line iff the installed
+// base is no NEVRA list; Error{Io} naming the file iff a primary or the installed base cannot be
+// read.
 Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const ClosureRequest& request);
 
 // The metadata assign_closure fetched, in temporary directories removed when it is destroyed:
 // kept alive while the repositories sync, which copy their records from it.
 class ClosureMetadata {
   public:
-    explicit ClosureMetadata(std::vector<RemoteMetadata> fetched) : fetched_(std::move(fetched)) {}
+    ClosureMetadata(std::vector<RemoteMetadata> fetched, std::vector<std::string> left_out)
+        : fetched_(std::move(fetched)), left_out_(std::move(left_out)) {}
+
+    // Closure::left_out: what to warn about.
+    const std::vector<std::string>& left_out() const { return left_out_; }
 
   private:
     std::vector<RemoteMetadata> fetched_;
+    std::vector<std::string> left_out_;
 };
 
 // --with-dependencies: fetches the metadata of every repository of `repos` (as `verify --remote`
@@ -89,6 +107,10 @@ Result<ClosureMetadata> assign_closure(Syncer& syncer, std::vector<RepoConfig>& 
 // jobs' names.
 Result<std::vector<ClosureMetadata>> assign_job_closures(std::vector<JobConfig>& jobs,
                                                          std::stop_token stop = {});
+
+// The versions per name.arch a closure keeps (ClosureRequest::keep_versions): --keep-versions N
+// (-n: 1), or 1 without -n (the closure picks each package's version).
+std::uint32_t closure_keep_versions(const SelectionOptions& selection);
 
 // The architecture a closure is solved for: the first of `arches` (-a) that a machine runs (not
 // noarch, not src), else this machine's (uname).

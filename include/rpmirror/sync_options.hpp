@@ -159,9 +159,10 @@ struct SyncOptions {
 Result<void> check_placement_options(const SyncOptions& options);
 
 // Refuses, naming the option, what --with-dependencies (a job's with-dependencies) cannot be
-// combined with: the selections the closure replaces (-n/--keep-versions, --source,
-// --min-buildtime: the solver picks each package's version, and keep-N closures are not built
-// yet) and the layouts it does not solve for (--treeinfo, --upstream-layout).
+// combined with: the selections the closure replaces (--source, --min-buildtime: the solver
+// picks each package's version; -n/--keep-versions are the closure's own,
+// ClosureRequest::keep_versions) and the layouts it does not solve for (--treeinfo,
+// --upstream-layout).
 Result<void> check_closure_options(const SyncOptions& options);
 
 }  // namespace rpmirror

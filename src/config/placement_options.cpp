@@ -86,11 +86,6 @@ Result<void> check_closure_options(const SyncOptions& options) {
                           std::string(option));
     };
     const SelectionOptions& selection = options.selection;
-    if (selection.newest_only) {
-        return refused(selection.keep_versions > 1 ? "--keep-versions" : "-n/--newest-only",
-                       "the closure picks each package's version (a closure per kept version is "
-                       "not built yet)");
-    }
     if (selection.source_only) {
         return refused("--source", "source packages are not installed, so have no closure");
     }

@@ -2,6 +2,7 @@
 #include "rpmirror/resolve.hpp"
 #include "rpmirror/signature.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
@@ -12,6 +13,7 @@
 
 // `requires` is a C++20 keyword: libsolv then names the dependency members dep_requires, ...
 #define LIBSOLV_SOLVABLE_PREPEND_DEP 1
+#include <solv/evr.h>
 #include <solv/pool.h>
 #include <solv/poolarch.h>
 #include <solv/repo.h>
@@ -217,6 +219,121 @@ Result<void> add_installed_base(Pool* pool, const std::filesystem::path& base) {
     return {};
 }
 
+// Solves `jobs` over the pool (weak dependencies as `weak`). Returns the packages the solution
+// installs from the repositories (the base's own left out), or libsolv's description of each
+// problem, "; "-separated.
+tl::expected<std::vector<Id>, std::string> solve(Pool* pool, Queue* jobs, bool weak) {
+    const std::unique_ptr<Solver, SolverFree> solver(solver_create(pool));
+    solver_set_flag(solver.get(), SOLVER_FLAG_IGNORE_RECOMMENDED, weak ? 0 : 1);
+    // An older kept version of a package the base has is a downgrade there.
+    solver_set_flag(solver.get(), SOLVER_FLAG_ALLOW_DOWNGRADE, 1);
+    if (const int problems = solver_solve(solver.get(), jobs); problems > 0) {
+        std::string text;
+        for (Id problem = 1; problem <= problems; ++problem) {
+            text += fmt::format("{}{}", text.empty() ? "" : "; ",
+                                solver_problem2str(solver.get(), problem));
+        }
+        return tl::unexpected(std::move(text));
+    }
+    const std::unique_ptr<Transaction, TransactionFree> transaction(
+        solver_create_transaction(solver.get()));
+    std::vector<Id> installed;
+    for (int step = 0; step < transaction->steps.count; ++step) {
+        const Id id = transaction->steps.elements[step];
+        if (pool_id2solvable(pool, id)->repo != pool->installed) {
+            installed.push_back(id);  // not the base's own (an erase, an upgrade's old package)
+        }
+    }
+    return installed;
+}
+
+std::string nevra_of(Pool* pool, Id id) {
+    const Solvable* solvable = pool_id2solvable(pool, id);
+    std::string_view epoch;
+    std::string_view version;
+    std::string_view release;
+    split_evr(pool_id2str(pool, solvable->evr), epoch, version, release);
+    return closure_nevra(pool_id2str(pool, solvable->name), epoch, version, release,
+                         pool_id2str(pool, solvable->arch));
+}
+
+// The versions of the name.arch of `id` in the repositories, newest first, one per version (the
+// repository libsolv prefers: higher priority, then the one given first).
+std::vector<Id> versions_of(Pool* pool, Id id) {
+    const Solvable* of = pool_id2solvable(pool, id);
+    std::vector<Id> versions;
+    Id candidate = 0;
+    Id candidates = 0;
+    FOR_PROVIDES(candidate, candidates, of->name) {
+        const Solvable* solvable = pool_id2solvable(pool, candidate);
+        if (solvable->name == of->name && solvable->arch == of->arch &&
+            solvable->repo != pool->installed) {
+            versions.push_back(candidate);
+        }
+    }
+    std::sort(versions.begin(), versions.end(), [pool](Id a, Id b) {
+        const Solvable* left = pool_id2solvable(pool, a);
+        const Solvable* right = pool_id2solvable(pool, b);
+        if (const int order = pool_evrcmp(pool, left->evr, right->evr, EVRCMP_COMPARE);
+            order != 0) {
+            return order > 0;
+        }
+        if (left->repo->priority != right->repo->priority) {
+            return left->repo->priority > right->repo->priority;
+        }
+        if (left->repo->subpriority != right->repo->subpriority) {
+            return left->repo->subpriority > right->repo->subpriority;
+        }
+        return left->repo->repoid < right->repo->repoid;
+    });
+    versions.erase(std::unique(versions.begin(), versions.end(),
+                               [pool](Id a, Id b) {
+                                   return pool_id2solvable(pool, a)->evr ==
+                                          pool_id2solvable(pool, b)->evr;
+                               }),
+                   versions.end());
+    return versions;
+}
+
+// --keep-versions N over a closure: the N newest versions of every name.arch in `chosen`, each
+// with a closure of its own (exactly that version installed on the base), until no new name.arch
+// comes in. A version whose closure cannot be solved is left out, described in `left_out`.
+void add_kept_versions(Pool* pool, const ClosureRequest& request, std::set<Id>& chosen,
+                       std::vector<std::string>& left_out) {
+    std::set<std::pair<Id, Id>> done;  // name.arch pairs whose versions were taken
+    std::set<Id> solved(chosen.begin(), chosen.end());
+    std::vector<Id> pending(chosen.begin(), chosen.end());
+    while (!pending.empty()) {
+        const Id id = pending.back();
+        pending.pop_back();
+        const Solvable* solvable = pool_id2solvable(pool, id);
+        if (!done.insert({solvable->name, solvable->arch}).second) {
+            continue;
+        }
+        std::vector<Id> versions = versions_of(pool, id);
+        versions.resize(std::min<std::size_t>(versions.size(), request.keep_versions));
+        for (const Id version : versions) {
+            if (!solved.insert(version).second) {
+                continue;
+            }
+            SolvQueue job;
+            queue_push2(job.get(), SOLVER_INSTALL | SOLVER_SOLVABLE, version);
+            auto installed = solve(pool, job.get(), request.weak_dependencies);
+            if (!installed) {
+                left_out.push_back(fmt::format("{} (a kept older version) cannot be installed: {}",
+                                               nevra_of(pool, version), installed.error()));
+                continue;
+            }
+            for (const Id added : *installed) {
+                solved.insert(added);
+                if (chosen.insert(added).second) {
+                    pending.push_back(added);
+                }
+            }
+        }
+    }
+}
+
 std::string repository_names(std::span<const ClosureRepo> repos) {
     std::string names;
     for (const ClosureRepo& repo : repos) {
@@ -233,7 +350,7 @@ Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const Closur
     pool_setarch(pool.get(), request.arch.c_str());
     Closure closure;
     for (const ClosureRepo& source : repos) {
-        closure[source.id];
+        closure.shares[source.id];
         Repo* repo = repo_create(pool.get(), source.id.c_str());
         // dnf's preference: a lower priority number, then a lower cost (libsolv: higher wins).
         repo->priority = -source.priority;
@@ -279,34 +396,20 @@ Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const Closur
         }
     }
 
-    const std::unique_ptr<Solver, SolverFree> solver(solver_create(pool.get()));
-    solver_set_flag(solver.get(), SOLVER_FLAG_IGNORE_RECOMMENDED,
-                    request.weak_dependencies ? 0 : 1);
-    if (const int problems = solver_solve(solver.get(), jobs.get()); problems > 0) {
-        std::string text;
-        for (Id problem = 1; problem <= problems; ++problem) {
-            text += fmt::format("{}{}", text.empty() ? "" : "; ",
-                                solver_problem2str(solver.get(), problem));
-        }
+    auto installed = solve(pool.get(), jobs.get(), request.weak_dependencies);
+    if (!installed) {
         return make_error(ErrorCode::BadInput,
                           fmt::format("the packages cannot be installed from {}: {}",
-                                      repository_names(repos), text),
+                                      repository_names(repos), installed.error()),
                           fmt::format("{} package spec(s)", request.packages.size()));
     }
-    const std::unique_ptr<Transaction, TransactionFree> transaction(
-        solver_create_transaction(solver.get()));
-    for (int step = 0; step < transaction->steps.count; ++step) {
-        const Solvable* solvable = pool_id2solvable(pool.get(), transaction->steps.elements[step]);
-        if (solvable->repo == pool.get()->installed) {
-            continue;  // the base's own (an erase or an upgrade's old package): nothing to mirror
-        }
-        std::string_view epoch;
-        std::string_view version;
-        std::string_view release;
-        split_evr(pool_id2str(pool.get(), solvable->evr), epoch, version, release);
-        closure[solvable->repo->name].insert(
-            closure_nevra(pool_id2str(pool.get(), solvable->name), epoch, version, release,
-                          pool_id2str(pool.get(), solvable->arch)));
+    std::set<Id> chosen(installed->begin(), installed->end());
+    if (request.keep_versions > 1) {
+        add_kept_versions(pool.get(), request, chosen, closure.left_out);
+    }
+    for (const Id id : chosen) {
+        closure.shares[pool_id2solvable(pool.get(), id)->repo->name].insert(
+            nevra_of(pool.get(), id));
     }
     return closure;
 }

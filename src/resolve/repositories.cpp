@@ -85,11 +85,11 @@ Result<ClosureMetadata> assign_closure(Syncer& syncer, std::vector<RepoConfig>& 
         return tl::unexpected(std::move(closure.error()));
     }
     for (std::size_t index = 0; index < repos.size(); ++index) {
-        const std::set<std::string>& share = (*closure)[repos[index].id];
+        const std::set<std::string>& share = closure->shares[repos[index].id];
         repos[index].closure = std::vector<std::string>(share.begin(), share.end());
         repos[index].record_sources.push_back(fetched[index].root() / "repodata");
     }
-    return ClosureMetadata(std::move(fetched));
+    return ClosureMetadata(std::move(fetched), std::move(closure->left_out));
 }
 
 Result<std::vector<ClosureMetadata>> assign_job_closures(std::vector<JobConfig>& jobs,
@@ -105,10 +105,12 @@ Result<std::vector<ClosureMetadata>> assign_job_closures(std::vector<JobConfig>&
         request.arch = closure_arch(job.options.selection.arches);
         request.weak_dependencies = job.weak_dependencies;
         request.installed_base = job.installed_base;
+        request.keep_versions = closure_keep_versions(job.options.selection);
         const auto same = [&request](const auto& group) {
             return group.first.packages == request.packages && group.first.arch == request.arch &&
                    group.first.weak_dependencies == request.weak_dependencies &&
-                   group.first.installed_base == request.installed_base;
+                   group.first.installed_base == request.installed_base &&
+                   group.first.keep_versions == request.keep_versions;
         };
         if (auto found = std::find_if(groups.begin(), groups.end(), same); found != groups.end()) {
             found->second.push_back(&job);
@@ -138,6 +140,10 @@ Result<std::vector<ClosureMetadata>> assign_job_closures(std::vector<JobConfig>&
         fetched.push_back(std::move(*assigned));
     }
     return fetched;
+}
+
+std::uint32_t closure_keep_versions(const SelectionOptions& selection) {
+    return selection.newest_only ? std::max<std::uint32_t>(selection.keep_versions, 1) : 1;
 }
 
 std::string closure_arch(const std::vector<std::string>& arches) {

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "integration/dnfstack/dnfstack_fixture.hpp"
@@ -160,6 +161,61 @@ TEST_F(SyncClosure, EachRepositoryMirrorsItsShareOfTheClosureAndDnfInstallsFromT
     EXPECT_NE(again.out.find("dnf-ci-fedora: up to date"), std::string::npos) << again.out;
 }
 
+// --keep-versions N with --with-dependencies: the N newest versions of every package of the
+// closure, each with its own dependencies, so every kept version installs from the mirror alone.
+// Upstream is built here (rpmbuild + createrepo_c): app 1.0 needs libold, app 2.0 and 3.0 need
+// libnew >= 2, libnew 2.0 needs helper, app 0.9 needs what nothing provides.
+TEST_F(SyncClosure, EveryKeptVersionInstallsFromTheMirrorAsFromUpstream) {
+    const fs::path upstream = tmp_ / "upstream";
+    const std::vector<std::tuple<std::string, std::string, std::string>> packages{
+        {"app", "0.9", "missing-thing"}, {"app", "1.0", "libold"}, {"app", "2.0", "libnew >= 2"},
+        {"app", "3.0", "libnew >= 2"},   {"libold", "1.0", ""},    {"libnew", "1.0", ""},
+        {"libnew", "2.0", "helper"},     {"libnew", "3.0", ""},    {"helper", "1.0", ""},
+        {"unrelated", "1.0", ""}};
+    for (const auto& [name, version, needs] : packages) {
+        const fs::path spec = TempDir::write_at(
+            tmp_ / "specs" / (name + "-" + version + ".spec"),
+            "Name: " + name + "\nVersion: " + version +
+                "\nRelease: 1\nSummary: keep-versions closure fixture\nLicense: MIT\n"
+                "BuildArch: noarch\n" +
+                (needs.empty() ? "" : "Requires: " + needs + "\n") +
+                "%description\nA package of the keep-versions closure test.\n%files\n");
+        run_checked({"rpmbuild", "--quiet", "-bb", "--define", "_rpmdir " + upstream.string(),
+                     "--define", "_topdir " + (tmp_ / "rpmbuild").string(), spec.string()},
+                    tmp_ / "logs");
+    }
+    recreate_repo(upstream, "1700000000", tmp_ / "logs");
+    NginxServer& server = serve(upstream);
+    const fs::path mirror = tmp_ / "mirror";
+    const CommandResult synced =
+        sync({"--repofrompath", "up," + server.url("/"), "--repo", "up", "-p", mirror.string(),
+              "--download-metadata", "-a", "x86_64", "--packages", "app", "--with-dependencies",
+              "--keep-versions", "4"});
+    ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    EXPECT_EQ(rpms_under(mirror / "up"),
+              (std::set<std::string>{"app-1.0-1.noarch.rpm", "app-2.0-1.noarch.rpm",
+                                     "app-3.0-1.noarch.rpm", "libold-1.0-1.noarch.rpm",
+                                     "libnew-1.0-1.noarch.rpm", "libnew-2.0-1.noarch.rpm",
+                                     "libnew-3.0-1.noarch.rpm", "helper-1.0-1.noarch.rpm"}));
+    // The fourth version cannot be installed anywhere: left out, with a warning saying why.
+    EXPECT_NE(synced.err.find("warning: --with-dependencies: app-0:0.9-1.noarch (a kept older "
+                              "version) cannot be installed: "),
+              std::string::npos)
+        << synced.err;
+    EXPECT_NE(synced.err.find("missing-thing"), std::string::npos) << synced.err;
+
+    // Every kept version installs from the mirror alone, fetching what it fetches upstream.
+    NginxServer& served = serve(mirror);
+    for (const std::string spec : {"app-1.0", "app-2.0", "app-3.0", "libnew-1.0", "libnew-2.0"}) {
+        const std::set<std::string> from_upstream =
+            dnf_downloads({{"up", server.url("/")}}, {spec});
+        const std::set<std::string> from_mirror =
+            dnf_downloads({{"up", served.url("/up/")}}, {spec});
+        EXPECT_FALSE(from_upstream.empty()) << spec;
+        EXPECT_EQ(from_mirror, from_upstream) << spec;
+    }
+}
+
 // --installed-base: what the machines already have is left out, as dnf leaves it out of an
 // installation there; given as the machine's installroot (its rpmdb) or as `rpm -qa`'s list.
 TEST_F(SyncClosure, AnInstalledBaseIsLeftOutAsDnfLeavesItOut) {
@@ -288,10 +344,10 @@ TEST_F(SyncClosure, WhatCannotBeSolvedIsAnErrorNamingItAndNothingIsWritten) {
     EXPECT_NE(unsatisfiable.err.find("unsatisfiable"), std::string::npos) << unsatisfiable.err;
 
     // What the closure replaces, or needs, refused before anything is fetched.
-    const CommandResult newest =
-        run({"--packages", "SuperRipper", "--with-dependencies", "--newest-only"});
-    EXPECT_EQ(newest.exit_code, 2);
-    EXPECT_NE(newest.err.find("--newest-only"), std::string::npos) << newest.err;
+    const CommandResult source =
+        run({"--packages", "SuperRipper", "--with-dependencies", "--source"});
+    EXPECT_EQ(source.exit_code, 2);
+    EXPECT_NE(source.err.find("--source"), std::string::npos) << source.err;
     const CommandResult alone = run({"--with-dependencies"});
     EXPECT_EQ(alone.exit_code, 2);
     EXPECT_NE(alone.err.find("--with-dependencies"), std::string::npos) << alone.err;
@@ -364,7 +420,7 @@ TEST_F(SyncClosure, AJobsClosureKeysAreCheckedWhenTheFileIsRead) {
         EXPECT_FALSE(fs::exists(tmp_ / "mirror")) << keys;
     };
     refused("with-dependencies = 1\n", "needs packages");
-    refused("packages = SuperRipper\nwith-dependencies = 1\nnewest-only = 1\n", "--newest-only");
+    refused("packages = SuperRipper\nwith-dependencies = 1\nsource = 1\n", "--source");
     refused("packages-file = " + (tmp_ / "absent").string() + "\n", "absent");
     refused("packages = SuperRipper\ninstalled-base = /\n",
             "installed-base: needs with-dependencies = 1");

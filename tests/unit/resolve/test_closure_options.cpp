@@ -2,7 +2,11 @@
 // selection a closure makes (SelectionOptions::only_nevras).
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <filesystem>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rpmirror/resolve.hpp"
@@ -33,7 +37,7 @@ TEST(PackageList, AnEmptyOrMissingFileIsAnErrorNamingIt) {
     EXPECT_NE(missing.error().to_string().find("absent"), std::string::npos);
 }
 
-TEST(ClosureOptions, WhatTheClosureReplacesIsRefusedNamingTheOption) {
+TEST(ClosureOptions, WhatTheClosureReplacesIsRefusedNamingTheOptionAndKeepNIsItsOwn) {
     EXPECT_TRUE(check_closure_options(SyncOptions{}));
     const auto refused = [](const SyncOptions& options, const std::string& option) {
         const auto checked = check_closure_options(options);
@@ -42,11 +46,16 @@ TEST(ClosureOptions, WhatTheClosureReplacesIsRefusedNamingTheOption) {
         EXPECT_NE(checked.error().to_string().find(option), std::string::npos)
             << checked.error().to_string();
     };
+    // The closure's own: ClosureRequest::keep_versions.
     SyncOptions newest;
     newest.selection.newest_only = true;
-    refused(newest, "--newest-only");
+    EXPECT_TRUE(check_closure_options(newest));
+    EXPECT_EQ(closure_keep_versions(newest.selection), 1U);
     newest.selection.keep_versions = 3;
-    refused(newest, "--keep-versions");
+    EXPECT_TRUE(check_closure_options(newest));
+    EXPECT_EQ(closure_keep_versions(newest.selection), 3U);
+    newest.selection.newest_only = false;
+    EXPECT_EQ(closure_keep_versions(newest.selection), 1U) << "without -n, the best version";
     SyncOptions source;
     source.selection.source_only = true;
     refused(source, "--source");
@@ -71,6 +80,91 @@ TEST(ClosureOptions, NevraAlwaysCarriesAnEpoch) {
     EXPECT_EQ(closure_nevra("wget", "", "1.19.5", "5.fc29", "x86_64"),
               "wget-0:1.19.5-5.fc29.x86_64");
     EXPECT_EQ(closure_nevra("foo", "2", "1.0", "1", "noarch"), "foo-2:1.0-1.noarch");
+}
+
+// A primary.xml of noarch packages: {name, version, requires (name [>= version])}, each at
+// release 1, epoch 0.
+struct Fake {
+    std::string name;
+    std::string version;
+    std::vector<std::pair<std::string, std::string>> requires_;
+};
+
+std::filesystem::path write_primary(const std::filesystem::path& path,
+                                    const std::vector<Fake>& packages) {
+    std::string xml =
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<metadata "
+        "xmlns=\"http://linux.duke.edu/metadata/common\" "
+        "xmlns:rpm=\"http://linux.duke.edu/metadata/rpm\" packages=\"" +
+        std::to_string(packages.size()) + "\">\n";
+    for (const Fake& package : packages) {
+        const std::string nvr = package.name + "-" + package.version + "-1";
+        xml += "<package type=\"rpm\"><name>" + package.name +
+               "</name><arch>noarch</arch><version epoch=\"0\" ver=\"" + package.version +
+               "\" rel=\"1\"/><checksum type=\"sha256\" pkgid=\"YES\">" + std::string(64, 'a') +
+               "</checksum><summary>s</summary><description>d</description>" +
+               "<time file=\"1\" build=\"1\"/><size package=\"1\" installed=\"1\" " +
+               "archive=\"1\"/><location href=\"" + nvr + ".noarch.rpm\"/><format>" +
+               "<rpm:provides><rpm:entry name=\"" + package.name +
+               "\" flags=\"EQ\" epoch=\"0\" ver=\"" + package.version +
+               "\" rel=\"1\"/></rpm:provides><rpm:requires>";
+        for (const auto& [name, at_least] : package.requires_) {
+            xml += "<rpm:entry name=\"" + name + "\"" +
+                   (at_least.empty() ? std::string()
+                                     : " flags=\"GE\" epoch=\"0\" ver=\"" + at_least + "\"") +
+                   "/>";
+        }
+        xml += "</rpm:requires></format></package>\n";
+    }
+    return test::TempDir::write_at(path, xml + "</metadata>\n");
+}
+
+// app 1.0 needs libold; app 2.0 and 3.0 need libnew >= 2; libnew 2.0 needs helper; app 0.9
+// needs what nothing provides. Kept versions each bring their own closure.
+TEST(ClosureKeepVersions, EachKeptVersionBringsItsOwnClosure) {
+    test::TempDir dir;
+    const auto primary =
+        write_primary(dir / "primary.xml", {{"app", "0.9", {{"missing-thing", ""}}},
+                                            {"app", "1.0", {{"libold", ""}}},
+                                            {"app", "2.0", {{"libnew", "2"}}},
+                                            {"app", "3.0", {{"libnew", "2"}}},
+                                            {"libold", "1.0", {}},
+                                            {"libnew", "1.0", {}},
+                                            {"libnew", "2.0", {{"helper", ""}}},
+                                            {"libnew", "3.0", {}},
+                                            {"helper", "1.0", {}},
+                                            {"unrelated", "1.0", {}}});
+    const std::vector<ClosureRepo> repos{{"r", primary}};
+    const auto solved = [&](std::uint32_t keep) {
+        ClosureRequest request;
+        request.packages = {"app"};
+        request.arch = "x86_64";
+        request.keep_versions = keep;
+        auto closure = resolve_closure(repos, request);
+        EXPECT_TRUE(closure) << closure.error().to_string();
+        return closure ? *closure : Closure{};
+    };
+    using Set = std::set<std::string>;
+    const Closure one = solved(1);
+    EXPECT_EQ(one.shares.at("r"), (Set{"app-0:3.0-1.noarch", "libnew-0:3.0-1.noarch"}));
+    EXPECT_TRUE(one.left_out.empty());
+    const Closure two = solved(2);
+    EXPECT_EQ(two.shares.at("r"),
+              (Set{"app-0:2.0-1.noarch", "app-0:3.0-1.noarch", "helper-0:1.0-1.noarch",
+                   "libnew-0:2.0-1.noarch", "libnew-0:3.0-1.noarch"}));
+    EXPECT_TRUE(two.left_out.empty());
+    const Closure three = solved(3);
+    EXPECT_EQ(three.shares.at("r"),
+              (Set{"app-0:1.0-1.noarch", "app-0:2.0-1.noarch", "app-0:3.0-1.noarch",
+                   "helper-0:1.0-1.noarch", "libnew-0:1.0-1.noarch", "libnew-0:2.0-1.noarch",
+                   "libnew-0:3.0-1.noarch", "libold-0:1.0-1.noarch"}));
+    EXPECT_TRUE(three.left_out.empty());
+    // The fourth version of app cannot be installed: left out, and said why.
+    const Closure four = solved(4);
+    EXPECT_EQ(four.shares.at("r"), three.shares.at("r"));
+    ASSERT_EQ(four.left_out.size(), 1U);
+    EXPECT_NE(four.left_out[0].find("app-0:0.9-1.noarch"), std::string::npos) << four.left_out[0];
+    EXPECT_NE(four.left_out[0].find("missing-thing"), std::string::npos) << four.left_out[0];
 }
 
 }  // namespace
