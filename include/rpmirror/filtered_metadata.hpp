@@ -11,9 +11,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "rpmirror/error.hpp"
@@ -63,11 +65,35 @@ class MetadataFilter {
     std::unique_ptr<Impl> impl_;
 };
 
+// A comps document trimmed for a filtered mirror, and what it left out.
+struct TrimmedComps {
+    std::string xml;
+    // "group ID: its mandatory package NAME is not mirrored", "environment ID: one of its
+    // groups is left out".
+    std::vector<std::string> left_out;
+};
+
+// Trims the comps document `xml` (comps.xml, the `group` records) to what a filtered mirror
+// can install. `filtered_out` holds the names of the packages upstream's repository has and the
+// mirror keeps no package of (a package the repository never had, e.g. one of another
+// repository, is not missing: comps often names them). A group with a mandatory package (type
+// "mandatory", or none) of `filtered_out` is left out; the other packages of `filtered_out` are
+// left out of the groups that stay; an environment whose <grouplist> names a group left out is
+// left out, and its <optionlist> loses them; a category loses them, and goes when it has none
+// left. Everything else is kept as it was (libxml2 writes it out again: the same elements,
+// attributes and text). Returns nullopt iff nothing is left out. Returns Error{Unsafe} naming
+// `display_name` iff the document declares an entity, Error{BadInput} iff it is not XML whose
+// root is <comps>. Thread-safe.
+Result<std::optional<TrimmedComps>> trim_comps_xml(
+    std::string_view xml, const std::unordered_set<std::string>& filtered_out,
+    std::string_view display_name);
+
 // What write_filtered_metadata did, for the summary.
 struct FilteredMetadata {
     std::vector<std::string> dropped_records;    // record types left out (*_db, *_zck, modules)
-    std::vector<std::string> rewritten_records;  // primary, filelists, other, modules
+    std::vector<std::string> rewritten_records;  // primary, filelists, other, modules, group*
     std::string repomd_xml;                      // the new repomd.xml, not yet written
+    std::vector<std::string> comps_left_out;     // TrimmedComps::left_out of the group records
 };
 
 // Rewrites, in `stage_dir` (which holds upstream's records, named as their hrefs minus
@@ -76,7 +102,9 @@ struct FilteredMetadata {
 // module streams with a kept rpm artifact (see trim_modules_yaml; kept verbatim iff nothing is
 // dropped; left out iff no module keeps a stream); removes the sqlite (*_db) and zchunk (*_zck)
 // records (they cannot be made consistent: dnf reads neither the databases nor, without zck,
-// the chunks); and returns the text of the new repomd.xml (the caller writes it, and signs it
+// the chunks); trims the comps records (`group`, `group_gz`, ...: trim_comps_xml with
+// `filtered_out`, the names of upstream's packages the mirror keeps none of); and returns the
+// text of the new repomd.xml (the caller writes it, and signs it
 // when asked): upstream's revision and tags, every other
 // record as upstream listed it, and the rewritten ones with new checksums (of upstream's
 // checksum type), open-checksums, sizes, open-sizes and timestamps. Record files named
@@ -87,8 +115,8 @@ struct FilteredMetadata {
 // Returns Error{BadInput}/Error{Corrupt} naming the record iff upstream's XML cannot be read,
 // Error{BadInput} iff primary does not list every kept package, Error{Io} naming the file iff
 // writing fails (files already written stay in the stage, which the caller discards).
-Result<FilteredMetadata> write_filtered_metadata(const std::filesystem::path& stage_dir,
-                                                 const Repomd& upstream,
-                                                 std::span<const KeptPackage> kept);
+Result<FilteredMetadata> write_filtered_metadata(
+    const std::filesystem::path& stage_dir, const Repomd& upstream,
+    std::span<const KeptPackage> kept, const std::unordered_set<std::string>& filtered_out = {});
 
 }  // namespace rpmirror

@@ -478,6 +478,54 @@ Result<std::optional<Rewritten>> rewrite_modules(const std::filesystem::path& st
     return std::optional<Rewritten>(std::move(*rewritten));
 }
 
+// A comps record: `group`, or a compressed copy of it (`group_gz`, `group_xz`; `group_zck` is
+// dropped as every zchunk record).
+bool comps_type(std::string_view type) {
+    return type == "group" || (type.starts_with("group_") && !type.ends_with("_zck"));
+}
+
+// Trims a comps record (trim_comps_xml). Returns nullopt iff nothing was left out (upstream's
+// file stays as it is); `left_out` receives what was.
+Result<std::optional<Rewritten>> rewrite_comps(const std::filesystem::path& stage_dir, int dir_fd,
+                                               const RepomdRecord& upstream,
+                                               const std::unordered_set<std::string>& filtered_out,
+                                               std::vector<std::string>& left_out) {
+    DecompressOptions decompress;
+    decompress.expected_size = upstream.open_size;
+    auto reader = Decompressor::open(stage_dir / record_file(upstream), decompress);
+    if (!reader) {
+        return tl::unexpected(std::move(reader.error()));
+    }
+    std::string xml;
+    if (auto read = for_each_chunk(*reader,
+                                   [&](std::string_view chunk) -> Result<void> {
+                                       xml.append(chunk);
+                                       return {};
+                                   });
+        !read) {
+        return tl::unexpected(std::move(read.error()));
+    }
+    auto trimmed = trim_comps_xml(xml, filtered_out, upstream.location_href);
+    if (!trimmed) {
+        return tl::unexpected(std::move(trimmed.error()));
+    }
+    if (!*trimmed) {
+        return std::optional<Rewritten>();
+    }
+    left_out = std::move((*trimmed)->left_out);
+    auto rewritten = write_record(stage_dir, dir_fd, upstream, reader->compression(),
+                                  [&](const Emit& emit) -> Result<std::uint64_t> {
+                                      if (auto drained = emit((*trimmed)->xml); !drained) {
+                                          return tl::unexpected(std::move(drained.error()));
+                                      }
+                                      return std::uint64_t{0};
+                                  });
+    if (!rewritten) {
+        return tl::unexpected(std::move(rewritten.error()));
+    }
+    return std::optional<Rewritten>(std::move(*rewritten));
+}
+
 std::optional<MetadataFilter::Kind> rewritten_kind(std::string_view type) {
     if (type == "primary") {
         return MetadataFilter::Kind::Primary;
@@ -499,9 +547,9 @@ bool dropped_type(std::string_view type) {
 
 }  // namespace
 
-Result<FilteredMetadata> write_filtered_metadata(const std::filesystem::path& stage_dir,
-                                                 const Repomd& upstream,
-                                                 std::span<const KeptPackage> kept) {
+Result<FilteredMetadata> write_filtered_metadata(
+    const std::filesystem::path& stage_dir, const Repomd& upstream,
+    std::span<const KeptPackage> kept, const std::unordered_set<std::string>& filtered_out) {
     UniqueFd dir = fs::open_directory(stage_dir, true);
     if (!dir) {
         return make_errno_error("cannot open the staging directory", stage_dir.string(), errno);
@@ -540,6 +588,26 @@ Result<FilteredMetadata> write_filtered_metadata(const std::filesystem::path& st
     }
     std::map<std::size_t, Rewritten> done;
     std::optional<Error> first_error;
+    // comps: small (Fedora's is about 20 MB decompressed), trimmed here meanwhile.
+    FilteredMetadata metadata;
+    for (std::size_t index = 0; index < upstream.records.size() && !filtered_out.empty(); ++index) {
+        const RepomdRecord& record = upstream.records[index];
+        if (!comps_type(record.type)) {
+            continue;
+        }
+        std::vector<std::string> left_out;
+        auto result = rewrite_comps(stage_dir, dir.get(), record, filtered_out, left_out);
+        if (!result) {
+            first_error = std::move(result.error());
+            break;
+        }
+        if (*result) {
+            done.emplace(index, std::move(**result));
+            if (metadata.comps_left_out.empty()) {
+                metadata.comps_left_out = std::move(left_out);  // each copy says the same
+            }
+        }
+    }
     for (auto& [index, job] : jobs) {
         auto result = job.get();
         if (!result) {
@@ -563,7 +631,6 @@ Result<FilteredMetadata> write_filtered_metadata(const std::filesystem::path& st
     if (first_error) {
         return tl::unexpected(std::move(*first_error));
     }
-    FilteredMetadata metadata;
     std::vector<RepomdRecord> records;
     for (std::size_t index = 0; index < upstream.records.size(); ++index) {
         const RepomdRecord& record = upstream.records[index];
@@ -571,7 +638,7 @@ Result<FilteredMetadata> write_filtered_metadata(const std::filesystem::path& st
             found != done.end() && found->second.record.type.empty()) {
             metadata.dropped_records.push_back(record.type);
         } else if (found != done.end()) {
-            if (record.type != "primary" && record.type != "modules" &&
+            if (record.type != "primary" && record.type != "modules" && !comps_type(record.type) &&
                 found->second.kept != kept.size()) {
                 return make_error(ErrorCode::BadInput,
                                   fmt::format("lists {} of the {} mirrored packages: cannot "

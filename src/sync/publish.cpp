@@ -2,6 +2,8 @@
 // published (upstream's or rewritten for the filtered mirror) and the sync recorded.
 #include "sync/repo_sync.hpp"
 
+#include <unordered_set>
+
 #include <fmt/core.h>
 
 #include "rpmirror/checksum.hpp"
@@ -79,11 +81,22 @@ Result<std::pair<std::string, std::optional<std::string>>> RepoSync::rewrite_met
                         package.strict_nevra(),
                         target.flattened ? target.relative_path.generic_string() : std::string()});
     }
-    auto rewritten = write_filtered_metadata(stage.dir(), repomd.parsed, kept);
+    // The names upstream has and the mirror keeps no package of: comps groups needing them go.
+    std::unordered_set<std::string> filtered_out;
+    for (std::size_t position = 0; position < index.size(); ++position) {
+        filtered_out.insert(std::string(index[position].name));
+    }
+    for (const PackageTarget& target : plan_.targets) {
+        filtered_out.erase(std::string(index[target.position].name));
+    }
+    auto rewritten = write_filtered_metadata(stage.dir(), repomd.parsed, kept, filtered_out);
     if (!rewritten) {
         Error error = std::move(rewritten.error());
         error.message = "cannot write metadata for the filtered mirror: " + error.message;
         return tl::unexpected(std::move(error));
+    }
+    for (const std::string& left_out : rewritten->comps_left_out) {
+        report_.warnings.push_back("comps: " + left_out + " (filtered mirror)");
     }
     std::optional<std::string> signature;
     if (!options_.sign_key.empty()) {

@@ -277,6 +277,70 @@ TEST_F(FilteredMetadata, FilelistsExtListsOnlyTheMirroredPackages) {
         << published.substr(0, 300);
 }
 
+// comps (createrepo_c -g): a group whose mandatory package the filter left out cannot be
+// installed from the mirror, so its published comps leaves it out (with a warning); the groups
+// that stay lose the packages that are not mirrored; a package of another repository (bash) is
+// not missing. dnf lists the groups and installs one from the mirror.
+TEST_F(FilteredMetadata, CompsListsOnlyTheGroupsTheMirrorCanInstall) {
+    upstream_ = copy_repo(upstream_, tmp_ / "upstream-comps");
+    const auto group = [](const std::string& id, const std::string& packages) {
+        return "  <group>\n    <id>" + id + "</id>\n    <name>" + id +
+               "</name>\n    <default>false</default>\n    <uservisible>true</uservisible>\n"
+               "    <packagelist>\n" +
+               packages + "    </packagelist>\n  </group>\n";
+    };
+    const fs::path comps = TempDir::write_at(
+        tmp_ / "comps.xml",
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<comps>\n" +
+            group("multi-tools",
+                  "      <packagereq type=\"mandatory\">rpmirror-idx-multi</packagereq>\n") +
+            group("noarch-tools",
+                  "      <packagereq type=\"mandatory\">rpmirror-idx-noarch</packagereq>\n"
+                  "      <packagereq type=\"optional\">rpmirror-idx-epoch</packagereq>\n") +
+            group("base-tools", "      <packagereq type=\"mandatory\">bash</packagereq>\n") +
+            "</comps>\n");
+    fs::remove_all(upstream_ / "repodata");
+    run_checked({"createrepo_c", "--quiet", "-g", comps.string(), upstream_.string()},
+                tmp_ / "logs");
+
+    const CommandResult synced = mirror({"-a", "noarch"});
+    ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    EXPECT_NE((synced.out + synced.err)
+                  .find("comps: group multi-tools: its mandatory package rpmirror-idx-multi is "
+                        "not mirrored"),
+              std::string::npos)
+        << synced.out << synced.err;
+    expect_consistent_metadata();
+    for (const char* record : {"-comps.xml", "-comps.xml.gz"}) {
+        std::string text = read_file(only_file_ending(repo() / "repodata", record));
+        if (std::string(record).ends_with(".gz")) {
+            text = gunzip(only_file_ending(repo() / "repodata", record));
+        }
+        EXPECT_EQ(text.find("multi-tools"), std::string::npos) << record << text;
+        EXPECT_EQ(text.find("rpmirror-idx-epoch"), std::string::npos) << record << text;
+        EXPECT_NE(text.find("<id>noarch-tools</id>"), std::string::npos) << record << text;
+        EXPECT_NE(text.find(">bash</packagereq>"), std::string::npos) << record << text;
+    }
+
+    // dnf: the groups that stay, and one of them installed from the mirror.
+    std::vector<std::string> argv = isolated_dnf(tmp_ / ("dnf-" + std::to_string(++dnf_runs_)));
+    argv.insert(argv.end(), {"--repofrompath=m,file://" + repo().string(), "--repo=m", "group",
+                             "list", "--ids"});
+    const CommandResult groups = run_to_end(argv, tmp_ / "logs");
+    ASSERT_EQ(groups.exit_code, 0) << groups.err;
+    EXPECT_NE(groups.out.find("(noarch-tools)"), std::string::npos) << groups.out;
+    EXPECT_NE(groups.out.find("(base-tools)"), std::string::npos) << groups.out;
+    EXPECT_EQ(groups.out.find("multi-tools"), std::string::npos) << groups.out;
+    const fs::path work = tmp_ / ("dnf-" + std::to_string(++dnf_runs_));
+    argv = isolated_dnf(work);
+    fs::create_directories(work / "log");
+    argv.insert(argv.end(),
+                {"--repofrompath=m,file://" + repo().string(), "--repo=m", "--installroot",
+                 (tmp_ / "root").string(), "group", "install", "--downloadonly", "noarch-tools"});
+    const CommandResult installed = run_to_end(argv, tmp_ / "logs");
+    EXPECT_EQ(installed.exit_code, 0) << installed.out << installed.err;
+}
+
 TEST_F(FilteredMetadata, DroppingAFilterRepublishesUpstreamMetadataAndAddingOneRewritesIt) {
     ASSERT_EQ(mirror({}).exit_code, 0);
     EXPECT_EQ(tree_digests(repo() / "repodata"), tree_digests(upstream_ / "repodata"));
