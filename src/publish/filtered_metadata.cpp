@@ -425,27 +425,39 @@ Result<Rewritten> rewrite_record(const std::filesystem::path& stage_dir, int dir
     return rewritten;
 }
 
-// Trims the `modules` record to the module streams that have a kept package (see
-// trim_modules_yaml). Returns nullopt iff nothing was dropped (upstream's file stays as it is),
-// a Rewritten with an empty record type iff no module is left (the file is removed).
-Result<std::optional<Rewritten>> rewrite_modules(const std::filesystem::path& stage_dir, int dir_fd,
-                                                 const RepomdRecord& upstream,
-                                                 std::span<const KeptPackage> kept) {
+// The whole decompressed content of the record `upstream` in `stage_dir` (a small one: modules,
+// comps), and how it was compressed.
+Result<std::pair<std::string, Compression>> read_whole_record(
+    const std::filesystem::path& stage_dir, const RepomdRecord& upstream) {
     DecompressOptions decompress;
     decompress.expected_size = upstream.open_size;
     auto reader = Decompressor::open(stage_dir / record_file(upstream), decompress);
     if (!reader) {
         return tl::unexpected(std::move(reader.error()));
     }
-    std::string yaml;
+    std::string content;
     if (auto read = for_each_chunk(*reader,
                                    [&](std::string_view chunk) -> Result<void> {
-                                       yaml.append(chunk);
+                                       content.append(chunk);
                                        return {};
                                    });
         !read) {
         return tl::unexpected(std::move(read.error()));
     }
+    return std::pair{std::move(content), reader->compression()};
+}
+
+// Trims the `modules` record to the module streams that have a kept package (see
+// trim_modules_yaml). Returns nullopt iff nothing was dropped (upstream's file stays as it is),
+// a Rewritten with an empty record type iff no module is left (the file is removed).
+Result<std::optional<Rewritten>> rewrite_modules(const std::filesystem::path& stage_dir, int dir_fd,
+                                                 const RepomdRecord& upstream,
+                                                 std::span<const KeptPackage> kept) {
+    auto whole = read_whole_record(stage_dir, upstream);
+    if (!whole) {
+        return tl::unexpected(std::move(whole.error()));
+    }
+    const std::string& yaml = whole->first;
     std::unordered_set<std::string> nevras;
     for (const KeptPackage& package : kept) {
         nevras.insert(package.nevra);
@@ -465,7 +477,7 @@ Result<std::optional<Rewritten>> rewrite_modules(const std::filesystem::path& st
         Rewritten none;  // an empty type: left out
         return std::optional<Rewritten>(std::move(none));
     }
-    auto rewritten = write_record(stage_dir, dir_fd, upstream, reader->compression(),
+    auto rewritten = write_record(stage_dir, dir_fd, upstream, whole->second,
                                   [&](const Emit& emit) -> Result<std::uint64_t> {
                                       if (auto drained = emit(**trimmed); !drained) {
                                           return tl::unexpected(std::move(drained.error()));
@@ -490,22 +502,11 @@ Result<std::optional<Rewritten>> rewrite_comps(const std::filesystem::path& stag
                                                const RepomdRecord& upstream,
                                                const std::unordered_set<std::string>& filtered_out,
                                                std::vector<std::string>& left_out) {
-    DecompressOptions decompress;
-    decompress.expected_size = upstream.open_size;
-    auto reader = Decompressor::open(stage_dir / record_file(upstream), decompress);
-    if (!reader) {
-        return tl::unexpected(std::move(reader.error()));
+    auto whole = read_whole_record(stage_dir, upstream);
+    if (!whole) {
+        return tl::unexpected(std::move(whole.error()));
     }
-    std::string xml;
-    if (auto read = for_each_chunk(*reader,
-                                   [&](std::string_view chunk) -> Result<void> {
-                                       xml.append(chunk);
-                                       return {};
-                                   });
-        !read) {
-        return tl::unexpected(std::move(read.error()));
-    }
-    auto trimmed = trim_comps_xml(xml, filtered_out, upstream.location_href);
+    auto trimmed = trim_comps_xml(whole->first, filtered_out, upstream.location_href);
     if (!trimmed) {
         return tl::unexpected(std::move(trimmed.error()));
     }
@@ -513,7 +514,7 @@ Result<std::optional<Rewritten>> rewrite_comps(const std::filesystem::path& stag
         return std::optional<Rewritten>();
     }
     left_out = std::move((*trimmed)->left_out);
-    auto rewritten = write_record(stage_dir, dir_fd, upstream, reader->compression(),
+    auto rewritten = write_record(stage_dir, dir_fd, upstream, whole->second,
                                   [&](const Emit& emit) -> Result<std::uint64_t> {
                                       if (auto drained = emit((*trimmed)->xml); !drained) {
                                           return tl::unexpected(std::move(drained.error()));
