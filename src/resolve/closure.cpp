@@ -219,14 +219,15 @@ Result<void> add_installed_base(Pool* pool, const std::filesystem::path& base) {
     return {};
 }
 
-// Solves `jobs` over the pool (weak dependencies as `weak`). Returns the packages the solution
-// installs from the repositories (the base's own left out), or libsolv's description of each
-// problem, "; "-separated.
-tl::expected<std::vector<Id>, std::string> solve(Pool* pool, Queue* jobs, bool weak) {
+// Solves `jobs` over the pool (weak dependencies as `weak`; `downgrade`: an older version of a
+// package the base has may replace it). Returns the packages the solution installs from the
+// repositories (the base's own left out), or libsolv's description of each problem,
+// "; "-separated.
+tl::expected<std::vector<Id>, std::string> solve(Pool* pool, Queue* jobs, bool weak,
+                                                 bool downgrade) {
     const std::unique_ptr<Solver, SolverFree> solver(solver_create(pool));
     solver_set_flag(solver.get(), SOLVER_FLAG_IGNORE_RECOMMENDED, weak ? 0 : 1);
-    // An older kept version of a package the base has is a downgrade there.
-    solver_set_flag(solver.get(), SOLVER_FLAG_ALLOW_DOWNGRADE, 1);
+    solver_set_flag(solver.get(), SOLVER_FLAG_ALLOW_DOWNGRADE, downgrade ? 1 : 0);
     if (const int problems = solver_solve(solver.get(), jobs); problems > 0) {
         std::string text;
         for (Id problem = 1; problem <= problems; ++problem) {
@@ -318,7 +319,8 @@ void add_kept_versions(Pool* pool, const ClosureRequest& request, std::set<Id>& 
             }
             SolvQueue job;
             queue_push2(job.get(), SOLVER_INSTALL | SOLVER_SOLVABLE, version);
-            auto installed = solve(pool, job.get(), request.weak_dependencies);
+            // An older kept version of a package the base has is a downgrade there.
+            auto installed = solve(pool, job.get(), request.weak_dependencies, true);
             if (!installed) {
                 left_out.push_back(fmt::format("{} (a kept older version) cannot be installed: {}",
                                                nevra_of(pool, version), installed.error()));
@@ -396,7 +398,7 @@ Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const Closur
         }
     }
 
-    auto installed = solve(pool.get(), jobs.get(), request.weak_dependencies);
+    auto installed = solve(pool.get(), jobs.get(), request.weak_dependencies, false);
     if (!installed) {
         return make_error(ErrorCode::BadInput,
                           fmt::format("the packages cannot be installed from {}: {}",
