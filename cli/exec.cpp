@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -13,7 +14,11 @@
 #include <fmt/core.h>
 
 #include "command.hpp"
+#include "repo_options.hpp"
+#include "rpmirror/config.hpp"
 #include "rpmirror/librepo_accel.hpp"
+#include "rpmirror/prefetch.hpp"
+#include "rpmirror/resolve.hpp"
 
 namespace rpmirror::cli {
 
@@ -27,10 +32,95 @@ constexpr int kExitNotFound = 127;
 
 struct ExecArgs {
     std::string mode;
+    bool prefetch = false;
     std::vector<std::string> command;
 };
 
+// --prefetch: when `command` is a `dnf install` the prefetch can model, fills dnf's cache for it
+// (rpmirror/prefetch.hpp). Says on stderr what it did or why it did nothing; never stops the
+// command from running.
+void prefetch_for(const std::vector<std::string>& command) {
+    const auto started = std::chrono::steady_clock::now();
+    auto install = parse_dnf_install_command(command);
+    if (!install) {
+        fmt::print(stderr, "rpmirror exec: no prefetch: {}\n", install.error().message);
+        return;
+    }
+    if (::geteuid() != 0) {
+        fmt::print(stderr,
+                   "rpmirror exec: no prefetch: not root (dnf keeps a cache per user then)\n");
+        return;
+    }
+    RepoSourceArgs sources;
+    sources.config_file = install->config_file;
+    sources.setopts = install->setopts;
+    sources.releasevers = install->releasevers;
+    sources.forcearch = install->forcearch;
+    sources.excludes = install->excludes;
+    sources.disable_excludes = install->disable_excludes;
+    sources.repofrompath = install->repofrompath;
+    sources.installroot = install->installroot;
+    const auto fail = [](const Error& error) {
+        fmt::print(stderr, "rpmirror exec: no prefetch: {}\n", error.to_string());
+    };
+    auto repos = load_repo_sources(sources, ConfigNoise::Quiet);
+    if (!repos) {
+        return fail(repos.error());
+    }
+    std::vector<ConfigWarning> warnings;
+    auto selected = select_repos(std::move(*repos), install->selection, warnings);
+    if (!selected) {
+        return fail(selected.error());
+    }
+    ConfigSources config;
+    if (!install->config_file.empty()) {
+        config.config_file = install->config_file;
+    }
+    config.setopts = install->setopts;
+    config.installroot = installroot_of(sources);
+    auto vars = make_variable_context({});
+    if (!vars) {
+        return fail(vars.error());
+    }
+    auto main = load_dnf_main_settings(config, *vars);
+    if (!main) {
+        return fail(main.error());
+    }
+    PrefetchRequest request;
+    request.repos = std::move(*selected);
+    request.cachedir = main->cachedir;
+    request.packages = install->packages;
+    request.installroot = config.installroot;
+    request.arch = closure_arch(install->forcearch.empty()
+                                    ? std::vector<std::string>{}
+                                    : std::vector<std::string>{install->forcearch});
+    request.weak_dependencies = main->install_weak_deps;
+    request.refresh = install->refresh;
+    auto report = prefetch_for_dnf(request);
+    if (!report) {
+        return fail(report.error());
+    }
+    for (const std::string& warning : report->warnings) {
+        fmt::print(stderr, "rpmirror exec: prefetch: {}\n", warning);
+    }
+    if (!install->quiet) {
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        fmt::print(stderr,
+                   "rpmirror exec: prefetched {} package(s), {:.1f} MB, and the metadata of {} "
+                   "repositor{} ({} fetched) into {} in {:.2f} s (metadata {:.2f} s, resolve "
+                   "{:.2f} s, packages {:.2f} s)\n",
+                   report->packages, static_cast<double>(report->bytes) / 1e6,
+                   report->repositories, report->repositories == 1 ? "y" : "ies",
+                   report->metadata_fetched, request.cachedir.string(), seconds,
+                   report->metadata_seconds, report->resolve_seconds, report->download_seconds);
+    }
+}
+
 int run_exec(const ExecArgs& args) {
+    if (args.prefetch) {
+        prefetch_for(args.command);
+    }
     std::error_code error;
     const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
     const auto library = find_librepo_accel_library(self);
@@ -95,6 +185,9 @@ Command add_exec_command(CLI::App& parent) {
                     "off, plain, buffer, mmap, nofsync, full or deferred (default: "
                     "$RPMIRROR_LIBREPO_ACCEL, else deferred)")
         ->check(CLI::IsMember({"off", "plain", "buffer", "mmap", "nofsync", "full", "deferred"}));
+    app->add_flag("--prefetch", args->prefetch,
+                  "When COMMAND is `dnf install ...`: first fetch the metadata and the packages "
+                  "it will install into dnf's cache, as rpmirror fetches");
     app->add_option("command", args->command, "the command and its arguments, after --")
         ->required();
     app->footer(

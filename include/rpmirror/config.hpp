@@ -301,4 +301,21 @@ std::optional<std::uint64_t> parse_byte_size(std::string_view text);
 // it cannot be read, Error{BadInput} naming it iff it holds no spec.
 Result<std::vector<std::string>> read_package_list(const std::filesystem::path& path);
 
+// What dnf 4's [main] says about where it keeps its cache and what it installs, for a prefetch
+// into that cache (rpmirror/prefetch.hpp).
+struct DnfMainSettings {
+    // Where dnf keeps each repository's metadata and packages: [main] cachedir (`--setopt
+    // cachedir=` wins; default /var/cache/dnf), beneath `sources.installroot` when that is not
+    // "/" (dnf prepends the installroot to it).
+    std::filesystem::path cachedir;
+    bool install_weak_deps = true;  // [main] install_weak_deps (--setopt wins)
+};
+
+// Reads `sources`' config file (as load_repo_configs chooses it) and --setopt arguments for
+// DnfMainSettings. Returns Error{BadInput} naming the file and line (or the --setopt) iff a value
+// is not a path or a boolean, Error{Io} iff the config file cannot be read; a missing default
+// config file gives dnf's defaults. Thread-safe.
+Result<DnfMainSettings> load_dnf_main_settings(const ConfigSources& sources,
+                                               const VariableContext& vars);
+
 }  // namespace rpmirror

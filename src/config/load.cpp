@@ -518,4 +518,73 @@ Result<std::vector<RepoConfig>> load_repo_configs(const ConfigSources& sources,
     return repos;
 }
 
+Result<DnfMainSettings> load_dnf_main_settings(const ConfigSources& sources,
+                                               const VariableContext& vars) {
+    std::optional<std::string> cachedir;
+    std::optional<std::string> weak;
+    std::string weak_where;
+    std::string cachedir_where;
+    if (const std::optional<std::filesystem::path> file = config_file_to_read(sources)) {
+        auto sections = read_ini_file(*file);
+        if (!sections) {
+            if (sections.error().code == ErrorCode::NotFound) {
+                sections.error().message = "config file not found";
+            }
+            return tl::unexpected(std::move(sections.error()));
+        }
+        for (const config::IniSection& section : *sections) {
+            if (section.name != config::kMainSection) {
+                continue;
+            }
+            for (const config::IniEntry& entry : section.entries) {
+                const std::string where = fmt::format("{}:{}", file->string(), entry.line);
+                if (entry.key == "cachedir") {
+                    cachedir = entry.value;
+                    cachedir_where = where;
+                } else if (entry.key == "install_weak_deps") {
+                    weak = entry.value;
+                    weak_where = where;
+                }
+            }
+        }
+    }
+    for (const std::string& argument : sources.setopts) {
+        const std::size_t equals = argument.find('=');
+        if (equals == std::string::npos) {
+            continue;  // load_repo_configs reports it
+        }
+        const std::string_view view(argument);
+        const std::string key = text::to_lower(trim(view.substr(0, equals)));
+        if (key == "cachedir") {
+            cachedir = std::string(trim(view.substr(equals + 1)));
+            cachedir_where = "--setopt " + argument;
+        } else if (key == "install_weak_deps") {
+            weak = std::string(trim(view.substr(equals + 1)));
+            weak_where = "--setopt " + argument;
+        }
+    }
+    DnfMainSettings settings;
+    settings.cachedir = "/var/cache/dnf";
+    if (cachedir) {
+        auto value = config::substitute(*cachedir, vars, config::UndefinedPolicy::Keep);
+        if (!value || value->empty() || value->front() != '/') {
+            return make_error(ErrorCode::BadInput,
+                              fmt::format("cachedir '{}' is not an absolute path", *cachedir),
+                              cachedir_where);
+        }
+        settings.cachedir = *value;
+    }
+    if (weak) {
+        const std::optional<bool> parsed = parse_config_bool(*weak);
+        if (!parsed) {
+            return make_error(ErrorCode::BadInput,
+                              fmt::format("install_weak_deps '{}' is not a boolean", *weak),
+                              weak_where);
+        }
+        settings.install_weak_deps = *parsed;
+    }
+    settings.cachedir = beneath(sources.installroot, settings.cachedir);
+    return settings;
+}
+
 }  // namespace rpmirror

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "fs/durable.hpp"
+#include "resolve/plain_primary.hpp"
 #include "rpmirror/audit.hpp"
 #include "rpmirror/index.hpp"
 #include "rpmirror/metadata.hpp"
@@ -18,29 +18,6 @@
 
 namespace rpmirror {
 
-namespace {
-
-// Writes the content of the compressed file `in` to `out` (`expected` bytes, when known).
-Result<void> decompress_to(const std::filesystem::path& in, std::optional<std::uint64_t> expected,
-                           const std::filesystem::path& out) {
-    DecompressOptions options;
-    options.expected_size = expected;
-    std::ofstream stream(out, std::ios::binary | std::ios::trunc);
-    auto written = decompress_file(in, options, [&stream](std::span<const char> chunk) {
-        stream.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-        return Result<void>{};
-    });
-    if (!written) {
-        return tl::unexpected(std::move(written.error()));
-    }
-    stream.close();
-    if (!stream) {
-        return make_errno_error("cannot write", out.string(), errno);
-    }
-    return {};
-}
-
-}  // namespace
 
 Result<ClosureMetadata> assign_closure(Syncer& syncer, std::vector<RepoConfig>& repos,
                                        const ClosureRequest& request, std::stop_token stop) {
@@ -54,28 +31,12 @@ Result<ClosureMetadata> assign_closure(Syncer& syncer, std::vector<RepoConfig>& 
                             " cannot be fetched: " + error.message;
             return tl::unexpected(std::move(error));
         }
-        const std::filesystem::path index = metadata->root() / "repodata" / "repomd.xml";
-        auto text = fs::read_file(index);
-        if (!text) {
-            return tl::unexpected(std::move(text.error()));
-        }
-        auto repomd = parse_repomd(*text, index.string());
-        if (!repomd) {
-            return tl::unexpected(std::move(repomd.error()));
-        }
-        const RepomdRecord* primary = repomd->find("primary");
-        if (primary == nullptr) {
-            return make_error(ErrorCode::BadInput,
-                              "--with-dependencies: the repository lists no primary metadata",
-                              repo.id);
-        }
-        // The sync verified and placed it there (record_destination's checks); libsolv reads it
-        // decompressed by rpmirror's own readers (every codec a repository may use, bounded).
+        // The sync verified and placed the records there (record_destination's checks).
         const std::filesystem::path plain = metadata->root() / "primary.xml";
-        if (auto written =
-                decompress_to(metadata->root() / primary->location_href, primary->open_size, plain);
-            !written) {
-            return tl::unexpected(std::move(written.error()));
+        if (auto written = write_plain_primary(metadata->root(), plain); !written) {
+            Error error = std::move(written.error());
+            error.message = "--with-dependencies: " + error.message;
+            return tl::unexpected(std::move(error));
         }
         sources.push_back({repo.id, plain});
         fetched.push_back(std::move(*metadata));

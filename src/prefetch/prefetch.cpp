@@ -1,0 +1,338 @@
+// Prefetch into dnf's cache for a launch-time `dnf install` (rpmirror/prefetch.hpp):
+//   metadata of every repository, in parallel, into <cachedir>/<id>-<hash>/repodata/ (a sync of
+//   the metadata alone, published there atomically as a mirror's is) unless dnf's copy is fresh
+//   -> the closure of the install on the installroot's rpm database (libsolv, resolve_closure)
+//   -> each repository's share synced, in parallel, into a staging directory beside packages/
+//   (downloaded, hashed while streaming, checksum recorded for librepo), then moved into
+//   packages/ under the file names dnf looks for.
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "resolve/plain_primary.hpp"
+#include "rpmirror/checksum.hpp"
+#include "rpmirror/metadata.hpp"
+#include "rpmirror/prefetch.hpp"
+#include "rpmirror/resolve.hpp"
+#include "rpmirror/sync.hpp"
+
+namespace rpmirror {
+
+namespace {
+
+// Where a repository's share is synced before its packages move into packages/.
+constexpr std::string_view kStagingName = ".rpmirror-prefetch";
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// A temporary directory, removed with everything in it when destroyed.
+class TemporaryDirectory {
+  public:
+    TemporaryDirectory() = default;
+    TemporaryDirectory(const TemporaryDirectory&) = delete;
+    TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
+    ~TemporaryDirectory() {
+        if (!path_.empty()) {
+            std::error_code ignored;
+            std::filesystem::remove_all(path_, ignored);
+        }
+    }
+
+    Result<void> create() {
+        const char* tmpdir = std::getenv("TMPDIR");  // NOLINT(concurrency-mt-unsafe)
+        std::string pattern = std::string(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp") +
+                              "/rpmirror-prefetch-XXXXXX";
+        if (::mkdtemp(pattern.data()) == nullptr) {
+            return make_errno_error("cannot create a temporary directory", pattern, errno);
+        }
+        path_ = pattern;
+        return {};
+    }
+
+    const std::filesystem::path& path() const { return path_; }
+
+  private:
+    std::filesystem::path path_;
+};
+
+// The repository ids dnf was told to refresh (`dnf clean expire-cache` writes them).
+std::set<std::string> expired_repo_ids(const std::filesystem::path& cachedir) {
+    std::set<std::string> ids;
+    std::ifstream file(cachedir / "expired_repos.json");
+    if (!file) {
+        return ids;
+    }
+    const nlohmann::json listed = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+    if (listed.is_array()) {
+        for (const nlohmann::json& id : listed) {
+            if (id.is_string()) {
+                ids.insert(id.get<std::string>());
+            }
+        }
+    }
+    return ids;
+}
+
+// True iff dnf would use the metadata in `repo_cache` without asking the server: its repomd.xml
+// lists a primary that is there, younger than `expire_seconds` (libdnf's age: now minus the
+// primary's mtime).
+bool metadata_is_fresh(const std::filesystem::path& repo_cache, std::int64_t expire_seconds) {
+    const std::filesystem::path index = repo_cache / "repodata" / "repomd.xml";
+    std::ifstream file(index, std::ios::binary);
+    if (!file) {
+        return false;
+    }
+    const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    auto repomd = parse_repomd(text, index.string());
+    if (!repomd) {
+        return false;
+    }
+    const RepomdRecord* primary = repomd->find("primary");
+    struct stat st {};
+    if (primary == nullptr || ::stat((repo_cache / primary->location_href).c_str(), &st) != 0) {
+        return false;
+    }
+    const auto age = std::chrono::system_clock::now().time_since_epoch() -
+                     std::chrono::seconds(st.st_mtim.tv_sec);
+    return expire_seconds < 0 ||
+           std::chrono::duration_cast<std::chrono::seconds>(age).count() <= expire_seconds;
+}
+
+// True iff `root` has an rpm database (a machine, not an empty installroot).
+bool has_rpm_database(const std::filesystem::path& root) {
+    std::error_code error;
+    return std::filesystem::exists(root / "var/lib/rpm", error) ||
+           std::filesystem::exists(root / "usr/lib/sysimage/rpm", error);
+}
+
+// One repository's part of the prefetch.
+struct RepoWork {
+    const RepoConfig* repo = nullptr;
+    std::filesystem::path cache;  // <cachedir>/<id>-<hash>
+    bool metadata_ready = false;
+    bool metadata_fetched = false;
+    std::filesystem::path primary;  // decompressed, in the temporary directory
+    std::vector<std::string> share;
+    std::size_t packages = 0;
+    std::uint64_t bytes = 0;
+    std::vector<std::string> warnings;
+};
+
+// Runs `work(item)` for every item, each on its own thread, and waits for all.
+template <typename Work>
+void for_each_in_parallel(std::vector<RepoWork>& items, Work work) {
+    std::vector<std::jthread> threads;
+    threads.reserve(items.size());
+    for (RepoWork& item : items) {
+        threads.emplace_back([&work, &item] { work(item); });
+    }
+}
+
+// Fetches `work.repo`'s metadata into its cache directory (unless fresh) and decompresses its
+// primary into `temporary`.
+void prepare_metadata(RepoWork& work, const PrefetchRequest& request,
+                      const std::set<std::string>& expired, const std::filesystem::path& temporary,
+                      std::size_t index, std::stop_token stop) {
+    const RepoConfig& repo = *work.repo;
+    if (request.refresh || expired.contains(repo.id) ||
+        !metadata_is_fresh(work.cache, request.metadata_expire_seconds)) {
+        RepoConfig metadata_only = repo;
+        metadata_only.excludepkgs.push_back("*");
+        SyncOptions options;
+        options.download_path = work.cache;
+        options.norepopath = true;
+        options.download_metadata = true;
+        options.upstream_metadata = true;  // dnf's cache holds upstream's records as they are
+        options.state_dir = request.state_dir;
+        options.parallel = request.parallel;
+        Syncer syncer;
+        RepoSyncReport report = syncer.sync(metadata_only, options, nullptr, stop);
+        if (report.error || !report.metadata_published) {
+            work.warnings.push_back(fmt::format(
+                "repository {}: metadata not prefetched ({}); dnf fetches it itself", repo.id,
+                report.error ? report.error->to_string() : std::string("nothing published")));
+            return;
+        }
+        work.metadata_fetched = true;
+    }
+    work.primary = temporary / fmt::format("{}-primary.xml", index);
+    if (auto written = write_plain_primary(work.cache, work.primary); !written) {
+        work.warnings.push_back(fmt::format("repository {}: its primary cannot be read ({})",
+                                            repo.id, written.error().to_string()));
+        return;
+    }
+    work.metadata_ready = true;
+}
+
+// Moves every *.rpm beneath `staging` into `packages` under its file name; returns how many and
+// their bytes.
+std::pair<std::size_t, std::uint64_t> move_packages(const std::filesystem::path& staging,
+                                                    const std::filesystem::path& packages,
+                                                    std::vector<std::string>& warnings) {
+    std::size_t moved = 0;
+    std::uint64_t bytes = 0;
+    std::error_code error;
+    std::filesystem::create_directories(packages, error);
+    for (auto it = std::filesystem::recursive_directory_iterator(staging, error);
+         !error && it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
+        const std::filesystem::path& path = it->path();
+        const std::string name = path.filename().string();
+        if (!it->is_regular_file(error) || !name.ends_with(".rpm") || name.starts_with(".")) {
+            continue;
+        }
+        const std::uint64_t size = it->file_size(error);
+        std::error_code moved_error;
+        std::filesystem::rename(path, packages / name, moved_error);
+        if (moved_error) {
+            warnings.push_back(fmt::format("cannot move {} into {}: {}", path.string(),
+                                           packages.string(), moved_error.message()));
+            continue;
+        }
+        ++moved;
+        bytes += size;
+    }
+    return {moved, bytes};
+}
+
+// Downloads `work.share` (NEVRAs) into the staging directory, then into packages/.
+void fetch_share(RepoWork& work, const PrefetchRequest& request, std::stop_token stop) {
+    RepoConfig repo = *work.repo;
+    repo.closure = work.share;
+    repo.record_sources.push_back(work.cache / "repodata");  // the primary: copied, not fetched
+    SyncOptions options;
+    options.download_path = work.cache / kStagingName;
+    options.norepopath = true;
+    options.flatten_hrefs = true;  // hrefs into a shared blobstore land inside the staging too
+    options.state_dir = request.state_dir;
+    options.parallel = request.parallel;
+    Syncer syncer;
+    RepoSyncReport report = syncer.sync(repo, options, nullptr, stop);
+    if (report.error) {
+        work.warnings.push_back(fmt::format("repository {}: packages not prefetched ({})",
+                                            repo.id, report.error->to_string()));
+    } else if (!report.failures.empty()) {
+        work.warnings.push_back(fmt::format(
+            "repository {}: {} package(s) not prefetched (first: {}: {}); dnf downloads them",
+            repo.id, report.failures.size(), report.failures.front().package,
+            report.failures.front().reason));
+    }
+    const auto [moved, bytes] =
+        move_packages(options.download_path, work.cache / "packages", work.warnings);
+    work.packages = moved;
+    work.bytes = bytes;
+    std::error_code ignored;
+    std::filesystem::remove_all(options.download_path, ignored);
+}
+
+}  // namespace
+
+std::string dnf_cache_directory_name(const RepoConfig& repo) {
+    std::string source = repo.id;
+    if (repo.metalink && !repo.metalink->empty()) {
+        source = *repo.metalink;
+    } else if (repo.mirrorlist && !repo.mirrorlist->empty()) {
+        source = *repo.mirrorlist;
+    } else if (!repo.baseurls.empty() && !repo.baseurls.front().empty()) {
+        source = repo.baseurls.front();
+    }
+    return repo.id + "-" + hash_bytes(ChecksumType::Sha256, source).substr(0, 16);
+}
+
+Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::stop_token stop) {
+    PrefetchReport report;
+    std::error_code error;
+    std::filesystem::create_directories(request.cachedir, error);
+    if (error) {
+        return make_error(ErrorCode::Io, "cannot create dnf's cache directory: " + error.message(),
+                          request.cachedir.string());
+    }
+    TemporaryDirectory temporary;
+    if (auto created = temporary.create(); !created) {
+        return tl::unexpected(std::move(created.error()));
+    }
+    PrefetchRequest settings = request;
+    if (settings.state_dir.empty()) {
+        settings.state_dir = temporary.path() / "state";
+    }
+    const std::set<std::string> expired = expired_repo_ids(request.cachedir);
+
+    std::vector<RepoWork> work(request.repos.size());
+    for (std::size_t index = 0; index < request.repos.size(); ++index) {
+        work[index].repo = &request.repos[index];
+        work[index].cache = request.cachedir / dnf_cache_directory_name(request.repos[index]);
+    }
+    auto started = std::chrono::steady_clock::now();
+    for_each_in_parallel(work, [&](RepoWork& item) {
+        prepare_metadata(item, settings, expired, temporary.path(),
+                         static_cast<std::size_t>(&item - work.data()), stop);
+    });
+    report.metadata_seconds = seconds_since(started);
+    if (stop.stop_requested()) {
+        return make_error(ErrorCode::Interrupted, "interrupted", request.cachedir.string());
+    }
+
+    // The closure, over the repositories whose metadata is at hand, in dnf's order.
+    started = std::chrono::steady_clock::now();
+    std::vector<ClosureRepo> sources;
+    for (const RepoWork& item : work) {
+        report.repositories += item.metadata_ready ? 1 : 0;
+        report.metadata_fetched += item.metadata_fetched ? 1 : 0;
+        if (item.metadata_ready) {
+            sources.push_back({item.repo->id, item.primary});
+        }
+    }
+    ClosureRequest closure_request;
+    closure_request.packages = request.packages;
+    closure_request.arch = request.arch;
+    closure_request.weak_dependencies = request.weak_dependencies;
+    if (has_rpm_database(request.installroot)) {
+        closure_request.installed_base = request.installroot;
+    }
+    auto closure =
+        sources.empty()
+            ? Result<Closure>(make_error(ErrorCode::NotFound, "no repository's metadata is at hand"))
+            : resolve_closure(sources, closure_request);
+    report.resolve_seconds = seconds_since(started);
+    if (!closure) {
+        report.warnings.push_back(fmt::format(
+            "cannot work out what dnf will install ({}); dnf downloads the packages itself",
+            closure.error().to_string()));
+    } else {
+        for (RepoWork& item : work) {
+            if (item.metadata_ready) {
+                const std::set<std::string>& share = closure->shares[item.repo->id];
+                item.share.assign(share.begin(), share.end());
+            }
+        }
+        started = std::chrono::steady_clock::now();
+        for_each_in_parallel(work, [&](RepoWork& item) {
+            if (!item.share.empty()) {
+                fetch_share(item, settings, stop);
+            }
+        });
+        report.download_seconds = seconds_since(started);
+    }
+    for (const RepoWork& item : work) {
+        report.packages += item.packages;
+        report.bytes += item.bytes;
+        report.warnings.insert(report.warnings.end(), item.warnings.begin(), item.warnings.end());
+    }
+    if (stop.stop_requested()) {
+        return make_error(ErrorCode::Interrupted, "interrupted", request.cachedir.string());
+    }
+    return report;
+}
+
+}  // namespace rpmirror

@@ -1,0 +1,58 @@
+// The primary metadata of a fetched repository, decompressed (resolve/plain_primary.hpp).
+#include "resolve/plain_primary.hpp"
+
+#include <cerrno>
+#include <fstream>
+#include <optional>
+#include <span>
+
+#include "fs/durable.hpp"
+#include "rpmirror/index.hpp"
+#include "rpmirror/metadata.hpp"
+
+namespace rpmirror {
+
+namespace {
+
+// Writes the content of the compressed file `in` to `out` (`expected` bytes, when known).
+Result<void> decompress_to(const std::filesystem::path& in, std::optional<std::uint64_t> expected,
+                           const std::filesystem::path& out) {
+    DecompressOptions options;
+    options.expected_size = expected;
+    std::ofstream stream(out, std::ios::binary | std::ios::trunc);
+    auto written = decompress_file(in, options, [&stream](std::span<const char> chunk) {
+        stream.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+        return Result<void>{};
+    });
+    if (!written) {
+        return tl::unexpected(std::move(written.error()));
+    }
+    stream.close();
+    if (!stream) {
+        return make_errno_error("cannot write", out.string(), errno);
+    }
+    return {};
+}
+
+}  // namespace
+
+Result<void> write_plain_primary(const std::filesystem::path& root,
+                                 const std::filesystem::path& out) {
+    const std::filesystem::path index = root / "repodata" / "repomd.xml";
+    auto text = fs::read_file(index);
+    if (!text) {
+        return tl::unexpected(std::move(text.error()));
+    }
+    auto repomd = parse_repomd(*text, index.string());
+    if (!repomd) {
+        return tl::unexpected(std::move(repomd.error()));
+    }
+    const RepomdRecord* primary = repomd->find("primary");
+    if (primary == nullptr) {
+        return make_error(ErrorCode::BadInput, "the repository lists no primary metadata",
+                          index.string());
+    }
+    return decompress_to(root / primary->location_href, primary->open_size, out);
+}
+
+}  // namespace rpmirror

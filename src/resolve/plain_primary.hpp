@@ -1,0 +1,18 @@
+// The primary metadata of a repository fetched into a directory, decompressed for libsolv.
+#pragma once
+
+#include <filesystem>
+
+#include "rpmirror/error.hpp"
+
+namespace rpmirror {
+
+// Reads `root`/repodata/repomd.xml, and writes the primary record it lists (which must be in
+// place beneath `root`, verified by whoever fetched it) decompressed to `out`, by rpmirror's own
+// bounded readers. Returns Error{BadInput} naming the repomd.xml iff it lists no primary or
+// cannot be parsed, the reader's error iff the record cannot be read, Error{Io} iff `out` cannot
+// be written. Thread-safe for distinct `out`.
+Result<void> write_plain_primary(const std::filesystem::path& root,
+                                 const std::filesystem::path& out);
+
+}  // namespace rpmirror
