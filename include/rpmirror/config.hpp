@@ -304,9 +304,9 @@ Result<std::vector<std::string>> read_package_list(const std::filesystem::path& 
 // What dnf 4's [main] says about where it keeps its cache and what it installs, for a prefetch
 // into that cache (rpmirror/prefetch.hpp).
 struct DnfMainSettings {
-    // Where dnf keeps each repository's metadata and packages: [main] cachedir (`--setopt
-    // cachedir=` wins; default /var/cache/dnf), beneath `sources.installroot` when that is not
-    // "/" (dnf prepends the installroot to it).
+    // Where dnf keeps each repository's metadata and packages: `--setopt cachedir=` as it is,
+    // else [main] cachedir (default /var/cache/dnf) beneath `sources.installroot` when that is
+    // not "/" (dnf 4 prepends the installroot to the configured value, then applies --setopt).
     std::filesystem::path cachedir;
     bool install_weak_deps = true;  // [main] install_weak_deps (--setopt wins)
 };

@@ -524,6 +524,7 @@ Result<DnfMainSettings> load_dnf_main_settings(const ConfigSources& sources,
     std::optional<std::string> weak;
     std::string weak_where;
     std::string cachedir_where;
+    bool cachedir_from_setopt = false;
     if (const std::optional<std::filesystem::path> file = config_file_to_read(sources)) {
         auto sections = read_ini_file(*file);
         if (!sections) {
@@ -558,6 +559,7 @@ Result<DnfMainSettings> load_dnf_main_settings(const ConfigSources& sources,
         if (key == "cachedir") {
             cachedir = std::string(trim(view.substr(equals + 1)));
             cachedir_where = "--setopt " + argument;
+            cachedir_from_setopt = true;
         } else if (key == "install_weak_deps") {
             weak = std::string(trim(view.substr(equals + 1)));
             weak_where = "--setopt " + argument;
@@ -583,7 +585,10 @@ Result<DnfMainSettings> load_dnf_main_settings(const ConfigSources& sources,
         }
         settings.install_weak_deps = *parsed;
     }
-    settings.cachedir = beneath(sources.installroot, settings.cachedir);
+    if (!cachedir_from_setopt) {
+        // dnf 4 prepends the installroot to the configured cachedir, then applies --setopt.
+        settings.cachedir = beneath(sources.installroot, settings.cachedir);
+    }
     return settings;
 }
 

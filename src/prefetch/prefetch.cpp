@@ -6,6 +6,7 @@
 //   (downloaded, hashed while streaming, checksum recorded for librepo), then moved into
 //   packages/ under the file names dnf looks for.
 #include <stdlib.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -87,8 +88,9 @@ std::set<std::string> expired_repo_ids(const std::filesystem::path& cachedir) {
 
 // True iff dnf would use the metadata in `repo_cache` without asking the server: its repomd.xml
 // lists a primary that is there, younger than `expire_seconds` (libdnf's age: now minus the
-// primary's mtime).
-bool metadata_is_fresh(const std::filesystem::path& repo_cache, std::int64_t expire_seconds) {
+// primary's mtime) and than the file that defines the repository (dnf's check_config_file_age).
+bool metadata_is_fresh(const std::filesystem::path& repo_cache, std::int64_t expire_seconds,
+                       const std::string& repo_file) {
     const std::filesystem::path index = repo_cache / "repodata" / "repomd.xml";
     std::ifstream file(index, std::ios::binary);
     if (!file) {
@@ -102,6 +104,13 @@ bool metadata_is_fresh(const std::filesystem::path& repo_cache, std::int64_t exp
     const RepomdRecord* primary = repomd->find("primary");
     struct stat st {};
     if (primary == nullptr || ::stat((repo_cache / primary->location_href).c_str(), &st) != 0) {
+        return false;
+    }
+    struct stat defined {};
+    if (!repo_file.empty() && ::stat(repo_file.c_str(), &defined) == 0 &&
+        (defined.st_mtim.tv_sec > st.st_mtim.tv_sec ||
+         (defined.st_mtim.tv_sec == st.st_mtim.tv_sec &&
+          defined.st_mtim.tv_nsec > st.st_mtim.tv_nsec))) {
         return false;
     }
     const auto age = std::chrono::system_clock::now().time_since_epoch() -
@@ -128,6 +137,8 @@ struct RepoWork {
     std::size_t packages = 0;
     std::uint64_t bytes = 0;
     std::vector<std::string> warnings;
+    // One for both steps: the package sync reuses the metadata's connections.
+    Syncer syncer;
 };
 
 // Runs `work(item)` for every item, each on its own thread, and waits for all.
@@ -147,7 +158,7 @@ void prepare_metadata(RepoWork& work, const PrefetchRequest& request,
                       std::size_t index, std::stop_token stop) {
     const RepoConfig& repo = *work.repo;
     if (request.refresh || expired.contains(repo.id) ||
-        !metadata_is_fresh(work.cache, request.metadata_expire_seconds)) {
+        !metadata_is_fresh(work.cache, request.metadata_expire_seconds, repo.defined_at.file)) {
         RepoConfig metadata_only = repo;
         metadata_only.excludepkgs.push_back("*");
         SyncOptions options;
@@ -157,8 +168,7 @@ void prepare_metadata(RepoWork& work, const PrefetchRequest& request,
         options.upstream_metadata = true;  // dnf's cache holds upstream's records as they are
         options.state_dir = request.state_dir;
         options.parallel = request.parallel;
-        Syncer syncer;
-        RepoSyncReport report = syncer.sync(metadata_only, options, nullptr, stop);
+        RepoSyncReport report = work.syncer.sync(metadata_only, options, nullptr, stop);
         if (report.error || !report.metadata_published) {
             work.warnings.push_back(fmt::format(
                 "repository {}: metadata not prefetched ({}); dnf fetches it itself", repo.id,
@@ -166,6 +176,13 @@ void prepare_metadata(RepoWork& work, const PrefetchRequest& request,
             return;
         }
         work.metadata_fetched = true;
+        // Records the sync found unchanged keep their old mtimes: dnf would then think them
+        // expired. libdnf touches its copy in that case too.
+        std::error_code error;
+        for (const auto& entry :
+             std::filesystem::directory_iterator(work.cache / "repodata", error)) {
+            (void)::utimensat(AT_FDCWD, entry.path().c_str(), nullptr, 0);
+        }
     }
     work.primary = temporary / fmt::format("{}-primary.xml", index);
     if (auto written = write_plain_primary(work.cache, work.primary); !written) {
@@ -217,8 +234,7 @@ void fetch_share(RepoWork& work, const PrefetchRequest& request, std::stop_token
     options.flatten_hrefs = true;  // hrefs into a shared blobstore land inside the staging too
     options.state_dir = request.state_dir;
     options.parallel = request.parallel;
-    Syncer syncer;
-    RepoSyncReport report = syncer.sync(repo, options, nullptr, stop);
+    RepoSyncReport report = work.syncer.sync(repo, options, nullptr, stop);
     if (report.error) {
         work.warnings.push_back(fmt::format("repository {}: packages not prefetched ({})",
                                             repo.id, report.error->to_string()));
