@@ -63,7 +63,8 @@ struct PrefetchRequest {
     // Metadata dnf keeps using without asking the server, as libdnf decides it: newer than
     // this (dnf's metadata_expire default, 48 h) and not listed in expired_repos.json.
     std::int64_t metadata_expire_seconds = 172'800;
-    unsigned parallel = 16;  // connections per repository
+    // Connections at once over all repositories (each may use them all when alone).
+    unsigned parallel = 32;
     // Where each repository's sync keeps its state and locks while the prefetch runs (removed
     // at the end); empty = a temporary directory.
     std::filesystem::path state_dir;

@@ -13,7 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <fstream>
-#include <mutex>
+#include <memory>
 #include <set>
 #include <thread>
 
@@ -138,7 +138,7 @@ struct RepoWork {
     std::uint64_t bytes = 0;
     std::vector<std::string> warnings;
     // One for both steps: the package sync reuses the metadata's connections.
-    Syncer syncer;
+    std::unique_ptr<Syncer> syncer;
 };
 
 // Runs `work(item)` for every item, each on its own thread, and waits for all.
@@ -168,7 +168,7 @@ void prepare_metadata(RepoWork& work, const PrefetchRequest& request,
         options.upstream_metadata = true;  // dnf's cache holds upstream's records as they are
         options.state_dir = request.state_dir;
         options.parallel = request.parallel;
-        RepoSyncReport report = work.syncer.sync(metadata_only, options, nullptr, stop);
+        RepoSyncReport report = work.syncer->sync(metadata_only, options, nullptr, stop);
         if (report.error || !report.metadata_published) {
             work.warnings.push_back(fmt::format(
                 "repository {}: metadata not prefetched ({}); dnf fetches it itself", repo.id,
@@ -234,7 +234,7 @@ void fetch_share(RepoWork& work, const PrefetchRequest& request, std::stop_token
     options.flatten_hrefs = true;  // hrefs into a shared blobstore land inside the staging too
     options.state_dir = request.state_dir;
     options.parallel = request.parallel;
-    RepoSyncReport report = work.syncer.sync(repo, options, nullptr, stop);
+    RepoSyncReport report = work.syncer->sync(repo, options, nullptr, stop);
     if (report.error) {
         work.warnings.push_back(fmt::format("repository {}: packages not prefetched ({})",
                                             repo.id, report.error->to_string()));
@@ -284,8 +284,12 @@ Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::sto
     }
     const std::set<std::string> expired = expired_repo_ids(request.cachedir);
 
+    // One budget of connections for every repository: as many as one may use alone.
+    DownloadOptions shared;
+    shared.budget = std::make_shared<ConnectionBudget>(std::max(request.parallel, 1U));
     std::vector<RepoWork> work(request.repos.size());
     for (std::size_t index = 0; index < request.repos.size(); ++index) {
+        work[index].syncer = std::make_unique<Syncer>(shared);
         work[index].repo = &request.repos[index];
         work[index].cache = request.cachedir / dnf_cache_directory_name(request.repos[index]);
     }
