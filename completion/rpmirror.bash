@@ -30,7 +30,7 @@ _rpmirror_verify_opts="-h --help -p --download-path --repo --repoid --remote --e
 _rpmirror_checksum_opts='-h --help -t --type -j --parallel -c --check --no-cache -q --quiet'
 _rpmirror_diff_opts="-h --help --repo --repoid -p --download-path --snapshot-dir --json -q --quiet
   $_rpmirror_repo_source_opts $_rpmirror_s3_opts"
-_rpmirror_exec_opts='-h --help --mode'
+_rpmirror_exec_opts='-h --help --mode --prefetch'
 _rpmirror_snapshot_common_opts="-h --help --repo --repoid -p --download-path --norepopath
   --snapshot-dir $_rpmirror_state_opts $_rpmirror_s3_opts"
 _rpmirror_snapshot_create_opts="$_rpmirror_snapshot_common_opts --name --copy --no-cache
