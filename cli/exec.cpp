@@ -91,9 +91,9 @@ void prefetch_for(const std::vector<std::string>& command) {
     request.cachedir = main->cachedir;
     request.packages = install->packages;
     request.installroot = config.installroot;
-    request.arch = closure_arch(install->forcearch.empty()
-                                    ? std::vector<std::string>{}
-                                    : std::vector<std::string>{install->forcearch});
+    request.arch =
+        closure_arch(install->forcearch.empty() ? std::vector<std::string>{}
+                                                : std::vector<std::string>{install->forcearch});
     request.weak_dependencies = main->install_weak_deps;
     request.refresh = install->refresh;
     auto report = prefetch_for_dnf(request);
@@ -110,10 +110,10 @@ void prefetch_for(const std::vector<std::string>& command) {
                    "rpmirror exec: prefetched {} package(s), {:.1f} MB, and the metadata of {} "
                    "repositor{} ({} fetched) into {} in {:.2f} s (metadata {:.2f} s, resolve "
                    "{:.2f} s, packages {:.2f} s)\n",
-                   report->packages, static_cast<double>(report->bytes) / 1e6,
-                   report->repositories, report->repositories == 1 ? "y" : "ies",
-                   report->metadata_fetched, request.cachedir.string(), seconds,
-                   report->metadata_seconds, report->resolve_seconds, report->download_seconds);
+                   report->packages, static_cast<double>(report->bytes) / 1e6, report->repositories,
+                   report->repositories == 1 ? "y" : "ies", report->metadata_fetched,
+                   request.cachedir.string(), seconds, report->metadata_seconds,
+                   report->resolve_seconds, report->download_seconds);
     }
 }
 

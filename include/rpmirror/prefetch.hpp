@@ -55,11 +55,11 @@ struct PrefetchRequest {
     // dnf's cache directory (DnfMainSettings::cachedir): each repository's metadata goes to
     // <cachedir>/<dnf_cache_directory_name>/repodata/, its packages to .../packages/.
     std::filesystem::path cachedir;
-    std::vector<std::string> packages;     // what dnf is asked to install
+    std::vector<std::string> packages;        // what dnf is asked to install
     std::filesystem::path installroot = "/";  // whose rpm database says what is installed
-    std::string arch;                      // the machine's (--forcearch, else uname)
-    bool weak_dependencies = true;         // dnf's install_weak_deps
-    bool refresh = false;                  // refetch metadata even when dnf's copy is fresh
+    std::string arch;                         // the machine's (--forcearch, else uname)
+    bool weak_dependencies = true;            // dnf's install_weak_deps
+    bool refresh = false;                     // refetch metadata even when dnf's copy is fresh
     // Metadata dnf keeps using without asking the server, as libdnf decides it: newer than
     // this (dnf's metadata_expire default, 48 h) and not listed in expired_repos.json.
     std::int64_t metadata_expire_seconds = 172'800;

@@ -15,14 +15,36 @@ namespace {
 
 // dnf's options that change nothing a prefetch models: flags, then options taking a value.
 constexpr std::array<std::string_view, 18> kHarmlessFlags = {
-    "-y",          "--assumeyes",    "-v",           "--verbose",       "--nogpgcheck",
-    "-b",          "--best",         "--nobest",     "--allowerasing",  "--skip-broken",
-    "--noplugins", "--nodocs",       "--noautoremove", "--downloadonly", "-4",
-    "-6",          "--obsoletes",    "--showduplicates",
+    "-y",
+    "--assumeyes",
+    "-v",
+    "--verbose",
+    "--nogpgcheck",
+    "-b",
+    "--best",
+    "--nobest",
+    "--allowerasing",
+    "--skip-broken",
+    "--noplugins",
+    "--nodocs",
+    "--noautoremove",
+    "--downloadonly",
+    "-4",
+    "-6",
+    "--obsoletes",
+    "--showduplicates",
 };
 constexpr std::array<std::string_view, 10> kHarmlessValued = {
-    "-d",          "--debuglevel",      "-e",                "--errorlevel", "--rpmverbosity",
-    "--color",     "--comment",         "--enableplugin",    "--disableplugin", "--downloaddir",
+    "-d",
+    "--debuglevel",
+    "-e",
+    "--errorlevel",
+    "--rpmverbosity",
+    "--color",
+    "--comment",
+    "--enableplugin",
+    "--disableplugin",
+    "--downloaddir",
 };
 
 bool contains(std::span<const std::string_view> list, std::string_view word) {
@@ -131,7 +153,8 @@ Result<DnfInstallCommand> parse_dnf_install_command(std::span<const std::string>
                 }
             } else {
                 for (std::string& pattern : config::split_list(*given)) {
-                    command.selection.toggles.push_back({name == "--enablerepo", std::move(pattern)});
+                    command.selection.toggles.push_back(
+                        {name == "--enablerepo", std::move(pattern)});
                 }
             }
         }

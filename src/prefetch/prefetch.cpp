@@ -5,8 +5,8 @@
 //   -> each repository's share synced, in parallel, into a staging directory beside packages/
 //   (downloaded, hashed while streaming, checksum recorded for librepo), then moved into
 //   packages/ under the file names dnf looks for.
-#include <stdlib.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -96,7 +96,8 @@ bool metadata_is_fresh(const std::filesystem::path& repo_cache, std::int64_t exp
     if (!file) {
         return false;
     }
-    const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    const std::string text((std::istreambuf_iterator<char>(file)),
+                           std::istreambuf_iterator<char>());
     auto repomd = parse_repomd(text, index.string());
     if (!repomd) {
         return false;
@@ -236,8 +237,8 @@ void fetch_share(RepoWork& work, const PrefetchRequest& request, std::stop_token
     options.parallel = request.parallel;
     RepoSyncReport report = work.syncer->sync(repo, options, nullptr, stop);
     if (report.error) {
-        work.warnings.push_back(fmt::format("repository {}: packages not prefetched ({})",
-                                            repo.id, report.error->to_string()));
+        work.warnings.push_back(fmt::format("repository {}: packages not prefetched ({})", repo.id,
+                                            report.error->to_string()));
     } else if (!report.failures.empty()) {
         work.warnings.push_back(fmt::format(
             "repository {}: {} package(s) not prefetched (first: {}: {}); dnf downloads them",
@@ -320,10 +321,10 @@ Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::sto
     if (has_rpm_database(request.installroot)) {
         closure_request.installed_base = request.installroot;
     }
-    auto closure =
-        sources.empty()
-            ? Result<Closure>(make_error(ErrorCode::NotFound, "no repository's metadata is at hand"))
-            : resolve_closure(sources, closure_request);
+    auto closure = sources.empty()
+                       ? Result<Closure>(
+                             make_error(ErrorCode::NotFound, "no repository's metadata is at hand"))
+                       : resolve_closure(sources, closure_request);
     report.resolve_seconds = seconds_since(started);
     if (!closure) {
         report.warnings.push_back(fmt::format(

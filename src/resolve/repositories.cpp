@@ -18,7 +18,6 @@
 
 namespace rpmirror {
 
-
 Result<ClosureMetadata> assign_closure(Syncer& syncer, std::vector<RepoConfig>& repos,
                                        const ClosureRequest& request, std::stop_token stop) {
     std::vector<RemoteMetadata> fetched;

@@ -54,8 +54,8 @@ class ExecPrefetch : public SyncFixture {
 
     // The packages installed in `root`, as `rpm -qa` names them.
     std::set<std::string> installed(const fs::path& root) {
-        const CommandResult listed = run_to_end({"rpm", "-qa", "--root", root.string()},
-                                                tmp_ / "logs");
+        const CommandResult listed =
+            run_to_end({"rpm", "-qa", "--root", root.string()}, tmp_ / "logs");
         EXPECT_EQ(listed.exit_code, 0) << listed.err;
         const std::vector<std::string> lines = lines_of(listed.out);
         return {lines.begin(), lines.end()};
@@ -104,7 +104,7 @@ class ExecPrefetch : public SyncFixture {
     }
 
     static std::string repo_section(const std::string& id, const std::string& baseurls,
-                                     const std::string& extra = "gpgcheck=0\n") {
+                                    const std::string& extra = "gpgcheck=0\n") {
         return "[" + id + "]\nname=" + id + "\nbaseurl=" + baseurls + "\n" + extra;
     }
 };
@@ -114,8 +114,8 @@ class ExecPrefetch : public SyncFixture {
 TEST_F(ExecPrefetch, DnfInstallsWhatItInstallsAloneAndDownloadsNothingItself) {
     NginxServer& fedora = serve(dnf_ci_fixtures() / "repos" / "dnf-ci-fedora");
     NginxServer& updates = serve(dnf_ci_fixtures() / "repos" / "dnf-ci-thirdparty-updates");
-    const std::string repos = repo_section("fedora", fedora.url("/")) +
-                              repo_section("updates", updates.url("/"));
+    const std::string repos =
+        repo_section("fedora", fedora.url("/")) + repo_section("updates", updates.url("/"));
     const std::vector<std::string> specs{"CQRlib-extension", "abcde"};
 
     const CommandResult alone = install(false, tmp_ / "alone", tmp_ / "root-alone", repos, specs);
@@ -156,17 +156,17 @@ TEST_F(ExecPrefetch, AFailingMirrorCostsTimeNeverTheInstall) {
     const fs::path upstream = dnf_ci_fixtures() / "repos" / "dnf-ci-fedora";
     NginxServer& good = serve(upstream);
     const std::vector<std::string> specs{"abcde"};
-    const CommandResult alone =
-        install(false, tmp_ / "alone", tmp_ / "root-alone", repo_section("f", good.url("/")),
-                specs);
+    const CommandResult alone = install(false, tmp_ / "alone", tmp_ / "root-alone",
+                                        repo_section("f", good.url("/")), specs);
     ASSERT_EQ(alone.exit_code, 0) << alone.out << alone.err;
     const std::set<std::string> packages = installed(tmp_ / "root-alone");
 
     // The first request of each of these packages fails (404: no retry on that mirror).
     nlohmann::json script = {{"paths", nlohmann::json::object()}};
-    for (const char* failing : {"/x86_64/wget-1.19.5-5.fc29.x86_64.rpm",
-                                       "/x86_64/flac-1.3.2-8.fc29.x86_64.rpm"}) {
-        script["paths"][failing] = nlohmann::json::array({{{"status", 404}}, nlohmann::json::object()});
+    for (const char* failing :
+         {"/x86_64/wget-1.19.5-5.fc29.x86_64.rpm", "/x86_64/flac-1.3.2-8.fc29.x86_64.rpm"}) {
+        script["paths"][failing] =
+            nlohmann::json::array({{{"status", 404}}, nlohmann::json::object()});
     }
     ASSERT_TRUE(fs::exists(upstream / "x86_64" / "wget-1.19.5-5.fc29.x86_64.rpm"));
     fs::create_directories(tmp_ / "fault-1");
@@ -215,8 +215,8 @@ TEST_F(ExecPrefetch, DnfChecksTheSignaturesOfPrefetchedPackages) {
         const std::string name = signer == Signer::Good ? "good" : "other";
         NginxServer& server = serve(repos[signer]);
         const std::string repo = repo_section("s", server.url("/"), check);
-        const CommandResult alone = install(false, tmp_ / ("alone-" + name),
-                                            tmp_ / ("root-alone-" + name), repo, specs);
+        const CommandResult alone =
+            install(false, tmp_ / ("alone-" + name), tmp_ / ("root-alone-" + name), repo, specs);
         const CommandResult prefetched = install(true, tmp_ / ("prefetched-" + name),
                                                  tmp_ / ("root-prefetched-" + name), repo, specs);
         EXPECT_EQ(prefetched.exit_code, alone.exit_code) << name << prefetched.err;
@@ -253,9 +253,8 @@ TEST_F(ExecPrefetch, AFreshCacheIsKeptAndAStaleOneRefreshed) {
     EXPECT_TRUE(installed(root).contains("flac-1.3.2-8.fc29.x86_64"));
 
     // Three days old: past dnf's default metadata_expire (48 hours).
-    const fs::path repodata = cache_of(tmp_ / "work") /
-                              *repo_directories(cache_of(tmp_ / "work")).begin() /
-                              "repodata";
+    const fs::path repodata =
+        cache_of(tmp_ / "work") / *repo_directories(cache_of(tmp_ / "work")).begin() / "repodata";
     for (const auto& entry : fs::directory_iterator(repodata)) {
         const struct timespec old[2] = {{::time(nullptr) - 3 * 86400, 0},
                                         {::time(nullptr) - 3 * 86400, 0}};

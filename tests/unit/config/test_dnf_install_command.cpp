@@ -17,11 +17,26 @@ Result<DnfInstallCommand> parse(std::vector<std::string> argv) {
 }
 
 TEST(DnfInstallCommand, ReadsTheOptionsThatChooseRepositoriesAndTheCache) {
-    const auto command = parse(
-        {"/usr/bin/dnf", "-y", "--installroot", "/mnt/root", "--releasever=2023", "-c",
-         "/etc/my.conf", "--setopt", "install_weak_deps=0", "install", "--enablerepo=a,b",
-         "--disablerepo", "c", "--repo", "d", "nginx", "--forcearch=aarch64", "-xfoo*",
-         "/usr/bin/curl", "python3-pip-23.0"});
+    const auto command = parse({"/usr/bin/dnf",
+                                "-y",
+                                "--installroot",
+                                "/mnt/root",
+                                "--releasever=2023",
+                                "-c",
+                                "/etc/my.conf",
+                                "--setopt",
+                                "install_weak_deps=0",
+                                "install",
+                                "--enablerepo=a,b",
+                                "--disablerepo",
+                                "c",
+                                "--repo",
+                                "d",
+                                "nginx",
+                                "--forcearch=aarch64",
+                                "-xfoo*",
+                                "/usr/bin/curl",
+                                "python3-pip-23.0"});
     ASSERT_TRUE(command) << command.error().to_string();
     EXPECT_EQ(command->packages,
               (std::vector<std::string>{"nginx", "/usr/bin/curl", "python3-pip-23.0"}));
