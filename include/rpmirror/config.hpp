@@ -124,6 +124,11 @@ struct RepoConfig {
     std::optional<std::string> user_agent;
     IpResolve ip_resolve = IpResolve::Any;
     bool skip_if_unavailable = false;
+    // dnf's choice between repositories offering a package (the dependency closure, the
+    // prefetch): the lower `priority` (1..99) wins over a better version elsewhere, then the lower
+    // `cost` between equal versions.
+    int priority = 99;
+    int cost = 1000;
 
     ConfigLocation defined_at;  // the [repoid] line, or "--repofrompath"
 };

@@ -285,6 +285,24 @@ SetResult set_retries(RepoConfig& repo, std::string_view key, std::string_view v
     return {};
 }
 
+SetResult set_priority(RepoConfig& repo, std::string_view key, std::string_view value) {
+    const auto number = parse_unsigned(value);
+    if (!number || *number < 1 || *number > 99) {
+        return invalid(key, value, "an integer from 1 to 99");
+    }
+    repo.priority = static_cast<int>(*number);
+    return {};
+}
+
+SetResult set_cost(RepoConfig& repo, std::string_view key, std::string_view value) {
+    const auto number = parse_unsigned(value);
+    if (!number || *number > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) {
+        return invalid(key, value, "a non-negative integer");
+    }
+    repo.cost = static_cast<int>(*number);
+    return {};
+}
+
 SetResult set_ip_resolve(RepoConfig& repo, std::string_view key, std::string_view value) {
     const std::string lowered = text::to_lower(value);
     if (lowered == "4" || lowered == "ipv4") {
@@ -360,13 +378,14 @@ constexpr RepoOption kRepoOptions[] = {
     {"ip_resolve", false, true, true, set_ip_resolve},
     {"skip_if_unavailable", false, true, true, set_bool<&RepoConfig::skip_if_unavailable>},
     {"type", false, false, false, set_type},
+    {"priority", false, false, false, set_priority},
+    {"cost", false, false, false, set_cost},
 };
 
 // Repo options of dnf 4 (libdnf ConfigRepo) / dnf 5 that do not change what or how rpmirror
 // downloads.
 constexpr std::string_view kIgnoredRepoKeys[] = {
     "basecachedir",
-    "cost",
     "countme",
     "deltarpm",
     "deltarpm_percentage",
@@ -382,7 +401,6 @@ constexpr std::string_view kIgnoredRepoKeys[] = {
     "metadata_expire",
     "mirrorlist_expire",
     "module_hotfixes",
-    "priority",
     "protected_packages",
 };
 

@@ -6,7 +6,6 @@
 //   (downloaded, hashed while streaming, checksum recorded for librepo), then moved into
 //   packages/ under the file names dnf looks for.
 #include <fcntl.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -26,6 +25,7 @@
 #include "rpmirror/prefetch.hpp"
 #include "rpmirror/resolve.hpp"
 #include "rpmirror/sync.hpp"
+#include "util/scratch_dir.hpp"
 
 namespace rpmirror {
 
@@ -37,36 +37,6 @@ constexpr std::string_view kStagingName = ".rpmirror-prefetch";
 double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
-
-// A temporary directory, removed with everything in it when destroyed.
-class TemporaryDirectory {
-  public:
-    TemporaryDirectory() = default;
-    TemporaryDirectory(const TemporaryDirectory&) = delete;
-    TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
-    ~TemporaryDirectory() {
-        if (!path_.empty()) {
-            std::error_code ignored;
-            std::filesystem::remove_all(path_, ignored);
-        }
-    }
-
-    Result<void> create() {
-        const char* tmpdir = std::getenv("TMPDIR");  // NOLINT(concurrency-mt-unsafe)
-        std::string pattern = std::string(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp") +
-                              "/rpmirror-prefetch-XXXXXX";
-        if (::mkdtemp(pattern.data()) == nullptr) {
-            return make_errno_error("cannot create a temporary directory", pattern, errno);
-        }
-        path_ = pattern;
-        return {};
-    }
-
-    const std::filesystem::path& path() const { return path_; }
-
-  private:
-    std::filesystem::path path_;
-};
 
 // The repository ids dnf was told to refresh (`dnf clean expire-cache` writes them).
 std::set<std::string> expired_repo_ids(const std::filesystem::path& cachedir) {
@@ -275,13 +245,13 @@ Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::sto
         return make_error(ErrorCode::Io, "cannot create dnf's cache directory: " + error.message(),
                           request.cachedir.string());
     }
-    TemporaryDirectory temporary;
-    if (auto created = temporary.create(); !created) {
-        return tl::unexpected(std::move(created.error()));
+    auto temporary = ScratchDir::create("rpmirror-prefetch");
+    if (!temporary) {
+        return tl::unexpected(std::move(temporary.error()));
     }
     PrefetchRequest settings = request;
     if (settings.state_dir.empty()) {
-        settings.state_dir = temporary.path() / "state";
+        settings.state_dir = temporary->path() / "state";
     }
     const std::set<std::string> expired = expired_repo_ids(request.cachedir);
 
@@ -296,7 +266,7 @@ Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::sto
     }
     auto started = std::chrono::steady_clock::now();
     for_each_in_parallel(work, [&](RepoWork& item) {
-        prepare_metadata(item, settings, expired, temporary.path(),
+        prepare_metadata(item, settings, expired, temporary->path(),
                          static_cast<std::size_t>(&item - work.data()), stop);
     });
     report.metadata_seconds = seconds_since(started);
@@ -311,7 +281,7 @@ Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::sto
         report.repositories += item.metadata_ready ? 1 : 0;
         report.metadata_fetched += item.metadata_fetched ? 1 : 0;
         if (item.metadata_ready) {
-            sources.push_back({item.repo->id, item.primary});
+            sources.push_back({item.repo->id, item.primary, item.repo->priority, item.repo->cost});
         }
     }
     ClosureRequest closure_request;

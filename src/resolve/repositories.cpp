@@ -37,7 +37,7 @@ Result<ClosureMetadata> assign_closure(Syncer& syncer, std::vector<RepoConfig>& 
             error.message = "--with-dependencies: " + error.message;
             return tl::unexpected(std::move(error));
         }
-        sources.push_back({repo.id, plain});
+        sources.push_back({repo.id, plain, repo.priority, repo.cost});
         fetched.push_back(std::move(*metadata));
     }
     auto closure = resolve_closure(sources, request);

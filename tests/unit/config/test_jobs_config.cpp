@@ -319,7 +319,7 @@ TEST_F(JobsConfigTest, DashAndUnderscoreAreTheSameAndIgnoredDnfKeysWarn) {
     auto config = load(
         "[main]\ndestination = /srv\n"
         "[a]\nbaseurl = http://a/\nskip-if-unavailable = 1\nmax_parallel_downloads = 4\n"
-        "priority = 10\n");
+        "countme = 1\n");
     ASSERT_TRUE(config);
     const JobConfig& a = config->jobs[0];
     EXPECT_TRUE(a.errors.empty());

@@ -210,7 +210,7 @@ TEST(RepoFile, UnknownKeyIsAWarningNamingFileLineAndKey) {
     test::TempDir dir;
     std::vector<ConfigWarning> warnings;
     auto repos =
-        read_text(dir, "[r]\nbaseurl=http://127.0.0.1/\nbaseurll=typo\npriority=5\n", warnings);
+        read_text(dir, "[r]\nbaseurl=http://127.0.0.1/\nbaseurll=typo\ncountme=1\n", warnings);
     ASSERT_TRUE(repos) << repos.error().to_string();
     ASSERT_EQ(warnings.size(), 2u);
     EXPECT_EQ(warnings[0].kind, ConfigWarningKind::UnknownKey);
@@ -220,9 +220,32 @@ TEST(RepoFile, UnknownKeyIsAWarningNamingFileLineAndKey) {
     EXPECT_EQ(warnings[0].to_string(),
               (dir / "test.repo").string() + ":3: unknown key 'baseurll' in repo 'r'; ignored");
     EXPECT_EQ(warnings[1].kind, ConfigWarningKind::IgnoredKey);
-    EXPECT_EQ(warnings[1].key, "priority");
+    EXPECT_EQ(warnings[1].key, "countme");
     EXPECT_EQ(warnings[1].where.line, 4u);
     EXPECT_EQ(repos->front().baseurls, std::vector<std::string>{"http://127.0.0.1/"});
+}
+
+TEST(RepoFile, PriorityAndCostAreReadAndCheckedAsDnfDoes) {
+    test::TempDir dir;
+    std::vector<ConfigWarning> warnings;
+    auto repos = read_text(dir,
+                           "[r]\nbaseurl=http://127.0.0.1/\npriority=5\ncost=300\n[s]\n"
+                           "baseurl=http://127.0.0.1/\n",
+                           warnings);
+    ASSERT_TRUE(repos) << repos.error().to_string();
+    EXPECT_TRUE(warnings.empty());
+    EXPECT_EQ((*repos)[0].priority, 5);
+    EXPECT_EQ((*repos)[0].cost, 300);
+    EXPECT_EQ((*repos)[1].priority, 99);  // dnf's defaults
+    EXPECT_EQ((*repos)[1].cost, 1000);
+    for (const char* bad : {"priority=0", "priority=100", "priority=high", "cost=-1"}) {
+        auto refused =
+            read_text(dir, std::string("[r]\nbaseurl=http://127.0.0.1/\n") + bad + "\n", warnings);
+        ASSERT_FALSE(refused) << bad;
+        EXPECT_EQ(refused.error().code, ErrorCode::BadInput) << bad;
+        EXPECT_NE(refused.error().to_string().find("line 3: invalid value"), std::string::npos)
+            << refused.error().to_string();
+    }
 }
 
 TEST(RepoFile, DuplicateIdInOneFileNamesBothLines) {

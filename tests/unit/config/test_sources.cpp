@@ -372,13 +372,13 @@ TEST(ConfigSetopt, UnmatchedGlobAndIgnoredKeysAreWarnings) {
     test::TempDir dir;
     std::vector<RepoConfig> repos = three_repos(dir);
     std::vector<ConfigWarning> warnings;
-    const std::vector<std::string> setopts = {"centos*.gpgcheck=1", "fedora.priority=5",
+    const std::vector<std::string> setopts = {"centos*.gpgcheck=1", "fedora.countme=1",
                                               "installonly_limit=3"};
     auto applied = apply_setopts(repos, setopts, fedora_vars(), warnings);
     ASSERT_TRUE(applied) << applied.error().to_string();
     ASSERT_EQ(warnings.size(), 3u);
     EXPECT_EQ(warnings[0].kind, ConfigWarningKind::IgnoredKey);
-    EXPECT_EQ(warnings[0].key, "priority");
+    EXPECT_EQ(warnings[0].key, "countme");
     EXPECT_EQ(warnings[1].kind, ConfigWarningKind::IgnoredKey);
     EXPECT_EQ(warnings[1].key, "installonly_limit");
     EXPECT_EQ(warnings[2].kind, ConfigWarningKind::NoMatch);

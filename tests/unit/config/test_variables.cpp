@@ -338,7 +338,8 @@ TEST(ConfigVariables, AmazonLinuxWithVarsFromTheTree) {
     EXPECT_EQ(repos->front().mirrorlist,
               "https://al2023-repos-us-east-1-de612dc2.s3.dualstack.us-east-1.amazonaws.com/core/"
               "mirrors/2023.6.20241010/x86_64/mirror.list");
-    EXPECT_EQ(test::count_warnings(warnings, ConfigWarningKind::IgnoredKey), 1u);  // priority
+    EXPECT_EQ(test::count_warnings(warnings, ConfigWarningKind::IgnoredKey), 0u);
+    EXPECT_EQ(repos->front().priority, 10);  // dnf prefers it to a repository of 99
 }
 
 }  // namespace
