@@ -40,9 +40,8 @@ struct ClosureRequest {
     // none); Suggests never.
     bool weak_dependencies = true;
     // What the machines already have, which the closure leaves out (with whatever it provides):
-    // empty for an empty machine; a directory: an installroot, whose rpm database is read as dnf
-    // reads it (libsolv's repo_add_rpmdb: every package with all it provides; "/" for this
-    // machine's); a file: NEVRAs one per line as `rpm -qa` prints them
+    // empty for an empty machine; a directory: an installroot, whose rpm database is read ("/"
+    // for this machine's); a file: NEVRAs one per line as `rpm -qa` prints them
     // (name-[epoch:]version-release.arch; blank lines and # comments skipped). A NEVRA the
     // repositories have counts with everything it provides there; one they lack provides only
     // itself.

@@ -1,7 +1,6 @@
 // The dependency closure (rpmirror/resolve.hpp), solved by libsolv over primary metadata.
 #include "rpmirror/resolve.hpp"
 #include "rpmirror/signature.hpp"
-#include "signature/rpm_init.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -23,7 +22,6 @@
 #include <solv/transaction.h>
 // libsolvext's headers declare C functions without extern "C".
 extern "C" {
-#include <solv/repo_rpmdb.h>
 #include <solv/repo_rpmmd.h>
 #include <solv/solv_xfopen.h>
 }
@@ -167,25 +165,17 @@ Result<void> add_installed_base(Pool* pool, const std::filesystem::path& base) {
                           "of NEVRAs (a file)",
                           base.string());
     }
-    if (directory) {
-        // As dnf reads an installroot: every installed package with all it provides and needs.
-        initialise_rpm();
-        pool_set_rootdir(pool, base.c_str());
-        Repo* installed = repo_create(pool, "@System");
-        const int failed = repo_add_rpmdb(installed, nullptr, REPO_USE_ROOTDIR);
-        pool_set_rootdir(pool, nullptr);
-        if (failed != 0) {
-            return make_error(ErrorCode::Io,
-                              fmt::format("cannot read the rpm database of the installed base: {}",
-                                          pool_errstr(pool)),
-                              base.string());
-        }
-        pool_set_installed(pool, installed);
-        return {};
-    }
-    // The NEVRAs, with where each came from ("FILE line N").
+    // The NEVRAs, with where each came from ("FILE line N"; the installroot's rpmdb).
     std::vector<std::pair<std::string, std::string>> nevras;
-    {
+    if (directory) {
+        auto installed = installed_packages(base);
+        if (!installed) {
+            return tl::unexpected(std::move(installed.error()));
+        }
+        for (std::string& nevra : *installed) {
+            nevras.emplace_back(std::move(nevra), "its rpm database");
+        }
+    } else {
         std::ifstream list(base);
         if (!list) {
             return make_errno_error("cannot read the installed base", base.string(), errno);

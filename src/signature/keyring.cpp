@@ -21,7 +21,6 @@
 #include "rpmirror/signature.hpp"
 #include "signature/gpg_keys.hpp"
 #include "signature/handles.hpp"
-#include "signature/rpm_init.hpp"
 #include "util/fault.hpp"
 #include "util/unique_fd.hpp"
 
@@ -36,8 +35,6 @@ constexpr std::string_view kKeyEnd = "-----END PGP PUBLIC KEY BLOCK-----";
 constexpr std::string_view kSignatureBegin = "-----BEGIN PGP SIGNATURE-----";
 constexpr std::string_view kSignatureEnd = "-----END PGP SIGNATURE-----";
 
-}  // namespace
-
 // librpm reads its configuration (and sets up its crypto backend) once per process; its own
 // messages are silenced: every outcome reaches the user through an Error instead.
 void initialise_rpm() {
@@ -47,8 +44,6 @@ void initialise_rpm() {
         rpmlogSetMask(RPMLOG_UPTO(RPMLOG_EMERG));
     });
 }
-
-namespace {
 
 // Returns the OpenPGP packets of the armored block `block`, or nullopt iff librpm cannot decode
 // it (bad base64 or CRC). pgpParsePkts decodes only public key blocks, so a signature block is
