@@ -20,6 +20,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -100,8 +101,12 @@ Result<void> collect_changed(int dir_fd, const std::filesystem::path& shown,
         ::close(fd);
         return make_errno_error("cannot read directory", shown.string(), error);
     }
-    errno = 0;
-    while (const dirent* entry = ::readdir(dir.get())) {
+    for (;;) {
+        errno = 0;  // before every readdir: a `continue` below may leave an fstatat's errno
+        const dirent* entry = ::readdir(dir.get());
+        if (entry == nullptr) {
+            break;
+        }
         const std::string_view name = entry->d_name;
         if (name == "." || name == "..") {
             continue;
@@ -122,7 +127,6 @@ Result<void> collect_changed(int dir_fd, const std::filesystem::path& shown,
         } else if (S_ISREG(st.st_mode) && changed_recently(st) && !flushed_already(st)) {
             out.push_back(path);
         }
-        errno = 0;
     }
     if (errno != 0) {
         return make_errno_error("cannot read directory", shown.string(), errno);
@@ -147,14 +151,23 @@ Result<void> flush_files(const std::vector<std::filesystem::path>& paths) {
             if (!fd && errno == ENOENT) {
                 continue;
             }
+            // The state before the flush is what the flush covers: a write landing after it
+            // changes the file again, and the next walk flushes it again.
             struct stat st {};
-            if (!fd || fault::fsync(fd.get(), paths[i].string()) != 0) {
+            const bool stated = fd && ::fstat(fd.get(), &st) == 0;
+            int flushed = -1;
+            if (fd) {
+                do {  // a FUSE request is interruptible
+                    flushed = fault::fsync(fd.get(), paths[i].string());
+                } while (flushed != 0 && errno == EINTR);
+            }
+            if (flushed != 0) {
                 const int error = errno;
                 const std::lock_guard lock(mutex);
                 if (!first) {
                     first = Error{ErrorCode::Io, "cannot flush", paths[i].string(), error};
                 }
-            } else if (::fstat(fd.get(), &st) == 0) {
+            } else if (stated) {
                 const std::lock_guard lock(flushed_mutex);
                 flushed_files.insert_or_assign({st.st_dev, st.st_ino}, flushed_as(st));
             }
@@ -163,8 +176,12 @@ Result<void> flush_files(const std::vector<std::filesystem::path>& paths) {
     {
         std::vector<std::jthread> threads;
         const std::size_t count = std::min<std::size_t>(16, paths.size());
-        for (std::size_t t = 1; t < count; ++t) {
-            threads.emplace_back(work);
+        try {
+            for (std::size_t t = 1; t < count; ++t) {
+                threads.emplace_back(work);
+            }
+        } catch (const std::system_error&) {
+            // No more threads (a pids limit): the ones started and this one do the rest.
         }
         work();
     }
