@@ -383,11 +383,16 @@ class DeferredCache {
         std::map<dev_t, bool> durable;
         std::set<dev_t> per_file;
         std::vector<std::filesystem::path> to_flush;
-        for (const DeferredEntry& entry : batch) {
+        // The entries this batch's flushes cover: found unchanged before them (one that could not
+        // be opened then was neither queued for a per-file flush nor is it known to be there).
+        std::vector<bool> covered(batch.size(), false);
+        for (std::size_t index = 0; index < batch.size(); ++index) {
+            const DeferredEntry& entry = batch[index];
             UniqueFd fd(::open(entry.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
             if (!fd || !still_the_hashed_file(fd.get(), entry)) {
                 continue;
             }
+            covered[index] = true;
             if (auto [state, first] = durable.try_emplace(entry.device, false); first) {
                 if (fs::syncfs_reaches_storage(fd.get())) {
                     state->second = ::syncfs(fd.get()) == 0;
@@ -406,9 +411,10 @@ class DeferredCache {
             }
         }
         std::size_t written = 0;
-        for (const DeferredEntry& entry : batch) {
+        for (std::size_t index = 0; index < batch.size(); ++index) {
+            const DeferredEntry& entry = batch[index];
             const auto state = durable.find(entry.device);
-            if (state == durable.end() || !state->second) {
+            if (!covered[index] || state == durable.end() || !state->second) {
                 continue;
             }
             UniqueFd fd(::open(entry.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
