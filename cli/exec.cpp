@@ -63,26 +63,21 @@ void prefetch_for(const std::vector<std::string>& command) {
     const auto fail = [](const Error& error) {
         fmt::print(stderr, "rpmirror exec: no prefetch: {}\n", error.to_string());
     };
-    auto repos = load_repo_sources(sources, ConfigNoise::Quiet);
+    auto loaded = config_sources_of(sources);
+    if (!loaded) {
+        return fail(loaded.error());
+    }
+    // The config stage's warnings are dnf's to give, when it reads the same files.
+    std::vector<ConfigWarning> warnings;
+    auto repos = load_repo_configs(loaded->sources, loaded->variables, warnings);
     if (!repos) {
         return fail(repos.error());
     }
-    std::vector<ConfigWarning> warnings;
     auto selected = select_repos(std::move(*repos), install->selection, warnings);
     if (!selected) {
         return fail(selected.error());
     }
-    ConfigSources config;
-    if (!install->config_file.empty()) {
-        config.config_file = install->config_file;
-    }
-    config.setopts = install->setopts;
-    config.installroot = installroot_of(sources);
-    auto vars = make_variable_context({});
-    if (!vars) {
-        return fail(vars.error());
-    }
-    auto main = load_dnf_main_settings(config, *vars);
+    auto main = load_dnf_main_settings(loaded->sources, loaded->variables);
     if (!main) {
         return fail(main.error());
     }
@@ -90,7 +85,7 @@ void prefetch_for(const std::vector<std::string>& command) {
     request.repos = std::move(*selected);
     request.cachedir = main->cachedir;
     request.packages = install->packages;
-    request.installroot = config.installroot;
+    request.installroot = loaded->sources.installroot;
     request.arch =
         closure_arch(install->forcearch.empty() ? std::vector<std::string>{}
                                                 : std::vector<std::string>{install->forcearch});

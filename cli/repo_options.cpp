@@ -105,7 +105,7 @@ std::filesystem::path installroot_of(const RepoSourceArgs& args) {
     return std::filesystem::absolute(args.installroot).lexically_normal();
 }
 
-Result<std::vector<RepoConfig>> load_repo_sources(const RepoSourceArgs& args, ConfigNoise noise) {
+Result<LoadedSources> config_sources_of(const RepoSourceArgs& args) {
     VariableOptions variable_options;
     if (!args.forcearch.empty()) {
         const bool is_arch_name =
@@ -163,8 +163,16 @@ Result<std::vector<RepoConfig>> load_repo_sources(const RepoSourceArgs& args, Co
     if (!variables) {
         return tl::unexpected(std::move(variables.error()));
     }
+    return LoadedSources{std::move(sources), std::move(*variables)};
+}
+
+Result<std::vector<RepoConfig>> load_repo_sources(const RepoSourceArgs& args, ConfigNoise noise) {
+    auto loaded = config_sources_of(args);
+    if (!loaded) {
+        return tl::unexpected(std::move(loaded.error()));
+    }
     std::vector<ConfigWarning> warnings;
-    auto repos = load_repo_configs(sources, *variables, warnings);
+    auto repos = load_repo_configs(loaded->sources, loaded->variables, warnings);
     print_config_warnings(warnings, noise);
     return repos;
 }

@@ -68,6 +68,18 @@ std::vector<std::string> split_option_list(const std::vector<std::string>& value
 // The absolute --installroot ("/" when not given).
 std::filesystem::path installroot_of(const RepoSourceArgs& args);
 
+// The config stage's sources and variables as `args` give them (dnf.conf, repos directories,
+// --setopt, --installroot, $releasever, $basearch from --forcearch, variable directories).
+struct LoadedSources {
+    ConfigSources sources;
+    VariableContext variables;
+};
+
+// Returns them; Error{BadInput} naming --forcearch iff its value is not an architecture name, or
+// --releasever iff given more than once; the config stage's error iff the variables cannot be
+// read.
+Result<LoadedSources> config_sources_of(const RepoSourceArgs& args);
+
 // Loads every repository the sources define (enabled or not), printing the config stage's
 // warnings to stderr as `noise` says.
 // Returns the config stage's error (BadInput, NotFound, Io) iff loading fails, and

@@ -1,6 +1,7 @@
 // `dnf install ...` read as dnf 4 reads it, for a prefetch (rpmirror/prefetch.hpp).
 #include <algorithm>
 #include <array>
+#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -61,10 +62,7 @@ Result<DnfInstallCommand> parse_dnf_install_command(std::span<const std::string>
     if (argv.empty()) {
         return unsupported("", "no command");
     }
-    const std::string_view program = std::string_view(argv[0]).substr(
-        std::string_view(argv[0]).rfind('/') == std::string_view::npos
-            ? 0
-            : std::string_view(argv[0]).rfind('/') + 1);
+    const std::string program = std::filesystem::path(argv[0]).filename().string();
     if (program != "dnf" && program != "dnf-3" && program != "yum") {
         return unsupported(argv[0], "not dnf (the prefetch reads dnf's command line)");
     }

@@ -19,6 +19,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "fs/beneath.hpp"
+#include "fs/durable.hpp"
 #include "resolve/plain_primary.hpp"
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/metadata.hpp"
@@ -62,13 +64,11 @@ std::set<std::string> expired_repo_ids(const std::filesystem::path& cachedir) {
 bool metadata_is_fresh(const std::filesystem::path& repo_cache, std::int64_t expire_seconds,
                        const std::string& repo_file) {
     const std::filesystem::path index = repo_cache / "repodata" / "repomd.xml";
-    std::ifstream file(index, std::ios::binary);
-    if (!file) {
+    auto text = fs::read_file(index);
+    if (!text) {
         return false;
     }
-    const std::string text((std::istreambuf_iterator<char>(file)),
-                           std::istreambuf_iterator<char>());
-    auto repomd = parse_repomd(text, index.string());
+    auto repomd = parse_repomd(*text, index.string());
     if (!repomd) {
         return false;
     }
@@ -79,22 +79,13 @@ bool metadata_is_fresh(const std::filesystem::path& repo_cache, std::int64_t exp
     }
     struct stat defined {};
     if (!repo_file.empty() && ::stat(repo_file.c_str(), &defined) == 0 &&
-        (defined.st_mtim.tv_sec > st.st_mtim.tv_sec ||
-         (defined.st_mtim.tv_sec == st.st_mtim.tv_sec &&
-          defined.st_mtim.tv_nsec > st.st_mtim.tv_nsec))) {
+        fs::timespec_ns(defined.st_mtim) > fs::timespec_ns(st.st_mtim)) {
         return false;
     }
     const auto age = std::chrono::system_clock::now().time_since_epoch() -
                      std::chrono::seconds(st.st_mtim.tv_sec);
     return expire_seconds < 0 ||
            std::chrono::duration_cast<std::chrono::seconds>(age).count() <= expire_seconds;
-}
-
-// True iff `root` has an rpm database (a machine, not an empty installroot).
-bool has_rpm_database(const std::filesystem::path& root) {
-    std::error_code error;
-    return std::filesystem::exists(root / "var/lib/rpm", error) ||
-           std::filesystem::exists(root / "usr/lib/sysimage/rpm", error);
 }
 
 // One repository's part of the prefetch.
@@ -126,7 +117,7 @@ void for_each_in_parallel(std::vector<RepoWork>& items, Work work) {
 // primary into `temporary`.
 void prepare_metadata(RepoWork& work, const PrefetchRequest& request,
                       const std::set<std::string>& expired, const std::filesystem::path& temporary,
-                      std::size_t index, std::stop_token stop) {
+                      std::stop_token stop) {
     const RepoConfig& repo = *work.repo;
     if (request.refresh || expired.contains(repo.id) ||
         !metadata_is_fresh(work.cache, request.metadata_expire_seconds, repo.defined_at.file)) {
@@ -155,7 +146,7 @@ void prepare_metadata(RepoWork& work, const PrefetchRequest& request,
             (void)::utimensat(AT_FDCWD, entry.path().c_str(), nullptr, 0);
         }
     }
-    work.primary = temporary / fmt::format("{}-primary.xml", index);
+    work.primary = temporary / (repo.id + "-primary.xml");  // ids are unique file names
     if (auto written = write_plain_primary(work.cache, work.primary); !written) {
         work.warnings.push_back(fmt::format("repository {}: its primary cannot be read ({})",
                                             repo.id, written.error().to_string()));
@@ -266,8 +257,7 @@ Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::sto
     }
     auto started = std::chrono::steady_clock::now();
     for_each_in_parallel(work, [&](RepoWork& item) {
-        prepare_metadata(item, settings, expired, temporary->path(),
-                         static_cast<std::size_t>(&item - work.data()), stop);
+        prepare_metadata(item, settings, expired, temporary->path(), stop);
     });
     report.metadata_seconds = seconds_since(started);
     if (stop.stop_requested()) {
@@ -288,7 +278,9 @@ Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::sto
     closure_request.packages = request.packages;
     closure_request.arch = request.arch;
     closure_request.weak_dependencies = request.weak_dependencies;
-    if (has_rpm_database(request.installroot)) {
+    // An installroot without an rpm database (dnf creates it) is an empty machine.
+    std::error_code missing;
+    if (std::filesystem::is_directory(request.installroot, missing)) {
         closure_request.installed_base = request.installroot;
     }
     auto closure = sources.empty()
