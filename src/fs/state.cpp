@@ -71,14 +71,37 @@ std::string holder_spelling(int fd) {
     return std::string(rest.substr(0, rest.find('\n')));
 }
 
+// A directory's identity on this host.
+struct DirectoryIdentity {
+    dev_t device;
+    ino_t inode;
+};
+
+// True iff the holder's spelling `spelled` names no directory with `identity` any more: the
+// holder is releasing a directory it removed (RunLock removes what it created), and the inode
+// number has already been given to a new directory, ours.
+bool holder_left(const std::string& spelled, const std::optional<DirectoryIdentity>& identity) {
+    if (!identity || spelled.empty()) {
+        return false;
+    }
+    struct stat st {};
+    return ::stat(spelled.c_str(), &st) != 0 || st.st_dev != identity->device ||
+           st.st_ino != identity->inode;
+}
+
 // Opens the lock file `path` (created with its directory) and takes its lock, retrying until
-// `deadline` iff `wait` is set. Error{Busy} names `repo_dir` and the holder (its pid, and its
-// spelling of the directory iff that differs).
+// `deadline` iff `wait` is set. A lock by `identity` (the directory's inode) whose holder no
+// longer has that directory is waited for a few seconds more in any case: it is being released.
+// Error{Busy} names `repo_dir` and the holder (its pid, and its spelling of the directory iff
+// that differs).
 Result<UniqueFd> hold_lock_file(const std::filesystem::path& path,
                                 const std::filesystem::path& repo_dir,
                                 std::optional<std::chrono::seconds> wait,
                                 std::chrono::steady_clock::time_point deadline,
-                                const std::stop_token& stop) {
+                                const std::stop_token& stop,
+                                std::optional<DirectoryIdentity> identity = std::nullopt) {
+    constexpr auto kReleaseGrace = std::chrono::seconds(5);
+    std::optional<std::chrono::steady_clock::time_point> release_deadline;
     std::error_code error;
     std::filesystem::create_directories(path.parent_path(), error);
     if (error) {
@@ -95,7 +118,12 @@ Result<UniqueFd> hold_lock_file(const std::filesystem::path& path,
         if (errno != EAGAIN && errno != EACCES && errno != EINTR) {
             return make_errno_error("cannot lock", path.string(), errno);
         }
-        if (!wait || std::chrono::steady_clock::now() >= deadline) {
+        const auto now = std::chrono::steady_clock::now();
+        if (!release_deadline && holder_left(holder_spelling(fd.get()), identity)) {
+            release_deadline = now + kReleaseGrace;
+        }
+        const bool releasing = release_deadline && now < *release_deadline;
+        if (!releasing && (!wait || now >= deadline)) {
             const long pid = holder_pid(fd.get());
             const std::string spelled = holder_spelling(fd.get());
             const std::string ours =
@@ -114,7 +142,7 @@ Result<UniqueFd> hold_lock_file(const std::filesystem::path& path,
             return make_error(ErrorCode::Interrupted, "interrupted while waiting for the lock",
                               repo_dir.string());
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        std::this_thread::sleep_for(std::chrono::milliseconds(releasing ? 10 : 100));
     }
     // The holder only makes the message of a refused run more helpful: on a full disk the lock
     // is held without it.
@@ -238,8 +266,9 @@ Result<RunLock> RunLock::acquire(const std::filesystem::path& state_dir,
             return make_errno_error("cannot open the repository directory", repo_dir.string(),
                                     errno);
         }
-        auto directory_fd = hold_lock_file(directory_lock_path(state_dir, st.st_dev, st.st_ino),
-                                           repo_dir, wait, deadline, stop);
+        auto directory_fd =
+            hold_lock_file(directory_lock_path(state_dir, st.st_dev, st.st_ino), repo_dir, wait,
+                           deadline, stop, DirectoryIdentity{st.st_dev, st.st_ino});
         if (!directory_fd) {
             return tl::unexpected(std::move(directory_fd.error()));
         }

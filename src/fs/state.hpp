@@ -64,7 +64,9 @@ class RunLock {
     // ms) until it is free, `wait` has passed or `stop` is requested. Returns Error{Busy}
     // "repository directory <repo_dir> is being synced by another rpmirror (pid N)" (no subject; ",
     // as <its spelling>" after the pid iff the holder spelled the directory differently) iff it is
-    // held elsewhere; Error{Interrupted} iff stopped while waiting; Error{Io} naming the lock file
+    // held elsewhere (a lock by inode whose holder's spelling no longer names that directory is
+    // one being released by a run that removed its directory: waited for up to 5 s, always);
+    // Error{Interrupted} iff stopped while waiting; Error{Io} naming the lock file
     // iff the state directory cannot be used, naming `repo_dir` iff it cannot be created or opened.
     static Result<RunLock> acquire(const std::filesystem::path& state_dir,
                                    const std::filesystem::path& repo_dir,

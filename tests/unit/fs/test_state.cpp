@@ -1,9 +1,14 @@
 // The state directory and the per-repository run lock.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
+#include <optional>
+#include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -82,6 +87,41 @@ TEST(RunLock, TwoSpellingsOfOneDirectoryShareTheLockAndTheMessageNamesTheHolders
         << "another directory through the same symlink is not blocked";
     { RunLock released = std::move(*held); }
     EXPECT_TRUE(RunLock::acquire(dir / "state", dir / "link/mirror/base"));
+}
+
+// A holder that created its directory removes it, still locked, when it ends; the inode number can
+// then name a new directory before the holder's lock is gone. That lock is not a conflict: the
+// holder's spelling names no directory with that inode, so the new run waits for its release
+// instead of refusing (seen in CI: two tests' mirrors on one tmpfs).
+TEST(RunLock, AnInodeLockWhoseHolderNoLongerHasThatDirectoryIsWaitedForNotReported) {
+    test::TempDir dir;
+    std::filesystem::create_directories(dir / "mirror/base");
+    struct stat st {};
+    ASSERT_EQ(::stat((dir / "mirror/base").c_str(), &st), 0);
+    const auto stale_path = directory_lock_path(dir / "state", st.st_dev, st.st_ino);
+    std::filesystem::create_directories(stale_path.parent_path());
+    int stale = ::open(stale_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    ASSERT_GE(stale, 0);
+    const std::string text = "999999\n" + (dir / "removed/base").string() + "\n";
+    ASSERT_EQ(::pwrite(stale, text.data(), text.size(), 0), static_cast<ssize_t>(text.size()));
+    struct flock whole {};
+    whole.l_type = F_WRLCK;
+    whole.l_whence = SEEK_SET;
+    ASSERT_EQ(::fcntl(stale, F_OFD_SETLK, &whole), 0);
+
+    // Release the stale lock once the run has opened its file (it then tries the lock at once:
+    // without the wait, it would be refused).
+    const int watch = ::inotify_init1(IN_CLOEXEC);
+    ASSERT_GE(watch, 0);
+    ASSERT_GE(::inotify_add_watch(watch, stale_path.c_str(), IN_OPEN), 0);
+    std::optional<Result<RunLock>> taken;
+    std::jthread run([&] { taken.emplace(RunLock::acquire(dir / "state", dir / "mirror/base")); });
+    alignas(struct inotify_event) char events[4096];
+    ASSERT_GT(::read(watch, events, sizeof(events)), 0);
+    ::close(watch);
+    ::close(stale);
+    run.join();
+    ASSERT_TRUE(taken && *taken) << (taken && !*taken ? (*taken).error().to_string() : "");
 }
 
 TEST(RunLock, CreatesTheDirectoryItLocksAndRemovesItIfLeftEmptyUnlessToldToLockOnlyAPresentOne) {
