@@ -273,6 +273,23 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
         }
         options.selection.min_build_time = *floor;
     }
+    for (const std::string& words : args.advisories) {
+        if (auto parsed = parse_advisories(words, options.selection.advisories); !parsed) {
+            return tl::unexpected(std::move(parsed.error()));
+        }
+    }
+    for (const std::string& words : args.advisory_severities) {
+        if (auto parsed = parse_advisory_severities(words, options.selection.advisories); !parsed) {
+            return tl::unexpected(std::move(parsed.error()));
+        }
+    }
+    if (!args.as_of.empty()) {
+        auto as_of = parse_as_of(args.as_of);
+        if (!as_of) {
+            return tl::unexpected(std::move(as_of.error()));
+        }
+        options.selection.as_of = *as_of;
+    }
     return options;
 }
 
@@ -535,6 +552,15 @@ Command add_sync_command(CLI::App& parent) {
     app->add_flag("-u,--urls", args->urls, "print the URLs that would be downloaded, and stop");
     app->add_option("--min-buildtime", args->min_buildtime,
                     "only packages built at or after YYYY-MM-DD (or seconds since the epoch)");
+    app->add_option("--advisories", args->advisories,
+                    "only packages of these advisories: security, bugfix, enhancement, "
+                    "newpackage or advisory IDs (repeatable, comma lists; needs updateinfo)");
+    app->add_option("--advisory-severity", args->advisory_severities,
+                    "only packages of advisories of these severities: Low, Moderate, Important, "
+                    "Critical (repeatable, comma lists)");
+    app->add_option("--as-of", args->as_of,
+                    "the repository as it stood on YYYY-MM-DD: packages built and advisories "
+                    "issued by the end of that day");
     app->add_option("--packages", args->packages,
                     "only these packages (names, globs, name.arch, NEVRAs; repeatable, comma "
                     "lists)");

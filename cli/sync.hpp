@@ -65,6 +65,9 @@ struct SyncArgs {
     std::vector<std::string> dedupe_dirs;
     bool urls = false;
     std::string min_buildtime;
+    std::vector<std::string> advisories;
+    std::vector<std::string> advisory_severities;
+    std::string as_of;
     std::vector<std::string> packages;  // --packages SPEC (repeatable, comma lists)
     std::string packages_file;          // --packages-file FILE
     bool with_dependencies = false;     // --with-dependencies

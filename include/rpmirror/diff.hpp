@@ -18,24 +18,9 @@
 #include "rpmirror/error.hpp"
 #include "rpmirror/index.hpp"
 #include "rpmirror/s3.hpp"
+#include "rpmirror/updateinfo.hpp"
 
 namespace rpmirror {
-
-// One advisory of updateinfo.xml (<update type="..."><id>...</id><title>...</title>).
-struct Advisory {
-    std::string id;
-    std::string type;  // "security", "bugfix", "enhancement", ... as written ("" if absent)
-    std::string title;
-};
-
-// Parses the updateinfo.xml at `path` (compression detected by content, at most `ceiling` bytes
-// decompressed), streaming, keeping each <update>'s id, type and title. `display_name` names the
-// file in errors. Returns the advisories in document order, or Error{BadInput} naming
-// `display_name` and the line iff the XML is malformed or an <update> has no <id>, or the
-// decompressor's error (Corrupt, Unsafe, Io, NotFound). Thread-safe.
-Result<std::vector<Advisory>> parse_updateinfo_file(
-    const std::filesystem::path& path, std::string_view display_name,
-    std::uint64_t ceiling = kDefaultDecompressedCeiling);
 
 // What one repository revision lists.
 struct RepoContents {

@@ -20,6 +20,7 @@
 
 #include "rpmirror/error.hpp"
 #include "rpmirror/metadata.hpp"
+#include "rpmirror/updateinfo.hpp"
 
 namespace rpmirror {
 
@@ -94,6 +95,8 @@ struct FilteredMetadata {
     std::vector<std::string> rewritten_records;  // primary, filelists, other, modules, group*
     std::string repomd_xml;                      // the new repomd.xml, not yet written
     std::vector<std::string> comps_left_out;     // TrimmedComps::left_out of the group records
+    // TrimmedUpdateinfo::left_out of the updateinfo record.
+    std::vector<std::string> advisories_left_out;
 };
 
 // Rewrites, in `stage_dir` (which holds upstream's records, named as their hrefs minus
@@ -103,7 +106,9 @@ struct FilteredMetadata {
 // dropped; left out iff no module keeps a stream); removes the sqlite (*_db) and zchunk (*_zck)
 // records (they cannot be made consistent: dnf reads neither the databases nor, without zck,
 // the chunks); trims the comps records (`group`, `group_gz`, ...: trim_comps_xml with
-// `filtered_out`, the names of upstream's packages the mirror keeps none of); and returns the
+// `filtered_out`, the names of upstream's packages the mirror keeps none of); trims the
+// `updateinfo` record (trim_updateinfo_xml with the kept NEVRAs, `advisories` and `as_of`; kept
+// verbatim iff nothing changes); and returns the
 // text of the new repomd.xml (the caller writes it, and signs it
 // when asked): upstream's revision and tags, every other
 // record as upstream listed it, and the rewritten ones with new checksums (of upstream's
@@ -117,6 +122,7 @@ struct FilteredMetadata {
 // writing fails (files already written stay in the stage, which the caller discards).
 Result<FilteredMetadata> write_filtered_metadata(
     const std::filesystem::path& stage_dir, const Repomd& upstream,
-    std::span<const KeptPackage> kept, const std::unordered_set<std::string>& filtered_out = {});
+    std::span<const KeptPackage> kept, const std::unordered_set<std::string>& filtered_out = {},
+    const AdvisoryFilter& advisories = {}, std::optional<std::int64_t> as_of = std::nullopt);
 
 }  // namespace rpmirror

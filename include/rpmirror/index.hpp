@@ -22,6 +22,7 @@
 
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/error.hpp"
+#include "rpmirror/updateinfo.hpp"
 
 namespace rpmirror {
 
@@ -270,6 +271,13 @@ struct SelectionOptions {
     std::vector<std::string> exclude_globs;
     // --min-buildtime: keep packages with build_time >= this (seconds since the epoch).
     std::optional<std::int64_t> min_build_time;
+    // --as-of (parse_as_of): the repository as it stood then: packages with build_time <= this,
+    // applied before newest_only (the newest as of that date); advisories issued by then.
+    std::optional<std::int64_t> as_of;
+    // --advisories, --advisory-severity: only packages that an advisory they select (issued by
+    // `as_of`, when set) lists, by NEVRA; applied before newest_only. Needs the repository's
+    // updateinfo (RepoPackageSource::updateinfo_path).
+    AdvisoryFilter advisories;
     // --with-dependencies: exactly these packages ("name-epoch:version-release.arch", as
     // closure_nevra in rpmirror/resolve.hpp writes them), the repository's share of a dependency
     // closure; every other filter is then off. nullopt: no closure.
@@ -334,8 +342,9 @@ Result<std::optional<std::string>> trim_modules_yaml(
     const std::string& yaml, const std::unordered_set<std::string>& kept_nevras,
     std::string_view display_name);
 
-// Selects packages from `index`: include/exclude globs, then newest-only, then --source or
-// --arch, then the build-time floor, then one entry per location.
+// Selects packages from `index`: include/exclude globs, then --as-of, then the advisories
+// (`advisories`, the repository's updateinfo, read iff options.advisories.active()), then
+// newest-only, then --source or --arch, then the build-time floor, then one entry per location.
 // With newest_only, keeps the `keep_versions` (N) highest EVRs per name.arch.
 // With newest_only and `modules` (the repository's module streams), selects as dnf 4's reposync
 // `_get_latest` does, extended to N: the N newest EVRs per name.arch among the packages no module
@@ -344,7 +353,8 @@ Result<std::optional<std::string>> trim_modules_yaml(
 // version); N = 1 is exactly dnf's -n. Without newest_only, `modules` does not change anything.
 // Thread-safe for a const index.
 Selection select_packages(const PackageIndex& index, const SelectionOptions& options,
-                          std::span<const ModuleStreamBuild> modules = {});
+                          std::span<const ModuleStreamBuild> modules = {},
+                          std::span<const Advisory> advisories = {});
 
 // ---------------------------------------------------------------------------------------------
 // One repository's package list, as `sync` and `verify` both read it
@@ -358,6 +368,10 @@ struct RepoPackageSource {
     // newest_only (without it, modules do not change the selection).
     std::optional<std::filesystem::path> modules_path;
     std::string modules_name;
+    // updateinfo.xml, iff the repository has one and the caller fetched it; read only when
+    // selecting by advisories (options.advisories.active()), which is an error without it.
+    std::optional<std::filesystem::path> updateinfo_path;
+    std::string updateinfo_name;
 };
 
 // The packages of one repository and what `options` selects from them.

@@ -107,6 +107,9 @@ struct RepoSyncReport {
     // Why a zchunk delta was not used (the record was downloaded in full), one line each.
     std::vector<std::string> zck_fallbacks;
     std::vector<std::string> warnings;  // e.g. metadata kept back, packages filtered out
+    // Advisories the published updateinfo left out (filtered mirrors, --advisories, --as-of), one
+    // "ID: why" each (TrimmedUpdateinfo::left_out).
+    std::vector<std::string> advisories_left_out;
     // An s3:// destination: requests sent to the store (S3Client::request_count, all clients).
     std::uint64_t s3_requests = 0;
     // An s3:// destination: the spool directory packages passed through, and whether it was on a

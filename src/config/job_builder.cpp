@@ -317,6 +317,35 @@ const std::map<std::string_view, JobBuilder::KeyHandler>& JobBuilder::job_keys()
              job.job_.options.selection.min_build_time = *floor;
              return {};
          }},
+        {"advisories",
+         [](JobBuilder& job, const KeyValue& key) -> Problem {
+             if (auto parsed = parse_advisories(key.value, job.job_.options.selection.advisories);
+                 !parsed) {
+                 return bad(parsed.error().message);
+             }
+             return {};
+         }},
+        {"advisory_severity",
+         [](JobBuilder& job, const KeyValue& key) -> Problem {
+             if (auto parsed =
+                     parse_advisory_severities(key.value, job.job_.options.selection.advisories);
+                 !parsed) {
+                 return bad(fmt::format("invalid severity in '{}' ({})", key.value,
+                                        parsed.error().message));
+             }
+             return {};
+         }},
+        {"as_of",
+         [](JobBuilder& job, const KeyValue& key) -> Problem {
+             const auto as_of = parse_as_of(key.value);
+             if (!as_of) {
+                 return bad(fmt::format(
+                     "invalid date '{}' (expected YYYY-MM-DD or seconds since the epoch)",
+                     key.value));
+             }
+             job.job_.options.selection.as_of = *as_of;
+             return {};
+         }},
         {"remote_time",
          [](JobBuilder& job, const KeyValue& key) {
              return set_bool(job.job_.options.remote_time, key.value);

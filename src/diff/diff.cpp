@@ -29,57 +29,6 @@ std::string name_in(std::string_view location, std::string_view href) {
     return name + std::string(href);
 }
 
-// updateinfo.xml's <update> elements: the `type` attribute and the <id> and <title> children.
-class UpdateinfoHandler final : public xml::SaxHandler {
-  public:
-    void attach(xml::PushParser& parser) { parser_ = &parser; }
-
-    void start_element(std::string_view local_name, std::string_view /*namespace_uri*/,
-                       std::span<const xml::Attribute> attributes) override {
-        ++depth_;
-        text_.clear();
-        if (depth_ == 2 && local_name == "update") {
-            current_ = Advisory{};
-            for (const xml::Attribute& attribute : attributes) {
-                if (attribute.local_name == "type" && attribute.namespace_uri.empty()) {
-                    current_.type = attribute.value;
-                }
-            }
-        }
-    }
-
-    void end_element(std::string_view local_name, std::string_view /*namespace_uri*/) override {
-        if (depth_ == 3 && local_name == "id") {
-            current_.id = text_;
-        } else if (depth_ == 3 && local_name == "title") {
-            current_.title = text_;
-        } else if (depth_ == 2 && local_name == "update") {
-            if (current_.id.empty()) {
-                parser_->fail_at_line("<update> without <id>");
-            } else {
-                advisories_.push_back(std::move(current_));
-            }
-        }
-        text_.clear();
-        --depth_;
-    }
-
-    void characters(std::string_view text) override {
-        if (depth_ == 3) {
-            text_.append(text);
-        }
-    }
-
-    std::vector<Advisory> take() { return std::move(advisories_); }
-
-  private:
-    xml::PushParser* parser_ = nullptr;
-    int depth_ = 0;
-    Advisory current_;
-    std::string text_;
-    std::vector<Advisory> advisories_;
-};
-
 // Feeds the decompressed content of `path` to `sink`; the decompressor's errors name `name`.
 Result<void> stream_file(const std::filesystem::path& path, std::string_view name,
                          const DecompressOptions& options,
@@ -235,26 +184,6 @@ std::string short_checksum(std::string_view checksum) {
 }
 
 }  // namespace
-
-Result<std::vector<Advisory>> parse_updateinfo_file(const std::filesystem::path& path,
-                                                    std::string_view display_name,
-                                                    std::uint64_t ceiling) {
-    UpdateinfoHandler handler;
-    xml::PushParser parser(handler, std::string(display_name));
-    handler.attach(parser);
-    DecompressOptions options;
-    options.ceiling = ceiling;
-    auto streamed =
-        stream_file(path, display_name, options,
-                    [&parser](std::span<const char> chunk) { return parser.feed(chunk); });
-    if (!streamed) {
-        return tl::unexpected(std::move(streamed.error()));
-    }
-    if (auto finished = parser.finish(); !finished) {
-        return tl::unexpected(std::move(finished.error()));
-    }
-    return handler.take();
-}
 
 Result<RepoContents> read_repo_contents(const std::filesystem::path& root,
                                         std::string_view location) {

@@ -1,4 +1,9 @@
 // One repository's package list, read and selected the same way for `sync` and `verify`.
+#include <algorithm>
+#include <span>
+#include <string>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "rpmirror/index.hpp"
@@ -22,8 +27,34 @@ Result<RepoPackages> read_repo_packages(const RepoPackageSource& source,
         }
         modules = std::move(*parsed);
     }
+    std::vector<Advisory> advisories;
+    std::vector<std::string> unknown_ids;
+    if (options.advisories.active()) {
+        if (!source.updateinfo_path) {
+            return make_error(ErrorCode::BadInput,
+                              "the repository publishes no advisories (no updateinfo record in "
+                              "repomd.xml): --advisories and --advisory-severity cannot select "
+                              "from it",
+                              source.primary_name);
+        }
+        auto parsed = parse_updateinfo_file(*source.updateinfo_path, source.updateinfo_name);
+        if (!parsed) {
+            return tl::unexpected(std::move(parsed.error()));
+        }
+        advisories = std::move(*parsed);
+        for (const std::string& id : options.advisories.ids) {
+            if (std::none_of(advisories.begin(), advisories.end(),
+                             [&](const Advisory& advisory) { return advisory.id == id; })) {
+                unknown_ids.push_back(id);
+            }
+        }
+    }
     RepoPackages packages;
-    packages.selection = select_packages(*index, options, modules);
+    packages.selection = select_packages(*index, options, modules, advisories);
+    for (const std::string& id : unknown_ids) {
+        packages.warnings.push_back(
+            fmt::format("--advisories: {} lists no advisory {}", source.updateinfo_name, id));
+    }
     packages.module_streams = modules.size();
     for (const IndexIssue& issue : index->issues()) {
         if (issue.skipped_package.empty()) {

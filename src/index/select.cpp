@@ -213,7 +213,16 @@ Result<std::int64_t> parse_min_build_time(std::string_view text) {
 }
 
 Selection select_packages(const PackageIndex& index, const SelectionOptions& options,
-                          std::span<const ModuleStreamBuild> modules) {
+                          std::span<const ModuleStreamBuild> modules,
+                          std::span<const Advisory> advisories) {
+    std::unordered_set<std::string> advised;  // the NEVRAs the selected advisories list
+    if (options.advisories.active()) {
+        for (const Advisory& advisory : advisories) {
+            if (advisory_selected(advisory, options.advisories, options.as_of)) {
+                advised.insert(advisory.nevras.begin(), advisory.nevras.end());
+            }
+        }
+    }
     std::vector<std::size_t> positions;
     positions.reserve(index.size());
     if (options.only_nevras) {
@@ -234,6 +243,12 @@ Selection select_packages(const PackageIndex& index, const SelectionOptions& opt
             continue;
         }
         if (!options.exclude_globs.empty() && matches_any(options.exclude_globs, package)) {
+            continue;
+        }
+        if (options.as_of && package.build_time > *options.as_of) {
+            continue;
+        }
+        if (options.advisories.active() && !advised.contains(package.strict_nevra())) {
             continue;
         }
         positions.push_back(position);

@@ -1,10 +1,5 @@
 // comps.xml for a filtered mirror (rpmirror/filtered_metadata.hpp): groups and environments
 // trimmed to what the mirror can install.
-#include <libxml/parser.h>
-#include <libxml/tree.h>
-
-#include <limits>
-#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -15,63 +10,11 @@
 #include <fmt/format.h>
 
 #include "rpmirror/filtered_metadata.hpp"
+#include "util/xml_tree.hpp"
 
 namespace rpmirror {
 
 namespace {
-
-struct CompsDocFree {
-    void operator()(xmlDoc* doc) const { xmlFreeDoc(doc); }
-};
-
-bool comps_element_named(const xmlNode* node, std::string_view name) {
-    return node->type == XML_ELEMENT_NODE &&
-           std::string_view(reinterpret_cast<const char*>(node->name)) == name;
-}
-
-// The first child element of `parent` named `name`, or nullptr.
-xmlNode* comps_child(xmlNode* parent, std::string_view name) {
-    for (xmlNode* child = parent->children; child != nullptr; child = child->next) {
-        if (comps_element_named(child, name)) {
-            return child;
-        }
-    }
-    return nullptr;
-}
-
-std::string comps_text(const xmlNode* node) {
-    std::string text;
-    for (const xmlNode* child = node->children; child != nullptr; child = child->next) {
-        if (child->type == XML_TEXT_NODE || child->type == XML_CDATA_SECTION_NODE) {
-            text += reinterpret_cast<const char*>(child->content);
-        }
-    }
-    const std::size_t begin = text.find_first_not_of(" \t\r\n");
-    const std::size_t end = text.find_last_not_of(" \t\r\n");
-    return begin == std::string::npos ? std::string() : text.substr(begin, end + 1 - begin);
-}
-
-std::string comps_attribute(const xmlNode* node, const char* name) {
-    std::string value;
-    for (const xmlAttr* attribute = node->properties; attribute != nullptr;
-         attribute = attribute->next) {
-        if (std::string_view(reinterpret_cast<const char*>(attribute->name)) == name &&
-            attribute->children != nullptr && attribute->children->content != nullptr) {
-            value = reinterpret_cast<const char*>(attribute->children->content);
-        }
-    }
-    return value;
-}
-
-// Removes `node` and the indentation before it.
-void comps_remove(xmlNode* node) {
-    if (xmlNode* before = node->prev; before != nullptr && xmlIsBlankNode(before) != 0) {
-        xmlUnlinkNode(before);
-        xmlFreeNode(before);
-    }
-    xmlUnlinkNode(node);
-    xmlFreeNode(node);
-}
 
 // Removes the <groupid> children of `list` (a <grouplist> or <optionlist>) naming a group of
 // `dropped`. Returns how many it removed.
@@ -79,8 +22,8 @@ int remove_group_ids(xmlNode* list, const std::set<std::string>& dropped) {
     int removed = 0;
     for (xmlNode* child = list == nullptr ? nullptr : list->children; child != nullptr;) {
         xmlNode* next = child->next;
-        if (comps_element_named(child, "groupid") && dropped.contains(comps_text(child))) {
-            comps_remove(child);
+        if (xml::is_element(child, "groupid") && dropped.contains(xml::element_text(child))) {
+            xml::remove_node(child);
             ++removed;
         }
         child = next;
@@ -91,7 +34,7 @@ int remove_group_ids(xmlNode* list, const std::set<std::string>& dropped) {
 bool has_element(const xmlNode* list, std::string_view name) {
     for (const xmlNode* child = list == nullptr ? nullptr : list->children; child != nullptr;
          child = child->next) {
-        if (comps_element_named(child, name)) {
+        if (xml::is_element(child, name)) {
             return true;
         }
     }
@@ -101,24 +44,13 @@ bool has_element(const xmlNode* list, std::string_view name) {
 }  // namespace
 
 Result<std::optional<TrimmedComps>> trim_comps_xml(
-    std::string_view xml, const std::unordered_set<std::string>& filtered_out,
+    std::string_view document, const std::unordered_set<std::string>& filtered_out,
     std::string_view display_name) {
-    // As every XML reader here (util/xml.hpp): no entity is ever declared or substituted.
-    if (xml.find("<!ENTITY") != std::string_view::npos) {
-        return make_error(ErrorCode::Unsafe, "declares an XML entity: refused",
-                          std::string(display_name));
+    auto doc = xml::read_tree(document, "comps", "a comps document", display_name);
+    if (!doc) {
+        return tl::unexpected(std::move(doc.error()));
     }
-    if (xml.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
-        return make_error(ErrorCode::Unsafe, "is too large to rewrite", std::string(display_name));
-    }
-    const std::string name(display_name);
-    const std::unique_ptr<xmlDoc, CompsDocFree> doc(
-        xmlReadMemory(xml.data(), static_cast<int>(xml.size()), name.c_str(), nullptr,
-                      XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING));
-    xmlNode* root = doc ? xmlDocGetRootElement(doc.get()) : nullptr;
-    if (root == nullptr || !comps_element_named(root, "comps")) {
-        return make_error(ErrorCode::BadInput, "is not a comps document (<comps>)", name);
-    }
+    xmlNode* root = xmlDocGetRootElement(doc->get());
     TrimmedComps trimmed;
     std::set<std::string> dropped_groups;
     bool changed = false;
@@ -126,20 +58,20 @@ Result<std::optional<TrimmedComps>> trim_comps_xml(
     // installed from it: left out. Its other packages the mirror lacks are left out of it.
     for (xmlNode* group = root->children; group != nullptr;) {
         xmlNode* next = group->next;
-        if (!comps_element_named(group, "group")) {
+        if (!xml::is_element(group, "group")) {
             group = next;
             continue;
         }
-        xmlNode* id = comps_child(group, "id");
-        const std::string group_id = id == nullptr ? std::string() : comps_text(id);
-        xmlNode* packages = comps_child(group, "packagelist");
+        xmlNode* id = xml::child_element(group, "id");
+        const std::string group_id = id == nullptr ? std::string() : xml::element_text(id);
+        xmlNode* packages = xml::child_element(group, "packagelist");
         std::string missing;
         for (xmlNode* req = packages == nullptr ? nullptr : packages->children; req != nullptr;
              req = req->next) {
-            const std::string type = comps_attribute(req, "type");
-            if (comps_element_named(req, "packagereq") && (type.empty() || type == "mandatory") &&
-                filtered_out.contains(comps_text(req))) {
-                missing = comps_text(req);
+            const std::string type = xml::attribute(req, "type");
+            if (xml::is_element(req, "packagereq") && (type.empty() || type == "mandatory") &&
+                filtered_out.contains(xml::element_text(req))) {
+                missing = xml::element_text(req);
                 break;
             }
         }
@@ -147,15 +79,16 @@ Result<std::optional<TrimmedComps>> trim_comps_xml(
             trimmed.left_out.push_back(fmt::format(
                 "group {}: its mandatory package {} is not mirrored", group_id, missing));
             dropped_groups.insert(group_id);
-            comps_remove(group);
+            xml::remove_node(group);
             changed = true;
             group = next;
             continue;
         }
         for (xmlNode* req = packages == nullptr ? nullptr : packages->children; req != nullptr;) {
             xmlNode* after = req->next;
-            if (comps_element_named(req, "packagereq") && filtered_out.contains(comps_text(req))) {
-                comps_remove(req);
+            if (xml::is_element(req, "packagereq") &&
+                filtered_out.contains(xml::element_text(req))) {
+                xml::remove_node(req);
                 changed = true;
             }
             req = after;
@@ -166,24 +99,25 @@ Result<std::optional<TrimmedComps>> trim_comps_xml(
     // lose the groups left out, and go when none is left.
     for (xmlNode* node = root->children; node != nullptr;) {
         xmlNode* next = node->next;
-        if (comps_element_named(node, "environment")) {
-            xmlNode* groups = comps_child(node, "grouplist");
+        if (xml::is_element(node, "environment")) {
+            xmlNode* groups = xml::child_element(node, "grouplist");
             if (remove_group_ids(groups, dropped_groups) > 0) {
-                xmlNode* id = comps_child(node, "id");
+                xmlNode* id = xml::child_element(node, "id");
                 trimmed.left_out.push_back(
                     fmt::format("environment {}: one of its groups is left out",
-                                id == nullptr ? std::string() : comps_text(id)));
-                comps_remove(node);
+                                id == nullptr ? std::string() : xml::element_text(id)));
+                xml::remove_node(node);
                 changed = true;
-            } else if (remove_group_ids(comps_child(node, "optionlist"), dropped_groups) > 0) {
+            } else if (remove_group_ids(xml::child_element(node, "optionlist"), dropped_groups) >
+                       0) {
                 changed = true;
             }
-        } else if (comps_element_named(node, "category")) {
-            xmlNode* groups = comps_child(node, "grouplist");
+        } else if (xml::is_element(node, "category")) {
+            xmlNode* groups = xml::child_element(node, "grouplist");
             if (remove_group_ids(groups, dropped_groups) > 0) {
                 changed = true;
                 if (!has_element(groups, "groupid")) {
-                    comps_remove(node);
+                    xml::remove_node(node);
                 }
             }
         }
@@ -192,14 +126,11 @@ Result<std::optional<TrimmedComps>> trim_comps_xml(
     if (!changed) {
         return std::optional<TrimmedComps>();
     }
-    xmlChar* text = nullptr;
-    int size = 0;
-    xmlDocDumpMemoryEnc(doc.get(), &text, &size, "UTF-8");
-    if (text == nullptr) {
-        return make_error(ErrorCode::Io, "cannot write the trimmed comps document", name);
+    auto text = xml::write_tree(doc->get(), display_name);
+    if (!text) {
+        return tl::unexpected(std::move(text.error()));
     }
-    trimmed.xml.assign(reinterpret_cast<const char*>(text), static_cast<std::size_t>(size));
-    xmlFree(text);
+    trimmed.xml = std::move(*text);
     return std::optional<TrimmedComps>(std::move(trimmed));
 }
 

@@ -527,6 +527,44 @@ Result<std::optional<Rewritten>> rewrite_comps(const std::filesystem::path& stag
     return std::optional<Rewritten>(std::move(*rewritten));
 }
 
+// Trims the updateinfo record (trim_updateinfo_xml). Returns nullopt iff nothing changes
+// (upstream's file stays as it is); `left_out` receives the advisories left out.
+Result<std::optional<Rewritten>> rewrite_updateinfo(const std::filesystem::path& stage_dir,
+                                                    int dir_fd, const RepomdRecord& upstream,
+                                                    std::span<const KeptPackage> kept,
+                                                    const AdvisoryFilter& advisories,
+                                                    std::optional<std::int64_t> as_of,
+                                                    std::vector<std::string>& left_out) {
+    auto whole = read_whole_record(stage_dir, upstream);
+    if (!whole) {
+        return tl::unexpected(std::move(whole.error()));
+    }
+    std::unordered_set<std::string> nevras;
+    for (const KeptPackage& package : kept) {
+        nevras.insert(package.nevra);
+    }
+    auto trimmed =
+        trim_updateinfo_xml(whole->first, nevras, advisories, as_of, upstream.location_href);
+    if (!trimmed) {
+        return tl::unexpected(std::move(trimmed.error()));
+    }
+    if (!*trimmed) {
+        return std::optional<Rewritten>();
+    }
+    left_out = std::move((*trimmed)->left_out);
+    auto rewritten = write_record(stage_dir, dir_fd, upstream, whole->second,
+                                  [&](const Emit& emit) -> Result<std::uint64_t> {
+                                      if (auto drained = emit((*trimmed)->xml); !drained) {
+                                          return tl::unexpected(std::move(drained.error()));
+                                      }
+                                      return std::uint64_t{0};
+                                  });
+    if (!rewritten) {
+        return tl::unexpected(std::move(rewritten.error()));
+    }
+    return std::optional<Rewritten>(std::move(*rewritten));
+}
+
 std::optional<MetadataFilter::Kind> rewritten_kind(std::string_view type) {
     if (type == "primary") {
         return MetadataFilter::Kind::Primary;
@@ -550,7 +588,8 @@ bool dropped_type(std::string_view type) {
 
 Result<FilteredMetadata> write_filtered_metadata(
     const std::filesystem::path& stage_dir, const Repomd& upstream,
-    std::span<const KeptPackage> kept, const std::unordered_set<std::string>& filtered_out) {
+    std::span<const KeptPackage> kept, const std::unordered_set<std::string>& filtered_out,
+    const AdvisoryFilter& advisories, std::optional<std::int64_t> as_of) {
     UniqueFd dir = fs::open_directory(stage_dir, true);
     if (!dir) {
         return make_errno_error("cannot open the staging directory", stage_dir.string(), errno);
@@ -609,6 +648,20 @@ Result<FilteredMetadata> write_filtered_metadata(
             }
         }
     }
+    // updateinfo: Fedora's is tens of MB decompressed; trimmed here too.
+    for (std::size_t index = 0; index < upstream.records.size() && !first_error; ++index) {
+        const RepomdRecord& record = upstream.records[index];
+        if (record.type != "updateinfo") {
+            continue;
+        }
+        auto result = rewrite_updateinfo(stage_dir, dir.get(), record, kept, advisories, as_of,
+                                         metadata.advisories_left_out);
+        if (!result) {
+            first_error = std::move(result.error());
+        } else if (*result) {
+            done.emplace(index, std::move(**result));
+        }
+    }
     for (auto& [index, job] : jobs) {
         auto result = job.get();
         if (!result) {
@@ -640,7 +693,7 @@ Result<FilteredMetadata> write_filtered_metadata(
             metadata.dropped_records.push_back(record.type);
         } else if (found != done.end()) {
             if (record.type != "primary" && record.type != "modules" && !comps_type(record.type) &&
-                found->second.kept != kept.size()) {
+                record.type != "updateinfo" && found->second.kept != kept.size()) {
                 return make_error(ErrorCode::BadInput,
                                   fmt::format("lists {} of the {} mirrored packages: cannot "
                                               "write metadata that matches the mirror",

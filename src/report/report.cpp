@@ -170,6 +170,7 @@ std::string format_json_report(std::span<const RepoSyncReport> reports, int exit
             {"signatures_checked", report.signatures_checked},
             {"metadata_published", report.metadata_published},
             {"warnings", report.warnings},
+            {"advisories_left_out", report.advisories_left_out},
             {"zck_records", report.zck_records},
             {"zck_bytes_fetched", report.zck_bytes_fetched},
             {"zck_bytes_saved", report.zck_bytes_saved},

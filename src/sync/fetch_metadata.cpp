@@ -106,6 +106,11 @@ Result<RepoPackages> RepoSync::fetch_metadata(
             modules != nullptr && selection_options_.newest_only) {
             records.push_back(modules);
         }
+        // --advisories selects by the repository's updateinfo.
+        if (const RepomdRecord* updateinfo = repomd.parsed.find("updateinfo");
+            updateinfo != nullptr && selection_options_.advisories.active()) {
+            records.push_back(updateinfo);
+        }
         const RepomdRecord* comps = comps_record(repomd.parsed);
         if (options_.download_comps && !options_.urls_only && comps != nullptr) {
             records.push_back(comps);
@@ -176,6 +181,12 @@ Result<RepoPackages> RepoSync::fetch_metadata(
         modules != nullptr && selection_options_.newest_only) {
         source.modules_path = stage.dir() / modules->location_href.substr(kRepodataPrefix.size());
         source.modules_name = url_of(*modules);
+    }
+    if (const RepomdRecord* updateinfo = repomd.parsed.find("updateinfo");
+        updateinfo != nullptr && selection_options_.advisories.active()) {
+        source.updateinfo_path =
+            stage.dir() / updateinfo->location_href.substr(kRepodataPrefix.size());
+        source.updateinfo_name = url_of(*updateinfo);
     }
     auto packages = read_repo_packages(source, selection_options_);
     if (packages && primary->type == "primary_zck" && !options_.download_metadata &&

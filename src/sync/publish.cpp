@@ -9,6 +9,7 @@
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/filtered_metadata.hpp"
 #include "rpmirror/metadata.hpp"
+#include "rpmirror/resolve.hpp"
 
 namespace rpmirror {
 
@@ -68,7 +69,8 @@ Result<void> RepoSync::finish_noop() {
 
 bool RepoSync::rewrites_metadata() const {
     return options_.download_metadata && !options_.upstream_metadata &&
-           (report_.selected < report_.upstream_packages || plan_.flattened > 0);
+           (report_.selected < report_.upstream_packages || plan_.flattened > 0 ||
+            selection_options_.advisories.active() || selection_options_.as_of);
 }
 
 Result<std::pair<std::string, std::optional<std::string>>> RepoSync::rewrite_metadata(
@@ -89,7 +91,9 @@ Result<std::pair<std::string, std::optional<std::string>>> RepoSync::rewrite_met
     for (const PackageTarget& target : plan_.targets) {
         filtered_out.erase(std::string(index[target.position].name));
     }
-    auto rewritten = write_filtered_metadata(stage.dir(), repomd.parsed, kept, filtered_out);
+    auto rewritten =
+        write_filtered_metadata(stage.dir(), repomd.parsed, kept, filtered_out,
+                                selection_options_.advisories, selection_options_.as_of);
     if (!rewritten) {
         Error error = std::move(rewritten.error());
         error.message = "cannot write metadata for the filtered mirror: " + error.message;
@@ -97,6 +101,13 @@ Result<std::pair<std::string, std::optional<std::string>>> RepoSync::rewrite_met
     }
     for (const std::string& left_out : rewritten->comps_left_out) {
         report_.warnings.push_back("comps: " + left_out + " (filtered mirror)");
+    }
+    // A security-only mirror leaves out thousands: one line, the list in --json.
+    if (!rewritten->advisories_left_out.empty()) {
+        report_.warnings.push_back(fmt::format(
+            "updateinfo: {} advisories left out (the first: {}); --json lists them",
+            rewritten->advisories_left_out.size(), rewritten->advisories_left_out.front()));
+        report_.advisories_left_out = std::move(rewritten->advisories_left_out);
     }
     std::optional<std::string> signature;
     if (!options_.sign_key.empty()) {
@@ -120,6 +131,17 @@ Result<void> RepoSync::publish(const FetchedRepomd& repomd, MetadataStage& stage
     record.repomd_sha256 = repomd_sha256_;
     record.fingerprint = fingerprint();
     record.selection = RecordedSelection{selection_options_, is_modular_};
+    if (selection_options_.advisories.active() || selection_options_.as_of) {
+        // What advisories and dates selected is recorded as its result, as a closure is:
+        // verify then checks exactly those packages without reading updateinfo again.
+        std::vector<std::string> nevras;
+        for (const PackageTarget& target : plan_.targets) {
+            const PackageView package = index[target.position];
+            nevras.push_back(closure_nevra(package.name, std::to_string(package.epoch),
+                                           package.version, package.release, package.arch));
+        }
+        record.selection.options.only_nevras = std::move(nevras);
+    }
     record.publishing = recorded_publishing();
     if (checks_packages()) {
         record.signatures_checked = trusted_key_ids_;

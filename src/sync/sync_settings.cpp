@@ -66,6 +66,12 @@ std::string options_fingerprint(const SyncOptions& options, const SelectionOptio
     append_list("arch", selection.arches);
     append_list("include", selection.include_globs);
     append_list("exclude", selection.exclude_globs);
+    if (selection.advisories.active() || selection.as_of) {
+        append_list("advisories", selection.advisories.types);
+        append_list("advisory-ids", selection.advisories.ids);
+        append_list("severities", selection.advisories.severities);
+        text += fmt::format(" as-of={}", selection.as_of.value_or(-1));
+    }
     if (selection.only_nevras) {
         // A closure can hold thousands of packages: its digest stands for it.
         std::string joined;

@@ -128,6 +128,63 @@ TEST_F(Select, MinBuildTimeKeepsPackagesBuiltAtOrAfterIt) {
     EXPECT_EQ(selected(options).size(), 3U);
 }
 
+// --as-of: the repository as it stood then, newest-only taken among what existed.
+TEST_F(Select, AsOfKeepsWhatWasBuiltByThenBeforeNewestOnly) {
+    SelectionOptions options;
+    options.as_of = kFebruary2024 - 1;
+    const Names then = selected(options);
+    EXPECT_EQ(then.size(), 5U);
+    options.newest_only = true;
+    const Names newest_then = selected(options);
+    for (const std::string& nevra : newest_then) {
+        EXPECT_NE(std::find(then.begin(), then.end(), nevra), then.end()) << nevra;
+    }
+    EXPECT_FALSE(newest_then.empty());
+    options.as_of.reset();
+    EXPECT_NE(selected(options), newest_then) << "newer builds exist after the date";
+}
+
+// --advisories and --advisory-severity: the packages the selected advisories list, by NEVRA.
+TEST_F(Select, AdvisoriesSelectThePackagesTheyListByTypeIdSeverityAndIssueDate) {
+    const std::vector<Advisory> advisories = {
+        {"SEC-1",
+         "security",
+         "",
+         "Important",
+         kFebruary2024,
+         {"rpmirror-idx-multi-0:1.9-1.x86_64", "rpmirror-idx-multi-0:1.9-1.aarch64",
+          "not-in-this-repo-0:1-1.x86_64"}},
+        {"BUG-2", "bugfix", "", "", kFebruary2024 + 86400, {"rpmirror-idx-noarch-0:1.0-1.noarch"}},
+    };
+    const auto pick = [&](const SelectionOptions& options) {
+        const Selection selection = select_packages(*index_, options, {}, advisories);
+        Names result;
+        for (const std::size_t position : selection.positions) {
+            result.push_back((*index_)[position].nevra());
+        }
+        std::sort(result.begin(), result.end());
+        return result;
+    };
+    SelectionOptions options;
+    options.advisories.types = {"security"};
+    EXPECT_EQ(pick(options),
+              (Names{"rpmirror-idx-multi-1.9-1.aarch64", "rpmirror-idx-multi-1.9-1.x86_64"}));
+    options.arches = {"x86_64"};
+    EXPECT_EQ(pick(options), (Names{"rpmirror-idx-multi-1.9-1.x86_64"}));
+    options.arches.clear();
+    options.advisories.severities = {"Critical"};
+    EXPECT_TRUE(pick(options).empty()) << "a severity SEC-1 does not have";
+    options.advisories.severities = {"Moderate", "Important"};
+    EXPECT_EQ(pick(options).size(), 2U);
+    options.advisories = {};
+    options.advisories.ids = {"BUG-2"};
+    EXPECT_EQ(pick(options), (Names{"rpmirror-idx-noarch-1.0-1.noarch"}));
+    options.advisories.types = {"security"};
+    EXPECT_EQ(pick(options).size(), 3U) << "a type or an ID";
+    options.as_of = kFebruary2024 + 86400 - 1;
+    EXPECT_EQ(pick(options).size(), 2U) << "BUG-2 was issued after the date";
+}
+
 class SelectDuplicates : public ::testing::Test {
   protected:
     // The test repository's primary.xml with its first <package> listed twice, the copy edited
