@@ -17,7 +17,7 @@ _rpmirror_sync_opts="-h --help --repo --repoid --enablerepo --disablerepo --nogp
   -d --debuglevel -e --errorlevel --color $_rpmirror_repo_source_opts -p --download-path
   --norepopath --metadata-path --download-metadata --upstream-metadata --sign-key --delete
   -n --newest-only --keep-versions -a --arch --source --remote-time -m --downloadcomps
-  --safe-write-path --upstream-layout --mirror-url --keep-releases --flatten-hrefs --treeinfo --skip-bad-images --dedupe --dedupe-dir -u --urls --min-buildtime -g --gpgcheck
+  --safe-write-path --upstream-layout --mirror-url --keep-releases --flatten-hrefs --treeinfo --skip-bad-images --dedupe --dedupe-dir -u --urls --min-buildtime --advisories --advisory-severity --as-of -g --gpgcheck
   --packages --packages-file --with-dependencies --no-weak-dependencies --installed-base
   --gpgcheck-keys -j --parallel -q --quiet -v --verbose --no-cache --zchunk --connections-per-file --segment-min-size --json $_rpmirror_state_opts --snapshot --keep-snapshots
   --snapshot-dir --config-file --job --parallel-jobs --max-per-host --shard --metrics-file --on-change
@@ -45,7 +45,7 @@ _rpmirror_value_opts=' --repo --repoid --enablerepo --disablerepo --enableplugin
   --setopt --releasever --basearch --forcearch -x --exclude --excludepkgs --disableexcludes
   --disable-excludes --installroot -p --download-path --metadata-path --sign-key
   --keep-versions -a --arch --safe-write-path --dedupe --dedupe-dir --min-buildtime
-  --gpgcheck-keys -j --parallel --zchunk --connections-per-file --segment-min-size --json --state-dir --keep-snapshots --snapshot-dir --config-file --job --parallel-jobs
+  --advisories --advisory-severity --as-of --gpgcheck-keys -j --parallel --zchunk --connections-per-file --segment-min-size --json --state-dir --keep-snapshots --snapshot-dir --config-file --job --parallel-jobs
   --max-per-host --shard --metrics-file --on-change --threads -t --type --mode --name --as
   --s3-endpoint --s3-region --s3-profile --s3-addressing --s3-spool-dir --s3-spool-size --s3-parallel
   --s3-part-size --s3-acl '
@@ -261,6 +261,14 @@ _rpmirror() {
             COMPREPLY=($(compgen -W 'hardlink reflink off' -- "$cur"))
             return
             ;;
+        --advisories)
+            _rpmirror_reply_list "$(printf '%s\n' security bugfix enhancement newpackage)"
+            return
+            ;;
+        --advisory-severity)
+            _rpmirror_reply_list "$(printf '%s\n' Low Moderate Important Critical)"
+            return
+            ;;
         -a | --arch | --forcearch | --basearch)
             _rpmirror_reply_list "$(printf '%s\n' x86_64 aarch64 ppc64le s390x i686 noarch src)"
             return
@@ -287,7 +295,7 @@ _rpmirror() {
             return
             ;;
         --repofrompath | --setopt | --releasever | --sign-key | --keep-versions | -j | \
-            --parallel | --threads | --min-buildtime | --keep-snapshots | --parallel-jobs | --packages | \
+            --parallel | --threads | --min-buildtime | --as-of | --keep-snapshots | --parallel-jobs | --packages | \
             --max-per-host | --shard | --name | --as | -x | --exclude | --excludepkgs | --enableplugin | \
             --disableplugin | -d | --debuglevel | -e | --errorlevel)
             return # a free value

@@ -1,0 +1,280 @@
+// --advisories, --advisory-severity and --as-of: a mirror of what advisories select, or of the
+// repository as it stood on a date. The packages mirrored are exactly those the advisories list
+// (or those built by then); the published updateinfo lists only the advisories selected, each
+// with only the packages the mirror holds; dnf reads the mirror and lists the same advisories as
+// upstream filtered the same way; what is left out is in --json.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "integration/sync/sync_fixture.hpp"
+
+namespace rpmirror::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The index test repository's packages (build dates 2024-01-01, 02-01, 03-01) under four
+// advisories of three types, severities and issue dates.
+constexpr std::string_view kUpdateinfo = R"(<?xml version="1.0" encoding="UTF-8"?>
+<updates>
+  <update from="sec@example.org" status="final" type="security" version="1">
+    <id>IDX-2024-1</id>
+    <title>multi: a security fix</title>
+    <issued date="2024-02-02 00:00:00"/>
+    <severity>Important</severity>
+    <pkglist>
+      <collection short="idx">
+        <name>idx</name>
+        <package name="rpmirror-idx-multi" version="1.9" release="1" epoch="0" arch="x86_64">
+          <filename>rpmirror-idx-multi-1.9-1.x86_64.rpm</filename>
+        </package>
+        <package name="rpmirror-idx-multi" version="1.9" release="1" epoch="0" arch="aarch64">
+          <filename>rpmirror-idx-multi-1.9-1.aarch64.rpm</filename>
+        </package>
+      </collection>
+    </pkglist>
+  </update>
+  <update from="bug@example.org" status="final" type="bugfix" version="1">
+    <id>IDX-2024-2</id>
+    <title>noarch: a snapshot</title>
+    <issued date="2024-03-02 00:00:00"/>
+    <pkglist>
+      <collection short="idx">
+        <name>idx</name>
+        <package name="rpmirror-idx-noarch" version="1.0^git1" release="1" epoch="0" arch="noarch">
+          <filename>rpmirror-idx-noarch-1.0^git1-1.noarch.rpm</filename>
+        </package>
+      </collection>
+    </pkglist>
+  </update>
+  <update from="sec@example.org" status="final" type="security" version="1">
+    <id>IDX-2024-3</id>
+    <title>multi and epoch: a critical fix</title>
+    <issued date="2024-03-02 00:00:00"/>
+    <severity>Critical</severity>
+    <pkglist>
+      <collection short="idx">
+        <name>idx</name>
+        <package name="rpmirror-idx-multi" version="1.10" release="1" epoch="0" arch="x86_64">
+          <filename>rpmirror-idx-multi-1.10-1.x86_64.rpm</filename>
+        </package>
+        <package name="rpmirror-idx-epoch" version="1.0" release="1" epoch="1" arch="x86_64">
+          <filename>rpmirror-idx-epoch-1.0-1.x86_64.rpm</filename>
+        </package>
+      </collection>
+    </pkglist>
+  </update>
+  <update from="enh@example.org" status="final" type="enhancement" version="1">
+    <id>IDX-2024-4</id>
+    <title>multi 1.0</title>
+    <issued date="2024-01-02 00:00:00"/>
+    <pkglist>
+      <collection short="idx">
+        <name>idx</name>
+        <package name="rpmirror-idx-multi" version="1.0" release="1" epoch="0" arch="x86_64">
+          <filename>rpmirror-idx-multi-1.0-1.x86_64.rpm</filename>
+        </package>
+        <package name="rpmirror-idx-multi" version="1.0" release="1" epoch="0" arch="i686">
+          <filename>rpmirror-idx-multi-1.0-1.i686.rpm</filename>
+        </package>
+      </collection>
+    </pkglist>
+  </update>
+</updates>
+)";
+
+class SyncAdvisories : public SyncFixture {
+  protected:
+    void SetUp() override {
+        SyncFixture::SetUp();
+        upstream_ = tmp_ / "upstream";
+        fs::copy(test_repo("index-repo"), upstream_, fs::copy_options::recursive);
+        const fs::path xml = TempDir::write_at(tmp_ / "updateinfo.xml", std::string(kUpdateinfo));
+        run_checked({"modifyrepo_c", "--mdtype", "updateinfo", xml.string(),
+                     (upstream_ / "repodata").string()},
+                    tmp_ / "logs");
+        server_ = &serve(upstream_);
+    }
+
+    CommandResult mirror(const std::vector<std::string>& filters) {
+        std::vector<std::string> args{"--repofrompath",
+                                      "idx," + server_->url("/"),
+                                      "--repo",
+                                      "idx",
+                                      "-p",
+                                      (tmp_ / "mirror").string(),
+                                      "--download-metadata",
+                                      "--delete",
+                                      "--json",
+                                      (tmp_ / "report.json").string()};
+        args.insert(args.end(), filters.begin(), filters.end());
+        return sync(args);
+    }
+
+    nlohmann::json report() const {
+        return nlohmann::json::parse(read_file(tmp_ / "report.json"))["repositories"][0];
+    }
+
+    fs::path repo() const { return tmp_ / "mirror" / "idx"; }
+
+    // The mirrored package files' names.
+    std::set<std::string> mirrored() const {
+        std::set<std::string> names;
+        for (const auto& entry : fs::recursive_directory_iterator(repo())) {
+            if (entry.path().extension() == ".rpm") {
+                names.insert(entry.path().filename().string());
+            }
+        }
+        return names;
+    }
+
+    // dnf (as of x86_64, into installroot `root`) with `args`, from the repository at `url`.
+    CommandResult dnf_in(const fs::path& root, const std::string& url,
+                         const std::vector<std::string>& args) {
+        const fs::path work = tmp_ / ("dnf-" + std::to_string(++dnf_runs_));
+        std::vector<std::string> argv = isolated_dnf(work);
+        fs::create_directories(work / "log");
+        argv.insert(argv.end(), {"--disableplugin=*", "--forcearch=x86_64", "--nogpgcheck",
+                                 "--installroot", root.string(), "--repofrompath=m," + url,
+                                 "--repo=m"});
+        argv.insert(argv.end(), args.begin(), args.end());
+        CommandResult result = run_to_end(argv, tmp_ / "logs");
+        EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+        return result;
+    }
+
+    // A machine at the oldest baseline: multi 1.0 and epoch 0:5.0 installed from upstream.
+    fs::path baseline(const std::string& name) {
+        const fs::path root = tmp_ / name;
+        dnf_in(root, server_->url("/"),
+               {"install", "rpmirror-idx-multi-1.0-1.x86_64", "rpmirror-idx-epoch-0:5.0-1.x86_64"});
+        return root;
+    }
+
+    // The packages installed in `root`, sorted.
+    std::vector<std::string> installed(const fs::path& root) {
+        const CommandResult query = run_to_end(
+            {"rpm", "-qa", "--root", root.string(), "--qf", "%{nevra}\n"}, tmp_ / "logs");
+        EXPECT_EQ(query.exit_code, 0) << query.err;
+        std::vector<std::string> lines = lines_of(query.out);
+        std::sort(lines.begin(), lines.end());
+        return lines;
+    }
+
+    // The advisory IDs of the mirror's updateinfo (gunzipped, read with a regular expression).
+    std::vector<std::string> published_ids() {
+        const std::string xml = gunzip(only_file_ending(repo() / "repodata", "-updateinfo.xml.gz"));
+        static const std::regex id("<id>([^<]+)</id>");
+        std::vector<std::string> ids;
+        for (auto it = std::sregex_iterator(xml.begin(), xml.end(), id);
+             it != std::sregex_iterator(); ++it) {
+            ids.push_back((*it)[1].str());
+        }
+        return ids;
+    }
+
+    fs::path upstream_;
+    NginxServer* server_ = nullptr;
+    int dnf_runs_ = 0;
+};
+
+TEST_F(SyncAdvisories, SecurityOnlyMirrorHoldsExactlyTheSecurityFixesAndDnfListsTheSameAdvisories) {
+    const CommandResult run = mirror({"--advisories", "security", "-a", "x86_64"});
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    EXPECT_EQ(mirrored(),
+              (std::set<std::string>{"rpmirror-idx-multi-1.9-1.x86_64.rpm",
+                                     "rpmirror-idx-multi-1.10-1.x86_64.rpm",
+                                     "rpmirror-idx-epoch-1.0-1.x86_64.rpm"}));
+    EXPECT_EQ(published_ids(), (std::vector<std::string>{"IDX-2024-1", "IDX-2024-3"}));
+    const std::string xml = gunzip(only_file_ending(repo() / "repodata", "-updateinfo.xml.gz"));
+    EXPECT_EQ(xml.find("aarch64"), std::string::npos) << "a package the mirror lacks is dropped";
+    EXPECT_EQ(report()["advisories_left_out"],
+              nlohmann::json({"IDX-2024-2: not selected (--advisories, --advisory-severity)",
+                              "IDX-2024-4: not selected (--advisories, --advisory-severity)"}));
+    EXPECT_NE(run.err.find("updateinfo: 2 advisories left out"), std::string::npos) << run.err;
+    // dnf reads the mirror's advisories as upstream's, filtered the same way, on a machine at
+    // an older baseline; `dnf upgrade --security` from the mirror brings exactly the security
+    // fixes it brings from upstream.
+    const fs::path from_mirror = baseline("root-mirror");
+    const fs::path from_upstream = baseline("root-upstream");
+    const std::string mirror_url = "file://" + repo().string();
+    const CommandResult listed = dnf_in(from_mirror, mirror_url, {"updateinfo", "list", "--all"});
+    EXPECT_NE(listed.out.find("IDX-2024-1"), std::string::npos) << listed.out;
+    EXPECT_EQ(lines_of(listed.out),
+              lines_of(dnf_in(from_upstream, server_->url("/"),
+                              {"updateinfo", "list", "--all", "--security"})
+                           .out));
+    dnf_in(from_mirror, mirror_url, {"upgrade", "--security"});
+    dnf_in(from_upstream, server_->url("/"), {"upgrade", "--security"});
+    EXPECT_EQ(installed(from_mirror), installed(from_upstream));
+    EXPECT_NE(installed(from_mirror), installed(baseline("root-baseline")));
+
+    // Severity narrows it; the same options again are a no-op.
+    const CommandResult critical = mirror(
+        {"--advisories", "security", "-a", "x86_64", "--advisory-severity", "critical"});
+    ASSERT_EQ(critical.exit_code, 0) << critical.err;
+    EXPECT_EQ(mirrored(), (std::set<std::string>{"rpmirror-idx-multi-1.10-1.x86_64.rpm",
+                                                 "rpmirror-idx-epoch-1.0-1.x86_64.rpm"}));
+    EXPECT_EQ(published_ids(), (std::vector<std::string>{"IDX-2024-3"}));
+    const CommandResult again = mirror(
+        {"--advisories", "security", "-a", "x86_64", "--advisory-severity", "Critical"});
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_TRUE(report()["noop"].get<bool>());
+}
+
+TEST_F(SyncAdvisories, AsOfMirrorsTheRepositoryAsItStoodThatDayWithItsAdvisoriesOfThen) {
+    const CommandResult run = mirror({"--as-of", "2024-02-15", "-n"});
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    const std::set<std::string> files = mirrored();
+    for (const std::string& name : files) {
+        EXPECT_EQ(name.find("1.10"), std::string::npos) << name << ": built on 2024-03-01";
+        EXPECT_EQ(name.find("git1"), std::string::npos) << name << ": built on 2024-03-01";
+    }
+    EXPECT_TRUE(files.contains("rpmirror-idx-multi-1.9-1.x86_64.rpm"))
+        << "the newest x86_64 build on that day";
+    EXPECT_TRUE(files.contains("rpmirror-idx-epoch-1.0-1.x86_64.rpm"));
+    EXPECT_FALSE(files.contains("rpmirror-idx-multi-1.0-1.x86_64.rpm")) << "superseded by then";
+    EXPECT_TRUE(files.contains("rpmirror-idx-multi-1.0-1.i686.rpm"));
+    EXPECT_EQ(published_ids(), (std::vector<std::string>{"IDX-2024-1", "IDX-2024-4"}));
+    const nlohmann::json left_out = report()["advisories_left_out"];
+    EXPECT_EQ(left_out, nlohmann::json({"IDX-2024-2: issued after the --as-of date",
+                                        "IDX-2024-3: issued after the --as-of date"}));
+    // IDX-2024-4 keeps only its i686 package: its x86_64 one was superseded by 1.9 by then.
+    const std::string xml = gunzip(only_file_ending(repo() / "repodata", "-updateinfo.xml.gz"));
+    EXPECT_EQ(xml.find("rpmirror-idx-multi-1.0-1.x86_64.rpm"), std::string::npos);
+    EXPECT_NE(xml.find("rpmirror-idx-multi-1.0-1.i686.rpm"), std::string::npos);
+}
+
+TEST_F(SyncAdvisories, BadValuesAndARepositoryWithoutAdvisoriesAreErrorsThatPublishNothing) {
+    for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+             {{"--advisory-severity", "urgent"},
+              "--advisory-severity urgent: expected Low, Moderate, Important or Critical"},
+             {{"--as-of", "yesterday"},
+              "--as-of yesterday: expected YYYY-MM-DD or seconds since the epoch"},
+             {{"--advisories", "security", "--packages", "rpmirror-idx-multi",
+               "--with-dependencies"},
+              "--advisories: cannot be combined with --with-dependencies"}}) {
+        const CommandResult refused = mirror(args);
+        EXPECT_NE(refused.exit_code, 0) << args.front();
+        EXPECT_NE(refused.err.find(message), std::string::npos) << refused.err;
+        EXPECT_FALSE(fs::exists(repo() / "repodata")) << args.front();
+    }
+    // A repository that publishes no updateinfo: nothing to select from.
+    NginxServer& plain = serve(test_repo("index-repo"));
+    const CommandResult none = sync({"--repofrompath", "plain," + plain.url("/"), "--repo",
+                                     "plain", "-p", (tmp_ / "mirror").string(),
+                                     "--download-metadata", "--advisories", "security"});
+    EXPECT_NE(none.exit_code, 0);
+    EXPECT_NE(none.err.find("publishes no advisories"), std::string::npos) << none.err;
+    EXPECT_FALSE(fs::exists(tmp_ / "mirror" / "plain" / "repodata"));
+}
+
+}  // namespace
+}  // namespace rpmirror::test
