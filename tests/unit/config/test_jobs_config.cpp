@@ -124,6 +124,35 @@ TEST_F(JobsConfigTest, BadValueFailsThatJobOnlyNamingFileLineAndKey) {
     EXPECT_TRUE(job_named(config->jobs, "good").errors.empty());
 }
 
+TEST_F(JobsConfigTest, AdvisoryKeysSelectAsTheirOptionsAndBadValuesFailTheJob) {
+    auto config = load(
+        "[main]\ndestination = /srv\n"
+        "[security]\nbaseurl = http://example.com/\nadvisories = security, EX-1\n"
+        "advisory-severity = critical important\nas-of = 2026-03-01\n"
+        "[badseverity]\nbaseurl = http://example.com/\nadvisory-severity = urgent\n"
+        "[baddate]\nbaseurl = http://example.com/\nas-of = soon\n");
+    ASSERT_TRUE(config) << config.error().to_string();
+    const JobConfig& security = job_named(config->jobs, "security");
+    ASSERT_TRUE(security.errors.empty()) << security.errors.front();
+    const SelectionOptions& selection = security.options.selection;
+    EXPECT_EQ(selection.advisories.types, std::vector<std::string>{"security"});
+    EXPECT_EQ(selection.advisories.ids, std::vector<std::string>{"EX-1"});
+    EXPECT_EQ(selection.advisories.severities,
+              (std::vector<std::string>{"Critical", "Important"}));
+    EXPECT_EQ(selection.as_of, 1772409599);
+    const JobConfig& severity = job_named(config->jobs, "badseverity");
+    ASSERT_EQ(severity.errors.size(), 1U);
+    EXPECT_TRUE(severity.errors[0].starts_with(main_file() +
+                                               ":10: job 'badseverity': advisory-severity: "))
+        << severity.errors[0];
+    EXPECT_NE(severity.errors[0].find("urgent"), std::string::npos) << severity.errors[0];
+    const JobConfig& date = job_named(config->jobs, "baddate");
+    ASSERT_EQ(date.errors.size(), 1U);
+    EXPECT_TRUE(date.errors[0].starts_with(main_file() + ":13: job 'baddate': as-of: invalid "
+                                                         "date 'soon'"))
+        << date.errors[0];
+}
+
 TEST_F(JobsConfigTest, DuplicateJobAcrossFilesNamesBothPlaces) {
     auto config = load("[main]\ndestination = /srv\n[base]\nbaseurl = http://a/\n",
                        {{"10-more.conf", "\n[base]\nbaseurl = http://b/\n"}});
