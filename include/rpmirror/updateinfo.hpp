@@ -82,7 +82,8 @@ struct TrimmedUpdateinfo {
 // Trims updateinfo.xml `xml` to what a filtered mirror holds: advisories that `filter` or `as_of`
 // does not select are left out; the others lose every <package> not in `kept_nevras` (strict
 // NEVRAs), collections left without a package go, and an advisory left without a package goes.
-// Everything else is kept as it was. Returns nullopt iff nothing changes (upstream's file stays,
+// Everything else is kept byte for byte (each element left out takes its indentation along);
+// memory is the document and its copy. Returns nullopt iff nothing changes (upstream's file stays,
 // byte for byte). Returns Error{Unsafe} naming `display_name` iff the document declares an
 // entity, Error{BadInput} iff it is not XML whose root is <updates>. Thread-safe.
 Result<std::optional<TrimmedUpdateinfo>> trim_updateinfo_xml(

@@ -12,7 +12,7 @@
 #include "rpmirror/index.hpp"
 #include "util/text.hpp"
 #include "util/xml.hpp"
-#include "util/xml_tree.hpp"
+#include "util/xml_scanner.hpp"
 
 namespace rpmirror {
 
@@ -53,45 +53,10 @@ std::optional<std::int64_t> parse_issued(const std::string& text) {
     return std::nullopt;
 }
 
-// The strict NEVRA of a <package> of a <collection>.
-std::string package_nevra(const xmlNode* package) {
-    std::string epoch = xml::attribute(package, "epoch");
-    if (epoch.empty()) {
-        epoch = "0";
-    }
-    return fmt::format("{}-{}:{}-{}.{}", xml::attribute(package, "name"), epoch,
-                       xml::attribute(package, "version"), xml::attribute(package, "release"),
-                       xml::attribute(package, "arch"));
-}
-
-// Reads one <update> (without its packages iff `packages` is null).
-Advisory read_advisory(xmlNode* update) {
-    Advisory advisory;
-    advisory.type = xml::attribute(update, "type");
-    if (xmlNode* id = xml::child_element(update, "id"); id != nullptr) {
-        advisory.id = xml::element_text(id);
-    }
-    if (xmlNode* severity = xml::child_element(update, "severity"); severity != nullptr) {
-        advisory.severity = xml::element_text(severity);
-    }
-    if (xmlNode* issued = xml::child_element(update, "issued"); issued != nullptr) {
-        advisory.issued = parse_issued(xml::attribute(issued, "date"));
-    }
-    if (xmlNode* list = xml::child_element(update, "pkglist"); list != nullptr) {
-        for (xmlNode* collection = list->children; collection != nullptr;
-             collection = collection->next) {
-            if (!xml::is_element(collection, "collection")) {
-                continue;
-            }
-            for (xmlNode* package = collection->children; package != nullptr;
-                 package = package->next) {
-                if (xml::is_element(package, "package")) {
-                    advisory.nevras.push_back(package_nevra(package));
-                }
-            }
-        }
-    }
-    return advisory;
+// A strict NEVRA from a <package>'s attributes (a missing epoch is 0).
+std::string strict_nevra_of(std::string_view name, std::string_view epoch, std::string_view version,
+                            std::string_view release, std::string_view arch) {
+    return fmt::format("{}-{}:{}-{}.{}", name, epoch.empty() ? "0" : epoch, version, release, arch);
 }
 
 // updateinfo.xml's <update> elements: the type attribute; the <id>, <title> and <severity>
@@ -112,16 +77,17 @@ class UpdateinfoHandler final : public xml::SaxHandler {
             }
             return std::string();
         };
-        if (depth_ == 2 && local_name == "update") {
+        if (depth_ == 1 && local_name != "updates") {
+            parser_->fail(Error{ErrorCode::BadInput, "is not an updateinfo document (<updates>)",
+                                parser_->document_name(), 0});
+        } else if (depth_ == 2 && local_name == "update") {
             current_ = Advisory{};
             current_.type = value("type");
         } else if (depth_ == 3 && local_name == "issued") {
             current_.issued = parse_issued(value("date"));
         } else if (depth_ == 5 && local_name == "package") {
-            const std::string epoch = value("epoch");
-            current_.nevras.push_back(fmt::format("{}-{}:{}-{}.{}", value("name"),
-                                                  epoch.empty() ? "0" : epoch, value("version"),
-                                                  value("release"), value("arch")));
+            current_.nevras.push_back(strict_nevra_of(
+                value("name"), value("epoch"), value("version"), value("release"), value("arch")));
         }
     }
 
@@ -264,73 +230,142 @@ Result<std::optional<TrimmedUpdateinfo>> trim_updateinfo_xml(
     std::string_view xml, const std::unordered_set<std::string>& kept_nevras,
     const AdvisoryFilter& filter, std::optional<std::int64_t> as_of,
     std::string_view display_name) {
-    auto doc = xml::read_tree(xml, "updates", "an updateinfo document", display_name);
-    if (!doc) {
-        return tl::unexpected(std::move(doc.error()));
+    // Read (and so checked) by the parser every reader uses; then copied span by span, each
+    // <update>, <collection> and <package> kept byte for byte or left out whole.
+    if (xml.find("<!ENTITY") != std::string_view::npos) {
+        return make_error(ErrorCode::Unsafe, "declares an XML entity: refused",
+                          std::string(display_name));
     }
+    UpdateinfoHandler handler;
+    xml::PushParser parser(handler, std::string(display_name));
+    handler.attach(parser);
+    if (auto fed = parser.feed(xml); !fed) {
+        return tl::unexpected(std::move(fed.error()));
+    }
+    if (auto finished = parser.finish(); !finished) {
+        return tl::unexpected(std::move(finished.error()));
+    }
+    const std::vector<Advisory> advisories = handler.take();
+
     TrimmedUpdateinfo trimmed;
+    std::string& out = trimmed.xml;
+    out.reserve(xml.size());
+    std::size_t copied = 0;  // input before this is in `out` or left out
+    // Copies the input up to the whitespace before `begin` (what is left out from there takes its
+    // indentation along).
+    const auto copy_to_indent_of = [&](std::size_t begin) {
+        std::size_t start = begin;
+        while (start > copied && text::is_space(xml[start - 1])) {
+            --start;
+        }
+        out.append(xml.substr(copied, start - copied));
+        copied = start;
+    };
     bool changed = false;
-    for (xmlNode* update = xmlDocGetRootElement(doc->get())->children; update != nullptr;) {
-        xmlNode* next_update = update->next;
-        if (!xml::is_element(update, "update")) {
-            update = next_update;
-            continue;
-        }
-        const Advisory advisory = read_advisory(update);
-        std::string reason;
-        if (!advisory_selected(advisory, filter, std::nullopt)) {
-            reason = "not selected (--advisories, --advisory-severity)";
-        } else if (!advisory_selected(advisory, {}, as_of)) {
-            reason = "issued after the --as-of date";
-        } else {
-            std::size_t packages_left = 0;
-            xmlNode* list = xml::child_element(update, "pkglist");
-            for (xmlNode* collection = list == nullptr ? nullptr : list->children;
-                 collection != nullptr;) {
-                xmlNode* next_collection = collection->next;
-                if (!xml::is_element(collection, "collection")) {
-                    collection = next_collection;
-                    continue;
-                }
-                std::size_t in_collection = 0;
-                for (xmlNode* package = collection->children; package != nullptr;) {
-                    xmlNode* next_package = package->next;
-                    if (xml::is_element(package, "package")) {
-                        if (kept_nevras.contains(package_nevra(package))) {
-                            ++in_collection;
-                        } else {
-                            xml::remove_node(package);
-                            changed = true;
-                        }
-                    }
-                    package = next_package;
-                }
-                if (in_collection == 0) {
-                    xml::remove_node(collection);
-                    changed = true;
-                }
-                packages_left += in_collection;
-                collection = next_collection;
-            }
-            if (packages_left == 0) {
-                reason = "no package of it is mirrored";
-            }
-        }
-        if (!reason.empty()) {
-            trimmed.left_out.push_back(fmt::format("{}: {}", advisory.id, reason));
-            xml::remove_node(update);
+    int depth = 0;
+    std::size_t next_update = 0;
+    const Advisory* update = nullptr;  // the <update> being copied
+    bool skipping_update = false;      // inside an <update> left out
+    bool skipping_package = false;     // inside a <package> left out
+    std::size_t update_mark = 0;       // where `out` stood before the <update> being copied
+    std::size_t collection_mark = 0;   // ... and before its <collection> being copied
+    std::size_t in_update = 0;         // the packages kept in the <update> being copied
+    std::size_t in_collection = 0;     // ... and in its <collection>
+    const auto end_collection = [&](std::size_t end) {
+        if (in_collection == 0) {  // no package left: the collection goes
+            out.resize(collection_mark);
+            copied = end;
             changed = true;
         }
-        update = next_update;
+        in_update += in_collection;
+    };
+    const auto end_update = [&](std::size_t end) {
+        if (!skipping_update && in_update == 0) {
+            trimmed.left_out.push_back(update->id + ": no package of it is mirrored");
+            out.resize(update_mark);
+        }
+        if (skipping_update || in_update == 0) {
+            copied = end;
+            changed = true;
+        }
+        update = nullptr;
+        skipping_update = false;
+    };
+    for (std::size_t at = xml.find('<'); at != std::string_view::npos;) {
+        const auto markup = xml_scan::read_markup(xml, at);
+        if (!markup) {
+            break;  // the parser accepted the document: only its end can be left
+        }
+        const std::size_t end = markup->end;
+        const std::string_view tag = xml.substr(markup->begin, end - markup->begin);
+        const auto attribute = [&tag](std::string_view name) {
+            const auto value = xml_scan::attribute(tag, name);
+            return value ? xml_scan::unescape(*value) : std::string();
+        };
+        if (markup->kind == xml_scan::Markup::Kind::Open) {
+            const int level = depth;
+            if (!markup->self_closing) {
+                ++depth;
+            }
+            if (level == 1 && markup->name == "update" && next_update < advisories.size()) {
+                update = &advisories[next_update++];
+                in_update = 0;
+                copy_to_indent_of(markup->begin);
+                update_mark = out.size();
+                if (!advisory_selected(*update, filter, std::nullopt)) {
+                    trimmed.left_out.push_back(update->id +
+                                               ": not selected (--advisories, "
+                                               "--advisory-severity)");
+                    skipping_update = true;
+                } else if (!advisory_selected(*update, {}, as_of)) {
+                    trimmed.left_out.push_back(update->id + ": issued after the --as-of date");
+                    skipping_update = true;
+                }
+                if (markup->self_closing) {
+                    end_update(end);
+                }
+            } else if (update != nullptr && !skipping_update && level == 3 &&
+                       markup->name == "collection") {
+                copy_to_indent_of(markup->begin);
+                collection_mark = out.size();
+                in_collection = 0;
+                if (markup->self_closing) {
+                    end_collection(end);
+                }
+            } else if (update != nullptr && !skipping_update && !skipping_package && level == 4 &&
+                       markup->name == "package") {
+                if (kept_nevras.contains(strict_nevra_of(attribute("name"), attribute("epoch"),
+                                                         attribute("version"), attribute("release"),
+                                                         attribute("arch")))) {
+                    ++in_collection;
+                } else {
+                    copy_to_indent_of(markup->begin);
+                    changed = true;
+                    if (markup->self_closing) {
+                        copied = end;
+                    } else {
+                        skipping_package = true;
+                    }
+                }
+            }
+        } else if (markup->kind == xml_scan::Markup::Kind::Close) {
+            const int level = --depth;
+            if (level == 4 && skipping_package && markup->name == "package") {
+                copied = end;
+                skipping_package = false;
+            } else if (level == 3 && update != nullptr && !skipping_update &&
+                       markup->name == "collection") {
+                end_collection(end);
+            } else if (level == 1 && update != nullptr && markup->name == "update") {
+                end_update(end);
+            }
+        }
+        at = xml.find('<', end);
     }
     if (!changed) {
         return std::optional<TrimmedUpdateinfo>();
     }
-    auto text = xml::write_tree(doc->get(), display_name);
-    if (!text) {
-        return tl::unexpected(std::move(text.error()));
-    }
-    trimmed.xml = std::move(*text);
+    out.append(xml.substr(copied));
     return std::optional<TrimmedUpdateinfo>(std::move(trimmed));
 }
 

@@ -496,17 +496,19 @@ bool comps_type(std::string_view type) {
     return type == "group" || (type.starts_with("group_") && !type.ends_with("_zck"));
 }
 
-// Trims a comps record (trim_comps_xml). Returns nullopt iff nothing was left out (upstream's
-// file stays as it is); `left_out` receives what was.
-Result<std::optional<Rewritten>> rewrite_comps(const std::filesystem::path& stage_dir, int dir_fd,
-                                               const RepomdRecord& upstream,
-                                               const std::unordered_set<std::string>& filtered_out,
-                                               std::vector<std::string>& left_out) {
+// A small record trimmed whole: `trim` gets its decompressed text and returns the new text and
+// what it left out, or nullopt iff nothing changes. Returns nullopt then (upstream's file stays
+// as it is); `left_out` receives what was left out.
+template <typename Trim>
+Result<std::optional<Rewritten>> rewrite_whole_record(const std::filesystem::path& stage_dir,
+                                                      int dir_fd, const RepomdRecord& upstream,
+                                                      const Trim& trim,
+                                                      std::vector<std::string>& left_out) {
     auto whole = read_whole_record(stage_dir, upstream);
     if (!whole) {
         return tl::unexpected(std::move(whole.error()));
     }
-    auto trimmed = trim_comps_xml(whole->first, filtered_out, upstream.location_href);
+    auto trimmed = trim(whole->first);
     if (!trimmed) {
         return tl::unexpected(std::move(trimmed.error()));
     }
@@ -527,42 +529,36 @@ Result<std::optional<Rewritten>> rewrite_comps(const std::filesystem::path& stag
     return std::optional<Rewritten>(std::move(*rewritten));
 }
 
-// Trims the updateinfo record (trim_updateinfo_xml). Returns nullopt iff nothing changes
-// (upstream's file stays as it is); `left_out` receives the advisories left out.
+// Trims a comps record (trim_comps_xml).
+Result<std::optional<Rewritten>> rewrite_comps(const std::filesystem::path& stage_dir, int dir_fd,
+                                               const RepomdRecord& upstream,
+                                               const std::unordered_set<std::string>& filtered_out,
+                                               std::vector<std::string>& left_out) {
+    return rewrite_whole_record(
+        stage_dir, dir_fd, upstream,
+        [&](std::string_view xml) {
+            return trim_comps_xml(xml, filtered_out, upstream.location_href);
+        },
+        left_out);
+}
+
+// Trims the updateinfo record (trim_updateinfo_xml) to the kept packages' NEVRAs.
 Result<std::optional<Rewritten>> rewrite_updateinfo(const std::filesystem::path& stage_dir,
                                                     int dir_fd, const RepomdRecord& upstream,
                                                     std::span<const KeptPackage> kept,
                                                     const AdvisoryFilter& advisories,
                                                     std::optional<std::int64_t> as_of,
                                                     std::vector<std::string>& left_out) {
-    auto whole = read_whole_record(stage_dir, upstream);
-    if (!whole) {
-        return tl::unexpected(std::move(whole.error()));
-    }
     std::unordered_set<std::string> nevras;
     for (const KeptPackage& package : kept) {
         nevras.insert(package.nevra);
     }
-    auto trimmed =
-        trim_updateinfo_xml(whole->first, nevras, advisories, as_of, upstream.location_href);
-    if (!trimmed) {
-        return tl::unexpected(std::move(trimmed.error()));
-    }
-    if (!*trimmed) {
-        return std::optional<Rewritten>();
-    }
-    left_out = std::move((*trimmed)->left_out);
-    auto rewritten = write_record(stage_dir, dir_fd, upstream, whole->second,
-                                  [&](const Emit& emit) -> Result<std::uint64_t> {
-                                      if (auto drained = emit((*trimmed)->xml); !drained) {
-                                          return tl::unexpected(std::move(drained.error()));
-                                      }
-                                      return std::uint64_t{0};
-                                  });
-    if (!rewritten) {
-        return tl::unexpected(std::move(rewritten.error()));
-    }
-    return std::optional<Rewritten>(std::move(*rewritten));
+    return rewrite_whole_record(
+        stage_dir, dir_fd, upstream,
+        [&](std::string_view xml) {
+            return trim_updateinfo_xml(xml, nevras, advisories, as_of, upstream.location_href);
+        },
+        left_out);
 }
 
 std::optional<MetadataFilter::Kind> rewritten_kind(std::string_view type) {

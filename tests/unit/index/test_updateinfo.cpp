@@ -169,6 +169,12 @@ TEST(Advisories, TrimLeavesOutUnselectedLateAndUnmirroredAdvisoriesAndForeignPac
         << "a collection left without a package goes";
     EXPECT_NE((*trimmed)->xml.find("<title>openssl: a fix</title>"), std::string::npos);
     EXPECT_NE((*trimmed)->xml.find("src=\"openssl-3.0.1-2.src.rpm\""), std::string::npos);
+    // What stays is upstream's text, byte for byte: the head of the advisory and its kept package.
+    const std::string_view original = kUpdateinfo;
+    const std::size_t head = original.find("  <update from=\"security");
+    const std::size_t kept_end =
+        original.find("</package>", head) + std::string_view("</package>").size();
+    EXPECT_EQ((*trimmed)->xml.substr(0, kept_end), original.substr(0, kept_end));
 
     auto none = trim_updateinfo_xml(kUpdateinfo, {"bash-0:5.2-1.x86_64"}, {}, std::nullopt, "u");
     ASSERT_TRUE(none && *none);
