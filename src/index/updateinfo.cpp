@@ -239,8 +239,12 @@ Result<std::optional<TrimmedUpdateinfo>> trim_updateinfo_xml(
     UpdateinfoHandler handler;
     xml::PushParser parser(handler, std::string(display_name));
     handler.attach(parser);
-    if (auto fed = parser.feed(xml); !fed) {
-        return tl::unexpected(std::move(fed.error()));
+    // In chunks, as from a file: libxml2 refuses one huge chunk ("Huge input lookup").
+    constexpr std::size_t kChunk = 256 * 1024;
+    for (std::size_t offset = 0; offset < xml.size(); offset += kChunk) {
+        if (auto fed = parser.feed(xml.substr(offset, kChunk)); !fed) {
+            return tl::unexpected(std::move(fed.error()));
+        }
     }
     if (auto finished = parser.finish(); !finished) {
         return tl::unexpected(std::move(finished.error()));

@@ -183,6 +183,29 @@ TEST(Advisories, TrimLeavesOutUnselectedLateAndUnmirroredAdvisoriesAndForeignPac
                                         "EX-2026-3: no package of it is mirrored"}));
 }
 
+// Fedora's updates repository has an updateinfo of tens of MB: libxml2 refuses one chunk over
+// 10 MB ("Huge input lookup"), so the trim reads it as a file is read.
+TEST(Advisories, TrimReadsADocumentOfTensOfMegabytes) {
+    std::string xml = "<updates>\n";
+    const std::string description(1000, 'x');
+    for (int n = 0; n < 12000; ++n) {
+        xml += "  <update type=\"" + std::string(n % 2 ? "bugfix" : "security") + "\"><id>U-" +
+               std::to_string(n) + "</id><description>" + description +
+               "</description><pkglist><collection><package name=\"p" + std::to_string(n) +
+               "\" version=\"1\" release=\"1\" arch=\"noarch\"/></collection></pkglist>"
+               "</update>\n";
+    }
+    xml += "</updates>\n";
+    ASSERT_GT(xml.size(), 12'000'000U);
+    AdvisoryFilter security;
+    security.types = {"security"};
+    auto trimmed = trim_updateinfo_xml(xml, {"p0-0:1-1.noarch"}, security, std::nullopt, "big");
+    ASSERT_TRUE(trimmed) << trimmed.error().to_string();
+    ASSERT_TRUE(*trimmed);
+    EXPECT_EQ((*trimmed)->left_out.size(), 11999U);
+    EXPECT_NE((*trimmed)->xml.find("<id>U-0</id>"), std::string::npos);
+}
+
 TEST(Advisories, TrimRefusesEntitiesAndOtherDocuments) {
     auto entity = trim_updateinfo_xml("<!DOCTYPE updates [<!ENTITY a \"b\">]><updates/>", {}, {},
                                       std::nullopt, "u.xml");
