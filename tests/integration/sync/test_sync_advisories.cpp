@@ -141,9 +141,9 @@ class SyncAdvisories : public SyncFixture {
         const fs::path work = tmp_ / ("dnf-" + std::to_string(++dnf_runs_));
         std::vector<std::string> argv = isolated_dnf(work);
         fs::create_directories(work / "log");
-        argv.insert(argv.end(), {"--disableplugin=*", "--forcearch=x86_64", "--nogpgcheck",
-                                 "--installroot", root.string(), "--repofrompath=m," + url,
-                                 "--repo=m"});
+        argv.insert(argv.end(),
+                    {"--disableplugin=*", "--forcearch=x86_64", "--nogpgcheck", "--installroot",
+                     root.string(), "--repofrompath=m," + url, "--repo=m"});
         argv.insert(argv.end(), args.begin(), args.end());
         CommandResult result = run_to_end(argv, tmp_ / "logs");
         EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
@@ -188,10 +188,9 @@ class SyncAdvisories : public SyncFixture {
 TEST_F(SyncAdvisories, SecurityOnlyMirrorHoldsExactlyTheSecurityFixesAndDnfListsTheSameAdvisories) {
     const CommandResult run = mirror({"--advisories", "security", "-a", "x86_64"});
     ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
-    EXPECT_EQ(mirrored(),
-              (std::set<std::string>{"rpmirror-idx-multi-1.9-1.x86_64.rpm",
-                                     "rpmirror-idx-multi-1.10-1.x86_64.rpm",
-                                     "rpmirror-idx-epoch-1.0-1.x86_64.rpm"}));
+    EXPECT_EQ(mirrored(), (std::set<std::string>{"rpmirror-idx-multi-1.9-1.x86_64.rpm",
+                                                 "rpmirror-idx-multi-1.10-1.x86_64.rpm",
+                                                 "rpmirror-idx-epoch-1.0-1.x86_64.rpm"}));
     EXPECT_EQ(published_ids(), (std::vector<std::string>{"IDX-2024-1", "IDX-2024-3"}));
     const std::string xml = gunzip(only_file_ending(repo() / "repodata", "-updateinfo.xml.gz"));
     EXPECT_EQ(xml.find("aarch64"), std::string::npos) << "a package the mirror lacks is dropped";
@@ -199,6 +198,12 @@ TEST_F(SyncAdvisories, SecurityOnlyMirrorHoldsExactlyTheSecurityFixesAndDnfLists
               nlohmann::json({"IDX-2024-2: not selected (--advisories, --advisory-severity)",
                               "IDX-2024-4: not selected (--advisories, --advisory-severity)"}));
     EXPECT_NE(run.err.find("updateinfo: 2 advisories left out"), std::string::npos) << run.err;
+    // verify checks the mirror against what was selected (recorded as its result).
+    const CommandResult verified = run_to_end(
+        {rpmirror_binary(), "verify", "-p", (tmp_ / "mirror").string(), "-c",
+         (tmp_ / "empty.conf").string(), "--reposdir", (tmp_ / "empty-reposdir").string()},
+        tmp_ / "logs");
+    EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
     // dnf reads the mirror's advisories as upstream's, filtered the same way, on a machine at
     // an older baseline; `dnf upgrade --security` from the mirror brings exactly the security
     // fixes it brings from upstream.
@@ -207,24 +212,23 @@ TEST_F(SyncAdvisories, SecurityOnlyMirrorHoldsExactlyTheSecurityFixesAndDnfLists
     const std::string mirror_url = "file://" + repo().string();
     const CommandResult listed = dnf_in(from_mirror, mirror_url, {"updateinfo", "list", "--all"});
     EXPECT_NE(listed.out.find("IDX-2024-1"), std::string::npos) << listed.out;
-    EXPECT_EQ(lines_of(listed.out),
-              lines_of(dnf_in(from_upstream, server_->url("/"),
-                              {"updateinfo", "list", "--all", "--security"})
-                           .out));
+    EXPECT_EQ(lines_of(listed.out), lines_of(dnf_in(from_upstream, server_->url("/"),
+                                                    {"updateinfo", "list", "--all", "--security"})
+                                                 .out));
     dnf_in(from_mirror, mirror_url, {"upgrade", "--security"});
     dnf_in(from_upstream, server_->url("/"), {"upgrade", "--security"});
     EXPECT_EQ(installed(from_mirror), installed(from_upstream));
     EXPECT_NE(installed(from_mirror), installed(baseline("root-baseline")));
 
     // Severity narrows it; the same options again are a no-op.
-    const CommandResult critical = mirror(
-        {"--advisories", "security", "-a", "x86_64", "--advisory-severity", "critical"});
+    const CommandResult critical =
+        mirror({"--advisories", "security", "-a", "x86_64", "--advisory-severity", "critical"});
     ASSERT_EQ(critical.exit_code, 0) << critical.err;
     EXPECT_EQ(mirrored(), (std::set<std::string>{"rpmirror-idx-multi-1.10-1.x86_64.rpm",
                                                  "rpmirror-idx-epoch-1.0-1.x86_64.rpm"}));
     EXPECT_EQ(published_ids(), (std::vector<std::string>{"IDX-2024-3"}));
-    const CommandResult again = mirror(
-        {"--advisories", "security", "-a", "x86_64", "--advisory-severity", "Critical"});
+    const CommandResult again =
+        mirror({"--advisories", "security", "-a", "x86_64", "--advisory-severity", "Critical"});
     ASSERT_EQ(again.exit_code, 0) << again.err;
     EXPECT_TRUE(report()["noop"].get<bool>());
 }
@@ -253,7 +257,8 @@ TEST_F(SyncAdvisories, AsOfMirrorsTheRepositoryAsItStoodThatDayWithItsAdvisories
 }
 
 TEST_F(SyncAdvisories, BadValuesAndARepositoryWithoutAdvisoriesAreErrorsThatPublishNothing) {
-    for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+    for (const auto& [args, message] :
+         std::vector<std::pair<std::vector<std::string>, std::string>>{
              {{"--advisory-severity", "urgent"},
               "--advisory-severity urgent: expected Low, Moderate, Important or Critical"},
              {{"--as-of", "yesterday"},
@@ -268,9 +273,9 @@ TEST_F(SyncAdvisories, BadValuesAndARepositoryWithoutAdvisoriesAreErrorsThatPubl
     }
     // A repository that publishes no updateinfo: nothing to select from.
     NginxServer& plain = serve(test_repo("index-repo"));
-    const CommandResult none = sync({"--repofrompath", "plain," + plain.url("/"), "--repo",
-                                     "plain", "-p", (tmp_ / "mirror").string(),
-                                     "--download-metadata", "--advisories", "security"});
+    const CommandResult none =
+        sync({"--repofrompath", "plain," + plain.url("/"), "--repo", "plain", "-p",
+              (tmp_ / "mirror").string(), "--download-metadata", "--advisories", "security"});
     EXPECT_NE(none.exit_code, 0);
     EXPECT_NE(none.err.find("publishes no advisories"), std::string::npos) << none.err;
     EXPECT_FALSE(fs::exists(tmp_ / "mirror" / "plain" / "repodata"));
