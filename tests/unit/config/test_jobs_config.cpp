@@ -137,13 +137,12 @@ TEST_F(JobsConfigTest, AdvisoryKeysSelectAsTheirOptionsAndBadValuesFailTheJob) {
     const SelectionOptions& selection = security.options.selection;
     EXPECT_EQ(selection.advisories.types, std::vector<std::string>{"security"});
     EXPECT_EQ(selection.advisories.ids, std::vector<std::string>{"EX-1"});
-    EXPECT_EQ(selection.advisories.severities,
-              (std::vector<std::string>{"Critical", "Important"}));
+    EXPECT_EQ(selection.advisories.severities, (std::vector<std::string>{"Critical", "Important"}));
     EXPECT_EQ(selection.as_of, 1772409599);
     const JobConfig& severity = job_named(config->jobs, "badseverity");
     ASSERT_EQ(severity.errors.size(), 1U);
-    EXPECT_TRUE(severity.errors[0].starts_with(main_file() +
-                                               ":10: job 'badseverity': advisory-severity: "))
+    EXPECT_TRUE(
+        severity.errors[0].starts_with(main_file() + ":10: job 'badseverity': advisory-severity: "))
         << severity.errors[0];
     EXPECT_NE(severity.errors[0].find("urgent"), std::string::npos) << severity.errors[0];
     const JobConfig& date = job_named(config->jobs, "baddate");
