@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "rpmirror/index.hpp"
+#include "rpmirror/resolve.hpp"
 #include "util/text.hpp"
 #include "util/xml.hpp"
 #include "util/xml_scanner.hpp"
@@ -53,12 +54,6 @@ std::optional<std::int64_t> parse_issued(const std::string& text) {
     return std::nullopt;
 }
 
-// A strict NEVRA from a <package>'s attributes (a missing epoch is 0).
-std::string strict_nevra_of(std::string_view name, std::string_view epoch, std::string_view version,
-                            std::string_view release, std::string_view arch) {
-    return fmt::format("{}-{}:{}-{}.{}", name, epoch.empty() ? "0" : epoch, version, release, arch);
-}
-
 // updateinfo.xml's <update> elements: the type attribute; the <id>, <title> and <severity>
 // text; <issued date=...>; the <package> elements of pkglist/collection.
 class UpdateinfoHandler final : public xml::SaxHandler {
@@ -86,8 +81,8 @@ class UpdateinfoHandler final : public xml::SaxHandler {
         } else if (depth_ == 3 && local_name == "issued") {
             current_.issued = parse_issued(value("date"));
         } else if (depth_ == 5 && local_name == "package") {
-            current_.nevras.push_back(strict_nevra_of(
-                value("name"), value("epoch"), value("version"), value("release"), value("arch")));
+            current_.nevras.push_back(closure_nevra(value("name"), value("epoch"), value("version"),
+                                                    value("release"), value("arch")));
         }
     }
 
@@ -338,9 +333,9 @@ Result<std::optional<TrimmedUpdateinfo>> trim_updateinfo_xml(
                 }
             } else if (update != nullptr && !skipping_update && !skipping_package && level == 4 &&
                        markup->name == "package") {
-                if (kept_nevras.contains(strict_nevra_of(attribute("name"), attribute("epoch"),
-                                                         attribute("version"), attribute("release"),
-                                                         attribute("arch")))) {
+                if (kept_nevras.contains(closure_nevra(attribute("name"), attribute("epoch"),
+                                                       attribute("version"), attribute("release"),
+                                                       attribute("arch")))) {
                     ++in_collection;
                 } else {
                     copy_to_indent_of(markup->begin);

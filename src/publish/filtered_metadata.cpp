@@ -447,6 +447,15 @@ Result<std::pair<std::string, Compression>> read_whole_record(
     return std::pair{std::move(content), reader->compression()};
 }
 
+// The strict NEVRAs of `kept`, as modules.yaml and updateinfo name packages.
+std::unordered_set<std::string> nevras_of(std::span<const KeptPackage> kept) {
+    std::unordered_set<std::string> nevras;
+    for (const KeptPackage& package : kept) {
+        nevras.insert(package.nevra);
+    }
+    return nevras;
+}
+
 // Trims the `modules` record to the module streams that have a kept package (see
 // trim_modules_yaml). Returns nullopt iff nothing was dropped (upstream's file stays as it is),
 // a Rewritten with an empty record type iff no module is left (the file is removed).
@@ -458,10 +467,7 @@ Result<std::optional<Rewritten>> rewrite_modules(const std::filesystem::path& st
         return tl::unexpected(std::move(whole.error()));
     }
     const std::string& yaml = whole->first;
-    std::unordered_set<std::string> nevras;
-    for (const KeptPackage& package : kept) {
-        nevras.insert(package.nevra);
-    }
+    const std::unordered_set<std::string> nevras = nevras_of(kept);
     auto trimmed = trim_modules_yaml(yaml, nevras, upstream.location_href);
     if (!trimmed) {
         return tl::unexpected(std::move(trimmed.error()));
@@ -549,10 +555,7 @@ Result<std::optional<Rewritten>> rewrite_updateinfo(const std::filesystem::path&
                                                     const AdvisoryFilter& advisories,
                                                     std::optional<std::int64_t> as_of,
                                                     std::vector<std::string>& left_out) {
-    std::unordered_set<std::string> nevras;
-    for (const KeptPackage& package : kept) {
-        nevras.insert(package.nevra);
-    }
+    const std::unordered_set<std::string> nevras = nevras_of(kept);
     return rewrite_whole_record(
         stage_dir, dir_fd, upstream,
         [&](std::string_view xml) {
