@@ -51,6 +51,10 @@ struct ClosureRequest {
     // version installed on the base, its dependencies chosen as dnf would), until no new
     // name.arch comes in. So an older kept version installs from the mirror too.
     std::uint32_t keep_versions = 1;
+    // A mirror's closure (true): each selected package's installation alone too, as a machine
+    // that installs only it would choose. false: the installation of all of them together only,
+    // as one `dnf install` makes it (the boot-install prefetch).
+    bool each_alone = true;
 };
 
 struct Closure {
@@ -58,22 +62,30 @@ struct Closure {
     // closure takes from it; every repository given has an entry (empty when it contributes
     // nothing).
     std::map<std::string, std::set<std::string>> shares;
-    // Older kept versions (keep_versions > 1) whose own closure cannot be solved, so left out:
-    // "NEVRA (a kept older version) cannot be installed: WHY".
+    // What to warn about: older kept versions (keep_versions > 1) whose own closure cannot be
+    // solved, so left out ("NEVRA (a kept older version) cannot be installed: WHY"); listed
+    // packages that each install alone but conflict with each other ("the packages cannot all
+    // be installed on one machine ...: WHY").
     std::vector<std::string> left_out;
 };
 
-// Solves the installation of `request.packages` on a machine of `request.arch` that has
-// `request.installed_base` (or nothing) over
-// `repos`, choosing among candidates as dnf does (libsolv's policy: best version and arch, then
-// the repository given first), and with keep_versions > 1 the older versions' closures too.
-// Returns the packages installed, each in the repository it comes from. Returns Error{BadInput}
-// naming the spec and the repositories searched iff a spec matches nothing, or naming each
-// unresolvable dependency (libsolv's description of the problem: the package and what nothing
-// provides) iff the installation cannot be solved, or naming the file and line iff the installed
-// base is no NEVRA list; Error{Io} naming the file iff a primary or the installed base cannot be
-// read.
-Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const ClosureRequest& request);
+// Solves, on a machine of `request.arch` that has `request.installed_base` (or nothing), over
+// `repos`, the installation of each package `request.packages` selects alone (as a machine
+// installing only it would, and as `dnf download --resolve` does; unless !request.each_alone)
+// and of all of them together,
+// choosing among candidates as dnf does (libsolv's policy: best version and arch, then the
+// repository given first), and with keep_versions > 1 the older versions' closures too. Returns
+// the union of the packages installed, each in the repository it comes from: so where
+// alternatives provide one thing, every package's own choice is there. Returns Error{BadInput}
+// naming the spec and the repositories searched iff a spec matches nothing, or naming the spec
+// and each unresolvable dependency (libsolv's description of the problem: the package and what
+// nothing provides) iff a package cannot be installed alone, or naming the file and line iff the
+// installed base is no NEVRA list; Error{Io} naming the file iff a primary or the installed base
+// cannot be read; Error{Interrupted} iff `stop` is requested between two solves. Packages that
+// install alone but not together are a Closure::left_out warning (with !request.each_alone, an
+// error naming libsolv's problems).
+Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const ClosureRequest& request,
+                                std::stop_token stop = {});
 
 // The metadata assign_closure fetched, in temporary directories removed when it is destroyed:
 // kept alive while the repositories sync, which copy their records from it.

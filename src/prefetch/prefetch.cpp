@@ -278,6 +278,7 @@ Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::sto
     closure_request.packages = request.packages;
     closure_request.arch = request.arch;
     closure_request.weak_dependencies = request.weak_dependencies;
+    closure_request.each_alone = false;  // what this one `dnf install` fetches
     // An installroot without an rpm database (dnf creates it) is an empty machine.
     std::error_code missing;
     if (std::filesystem::is_directory(request.installroot, missing)) {

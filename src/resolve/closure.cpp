@@ -346,7 +346,8 @@ std::string repository_names(std::span<const ClosureRepo> repos) {
 
 }  // namespace
 
-Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const ClosureRequest& request) {
+Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const ClosureRequest& request,
+                                std::stop_token stop) {
     const std::unique_ptr<Pool, PoolFree> pool(pool_create());
     pool_setdisttype(pool.get(), DISTTYPE_RPM);
     pool_setarch(pool.get(), request.arch.c_str());
@@ -379,6 +380,13 @@ Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const Closur
         pool_createwhatprovides(pool.get());
     }
 
+    // Each spec's jobs (a glob: one per name it matches), and all of them in one queue.
+    struct SpecJob {
+        std::string_view spec;
+        Id how;
+        Id what;
+    };
+    std::vector<SpecJob> per_spec;
     SolvQueue jobs;
     for (const std::string& spec : request.packages) {
         SolvQueue selection;
@@ -393,19 +401,59 @@ Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const Closur
                               spec);
         }
         for (int index = 0; index < (*selection).count; index += 2) {
-            queue_push2(jobs.get(), (*selection).elements[index] | SOLVER_INSTALL,
-                        (*selection).elements[index + 1]);
+            const Id how = (*selection).elements[index] | SOLVER_INSTALL;
+            const Id what = (*selection).elements[index + 1];
+            queue_push2(jobs.get(), how, what);
+            per_spec.push_back({spec, how, what});
         }
     }
 
+    // Every package alone, as a machine that installs only it (and `dnf download --resolve`)
+    // would choose its dependencies: where alternatives offer one thing, each package's own
+    // choice is mirrored; packages that conflict with each other (two mail servers) can share a
+    // mirror. Then all of them together, which a conflict may make impossible (a warning).
+    std::set<Id> chosen;
+    for (const auto& [spec, how, what] : per_spec) {
+        if (per_spec.size() == 1 || !request.each_alone) {
+            break;  // the installation of all of them is the only one
+        }
+        if (stop.stop_requested()) {
+            return make_error(ErrorCode::Interrupted, "interrupted while solving the closure",
+                              std::string(spec));
+        }
+        SolvQueue alone;
+        queue_push2(alone.get(), how, what);
+        auto installed = solve(pool.get(), alone.get(), request.weak_dependencies, false);
+        if (!installed) {
+            return make_error(ErrorCode::BadInput,
+                              fmt::format("package '{}' cannot be installed from {}: {}", spec,
+                                          repository_names(repos), installed.error()),
+                              std::string(spec));
+        }
+        chosen.insert(installed->begin(), installed->end());
+    }
     auto installed = solve(pool.get(), jobs.get(), request.weak_dependencies, false);
-    if (!installed) {
+    if (!installed && !request.each_alone) {
         return make_error(ErrorCode::BadInput,
                           fmt::format("the packages cannot be installed from {}: {}",
                                       repository_names(repos), installed.error()),
                           fmt::format("{} package spec(s)", request.packages.size()));
     }
-    std::set<Id> chosen(installed->begin(), installed->end());
+    if (!installed && per_spec.size() == 1) {
+        return make_error(ErrorCode::BadInput,
+                          fmt::format("package '{}' cannot be installed from {}: {}",
+                                      per_spec.front().spec, repository_names(repos),
+                                      installed.error()),
+                          std::string(per_spec.front().spec));
+    }
+    if (!installed) {
+        closure.left_out.push_back(
+            fmt::format("the packages cannot all be installed on one machine (each can alone, "
+                        "and each one's dependencies are mirrored): {}",
+                        installed.error()));
+    } else {
+        chosen.insert(installed->begin(), installed->end());
+    }
     if (request.keep_versions > 1) {
         add_kept_versions(pool.get(), request, chosen, closure.left_out);
     }

@@ -40,7 +40,7 @@ Result<ClosureMetadata> assign_closure(Syncer& syncer, std::vector<RepoConfig>& 
         sources.push_back({repo.id, plain, repo.priority, repo.cost});
         fetched.push_back(std::move(*metadata));
     }
-    auto closure = resolve_closure(sources, request);
+    auto closure = resolve_closure(sources, request, stop);
     if (!closure) {
         return tl::unexpected(std::move(closure.error()));
     }

@@ -82,12 +82,14 @@ TEST(ClosureOptions, NevraAlwaysCarriesAnEpoch) {
     EXPECT_EQ(closure_nevra("foo", "2", "1.0", "1", "noarch"), "foo-2:1.0-1.noarch");
 }
 
-// A primary.xml of noarch packages: {name, version, requires (name [>= version])}, each at
-// release 1, epoch 0.
+// A primary.xml of noarch packages: {name, version, requires (name [>= version]), what else it
+// provides, what it conflicts with}, each at release 1, epoch 0.
 struct Fake {
     std::string name;
     std::string version;
     std::vector<std::pair<std::string, std::string>> requires_;
+    std::vector<std::string> provides_ = {};
+    std::vector<std::string> conflicts_ = {};
 };
 
 std::filesystem::path write_primary(const std::filesystem::path& path,
@@ -107,7 +109,15 @@ std::filesystem::path write_primary(const std::filesystem::path& path,
                "archive=\"1\"/><location href=\"" + nvr + ".noarch.rpm\"/><format>" +
                "<rpm:provides><rpm:entry name=\"" + package.name +
                "\" flags=\"EQ\" epoch=\"0\" ver=\"" + package.version +
-               "\" rel=\"1\"/></rpm:provides><rpm:requires>";
+               "\" rel=\"1\"/>";
+        for (const std::string& provide : package.provides_) {
+            xml += "<rpm:entry name=\"" + provide + "\"/>";
+        }
+        xml += "</rpm:provides><rpm:conflicts>";
+        for (const std::string& conflict : package.conflicts_) {
+            xml += "<rpm:entry name=\"" + conflict + "\"/>";
+        }
+        xml += "</rpm:conflicts><rpm:requires>";
         for (const auto& [name, at_least] : package.requires_) {
             xml += "<rpm:entry name=\"" + name + "\"" +
                    (at_least.empty() ? std::string()
@@ -165,6 +175,62 @@ TEST(ClosureKeepVersions, EachKeptVersionBringsItsOwnClosure) {
     ASSERT_EQ(four.left_out.size(), 1U);
     EXPECT_NE(four.left_out[0].find("app-0:0.9-1.noarch"), std::string::npos) << four.left_out[0];
     EXPECT_NE(four.left_out[0].find("missing-thing"), std::string::npos) << four.left_out[0];
+}
+
+// Two mail servers provide MTA and conflict; cron needs an MTA. Each listed package brings what it
+// would install alone (as dnf download --resolve takes it), so a machine installing only cron
+// finds the MTA dnf would choose for it, and conflicting packages can share a mirror.
+TEST(ClosurePerPackage, EachListedPackageBringsItsOwnChoicesAndConflictingOnesShareAMirror) {
+    test::TempDir dir;
+    const auto primary =
+        write_primary(dir / "primary.xml", {{"cron", "1.0", {{"MTA", ""}}},
+                                            {"postfix", "3.0", {}, {"MTA"}, {"sendmail"}},
+                                            {"sendmail", "8.0", {}, {"MTA"}, {"postfix"}},
+                                            {"broken", "1.0", {{"missing-thing", ""}}}});
+    const std::vector<ClosureRepo> repos{{"r", primary}};
+    const auto solve = [&](std::vector<std::string> packages) {
+        ClosureRequest request;
+        request.packages = std::move(packages);
+        request.arch = "x86_64";
+        return resolve_closure(repos, request);
+    };
+    const auto cron = solve({"cron"});
+    ASSERT_TRUE(cron) << cron.error().to_string();
+    ASSERT_EQ(cron->shares.at("r").size(), 2U);
+    const bool postfix = cron->shares.at("r").contains("postfix-0:3.0-1.noarch");
+    const std::string chosen = postfix ? "postfix-0:3.0-1.noarch" : "sendmail-0:8.0-1.noarch";
+    const std::string other = postfix ? "sendmail" : "postfix";
+    const std::string other_nevra = postfix ? "sendmail-0:8.0-1.noarch" : "postfix-0:3.0-1.noarch";
+
+    // Together, cron would take the other listed MTA; alone, the one it chose: both are there.
+    const auto both = solve({"cron", other});
+    ASSERT_TRUE(both) << both.error().to_string();
+    EXPECT_EQ(both->shares.at("r"),
+              (std::set<std::string>{"cron-0:1.0-1.noarch", chosen, other_nevra}));
+    EXPECT_TRUE(both->left_out.empty());
+
+    // Conflicting packages: each installs alone, so both are mirrored, and a warning says they
+    // cannot be installed together.
+    const auto servers = solve({"postfix", "sendmail"});
+    ASSERT_TRUE(servers) << servers.error().to_string();
+    EXPECT_EQ(servers->shares.at("r"),
+              (std::set<std::string>{"postfix-0:3.0-1.noarch", "sendmail-0:8.0-1.noarch"}));
+    ASSERT_EQ(servers->left_out.size(), 1U);
+    EXPECT_NE(servers->left_out[0].find("cannot all be installed"), std::string::npos)
+        << servers->left_out[0];
+
+    // A package that cannot be installed alone is an error naming it and what it lacks.
+    for (const auto& list : {std::vector<std::string>{"cron", "broken"},
+                             std::vector<std::string>{"broken"}}) {
+        const auto broken = solve(list);
+        ASSERT_FALSE(broken);
+        EXPECT_EQ(broken.error().code, ErrorCode::BadInput);
+        EXPECT_NE(broken.error().to_string().find("'broken' cannot be installed"),
+                  std::string::npos)
+            << broken.error().to_string();
+        EXPECT_NE(broken.error().to_string().find("missing-thing"), std::string::npos)
+            << broken.error().to_string();
+    }
 }
 
 }  // namespace
