@@ -193,12 +193,8 @@ int select_packages(const SyncArgs& args, const SyncOptions& options,
         print_error(checked.error());
         return kExitUsage;
     }
-    ClosureRequest request;
-    request.packages = std::move(specs);
-    request.arch = closure_arch(options.selection.arches);
-    request.weak_dependencies = !args.no_weak_dependencies;
-    request.installed_base = args.installed_base;
-    request.keep_versions = closure_keep_versions(options.selection);
+    const ClosureRequest request = closure_request(std::move(specs), options.selection,
+                                                   !args.no_weak_dependencies, args.installed_base);
     Syncer syncer;  // per repository, the options the sync itself fetches with
     SignalStopper stopper;
     auto assigned = assign_closure(syncer, repos, request, stopper.token());

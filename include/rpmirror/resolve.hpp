@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 #include <stop_token>
@@ -51,6 +52,9 @@ struct ClosureRequest {
     // version installed on the base, its dependencies chosen as dnf would), until no new
     // name.arch comes in. So an older kept version installs from the mirror too.
     std::uint32_t keep_versions = 1;
+    // --as-of: a package built after this (seconds since the epoch) is no candidate, as if the
+    // repositories stood as they did then.
+    std::optional<std::int64_t> built_by;
     // A mirror's closure (true): each selected package's installation alone too, as a machine
     // that installs only it would choose. false: the installation of all of them together only,
     // as one `dnf install` makes it (the boot-install prefetch).
@@ -119,6 +123,13 @@ Result<ClosureMetadata> assign_closure(Syncer& syncer, std::vector<RepoConfig>& 
 // jobs' names.
 Result<std::vector<ClosureMetadata>> assign_job_closures(std::vector<JobConfig>& jobs,
                                                          std::stop_token stop = {});
+
+// The request of a sync's closure: `packages`, what the machines have and whether they take weak
+// dependencies; from `selection`, the arch (closure_arch), the versions kept
+// (closure_keep_versions) and --as-of.
+ClosureRequest closure_request(std::vector<std::string> packages,
+                               const SelectionOptions& selection, bool weak_dependencies,
+                               std::filesystem::path installed_base);
 
 // The versions per name.arch a closure keeps (ClosureRequest::keep_versions): --keep-versions N
 // (-n: 1), or 1 without -n (the closure picks each package's version).

@@ -95,9 +95,8 @@ Result<void> check_closure_options(const SyncOptions& options) {
     if (options.treeinfo) {
         return refused("--treeinfo", "an installation tree is mirrored whole");
     }
-    if (selection.advisories.active() || selection.as_of) {
-        return refused(selection.as_of ? "--as-of" : "--advisories",
-                       "a closure of what advisories or a date select is not built yet");
+    if (selection.advisories.active()) {
+        return refused("--advisories", "a closure of what advisories select is not built yet");
     }
     if (options.upstream_layout) {
         return refused("--upstream-layout",

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -41,6 +42,24 @@ struct TransactionFree {
 };
 struct FileClose {
     void operator()(FILE* file) const { std::fclose(file); }
+};
+
+// A pool's `considered` map (the solvables that may be candidates), detached from the pool and
+// freed on scope exit: declare it after the pool.
+class ConsideredMap {
+  public:
+    explicit ConsideredMap(Pool* pool) : pool_(pool) { map_init(&map_, pool->nsolvables); }
+    ~ConsideredMap() {
+        pool_->considered = nullptr;
+        map_free(&map_);
+    }
+    ConsideredMap(const ConsideredMap&) = delete;
+    ConsideredMap& operator=(const ConsideredMap&) = delete;
+    Map* get() { return &map_; }
+
+  private:
+    Pool* pool_;
+    Map map_{};
 };
 
 // A libsolv Queue, freed on scope exit.
@@ -387,6 +406,23 @@ Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const Closur
         Id what;
     };
     std::vector<SpecJob> per_spec;
+    // --as-of: what was built later is no candidate (the base's own packages stay).
+    std::optional<ConsideredMap> considered;
+    if (request.built_by) {
+        considered.emplace(pool.get());
+        map_setall(considered->get());
+        for (Id id = 2; id < pool->nsolvables; ++id) {
+            Solvable* solvable = pool_id2solvable(pool.get(), id);
+            if (solvable->repo != nullptr && solvable->repo != pool->installed &&
+                solvable_lookup_num(solvable, SOLVABLE_BUILDTIME, 0) >
+                    static_cast<unsigned long long>(*request.built_by)) {
+                MAPCLR(considered->get(), id);
+            }
+        }
+        pool->considered = considered->get();
+        pool_createwhatprovides(pool.get());
+    }
+
     SolvQueue jobs;
     for (const std::string& spec : request.packages) {
         SolvQueue selection;

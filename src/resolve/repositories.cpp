@@ -60,17 +60,14 @@ Result<std::vector<ClosureMetadata>> assign_job_closures(std::vector<JobConfig>&
         if (!job.with_dependencies) {
             continue;
         }
-        ClosureRequest request;
-        request.packages = job.packages;
-        request.arch = closure_arch(job.options.selection.arches);
-        request.weak_dependencies = job.weak_dependencies;
-        request.installed_base = job.installed_base;
-        request.keep_versions = closure_keep_versions(job.options.selection);
+        ClosureRequest request = closure_request(job.packages, job.options.selection,
+                                                 job.weak_dependencies, job.installed_base);
         const auto same = [&request](const auto& group) {
             return group.first.packages == request.packages && group.first.arch == request.arch &&
                    group.first.weak_dependencies == request.weak_dependencies &&
                    group.first.installed_base == request.installed_base &&
-                   group.first.keep_versions == request.keep_versions;
+                   group.first.keep_versions == request.keep_versions &&
+                   group.first.built_by == request.built_by;
         };
         if (auto found = std::find_if(groups.begin(), groups.end(), same); found != groups.end()) {
             found->second.push_back(&job);
@@ -100,6 +97,19 @@ Result<std::vector<ClosureMetadata>> assign_job_closures(std::vector<JobConfig>&
         fetched.push_back(std::move(*assigned));
     }
     return fetched;
+}
+
+ClosureRequest closure_request(std::vector<std::string> packages,
+                               const SelectionOptions& selection, bool weak_dependencies,
+                               std::filesystem::path installed_base) {
+    ClosureRequest request;
+    request.packages = std::move(packages);
+    request.arch = closure_arch(selection.arches);
+    request.weak_dependencies = weak_dependencies;
+    request.installed_base = std::move(installed_base);
+    request.keep_versions = closure_keep_versions(selection);
+    request.built_by = selection.as_of;
+    return request;
 }
 
 std::uint32_t closure_keep_versions(const SelectionOptions& selection) {

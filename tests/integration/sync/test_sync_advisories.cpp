@@ -103,13 +103,14 @@ class SyncAdvisories : public SyncFixture {
         server_ = &serve(upstream_);
     }
 
-    CommandResult mirror(const std::vector<std::string>& filters) {
+    CommandResult mirror(const std::vector<std::string>& filters,
+                         const std::string& destination = "mirror") {
         std::vector<std::string> args{"--repofrompath",
                                       "idx," + server_->url("/"),
                                       "--repo",
                                       "idx",
                                       "-p",
-                                      (tmp_ / "mirror").string(),
+                                      (tmp_ / destination).string(),
                                       "--download-metadata",
                                       "--delete",
                                       "--json",
@@ -254,6 +255,62 @@ TEST_F(SyncAdvisories, AsOfMirrorsTheRepositoryAsItStoodThatDayWithItsAdvisories
     const std::string xml = gunzip(only_file_ending(repo() / "repodata", "-updateinfo.xml.gz"));
     EXPECT_EQ(xml.find("rpmirror-idx-multi-1.0-1.x86_64.rpm"), std::string::npos);
     EXPECT_NE(xml.find("rpmirror-idx-multi-1.0-1.i686.rpm"), std::string::npos);
+}
+
+// Two baselines a month apart: diff lists exactly what was built (02-01) and the advisory issued
+// (IDX-2024-1, 02-02) in between, nothing else.
+TEST_F(SyncAdvisories, DiffBetweenTwoAsOfMirrorsListsExactlyWhatCameInBetween) {
+    const CommandResult january = mirror({"--as-of", "2024-01-15", "-n"}, "january");
+    ASSERT_EQ(january.exit_code, 0) << january.out << january.err;
+    const CommandResult february = mirror({"--as-of", "2024-02-15", "-n"}, "february");
+    ASSERT_EQ(february.exit_code, 0) << february.out << february.err;
+    const CommandResult diffed =
+        run_to_end({rpmirror_binary(), "diff", "--json", (tmp_ / "january" / "idx").string(),
+                    (tmp_ / "february" / "idx").string()},
+                   tmp_ / "logs");
+    ASSERT_NE(diffed.exit_code, 2) << diffed.out << diffed.err;
+    const nlohmann::json diff = nlohmann::json::parse(diffed.out);
+    std::set<std::string> came;  // name-evr.arch of what is new in february
+    for (const char* kind : {"added", "upgraded"}) {
+        for (const nlohmann::json& entry : diff["packages"][kind]) {
+            came.insert(entry["name"].get<std::string>() + "-" +
+                        entry.value("new_evr", entry.value("evr", "")) + "." +
+                        entry["arch"].get<std::string>());
+        }
+    }
+    EXPECT_EQ(came, (std::set<std::string>{
+                        "rpmirror-idx-multi-1.9-1.x86_64", "rpmirror-idx-multi-1.9-1.aarch64",
+                        "rpmirror-idx-epoch-1:1.0-1.x86_64", "rpmirror-idx-noarch-1.0-1.noarch",
+                        "rpmirror-idx-noarch-1.0-1.src"}))
+        << diffed.out;
+    EXPECT_TRUE(diff["packages"]["removed"].empty()) << diffed.out;
+    EXPECT_TRUE(diff["packages"]["downgraded"].empty()) << diffed.out;
+    EXPECT_TRUE(diff["packages"]["changed"].empty()) << diffed.out;
+    ASSERT_EQ(diff["advisories"]["added"].size(), 1U) << diffed.out;
+    EXPECT_EQ(diff["advisories"]["added"][0]["id"], "IDX-2024-1");
+    EXPECT_TRUE(diff["advisories"]["removed"].empty()) << diffed.out;
+}
+
+// --as-of with --with-dependencies: the closure as the repository stood then.
+TEST_F(SyncAdvisories, AsOfWithDependenciesSolvesOverWhatWasBuiltByThen) {
+    const CommandResult run = mirror({"--as-of", "2024-02-15", "-a", "x86_64", "--packages",
+                                      "rpmirror-idx-multi", "--with-dependencies"});
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    EXPECT_EQ(mirrored(), (std::set<std::string>{"rpmirror-idx-multi-1.9-1.x86_64.rpm"}));
+    // IDX-2024-1 keeps its x86_64 package; IDX-2024-4's are not mirrored; the later two were
+    // issued after the date.
+    EXPECT_EQ(published_ids(), (std::vector<std::string>{"IDX-2024-1"}));
+    // dnf installs it from the mirror alone.
+    dnf_in(tmp_ / "root", "file://" + repo().string(), {"install", "rpmirror-idx-multi"});
+    EXPECT_EQ(installed(tmp_ / "root"),
+              (std::vector<std::string>{"rpmirror-idx-multi-1.9-1.x86_64"}));
+    // Before anything was built: the name is an error, nothing published.
+    const CommandResult early = mirror({"--as-of", "2023-12-01", "-a", "x86_64", "--packages",
+                                        "rpmirror-idx-multi", "--with-dependencies"},
+                                       "early");
+    EXPECT_EQ(early.exit_code, 1) << early.out << early.err;
+    EXPECT_NE(early.err.find("'rpmirror-idx-multi'"), std::string::npos) << early.err;
+    EXPECT_FALSE(fs::exists(tmp_ / "early" / "idx" / "repodata" / "repomd.xml"));
 }
 
 TEST_F(SyncAdvisories, BadValuesAndARepositoryWithoutAdvisoriesAreErrorsThatPublishNothing) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -68,6 +69,14 @@ TEST(ClosureOptions, WhatTheClosureReplacesIsRefusedNamingTheOptionAndKeepNIsIts
     SyncOptions layout;
     layout.upstream_layout = true;
     refused(layout, "--upstream-layout");
+    SyncOptions advised;
+    advised.selection.advisories.types = {"security"};
+    refused(advised, "--advisories");
+    // A date is the closure's own (ClosureRequest::built_by).
+    SyncOptions dated;
+    dated.selection.as_of = 1700000000;
+    EXPECT_TRUE(check_closure_options(dated));
+    EXPECT_EQ(closure_request({"app"}, dated.selection, true, {}).built_by, 1700000000);
 }
 
 TEST(ClosureOptions, TheMachinesArchIsTheFirstThatRuns) {
@@ -90,6 +99,7 @@ struct Fake {
     std::vector<std::pair<std::string, std::string>> requires_;
     std::vector<std::string> provides_ = {};
     std::vector<std::string> conflicts_ = {};
+    long built = 1;
 };
 
 std::filesystem::path write_primary(const std::filesystem::path& path,
@@ -105,7 +115,7 @@ std::filesystem::path write_primary(const std::filesystem::path& path,
                "</name><arch>noarch</arch><version epoch=\"0\" ver=\"" + package.version +
                "\" rel=\"1\"/><checksum type=\"sha256\" pkgid=\"YES\">" + std::string(64, 'a') +
                "</checksum><summary>s</summary><description>d</description>" +
-               "<time file=\"1\" build=\"1\"/><size package=\"1\" installed=\"1\" " +
+               "<time file=\"1\" build=\"" + std::to_string(package.built) + "\"/><size package=\"1\" installed=\"1\" " +
                "archive=\"1\"/><location href=\"" + nvr + ".noarch.rpm\"/><format>" +
                "<rpm:provides><rpm:entry name=\"" + package.name +
                "\" flags=\"EQ\" epoch=\"0\" ver=\"" + package.version +
@@ -175,6 +185,38 @@ TEST(ClosureKeepVersions, EachKeptVersionBringsItsOwnClosure) {
     ASSERT_EQ(four.left_out.size(), 1U);
     EXPECT_NE(four.left_out[0].find("app-0:0.9-1.noarch"), std::string::npos) << four.left_out[0];
     EXPECT_NE(four.left_out[0].find("missing-thing"), std::string::npos) << four.left_out[0];
+}
+
+// --as-of: the closure as the repository stood then, built from what had been built by then.
+TEST(ClosureAsOf, OnlyWhatWasBuiltByThenIsACandidate) {
+    test::TempDir dir;
+    const auto primary = write_primary(dir / "primary.xml",
+                                       {{"app", "1.0", {{"libold", ""}}, {}, {}, 100},
+                                        {"app", "2.0", {{"libnew", "2"}}, {}, {}, 300},
+                                        {"libold", "1.0", {}, {}, {}, 50},
+                                        {"libnew", "1.0", {}, {}, {}, 60},
+                                        {"libnew", "2.0", {}, {}, {}, 250}});
+    const std::vector<ClosureRepo> repos{{"r", primary}};
+    const auto solve = [&](std::optional<std::int64_t> built_by) {
+        ClosureRequest request;
+        request.packages = {"app"};
+        request.arch = "x86_64";
+        request.built_by = built_by;
+        return resolve_closure(repos, request);
+    };
+    using Set = std::set<std::string>;
+    const auto now = solve(std::nullopt);
+    ASSERT_TRUE(now) << now.error().to_string();
+    EXPECT_EQ(now->shares.at("r"), (Set{"app-0:2.0-1.noarch", "libnew-0:2.0-1.noarch"}));
+    const auto then = solve(200);
+    ASSERT_TRUE(then) << then.error().to_string();
+    EXPECT_EQ(then->shares.at("r"), (Set{"app-0:1.0-1.noarch", "libold-0:1.0-1.noarch"}));
+    // Before app was built: an error naming it, as for a name nothing matches.
+    const auto before = solve(20);
+    ASSERT_FALSE(before);
+    EXPECT_EQ(before.error().code, ErrorCode::BadInput);
+    EXPECT_NE(before.error().to_string().find("'app'"), std::string::npos)
+        << before.error().to_string();
 }
 
 // Two mail servers provide MTA and conflict; cron needs an MTA. Each listed package brings what it
