@@ -176,14 +176,17 @@ int select_packages(const SyncArgs& args, const SyncOptions& options,
         specs.insert(specs.end(), listed->begin(), listed->end());
     }
     if (specs.empty()) {
-        if (args.with_dependencies) {
-            print_error(Error{ErrorCode::BadInput, "needs --packages or --packages-file",
+        if (args.with_dependencies && !options.selection.advisories.active()) {
+            print_error(Error{ErrorCode::BadInput,
+                              "needs --packages, --packages-file or --advisories",
                               "--with-dependencies", 0});
             return kExitUsage;
         }
-        return 0;
+        if (!args.with_dependencies) {
+            return 0;
+        }
     }
-    if (!args.with_dependencies) {
+    if (!args.with_dependencies) {  // specs given: a filter on names
         for (RepoConfig& repo : repos) {
             repo.includepkgs.insert(repo.includepkgs.end(), specs.begin(), specs.end());
         }

@@ -19,6 +19,7 @@
 #include "rpmirror/error.hpp"
 #include "rpmirror/jobs_config.hpp"
 #include "rpmirror/sync.hpp"
+#include "rpmirror/updateinfo.hpp"
 
 namespace rpmirror {
 
@@ -52,6 +53,15 @@ struct ClosureRequest {
     // version installed on the base, its dependencies chosen as dnf would), until no new
     // name.arch comes in. So an older kept version installs from the mirror too.
     std::uint32_t keep_versions = 1;
+    // --advisories/--advisory-severity: the packages the selected advisories list (of the
+    // repositories' updateinfo, issued by built_by when given) are what is installed, each alone,
+    // instead of `packages`; with `packages` too, only those that a spec selects. A listed
+    // package the repositories lack or the arch cannot install is skipped; one that cannot be
+    // installed is left out with a warning (Closure::left_out).
+    AdvisoryFilter advisories;
+    // Filled by assign_closure from the repositories' updateinfo: the selected advisories'
+    // packages, as closure_nevra gives them.
+    std::vector<std::string> advised_nevras;
     // --as-of: a package built after this (seconds since the epoch) is no candidate, as if the
     // repositories stood as they did then.
     std::optional<std::int64_t> built_by;
@@ -81,7 +91,8 @@ struct Closure {
 // repository given first), and with keep_versions > 1 the older versions' closures too. Returns
 // the union of the packages installed, each in the repository it comes from: so where
 // alternatives provide one thing, every package's own choice is there. Returns Error{BadInput}
-// naming the spec and the repositories searched iff a spec matches nothing, or naming the spec
+// naming the spec and the repositories searched iff a spec matches nothing, or naming the filter
+// iff the advisories select no package to install, or naming the spec
 // and each unresolvable dependency (libsolv's description of the problem: the package and what
 // nothing provides) iff a package cannot be installed alone, or naming the file and line iff the
 // installed base is no NEVRA list; Error{Io} naming the file iff a primary or the installed base
@@ -126,7 +137,7 @@ Result<std::vector<ClosureMetadata>> assign_job_closures(std::vector<JobConfig>&
 
 // The request of a sync's closure: `packages`, what the machines have and whether they take weak
 // dependencies; from `selection`, the arch (closure_arch), the versions kept
-// (closure_keep_versions) and --as-of.
+// (closure_keep_versions), --as-of and the advisory filter.
 ClosureRequest closure_request(std::vector<std::string> packages,
                                const SelectionOptions& selection, bool weak_dependencies,
                                std::filesystem::path installed_base);

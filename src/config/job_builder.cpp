@@ -529,8 +529,9 @@ void JobBuilder::finish(const JobsConfig& jobs) {
         fail(section_.line, "installed-base", "needs with-dependencies = 1");
     }
     if (job_.with_dependencies) {
-        if (job_.packages.empty()) {
-            fail(section_.line, "with-dependencies", "needs packages or packages-file");
+        if (job_.packages.empty() && !options.selection.advisories.active()) {
+            fail(section_.line, "with-dependencies",
+                 "needs packages, packages-file or advisories");
         } else if (auto closure = check_closure_options(options); !closure) {
             fail(section_.line, "with-dependencies",
                  closure.error().subject + " " + closure.error().message);

@@ -95,9 +95,6 @@ Result<void> check_closure_options(const SyncOptions& options) {
     if (options.treeinfo) {
         return refused("--treeinfo", "an installation tree is mirrored whole");
     }
-    if (selection.advisories.active()) {
-        return refused("--advisories", "a closure of what advisories select is not built yet");
-    }
     if (options.upstream_layout) {
         return refused("--upstream-layout",
                        "a closure over several releases of one repository is not built yet");

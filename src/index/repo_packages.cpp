@@ -29,7 +29,8 @@ Result<RepoPackages> read_repo_packages(const RepoPackageSource& source,
     }
     std::vector<Advisory> advisories;
     std::vector<std::string> unknown_ids;
-    if (options.advisories.active()) {
+    // A closure's selection (only_nevras) was made from the advisories already.
+    if (options.advisories.active() && !options.only_nevras) {
         if (!source.updateinfo_path) {
             return make_error(ErrorCode::BadInput,
                               "the repository publishes no advisories (no updateinfo record in "

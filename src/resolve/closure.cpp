@@ -399,13 +399,6 @@ Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const Closur
         pool_createwhatprovides(pool.get());
     }
 
-    // Each spec's jobs (a glob: one per name it matches), and all of them in one queue.
-    struct SpecJob {
-        std::string_view spec;
-        Id how;
-        Id what;
-    };
-    std::vector<SpecJob> per_spec;
     // --as-of: what was built later is no candidate (the base's own packages stay).
     std::optional<ConsideredMap> considered;
     if (request.built_by) {
@@ -423,7 +416,15 @@ Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const Closur
         pool_createwhatprovides(pool.get());
     }
 
+    // Each spec's jobs (a glob: one per name it matches), and all of them in one queue.
+    struct SpecJob {
+        std::string spec;
+        Id how;
+        Id what;
+    };
+    std::vector<SpecJob> per_spec;
     SolvQueue jobs;
+    std::set<Id> spec_selects;  // with advisories: what the specs select
     for (const std::string& spec : request.packages) {
         SolvQueue selection;
         constexpr int kFlags = SELECTION_NAME | SELECTION_PROVIDES | SELECTION_GLOB |
@@ -436,11 +437,46 @@ Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const Closur
                                           request.arch, repository_names(repos)),
                               spec);
         }
+        if (request.advisories.active()) {
+            SolvQueue selected;
+            selection_solvables(pool.get(), selection.get(), selected.get());
+            spec_selects.insert((*selected).elements, (*selected).elements + (*selected).count);
+            continue;
+        }
         for (int index = 0; index < (*selection).count; index += 2) {
             const Id how = (*selection).elements[index] | SOLVER_INSTALL;
             const Id what = (*selection).elements[index + 1];
             queue_push2(jobs.get(), how, what);
             per_spec.push_back({spec, how, what});
+        }
+    }
+    // --advisories: each package the advisories list that the machines can install (and a spec
+    // selects, when specs are given) is installed alone; one that cannot be is left out.
+    const bool advised = request.advisories.active();
+    if (advised) {
+        std::set<Id> roots;
+        for (const std::string& nevra : request.advised_nevras) {
+            ListedPackage listed;
+            std::string_view name;
+            std::string_view arch;
+            if (!split_nevra(nevra, name, listed.evr, arch)) {
+                continue;
+            }
+            listed.name = std::string(name);
+            listed.arch = std::string(arch);
+            const Id id = find_listed(pool.get(), listed);
+            if (id != 0 && pool_installable(pool.get(), pool_id2solvable(pool.get(), id)) &&
+                (request.packages.empty() || spec_selects.contains(id)) && roots.insert(id).second) {
+                per_spec.push_back({nevra_of(pool.get(), id), SOLVER_INSTALL | SOLVER_SOLVABLE, id});
+            }
+        }
+        if (per_spec.empty()) {
+            return make_error(
+                ErrorCode::BadInput,
+                fmt::format("the advisories selected list no package {} can install in {}{}",
+                            request.arch, repository_names(repos),
+                            request.packages.empty() ? "" : " that the package specs select"),
+                "--advisories");
         }
     }
 
@@ -450,7 +486,7 @@ Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const Closur
     // mirror. Then all of them together, which a conflict may make impossible (a warning).
     std::set<Id> chosen;
     for (const auto& [spec, how, what] : per_spec) {
-        if (per_spec.size() == 1 || !request.each_alone) {
+        if ((per_spec.size() == 1 && !advised) || !request.each_alone) {
             break;  // the installation of all of them is the only one
         }
         if (stop.stop_requested()) {
@@ -460,6 +496,11 @@ Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const Closur
         SolvQueue alone;
         queue_push2(alone.get(), how, what);
         auto installed = solve(pool.get(), alone.get(), request.weak_dependencies, false);
+        if (!installed && advised) {
+            closure.left_out.push_back(fmt::format(
+                "{} (an advisory's package) cannot be installed: {}", spec, installed.error()));
+            continue;
+        }
         if (!installed) {
             return make_error(ErrorCode::BadInput,
                               fmt::format("package '{}' cannot be installed from {}: {}", spec,
@@ -468,27 +509,30 @@ Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const Closur
         }
         chosen.insert(installed->begin(), installed->end());
     }
-    auto installed = solve(pool.get(), jobs.get(), request.weak_dependencies, false);
-    if (!installed && !request.each_alone) {
-        return make_error(ErrorCode::BadInput,
-                          fmt::format("the packages cannot be installed from {}: {}",
-                                      repository_names(repos), installed.error()),
-                          fmt::format("{} package spec(s)", request.packages.size()));
-    }
-    if (!installed && per_spec.size() == 1) {
-        return make_error(ErrorCode::BadInput,
-                          fmt::format("package '{}' cannot be installed from {}: {}",
-                                      per_spec.front().spec, repository_names(repos),
-                                      installed.error()),
-                          std::string(per_spec.front().spec));
-    }
-    if (!installed) {
-        closure.left_out.push_back(
-            fmt::format("the packages cannot all be installed on one machine (each can alone, "
-                        "and each one's dependencies are mirrored): {}",
-                        installed.error()));
-    } else {
-        chosen.insert(installed->begin(), installed->end());
+    // Advisories list versions of one package side by side: no installation of all of them.
+    if (!advised) {
+        auto installed = solve(pool.get(), jobs.get(), request.weak_dependencies, false);
+        if (!installed && !request.each_alone) {
+            return make_error(ErrorCode::BadInput,
+                              fmt::format("the packages cannot be installed from {}: {}",
+                                          repository_names(repos), installed.error()),
+                              fmt::format("{} package spec(s)", request.packages.size()));
+        }
+        if (!installed && per_spec.size() == 1) {
+            return make_error(ErrorCode::BadInput,
+                              fmt::format("package '{}' cannot be installed from {}: {}",
+                                          per_spec.front().spec, repository_names(repos),
+                                          installed.error()),
+                              std::string(per_spec.front().spec));
+        }
+        if (!installed) {
+            closure.left_out.push_back(fmt::format(
+                "the packages cannot all be installed on one machine (each can alone, and each "
+                "one's dependencies are mirrored): {}",
+                installed.error()));
+        } else {
+            chosen.insert(installed->begin(), installed->end());
+        }
     }
     if (request.keep_versions > 1) {
         add_kept_versions(pool.get(), request, chosen, closure.left_out);

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "fs/durable.hpp"
 #include "resolve/plain_primary.hpp"
 #include "rpmirror/audit.hpp"
 #include "rpmirror/index.hpp"
@@ -18,10 +19,46 @@
 
 namespace rpmirror {
 
+namespace {
+
+// Adds the packages the advisories `request` selects list, from the updateinfo of the fetched
+// repository at `root`, to request.advised_nevras. Returns whether it publishes advisories.
+Result<bool> add_advised_nevras(const std::filesystem::path& root, ClosureRequest& request) {
+    const std::filesystem::path index = root / "repodata" / "repomd.xml";
+    auto text = fs::read_file(index);
+    if (!text) {
+        return tl::unexpected(std::move(text.error()));
+    }
+    auto repomd = parse_repomd(*text, index.string());
+    if (!repomd) {
+        return tl::unexpected(std::move(repomd.error()));
+    }
+    const RepomdRecord* updateinfo = repomd->find("updateinfo");
+    if (updateinfo == nullptr) {
+        return false;  // a repository of dependencies only
+    }
+    auto advisories =
+        parse_updateinfo_file(root / updateinfo->location_href, updateinfo->location_href);
+    if (!advisories) {
+        return tl::unexpected(std::move(advisories.error()));
+    }
+    for (const Advisory& advisory : *advisories) {
+        if (advisory_selected(advisory, request.advisories, request.built_by)) {
+            request.advised_nevras.insert(request.advised_nevras.end(), advisory.nevras.begin(),
+                                          advisory.nevras.end());
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
 Result<ClosureMetadata> assign_closure(Syncer& syncer, std::vector<RepoConfig>& repos,
-                                       const ClosureRequest& request, std::stop_token stop) {
+                                       const ClosureRequest& given, std::stop_token stop) {
+    ClosureRequest request = given;
     std::vector<RemoteMetadata> fetched;
     std::vector<ClosureRepo> sources;
+    bool advised = false;  // a repository publishes advisories
     for (const RepoConfig& repo : repos) {
         auto metadata = RemoteMetadata::fetch(syncer, repo, stop);
         if (!metadata) {
@@ -37,8 +74,27 @@ Result<ClosureMetadata> assign_closure(Syncer& syncer, std::vector<RepoConfig>& 
             error.message = "--with-dependencies: " + error.message;
             return tl::unexpected(std::move(error));
         }
+        if (request.advisories.active()) {
+            auto published = add_advised_nevras(metadata->root(), request);
+            if (!published) {
+                Error error = std::move(published.error());
+                error.message = "--advisories: " + repo.id + ": " + error.message;
+                return tl::unexpected(std::move(error));
+            }
+            advised = advised || *published;
+        }
         sources.push_back({repo.id, plain, repo.priority, repo.cost});
         fetched.push_back(std::move(*metadata));
+    }
+    if (request.advisories.active() && !advised) {
+        std::string names;
+        for (const RepoConfig& repo : repos) {
+            names += (names.empty() ? "" : ", ") + repo.id;
+        }
+        return make_error(ErrorCode::BadInput,
+                          "no repository of the closure publishes advisories (no updateinfo "
+                          "record in repomd.xml): --advisories cannot select from them",
+                          names);
     }
     auto closure = resolve_closure(sources, request, stop);
     if (!closure) {
@@ -67,7 +123,10 @@ Result<std::vector<ClosureMetadata>> assign_job_closures(std::vector<JobConfig>&
                    group.first.weak_dependencies == request.weak_dependencies &&
                    group.first.installed_base == request.installed_base &&
                    group.first.keep_versions == request.keep_versions &&
-                   group.first.built_by == request.built_by;
+                   group.first.built_by == request.built_by &&
+                   group.first.advisories.types == request.advisories.types &&
+                   group.first.advisories.ids == request.advisories.ids &&
+                   group.first.advisories.severities == request.advisories.severities;
         };
         if (auto found = std::find_if(groups.begin(), groups.end(), same); found != groups.end()) {
             found->second.push_back(&job);
@@ -109,6 +168,7 @@ ClosureRequest closure_request(std::vector<std::string> packages,
     request.installed_base = std::move(installed_base);
     request.keep_versions = closure_keep_versions(selection);
     request.built_by = selection.as_of;
+    request.advisories = selection.advisories;
     return request;
 }
 

@@ -313,6 +313,36 @@ TEST_F(SyncAdvisories, AsOfWithDependenciesSolvesOverWhatWasBuiltByThen) {
     EXPECT_FALSE(fs::exists(tmp_ / "early" / "idx" / "repodata" / "repomd.xml"));
 }
 
+// --advisories with --with-dependencies: the advisories' packages, each with what it needs, over
+// two repositories, one of which publishes no advisories (it may still give dependencies).
+TEST_F(SyncAdvisories, AdvisoriesWithDependenciesMirrorTheFixesAndWhatTheyNeed) {
+    const fs::path plain = tmp_ / "plain";
+    fs::copy(test_repo("index-repo"), plain, fs::copy_options::recursive);
+    const NginxServer& other = serve(plain);
+    const CommandResult run = mirror({"--repofrompath", "plain," + other.url("/"), "--repo",
+                                      "plain", "--advisories", "security", "-a", "x86_64",
+                                      "--with-dependencies"});
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    EXPECT_EQ(mirrored(), (std::set<std::string>{"rpmirror-idx-multi-1.9-1.x86_64.rpm",
+                                                 "rpmirror-idx-multi-1.10-1.x86_64.rpm",
+                                                 "rpmirror-idx-epoch-1.0-1.x86_64.rpm"}));
+    EXPECT_EQ(published_ids(), (std::vector<std::string>{"IDX-2024-1", "IDX-2024-3"}));
+    EXPECT_TRUE(fs::exists(tmp_ / "mirror" / "plain" / "repodata" / "repomd.xml"))
+        << "the repository that gives nothing is published, empty";
+    // dnf upgrades a machine at the oldest baseline with the security fixes from the mirror.
+    const fs::path root = baseline("advised");
+    dnf_in(root, "file://" + repo().string(), {"upgrade", "--security"});
+    EXPECT_EQ(installed(root), (std::vector<std::string>{"rpmirror-idx-epoch-1:1.0-1.x86_64",
+                                                         "rpmirror-idx-multi-1.10-1.x86_64"}));
+    // No repository publishing advisories: an error naming them, nothing published.
+    const CommandResult none = sync({"--repofrompath", "plain," + other.url("/"), "--repo",
+                                     "plain", "-p", (tmp_ / "none").string(), "--advisories",
+                                     "security", "--with-dependencies"});
+    EXPECT_EQ(none.exit_code, 1) << none.out << none.err;
+    EXPECT_NE(none.err.find("publishes advisories"), std::string::npos) << none.err;
+    EXPECT_FALSE(fs::exists(tmp_ / "none" / "plain" / "repodata"));
+}
+
 TEST_F(SyncAdvisories, BadValuesAndARepositoryWithoutAdvisoriesAreErrorsThatPublishNothing) {
     for (const auto& [args, message] :
          std::vector<std::pair<std::vector<std::string>, std::string>>{
@@ -320,9 +350,10 @@ TEST_F(SyncAdvisories, BadValuesAndARepositoryWithoutAdvisoriesAreErrorsThatPubl
               "--advisory-severity urgent: expected Low, Moderate, Important or Critical"},
              {{"--as-of", "yesterday"},
               "--as-of yesterday: expected YYYY-MM-DD or seconds since the epoch"},
-             {{"--advisories", "security", "--packages", "rpmirror-idx-multi",
+             {{"--advisories", "IDX-2024-2", "-a", "x86_64", "--packages", "rpmirror-idx-multi",
                "--with-dependencies"},
-              "--advisories: cannot be combined with --with-dependencies"}}) {
+              "the advisories selected list no package x86_64 can install in idx that the "
+              "package specs select"}}) {
         const CommandResult refused = mirror(args);
         EXPECT_NE(refused.exit_code, 0) << args.front();
         EXPECT_NE(refused.err.find(message), std::string::npos) << refused.err;

@@ -69,10 +69,12 @@ TEST(ClosureOptions, WhatTheClosureReplacesIsRefusedNamingTheOptionAndKeepNIsIts
     SyncOptions layout;
     layout.upstream_layout = true;
     refused(layout, "--upstream-layout");
+    // Advisories and a date are the closure's own (ClosureRequest::advisories, ::built_by).
     SyncOptions advised;
     advised.selection.advisories.types = {"security"};
-    refused(advised, "--advisories");
-    // A date is the closure's own (ClosureRequest::built_by).
+    EXPECT_TRUE(check_closure_options(advised));
+    EXPECT_EQ(closure_request({}, advised.selection, true, {}).advisories.types,
+              std::vector<std::string>{"security"});
     SyncOptions dated;
     dated.selection.as_of = 1700000000;
     EXPECT_TRUE(check_closure_options(dated));
@@ -217,6 +219,54 @@ TEST(ClosureAsOf, OnlyWhatWasBuiltByThenIsACandidate) {
     EXPECT_EQ(before.error().code, ErrorCode::BadInput);
     EXPECT_NE(before.error().to_string().find("'app'"), std::string::npos)
         << before.error().to_string();
+}
+
+// --advisories: each package the advisories list is installed alone, with what it needs; one
+// that cannot be installed is left out with a warning; one the repositories lack is skipped.
+TEST(ClosureAdvisories, EachAdvisedPackageBringsItsOwnClosure) {
+    test::TempDir dir;
+    const auto primary = write_primary(dir / "primary.xml",
+                                       {{"app", "1.0", {{"libold", ""}}},
+                                        {"app", "2.0", {{"libnew", "2"}}},
+                                        {"app", "3.0", {{"libnew", "2"}}},
+                                        {"libold", "1.0", {}},
+                                        {"libnew", "2.0", {}},
+                                        {"broken", "1.0", {{"missing-thing", ""}}},
+                                        {"other", "1.0", {}}});
+    const std::vector<ClosureRepo> repos{{"r", primary}};
+    const auto solve = [&](std::vector<std::string> packages, std::vector<std::string> advised) {
+        ClosureRequest request;
+        request.packages = std::move(packages);
+        request.arch = "x86_64";
+        request.advisories.types = {"security"};
+        request.advised_nevras = std::move(advised);
+        return resolve_closure(repos, request);
+    };
+    using Set = std::set<std::string>;
+    const std::vector<std::string> advised{"app-0:1.0-1.noarch", "app-0:2.0-1.noarch",
+                                           "broken-0:1.0-1.noarch", "gone-0:1.0-1.noarch",
+                                           "app-0:2.0-1.aarch64"};
+    const auto closure = solve({}, advised);
+    ASSERT_TRUE(closure) << closure.error().to_string();
+    EXPECT_EQ(closure->shares.at("r"),
+              (Set{"app-0:1.0-1.noarch", "libold-0:1.0-1.noarch", "app-0:2.0-1.noarch",
+                   "libnew-0:2.0-1.noarch"}))
+        << "not app 3.0, which no advisory lists";
+    ASSERT_EQ(closure->left_out.size(), 1U);
+    EXPECT_NE(closure->left_out[0].find("broken-0:1.0-1.noarch"), std::string::npos)
+        << closure->left_out[0];
+    EXPECT_NE(closure->left_out[0].find("missing-thing"), std::string::npos);
+    // With package specs: only the advised packages they select.
+    const auto narrowed = solve({"libold", "app"}, advised);
+    ASSERT_TRUE(narrowed) << narrowed.error().to_string();
+    EXPECT_EQ(narrowed->shares.at("r"), closure->shares.at("r"));
+    const auto none = solve({"other"}, advised);
+    ASSERT_FALSE(none);
+    EXPECT_EQ(none.error().code, ErrorCode::BadInput);
+    EXPECT_NE(none.error().to_string().find("the advisories selected list no package"),
+              std::string::npos)
+        << none.error().to_string();
+    EXPECT_FALSE(solve({}, {"gone-0:1.0-1.noarch"}));
 }
 
 // Two mail servers provide MTA and conflict; cron needs an MTA. Each listed package brings what it
