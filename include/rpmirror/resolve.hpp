@@ -42,11 +42,11 @@ struct ClosureRequest {
     // none); Suggests never.
     bool weak_dependencies = true;
     // What the machines already have, which the closure leaves out (with whatever it provides):
-    // empty for an empty machine; a directory: an installroot, whose rpm database is read ("/"
-    // for this machine's); a file: NEVRAs one per line as `rpm -qa` prints them
-    // (name-[epoch:]version-release.arch; blank lines and # comments skipped). A NEVRA the
-    // repositories have counts with everything it provides there; one they lack provides only
-    // itself.
+    // empty for an empty machine; a directory: an installroot, whose rpm database is read whole
+    // ("/" for this machine's: every package with all it provides, as dnf reads it); a file:
+    // NEVRAs one per line as `rpm -qa` prints them (name-[epoch:]version-release.arch; blank
+    // lines and # comments skipped), where a NEVRA the repositories have counts with everything
+    // it provides there, and one they lack provides only itself.
     std::filesystem::path installed_base;
     // --keep-versions N (1: the closure of the best candidates only): besides, the N newest
     // versions of every name.arch the closure holds, each with a closure of its own (that

@@ -23,6 +23,7 @@
 #include <solv/transaction.h>
 // libsolvext's headers declare C functions without extern "C".
 extern "C" {
+#include <solv/repo_rpmdb.h>
 #include <solv/repo_rpmmd.h>
 #include <solv/solv_xfopen.h>
 }
@@ -172,9 +173,9 @@ void add_installed(Pool* pool, Repo* installed, const ListedPackage& listed) {
                                         pool_rel2id(pool, copy->name, copy->evr, REL_EQ, 1), 0);
 }
 
-// The installed repository of `base` (an installroot's rpmdb, or a NEVRA list), set as the pool's
-// installed one. Reads the list after the repositories' metadata: a listed package the
-// repositories have is copied from there.
+// The installed repository of `base` (an installroot's rpmdb, read whole; or a NEVRA list), set
+// as the pool's installed one. Reads the list after the repositories' metadata: a listed package
+// the repositories have is copied from there.
 Result<void> add_installed_base(Pool* pool, const std::filesystem::path& base) {
     std::error_code error;
     const bool directory = std::filesystem::is_directory(base, error);
@@ -184,34 +185,47 @@ Result<void> add_installed_base(Pool* pool, const std::filesystem::path& base) {
                           "of NEVRAs (a file)",
                           base.string());
     }
-    // The NEVRAs, with where each came from ("FILE line N"; the installroot's rpmdb).
-    std::vector<std::pair<std::string, std::string>> nevras;
     if (directory) {
+        // The installroot's rpm database, read whole by libsolv as dnf reads it: every installed
+        // package with all it provides (files included) and needs, in the repositories or not.
+        // librpm first: an installroot without a database (dnf creates it) is an empty machine.
         auto installed = installed_packages(base);
         if (!installed) {
             return tl::unexpected(std::move(installed.error()));
         }
-        for (std::string& nevra : *installed) {
-            nevras.emplace_back(std::move(nevra), "its rpm database");
-        }
-    } else {
-        std::ifstream list(base);
-        if (!list) {
-            return make_errno_error("cannot read the installed base", base.string(), errno);
-        }
-        std::string line;
-        for (int number = 1; std::getline(list, line); ++number) {
-            const std::size_t start = line.find_first_not_of(" \t\r");
-            if (start == std::string::npos || line[start] == '#') {
-                continue;
+        Repo* system = repo_create(pool, "@System");
+        if (!installed->empty()) {
+            pool_set_rootdir(pool, base.c_str());
+            const int read = repo_add_rpmdb(system, nullptr, REPO_USE_ROOTDIR);
+            pool_set_rootdir(pool, nullptr);
+            if (read != 0) {
+                return make_error(ErrorCode::Io,
+                                  fmt::format("cannot read the rpm database of the installed "
+                                              "base: {}",
+                                              pool_errstr(pool)),
+                                  base.string());
             }
-            const std::size_t end = line.find_last_not_of(" \t\r");
-            nevras.emplace_back(line.substr(start, end + 1 - start),
-                                fmt::format("line {}", number));
         }
-        if (list.bad()) {
-            return make_errno_error("cannot read the installed base", base.string(), errno);
+        pool_set_installed(pool, system);
+        return {};
+    }
+    // The NEVRAs, with where each came from ("line N").
+    std::vector<std::pair<std::string, std::string>> nevras;
+    std::ifstream list(base);
+    if (!list) {
+        return make_errno_error("cannot read the installed base", base.string(), errno);
+    }
+    std::string line;
+    for (int number = 1; std::getline(list, line); ++number) {
+        const std::size_t start = line.find_first_not_of(" \t\r");
+        if (start == std::string::npos || line[start] == '#') {
+            continue;
         }
+        const std::size_t end = line.find_last_not_of(" \t\r");
+        nevras.emplace_back(line.substr(start, end + 1 - start), fmt::format("line {}", number));
+    }
+    if (list.bad()) {
+        return make_errno_error("cannot read the installed base", base.string(), errno);
     }
     std::vector<ListedPackage> listed;
     for (const auto& [nevra, where] : nevras) {

@@ -284,6 +284,57 @@ TEST_F(SyncClosure, AnInstalledBaseIsLeftOutAsDnfLeavesItOut) {
     EXPECT_FALSE(fs::exists(mirror));
 }
 
+// An installroot's rpm database is read whole: a package installed there that no repository has
+// provides all it provides (as dnf sees it), where a NEVRA list can only name it.
+TEST_F(SyncClosure, AnInstalledPackageNoRepositoryHasProvidesWhatItProvides) {
+    if (::geteuid() != 0) {
+        GTEST_SKIP() << "needs root: rpm installs the base into an installroot";
+    }
+    const auto build = [&](const std::string& name, const std::string& tags,
+                           const fs::path& into) {
+        const fs::path spec = TempDir::write_at(
+            tmp_ / "specs" / (name + ".spec"),
+            "Name: " + name + "\nVersion: 1.0\nRelease: 1\nSummary: installed-base fixture\n"
+                "License: MIT\nBuildArch: noarch\n" + tags +
+                "%description\nA package of the installed-base test.\n%files\n");
+        run_checked({"rpmbuild", "--quiet", "-bb", "--define", "_rpmdir " + into.string(),
+                     "--define", "_topdir " + (tmp_ / "rpmbuild").string(), spec.string()},
+                    tmp_ / "logs");
+    };
+    const fs::path upstream = tmp_ / "upstream";
+    build("app", "Requires: libthing.so.1\n", upstream);
+    build("other", "", upstream);
+    recreate_repo(upstream, "1700000000", tmp_ / "logs");
+    build("local-thing", "Provides: libthing.so.1\n", tmp_ / "local");
+    const fs::path root = tmp_ / "machine";
+    run_checked({"rpm", "--root", root.string(), "--initdb"}, tmp_ / "logs");
+    run_checked({"rpm", "--root", root.string(), "--nodeps", "-i",
+                 (tmp_ / "local" / "noarch" / "local-thing-1.0-1.noarch.rpm").string()},
+                tmp_ / "logs");
+    NginxServer& server = serve(upstream);
+    const auto mirror = [&](const std::string& name, const std::string& base) {
+        std::vector<std::string> args{"--repofrompath", "up," + server.url("/"), "--repo", "up",
+                                      "-p", (tmp_ / name).string(), "-a", "x86_64",
+                                      "--packages", "app", "--with-dependencies"};
+        if (!base.empty()) {
+            args.insert(args.end(), {"--installed-base", base});
+        }
+        return sync(args);
+    };
+    const CommandResult from_rpmdb = mirror("rpmdb", root.string());
+    ASSERT_EQ(from_rpmdb.exit_code, 0) << from_rpmdb.out << from_rpmdb.err;
+    EXPECT_EQ(rpms_under(tmp_ / "rpmdb" / "up"), std::set<std::string>{"app-1.0-1.noarch.rpm"});
+    // The same machine as `rpm -qa` prints it: local-thing provides only itself.
+    const fs::path list = TempDir::write_at(tmp_ / "base.txt", "local-thing-1.0-1.noarch\n");
+    for (const auto& [name, base] : std::vector<std::pair<std::string, std::string>>{
+             {"list", list.string()}, {"empty", ""}}) {
+        const CommandResult unsolved = mirror(name, base);
+        EXPECT_EQ(unsolved.exit_code, 1) << name << unsolved.out << unsolved.err;
+        EXPECT_NE(unsolved.err.find("libthing.so.1"), std::string::npos) << name << unsolved.err;
+        EXPECT_FALSE(fs::exists(tmp_ / name / "up" / "repodata")) << name;
+    }
+}
+
 TEST_F(SyncClosure, RichAndWeakDependenciesAsDnfSolvesThem) {
     std::vector<std::string> args = repositories({"dnf-ci-rich"});
     const fs::path mirror = tmp_ / "mirror";
