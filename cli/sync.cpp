@@ -196,8 +196,9 @@ int select_packages(const SyncArgs& args, const SyncOptions& options,
         print_error(checked.error());
         return kExitUsage;
     }
-    const ClosureRequest request = closure_request(std::move(specs), options.selection,
-                                                   !args.no_weak_dependencies, args.installed_base);
+    const ClosureRequest request =
+        closure_request(std::move(specs), options.selection, !args.no_weak_dependencies,
+                        args.installed_base, split_option_list(args.modules));
     Syncer syncer;  // per repository, the options the sync itself fetches with
     SignalStopper stopper;
     auto assigned = assign_closure(syncer, repos, request, stopper.token());
@@ -577,6 +578,10 @@ Command add_sync_command(CLI::App& parent) {
                     "with --with-dependencies: what the machines already have, left out of the "
                     "mirror: an installroot (its rpm database; / for this machine's) or a file of "
                     "NEVRAs as rpm -qa prints them")
+        ->needs(with_dependencies);
+    app->add_option("--modules", args->modules,
+                    "with --with-dependencies: the module streams the machines enable "
+                    "(NAME:STREAM, comma lists), besides every other module's default stream")
         ->needs(with_dependencies);
     app->add_flag("-g,--gpgcheck", args->gpgcheck,
                   "remove packages that fail the signature check (repositories with gpgcheck=1)");

@@ -73,6 +73,7 @@ struct SyncArgs {
     bool with_dependencies = false;     // --with-dependencies
     bool no_weak_dependencies = false;  // --no-weak-dependencies
     std::string installed_base;         // --installed-base PATH
+    std::vector<std::string> modules;   // --modules NAME:STREAM (repeatable, comma lists)
     bool gpgcheck = false;
     std::string gpgcheck_keys = "rpmdb";
     unsigned parallel = 0;

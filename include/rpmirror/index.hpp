@@ -316,11 +316,14 @@ struct ModuleStreamBuild {
     // rpm artifacts as "name-epoch:version-release.arch" (libmodulemd refuses any other form),
     // as dnf's nevra_strict matching compares them.
     std::vector<std::string> artifacts;
+    // The module's modulemd-defaults document names this stream its default stream.
+    bool is_default = false;
 };
 
 // Parses the modules.yaml at `path` (compression detected by content, at most `ceiling` bytes
 // decompressed) with libmodulemd, naming it `display_name` in errors. Every module stream is
-// read (upgraded to modulemd v2 when older); defaults and obsoletes documents are ignored.
+// read (upgraded to modulemd v2 when older), with whether it is its module's default stream
+// (modulemd-defaults); obsoletes documents are ignored.
 // Returns Error{BadInput} naming `display_name` iff the YAML is not valid module metadata (any
 // refused document, e.g. an artifact without its epoch, refuses the file), or
 // the decompressor's error (Corrupt, Unsafe, Io, NotFound) with `display_name` as its subject.

@@ -59,6 +59,8 @@ struct JobConfig {
     bool weak_dependencies = true;  // `weak-dependencies = 0`: no Recommends or Supplements
     // `installed-base = PATH`: what the machines already have (ClosureRequest::installed_base).
     std::filesystem::path installed_base;
+    // `modules = NAME:STREAM ...`: the module streams the machines enable (ClosureRequest::modules).
+    std::vector<std::string> modules;
     // Each a complete "FILE:LINE: job 'NAME': KEY: what is wrong". Not empty: the job fails
     // without running.
     std::vector<std::string> errors;

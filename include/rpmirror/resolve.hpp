@@ -30,6 +30,9 @@ struct ClosureRepo {
     std::filesystem::path primary;
     int priority = 99;  // dnf's: the lower wins over a better version elsewhere
     int cost = 1000;    // dnf's: the lower wins between equal versions
+    // Its modules.yaml (any compression), when it lists one: empty for a repository without
+    // modules.
+    std::filesystem::path modules = {};
 };
 
 struct ClosureRequest {
@@ -62,6 +65,11 @@ struct ClosureRequest {
     // Filled by assign_closure from the repositories' updateinfo: the selected advisories'
     // packages, as closure_nevra gives them.
     std::vector<std::string> advised_nevras;
+    // `modules = NAME:STREAM ...`: the module streams the machines enable, besides each other
+    // module's default stream. As dnf filters modular packages: a module stream's packages are
+    // candidates iff the stream is enabled or its module's default; a package that is not
+    // modular is no candidate when an active stream has a package of its name.
+    std::vector<std::string> modules;
     // --as-of: a package built after this (seconds since the epoch) is no candidate, as if the
     // repositories stood as they did then.
     std::optional<std::int64_t> built_by;
@@ -94,7 +102,8 @@ struct Closure {
 // naming the spec and the repositories searched iff a spec matches nothing, or naming the filter
 // iff the advisories select no package to install, or naming the spec
 // and each unresolvable dependency (libsolv's description of the problem: the package and what
-// nothing provides) iff a package cannot be installed alone, or naming the file and line iff the
+// nothing provides) iff a package cannot be installed alone, or naming the stream iff a stream of
+// `request.modules` is in no modules.yaml or two name one module, or naming the file and line iff the
 // installed base is no NEVRA list; Error{Io} naming the file iff a primary or the installed base
 // cannot be read; Error{Interrupted} iff `stop` is requested between two solves. Packages that
 // install alone but not together are a Closure::left_out warning (with !request.each_alone, an
@@ -135,12 +144,13 @@ Result<ClosureMetadata> assign_closure(Syncer& syncer, std::vector<RepoConfig>& 
 Result<std::vector<ClosureMetadata>> assign_job_closures(std::vector<JobConfig>& jobs,
                                                          std::stop_token stop = {});
 
-// The request of a sync's closure: `packages`, what the machines have and whether they take weak
-// dependencies; from `selection`, the arch (closure_arch), the versions kept
+// The request of a sync's closure: `packages`, what the machines have, whether they take weak
+// dependencies and the module streams they enable; from `selection`, the arch (closure_arch), the versions kept
 // (closure_keep_versions), --as-of and the advisory filter.
 ClosureRequest closure_request(std::vector<std::string> packages,
                                const SelectionOptions& selection, bool weak_dependencies,
-                               std::filesystem::path installed_base);
+                               std::filesystem::path installed_base,
+                               std::vector<std::string> modules = {});
 
 // The versions per name.arch a closure keeps (ClosureRequest::keep_versions): --keep-versions N
 // (-n: 1), or 1 without -n (the closure picks each package's version).

@@ -485,6 +485,11 @@ const std::map<std::string_view, JobBuilder::KeyHandler>& JobBuilder::job_keys()
              job.job_.installed_base = key.value;
              return {};
          }},
+        {"modules",
+         [](JobBuilder& job, const KeyValue& key) -> Problem {
+             job.job_.modules = split_list(key.value);
+             return {};
+         }},
     };
     return keys;
 }
@@ -527,6 +532,9 @@ void JobBuilder::finish(const JobsConfig& jobs) {
     job_.packages.insert(job_.packages.end(), packages_file_.begin(), packages_file_.end());
     if (!job_.installed_base.empty() && !job_.with_dependencies) {
         fail(section_.line, "installed-base", "needs with-dependencies = 1");
+    }
+    if (!job_.modules.empty() && !job_.with_dependencies) {
+        fail(section_.line, "modules", "needs with-dependencies = 1");
     }
     if (job_.with_dependencies) {
         if (job_.packages.empty() && !options.selection.advisories.active()) {

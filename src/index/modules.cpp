@@ -111,6 +111,12 @@ Result<std::vector<ModuleStreamBuild>> parse_modules_file(const std::filesystem:
         if (module == nullptr) {
             continue;
         }
+        ModulemdDefaults* defaults = modulemd_module_get_defaults(module);  // transfer none
+        const std::string default_stream =
+            defaults != nullptr && MODULEMD_IS_DEFAULTS_V1(defaults)
+                ? text_of(modulemd_defaults_v1_get_default_stream(MODULEMD_DEFAULTS_V1(defaults),
+                                                                  nullptr))
+                : std::string();
         GPtrArray* streams = modulemd_module_get_all_streams(module);  // transfer none
         for (guint at = 0; streams != nullptr && at < streams->len; ++at) {
             auto* stream = static_cast<ModulemdModuleStream*>(g_ptr_array_index(streams, at));
@@ -123,6 +129,7 @@ Result<std::vector<ModuleStreamBuild>> parse_modules_file(const std::filesystem:
             build.version = modulemd_module_stream_get_version(stream);
             build.context = text_of(modulemd_module_stream_get_context(stream));
             build.arch = text_of(modulemd_module_stream_get_arch(stream));
+            build.is_default = !default_stream.empty() && build.stream == default_stream;
             const GStrvOwner artifacts(modulemd_module_stream_v2_get_rpm_artifacts_as_strv(
                 MODULEMD_MODULE_STREAM_V2(stream)));
             for (gchar** artifact = artifacts.get(); artifact && *artifact; ++artifact) {

@@ -1,14 +1,17 @@
 // The dependency closure (rpmirror/resolve.hpp), solved by libsolv over primary metadata.
 #include "rpmirror/resolve.hpp"
+#include "rpmirror/index.hpp"
 #include "rpmirror/signature.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <system_error>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -301,7 +304,8 @@ std::vector<Id> versions_of(Pool* pool, Id id) {
     FOR_PROVIDES(candidate, candidates, of->name) {
         const Solvable* solvable = pool_id2solvable(pool, candidate);
         if (solvable->name == of->name && solvable->arch == of->arch &&
-            solvable->repo != pool->installed) {
+            solvable->repo != pool->installed &&
+            pool_installable(pool, const_cast<Solvable*>(solvable))) {
             versions.push_back(candidate);
         }
     }
@@ -377,6 +381,99 @@ std::string repository_names(std::span<const ClosureRepo> repos) {
     return names;
 }
 
+// dnf's modular filtering over the repositories' modules.yaml.
+struct ModularFilter {
+    // Whether any repository has modules: otherwise every package is a candidate.
+    bool active() const { return !modular.empty(); }
+
+    // Whether the package `nevra` (closure_nevra's form) named `name` may be a candidate: a
+    // modular package iff its stream is active; another iff no active stream has a package of
+    // its name.
+    bool candidate(const std::string& nevra, std::string_view name) const {
+        if (modular.contains(nevra)) {
+            return included.contains(nevra);
+        }
+        return !included_names.contains(std::string(name));
+    }
+
+    std::unordered_set<std::string> modular;         // every stream's artifacts
+    std::unordered_set<std::string> included;        // the active streams' artifacts
+    std::unordered_set<std::string> included_names;  // their package names
+};
+
+// The modular filter of `repos` with the streams `enabled` ("name:stream") active besides the
+// default ones. Returns Error{BadInput} naming the stream iff it is malformed, in no
+// repository's modules.yaml, or a second stream of one module; a modules.yaml's error iff one
+// cannot be read.
+Result<ModularFilter> modular_filter(std::span<const ClosureRepo> repos,
+                                     const std::vector<std::string>& enabled) {
+    std::vector<ModuleStreamBuild> builds;
+    for (const ClosureRepo& repo : repos) {
+        if (repo.modules.empty()) {
+            continue;
+        }
+        auto parsed = parse_modules_file(repo.modules, repo.id + ": modules.yaml");
+        if (!parsed) {
+            return tl::unexpected(std::move(parsed.error()));
+        }
+        builds.insert(builds.end(), std::make_move_iterator(parsed->begin()),
+                      std::make_move_iterator(parsed->end()));
+    }
+    std::map<std::string, std::string> active;  // module -> stream
+    for (const ModuleStreamBuild& build : builds) {
+        if (build.is_default) {
+            active[build.name] = build.stream;
+        }
+    }
+    std::map<std::string, std::string> chosen;
+    for (const std::string& spec : enabled) {
+        const std::size_t colon = spec.find(':');
+        if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size() ||
+            spec.find(':', colon + 1) != std::string::npos) {
+            return make_error(ErrorCode::BadInput, "a module stream is NAME:STREAM",
+                              "modules " + spec);
+        }
+        const std::string name = spec.substr(0, colon);
+        const std::string stream = spec.substr(colon + 1);
+        if (const auto [at, inserted] = chosen.emplace(name, stream);
+            !inserted && at->second != stream) {
+            return make_error(ErrorCode::BadInput,
+                              fmt::format("conflicting module streams: {}:{} and {}:{} (a "
+                                          "machine enables one stream of a module)",
+                                          name, at->second, name, stream),
+                              "modules " + spec);
+        }
+        if (std::none_of(builds.begin(), builds.end(), [&](const ModuleStreamBuild& build) {
+                return build.name == name && build.stream == stream;
+            })) {
+            return make_error(ErrorCode::BadInput,
+                              fmt::format("module stream {} is in no modules.yaml of {}", spec,
+                                          repository_names(repos)),
+                              "modules " + spec);
+        }
+        active[name] = stream;
+    }
+    ModularFilter filter;
+    for (const ModuleStreamBuild& build : builds) {
+        const auto at = active.find(build.name);
+        const bool included = at != active.end() && at->second == build.stream;
+        for (const std::string& artifact : build.artifacts) {
+            filter.modular.insert(artifact);
+            if (included) {
+                filter.included.insert(artifact);
+                std::string_view name;
+                std::string evr;
+                std::string_view arch;
+                if (split_nevra(artifact, name, evr, arch)) {
+                    filter.included_names.emplace(name);
+                }
+            }
+        }
+    }
+    return filter;
+}
+
+
 }  // namespace
 
 Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const ClosureRequest& request,
@@ -413,16 +510,26 @@ Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const Closur
         pool_createwhatprovides(pool.get());
     }
 
-    // --as-of: what was built later is no candidate (the base's own packages stay).
+    // What may be a candidate: --as-of leaves out what was built later, modular filtering the
+    // packages of inactive streams and those their active streams replace (the base's own stay).
+    auto modular = modular_filter(repos, request.modules);
+    if (!modular) {
+        return tl::unexpected(std::move(modular.error()));
+    }
     std::optional<ConsideredMap> considered;
-    if (request.built_by) {
+    if (request.built_by || modular->active()) {
         considered.emplace(pool.get());
         map_setall(considered->get());
         for (Id id = 2; id < pool->nsolvables; ++id) {
             Solvable* solvable = pool_id2solvable(pool.get(), id);
-            if (solvable->repo != nullptr && solvable->repo != pool->installed &&
-                solvable_lookup_num(solvable, SOLVABLE_BUILDTIME, 0) >
-                    static_cast<unsigned long long>(*request.built_by)) {
+            if (solvable->repo == nullptr || solvable->repo == pool->installed) {
+                continue;
+            }
+            if ((request.built_by && solvable_lookup_num(solvable, SOLVABLE_BUILDTIME, 0) >
+                                         static_cast<unsigned long long>(*request.built_by)) ||
+                (modular->active() &&
+                 !modular->candidate(nevra_of(pool.get(), id),
+                                     pool_id2str(pool.get(), solvable->name)))) {
                 MAPCLR(considered->get(), id);
             }
         }

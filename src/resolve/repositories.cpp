@@ -21,9 +21,10 @@ namespace rpmirror {
 
 namespace {
 
-// Adds the packages the advisories `request` selects list, from the updateinfo of the fetched
-// repository at `root`, to request.advised_nevras. Returns whether it publishes advisories.
-Result<bool> add_advised_nevras(const std::filesystem::path& root, ClosureRequest& request) {
+// The file of the fetched repository at `root` holding its record `type`, or nullopt iff its
+// repomd.xml lists none.
+Result<std::optional<std::filesystem::path>> record_path(const std::filesystem::path& root,
+                                                         std::string_view type) {
     const std::filesystem::path index = root / "repodata" / "repomd.xml";
     auto text = fs::read_file(index);
     if (!text) {
@@ -33,12 +34,24 @@ Result<bool> add_advised_nevras(const std::filesystem::path& root, ClosureReques
     if (!repomd) {
         return tl::unexpected(std::move(repomd.error()));
     }
-    const RepomdRecord* updateinfo = repomd->find("updateinfo");
-    if (updateinfo == nullptr) {
+    const RepomdRecord* record = repomd->find(type);
+    if (record == nullptr) {
+        return std::nullopt;
+    }
+    return root / record->location_href;
+}
+
+// Adds the packages the advisories `request` selects list, from the updateinfo of the fetched
+// repository at `root`, to request.advised_nevras. Returns whether it publishes advisories.
+Result<bool> add_advised_nevras(const std::filesystem::path& root, ClosureRequest& request) {
+    auto updateinfo = record_path(root, "updateinfo");
+    if (!updateinfo) {
+        return tl::unexpected(std::move(updateinfo.error()));
+    }
+    if (!*updateinfo) {
         return false;  // a repository of dependencies only
     }
-    auto advisories =
-        parse_updateinfo_file(root / updateinfo->location_href, updateinfo->location_href);
+    auto advisories = parse_updateinfo_file(**updateinfo, (*updateinfo)->filename().string());
     if (!advisories) {
         return tl::unexpected(std::move(advisories.error()));
     }
@@ -83,7 +96,13 @@ Result<ClosureMetadata> assign_closure(Syncer& syncer, std::vector<RepoConfig>& 
             }
             advised = advised || *published;
         }
-        sources.push_back({repo.id, plain, repo.priority, repo.cost});
+        auto modules = record_path(metadata->root(), "modules");
+        if (!modules) {
+            Error error = std::move(modules.error());
+            error.message = "--with-dependencies: " + error.message;
+            return tl::unexpected(std::move(error));
+        }
+        sources.push_back({repo.id, plain, repo.priority, repo.cost, modules->value_or("")});
         fetched.push_back(std::move(*metadata));
     }
     if (request.advisories.active() && !advised) {
@@ -116,14 +135,16 @@ Result<std::vector<ClosureMetadata>> assign_job_closures(std::vector<JobConfig>&
         if (!job.with_dependencies) {
             continue;
         }
-        ClosureRequest request = closure_request(job.packages, job.options.selection,
-                                                 job.weak_dependencies, job.installed_base);
+        ClosureRequest request =
+            closure_request(job.packages, job.options.selection, job.weak_dependencies,
+                            job.installed_base, job.modules);
         const auto same = [&request](const auto& group) {
             return group.first.packages == request.packages && group.first.arch == request.arch &&
                    group.first.weak_dependencies == request.weak_dependencies &&
                    group.first.installed_base == request.installed_base &&
                    group.first.keep_versions == request.keep_versions &&
                    group.first.built_by == request.built_by &&
+                   group.first.modules == request.modules &&
                    group.first.advisories.types == request.advisories.types &&
                    group.first.advisories.ids == request.advisories.ids &&
                    group.first.advisories.severities == request.advisories.severities;
@@ -160,8 +181,10 @@ Result<std::vector<ClosureMetadata>> assign_job_closures(std::vector<JobConfig>&
 
 ClosureRequest closure_request(std::vector<std::string> packages,
                                const SelectionOptions& selection, bool weak_dependencies,
-                               std::filesystem::path installed_base) {
+                               std::filesystem::path installed_base,
+                               std::vector<std::string> modules) {
     ClosureRequest request;
+    request.modules = std::move(modules);
     request.packages = std::move(packages);
     request.arch = closure_arch(selection.arches);
     request.weak_dependencies = weak_dependencies;

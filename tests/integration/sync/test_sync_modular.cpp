@@ -38,8 +38,9 @@ class SyncModular : public SyncFixture {
     }
 
     CommandResult dnf(const std::string& url, const std::vector<std::string>& args) {
-        std::vector<std::string> argv =
-            isolated_dnf(tmp_ / ("dnf-state-" + std::to_string(++dnf_runs_)));
+        const fs::path work = tmp_ / ("dnf-state-" + std::to_string(++dnf_runs_));
+        fs::create_directories(work / "log");
+        std::vector<std::string> argv = isolated_dnf(work);
         argv.push_back("--repofrompath=modular," + url);
         argv.push_back("--repo=modular");
         argv.insert(argv.end(), args.begin(), args.end());
@@ -96,6 +97,83 @@ const Names kNewestByDnf{
     "nodejs-8.0.0-1.module_c.x86_64.rpm",  // the other stream
     "plain-2.0-1.x86_64.rpm",
 };
+
+// --with-dependencies filters modular packages as dnf does: a module's default stream (or the one
+// --modules enables) gives its packages, which replace the non-modular ones of their names; other
+// streams' packages are no candidates. dnf itself, on an empty installroot, is the oracle.
+TEST_F(SyncModular, TheClosureChoosesModularPackagesAsDnfDoes) {
+    // The machines' platform, which the streams require (an empty installroot has none).
+    const std::string kPlatform = "--setopt=module_platform_id=platform:f29";
+    NginxServer& server = serve(upstream());
+    const Names wanted{"nodejs", "labirinto", "plain"};
+    const auto rpms = [](const fs::path& dir) {
+        Names names;
+        for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+            if (entry.path().extension() == ".rpm") {
+                names.push_back(entry.path().filename().string());
+            }
+        }
+        std::sort(names.begin(), names.end());
+        return names;
+    };
+    for (const std::string& modules : {std::string(), std::string("nodejs:8")}) {
+        const fs::path root = tmp_ / ("root-" + std::to_string(++dnf_runs_));
+        if (!modules.empty()) {
+            const CommandResult enabled =
+                dnf(server.url("/"), {"--installroot", root.string(), "--forcearch=x86_64",
+                                      kPlatform, "module", "enable", modules});
+            ASSERT_EQ(enabled.exit_code, 0) << enabled.out << enabled.err;
+        }
+        std::vector<std::string> download{"--installroot", root.string(), "--forcearch=x86_64",
+                                          kPlatform, "download", "--url", "--resolve",
+                                          "--alldeps"};
+        download.insert(download.end(), wanted.begin(), wanted.end());
+        const CommandResult by_dnf = dnf(server.url("/"), download);
+        ASSERT_EQ(by_dnf.exit_code, 0) << by_dnf.out << by_dnf.err;
+        Names expected;
+        for (const std::string& url : lines_of(by_dnf.out)) {
+            expected.push_back(url.substr(url.rfind('/') + 1));
+        }
+        std::sort(expected.begin(), expected.end());
+        EXPECT_EQ(expected.size(), 3U) << by_dnf.out;
+
+        const fs::path mirror = tmp_ / ("mirror-" + std::to_string(dnf_runs_));
+        std::vector<std::string> args{"--repofrompath", "modular," + server.url("/"),
+                                      "--repo",         "modular",
+                                      "-p",             mirror.string(),
+                                      "-a",             "x86_64",
+                                      "--packages",     "nodejs,labirinto,plain",
+                                      "--with-dependencies", "--download-metadata"};
+        if (!modules.empty()) {
+            args.insert(args.end(), {"--modules", modules});
+        }
+        const CommandResult by_rpmirror = sync(args);
+        ASSERT_EQ(by_rpmirror.exit_code, 0) << by_rpmirror.out << by_rpmirror.err;
+        EXPECT_EQ(rpms(mirror), expected) << "--modules '" << modules << "'";
+        // The published modules.yaml keeps the streams whose packages are mirrored.
+        const Names streams = stream_builds(modules_file(mirror / "modular"));
+        EXPECT_FALSE(streams.empty());
+        for (const std::string& build : streams) {
+            EXPECT_TRUE(build.starts_with(modules.empty() ? "nodejs:5:" : "nodejs:8:")) << build;
+        }
+    }
+
+    // A stream no modules.yaml has, two streams of one module: errors naming them, nothing
+    // published.
+    for (const auto& [modules, message] : std::vector<std::pair<std::string, std::string>>{
+             {"nodejs:9", "module stream nodejs:9 is in no modules.yaml of modular"},
+             {"nodejs:5,nodejs:8", "conflicting module streams: nodejs:5 and nodejs:8"},
+             {"nodejs", "a module stream is NAME:STREAM"}}) {
+        const fs::path mirror = tmp_ / "refused";
+        const CommandResult refused =
+            sync({"--repofrompath", "modular," + server.url("/"), "--repo", "modular", "-p",
+                  mirror.string(), "--packages", "nodejs", "--with-dependencies", "--modules",
+                  modules});
+        EXPECT_EQ(refused.exit_code, 1) << modules << refused.out << refused.err;
+        EXPECT_NE(refused.err.find(message), std::string::npos) << refused.err;
+        EXPECT_FALSE(fs::exists(mirror / "modular" / "repodata")) << modules;
+    }
+}
 
 struct ModularCase {
     std::string name;
