@@ -475,6 +475,7 @@ TEST_F(SyncClosure, AJobsClosureKeysAreCheckedWhenTheFileIsRead) {
     refused("packages-file = " + (tmp_ / "absent").string() + "\n", "absent");
     refused("packages = SuperRipper\ninstalled-base = /\n",
             "installed-base: needs with-dependencies = 1");
+    refused("packages = SuperRipper\nmodules = nodejs:8\n", "modules: needs with-dependencies = 1");
     refused("packages = SuperRipper\nwith-dependencies = 1\ninstalled-base = " +
                 (tmp_ / "no-base").string() + "\n",
             "neither an installroot");
