@@ -199,9 +199,34 @@ int select_packages(const SyncArgs& args, const SyncOptions& options,
     const ClosureRequest request =
         closure_request(std::move(specs), options.selection, !args.no_weak_dependencies,
                         args.installed_base, split_option_list(args.modules));
+    // --closure-repos: solved over, not mirrored.
+    std::vector<RepoConfig> closure_only;
+    if (!args.closure_repos.empty()) {
+        SyncArgs only = args;
+        only.repo_patterns = split_option_list(args.closure_repos);
+        only.enablerepo.clear();
+        only.disablerepo.clear();
+        auto loaded = load_repos(only);
+        if (!loaded) {
+            Error error = std::move(loaded.error());
+            error.subject = "--closure-repos";  // not the --repo it was loaded as
+            print_error(error);
+            return kExitUsage;
+        }
+        for (const std::string& id : only.repo_patterns) {
+            if (std::none_of(loaded->begin(), loaded->end(),
+                             [&id](const RepoConfig& repo) { return repo.id == id; })) {
+                print_error(Error{ErrorCode::BadInput,
+                                  fmt::format("no repository '{}' in dnf's configuration", id),
+                                  "--closure-repos", 0});
+                return kExitUsage;
+            }
+        }
+        closure_only = std::move(*loaded);
+    }
     Syncer syncer;  // per repository, the options the sync itself fetches with
     SignalStopper stopper;
-    auto assigned = assign_closure(syncer, repos, request, stopper.token());
+    auto assigned = assign_closure(syncer, repos, request, stopper.token(), closure_only);
     if (!assigned) {
         print_error(assigned.error());
         return stopper.exit_code() != 0 ? stopper.exit_code() : kExitFailure;
@@ -582,6 +607,10 @@ Command add_sync_command(CLI::App& parent) {
     app->add_option("--modules", args->modules,
                     "with --with-dependencies: the module streams the machines enable "
                     "(NAME:STREAM, comma lists), besides every other module's default stream")
+        ->needs(with_dependencies);
+    app->add_option("--closure-repos", args->closure_repos,
+                    "with --with-dependencies: repositories of dnf's configuration the closure "
+                    "may take dependencies from without mirroring them (IDs, comma lists)")
         ->needs(with_dependencies);
     app->add_flag("-g,--gpgcheck", args->gpgcheck,
                   "remove packages that fail the signature check (repositories with gpgcheck=1)");

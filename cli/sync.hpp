@@ -74,6 +74,7 @@ struct SyncArgs {
     bool no_weak_dependencies = false;  // --no-weak-dependencies
     std::string installed_base;         // --installed-base PATH
     std::vector<std::string> modules;   // --modules NAME:STREAM (repeatable, comma lists)
+    std::vector<std::string> closure_repos;  // --closure-repos ID (repeatable, comma lists)
     bool gpgcheck = false;
     std::string gpgcheck_keys = "rpmdb";
     unsigned parallel = 0;

@@ -18,7 +18,7 @@ _rpmirror_sync_opts="-h --help --repo --repoid --enablerepo --disablerepo --nogp
   --norepopath --metadata-path --download-metadata --upstream-metadata --sign-key --delete
   -n --newest-only --keep-versions -a --arch --source --remote-time -m --downloadcomps
   --safe-write-path --upstream-layout --mirror-url --keep-releases --flatten-hrefs --treeinfo --skip-bad-images --dedupe --dedupe-dir -u --urls --min-buildtime --advisories --advisory-severity --as-of -g --gpgcheck
-  --packages --packages-file --with-dependencies --no-weak-dependencies --installed-base --modules
+  --packages --packages-file --with-dependencies --no-weak-dependencies --installed-base --modules --closure-repos
   --gpgcheck-keys -j --parallel -q --quiet -v --verbose --no-cache --zchunk --connections-per-file --segment-min-size --json $_rpmirror_state_opts --snapshot --keep-snapshots
   --snapshot-dir --config-file --job --parallel-jobs --max-per-host --shard --metrics-file --on-change
   --s3-endpoint --s3-region --s3-profile --s3-addressing --s3-spool-dir --s3-spool-size --s3-parallel

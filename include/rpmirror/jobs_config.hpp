@@ -61,6 +61,9 @@ struct JobConfig {
     std::filesystem::path installed_base;
     // `modules = NAME:STREAM ...`: the module streams the machines enable (ClosureRequest::modules).
     std::vector<std::string> modules;
+    // `closure-repos = ID ...`: repositories of dnf's configuration the closure may take
+    // dependencies from without mirroring them (assign_closure's closure_only).
+    std::vector<RepoConfig> closure_repos;
     // Each a complete "FILE:LINE: job 'NAME': KEY: what is wrong". Not empty: the job fails
     // without running.
     std::vector<std::string> errors;

@@ -132,9 +132,12 @@ class ClosureMetadata {
 // empty one for a repository that contributes nothing) and the fetched records as
 // RepoConfig::record_sources (the sync copies them instead of downloading them again). Returns
 // what was fetched, to keep until the syncs end; or the fetch's error naming the repository, or
-// resolve_closure's, and nothing is changed then.
+// resolve_closure's, and nothing is changed then. `closure_only` (closure-repos) are solved over
+// too, after `repos`, but not mirrored: what the closure takes from them is only counted, in
+// ClosureMetadata::left_out.
 Result<ClosureMetadata> assign_closure(Syncer& syncer, std::vector<RepoConfig>& repos,
-                                       const ClosureRequest& request, std::stop_token stop = {});
+                                       const ClosureRequest& request, std::stop_token stop = {},
+                                       std::span<const RepoConfig> closure_only = {});
 
 // Job mode: the jobs of `jobs` with with-dependencies, grouped by the same packages, weak
 // dependencies and architecture (all of them when [main] gives those keys), each group solved

@@ -159,6 +159,14 @@ JobConfig JobBuilder::build(const JobsConfig& jobs, const MainSection& main,
             }
         }
     }
+    for (const std::string& id : closure_repo_ids_) {
+        auto repo = dnf.find(id, warnings_);
+        if (repo) {
+            job_.closure_repos.push_back(std::move(*repo));
+        } else {
+            fail_at(closure_repos_file_, closure_repos_line_, "closure-repos", repo.error());
+        }
+    }
     finish(jobs);
     return std::move(job_);
 }
@@ -490,6 +498,13 @@ const std::map<std::string_view, JobBuilder::KeyHandler>& JobBuilder::job_keys()
              job.job_.modules = split_list(key.value);
              return {};
          }},
+        {"closure_repos",
+         [](JobBuilder& job, const KeyValue& key) -> Problem {
+             job.closure_repo_ids_ = split_list(key.value);
+             job.closure_repos_line_ = key.entry.line;
+             job.closure_repos_file_ = key.file;
+             return {};
+         }},
     };
     return keys;
 }
@@ -535,6 +550,10 @@ void JobBuilder::finish(const JobsConfig& jobs) {
     }
     if (!job_.modules.empty() && !job_.with_dependencies) {
         fail(section_.line, "modules", "needs with-dependencies = 1");
+    }
+    if (!closure_repo_ids_.empty() && !job_.with_dependencies) {
+        fail_at(closure_repos_file_, closure_repos_line_, "closure-repos",
+                "needs with-dependencies = 1");
     }
     if (job_.with_dependencies) {
         if (job_.packages.empty() && !options.selection.advisories.active()) {

@@ -151,6 +151,10 @@ class JobBuilder {
     // value clears it): JobConfig::packages is their union.
     std::vector<std::string> packages_key_;
     std::vector<std::string> packages_file_;
+    // `closure-repos = ID ...` (dnf's repository ids, resolved at the end of build()) and its line.
+    std::vector<std::string> closure_repo_ids_;
+    std::size_t closure_repos_line_ = 0;
+    std::string closure_repos_file_;
     std::optional<bool> gpgcheck_;
     // Where s3-spool-size or s3-part-size was last set (the spool must hold a part).
     std::optional<std::pair<ConfigLocation, std::string>> sizes_at_;  // and the key

@@ -21,6 +21,14 @@ namespace rpmirror {
 
 namespace {
 
+std::vector<std::string> repo_ids(const std::vector<RepoConfig>& repos) {
+    std::vector<std::string> ids;
+    for (const RepoConfig& repo : repos) {
+        ids.push_back(repo.id);
+    }
+    return ids;
+}
+
 // The file of the fetched repository at `root` holding its record `type`, or nullopt iff its
 // repomd.xml lists none.
 Result<std::optional<std::filesystem::path>> record_path(const std::filesystem::path& root,
@@ -67,12 +75,25 @@ Result<bool> add_advised_nevras(const std::filesystem::path& root, ClosureReques
 }  // namespace
 
 Result<ClosureMetadata> assign_closure(Syncer& syncer, std::vector<RepoConfig>& repos,
-                                       const ClosureRequest& given, std::stop_token stop) {
+                                       const ClosureRequest& given, std::stop_token stop,
+                                       std::span<const RepoConfig> closure_only) {
     ClosureRequest request = given;
     std::vector<RemoteMetadata> fetched;
     std::vector<ClosureRepo> sources;
     bool advised = false;  // a repository publishes advisories
+    std::vector<const RepoConfig*> all;  // the mirrored repositories, then the closure-only ones
     for (const RepoConfig& repo : repos) {
+        all.push_back(&repo);
+    }
+    for (const RepoConfig& repo : closure_only) {
+        if (std::none_of(repos.begin(), repos.end(),
+                         [&repo](const RepoConfig& mirrored) { return mirrored.id == repo.id; })) {
+            all.push_back(&repo);
+        }
+    }
+    for (std::size_t at = 0; at < all.size(); ++at) {
+        const RepoConfig& repo = *all[at];
+        const bool mirrored = at < repos.size();
         auto metadata = RemoteMetadata::fetch(syncer, repo, stop);
         if (!metadata) {
             Error error = std::move(metadata.error());
@@ -87,7 +108,7 @@ Result<ClosureMetadata> assign_closure(Syncer& syncer, std::vector<RepoConfig>& 
             error.message = "--with-dependencies: " + error.message;
             return tl::unexpected(std::move(error));
         }
-        if (request.advisories.active()) {
+        if (request.advisories.active() && mirrored) {
             auto published = add_advised_nevras(metadata->root(), request);
             if (!published) {
                 Error error = std::move(published.error());
@@ -124,6 +145,14 @@ Result<ClosureMetadata> assign_closure(Syncer& syncer, std::vector<RepoConfig>& 
         repos[index].closure = std::vector<std::string>(share.begin(), share.end());
         repos[index].record_sources.push_back(fetched[index].root() / "repodata");
     }
+    for (std::size_t index = repos.size(); index < all.size(); ++index) {
+        if (const std::size_t taken = closure->shares[all[index]->id].size(); taken > 0) {
+            closure->left_out.push_back(
+                fmt::format("{} package(s) the closure needs come from {}, which this run does "
+                            "not mirror (closure-repos)",
+                            taken, all[index]->id));
+        }
+    }
     return ClosureMetadata(std::move(fetched), std::move(closure->left_out));
 }
 
@@ -149,7 +178,12 @@ Result<std::vector<ClosureMetadata>> assign_job_closures(std::vector<JobConfig>&
                    group.first.advisories.ids == request.advisories.ids &&
                    group.first.advisories.severities == request.advisories.severities;
         };
-        if (auto found = std::find_if(groups.begin(), groups.end(), same); found != groups.end()) {
+        const auto found_group = [&](const auto& group) {
+            return same(group) && repo_ids(group.second.front()->closure_repos) ==
+                                      repo_ids(job.closure_repos);
+        };
+        if (auto found = std::find_if(groups.begin(), groups.end(), found_group);
+            found != groups.end()) {
             found->second.push_back(&job);
         } else {
             groups.emplace_back(std::move(request), std::vector<JobConfig*>{&job});
@@ -164,7 +198,8 @@ Result<std::vector<ClosureMetadata>> assign_job_closures(std::vector<JobConfig>&
             names += (names.empty() ? "" : ", ") + job->name;
         }
         Syncer syncer;
-        auto assigned = assign_closure(syncer, repos, request, stop);
+        auto assigned =
+            assign_closure(syncer, repos, request, stop, members.front()->closure_repos);
         if (!assigned) {
             Error error = std::move(assigned.error());
             error.message = fmt::format("job(s) {}: {}", names, error.message);

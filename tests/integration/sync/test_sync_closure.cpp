@@ -335,6 +335,58 @@ TEST_F(SyncClosure, AnInstalledPackageNoRepositoryHasProvidesWhatItProvides) {
     }
 }
 
+// --closure-repos: dependencies may come from a repository the run does not mirror (the machines
+// get it elsewhere); the mirrored one holds exactly its share, as when both are mirrored.
+TEST_F(SyncClosure, ClosureReposGiveDependenciesWithoutBeingMirrored) {
+    std::vector<std::string> args = repositories({"dnf-ci-fedora", "dnf-ci-thirdparty-updates"});
+    const std::vector<std::string> closure{"--packages", "CQRlib-extension", "-a", "x86_64",
+                                           "--with-dependencies"};
+    std::vector<std::string> both = args;
+    both.insert(both.end(), {"-p", (tmp_ / "both").string()});
+    both.insert(both.end(), closure.begin(), closure.end());
+    const CommandResult whole = sync(both);
+    ASSERT_EQ(whole.exit_code, 0) << whole.out << whole.err;
+    const std::set<std::string> fedora_share = rpms_under(tmp_ / "both" / "dnf-ci-fedora");
+    const std::set<std::string> updates_share =
+        rpms_under(tmp_ / "both" / "dnf-ci-thirdparty-updates");
+    ASSERT_FALSE(fedora_share.empty());
+    ASSERT_FALSE(updates_share.empty());
+
+    // fedora defined (--repofrompath) but not mirrored: only a closure repository.
+    const auto selected = std::find(args.begin(), args.end(), "dnf-ci-fedora");
+    ASSERT_NE(selected, args.end());
+    std::vector<std::string> only = args;
+    only.erase(only.begin() + (selected - args.begin()) - 1,
+               only.begin() + (selected - args.begin()) + 1);  // its "--repo dnf-ci-fedora"
+    only.insert(only.end(), {"-p", (tmp_ / "only").string(), "--closure-repos", "dnf-ci-fedora"});
+    only.insert(only.end(), closure.begin(), closure.end());
+    const CommandResult partial = sync(only);
+    ASSERT_EQ(partial.exit_code, 0) << partial.out << partial.err;
+    EXPECT_EQ(rpms_under(tmp_ / "only" / "dnf-ci-thirdparty-updates"), updates_share);
+    EXPECT_FALSE(fs::exists(tmp_ / "only" / "dnf-ci-fedora"));
+    EXPECT_NE(partial.err.find(std::to_string(fedora_share.size()) +
+                               " package(s) the closure needs come from dnf-ci-fedora"),
+              std::string::npos)
+        << partial.err;
+
+    // An unknown repository, or without --with-dependencies: usage errors, nothing written.
+    std::vector<std::string> unknown = args;
+    unknown.insert(unknown.end(), {"-p", (tmp_ / "unknown").string(), "--closure-repos",
+                                   "no-such-repo"});
+    unknown.insert(unknown.end(), closure.begin(), closure.end());
+    const CommandResult refused = sync(unknown);
+    EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
+    EXPECT_NE(refused.err.find("--closure-repos"), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find("'no-such-repo'"), std::string::npos) << refused.err;
+    EXPECT_FALSE(fs::exists(tmp_ / "unknown"));
+    std::vector<std::string> alone = args;
+    alone.insert(alone.end(), {"-p", (tmp_ / "alone").string(), "--closure-repos", "dnf-ci-fedora"});
+    const CommandResult needs = sync(alone);
+    EXPECT_EQ(needs.exit_code, 2) << needs.out << needs.err;
+    EXPECT_NE(needs.err.find("--with-dependencies"), std::string::npos) << needs.err;
+    EXPECT_FALSE(fs::exists(tmp_ / "alone"));
+}
+
 TEST_F(SyncClosure, RichAndWeakDependenciesAsDnfSolvesThem) {
     std::vector<std::string> args = repositories({"dnf-ci-rich"});
     const fs::path mirror = tmp_ / "mirror";
@@ -476,6 +528,9 @@ TEST_F(SyncClosure, AJobsClosureKeysAreCheckedWhenTheFileIsRead) {
     refused("packages = SuperRipper\ninstalled-base = /\n",
             "installed-base: needs with-dependencies = 1");
     refused("packages = SuperRipper\nmodules = nodejs:8\n", "modules: needs with-dependencies = 1");
+    refused("packages = SuperRipper\nwith-dependencies = 1\nclosure-repos = no-such-repo\n",
+            "closure-repos: ");
+    refused("packages = SuperRipper\nclosure-repos = no-such-repo\n", "closure-repos: ");
     refused("packages = SuperRipper\nwith-dependencies = 1\ninstalled-base = " +
                 (tmp_ / "no-base").string() + "\n",
             "neither an installroot");
