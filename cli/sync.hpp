@@ -68,12 +68,12 @@ struct SyncArgs {
     std::vector<std::string> advisories;
     std::vector<std::string> advisory_severities;
     std::string as_of;
-    std::vector<std::string> packages;  // --packages SPEC (repeatable, comma lists)
-    std::string packages_file;          // --packages-file FILE
-    bool with_dependencies = false;     // --with-dependencies
-    bool no_weak_dependencies = false;  // --no-weak-dependencies
-    std::string installed_base;         // --installed-base PATH
-    std::vector<std::string> modules;   // --modules NAME:STREAM (repeatable, comma lists)
+    std::vector<std::string> packages;       // --packages SPEC (repeatable, comma lists)
+    std::string packages_file;               // --packages-file FILE
+    bool with_dependencies = false;          // --with-dependencies
+    bool no_weak_dependencies = false;       // --no-weak-dependencies
+    std::string installed_base;              // --installed-base PATH
+    std::vector<std::string> modules;        // --modules NAME:STREAM (repeatable, comma lists)
     std::vector<std::string> closure_repos;  // --closure-repos ID (repeatable, comma lists)
     bool gpgcheck = false;
     std::string gpgcheck_keys = "rpmdb";

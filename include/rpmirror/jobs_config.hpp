@@ -59,7 +59,8 @@ struct JobConfig {
     bool weak_dependencies = true;  // `weak-dependencies = 0`: no Recommends or Supplements
     // `installed-base = PATH`: what the machines already have (ClosureRequest::installed_base).
     std::filesystem::path installed_base;
-    // `modules = NAME:STREAM ...`: the module streams the machines enable (ClosureRequest::modules).
+    // `modules = NAME:STREAM ...`: the module streams the machines enable
+    // (ClosureRequest::modules).
     std::vector<std::string> modules;
     // `closure-repos = ID ...`: repositories of dnf's configuration the closure may take
     // dependencies from without mirroring them (assign_closure's closure_only).

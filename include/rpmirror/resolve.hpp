@@ -103,9 +103,9 @@ struct Closure {
 // iff the advisories select no package to install, or naming the spec
 // and each unresolvable dependency (libsolv's description of the problem: the package and what
 // nothing provides) iff a package cannot be installed alone, or naming the stream iff a stream of
-// `request.modules` is in no modules.yaml or two name one module, or naming the file and line iff the
-// installed base is no NEVRA list; Error{Io} naming the file iff a primary or the installed base
-// cannot be read; Error{Interrupted} iff `stop` is requested between two solves. Packages that
+// `request.modules` is in no modules.yaml or two name one module, or naming the file and line iff
+// the installed base is no NEVRA list; Error{Io} naming the file iff a primary or the installed
+// base cannot be read; Error{Interrupted} iff `stop` is requested between two solves. Packages that
 // install alone but not together are a Closure::left_out warning (with !request.each_alone, an
 // error naming libsolv's problems).
 Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const ClosureRequest& request,
@@ -148,11 +148,10 @@ Result<std::vector<ClosureMetadata>> assign_job_closures(std::vector<JobConfig>&
                                                          std::stop_token stop = {});
 
 // The request of a sync's closure: `packages`, what the machines have, whether they take weak
-// dependencies and the module streams they enable; from `selection`, the arch (closure_arch), the versions kept
-// (closure_keep_versions), --as-of and the advisory filter.
-ClosureRequest closure_request(std::vector<std::string> packages,
-                               const SelectionOptions& selection, bool weak_dependencies,
-                               std::filesystem::path installed_base,
+// dependencies and the module streams they enable; from `selection`, the arch (closure_arch), the
+// versions kept (closure_keep_versions), --as-of and the advisory filter.
+ClosureRequest closure_request(std::vector<std::string> packages, const SelectionOptions& selection,
+                               bool weak_dependencies, std::filesystem::path installed_base,
                                std::vector<std::string> modules = {});
 
 // The versions per name.arch a closure keeps (ClosureRequest::keep_versions): --keep-versions N

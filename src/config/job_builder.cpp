@@ -557,8 +557,7 @@ void JobBuilder::finish(const JobsConfig& jobs) {
     }
     if (job_.with_dependencies) {
         if (job_.packages.empty() && !options.selection.advisories.active()) {
-            fail(section_.line, "with-dependencies",
-                 "needs packages, packages-file or advisories");
+            fail(section_.line, "with-dependencies", "needs packages, packages-file or advisories");
         } else if (auto closure = check_closure_options(options); !closure) {
             fail(section_.line, "with-dependencies",
                  closure.error().subject + " " + closure.error().message);

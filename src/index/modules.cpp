@@ -112,11 +112,10 @@ Result<std::vector<ModuleStreamBuild>> parse_modules_file(const std::filesystem:
             continue;
         }
         ModulemdDefaults* defaults = modulemd_module_get_defaults(module);  // transfer none
-        const std::string default_stream =
-            defaults != nullptr && MODULEMD_IS_DEFAULTS_V1(defaults)
-                ? text_of(modulemd_defaults_v1_get_default_stream(MODULEMD_DEFAULTS_V1(defaults),
-                                                                  nullptr))
-                : std::string();
+        const std::string default_stream = defaults != nullptr && MODULEMD_IS_DEFAULTS_V1(defaults)
+                                               ? text_of(modulemd_defaults_v1_get_default_stream(
+                                                     MODULEMD_DEFAULTS_V1(defaults), nullptr))
+                                               : std::string();
         GPtrArray* streams = modulemd_module_get_all_streams(module);  // transfer none
         for (guint at = 0; streams != nullptr && at < streams->len; ++at) {
             auto* stream = static_cast<ModulemdModuleStream*>(g_ptr_array_index(streams, at));

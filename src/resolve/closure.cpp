@@ -1,6 +1,6 @@
 // The dependency closure (rpmirror/resolve.hpp), solved by libsolv over primary metadata.
-#include "rpmirror/resolve.hpp"
 #include "rpmirror/index.hpp"
+#include "rpmirror/resolve.hpp"
 #include "rpmirror/signature.hpp"
 
 #include <algorithm>
@@ -473,7 +473,6 @@ Result<ModularFilter> modular_filter(std::span<const ClosureRepo> repos,
     return filter;
 }
 
-
 }  // namespace
 
 Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const ClosureRequest& request,
@@ -587,8 +586,10 @@ Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const Closur
             listed.arch = std::string(arch);
             const Id id = find_listed(pool.get(), listed);
             if (id != 0 && pool_installable(pool.get(), pool_id2solvable(pool.get(), id)) &&
-                (request.packages.empty() || spec_selects.contains(id)) && roots.insert(id).second) {
-                per_spec.push_back({nevra_of(pool.get(), id), SOLVER_INSTALL | SOLVER_SOLVABLE, id});
+                (request.packages.empty() || spec_selects.contains(id)) &&
+                roots.insert(id).second) {
+                per_spec.push_back(
+                    {nevra_of(pool.get(), id), SOLVER_INSTALL | SOLVER_SOLVABLE, id});
             }
         }
         if (per_spec.empty()) {
@@ -640,11 +641,11 @@ Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const Closur
                               fmt::format("{} package spec(s)", request.packages.size()));
         }
         if (!installed && per_spec.size() == 1) {
-            return make_error(ErrorCode::BadInput,
-                              fmt::format("package '{}' cannot be installed from {}: {}",
-                                          per_spec.front().spec, repository_names(repos),
-                                          installed.error()),
-                              std::string(per_spec.front().spec));
+            return make_error(
+                ErrorCode::BadInput,
+                fmt::format("package '{}' cannot be installed from {}: {}", per_spec.front().spec,
+                            repository_names(repos), installed.error()),
+                std::string(per_spec.front().spec));
         }
         if (!installed) {
             closure.left_out.push_back(fmt::format(

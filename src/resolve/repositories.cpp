@@ -80,7 +80,7 @@ Result<ClosureMetadata> assign_closure(Syncer& syncer, std::vector<RepoConfig>& 
     ClosureRequest request = given;
     std::vector<RemoteMetadata> fetched;
     std::vector<ClosureRepo> sources;
-    bool advised = false;  // a repository publishes advisories
+    bool advised = false;                // a repository publishes advisories
     std::vector<const RepoConfig*> all;  // the mirrored repositories, then the closure-only ones
     for (const RepoConfig& repo : repos) {
         all.push_back(&repo);
@@ -179,8 +179,8 @@ Result<std::vector<ClosureMetadata>> assign_job_closures(std::vector<JobConfig>&
                    group.first.advisories.severities == request.advisories.severities;
         };
         const auto found_group = [&](const auto& group) {
-            return same(group) && repo_ids(group.second.front()->closure_repos) ==
-                                      repo_ids(job.closure_repos);
+            return same(group) &&
+                   repo_ids(group.second.front()->closure_repos) == repo_ids(job.closure_repos);
         };
         if (auto found = std::find_if(groups.begin(), groups.end(), found_group);
             found != groups.end()) {
@@ -214,9 +214,8 @@ Result<std::vector<ClosureMetadata>> assign_job_closures(std::vector<JobConfig>&
     return fetched;
 }
 
-ClosureRequest closure_request(std::vector<std::string> packages,
-                               const SelectionOptions& selection, bool weak_dependencies,
-                               std::filesystem::path installed_base,
+ClosureRequest closure_request(std::vector<std::string> packages, const SelectionOptions& selection,
+                               bool weak_dependencies, std::filesystem::path installed_base,
                                std::vector<std::string> modules) {
     ClosureRequest request;
     request.modules = std::move(modules);

@@ -319,9 +319,9 @@ TEST_F(SyncAdvisories, AdvisoriesWithDependenciesMirrorTheFixesAndWhatTheyNeed) 
     const fs::path plain = tmp_ / "plain";
     fs::copy(test_repo("index-repo"), plain, fs::copy_options::recursive);
     const NginxServer& other = serve(plain);
-    const CommandResult run = mirror({"--repofrompath", "plain," + other.url("/"), "--repo",
-                                      "plain", "--advisories", "security", "-a", "x86_64",
-                                      "--with-dependencies"});
+    const CommandResult run =
+        mirror({"--repofrompath", "plain," + other.url("/"), "--repo", "plain", "--advisories",
+                "security", "-a", "x86_64", "--with-dependencies"});
     ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
     EXPECT_EQ(mirrored(), (std::set<std::string>{"rpmirror-idx-multi-1.9-1.x86_64.rpm",
                                                  "rpmirror-idx-multi-1.10-1.x86_64.rpm",
@@ -335,9 +335,9 @@ TEST_F(SyncAdvisories, AdvisoriesWithDependenciesMirrorTheFixesAndWhatTheyNeed) 
     EXPECT_EQ(installed(root), (std::vector<std::string>{"rpmirror-idx-epoch-1:1.0-1.x86_64",
                                                          "rpmirror-idx-multi-1.10-1.x86_64"}));
     // No repository publishing advisories: an error naming them, nothing published.
-    const CommandResult none = sync({"--repofrompath", "plain," + other.url("/"), "--repo",
-                                     "plain", "-p", (tmp_ / "none").string(), "--advisories",
-                                     "security", "--with-dependencies"});
+    const CommandResult none =
+        sync({"--repofrompath", "plain," + other.url("/"), "--repo", "plain", "-p",
+              (tmp_ / "none").string(), "--advisories", "security", "--with-dependencies"});
     EXPECT_EQ(none.exit_code, 1) << none.out << none.err;
     EXPECT_NE(none.err.find("publishes advisories"), std::string::npos) << none.err;
     EXPECT_FALSE(fs::exists(tmp_ / "none" / "plain" / "repodata"));

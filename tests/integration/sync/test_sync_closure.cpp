@@ -290,13 +290,13 @@ TEST_F(SyncClosure, AnInstalledPackageNoRepositoryHasProvidesWhatItProvides) {
     if (::geteuid() != 0) {
         GTEST_SKIP() << "needs root: rpm installs the base into an installroot";
     }
-    const auto build = [&](const std::string& name, const std::string& tags,
-                           const fs::path& into) {
+    const auto build = [&](const std::string& name, const std::string& tags, const fs::path& into) {
         const fs::path spec = TempDir::write_at(
             tmp_ / "specs" / (name + ".spec"),
-            "Name: " + name + "\nVersion: 1.0\nRelease: 1\nSummary: installed-base fixture\n"
-                "License: MIT\nBuildArch: noarch\n" + tags +
-                "%description\nA package of the installed-base test.\n%files\n");
+            "Name: " + name +
+                "\nVersion: 1.0\nRelease: 1\nSummary: installed-base fixture\n"
+                "License: MIT\nBuildArch: noarch\n" +
+                tags + "%description\nA package of the installed-base test.\n%files\n");
         run_checked({"rpmbuild", "--quiet", "-bb", "--define", "_rpmdir " + into.string(),
                      "--define", "_topdir " + (tmp_ / "rpmbuild").string(), spec.string()},
                     tmp_ / "logs");
@@ -313,9 +313,17 @@ TEST_F(SyncClosure, AnInstalledPackageNoRepositoryHasProvidesWhatItProvides) {
                 tmp_ / "logs");
     NginxServer& server = serve(upstream);
     const auto mirror = [&](const std::string& name, const std::string& base) {
-        std::vector<std::string> args{"--repofrompath", "up," + server.url("/"), "--repo", "up",
-                                      "-p", (tmp_ / name).string(), "-a", "x86_64",
-                                      "--packages", "app", "--with-dependencies"};
+        std::vector<std::string> args{"--repofrompath",
+                                      "up," + server.url("/"),
+                                      "--repo",
+                                      "up",
+                                      "-p",
+                                      (tmp_ / name).string(),
+                                      "-a",
+                                      "x86_64",
+                                      "--packages",
+                                      "app",
+                                      "--with-dependencies"};
         if (!base.empty()) {
             args.insert(args.end(), {"--installed-base", base});
         }
@@ -326,8 +334,8 @@ TEST_F(SyncClosure, AnInstalledPackageNoRepositoryHasProvidesWhatItProvides) {
     EXPECT_EQ(rpms_under(tmp_ / "rpmdb" / "up"), std::set<std::string>{"app-1.0-1.noarch.rpm"});
     // The same machine as `rpm -qa` prints it: local-thing provides only itself.
     const fs::path list = TempDir::write_at(tmp_ / "base.txt", "local-thing-1.0-1.noarch\n");
-    for (const auto& [name, base] : std::vector<std::pair<std::string, std::string>>{
-             {"list", list.string()}, {"empty", ""}}) {
+    for (const auto& [name, base] :
+         std::vector<std::pair<std::string, std::string>>{{"list", list.string()}, {"empty", ""}}) {
         const CommandResult unsolved = mirror(name, base);
         EXPECT_EQ(unsolved.exit_code, 1) << name << unsolved.out << unsolved.err;
         EXPECT_NE(unsolved.err.find("libthing.so.1"), std::string::npos) << name << unsolved.err;
@@ -371,8 +379,8 @@ TEST_F(SyncClosure, ClosureReposGiveDependenciesWithoutBeingMirrored) {
 
     // An unknown repository, or without --with-dependencies: usage errors, nothing written.
     std::vector<std::string> unknown = args;
-    unknown.insert(unknown.end(), {"-p", (tmp_ / "unknown").string(), "--closure-repos",
-                                   "no-such-repo"});
+    unknown.insert(unknown.end(),
+                   {"-p", (tmp_ / "unknown").string(), "--closure-repos", "no-such-repo"});
     unknown.insert(unknown.end(), closure.begin(), closure.end());
     const CommandResult refused = sync(unknown);
     EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
@@ -380,7 +388,8 @@ TEST_F(SyncClosure, ClosureReposGiveDependenciesWithoutBeingMirrored) {
     EXPECT_NE(refused.err.find("'no-such-repo'"), std::string::npos) << refused.err;
     EXPECT_FALSE(fs::exists(tmp_ / "unknown"));
     std::vector<std::string> alone = args;
-    alone.insert(alone.end(), {"-p", (tmp_ / "alone").string(), "--closure-repos", "dnf-ci-fedora"});
+    alone.insert(alone.end(),
+                 {"-p", (tmp_ / "alone").string(), "--closure-repos", "dnf-ci-fedora"});
     const CommandResult needs = sync(alone);
     EXPECT_EQ(needs.exit_code, 2) << needs.out << needs.err;
     EXPECT_NE(needs.err.find("--with-dependencies"), std::string::npos) << needs.err;

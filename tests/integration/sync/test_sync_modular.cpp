@@ -125,8 +125,8 @@ TEST_F(SyncModular, TheClosureChoosesModularPackagesAsDnfDoes) {
             ASSERT_EQ(enabled.exit_code, 0) << enabled.out << enabled.err;
         }
         std::vector<std::string> download{"--installroot", root.string(), "--forcearch=x86_64",
-                                          kPlatform, "download", "--url", "--resolve",
-                                          "--alldeps"};
+                                          kPlatform,       "download",    "--url",
+                                          "--resolve",     "--alldeps"};
         download.insert(download.end(), wanted.begin(), wanted.end());
         const CommandResult by_dnf = dnf(server.url("/"), download);
         ASSERT_EQ(by_dnf.exit_code, 0) << by_dnf.out << by_dnf.err;
@@ -138,12 +138,18 @@ TEST_F(SyncModular, TheClosureChoosesModularPackagesAsDnfDoes) {
         EXPECT_EQ(expected.size(), 3U) << by_dnf.out;
 
         const fs::path mirror = tmp_ / ("mirror-" + std::to_string(dnf_runs_));
-        std::vector<std::string> args{"--repofrompath", "modular," + server.url("/"),
-                                      "--repo",         "modular",
-                                      "-p",             mirror.string(),
-                                      "-a",             "x86_64",
-                                      "--packages",     "nodejs,labirinto,plain",
-                                      "--with-dependencies", "--download-metadata"};
+        std::vector<std::string> args{"--repofrompath",
+                                      "modular," + server.url("/"),
+                                      "--repo",
+                                      "modular",
+                                      "-p",
+                                      mirror.string(),
+                                      "-a",
+                                      "x86_64",
+                                      "--packages",
+                                      "nodejs,labirinto,plain",
+                                      "--with-dependencies",
+                                      "--download-metadata"};
         if (!modules.empty()) {
             args.insert(args.end(), {"--modules", modules});
         }
@@ -165,10 +171,9 @@ TEST_F(SyncModular, TheClosureChoosesModularPackagesAsDnfDoes) {
              {"nodejs:5,nodejs:8", "conflicting module streams: nodejs:5 and nodejs:8"},
              {"nodejs", "a module stream is NAME:STREAM"}}) {
         const fs::path mirror = tmp_ / "refused";
-        const CommandResult refused =
-            sync({"--repofrompath", "modular," + server.url("/"), "--repo", "modular", "-p",
-                  mirror.string(), "--packages", "nodejs", "--with-dependencies", "--modules",
-                  modules});
+        const CommandResult refused = sync(
+            {"--repofrompath", "modular," + server.url("/"), "--repo", "modular", "-p",
+             mirror.string(), "--packages", "nodejs", "--with-dependencies", "--modules", modules});
         EXPECT_EQ(refused.exit_code, 1) << modules << refused.out << refused.err;
         EXPECT_NE(refused.err.find(message), std::string::npos) << refused.err;
         EXPECT_FALSE(fs::exists(mirror / "modular" / "repodata")) << modules;

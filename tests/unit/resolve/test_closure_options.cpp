@@ -117,11 +117,10 @@ std::filesystem::path write_primary(const std::filesystem::path& path,
                "</name><arch>noarch</arch><version epoch=\"0\" ver=\"" + package.version +
                "\" rel=\"1\"/><checksum type=\"sha256\" pkgid=\"YES\">" + std::string(64, 'a') +
                "</checksum><summary>s</summary><description>d</description>" +
-               "<time file=\"1\" build=\"" + std::to_string(package.built) + "\"/><size package=\"1\" installed=\"1\" " +
-               "archive=\"1\"/><location href=\"" + nvr + ".noarch.rpm\"/><format>" +
-               "<rpm:provides><rpm:entry name=\"" + package.name +
-               "\" flags=\"EQ\" epoch=\"0\" ver=\"" + package.version +
-               "\" rel=\"1\"/>";
+               "<time file=\"1\" build=\"" + std::to_string(package.built) +
+               "\"/><size package=\"1\" installed=\"1\" " + "archive=\"1\"/><location href=\"" +
+               nvr + ".noarch.rpm\"/><format>" + "<rpm:provides><rpm:entry name=\"" + package.name +
+               "\" flags=\"EQ\" epoch=\"0\" ver=\"" + package.version + "\" rel=\"1\"/>";
         for (const std::string& provide : package.provides_) {
             xml += "<rpm:entry name=\"" + provide + "\"/>";
         }
@@ -192,12 +191,12 @@ TEST(ClosureKeepVersions, EachKeptVersionBringsItsOwnClosure) {
 // --as-of: the closure as the repository stood then, built from what had been built by then.
 TEST(ClosureAsOf, OnlyWhatWasBuiltByThenIsACandidate) {
     test::TempDir dir;
-    const auto primary = write_primary(dir / "primary.xml",
-                                       {{"app", "1.0", {{"libold", ""}}, {}, {}, 100},
-                                        {"app", "2.0", {{"libnew", "2"}}, {}, {}, 300},
-                                        {"libold", "1.0", {}, {}, {}, 50},
-                                        {"libnew", "1.0", {}, {}, {}, 60},
-                                        {"libnew", "2.0", {}, {}, {}, 250}});
+    const auto primary =
+        write_primary(dir / "primary.xml", {{"app", "1.0", {{"libold", ""}}, {}, {}, 100},
+                                            {"app", "2.0", {{"libnew", "2"}}, {}, {}, 300},
+                                            {"libold", "1.0", {}, {}, {}, 50},
+                                            {"libnew", "1.0", {}, {}, {}, 60},
+                                            {"libnew", "2.0", {}, {}, {}, 250}});
     const std::vector<ClosureRepo> repos{{"r", primary}};
     const auto solve = [&](std::optional<std::int64_t> built_by) {
         ClosureRequest request;
@@ -225,14 +224,14 @@ TEST(ClosureAsOf, OnlyWhatWasBuiltByThenIsACandidate) {
 // that cannot be installed is left out with a warning; one the repositories lack is skipped.
 TEST(ClosureAdvisories, EachAdvisedPackageBringsItsOwnClosure) {
     test::TempDir dir;
-    const auto primary = write_primary(dir / "primary.xml",
-                                       {{"app", "1.0", {{"libold", ""}}},
-                                        {"app", "2.0", {{"libnew", "2"}}},
-                                        {"app", "3.0", {{"libnew", "2"}}},
-                                        {"libold", "1.0", {}},
-                                        {"libnew", "2.0", {}},
-                                        {"broken", "1.0", {{"missing-thing", ""}}},
-                                        {"other", "1.0", {}}});
+    const auto primary =
+        write_primary(dir / "primary.xml", {{"app", "1.0", {{"libold", ""}}},
+                                            {"app", "2.0", {{"libnew", "2"}}},
+                                            {"app", "3.0", {{"libnew", "2"}}},
+                                            {"libold", "1.0", {}},
+                                            {"libnew", "2.0", {}},
+                                            {"broken", "1.0", {{"missing-thing", ""}}},
+                                            {"other", "1.0", {}}});
     const std::vector<ClosureRepo> repos{{"r", primary}};
     const auto solve = [&](std::vector<std::string> packages, std::vector<std::string> advised) {
         ClosureRequest request;
@@ -248,9 +247,8 @@ TEST(ClosureAdvisories, EachAdvisedPackageBringsItsOwnClosure) {
                                            "app-0:2.0-1.aarch64"};
     const auto closure = solve({}, advised);
     ASSERT_TRUE(closure) << closure.error().to_string();
-    EXPECT_EQ(closure->shares.at("r"),
-              (Set{"app-0:1.0-1.noarch", "libold-0:1.0-1.noarch", "app-0:2.0-1.noarch",
-                   "libnew-0:2.0-1.noarch"}))
+    EXPECT_EQ(closure->shares.at("r"), (Set{"app-0:1.0-1.noarch", "libold-0:1.0-1.noarch",
+                                            "app-0:2.0-1.noarch", "libnew-0:2.0-1.noarch"}))
         << "not app 3.0, which no advisory lists";
     ASSERT_EQ(closure->left_out.size(), 1U);
     EXPECT_NE(closure->left_out[0].find("broken-0:1.0-1.noarch"), std::string::npos)
@@ -312,8 +310,8 @@ TEST(ClosurePerPackage, EachListedPackageBringsItsOwnChoicesAndConflictingOnesSh
         << servers->left_out[0];
 
     // A package that cannot be installed alone is an error naming it and what it lacks.
-    for (const auto& list : {std::vector<std::string>{"cron", "broken"},
-                             std::vector<std::string>{"broken"}}) {
+    for (const auto& list :
+         {std::vector<std::string>{"cron", "broken"}, std::vector<std::string>{"broken"}}) {
         const auto broken = solve(list);
         ASSERT_FALSE(broken);
         EXPECT_EQ(broken.error().code, ErrorCode::BadInput);
