@@ -28,12 +28,9 @@ import shutil
 import sys
 import time
 
-WORDS = (
-    "lib devel python3 perl ruby golang rust java node qt gtk kde gnome x11 wayland mesa vulkan "
-    "ssl crypto curl xml json yaml http server client daemon tools utils common data doc docs "
-    "plugin plugins core base extra contrib static headers runtime cli gui fonts icons theme "
-    "audio video codec image compress archive network storage kernel firmware driver boot"
-).split()
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gen_primary import WORDS  # noqa: E402  (the same names as the primary benchmark's)
+
 REPOS = (("base", 0.50), ("appstream", 0.35), ("extra", 0.15))
 
 

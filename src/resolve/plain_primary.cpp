@@ -36,8 +36,8 @@ Result<void> decompress_to(const std::filesystem::path& in, std::optional<std::u
 
 }  // namespace
 
-Result<void> write_plain_primary(const std::filesystem::path& root,
-                                 const std::filesystem::path& out) {
+Result<std::optional<RepomdRecord>> fetched_record(const std::filesystem::path& root,
+                                                   std::string_view type) {
     const std::filesystem::path index = root / "repodata" / "repomd.xml";
     auto text = fs::read_file(index);
     if (!text) {
@@ -47,12 +47,24 @@ Result<void> write_plain_primary(const std::filesystem::path& root,
     if (!repomd) {
         return tl::unexpected(std::move(repomd.error()));
     }
-    const RepomdRecord* primary = repomd->find("primary");
-    if (primary == nullptr) {
-        return make_error(ErrorCode::BadInput, "the repository lists no primary metadata",
-                          index.string());
+    const RepomdRecord* record = repomd->find(type);
+    if (record == nullptr) {
+        return std::nullopt;
     }
-    return decompress_to(root / primary->location_href, primary->open_size, out);
+    return *record;
+}
+
+Result<void> write_plain_primary(const std::filesystem::path& root,
+                                 const std::filesystem::path& out) {
+    auto primary = fetched_record(root, "primary");
+    if (!primary) {
+        return tl::unexpected(std::move(primary.error()));
+    }
+    if (!*primary) {
+        return make_error(ErrorCode::BadInput, "the repository lists no primary metadata",
+                          (root / "repodata" / "repomd.xml").string());
+    }
+    return decompress_to(root / (*primary)->location_href, (*primary)->open_size, out);
 }
 
 }  // namespace rpmirror

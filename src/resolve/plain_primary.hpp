@@ -2,10 +2,18 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
+#include <string_view>
 
 #include "rpmirror/error.hpp"
+#include "rpmirror/metadata.hpp"
 
 namespace rpmirror {
+
+// The record `type` that `root`/repodata/repomd.xml lists (its location_href relative to `root`),
+// or nullopt iff it lists none. Returns the reader's or parser's error naming the repomd.xml.
+Result<std::optional<RepomdRecord>> fetched_record(const std::filesystem::path& root,
+                                                   std::string_view type);
 
 // Reads `root`/repodata/repomd.xml, and writes the primary record it lists (which must be in
 // place beneath `root`, verified by whoever fetched it) decompressed to `out`, by rpmirror's own

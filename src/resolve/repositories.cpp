@@ -10,7 +10,6 @@
 
 #include <fmt/format.h>
 
-#include "fs/durable.hpp"
 #include "resolve/plain_primary.hpp"
 #include "rpmirror/audit.hpp"
 #include "rpmirror/index.hpp"
@@ -33,20 +32,14 @@ std::vector<std::string> repo_ids(const std::vector<RepoConfig>& repos) {
 // repomd.xml lists none.
 Result<std::optional<std::filesystem::path>> record_path(const std::filesystem::path& root,
                                                          std::string_view type) {
-    const std::filesystem::path index = root / "repodata" / "repomd.xml";
-    auto text = fs::read_file(index);
-    if (!text) {
-        return tl::unexpected(std::move(text.error()));
+    auto record = fetched_record(root, type);
+    if (!record) {
+        return tl::unexpected(std::move(record.error()));
     }
-    auto repomd = parse_repomd(*text, index.string());
-    if (!repomd) {
-        return tl::unexpected(std::move(repomd.error()));
-    }
-    const RepomdRecord* record = repomd->find(type);
-    if (record == nullptr) {
+    if (!*record) {
         return std::nullopt;
     }
-    return root / record->location_href;
+    return root / (*record)->location_href;
 }
 
 // Adds the packages the advisories `request` selects list, from the updateinfo of the fetched
