@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stop_token>
@@ -143,6 +144,13 @@ Result<Keyring> load_installed_keys(const std::filesystem::path& installroot);
 // as "name-[epoch:]version-release.arch"; none if there is no database. Errors as
 // load_installed_keys. Not thread-safe with other librpm database users in the process.
 Result<std::vector<std::string>> installed_packages(const std::filesystem::path& installroot);
+
+// Calls `visit` with each package installed_packages returns, as librpm's Header (a `Header`
+// passed as void*, valid during the call only) and its NEVRA, in the database's order. Errors as
+// installed_packages. Not thread-safe with other librpm database users in the process.
+Result<void> visit_installed_packages(
+    const std::filesystem::path& installroot,
+    const std::function<void(void* header, const std::string& nevra)>& visit);
 
 // Returns the armored detached OpenPGP signature of `data` (repomd.xml.asc) by the secret key
 // `key_id` (a key id, fingerprint or user id, as gpg --local-user takes it) of the user's gpg

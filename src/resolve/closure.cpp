@@ -47,6 +47,9 @@ struct TransactionFree {
 struct FileClose {
     void operator()(FILE* file) const { std::fclose(file); }
 };
+struct RpmStateFree {
+    void operator()(void* state) const { rpm_state_free(state); }
+};
 
 // A pool's `considered` map (the solvables that may be candidates), detached from the pool and
 // freed on scope exit: declare it after the pool.
@@ -189,27 +192,33 @@ Result<void> add_installed_base(Pool* pool, const std::filesystem::path& base) {
                           base.string());
     }
     if (directory) {
-        // The installroot's rpm database, read whole by libsolv as dnf reads it: every installed
-        // package with all it provides (files included) and needs, in the repositories or not.
-        // librpm first: an installroot without a database (dnf creates it) is an empty machine.
-        auto installed = installed_packages(base);
-        if (!installed) {
-            return tl::unexpected(std::move(installed.error()));
-        }
+        // The installroot's rpm database, read whole as dnf reads it: every installed package
+        // (each header given to libsolv) with all it provides (files included) and needs, in
+        // the repositories or not. An installroot without a database is an empty machine.
         Repo* system = repo_create(pool, "@System");
-        if (!installed->empty()) {
-            pool_set_rootdir(pool, base.c_str());
-            const int read = repo_add_rpmdb(system, nullptr, REPO_USE_ROOTDIR);
-            pool_set_rootdir(pool, nullptr);
-            if (read != 0) {
-                return make_error(ErrorCode::Io,
-                                  fmt::format("cannot read the rpm database of the installed "
-                                              "base: {}",
-                                              pool_errstr(pool)),
-                                  base.string());
-            }
-        }
+        const std::unique_ptr<void, RpmStateFree> state(rpm_state_create(pool, nullptr));
+        std::string unread;  // the first package libsolv could not take
+        auto visited =
+            visit_installed_packages(base, [&](void* header, const std::string& nevra) {
+                void* handle = rpm_byrpmh(state.get(), static_cast<headerToken_s*>(header));
+                if ((handle == nullptr ||
+                     repo_add_rpm_handle(system, handle,
+                                         REPO_REUSE_REPODATA | REPO_NO_INTERNALIZE) == 0) &&
+                    unread.empty()) {
+                    unread = nevra;
+                }
+            });
+        repo_internalize(system);
         pool_set_installed(pool, system);
+        if (!visited) {
+            return tl::unexpected(std::move(visited.error()));
+        }
+        if (!unread.empty()) {
+            return make_error(ErrorCode::BadInput,
+                              fmt::format("the installed base's package {} cannot be read: {}",
+                                          unread, pool_errstr(pool)),
+                              base.string());
+        }
         return {};
     }
     // The NEVRAs, with where each came from ("line N").

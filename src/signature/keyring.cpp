@@ -549,14 +549,15 @@ Result<RpmTs> open_rpm_database(const std::string& root, bool other_paths) {
 
 }  // namespace
 
-Result<std::vector<std::string>> installed_packages(const std::filesystem::path& installroot) {
+Result<void> visit_installed_packages(
+    const std::filesystem::path& installroot,
+    const std::function<void(void* header, const std::string& nevra)>& visit) {
     auto transaction = open_rpm_database(installroot.string(), true);
     if (!transaction) {
         return tl::unexpected(std::move(transaction.error()));
     }
-    std::vector<std::string> nevras;
     if (*transaction == nullptr) {
-        return nevras;
+        return {};
     }
     const RpmDbIterator headers(rpmtsInitIterator(transaction->get(), RPMDBI_PACKAGES, nullptr, 0));
     for (Header header = headers == nullptr ? nullptr : rpmdbNextIterator(headers.get());
@@ -567,8 +568,18 @@ Result<std::vector<std::string>> installed_packages(const std::filesystem::path&
         // gpg-pubkey headers have no arch: no package.
         const RpmString nevra(headerGetAsString(header, RPMTAG_NEVRA));
         if (nevra && headerIsEntry(header, RPMTAG_ARCH) != 0) {
-            nevras.emplace_back(nevra.get());
+            visit(header, nevra.get());
         }
+    }
+    return {};
+}
+
+Result<std::vector<std::string>> installed_packages(const std::filesystem::path& installroot) {
+    std::vector<std::string> nevras;
+    auto visited = visit_installed_packages(
+        installroot, [&nevras](void*, const std::string& nevra) { nevras.push_back(nevra); });
+    if (!visited) {
+        return tl::unexpected(std::move(visited.error()));
     }
     return nevras;
 }
