@@ -139,15 +139,12 @@ Result<Keyring> load_repo_keys(const RepoConfig& repo, const DownloadOptions& op
 // rpmirror).
 Result<Keyring> load_installed_keys(const std::filesystem::path& installroot);
 
-// Returns the packages installed in the rpm database beneath `installroot` (at librpm's %_dbpath,
-// else /var/lib/rpm or /usr/lib/sysimage/rpm: a Fedora or EL image read on another system), each
-// as "name-[epoch:]version-release.arch"; none if there is no database. Errors as
-// load_installed_keys. Not thread-safe with other librpm database users in the process.
-Result<std::vector<std::string>> installed_packages(const std::filesystem::path& installroot);
-
-// Calls `visit` with each package installed_packages returns, as librpm's Header (a `Header`
-// passed as void*, valid during the call only) and its NEVRA, in the database's order. Errors as
-// installed_packages. Not thread-safe with other librpm database users in the process.
+// Calls `visit` with each package installed in the rpm database beneath `installroot` (at librpm's
+// %_dbpath, else /var/lib/rpm or /usr/lib/sysimage/rpm: a Fedora or EL image read on another
+// system), as librpm's Header (a `Header` passed as void*, valid during the call only) and its
+// NEVRA "name-[epoch:]version-release.arch", in the database's order; none if there is no
+// database. Errors as load_installed_keys. Not thread-safe with other librpm database users in
+// the process.
 Result<void> visit_installed_packages(
     const std::filesystem::path& installroot,
     const std::function<void(void* header, const std::string& nevra)>& visit);

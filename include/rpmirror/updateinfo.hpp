@@ -36,6 +36,7 @@ struct AdvisoryFilter {
 
     // True iff any of the three is set: packages are then selected by their advisories.
     bool active() const { return !types.empty() || !ids.empty() || !severities.empty(); }
+    bool operator==(const AdvisoryFilter&) const = default;
 };
 
 // The advisory types dnf knows.

@@ -198,16 +198,15 @@ Result<void> add_installed_base(Pool* pool, const std::filesystem::path& base) {
         Repo* system = repo_create(pool, "@System");
         const std::unique_ptr<void, RpmStateFree> state(rpm_state_create(pool, nullptr));
         std::string unread;  // the first package libsolv could not take
-        auto visited =
-            visit_installed_packages(base, [&](void* header, const std::string& nevra) {
-                void* handle = rpm_byrpmh(state.get(), static_cast<headerToken_s*>(header));
-                if ((handle == nullptr ||
-                     repo_add_rpm_handle(system, handle,
-                                         REPO_REUSE_REPODATA | REPO_NO_INTERNALIZE) == 0) &&
-                    unread.empty()) {
-                    unread = nevra;
-                }
-            });
+        auto visited = visit_installed_packages(base, [&](void* header, const std::string& nevra) {
+            void* handle = rpm_byrpmh(state.get(), static_cast<headerToken_s*>(header));
+            if ((handle == nullptr ||
+                 repo_add_rpm_handle(system, handle, REPO_REUSE_REPODATA | REPO_NO_INTERNALIZE) ==
+                     0) &&
+                unread.empty()) {
+                unread = nevra;
+            }
+        });
         repo_internalize(system);
         pool_set_installed(pool, system);
         if (!visited) {
@@ -395,17 +394,23 @@ struct ModularFilter {
     // Whether any repository has modules: otherwise every package is a candidate.
     bool active() const { return !modular.empty(); }
 
-    // Whether the package `nevra` (closure_nevra's form) named `name` may be a candidate: a
-    // modular package iff its stream is active; another iff no active stream has a package of
-    // its name.
-    bool candidate(const std::string& nevra, std::string_view name) const {
+    // Whether the package `id` may be a candidate: a modular package iff its stream is active;
+    // another iff no active stream has a package of its name.
+    // `nevra` is built only for a name some stream has.
+    bool candidate(Pool* pool, Id id) const {
+        const std::string name = pool_id2str(pool, pool_id2solvable(pool, id)->name);
+        if (!modular_names.contains(name)) {
+            return true;  // no stream has a package of its name
+        }
+        const std::string nevra = nevra_of(pool, id);
         if (modular.contains(nevra)) {
             return included.contains(nevra);
         }
-        return !included_names.contains(std::string(name));
+        return !included_names.contains(name);
     }
 
     std::unordered_set<std::string> modular;         // every stream's artifacts
+    std::unordered_set<std::string> modular_names;   // their package names
     std::unordered_set<std::string> included;        // the active streams' artifacts
     std::unordered_set<std::string> included_names;  // their package names
 };
@@ -468,12 +473,16 @@ Result<ModularFilter> modular_filter(std::span<const ClosureRepo> repos,
         const bool included = at != active.end() && at->second == build.stream;
         for (const std::string& artifact : build.artifacts) {
             filter.modular.insert(artifact);
+            std::string_view name;
+            std::string evr;
+            std::string_view arch;
+            const bool named = split_nevra(artifact, name, evr, arch);
+            if (named) {
+                filter.modular_names.emplace(name);
+            }
             if (included) {
                 filter.included.insert(artifact);
-                std::string_view name;
-                std::string evr;
-                std::string_view arch;
-                if (split_nevra(artifact, name, evr, arch)) {
+                if (named) {
                     filter.included_names.emplace(name);
                 }
             }
@@ -535,9 +544,7 @@ Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const Closur
             }
             if ((request.built_by && solvable_lookup_num(solvable, SOLVABLE_BUILDTIME, 0) >
                                          static_cast<unsigned long long>(*request.built_by)) ||
-                (modular->active() &&
-                 !modular->candidate(nevra_of(pool.get(), id),
-                                     pool_id2str(pool.get(), solvable->name)))) {
+                (modular->active() && !modular->candidate(pool.get(), id))) {
                 MAPCLR(considered->get(), id);
             }
         }
@@ -615,11 +622,11 @@ Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const Closur
     // would choose its dependencies: where alternatives offer one thing, each package's own
     // choice is mirrored; packages that conflict with each other (two mail servers) can share a
     // mirror. Then all of them together, which a conflict may make impossible (a warning).
+    // One spec alone (not an advisory's package) is the installation of all of them.
+    const bool solve_alone = request.each_alone && (advised || per_spec.size() > 1);
     std::set<Id> chosen;
-    for (const auto& [spec, how, what] : per_spec) {
-        if ((per_spec.size() == 1 && !advised) || !request.each_alone) {
-            break;  // the installation of all of them is the only one
-        }
+    for (std::size_t at = 0; solve_alone && at < per_spec.size(); ++at) {
+        const auto& [spec, how, what] = per_spec[at];
         if (stop.stop_requested()) {
             return make_error(ErrorCode::Interrupted, "interrupted while solving the closure",
                               std::string(spec));
@@ -643,18 +650,16 @@ Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const Closur
     // Advisories list versions of one package side by side: no installation of all of them.
     if (!advised) {
         auto installed = solve(pool.get(), jobs.get(), request.weak_dependencies, false);
-        if (!installed && !request.each_alone) {
+        if (!installed && !solve_alone) {
+            const std::string what = per_spec.size() == 1
+                                         ? fmt::format("package '{}'", per_spec.front().spec)
+                                         : std::string("the packages");
             return make_error(ErrorCode::BadInput,
-                              fmt::format("the packages cannot be installed from {}: {}",
+                              fmt::format("{} cannot be installed from {}: {}", what,
                                           repository_names(repos), installed.error()),
-                              fmt::format("{} package spec(s)", request.packages.size()));
-        }
-        if (!installed && per_spec.size() == 1) {
-            return make_error(
-                ErrorCode::BadInput,
-                fmt::format("package '{}' cannot be installed from {}: {}", per_spec.front().spec,
-                            repository_names(repos), installed.error()),
-                std::string(per_spec.front().spec));
+                              per_spec.size() == 1
+                                  ? per_spec.front().spec
+                                  : fmt::format("{} package spec(s)", request.packages.size()));
         }
         if (!installed) {
             closure.left_out.push_back(fmt::format(

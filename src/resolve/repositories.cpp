@@ -9,6 +9,7 @@
 #include <span>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "resolve/plain_primary.hpp"
 #include "rpmirror/audit.hpp"
@@ -120,14 +121,10 @@ Result<ClosureMetadata> assign_closure(Syncer& syncer, std::vector<RepoConfig>& 
         fetched.push_back(std::move(*metadata));
     }
     if (request.advisories.active() && !advised) {
-        std::string names;
-        for (const RepoConfig& repo : repos) {
-            names += (names.empty() ? "" : ", ") + repo.id;
-        }
         return make_error(ErrorCode::BadInput,
                           "no repository of the closure publishes advisories (no updateinfo "
                           "record in repomd.xml): --advisories cannot select from them",
-                          names);
+                          fmt::format("{}", fmt::join(repo_ids(repos), ", ")));
     }
     auto closure = resolve_closure(sources, request, stop);
     if (!closure) {
@@ -160,23 +157,17 @@ Result<std::vector<ClosureMetadata>> assign_job_closures(std::vector<JobConfig>&
         ClosureRequest request =
             closure_request(job.packages, job.options.selection, job.weak_dependencies,
                             job.installed_base, job.modules);
-        const auto same = [&request](const auto& group) {
+        const auto same = [&](const auto& group) {
             return group.first.packages == request.packages && group.first.arch == request.arch &&
                    group.first.weak_dependencies == request.weak_dependencies &&
                    group.first.installed_base == request.installed_base &&
                    group.first.keep_versions == request.keep_versions &&
                    group.first.built_by == request.built_by &&
                    group.first.modules == request.modules &&
-                   group.first.advisories.types == request.advisories.types &&
-                   group.first.advisories.ids == request.advisories.ids &&
-                   group.first.advisories.severities == request.advisories.severities;
-        };
-        const auto found_group = [&](const auto& group) {
-            return same(group) &&
+                   group.first.advisories == request.advisories &&
                    repo_ids(group.second.front()->closure_repos) == repo_ids(job.closure_repos);
         };
-        if (auto found = std::find_if(groups.begin(), groups.end(), found_group);
-            found != groups.end()) {
+        if (auto found = std::find_if(groups.begin(), groups.end(), same); found != groups.end()) {
             found->second.push_back(&job);
         } else {
             groups.emplace_back(std::move(request), std::vector<JobConfig*>{&job});

@@ -574,16 +574,6 @@ Result<void> visit_installed_packages(
     return {};
 }
 
-Result<std::vector<std::string>> installed_packages(const std::filesystem::path& installroot) {
-    std::vector<std::string> nevras;
-    auto visited = visit_installed_packages(
-        installroot, [&nevras](void*, const std::string& nevra) { nevras.push_back(nevra); });
-    if (!visited) {
-        return tl::unexpected(std::move(visited.error()));
-    }
-    return nevras;
-}
-
 Result<Keyring> load_installed_keys(const std::filesystem::path& installroot) {
     const std::string root = installroot.empty() ? std::string("/") : installroot.string();
     Keyring keyring("the keys imported in the rpm database of " + root);
