@@ -137,7 +137,7 @@ struct PackageView {
     std::span<const std::uint8_t> digest;  // raw bytes of the pkgid checksum
     std::uint64_t package_size = 0;        // <size package=>: bytes; kUnknownSize if absent
     std::int64_t build_time = 0;           // <time build=>, seconds since the epoch; 0 if absent
-    std::int64_t file_time = 0;            // <time file=>; 0 if absent
+    std::int64_t file_time = 0;            // <time file=>; 0 if absent or no number
     std::string_view location_href;        // as written, e.g. "Packages/a/a-1-1.x86_64.rpm"
     std::string_view location_base;        // xml:base, usually empty
     std::string_view source_rpm;           // <rpm:sourcerpm>, empty for source packages

@@ -78,6 +78,7 @@ struct PackageFields {
     std::string version;
     std::string release;
     bool has_checksum = false;
+    std::string earlier_checksum_problem;  // of a <checksum> before the last one
     std::string checksum_type;
     std::string checksum;
     bool has_size = false;
@@ -98,6 +99,7 @@ struct PackageFields {
         version.clear();
         release.clear();
         has_checksum = false;
+        earlier_checksum_problem.clear();
         checksum_type.clear();
         checksum.clear();
         has_size = false;
@@ -125,6 +127,12 @@ class PrimaryHandler final : public xml::SaxHandler {
     void start_element(std::string_view local_name, std::string_view /*namespace_uri*/,
                        std::span<const xml::Attribute> attributes) override {
         ++depth_;
+        if (capture_ != Field::None) {
+            // An element inside a text field (<arch>x86<b/>_64</arch>): no text, as libsolv
+            // reads it; createrepo never writes one.
+            captured_text()->clear();
+            capture_ = Field::None;
+        }
         if (in_package_) {
             if (depth_ == package_depth_ + 1) {
                 start_package_child(local_name, attributes);
@@ -163,25 +171,9 @@ class PrimaryHandler final : public xml::SaxHandler {
     }
 
     void characters(std::string_view text) override {
-        if (capture_ == Field::None) {
+        std::string* target = captured_text();
+        if (target == nullptr) {
             return;
-        }
-        std::string* target = nullptr;
-        switch (capture_) {
-            case Field::Name:
-                target = &fields_.name;
-                break;
-            case Field::Arch:
-                target = &fields_.arch;
-                break;
-            case Field::Checksum:
-                target = &fields_.checksum;
-                break;
-            case Field::SourceRpm:
-                target = &fields_.source_rpm;
-                break;
-            case Field::None:
-                return;
         }
         if (target->size() + text.size() > kMaxFieldLength) {
             fields_.field_too_long = true;
@@ -219,6 +211,23 @@ class PrimaryHandler final : public xml::SaxHandler {
                                *declared_count_, package_elements_),
                    std::string());
         }
+    }
+
+    // The text the field being captured collects into; nullptr iff none is.
+    std::string* captured_text() {
+        switch (capture_) {
+            case Field::Name:
+                return &fields_.name;
+            case Field::Arch:
+                return &fields_.arch;
+            case Field::Checksum:
+                return &fields_.checksum;
+            case Field::SourceRpm:
+                return &fields_.source_rpm;
+            case Field::None:
+                break;
+        }
+        return nullptr;
     }
 
     void begin_capture(Field field) {
@@ -265,6 +274,12 @@ class PrimaryHandler final : public xml::SaxHandler {
                 break;
             case 'c':
                 if (local_name == "checksum") {
+                    // Of two <checksum> elements the last counts, as in libsolv, which
+                    // refuses the package if an earlier one is no valid digest.
+                    if (fields_.has_checksum && fields_.earlier_checksum_problem.empty()) {
+                        fields_.earlier_checksum_problem =
+                            checksum_problem(fields_).value_or(std::string());
+                    }
                     fields_.has_checksum = true;
                     fields_.checksum_type = attribute(attributes, "type");
                     fields_.checksum.clear();
@@ -328,6 +343,26 @@ class PrimaryHandler final : public xml::SaxHandler {
                                     std::move(skipped_label)});
     }
 
+    // Parses the checksum of `fields` into last_type_ and digest_; returns what is wrong with it
+    // (an unknown type, a digest that is not the type's hex digits), nullopt if nothing.
+    std::optional<std::string> checksum_problem(const PackageFields& fields) {
+        // Every package of a repository normally has the same type: parse it once.
+        if (fields.checksum_type != last_type_name_) {
+            last_type_name_ = fields.checksum_type;
+            last_type_ = parse_checksum_type(fields.checksum_type);
+        }
+        if (!last_type_) {
+            return fmt::format("has an unknown checksum type '{}'", fields.checksum_type);
+        }
+        const std::string_view hex = trim(fields.checksum);
+        if (hex.size() != digest_hex_length(*last_type_) || !decode_hex(hex, digest_)) {
+            return fmt::format("has a {} checksum that is not {} hex digits: '{}'",
+                               checksum_type_name(*last_type_), digest_hex_length(*last_type_),
+                               hex.substr(0, 160));
+        }
+        return std::nullopt;
+    }
+
     void bad_package(std::string_view reason) {
         const std::string label = fields_.name.empty() ? std::string("<package>") : package_label();
         report(fields_.start_line,
@@ -383,22 +418,13 @@ class PrimaryHandler final : public xml::SaxHandler {
         if (!fields.has_checksum) {
             return bad_package("without <checksum>");
         }
-        // Every package of a repository normally has the same type: parse it once.
-        if (fields.checksum_type != last_type_name_) {
-            last_type_name_ = fields.checksum_type;
-            last_type_ = parse_checksum_type(fields.checksum_type);
+        if (!fields.earlier_checksum_problem.empty()) {
+            return bad_package(fields.earlier_checksum_problem);
         }
-        const Result<ChecksumType>& type = last_type_;
-        if (!type) {
-            return bad_package(
-                fmt::format("has an unknown checksum type '{}'", fields.checksum_type));
+        if (auto problem = checksum_problem(fields)) {
+            return bad_package(*problem);
         }
-        const std::string_view hex = trim(fields.checksum);
-        if (hex.size() != digest_hex_length(*type) || !decode_hex(hex, digest_)) {
-            return bad_package(fmt::format("has a {} checksum that is not {} hex digits: '{}'",
-                                           checksum_type_name(*type), digest_hex_length(*type),
-                                           hex.substr(0, 160)));
-        }
+        const ChecksumType type = *last_type_;
         // Old createrepo wrote no <size>: such a package is verified by its checksum alone.
         const std::string_view size_text =
             fields.has_size ? trim(fields.package_size) : std::string_view();
@@ -420,20 +446,22 @@ class PrimaryHandler final : public xml::SaxHandler {
             return bad_package(
                 fmt::format("has an absurd size {} (more than 2^53 bytes)", *package_size));
         }
+        // The build time selects packages (--as-of, --min-buildtime): one that is no 32-bit
+        // decimal number fails the package. The file time decides nothing (libsolv ignores it):
+        // one that is no number is taken as absent.
         std::int64_t build_time = 0;
-        std::int64_t file_time = 0;
-        for (auto [text, target, label] : {std::tuple{&fields.build_time, &build_time, "build"},
-                                           std::tuple{&fields.file_time, &file_time, "file"}}) {
-            if (text->empty()) {
-                continue;
-            }
-            const auto parsed = parse_integer<std::int64_t>(*text);
+        if (!fields.build_time.empty()) {
+            const auto parsed = parse_integer<std::uint32_t>(fields.build_time);
             if (!parsed) {
-                return bad_package(
-                    fmt::format("has a non-numeric <time {}='{}'>", label, text->substr(0, 40)));
+                return bad_package(fmt::format("has a non-numeric <time build='{}'>",
+                                               fields.build_time.substr(0, 40)));
             }
-            *target = *parsed;
+            build_time = *parsed;
         }
+        const std::int64_t file_time =
+            fields.file_time.empty()
+                ? 0
+                : parse_integer<std::uint32_t>(fields.file_time).value_or(std::uint32_t{0});
         if (!fields.has_location || fields.href.empty()) {
             return bad_package("without <location href=...>");
         }
@@ -444,7 +472,7 @@ class PrimaryHandler final : public xml::SaxHandler {
         package.epoch = epoch;
         package.version = fields.version;
         package.release = fields.release;
-        package.checksum_type = *type;
+        package.checksum_type = type;
         package.digest = digest_;
         package.package_size = *package_size;
         package.build_time = build_time;

@@ -27,6 +27,10 @@ std::string_view name(Disagreement disagreement) {
             return "EveryHashChecked";
         case Disagreement::IncompletePackage:
             return "IncompletePackage";
+        case Disagreement::MalformedNumber:
+            return "MalformedNumber";
+        case Disagreement::XmlVersion:
+            return "XmlVersion";
         case Disagreement::UppercaseDigest:
             return "UppercaseDigest";
         case Disagreement::PaddedDigest:

@@ -34,6 +34,8 @@ enum class Disagreement {
     UnfetchableMirror,  // ftp:// and rsync:// mirrors are skipped (no FTP/rsync client)
     EveryHashChecked,   // repomd.xml must match every hash a metalink gives, not the best one
     IncompletePackage,  // a package without name, arch, version or location: the repository fails
+    MalformedNumber,    // an epoch, package size or build time no decimal number in range: fails
+    XmlVersion,         // <?xml version="abc"?>: not XML 1.x, libxml2 refuses (libsolv reads it)
     // rpmirror accepts, librepo refuses.
     UppercaseDigest,  // librepo compares digests as strings, case-sensitively
     PaddedDigest,     // whitespace around a digest: librepo compares it with the whitespace

@@ -205,6 +205,13 @@ const BadPackageCase kBadPackages[] = {
     {"negative size", "<size package=\"", "<size package=\"-1\" was=\"", "negative size"},
     {"missing location", "<location href", "<location hraf", "without <location href=...>"},
     {"bad epoch", "epoch=\"1\" ver=\"1.0\"", "epoch=\"one\" ver=\"1.0\"", "non-numeric epoch"},
+    {"build time not a number", "build=\"", "build=\"1.5\" was=\"", "non-numeric <time build"},
+    // As libsolv reads them: an element inside a text field leaves it no text; of two
+    // <checksum> elements the last counts, and an invalid earlier one fails the package.
+    {"element inside arch", "<arch>", "<arch><b/>", "without <arch>"},
+    {"invalid checksum before the last", "<checksum type=\"sha256\" pkgid=\"YES\">",
+     "<checksum type=\"crc32\">0</checksum><checksum type=\"sha256\" pkgid=\"YES\">",
+     "unknown checksum type 'crc32'"},
 };
 
 TEST_F(Primary, BadPackageIsReportedAndSkipped) {
@@ -241,6 +248,35 @@ TEST_F(Primary, BadPackageIsReportedAndSkipped) {
         EXPECT_NE(strict.error().message.find(each.reason), std::string::npos)
             << strict.error().message;
     }
+}
+
+TEST_F(Primary, AFileTimeThatIsNoNumberIsNoneAndAValidSecondChecksumCounts) {
+    // The file time decides nothing (libsolv ignores it); two valid digests: the last is used.
+    std::string package =
+        replace_first(first_package(), "time file=\"", "time file=\"soon\" was=\"");
+    const std::size_t start = package.find("<checksum");
+    const std::size_t end =
+        package.find("</checksum>", start) + std::string_view("</checksum>").size();
+    const std::string checksum = package.substr(start, end - start);
+    const std::string other(64, 'a');
+    const std::size_t digest_at = checksum.find('>') + 1;
+    package.replace(start, end - start,
+                    checksum.substr(0, digest_at) + other + "</checksum>" + checksum);
+    auto index = parse_text(replace_first(xml(), first_package(), package));
+    ASSERT_TRUE(index) << index.error().to_string();
+    EXPECT_TRUE(index->issues().empty());
+    ASSERT_EQ(index->size(), 13U);
+    bool found = false;
+    for (std::size_t position = 0; position < index->size(); ++position) {
+        const PackageView view = (*index)[position];
+        if (view.nevra() == "rpmirror-idx-epoch-1:1.0-1.x86_64") {
+            found = true;
+            EXPECT_EQ(view.file_time, 0);
+            EXPECT_EQ(view.checksum_hex(),
+                      checksum.substr(digest_at, checksum.find('<', digest_at) - digest_at));
+        }
+    }
+    EXPECT_TRUE(found);
 }
 
 TEST_F(Primary, PackageWithoutSizeIsIndexedWithUnknownSize) {
