@@ -459,9 +459,7 @@ class PrimaryHandler final : public xml::SaxHandler {
             build_time = *parsed;
         }
         const std::int64_t file_time =
-            fields.file_time.empty()
-                ? 0
-                : parse_integer<std::uint32_t>(fields.file_time).value_or(std::uint32_t{0});
+            parse_integer<std::uint32_t>(fields.file_time).value_or(std::uint32_t{0});
         if (!fields.has_location || fields.href.empty()) {
             return bad_package("without <location href=...>");
         }

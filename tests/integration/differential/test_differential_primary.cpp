@@ -17,6 +17,7 @@
 #include "rpmirror/index.hpp"
 #include "rpmirror/plan.hpp"
 #include "support/temp_dir.hpp"
+#include "util/text.hpp"
 
 namespace rpmirror::test::differential {
 namespace {
@@ -320,13 +321,6 @@ struct Package {
     bool padded = false;  // libsolv's name or arch has white space around it
 };
 
-std::string trimmed(const std::string& text) {
-    const std::size_t begin = text.find_first_not_of(" \t\r\n");
-    return begin == std::string::npos
-               ? std::string()
-               : text.substr(begin, text.find_last_not_of(" \t\r\n") - begin + 1);
-}
-
 std::string key(std::string_view name, std::string_view arch, std::string_view evr) {
     return std::string(name) + "." + std::string(arch) + " " + std::string(evr);
 }
@@ -350,8 +344,8 @@ std::optional<std::map<std::string, Package>> read_with_libsolv(
         // rpmirror trims the name and arch; libsolv keeps " x86_64" (TrimmedText).
         const std::string raw_name = solvable.value("solvable:name", "");
         const std::string raw_arch = solvable.value("solvable:arch", "");
-        const std::string name = trimmed(raw_name);
-        const std::string arch = trimmed(raw_arch);
+        const std::string name(text::trim(raw_name));
+        const std::string arch(text::trim(raw_arch));
         std::string evr = solvable.value("solvable:evr", "");
         // rpm compares epochs as numbers: libsolv keeps the text ("010:1-2"), rpmirror the number.
         // rel="" is "1-" to libsolv, no rel "1": an empty release to rpmirror either way.
