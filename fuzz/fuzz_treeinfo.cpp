@@ -1,13 +1,16 @@
 // Fuzzes the .treeinfo reader (parse_treeinfo, what --treeinfo does with an upstream's
 // .treeinfo): the configuration's INI dialect, [checksums] entries, variant and addon
 // repositories. Its contract: every path it returns is a relative, lexically normal path inside
-// the tree (a repository may be "", the tree's root), every digest lowercase hex, no path twice.
+// the tree (a repository may be "", the tree's root), every digest lowercase hex, no path twice,
+// no image inside a repository's metadata directory or a staging directory.
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <set>
 #include <string>
 #include <string_view>
 
+#include "fs/walk.hpp"
 #include "metadata/treeinfo.hpp"
 #include "rpmirror/metadata.hpp"
 
@@ -32,6 +35,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& file : tree->files) {
         if (!inside(file.path) || !files.insert(file.path).second || file.digest.empty() ||
             file.digest.find_first_not_of("0123456789abcdef") != std::string::npos)
+            __builtin_trap();
+        for (const auto& component : std::filesystem::path(file.path)) {
+            if (rpmirror::fs::is_metadata_dir_name(component.native()))
+                __builtin_trap();
+        }
+    }
+    for (const std::string& metadata : tree->repository_metadata) {
+        if (!inside(metadata))
             __builtin_trap();
     }
     std::set<std::string> repositories;

@@ -77,16 +77,26 @@ Result<TreeInfo> parse_treeinfo(std::string_view text, const std::string& name) 
                 if (!path) {
                     return tl::unexpected(std::move(path.error()));
                 }
-                // The tree's own .treeinfo and its repositories' metadata are published by their
-                // own rules, never written as images.
+                // A repository's metadata (RHEL 7 trees list each repository's
+                // repodata/repomd.xml) is the repository's own: mirrored and published by its
+                // rules, never written as an image. The tree's own .treeinfo and rpmirror's
+                // staging directories are nothing upstream can name.
+                bool repository_metadata = false;
                 bool reserved = *path == kTreeinfoName;
                 for (const auto& component : std::filesystem::path(*path)) {
+                    repository_metadata =
+                        repository_metadata || component.native() == fs::kLiveMetadataDirName;
                     reserved = reserved || fs::is_metadata_dir_name(component.native());
+                }
+                if (repository_metadata) {
+                    tree.repository_metadata.push_back(std::move(*path));
+                    continue;
                 }
                 if (reserved) {
                     return make_error(ErrorCode::BadInput,
                                       fmt::format("line {}: [checksums] {} names a file rpmirror "
-                                                  "publishes itself (.treeinfo, repodata/)",
+                                                  "publishes itself (.treeinfo, a staging "
+                                                  "directory)",
                                                   entry.line, key),
                                       name);
                 }

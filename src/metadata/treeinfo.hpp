@@ -21,7 +21,11 @@ struct TreeInfo {
         ChecksumType type = ChecksumType::Sha256;
         std::string digest;  // lowercase hex
     };
-    std::vector<File> files;  // [checksums], in order
+    std::vector<File> files;  // [checksums], in order, but for repository metadata
+    // The entries of [checksums] inside a repository's repodata/ (RHEL 7 trees list each
+    // repository's repodata/repomd.xml): not images. Each repository is mirrored and published
+    // by its own rules, its metadata as the repository serves it.
+    std::vector<std::string> repository_metadata;
     // The repositories (relative directories; "" for the tree's root), in order, without
     // duplicates: every [variant-*] and [addon-*] `repository` (productmd 1.x), [general]'s
     // (the older format); the root alone when none is named.
@@ -31,8 +35,9 @@ struct TreeInfo {
 // Parses the .treeinfo `text` (named `name` in messages) with the INI reader of the
 // configuration (config/ini.hpp: Python's ConfigParser dialect, which productmd writes). Keys of
 // [checksums] keep their case. Returns Error{BadInput} naming the file and line for a malformed
-// line, an entry of [checksums] that is not TYPE:HEX of a known type, or a path (a file's or a
-// repository's) that is absolute, climbs out of the tree or is otherwise unsafe.
+// line, an entry of [checksums] that is not TYPE:HEX of a known type or that names .treeinfo
+// itself or a staging directory of rpmirror's, or a path (a file's or a repository's) that is
+// absolute, climbs out of the tree or is otherwise unsafe.
 Result<TreeInfo> parse_treeinfo(std::string_view text, const std::string& name);
 
 }  // namespace rpmirror

@@ -226,9 +226,12 @@ TEST_F(Treeinfo, ABadImageFailsTheTreeAndTreeinfoIsNotPublishedUnlessSkipped) {
 }
 
 // The older anaconda format: [general], [images-*], [stage2], [checksums]; no variants, so the
-// tree's root is the repository.
+// tree's root is the repository. [checksums] lists the repository's repodata/repomd.xml too, as
+// RHEL 7 trees do: the repository's metadata, mirrored as the repository's.
 TEST_F(Treeinfo, AnOldStyleTreeMirrorsItsRootRepository) {
     repository(tree(), "idx-noarch");
+    const std::string repomd_digest =
+        hash_bytes(ChecksumType::Sha256, read_file(tree() / "repodata/repomd.xml"));
     TempDir::write_at(
         tree() / ".treeinfo",
         "[general]\nname = Fixture-7\nfamily = Fixture\ntimestamp = 1500000000\n"
@@ -238,11 +241,17 @@ TEST_F(Treeinfo, AnOldStyleTreeMirrorsItsRootRepository) {
         "[checksums]\nimages/pxeboot/vmlinuz = " +
             image("images/pxeboot/vmlinuz", 2000) +
             "\nLiveOS/squashfs.img = " + image("LiveOS/squashfs.img", 4000) +
-            "\nimages/pxeboot/initrd.img = " + image("images/pxeboot/initrd.img", 3000) + "\n");
+            "\nimages/pxeboot/initrd.img = " + image("images/pxeboot/initrd.img", 3000) +
+            "\nrepodata/repomd.xml = sha256:" + repomd_digest + "\n");
     const CommandResult synced = mirror();
     ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
     EXPECT_EQ(tree_digests(mirrored()), tree_digests(tree()));
     EXPECT_EQ(dnf_lists(mirrored()), dnf_lists(tree()));
+    const CommandResult verified = run_to_end(
+        {rpmirror_binary(), "verify", "-p", (tmp_ / "mirror").string(), "--repo", "fl", "-c",
+         (tmp_ / "empty.conf").string(), "--reposdir", (tmp_ / "empty-reposdir").string()},
+        tmp_ / "logs");
+    EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
 }
 
 // A tree's snapshot is the whole tree: every repository, every image (hard-linked) and .treeinfo;

@@ -40,6 +40,23 @@ TEST(ParseTreeinfo, TheOlderFormatsGeneralRepositoryOrTheRootWhenNoneIsNamed) {
     EXPECT_TRUE(none->files.empty());
 }
 
+// RHEL 7 trees list each repository's repodata/repomd.xml in [checksums]: the repositories'
+// metadata, kept apart from the images (each repository publishes its own).
+TEST(ParseTreeinfo, RepositoryMetadataInChecksumsIsNoImage) {
+    auto tree = parse_treeinfo("[checksums]\nrepodata/repomd.xml = sha256:" + kFakeSha256 +
+                                   "\naddons/HA/repodata/repomd.xml = sha256:" + kFakeSha256 +
+                                   "\nLiveOS/squashfs.img = sha256:" + kFakeSha256 +
+                                   "\n[general]\nfamily = X\n[addon-HA]\nrepository = addons/HA\n"
+                                   "[variant-Server]\nrepository = .\n",
+                               "t/.treeinfo");
+    ASSERT_TRUE(tree) << tree.error().to_string();
+    ASSERT_EQ(tree->files.size(), 1U);
+    EXPECT_EQ(tree->files[0].path, "LiveOS/squashfs.img");
+    EXPECT_EQ(tree->repository_metadata,
+              (std::vector<std::string>{"repodata/repomd.xml", "addons/HA/repodata/repomd.xml"}));
+    EXPECT_EQ(tree->repositories, (std::vector<std::string>{"addons/HA", ""}));
+}
+
 TEST(ParseTreeinfo, BadChecksumsAndPathsOutsideTheTreeNameTheirLine) {
     const auto expect_refused = [](const std::string& text, const std::string& why) {
         auto tree = parse_treeinfo(text, "t/.treeinfo");
@@ -55,7 +72,7 @@ TEST(ParseTreeinfo, BadChecksumsAndPathsOutsideTheTreeNameTheirLine) {
     expect_refused("[checksums]\n/etc/a = sha256:" + kFakeSha256 + "\n", "absolute");
     expect_refused("[x]\n\n[variant-A]\nrepository = ../../elsewhere\n", "line 4");
     expect_refused("no section\n", "");
-    expect_refused("[checksums]\nBaseOS/repodata/repomd.xml = sha256:" + kFakeSha256 + "\n",
+    expect_refused("[checksums]\nBaseOS/.repodata.staging-x/a = sha256:" + kFakeSha256 + "\n",
                    "names a file rpmirror publishes itself");
     expect_refused("[checksums]\n.treeinfo = sha256:" + kFakeSha256 + "\n", "publishes itself");
 }
