@@ -225,20 +225,23 @@ int print_diff(const DiffArgs& args, const std::string& json, const std::vector<
     return kExitOk;
 }
 
-// One side of a tree's diff: a directory (`early`, resolved), or a tree at a URL (its .treeinfo
+// One side of a tree's diff: a directory (`early`, resolved), a tree in a bucket (read already:
+// `s3_tree`, nullopt if the bucket holds no .treeinfo there), or a tree at a URL (its .treeinfo
 // fetched, then each repository's metadata as `sync --download-metadata` fetches it, kept in
 // `fetched` while read).
-Result<TreeContents> read_tree_side(const SideSpec& spec, EarlySide& early, Syncer& syncer,
+Result<TreeContents> read_tree_side(const SideSpec& spec, EarlySide& early,
+                                    std::optional<TreeContents>& s3_tree, Syncer& syncer,
                                     std::vector<RemoteMetadata>& fetched) {
     if (early) {
         if (!*early) {
             return tl::unexpected(std::move(early->error()));
         }
         if (s3::is_s3_url((*early)->root.native())) {
-            return make_error(ErrorCode::Unsupported,
-                              "an installation tree in a bucket cannot be compared yet (a tree on "
-                              "disk or at an http(s):// or file:// URL can)",
-                              spec.argument);
+            if (!s3_tree) {
+                return make_error(ErrorCode::NotFound, "no installation tree here (no .treeinfo)",
+                                  (*early)->root.native());
+            }
+            return std::move(*s3_tree);
         }
         return read_tree_directory((*early)->root, (*early)->location);
     }
@@ -297,13 +300,28 @@ int run_diff(const DiffArgs& args) {
         }
     }
 
+    // A side in a bucket is a tree iff it holds a .treeinfo (read whole if so).
+    std::optional<TreeContents> s3_trees[2];
+    for (int side_index = 0; side_index < 2; ++side_index) {
+        const EarlySide& side = early[side_index];
+        if (side && *side && s3::is_s3_url((*side)->root.native())) {
+            auto tree = read_s3_tree_contents((*side)->root.native(), specs[side_index]->store);
+            if (!tree) {
+                fmt::print(stderr, "rpmirror: diff: {}\n", tree.error().to_string());
+                return kExitFailure;
+            }
+            s3_trees[side_index] = std::move(*tree);
+        }
+    }
+
     // A mirror or snapshot of an installation tree (sync --treeinfo): the other side is one too;
     // each repository both name, their images, and the repositories only one names.
-    if (is_local_tree(early[0]) || is_local_tree(early[1])) {
+    if (is_local_tree(early[0]) || is_local_tree(early[1]) || s3_trees[0] || s3_trees[1]) {
         std::vector<RemoteMetadata> fetched;
         std::optional<TreeContents> trees[2];
         for (int side_index = 0; side_index < 2; ++side_index) {
-            auto read = read_tree_side(*specs[side_index], early[side_index], syncer, fetched);
+            auto read = read_tree_side(*specs[side_index], early[side_index], s3_trees[side_index],
+                                       syncer, fetched);
             if (!read) {
                 fmt::print(stderr, "rpmirror: diff: {}\n", read.error().to_string());
                 return kExitFailure;
@@ -351,8 +369,8 @@ Command add_diff_command(CLI::App& parent) {
         "published:PUB/ID\n"
         "                                 (under -p DIR or -p s3://BUCKET/PREFIX)\n"
         "  rpmirror diff --repo ID [OLD]  the mirror <DIR>/<ID> (or OLD) against ID's upstream\n"
-        "An installation tree (a directory holding .treeinfo) is compared whole: each\n"
-        "repository it names, and its images by checksum.");
+        "An installation tree (a directory or a bucket prefix holding .treeinfo) is compared\n"
+        "whole: each repository it names, and its images by checksum.");
     app->add_option("locations", args->locations, "OLD and NEW repositories (directories or URLs)")
         ->expected(0, 2);
     app->add_option("--repo,--repoid", args->repo_id,

@@ -117,6 +117,13 @@ using TreeRepositoryReader = std::function<Result<RepoContents>(const std::strin
 Result<TreeContents> read_tree_contents(std::string_view treeinfo, std::string_view location,
                                         const TreeRepositoryReader& read_repository);
 
+// The tree at `url`, "s3://BUCKET/PREFIX" (a mirror made with --treeinfo into a bucket; `store`
+// as for read_s3_repo_contents): its .treeinfo object, and each repository it names read with
+// read_s3_repo_contents ("<url>/<path>"). Returns nullopt iff the prefix holds no .treeinfo (no
+// tree: a repository, perhaps); otherwise errors as read_tree_contents' or the store's.
+Result<std::optional<TreeContents>> read_s3_tree_contents(std::string_view url,
+                                                          const s3::S3Overrides& store);
+
 // The tree in the directory `root` (a mirror made with --treeinfo, or its snapshot): its
 // .treeinfo, and each repository read with read_repo_contents ("<location>/<path>").
 // Error{NotFound} naming `location` ("" = `root`) iff `root` holds no .treeinfo; otherwise as

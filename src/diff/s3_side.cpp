@@ -1,9 +1,11 @@
 // `rpmirror diff` of a repository in a bucket (a mirror, a snapshot or a published name): its
 // repomd.xml and the records the diff reads (primary, updateinfo) fetched from the store into a
-// scratch directory, then read as a local repository is (verified against repomd.xml).
+// scratch directory, then read as a local repository is (verified against repomd.xml); and of an
+// installation tree there: its .treeinfo, then each repository it names as such a repository.
 #include <fmt/core.h>
 
 #include "fs/durable.hpp"
+#include "metadata/treeinfo.hpp"
 #include "rpmirror/diff.hpp"
 #include "rpmirror/metadata.hpp"
 #include "s3/client.hpp"
@@ -59,6 +61,37 @@ Result<RepoContents> read_s3_repo_contents(std::string_view url, const s3::S3Ove
         }
     }
     return read_repo_contents(scratch->path(), shown);
+}
+
+Result<std::optional<TreeContents>> read_s3_tree_contents(std::string_view url,
+                                                          const s3::S3Overrides& overrides) {
+    auto location = s3::S3Location::parse(url);
+    if (!location) {
+        return tl::unexpected(std::move(location.error()));
+    }
+    auto config = s3::resolve_config(overrides, s3::process_environment());
+    if (!config) {
+        return tl::unexpected(std::move(config.error()));
+    }
+    s3::S3Client client(std::move(*config));
+    auto text = client.get_object(location->bucket, location->key(kTreeinfoName));
+    if (!text) {
+        if (text.error().code == ErrorCode::NotFound) {
+            return std::optional<TreeContents>();
+        }
+        return tl::unexpected(std::move(text.error()));
+    }
+    std::string shown = location->to_string();
+    while (shown.ends_with('/')) {
+        shown.pop_back();
+    }
+    auto tree = read_tree_contents(*text, shown, [&](const std::string& path) {
+        return read_s3_repo_contents(path.empty() ? shown : shown + "/" + path, overrides);
+    });
+    if (!tree) {
+        return tl::unexpected(std::move(tree.error()));
+    }
+    return std::optional<TreeContents>(std::move(*tree));
 }
 
 }  // namespace rpmirror

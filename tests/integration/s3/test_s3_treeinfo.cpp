@@ -3,7 +3,8 @@
 // s3://BUCKET/PREFIX/<repoid>/ whole: every image stored as upstream has it, every repository
 // published and read by dnf over the gateway's HTTP, .treeinfo stored last; a second run stores
 // nothing; an image .treeinfo stops listing is removed by --delete (never an object rpmirror did
-// not store); a bad image fails the tree and .treeinfo is not stored.
+// not store); a bad image fails the tree and .treeinfo is not stored; `diff` compares the stored
+// tree with the upstream tree and with a tree on disk.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -186,6 +187,61 @@ TEST_F(S3Treeinfo, DeleteRemovesImagesTheTreeinfoNoLongerListsButNoOtherObject) 
     EXPECT_TRUE(objects.contains("images/pxeboot/vmlinuz"));
     EXPECT_EQ(repo_report().at("deleted").dump().find("install.img") != std::string::npos, true)
         << repo_report().dump();
+}
+
+// `diff` of the tree in the bucket: against the upstream tree (its URL) after upstream changed a
+// kernel and dropped a package, against a copy of the tree on disk, and against itself; a prefix
+// holding a repository but no tree, against a tree, is no tree.
+TEST_F(S3Treeinfo, DiffComparesTheStoredTreeWithAnotherTree) {
+    ASSERT_EQ(mirror().exit_code, 0);
+    const fs::path copy = tmp_ / "copy";
+    fs::copy(tree(), copy, fs::copy_options::recursive);
+    const std::string stored = destination() + "/fl";
+    const auto diff = [&](std::vector<std::string> sides) {
+        std::vector<std::string> argv{rpmirror_binary(), "diff"};
+        argv.insert(argv.end(), sides.begin(), sides.end());
+        return run_to_end(argv, tmp_ / "logs");
+    };
+    const CommandResult same = diff({stored, copy.string()});
+    ASSERT_EQ(same.exit_code, 0) << same.out << same.err;
+    EXPECT_NE(same.out.find("images: 0 added, 0 removed, 0 changed; repositories: 0 added, 0 "
+                            "removed"),
+              std::string::npos)
+        << same.out;
+    EXPECT_NE(same.out.find("AppStream: 0 added, 0 removed, 0 upgraded"), std::string::npos)
+        << same.out;
+
+    // Upstream: a new kernel, and one package fewer in AppStream.
+    std::string treeinfo = read_file(tree() / ".treeinfo");
+    const std::string key = "images/pxeboot/vmlinuz = ";
+    const std::size_t at = treeinfo.find(key);
+    ASSERT_NE(at, std::string::npos);
+    treeinfo.replace(at + key.size(), treeinfo.find('\n', at) - at - key.size(),
+                     make_tree_image(tree(), "images/pxeboot/vmlinuz", 3100));
+    TempDir::write_at(tree() / ".treeinfo", treeinfo);
+    fs::path dropped;
+    for (const auto& entry : fs::directory_iterator(tree() / "AppStream" / "Packages")) {
+        dropped = entry.path();
+    }
+    ASSERT_FALSE(dropped.empty());
+    fs::remove(dropped);
+    run_checked(
+        {"createrepo_c", "--quiet", "--no-database", "--update", (tree() / "AppStream").string()},
+        tmp_ / "logs");
+    const CommandResult changed = diff({stored, tree_server_->url("/tree/")});
+    ASSERT_EQ(changed.exit_code, 0) << changed.out << changed.err;
+    EXPECT_NE(changed.out.find("image changed    images/pxeboot/vmlinuz  (sha256:"),
+              std::string::npos)
+        << changed.out;
+    EXPECT_NE(changed.out.find("AppStream: removed    "), std::string::npos) << changed.out;
+    EXPECT_NE(changed.out.find("images: 0 added, 0 removed, 1 changed"), std::string::npos)
+        << changed.out;
+
+    // A prefix holding a repository, no tree.
+    const CommandResult repository = diff({destination() + "/fl/BaseOS", copy.string()});
+    EXPECT_EQ(repository.exit_code, 1) << repository.out << repository.err;
+    EXPECT_NE(repository.err.find("no installation tree here (no .treeinfo)"), std::string::npos)
+        << repository.err;
 }
 
 TEST_F(S3Treeinfo, ABadImageFailsTheTreeAndTreeinfoIsNotStored) {
