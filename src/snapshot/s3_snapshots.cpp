@@ -10,6 +10,10 @@
 //     signature after it), so a dnf reading it sees the old revision or the new one, never an
 //     index listing a missing object; the records of the revision it replaced stay one more
 //     publication for readers that fetched the old index, as a sync keeps them;
+//   - an installation tree (`sync --treeinfo`: .treeinfo at the mirror's root) is snapshotted
+//     whole: every repository it names (each checked against its own state), its images (each
+//     against the tree's state and .treeinfo's checksum), each repository's index after its
+//     records, .treeinfo after everything, the manifest last;
 //   - the lock is the repository's lease (s3/lease.hpp), the one a sync takes.
 // Objects are copied with the ACL the mirror's state records (--s3-acl), so a public-read mirror's
 // snapshots and published names are public-read too.
@@ -50,9 +54,29 @@ bool is_own_key(std::string_view key) {
     return key.starts_with(s3::kStateDirName);
 }
 
-// The order objects are copied in: everything else, then repomd.xml, then its signature.
+// True iff `key` is `name` or ends in "/<name>" (a repository's file, at the root or in a tree).
+bool names_file(std::string_view key, std::string_view name) {
+    return key == name || (key.size() > name.size() && key.ends_with(name) &&
+                           key[key.size() - name.size() - 1] == '/');
+}
+
+// The order objects are copied in: everything else, then each repository's repomd.xml, then its
+// signature, then a tree's .treeinfo.
 int publish_rank(std::string_view key) {
-    return key == kRepomdKey ? 1 : key == kSignatureKey ? 2 : 0;
+    return key == kTreeinfoName             ? 3
+           : names_file(key, kRepomdKey)    ? 1
+           : names_file(key, kSignatureKey) ? 2
+                                            : 0;
+}
+
+// True iff `key` is in a repository's metadata directory (at the root or in a tree).
+bool is_record_key(std::string_view key) {
+    return key.starts_with("repodata/") || key.find("/repodata/") != std::string_view::npos;
+}
+
+// `base` with the relative directory `part` ("" = itself) appended.
+s3::S3Location below(const s3::S3Location& base, std::string_view part) {
+    return part.empty() ? base : s3::S3Location{base.bucket, base.key(part) + "/"};
 }
 
 Result<nlohmann::json> parse_manifest(const std::string& body, const std::string& shown) {
@@ -95,17 +119,9 @@ class S3Backend final : public Backend {
 
     Result<SnapshotInfo> build(const std::string& name,
                                const SnapshotCreateOptions& /*options*/) override {
-        // An installation tree's snapshot (its repositories, images and .treeinfo together) is
-        // taken of a tree on disk only; one repository of it would be a snapshot missing the rest.
-        if (auto tree = client_.head_object(repo_.bucket, repo_.key(kTreeinfoName)); tree) {
-            return make_error(ErrorCode::Unsupported,
-                              "an installation tree (.treeinfo) in a bucket cannot be snapshotted "
-                              "yet (a tree on disk can)",
-                              repo_.to_string());
-        } else if (tree.error().code != ErrorCode::NotFound) {
-            return tl::unexpected(std::move(tree.error()));
-        }
-        auto verified = verified_objects();
+        // What the snapshot copies, each object checked against the state that vouches for it:
+        // the repository's, or an installation tree's repositories, images and .treeinfo.
+        auto verified = verified_tree();
         if (!verified) {
             return tl::unexpected(std::move(verified.error()));
         }
@@ -116,30 +132,34 @@ class S3Backend final : public Backend {
         SnapshotInfo info;
         info.name = name;
         info.dir = url_of(snapshots_, name);
-        std::vector<std::pair<std::string, s3::StoredObject>> objects(verified->begin(),
-                                                                      verified->end());
-        std::stable_sort(objects.begin(), objects.end(), [](const auto& left, const auto& right) {
-            return publish_rank(left.first) < publish_rank(right.first);
-        });
-        // Records and packages first, several at a time; then the index, then its signature.
-        std::vector<s3::StoredCopy> first;
-        for (const auto& [key, object] : objects) {
-            ++info.files;
-            info.bytes += object.size;
-            info.packages += store::is_package_key(key) ? 1 : 0;
-            if (publish_rank(key) == 0) {
-                first.push_back({repo_, key, object, target, key});
+        std::vector<s3::StoredCopy> objects;
+        for (const auto& [part, part_objects] : *verified) {
+            const s3::S3Location from = below(repo_, part);
+            const s3::S3Location to = below(target, part);
+            for (const auto& [key, object] : part_objects) {
+                objects.push_back({from, key, object, to, key});
             }
         }
+        // Records, packages and images first, several at a time; then each index, its
+        // signature, and a tree's .treeinfo.
+        std::vector<s3::StoredCopy> first;
+        std::vector<s3::StoredCopy> last;
+        for (const s3::StoredCopy& copy : objects) {
+            ++info.files;
+            info.bytes += copy.expected.size;
+            info.packages += store::is_package_key(copy.from_key) ? 1 : 0;
+            (publish_rank(copy.from_key) == 0 ? first : last).push_back(copy);
+        }
+        std::stable_sort(last.begin(), last.end(), [](const auto& left, const auto& right) {
+            return publish_rank(left.from_key) < publish_rank(right.from_key);
+        });
         if (auto copied = copy_all(first); !copied) {
             (void)remove_prefix(target);
             return tl::unexpected(std::move(copied.error()));
         }
-        for (const auto& [key, object] : objects) {
-            if (publish_rank(key) == 0) {
-                continue;
-            }
-            if (auto copied = copy(repo_, key, object, target); !copied) {
+        for (const s3::StoredCopy& copy : last) {
+            if (auto copied = this->copy(copy.from, copy.from_key, copy.expected, copy.to);
+                !copied) {
                 (void)remove_prefix(target);
                 return tl::unexpected(std::move(copied.error()));
             }
@@ -263,7 +283,7 @@ class S3Backend final : public Backend {
             if (is_own_key(key) || objects->contains(key)) {
                 continue;
             }
-            if (key.starts_with("repodata/") && !older.contains(key)) {
+            if (is_record_key(key) && !older.contains(key)) {
                 kept_records.push_back(key);
             } else {
                 garbage.push_back(target.key(key));
@@ -290,23 +310,33 @@ class S3Backend final : public Backend {
         if (auto copied = copy_all(first); !copied) {
             return copied;
         }
-        // The old signature goes, the new index replaces the old in one request, then its
-        // signature comes (the sync's order: an index never sits beside a signature of another).
-        if (there->contains(std::string(kSignatureKey))) {
-            if (auto removed = client_.delete_object(target.bucket, target.key(kSignatureKey));
-                !removed) {
-                return removed;
+        // The old signatures go, each new index replaces the old in one request, then its
+        // signature comes (the sync's order: an index never sits beside a signature of another),
+        // and a tree's .treeinfo after every repository.
+        for (const auto& [key, object] : *there) {
+            if (publish_rank(key) == 2) {
+                if (auto removed = client_.delete_object(target.bucket, target.key(key));
+                    !removed) {
+                    return removed;
+                }
             }
         }
         if (auto held = lease_->confirm(); !held) {
             return held;
         }
-        for (const std::string_view key : {kRepomdKey, kSignatureKey}) {
-            if (const auto found = objects->find(std::string(key)); found != objects->end()) {
-                if (auto copied = copy(source, key, listed_as_stored(found->second), target);
-                    !copied) {
-                    return copied;
-                }
+        std::vector<std::string> last;
+        for (const auto& [key, object] : *objects) {
+            if (publish_rank(key) != 0) {
+                last.push_back(key);
+            }
+        }
+        std::stable_sort(last.begin(), last.end(), [](const auto& left, const auto& right) {
+            return publish_rank(left) < publish_rank(right);
+        });
+        for (const std::string& key : last) {
+            if (auto copied = copy(source, key, listed_as_stored(objects->at(key)), target);
+                !copied) {
+                return copied;
             }
         }
         return garbage.empty() ? Result<void>{} : client_.delete_objects(target.bucket, garbage);
@@ -314,8 +344,9 @@ class S3Backend final : public Backend {
 
     Result<void> erase(const SnapshotInfo& info) override {
         const s3::S3Location target{snapshots_.bucket, snapshot_prefix(info.name)};
-        // Gone for rpmirror (the manifest), then for dnf (the index), then the rest.
-        for (const std::string_view key : {kSnapshotManifest, kRepomdKey}) {
+        // Gone for rpmirror (the manifest), then for dnf and anaconda (the index, .treeinfo),
+        // then the rest.
+        for (const std::string_view key : {kSnapshotManifest, kTreeinfoName, kRepomdKey}) {
             if (auto removed = client_.delete_object(target.bucket, target.key(key)); !removed) {
                 return removed;
             }
@@ -368,11 +399,92 @@ class S3Backend final : public Backend {
         return stored;
     }
 
-    // The objects of a complete, unchanged mirror: the state of its last sync names the live
-    // repomd.xml, and every object the state holds is listed with the size and ETag it recorded
-    // (the no-op's check, s3/mirror_state.hpp: what the sync verified, nothing re-read).
-    Result<std::map<std::string, s3::StoredObject>> verified_objects() {
-        auto state = s3::load_state(client_, repo_);
+    // The objects a snapshot copies, by the repository's relative directory ("" = the mirror
+    // itself): the mirror's (verified_objects), or, when it is an installation tree, each of its
+    // repositories' and then its images and .treeinfo, each image held as .treeinfo lists it
+    // (the tree's state records it with that checksum, and the object is still the one stored).
+    using PartObjects =
+        std::vector<std::pair<std::string, std::map<std::string, s3::StoredObject>>>;
+    Result<PartObjects> verified_tree() {
+        auto text = client_.get_object(repo_.bucket, repo_.key(kTreeinfoName));
+        if (!text && text.error().code == ErrorCode::NotFound) {
+            auto objects = verified_objects(repo_);
+            if (!objects) {
+                return tl::unexpected(std::move(objects.error()));
+            }
+            return PartObjects{{"", std::move(*objects)}};
+        }
+        if (!text) {
+            return tl::unexpected(std::move(text.error()));
+        }
+        const std::string shown = repo_.to_string();
+        auto tree = parse_treeinfo(*text, s3::object_url(repo_.bucket, repo_.key(kTreeinfoName)));
+        if (!tree) {
+            return tl::unexpected(std::move(tree.error()));
+        }
+        PartObjects parts;
+        for (const std::string& part : tree->repositories) {
+            auto objects = verified_objects(below(repo_, part));
+            if (!objects) {
+                return tl::unexpected(std::move(objects.error()));
+            }
+            parts.emplace_back(part, std::move(*objects));
+        }
+        auto state = s3::load_state(client_, repo_, s3::kTreeStateKey);
+        if (!state) {
+            return tl::unexpected(std::move(state.error()));
+        }
+        if (!*state) {
+            return make_error(ErrorCode::BadInput,
+                              "no completed `rpmirror sync --treeinfo` recorded for this tree (no "
+                              "state object " +
+                                  std::string(s3::kTreeStateKey) + "); sync it first",
+                              shown);
+        }
+        auto listing = s3::list_mirror(client_, repo_);
+        if (!listing) {
+            return tl::unexpected(std::move(listing.error()));
+        }
+        std::map<std::string, s3::StoredObject> files;
+        std::vector<std::string> problems;
+        const auto held = [&](const std::string& key, ChecksumType type,
+                              const std::string& digest) {
+            const auto recorded = (*state)->objects.find(key);
+            const auto listed = listing->find(key);
+            if (recorded == (*state)->objects.end() || listed == listing->end()) {
+                problems.push_back(key + ": missing");
+            } else if (recorded->second.checksum_type != type ||
+                       recorded->second.digest != digest ||
+                       !s3::still_matches(recorded->second, listed->second)) {
+                problems.push_back(key +
+                                   ": not the one .treeinfo lists, or changed since the "
+                                   "last sync");
+            } else {
+                files.emplace(key, recorded->second);
+            }
+        };
+        for (const TreeInfo::File& file : tree->files) {
+            held(file.path, file.type, file.digest);
+        }
+        held(std::string(kTreeinfoName), ChecksumType::Sha256,
+             hash_bytes(ChecksumType::Sha256, *text));
+        if (!problems.empty()) {
+            std::string list = fmt::format("{} problem(s)", problems.size());
+            for (std::size_t index = 0; index < problems.size() && index < 3; ++index) {
+                list += (index == 0 ? ": " : "; ") + problems[index];
+            }
+            return make_error(ErrorCode::BadInput,
+                              "not a complete, verified installation tree: " + list, shown);
+        }
+        parts.emplace_back("", std::move(files));
+        return parts;
+    }
+
+    // The objects of the complete, unchanged mirror at `repo`: the state of its last sync names
+    // the live repomd.xml, and every object the state holds is listed with the size and ETag it
+    // recorded (the no-op's check, s3/mirror_state.hpp: what the sync verified, nothing re-read).
+    Result<std::map<std::string, s3::StoredObject>> verified_objects(const s3::S3Location& repo) {
+        auto state = s3::load_state(client_, repo);
         if (!state) {
             return tl::unexpected(std::move(state.error()));
         }
@@ -380,16 +492,16 @@ class S3Backend final : public Backend {
             return make_error(ErrorCode::BadInput,
                               "no completed `rpmirror sync` recorded for this mirror (no "
                               "state object .rpmirror/state.json); sync it first",
-                              repo_.to_string());
+                              repo.to_string());
         }
         const auto repomd = (*state)->objects.find(std::string(kRepomdKey));
         if (repomd == (*state)->objects.end()) {
             return make_error(ErrorCode::BadInput,
                               "no repodata/repomd.xml: a snapshot needs a mirror synced with "
                               "--download-metadata",
-                              repo_.to_string());
+                              repo.to_string());
         }
-        auto listing = s3::list_mirror(client_, repo_);
+        auto listing = s3::list_mirror(client_, repo);
         if (!listing) {
             return tl::unexpected(std::move(listing.error()));
         }
@@ -408,10 +520,10 @@ class S3Backend final : public Backend {
                 text += (index == 0 ? ": " : "; ") + problems[index];
             }
             return make_error(ErrorCode::BadInput, "not a complete, verified mirror: " + text,
-                              repo_.to_string());
+                              repo.to_string());
         }
         // The index is the one the state vouches for, and lists nothing the state lacks.
-        auto body = client_.get_object(repo_.bucket, repo_.key(kRepomdKey), std::nullopt,
+        auto body = client_.get_object(repo.bucket, repo.key(kRepomdKey), std::nullopt,
                                        repomd->second.etag);
         if (!body) {
             return tl::unexpected(std::move(body.error()));
@@ -420,14 +532,14 @@ class S3Backend final : public Backend {
             return make_error(ErrorCode::BadInput,
                               "repodata/repomd.xml is not the one the last completed sync "
                               "published; sync again first",
-                              repo_.to_string());
+                              repo.to_string());
         }
         for (const std::string& key : record_hrefs(*body)) {
             if (!(*state)->objects.contains(key)) {
                 return make_error(ErrorCode::BadInput,
                                   "not a complete, verified mirror: " + key +
                                       " (listed by repodata/repomd.xml) is not in its state",
-                                  repo_.to_string());
+                                  repo.to_string());
             }
         }
         acl_ = (*state)->acl;

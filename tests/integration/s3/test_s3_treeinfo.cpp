@@ -3,8 +3,9 @@
 // s3://BUCKET/PREFIX/<repoid>/ whole: every image stored as upstream has it, every repository
 // published and read by dnf over the gateway's HTTP, .treeinfo stored last; a second run stores
 // nothing; an image .treeinfo stops listing is removed by --delete (never an object rpmirror did
-// not store); a bad image fails the tree and .treeinfo is not stored; `diff` compares the stored
-// tree with the upstream tree and with a tree on disk.
+// not store); a bad image fails the tree and .treeinfo is not stored; snapshots and published
+// names hold the whole tree; `diff` compares the stored tree with the upstream tree and with a
+// tree on disk.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -123,19 +124,6 @@ TEST_F(S3Treeinfo, AProductmdTreeIsStoredWholeAndDnfReadsEachRepositoryOverTheGa
     EXPECT_EQ(repo_report().at("kept").get<std::size_t>(), packages + std::size(kImages))
         << again.out;
     EXPECT_TRUE(repo_report().at("noop").get<bool>()) << again.out;
-
-    // A tree in a bucket is not snapshotted (yet): refused, naming it, nothing stored for it.
-    const CommandResult snapshot = run_to_end({rpmirror_binary(), "snapshot", "create", "--repo",
-                                               "fl", "-p", destination(), "--name", "one"},
-                                              tmp_ / "logs");
-    EXPECT_NE(snapshot.exit_code, 0) << snapshot.out;
-    EXPECT_NE(snapshot.err.find("an installation tree (.treeinfo) in a bucket cannot be "
-                                "snapshotted yet"),
-              std::string::npos)
-        << snapshot.err;
-    auto snapshots = s3::list_mirror(client(), s3::S3Location{bucket(), prefix_ + "/snapshots/"});
-    ASSERT_TRUE(snapshots) << snapshots.error().to_string();
-    EXPECT_TRUE(snapshots->empty());
 }
 
 // `verify -p s3://... --repo fl` audits the stored tree whole: its repositories and its images
@@ -187,6 +175,98 @@ TEST_F(S3Treeinfo, DeleteRemovesImagesTheTreeinfoNoLongerListsButNoOtherObject) 
     EXPECT_TRUE(objects.contains("images/pxeboot/vmlinuz"));
     EXPECT_EQ(repo_report().at("deleted").dump().find("install.img") != std::string::npos, true)
         << repo_report().dump();
+}
+
+// A snapshot of the tree in the bucket is the whole tree (every repository, every image and
+// .treeinfo, copied inside the store): dnf reads each of its repositories over the gateway, it
+// keeps the old kernel when upstream replaces it, a published name is the whole tree too, and
+// `diff` of two snapshots names the changed image; an image changed behind rpmirror's back
+// refuses the snapshot, naming it, and leaves nothing.
+TEST_F(S3Treeinfo, SnapshotsCoverTheWholeTree) {
+    const CommandResult first = mirror({"--snapshot=one"});
+    ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+    const std::string one = "snapshots/fl/one/";
+    const auto stored = [&](const std::string& key) {
+        auto body = client().get_object(bucket(), prefix_ + "/" + key);
+        EXPECT_TRUE(body) << key << ": " << body.error().to_string();
+        return body ? *body : std::string();
+    };
+    EXPECT_EQ(stored(one + ".treeinfo"), read_file(tree() / ".treeinfo"));
+    for (const char* image : kImages) {
+        EXPECT_EQ(stored(one + image), read_file(tree() / image)) << image;
+    }
+    for (const char* repo : kRepositories) {
+        const std::string baseurl =
+            cluster().endpoint() + "/" + bucket() + "/" + prefix_ + "/" + one + repo + "/";
+        const std::vector<std::string> listed = dnf_lists(baseurl);
+        EXPECT_FALSE(listed.empty()) << repo;
+        EXPECT_EQ(listed, dnf_lists("file://" + (tree() / repo).string())) << repo;
+    }
+    const std::string old_kernel = read_file(tree() / "images/pxeboot/vmlinuz");
+    const std::string old_treeinfo = read_file(tree() / ".treeinfo");
+
+    // Upstream: a new kernel.
+    std::string treeinfo = read_file(tree() / ".treeinfo");
+    const std::string key = "images/pxeboot/vmlinuz = ";
+    const std::size_t at = treeinfo.find(key);
+    ASSERT_NE(at, std::string::npos);
+    treeinfo.replace(at + key.size(), treeinfo.find('\n', at) - at - key.size(),
+                     make_tree_image(tree(), "images/pxeboot/vmlinuz", 3100));
+    TempDir::write_at(tree() / ".treeinfo", treeinfo);
+    ASSERT_EQ(mirror().exit_code, 0);
+    const auto snapshot = [&](std::vector<std::string> extra) {
+        std::vector<std::string> argv{rpmirror_binary(), "snapshot", "--repo", "fl", "-p",
+                                      destination()};
+        argv.insert(argv.begin() + 2, extra.front());
+        argv.insert(argv.end(), extra.begin() + 1, extra.end());
+        return run_to_end(argv, tmp_ / "logs");
+    };
+    const CommandResult two = snapshot({"create", "--name", "two"});
+    ASSERT_EQ(two.exit_code, 0) << two.out << two.err;
+    EXPECT_EQ(stored(one + "images/pxeboot/vmlinuz"), old_kernel);
+    EXPECT_EQ(stored("snapshots/fl/two/images/pxeboot/vmlinuz"),
+              read_file(tree() / "images/pxeboot/vmlinuz"));
+    EXPECT_EQ(stored("snapshots/fl/two/.treeinfo"), treeinfo);
+
+    const CommandResult published = snapshot({"publish", "one", "--as", "prod"});
+    ASSERT_EQ(published.exit_code, 0) << published.out << published.err;
+    EXPECT_EQ(stored("published/prod/fl/.treeinfo"), old_treeinfo);
+    EXPECT_EQ(stored("published/prod/fl/images/pxeboot/vmlinuz"), old_kernel);
+    const CommandResult diff = run_to_end(
+        {rpmirror_binary(), "diff", "-p", destination(), "published:prod/fl", "snapshot:fl/two"},
+        tmp_ / "logs");
+    ASSERT_EQ(diff.exit_code, 0) << diff.out << diff.err;
+    EXPECT_NE(diff.out.find("image changed    images/pxeboot/vmlinuz  (sha256:"), std::string::npos)
+        << diff.out;
+    EXPECT_NE(diff.out.find("images: 0 added, 0 removed, 1 changed; repositories: 0 added, 0 "
+                            "removed"),
+              std::string::npos)
+        << diff.out;
+    // Publishing the newer snapshot under the same name replaces the tree.
+    ASSERT_EQ(snapshot({"publish", "two", "--as", "prod"}).exit_code, 0);
+    EXPECT_EQ(stored("published/prod/fl/.treeinfo"), treeinfo);
+    EXPECT_EQ(stored("published/prod/fl/images/pxeboot/vmlinuz"),
+              read_file(tree() / "images/pxeboot/vmlinuz"));
+
+    // An image replaced behind rpmirror's back: no snapshot, nothing left under its name.
+    std::string bytes = object("images/install.img");
+    bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x5a);
+    ASSERT_TRUE(client().put_object(bucket(), prefix_ + "/fl/images/install.img", bytes, {}));
+    const CommandResult damaged = snapshot({"create", "--name", "three"});
+    EXPECT_NE(damaged.exit_code, 0) << damaged.out;
+    EXPECT_NE(damaged.err.find("not a complete, verified installation tree"), std::string::npos)
+        << damaged.err;
+    EXPECT_NE(damaged.err.find("images/install.img"), std::string::npos) << damaged.err;
+    auto three =
+        s3::list_mirror(client(), s3::S3Location{bucket(), prefix_ + "/snapshots/fl/three/"});
+    ASSERT_TRUE(three) << three.error().to_string();
+    EXPECT_TRUE(three->empty());
+
+    // Removing a snapshot removes the whole tree's copy.
+    ASSERT_EQ(snapshot({"remove", "one"}).exit_code, 0);
+    auto gone = s3::list_mirror(client(), s3::S3Location{bucket(), prefix_ + "/" + one});
+    ASSERT_TRUE(gone) << gone.error().to_string();
+    EXPECT_TRUE(gone->empty());
 }
 
 // `diff` of the tree in the bucket: against the upstream tree (its URL) after upstream changed a
