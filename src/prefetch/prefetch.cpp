@@ -1,7 +1,9 @@
 // Prefetch into dnf's cache for a launch-time `dnf install` (rpmirror/prefetch.hpp):
 //   metadata of every repository, in parallel, into <cachedir>/<id>-<hash>/repodata/ (a sync of
 //   the metadata alone, published there atomically as a mirror's is) unless dnf's copy is fresh
-//   -> the closure of the install on the installroot's rpm database (libsolv, resolve_closure)
+//   -> the closure of the install on the installroot's rpm database (libsolv, resolve_closure),
+//   modular packages filtered as dnf filters them (each repository's modules.yaml, each module's
+//   default stream and the streams the installroot's /etc/dnf/modules.d enables)
 //   -> each repository's share synced, in parallel, into a staging directory beside packages/
 //   (downloaded, hashed while streaming, checksum recorded for librepo), then moved into
 //   packages/ under the file names dnf looks for.
@@ -19,6 +21,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "config/ini.hpp"
 #include "fs/beneath.hpp"
 #include "fs/durable.hpp"
 #include "resolve/plain_primary.hpp"
@@ -88,6 +91,52 @@ bool metadata_is_fresh(const std::filesystem::path& repo_cache, std::int64_t exp
            std::chrono::duration_cast<std::chrono::seconds>(age).count() <= expire_seconds;
 }
 
+// The module streams dnf's state in `installroot` enables (`dnf module enable`): "NAME:STREAM" of
+// each section of <installroot>/etc/dnf/modules.d/*.module whose state is enabled. A file that
+// cannot be read or parsed is a line in `warnings` (its streams then count as not enabled).
+std::vector<std::string> enabled_module_streams(const std::filesystem::path& installroot,
+                                                std::vector<std::string>& warnings) {
+    std::vector<std::string> streams;
+    const std::filesystem::path directory = installroot / "etc/dnf/modules.d";
+    std::error_code error;
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
+        if (entry.path().extension() == ".module") {
+            files.push_back(entry.path());
+        }
+    }
+    std::sort(files.begin(), files.end());
+    for (const std::filesystem::path& file : files) {
+        auto text = fs::read_file(file);
+        auto sections =
+            text ? config::parse_ini(*text, file.string())
+                 : Result<std::vector<config::IniSection>>(tl::unexpected(std::move(text.error())));
+        if (!sections) {
+            warnings.push_back(fmt::format("{}; its module streams count as not enabled",
+                                           sections.error().to_string()));
+            continue;
+        }
+        for (const config::IniSection& section : *sections) {
+            std::string name = section.name;
+            std::string stream;
+            std::string state;
+            for (const config::IniEntry& entry : section.entries) {
+                if (entry.key == "name") {
+                    name = entry.value;
+                } else if (entry.key == "stream") {
+                    stream = entry.value;
+                } else if (entry.key == "state") {
+                    state = entry.value;
+                }
+            }
+            if (state == "enabled" && !stream.empty()) {
+                streams.push_back(name + ":" + stream);
+            }
+        }
+    }
+    return streams;
+}
+
 // One repository's part of the prefetch.
 struct RepoWork {
     const RepoConfig* repo = nullptr;
@@ -95,6 +144,7 @@ struct RepoWork {
     bool metadata_ready = false;
     bool metadata_fetched = false;
     std::filesystem::path primary;  // decompressed, in the temporary directory
+    std::filesystem::path modules;  // its modules.yaml in the cache; empty: none
     std::vector<std::string> share;
     std::size_t packages = 0;
     std::uint64_t bytes = 0;
@@ -151,6 +201,15 @@ void prepare_metadata(RepoWork& work, const PrefetchRequest& request,
         work.warnings.push_back(fmt::format("repository {}: its primary cannot be read ({})",
                                             repo.id, written.error().to_string()));
         return;
+    }
+    auto modules = fetched_record(work.cache, "modules");
+    if (!modules) {
+        work.warnings.push_back(fmt::format("repository {}: its modules cannot be read ({})",
+                                            repo.id, modules.error().to_string()));
+        return;
+    }
+    if (*modules) {
+        work.modules = work.cache / (*modules)->location_href;
     }
     work.metadata_ready = true;
 }
@@ -271,7 +330,8 @@ Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::sto
         report.repositories += item.metadata_ready ? 1 : 0;
         report.metadata_fetched += item.metadata_fetched ? 1 : 0;
         if (item.metadata_ready) {
-            sources.push_back({item.repo->id, item.primary, item.repo->priority, item.repo->cost});
+            sources.push_back(
+                {item.repo->id, item.primary, item.repo->priority, item.repo->cost, item.modules});
         }
     }
     ClosureRequest closure_request;
@@ -279,6 +339,7 @@ Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::sto
     closure_request.arch = request.arch;
     closure_request.weak_dependencies = request.weak_dependencies;
     closure_request.each_alone = false;  // what this one `dnf install` fetches
+    closure_request.modules = enabled_module_streams(request.installroot, report.warnings);
     // An installroot without an rpm database (dnf creates it) is an empty machine.
     std::error_code missing;
     if (std::filesystem::is_directory(request.installroot, missing)) {

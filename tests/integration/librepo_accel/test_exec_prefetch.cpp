@@ -15,6 +15,7 @@
 #include "integration/dnfstack/dnfstack_fixture.hpp"
 #include "integration/sync/sync_fixture.hpp"
 #include "support/signing.hpp"
+#include "support/source_tree.hpp"
 
 namespace rpmirror::test {
 namespace {
@@ -272,6 +273,46 @@ TEST_F(ExecPrefetch, AFreshCacheIsKeptAndAStaleOneRefreshed) {
 }
 
 // What the prefetch cannot model runs dnf as it is, and says why.
+// A modular repository (scripts/make-modular-test-repo): nodejs has non-modular builds, a default
+// stream 5 (two contexts) and a stream 8. The prefetch takes what dnf installs, the default
+// stream's nodejs, and after `dnf module enable nodejs:8` in the installroot, stream 8's: dnf
+// downloads no package itself.
+TEST_F(ExecPrefetch, ModularPackagesArePrefetchedAsDnfFiltersThem) {
+    const fs::path upstream = tmp_ / "modular";
+    run_checked(
+        {(source_root() / "scripts" / "make-modular-test-repo").string(), upstream.string()},
+        tmp_ / "logs");
+    NginxServer& server = serve(upstream);
+    const std::string repos = repo_section("modular", server.url("/"));
+    // The machines' platform, which the streams require (an empty installroot has none).
+    const std::vector<std::string> platform{"--setopt=module_platform_id=platform:f29"};
+    for (const std::string stream : {"", "nodejs:8"}) {
+        const fs::path work = tmp_ / ("work" + std::to_string(stream.size()));
+        const fs::path root = tmp_ / ("root" + std::to_string(stream.size()));
+        if (!stream.empty()) {
+            TempDir::write_at(work / "reposd" / "test.repo", repos);
+            fs::create_directories(work / "log");
+            std::vector<std::string> enable = isolated_dnf(work);
+            enable.insert(enable.end(), {"--disableplugin=*", "--forcearch=x86_64", "--installroot",
+                                         root.string(), platform[0], "module", "enable", stream});
+            const CommandResult enabled = run_to_end(enable, tmp_ / "logs");
+            ASSERT_EQ(enabled.exit_code, 0) << enabled.out << enabled.err;
+        }
+        const std::size_t mark = log_size(server);
+        const CommandResult result = install(true, work, root, repos, {"nodejs"}, platform);
+        ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+        const std::set<std::string> packages = installed(root);
+        ASSERT_EQ(packages.size(), 1U) << result.out;
+        EXPECT_TRUE(packages.begin()->starts_with(stream.empty() ? "nodejs-5.4.1-2.module_"
+                                                                 : "nodejs-8.0.0-1.module_c"))
+            << *packages.begin();
+        const std::vector<std::string> uris = uris_since(server, mark);
+        EXPECT_EQ(package_requests(uris).first, 1U) << testing::PrintToString(uris);
+        EXPECT_EQ(package_requests(uris_by(server, mark, "rpmirror/")).first, 1U)
+            << "dnf downloaded the package itself: " << testing::PrintToString(uris);
+    }
+}
+
 TEST_F(ExecPrefetch, ACommandItCannotModelRunsWithoutPrefetch) {
     NginxServer& server = serve(dnf_ci_fixtures() / "repos" / "dnf-ci-fedora");
     const std::string repos = repo_section("f", server.url("/"));
