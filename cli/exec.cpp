@@ -85,6 +85,7 @@ void prefetch_for(const std::vector<std::string>& command) {
     request.repos = std::move(*selected);
     request.cachedir = main->cachedir;
     request.packages = install->packages;
+    request.groups = install->groups;
     request.installroot = loaded->sources.installroot;
     request.arch =
         closure_arch(install->forcearch.empty() ? std::vector<std::string>{}

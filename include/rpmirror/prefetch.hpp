@@ -28,7 +28,8 @@ std::string dnf_cache_directory_name(const RepoConfig& repo);
 
 // A `dnf install` as its command line says it, the part of dnf's options a prefetch needs.
 struct DnfInstallCommand {
-    std::vector<std::string> packages;  // the specs after `install`
+    std::vector<std::string> packages;  // the specs after `install`, but groups
+    std::vector<std::string> groups;    // "@GROUP" specs, without the '@'
     std::string installroot;            // --installroot ("" = "/")
     std::string config_file;            // -c/--config
     std::vector<std::string> setopts;   // --setopt KEY=VALUE
@@ -45,8 +46,9 @@ struct DnfInstallCommand {
 // Parses `argv` (the command and its arguments, argv[0] being "dnf", "dnf-3", "yum" or a path to
 // one) as `dnf [OPTIONS] install|in [OPTIONS] SPEC...`. Returns the command; or, iff it is some
 // other command or anything a prefetch cannot model (an option not known to be harmless to it,
-// -C/--cacheonly, a local file or URL, a @group or @module spec), Error{Unsupported} saying which
-// word it is and why: the caller then runs dnf without a prefetch. Thread-safe.
+// -C/--cacheonly, a local file or URL, an @^environment, a @module:stream or @module/profile
+// spec), Error{Unsupported} saying which word it is and why: the caller then runs dnf without a
+// prefetch. Thread-safe.
 Result<DnfInstallCommand> parse_dnf_install_command(std::span<const std::string> argv);
 
 struct PrefetchRequest {
@@ -55,7 +57,11 @@ struct PrefetchRequest {
     // dnf's cache directory (DnfMainSettings::cachedir): each repository's metadata goes to
     // <cachedir>/<dnf_cache_directory_name>/repodata/, its packages to .../packages/.
     std::filesystem::path cachedir;
-    std::vector<std::string> packages;        // what dnf is asked to install
+    std::vector<std::string> packages;  // what dnf is asked to install
+    // Comps groups dnf is asked to install (`@GROUP`: an id or a name): their mandatory and
+    // default packages, those the repositories have. One that no repository's comps has, or that
+    // names a module (dnf reads `@NAME` as a module first), leaves the prefetch out.
+    std::vector<std::string> groups;
     std::filesystem::path installroot = "/";  // whose rpm database says what is installed
     std::string arch;                         // the machine's (--forcearch, else uname)
     bool weak_dependencies = true;            // dnf's install_weak_deps

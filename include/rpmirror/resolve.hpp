@@ -39,6 +39,10 @@ struct ClosureRequest {
     // Package specs as dnf's install takes them: a name, a glob over names, name.arch,
     // name-version[-release][.arch], or a provide ("/usr/bin/foo", "libfoo.so.1()(64bit)").
     std::vector<std::string> packages;
+    // Package names installed as well when the repositories have them (a comps group's
+    // mandatory and default packages, which dnf skips when no repository has them): one no
+    // repository has is left out without an error.
+    std::vector<std::string> optional_packages;
     // The machines' architecture: what they can install (its compatible arches and noarch).
     std::string arch;
     // Weak dependencies as dnf installs them by default: Recommends and Supplements yes (off:

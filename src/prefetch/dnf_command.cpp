@@ -163,8 +163,16 @@ Result<DnfInstallCommand> parse_dnf_install_command(std::span<const std::string>
     }
     for (std::size_t index = 1; index < positional.size(); ++index) {
         const std::string& spec = positional[index];
+        if (spec.starts_with("@^")) {
+            return unsupported(spec, "environment groups are not prefetched");
+        }
+        if (spec.starts_with('@') &&
+            (spec.find_first_of(":/") != std::string::npos || spec.size() == 1)) {
+            return unsupported(spec, "module specs are not prefetched");
+        }
         if (spec.starts_with('@')) {
-            return unsupported(spec, "groups and modules are not prefetched");
+            command.groups.push_back(spec.substr(1));
+            continue;
         }
         if (spec.find("://") != std::string::npos ||
             (spec.ends_with(".rpm") && spec.find('/') != std::string::npos)) {
@@ -172,7 +180,7 @@ Result<DnfInstallCommand> parse_dnf_install_command(std::span<const std::string>
         }
         command.packages.push_back(spec);
     }
-    if (command.packages.empty()) {
+    if (command.packages.empty() && command.groups.empty()) {
         return unsupported("install", "no package named");
     }
     return command;

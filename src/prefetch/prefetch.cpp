@@ -31,6 +31,8 @@
 #include "rpmirror/resolve.hpp"
 #include "rpmirror/sync.hpp"
 #include "util/scratch_dir.hpp"
+#include "util/text.hpp"
+#include "util/xml_tree.hpp"
 
 namespace rpmirror {
 
@@ -137,6 +139,77 @@ std::vector<std::string> enabled_module_streams(const std::filesystem::path& ins
     return streams;
 }
 
+// The comps document of the fetched repository at `cache` (its "group" record, else its
+// "group_gz"), decompressed; nullopt iff it lists none.
+Result<std::optional<std::string>> read_comps(const std::filesystem::path& cache) {
+    for (const std::string_view type : {"group", "group_gz"}) {
+        auto record = fetched_record(cache, type);
+        if (!record) {
+            return tl::unexpected(std::move(record.error()));
+        }
+        if (!*record) {
+            continue;
+        }
+        std::string text;
+        auto read = decompress_file(cache / (*record)->location_href, DecompressOptions{},
+                                    [&text](std::span<const char> chunk) {
+                                        text.append(chunk.data(), chunk.size());
+                                        return Result<void>{};
+                                    });
+        if (!read) {
+            return tl::unexpected(std::move(read.error()));
+        }
+        return std::optional<std::string>(std::move(text));
+    }
+    return std::optional<std::string>();
+}
+
+// Adds to `packages` the mandatory and default packages (what `dnf install @GROUP` installs) of
+// each group of the comps `text` whose id is one of `groups`, or whose untranslated name is one
+// case-insensitively; `found` receives each entry of `groups` a group matched.
+Result<void> add_group_packages(const std::string& text, const std::string& shown,
+                                const std::vector<std::string>& groups,
+                                std::set<std::string>& packages, std::set<std::string>& found) {
+    auto document = xml::read_tree(text, "comps", "a comps document", shown);
+    if (!document) {
+        return tl::unexpected(std::move(document.error()));
+    }
+    for (xmlNode* group = xmlDocGetRootElement(document->get())->children; group != nullptr;
+         group = group->next) {
+        if (!xml::is_element(group, "group")) {
+            continue;
+        }
+        std::string id;
+        std::string name;
+        xmlNode* list = nullptr;
+        for (xmlNode* child = group->children; child != nullptr; child = child->next) {
+            if (xml::is_element(child, "id")) {
+                id = std::string(text::trim(xml::element_text(child)));
+            } else if (xml::is_element(child, "name") && xml::attribute(child, "lang").empty()) {
+                name = std::string(text::trim(xml::element_text(child)));
+            } else if (xml::is_element(child, "packagelist")) {
+                list = child;
+            }
+        }
+        bool matched = false;
+        for (const std::string& wanted : groups) {
+            if (wanted == id || (!name.empty() && text::to_lower(wanted) == text::to_lower(name))) {
+                found.insert(wanted);
+                matched = true;
+            }
+        }
+        for (xmlNode* req = list == nullptr || !matched ? nullptr : list->children; req != nullptr;
+             req = req->next) {
+            const std::string type = xml::attribute(req, "type");
+            if (xml::is_element(req, "packagereq") &&
+                (type.empty() || type == "mandatory" || type == "default")) {
+                packages.insert(std::string(text::trim(xml::element_text(req))));
+            }
+        }
+    }
+    return {};
+}
+
 // One repository's part of the prefetch.
 struct RepoWork {
     const RepoConfig* repo = nullptr;
@@ -152,6 +225,54 @@ struct RepoWork {
     // One for both steps: the package sync reuses the metadata's connections.
     std::unique_ptr<Syncer> syncer;
 };
+
+// The packages `dnf install @GROUP` installs for each of `groups`, from the comps of every
+// repository of `work` whose metadata is ready (merged, as dnf merges them). Returns
+// Error{Unsupported} naming the group iff a module has its name (dnf reads `@NAME` as the module
+// first), Error{NotFound} iff no repository's comps has it, or the reader's error.
+Result<std::vector<std::string>> group_packages(const std::vector<std::string>& groups,
+                                                const std::vector<RepoWork>& work) {
+    std::set<std::string> packages;
+    std::set<std::string> found;
+    for (const RepoWork& item : work) {
+        if (!item.metadata_ready) {
+            continue;
+        }
+        if (!item.modules.empty()) {
+            auto builds = parse_modules_file(item.modules, item.modules.string());
+            if (!builds) {
+                return tl::unexpected(std::move(builds.error()));
+            }
+            for (const ModuleStreamBuild& build : *builds) {
+                if (std::find(groups.begin(), groups.end(), build.name) != groups.end()) {
+                    return make_error(ErrorCode::Unsupported,
+                                      fmt::format("@{} names a module of repository {} (module "
+                                                  "specs are not prefetched)",
+                                                  build.name, item.repo->id),
+                                      "@" + build.name);
+                }
+            }
+        }
+        auto comps = read_comps(item.cache);
+        if (!comps) {
+            return tl::unexpected(std::move(comps.error()));
+        }
+        if (*comps) {
+            const std::string shown = fmt::format("repository {}: comps", item.repo->id);
+            if (auto added = add_group_packages(**comps, shown, groups, packages, found); !added) {
+                return tl::unexpected(std::move(added.error()));
+            }
+        }
+    }
+    for (const std::string& group : groups) {
+        if (!found.contains(group)) {
+            return make_error(ErrorCode::NotFound,
+                              fmt::format("group '{}' is in no repository's comps", group),
+                              "@" + group);
+        }
+    }
+    return std::vector<std::string>(packages.begin(), packages.end());
+}
 
 // Runs `work(item)` for every item, each on its own thread, and waits for all.
 template <typename Work>
@@ -345,10 +466,18 @@ Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::sto
     if (std::filesystem::is_directory(request.installroot, missing)) {
         closure_request.installed_base = request.installroot;
     }
-    auto closure = sources.empty()
-                       ? Result<Closure>(
-                             make_error(ErrorCode::NotFound, "no repository's metadata is at hand"))
-                       : resolve_closure(sources, closure_request);
+    Result<Closure> closure =
+        make_error(ErrorCode::NotFound, "no repository's metadata is at hand");
+    if (!sources.empty()) {
+        auto groups = request.groups.empty() ? Result<std::vector<std::string>>()
+                                             : group_packages(request.groups, work);
+        if (groups) {
+            closure_request.optional_packages = std::move(*groups);
+            closure = resolve_closure(sources, closure_request);
+        } else {
+            closure = tl::unexpected(std::move(groups.error()));
+        }
+    }
     report.resolve_seconds = seconds_since(started);
     if (!closure) {
         report.warnings.push_back(fmt::format(

@@ -273,6 +273,42 @@ TEST_F(ExecPrefetch, AFreshCacheIsKeptAndAStaleOneRefreshed) {
 }
 
 // What the prefetch cannot model runs dnf as it is, and says why.
+// `dnf install @GROUP` (dnf-ci-thirdparty-updates' dnf-ci-testgroup: mandatory filesystem and
+// libzstd from the other repository, default lame, optional flac, conditional wget): the
+// prefetch takes the group's mandatory and default packages with their dependencies, by the
+// group's id or its name, and dnf installs the same as alone and downloads nothing itself.
+TEST_F(ExecPrefetch, AGroupIsPrefetchedAsDnfInstallsIt) {
+    NginxServer& fedora = serve(dnf_ci_fixtures() / "repos" / "dnf-ci-fedora");
+    NginxServer& updates = serve(dnf_ci_fixtures() / "repos" / "dnf-ci-thirdparty-updates");
+    const std::string repos =
+        repo_section("fedora", fedora.url("/")) + repo_section("updates", updates.url("/"));
+    const CommandResult alone =
+        install(false, tmp_ / "alone", tmp_ / "root-alone", repos, {"@dnf-ci-testgroup"});
+    ASSERT_EQ(alone.exit_code, 0) << alone.out << alone.err;
+    const std::set<std::string> packages = installed(tmp_ / "root-alone");
+    EXPECT_TRUE(std::any_of(packages.begin(), packages.end(), [](const std::string& nevra) {
+        return nevra.starts_with("lame-");
+    })) << "a default package is installed";
+    for (const std::string spec : {"@dnf-ci-testgroup", "@DNF-CI-Testgroup"}) {
+        const fs::path work =
+            tmp_ / ("prefetched-" + std::to_string(++runs));
+        const fs::path root = work / "root";
+        const std::size_t fedora_mark = log_size(fedora);
+        const std::size_t updates_mark = log_size(updates);
+        const CommandResult prefetched = install(true, work, root, repos, {spec});
+        ASSERT_EQ(prefetched.exit_code, 0) << prefetched.out << prefetched.err;
+        EXPECT_EQ(installed(root), packages) << spec;
+        std::vector<std::string> uris = uris_since(fedora, fedora_mark);
+        const std::vector<std::string> more = uris_since(updates, updates_mark);
+        uris.insert(uris.end(), more.begin(), more.end());
+        EXPECT_EQ(package_requests(uris).first, packages.size()) << spec;
+        EXPECT_EQ(package_requests(uris_by(fedora, fedora_mark, "rpmirror/")).first +
+                      package_requests(uris_by(updates, updates_mark, "rpmirror/")).first,
+                  packages.size())
+            << spec << ": dnf downloaded some itself";
+    }
+}
+
 // A modular repository (scripts/make-modular-test-repo): nodejs has non-modular builds, a default
 // stream 5 (two contexts) and a stream 8. The prefetch takes what dnf installs, the default
 // stream's nodejs, and after `dnf module enable nodejs:8` in the installroot, stream 8's: dnf
@@ -316,9 +352,16 @@ TEST_F(ExecPrefetch, ModularPackagesArePrefetchedAsDnfFiltersThem) {
 TEST_F(ExecPrefetch, ACommandItCannotModelRunsWithoutPrefetch) {
     NginxServer& server = serve(dnf_ci_fixtures() / "repos" / "dnf-ci-fedora");
     const std::string repos = repo_section("f", server.url("/"));
+    const CommandResult module = install(true, tmp_ / "work", tmp_ / "root", repos, {"@dwm:6.0"});
+    EXPECT_NE(module.err.find("rpmirror exec: no prefetch: @dwm:6.0: module specs are not "
+                              "prefetched"),
+              std::string::npos)
+        << module.err;
+    // A group no repository has: dnf says so itself.
     const CommandResult group = install(true, tmp_ / "work", tmp_ / "root", repos, {"@core"});
-    EXPECT_NE(group.err.find("rpmirror exec: no prefetch: @core: groups and modules are not "
-                             "prefetched"),
+    EXPECT_NE(group.exit_code, 0);
+    EXPECT_NE(group.err.find("rpmirror exec: prefetch: cannot work out what dnf will install "
+                             "(@core: group 'core' is in no repository's comps)"),
               std::string::npos)
         << group.err;
     const CommandResult missing =

@@ -61,6 +61,16 @@ TEST(DnfInstallCommand, ReadsTheOptionsThatChooseRepositoriesAndTheCache) {
     EXPECT_EQ(quiet->packages, std::vector<std::string>{"-weird-name"});
 }
 
+TEST(DnfInstallCommand, GroupsAreReadApartFromPackages) {
+    const auto command = parse({"dnf", "install", "-y", "@core", "vim", "@Web Server"});
+    ASSERT_TRUE(command) << command.error().to_string();
+    EXPECT_EQ(command->packages, std::vector<std::string>{"vim"});
+    EXPECT_EQ(command->groups, (std::vector<std::string>{"core", "Web Server"}));
+    const auto only = parse({"dnf", "install", "@core"});
+    ASSERT_TRUE(only) << only.error().to_string();
+    EXPECT_TRUE(only->packages.empty());
+}
+
 TEST(DnfInstallCommand, RefusesWhatAPrefetchCannotModelNamingTheWord) {
     const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
         {{"apt-get", "install", "x"}, "apt-get: not dnf"},
@@ -69,8 +79,10 @@ TEST(DnfInstallCommand, RefusesWhatAPrefetchCannotModelNamingTheWord) {
         {{"dnf", "install"}, "install: no package named"},
         {{"dnf", "-C", "install", "x"}, "-C: dnf will download nothing"},
         {{"dnf", "install", "--assumeno", "x"}, "--assumeno: dnf will install nothing"},
-        {{"dnf", "install", "@core"}, "@core: groups and modules"},
-        {{"dnf", "install", "@nodejs:18"}, "@nodejs:18: groups and modules"},
+        {{"dnf", "install", "@^server"}, "@^server: environment groups are not prefetched"},
+        {{"dnf", "install", "@nodejs:18"}, "@nodejs:18: module specs are not prefetched"},
+        {{"dnf", "install", "@nodejs/default"}, "@nodejs/default: module specs"},
+        {{"dnf", "install", "@"}, "@: module specs"},
         {{"dnf", "install", "./x-1.0-1.noarch.rpm"}, "./x-1.0-1.noarch.rpm: a local file or URL"},
         {{"dnf", "install", "https://h/x.rpm"}, "https://h/x.rpm: a local file or URL"},
         {{"dnf", "install", "--installroot"}, "--installroot: needs a value"},
