@@ -289,9 +289,9 @@ TEST_F(ExecPrefetch, AGroupIsPrefetchedAsDnfInstallsIt) {
     EXPECT_TRUE(std::any_of(packages.begin(), packages.end(), [](const std::string& nevra) {
         return nevra.starts_with("lame-");
     })) << "a default package is installed";
+    int runs = 0;
     for (const std::string spec : {"@dnf-ci-testgroup", "@DNF-CI-Testgroup"}) {
-        const fs::path work =
-            tmp_ / ("prefetched-" + std::to_string(++runs));
+        const fs::path work = tmp_ / ("prefetched-" + std::to_string(++runs));
         const fs::path root = work / "root";
         const std::size_t fedora_mark = log_size(fedora);
         const std::size_t updates_mark = log_size(updates);
