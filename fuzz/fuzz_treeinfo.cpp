@@ -45,6 +45,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (!inside(metadata))
             __builtin_trap();
     }
+    for (const std::string& image : tree->unchecksummed_images) {
+        if (!inside(image) || files.contains(image))
+            __builtin_trap();
+    }
     std::set<std::string> repositories;
     for (const std::string& repository : tree->repositories) {
         if ((!repository.empty() && !inside(repository)) || !repositories.insert(repository).second)

@@ -45,6 +45,7 @@ Result<TreeInfo> parse_treeinfo(std::string_view text, const std::string& name) 
     TreeInfo tree;
     std::set<std::string> seen_files;
     std::set<std::string> seen_repositories;
+    std::vector<std::string> images;  // what [images-*] and [stage2] name
     bool named_any = false;
     const auto add_repository = [&](std::string path) {
         named_any = true;
@@ -103,6 +104,12 @@ Result<TreeInfo> parse_treeinfo(std::string_view text, const std::string& name) 
                 if (seen_files.insert(*path).second) {
                     tree.files.push_back({std::move(*path), *type, std::move(digest)});
                 }
+            } else if (section.name.starts_with("images-") || section.name == "stage2") {
+                // Only named in a warning, never fetched: a path that is not a safe one inside
+                // the tree is passed over.
+                if (auto path = tree_path(entry.value, name, entry.line, false); path) {
+                    images.push_back(std::move(*path));
+                }
             } else if (repository_section && entry.key == "repository") {
                 auto path = tree_path(entry.value, name, entry.line, true);
                 if (!path) {
@@ -114,6 +121,12 @@ Result<TreeInfo> parse_treeinfo(std::string_view text, const std::string& name) 
     }
     if (!named_any) {
         add_repository("");
+    }
+    std::set<std::string> unchecksummed;
+    for (std::string& image : images) {
+        if (!seen_files.contains(image) && unchecksummed.insert(image).second) {
+            tree.unchecksummed_images.push_back(std::move(image));
+        }
     }
     return tree;
 }

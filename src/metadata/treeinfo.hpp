@@ -26,6 +26,10 @@ struct TreeInfo {
     // repository's repodata/repomd.xml): not images. Each repository is mirrored and published
     // by its own rules, its metadata as the repository serves it.
     std::vector<std::string> repository_metadata;
+    // The files [images-*] and [stage2] name that [checksums] does not list (older trees, or
+    // one image left out of [checksums]), in order, without duplicates: nothing vouches for
+    // their bytes, so they are not mirrored.
+    std::vector<std::string> unchecksummed_images;
     // The repositories (relative directories; "" for the tree's root), in order, without
     // duplicates: every [variant-*] and [addon-*] `repository` (productmd 1.x), [general]'s
     // (the older format); the root alone when none is named.

@@ -101,6 +101,13 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
         return report;
     }
 
+    // What nothing vouches for is not mirrored; the admin is told which.
+    for (const std::string& image : tree->unchecksummed_images) {
+        report.warnings.push_back(image +
+                                  ": named by .treeinfo's [images-*]/[stage2] but not in its "
+                                  "[checksums], so not mirrored (nothing to verify it against)");
+    }
+
     // -u: the tree's own files, then each repository's URLs; nothing is written.
     if (options.urls_only) {
         report.urls.push_back(join_url(base, kTreeinfoName));

@@ -237,14 +237,21 @@ TEST_F(Treeinfo, AnOldStyleTreeMirrorsItsRootRepository) {
         "[general]\nname = Fixture-7\nfamily = Fixture\ntimestamp = 1500000000\n"
         "variant = Server\nversion = 7\npackagedir = Packages\narch = x86_64\n\n"
         "[stage2]\nmainimage = LiveOS/squashfs.img\n\n[images-x86_64]\n"
-        "kernel = images/pxeboot/vmlinuz\ninitrd = images/pxeboot/initrd.img\n\n"
+        "kernel = images/pxeboot/vmlinuz\ninitrd = images/pxeboot/initrd.img\n"
+        "boot.iso = images/boot.iso\n\n"
         "[checksums]\nimages/pxeboot/vmlinuz = " +
             image("images/pxeboot/vmlinuz", 2000) +
             "\nLiveOS/squashfs.img = " + image("LiveOS/squashfs.img", 4000) +
             "\nimages/pxeboot/initrd.img = " + image("images/pxeboot/initrd.img", 3000) +
             "\nrepodata/repomd.xml = sha256:" + repomd_digest + "\n");
+    image("images/boot.iso", 1500);  // upstream has it, but [checksums] does not list it
     const CommandResult synced = mirror();
     ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    EXPECT_NE(synced.err.find("images/boot.iso: named by .treeinfo's [images-*]/[stage2] but not "
+                              "in its [checksums], so not mirrored"),
+              std::string::npos)
+        << synced.err;
+    fs::remove(tree() / "images/boot.iso");
     EXPECT_EQ(tree_digests(mirrored()), tree_digests(tree()));
     EXPECT_EQ(dnf_lists(mirrored()), dnf_lists(tree()));
     const CommandResult verified = run_to_end(

@@ -28,6 +28,22 @@ TEST(ParseTreeinfo, ProductmdVariantsAddonsAndChecksumsKeepingTheirCase) {
     EXPECT_EQ(tree->files[1].path, "EFI/BOOT/BOOTX64.EFI");
     EXPECT_EQ(tree->files[1].type, ChecksumType::Md5);
     EXPECT_EQ(tree->repositories, (std::vector<std::string>{"BaseOS", "", "addons/HA"}));
+    EXPECT_TRUE(tree->unchecksummed_images.empty());
+}
+
+// [images-*] and [stage2] files without a [checksums] entry are listed apart (not mirrored);
+// one that is no safe path inside the tree is passed over, not refused.
+TEST(ParseTreeinfo, ImagesWithoutAChecksumAreListedApart) {
+    auto tree = parse_treeinfo(
+        "[images-x86_64]\nkernel = images/pxeboot/vmlinuz\nboot.iso = images/boot.iso\n"
+        "[images-xen]\nkernel = images/pxeboot/vmlinuz\n[stage2]\nmainimage = images/install.img\n"
+        "[images-bad]\nx = ../../etc/passwd\n[checksums]\nimages/pxeboot/vmlinuz = sha256:" +
+            kFakeSha256 + "\n",
+        "t/.treeinfo");
+    ASSERT_TRUE(tree) << tree.error().to_string();
+    ASSERT_EQ(tree->files.size(), 1U);
+    EXPECT_EQ(tree->unchecksummed_images,
+              (std::vector<std::string>{"images/boot.iso", "images/install.img"}));
 }
 
 TEST(ParseTreeinfo, TheOlderFormatsGeneralRepositoryOrTheRootWhenNoneIsNamed) {
