@@ -13,7 +13,15 @@
 
 namespace rpmirror {
 
-Result<RepoContents> read_s3_repo_contents(std::string_view url, const s3::S3Overrides& overrides) {
+namespace {
+
+// The location `url` names and a client of its store (`overrides`, then the environment).
+struct Store {
+    s3::S3Location location;
+    s3::S3Client client;
+};
+
+Result<Store> open_store(std::string_view url, const s3::S3Overrides& overrides) {
     auto location = s3::S3Location::parse(url);
     if (!location) {
         return tl::unexpected(std::move(location.error()));
@@ -22,14 +30,25 @@ Result<RepoContents> read_s3_repo_contents(std::string_view url, const s3::S3Ove
     if (!config) {
         return tl::unexpected(std::move(config.error()));
     }
-    s3::S3Client client(std::move(*config));
+    return Store{std::move(*location), s3::S3Client(std::move(*config))};
+}
+
+}  // namespace
+
+Result<RepoContents> read_s3_repo_contents(std::string_view url, const s3::S3Overrides& overrides) {
+    auto store = open_store(url, overrides);
+    if (!store) {
+        return tl::unexpected(std::move(store.error()));
+    }
+    const s3::S3Location& location = store->location;
+    s3::S3Client& client = store->client;
     auto scratch = ScratchDir::create("rpmirror-diff");
     if (!scratch) {
         return tl::unexpected(std::move(scratch.error()));
     }
-    const std::string shown = location->to_string();
+    const std::string shown = location.to_string();
     const std::filesystem::path repomd_path = scratch->path() / "repodata" / "repomd.xml";
-    if (auto got = s3::get_object_to_file(client, *location, "repodata/repomd.xml", repomd_path);
+    if (auto got = s3::get_object_to_file(client, location, "repodata/repomd.xml", repomd_path);
         !got) {
         if (got.error().code == ErrorCode::NotFound) {
             return make_error(ErrorCode::NotFound, "no repository here (no repodata/repomd.xml)",
@@ -54,7 +73,7 @@ Result<RepoContents> read_s3_repo_contents(std::string_view url, const s3::S3Ove
         if (!relative) {
             return tl::unexpected(std::move(relative.error()));
         }
-        if (auto got = s3::get_object_to_file(client, *location, relative->generic_string(),
+        if (auto got = s3::get_object_to_file(client, location, relative->generic_string(),
                                               scratch->path() / *relative);
             !got) {
             return tl::unexpected(std::move(got.error()));
@@ -65,23 +84,20 @@ Result<RepoContents> read_s3_repo_contents(std::string_view url, const s3::S3Ove
 
 Result<std::optional<TreeContents>> read_s3_tree_contents(std::string_view url,
                                                           const s3::S3Overrides& overrides) {
-    auto location = s3::S3Location::parse(url);
-    if (!location) {
-        return tl::unexpected(std::move(location.error()));
+    auto store = open_store(url, overrides);
+    if (!store) {
+        return tl::unexpected(std::move(store.error()));
     }
-    auto config = s3::resolve_config(overrides, s3::process_environment());
-    if (!config) {
-        return tl::unexpected(std::move(config.error()));
-    }
-    s3::S3Client client(std::move(*config));
-    auto text = client.get_object(location->bucket, location->key(kTreeinfoName));
+    const s3::S3Location& location = store->location;
+    s3::S3Client& client = store->client;
+    auto text = client.get_object(location.bucket, location.key(kTreeinfoName));
     if (!text) {
         if (text.error().code == ErrorCode::NotFound) {
             return std::optional<TreeContents>();
         }
         return tl::unexpected(std::move(text.error()));
     }
-    std::string shown = location->to_string();
+    std::string shown = location.to_string();
     while (shown.ends_with('/')) {
         shown.pop_back();
     }

@@ -205,14 +205,7 @@ TEST_F(S3Treeinfo, SnapshotsCoverTheWholeTree) {
     const std::string old_kernel = read_file(tree() / "images/pxeboot/vmlinuz");
     const std::string old_treeinfo = read_file(tree() / ".treeinfo");
 
-    // Upstream: a new kernel.
-    std::string treeinfo = read_file(tree() / ".treeinfo");
-    const std::string key = "images/pxeboot/vmlinuz = ";
-    const std::size_t at = treeinfo.find(key);
-    ASSERT_NE(at, std::string::npos);
-    treeinfo.replace(at + key.size(), treeinfo.find('\n', at) - at - key.size(),
-                     make_tree_image(tree(), "images/pxeboot/vmlinuz", 3100));
-    TempDir::write_at(tree() / ".treeinfo", treeinfo);
+    const std::string treeinfo = change_tree_upstream(tree(), false, tmp_ / "logs");
     ASSERT_EQ(mirror().exit_code, 0);
     const auto snapshot = [&](std::vector<std::string> extra) {
         std::vector<std::string> argv{rpmirror_binary(), "snapshot", "--repo", "fl", "-p",
@@ -291,23 +284,7 @@ TEST_F(S3Treeinfo, DiffComparesTheStoredTreeWithAnotherTree) {
     EXPECT_NE(same.out.find("AppStream: 0 added, 0 removed, 0 upgraded"), std::string::npos)
         << same.out;
 
-    // Upstream: a new kernel, and one package fewer in AppStream.
-    std::string treeinfo = read_file(tree() / ".treeinfo");
-    const std::string key = "images/pxeboot/vmlinuz = ";
-    const std::size_t at = treeinfo.find(key);
-    ASSERT_NE(at, std::string::npos);
-    treeinfo.replace(at + key.size(), treeinfo.find('\n', at) - at - key.size(),
-                     make_tree_image(tree(), "images/pxeboot/vmlinuz", 3100));
-    TempDir::write_at(tree() / ".treeinfo", treeinfo);
-    fs::path dropped;
-    for (const auto& entry : fs::directory_iterator(tree() / "AppStream" / "Packages")) {
-        dropped = entry.path();
-    }
-    ASSERT_FALSE(dropped.empty());
-    fs::remove(dropped);
-    run_checked(
-        {"createrepo_c", "--quiet", "--no-database", "--update", (tree() / "AppStream").string()},
-        tmp_ / "logs");
+    change_tree_upstream(tree(), true, tmp_ / "logs");
     const CommandResult changed = diff({stored, tree_server_->url("/tree/")});
     ASSERT_EQ(changed.exit_code, 0) << changed.out << changed.err;
     EXPECT_NE(changed.out.find("image changed    images/pxeboot/vmlinuz  (sha256:"),

@@ -37,6 +37,36 @@ inline std::string make_tree_image(const std::filesystem::path& tree, const std:
     return "sha256:" + hash_bytes(ChecksumType::Sha256, content);
 }
 
+// Upstream changes the tree at `tree`: a new kernel (images/pxeboot/vmlinuz, 3100 bytes, its
+// [checksums] line rewritten) and, iff `drop_package`, one package fewer in AppStream (its
+// metadata updated). Returns the new .treeinfo.
+inline std::string change_tree_upstream(const std::filesystem::path& tree, bool drop_package,
+                                        const std::filesystem::path& logs) {
+    std::string treeinfo = read_file(tree / ".treeinfo");
+    const std::string key = "images/pxeboot/vmlinuz = ";
+    const std::size_t at = treeinfo.find(key);
+    EXPECT_NE(at, std::string::npos) << treeinfo;
+    if (at == std::string::npos) {
+        return treeinfo;
+    }
+    treeinfo.replace(at + key.size(), treeinfo.find('\n', at) - at - key.size(),
+                     make_tree_image(tree, "images/pxeboot/vmlinuz", 3100));
+    TempDir::write_at(tree / ".treeinfo", treeinfo);
+    if (drop_package) {
+        std::filesystem::path dropped;
+        for (const auto& entry :
+             std::filesystem::directory_iterator(tree / "AppStream" / "Packages")) {
+            dropped = entry.path();
+        }
+        EXPECT_FALSE(dropped.empty());
+        std::filesystem::remove(dropped);
+        run_checked(
+            {"createrepo_c", "--quiet", "--no-database", "--update", (tree / "AppStream").string()},
+            logs);
+    }
+    return treeinfo;
+}
+
 // The productmd 1.2 tree at `tree`.
 inline void make_productmd_tree(const std::filesystem::path& tree,
                                 const std::filesystem::path& logs) {

@@ -287,22 +287,7 @@ TEST_F(Treeinfo, SnapshotsAndDiffCoverTheWholeTree) {
     const std::string old_kernel = read_file(tree() / "images/pxeboot/vmlinuz");
 
     // Upstream: a new kernel, and one package fewer in AppStream.
-    std::string treeinfo = read_file(tree() / ".treeinfo");
-    const std::string key = "images/pxeboot/vmlinuz = ";
-    const std::size_t at = treeinfo.find(key);
-    ASSERT_NE(at, std::string::npos);
-    treeinfo.replace(at + key.size(), treeinfo.find('\n', at) - at - key.size(),
-                     image("images/pxeboot/vmlinuz", 3100));
-    TempDir::write_at(tree() / ".treeinfo", treeinfo);
-    fs::path dropped;
-    for (const auto& entry : fs::directory_iterator(tree() / "AppStream" / "Packages")) {
-        dropped = entry.path();
-    }
-    ASSERT_FALSE(dropped.empty());
-    fs::remove(dropped);
-    run_checked(
-        {"createrepo_c", "--quiet", "--no-database", "--update", (tree() / "AppStream").string()},
-        tmp_ / "logs");
+    change_tree_upstream(tree(), true, tmp_ / "logs");
     const CommandResult second = mirror({"--snapshot=two", "--delete"});
     ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
     EXPECT_EQ(read_file(one / "images/pxeboot/vmlinuz"), old_kernel);
