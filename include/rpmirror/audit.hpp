@@ -130,9 +130,11 @@ RepoAuditReport audit_repository(std::string_view repo_id, const std::filesystem
 // Audits the files an installation tree's `.treeinfo` vouches for (its [checksums]: kernel,
 // initrd, install.img, EFI/, ...) in the mirror at `tree_dir`: each must be a regular file there
 // (never followed through a symlink) with the listed checksum, hashed on `threads` workers (the
-// checksum cache believed iff `use_checksum_cache`). The report is named `tree_id`, counts
-// `images`, and lists missing, not-regular and mismatching files as problems (paths relative to
-// the tree); an unreadable or malformed `.treeinfo` is its error. The tree's repositories are
+// checksum cache believed iff `use_checksum_cache`); and the images its [images-*] and [stage2]
+// name without a checksum, which must only be there (counted in `images` and `intact`, not in
+// `verified`). The report is named `tree_id`, counts `images`, and lists missing, not-regular and
+// mismatching files as problems (paths relative to the tree); an unreadable or malformed
+// `.treeinfo` is its error. The tree's repositories are
 // audited as repositories (audit_repository). Read-only but for the checksum cache. Thread-safe.
 RepoAuditReport audit_tree_images(std::string_view tree_id, const std::filesystem::path& tree_dir,
                                   bool use_checksum_cache = true, unsigned threads = 0);

@@ -203,7 +203,10 @@ struct DownloadRequest {
     std::filesystem::path destination;
     std::size_t root_index = 0;
     ChecksumType checksum_type = ChecksumType::Sha256;
-    std::string expected_digest;  // hex, any case
+    // Hex, any case. Empty (with kUnknownSize only): nothing vouches for the file, which is
+    // accepted as the server sends it whole (Content-Length, or the chunked encoding's end);
+    // its digest of `checksum_type`, computed as it arrived, is FileResult::digest.
+    std::string expected_digest;
     // kUnknownSize: verified by the checksum alone (at most kMaxUnknownSizeBytes are accepted,
     // and a leftover .part is started over, not resumed).
     std::uint64_t expected_size = 0;
@@ -324,6 +327,9 @@ struct FileResult {
     std::uint64_t bytes_received = 0;  // over all attempts
     bool resumed = false;              // true iff a kept .part was continued with Range
     unsigned segments = 0;  // ranges the file was fetched as at once (0 = one connection)
+    // Its digest of the request's checksum_type, lowercase hex: set iff the file was downloaded
+    // or found whole as a leftover .part.
+    std::string digest;
 };
 
 struct DownloadReport {

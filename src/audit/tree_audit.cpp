@@ -51,6 +51,24 @@ RepoAuditReport audit_tree_store(std::string_view tree_id, store::MirrorStore& t
         problem.destination = files[i].key;
         report.problems.push_back(std::move(problem));
     }
+    // The images .treeinfo names without a checksum: nothing to verify them against, so only
+    // there or not.
+    for (const std::string& image : parsed->unchecksummed_images) {
+        ++report.images;
+        auto stored = tree.stat(image);
+        if (stored && *stored) {
+            report.intact.push_back({image, false});
+            continue;
+        }
+        store::CheckedFile found;
+        found.finding = stored ? store::Finding::Missing : store::Finding::Unreadable;
+        found.detail = stored ? std::string() : stored.error().to_string();
+        AuditProblem problem = problem_of({image, ChecksumType::Sha256, {}, std::nullopt}, found);
+        problem.path = image;
+        problem.root = report_dir;
+        problem.destination = image;
+        report.problems.push_back(std::move(problem));
+    }
     finish(report, started);
     return report;
 }

@@ -128,7 +128,9 @@ Result<DownloadReport> Downloader::run(std::span<const std::filesystem::path> ro
         if (request.root_index >= roots.size()) {
             return make_error(ErrorCode::BadInput, "root_index out of range", subject);
         }
-        if (!is_valid_hex_digest(request.checksum_type, request.expected_digest)) {
+        const bool unverified =
+            request.expected_digest.empty() && request.expected_size == kUnknownSize;
+        if (!unverified && !is_valid_hex_digest(request.checksum_type, request.expected_digest)) {
             return make_error(ErrorCode::BadInput,
                               "expected digest is not a valid " +
                                   std::string(checksum_type_name(request.checksum_type)) +

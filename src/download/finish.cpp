@@ -140,6 +140,7 @@ void Engine::on_sink_finished(Transfer& transfer) {
             }
             record_attempt(transfer, "ok", false);
         }
+        transfer.result.digest = result.digest;
         finish_done(transfer, verification == Verification::LeftoverPart
                                   ? FileStatus::AlreadyPresent
                                   : FileStatus::Downloaded);

@@ -252,7 +252,7 @@ FinishResult PartWriter::finish(const PublishSpec& spec,
     result.digest = file_digest_ ? *std::exchange(file_digest_, std::nullopt) : hasher_->finish();
     if (source_error_ ||
         (spec.expected_size != kUnknownSize && result.size != spec.expected_size) ||
-        result.digest != spec.expected_digest) {
+        (!spec.expected_digest.empty() && result.digest != spec.expected_digest)) {
         return result;  // the fd stays open: the loop decides (truncate and retry, or give up)
     }
     if (mtime_seconds) {

@@ -453,8 +453,8 @@ class S3Backend final : public Backend {
             const auto listed = listing->find(key);
             if (recorded == (*state)->objects.end() || listed == listing->end()) {
                 problems.push_back(key + ": missing");
-            } else if (recorded->second.checksum_type != type ||
-                       recorded->second.digest != digest ||
+            } else if ((!digest.empty() && (recorded->second.checksum_type != type ||
+                                            recorded->second.digest != digest)) ||
                        !s3::still_matches(recorded->second, listed->second)) {
                 problems.push_back(key +
                                    ": not the one .treeinfo lists, or changed since the "
@@ -465,6 +465,9 @@ class S3Backend final : public Backend {
         };
         for (const TreeInfo::File& file : tree->files) {
             held(file.path, file.type, file.digest);
+        }
+        for (const std::string& image : tree->unchecksummed_images) {
+            held(image, ChecksumType::Sha256, {});  // as stored: nothing else vouches for it
         }
         held(std::string(kTreeinfoName), ChecksumType::Sha256,
              hash_bytes(ChecksumType::Sha256, *text));

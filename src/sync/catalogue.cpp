@@ -41,6 +41,16 @@ void Catalogue::record(const std::vector<std::filesystem::path>& relative) {
     }
 }
 
+bool Catalogue::holds(const std::string& relative) const {
+    const auto found = files_.find(relative);
+    if (found == files_.end()) {
+        return false;
+    }
+    const auto now = stat_for_state(root_, relative);
+    return now && now->size == found->second.size && now->mtime_ns == found->second.mtime_ns &&
+           now->inode == found->second.inode && now->ctime_ns == found->second.ctime_ns;
+}
+
 Result<std::vector<std::string>> Catalogue::collect(const std::set<std::string>& referenced,
                                                     std::vector<std::string>& warnings) {
     std::vector<std::string> removed;
@@ -49,9 +59,7 @@ Result<std::vector<std::string>> Catalogue::collect(const std::set<std::string>&
             ++it;
             continue;
         }
-        const auto now = stat_for_state(root_, it->first);
-        if (now && now->size == it->second.size && now->mtime_ns == it->second.mtime_ns &&
-            now->inode == it->second.inode && now->ctime_ns == it->second.ctime_ns) {
+        if (holds(it->first)) {
             auto outcome = fs::remove_beneath(root_, it->first, false);
             if (!outcome) {
                 return tl::unexpected(std::move(outcome.error()));
@@ -63,7 +71,7 @@ Result<std::vector<std::string>> Catalogue::collect(const std::set<std::string>&
                     (void)fs::remove_empty_directory_beneath(root_, parent);
                 }
             }
-        } else if (now) {
+        } else if (stat_for_state(root_, it->first)) {
             warnings.push_back((root_ / it->first).string() +
                                ": nothing lists it any more, but it changed since rpmirror wrote "
                                "it: left in place");

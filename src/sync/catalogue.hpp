@@ -33,6 +33,10 @@ class Catalogue {
     // inode and ctime (state_file_of). Those not there are skipped.
     void record(const std::vector<std::filesystem::path>& relative);
 
+    // True iff the file at `relative` (generic, lexically normal) is recorded and still the file
+    // recorded.
+    bool holds(const std::string& relative) const;
+
     // Removes every recorded file that `referenced` (paths relative to the root, lexically
     // normal) does not name and that is still the file recorded (through fs::remove_beneath:
     // never outside the root, never a symlink), then its directory when that is left empty

@@ -101,18 +101,14 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
         return report;
     }
 
-    // What nothing vouches for is not mirrored; the admin is told which.
-    for (const std::string& image : tree->unchecksummed_images) {
-        report.warnings.push_back(image +
-                                  ": named by .treeinfo's [images-*]/[stage2] but not in its "
-                                  "[checksums], so not mirrored (nothing to verify it against)");
-    }
-
     // -u: the tree's own files, then each repository's URLs; nothing is written.
     if (options.urls_only) {
         report.urls.push_back(join_url(base, kTreeinfoName));
         for (const TreeInfo::File& file : tree->files) {
             report.urls.push_back(join_url(base, file.path));
+        }
+        for (const std::string& image : tree->unchecksummed_images) {
+            report.urls.push_back(join_url(base, image));
         }
     }
 
@@ -156,7 +152,7 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
     const std::vector<bool> held = files->held(tree->files);
     auto mirrors = std::make_shared<MirrorList>(source->base_urls);
     std::vector<DownloadRequest> requests;
-    std::vector<std::size_t> requested;
+    std::vector<std::string> requested_paths;  // of each request
     for (std::size_t index = 0; index < tree->files.size(); ++index) {
         if (held[index]) {
             ++report.kept;
@@ -171,7 +167,30 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
         request.expected_digest = file.digest;
         request.expected_size = kUnknownSize;
         requests.push_back(std::move(request));
-        requested.push_back(index);
+        requested_paths.push_back(file.path);
+    }
+    // The images [images-*] and [stage2] name without a checksum: nothing vouches for their
+    // bytes but the server. Held while the tree's .treeinfo is the one published with them and
+    // each is still as stored; otherwise fetched whole, as the server sends them.
+    const std::vector<bool> unverified_held = files->held_as_stored(tree->unchecksummed_images);
+    const bool same_treeinfo = files->publishes(text);
+    for (std::size_t index = 0; index < tree->unchecksummed_images.size(); ++index) {
+        const std::string& path = tree->unchecksummed_images[index];
+        if (same_treeinfo && unverified_held[index]) {
+            ++report.kept;
+            continue;
+        }
+        DownloadRequest request;
+        request.mirrors = mirrors;
+        request.href = path;
+        request.destination = path;
+        request.checksum_type = ChecksumType::Sha256;
+        request.expected_size = kUnknownSize;  // no expected_digest: unverified
+        requests.push_back(std::move(request));
+        requested_paths.push_back(path);
+        report.warnings.push_back(path +
+                                  ": .treeinfo names it in [images-*]/[stage2] without a "
+                                  "[checksums] entry: fetched as the server sends it, unverified");
     }
     bool images_ok = true;
     if (!requests.empty()) {
@@ -189,7 +208,7 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
                 ++report.downloaded;
                 continue;
             }
-            const std::string& path = tree->files[requested[i]].path;
+            const std::string& path = requested_paths[i];
             const std::string reason = result.error ? result.error->to_string()
                                                     : std::string(file_status_name(result.status));
             if (options.skip_bad_images && !stop.stop_requested()) {
@@ -230,6 +249,7 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
         for (const TreeInfo::File& file : tree->files) {
             listed.insert(file.path);
         }
+        listed.insert(tree->unchecksummed_images.begin(), tree->unchecksummed_images.end());
         auto removed = files->collect(listed, report.warnings);
         if (!removed) {
             report.warnings.push_back(removed.error().to_string());

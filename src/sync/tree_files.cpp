@@ -38,6 +38,19 @@ class LocalTreeFiles final : public TreeFiles {
         return result;
     }
 
+    std::vector<bool> held_as_stored(std::span<const std::string> paths) override {
+        std::vector<bool> result;
+        for (const std::string& path : paths) {
+            result.push_back(images_.holds(path));
+        }
+        return result;
+    }
+
+    bool publishes(std::string_view text) override {
+        auto current = fs::read_file(root_ / kTreeinfoName);
+        return current && *current == text;
+    }
+
     Result<DownloadReport> fetch(Downloader& downloader,
                                  const std::vector<DownloadRequest>& requests,
                                  ProgressSink* progress, const std::stop_token& stop) override {
@@ -58,7 +71,7 @@ class LocalTreeFiles final : public TreeFiles {
 
     Result<bool> publish(std::string_view text) override {
         const std::filesystem::path published = root_ / kTreeinfoName;
-        if (auto current = fs::read_file(published); current && *current == text) {
+        if (publishes(text)) {
             return false;
         }
         // What it names reaches the disk before it does.

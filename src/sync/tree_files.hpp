@@ -1,5 +1,6 @@
-// Where an installation tree's own files are kept (--treeinfo: .treeinfo and the images of its
-// [checksums]): a directory, or a prefix of a bucket. sync_tree (sync/tree.cpp) runs one sequence
+// Where an installation tree's own files are kept (--treeinfo: .treeinfo and its images, those
+// of its [checksums] and those [images-*] name without one): a directory, or a prefix of a
+// bucket. sync_tree (sync/tree.cpp) runs one sequence
 // over either: which files are held, the missing ones fetched and stored, .treeinfo published
 // once everything it names is stored, then --delete's collection of the images rpmirror stored
 // that .treeinfo no longer names.
@@ -28,6 +29,13 @@ class TreeFiles {
     // Per file of `files`, true iff the tree holds it as listed (its checksum verified in place,
     // or recorded and unchanged since).
     virtual std::vector<bool> held(std::span<const TreeInfo::File> files) = 0;
+
+    // Per path of `paths` (relative to the tree): true iff rpmirror stored the file there and it
+    // is still as stored (an image without a checksum in .treeinfo: nothing else vouches for it).
+    virtual std::vector<bool> held_as_stored(std::span<const std::string> paths) = 0;
+
+    // True iff the tree's published .treeinfo is exactly `text`.
+    virtual bool publishes(std::string_view text) = 0;
 
     // Fetches `requests` (each file's href and path relative to the tree) through `downloader`
     // and stores each one that verified, recording it as rpmirror's. Returns the downloads'

@@ -1,5 +1,6 @@
 // An installation tree's own files in a bucket (sync/tree_files.hpp): held iff the tree's record
-// (s3::kTreeStateKey) has the checksum .treeinfo lists and the object is still the one recorded;
+// (s3::kTreeStateKey) has the checksum .treeinfo lists (any, for an image it lists without one)
+// and the object is still the one recorded;
 // each missing file fetched into the spool alone (an image can be gigabytes), uploaded, unlinked;
 // .treeinfo stored once everything it names is, through the sync's store.
 #include <fmt/core.h>
@@ -13,6 +14,25 @@
 namespace rpmirror {
 
 namespace {
+
+// Gives an image that .treeinfo names without a checksum the digest its bytes arrived with
+// (FileResult::digest), before `inner` (S3UploadOnFinish) queues its upload: the store then
+// verifies the upload against it, and the record keeps it.
+class DigestOnFinish final : public ForwardingSink {
+  public:
+    DigestOnFinish(ProgressSink* inner, S3Package& upload)
+        : ForwardingSink(inner), upload_(upload) {}
+
+    void file_finished(std::size_t request_index, const FileResult& result) override {
+        if (upload_.digest.empty()) {
+            upload_.digest = result.digest;
+        }
+        ForwardingSink::file_finished(request_index, result);
+    }
+
+  private:
+    S3Package& upload_;
+};
 
 class S3TreeFiles final : public TreeFiles {
   public:
@@ -47,6 +67,32 @@ class S3TreeFiles final : public TreeFiles {
         return result;
     }
 
+    std::vector<bool> held_as_stored(std::span<const std::string> paths) override {
+        // Each with the checksum the record has for it (its bytes as they arrived): missing()
+        // then asks only whether the object is still the one recorded.
+        std::vector<S3Package> packages;
+        std::vector<bool> result(paths.size(), false);
+        std::vector<std::size_t> recorded;
+        for (std::size_t index = 0; index < paths.size(); ++index) {
+            const auto found = destination_->state().objects.find(paths[index]);
+            if (found != destination_->state().objects.end()) {
+                packages.push_back({paths[index], found->second.checksum_type, found->second.digest,
+                                    kUnknownSize});
+                recorded.push_back(index);
+                result[index] = true;
+            }
+        }
+        for (const std::size_t missing : destination_->missing(packages)) {
+            result[recorded[missing]] = false;
+        }
+        return result;
+    }
+
+    bool publishes(std::string_view text) override {
+        return destination_->holds(std::string(kTreeinfoName),
+                                   hash_bytes(ChecksumType::Sha256, text));
+    }
+
     Result<DownloadReport> fetch(Downloader& downloader,
                                  const std::vector<DownloadRequest>& requests,
                                  ProgressSink* progress, const std::stop_token& stop) override {
@@ -61,8 +107,9 @@ class S3TreeFiles final : public TreeFiles {
             // One file in the spool at a time: it is uploaded and unlinked before the next.
             const std::vector<std::size_t> items{item};
             S3UploadOnFinish upload(progress, *destination_, items);
+            DigestOnFinish digest(&upload, uploads_[item]);
             auto downloaded =
-                downloader.run(destination_->spool(), std::span(&requests[item], 1), &upload, stop);
+                downloader.run(destination_->spool(), std::span(&requests[item], 1), &digest, stop);
             if (!downloaded) {
                 (void)destination_->end_uploads();
                 return downloaded;
@@ -98,8 +145,7 @@ class S3TreeFiles final : public TreeFiles {
         if (auto ready = destination_->store().ready_packages(); !ready) {
             return tl::unexpected(std::move(ready.error()));
         }
-        if (destination_->holds(std::string(kTreeinfoName),
-                                hash_bytes(ChecksumType::Sha256, text))) {
+        if (publishes(text)) {
             return false;
         }
         if (auto written = destination_->store().write_document(kTreeinfoName, text); !written) {

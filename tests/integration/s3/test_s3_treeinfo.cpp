@@ -160,6 +160,9 @@ TEST_F(S3Treeinfo, DeleteRemovesImagesTheTreeinfoNoLongerListsButNoOtherObject) 
     const std::size_t line = treeinfo.find("\nimages/install.img = ");
     ASSERT_NE(line, std::string::npos);
     treeinfo.erase(line, treeinfo.find('\n', line + 1) - line);
+    const std::size_t stage2 = treeinfo.find("mainimage = images/install.img\n");  // named nowhere
+    ASSERT_NE(stage2, std::string::npos);
+    treeinfo.erase(stage2, treeinfo.find('\n', stage2) + 1 - stage2);
     TempDir::write_at(tree() / ".treeinfo", treeinfo);
 
     const CommandResult kept = mirror();
@@ -260,6 +263,44 @@ TEST_F(S3Treeinfo, SnapshotsCoverTheWholeTree) {
     auto gone = s3::list_mirror(client(), s3::S3Location{bucket(), prefix_ + "/" + one});
     ASSERT_TRUE(gone) << gone.error().to_string();
     EXPECT_TRUE(gone->empty());
+}
+
+// An image [images-*] names without a [checksums] entry: stored as the server sent it (the store
+// checks the upload against the digest it arrived with), kept by the next run, found by `verify`,
+// copied by a snapshot.
+TEST_F(S3Treeinfo, AnImageWithoutAChecksumIsStoredUnverifiedAndSnapshotted) {
+    std::string treeinfo = read_file(tree() / ".treeinfo");
+    const std::string section = "[images-x86_64]\n";
+    const std::size_t at = treeinfo.find(section);
+    ASSERT_NE(at, std::string::npos);
+    treeinfo.insert(at + section.size(), "boot.iso = images/boot.iso\n");
+    TempDir::write_at(tree() / ".treeinfo", treeinfo);
+    make_tree_image(tree(), "images/boot.iso", 2500);
+
+    const CommandResult synced = mirror();
+    ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    EXPECT_NE(synced.err.find("images/boot.iso: .treeinfo names it"), std::string::npos)
+        << synced.err;
+    EXPECT_EQ(object("images/boot.iso"), read_file(tree() / "images/boot.iso"));
+    const CommandResult again = mirror();
+    ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+    EXPECT_EQ(repo_report().at("downloaded").get<std::size_t>(), 0U) << again.out;
+    EXPECT_TRUE(repo_report().at("noop").get<bool>()) << again.out;
+
+    const CommandResult verified =
+        run_to_end({rpmirror_binary(), "verify", "-p", destination(), "--repo", "fl", "--no-cache"},
+                   tmp_ / "logs");
+    ASSERT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+    EXPECT_NE(verified.out.find("fl (.treeinfo): OK: 5 images checked, 4 verified"),
+              std::string::npos)
+        << verified.out;
+    const CommandResult snapshot = run_to_end({rpmirror_binary(), "snapshot", "create", "--repo",
+                                               "fl", "-p", destination(), "--name", "one"},
+                                              tmp_ / "logs");
+    ASSERT_EQ(snapshot.exit_code, 0) << snapshot.out << snapshot.err;
+    auto copied = client().get_object(bucket(), prefix_ + "/snapshots/fl/one/images/boot.iso");
+    ASSERT_TRUE(copied) << copied.error().to_string();
+    EXPECT_EQ(*copied, read_file(tree() / "images/boot.iso"));
 }
 
 // `diff` of the tree in the bucket: against the upstream tree (its URL) after upstream changed a

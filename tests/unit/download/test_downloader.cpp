@@ -673,6 +673,30 @@ TEST_P(DownloaderTest, ProgressReportsEveryFileAndTheTotal) {
     EXPECT_EQ(report.downloaded, 1U);
 }
 
+// A request without a digest (and of unknown size: an image .treeinfo names without a checksum)
+// takes the file as the server sends it whole, and reports the digest it arrived with; a
+// connection closed early is no whole file: fetched on, never published short.
+TEST_P(DownloaderTest, ARequestWithoutADigestTakesTheWholeFileAndReportsItsDigest) {
+    const auto& body = serve("m1/boot.iso", content_bytes(200'000, 9));
+    start_server({{"paths", {{"/m1/boot.iso", {{{"close_after", 50'000}}, json::object()}}}}});
+    auto request = make_request(mirrors({"/m1/"}), "boot.iso", body);
+    request.expected_digest.clear();
+    request.expected_size = kUnknownSize;
+    auto report = run({request}, options());
+    ASSERT_TRUE(report.ok());
+    EXPECT_EQ(read_all(dest() / "boot.iso"), body);
+    EXPECT_EQ(report.files.at(0).digest, hash_bytes(ChecksumType::Sha256, body));
+    EXPECT_EQ(report.retries, 1U);
+    EXPECT_EQ(server_->requests().size(), 2U);
+
+    // Without a digest, a size is no check of its own: refused.
+    request.expected_size = body.size();
+    Downloader downloader(options());
+    auto refused = downloader.run(dest(), std::vector<DownloadRequest>{request});
+    ASSERT_FALSE(refused.has_value());
+    EXPECT_EQ(refused.error().code, ErrorCode::BadInput);
+}
+
 TEST_P(DownloaderTest, InvalidRequestsAreRejectedBeforeAnythingIsWritten) {
     start_server();
     auto list = mirrors({"/m1/"});
