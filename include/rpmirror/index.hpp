@@ -99,6 +99,11 @@ Result<std::uint64_t> decompress_file(
     const std::filesystem::path& path, const DecompressOptions& options,
     const std::function<Result<void>(std::span<const char>)>& sink);
 
+// The whole decompressed content of `path` (a small file: modules.yaml, comps), as
+// decompress_file reads it. Errors as decompress_file's.
+Result<std::string> decompress_file_to_string(const std::filesystem::path& path,
+                                              const DecompressOptions& options);
+
 // ---------------------------------------------------------------------------------------------
 // EVR comparison (librpm's rpmvercmp)
 

@@ -438,4 +438,17 @@ Result<std::uint64_t> decompress_file(
     }
 }
 
+Result<std::string> decompress_file_to_string(const std::filesystem::path& path,
+                                              const DecompressOptions& options) {
+    std::string content;
+    auto read = decompress_file(path, options, [&content](std::span<const char> chunk) {
+        content.append(chunk.data(), chunk.size());
+        return Result<void>{};
+    });
+    if (!read) {
+        return tl::unexpected(std::move(read.error()));
+    }
+    return content;
+}
+
 }  // namespace rpmirror

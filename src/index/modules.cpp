@@ -89,17 +89,13 @@ Result<std::vector<ModuleStreamBuild>> parse_modules_file(const std::filesystem:
     const std::string name(display_name);
     DecompressOptions options;
     options.ceiling = ceiling;
-    std::string yaml;
-    auto read = decompress_file(path, options, [&yaml](std::span<const char> chunk) {
-        yaml.append(chunk.data(), chunk.size());
-        return Result<void>{};
-    });
-    if (!read) {
-        Error error = std::move(read.error());
+    auto yaml = decompress_file_to_string(path, options);
+    if (!yaml) {
+        Error error = std::move(yaml.error());
         error.subject = name;
         return tl::unexpected(std::move(error));
     }
-    auto loaded = load_index(yaml, name);
+    auto loaded = load_index(*yaml, name);
     if (!loaded) {
         return tl::unexpected(std::move(loaded.error()));
     }

@@ -105,8 +105,7 @@ Result<TreeInfo> parse_treeinfo(std::string_view text, const std::string& name) 
                     tree.files.push_back({std::move(*path), *type, std::move(digest)});
                 }
             } else if (section.name.starts_with("images-") || section.name == "stage2") {
-                // Only named in a warning, never fetched: a path that is not a safe one inside
-                // the tree is passed over.
+                // A path that is not a safe one inside the tree is passed over: never fetched.
                 if (auto path = tree_path(entry.value, name, entry.line, false); path) {
                     images.push_back(std::move(*path));
                 }

@@ -28,7 +28,7 @@ struct TreeInfo {
     std::vector<std::string> repository_metadata;
     // The files [images-*] and [stage2] name that [checksums] does not list (older trees, or
     // one image left out of [checksums]), in order, without duplicates: nothing vouches for
-    // their bytes, so they are not mirrored.
+    // their bytes, so they are mirrored unverified (sync/tree.cpp).
     std::vector<std::string> unchecksummed_images;
     // The repositories (relative directories; "" for the tree's root), in order, without
     // duplicates: every [variant-*] and [addon-*] `repository` (productmd 1.x), [general]'s

@@ -150,16 +150,13 @@ Result<std::optional<std::string>> read_comps(const std::filesystem::path& cache
         if (!*record) {
             continue;
         }
-        std::string text;
-        auto read = decompress_file(cache / (*record)->location_href, DecompressOptions{},
-                                    [&text](std::span<const char> chunk) {
-                                        text.append(chunk.data(), chunk.size());
-                                        return Result<void>{};
-                                    });
-        if (!read) {
-            return tl::unexpected(std::move(read.error()));
+        DecompressOptions options;
+        options.expected_size = (*record)->open_size;
+        auto text = decompress_file_to_string(cache / (*record)->location_href, options);
+        if (!text) {
+            return tl::unexpected(std::move(text.error()));
         }
-        return std::optional<std::string>(std::move(text));
+        return std::optional<std::string>(std::move(*text));
     }
     return std::optional<std::string>();
 }

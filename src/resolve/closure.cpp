@@ -588,15 +588,16 @@ Result<Closure> resolve_closure(std::span<const ClosureRepo> repos, const Closur
     }
     // A group's packages: by name, each one the repositories have (not with advisories, which
     // choose the packages themselves).
-    for (const std::string& name :
-         request.advisories.active() ? std::vector<std::string>{} : request.optional_packages) {
-        SolvQueue selection;
-        selection_make(pool.get(), selection.get(), name.c_str(), SELECTION_NAME);
-        for (int index = 0; index < (*selection).count; index += 2) {
-            const Id how = (*selection).elements[index] | SOLVER_INSTALL;
-            const Id what = (*selection).elements[index + 1];
-            queue_push2(jobs.get(), how, what);
-            per_spec.push_back({name, how, what});
+    if (!request.advisories.active()) {
+        for (const std::string& name : request.optional_packages) {
+            SolvQueue selection;
+            selection_make(pool.get(), selection.get(), name.c_str(), SELECTION_NAME);
+            for (int index = 0; index < (*selection).count; index += 2) {
+                const Id how = (*selection).elements[index] | SOLVER_INSTALL;
+                const Id what = (*selection).elements[index + 1];
+                queue_push2(jobs.get(), how, what);
+                per_spec.push_back({name, how, what});
+            }
         }
     }
     // --advisories: each package the advisories list that the machines can install (and a spec

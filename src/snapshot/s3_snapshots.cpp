@@ -132,23 +132,19 @@ class S3Backend final : public Backend {
         SnapshotInfo info;
         info.name = name;
         info.dir = url_of(snapshots_, name);
-        std::vector<s3::StoredCopy> objects;
-        for (const auto& [part, part_objects] : *verified) {
-            const s3::S3Location from = below(repo_, part);
-            const s3::S3Location to = below(target, part);
-            for (const auto& [key, object] : part_objects) {
-                objects.push_back({from, key, object, to, key});
-            }
-        }
         // Records, packages and images first, several at a time; then each index, its
         // signature, and a tree's .treeinfo.
         std::vector<s3::StoredCopy> first;
         std::vector<s3::StoredCopy> last;
-        for (const s3::StoredCopy& copy : objects) {
-            ++info.files;
-            info.bytes += copy.expected.size;
-            info.packages += store::is_package_key(copy.from_key) ? 1 : 0;
-            (publish_rank(copy.from_key) == 0 ? first : last).push_back(copy);
+        for (const auto& [part, part_objects] : *verified) {
+            const s3::S3Location from = below(repo_, part);
+            const s3::S3Location to = below(target, part);
+            for (const auto& [key, object] : part_objects) {
+                ++info.files;
+                info.bytes += object.size;
+                info.packages += store::is_package_key(key) ? 1 : 0;
+                (publish_rank(key) == 0 ? first : last).push_back({from, key, object, to, key});
+            }
         }
         std::stable_sort(last.begin(), last.end(), [](const auto& left, const auto& right) {
             return publish_rank(left.from_key) < publish_rank(right.from_key);

@@ -173,7 +173,7 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
     // bytes but the server. Held while the tree's .treeinfo is the one published with them and
     // each is still as stored; otherwise fetched whole, as the server sends them.
     const std::vector<bool> unverified_held = files->held_as_stored(tree->unchecksummed_images);
-    const bool same_treeinfo = files->publishes(text);
+    const bool same_treeinfo = !tree->unchecksummed_images.empty() && files->publishes(text);
     for (std::size_t index = 0; index < tree->unchecksummed_images.size(); ++index) {
         const std::string& path = tree->unchecksummed_images[index];
         if (same_treeinfo && unverified_held[index]) {
