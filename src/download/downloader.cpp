@@ -185,6 +185,7 @@ Result<DownloadReport> Downloader::run(std::span<const std::filesystem::path> ro
         transfer->index = index;
         transfer->request = &requests[index];
         transfer->expected_digest = to_lower(requests[index].expected_digest);
+        transfer->store_as_sent = transfer->expected_digest.empty();
         transfer->shown_path =
             (roots[requests[index].root_index] / requests[index].destination).string();
         transfer->engine = &engine;

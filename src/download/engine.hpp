@@ -110,7 +110,7 @@ enum class Verification {
 };
 
 // RangeUnusable: a range of a segmented file was not answered with exactly its bytes.
-enum class AbortReason { None, SizeMismatch, RangeMismatch, RangeUnusable, LocalIo };
+enum class AbortReason { None, SizeMismatch, RangeMismatch, RangeUnusable, LocalIo, Unframed };
 
 // A range of a segmented file is never smaller than this.
 inline constexpr std::uint64_t kMinRangeBytes = 1024 * 1024;
@@ -127,6 +127,8 @@ struct Response {
     std::optional<std::uint64_t> content_length;
     std::string content_range;
     std::string content_encoding;
+    bool chunked = false;  // Transfer-Encoding: chunked (its last chunk marks the body's end)
+    bool framed = false;   // HTTP/2 or later: the stream's end marks the body's end
 };
 
 // One attempt of one file on one URL: replaced as a whole when the next attempt starts.
@@ -166,7 +168,8 @@ struct Transfer {
     bool restarted_after_mismatch = false;
     // A body the mirror sent encoded failed its check once decoded: the mirror may label the
     // file's own bytes with a Content-Encoding (a .gz sent as "Content-Encoding: gzip"), so the
-    // attempts on that mirror store what it sends, undecoded.
+    // attempts on that mirror store what it sends, undecoded. A file requested without a digest
+    // is always stored as sent: nothing could tell a decoded body from the file's bytes.
     bool store_as_sent = false;
     std::optional<std::string> next_base;  // the mirror the next attempt must use
     Clock::time_point not_before{};

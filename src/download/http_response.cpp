@@ -89,6 +89,7 @@ std::size_t Engine::on_header(char* data, std::size_t size, std::size_t count, v
     if (iequals_prefix(line, "HTTP/")) {
         // A new response (after a redirect or a 100 Continue): forget the previous one.
         response = Response{};
+        response.framed = !iequals_prefix(line, "HTTP/1.") && !iequals_prefix(line, "HTTP/0.");
         const auto space = line.find(' ');
         if (space != std::string_view::npos) {
             const auto code = parse_u64(trim(line.substr(space + 1, 3)));
@@ -112,6 +113,8 @@ std::size_t Engine::on_header(char* data, std::size_t size, std::size_t count, v
         response.content_range = std::string(value);
     } else if (name.size() == 16 && iequals_prefix(name, "content-encoding")) {
         response.content_encoding = std::string(value);
+    } else if (name.size() == 17 && iequals_prefix(name, "transfer-encoding")) {
+        response.chunked = value.find("chunked") != std::string_view::npos;
     } else if (name.size() == 8 && iequals_prefix(name, "location")) {
         response.has_location = true;
     }
@@ -133,6 +136,16 @@ bool Engine::on_headers_complete(Transfer& transfer) {
     const bool size_known = expected != kUnknownSize;
     // Content-Length and Content-Range count the encoded bytes, not the decoded ones.
     const bool decoded = attempt.decoding && is_encoded(response.content_encoding);
+    if ((status == 200 || status == 206) && transfer.expected_digest.empty() &&
+        !response.content_length && !response.chunked && !response.framed) {
+        // A file without a checksum is accepted only when the protocol says it is whole: a body
+        // that ends when the server closes the connection cannot tell a cut from the end.
+        attempt.abort = AbortReason::Unframed;
+        attempt.abort_message =
+            "the server sent no Content-Length and no chunked encoding (the body ends when the "
+            "connection closes): without a checksum nothing could tell a cut body from a whole one";
+        return false;
+    }
     if (status == 200) {
         if (attempt.range_start > 0) {
             // The server ignored Range: the body is the whole file. Start over.
@@ -250,6 +263,9 @@ void Engine::on_curl_done(Transfer& transfer, CURLcode code) {
             return;
         case AbortReason::RangeUnusable:
             fall_back_to_one_connection(transfer, attempt.abort_message);
+            return;
+        case AbortReason::Unframed:
+            fail_attempt(transfer, attempt.abort_message, FailureKind::Permanent);
             return;
         case AbortReason::LocalIo:
             finish_failed(transfer,

@@ -60,7 +60,8 @@ void Engine::fail_attempt(Transfer& transfer, std::string outcome, FailureKind k
         return;
     }
     if (next->base_url != transfer.attempt.base) {
-        transfer.store_as_sent = false;  // a property of the mirror that failed
+        // A property of the mirror that failed (a file without a digest: always as sent).
+        transfer.store_as_sent = transfer.expected_digest.empty();
     }
     transfer.next_base = next->base_url;
     schedule_retry(transfer, next->after_backoff ? backoff(transfer, retry_after)

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <memory>
 #include <optional>
 
@@ -50,6 +51,33 @@ Result<std::vector<std::pair<std::string, off_t>>> regular_files(
     return files;
 }
 
+// True iff the regular files `name` in the directories open as `a_fd` and `b_fd` hold the same
+// bytes (read with pread, never through a symlink). False when either cannot be read: a record
+// that cannot be compared is published again.
+bool same_content(int a_fd, int b_fd, const std::string& name) {
+    const UniqueFd a(::openat(a_fd, name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    const UniqueFd b(::openat(b_fd, name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    struct stat a_st {};
+    struct stat b_st {};
+    if (!a || !b || ::fstat(a.get(), &a_st) != 0 || ::fstat(b.get(), &b_st) != 0 ||
+        !S_ISREG(a_st.st_mode) || !S_ISREG(b_st.st_mode) || a_st.st_size != b_st.st_size) {
+        return false;
+    }
+    constexpr std::size_t kChunk = 256 * 1024;
+    const auto a_buffer = std::make_unique<char[]>(kChunk);
+    const auto b_buffer = std::make_unique<char[]>(kChunk);
+    for (off_t offset = 0; offset < a_st.st_size;) {
+        const ssize_t got_a = ::pread(a.get(), a_buffer.get(), kChunk, offset);
+        const ssize_t got_b = ::pread(b.get(), b_buffer.get(), kChunk, offset);
+        if (got_a <= 0 || got_a != got_b ||
+            std::memcmp(a_buffer.get(), b_buffer.get(), static_cast<std::size_t>(got_a)) != 0) {
+            return false;
+        }
+        offset += got_a;
+    }
+    return true;
+}
+
 Result<void> merge(int parent_fd, const std::string& staging_name, const std::string& live_name,
                    const MergeOrder& order, const std::filesystem::path& shown_live) {
     const UniqueFd staging = open_child_directory(parent_fd, staging_name);
@@ -82,7 +110,11 @@ Result<void> merge(int parent_fd, const std::string& staging_name, const std::st
     std::set<std::string> staged_names;
     for (const auto& [name, size] : *staged) {
         staged_names.insert(name);
-        if (is_last(name) || live_size(name) == size) {
+        // A record already live with the same bytes stays (its readers see no change); one
+        // whose name stayed but whose content changed (plain names: repodata/primary.xml.gz)
+        // is replaced: a size says nothing about the bytes.
+        if (is_last(name) ||
+            (live_size(name) == size && same_content(staging.get(), live.get(), name))) {
             continue;
         }
         if (auto moved = move_in(name); !moved) {

@@ -28,6 +28,9 @@ support. A step is an object; every key is optional:
                           of the compressed bytes (206), as a server of precompressed files does
   "content_length": N     announce N as Content-Length, send the real body, then close
   "close_after": N        announce the full length, send N bytes, then close the connection
+  "no_length": true       announce no Content-Length (and no chunked encoding): the body ends
+                          when the connection closes, as an HTTP/1.0 server sends it; with
+                          "close_after", the connection closes after N bytes
   "trickle": [B, S]       send the body B bytes at a time, sleeping S seconds in between
   "range": false          ignore Range: always 200 with the whole file
   "range_status": 416     answer 416 to any Range request
@@ -238,10 +241,12 @@ class Handler(BaseHTTPRequestHandler):
             extra["Content-Encoding"] = "gzip"
         announced = step.get("content_length", len(body))
         close_after = step.get("close_after")
-        lying = "content_length" in step or close_after is not None
+        no_length = bool(step.get("no_length"))
+        lying = "content_length" in step or close_after is not None or no_length
         self.send_response(status)
         self.send_header("Content-Type", "application/octet-stream")
-        self.send_header("Content-Length", str(announced))
+        if not no_length:
+            self.send_header("Content-Length", str(announced))
         if status == 200:
             self.send_header("Accept-Ranges", "bytes")
         for key, value in extra.items():

@@ -116,7 +116,18 @@ Setup make_setup() {
     setup.error_quark = reinterpret_cast<abi::ErrorQuarkFunction>(
         original_function("lr_checksum_error_quark", nullptr));
     if (const char* log = std::getenv(kLibrepoAccelLogVariable); log != nullptr && *log != '\0') {
-        setup.log.reset(::open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
+        // Never through a symlink (a log in /tmp, where anyone can plant one), and only into a
+        // regular file.
+        setup.log.reset(
+            ::open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644));
+        struct stat st {};
+        if (setup.log && (::fstat(setup.log.get(), &st) != 0 || !S_ISREG(st.st_mode))) {
+            setup.log.reset();
+        }
+        if (!setup.log) {
+            warn(std::string("not logging: cannot open ") + kLibrepoAccelLogVariable + " " + log +
+                 " as a regular file without following a symlink");
+        }
     }
     if (const char* name = std::getenv(kLibrepoAccelModeVariable); name != nullptr) {
         const auto mode = parse_librepo_accel_mode(name);

@@ -371,6 +371,21 @@ TEST_F(LibrepoAccelAbi, UnknownTypeGoesToLibrepo) {
               std::string::npos);
 }
 
+// The log is opened without following a symlink: a root dnf logging into /tmp never appends to
+// the file a planted link names; the call is still served.
+TEST_F(LibrepoAccelAbi, TheLogNeverFollowsASymlink) {
+    const std::string content = "content";
+    const std::string digest = hash_bytes(ChecksumType::Sha256, content);
+    const std::filesystem::path target = tmp_ / "precious";
+    TempDir::write_at(target, "precious\n");
+    std::filesystem::create_symlink(target, log_);
+    prepare(content, Cache::None, "sha256", digest);
+    const std::string observed = observe("plain", {4, digest});
+    EXPECT_NE(observed.find("return=1 matches=1"), std::string::npos) << observed;
+    EXPECT_EQ(read_file(target), "precious\n");
+    EXPECT_TRUE(std::filesystem::is_symlink(log_));
+}
+
 TEST_F(LibrepoAccelAbi, ModeOffAndUnknownModeLeaveEverythingToLibrepo) {
     const std::string content = "content";
     const std::string digest = hash_bytes(ChecksumType::Sha256, content);

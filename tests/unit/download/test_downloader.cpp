@@ -697,6 +697,41 @@ TEST_P(DownloaderTest, ARequestWithoutADigestTakesTheWholeFileAndReportsItsDiges
     EXPECT_EQ(refused.error().code, ErrorCode::BadInput);
 }
 
+// Without a digest, only the protocol can say a body is whole: a body that ends when the
+// connection closes (no Content-Length, not chunked) is refused, and a body labelled with a
+// Content-Encoding is stored as sent, never decoded (a .gz served with "Content-Encoding: gzip").
+TEST_P(DownloaderTest, ARequestWithoutADigestRefusesAnUnframedBodyAndNeverDecodes) {
+    const auto& body = serve("m1/images/pxe.img.gz", content_bytes(300'000, 17));
+    serve("m2/images/pxe.img.gz", body);
+    start_server({{"paths",
+                   {{"/m1/images/pxe.img.gz", {{{"no_length", true}, {"close_after", 1'000}}}},
+                    {"/m2/images/pxe.img.gz", {{{"gzip", true}}}}}}});
+    auto request = make_request(mirrors({"/m1/", "/m2/"}), "images/pxe.img.gz", body);
+    request.expected_digest.clear();
+    request.expected_size = kUnknownSize;
+    auto report = run({request}, options());
+    ASSERT_TRUE(report.ok());
+    EXPECT_EQ(read_all(dest() / "images/pxe.img.gz"), body);  // not cut, not decoded
+    const FileResult& file = report.files.at(0);
+    EXPECT_EQ(file.digest, hash_bytes(ChecksumType::Sha256, body));
+    ASSERT_EQ(file.attempts.size(), 2U);
+    EXPECT_NE(file.attempts[0].outcome.find("no Content-Length and no chunked encoding"),
+              std::string::npos)
+        << file.attempts[0].outcome;
+    for (const auto& logged : server_->requests()) {
+        EXPECT_EQ(logged.headers.value("accept-encoding", ""), "");  // asked for no encoding
+    }
+
+    // The only mirror sends it unframed: the file fails, nothing is published.
+    auto only = make_request(mirrors({"/m1/"}), "images/other.img", body);
+    only.expected_digest.clear();
+    only.expected_size = kUnknownSize;
+    serve("m1/images/other.img", body);
+    auto failed = run({only}, options());
+    EXPECT_FALSE(failed.ok());
+    EXPECT_FALSE(std::filesystem::exists(dest() / "images/other.img"));
+}
+
 TEST_P(DownloaderTest, InvalidRequestsAreRejectedBeforeAnythingIsWritten) {
     start_server();
     auto list = mirrors({"/m1/"});

@@ -1,5 +1,7 @@
 // Swapping a staged directory in: RENAME_EXCHANGE, and the merge by plain renames that NFS, CIFS
 // and FUSE get.
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 #include "fs/beneath.hpp"
@@ -23,12 +25,15 @@ class Swap : public ::testing::Test {
         dir_.write("meta/repodata/old-primary.xml.gz", "old primary");
         dir_.write("meta/repodata/older-primary.xml.gz", "a revision before");
         dir_.write("meta/repodata/shared-comps.xml", "same in both");
+        dir_.write("meta/repodata/primary.xml.gz", "plain name, revision A");
         dir_.write("meta/.stage/repomd.xml", "new index");
         if (signed_new) {
             dir_.write("meta/.stage/repomd.xml.asc", "new signature");
         }
         dir_.write("meta/.stage/new-primary.xml.gz", "new primary");
         dir_.write("meta/.stage/shared-comps.xml", "same in both");
+        // A record whose name does not change with its content: the same size, other bytes.
+        dir_.write("meta/.stage/primary.xml.gz", "plain name, revision B");
     }
 
     std::string read(std::string_view name) const {
@@ -63,9 +68,17 @@ TEST_F(Swap, CreatesTheLiveDirectoryWhenThereIsNone) {
 TEST_F(Swap, MergesByRenamesKeepingTheRecordsOfTheReplacedIndex) {
     make_revisions(true);
     force_fallbacks(true);
+    const auto shared_inode = [this] {
+        struct stat st {};
+        EXPECT_EQ(::lstat((dir_ / "meta/repodata/shared-comps.xml").c_str(), &st), 0);
+        return st.st_ino;
+    };
+    const ino_t shared_before = shared_inode();
     auto swapped = swap_in_directory(dir_ / "meta", ".stage", "repodata", kRepodataOrder);
     ASSERT_TRUE(swapped) << swapped.error().to_string();
     EXPECT_EQ(*swapped, SwapMethod::Merged);
+    EXPECT_EQ(read("primary.xml.gz"), "plain name, revision B") << "same size, other content";
+    EXPECT_EQ(shared_inode(), shared_before) << "the same bytes: left in place";
     EXPECT_EQ(read("repomd.xml"), "new index");
     EXPECT_EQ(read("repomd.xml.asc"), "new signature");
     EXPECT_EQ(read("new-primary.xml.gz"), "new primary");
