@@ -91,6 +91,10 @@ struct RepoSyncReport {
     std::uint64_t linked_bytes = 0;
     std::size_t link_fallbacks = 0;
     std::vector<std::filesystem::path> deleted;  // --delete, relative to repo_dir
+    // The keys (relative to repo_dir, '/'-separated) of every package the index selected: the
+    // repository owns them, whether this run placed them or found them (an installation tree
+    // refuses an image of the same name).
+    std::vector<std::string> package_keys;
     std::vector<PackageFailure> failures;
     std::size_t signatures_checked = 0;  // --gpgcheck: packages whose signature was checked
     bool metadata_published = false;

@@ -42,6 +42,31 @@ inline bool is_snapshot_staging_name(std::string_view name) {
                                      name.find(kSnapshotRemovingInfix) != std::string_view::npos);
 }
 
+// The name of rpmirror's own directory inside a destination (a bucket mirror's state and lease,
+// a tree's record), and the prefix of its other own names (".rpmirror-prefetch", ...).
+inline constexpr std::string_view kOwnDirName = ".rpmirror";
+
+// True iff `key` (a '/'-separated path relative to a destination's root) is a name rpmirror
+// itself owns wherever it appears, so that no file an upstream names may be written there: a
+// component that is a metadata directory (repodata/, a staging directory), a snapshot being
+// built or removed, rpmirror's own directory or one of its own names (".rpmirror",
+// ".rpmirror-*"), or a download's temporary name (".NAME.part", download.hpp's
+// part_file_name). One definition for every writer of upstream-named files.
+inline bool is_reserved_key(std::string_view key) {
+    while (!key.empty()) {
+        const std::size_t slash = key.find('/');
+        const std::string_view name = key.substr(0, slash);
+        const bool last = slash == std::string_view::npos;
+        if (is_metadata_dir_name(name) || is_snapshot_staging_name(name) || name == kOwnDirName ||
+            name.starts_with(".rpmirror-") ||
+            (last && name.starts_with('.') && name.ends_with(".part"))) {
+            return true;
+        }
+        key = last ? std::string_view() : key.substr(slash + 1);
+    }
+    return false;
+}
+
 // Which subdirectories a walk may enter at all, whatever its DescendFilter says.
 enum class NestedTrees {
     // Not another tree: a subdirectory that holds its own `repodata/repomd.xml` (another

@@ -35,6 +35,22 @@ Result<std::string> tree_path(std::string_view path, const std::string& name, st
     return relative->generic_string();
 }
 
+// An error naming the line iff `path` is .treeinfo itself or a name rpmirror owns wherever it
+// appears (fs::is_reserved_key: metadata and staging directories, its own state and lease, a
+// download's temporary name): nothing upstream names is ever written there.
+Result<void> refuse_reserved(const std::string& path, const std::string& section,
+                             const std::string& key, std::size_t line, const std::string& name) {
+    if (path != kTreeinfoName && !fs::is_reserved_key(path)) {
+        return {};
+    }
+    return make_error(ErrorCode::BadInput,
+                      fmt::format("line {}: {} {} names '{}', which rpmirror owns (.treeinfo, "
+                                  "repodata/ or a staging directory, its .rpmirror state and "
+                                  "lease, a .part download): not written there",
+                                  line, section, key, path),
+                      name);
+}
+
 }  // namespace
 
 Result<TreeInfo> parse_treeinfo(std::string_view text, const std::string& name) {
@@ -83,23 +99,17 @@ Result<TreeInfo> parse_treeinfo(std::string_view text, const std::string& name) 
                 // rules, never written as an image. The tree's own .treeinfo and rpmirror's
                 // staging directories are nothing upstream can name.
                 bool repository_metadata = false;
-                bool reserved = *path == kTreeinfoName;
                 for (const auto& component : std::filesystem::path(*path)) {
                     repository_metadata =
                         repository_metadata || component.native() == fs::kLiveMetadataDirName;
-                    reserved = reserved || fs::is_metadata_dir_name(component.native());
                 }
                 if (repository_metadata) {
                     tree.repository_metadata.push_back(std::move(*path));
                     continue;
                 }
-                if (reserved) {
-                    return make_error(ErrorCode::BadInput,
-                                      fmt::format("line {}: [checksums] {} names a file rpmirror "
-                                                  "publishes itself (.treeinfo, a staging "
-                                                  "directory)",
-                                                  entry.line, key),
-                                      name);
+                if (auto refused = refuse_reserved(*path, "[checksums]", key, entry.line, name);
+                    !refused) {
+                    return tl::unexpected(std::move(refused.error()));
                 }
                 if (seen_files.insert(*path).second) {
                     tree.files.push_back({std::move(*path), *type, std::move(digest)});
@@ -107,6 +117,11 @@ Result<TreeInfo> parse_treeinfo(std::string_view text, const std::string& name) 
             } else if (section.name.starts_with("images-") || section.name == "stage2") {
                 // A path that is not a safe one inside the tree is passed over: never fetched.
                 if (auto path = tree_path(entry.value, name, entry.line, false); path) {
+                    if (auto refused = refuse_reserved(*path, "[" + section.name + "]",
+                                                       entry.written_key, entry.line, name);
+                        !refused) {
+                        return tl::unexpected(std::move(refused.error()));
+                    }
                     images.push_back(std::move(*path));
                 }
             } else if (repository_section && entry.key == "repository") {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "fs/beneath.hpp"
+#include "fs/walk.hpp"
 
 namespace rpmirror {
 
@@ -18,6 +19,33 @@ bool is_release_of(const std::filesystem::path& mine, const std::filesystem::pat
         differing += a[i] != b[i] ? 1 : 0;
     }
     return differing == 1;
+}
+
+void Owners::add(const std::string& key, const std::string& owner) {
+    owners_.emplace(key, owner);
+}
+
+std::optional<std::string> Owners::other_owner(const std::string& key,
+                                               std::string_view claimant) const {
+    if (fs::is_reserved_key(key)) {
+        return std::string("rpmirror itself (its metadata, state, lease or downloads)");
+    }
+    const auto found = owners_.find(key);
+    if (found == owners_.end() || found->second == claimant) {
+        return std::nullopt;
+    }
+    return found->second;
+}
+
+Result<void> Owners::claim(const std::string& key, std::string_view claimant,
+                           const std::string& shown) const {
+    if (auto owner = other_owner(key, claimant)) {
+        return make_error(ErrorCode::Unsafe,
+                          "not written for " + std::string(claimant) + ": the key " + key +
+                              " belongs to " + *owner + " (one owner per key)",
+                          shown);
+    }
+    return {};
 }
 
 Catalogue Catalogue::load(const std::filesystem::path& state_dir, const std::filesystem::path& root,

@@ -46,6 +46,9 @@ Result<void> RepoSync::finish_noop() {
     report_.noop = true;
     report_.selected = noop_packages_.size();
     report_.kept = noop_packages_.size();
+    for (const auto& [key, size] : noop_packages_) {
+        report_.package_keys.push_back(key);
+    }
     if (options_.events != nullptr) {
         for (const auto& [key, size] : noop_packages_) {
             PackageEvent event;

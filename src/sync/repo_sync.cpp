@@ -112,6 +112,9 @@ Result<void> RepoSync::sync_to_store(const FetchedRepomd& repomd, MetadataStage&
     if (auto placed = place_packages(index, selection, *placement); !placed) {
         return placed;
     }
+    for (const PackageTarget& target : plan_.targets) {
+        report_.package_keys.push_back(target.relative_path.lexically_normal().generic_string());
+    }
     if (local_store_) {
         // The packages may lie beyond the repository's directory too (--safe-write-path).
         local_store_->set_sync_layout(metadata_dir_, plan_.roots);

@@ -9,6 +9,7 @@
 
 #include "metadata/treeinfo.hpp"
 #include "rpmirror/metadata.hpp"
+#include "sync/catalogue.hpp"
 #include "sync/repo_source.hpp"
 #include "sync/s3_sync.hpp"
 #include "sync/tree_files.hpp"
@@ -112,6 +113,11 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
         }
     }
 
+    // Who owns which key of the tree: each repository its packages (recorded as they are
+    // synced), rpmirror its own names; the images only what nobody else owns.
+    Owners owners;
+    constexpr std::string_view kImagesOwner = "the tree's images";
+
     // Every repository of the tree, as a repository of its own beneath the root.
     for (const std::string& path : tree->repositories) {
         if (stop.stop_requested()) {
@@ -128,7 +134,14 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
         part_options.treeinfo = false;
         part_options.norepopath = true;
         part_options.download_path = path.empty() ? root : root / path;
-        add_report(report, sync_one(part, part_options), path);
+        RepoSyncReport part_report = sync_one(part, part_options);
+        const std::string owner =
+            path.empty() ? "the repository at the tree's root" : "the tree's repository " + path;
+        for (const std::string& key : part_report.package_keys) {
+            owners.add(path.empty() ? key : (std::filesystem::path(path) / key).generic_string(),
+                       owner);
+        }
+        add_report(report, std::move(part_report), path);
     }
 
     if (options.urls_only) {
@@ -153,12 +166,25 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
     auto mirrors = std::make_shared<MirrorList>(source->base_urls);
     std::vector<DownloadRequest> requests;
     std::vector<std::string> requested_paths;  // of each request
+    bool images_ok = true;
+    // An image .treeinfo names over a key another owns is never written: a failure naming both.
+    const auto claimed = [&](const std::string& path) {
+        auto claim = owners.claim(path, kImagesOwner, (root / path).string());
+        if (!claim) {
+            images_ok = false;
+            report.failures.push_back({path, claim.error().message, {}});
+        }
+        return claim.has_value();
+    };
     for (std::size_t index = 0; index < tree->files.size(); ++index) {
+        const TreeInfo::File& file = tree->files[index];
+        if (!claimed(file.path)) {
+            continue;
+        }
         if (held[index]) {
             ++report.kept;
             continue;
         }
-        const TreeInfo::File& file = tree->files[index];
         DownloadRequest request;
         request.mirrors = mirrors;
         request.href = file.path;
@@ -176,6 +202,9 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
     const bool same_treeinfo = !tree->unchecksummed_images.empty() && files->publishes(text);
     for (std::size_t index = 0; index < tree->unchecksummed_images.size(); ++index) {
         const std::string& path = tree->unchecksummed_images[index];
+        if (!claimed(path)) {
+            continue;
+        }
         if (same_treeinfo && unverified_held[index]) {
             ++report.kept;
             continue;
@@ -192,7 +221,6 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
                                   ": .treeinfo names it in [images-*]/[stage2] without a "
                                   "[checksums] entry: fetched as the server sends it, unverified");
     }
-    bool images_ok = true;
     if (!requests.empty()) {
         report.noop = false;
         auto downloaded = files->fetch(downloader, requests, progress, stop);
@@ -250,6 +278,10 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
             listed.insert(file.path);
         }
         listed.insert(tree->unchecksummed_images.begin(), tree->unchecksummed_images.end());
+        // A key another owns is never the images' to delete, whatever their catalogue says.
+        for (const auto& [key, owner] : owners.keys()) {
+            listed.insert(key);
+        }
         auto removed = files->collect(listed, report.warnings);
         if (!removed) {
             report.warnings.push_back(removed.error().to_string());

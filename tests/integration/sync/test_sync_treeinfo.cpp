@@ -257,6 +257,46 @@ TEST_F(Treeinfo, AnOldStyleTreeMirrorsItsRootRepository) {
     EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
 }
 
+// One owner per key: an image .treeinfo names over a package of the tree's repository is never
+// written (the sync fails naming the key and both owners, .treeinfo is not published), and once
+// the line is gone --delete leaves the package alone: it was never the images'.
+TEST_F(Treeinfo, AnImageNamingARepositorysPackageIsRefusedAndNeverDeleted) {
+    repository(tree(), "idx-noarch");
+    const std::string head =
+        "[general]\nname = Fixture-7\nfamily = Fixture\nversion = 7\narch = x86_64\n"
+        "[images-x86_64]\nkernel = images/pxeboot/vmlinuz\n";
+    const std::string checksums =
+        "[checksums]\nimages/pxeboot/vmlinuz = " + image("images/pxeboot/vmlinuz", 2000) + "\n";
+    TempDir::write_at(tree() / ".treeinfo", head + checksums);
+    ASSERT_EQ(mirror().exit_code, 0);
+    std::string package;
+    for (const auto& entry : fs::recursive_directory_iterator(mirrored())) {
+        if (entry.path().extension() == ".rpm") {
+            package = fs::relative(entry.path(), mirrored()).generic_string();
+            break;
+        }
+    }
+    ASSERT_FALSE(package.empty());
+    const std::string digest = tree_digests(mirrored()).at(package);
+
+    TempDir::write_at(tree() / ".treeinfo", head + "hostile = " + package + "\n" + checksums);
+    const CommandResult refused = mirror();
+    EXPECT_EQ(refused.exit_code, 1) << refused.out << refused.err;
+    EXPECT_NE(refused.err.find("the key " + package +
+                               " belongs to the repository at the tree's root"),
+              std::string::npos)
+        << refused.err;
+    EXPECT_NE(refused.err.find("not written for the tree's images"), std::string::npos)
+        << refused.err;
+    EXPECT_EQ(read_file(mirrored() / ".treeinfo"), head + checksums);  // not published
+
+    TempDir::write_at(tree() / ".treeinfo", head + checksums + "# the line is gone\n");
+    const CommandResult deleted = mirror({"--delete"});
+    ASSERT_EQ(deleted.exit_code, 0) << deleted.out << deleted.err;
+    EXPECT_EQ(deleted.out.find("deleted " + package), std::string::npos) << deleted.out;
+    EXPECT_EQ(tree_digests(mirrored()).at(package), digest);
+}
+
 // An image [images-*] names without a [checksums] entry (older trees): fetched as the server sends
 // it, with a warning; kept while .treeinfo stays the same, fetched again when it changes; `verify`
 // finds it there (not verified: nothing to verify it against) or names it missing; a snapshot

@@ -89,8 +89,16 @@ TEST(ParseTreeinfo, BadChecksumsAndPathsOutsideTheTreeNameTheirLine) {
     expect_refused("[x]\n\n[variant-A]\nrepository = ../../elsewhere\n", "line 4");
     expect_refused("no section\n", "");
     expect_refused("[checksums]\nBaseOS/.repodata.staging-x/a = sha256:" + kFakeSha256 + "\n",
-                   "names a file rpmirror publishes itself");
-    expect_refused("[checksums]\n.treeinfo = sha256:" + kFakeSha256 + "\n", "publishes itself");
+                   "names 'BaseOS/.repodata.staging-x/a', which rpmirror owns");
+    expect_refused("[checksums]\n.treeinfo = sha256:" + kFakeSha256 + "\n", "which rpmirror owns");
+    // An image without a checksum is written too: the same names are refused for it, in a
+    // bucket as on disk (a lease object written by an image would lock every later sync out).
+    expect_refused("[images-x86_64]\nlockimg = .rpmirror/lock\n",
+                   "line 2: [images-x86_64] lockimg names '.rpmirror/lock', which rpmirror owns");
+    expect_refused("[stage2]\nmainimage = BaseOS/.rpmirror/state.json\n", "which rpmirror owns");
+    expect_refused("[images-x86_64]\nboot = images/.boot.iso.part\n", "which rpmirror owns");
+    expect_refused("[images-x86_64]\nmeta = addons/HA/repodata/repomd.xml\n",
+                   "which rpmirror owns");
 }
 
 }  // namespace
