@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <string_view>
@@ -403,7 +404,9 @@ int run_job_mode(const CLI::App& app, const JobModeArgs& args, const JobModeShar
     int exit_code = kExitOk;
     for (const JobOutcome& outcome : outcomes) {
         if (!outcome.ok()) {
-            exit_code = kExitFailure;
+            // A mistake refused before anything changed (an unknown --arch, a --delete that
+            // would empty the mirror) is a usage error: exit 2.
+            exit_code = std::max(exit_code, outcome.report.refused ? kExitUsage : kExitFailure);
         }
     }
     const std::string metrics_file = !shared.unattended->metrics_file.empty()

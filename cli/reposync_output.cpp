@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/core.h>
@@ -140,7 +141,7 @@ void DnfModeLines::finished(const JobConfig& job, JobOutcome& outcome) {
         print_report(report);
     }
     if (!report.ok() || !snapshots_.after(report, human_, args_.quiet)) {
-        exit_code_ = kExitFailure;
+        exit_code_ = std::max(exit_code_, report.refused ? kExitUsage : kExitFailure);
         if (report.ok()) {  // the snapshot failed (its error printed): the job did too
             outcome.errors.push_back(report.repo_id + ": snapshot failed");
         }

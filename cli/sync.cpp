@@ -252,6 +252,7 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
     options.upstream_metadata = args.upstream_metadata;
     options.sign_key = args.sign_key;
     options.delete_unlisted = args.delete_unlisted;
+    options.force_delete = args.force_delete;
     options.urls_only = args.urls;
     options.download_comps = args.download_comps;
     options.remote_time = args.remote_time;
@@ -529,8 +530,12 @@ Command add_sync_command(CLI::App& parent) {
         ->option_text("KEYID")
         ->needs(download_metadata)
         ->excludes(upstream_metadata);
-    app->add_flag("--delete", args->delete_unlisted,
-                  "remove local packages that are no longer selected");
+    CLI::Option* delete_option = app->add_flag(
+        "--delete", args->delete_unlisted, "remove local packages that are no longer selected");
+    app->add_flag("--force-delete", args->force_delete,
+                  "with --delete: delete even when the run selects no package, or fewer than "
+                  "half of the 20 or more the mirror holds (refused otherwise, exit 2)")
+        ->needs(delete_option);
     CLI::Option* newest_only = app->add_flag("-n,--newest-only", args->newest_only,
                                              "only the newest version of each name.arch");
     // A separate option, not --newest-only=N: dnf's -n is a flag, and a flag taking an optional

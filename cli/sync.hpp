@@ -47,6 +47,7 @@ struct SyncArgs {
     bool upstream_metadata = false;
     std::string sign_key;
     bool delete_unlisted = false;
+    bool force_delete = false;
     bool newest_only = false;
     std::string keep_versions;  // --keep-versions N, read iff the option was given
     CLI::Option* keep_versions_option = nullptr;

@@ -298,6 +298,19 @@ Result<std::uint32_t> parse_keep_versions(std::string_view text);
 // "--min-buildtime <text>" iff it is neither.
 Result<std::int64_t> parse_min_build_time(std::string_view text);
 
+// True iff rpm knows `arch`: a name of its architecture tables (rpmrc's arch_canon,
+// arch_compat and buildarch_compat entries, read once from rpm's own file), or noarch, src or
+// nosrc. False for every other name, and for all but those three where rpm's tables cannot be
+// read.
+bool rpm_knows_arch(std::string_view arch);
+
+// Error{BadInput} naming "--arch NAME" iff an architecture of `options` (not with --source or a
+// closure) is neither one rpm knows nor one a package of `index` has: a typo ("x86-64") that
+// would select nothing. The message lists the repository's architectures. `repo_id` is the
+// subject.
+Result<void> check_arches(const PackageIndex& index, const SelectionOptions& options,
+                          std::string_view repo_id);
+
 struct Selection {
     // Positions in the index of the packages to download, in document order, one per location
     // (xml:base + href): the first entry for a location wins.

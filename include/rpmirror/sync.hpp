@@ -69,10 +69,17 @@ struct PackageFailure {
     std::string dnf_message = {};
 };
 
+// --delete refuses (without --force-delete) a run that would leave a mirror of at least this
+// many packages with fewer than half of them; one that would leave none, whatever the size.
+inline constexpr std::size_t kMassDeletionFloor = 20;
+
 struct RepoSyncReport {
     std::string repo_id;
     std::filesystem::path repo_dir;  // where its packages are
     std::optional<Error> error;      // set iff the repository as a whole failed
+    // Set with `error` iff the run was refused as a mistake before anything changed (an unknown
+    // --arch, a --delete that would empty most of the mirror): the command exits 2.
+    bool refused = false;
     // Set with `error` iff it was fetching the metadata (mirror list, repomd.xml, primary.xml)
     // that failed: what a repository's skip_if_unavailable=1 turns into a warning.
     bool metadata_unavailable = false;

@@ -38,6 +38,10 @@ struct SyncOptions {
     // (repomd.xml.asc); empty = a rewritten repomd.xml is published unsigned.
     std::string sign_key;
     bool delete_unlisted = false;  // --delete
+    // --force-delete: --delete even where it would leave the mirror with no package, or with
+    // fewer than half of the packages it holds (one of at least kMassDeletionFloor packages);
+    // without it such a run is refused before anything changes (RepoSyncReport::refused).
+    bool force_delete = false;
     bool urls_only = false;        // -u: list URLs, download nothing
     // -m/--downloadcomps: the repository's comps (group_gz, else group) written uncompressed as
     // <metadata directory>/comps.xml, as dnf reposync does; nothing iff it has none.

@@ -298,6 +298,10 @@ const std::map<std::string_view, JobBuilder::KeyHandler>& JobBuilder::job_keys()
          [](JobBuilder& job, const KeyValue& key) {
              return set_bool(job.job_.options.delete_unlisted, key.value);
          }},
+        {"force_delete",
+         [](JobBuilder& job, const KeyValue& key) {
+             return set_bool(job.job_.options.force_delete, key.value);
+         }},
         {"gpgcheck",
          [](JobBuilder& job, const KeyValue& key) {
              bool check = false;

@@ -108,6 +108,10 @@ Result<void> RepoSync::run() {
 
 Result<void> RepoSync::sync_to_store(const FetchedRepomd& repomd, MetadataStage& stage,
                                      const PackageIndex& index, const Selection& selection) {
+    if (auto refused = refuse_mistakes(index, selection); !refused) {
+        report_.refused = true;
+        return refused;
+    }
     const std::unique_ptr<Placement> placement = s3_ ? bucket_placement() : directory_placement();
     if (auto placed = place_packages(index, selection, *placement); !placed) {
         return placed;
@@ -133,6 +137,33 @@ Result<void> RepoSync::sync_to_store(const FetchedRepomd& repomd, MetadataStage&
         return published;
     }
     return finish_upstream_layout(placed);
+}
+
+Result<void> RepoSync::refuse_mistakes(const PackageIndex& index, const Selection& selection) {
+    if (auto arches = check_arches(index, selection_options_, repo_.id); !arches) {
+        return arches;
+    }
+    if (!options_.delete_unlisted || options_.force_delete) {
+        return {};
+    }
+    auto held = store_->list_packages();
+    if (!held) {
+        return tl::unexpected(std::move(held.error()));
+    }
+    const std::size_t holds = held->size();
+    const std::size_t selected = selection.positions.size();
+    if (holds == 0 || (selected > 0 && (holds < kMassDeletionFloor || selected * 2 >= holds))) {
+        return {};
+    }
+    return make_error(
+        ErrorCode::BadInput,
+        fmt::format("--delete refused: the mirror holds {} packages and this run selects {} of "
+                    "the repository's {}, so it would delete {}; check the filters (--arch, "
+                    "includepkgs, ...) or give --force-delete (job key force-delete = 1); "
+                    "nothing was changed",
+                    holds, selected, index.size(),
+                    selected == 0 ? std::string("every one") : "most of them"),
+        repo_.id);
 }
 
 Result<void> RepoSync::open_store() {

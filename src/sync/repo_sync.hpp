@@ -136,6 +136,12 @@ class RepoSync {
     // hold are reused, then those directories are cleared.
     Result<RepoPackages> fetch_packages(const FetchedRepomd& repomd, MetadataStage& stage);
 
+    // Error{BadInput} (report_.refused is set by the caller) iff the run is a mistake to refuse
+    // before anything changes: an --arch neither rpm nor the repository knows, or (--delete
+    // without --force-delete) a selection that would leave the mirror with no package, or with
+    // fewer than half of the packages it holds (kMassDeletionFloor or more).
+    Result<void> refuse_mistakes(const PackageIndex& index, const Selection& selection);
+
     // Downloads the records this sync needs into `stage` (primary, and modules with
     // --newest-only; every record with --download-metadata), verified by size and checksum, and
     // reads and selects the packages (read_repo_packages, the files named by their URLs).

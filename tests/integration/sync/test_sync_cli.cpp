@@ -257,11 +257,37 @@ TEST_F(SyncCli, DeleteOnANoopResyncStillRemovesPackagesNoLongerSelected) {
 TEST_F(SyncCli, DeleteRemovesWhatTheFiltersNoLongerSelect) {
     NginxServer& server = serve(test_repo("index-repo"));
     const fs::path mirror = tmp_ / "mirror";
-    ASSERT_EQ(
-        sync({"--repofrompath", "idx," + server.url("/"), "--repo", "idx", "-p", mirror.string()})
-            .exit_code,
-        0);
+    ASSERT_EQ(sync({"--repofrompath", "idx," + server.url("/"), "--repo", "idx", "-p",
+                    mirror.string(), "--download-metadata"})
+                  .exit_code,
+              0);
     ASSERT_EQ(package_names(mirror / "idx").size(), 13U);
+    const std::vector<std::string> base{"--repofrompath", "idx," + server.url("/"), "--repo",
+                                        "idx", "-p", mirror.string(), "--download-metadata"};
+    const auto with = [&base](std::vector<std::string> extra) {
+        extra.insert(extra.begin(), base.begin(), base.end());
+        return extra;
+    };
+    const std::string primary = read_file(mirror / "idx/repodata/repomd.xml");
+
+    // Mistakes are refused before anything changes, exit 2: an architecture neither rpm nor the
+    // repository knows (with or without --delete), and a --delete that would empty the mirror.
+    for (const auto& typo : {with({"-a", "x86-64", "--delete"}), with({"-a", "x86-64"})}) {
+        const CommandResult refused = sync(typo);
+        EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
+        EXPECT_NE(refused.err.find("--arch x86-64: no such architecture: rpm does not know it and "
+                                   "no package of the repository has it (it has: aarch64, i686, noarch, src, x86_64)"),
+                  std::string::npos)
+            << refused.err;
+    }
+    const CommandResult emptied = sync(with({"-a", "s390x", "--delete"}));
+    EXPECT_EQ(emptied.exit_code, 2) << emptied.out << emptied.err;
+    EXPECT_NE(emptied.err.find("--delete refused: the mirror holds 13 packages and this run "
+                               "selects 0 of the repository's 13, so it would delete every one"),
+              std::string::npos)
+        << emptied.err;
+    EXPECT_EQ(package_names(mirror / "idx").size(), 13U);
+    EXPECT_EQ(read_file(mirror / "idx/repodata/repomd.xml"), primary);
 
     const CommandResult result = sync({"--repofrompath", "idx," + server.url("/"), "--repo", "idx",
                                        "-p", mirror.string(), "--delete", "--source"});
@@ -273,6 +299,11 @@ TEST_F(SyncCli, DeleteRemovesWhatTheFiltersNoLongerSelect) {
     EXPECT_NE(result.out.find("idx: deleted Packages/rpmirror-idx-noarch-1.0^git1-1.noarch.rpm"),
               std::string::npos)
         << result.out;
+
+    // Told so, it empties the mirror.
+    const CommandResult forced = sync(with({"-a", "s390x", "--delete", "--force-delete"}));
+    EXPECT_EQ(forced.exit_code, 0) << forced.out << forced.err;
+    EXPECT_TRUE(package_names(mirror / "idx").empty());
 }
 
 TEST_F(SyncCli, SignatureOfRepomdIsMirroredAndFetchedWithRepomd) {
