@@ -18,6 +18,7 @@
 #include "output.hpp"
 #include "rpmirror/checksum.hpp"
 #include "rpmirror/checksum_list.hpp"
+#include "rpmirror/plan.hpp"
 
 namespace rpmirror::cli {
 
@@ -174,6 +175,10 @@ int run_checksum(const ChecksumArgs& args) {
     VerifyOptions options;
     options.threads = args.threads;
     options.hash.use_cache = !args.no_cache;
+    if (options.hash.use_cache) {
+        // A cached checksum is believed only for a file a mirror's sync state records as it is.
+        options.hash.trust = cache_trust_of_state_dir({});
+    }
     if (args.check) {
         return check_lists(args, forced_type, options);
     }

@@ -10,10 +10,12 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include <sys/stat.h>
@@ -105,8 +107,32 @@ enum class ReadMethod {
     Mmap,   // always mmap, falling back to pread only where mmap is impossible
 };
 
+// The one rule for trusting a cached checksum (sync, verify, repair, dedupe and `checksum` alike):
+// a cache entry is believed only for a file rpmirror's own record vouches for, by inode, size,
+// mtime *and* ctime as a sync state (or a catalogue) recorded them after rpmirror wrote or
+// verified the file. Anyone who can write a file can put its mtime back and write its xattrs,
+// librepo's and rpmirror's alike; nobody can put back its ctime, which every write, chmod and
+// xattr change moves. The record lives outside the mirror, in the state directory.
+class CacheTrust {
+  public:
+    // Vouches for the file whose stat shows these four values.
+    void vouch(std::uint64_t inode, std::uint64_t size, std::int64_t mtime_ns,
+               std::int64_t ctime_ns);
+
+    // True iff a record vouches for the file whose (f)stat is `st`.
+    bool vouches_for(const struct stat& st) const;
+
+    std::size_t size() const { return records_.size(); }
+
+  private:
+    std::set<std::tuple<std::uint64_t, std::uint64_t, std::int64_t, std::int64_t>> records_;
+};
+
 struct HashOptions {
-    bool use_cache = true;  // read and write the xattr checksum cache
+    // Read (for a file `trust` vouches for: rpmirror's own entry only, never librepo's) and
+    // write the xattr checksum cache. Without `trust`, nothing is read from the cache.
+    bool use_cache = true;
+    std::shared_ptr<const CacheTrust> trust{};
     ReadMethod method = ReadMethod::Auto;
     std::uint64_t mmap_threshold = kDefaultMmapThreshold;
     std::size_t buffer_size = kDefaultBufferSize;
@@ -233,8 +259,14 @@ std::vector<Result<FileDigest>> hash_files(std::span<const std::filesystem::path
 inline constexpr std::int64_t kRacyWindowNs = 2'000'000'000;
 
 // Returns the cached digest for the open file `fd` whose fstat is `st`, or nullopt iff there is
-// no valid entry (missing, stale, malformed, or user xattrs unsupported).
+// no valid entry (missing, stale, malformed, or user xattrs unsupported). Reads librepo's entries
+// too: only for what dnf would believe (the accelerator's answers); rpmirror's own hashing reads
+// read_own_cached_digest, and only for a file its CacheTrust vouches for.
 std::optional<std::string> read_cached_digest(int fd, const struct stat& st, ChecksumType type);
+
+// rpmirror's own entry only (never librepo's), as read_cached_digest.
+std::optional<std::string> read_own_cached_digest(int fd, const struct stat& st,
+                                                  ChecksumType type);
 
 // Records `hex` as the digest of the open file `fd` whose fstat is `st`. Best effort: returns
 // false (and changes nothing) iff the file is racy or the filesystem refuses user xattrs

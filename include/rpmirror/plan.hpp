@@ -10,11 +10,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "rpmirror/checksum.hpp"
 #include "rpmirror/error.hpp"
 #include "rpmirror/index.hpp"
 #include "rpmirror/metadata.hpp"
@@ -124,6 +126,20 @@ Result<void> write_sync_state(const std::filesystem::path& path, const SyncState
 // size, mtime, inode and ctime (lstat only; a symlink never matches): store::files_unchanged
 // over the mirror's LocalStore.
 bool state_files_unchanged(const std::filesystem::path& repo_dir, const SyncState& state);
+
+// Adds every file `state` records (packages and metadata, with their ctime) to `trust`
+// (rpmirror/checksum.hpp's CacheTrust: the one rule for believing a cached checksum).
+void vouch_for_state(CacheTrust& trust, const SyncState& state);
+
+// The CacheTrust of the repository directory `repo_dir`: what its sync state in `state_dir`
+// records (empty iff it has none). For sync, verify and repair.
+std::shared_ptr<const CacheTrust> cache_trust_of(const std::filesystem::path& state_dir,
+                                                 const std::filesystem::path& repo_dir);
+
+// ("" = the default state directory, in both.)
+// The CacheTrust of every sync state and catalogue in `state_dir`: for what may look at files
+// of any mirror (--dedupe's candidates, `rpmirror checksum`).
+std::shared_ptr<const CacheTrust> cache_trust_of_state_dir(const std::filesystem::path& state_dir);
 
 // The record of a file whose lstat (or fstat) is `st`: size, mtime, inode and ctime.
 SyncStateFile state_file_of(std::filesystem::path relative_path, const struct ::stat& st);

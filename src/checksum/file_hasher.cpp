@@ -178,8 +178,9 @@ struct FileHasher::State {
     // while it was read.
     Result<FileDigest> hash_opened(int fd, const struct stat& st, ChecksumType type,
                                    const std::string& subject) {
-        if (options.use_cache) {
-            if (auto cached = read_cached_digest(fd, st, type)) {
+        // The one rule (CacheTrust): an entry only for a file rpmirror's record vouches for.
+        if (options.use_cache && options.trust && options.trust->vouches_for(st)) {
+            if (auto cached = read_own_cached_digest(fd, st, type)) {
                 return FileDigest{std::move(*cached), static_cast<std::uint64_t>(st.st_size), true};
             }
         }

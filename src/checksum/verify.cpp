@@ -60,9 +60,10 @@ bool probably_cached(int fd, std::uint64_t size) {
 
 // Asks the kernel to read `path` into the page cache now (posix_fadvise WILLNEED), unless it
 // will not be read (missing, not regular, empty, of another size than `expected_size`, or with
-// a valid cached digest of `type` when `use_cache`) or is cached already. Advice only.
+// a cached digest of `type` the hasher will believe: HashOptions' rule) or is cached already.
+// Advice only.
 void read_ahead(const std::filesystem::path& path, std::optional<std::uint64_t> expected_size,
-                std::optional<ChecksumType> type, bool use_cache) {
+                std::optional<ChecksumType> type, const HashOptions& hash) {
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
     struct stat st {};
     if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
@@ -70,7 +71,8 @@ void read_ahead(const std::filesystem::path& path, std::optional<std::uint64_t> 
     }
     const auto size = static_cast<std::uint64_t>(st.st_size);
     if ((expected_size && *expected_size != size) ||
-        (use_cache && type && read_cached_digest(fd.get(), st, *type)) ||
+        (hash.use_cache && hash.trust && type && hash.trust->vouches_for(st) &&
+         read_own_cached_digest(fd.get(), st, *type)) ||
         probably_cached(fd.get(), size)) {
         return;
     }
@@ -185,9 +187,9 @@ std::vector<VerifyResult> verify_files(std::span<const VerifyRequest> requests,
     std::vector<VerifyResult> results(requests.size());
     for_each_in_hash_order(
         made, options,
-        [&requests, use_cache = options.hash.use_cache](std::size_t index) {
+        [&requests, &options](std::size_t index) {
             const VerifyRequest& request = requests[index];
-            read_ahead(request.path, request.expected_size, request.type, use_cache);
+            read_ahead(request.path, request.expected_size, request.type, options.hash);
         },
         [&] {
             return [&results, &requests,
@@ -205,8 +207,8 @@ std::vector<Result<FileDigest>> hash_files(std::span<const std::filesystem::path
     std::vector<Result<FileDigest>> results(paths.size());
     for_each_in_hash_order(
         made, options,
-        [&paths, type, use_cache = options.hash.use_cache](std::size_t index) {
-            read_ahead(paths[index], std::nullopt, type, use_cache);
+        [&paths, type, &options](std::size_t index) {
+            read_ahead(paths[index], std::nullopt, type, options.hash);
         },
         [&] {
             return [&results, &paths, type,

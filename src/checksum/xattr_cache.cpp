@@ -159,6 +159,22 @@ void clear_librepo_entries(int fd, std::string_view prefix) {
     }
 }
 
+void CacheTrust::vouch(std::uint64_t inode, std::uint64_t size, std::int64_t mtime_ns,
+                       std::int64_t ctime_ns) {
+    records_.emplace(inode, size, mtime_ns, ctime_ns);
+}
+
+bool CacheTrust::vouches_for(const struct stat& st) const {
+    return records_.contains({static_cast<std::uint64_t>(st.st_ino),
+                              static_cast<std::uint64_t>(st.st_size), fs::timespec_ns(st.st_mtim),
+                              fs::timespec_ns(st.st_ctim)});
+}
+
+std::optional<std::string> read_own_cached_digest(int fd, const struct stat& st,
+                                                  ChecksumType type) {
+    return read_own_entry(fd, st, type);
+}
+
 std::optional<std::string> read_cached_digest(int fd, const struct stat& st, ChecksumType type) {
     if (auto own = read_own_entry(fd, st, type)) {
         return own;

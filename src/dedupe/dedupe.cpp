@@ -65,7 +65,6 @@ class Deduper {
         if (remaining_ == 0 || !open_roots()) {
             return std::move(outcome_);
         }
-        load_written_by_rpmirror();
         for (const std::filesystem::path& excluded : options_.excluded) {
             struct stat st {};
             if (::stat(excluded.c_str(), &st) == 0) {
@@ -116,40 +115,11 @@ class Deduper {
     static HashOptions hash_options(const DedupeOptions& options, bool use_cache) {
         HashOptions hash;
         hash.use_cache = use_cache;
+        if (use_cache && !options.state_dir.empty()) {
+            hash.trust = cache_trust_of_state_dir(options.state_dir);
+        }
         hash.stop = options.stop;
         return hash;
-    }
-
-    // What identifies a file's content as a sync state records it (SyncStateFile): inode, size,
-    // mtime and ctime.
-    using Recorded = std::tuple<std::uint64_t, std::uint64_t, std::int64_t, std::int64_t>;
-
-    static Recorded recorded_of(const SyncStateFile& file) {
-        return {file.inode, file.size, file.mtime_ns, file.ctime_ns};
-    }
-
-    // Every package file the sync states in options_.state_dir record (inode, size, mtime,
-    // ctime: any change since, even of an xattr, changes the ctime). Only such a file's
-    // checksum-cache entry is believed: anyone who can write a file can also write its cache
-    // entry, so a planted entry must never put foreign bytes into the mirror.
-    void load_written_by_rpmirror() {
-        if (options_.state_dir.empty()) {
-            return;
-        }
-        std::error_code error;
-        for (std::filesystem::directory_iterator entry(options_.state_dir / "repos", error), end;
-             !error && entry != end; entry.increment(error)) {
-            if (entry->path().extension() != ".json") {
-                continue;
-            }
-            if (const std::optional<SyncState> state = read_sync_state(entry->path())) {
-                for (const SyncStateFile& file : state->files) {
-                    if (file.ctime_ns != 0) {
-                        written_.insert(recorded_of(file));
-                    }
-                }
-            }
-        }
     }
 
     // Opens the destination roots of the targets (creating them, as the downloader would) and
@@ -250,11 +220,10 @@ class Deduper {
                                              : std::string("writable by group or others")));
             return;
         }
-        // Its cache entry is believed only iff rpmirror wrote the file (a sync state records
-        // it as it is now); any other candidate is hashed.
-        FileHasher& hasher = ours && written_.contains(recorded_of(state_file_of({}, before)))
-                                 ? hasher_
-                                 : untrusted_hasher_;
+        // Its cache entry is believed only iff a sync state records the file as it is now
+        // (hasher_'s CacheTrust, the one rule); a file of someone else's is hashed without
+        // touching its cache at all.
+        FileHasher& hasher = ours ? hasher_ : untrusted_hasher_;
         for (const ChecksumType type : types) {
             auto digest = hasher.hash_fd(fd.get(), type, shown.string());
             if (!digest) {
@@ -358,7 +327,6 @@ class Deduper {
     const DedupeOptions& options_;
     FileHasher hasher_;
     FileHasher untrusted_hasher_;  // never reads (nor writes) a candidate's cache entry
-    std::set<Recorded> written_;   // load_written_by_rpmirror
     DedupeOutcome outcome_;
     std::unordered_map<std::uint64_t, std::vector<std::size_t>> by_size_;
     std::size_t remaining_ = 0;

@@ -202,6 +202,42 @@ SyncStateFile state_file_of(std::filesystem::path relative_path, const struct ::
                          fs::timespec_ns(st.st_ctim)};
 }
 
+void vouch_for_state(CacheTrust& trust, const SyncState& state) {
+    for (const auto* files : {&state.files, &state.metadata_files}) {
+        for (const SyncStateFile& file : *files) {
+            if (file.ctime_ns != 0) {  // a record without a ctime vouches for nothing
+                trust.vouch(file.inode, file.size, file.mtime_ns, file.ctime_ns);
+            }
+        }
+    }
+}
+
+std::shared_ptr<const CacheTrust> cache_trust_of(const std::filesystem::path& state_dir,
+                                                 const std::filesystem::path& repo_dir) {
+    auto trust = std::make_shared<CacheTrust>();
+    if (const std::optional<SyncState> state =
+            read_sync_state(sync_state_path(
+                state_dir.empty() ? fs::default_state_dir() : state_dir, repo_dir))) {
+        vouch_for_state(*trust, *state);
+    }
+    return trust;
+}
+
+std::shared_ptr<const CacheTrust> cache_trust_of_state_dir(const std::filesystem::path& state_dir) {
+    auto trust = std::make_shared<CacheTrust>();
+    std::error_code error;
+    const std::filesystem::path dir = state_dir.empty() ? fs::default_state_dir() : state_dir;
+    for (std::filesystem::directory_iterator entry(dir / "repos", error), end;
+         !error && entry != end; entry.increment(error)) {
+        if (entry->path().extension() == ".json") {
+            if (const std::optional<SyncState> state = read_sync_state(entry->path())) {
+                vouch_for_state(*trust, *state);
+            }
+        }
+    }
+    return trust;
+}
+
 bool state_files_unchanged(const std::filesystem::path& repo_dir, const SyncState& state) {
     store::Listing recorded;
     for (const SyncStateFile& file : state.files) {

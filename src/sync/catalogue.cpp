@@ -109,6 +109,14 @@ Result<std::vector<std::string>> Catalogue::collect(const std::set<std::string>&
     return removed;
 }
 
+void Catalogue::vouch(CacheTrust& trust) const {
+    SyncState state;
+    for (const auto& [key, file] : files_) {
+        state.files.push_back(file);
+    }
+    vouch_for_state(trust, state);
+}
+
 Result<void> Catalogue::save() const {
     SyncState state;
     for (const auto& [key, file] : files_) {

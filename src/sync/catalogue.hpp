@@ -72,6 +72,10 @@ class Catalogue {
     Result<std::vector<std::string>> collect(const std::set<std::string>& referenced,
                                              std::vector<std::string>& warnings);
 
+    // Vouches in `trust` for every file recorded (CacheTrust: their cached checksums are
+    // believed while they are as recorded).
+    void vouch(CacheTrust& trust) const;
+
     // Writes it back, atomically. Returns Error{Io} iff it cannot.
     Result<void> save() const;
 

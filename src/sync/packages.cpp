@@ -80,6 +80,7 @@ class RepoSync::DirectoryPlacement final : public RepoSync::Placement {
         VerifyOptions options;
         options.threads = sync_.options_.verify_threads;
         options.hash.use_cache = sync_.options_.use_checksum_cache;
+        options.hash.trust = cache_trust_of(state_directory(sync_.options_), sync_.repo_dir_);
         options.hash.stop = sync_.stop_;
         Survey survey;
         survey.absent = plan.to_download;

@@ -30,6 +30,9 @@ class LocalTreeFiles final : public TreeFiles {
         }
         VerifyOptions verify_options;
         verify_options.hash.use_cache = options_.use_checksum_cache;
+        auto trust = std::make_shared<CacheTrust>();
+        images_.vouch(*trust);
+        verify_options.hash.trust = std::move(trust);
         verify_options.hash.stop = stop_;
         std::vector<bool> result;
         for (const VerifyResult& verified : verify_files(checks, verify_options)) {

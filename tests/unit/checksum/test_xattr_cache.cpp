@@ -45,6 +45,18 @@ void plant_own_entry(const std::filesystem::path& path, const std::string& hex) 
                       std::to_string(st.st_ino) + " " + hex);
 }
 
+// Hash options whose CacheTrust vouches for `path` as it is now (as a sync state records a file
+// rpmirror wrote or verified).
+HashOptions trusting(const std::filesystem::path& path) {
+    const struct stat st = stat_of(path);
+    auto trust = std::make_shared<CacheTrust>();
+    trust->vouch(st.st_ino, static_cast<std::uint64_t>(st.st_size),
+                 rpmirror::fs::timespec_ns(st.st_mtim), rpmirror::fs::timespec_ns(st.st_ctim));
+    HashOptions options;
+    options.trust = std::move(trust);
+    return options;
+}
+
 VerifyRequest request_for(const std::filesystem::path& path, const std::string& hex) {
     return VerifyRequest{path, ChecksumType::Sha256, hex, std::nullopt};
 }
@@ -55,13 +67,47 @@ TEST(ChecksumCache, HitIsTrustedWithoutHashing) {
     age(file);
     plant_own_entry(file, kClaimedSha256);
 
-    FileHasher hasher;
+    FileHasher hasher(trusting(file));
     const auto digest = hasher.hash(file, ChecksumType::Sha256);
     ASSERT_TRUE(digest);
     // The content hashes to kAbcSha256; getting the claim back proves nothing was hashed.
     EXPECT_EQ(digest->hex, kClaimedSha256);
     EXPECT_TRUE(digest->from_cache);
     EXPECT_EQ(hasher.verify(request_for(file, kClaimedSha256)).status, VerifyStatus::Ok);
+    EXPECT_EQ(hasher.verify(request_for(file, kAbcSha256)).status, VerifyStatus::DigestMismatch);
+}
+
+// The one rule: an entry is believed only for a file rpmirror's record vouches for. Without a
+// record, or after a write in place with the mtime put back and the entry forged to match (the
+// ctime moved), the file is hashed.
+TEST(ChecksumCache, AnEntryIsBelievedOnlyWhereTheRecordVouchesForTheFile) {
+    test::TempDir dir;
+    const auto file = dir.write("pkg.rpm", "abc");
+    age(file);
+    plant_own_entry(file, kAbcSha256);
+    const HashOptions recorded = trusting(file);  // as a sync recorded it
+    ASSERT_TRUE(hash_file(file, ChecksumType::Sha256, recorded)->from_cache);
+
+    const auto unrecorded = hash_file(file, ChecksumType::Sha256, HashOptions{});
+    ASSERT_TRUE(unrecorded);
+    EXPECT_FALSE(unrecorded->from_cache);
+
+    // Overwritten in place with other bytes of the same size, mtime put back, entry re-planted.
+    const struct timespec mtime = stat_of(file).st_mtim;
+    {
+        std::ofstream out(file, std::ios::binary | std::ios::in | std::ios::out);
+        out.write("\0\0\0", 3);
+    }
+    set_mtime(file, mtime);
+    plant_own_entry(file, kAbcSha256);
+    set_attribute(file, "user.Librepo.checksum.mtime",
+                  std::to_string(rpmirror::fs::timespec_ns(mtime)));
+    set_attribute(file, "user.Librepo.checksum.sha256", kAbcSha256);
+    FileHasher hasher(recorded);
+    const auto forged = hasher.hash(file, ChecksumType::Sha256);
+    ASSERT_TRUE(forged);
+    EXPECT_FALSE(forged->from_cache);
+    EXPECT_EQ(forged->hex, hash_bytes(ChecksumType::Sha256, std::string(3, '\0')));
     EXPECT_EQ(hasher.verify(request_for(file, kAbcSha256)).status, VerifyStatus::DigestMismatch);
 }
 
@@ -122,7 +168,9 @@ TEST(ChecksumCache, OtherInodeWithSameSizeAndMtimeInvalidatesTheEntry) {
     EXPECT_EQ(digest->hex, kAbcSha256);
 }
 
-TEST(ChecksumCache, LibrepoEntriesAreHonouredByMtimeInBothSpellings) {
+// librepo's entries are written for dnf's sake, never believed by rpmirror: not even for a file
+// its record vouches for.
+TEST(ChecksumCache, LibrepoEntriesAreNeverBelievedInEitherSpelling) {
     for (const std::string prefix : {"user.librepo.checksum.", "user.Librepo.checksum."}) {
         SCOPED_TRACE(prefix);
         test::TempDir dir;
@@ -131,11 +179,10 @@ TEST(ChecksumCache, LibrepoEntriesAreHonouredByMtimeInBothSpellings) {
         set_attribute(file, prefix + "mtime",
                       std::to_string(rpmirror::fs::timespec_ns(stat_of(file).st_mtim)));
         set_attribute(file, prefix + "sha256", kClaimedSha256);
-        HashOptions options;
-        const auto digest = hash_file(file, ChecksumType::Sha256, options);
+        const auto digest = hash_file(file, ChecksumType::Sha256, trusting(file));
         ASSERT_TRUE(digest);
-        EXPECT_EQ(digest->hex, kClaimedSha256);
-        EXPECT_TRUE(digest->from_cache);
+        EXPECT_EQ(digest->hex, kAbcSha256);
+        EXPECT_FALSE(digest->from_cache);
     }
 }
 
@@ -186,7 +233,7 @@ TEST(ChecksumCache, HashingAnOldFileWritesAnEntryThatTheNextRunHits) {
     EXPECT_EQ(get_attribute(file, "user.rpmirror.checksum.sha256"),
               "v1 3 " + std::to_string(rpmirror::fs::timespec_ns(st.st_mtim)) + " " +
                   std::to_string(st.st_ino) + " " + kAbcSha256);
-    const auto second = hash_file(file, ChecksumType::Sha256);
+    const auto second = hash_file(file, ChecksumType::Sha256, trusting(file));
     ASSERT_TRUE(second);
     EXPECT_TRUE(second->from_cache);
     EXPECT_EQ(second->hex, kAbcSha256);
