@@ -123,11 +123,18 @@ Result<Listing> LocalStore::list_packages() {
         }
         return make_errno_error("cannot open directory", root_.string(), open_errno);
     }
-    // The metadata directories at the top are not descended into (is_package_key).
-    const fs::DescendFilter descend = [](const std::filesystem::path& relative,
-                                         const struct stat&) {
-        return relative.has_parent_path() ||
-               is_package_key(relative.filename().string() + "/package.rpm");
+    // The metadata directories at the top are not descended into (is_package_key), nor another
+    // mirror synced into a directory below this one, by whatever command line or job: the
+    // state directory has its state (a mirror of packages only has no repodata/repomd.xml to
+    // tell it by, fs::NestedTrees).
+    const fs::DescendFilter descend = [this](const std::filesystem::path& relative,
+                                             const struct stat&) {
+        if (!relative.has_parent_path() &&
+            !is_package_key(relative.filename().string() + "/package.rpm")) {
+            return false;
+        }
+        std::error_code ignored;
+        return !std::filesystem::exists(sync_state_path(state_dir_, root_ / relative), ignored);
     };
     Listing packages;
     const fs::RpmVisitor record = [&packages](int, const std::string&,

@@ -222,6 +222,13 @@ TEST_F(SyncOverlap, AJobsDeleteLeavesARepositoryNestedInItsDirectory) {
                                         "updates", "-p", m.string(), "--download-metadata"});
     ASSERT_EQ(updates.exit_code, 0) << updates.out << updates.err;
     ASSERT_EQ(rpms_under(m / "updates"), rpms_under(versions_repo));
+    // A mirror of packages only (dnf reposync's default: no repodata/ to tell it by), synced by
+    // another command line into a directory below: the state directory knows it.
+    const CommandResult packages_only =
+        sync({"--repofrompath", "pkgs," + versions.url("/"), "--repo", "pkgs", "-p",
+              (m / "nested").string(), "--norepopath"});
+    ASSERT_EQ(packages_only.exit_code, 0) << packages_only.out << packages_only.err;
+    ASSERT_EQ(rpms_under(m / "nested"), rpms_under(versions_repo));
 
     const CommandResult a =
         run_jobs("[a]\nbaseurl = " + sample.url("/") + "\ndestination = " + m.string() +
@@ -230,6 +237,7 @@ TEST_F(SyncOverlap, AJobsDeleteLeavesARepositoryNestedInItsDirectory) {
     EXPECT_EQ(a.out.find("a: deleted"), std::string::npos) << a.out;
     EXPECT_EQ(package_digests(m / "updates"), package_digests(versions_repo));
     EXPECT_EQ(package_digests(m), package_digests(upstream_));
+    EXPECT_EQ(rpms_under(m / "nested"), rpms_under(versions_repo));
     // The check: verify finds b's mirror complete.
     const CommandResult verified = run_to_end(
         {rpmirror_binary(), "verify", "-p", m.string(), "--repo", "updates", "-c",
