@@ -1,6 +1,6 @@
 // `sync --no-cache` hashes every file: no no-op shortcut, no checksum cache. And without it, a
-// file replaced by `cp -p` (same size and mtime) is hashed again because its inode and ctime
-// changed.
+// file replaced by `cp -p` (same size and mtime) or changed in place with its mtime put back is
+// hashed again because its inode or ctime changed.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -58,19 +58,26 @@ class SyncNoCache : public SyncFixture {
     std::vector<std::string> args_;
 };
 
-TEST_F(SyncNoCache, NoCacheRehashesAndRepairsAFileCorruptedWithItsMtimePutBack) {
-    corrupt_keeping_size_and_mtime(victim());
+// A file corrupted in place with its size, inode, mtime and cache entry put back: its ctime
+// moved, so the sync's record no longer vouches for it (CacheTrust) and the cache entry is not
+// believed: hashed and fetched again, with or without --no-cache.
+TEST_F(SyncNoCache, AFileCorruptedWithItsMtimePutBackIsRepairedWithOrWithoutNoCache) {
     NginxServer& server = *servers_.front();
-    const std::size_t before = log_size(server);
+    for (const bool no_cache : {false, true}) {
+        SCOPED_TRACE(no_cache ? "--no-cache" : "the cache");
+        corrupt_keeping_size_and_mtime(victim());
+        const std::size_t before = log_size(server);
+        std::vector<std::string> args = args_;
+        if (no_cache) {
+            args.push_back("--no-cache");
+        }
+        const CommandResult again = sync(args);
 
-    std::vector<std::string> args = args_;
-    args.push_back("--no-cache");
-    const CommandResult again = sync(args);
-
-    EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
-    EXPECT_EQ(package_uris(uris_since(server, before)),
-              std::vector<std::string>{"/Packages/rpmirror-sample-medium-1.0-1.noarch.rpm"});
-    EXPECT_EQ(tree_digests(tmp_ / "mirror/sample"), package_digests(upstream_));
+        EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+        EXPECT_EQ(package_uris(uris_since(server, before)),
+                  std::vector<std::string>{"/Packages/rpmirror-sample-medium-1.0-1.noarch.rpm"});
+        EXPECT_EQ(tree_digests(tmp_ / "mirror/sample"), package_digests(upstream_));
+    }
 }
 
 TEST_F(SyncNoCache, NoCacheOnAnUnchangedMirrorIsNoNoopButDownloadsNothing) {

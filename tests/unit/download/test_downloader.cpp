@@ -705,6 +705,7 @@ TEST_P(DownloaderTest, ARequestWithoutADigestRefusesAnUnframedBodyAndNeverDecode
     serve("m2/images/pxe.img.gz", body);
     start_server({{"paths",
                    {{"/m1/images/pxe.img.gz", {{{"no_length", true}, {"close_after", 1'000}}}},
+                    {"/m1/images/other.img", {{{"no_length", true}}}},
                     {"/m2/images/pxe.img.gz", {{{"gzip", true}}}}}}});
     auto request = make_request(mirrors({"/m1/", "/m2/"}), "images/pxe.img.gz", body);
     request.expected_digest.clear();
@@ -722,7 +723,8 @@ TEST_P(DownloaderTest, ARequestWithoutADigestRefusesAnUnframedBodyAndNeverDecode
         EXPECT_EQ(logged.headers.value("accept-encoding", ""), "");  // asked for no encoding
     }
 
-    // The only mirror sends it unframed: the file fails, nothing is published.
+    // The only mirror sends it unframed (whole, this time: nothing could tell): the file fails,
+    // nothing is published.
     auto only = make_request(mirrors({"/m1/"}), "images/other.img", body);
     only.expected_digest.clear();
     only.expected_size = kUnknownSize;

@@ -2,6 +2,8 @@
 // from a real nginx: the ranges cover the file exactly, are spread over the mirrors, a failed
 // range is retried alone on another mirror, the whole file is verified once, and a server that
 // answers a range with the whole file makes the download fall back to one connection.
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -109,8 +111,17 @@ TEST_P(SegmentedDownloadTest, RangesCoverTheFileExactlyAndItIsVerifiedAsOne) {
     const auto ranges = ranges_in(log, 206);
     ASSERT_EQ(ranges.size(), 4U);
     expect_exact_cover(ranges, kFileSize);
-    // The checksum cache was written for the published file, as for one-connection downloads.
-    auto cached = hash_file(dir_.path() / "dest" / kHref, ChecksumType::Sha256);
+    // The checksum cache was written for the published file, as for one-connection downloads
+    // (believed once a record vouches for the file: CacheTrust).
+    struct stat st {};
+    ASSERT_EQ(::stat((dir_.path() / "dest" / kHref).c_str(), &st), 0);
+    auto trust = std::make_shared<CacheTrust>();
+    trust->vouch(st.st_ino, static_cast<std::uint64_t>(st.st_size),
+                 std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec,
+                 std::int64_t{st.st_ctim.tv_sec} * 1'000'000'000 + st.st_ctim.tv_nsec);
+    HashOptions vouched;
+    vouched.trust = std::move(trust);
+    auto cached = hash_file(dir_.path() / "dest" / kHref, ChecksumType::Sha256, vouched);
     ASSERT_TRUE(cached.has_value());
     EXPECT_TRUE(cached->from_cache);
     EXPECT_EQ(cached->hex, requests[0].expected_digest);
