@@ -172,6 +172,7 @@ class JobLines final : public JobEvents {
     std::optional<std::string> snapshot(const JobConfig& job, const RepoSyncReport& report) {
         SnapshotAfterSync policy;
         policy.name = job.snapshot->empty() ? snapshot_name_ : *job.snapshot;
+        policy.only_if_changed = job.snapshot->empty();  // a dated name: only on change
         policy.base = job.snapshot_dir;
         if (job.keep_snapshots > 0) {
             policy.keep = job.keep_snapshots;

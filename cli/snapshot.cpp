@@ -237,6 +237,10 @@ void add_sync_snapshot_options(CLI::App& app, SyncSnapshotArgs& args) {
 
 std::vector<std::string> format_snapshot_done(std::string_view repo_id,
                                               const SnapshotAndPrune& done) {
+    if (done.created.unchanged) {
+        return {fmt::format("{}: snapshot: none taken, unchanged since snapshot {}", repo_id,
+                            done.created.name)};
+    }
     std::vector<std::string> lines{
         fmt::format("{}: snapshot {}", repo_id, format_info(done.created))};
     for (const SnapshotInfo& gone : done.pruned) {
@@ -267,6 +271,8 @@ bool SyncSnapshots::after(const RepoSyncReport& report, std::FILE* human, bool q
     }
     SnapshotAfterSync policy;
     policy.name = name_;
+    // A dated name: a snapshot only when the mirror changed since the newest one.
+    policy.only_if_changed = args_.name.empty() || args_.name.front().empty();
     policy.base = args_.snapshot_dir.empty() ? options_.download_path
                                              : std::filesystem::path(args_.snapshot_dir);
     const bool has_keep = args_.keep_option != nullptr && args_.keep_option->count() > 0;

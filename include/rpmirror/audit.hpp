@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <span>
 #include <stop_token>
@@ -74,6 +75,9 @@ struct AuditOptions {
     // As `sync --safe-write-path`: where hrefs escaping the repository directory may point.
     std::optional<std::filesystem::path> safe_write_path;
     bool use_checksum_cache = true;  // false: hash every file (--no-cache)
+    // Whose record the checksum cache is believed for (CacheTrust); null: the mirror's own sync
+    // state. A snapshot's copy is audited with what its own links left (local_snapshots.cpp).
+    std::shared_ptr<const CacheTrust> trust = nullptr;
     bool report_extra = false;       // list *.rpm files the metadata does not list (--extra)
     unsigned threads = 0;            // hashing threads; 0 = all cores
 };
@@ -136,8 +140,10 @@ RepoAuditReport audit_repository(std::string_view repo_id, const std::filesystem
 // mismatching files as problems (paths relative to the tree); an unreadable or malformed
 // `.treeinfo` is its error. The tree's repositories are
 // audited as repositories (audit_repository). Read-only but for the checksum cache. Thread-safe.
+// `trust`: as AuditOptions::trust.
 RepoAuditReport audit_tree_images(std::string_view tree_id, const std::filesystem::path& tree_dir,
-                                  bool use_checksum_cache = true, unsigned threads = 0);
+                                  bool use_checksum_cache = true, unsigned threads = 0,
+                                  std::shared_ptr<const CacheTrust> trust = nullptr);
 
 // The repository's current metadata, fetched into a private temporary directory that is removed
 // with this object. Move-only.

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -127,12 +128,31 @@ Result<void> write_sync_state(const std::filesystem::path& path, const SyncState
 // over the mirror's LocalStore.
 bool state_files_unchanged(const std::filesystem::path& repo_dir, const SyncState& state);
 
+// The name (beneath a tree's root) of the catalogue of the images an installation tree's syncs
+// wrote: a sync state at sync_state_path(state_dir, root / name) (sync/catalogue.hpp).
+inline constexpr std::string_view kTreeImagesCatalogue = ".treeinfo-images";
+
+// A file rpmirror hard-linked itself (a snapshot's link): its record just before the link and
+// just after it. A link moves only the ctime (and the link count).
+struct RelinkedFile {
+    SyncStateFile before;
+    SyncStateFile after;
+};
+
+// Moves every record of the sync state at `state_path` that is exactly some `before` of
+// `linked` (inode, size, mtime and ctime) to that file's `after` (the same inode, size and
+// mtime), so that rpmirror's own links neither end the next sync's no-op nor its record's
+// vouching (CacheTrust). Writes the state back iff a record moved. Error{Io} iff it cannot.
+Result<void> follow_own_links(const std::filesystem::path& state_path,
+                              std::span<const RelinkedFile> linked);
+
 // Adds every file `state` records (packages and metadata, with their ctime) to `trust`
 // (rpmirror/checksum.hpp's CacheTrust: the one rule for believing a cached checksum).
 void vouch_for_state(CacheTrust& trust, const SyncState& state);
 
 // The CacheTrust of the repository directory `repo_dir`: what its sync state in `state_dir`
-// records (empty iff it has none). For sync, verify and repair.
+// records, and the catalogue of a tree's images there (empty iff it has none). For sync, verify
+// and repair.
 std::shared_ptr<const CacheTrust> cache_trust_of(const std::filesystem::path& state_dir,
                                                  const std::filesystem::path& repo_dir);
 

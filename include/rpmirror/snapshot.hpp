@@ -79,6 +79,10 @@ struct SnapshotCreateOptions {
     SnapshotLock lock;
     bool use_checksum_cache = true;  // false: hash every file (--no-cache)
     unsigned threads = 0;            // hashing threads; 0 = all cores
+    // Take none when the newest snapshot holds the mirror as it is (the same repomd.xml, its
+    // signature and comps.xml for every repository, the same .treeinfo): create_snapshot then
+    // returns that snapshot with `unchanged` set. For snapshots after a sync under a dated name.
+    bool only_if_changed = false;
 };
 
 struct SnapshotInfo {
@@ -92,6 +96,9 @@ struct SnapshotInfo {
     // removing this snapshot frees.
     std::uint64_t unique_bytes = 0;
     std::vector<std::string> published_as;  // published names pointing at it, sorted
+    // SnapshotCreateOptions::only_if_changed: no snapshot was taken, this one (the newest)
+    // already holds the mirror as it is.
+    bool unchanged = false;
 };
 
 // Creates a snapshot of the live mirror of `root`, holding the repository's run lock.
@@ -180,6 +187,10 @@ struct SnapshotAfterSync {
     SnapshotLock lock;
     bool use_checksum_cache = true;     // false: hash every file (--no-cache)
     std::optional<s3::S3Overrides> s3;  // an s3:// mirror: the store's settings
+    // SnapshotCreateOptions::only_if_changed: true for a dated name (`--snapshot` and
+    // `snapshot = 1` without a name), so an unchanged mirror makes no new snapshot and
+    // keep-N rotates no history out for an identical copy.
+    bool only_if_changed = false;
 };
 
 // Snapshots the mirror of `report` (its repo_id and repo_dir; a local repo_dir made absolute,

@@ -43,6 +43,7 @@ struct StoreAudit {
     std::optional<std::filesystem::path> safe_write_path = {};
     SelectionOptions selection = {};
     bool use_cache = true;
+    std::shared_ptr<const CacheTrust> trust;  // CheckOptions::trust (null: the store's own)
     bool report_extra = false;
     unsigned threads = 0;
 };
@@ -63,7 +64,8 @@ AuditProblem problem_of(const store::ExpectedFile& expected, const store::Checke
 // [checksums] files checked with check_files; problems rooted at `report_dir`.
 RepoAuditReport audit_tree_store(std::string_view tree_id, store::MirrorStore& tree,
                                  const std::filesystem::path& report_dir, bool use_cache,
-                                 unsigned threads);
+                                 unsigned threads,
+                                 std::shared_ptr<const CacheTrust> trust = nullptr);
 
 // verify --repair over `mirror` (rpmirror/audit.hpp's repair_repository, s3_audit.hpp's
 // repair_s3_repository): under the mirror's lock, what the last sync recorded is read (its

@@ -16,7 +16,7 @@ namespace audit_parts {
 
 RepoAuditReport audit_tree_store(std::string_view tree_id, store::MirrorStore& tree,
                                  const std::filesystem::path& report_dir, bool use_cache,
-                                 unsigned threads) {
+                                 unsigned threads, std::shared_ptr<const CacheTrust> trust) {
     const auto started = std::chrono::steady_clock::now();
     RepoAuditReport report;
     report.repo_id = std::string(tree_id);
@@ -35,7 +35,8 @@ RepoAuditReport audit_tree_store(std::string_view tree_id, store::MirrorStore& t
         files.push_back({file.path, file.type, file.digest, std::nullopt});
     }
     report.images = files.size();
-    const std::vector<store::CheckedFile> checked = tree.check_files(files, {threads, use_cache});
+    const std::vector<store::CheckedFile> checked =
+        tree.check_files(files, {threads, use_cache, std::move(trust)});
     for (std::size_t i = 0; i < files.size(); ++i) {
         const store::CheckedFile& found = checked[i];
         report.bytes_hashed += found.bytes_read;
@@ -76,9 +77,11 @@ RepoAuditReport audit_tree_store(std::string_view tree_id, store::MirrorStore& t
 }  // namespace audit_parts
 
 RepoAuditReport audit_tree_images(std::string_view tree_id, const std::filesystem::path& tree_dir,
-                                  bool use_checksum_cache, unsigned threads) {
+                                  bool use_checksum_cache, unsigned threads,
+                                  std::shared_ptr<const CacheTrust> trust) {
     store::LocalStore tree(tree_dir);
-    return audit_parts::audit_tree_store(tree_id, tree, tree_dir, use_checksum_cache, threads);
+    return audit_parts::audit_tree_store(tree_id, tree, tree_dir, use_checksum_cache, threads,
+                                         std::move(trust));
 }
 
 }  // namespace rpmirror

@@ -495,7 +495,7 @@ VerifyRunOutcome verify_local_mirror(const VerifyRunOptions& request, VerifyRunE
         if (!request.repo_patterns.empty() && !matches_any(tree, request.repo_patterns)) {
             continue;
         }
-        store::LocalStore store(dir / tree);
+        store::LocalStore store(dir / tree, state_dir);
         outcome.entries.push_back(verify_tree(tree, store, dir / tree, request, events));
     }
     return outcome;

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
+#include <tuple>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -202,6 +204,36 @@ SyncStateFile state_file_of(std::filesystem::path relative_path, const struct ::
                          fs::timespec_ns(st.st_ctim)};
 }
 
+Result<void> follow_own_links(const std::filesystem::path& state_path,
+                              std::span<const RelinkedFile> linked) {
+    std::optional<SyncState> state = read_sync_state(state_path);
+    if (!state || linked.empty()) {
+        return {};
+    }
+    using Key = std::tuple<std::uint64_t, std::uint64_t, std::int64_t, std::int64_t>;
+    std::map<Key, const SyncStateFile*> after;
+    for (const RelinkedFile& file : linked) {
+        if (file.after.inode == file.before.inode && file.after.size == file.before.size &&
+            file.after.mtime_ns == file.before.mtime_ns) {
+            after.emplace(Key{file.before.inode, file.before.size, file.before.mtime_ns,
+                              file.before.ctime_ns},
+                          &file.after);
+        }
+    }
+    bool moved = false;
+    for (auto* files : {&state->files, &state->metadata_files}) {
+        for (SyncStateFile& file : *files) {
+            const auto found =
+                after.find(Key{file.inode, file.size, file.mtime_ns, file.ctime_ns});
+            if (found != after.end()) {
+                file.ctime_ns = found->second->ctime_ns;
+                moved = true;
+            }
+        }
+    }
+    return moved ? write_sync_state(state_path, *state) : Result<void>{};
+}
+
 void vouch_for_state(CacheTrust& trust, const SyncState& state) {
     for (const auto* files : {&state.files, &state.metadata_files}) {
         for (const SyncStateFile& file : *files) {
@@ -215,10 +247,13 @@ void vouch_for_state(CacheTrust& trust, const SyncState& state) {
 std::shared_ptr<const CacheTrust> cache_trust_of(const std::filesystem::path& state_dir,
                                                  const std::filesystem::path& repo_dir) {
     auto trust = std::make_shared<CacheTrust>();
-    if (const std::optional<SyncState> state =
-            read_sync_state(sync_state_path(
-                state_dir.empty() ? fs::default_state_dir() : state_dir, repo_dir))) {
-        vouch_for_state(*trust, *state);
+    const std::filesystem::path dir = state_dir.empty() ? fs::default_state_dir() : state_dir;
+    for (const std::filesystem::path& recorded :
+         {repo_dir, repo_dir / std::string(kTreeImagesCatalogue)}) {
+        if (const std::optional<SyncState> state =
+                read_sync_state(sync_state_path(dir, recorded))) {
+            vouch_for_state(*trust, *state);
+        }
     }
     return trust;
 }

@@ -14,7 +14,7 @@ Result<SnapshotAndPrune> create_and_prune_snapshot(const SnapshotRoot& root,
         return tl::unexpected(std::move(created.error()));
     }
     SnapshotAndPrune done{std::move(*created), {}};
-    if (keep) {
+    if (keep && !done.created.unchanged) {
         auto pruned = prune_snapshots(root, *keep, options.lock);
         if (!pruned) {
             return tl::unexpected(std::move(pruned.error()));
@@ -42,6 +42,7 @@ Result<SnapshotAndPrune> snapshot_after_sync(const RepoSyncReport& report,
     options.name = policy.name;
     options.lock = policy.lock;
     options.use_checksum_cache = policy.use_checksum_cache;
+    options.only_if_changed = policy.only_if_changed;
     return create_and_prune_snapshot(*root, options, policy.keep);
 }
 

@@ -10,6 +10,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +55,12 @@ class Backend {
 
     // Removes the unpublished snapshot `info` (the lock held): gone for readers at once.
     virtual Result<void> erase(const SnapshotInfo& info) = 0;
+
+    // The small file `key` ("repodata/repomd.xml", ".treeinfo") of snapshot `name`, or of the
+    // live mirror when `name` is nullopt; nullopt iff there is none. For the identity
+    // snapshot.cpp compares (a snapshot is taken only when the mirror changed).
+    virtual Result<std::optional<std::string>> read_small(std::optional<std::string_view> name,
+                                                          std::string_view key) = 0;
 
   protected:
     Backend() = default;

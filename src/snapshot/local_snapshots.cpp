@@ -221,6 +221,8 @@ class SnapshotBuilder {
         if (copy_ || is_metadata) {
             return copy_file_at(*from, *to, name, shown, shown_destination);
         }
+        struct stat before {};
+        const bool stated = ::fstatat(*from, name.c_str(), &before, AT_SYMLINK_NOFOLLOW) == 0;
         if (::linkat(*from, name.c_str(), *to, name.c_str(), 0) != 0) {
             const int link_errno = errno;
             if (refuses_links(link_errno)) {
@@ -234,10 +236,27 @@ class SnapshotBuilder {
                                     shown_destination.string(), link_errno);
         }
         ++linked_;
+        // What the link itself changed (the ctime): recorded, so the copy's audit believes the
+        // cache as the live audit did, and the live record follows (follow_own_links).
+        struct stat after {};
+        if (stated && ::fstatat(*to, name.c_str(), &after, AT_SYMLINK_NOFOLLOW) == 0 &&
+            after.st_ino == before.st_ino && after.st_size == before.st_size &&
+            fs::timespec_ns(after.st_mtim) == fs::timespec_ns(before.st_mtim)) {
+            relinked_.push_back({state_file_of(relative, before), state_file_of(relative, after)});
+            copy_trust_->vouch(after.st_ino, static_cast<std::uint64_t>(after.st_size),
+                               fs::timespec_ns(after.st_mtim), fs::timespec_ns(after.st_ctim));
+        }
         return {};
     }
 
     std::size_t linked() const { return linked_; }
+
+    // Every file linked, before and after its link.
+    const std::vector<RelinkedFile>& relinked() const { return relinked_; }
+
+    // Vouches for the files as the links left them, and only for those: the snapshot's copy
+    // is audited with it.
+    std::shared_ptr<const CacheTrust> copy_trust() const { return copy_trust_; }
 
   private:
     Result<int> source_directory(const std::filesystem::path& parent) {
@@ -272,6 +291,8 @@ class SnapshotBuilder {
     std::map<std::filesystem::path, UniqueFd> sources_;
     std::map<std::filesystem::path, UniqueFd> destinations_;
     std::size_t linked_ = 0;
+    std::vector<RelinkedFile> relinked_;
+    std::shared_ptr<CacheTrust> copy_trust_ = std::make_shared<CacheTrust>();
 };
 
 // The first problems of `report`, for an error message.
@@ -293,6 +314,19 @@ std::string describe_problems(const RepoAuditReport& report) {
 class LocalBackend final : public Backend {
   public:
     explicit LocalBackend(const SnapshotRoot& root) : root_(root) {}
+
+    Result<std::optional<std::string>> read_small(std::optional<std::string_view> name,
+                                                  std::string_view key) override {
+        const std::filesystem::path dir = name ? root_.snapshots_dir / *name : root_.repo_dir;
+        auto read = fs::read_file(dir / key);
+        if (!read) {
+            if (read.error().code == ErrorCode::NotFound) {
+                return std::optional<std::string>();
+            }
+            return tl::unexpected(std::move(read.error()));
+        }
+        return std::optional<std::string>(std::move(*read));
+    }
 
     Result<void> lock(const SnapshotLock& lock) override {
         auto held = take_lock(root_, lock);
@@ -335,8 +369,9 @@ class LocalBackend final : public Backend {
         }
         std::optional<RepoAuditReport> images;
         if (treeinfo) {
-            images = audit_tree_images(root_.repo_id, root_.repo_dir, options.use_checksum_cache,
-                                       options.threads);
+            images = audit_tree_images(
+                root_.repo_id, root_.repo_dir, options.use_checksum_cache, options.threads,
+                cache_trust_of(options.lock.state_dir, root_.repo_dir));
             if (!images->ok()) {
                 return make_error(
                     ErrorCode::BadInput,
@@ -382,14 +417,15 @@ class LocalBackend final : public Backend {
         // names, and every record, package and image beneath the snapshot checks out (from the
         // cache for links).
         for (const LiveRepository& live : repositories) {
-            if (auto copied = verify_copy(staging.path(), live); !copied) {
+            if (auto copied = verify_copy(staging.path(), live, builder.copy_trust()); !copied) {
                 return tl::unexpected(std::move(copied.error()));
             }
         }
         if (treeinfo) {
             auto copied = fs::read_file(staging.path() / std::string(kTreeinfoName));
-            const RepoAuditReport copy = audit_tree_images(
-                root_.repo_id, staging.path(), options.use_checksum_cache, options.threads);
+            const RepoAuditReport copy =
+                audit_tree_images(root_.repo_id, staging.path(), options.use_checksum_cache,
+                                  options.threads, builder.copy_trust());
             if (!copied || *copied != *treeinfo) {
                 return make_error(ErrorCode::Corrupt,
                                   ".treeinfo changed while the snapshot was taken",
@@ -434,6 +470,21 @@ class LocalBackend final : public Backend {
         staging.release();
         if (auto synced = fs::sync_directory(snapshots_fd.get(), root_.snapshots_dir); !synced) {
             return tl::unexpected(std::move(synced.error()));
+        }
+        // The live mirror's records follow the links just made (they moved each file's ctime
+        // only): the next sync stays a no-op, its cache still vouched for. Best effort: a record
+        // not moved costs the next sync its no-op, never a wrong answer.
+        const std::filesystem::path state_dir =
+            options.lock.state_dir.empty() ? fs::default_state_dir() : options.lock.state_dir;
+        for (const LiveRepository& live : repositories) {
+            const std::filesystem::path dir =
+                live.part.empty() ? root_.repo_dir : root_.repo_dir / live.part;
+            (void)follow_own_links(sync_state_path(state_dir, dir), builder.relinked());
+        }
+        if (treeinfo) {
+            (void)follow_own_links(
+                sync_state_path(state_dir, root_.repo_dir / std::string(kTreeImagesCatalogue)),
+                builder.relinked());
         }
         return describe(name);
     }
@@ -583,6 +634,7 @@ class LocalBackend final : public Backend {
         }
         live.audit_options.selection = state->selection->options;
         live.audit_options.use_checksum_cache = options.use_checksum_cache;
+        live.audit_options.trust = cache_trust_of(state_dir, dir);
         live.audit_options.threads = options.threads;
         live.audit = audit_repository(root_.repo_id, dir, live.audit_options);
         if (!live.audit.ok()) {
@@ -626,8 +678,8 @@ class LocalBackend final : public Backend {
 
     // Checks the copy of `live` beneath `staging`: its index is the one the state names, and it
     // audits as the live repository did.
-    Result<void> verify_copy(const std::filesystem::path& staging,
-                             const LiveRepository& live) const {
+    Result<void> verify_copy(const std::filesystem::path& staging, const LiveRepository& live,
+                             std::shared_ptr<const CacheTrust> trust) const {
         const std::filesystem::path dir = live.part.empty() ? staging : staging / live.part;
         auto copied_repomd = fs::read_file(dir / "repodata" / "repomd.xml");
         if (!copied_repomd ||
@@ -636,7 +688,9 @@ class LocalBackend final : public Backend {
                               "repodata/repomd.xml changed while the snapshot was taken",
                               (root_.repo_dir / live.part).string());
         }
-        const RepoAuditReport copy = audit_repository(root_.repo_id, dir, live.audit_options);
+        AuditOptions copy_options = live.audit_options;
+        copy_options.trust = std::move(trust);
+        const RepoAuditReport copy = audit_repository(root_.repo_id, dir, copy_options);
         if (!copy.ok() || copy.verified != live.audit.verified) {
             return make_error(ErrorCode::Corrupt,
                               "the snapshot does not verify: " + describe_problems(copy),

@@ -109,6 +109,19 @@ class S3Backend final : public Backend {
         return {};
     }
 
+    Result<std::optional<std::string>> read_small(std::optional<std::string_view> name,
+                                                  std::string_view key) override {
+        auto body = name ? client_.get_object(snapshots_.bucket, snapshot_prefix(*name) + std::string(key))
+                         : client_.get_object(repo_.bucket, repo_.key(key));
+        if (!body) {
+            if (body.error().code == ErrorCode::NotFound) {
+                return std::optional<std::string>();
+            }
+            return tl::unexpected(std::move(body.error()));
+        }
+        return std::optional<std::string>(std::move(*body));
+    }
+
     Result<bool> exists(std::string_view name) override {
         auto manifest = client_.head_object(snapshots_.bucket, manifest_key(name));
         if (!manifest && manifest.error().code == ErrorCode::NotFound) {

@@ -10,6 +10,8 @@
 
 #include <fmt/core.h>
 
+#include "metadata/treeinfo.hpp"
+#include "rpmirror/checksum.hpp"
 #include "snapshot/backend.hpp"
 
 namespace rpmirror {
@@ -209,6 +211,46 @@ std::string default_snapshot_name(std::chrono::system_clock::time_point when) {
     return std::string(text.data(), length);
 }
 
+// What a snapshot of the mirror holds, in a few bytes, as `backend` reads it from snapshot `name`
+// or the live mirror (nullopt): .treeinfo and, for every repository (the tree's, or the mirror's
+// own), the SHA-256 of its repomd.xml, repomd.xml.asc and comps.xml ("-" for one absent). Two
+// equal identities hold the same packages and metadata: repomd.xml lists every record by
+// checksum, and the records every package.
+Result<std::string> mirror_identity(snapshot::Backend& backend,
+                                    std::optional<std::string_view> name) {
+    std::string identity;
+    const auto add = [&](const std::string& key) -> Result<void> {
+        auto read = backend.read_small(name, key);
+        if (!read) {
+            return tl::unexpected(std::move(read.error()));
+        }
+        identity += key + "=" + (*read ? hash_bytes(ChecksumType::Sha256, **read) : "-") + "\n";
+        return {};
+    };
+    auto treeinfo = backend.read_small(name, kTreeinfoName);
+    if (!treeinfo) {
+        return tl::unexpected(std::move(treeinfo.error()));
+    }
+    std::vector<std::string> parts{""};
+    if (*treeinfo) {
+        identity += ".treeinfo=" + hash_bytes(ChecksumType::Sha256, **treeinfo) + "\n";
+        auto tree = parse_treeinfo(**treeinfo, std::string(kTreeinfoName));
+        if (!tree) {
+            return tl::unexpected(std::move(tree.error()));
+        }
+        parts = tree->repositories;
+    }
+    for (const std::string& part : parts) {
+        const std::string prefix = part.empty() ? "" : part + "/";
+        for (const char* key : {"repodata/repomd.xml", "repodata/repomd.xml.asc", "comps.xml"}) {
+            if (auto added = add(prefix + key); !added) {
+                return tl::unexpected(std::move(added.error()));
+            }
+        }
+    }
+    return identity;
+}
+
 Result<SnapshotInfo> create_snapshot(const SnapshotRoot& root,
                                      const SnapshotCreateOptions& options) {
     const std::string name =
@@ -229,6 +271,25 @@ Result<SnapshotInfo> create_snapshot(const SnapshotRoot& root,
             ErrorCode::BadInput,
             fmt::format("snapshot {} of repository {} exists already", name, root.repo_id),
             (root.snapshots_dir / name).string());
+    }
+    if (options.only_if_changed) {
+        auto snapshots = sorted_snapshots(**backend);
+        if (!snapshots) {
+            return tl::unexpected(std::move(snapshots.error()));
+        }
+        if (!snapshots->empty()) {
+            auto newest = mirror_identity(**backend, snapshots->back().name);
+            auto live = mirror_identity(**backend, std::nullopt);
+            if (!live) {
+                return tl::unexpected(std::move(live.error()));
+            }
+            // A newest snapshot that cannot be read is no reason to skip: one is taken.
+            if (newest && *newest == *live) {
+                SnapshotInfo same = std::move(snapshots->back());
+                same.unchanged = true;
+                return same;
+            }
+        }
     }
     return (*backend)->build(name, options);
 }

@@ -239,7 +239,7 @@ std::vector<CheckedFile> LocalStore::check_files(std::span<const ExpectedFile> f
     VerifyOptions verify_options;
     verify_options.threads = options.threads;
     verify_options.hash.use_cache = options.use_cache;
-    verify_options.hash.trust = cache_trust_of(state_dir_, root_);
+    verify_options.hash.trust = options.trust ? options.trust : cache_trust_of(state_dir_, root_);
     const std::vector<VerifyResult> results = verify_files(requests, verify_options);
     for (std::size_t slot = 0; slot < results.size(); ++slot) {
         const VerifyResult& result = results[slot];

@@ -89,6 +89,9 @@ struct CheckedFile {
 struct CheckOptions {
     unsigned threads = 0;   // files (or ranges of one) read at once; 0 = all cores
     bool use_cache = true;  // false (--no-cache): read every file, trust no cache
+    // Whose record the cache is believed for (rpmirror/checksum.hpp's CacheTrust); null: the
+    // store's own (a local mirror's sync state and catalogues; a bucket's ETags).
+    std::shared_ptr<const CacheTrust> trust = nullptr;
 };
 
 // What the last complete sync of the mirror recorded (the local state file, the state object

@@ -13,7 +13,7 @@ namespace rpmirror {
 namespace {
 
 // The catalogue (sync/catalogue.hpp) of the images a tree's syncs wrote.
-constexpr std::string_view kImagesCatalogue = ".treeinfo-images";
+constexpr std::string_view kImagesCatalogue = kTreeImagesCatalogue;
 
 class LocalTreeFiles final : public TreeFiles {
   public:
