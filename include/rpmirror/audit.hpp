@@ -36,7 +36,7 @@ enum class ProblemKind {
     Unsafe,            // the path leads outside its root through a symlinked directory
     Unreadable,        // could not be checked (permissions, I/O error); `detail` says why
     Outdated,          // repodata/repomd.xml differs from the reference's (remote audits only)
-    Extra,             // a *.rpm file the metadata does not list (only when asked)
+    Extra,  // a *.rpm file the metadata does not list, or a partial download (only when asked)
 };
 
 // Returns "missing", "size-mismatch", "checksum-mismatch", "not-regular-file", "unsafe",

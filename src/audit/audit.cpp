@@ -60,7 +60,7 @@ std::string AuditProblem::describe() const {
         case ProblemKind::Outdated:
             return "outdated (" + detail + ")";
         case ProblemKind::Extra:
-            return "extra";
+            return detail.empty() ? "extra" : "extra (" + detail + ")";
     }
     return "unknown problem";
 }
@@ -149,10 +149,21 @@ class Auditor {
             has_repodata = *holds;
         }
         if (has_repodata) {
+            // A filtered mirror publishes metadata of its own (what its recorded selection
+            // keeps of upstream's): judged against what it published from upstream's current
+            // metadata, never record by record against upstream's.
+            std::optional<Repomd> own;
             if (separate_reference) {
-                compare_repomd(*repomd_bytes);
+                auto filtered = filtered_metadata(*repomd_bytes);
+                if (!filtered) {
+                    return tl::unexpected(std::move(filtered.error()));
+                }
+                own = std::move(*filtered);
+                if (!own) {
+                    compare_repomd(*repomd_bytes);
+                }
             }
-            for (const RepomdRecord& record : repomd->records) {
+            for (const RepomdRecord& record : own ? own->records : repomd->records) {
                 add_metadata_check(record, record.type == "primary" ? &local_primary : nullptr);
             }
             run_checks();
@@ -251,14 +262,23 @@ class Auditor {
         if (!extra) {
             return tl::unexpected(std::move(extra.error()));
         }
-        for (const auto& [key, file] : *extra) {
-            AuditProblem problem;
-            problem.kind = ProblemKind::Extra;
-            problem.path = key;
-            problem.actual_size = file.size;
-            problem.root = audit_.report_dir;
-            problem.destination = key;
-            report_.problems.push_back(std::move(problem));
+        auto partials = audit_.mirror.list_partials();
+        if (!partials) {
+            return tl::unexpected(std::move(partials.error()));
+        }
+        for (const auto* files : {&*extra, &*partials}) {
+            for (const auto& [key, file] : *files) {
+                AuditProblem problem;
+                problem.kind = ProblemKind::Extra;
+                problem.path = key;
+                problem.actual_size = file.size;
+                problem.root = audit_.report_dir;
+                problem.destination = key;
+                if (files == &*partials) {
+                    problem.detail = "a partial download a sync left";
+                }
+                report_.problems.push_back(std::move(problem));
+            }
         }
         return {};
     }
@@ -279,6 +299,46 @@ class Auditor {
     }
 
     // With a separate reference: the mirror's repomd.xml must be the reference's.
+    // verify --remote of a mirror whose last sync published rewritten metadata (a filtered
+    // mirror): nullopt iff it did not. Otherwise its own repomd.xml, parsed, after a problem
+    // (outdated) iff that is not the one the sync published or upstream's (`reference_bytes`)
+    // is no longer the one it was rewritten from.
+    Result<std::optional<Repomd>> filtered_metadata(const std::string& reference_bytes) {
+        auto recorded = audit_.mirror.recorded();
+        if (!recorded) {
+            return tl::unexpected(std::move(recorded.error()));
+        }
+        if (recorded->published_repomd_sha256.empty()) {
+            return std::optional<Repomd>();
+        }
+        auto local_bytes = audit_.mirror.read(kRepomdKey);
+        if (!local_bytes) {
+            return tl::unexpected(std::move(local_bytes.error()));
+        }
+        ++report_.metadata_files;
+        AuditProblem problem;
+        problem.path = kRepomdKey;
+        problem.is_metadata = true;
+        problem.root = audit_.report_dir;
+        problem.destination = kRepomdKey;
+        problem.kind = ProblemKind::Outdated;
+        if (hash_bytes(ChecksumType::Sha256, *local_bytes) != recorded->published_repomd_sha256) {
+            problem.detail = "is not the filtered repomd.xml the last sync published";
+            report_.problems.push_back(std::move(problem));
+        } else if (hash_bytes(ChecksumType::Sha256, reference_bytes) != recorded->repomd_sha256) {
+            problem.detail =
+                "filtered from an older repomd.xml than the repository's current one";
+            report_.problems.push_back(std::move(problem));
+        } else {
+            ++report_.verified;
+        }
+        auto own = parse_repomd(*local_bytes, audit_.mirror.describe(kRepomdKey));
+        if (!own) {
+            return tl::unexpected(std::move(own.error()));
+        }
+        return std::optional<Repomd>(std::move(*own));
+    }
+
     void compare_repomd(const std::string& reference_bytes) {
         ++report_.metadata_files;
         AuditProblem problem;

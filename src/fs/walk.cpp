@@ -27,7 +27,8 @@ bool is_other_tree(int dir_fd) {
 // false iff the visitor ended the walk.
 Result<bool> walk_directory(UniqueFd dir_fd, const std::filesystem::path& relative,
                             const std::filesystem::path& shown_root, const DescendFilter& descend,
-                            const RpmVisitor& visit, NestedTrees nested) {
+                            const RpmVisitor& visit, NestedTrees nested,
+                            const std::function<bool(std::string_view)>& wanted) {
     const int fd = dir_fd.get();
     std::unique_ptr<DIR, DirCloser> dir(::fdopendir(fd));
     if (!dir) {
@@ -53,7 +54,7 @@ Result<bool> walk_directory(UniqueFd dir_fd, const std::filesystem::path& relati
             }
             continue;
         }
-        if (!S_ISREG(st.st_mode) || !name.ends_with(".rpm")) {
+        if (!S_ISREG(st.st_mode) || !(wanted ? wanted(name) : name.ends_with(".rpm"))) {
             continue;
         }
         auto visited = visit(fd, name, relative / name, st);
@@ -73,8 +74,8 @@ Result<bool> walk_directory(UniqueFd dir_fd, const std::filesystem::path& relati
         if (nested == NestedTrees::Skip && is_other_tree(child.get())) {
             continue;
         }
-        auto walked =
-            walk_directory(std::move(child), relative / name, shown_root, descend, visit, nested);
+        auto walked = walk_directory(std::move(child), relative / name, shown_root, descend, visit,
+                                     nested, wanted);
         if (!walked || !*walked) {
             return walked;
         }
@@ -86,8 +87,9 @@ Result<bool> walk_directory(UniqueFd dir_fd, const std::filesystem::path& relati
 
 Result<void> walk_rpm_files(UniqueFd root, const std::filesystem::path& shown_root,
                             const DescendFilter& descend, const RpmVisitor& visit,
-                            NestedTrees nested) {
-    auto walked = walk_directory(std::move(root), {}, shown_root, descend, visit, nested);
+                            NestedTrees nested,
+                            const std::function<bool(std::string_view)>& wanted) {
+    auto walked = walk_directory(std::move(root), {}, shown_root, descend, visit, nested, wanted);
     if (!walked) {
         return tl::unexpected(std::move(walked.error()));
     }

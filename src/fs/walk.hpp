@@ -99,8 +99,17 @@ using RpmVisitor =
 // default), subdirectories that are another repository or a snapshot are not entered (the root
 // itself is always walked). Returns Error{Io} naming the directory iff one cannot be read or
 // opened for another reason, or the visitor's error.
+// `wanted`, when given, replaces the `*.rpm` rule: the regular files whose name it accepts are
+// visited (a download's temporary names, is_part_name).
 Result<void> walk_rpm_files(UniqueFd root, const std::filesystem::path& shown_root,
                             const DescendFilter& descend, const RpmVisitor& visit,
-                            NestedTrees nested = NestedTrees::Skip);
+                            NestedTrees nested = NestedTrees::Skip,
+                            const std::function<bool(std::string_view)>& wanted = nullptr);
+
+// True iff `name` (one path component) is a download's temporary name: ".NAME.part"
+// (download.hpp's part_file_name).
+inline bool is_part_name(std::string_view name) {
+    return name.size() > 6 && name.starts_with('.') && name.ends_with(".part");
+}
 
 }  // namespace rpmirror::fs

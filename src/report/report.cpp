@@ -99,12 +99,22 @@ std::string format_summary(const RepoSyncReport& report) {
     const double rate = report.seconds > 0
                             ? static_cast<double>(report.bytes_downloaded) / 1e6 / report.seconds
                             : 0.0;
+    // Every selected package is accounted for: one a stopped or failing run never started
+    // (interrupted, the disk full) is counted, not left out.
+    const std::size_t accounted =
+        report.downloaded + report.kept + report.linked + report.failures.size();
+    const std::string not_started =
+        report.selected > accounted
+            ? fmt::format(", not started {} of {} selected", report.selected - accounted,
+                          report.selected)
+            : std::string();
     return fmt::format(
         "{}: downloaded {} files / {} in {:.1f} s at {:.1f} MB/s, kept {}, replaced {}, resumed "
-        "{}, deleted {}, failed {}{}{}{}",
+        "{}, deleted {}, failed {}{}{}{}{}",
         report.repo_id, report.downloaded, text::megabytes(report.bytes_downloaded), report.seconds,
         rate, report.kept, report.replaced, report.resumed, report.deleted.size(),
-        report.failures.size(), report.metadata_published ? ", metadata published" : "",
+        report.failures.size(), not_started,
+        report.metadata_published ? ", metadata published" : "",
         report.zck_records == 0
             ? std::string()
             : fmt::format(", zchunk: {} record(s) by delta, {} fetched, {} not downloaded",

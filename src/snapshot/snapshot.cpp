@@ -262,16 +262,6 @@ Result<SnapshotInfo> create_snapshot(const SnapshotRoot& root,
     if (!backend) {
         return tl::unexpected(std::move(backend.error()));
     }
-    auto exists = (*backend)->exists(name);
-    if (!exists) {
-        return tl::unexpected(std::move(exists.error()));
-    }
-    if (*exists) {
-        return make_error(
-            ErrorCode::BadInput,
-            fmt::format("snapshot {} of repository {} exists already", name, root.repo_id),
-            (root.snapshots_dir / name).string());
-    }
     if (options.only_if_changed) {
         auto snapshots = sorted_snapshots(**backend);
         if (!snapshots) {
@@ -290,6 +280,16 @@ Result<SnapshotInfo> create_snapshot(const SnapshotRoot& root,
                 return same;
             }
         }
+    }
+    auto exists = (*backend)->exists(name);
+    if (!exists) {
+        return tl::unexpected(std::move(exists.error()));
+    }
+    if (*exists) {
+        return make_error(
+            ErrorCode::BadInput,
+            fmt::format("snapshot {} of repository {} exists already", name, root.repo_id),
+            (root.snapshots_dir / name).string());
     }
     return (*backend)->build(name, options);
 }

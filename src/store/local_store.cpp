@@ -109,7 +109,7 @@ std::string LocalStore::describe(std::string_view key) const {
     return (root_of(key) / key).string();
 }
 
-Result<Listing> LocalStore::list_packages() {
+Result<Listing> LocalStore::list_files(bool partials) {
     UniqueFd root = fs::open_directory(root_, /*nofollow=*/true);
     if (!root) {
         const int open_errno = errno;
@@ -143,11 +143,22 @@ Result<Listing> LocalStore::list_packages() {
         packages.emplace(relative.generic_string(), stored_file(st));
         return true;
     };
-    auto walked = fs::walk_rpm_files(std::move(root), root_, descend, record);
+    auto walked =
+        fs::walk_rpm_files(std::move(root), root_, descend, record, fs::NestedTrees::Skip,
+                           partials ? std::function<bool(std::string_view)>(&fs::is_part_name)
+                                    : nullptr);
     if (!walked) {
         return tl::unexpected(std::move(walked.error()));
     }
     return packages;
+}
+
+Result<Listing> LocalStore::list_packages() {
+    return list_files(false);
+}
+
+Result<Listing> LocalStore::list_partials() {
+    return list_files(true);
 }
 
 Result<std::optional<StoredFile>> LocalStore::stat(std::string_view key) {
@@ -170,6 +181,17 @@ Result<std::vector<std::string>> LocalStore::remove_packages(std::span<const std
         if (!is_package_key(key)) {
             return make_error(ErrorCode::BadInput, "is not a package of the mirror; not removed",
                               describe(key));
+        }
+    }
+    return remove_beneath(keys, /*symlinks_too=*/false);
+}
+
+Result<std::vector<std::string>> LocalStore::remove_partials(std::span<const std::string> keys) {
+    for (const std::string& key : keys) {
+        if (!fs::is_part_name(std::filesystem::path(key).filename().native()) ||
+            fs::is_reserved_key(std::filesystem::path(key).parent_path().generic_string())) {
+            return make_error(ErrorCode::BadInput,
+                              "is not a download's temporary file; not removed", describe(key));
         }
     }
     return remove_beneath(keys, /*symlinks_too=*/false);
@@ -287,6 +309,7 @@ Result<RecordedSync> LocalStore::recorded() {
     recorded.selection = state->selection;
     recorded.publishing = state->publishing;
     recorded.repomd_sha256 = state->repomd_sha256;
+    recorded.published_repomd_sha256 = state->published_repomd_sha256;
     recorded.fingerprint = state->options_fingerprint;
     Listing versions;
     for (const std::vector<SyncStateFile>* files : {&state->files, &state->metadata_files}) {

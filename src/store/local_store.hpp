@@ -28,6 +28,8 @@ class LocalStore final : public MirrorStore {
     Result<Listing> list_packages() override;
     Result<std::optional<StoredFile>> stat(std::string_view key) override;
     Result<std::vector<std::string>> remove_packages(std::span<const std::string> keys) override;
+    Result<Listing> list_partials() override;
+    Result<std::vector<std::string>> remove_partials(std::span<const std::string> keys) override;
     Result<std::string> read(std::string_view key) override;
     Result<std::filesystem::path> local_copy(std::string_view key,
                                              const std::filesystem::path& scratch) override;
@@ -51,6 +53,9 @@ class LocalStore final : public MirrorStore {
                                   std::int64_t ctime_ns);
 
   private:
+    // The packages (or, with `partials`, the download's temporary files) beneath the root.
+    Result<Listing> list_files(bool partials);
+
     // Removes each of `keys` that is a regular file (or, with `symlinks_too`, a symlink).
     Result<std::vector<std::string>> remove_beneath(std::span<const std::string> keys,
                                                     bool symlinks_too);

@@ -110,6 +110,9 @@ struct RecordedSync {
     // iff the store recorded some without one (nothing to compare: no no-op).
     std::string repomd_sha256;
     std::string fingerprint;
+    // Of the repomd.xml the last sync published iff it is not upstream's (a filtered mirror's
+    // rewritten metadata); empty otherwise.
+    std::string published_repomd_sha256;
     std::vector<std::string> packages;
     std::optional<Listing> versions;
 };
@@ -164,6 +167,17 @@ class MirrorStore {
     // Returns the keys removed, in the order given; on an error naming the file, those removed
     // before it stay removed.
     virtual Result<std::vector<std::string>> remove_packages(std::span<const std::string> keys) = 0;
+
+    // A download's temporary files (".NAME.part") beneath the mirror, walked as list_packages
+    // walks, by key. A store without any (a bucket: its uploads are spooled locally) holds none.
+    virtual Result<Listing> list_partials() { return Listing{}; }
+
+    // Removes the temporary files `keys` (as list_partials names them; anything else is refused
+    // with Error{BadInput}). Returns the keys removed; errors as remove_packages.
+    virtual Result<std::vector<std::string>> remove_partials(std::span<const std::string> keys) {
+        (void)keys;
+        return std::vector<std::string>{};
+    }
 
     // --- Reading and checking (the audit) ---
 

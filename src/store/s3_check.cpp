@@ -239,6 +239,12 @@ Result<RecordedSync> S3Store::recorded() {
     recorded.acl = state.acl;
     recorded.repomd_sha256 = state.repomd_sha256;
     recorded.fingerprint = state.fingerprint;
+    if (const auto published = state.objects.find(std::string(kIndexKey));
+        published != state.objects.end() &&
+        published->second.checksum_type == ChecksumType::Sha256 &&
+        text::to_lower(published->second.digest) != state.repomd_sha256) {
+        recorded.published_repomd_sha256 = text::to_lower(published->second.digest);
+    }
     Listing versions;
     bool every_version = true;
     for (const auto& [key, object] : state.objects) {

@@ -5,9 +5,11 @@
 #include <algorithm>
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include "rpmirror/checksum.hpp"
 #include "sync/sync_settings.hpp"
+#include "util/text.hpp"
 
 namespace rpmirror {
 
@@ -119,6 +121,7 @@ Result<void> RepoSync::sync_to_store(const FetchedRepomd& repomd, MetadataStage&
     for (const PackageTarget& target : plan_.targets) {
         report_.package_keys.push_back(target.relative_path.lexically_normal().generic_string());
     }
+    remove_stale_partials();
     if (local_store_) {
         // The packages may lie beyond the repository's directory too (--safe-write-path).
         local_store_->set_sync_layout(metadata_dir_, plan_.roots);
@@ -137,6 +140,41 @@ Result<void> RepoSync::sync_to_store(const FetchedRepomd& repomd, MetadataStage&
         return published;
     }
     return finish_upstream_layout(placed);
+}
+
+void RepoSync::remove_stale_partials() {
+    if (stop_.stop_requested()) {
+        return;  // an interrupted run's .part files are the next run's to resume
+    }
+    auto partials = store_->list_partials();
+    if (!partials || partials->empty()) {
+        return;
+    }
+    // Kept: the temporary file of a selected package this run could not complete, which the
+    // next run resumes. Any other is of a package no longer selected (or done): removed.
+    std::set<std::string> resumable;
+    for (const std::size_t target : failed_targets_) {
+        const std::filesystem::path path = plan_.targets[target].relative_path.lexically_normal();
+        resumable.insert(
+            (path.parent_path() / part_file_name(path.filename().string())).generic_string());
+    }
+    std::vector<std::string> stale;
+    std::uint64_t bytes = 0;
+    for (const auto& [key, file] : *partials) {
+        if (!resumable.contains(key)) {
+            stale.push_back(key);
+            bytes += file.size;
+        }
+    }
+    auto removed = store_->remove_partials(stale);
+    if (!removed) {
+        report_.warnings.push_back("stale partial downloads left in place: " +
+                                   removed.error().to_string());
+    } else if (!removed->empty()) {
+        report_.warnings.push_back(fmt::format(
+            "removed {} stale partial download(s) ({}), of packages this run no longer fetches: {}",
+            removed->size(), text::megabytes(bytes), fmt::join(*removed, ", ")));
+    }
 }
 
 Result<void> RepoSync::refuse_mistakes(const PackageIndex& index, const Selection& selection) {

@@ -142,6 +142,10 @@ class RepoSync {
     // fewer than half of the packages it holds (kMassDeletionFloor or more).
     Result<void> refuse_mistakes(const PackageIndex& index, const Selection& selection);
 
+    // Removes the download temporaries (".NAME.part") beneath the mirror that no selected
+    // package this run failed to complete will resume, with a warning naming them (best effort).
+    void remove_stale_partials();
+
     // Downloads the records this sync needs into `stage` (primary, and modules with
     // --newest-only; every record with --download-metadata), verified by size and checksum, and
     // reads and selects the packages (read_repo_packages, the files named by their URLs).

@@ -550,6 +550,17 @@ TEST_F(Snapshot, SyncSnapshotsAfterEachRunAndKeepsTheNewestAndThePublished) {
         << first.out;
     ASSERT_EQ(snapshot("publish", {dated, "--as", "prod"}).exit_code, 0);
 
+    // Upstream unchanged: the sync is a no-op (the snapshot's links did not end it) and takes no
+    // identical snapshot under a new dated name.
+    const CommandResult unchanged = sync_mirror({"--snapshot"});
+    ASSERT_EQ(unchanged.exit_code, 0) << unchanged.out << unchanged.err;
+    EXPECT_NE(unchanged.out.find("sample: up to date (5 packages unchanged"), std::string::npos)
+        << unchanged.out;
+    EXPECT_NE(unchanged.out.find("sample: snapshot: none taken, unchanged since snapshot " + dated),
+              std::string::npos)
+        << unchanged.out;
+    EXPECT_EQ(nlohmann::json::parse(snapshot("list", {"--json"}).out)["snapshots"].size(), 1U);
+
     ASSERT_EQ(sync_mirror({"--snapshot=s2"}).exit_code, 0);
     take_out(kMedium, "1704240000");
     ASSERT_EQ(sync_mirror({"--snapshot=s3"}).exit_code, 0);

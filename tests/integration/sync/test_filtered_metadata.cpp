@@ -162,6 +162,15 @@ TEST_F(FilteredMetadata, ArchFilterPublishesExactlyTheMirroredPackagesAndANextRu
     expect_consistent_metadata();
     expect_dnf_downloads_everything();
     EXPECT_EQ(mirrored_files().size(), 8U);
+    // verify --remote judges it against what its recorded selection publishes from upstream's
+    // current metadata, not record by record against upstream's.
+    const CommandResult remote = run_to_end(
+        {rpmirror_binary(), "verify", "-p", (tmp_ / "mirror").string(), "--remote",
+         "--repofrompath", "idx," + server_->url("/"), "--repo", "idx", "-c",
+         (tmp_ / "empty.conf").string(), "--reposdir", (tmp_ / "empty-reposdir").string()},
+        tmp_ / "logs");
+    EXPECT_EQ(remote.exit_code, 0) << remote.out << remote.err;
+    EXPECT_NE(remote.out.find("idx: OK"), std::string::npos) << remote.out;
 
     const auto published = tree_digests(repo() / "repodata");
     const std::size_t requests = log_size(*server_);
