@@ -104,6 +104,11 @@ std::vector<std::string> metadata_headers(const PutOptions& options, const std::
     if (options.if_none_match) {
         headers.push_back("If-None-Match: *");
     }
+    if (!options.if_match.empty()) {
+        // Bare, not quoted: Ceph RGW 16.2 compares a PUT's If-Match with the bare ETag, so a
+        // quoted one (RFC 9110's form) never matches there; AWS S3 takes either.
+        headers.push_back("If-Match: " + options.if_match);
+    }
     return headers;
 }
 

@@ -36,6 +36,9 @@ struct PutOptions {
     std::string acl;
     // Send If-None-Match: * (create only). A 412 from the server is Error{Busy}.
     bool if_none_match = false;
+    // Send If-Match: ETAG (replace only that version of the object; not an object that is gone
+    // or was replaced since). A 412 from the server is Error{Busy}.
+    std::string if_match;
 };
 
 struct ObjectInfo {

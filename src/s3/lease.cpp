@@ -133,6 +133,11 @@ struct Lease::State {
     std::chrono::seconds ttl;
     bool held = true;
     bool exclusive = true;
+    // The lock object's ETag as this lease last wrote it (empty: unknown, read before renewing),
+    // and whether the store honours If-Match on PUT: a renewal then replaces only that version,
+    // so a takeover between two renewals can never be overwritten.
+    std::string etag;
+    bool if_match_honoured = true;
     std::vector<std::string> warnings;
     std::optional<Error> lost;  // set iff a renewal found the lease lost
     // When the lease was taken or last renewed (the local monotonic clock: only how long ago).
@@ -167,6 +172,54 @@ struct Lease::State {
         if (!held) {
             return make_error(ErrorCode::Busy, "lease lost: it was released", url());
         }
+        const bool conditional = if_match_honoured && !etag.empty();
+        const bool expired = unix_now(client) >= record.expires;
+        if (!conditional || expired) {
+            // The version to replace is not known (or the store would not honour the
+            // condition), or another worker may have taken the expired lease over: read the
+            // lock and check it is still this lease's first (naming the holder if not).
+            if (auto checked = check_still_ours(); !checked) {
+                return checked;
+            }
+        }
+        if (expired) {
+            // Still our object, but expired: another worker may be deleting it right now.
+            return lose(Error{ErrorCode::Busy,
+                              fmt::format("lease lost: it expired at {} before it was renewed",
+                                          utc_time(record.expires)),
+                              url()});
+        }
+        LeaseRecord renewed = record;
+        renewed.expires = unix_now(client) + ttl.count();
+        PutOptions put;
+        put.content_type = "application/json";
+        if (conditional) {
+            put.if_match = etag;
+        }
+        auto stored = client.put_object(repo.bucket, repo.key(kLockKey), to_json(renewed), put);
+        if (!stored) {
+            if (conditional && stored.error().code == ErrorCode::Busy) {
+                // 412: the lock is no longer the version this lease wrote (taken over, or gone):
+                // say by whom, and the lease is lost; nothing was overwritten.
+                if (auto checked = check_still_ours(); !checked) {
+                    return checked;
+                }
+                return lose(Error{ErrorCode::Busy,
+                                  "lease lost: the lock object changed since this lease wrote it",
+                                  url()});
+            }
+            return failed(std::move(stored.error()));
+        }
+        etag = *stored;
+        record = std::move(renewed);
+        renewed_at = std::chrono::steady_clock::now();
+        return {};
+    }
+
+    // Success iff the lock object still carries this lease's token (its ETag then noted);
+    // otherwise the lease is lost, naming the holder, or the store's error.
+    Result<void> check_still_ours() {
+        auto info = client.head_object(repo.bucket, repo.key(kLockKey));
         auto current = read_lock(client, repo);
         if (!current) {
             if (current.error().code == ErrorCode::Busy) {  // no longer a lease at all
@@ -184,24 +237,9 @@ struct Lease::State {
                                   utc_time(current->record->expires)),
                       url()});
         }
-        if (unix_now(client) >= record.expires) {
-            // Still our object, but expired: another worker may be deleting it right now.
-            return lose(Error{ErrorCode::Busy,
-                              fmt::format("lease lost: it expired at {} before it was renewed",
-                                          utc_time(record.expires)),
-                              url()});
-        }
-        LeaseRecord renewed = record;
-        renewed.expires = unix_now(client) + ttl.count();
-        PutOptions plain;
-        plain.content_type = "application/json";
-        if (auto stored =
-                client.put_object(repo.bucket, repo.key(kLockKey), to_json(renewed), plain);
-            !stored) {
-            return failed(std::move(stored.error()));
-        }
-        record = std::move(renewed);
-        renewed_at = std::chrono::steady_clock::now();
+        // The HEAD came first: an ETag of an older version only makes the next conditional
+        // renewal fail safe (412, then this check again).
+        etag = info ? info->etag : std::string();
         return {};
     }
 };
@@ -290,10 +328,11 @@ Result<Lease> Lease::acquire(S3Client& client, const S3Location& repo, std::stri
     // Makes the held lease: probes whether the store honours If-None-Match and, iff the expiry
     // written was reckoned on a clock the store's answer has since shown to be off, renews it at
     // once (before the store answered, the client knows only the local clock).
-    const auto take = [&](LeaseRecord taken) -> Result<Lease> {
+    const auto take = [&](LeaseRecord taken, std::string etag) -> Result<Lease> {
         const std::int64_t written_start = taken.expires - ttl.count();
         Lease lease(std::make_unique<State>(client.config(), repo, std::move(taken), ttl));
         State& state = *lease.state_;
+        state.etag = std::move(etag);
         // The same create again: a store that honours If-None-Match refuses it (412); one that
         // ignores it accepts it (the body is the same, so nothing changes).
         auto again = client.put_object(repo.bucket, key, to_json(state.record), create_only);
@@ -306,6 +345,27 @@ Result<Lease> Lease::acquire(S3Client& client, const S3Location& repo, std::stri
                             url));
         } else if (again.error().code != ErrorCode::Busy) {
             return tl::unexpected(std::move(again.error()));
+        }
+        if (again) {
+            state.etag = *again;
+        }
+        // A replacement of a version the lock is not: a store that honours If-Match refuses it
+        // (412); one that ignores it replaces the lock with the same body. (Ceph RGW and AWS S3
+        // honour it: doc/s3.md.)
+        PutOptions other_version;
+        other_version.content_type = "application/json";
+        other_version.if_match = "00000000000000000000000000000000";
+        auto probe = client.put_object(repo.bucket, key, to_json(state.record), other_version);
+        if (probe) {
+            state.if_match_honoured = false;
+            state.etag = *probe;
+            state.warnings.push_back(fmt::format(
+                "{}: the store does not honour If-Match (conditional PUT): a renewal reads the "
+                "lock, then writes it; a takeover in between would be overwritten (a takeover "
+                "needs the lease expired first)",
+                url));
+        } else if (probe.error().code != ErrorCode::Busy) {
+            return tl::unexpected(std::move(probe.error()));
         }
         const std::int64_t store_now = unix_now(client);
         if (written_start < store_now - 2 || written_start > store_now + 2) {
@@ -320,7 +380,7 @@ Result<Lease> Lease::acquire(S3Client& client, const S3Location& repo, std::stri
         record.expires = unix_now(client) + ttl.count();
         auto created = client.put_object(repo.bucket, key, to_json(record), create_only);
         if (created) {
-            return take(std::move(record));
+            return take(std::move(record), *created);
         }
         if (created.error().code != ErrorCode::Busy) {
             return tl::unexpected(std::move(created.error()));
@@ -342,7 +402,7 @@ Result<Lease> Lease::acquire(S3Client& client, const S3Location& repo, std::stri
         if (holder.token == record.token) {
             // Our own create: the store carried it out, its answer was lost, and the client's
             // retry was refused because the object now exists.
-            return take(holder);
+            return take(holder, std::string());  // its ETag read before the first renewal
         }
         if (holder.expires < unix_now(client) && !took_over_expired) {
             // Expired on the store's clock: taken over once (see the race in lease.hpp).

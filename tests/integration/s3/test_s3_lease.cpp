@@ -6,6 +6,7 @@
 #include <chrono>
 #include <stop_token>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -195,7 +196,8 @@ TEST_F(S3LeaseTest, RenewExtendsTheLease) {
     ASSERT_TRUE(lease) << lease.error().to_string();
     const std::int64_t before = stored_lock()->expires;
     EXPECT_LE(before, unix_now() + 61);
-    ASSERT_TRUE(lease->renew());
+    const auto renewed = lease->renew();
+    ASSERT_TRUE(renewed) << renewed.error().to_string();
     EXPECT_GE(stored_lock()->expires, before);
     EXPECT_TRUE(lease->held());
     EXPECT_EQ(stored_lock()->owner, "host-a:100");
@@ -228,11 +230,59 @@ TEST_F(S3LeaseTest, ALostAnswerToTheCreateIsRecognisedAsOurOwnLock) {
             puts.push_back(request.action);
         }
     }
-    // The lost create, its retry (412), the probe of If-None-Match (412).
-    EXPECT_EQ(puts, (std::vector<std::string>{"lose_answer", "forward", "forward"}));
+    // The lost create, its retry (412), the probes of If-None-Match and If-Match (412 each).
+    EXPECT_EQ(puts, (std::vector<std::string>{"lose_answer", "forward", "forward", "forward"}));
     EXPECT_EQ(stored_lock()->owner, "host-a:100");
     ASSERT_TRUE(lease->release());
     EXPECT_FALSE(stored_lock());
+}
+
+// A renewal replaces only the version of the lock this lease wrote (PUT If-Match): a lock another
+// worker wrote while the renewal was in flight is never overwritten, and the lease is lost.
+TEST_F(S3LeaseTest, ARenewalNeverOverwritesALockWrittenWhileItWasInFlight) {
+    const auto work = tmp_.path() / "proxy";
+    std::filesystem::create_directories(work);
+    const std::filesystem::path release = work / "release-renewal";
+    // The lease's create and its two probes pass; the next PUT of the lock (the renewal) is held.
+    const nlohmann::json forward = nlohmann::json::object();
+    const nlohmann::json script = {
+        {"rules",
+         {{{"match", {{"method", "PUT"}, {"path_re", "/\\.rpmirror/lock$"}}},
+           {"steps", {forward, forward, forward, {{"hold", release.string()}}, forward}}}}}};
+    FaultServer proxy = FaultServer::proxy(cluster().endpoint(), script, work);
+    s3::S3Config config = cluster().config();
+    config.endpoint = proxy.url();
+    s3::S3Client through(config);
+    auto lease = Lease::acquire(through, repo(), "host-a:100", 600s);
+    ASSERT_TRUE(lease) << lease.error().to_string();
+
+    std::optional<Result<void>> renewed;
+    std::thread renewing([&] { renewed = lease->renew(); });
+    const bool held = wait_until(
+        [&] {
+            for (const LoggedRequest& request : proxy.requests()) {
+                if (request.action == "hold") {
+                    return true;
+                }
+            }
+            return false;
+        },
+        std::chrono::seconds(60));
+    // Meanwhile another worker writes the lock (as a takeover would).
+    const LeaseRecord other{"host-b:200", unix_now() + 600, "feedface"};
+    ASSERT_TRUE(client().put_object(bucket(), lock_key(), s3::to_json(other)));
+    TempDir::write_at(release, "go");
+    renewing.join();
+    EXPECT_TRUE(held) << "the renewal never reached the store's lock while held";
+    ASSERT_TRUE(renewed.has_value());
+    ASSERT_FALSE(*renewed) << "the renewal overwrote the other worker's lock";
+    EXPECT_EQ(renewed->error().code, ErrorCode::Busy);
+    EXPECT_NE(renewed->error().message.find("lease lost: now held by host-b:200"),
+              std::string::npos)
+        << renewed->error().to_string();
+    EXPECT_FALSE(lease->held());
+    ASSERT_TRUE(stored_lock());
+    EXPECT_EQ(stored_lock()->token, "feedface");
 }
 
 TEST_F(S3LeaseTest, WaitsForALockThatExpires) {

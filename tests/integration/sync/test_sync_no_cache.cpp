@@ -121,5 +121,38 @@ TEST_F(SyncNoCache, AFileReplacedByCpPreservingSizeAndMtimeIsHashedAgain) {
     EXPECT_EQ(tree_digests(tmp_ / "mirror/sample"), package_digests(upstream_));
 }
 
+// A download's temporary file of a package this repository no longer lists (an interrupted run,
+// then upstream dropped the package): `verify --extra` reports it, and the next sync that is no
+// no-op removes it, naming it; a package's own .part is not reported as a package.
+TEST_F(SyncNoCache, AStalePartialDownloadIsReportedAndRemovedByTheNextSync) {
+    const fs::path stale = TempDir::write_at(
+        tmp_ / "mirror/sample/Packages/.rpmirror-sample-gone-1.0-1.noarch.rpm.part",
+        std::string(64 * 1024, 'x'));
+    const auto verify_extra = [this] {
+        return run_to_end({rpmirror_binary(), "verify", "-p", (tmp_ / "mirror").string(),
+                           "--repo", "sample", "--extra", "-c", (tmp_ / "empty.conf").string(),
+                           "--reposdir", (tmp_ / "empty-reposdir").string()},
+                          tmp_ / "logs");
+    };
+    const CommandResult reported = verify_extra();
+    EXPECT_EQ(reported.exit_code, 1) << reported.out << reported.err;
+    EXPECT_NE(reported.out.find("Packages/.rpmirror-sample-gone-1.0-1.noarch.rpm.part: extra (a "
+                                "partial download a sync left)"),
+              std::string::npos)
+        << reported.out;
+
+    std::vector<std::string> args = args_;
+    args.push_back("--no-cache");  // no no-op: the sync walks the mirror
+    const CommandResult again = sync(args);
+    EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+    EXPECT_NE(again.err.find("removed 1 stale partial download(s) (0.1 MB), of packages this run "
+                             "no longer fetches: Packages/.rpmirror-sample-gone-1.0-1.noarch.rpm.part"),
+              std::string::npos)
+        << again.err;
+    EXPECT_FALSE(fs::exists(stale));
+    const CommandResult clean = verify_extra();
+    EXPECT_EQ(clean.exit_code, 0) << clean.out << clean.err;
+}
+
 }  // namespace
 }  // namespace rpmirror::test
