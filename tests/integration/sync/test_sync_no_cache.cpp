@@ -125,6 +125,9 @@ TEST_F(SyncNoCache, AFileReplacedByCpPreservingSizeAndMtimeIsHashedAgain) {
 // then upstream dropped the package): `verify --extra` reports it, and the next sync that is no
 // no-op removes it, naming it; a package's own .part is not reported as a package.
 TEST_F(SyncNoCache, AStalePartialDownloadIsReportedAndRemovedByTheNextSync) {
+    std::vector<std::string> args = args_;
+    args.push_back("--download-metadata");  // a mirror `verify` reads by its own metadata
+    ASSERT_EQ(sync(args).exit_code, 0);
     const fs::path stale = TempDir::write_at(
         tmp_ / "mirror/sample/Packages/.rpmirror-sample-gone-1.0-1.noarch.rpm.part",
         std::string(64 * 1024, 'x'));
@@ -141,7 +144,6 @@ TEST_F(SyncNoCache, AStalePartialDownloadIsReportedAndRemovedByTheNextSync) {
               std::string::npos)
         << reported.out;
 
-    std::vector<std::string> args = args_;
     args.push_back("--no-cache");  // no no-op: the sync walks the mirror
     const CommandResult again = sync(args);
     EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
