@@ -3,8 +3,8 @@
 
 #include <unistd.h>
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <string_view>

@@ -3,8 +3,8 @@
 // snapshot and --on-change.
 #include <unistd.h>
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 
 #include <fmt/core.h>

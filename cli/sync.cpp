@@ -530,8 +530,8 @@ Command add_sync_command(CLI::App& parent) {
         ->option_text("KEYID")
         ->needs(download_metadata)
         ->excludes(upstream_metadata);
-    CLI::Option* delete_option = app->add_flag(
-        "--delete", args->delete_unlisted, "remove local packages that are no longer selected");
+    CLI::Option* delete_option = app->add_flag("--delete", args->delete_unlisted,
+                                               "remove local packages that are no longer selected");
     app->add_flag("--force-delete", args->force_delete,
                   "with --delete: delete even when the run selects no package, or fewer than "
                   "half of the 20 or more the mirror holds (refused otherwise, exit 2)")

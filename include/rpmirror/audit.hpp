@@ -78,8 +78,8 @@ struct AuditOptions {
     // Whose record the checksum cache is believed for (CacheTrust); null: the mirror's own sync
     // state. A snapshot's copy is audited with what its own links left (local_snapshots.cpp).
     std::shared_ptr<const CacheTrust> trust = nullptr;
-    bool report_extra = false;       // list *.rpm files the metadata does not list (--extra)
-    unsigned threads = 0;            // hashing threads; 0 = all cores
+    bool report_extra = false;  // list *.rpm files the metadata does not list (--extra)
+    unsigned threads = 0;       // hashing threads; 0 = all cores
 };
 
 struct RepoAuditReport {

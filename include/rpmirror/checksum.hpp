@@ -265,8 +265,7 @@ inline constexpr std::int64_t kRacyWindowNs = 2'000'000'000;
 std::optional<std::string> read_cached_digest(int fd, const struct stat& st, ChecksumType type);
 
 // rpmirror's own entry only (never librepo's), as read_cached_digest.
-std::optional<std::string> read_own_cached_digest(int fd, const struct stat& st,
-                                                  ChecksumType type);
+std::optional<std::string> read_own_cached_digest(int fd, const struct stat& st, ChecksumType type);
 
 // Records `hex` as the digest of the open file `fd` whose fstat is `st`. Best effort: returns
 // false (and changes nothing) iff the file is racy or the filesystem refuses user xattrs

@@ -42,7 +42,7 @@ struct SyncOptions {
     // fewer than half of the packages it holds (one of at least kMassDeletionFloor packages);
     // without it such a run is refused before anything changes (RepoSyncReport::refused).
     bool force_delete = false;
-    bool urls_only = false;        // -u: list URLs, download nothing
+    bool urls_only = false;  // -u: list URLs, download nothing
     // -m/--downloadcomps: the repository's comps (group_gz, else group) written uncompressed as
     // <metadata directory>/comps.xml, as dnf reposync does; nothing iff it has none.
     bool download_comps = false;

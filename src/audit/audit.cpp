@@ -326,8 +326,7 @@ class Auditor {
             problem.detail = "is not the filtered repomd.xml the last sync published";
             report_.problems.push_back(std::move(problem));
         } else if (hash_bytes(ChecksumType::Sha256, reference_bytes) != recorded->repomd_sha256) {
-            problem.detail =
-                "filtered from an older repomd.xml than the repository's current one";
+            problem.detail = "filtered from an older repomd.xml than the repository's current one";
             report_.problems.push_back(std::move(problem));
         } else {
             ++report_.verified;
@@ -423,8 +422,8 @@ class Auditor {
                     files.size(),
                     {store::Finding::Unreadable, 0, {}, store.error().to_string(), false, 0});
             } else {
-                checked = (*store)->check_files(files,
-                                                {audit_.threads, audit_.use_cache, audit_.trust});
+                checked =
+                    (*store)->check_files(files, {audit_.threads, audit_.use_cache, audit_.trust});
             }
             for (std::size_t slot = 0; slot < positions.size(); ++slot) {
                 findings[positions[slot]] = std::move(checked[slot]);

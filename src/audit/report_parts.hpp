@@ -43,7 +43,8 @@ struct StoreAudit {
     std::optional<std::filesystem::path> safe_write_path = {};
     SelectionOptions selection = {};
     bool use_cache = true;
-    std::shared_ptr<const CacheTrust> trust = nullptr;  // CheckOptions::trust (null: the store's own)
+    std::shared_ptr<const CacheTrust> trust =
+        nullptr;  // CheckOptions::trust (null: the store's own)
     bool report_extra = false;
     unsigned threads = 0;
 };

@@ -5,9 +5,9 @@
 
 #include <fstream>
 #include <map>
-#include <tuple>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
 #include "fs/beneath.hpp"
 #include "fs/durable.hpp"
@@ -223,8 +223,7 @@ Result<void> follow_own_links(const std::filesystem::path& state_path,
     bool moved = false;
     for (auto* files : {&state->files, &state->metadata_files}) {
         for (SyncStateFile& file : *files) {
-            const auto found =
-                after.find(Key{file.inode, file.size, file.mtime_ns, file.ctime_ns});
+            const auto found = after.find(Key{file.inode, file.size, file.mtime_ns, file.ctime_ns});
             if (found != after.end()) {
                 file.ctime_ns = found->second->ctime_ns;
                 moved = true;

@@ -103,11 +103,10 @@ std::string format_summary(const RepoSyncReport& report) {
     // (interrupted, the disk full) is counted, not left out.
     const std::size_t accounted =
         report.downloaded + report.kept + report.linked + report.failures.size();
-    const std::string not_started =
-        report.selected > accounted
-            ? fmt::format(", not started {} of {} selected", report.selected - accounted,
-                          report.selected)
-            : std::string();
+    const std::string not_started = report.selected > accounted
+                                        ? fmt::format(", not started {} of {} selected",
+                                                      report.selected - accounted, report.selected)
+                                        : std::string();
     return fmt::format(
         "{}: downloaded {} files / {} in {:.1f} s at {:.1f} MB/s, kept {}, replaced {}, resumed "
         "{}, deleted {}, failed {}{}{}{}{}",

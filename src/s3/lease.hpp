@@ -92,11 +92,12 @@ class Lease {
     // lease last wrote, so a lock another worker took over is never overwritten (the store
     // answers 412; the lock is then read to name the holder). Where the ETag is not known, or
     // the store does not honour If-Match (acquire probes it: warnings() says so), the lock is
-    // read first and overwritten iff it still carries this lease's token. Returns Error{Busy} "lease lost: ..." naming
-    // the current holder iff another worker holds it now, or that the lock is gone, or that this
-    // lease expired on the store's clock before it could be renewed; the Lease is then no longer
-    // held, and every later renew() and confirm() fails with that error. Another failure (the
-    // store unreachable) is returned and the lease stays held until it expires.
+    // read first and overwritten iff it still carries this lease's token. Returns Error{Busy}
+    // "lease lost: ..." naming the current holder iff another worker holds it now, or that the lock
+    // is gone, or that this lease expired on the store's clock before it could be renewed; the
+    // Lease is then no longer held, and every later renew() and confirm() fails with that error.
+    // Another failure (the store unreachable) is returned and the lease stays held until it
+    // expires.
     Result<void> renew();
 
     // Starts a thread that renews the lease every ttl/4 until the Lease is released or

@@ -369,9 +369,9 @@ class LocalBackend final : public Backend {
         }
         std::optional<RepoAuditReport> images;
         if (treeinfo) {
-            images = audit_tree_images(
-                root_.repo_id, root_.repo_dir, options.use_checksum_cache, options.threads,
-                cache_trust_of(options.lock.state_dir, root_.repo_dir));
+            images = audit_tree_images(root_.repo_id, root_.repo_dir, options.use_checksum_cache,
+                                       options.threads,
+                                       cache_trust_of(options.lock.state_dir, root_.repo_dir));
             if (!images->ok()) {
                 return make_error(
                     ErrorCode::BadInput,

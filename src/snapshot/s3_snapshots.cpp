@@ -111,8 +111,9 @@ class S3Backend final : public Backend {
 
     Result<std::optional<std::string>> read_small(std::optional<std::string_view> name,
                                                   std::string_view key) override {
-        auto body = name ? client_.get_object(snapshots_.bucket, snapshot_prefix(*name) + std::string(key))
-                         : client_.get_object(repo_.bucket, repo_.key(key));
+        auto body =
+            name ? client_.get_object(snapshots_.bucket, snapshot_prefix(*name) + std::string(key))
+                 : client_.get_object(repo_.bucket, repo_.key(key));
         if (!body) {
             if (body.error().code == ErrorCode::NotFound) {
                 return std::optional<std::string>();

@@ -143,10 +143,9 @@ Result<Listing> LocalStore::list_files(bool partials) {
         packages.emplace(relative.generic_string(), stored_file(st));
         return true;
     };
-    auto walked =
-        fs::walk_rpm_files(std::move(root), root_, descend, record, fs::NestedTrees::Skip,
-                           partials ? std::function<bool(std::string_view)>(&fs::is_part_name)
-                                    : nullptr);
+    auto walked = fs::walk_rpm_files(
+        std::move(root), root_, descend, record, fs::NestedTrees::Skip,
+        partials ? std::function<bool(std::string_view)>(&fs::is_part_name) : nullptr);
     if (!walked) {
         return tl::unexpected(std::move(walked.error()));
     }

@@ -33,8 +33,7 @@ class Owners {
 
     // The owner of `key` other than `claimant`: rpmirror itself for a reserved name, the owner
     // recorded for it, or nullopt iff `claimant` may write it.
-    std::optional<std::string> other_owner(const std::string& key,
-                                           std::string_view claimant) const;
+    std::optional<std::string> other_owner(const std::string& key, std::string_view claimant) const;
 
     // Error{Unsafe} naming the key and both owners iff another owns `key`; `shown` is the key
     // as the user sees it (the full path).

@@ -262,8 +262,9 @@ TEST_F(SyncCli, DeleteRemovesWhatTheFiltersNoLongerSelect) {
                   .exit_code,
               0);
     ASSERT_EQ(package_names(mirror / "idx").size(), 13U);
-    const std::vector<std::string> base{"--repofrompath", "idx," + server.url("/"), "--repo",
-                                        "idx", "-p", mirror.string(), "--download-metadata"};
+    const std::vector<std::string> base{
+        "--repofrompath", "idx," + server.url("/"), "--repo", "idx", "-p",
+        mirror.string(),  "--download-metadata"};
     const auto with = [&base](std::vector<std::string> extra) {
         extra.insert(extra.begin(), base.begin(), base.end());
         return extra;
@@ -275,9 +276,11 @@ TEST_F(SyncCli, DeleteRemovesWhatTheFiltersNoLongerSelect) {
     for (const auto& typo : {with({"-a", "x86-64", "--delete"}), with({"-a", "x86-64"})}) {
         const CommandResult refused = sync(typo);
         EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
-        EXPECT_NE(refused.err.find("--arch x86-64: no such architecture: rpm does not know it and "
-                                   "no package of the repository has it (it has: aarch64, i686, noarch, src, x86_64)"),
-                  std::string::npos)
+        EXPECT_NE(
+            refused.err.find(
+                "--arch x86-64: no such architecture: rpm does not know it and "
+                "no package of the repository has it (it has: aarch64, i686, noarch, src, x86_64)"),
+            std::string::npos)
             << refused.err;
     }
     const CommandResult emptied = sync(with({"-a", "s390x", "--delete"}));

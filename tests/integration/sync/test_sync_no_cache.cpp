@@ -132,9 +132,9 @@ TEST_F(SyncNoCache, AStalePartialDownloadIsReportedAndRemovedByTheNextSync) {
         tmp_ / "mirror/sample/Packages/.rpmirror-sample-gone-1.0-1.noarch.rpm.part",
         std::string(64 * 1024, 'x'));
     const auto verify_extra = [this] {
-        return run_to_end({rpmirror_binary(), "verify", "-p", (tmp_ / "mirror").string(),
-                           "--repo", "sample", "--extra", "-c", (tmp_ / "empty.conf").string(),
-                           "--reposdir", (tmp_ / "empty-reposdir").string()},
+        return run_to_end({rpmirror_binary(), "verify", "-p", (tmp_ / "mirror").string(), "--repo",
+                           "sample", "--extra", "-c", (tmp_ / "empty.conf").string(), "--reposdir",
+                           (tmp_ / "empty-reposdir").string()},
                           tmp_ / "logs");
     };
     const CommandResult reported = verify_extra();
@@ -147,9 +147,10 @@ TEST_F(SyncNoCache, AStalePartialDownloadIsReportedAndRemovedByTheNextSync) {
     args.push_back("--no-cache");  // no no-op: the sync walks the mirror
     const CommandResult again = sync(args);
     EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
-    EXPECT_NE(again.err.find("removed 1 stale partial download(s) (0.1 MB), of packages this run "
-                             "no longer fetches: Packages/.rpmirror-sample-gone-1.0-1.noarch.rpm.part"),
-              std::string::npos)
+    EXPECT_NE(
+        again.err.find("removed 1 stale partial download(s) (0.1 MB), of packages this run "
+                       "no longer fetches: Packages/.rpmirror-sample-gone-1.0-1.noarch.rpm.part"),
+        std::string::npos)
         << again.err;
     EXPECT_FALSE(fs::exists(stale));
     const CommandResult clean = verify_extra();

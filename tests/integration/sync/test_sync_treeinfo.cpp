@@ -282,9 +282,9 @@ TEST_F(Treeinfo, AnImageNamingARepositorysPackageIsRefusedAndNeverDeleted) {
     TempDir::write_at(tree() / ".treeinfo", head + "hostile = " + package + "\n" + checksums);
     const CommandResult refused = mirror();
     EXPECT_EQ(refused.exit_code, 1) << refused.out << refused.err;
-    EXPECT_NE(refused.err.find("the key " + package +
-                               " belongs to the repository at the tree's root"),
-              std::string::npos)
+    EXPECT_NE(
+        refused.err.find("the key " + package + " belongs to the repository at the tree's root"),
+        std::string::npos)
         << refused.err;
     EXPECT_NE(refused.err.find("not written for the tree's images"), std::string::npos)
         << refused.err;
