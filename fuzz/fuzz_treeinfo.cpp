@@ -2,7 +2,8 @@
 // .treeinfo): the configuration's INI dialect, [checksums] entries, variant and addon
 // repositories. Its contract: every path it returns is a relative, lexically normal path inside
 // the tree (a repository may be "", the tree's root), every digest lowercase hex, no path twice,
-// no image inside a repository's metadata directory or a staging directory.
+// no image (with a checksum or without) at a name rpmirror owns (fs::is_reserved_key: a metadata or
+// staging directory, its .rpmirror state and lease, a .part download) or at .treeinfo itself.
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -36,17 +37,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (!inside(file.path) || !files.insert(file.path).second || file.digest.empty() ||
             file.digest.find_first_not_of("0123456789abcdef") != std::string::npos)
             __builtin_trap();
-        for (const auto& component : std::filesystem::path(file.path)) {
-            if (rpmirror::fs::is_metadata_dir_name(component.native()))
-                __builtin_trap();
-        }
+        if (rpmirror::fs::is_reserved_key(file.path) || file.path == rpmirror::kTreeinfoName)
+            __builtin_trap();
     }
     for (const std::string& metadata : tree->repository_metadata) {
         if (!inside(metadata))
             __builtin_trap();
     }
     for (const std::string& image : tree->unchecksummed_images) {
-        if (!inside(image) || files.contains(image))
+        if (!inside(image) || files.contains(image) || rpmirror::fs::is_reserved_key(image) ||
+            image == rpmirror::kTreeinfoName)
             __builtin_trap();
     }
     std::set<std::string> repositories;

@@ -298,7 +298,18 @@ class Auditor {
         return local;
     }
 
-    // With a separate reference: the mirror's repomd.xml must be the reference's.
+    // A problem about the mirror's repodata/repomd.xml, its kind still to set; counted as one
+    // metadata file checked.
+    AuditProblem index_problem() {
+        ++report_.metadata_files;
+        AuditProblem problem;
+        problem.path = kRepomdKey;
+        problem.is_metadata = true;
+        problem.root = audit_.report_dir;
+        problem.destination = kRepomdKey;
+        return problem;
+    }
+
     // verify --remote of a mirror whose last sync published rewritten metadata (a filtered
     // mirror): nullopt iff it did not. Otherwise its own repomd.xml, parsed, after a problem
     // (outdated) iff that is not the one the sync published or upstream's (`reference_bytes`)
@@ -315,12 +326,7 @@ class Auditor {
         if (!local_bytes) {
             return tl::unexpected(std::move(local_bytes.error()));
         }
-        ++report_.metadata_files;
-        AuditProblem problem;
-        problem.path = kRepomdKey;
-        problem.is_metadata = true;
-        problem.root = audit_.report_dir;
-        problem.destination = kRepomdKey;
+        AuditProblem problem = index_problem();
         problem.kind = ProblemKind::Outdated;
         if (hash_bytes(ChecksumType::Sha256, *local_bytes) != recorded->published_repomd_sha256) {
             problem.detail = "is not the filtered repomd.xml the last sync published";
@@ -338,13 +344,9 @@ class Auditor {
         return std::optional<Repomd>(std::move(*own));
     }
 
+    // With a separate reference: the mirror's repomd.xml must be the reference's.
     void compare_repomd(const std::string& reference_bytes) {
-        ++report_.metadata_files;
-        AuditProblem problem;
-        problem.path = kRepomdKey;
-        problem.is_metadata = true;
-        problem.root = audit_.report_dir;
-        problem.destination = kRepomdKey;
+        AuditProblem problem = index_problem();
         auto local_bytes = audit_.mirror.read(kRepomdKey);
         if (!local_bytes) {
             if (local_bytes.error().code == ErrorCode::NotFound) {

@@ -21,8 +21,11 @@
 // a worker whose delete comes after the other's create deletes the winner's fresh lock, and then
 // both hold one. S3 (and RGW) have no conditional delete to close this. It needs a worker that
 // stalled past its lease and two others arriving within milliseconds of each other; the loser
-// learns it at its next renewal, which checks the token first and fails, and confirm() (which
-// the sync calls before it writes its state and before it publishes) fails then too.
+// learns it at its next renewal, whose PUT If-Match the store refuses (the lock is no longer
+// the version it wrote), and confirm() (which the sync calls before it writes its state and
+// before it publishes) fails then too. A renewal never overwrites another worker's lock: it
+// replaces only the version this lease wrote (where the store honours If-Match, probed when the
+// lease is taken; elsewhere it reads the lock first, and a warning says so).
 #pragma once
 
 #include <chrono>

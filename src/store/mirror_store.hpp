@@ -153,7 +153,8 @@ class MirrorStore {
     // Every package of the mirror (is_package_key) that is a regular file (an object), never
     // reached through a symlink, and never inside another tree nested in the mirror (a
     // directory with its own repodata/repomd.xml, or a snapshot being built: fs/walk.hpp's
-    // NestedTrees::Skip, the same rule in a bucket). An absent mirror holds nothing. Returns
+    // NestedTrees::Skip, the same rule in a bucket; on disk also a directory the state
+    // directory holds another mirror's sync state for). An absent mirror holds nothing. Returns
     // Error{Unsafe} iff the mirror's root is itself a symlink, or the store's error (Error{Io}, a
     // request's) naming what could not be read.
     virtual Result<Listing> list_packages() = 0;
