@@ -161,7 +161,9 @@ void RepoSync::remove_stale_partials() {
     std::vector<std::string> stale;
     std::uint64_t bytes = 0;
     for (const auto& [key, file] : *partials) {
-        if (!resumable.contains(key)) {
+        // A package's only (".NAME.rpm.part"): a tree's image being fetched beside a
+        // repository at the tree's root is the tree's to resume.
+        if (key.ends_with(".rpm.part") && !resumable.contains(key)) {
             stale.push_back(key);
             bytes += file.size;
         }

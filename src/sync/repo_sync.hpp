@@ -142,8 +142,9 @@ class RepoSync {
     // fewer than half of the packages it holds (kMassDeletionFloor or more).
     Result<void> refuse_mistakes(const PackageIndex& index, const Selection& selection);
 
-    // Removes the download temporaries (".NAME.part") beneath the mirror that no selected
-    // package this run failed to complete will resume, with a warning naming them (best effort).
+    // Removes the packages' download temporaries (".NAME.rpm.part") beneath the mirror that no
+    // selected package this run failed to complete will resume, with a warning naming them (best
+    // effort).
     void remove_stale_partials();
 
     // Downloads the records this sync needs into `stage` (primary, and modules with
