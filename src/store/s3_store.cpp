@@ -43,12 +43,16 @@ Result<Listing> S3Store::list_packages() {
     }
     // As the local walk (fs/walk.hpp's NestedTrees::Skip): a "directory" below the repository
     // that holds its own repodata/repomd.xml is another tree (a repository or a snapshot), whose
-    // packages are not the mirror's. A snapshot being built is not entered either.
+    // packages are not the mirror's; so is one that holds another mirror's state (a mirror of
+    // packages only has no repodata/ to tell it by), as a local mirror's state directory says.
+    // A snapshot being built is not entered either.
     std::set<std::string, std::less<>> nested;  // "a/b/" of each a/b/repodata/repomd.xml
     for (const auto& [key, object] : **objects) {
-        constexpr std::string_view kIndex = "/repodata/repomd.xml";
-        if (key.size() > kIndex.size() && key.ends_with(kIndex)) {
-            nested.insert(key.substr(0, key.size() - kIndex.size() + 1));
+        for (const std::string_view marker : {std::string_view("/repodata/repomd.xml"),
+                                              std::string_view("/.rpmirror/state.json")}) {
+            if (key.size() > marker.size() && key.ends_with(marker)) {
+                nested.insert(key.substr(0, key.size() - marker.size() + 1));
+            }
         }
     }
     const auto inside_another_tree = [&nested](const std::string& key) {

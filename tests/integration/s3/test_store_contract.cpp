@@ -243,6 +243,18 @@ TEST_P(StoreContractTest, AnotherTreeNestedInTheMirrorIsNotListedNorDeleted) {
     put("snapshots/r/s1/Packages/a.rpm", "aaa");
     put("snapshots/r/.s2.creating-x1/Packages/a.rpm", "aaa");
     put("Packages/repodata-like/c.rpm", "c");  // a plain subdirectory stays the mirror's
+    // Another mirror of packages only (dnf reposync's default: no repodata/), synced into a
+    // directory below by another command line: its state says so (a bucket mirror's own object,
+    // a local mirror's entry in the state directory).
+    put("pkgs/Packages/p.rpm", "p");
+    if (GetParam() == Kind::Local) {
+        SyncState state;
+        state.files.push_back(*stat_for_state(tmp_ / "mirror" / "pkgs", "Packages/p.rpm"));
+        ASSERT_TRUE(write_sync_state(sync_state_path(tmp_ / "state", tmp_ / "mirror" / "pkgs"),
+                                     state));
+    } else {
+        put("pkgs/.rpmirror/state.json", "{}");
+    }
     auto store = open();
     const auto listed = store->list_packages();
     ASSERT_TRUE(listed) << listed.error().to_string();
@@ -253,7 +265,7 @@ TEST_P(StoreContractTest, AnotherTreeNestedInTheMirrorIsNotListedNorDeleted) {
     ASSERT_TRUE(deleted) << deleted.error().to_string();
     auto reopened = open();
     for (const char* kept : {"updates/Packages/u.rpm", "snapshots/r/s1/Packages/a.rpm",
-                             "snapshots/r/.s2.creating-x1/Packages/a.rpm"}) {
+                             "snapshots/r/.s2.creating-x1/Packages/a.rpm", "pkgs/Packages/p.rpm"}) {
         const auto found = reopened->stat(kept);
         ASSERT_TRUE(found) << kept;
         EXPECT_TRUE(*found) << kept << " was removed";
