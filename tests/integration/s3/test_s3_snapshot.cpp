@@ -72,6 +72,14 @@ TEST_F(S3SnapshotTest, SyncSnapshotCopiesTheMirrorInsideTheStore) {
     EXPECT_EQ(body_of("snapshots/sample/one/repodata/repomd.xml"),
               body_of("sample/repodata/repomd.xml"));
 
+    // Upstream unchanged: a dated --snapshot takes no identical copy (the list below still
+    // holds one snapshot).
+    const CommandResult unchanged = sync({"--download-metadata", "--snapshot"});
+    ASSERT_EQ(unchanged.exit_code, 0) << unchanged.err;
+    EXPECT_NE(unchanged.out.find("sample: snapshot: none taken, unchanged since snapshot one"),
+              std::string::npos)
+        << unchanged.out;
+
     // What an interrupted creation left (objects, no manifest) is no snapshot, and the next
     // creation removes it.
     ASSERT_TRUE(
