@@ -56,6 +56,7 @@ Result<void> LocalStore::publish_metadata(const MetadataRelease& release) {
 }
 
 Result<void> LocalStore::record_sync(const SyncRecord& record, std::vector<std::string>& warnings) {
+    trust_.reset();  // the state changes: what it vouches for is read again
     SyncState state{record.repomd_sha256, record.fingerprint, {}};
     state.selection = record.selection;
     state.published_repomd_sha256 = record.published_repomd_sha256;

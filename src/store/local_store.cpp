@@ -260,7 +260,10 @@ std::vector<CheckedFile> LocalStore::check_files(std::span<const ExpectedFile> f
     VerifyOptions verify_options;
     verify_options.threads = options.threads;
     verify_options.hash.use_cache = options.use_cache;
-    verify_options.hash.trust = options.trust ? options.trust : cache_trust_of(state_dir_, root_);
+    if (!options.trust && !trust_) {
+        trust_ = cache_trust_of(state_dir_, root_);
+    }
+    verify_options.hash.trust = options.trust ? options.trust : trust_;
     const std::vector<VerifyResult> results = verify_files(requests, verify_options);
     for (std::size_t slot = 0; slot < results.size(); ++slot) {
         const VerifyResult& result = results[slot];
@@ -328,6 +331,7 @@ Result<RecordedSync> LocalStore::recorded() {
 Result<void> LocalStore::forget(const std::set<std::string>&) {
     // The state file records sizes and times, not checksums: without it the next sync verifies
     // every file (and cannot take its no-op shortcut).
+    trust_.reset();
     std::error_code error;
     const std::filesystem::path path = sync_state_path(state_dir_, root_);
     if (!std::filesystem::remove(path, error) && error) {

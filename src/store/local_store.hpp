@@ -65,6 +65,9 @@ class LocalStore final : public MirrorStore {
 
     std::filesystem::path root_;
     std::filesystem::path state_dir_;
+    // What the mirror's sync state vouches for (CacheTrust), read at the first check_files and
+    // forgotten whenever the state changes (forget, record_sync).
+    std::shared_ptr<const CacheTrust> trust_;
     std::filesystem::path metadata_root_;  // root_ unless set_sync_layout
     std::vector<std::filesystem::path> package_roots_;
 };
