@@ -250,8 +250,8 @@ TEST_P(StoreContractTest, AnotherTreeNestedInTheMirrorIsNotListedNorDeleted) {
     if (GetParam() == Kind::Local) {
         SyncState state;
         state.files.push_back(*stat_for_state(tmp_ / "mirror" / "pkgs", "Packages/p.rpm"));
-        ASSERT_TRUE(write_sync_state(sync_state_path(tmp_ / "state", tmp_ / "mirror" / "pkgs"),
-                                     state));
+        ASSERT_TRUE(
+            write_sync_state(sync_state_path(tmp_ / "state", tmp_ / "mirror" / "pkgs"), state));
     } else {
         put("pkgs/.rpmirror/state.json", "{}");
     }
