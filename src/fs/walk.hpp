@@ -42,6 +42,12 @@ inline bool is_snapshot_staging_name(std::string_view name) {
                                      name.find(kSnapshotRemovingInfix) != std::string_view::npos);
 }
 
+// True iff `name` (one path component) is a download's temporary name: ".NAME.part"
+// (download.hpp's part_file_name).
+inline bool is_part_name(std::string_view name) {
+    return name.size() > 6 && name.starts_with('.') && name.ends_with(".part");
+}
+
 // The name of rpmirror's own directory inside a destination (a bucket mirror's state and lease,
 // a tree's record), and the prefix of its other own names (".rpmirror-prefetch", ...).
 inline constexpr std::string_view kOwnDirName = ".rpmirror";
@@ -58,8 +64,7 @@ inline bool is_reserved_key(std::string_view key) {
         const std::string_view name = key.substr(0, slash);
         const bool last = slash == std::string_view::npos;
         if (is_metadata_dir_name(name) || is_snapshot_staging_name(name) || name == kOwnDirName ||
-            name.starts_with(".rpmirror-") ||
-            (last && name.starts_with('.') && name.ends_with(".part"))) {
+            name.starts_with(".rpmirror-") || (last && is_part_name(name))) {
             return true;
         }
         key = last ? std::string_view() : key.substr(slash + 1);
@@ -105,11 +110,5 @@ Result<void> walk_rpm_files(UniqueFd root, const std::filesystem::path& shown_ro
                             const DescendFilter& descend, const RpmVisitor& visit,
                             NestedTrees nested = NestedTrees::Skip,
                             const std::function<bool(std::string_view)>& wanted = nullptr);
-
-// True iff `name` (one path component) is a download's temporary name: ".NAME.part"
-// (download.hpp's part_file_name).
-inline bool is_part_name(std::string_view name) {
-    return name.size() > 6 && name.starts_with('.') && name.ends_with(".part");
-}
 
 }  // namespace rpmirror::fs
