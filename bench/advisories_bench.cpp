@@ -19,7 +19,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "rpmirror/updateinfo.hpp"
+#include "rpmirror/index/updateinfo.hpp"
 
 namespace {
 

@@ -56,7 +56,7 @@
 #include <benchmark/benchmark.h>
 #include <openssl/evp.h>
 
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 
 namespace {
 

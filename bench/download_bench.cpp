@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "rpmirror/download.hpp"
+#include "rpmirror/download/download.hpp"
 
 namespace {
 

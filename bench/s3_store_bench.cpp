@@ -19,7 +19,7 @@
 
 #include <fmt/core.h>
 
-#include "rpmirror/s3.hpp"
+#include "rpmirror/s3/s3.hpp"
 #include "s3/client.hpp"
 
 namespace {

@@ -16,9 +16,9 @@
 
 #include "command.hpp"
 #include "output.hpp"
-#include "rpmirror/checksum.hpp"
-#include "rpmirror/checksum_list.hpp"
-#include "rpmirror/plan.hpp"
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/checksum/checksum_list.hpp"
+#include "rpmirror/plan/plan.hpp"
 
 namespace rpmirror::cli {
 

@@ -14,12 +14,12 @@
 
 #include "command.hpp"
 #include "repo_options.hpp"
-#include "rpmirror/audit.hpp"
-#include "rpmirror/diff.hpp"
-#include "rpmirror/download.hpp"
-#include "rpmirror/metadata.hpp"
-#include "rpmirror/snapshot.hpp"
-#include "rpmirror/sync.hpp"
+#include "rpmirror/audit/audit.hpp"
+#include "rpmirror/diff/diff.hpp"
+#include "rpmirror/download/download.hpp"
+#include "rpmirror/metadata/metadata.hpp"
+#include "rpmirror/snapshot/snapshot.hpp"
+#include "rpmirror/sync/sync.hpp"
 #include "s3_options.hpp"
 
 namespace rpmirror::cli {

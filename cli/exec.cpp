@@ -15,10 +15,10 @@
 
 #include "command.hpp"
 #include "repo_options.hpp"
-#include "rpmirror/config.hpp"
-#include "rpmirror/librepo_accel.hpp"
-#include "rpmirror/prefetch.hpp"
-#include "rpmirror/resolve.hpp"
+#include "rpmirror/config/config.hpp"
+#include "rpmirror/librepo_accel/librepo_accel.hpp"
+#include "rpmirror/prefetch/prefetch.hpp"
+#include "rpmirror/resolve/resolve.hpp"
 
 namespace rpmirror::cli {
 
@@ -37,8 +37,8 @@ struct ExecArgs {
 };
 
 // --prefetch: when `command` is a `dnf install` the prefetch can model, fills dnf's cache for it
-// (rpmirror/prefetch.hpp). Says on stderr what it did or why it did nothing; never stops the
-// command from running.
+// (rpmirror/prefetch/prefetch.hpp). Says on stderr what it did or why it did nothing; never stops
+// the command from running.
 void prefetch_for(const std::vector<std::string>& command) {
     const auto started = std::chrono::steady_clock::now();
     auto install = parse_dnf_install_command(command);

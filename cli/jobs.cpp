@@ -15,11 +15,12 @@
 
 #include "command.hpp"
 #include "output.hpp"
-#include "rpmirror/hooks.hpp"
-#include "rpmirror/jobs.hpp"
-#include "rpmirror/report.hpp"
-#include "rpmirror/resolve.hpp"
-#include "rpmirror/snapshot.hpp"
+#include "rpmirror/jobs/closures.hpp"
+#include "rpmirror/jobs/hooks.hpp"
+#include "rpmirror/jobs/jobs.hpp"
+#include "rpmirror/report/report.hpp"
+#include "rpmirror/resolve/resolve.hpp"
+#include "rpmirror/snapshot/snapshot.hpp"
 #include "snapshot.hpp"
 #include "unattended.hpp"
 

@@ -12,7 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "repo_options.hpp"
-#include "rpmirror/jobs.hpp"
+#include "rpmirror/jobs/jobs.hpp"
 #include "s3_options.hpp"
 #include "unattended.hpp"
 

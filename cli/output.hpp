@@ -7,7 +7,7 @@
 
 #include <fmt/core.h>
 
-#include "rpmirror/error.hpp"
+#include "rpmirror/util/error.hpp"
 
 namespace rpmirror::cli {
 

@@ -11,7 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "rpmirror/config.hpp"
+#include "rpmirror/config/config.hpp"
 
 namespace rpmirror::cli {
 

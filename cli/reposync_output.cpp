@@ -11,10 +11,10 @@
 #include <fmt/format.h>
 
 #include "reposync_output.hpp"
-#include "rpmirror/hooks.hpp"
-#include "rpmirror/report.hpp"
-#include "rpmirror/s3.hpp"
-#include "rpmirror/sync.hpp"
+#include "rpmirror/jobs/hooks.hpp"
+#include "rpmirror/report/report.hpp"
+#include "rpmirror/s3/s3.hpp"
+#include "rpmirror/sync/sync.hpp"
 
 namespace rpmirror::cli {
 

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "command.hpp"
-#include "rpmirror/jobs.hpp"
-#include "rpmirror/report.hpp"
-#include "rpmirror/sync.hpp"
+#include "rpmirror/jobs/jobs.hpp"
+#include "rpmirror/report/report.hpp"
+#include "rpmirror/sync/sync.hpp"
 #include "snapshot.hpp"
 #include "sync.hpp"
 

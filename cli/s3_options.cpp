@@ -1,7 +1,7 @@
 // The options of an s3:// destination (see s3_options.hpp).
 #include "s3_options.hpp"
 
-#include "rpmirror/config.hpp"
+#include "rpmirror/config/config.hpp"
 
 namespace rpmirror::cli {
 

@@ -7,8 +7,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "rpmirror/error.hpp"
-#include "rpmirror/sync.hpp"
+#include "rpmirror/sync/sync.hpp"
+#include "rpmirror/util/error.hpp"
 
 namespace rpmirror::cli {
 

@@ -1,5 +1,6 @@
 // `rpmirror snapshot create|list|publish|remove`: dated, immutable copies of a mirrored
-// repository and published names switched atomically (the snapshot library, rpmirror/snapshot.hpp).
+// repository and published names switched atomically (the snapshot library,
+// rpmirror/snapshot/snapshot.hpp).
 #include <chrono>
 #include <string>
 
@@ -9,8 +10,8 @@
 #include "command.hpp"
 #include "output.hpp"
 #include "repo_options.hpp"
-#include "rpmirror/overlap.hpp"
-#include "rpmirror/snapshot.hpp"
+#include "rpmirror/jobs/overlap.hpp"
+#include "rpmirror/snapshot/snapshot.hpp"
 #include "s3_options.hpp"
 #include "snapshot.hpp"
 
@@ -53,7 +54,7 @@ void add_where_options(CLI::App& app, SnapshotWhere& where) {
 }
 
 // `writes`: the command adds snapshots or published names, so their trees may not overlap the
-// repository directory (rpmirror/overlap.hpp); list and remove still work on such a layout (an
+// repository directory (rpmirror/jobs/overlap.hpp); list and remove still work on such a layout (an
 // older rpmirror made it), so that it can be cleaned up.
 Result<SnapshotRoot> root_of(const SnapshotWhere& where, bool writes = false) {
     if (where.norepopath && where.snapshot_dir.empty()) {

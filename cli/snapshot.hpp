@@ -10,8 +10,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "rpmirror/snapshot.hpp"
-#include "rpmirror/sync.hpp"
+#include "rpmirror/snapshot/snapshot.hpp"
+#include "rpmirror/sync/sync.hpp"
 
 namespace rpmirror::cli {
 

@@ -20,14 +20,15 @@
 #include "output.hpp"
 #include "repo_options.hpp"
 #include "reposync_output.hpp"
-#include "rpmirror/config.hpp"
-#include "rpmirror/hooks.hpp"
-#include "rpmirror/index.hpp"
-#include "rpmirror/jobs.hpp"
-#include "rpmirror/overlap.hpp"
-#include "rpmirror/report.hpp"
-#include "rpmirror/resolve.hpp"
-#include "rpmirror/sync.hpp"
+#include "rpmirror/config/config.hpp"
+#include "rpmirror/index/index.hpp"
+#include "rpmirror/jobs/hooks.hpp"
+#include "rpmirror/jobs/jobs.hpp"
+#include "rpmirror/jobs/overlap.hpp"
+#include "rpmirror/report/report.hpp"
+#include "rpmirror/resolve/resolve.hpp"
+#include "rpmirror/sync/closure.hpp"
+#include "rpmirror/sync/sync.hpp"
 #include "s3_options.hpp"
 #include "snapshot.hpp"
 #include "sync.hpp"
@@ -409,7 +410,7 @@ int run_sync(const SyncArgs& args) {
     }
     if (!options->urls_only) {
         // Before anything is written: no repository directory inside another tree of the run
-        // (rpmirror/overlap.hpp). -u writes nothing.
+        // (rpmirror/jobs/overlap.hpp). -u writes nothing.
         std::vector<std::string> repo_ids;
         for (const RepoConfig& repo : *repos) {
             // A repository's releases share its directory, one after the other.

@@ -3,7 +3,7 @@
 
 #include <fmt/core.h>
 
-#include "rpmirror/metrics.hpp"
+#include "rpmirror/report/metrics.hpp"
 
 namespace rpmirror::cli {
 

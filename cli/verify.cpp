@@ -9,8 +9,8 @@
 #include "command.hpp"
 #include "output.hpp"
 #include "repo_options.hpp"
-#include "rpmirror/report.hpp"
-#include "rpmirror/verify.hpp"
+#include "rpmirror/audit/verify.hpp"
+#include "rpmirror/report/report.hpp"
 #include "s3_options.hpp"
 
 namespace rpmirror::cli {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "fuzz_support.hpp"
-#include "rpmirror/config.hpp"
+#include "rpmirror/config/config.hpp"
 
 namespace {
 

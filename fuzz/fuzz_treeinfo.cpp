@@ -13,7 +13,7 @@
 
 #include "fs/walk.hpp"
 #include "metadata/treeinfo.hpp"
-#include "rpmirror/metadata.hpp"
+#include "rpmirror/metadata/metadata.hpp"
 
 namespace {
 

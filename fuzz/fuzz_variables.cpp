@@ -5,7 +5,7 @@
 
 #include "config/variables_internal.hpp"
 #include "fuzz_support.hpp"
-#include "rpmirror/config.hpp"
+#include "rpmirror/config/config.hpp"
 
 namespace {
 

@@ -1,5 +1,5 @@
-// Auditing one mirrored repository against reference metadata (see rpmirror/audit.hpp).
-#include "rpmirror/audit.hpp"
+// Auditing one mirrored repository against reference metadata (see rpmirror/audit/audit.hpp).
+#include "rpmirror/audit/audit.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -9,9 +9,9 @@
 #include <fmt/core.h>
 
 #include "audit/report_parts.hpp"
-#include "rpmirror/metadata.hpp"
-#include "rpmirror/plan.hpp"
-#include "rpmirror/publish.hpp"
+#include "rpmirror/metadata/metadata.hpp"
+#include "rpmirror/plan/plan.hpp"
+#include "rpmirror/publish/publish.hpp"
 #include "store/local_store.hpp"
 #include "util/scratch_dir.hpp"
 #include "util/text.hpp"
@@ -78,7 +78,7 @@ struct Check {
     bool is_metadata = false;
 };
 
-// The audit, written once over store::MirrorStore (see rpmirror/audit.hpp and s3_audit.hpp).
+// The audit, written once over store::MirrorStore (see rpmirror/audit/audit.hpp and s3_audit.hpp).
 class Auditor {
   public:
     Auditor(std::string_view repo_id, const audit_parts::StoreAudit& audit, RepoAuditReport& report)

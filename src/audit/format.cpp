@@ -3,8 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rpmirror/audit.hpp"
-#include "rpmirror/report.hpp"
+#include "rpmirror/audit/audit.hpp"
+#include "rpmirror/report/report.hpp"
 #include "util/text.hpp"
 
 namespace rpmirror {

@@ -1,12 +1,12 @@
-// verify --repair, written once over store::MirrorStore (see rpmirror/audit.hpp,
-// rpmirror/s3_audit.hpp): what the audit found damaged is removed under the repository's lock,
-// then the repository is synced with the options its last sync recorded.
+// verify --repair, written once over store::MirrorStore (see rpmirror/audit/audit.hpp,
+// rpmirror/audit/s3_audit.hpp): what the audit found damaged is removed under the repository's
+// lock, then the repository is synced with the options its last sync recorded.
 #include <map>
 #include <set>
 
 #include "audit/report_parts.hpp"
-#include "rpmirror/audit.hpp"
-#include "rpmirror/s3_audit.hpp"
+#include "rpmirror/audit/audit.hpp"
+#include "rpmirror/audit/s3_audit.hpp"
 #include "store/local_store.hpp"
 #include "store/s3_store.hpp"
 

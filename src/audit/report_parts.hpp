@@ -7,10 +7,10 @@
 #include <optional>
 #include <stop_token>
 
-#include "rpmirror/audit.hpp"
-#include "rpmirror/index.hpp"
-#include "rpmirror/metadata.hpp"
-#include "rpmirror/s3_audit.hpp"
+#include "rpmirror/audit/audit.hpp"
+#include "rpmirror/audit/s3_audit.hpp"
+#include "rpmirror/index/index.hpp"
+#include "rpmirror/metadata/metadata.hpp"
 #include "store/mirror_store.hpp"
 #include "store/s3_store.hpp"
 
@@ -49,26 +49,26 @@ struct StoreAudit {
     unsigned threads = 0;
 };
 
-// The audit of the repository `repo` in a bucket through `mirror` (rpmirror/s3_audit.hpp's
+// The audit of the repository `repo` in a bucket through `mirror` (rpmirror/audit/s3_audit.hpp's
 // options; the selection is `options.selection`).
 StoreAudit s3_audit(store::S3Store& mirror, const s3::S3Location& repo,
                     const S3AuditOptions& options);
 
-// Audits `repo_id` as rpmirror/audit.hpp describes, over `audit`'s stores. Never throws.
+// Audits `repo_id` as rpmirror/audit/audit.hpp describes, over `audit`'s stores. Never throws.
 RepoAuditReport audit_store(std::string_view repo_id, const StoreAudit& audit);
 
 // The problem a store's `found` (anything but Finding::Intact) is for `expected`: its kind, sizes,
 // digests and detail. The caller sets where it is (path, root, destination, is_metadata).
 AuditProblem problem_of(const store::ExpectedFile& expected, const store::CheckedFile& found);
 
-// audit_tree_images (rpmirror/audit.hpp) over the tree's store: `.treeinfo` read from it, its
+// audit_tree_images (rpmirror/audit/audit.hpp) over the tree's store: `.treeinfo` read from it, its
 // [checksums] files checked with check_files; problems rooted at `report_dir`.
 RepoAuditReport audit_tree_store(std::string_view tree_id, store::MirrorStore& tree,
                                  const std::filesystem::path& report_dir, bool use_cache,
                                  unsigned threads,
                                  std::shared_ptr<const CacheTrust> trust = nullptr);
 
-// verify --repair over `mirror` (rpmirror/audit.hpp's repair_repository, s3_audit.hpp's
+// verify --repair over `mirror` (rpmirror/audit/audit.hpp's repair_repository, s3_audit.hpp's
 // repair_s3_repository): under the mirror's lock, what the last sync recorded is read (its
 // publishing, its ACL), the record forgets every damaged or missing file, the damaged packages
 // (and symlinks in their place) are removed, and `repo` is synced with `sync_options` and what was

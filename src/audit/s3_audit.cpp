@@ -1,6 +1,6 @@
-// Auditing a mirror in object storage (see rpmirror/s3_audit.hpp): the audit itself is
+// Auditing a mirror in object storage (see rpmirror/audit/s3_audit.hpp): the audit itself is
 // audit.cpp's, over store::S3Store.
-#include "rpmirror/s3_audit.hpp"
+#include "rpmirror/audit/s3_audit.hpp"
 
 #include <set>
 

@@ -1,5 +1,5 @@
 // The images of an installation tree, audited as `verify` audits a repository's files (see
-// rpmirror/audit.hpp: audit_tree_images), over the tree's store.
+// rpmirror/audit/audit.hpp: audit_tree_images), over the tree's store.
 #include <algorithm>
 #include <chrono>
 #include <string>
@@ -7,7 +7,7 @@
 
 #include "audit/report_parts.hpp"
 #include "metadata/treeinfo.hpp"
-#include "rpmirror/audit.hpp"
+#include "rpmirror/audit/audit.hpp"
 #include "store/local_store.hpp"
 
 namespace rpmirror {

@@ -1,6 +1,6 @@
 // `rpmirror verify` as one call: targets chosen, audited, repaired and audited again, for a local
-// mirror and one in a bucket (rpmirror/verify.hpp).
-#include "rpmirror/verify.hpp"
+// mirror and one in a bucket (rpmirror/audit/verify.hpp).
+#include "rpmirror/audit/verify.hpp"
 
 #include <fnmatch.h>
 
@@ -13,7 +13,7 @@
 #include "audit/report_parts.hpp"
 #include "fs/durable.hpp"
 #include "metadata/treeinfo.hpp"
-#include "rpmirror/s3_audit.hpp"
+#include "rpmirror/audit/s3_audit.hpp"
 #include "s3/client.hpp"
 #include "store/local_store.hpp"
 #include "store/s3_store.hpp"

@@ -1,4 +1,4 @@
-#include "rpmirror/checksum_list.hpp"
+#include "rpmirror/checksum/checksum_list.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "checksum/evp.hpp"
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "util/text.hpp"
 
 namespace rpmirror {

@@ -4,7 +4,7 @@
 #include <span>
 #include <string>
 
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 
 struct evp_md_st;
 

@@ -11,7 +11,7 @@
 #include "checksum/file_hasher_internal.hpp"
 #include "checksum/sigbus_guard.hpp"
 #include "fs/beneath.hpp"
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "util/mapped_file.hpp"
 #include "util/unique_fd.hpp"
 

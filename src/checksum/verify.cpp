@@ -12,7 +12,7 @@
 #include <system_error>
 #include <thread>
 
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "util/parallel.hpp"
 #include "util/unique_fd.hpp"
 

@@ -1,4 +1,4 @@
-// The checksum cache in extended attributes (format documented in rpmirror/checksum.hpp).
+// The checksum cache in extended attributes (format documented in rpmirror/checksum/checksum.hpp).
 #include <sys/xattr.h>
 #include <time.h>
 
@@ -10,7 +10,7 @@
 
 #include "checksum/xattr_names.hpp"
 #include "fs/beneath.hpp"
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "util/text.hpp"
 
 namespace rpmirror {

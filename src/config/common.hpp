@@ -7,11 +7,17 @@
 #include <string_view>
 #include <vector>
 
-#include "config/ini.hpp"
-#include "rpmirror/config.hpp"
-#include "rpmirror/error.hpp"
+#include "rpmirror/config/config.hpp"
+#include "rpmirror/util/error.hpp"
+#include "util/ini.hpp"
 
 namespace rpmirror::config {
+
+// The INI reader (util/ini.hpp) every configuration file is read with.
+using ini::IniEntry;
+using ini::IniSection;
+using ini::parse_ini;
+using ini::read_text_file;
 
 // The section of global options: dnf.conf's [main], the jobs file's [main].
 inline constexpr std::string_view kMainSection = "main";

@@ -9,11 +9,11 @@
 #include <fmt/format.h>
 
 #include "config/common.hpp"
-#include "config/ini.hpp"
 #include "config/load_internal.hpp"
 #include "config/repo_options.hpp"
 #include "config/variables_internal.hpp"
-#include "rpmirror/config.hpp"
+#include "rpmirror/config/config.hpp"
+#include "util/ini.hpp"
 #include "util/text.hpp"
 
 namespace rpmirror {
@@ -65,7 +65,7 @@ class DuplicateKeys {
     // `owner` completes "key 'x' <owner> given again": "in [main]", "of repo 'id'".
     explicit DuplicateKeys(std::string owner) : owner_(std::move(owner)) {}
 
-    void check(const config::IniEntry& entry, const config::RepoOption* option,
+    void check(const ini::IniEntry& entry, const config::RepoOption* option,
                const ConfigLocation& where, std::vector<ConfigWarning>& warnings) {
         const std::string canonical = option != nullptr ? std::string(option->key) : entry.key;
         if (const auto [it, inserted] = first_line_of_key_.emplace(canonical, entry.line);
@@ -89,11 +89,11 @@ struct MainSettings {
     std::vector<std::string> disable_excludes;  // disable_excludes=
 };
 
-Result<void> read_main_section(const config::IniSection& section, const std::string& file,
+Result<void> read_main_section(const ini::IniSection& section, const std::string& file,
                                const VariableContext& vars, MainSettings& main,
                                std::vector<ConfigWarning>& warnings) {
     DuplicateKeys duplicates("in [main]");
-    for (const config::IniEntry& entry : section.entries) {
+    for (const ini::IniEntry& entry : section.entries) {
         const ConfigLocation where{file, entry.line};
         const config::RepoOption* option = config::find_repo_option(entry.key);
         duplicates.check(entry, option, where, warnings);
@@ -135,7 +135,7 @@ Result<void> read_main_section(const config::IniSection& section, const std::str
     return {};
 }
 
-Result<RepoConfig> build_repo(const config::IniSection& section, const std::string& file,
+Result<RepoConfig> build_repo(const ini::IniSection& section, const std::string& file,
                               const MainSettings& main, const VariableContext& vars,
                               std::vector<ConfigWarning>& warnings) {
     const ConfigLocation section_location{file, section.line};
@@ -150,7 +150,7 @@ Result<RepoConfig> build_repo(const config::IniSection& section, const std::stri
     repo.defined_at = section_location;
     const std::string owner = fmt::format("repo '{}'", repo.id);
     DuplicateKeys duplicates("of " + owner);
-    for (const config::IniEntry& entry : section.entries) {
+    for (const ini::IniEntry& entry : section.entries) {
         const ConfigLocation where{file, entry.line};
         const config::RepoOption* option = config::find_repo_option(entry.key);
         duplicates.check(entry, option, where, warnings);
@@ -179,12 +179,12 @@ Result<RepoConfig> build_repo(const config::IniSection& section, const std::stri
 
 // Builds the repos of one parsed file. In the main config file [main] was already read; in a
 // `.repo` file it is ignored with a warning, as dnf ignores it.
-Result<void> read_repo_sections(const std::vector<config::IniSection>& sections,
+Result<void> read_repo_sections(const std::vector<ini::IniSection>& sections,
                                 const std::string& file, bool is_main_config,
                                 const MainSettings& main, const VariableContext& vars,
                                 std::vector<RepoConfig>& repos,
                                 std::vector<ConfigWarning>& warnings) {
-    for (const config::IniSection& section : sections) {
+    for (const ini::IniSection& section : sections) {
         if (section.name == config::kMainSection) {
             if (!is_main_config) {
                 warn(warnings, ConfigWarningKind::IgnoredKey, ConfigLocation{file, section.line},
@@ -356,11 +356,11 @@ Result<std::filesystem::path> variables_root(const ConfigSources& sources) {
             }
             return tl::unexpected(std::move(sections.error()));
         }
-        for (const config::IniSection& section : *sections) {
+        for (const ini::IniSection& section : *sections) {
             if (section.name != config::kMainSection) {
                 continue;
             }
-            for (const config::IniEntry& entry : section.entries) {
+            for (const ini::IniEntry& entry : section.entries) {
                 if (entry.key == "reposdir") {
                     reposdirs.clear();
                     for (std::string& item : config::split_list(entry.value)) {
@@ -433,7 +433,7 @@ Result<std::vector<RepoConfig>> load_repo_configs(const ConfigSources& sources,
             return tl::unexpected(std::move(sections.error()));
         }
         const std::string file = config_file->string();
-        for (const config::IniSection& section : *sections) {
+        for (const ini::IniSection& section : *sections) {
             if (section.name == config::kMainSection) {
                 if (auto read = read_main_section(section, file, vars, main, warnings); !read) {
                     return tl::unexpected(std::move(read.error()));
@@ -533,11 +533,11 @@ Result<DnfMainSettings> load_dnf_main_settings(const ConfigSources& sources,
             }
             return tl::unexpected(std::move(sections.error()));
         }
-        for (const config::IniSection& section : *sections) {
+        for (const ini::IniSection& section : *sections) {
             if (section.name != config::kMainSection) {
                 continue;
             }
-            for (const config::IniEntry& entry : section.entries) {
+            for (const ini::IniEntry& entry : section.entries) {
                 const std::string where = fmt::format("{}:{}", file->string(), entry.line);
                 if (entry.key == "cachedir") {
                     cachedir = entry.value;

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "config/repo_options.hpp"
-#include "rpmirror/config.hpp"
+#include "rpmirror/config/config.hpp"
 
 namespace rpmirror::config {
 

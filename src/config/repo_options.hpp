@@ -10,7 +10,7 @@
 
 #include <tl/expected.hpp>
 
-#include "rpmirror/config.hpp"
+#include "rpmirror/config/config.hpp"
 
 namespace rpmirror::config {
 

@@ -9,7 +9,7 @@
 
 #include "config/common.hpp"
 #include "config/load_internal.hpp"
-#include "rpmirror/config.hpp"
+#include "rpmirror/config/config.hpp"
 
 namespace rpmirror {
 namespace {

@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
-#include "config/ini.hpp"
 #include "config/variables_internal.hpp"
-#include "rpmirror/config.hpp"
+#include "rpmirror/config/config.hpp"
+#include "util/ini.hpp"
 
 extern char** environ;  // NOLINT: POSIX
 
@@ -263,7 +263,7 @@ Result<void> read_vars_directory(const std::filesystem::path& directory,
         if (!is_valid_variable_name(name) || !entry.is_regular_file(error)) {
             continue;  // dnf skips such files too
         }
-        auto content = config::read_text_file(entry.path());
+        auto content = ini::read_text_file(entry.path());
         if (!content) {
             return tl::unexpected(std::move(content.error()));
         }

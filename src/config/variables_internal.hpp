@@ -7,7 +7,7 @@
 
 #include <tl/expected.hpp>
 
-#include "rpmirror/config.hpp"
+#include "rpmirror/config/config.hpp"
 
 namespace rpmirror::config {
 

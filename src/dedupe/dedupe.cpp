@@ -1,6 +1,6 @@
-// The link stage (see rpmirror/dedupe.hpp).
-#include "rpmirror/dedupe.hpp"
-#include "rpmirror/plan.hpp"
+// The link stage (see rpmirror/dedupe/dedupe.hpp).
+#include "rpmirror/dedupe/dedupe.hpp"
+#include "rpmirror/plan/plan.hpp"
 
 #include <fcntl.h>
 #include <linux/fs.h>

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "s3/client.hpp"
 #include "s3/mirror_state.hpp"
 

@@ -6,8 +6,8 @@
 
 #include "fs/durable.hpp"
 #include "metadata/treeinfo.hpp"
-#include "rpmirror/diff.hpp"
-#include "rpmirror/metadata.hpp"
+#include "rpmirror/diff/diff.hpp"
+#include "rpmirror/metadata/metadata.hpp"
 #include "s3/client.hpp"
 #include "util/scratch_dir.hpp"
 

@@ -8,7 +8,7 @@
 #include <cassert>
 #include <cerrno>
 
-#include "rpmirror/metadata.hpp"
+#include "rpmirror/metadata/metadata.hpp"
 
 namespace rpmirror::download {
 

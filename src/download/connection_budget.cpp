@@ -6,7 +6,7 @@
 #include <cctype>
 #include <stdexcept>
 
-#include "rpmirror/download.hpp"
+#include "rpmirror/download/download.hpp"
 
 namespace rpmirror {
 

@@ -7,7 +7,7 @@
 #include <system_error>
 
 #include "fs/beneath.hpp"
-#include "rpmirror/download.hpp"
+#include "rpmirror/download/download.hpp"
 
 namespace rpmirror::download {
 

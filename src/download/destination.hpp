@@ -7,7 +7,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "rpmirror/error.hpp"
+#include "rpmirror/util/error.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror::download {

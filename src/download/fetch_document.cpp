@@ -10,7 +10,7 @@
 
 #include "download/curl_handles.hpp"
 #include "download/curl_options.hpp"
-#include "rpmirror/download.hpp"
+#include "rpmirror/download/download.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror {

@@ -1,6 +1,6 @@
 #include <algorithm>
 
-#include "rpmirror/download.hpp"
+#include "rpmirror/download/download.hpp"
 
 namespace rpmirror {
 

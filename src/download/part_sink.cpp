@@ -12,7 +12,7 @@
 #include <ctime>
 
 #include "fs/beneath.hpp"
-#include "rpmirror/download.hpp"
+#include "rpmirror/download/download.hpp"
 #include "util/fault.hpp"
 
 namespace rpmirror::download {

@@ -23,8 +23,8 @@
 #include <thread>
 #include <vector>
 
-#include "rpmirror/checksum.hpp"
-#include "rpmirror/error.hpp"
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/util/error.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror::download {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "rpmirror/metadata.hpp"
+#include "rpmirror/metadata/metadata.hpp"
 
 namespace rpmirror::download {
 

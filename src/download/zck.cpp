@@ -13,7 +13,7 @@
 
 #include "download/curl_handles.hpp"
 #include "download/curl_options.hpp"
-#include "rpmirror/checksum.hpp"  // checksum_type_name
+#include "rpmirror/checksum/checksum.hpp"  // checksum_type_name
 #include "util/unique_fd.hpp"
 #include "util/zck.hpp"
 

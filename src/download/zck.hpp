@@ -8,9 +8,9 @@
 #include <stop_token>
 #include <string>
 
-#include "rpmirror/download.hpp"
-#include "rpmirror/error.hpp"
-#include "rpmirror/metadata.hpp"
+#include "rpmirror/download/download.hpp"
+#include "rpmirror/metadata/metadata.hpp"
+#include "rpmirror/util/error.hpp"
 
 namespace rpmirror::download {
 

@@ -21,7 +21,7 @@
 #include <string>
 #include <string_view>
 
-#include "rpmirror/error.hpp"
+#include "rpmirror/util/error.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror::fs {

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "rpmirror/error.hpp"
+#include "rpmirror/util/error.hpp"
 
 namespace rpmirror::fs {
 

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "rpmirror/error.hpp"
+#include "rpmirror/util/error.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror::fs {

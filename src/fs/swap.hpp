@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "rpmirror/error.hpp"
+#include "rpmirror/util/error.hpp"
 
 namespace rpmirror::fs {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "rpmirror/error.hpp"
+#include "rpmirror/util/error.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror::fs {
@@ -75,7 +75,8 @@ inline bool is_reserved_key(std::string_view key) {
 // Which subdirectories a walk may enter at all, whatever its DescendFilter says.
 enum class NestedTrees {
     // Not another tree: a subdirectory that holds its own `repodata/repomd.xml` (another
-    // repository, or a snapshot: rpmirror/snapshot.hpp) or is a snapshot being built is not
+    // repository, or a snapshot: rpmirror/snapshot/snapshot.hpp) or is a snapshot being built is
+    // not
     // entered. A repository's own packages never sit in such a directory: upstream layouts put
     // them in plain subdirectories (Packages/a/, x86_64/os/Packages/, pool/), and a
     // repository's metadata is its top-level repodata/ only. So a walk for --delete (or

@@ -7,8 +7,8 @@
 #include <span>
 #include <string>
 
-#include "rpmirror/error.hpp"
-#include "rpmirror/index.hpp"
+#include "rpmirror/index/index.hpp"
+#include "rpmirror/util/error.hpp"
 
 namespace rpmirror {
 

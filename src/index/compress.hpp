@@ -10,9 +10,9 @@
 #include <string>
 #include <string_view>
 
-#include "rpmirror/checksum.hpp"
-#include "rpmirror/error.hpp"
-#include "rpmirror/index.hpp"
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/index/index.hpp"
+#include "rpmirror/util/error.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror {

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "rpmirror/index.hpp"
+#include "rpmirror/index/index.hpp"
 
 namespace rpmirror {
 

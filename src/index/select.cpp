@@ -18,8 +18,7 @@
 
 #include <fmt/format.h>
 
-#include "rpmirror/index.hpp"
-#include "rpmirror/resolve.hpp"
+#include "rpmirror/index/index.hpp"
 
 namespace rpmirror {
 namespace {

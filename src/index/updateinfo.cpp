@@ -1,5 +1,5 @@
-// Advisories: reading updateinfo.xml, selecting by it, trimming it (rpmirror/updateinfo.hpp).
-#include "rpmirror/updateinfo.hpp"
+// Advisories: reading updateinfo.xml, selecting by it, trimming it (rpmirror/index/updateinfo.hpp).
+#include "rpmirror/index/updateinfo.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -9,8 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "rpmirror/index.hpp"
-#include "rpmirror/resolve.hpp"
+#include "rpmirror/index/index.hpp"
 #include "util/text.hpp"
 #include "util/xml.hpp"
 #include "util/xml_scanner.hpp"

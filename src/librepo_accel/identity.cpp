@@ -11,7 +11,7 @@
 #include <cstring>
 
 #include "checksum/evp.hpp"
-#include "rpmirror/librepo_accel.hpp"
+#include "rpmirror/librepo_accel/librepo_accel.hpp"
 
 #ifndef RPMIRROR_INSTALL_LIBDIR
 #define RPMIRROR_INSTALL_LIBDIR "lib"

@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "rpmirror/metadata.hpp"
+#include "rpmirror/metadata/metadata.hpp"
 
 namespace rpmirror {
 

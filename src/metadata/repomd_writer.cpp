@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "util/xml_scanner.hpp"
 
 namespace rpmirror {

@@ -6,9 +6,9 @@
 
 #include <fmt/core.h>
 
-#include "config/ini.hpp"
 #include "fs/walk.hpp"
-#include "rpmirror/metadata.hpp"
+#include "rpmirror/metadata/metadata.hpp"
+#include "util/ini.hpp"
 #include "util/text.hpp"
 
 namespace rpmirror {
@@ -54,7 +54,7 @@ Result<void> refuse_reserved(const std::string& path, const std::string& section
 }  // namespace
 
 Result<TreeInfo> parse_treeinfo(std::string_view text, const std::string& name) {
-    auto sections = config::parse_ini(text, name);
+    auto sections = ini::parse_ini(text, name);
     if (!sections) {
         return tl::unexpected(std::move(sections.error()));
     }
@@ -69,11 +69,11 @@ Result<TreeInfo> parse_treeinfo(std::string_view text, const std::string& name) 
             tree.repositories.push_back(std::move(path));
         }
     };
-    for (const config::IniSection& section : *sections) {
+    for (const ini::IniSection& section : *sections) {
         const bool repository_section = section.name.starts_with("variant-") ||
                                         section.name.starts_with("addon-") ||
                                         section.name == "general";
-        for (const config::IniEntry& entry : section.entries) {
+        for (const ini::IniEntry& entry : section.entries) {
             if (section.name == "checksums") {
                 const std::string& key = entry.written_key;
                 const std::size_t colon = entry.value.find(':');

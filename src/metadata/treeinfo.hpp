@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "rpmirror/checksum.hpp"
-#include "rpmirror/error.hpp"
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/util/error.hpp"
 
 namespace rpmirror {
 

@@ -1,7 +1,7 @@
 // Joining hrefs to mirror base URLs, and which URLs from upstream are accepted.
 #include <cctype>
 
-#include "rpmirror/metadata.hpp"
+#include "rpmirror/metadata/metadata.hpp"
 
 namespace rpmirror {
 

@@ -13,8 +13,7 @@
 #include "fs/durable.hpp"
 #include "fs/state.hpp"
 #include "plan/selection_json.hpp"
-#include "rpmirror/plan.hpp"
-#include "store/local_store.hpp"
+#include "rpmirror/plan/plan.hpp"
 
 namespace rpmirror {
 
@@ -270,18 +269,6 @@ std::shared_ptr<const CacheTrust> cache_trust_of_state_dir(const std::filesystem
         }
     }
     return trust;
-}
-
-bool state_files_unchanged(const std::filesystem::path& repo_dir, const SyncState& state) {
-    store::Listing recorded;
-    for (const SyncStateFile& file : state.files) {
-        recorded.emplace(
-            file.relative_path.generic_string(),
-            store::StoredFile{file.size, store::LocalStore::version_of(file.mtime_ns, file.inode,
-                                                                       file.ctime_ns)});
-    }
-    store::LocalStore store(repo_dir);
-    return store::files_unchanged(store, recorded);
 }
 
 }  // namespace rpmirror

@@ -1,4 +1,4 @@
-// `dnf install ...` read as dnf 4 reads it, for a prefetch (rpmirror/prefetch.hpp).
+// `dnf install ...` read as dnf 4 reads it, for a prefetch (rpmirror/prefetch/prefetch.hpp).
 #include <algorithm>
 #include <array>
 #include <filesystem>
@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "config/repo_options.hpp"
-#include "rpmirror/prefetch.hpp"
+#include "rpmirror/prefetch/prefetch.hpp"
 
 namespace rpmirror {
 

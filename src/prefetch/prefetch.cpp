@@ -1,4 +1,4 @@
-// Prefetch into dnf's cache for a launch-time `dnf install` (rpmirror/prefetch.hpp):
+// Prefetch into dnf's cache for a launch-time `dnf install` (rpmirror/prefetch/prefetch.hpp):
 //   metadata of every repository, in parallel, into <cachedir>/<id>-<hash>/repodata/ (a sync of
 //   the metadata alone, published there atomically as a mirror's is) unless dnf's copy is fresh
 //   -> the closure of the install on the installroot's rpm database (libsolv, resolve_closure),
@@ -21,15 +21,15 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "config/ini.hpp"
 #include "fs/beneath.hpp"
 #include "fs/durable.hpp"
 #include "resolve/plain_primary.hpp"
-#include "rpmirror/checksum.hpp"
-#include "rpmirror/metadata.hpp"
-#include "rpmirror/prefetch.hpp"
-#include "rpmirror/resolve.hpp"
-#include "rpmirror/sync.hpp"
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/metadata/metadata.hpp"
+#include "rpmirror/prefetch/prefetch.hpp"
+#include "rpmirror/resolve/resolve.hpp"
+#include "rpmirror/sync/sync.hpp"
+#include "util/ini.hpp"
 #include "util/scratch_dir.hpp"
 #include "util/text.hpp"
 #include "util/xml_tree.hpp"
@@ -111,18 +111,18 @@ std::vector<std::string> enabled_module_streams(const std::filesystem::path& ins
     for (const std::filesystem::path& file : files) {
         auto text = fs::read_file(file);
         auto sections =
-            text ? config::parse_ini(*text, file.string())
-                 : Result<std::vector<config::IniSection>>(tl::unexpected(std::move(text.error())));
+            text ? ini::parse_ini(*text, file.string())
+                 : Result<std::vector<ini::IniSection>>(tl::unexpected(std::move(text.error())));
         if (!sections) {
             warnings.push_back(fmt::format("{}; its module streams count as not enabled",
                                            sections.error().to_string()));
             continue;
         }
-        for (const config::IniSection& section : *sections) {
+        for (const ini::IniSection& section : *sections) {
             std::string name = section.name;
             std::string stream;
             std::string state;
-            for (const config::IniEntry& entry : section.entries) {
+            for (const ini::IniEntry& entry : section.entries) {
                 if (entry.key == "name") {
                     name = entry.value;
                 } else if (entry.key == "stream") {

@@ -2,7 +2,7 @@
 // packages the mirror lacks dropped, recompressed as upstream compressed them. The pieces it
 // builds on: the XML scanner (util/xml_scanner), the compressed writer (index/compress) and the
 // repomd.xml writer (metadata/repomd_writer).
-#include "rpmirror/filtered_metadata.hpp"
+#include "rpmirror/publish/filtered_metadata.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -23,8 +23,8 @@
 #include "index/compress.hpp"
 #include "metadata/repomd_writer.hpp"
 #include "metadata/text.hpp"
-#include "rpmirror/checksum.hpp"
-#include "rpmirror/index.hpp"
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/index/index.hpp"
 #include "util/text.hpp"
 #include "util/unique_fd.hpp"
 #include "util/xml_scanner.hpp"

@@ -1,5 +1,5 @@
 // Atomic publication of repodata/ and removal of packages no longer selected.
-#include "rpmirror/publish.hpp"
+#include "rpmirror/publish/publish.hpp"
 
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -21,7 +21,7 @@
 #include "fs/durable.hpp"
 #include "fs/swap.hpp"
 #include "fs/walk.hpp"
-#include "rpmirror/metadata.hpp"
+#include "rpmirror/metadata/metadata.hpp"
 #include "util/fault.hpp"
 #include "util/unique_fd.hpp"
 

@@ -1,5 +1,5 @@
 // Summaries, problem lines, the JSON report and the terminal progress bar.
-#include "rpmirror/report.hpp"
+#include "rpmirror/report/report.hpp"
 
 #include <unistd.h>
 

@@ -7,8 +7,8 @@
 #include <span>
 
 #include "fs/durable.hpp"
-#include "rpmirror/index.hpp"
-#include "rpmirror/metadata.hpp"
+#include "rpmirror/index/index.hpp"
+#include "rpmirror/metadata/metadata.hpp"
 
 namespace rpmirror {
 

@@ -5,8 +5,8 @@
 #include <optional>
 #include <string_view>
 
-#include "rpmirror/error.hpp"
-#include "rpmirror/metadata.hpp"
+#include "rpmirror/metadata/metadata.hpp"
+#include "rpmirror/util/error.hpp"
 
 namespace rpmirror {
 

@@ -7,8 +7,8 @@
 #include <charconv>
 #include <fstream>
 
-#include "rpmirror/checksum.hpp"
-#include "rpmirror/s3.hpp"
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/s3/s3.hpp"
 #include "s3/client.hpp"
 #include "s3/client_internal.hpp"
 #include "s3/xml_tree.hpp"

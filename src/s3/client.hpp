@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
-#include "rpmirror/error.hpp"
-#include "rpmirror/s3.hpp"
+#include "rpmirror/s3/s3.hpp"
+#include "rpmirror/util/error.hpp"
 
 namespace rpmirror::s3 {
 

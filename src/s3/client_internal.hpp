@@ -15,9 +15,9 @@
 
 #include "download/curl_handles.hpp"
 #include "download/curl_options.hpp"
-#include "rpmirror/download.hpp"
-#include "rpmirror/error.hpp"
-#include "rpmirror/s3.hpp"
+#include "rpmirror/download/download.hpp"
+#include "rpmirror/s3/s3.hpp"
+#include "rpmirror/util/error.hpp"
 #include "s3/client.hpp"
 #include "s3/xml_tree.hpp"
 

@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "download/curl_handles.hpp"
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "s3/client_internal.hpp"
 #include "s3/xml_tree.hpp"
 #include "util/fault.hpp"

@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-#include "rpmirror/s3.hpp"
+#include "rpmirror/s3/s3.hpp"
 #include "util/text.hpp"
 
 namespace rpmirror::s3 {

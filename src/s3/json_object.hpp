@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rpmirror/error.hpp"
+#include "rpmirror/util/error.hpp"
 
 namespace rpmirror::s3 {
 

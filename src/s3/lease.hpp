@@ -37,8 +37,8 @@
 #include <thread>
 #include <vector>
 
-#include "rpmirror/error.hpp"
-#include "rpmirror/s3.hpp"
+#include "rpmirror/s3/s3.hpp"
+#include "rpmirror/util/error.hpp"
 #include "s3/client.hpp"
 
 namespace rpmirror::s3 {

@@ -1,7 +1,7 @@
 // s3://BUCKET/PREFIX: parsing and key composition.
 #include <string>
 
-#include "rpmirror/s3.hpp"
+#include "rpmirror/s3/s3.hpp"
 
 namespace rpmirror::s3 {
 

@@ -17,9 +17,9 @@
 #include <string_view>
 #include <vector>
 
-#include "rpmirror/checksum.hpp"
-#include "rpmirror/error.hpp"
-#include "rpmirror/s3.hpp"
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/s3/s3.hpp"
+#include "rpmirror/util/error.hpp"
 #include "s3/client.hpp"
 
 namespace rpmirror::s3 {

@@ -9,9 +9,9 @@
 #include <string>
 #include <string_view>
 
-#include "rpmirror/checksum.hpp"
-#include "rpmirror/error.hpp"
-#include "rpmirror/s3.hpp"
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/s3/s3.hpp"
+#include "rpmirror/util/error.hpp"
 #include "s3/client.hpp"
 #include "s3/mirror_state.hpp"
 

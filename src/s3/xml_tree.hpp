@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "rpmirror/error.hpp"
+#include "rpmirror/util/error.hpp"
 
 namespace rpmirror::s3 {
 

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "rpmirror/error.hpp"
-#include "rpmirror/signature.hpp"
+#include "rpmirror/signature/signature.hpp"
+#include "rpmirror/util/error.hpp"
 
 namespace rpmirror::signature {
 

@@ -1,4 +1,4 @@
-// Keys and signature checks with librpm (see rpmirror/signature.hpp).
+// Keys and signature checks with librpm (see rpmirror/signature/signature.hpp).
 #include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,7 +18,7 @@
 
 #include <fmt/core.h>
 
-#include "rpmirror/signature.hpp"
+#include "rpmirror/signature/signature.hpp"
 #include "signature/gpg_keys.hpp"
 #include "signature/handles.hpp"
 #include "util/fault.hpp"

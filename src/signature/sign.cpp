@@ -2,7 +2,7 @@
 #include <mutex>
 #include <string>
 
-#include "rpmirror/signature.hpp"
+#include "rpmirror/signature/signature.hpp"
 #include "signature/handles.hpp"
 
 namespace rpmirror {

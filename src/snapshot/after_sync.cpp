@@ -1,8 +1,8 @@
 // A snapshot after a repository synced, then keep-N: what `sync --snapshot` and a job's
-// `snapshot =` do (rpmirror/snapshot.hpp).
-#include "rpmirror/snapshot.hpp"
+// `snapshot =` do (rpmirror/snapshot/snapshot.hpp).
+#include "rpmirror/snapshot/snapshot.hpp"
 
-#include "rpmirror/sync.hpp"
+#include "rpmirror/sync/sync.hpp"
 
 namespace rpmirror {
 

@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
-#include "rpmirror/error.hpp"
-#include "rpmirror/snapshot.hpp"
+#include "rpmirror/snapshot/snapshot.hpp"
+#include "rpmirror/util/error.hpp"
 
 namespace rpmirror::snapshot {
 

@@ -1,6 +1,7 @@
 // Snapshots in a directory tree (snapshot/backend.hpp): packages hard-linked from the live mirror
 // (or copied), metadata copied, built under a temporary name and renamed into place; a published
-// name is a symlink switched by one rename. The layout and its guarantees: rpmirror/snapshot.hpp.
+// name is a symlink switched by one rename. The layout and its guarantees:
+// rpmirror/snapshot/snapshot.hpp.
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -19,9 +20,9 @@
 #include "fs/state.hpp"
 #include "fs/walk.hpp"
 #include "metadata/treeinfo.hpp"
-#include "rpmirror/audit.hpp"
-#include "rpmirror/checksum.hpp"
-#include "rpmirror/plan.hpp"
+#include "rpmirror/audit/audit.hpp"
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/plan/plan.hpp"
 #include "snapshot/backend.hpp"
 #include "util/fault.hpp"
 #include "util/unique_fd.hpp"

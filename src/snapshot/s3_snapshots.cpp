@@ -27,8 +27,8 @@
 #include <nlohmann/json.hpp>
 
 #include "metadata/treeinfo.hpp"
-#include "rpmirror/checksum.hpp"
-#include "rpmirror/metadata.hpp"
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/metadata/metadata.hpp"
 #include "s3/client.hpp"
 #include "s3/mirror_state.hpp"
 #include "snapshot/backend.hpp"

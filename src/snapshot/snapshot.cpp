@@ -1,7 +1,7 @@
 // The snapshot rules, written once over the backends of snapshot/backend.hpp (a directory tree,
 // a bucket): names, the repository's lock, "exists already", "is published as", keep-N. The
-// layout and its guarantees: rpmirror/snapshot.hpp.
-#include "rpmirror/snapshot.hpp"
+// layout and its guarantees: rpmirror/snapshot/snapshot.hpp.
+#include "rpmirror/snapshot/snapshot.hpp"
 
 #include <algorithm>
 #include <array>
@@ -11,7 +11,7 @@
 #include <fmt/core.h>
 
 #include "metadata/treeinfo.hpp"
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "snapshot/backend.hpp"
 
 namespace rpmirror {

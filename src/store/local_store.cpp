@@ -354,4 +354,15 @@ Result<std::unique_ptr<RepoLock>> LocalStore::lock(std::optional<std::chrono::se
     return std::unique_ptr<RepoLock>(std::make_unique<HeldRunLock>(std::move(*held)));
 }
 
+bool state_files_unchanged(const std::filesystem::path& repo_dir, const SyncState& state) {
+    Listing recorded;
+    for (const SyncStateFile& file : state.files) {
+        recorded.emplace(file.relative_path.generic_string(),
+                         StoredFile{file.size, LocalStore::version_of(file.mtime_ns, file.inode,
+                                                                      file.ctime_ns)});
+    }
+    LocalStore store(repo_dir);
+    return files_unchanged(store, recorded);
+}
+
 }  // namespace rpmirror::store

@@ -72,4 +72,9 @@ class LocalStore final : public MirrorStore {
     std::vector<std::filesystem::path> package_roots_;
 };
 
+// Returns true iff every file of `state` is a regular file under `repo_dir` with the recorded
+// size, mtime, inode and ctime (lstat only; a symlink never matches): files_unchanged over the
+// mirror's LocalStore.
+bool state_files_unchanged(const std::filesystem::path& repo_dir, const SyncState& state);
+
 }  // namespace rpmirror::store

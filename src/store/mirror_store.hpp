@@ -25,11 +25,11 @@
 #include <string_view>
 #include <vector>
 
-#include "rpmirror/checksum.hpp"
-#include "rpmirror/error.hpp"
-#include "rpmirror/plan.hpp"
-#include "rpmirror/publish.hpp"
-#include "rpmirror/repo_lock.hpp"
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/plan/plan.hpp"
+#include "rpmirror/publish/publish.hpp"
+#include "rpmirror/store/repo_lock.hpp"
+#include "rpmirror/util/error.hpp"
 
 namespace rpmirror::store {
 
@@ -89,8 +89,8 @@ struct CheckedFile {
 struct CheckOptions {
     unsigned threads = 0;   // files (or ranges of one) read at once; 0 = all cores
     bool use_cache = true;  // false (--no-cache): read every file, trust no cache
-    // Whose record the cache is believed for (rpmirror/checksum.hpp's CacheTrust); null: the
-    // store's own (a local mirror's sync state and catalogues; a bucket's ETags).
+    // Whose record the cache is believed for (rpmirror/checksum/checksum.hpp's CacheTrust); null:
+    // the store's own (a local mirror's sync state and catalogues; a bucket's ETags).
     std::shared_ptr<const CacheTrust> trust = nullptr;
 };
 
@@ -217,7 +217,7 @@ class MirrorStore {
     // an error naming the file, those removed before it stay removed.
     virtual Result<std::vector<std::string>> remove_files(std::span<const std::string> keys) = 0;
 
-    // Takes the repository's lock (rpmirror/repo_lock.hpp), waiting up to `wait` (nullopt:
+    // Takes the repository's lock (rpmirror/store/repo_lock.hpp), waiting up to `wait` (nullopt:
     // Error{Busy} at once, naming the holder): the local run lock of the directory, or the
     // bucket prefix's lease, renewed from its own thread until the lock is destroyed. The one
     // way a repository is locked: by a sync (lock_repository, and a repository that lies

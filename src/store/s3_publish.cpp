@@ -3,8 +3,8 @@
 #include <set>
 
 #include "plan/selection_json.hpp"
-#include "rpmirror/checksum.hpp"
-#include "rpmirror/metadata.hpp"
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/metadata/metadata.hpp"
 #include "s3/upload.hpp"
 #include "store/s3_store.hpp"
 

@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "rpmirror/s3.hpp"
+#include "rpmirror/s3/s3.hpp"
 #include "s3/client.hpp"
 #include "s3/mirror_state.hpp"
 #include "store/mirror_store.hpp"

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "rpmirror/error.hpp"
-#include "rpmirror/plan.hpp"
+#include "rpmirror/plan/plan.hpp"
+#include "rpmirror/util/error.hpp"
 
 namespace rpmirror {
 

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "rpmirror/download.hpp"
-#include "rpmirror/sync.hpp"
+#include "rpmirror/download/download.hpp"
+#include "rpmirror/sync/sync.hpp"
 #include "sync/s3_sync.hpp"
 
 namespace rpmirror {

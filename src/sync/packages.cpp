@@ -9,8 +9,8 @@
 
 #include <fmt/core.h>
 
-#include "rpmirror/checksum.hpp"
-#include "rpmirror/dedupe.hpp"
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/dedupe/dedupe.hpp"
 #include "store/local_store.hpp"
 #include "sync/events.hpp"
 

@@ -6,10 +6,10 @@
 
 #include <fmt/core.h>
 
-#include "rpmirror/checksum.hpp"
-#include "rpmirror/filtered_metadata.hpp"
-#include "rpmirror/metadata.hpp"
-#include "rpmirror/resolve.hpp"
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/index/index.hpp"
+#include "rpmirror/metadata/metadata.hpp"
+#include "rpmirror/publish/filtered_metadata.hpp"
 
 namespace rpmirror {
 

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "rpmirror/config.hpp"
-#include "rpmirror/download.hpp"
-#include "rpmirror/error.hpp"
-#include "rpmirror/metadata.hpp"
+#include "rpmirror/config/config.hpp"
+#include "rpmirror/download/download.hpp"
+#include "rpmirror/metadata/metadata.hpp"
+#include "rpmirror/util/error.hpp"
 
 namespace rpmirror {
 

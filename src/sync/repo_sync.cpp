@@ -1,4 +1,4 @@
-// RepoSync::run(): one repository, stage by stage (see rpmirror/sync.hpp for the order of the
+// RepoSync::run(): one repository, stage by stage (see rpmirror/sync/sync.hpp for the order of the
 // stages), and what the stages share.
 #include "sync/repo_sync.hpp"
 
@@ -7,7 +7,7 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "sync/sync_settings.hpp"
 #include "util/text.hpp"
 

@@ -21,15 +21,15 @@
 #include <utility>
 #include <vector>
 
-#include "rpmirror/config.hpp"
-#include "rpmirror/download.hpp"
-#include "rpmirror/error.hpp"
-#include "rpmirror/index.hpp"
-#include "rpmirror/metadata.hpp"
-#include "rpmirror/plan.hpp"
-#include "rpmirror/publish.hpp"
-#include "rpmirror/signature.hpp"
-#include "rpmirror/sync.hpp"
+#include "rpmirror/config/config.hpp"
+#include "rpmirror/download/download.hpp"
+#include "rpmirror/index/index.hpp"
+#include "rpmirror/metadata/metadata.hpp"
+#include "rpmirror/plan/plan.hpp"
+#include "rpmirror/publish/publish.hpp"
+#include "rpmirror/signature/signature.hpp"
+#include "rpmirror/sync/sync.hpp"
+#include "rpmirror/util/error.hpp"
 #include "store/local_store.hpp"
 #include "sync/repo_source.hpp"
 #include "sync/s3_sync.hpp"
@@ -324,8 +324,8 @@ class RepoSync {
     bool rewrites_metadata() const;
 
     // Writes, in `stage`, primary/filelists/other listing exactly the packages of plan_ and the
-    // repomd.xml describing them (see rpmirror/filtered_metadata.hpp), signed with --sign-key.
-    // Returns the repomd.xml and its signature (none without --sign-key).
+    // repomd.xml describing them (see rpmirror/publish/filtered_metadata.hpp), signed with
+    // --sign-key. Returns the repomd.xml and its signature (none without --sign-key).
     Result<std::pair<std::string, std::optional<std::string>>> rewrite_metadata(
         const FetchedRepomd& repomd, const MetadataStage& stage, const PackageIndex& index);
 

@@ -8,8 +8,8 @@
 
 #include <fmt/core.h>
 
-#include "rpmirror/diff.hpp"
-#include "rpmirror/metadata.hpp"
+#include "rpmirror/diff/diff.hpp"
+#include "rpmirror/metadata/metadata.hpp"
 #include "store/s3_store.hpp"
 #include "sync/catalogue.hpp"
 #include "sync/s3_sync.hpp"

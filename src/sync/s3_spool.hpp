@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "rpmirror/error.hpp"
+#include "rpmirror/util/error.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror {

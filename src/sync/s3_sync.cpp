@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "dedupe/s3_dedupe.hpp"
-#include "rpmirror/metadata.hpp"
+#include "rpmirror/metadata/metadata.hpp"
 #include "s3/upload.hpp"
 #include "store/s3_store.hpp"
 #include "sync/s3_spool.hpp"

@@ -25,10 +25,10 @@
 #include <string>
 #include <vector>
 
-#include "rpmirror/error.hpp"
-#include "rpmirror/repo_lock.hpp"
-#include "rpmirror/s3.hpp"
-#include "rpmirror/sync.hpp"
+#include "rpmirror/s3/s3.hpp"
+#include "rpmirror/store/repo_lock.hpp"
+#include "rpmirror/sync/sync.hpp"
+#include "rpmirror/util/error.hpp"
 #include "s3/client.hpp"
 #include "s3/mirror_state.hpp"
 #include "store/s3_store.hpp"

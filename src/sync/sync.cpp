@@ -1,6 +1,6 @@
 // One repository, end to end: Syncer::sync runs a RepoSync (sync/repo_sync.hpp) under the
 // repository's lock; and where a sync's directories and state are.
-#include "rpmirror/sync.hpp"
+#include "rpmirror/sync/sync.hpp"
 
 #include <chrono>
 

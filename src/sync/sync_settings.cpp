@@ -5,7 +5,7 @@
 
 #include <fmt/core.h>
 
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 
 namespace rpmirror {
 

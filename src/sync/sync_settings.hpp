@@ -5,10 +5,10 @@
 #include <string>
 #include <string_view>
 
-#include "rpmirror/config.hpp"
-#include "rpmirror/download.hpp"
-#include "rpmirror/index.hpp"
-#include "rpmirror/sync.hpp"
+#include "rpmirror/config/config.hpp"
+#include "rpmirror/download/download.hpp"
+#include "rpmirror/index/index.hpp"
+#include "rpmirror/sync/sync.hpp"
 
 namespace rpmirror {
 

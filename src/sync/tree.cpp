@@ -8,7 +8,7 @@
 #include <fmt/core.h>
 
 #include "metadata/treeinfo.hpp"
-#include "rpmirror/metadata.hpp"
+#include "rpmirror/metadata/metadata.hpp"
 #include "sync/catalogue.hpp"
 #include "sync/repo_source.hpp"
 #include "sync/s3_sync.hpp"

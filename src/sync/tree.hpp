@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "metadata/treeinfo.hpp"
-#include "rpmirror/checksum.hpp"
-#include "rpmirror/config.hpp"
-#include "rpmirror/download.hpp"
-#include "rpmirror/error.hpp"
-#include "rpmirror/sync.hpp"
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/config/config.hpp"
+#include "rpmirror/download/download.hpp"
+#include "rpmirror/sync/sync.hpp"
+#include "rpmirror/util/error.hpp"
 
 namespace rpmirror {
 

@@ -5,7 +5,7 @@
 
 #include "fs/durable.hpp"
 #include "metadata/treeinfo.hpp"
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "sync/catalogue.hpp"
 
 namespace rpmirror {

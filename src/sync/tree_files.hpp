@@ -15,9 +15,9 @@
 #include <string_view>
 #include <vector>
 
-#include "rpmirror/download.hpp"
-#include "rpmirror/error.hpp"
-#include "rpmirror/sync.hpp"
+#include "rpmirror/download/download.hpp"
+#include "rpmirror/sync/sync.hpp"
+#include "rpmirror/util/error.hpp"
 #include "sync/tree.hpp"
 
 namespace rpmirror {

@@ -6,7 +6,7 @@
 #include <fmt/core.h>
 
 #include "metadata/treeinfo.hpp"
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "sync/events.hpp"
 #include "sync/s3_sync.hpp"
 #include "sync/tree_files.hpp"

@@ -16,7 +16,7 @@
 #include "fs/durable.hpp"
 #include "fs/state.hpp"
 #include "fs/walk.hpp"
-#include "rpmirror/diff.hpp"
+#include "rpmirror/diff/diff.hpp"
 #include "sync/catalogue.hpp"
 #include "sync/repo_sync.hpp"
 #include "util/fault.hpp"

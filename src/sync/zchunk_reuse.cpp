@@ -7,7 +7,7 @@
 #include <fmt/core.h>
 
 #include "download/zck.hpp"
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 
 namespace rpmirror {
 

@@ -1,4 +1,4 @@
-#include "rpmirror/error.hpp"
+#include "rpmirror/util/error.hpp"
 
 #include <cerrno>
 #include <cstring>

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <utility>
 
-#include "rpmirror/error.hpp"
+#include "rpmirror/util/error.hpp"
 
 namespace rpmirror {
 

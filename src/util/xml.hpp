@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "rpmirror/error.hpp"
+#include "rpmirror/util/error.hpp"
 
 namespace rpmirror::xml {
 

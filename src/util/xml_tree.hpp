@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "rpmirror/error.hpp"
+#include "rpmirror/util/error.hpp"
 
 namespace rpmirror::xml {
 

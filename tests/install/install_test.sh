@@ -28,7 +28,7 @@ cmake --install "$build_dir" --prefix "$prefix" >"$tmp/install.log" || {
 version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build_dir/CMakeCache.txt")
 [[ -n $version ]] || fail "no CMAKE_PROJECT_VERSION in $build_dir/CMakeCache.txt"
 for file in bin/rpmirror "$libdir/librpmirror.so.$version" "$libdir/librpmirror.a" \
-  include/rpmirror/checksum.hpp include/rpmirror/error.hpp \
+  include/rpmirror/checksum/checksum.hpp include/rpmirror/util/error.hpp \
   "$libdir/cmake/rpmirror/rpmirrorConfig.cmake" "$libdir/cmake/rpmirror/rpmirrorConfigVersion.cmake" \
   "$libdir/cmake/rpmirror/rpmirrorTargets.cmake" "$libdir/pkgconfig/rpmirror.pc" \
   "$libdir/rpmirror/librpmirror-librepo-accel.so"; do

@@ -45,8 +45,8 @@
 #include "fs/durable.hpp"
 #include "librepo_accel/preload/librepo_abi.hpp"
 #include "librepo_accel/preload/self_check.hpp"
-#include "rpmirror/checksum.hpp"
-#include "rpmirror/librepo_accel.hpp"
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/librepo_accel/librepo_accel.hpp"
 #include "util/mapped_file.hpp"
 #include "util/unique_fd.hpp"
 

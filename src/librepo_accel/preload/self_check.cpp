@@ -13,7 +13,7 @@
 
 #include "checksum/xattr_names.hpp"
 #include "librepo_accel/preload/librepo_abi.hpp"
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror::librepo_accel {

@@ -3,7 +3,7 @@
 // sha256sum does.
 #include <cstdio>
 
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 
 int main(int argc, char** argv) {
     int status = 0;

@@ -2,7 +2,7 @@
 
 #include <functional>
 
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror::test::differential {

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "config/ini.hpp"
 #include "integration/sync/sync_harness.hpp"
 #include "support/source_tree.hpp"
 #include "support/temp_dir.hpp"
+#include "util/ini.hpp"
 
 namespace rpmirror::test {
 namespace {
@@ -158,16 +158,16 @@ TEST_F(DistFiles, ExampleConfigIsAllCommentsAndUncommentedHoldsThreeJobs) {
             uncommented += line.substr(1) + "\n";
         }
     }
-    const auto sections = config::parse_ini(uncommented, "rpmirror.conf (uncommented)");
+    const auto sections = ini::parse_ini(uncommented, "rpmirror.conf (uncommented)");
     ASSERT_TRUE(sections) << sections.error().to_string();
     std::vector<std::string> names;
-    for (const config::IniSection& section : *sections) {
+    for (const ini::IniSection& section : *sections) {
         names.push_back(section.name);
         if (section.name == "main") {
             continue;
         }
         std::set<std::string> sources;
-        for (const config::IniEntry& entry : section.entries) {
+        for (const ini::IniEntry& entry : section.entries) {
             if (entry.key == "repo" || entry.key == "baseurl" || entry.key == "mirrorlist" ||
                 entry.key == "metalink") {
                 sources.insert(entry.key);

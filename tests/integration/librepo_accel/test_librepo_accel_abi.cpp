@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "integration/dnfstack/dnfstack_fixture.hpp"
-#include "rpmirror/checksum.hpp"
-#include "rpmirror/librepo_accel.hpp"
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/librepo_accel/librepo_accel.hpp"
 #include "support/temp_dir.hpp"
 
 // LeakSanitizer's switch (sanitizer builds only): a child ends with exit(), and librepo's

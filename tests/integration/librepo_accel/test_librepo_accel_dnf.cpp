@@ -17,7 +17,7 @@
 
 #include "integration/crash/crash_fixture.hpp"
 #include "integration/dnfstack/dnfstack_fixture.hpp"
-#include "rpmirror/librepo_accel.hpp"
+#include "rpmirror/librepo_accel/librepo_accel.hpp"
 
 namespace rpmirror::test {
 namespace {

@@ -13,7 +13,7 @@
 #include <memory>
 #include <string>
 
-#include "rpmirror/s3.hpp"
+#include "rpmirror/s3/s3.hpp"
 #include "s3/client.hpp"
 #include "support/child_process.hpp"
 #include "support/source_tree.hpp"

@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "integration/s3/ceph_fixture.hpp"
-#include "rpmirror/checksum.hpp"
-#include "rpmirror/s3.hpp"
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/s3/s3.hpp"
 #include "s3/client.hpp"
 #include "support/http_server.hpp"
 #include "support/temp_dir.hpp"

@@ -16,7 +16,7 @@
 
 #include "integration/s3/ceph_fixture.hpp"
 #include "integration/sync/sync_harness.hpp"
-#include "rpmirror/s3.hpp"
+#include "rpmirror/s3/s3.hpp"
 #include "s3/client.hpp"
 #include "support/temp_dir.hpp"
 

@@ -12,7 +12,7 @@
 
 #include "integration/s3/ceph_fixture.hpp"
 #include "integration/sync/sync_harness.hpp"
-#include "rpmirror/s3.hpp"
+#include "rpmirror/s3/s3.hpp"
 #include "s3/client.hpp"
 #include "s3/lease.hpp"
 #include "s3/mirror_state.hpp"

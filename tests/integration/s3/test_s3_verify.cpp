@@ -14,9 +14,9 @@
 
 #include "integration/s3/ceph_fixture.hpp"
 #include "integration/sync/sync_harness.hpp"
-#include "rpmirror/checksum.hpp"
-#include "rpmirror/s3.hpp"
-#include "rpmirror/s3_audit.hpp"
+#include "rpmirror/audit/s3_audit.hpp"
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/s3/s3.hpp"
 #include "s3/client.hpp"
 #include "s3/lease.hpp"
 #include "s3/mirror_state.hpp"

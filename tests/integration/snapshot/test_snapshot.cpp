@@ -24,8 +24,8 @@
 #include "fs/state.hpp"
 #include "integration/crash/crash_fixture.hpp"
 #include "integration/sync/sync_fixture.hpp"
-#include "rpmirror/checksum.hpp"
-#include "rpmirror/snapshot.hpp"
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/snapshot/snapshot.hpp"
 #include "support/source_tree.hpp"
 
 namespace rpmirror::test {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "integration/sync/sync_harness.hpp"
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 
 namespace rpmirror::test {
 

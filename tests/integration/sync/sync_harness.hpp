@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "support/source_tree.hpp"
 #include "support/temp_dir.hpp"
 

@@ -19,7 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "integration/sync/sync_fixture.hpp"
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror::test {

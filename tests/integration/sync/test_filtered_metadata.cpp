@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "integration/sync/sync_fixture.hpp"
-#include "rpmirror/checksum.hpp"
-#include "rpmirror/metadata.hpp"
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/metadata/metadata.hpp"
 #include "support/signing.hpp"
 #include "util/unique_fd.hpp"
 

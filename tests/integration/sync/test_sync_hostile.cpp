@@ -18,7 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "integration/sync/sync_fixture.hpp"
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "support/http_server.hpp"
 
 namespace rpmirror::test {

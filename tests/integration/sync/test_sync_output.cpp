@@ -21,7 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "integration/sync/sync_fixture.hpp"
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 
 namespace rpmirror::test {
 namespace {

@@ -1,6 +1,7 @@
-// Trees that overlap (rpmirror/overlap.hpp), end to end with nginx, real repositories and the real
-// binary: a snapshot directory inside the repository, nested job destinations (on disk, through a
-// symlink, through a bind mount, as S3 prefixes), each refused before anything is written; the
+// Trees that overlap (rpmirror/jobs/overlap.hpp), end to end with nginx, real repositories and the
+// real binary: a snapshot directory inside the repository, nested job destinations (on disk,
+// through a symlink, through a bind mount, as S3 prefixes), each refused before anything is
+// written; the
 // --delete walk leaving alone what such a layout made by an older rpmirror holds; and the run
 // lock shared by two spellings of one directory.
 #include <gtest/gtest.h>

@@ -15,7 +15,7 @@
 
 #include "integration/sync/install_tree.hpp"
 #include "integration/sync/sync_fixture.hpp"
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 
 namespace rpmirror::test {
 namespace {

@@ -20,7 +20,7 @@
 #include "fs/state.hpp"
 #include "integration/sync/amazon_layout.hpp"
 #include "integration/sync/sync_fixture.hpp"
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 
 namespace rpmirror::test {
 namespace {

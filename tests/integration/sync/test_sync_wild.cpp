@@ -11,7 +11,7 @@
 #include <fmt/core.h>
 
 #include "integration/sync/sync_fixture.hpp"
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 
 namespace rpmirror::test {
 namespace {

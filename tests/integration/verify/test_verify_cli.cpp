@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "support/child_process.hpp"
 #include "support/nginx.hpp"
 #include "support/source_tree.hpp"

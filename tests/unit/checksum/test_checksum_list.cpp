@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "rpmirror/checksum_list.hpp"
+#include "rpmirror/checksum/checksum_list.hpp"
 #include "unit/checksum/checksum_test_support.hpp"
 
 namespace rpmirror {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror {

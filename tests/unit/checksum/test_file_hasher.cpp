@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "checksum/file_hasher_internal.hpp"
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "support/child_process.hpp"
 #include "support/temp_dir.hpp"
 

@@ -11,7 +11,7 @@
 #include <fstream>
 
 #include "fs/beneath.hpp"
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "support/child_process.hpp"
 #include "support/temp_dir.hpp"
 #include "unit/checksum/checksum_test_support.hpp"

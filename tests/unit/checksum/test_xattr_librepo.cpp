@@ -11,7 +11,7 @@
 #include <string>
 
 #include "fs/beneath.hpp"
-#include "rpmirror/checksum.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "support/temp_dir.hpp"
 #include "unit/checksum/checksum_test_support.hpp"
 

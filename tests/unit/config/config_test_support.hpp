@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "rpmirror/config.hpp"
+#include "rpmirror/config/config.hpp"
 #include "support/source_tree.hpp"
 
 namespace rpmirror::test {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "config_test_support.hpp"
-#include "rpmirror/prefetch.hpp"
+#include "rpmirror/prefetch/prefetch.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror::test {

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "config_test_support.hpp"
-#include "rpmirror/config.hpp"
+#include "rpmirror/config/config.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror {

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "config_test_support.hpp"
-#include "rpmirror/config.hpp"
+#include "rpmirror/config/config.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror {

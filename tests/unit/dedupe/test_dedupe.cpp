@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "rpmirror/checksum.hpp"
-#include "rpmirror/dedupe.hpp"
-#include "rpmirror/plan.hpp"
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/dedupe/dedupe.hpp"
+#include "rpmirror/plan/plan.hpp"
 #include "support/temp_dir.hpp"
 #include "util/unique_fd.hpp"
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "rpmirror/checksum.hpp"
-#include "rpmirror/download.hpp"
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/download/download.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror::test {

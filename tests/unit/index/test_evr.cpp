@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "rpmirror/index.hpp"
+#include "rpmirror/index/index.hpp"
 
 namespace rpmirror {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "rpmirror/checksum.hpp"
-#include "rpmirror/index.hpp"
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/index/index.hpp"
 #include "support/temp_dir.hpp"
 #include "unit/index/index_test_repo.hpp"
 

@@ -7,7 +7,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "rpmirror/updateinfo.hpp"
+#include "rpmirror/index/updateinfo.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror {

@@ -5,7 +5,8 @@
 
 #include <array>
 
-#include "rpmirror/plan.hpp"
+#include "rpmirror/plan/plan.hpp"
+#include "store/local_store.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror {
@@ -164,23 +165,24 @@ TEST(SyncState, RoundTripsAndDetectsChangedFiles) {
     EXPECT_EQ(read->options_fingerprint, "arch=x86_64");
     ASSERT_EQ(read->files.size(), 1U);
     EXPECT_EQ(read->files[0].relative_path, "Packages/a.rpm");
-    EXPECT_TRUE(state_files_unchanged(dir / "repo", *read));
+    EXPECT_TRUE(store::state_files_unchanged(dir / "repo", *read));
 
     struct timespec times[2] = {{0, UTIME_OMIT}, {1'000'000, 0}};
     ASSERT_EQ(::utimensat(AT_FDCWD, (dir / "repo/Packages/a.rpm").c_str(), times, 0), 0);
-    EXPECT_FALSE(state_files_unchanged(dir / "repo", *read)) << "mtime changed";
+    EXPECT_FALSE(store::state_files_unchanged(dir / "repo", *read)) << "mtime changed";
     const auto restamped = stat_for_state(dir / "repo", "Packages/a.rpm");
     ASSERT_TRUE(restamped);
     const SyncState later{state.repomd_sha256, state.options_fingerprint, {*restamped}};
-    EXPECT_TRUE(state_files_unchanged(dir / "repo", later));
+    EXPECT_TRUE(store::state_files_unchanged(dir / "repo", later));
     // Replaced by a copy with the same size and mtime (cp -p, rsync -t): another inode.
     dir.write("repo/Packages/a.rpm.new", "xyz");
     const struct timespec same_times[2] = {{0, UTIME_OMIT}, {1'000'000, 0}};
     ASSERT_EQ(::utimensat(AT_FDCWD, (dir / "repo/Packages/a.rpm.new").c_str(), same_times, 0), 0);
     std::filesystem::rename(dir / "repo/Packages/a.rpm.new", dir / "repo/Packages/a.rpm");
-    EXPECT_FALSE(state_files_unchanged(dir / "repo", later)) << "same size and mtime, new inode";
+    EXPECT_FALSE(store::state_files_unchanged(dir / "repo", later))
+        << "same size and mtime, new inode";
     std::filesystem::remove(dir / "repo/Packages/a.rpm");
-    EXPECT_FALSE(state_files_unchanged(dir / "repo", *read)) << "file missing";
+    EXPECT_FALSE(store::state_files_unchanged(dir / "repo", *read)) << "file missing";
 }
 
 TEST(SyncState, MetadataFilesRoundTripAndAreAbsentFromOlderStates) {

@@ -1,8 +1,8 @@
 // The one-line summary of a repository's sync: every selected package accounted for.
 #include <gtest/gtest.h>
 
-#include "rpmirror/report.hpp"
-#include "rpmirror/sync.hpp"
+#include "rpmirror/report/report.hpp"
+#include "rpmirror/sync/sync.hpp"
 
 namespace rpmirror {
 namespace {

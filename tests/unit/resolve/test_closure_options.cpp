@@ -1,5 +1,5 @@
-// What --with-dependencies reads and refuses before it solves (rpmirror/resolve.hpp), and the
-// selection a closure makes (SelectionOptions::only_nevras).
+// What --with-dependencies reads and refuses before it solves (rpmirror/resolve/resolve.hpp), and
+// the selection a closure makes (SelectionOptions::only_nevras).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "rpmirror/resolve.hpp"
-#include "rpmirror/sync.hpp"
+#include "rpmirror/resolve/resolve.hpp"
+#include "rpmirror/sync/sync.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror {

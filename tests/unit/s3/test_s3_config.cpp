@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "rpmirror/s3.hpp"
+#include "rpmirror/s3/s3.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror::s3 {

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <filesystem>
 
-#include "rpmirror/snapshot.hpp"
+#include "rpmirror/snapshot/snapshot.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror {

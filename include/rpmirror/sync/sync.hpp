@@ -1,0 +1,181 @@
+// The sync stage: one repository, end to end, as `dnf reposync` does it but safely:
+//   repo config -> mirrors (baseurl, mirrorlist, metalink) -> repomd.xml (metalink-verified) ->
+//   primary.xml (checksummed, streamed) -> selection -> plan against the local tree ->
+//   downloads (with existing files verified on worker threads meanwhile) -> metadata published
+//   last and atomically -> stale packages deleted -> state file for the next no-op.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "rpmirror/config/config.hpp"
+#include "rpmirror/dedupe/dedupe.hpp"
+#include "rpmirror/download/download.hpp"
+#include "rpmirror/index/index.hpp"
+#include "rpmirror/s3/s3.hpp"
+#include "rpmirror/store/repo_lock.hpp"
+#include "rpmirror/sync/sync_options.hpp"
+#include "rpmirror/util/error.hpp"
+
+namespace rpmirror {
+
+class SyncEvents;
+
+struct PackageEvent {
+    enum class Kind {
+        Downloaded,      // fetched and verified now
+        AlreadyPresent,  // the file in the mirror was verified: nothing fetched
+        MirrorFailed,    // one attempt failed; another mirror or retry follows
+        Failed,          // no attempt left
+        Linked,          // --dedupe: linked from another repository, nothing fetched
+    };
+    Kind kind = Kind::Downloaded;
+    std::string file_name;    // the href's last component, as dnf names a package
+    std::size_t done = 0;     // packages Downloaded, Linked or AlreadyPresent so far, this one
+    std::size_t total = 0;    // packages selected
+    std::uint64_t bytes = 0;  // bytes received (Downloaded) or the package's size
+    double seconds = 0;       // from the first attempt's start to the end (Downloaded)
+    std::string url;          // MirrorFailed: the URL tried
+    long http_status = 0;     // MirrorFailed: the HTTP status, 0 = none
+    std::string reason;       // MirrorFailed, Failed: what happened
+    bool mirrors_exhausted = false;  // Failed: every mirror was tried (not a local failure)
+};
+
+// Receives package events, on the thread that runs the sync, never concurrently.
+class SyncEvents {
+  public:
+    virtual ~SyncEvents() = default;
+    virtual void package(const PackageEvent& event) = 0;
+    // -m: comps.xml of `repo_id` was written to `path` (before any package is downloaded).
+    virtual void comps_saved(const std::string& repo_id, const std::filesystem::path& path) {
+        (void)repo_id;
+        (void)path;
+    }
+};
+
+struct PackageFailure {
+    std::string package;                // NEVRA
+    std::string reason;                 // the final error
+    std::vector<std::string> attempts;  // "URL: what happened", in order
+    // --gpgcheck removed the file: the line dnf reposync prints for it ("Removing NAME.rpm:
+    // Package NAME.rpm is not signed"); empty for every other failure.
+    std::string dnf_message = {};
+};
+
+// --delete refuses (without --force-delete) a run that would leave a mirror of at least this
+// many packages with fewer than half of them; one that would leave none, whatever the size.
+inline constexpr std::size_t kMassDeletionFloor = 20;
+
+struct RepoSyncReport {
+    std::string repo_id;
+    std::filesystem::path repo_dir;  // where its packages are
+    std::optional<Error> error;      // set iff the repository as a whole failed
+    // Set with `error` iff the run was refused as a mistake before anything changed (an unknown
+    // --arch, a --delete that would empty most of the mirror): the command exits 2.
+    bool refused = false;
+    // Set with `error` iff it was fetching the metadata (mirror list, repomd.xml, primary.xml)
+    // that failed: what a repository's skip_if_unavailable=1 turns into a warning.
+    bool metadata_unavailable = false;
+    bool noop = false;                  // nothing to do: repomd.xml and every file unchanged
+    std::size_t upstream_packages = 0;  // packages primary.xml lists
+    std::size_t selected = 0;           // packages the filters kept
+    std::size_t downloaded = 0;         // fetched and verified in this run
+    std::uint64_t bytes_downloaded = 0;
+    std::size_t kept = 0;      // already present and verified
+    std::size_t replaced = 0;  // present but wrong (size or checksum): downloaded again
+    std::size_t resumed = 0;   // continued from a .part of an earlier run
+    std::size_t retries = 0;
+    // --dedupe: linked from another repository instead of downloaded, and their bytes; packages
+    // found there that could not be linked (downloaded instead) are link_fallbacks.
+    std::size_t linked = 0;
+    std::uint64_t linked_bytes = 0;
+    std::size_t link_fallbacks = 0;
+    std::vector<std::filesystem::path> deleted;  // --delete, relative to repo_dir
+    // The keys (relative to repo_dir, '/'-separated) of every package the index selected: the
+    // repository owns them, whether this run placed them or found them (an installation tree
+    // refuses an image of the same name).
+    std::vector<std::string> package_keys;
+    std::vector<PackageFailure> failures;
+    std::size_t signatures_checked = 0;  // --gpgcheck: packages whose signature was checked
+    bool metadata_published = false;
+    // -u: what dnf reposync prints, raw hrefs joined to the mirror: with --download-metadata
+    // every record of repomd.xml first, with -m the comps record, then the packages.
+    std::vector<std::string> urls;
+    std::optional<std::filesystem::path> comps_saved;  // -m: the comps.xml written
+    // zchunk records assembled from a previous copy and the changed chunks (SyncOptions::zchunk),
+    // the bytes they took from the server (headers, chunks, multipart framing), and their sizes
+    // less those bytes (0 for a record whose delta cost more than its size).
+    std::size_t zck_records = 0;
+    std::uint64_t zck_bytes_fetched = 0;
+    std::uint64_t zck_bytes_saved = 0;
+    // Why a zchunk delta was not used (the record was downloaded in full), one line each.
+    std::vector<std::string> zck_fallbacks;
+    std::vector<std::string> warnings;  // e.g. metadata kept back, packages filtered out
+    // Advisories the published updateinfo left out (filtered mirrors, --advisories, --as-of), one
+    // "ID: why" each (TrimmedUpdateinfo::left_out).
+    std::vector<std::string> advisories_left_out;
+    // An s3:// destination: requests sent to the store (S3Client::request_count, all clients).
+    std::uint64_t s3_requests = 0;
+    // An s3:// destination: the spool directory packages passed through, and whether it was on a
+    // memory-backed filesystem.
+    std::filesystem::path s3_spool;
+    bool s3_spool_in_memory = false;
+    double seconds = 0;
+
+    // Returns true iff the repository synced completely.
+    bool ok() const { return !error && failures.empty(); }
+};
+
+// Syncs repositories one after another over one Downloader, so connections are reused across
+// repositories. Not thread-safe: one sync at a time; `stop` may be triggered from any thread.
+class Syncer {
+  public:
+    explicit Syncer(DownloadOptions base_options = {});
+
+    // Syncs `repo` with `options`. Never throws for repository or package failures: they are in
+    // the report (a failing repository does not stop the caller from syncing the next one).
+    // Download options are `base_options` adjusted by the repository's configuration (TLS,
+    // proxy, credentials, retries, timeouts, throttle). The repository is locked for the whole
+    // sync (lock_repository; not with -u) unless the caller passes the lock it holds as `held`
+    // (verify --repair), which the sync then confirms before each change. A repository that lies
+    // elsewhere than the one locked (--upstream-layout's release, a tree's variant) is locked at
+    // its own place too.
+    RepoSyncReport sync(const RepoConfig& repo, const SyncOptions& options,
+                        ProgressSink* progress = nullptr, std::stop_token stop = {},
+                        RepoLock* held = nullptr);
+
+  private:
+    DownloadOptions base_options_;
+    Downloader downloader_;
+};
+
+// The state directory `options` name: options.state_dir, or the default when it is empty.
+std::filesystem::path state_directory(const SyncOptions& options);
+
+// Takes the lock of the repository `repo_id` names under `options`: the run lock of its
+// directory (repo_directory) in the state directory, or the lease of its s3:// prefix
+// (s3_repo_location), waiting `options.lock_wait` at most, through the repository's store
+// (store::MirrorStore::lock). Returns Error{Busy} naming the holder ("repository directory ... is
+// being synced by another rpmirror (pid N)", "s3://BUCKET/KEY: being synced by OWNER until
+// TIME") iff another run holds it, Error{Interrupted} iff `stop` was requested while waiting,
+// Error{Io} iff the state directory cannot be used, the store's error for a bucket.
+Result<std::unique_ptr<RepoLock>> lock_repository(const SyncOptions& options,
+                                                  std::string_view repo_id,
+                                                  std::stop_token stop = {});
+
+// Returns the directory holding `repo_id`'s packages under `options` (dnf reposync's layout):
+// <download_path>/<repo_id>, or <download_path> with --norepopath.
+std::filesystem::path repo_directory(const SyncOptions& options, std::string_view repo_id);
+
+// Returns the directory holding `repo_id`'s repodata/: <metadata_path>/<repo_id> with
+// --metadata-path (<metadata_path> itself with --norepopath too), else repo_directory().
+std::filesystem::path metadata_directory(const SyncOptions& options, std::string_view repo_id);
+
+}  // namespace rpmirror

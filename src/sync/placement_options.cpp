@@ -1,0 +1,127 @@
+// The options checked once for the command line and for jobs: where a repository and its
+// packages go (--upstream-layout, --mirror-url, --flatten-hrefs, --treeinfo), and what a
+// dependency closure (--packages, --packages-file, --with-dependencies) takes.
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "rpmirror/config/config.hpp"
+#include "rpmirror/sync/sync_options.hpp"
+
+namespace rpmirror {
+
+Result<void> check_placement_options(const SyncOptions& options) {
+    const std::string destination = options.download_path.string();
+    if (!options.mirror_url.empty()) {
+        if (!options.upstream_layout) {
+            return make_error(ErrorCode::BadInput,
+                              "--mirror-url needs --upstream-layout (it names where clients reach "
+                              "the upstream layout this mirror keeps)",
+                              options.mirror_url);
+        }
+        const std::string& url = options.mirror_url;
+        const bool web = url.starts_with("http://") || url.starts_with("https://");
+        if ((!web && !url.starts_with("file:///")) ||
+            url.find_first_of(" \t\r\n") != std::string::npos ||
+            (web && url.find('/', url.find("//") + 2) == url.find("//") + 2)) {
+            return make_error(ErrorCode::BadInput,
+                              "--mirror-url: not an http://, https:// or file:/// URL with a host",
+                              url);
+        }
+    }
+    if (options.keep_releases > 0 && (!options.upstream_layout || !options.delete_unlisted)) {
+        return make_error(ErrorCode::BadInput,
+                          "needs --upstream-layout and --delete (it removes the releases beyond "
+                          "the N synced most recently beneath the layout root)",
+                          "--keep-releases");
+    }
+    if (options.skip_bad_images && !options.treeinfo) {
+        return make_error(ErrorCode::BadInput, "--skip-bad-images needs --treeinfo", destination);
+    }
+    if (options.treeinfo) {
+        if (options.metadata_path || options.upstream_layout || options.flatten_hrefs) {
+            return make_error(ErrorCode::BadInput,
+                              "--treeinfo mirrors the tree's repositories where the tree has them: "
+                              "not with --metadata-path, --upstream-layout or --flatten-hrefs",
+                              destination);
+        }
+    }
+    if (options.flatten_hrefs && options.upstream_layout) {
+        return make_error(ErrorCode::BadInput,
+                          "--flatten-hrefs with --upstream-layout: one keeps upstream's hrefs, the "
+                          "other rewrites them (choose one)",
+                          destination);
+    }
+    if (options.flatten_hrefs && options.upstream_metadata) {
+        return make_error(ErrorCode::BadInput,
+                          "--flatten-hrefs with --upstream-metadata: upstream's metadata names the "
+                          "packages outside the mirror (leave --upstream-metadata out)",
+                          destination);
+    }
+    if (!options.upstream_layout) {
+        return {};
+    }
+    if (options.metadata_path) {
+        return make_error(ErrorCode::BadInput,
+                          "--upstream-layout with --metadata-path: the metadata must stay where "
+                          "its package hrefs resolve from (leave --metadata-path out)",
+                          options.metadata_path->string());
+    }
+    if (options.safe_write_path) {
+        return make_error(ErrorCode::BadInput,
+                          "--upstream-layout with --safe-write-path: the layout decides where "
+                          "packages may live (leave --safe-write-path out)",
+                          options.safe_write_path->string());
+    }
+    return {};
+}
+
+Result<void> check_closure_options(const SyncOptions& options) {
+    const auto refused = [](std::string_view option, std::string_view why) {
+        return make_error(ErrorCode::BadInput,
+                          fmt::format("cannot be combined with --with-dependencies: {}", why),
+                          std::string(option));
+    };
+    const SelectionOptions& selection = options.selection;
+    if (selection.source_only) {
+        return refused("--source", "source packages are not installed, so have no closure");
+    }
+    if (selection.min_build_time) {
+        return refused("--min-buildtime", "the closure picks each package's version");
+    }
+    if (options.treeinfo) {
+        return refused("--treeinfo", "an installation tree is mirrored whole");
+    }
+    if (options.upstream_layout) {
+        return refused("--upstream-layout",
+                       "a closure over several releases of one repository is not built yet");
+    }
+    return {};
+}
+
+Result<std::vector<std::string>> read_package_list(const std::filesystem::path& path) {
+    std::ifstream stream(path, std::ios::binary);
+    if (!stream) {
+        return make_errno_error("cannot read the package list", path.string(), errno);
+    }
+    std::vector<std::string> specs;
+    for (std::string line; std::getline(stream, line);) {
+        line = line.substr(0, line.find('#'));
+        std::istringstream words(line);
+        for (std::string word; words >> word;) {
+            specs.push_back(std::move(word));
+        }
+    }
+    if (stream.bad()) {
+        return make_errno_error("cannot read the package list", path.string(), errno);
+    }
+    if (specs.empty()) {
+        return make_error(ErrorCode::BadInput, "the package list names no package", path.string());
+    }
+    return specs;
+}
+
+}  // namespace rpmirror
