@@ -13,7 +13,7 @@
 #include "rpmirror/plan/plan.hpp"
 #include "rpmirror/publish/publish.hpp"
 #include "store/local_store.hpp"
-#include "util/scratch_dir.hpp"
+#include "fs/scratch_dir.hpp"
 #include "util/text.hpp"
 
 namespace rpmirror {

@@ -9,7 +9,7 @@
 #include "rpmirror/diff/diff.hpp"
 #include "rpmirror/metadata/metadata.hpp"
 #include "s3/client.hpp"
-#include "util/scratch_dir.hpp"
+#include "fs/scratch_dir.hpp"
 
 namespace rpmirror {
 

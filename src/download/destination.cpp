@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "fs/beneath.hpp"
+#include "fs/tree.hpp"
 #include "rpmirror/download/download.hpp"
 
 namespace rpmirror::download {
@@ -32,11 +33,8 @@ Result<void> check_destination_path(const std::filesystem::path& destination) {
 }
 
 Result<DestinationRoot> DestinationRoot::open(const std::filesystem::path& root) {
-    std::error_code ec;
-    std::filesystem::create_directories(root, ec);
-    if (ec) {
-        return make_errno_error("cannot create the destination directory", root.string(),
-                                ec.value());
+    if (auto made = fs::make_directories(root, "the destination directory"); !made) {
+        return tl::unexpected(std::move(made.error()));
     }
     DestinationRoot result;
     result.path_ = root;

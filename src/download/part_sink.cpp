@@ -13,7 +13,7 @@
 
 #include "fs/beneath.hpp"
 #include "rpmirror/download/download.hpp"
-#include "util/fault.hpp"
+#include "fs/fault.hpp"
 
 namespace rpmirror::download {
 

@@ -11,7 +11,7 @@
 #include <cerrno>
 #include <cstdint>
 
-#include "util/fault.hpp"
+#include "fs/fault.hpp"
 
 namespace rpmirror::fs {
 

@@ -7,7 +7,7 @@
 // seccomp filters) every component is opened on its own with O_NOFOLLOW, so no symlink is
 // followed at all. The last component is never followed by lookups, creations and removals.
 //
-// Everything that creates or removes goes through the fault seam (util/fault.hpp), so the crash
+// Everything that creates or removes goes through the fault seam (fs/fault.hpp), so the crash
 // tests reach it. Stages above use these functions and never call openat/mkdirat/unlinkat
 // themselves. All functions are thread-safe.
 #pragma once
@@ -116,7 +116,7 @@ const char* file_kind_name(mode_t mode);
 // TEST SEAM: forces (true) or stops forcing (false) the fallbacks of this layer — the component
 // walk that replaces openat2 on kernels without it, and the plain-rename publish of filesystems
 // without RENAME_EXCHANGE (fs/swap.hpp) — so tests cover both paths on any machine.
-// RPMIRROR_FS_FALLBACK=1 in the environment (util/fault.hpp) forces them from the start.
+// RPMIRROR_FS_FALLBACK=1 in the environment (fs/fault.hpp) forces them from the start.
 void force_fallbacks(bool forced);
 
 // True iff the fallbacks are forced.

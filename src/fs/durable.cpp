@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "util/fault.hpp"
+#include "fs/fault.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror::fs {

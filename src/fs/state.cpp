@@ -17,7 +17,7 @@
 
 #include <fmt/core.h>
 
-#include "util/fault.hpp"
+#include "fs/fault.hpp"
 
 namespace rpmirror::fs {
 
@@ -155,7 +155,7 @@ Result<UniqueFd> hold_lock_file(const std::filesystem::path& path,
 
 // Creates `dir` and its missing parents (0777 & ~umask, as mkdir -p). Returns the directories it
 // created, outermost first (none iff `dir` existed), or Error{Io} naming `dir` and the errno.
-Result<std::vector<std::filesystem::path>> make_directories(const std::filesystem::path& dir) {
+Result<std::vector<std::filesystem::path>> make_missing_directories(const std::filesystem::path& dir) {
     std::vector<std::filesystem::path> missing;
     std::filesystem::path path = dir;
     while (!path.has_filename() && path.has_relative_path()) {
@@ -251,7 +251,7 @@ Result<RunLock> RunLock::acquire(const std::filesystem::path& state_dir,
     constexpr int kAttempts = 4;
     for (int attempt = 1;; ++attempt) {
         if (missing == MissingDirectory::Create) {
-            auto created = make_directories(repo_dir);
+            auto created = make_missing_directories(repo_dir);
             if (!created) {
                 return tl::unexpected(std::move(created.error()));
             }

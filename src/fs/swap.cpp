@@ -16,7 +16,7 @@
 
 #include "fs/beneath.hpp"
 #include "fs/durable.hpp"
-#include "util/fault.hpp"
+#include "fs/fault.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror::fs {

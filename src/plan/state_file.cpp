@@ -12,6 +12,7 @@
 #include "fs/beneath.hpp"
 #include "fs/durable.hpp"
 #include "fs/state.hpp"
+#include "fs/tree.hpp"
 #include "plan/selection_json.hpp"
 #include "rpmirror/plan/plan.hpp"
 
@@ -174,11 +175,8 @@ Result<void> write_sync_state(const std::filesystem::path& path, const SyncState
     if (state.publishing) {
         document["publishing"] = publishing_to_json(*state.publishing);
     }
-    std::error_code error;
-    std::filesystem::create_directories(path.parent_path(), error);
-    if (error) {
-        return make_errno_error("cannot create the state directory", path.parent_path().string(),
-                                error.value());
+    if (auto made = fs::make_directories(path.parent_path(), "the state directory"); !made) {
+        return made;
     }
     if (auto written = fs::replace_file(path, document.dump()); !written) {
         Error failure = std::move(written.error());

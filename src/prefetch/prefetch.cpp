@@ -23,6 +23,8 @@
 
 #include "fs/beneath.hpp"
 #include "fs/durable.hpp"
+#include "fs/scratch_dir.hpp"
+#include "fs/tree.hpp"
 #include "resolve/plain_primary.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/metadata/metadata.hpp"
@@ -30,7 +32,6 @@
 #include "rpmirror/resolve/resolve.hpp"
 #include "rpmirror/sync/sync.hpp"
 #include "util/ini.hpp"
-#include "util/scratch_dir.hpp"
 #include "util/text.hpp"
 #include "util/xml_tree.hpp"
 
@@ -340,7 +341,10 @@ std::pair<std::size_t, std::uint64_t> move_packages(const std::filesystem::path&
     std::size_t moved = 0;
     std::uint64_t bytes = 0;
     std::error_code error;
-    std::filesystem::create_directories(packages, error);
+    if (auto made = fs::make_directories(packages); !made) {
+        warnings.push_back(made.error().to_string());
+        return {moved, bytes};
+    }
     for (auto it = std::filesystem::recursive_directory_iterator(staging, error);
          !error && it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
         const std::filesystem::path& path = it->path();
@@ -349,11 +353,8 @@ std::pair<std::size_t, std::uint64_t> move_packages(const std::filesystem::path&
             continue;
         }
         const std::uint64_t size = it->file_size(error);
-        std::error_code moved_error;
-        std::filesystem::rename(path, packages / name, moved_error);
-        if (moved_error) {
-            warnings.push_back(fmt::format("cannot move {} into {}: {}", path.string(),
-                                           packages.string(), moved_error.message()));
+        if (auto renamed = fs::rename_file(path, packages / name); !renamed) {
+            warnings.push_back(renamed.error().to_string());
             continue;
         }
         ++moved;
@@ -387,8 +388,7 @@ void fetch_share(RepoWork& work, const PrefetchRequest& request, std::stop_token
         move_packages(options.download_path, work.cache / "packages", work.warnings);
     work.packages = moved;
     work.bytes = bytes;
-    std::error_code ignored;
-    std::filesystem::remove_all(options.download_path, ignored);
+    (void)fs::remove_tree(options.download_path);
 }
 
 }  // namespace
@@ -407,11 +407,8 @@ std::string dnf_cache_directory_name(const RepoConfig& repo) {
 
 Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::stop_token stop) {
     PrefetchReport report;
-    std::error_code error;
-    std::filesystem::create_directories(request.cachedir, error);
-    if (error) {
-        return make_error(ErrorCode::Io, "cannot create dnf's cache directory: " + error.message(),
-                          request.cachedir.string());
+    if (auto made = fs::make_directories(request.cachedir, "dnf's cache directory"); !made) {
+        return tl::unexpected(std::move(made.error()));
     }
     auto temporary = ScratchDir::create("rpmirror-prefetch");
     if (!temporary) {

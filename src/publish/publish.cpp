@@ -19,10 +19,11 @@
 
 #include "fs/beneath.hpp"
 #include "fs/durable.hpp"
+#include "fs/fault.hpp"
 #include "fs/swap.hpp"
+#include "fs/tree.hpp"
 #include "fs/walk.hpp"
 #include "rpmirror/metadata/metadata.hpp"
-#include "util/fault.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror {
@@ -75,16 +76,13 @@ MetadataStage& MetadataStage::operator=(MetadataStage&& other) noexcept {
 
 MetadataStage::~MetadataStage() {
     if (!staging_dir_.empty()) {
-        std::error_code ignored;
-        std::filesystem::remove_all(staging_dir_, ignored);
+        (void)fs::remove_tree(staging_dir_);
     }
 }
 
 Result<MetadataStage> MetadataStage::create(const std::filesystem::path& metadata_dir) {
-    std::error_code error;
-    std::filesystem::create_directories(metadata_dir, error);
-    if (error) {
-        return make_errno_error("cannot create directory", metadata_dir.string(), error.value());
+    if (auto made = fs::make_directories(metadata_dir); !made) {
+        return tl::unexpected(std::move(made.error()));
     }
     std::string pattern = (metadata_dir / (std::string(kStagingPrefix) + "XXXXXX")).string();
     if (fault::fails(fault::Op::Create, pattern) || ::mkdtemp(pattern.data()) == nullptr) {
@@ -96,8 +94,7 @@ Result<MetadataStage> MetadataStage::create(const std::filesystem::path& metadat
     ::umask(mask);
     if (::chmod(pattern.c_str(), 0777 & ~mask) != 0) {
         const int chmod_errno = errno;
-        std::error_code ignored;
-        std::filesystem::remove_all(pattern, ignored);
+        (void)fs::remove_tree(pattern);
         return make_errno_error("cannot set permissions of staging directory", pattern,
                                 chmod_errno);
     }
@@ -159,8 +156,7 @@ std::size_t remove_stale_stages(const std::filesystem::path& metadata_dir,
     std::size_t removed = 0;
     for (const std::filesystem::path& stage : find_stale_stages(metadata_dir)) {
         if (stage != except) {
-            std::error_code error;
-            std::filesystem::remove_all(stage, error);
+            (void)fs::remove_tree(stage);
             ++removed;
         }
     }

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <fstream>
 
+#include "fs/tree.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/s3/s3.hpp"
 #include "s3/client.hpp"
@@ -534,8 +535,7 @@ Result<bool> S3Client::probe_conditional_put(std::string_view bucket, std::strin
 
 Result<void> get_object_to_file(S3Client& client, const S3Location& where, std::string_view key,
                                 const std::filesystem::path& path) {
-    std::error_code made;
-    std::filesystem::create_directories(path.parent_path(), made);
+    (void)fs::make_directories(path.parent_path());  // else opening it below says why
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     if (!out) {
         return make_errno_error("cannot create", path.string(), errno);

@@ -20,7 +20,7 @@
 #include "rpmirror/checksum/checksum.hpp"
 #include "s3/client_internal.hpp"
 #include "s3/xml_tree.hpp"
-#include "util/fault.hpp"
+#include "fs/fault.hpp"
 
 namespace rpmirror::s3 {
 

@@ -8,38 +8,12 @@
 #include <mutex>
 #include <optional>
 
+#include "fs/scratch_dir.hpp"
 #include "signature/handles.hpp"
 
 namespace rpmirror::signature {
 
 namespace {
-
-// A private, empty gpg home directory removed with everything in it when it goes.
-class ScratchHome {
-  public:
-    static Result<ScratchHome> create() {
-        const char* base = std::getenv("TMPDIR");
-        std::string pattern =
-            std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/rpmirror-gpg-XXXXXX";
-        if (::mkdtemp(pattern.data()) == nullptr) {
-            return make_errno_error("cannot create a temporary gpg home", pattern, errno);
-        }
-        return ScratchHome(pattern);
-    }
-    ScratchHome(ScratchHome&& other) noexcept : path_(std::exchange(other.path_, {})) {}
-    ScratchHome& operator=(ScratchHome&&) = delete;
-    ~ScratchHome() {
-        if (!path_.empty()) {
-            std::error_code ignored;
-            std::filesystem::remove_all(path_, ignored);
-        }
-    }
-    const std::string& path() const { return path_; }
-
-  private:
-    explicit ScratchHome(std::string path) : path_(std::move(path)) {}
-    std::string path_;
-};
 
 std::optional<std::int64_t> expiry_of(long seconds) {
     return seconds > 0 ? std::optional<std::int64_t>(seconds) : std::nullopt;
@@ -56,7 +30,7 @@ Result<std::vector<SigningKey>> read_key_validity(std::string_view armored,
                                                   const std::string& source) {
     static std::once_flag initialised;
     std::call_once(initialised, [] { (void)gpgme_check_version(nullptr); });
-    auto home = ScratchHome::create();
+    auto home = ScratchDir::create("rpmirror-gpg");  // a private, empty gpg home
     if (!home) {
         return tl::unexpected(std::move(home.error()));
     }

@@ -21,7 +21,7 @@
 #include "rpmirror/signature/signature.hpp"
 #include "signature/gpg_keys.hpp"
 #include "signature/handles.hpp"
-#include "util/fault.hpp"
+#include "fs/fault.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror {

@@ -24,7 +24,7 @@
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/plan/plan.hpp"
 #include "snapshot/backend.hpp"
-#include "util/fault.hpp"
+#include "fs/fault.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror {

@@ -1,46 +1,27 @@
 // A sync of a repository's metadata alone into a temporary directory
 // (rpmirror/sync/remote_metadata.hpp).
-#include <stdlib.h>
-
-#include <cerrno>
-#include <cstdlib>
 #include <utility>
 
+#include "fs/scratch_dir.hpp"
 #include "rpmirror/sync/remote_metadata.hpp"
 
 namespace rpmirror {
 
-RemoteMetadata::RemoteMetadata(std::filesystem::path temp_dir, std::filesystem::path root)
-    : temp_dir_(std::move(temp_dir)), root_(std::move(root)) {}
+RemoteMetadata::RemoteMetadata(std::unique_ptr<ScratchDir> scratch, std::filesystem::path root)
+    : scratch_(std::move(scratch)), root_(std::move(root)) {}
 
-RemoteMetadata::RemoteMetadata(RemoteMetadata&& other) noexcept
-    : temp_dir_(std::exchange(other.temp_dir_, {})), root_(std::exchange(other.root_, {})) {}
-
-RemoteMetadata& RemoteMetadata::operator=(RemoteMetadata&& other) noexcept {
-    if (this != &other) {
-        RemoteMetadata discarded(std::move(*this));
-        temp_dir_ = std::exchange(other.temp_dir_, {});
-        root_ = std::exchange(other.root_, {});
-    }
-    return *this;
-}
-
-RemoteMetadata::~RemoteMetadata() {
-    if (!temp_dir_.empty()) {
-        std::error_code ignored;
-        std::filesystem::remove_all(temp_dir_, ignored);
-    }
-}
+RemoteMetadata::RemoteMetadata(RemoteMetadata&& other) noexcept = default;
+RemoteMetadata& RemoteMetadata::operator=(RemoteMetadata&& other) noexcept = default;
+RemoteMetadata::~RemoteMetadata() = default;
 
 Result<RemoteMetadata> RemoteMetadata::fetch(Syncer& syncer, const RepoConfig& repo,
                                              std::stop_token stop) {
-    const char* tmpdir = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp") +
-                          "/rpmirror-verify-XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) {
-        return make_errno_error("cannot create a temporary directory", pattern, errno);
+    auto scratch = ScratchDir::create("rpmirror-verify");
+    if (!scratch) {
+        return tl::unexpected(std::move(scratch.error()));
     }
-    RemoteMetadata metadata(pattern, std::filesystem::path(pattern) / repo.id);
+    const std::filesystem::path pattern = scratch->path();
+    RemoteMetadata metadata(std::make_unique<ScratchDir>(std::move(*scratch)), pattern / repo.id);
 
     // A sync of the metadata alone: every package excluded, repodata/ downloaded, verified
     // (metalink, sizes, checksums) and published into the temporary directory.

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <system_error>
 
+#include "fs/tree.hpp"
+
 namespace rpmirror {
 
 namespace {
@@ -81,9 +83,7 @@ std::vector<std::filesystem::path> remove_stale_spools(const std::filesystem::pa
     }
     std::vector<std::filesystem::path> removed;
     for (const std::filesystem::path& directory : stale) {
-        std::error_code failed;
-        std::filesystem::remove_all(directory, failed);
-        if (!failed) {
+        if (fs::remove_tree(directory)) {
             removed.push_back(directory);
         }
     }
@@ -115,8 +115,8 @@ Result<S3Spool> create_s3_spool(const std::filesystem::path& chosen, std::uint64
             error.clear();
             parent = std::filesystem::temp_directory_path(error);
         }
-    } else {
-        std::filesystem::create_directories(parent, error);
+    } else if (auto made = fs::make_directories(parent, "the spool directory"); !made) {
+        return tl::unexpected(std::move(made.error()));
     }
     if (error) {
         return make_error(ErrorCode::Io, "cannot create the spool directory: " + error.message(),
@@ -135,8 +135,7 @@ Result<S3Spool> create_s3_spool(const std::filesystem::path& chosen, std::uint64
                                   O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (spool.owner.get() < 0 || ::flock(spool.owner.get(), LOCK_EX | LOCK_NB) != 0) {
         const int saved = errno;
-        std::error_code ignored;
-        std::filesystem::remove_all(spool.dir, ignored);
+        (void)fs::remove_tree(spool.dir);
         return make_errno_error("cannot lock the spool directory", spool.dir.string(), saved);
     }
     spool.in_memory = is_memory_backed(spool.dir);

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "dedupe/s3_dedupe.hpp"
+#include "fs/tree.hpp"
 #include "rpmirror/metadata/metadata.hpp"
 #include "s3/upload.hpp"
 #include "store/s3_store.hpp"
@@ -88,8 +89,7 @@ S3Destination::~S3Destination() {
     if (pool_) {
         (void)end_uploads();
     }
-    std::error_code ignored;
-    std::filesystem::remove_all(spool_, ignored);
+    (void)fs::remove_tree(spool_);
 }
 
 Result<std::unique_ptr<S3Destination>> S3Destination::open(
@@ -398,8 +398,7 @@ void S3Destination::begin_uploads(std::span<const S3Package> packages, std::stop
                                   : tl::unexpected(std::move(uploaded.error()));
                     pool->requests += client.request_count() - before;
                 }
-                std::error_code ignored;
-                std::filesystem::remove(file, ignored);
+                (void)fs::remove_file(file);
                 const std::lock_guard lock(pool->mutex);
                 if (verdict == SpoolVerdict::Remove && package.stored) {
                     pool->removed.push_back(item);

@@ -15,11 +15,11 @@
 #include "fs/beneath.hpp"
 #include "fs/durable.hpp"
 #include "fs/state.hpp"
+#include "fs/tree.hpp"
 #include "fs/walk.hpp"
 #include "rpmirror/diff/diff.hpp"
 #include "sync/catalogue.hpp"
 #include "sync/repo_sync.hpp"
-#include "util/fault.hpp"
 
 namespace rpmirror {
 
@@ -272,8 +272,7 @@ void RepoSync::prune_releases(std::vector<std::filesystem::path>& trees) {
     for (std::filesystem::directory_iterator entry(layout_root_, error), end;
          !error && entry != end; entry.increment(error)) {
         if (entry->path().filename().string().starts_with(kRemovingPrefix)) {
-            std::filesystem::remove_all(entry->path(), error);
-            error.clear();
+            (void)fs::remove_tree(entry->path());
         }
     }
     const std::filesystem::path mine = repo_dir_.lexically_relative(layout_root_);
@@ -347,19 +346,17 @@ bool RepoSync::remove_release(const std::filesystem::path& tree) {
     }
     const std::filesystem::path removing =
         layout_root_ / fmt::format("{}{}", kRemovingPrefix, ::getpid());
-    std::error_code error;
-    if (fault::rename(tree.c_str(), removing.c_str()) != 0) {
-        return refuse("cannot rename it to " + removing.string() + ": " +
-                      std::generic_category().message(errno));
+    if (auto renamed = fs::rename_file(tree, removing); !renamed) {
+        return refuse(renamed.error().message + ": " +
+                      std::generic_category().message(renamed.error().sys_errno));
     }
-    std::filesystem::remove_all(removing, error);
-    if (error) {
+    if (auto removed = fs::remove_tree(removing); !removed) {
         report_.warnings.push_back(
             fmt::format("--keep-releases: {} (was {}): {}; the next run removes the rest",
-                        removing.string(), tree.string(), error.message()));
+                        removing.string(), tree.string(), removed.error().to_string()));
     }
     remove_empty_parents(layout_root_, relative);  // guids/<GUID>/
-    std::filesystem::remove(release_marker(state_dir, tree), error);
+    (void)fs::remove_file(release_marker(state_dir, tree));
     report_.deleted.push_back(tree.lexically_relative(repo_dir_) / "");
     return true;
 }

@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include "download/zck.hpp"
+#include "fs/tree.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 
 namespace rpmirror {
@@ -35,30 +36,10 @@ std::filesystem::path RepoSync::kept_primary_zck_path() const {
 
 void RepoSync::keep_primary_zck(const std::filesystem::path& parsed) {
     const std::filesystem::path kept = kept_primary_zck_path();
-    std::filesystem::path temporary = kept;
-    temporary += ".tmp";
-    std::error_code failed;
-    std::filesystem::create_directories(kept.parent_path(), failed);
-    if (!failed) {
-        std::filesystem::remove(temporary, failed);  // a killed run's
-    }
-    if (!failed) {
-        std::filesystem::create_hard_link(parsed, temporary, failed);
-        if (failed) {  // another filesystem, or one without hard links
-            failed.clear();
-            std::filesystem::copy_file(parsed, temporary,
-                                       std::filesystem::copy_options::overwrite_existing, failed);
-        }
-    }
-    if (!failed) {
-        std::filesystem::rename(temporary, kept, failed);
-    }
-    if (failed) {
-        std::error_code ignored;
-        std::filesystem::remove(temporary, ignored);
+    if (auto placed = fs::place_copy(parsed, kept); !placed) {
         report_.warnings.push_back(
             fmt::format("zchunk: cannot keep primary_zck as {} for the next run's delta: {}",
-                        kept.string(), failed.message()));
+                        kept.string(), placed.error().to_string()));
     }
 }
 
@@ -85,8 +66,7 @@ const RepomdRecord* RepoSync::parse_record(
                                         "downloading '" + primary.type + "' instead");
     if (!assembled) {
         if (assembled.error().subject == kept.string()) {
-            std::error_code ignored;
-            std::filesystem::remove(kept, ignored);
+            (void)fs::remove_file(kept);
         }
         return &primary;
     }
@@ -108,11 +88,8 @@ bool RepoSync::seed_from_local_copy(const std::filesystem::path& stage_dir,
             static_cast<std::uint64_t>(st.st_size) != expected_size) {
             continue;
         }
-        std::error_code failed;
-        std::filesystem::copy_file(candidate,
-                                   stage_dir / part_file_name(relative.filename().string()),
-                                   std::filesystem::copy_options::overwrite_existing, failed);
-        return !failed;
+        return fs::copy_file(candidate, stage_dir / part_file_name(relative.filename().string()))
+            .has_value();
     }
     return false;
 }
@@ -159,8 +136,7 @@ Result<void> RepoSync::assemble_zck_delta(const RepomdRecord& record,
     request.header_size = *record.header_size;
     request.header_checksum = *record.header_checksum;
     const auto fall_back = [&](Error error) {
-        std::error_code ignored;
-        std::filesystem::remove(request.target, ignored);
+        (void)fs::remove_file(request.target);
         report_.zck_fallbacks.push_back(
             fmt::format("zchunk: '{}': {}; {}", record.type, error.to_string(), instead));
         return tl::unexpected(std::move(error));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <stop_token>
 
 #include "rpmirror/config/config.hpp"
@@ -10,6 +11,8 @@
 #include "rpmirror/util/error.hpp"
 
 namespace rpmirror {
+
+class ScratchDir;
 
 // The repository's current metadata, fetched into a private temporary directory that is removed
 // with this object. Move-only.
@@ -31,8 +34,8 @@ class RemoteMetadata {
     const std::filesystem::path& root() const { return root_; }
 
   private:
-    RemoteMetadata(std::filesystem::path temp_dir, std::filesystem::path root);
-    std::filesystem::path temp_dir_;
+    RemoteMetadata(std::unique_ptr<ScratchDir> scratch, std::filesystem::path root);
+    std::unique_ptr<ScratchDir> scratch_;  // removed with the object
     std::filesystem::path root_;
 };
 

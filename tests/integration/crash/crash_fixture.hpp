@@ -1,6 +1,6 @@
 // The fixture of the crash-safety tests: an OLD revision of a real repository mirrored with
 // --download-metadata, a NEW upstream revision (packages added and deleted), the real binary run
-// with the I/O fault seam armed (RPMIRROR_FAULT, see src/util/fault.hpp), and the checks that
+// with the I/O fault seam armed (RPMIRROR_FAULT, see src/fs/fault.hpp), and the checks that
 // must hold after any kill: every file under a final name verified, repodata/ the old or the new
 // complete one, nothing outside the destination.
 #pragma once

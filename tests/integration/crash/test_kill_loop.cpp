@@ -1,6 +1,6 @@
 // Crash safety, proven: `rpmirror sync --download-metadata --delete` from an OLD mirrored
 // revision to a NEW upstream one, killed with SIGKILL at every create, write, sync, rename and
-// unlink it makes (the I/O fault seam, src/util/fault.hpp) and in the middle of transfers (the
+// unlink it makes (the I/O fault seam, src/fs/fault.hpp) and in the middle of transfers (the
 // fault server trickling a body). After each kill: every file under a final name verified,
 // repodata/ the old or the new complete one, nothing outside the destination; then an unarmed run
 // completes the mirror, fetching no more than what remained minus what .part files held.

@@ -1,5 +1,5 @@
 // `rpmirror sync` when the local side fails: a full disk (a small tmpfs mounted by the test in a
-// private mount namespace), I/O errors injected through the fault seam (src/util/fault.hpp), a
+// private mount namespace), I/O errors injected through the fault seam (src/fs/fault.hpp), a
 // read-only destination, permission denied, a destination that is a regular file. Each must end
 // with a clear error naming the path, a failing exit code, the previous metadata in place, no
 // corrupt file under a final name, and a re-run that completes once the cause is gone.

@@ -1,5 +1,5 @@
-// The I/O fault seam (see util/fault.hpp): parsing RPMIRROR_FAULT and the wrapped system calls.
-#include "util/fault.hpp"
+// The I/O fault seam (see fs/fault.hpp): parsing RPMIRROR_FAULT and the wrapped system calls.
+#include "fs/fault.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
