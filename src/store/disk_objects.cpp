@@ -26,6 +26,7 @@
 
 namespace rpmirror::store {
 
+namespace disk_objects {
 namespace {
 
 std::string parent_of(std::string_view key) {
@@ -765,9 +766,10 @@ Result<void> DiskTree::commit(RepoLock* lock) {
 }
 
 }  // namespace
+}  // namespace disk_objects
 
 std::unique_ptr<ObjectStore> disk_object_store(std::filesystem::path root) {
-    return std::make_unique<DiskStore>(std::move(root));
+    return std::make_unique<disk_objects::DiskStore>(std::move(root));
 }
 
 }  // namespace rpmirror::store

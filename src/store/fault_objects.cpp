@@ -3,6 +3,7 @@
 
 namespace rpmirror::store {
 
+namespace fault_objects {
 namespace {
 
 class FaultInjectingTree final : public TreeBuild {
@@ -43,6 +44,7 @@ class FaultInjectingTree final : public TreeBuild {
 };
 
 }  // namespace
+}  // namespace fault_objects
 
 void FaultInjectingStore::fail_nth(StoreOp op, std::size_t nth, Error error) {
     rules_.push_back(
@@ -137,8 +139,8 @@ Result<std::unique_ptr<TreeBuild>> FaultInjectingStore::build_tree(std::string_v
     if (!inner) {
         return inner;
     }
-    return std::unique_ptr<TreeBuild>(
-        std::make_unique<FaultInjectingTree>(*this, std::move(*inner), std::string(key)));
+    return std::unique_ptr<TreeBuild>(std::make_unique<fault_objects::FaultInjectingTree>(
+        *this, std::move(*inner), std::string(key)));
 }
 
 Result<std::optional<std::int64_t>> FaultInjectingStore::tree(std::string_view key) {

@@ -12,6 +12,7 @@
 
 namespace rpmirror::store {
 
+namespace memory_objects {
 namespace {
 
 struct Content {
@@ -383,9 +384,10 @@ Result<void> MemoryTree::commit(RepoLock* lock) {
 }
 
 }  // namespace
+}  // namespace memory_objects
 
 std::unique_ptr<ObjectStore> memory_object_store() {
-    return std::make_unique<MemoryStore>();
+    return std::make_unique<memory_objects::MemoryStore>();
 }
 
 }  // namespace rpmirror::store

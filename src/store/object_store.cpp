@@ -6,6 +6,7 @@
 
 namespace rpmirror::store {
 
+namespace object_store_impl {
 namespace {
 
 // True iff `key` is `name` or ends in "/<name>" (a repository's file, at the root or in a tree).
@@ -15,12 +16,13 @@ bool names_file(std::string_view key, std::string_view name) {
 }
 
 }  // namespace
+}  // namespace object_store_impl
 
 int publication_rank(std::string_view key) {
-    return key == ".treeinfo"                           ? 3
-           : names_file(key, "repodata/repomd.xml")     ? 1
-           : names_file(key, "repodata/repomd.xml.asc") ? 2
-                                                        : 0;
+    return key == ".treeinfo"                                              ? 3
+           : object_store_impl::names_file(key, "repodata/repomd.xml")     ? 1
+           : object_store_impl::names_file(key, "repodata/repomd.xml.asc") ? 2
+                                                                           : 0;
 }
 
 Result<void> check_key(std::string_view key, bool allow_root) {

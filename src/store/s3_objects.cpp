@@ -24,6 +24,7 @@
 
 namespace rpmirror::store {
 
+namespace s3_objects {
 namespace {
 
 constexpr std::string_view kTreeMarker = ".rpmirror/snapshot.json";
@@ -603,9 +604,10 @@ Result<void> S3Tree::commit(RepoLock* lock) {
 }
 
 }  // namespace
+}  // namespace s3_objects
 
 std::unique_ptr<ObjectStore> s3_object_store(s3::S3Config config, s3::S3Location where) {
-    return std::make_unique<S3Objects>(std::move(config), std::move(where));
+    return std::make_unique<s3_objects::S3Objects>(std::move(config), std::move(where));
 }
 
 }  // namespace rpmirror::store
