@@ -561,7 +561,16 @@ class DiskStore final : public ObjectStore {
         if (key.empty()) {
             return root;
         }
-        return fs::make_directories_beneath(root->get(), std::string(key), root_);
+        auto made = fs::make_directories_beneath(root->get(), std::string(key), root_);
+        if (!made) {
+            return made;
+        }
+        // Opened again for reading: what make_directories_beneath returns may not be fsynced.
+        UniqueFd dir = fs::open_directory_beneath(root->get(), std::string(key));
+        if (!dir) {
+            return make_errno_error("cannot open", describe(key), errno);
+        }
+        return dir;
     }
 
     // Makes `request.from` appear as the new entry `name` of the directory `dir_fd` (`shown_key`
@@ -716,7 +725,35 @@ Result<void> DiskTree::put(std::string_view relative, std::string_view bytes) {
     if (auto valid = check_key(relative); !valid) {
         return valid;
     }
-    return fs::write_file(store_.describe(join_key(staging_, relative)), bytes);
+    auto staging = store_.open_dir(staging_);
+    if (!staging) {
+        return tl::unexpected(std::move(staging.error()));
+    }
+    if (!*staging) {
+        return make_error(ErrorCode::NotFound, "gone while it was built",
+                          store_.describe(staging_));
+    }
+    const std::string parent = parent_of(relative);
+    auto dir = parent.empty() ? Result<UniqueFd>(UniqueFd(::dup(staging->get())))
+                              : fs::make_directories_beneath(staging->get(), parent,
+                                                             store_.describe(staging_));
+    if (!dir) {
+        return tl::unexpected(std::move(dir.error()));
+    }
+    const std::string shown = store_.describe(join_key(staging_, relative));
+    const UniqueFd fd(fs::create_file_at(dir->get(), name_of(relative), shown));
+    if (!fd || ::ftruncate(fd.get(), 0) != 0) {
+        return make_errno_error("cannot create", shown, errno);
+    }
+    for (std::size_t written = 0; written < bytes.size();) {
+        const ssize_t result =
+            fault::write(fd.get(), bytes.data() + written, bytes.size() - written);
+        if (result < 0 && errno != EINTR) {
+            return make_errno_error("cannot write", shown, errno);
+        }
+        written += static_cast<std::size_t>(std::max<ssize_t>(result, 0));
+    }
+    return {};
 }
 
 Result<void> DiskTree::commit(RepoLock* lock) {

@@ -27,6 +27,11 @@ struct StoreFactory {
     std::function<std::unique_ptr<StoreUnderTest>()> make;
 };
 
+// gtest prints a parameter by its name.
+inline void PrintTo(const StoreFactory& factory, std::ostream* out) {
+    *out << factory.name;
+}
+
 inline std::string store_name(const ::testing::TestParamInfo<StoreFactory>& info) {
     return info.param.name;
 }
