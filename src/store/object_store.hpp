@@ -32,10 +32,10 @@
 #include <string_view>
 #include <vector>
 
-#include "rpmirror/checksum.hpp"
-#include "rpmirror/error.hpp"
-#include "rpmirror/repo_lock.hpp"
-#include "rpmirror/s3.hpp"
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/s3/s3.hpp"
+#include "rpmirror/store/repo_lock.hpp"
+#include "rpmirror/util/error.hpp"
 
 namespace rpmirror::store {
 
