@@ -1,0 +1,219 @@
+// The place files live, at the level of one file: a directory tree on a local (or NFS/FUSE)
+// filesystem, a prefix in an S3 bucket, or a map in memory (for unit tests). Modelled on leveldb's
+// Env and Arrow's FileSystem: features are written once over an ObjectStore, and only the
+// implementations (disk_objects.cpp over src/fs/, s3_objects.cpp over src/s3/,
+// memory_objects.cpp) touch files or build requests. open_object_store is the one place a
+// destination string is turned into a store.
+//
+// Keys are '/'-separated relative paths beneath the store's root ("Packages/a/foo.rpm"), without
+// empty, "." or ".." segments; "" names the root itself where a prefix is asked for. A key that
+// is not one is refused with Error{BadInput}. A symlink is never followed (on disk: the last
+// component never, directories on the way only while they stay beneath the root).
+//
+// Besides files, two things features need to publish at once:
+//   - a tree: a prefix whose files appear all at once (built aside, then committed: on disk a
+//     temporary sibling directory renamed into place; in a bucket a marker object written last,
+//     without which the prefix is no tree);
+//   - an alias ("published name"): a key that shows a committed tree and is switched from one to
+//     another so a reader sees the old tree or the new one (on disk a symlink replaced by one
+//     rename; in a bucket a copy of the tree written in a repository's publication order:
+//     packages and records, then repodata/repomd.xml, then its signature, then .treeinfo).
+//
+// Thread-compatible: one thread at a time per store (an implementation may use threads inside).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/s3/s3.hpp"
+#include "rpmirror/store/repo_lock.hpp"
+#include "rpmirror/util/error.hpp"
+
+namespace rpmirror::store {
+
+// A file as its store describes it without reading it.
+struct ObjectInfo {
+    std::uint64_t size = 0;
+    // Changes whenever the content may have changed: "MTIME_NS INODE CTIME_NS" of a file on disk
+    // (LocalStore's version), the ETag of an object, a counter in memory.
+    std::string version;
+    // Names sharing the file's content (st_nlink on disk; 1 in a bucket, where a copy is an
+    // object of its own): a file with one frees its bytes when removed.
+    std::uint64_t links = 1;
+
+    bool operator==(const ObjectInfo&) const = default;
+};
+
+// Files by key (relative to the store's root), in key order.
+using ObjectListing = std::map<std::string, ObjectInfo>;
+
+// What a copy must find at its source: the object a record vouches for.
+struct Pin {
+    std::uint64_t size = 0;
+    std::string version;  // ObjectInfo::version
+    // The content's digest iff known: lets a bucket accept a copy of a multipart object, to which
+    // the store gives a new ETag (s3::copy_stored).
+    ChecksumType type = ChecksumType::Sha256;
+    std::string digest;
+};
+
+enum class CopyMode {
+    Link,        // the same content without copying bytes (a hard link; inside a bucket a
+                 // server-side copy); Error{Unsupported} iff the medium refuses (EXDEV, ...)
+    LinkOrCopy,  // a link, or the bytes copied when the medium refuses links
+    Copy,        // the bytes copied (mode and times kept on disk): a file of its own
+};
+
+struct CopyRequest {
+    std::string from;
+    std::string to;
+    CopyMode mode = CopyMode::LinkOrCopy;
+    std::optional<Pin> pin;  // refuse (Error{Corrupt} naming the source) unless it is this one
+};
+
+struct CopyOptions {
+    std::string acl;  // a bucket's canned ACL for the new objects ("" = none sent); disk: unused
+};
+
+// Keys in the order a repository is published: everything else (0), then each repository's
+// repodata/repomd.xml (1), its repomd.xml.asc (2), then a tree's .treeinfo (3).
+int publication_rank(std::string_view key);
+
+// The files of a tree being built (ObjectStore::build_tree). Destroyed without commit(): what it
+// holds is removed (best effort: a leftover is removed by the next build_tree beside it).
+class TreeBuild {
+  public:
+    virtual ~TreeBuild() = default;
+    TreeBuild(const TreeBuild&) = delete;
+    TreeBuild& operator=(const TreeBuild&) = delete;
+
+    // The key under which the tree's files sit until commit() (a temporary sibling on disk, the
+    // tree's own key in a bucket): for reading back what was copied, never for writing.
+    virtual const std::string& staging() const = 0;
+
+    // Copies each of `copies` from the store (`from`: any key) into the tree (`to`: relative to
+    // the tree), several at a time where the medium allows, repository metadata last in
+    // publication_rank order. Returns the first failure; copies made before it stay until the
+    // build is abandoned.
+    virtual Result<void> copy(std::span<const CopyRequest> copies, const CopyOptions& options) = 0;
+
+    // Writes `bytes` as the tree's file `relative`.
+    virtual Result<void> put(std::string_view relative, std::string_view bytes) = 0;
+
+    // Makes the tree appear at its key, whole, at once (durable first on disk), after confirming
+    // `lock` (when given). Error{BadInput} "exists already" iff something holds the key (nothing
+    // replaced), the store's error otherwise; on any error the tree does not appear.
+    virtual Result<void> commit(RepoLock* lock) = 0;
+
+  protected:
+    TreeBuild() = default;
+};
+
+class ObjectStore {
+  public:
+    virtual ~ObjectStore() = default;
+    ObjectStore(const ObjectStore&) = delete;
+    ObjectStore& operator=(const ObjectStore&) = delete;
+
+    // `key`'s name for messages: "/srv/mirror/fedora/a.rpm", "s3://bucket/prefix/fedora/a.rpm".
+    virtual std::string describe(std::string_view key) const = 0;
+
+    // The regular file at `key`; nullopt iff there is none (nothing, a directory, a symlink).
+    // The store's error iff it cannot tell.
+    virtual Result<std::optional<ObjectInfo>> stat(std::string_view key) = 0;
+
+    // Every regular file at or below the directory `prefix` ("" = the whole store), recursively,
+    // by key, no symlink followed. An absent prefix holds nothing. What shows through an alias is
+    // not listed under the alias's key on disk (a symlink) but is in a bucket (copies); the
+    // markers of a bucket's trees and aliases are never listed.
+    virtual Result<ObjectListing> list(std::string_view prefix) = 0;
+
+    // The names (one segment each) of the "directories" right below `prefix`, sorted: real
+    // directories on disk (not symlinks), common prefixes in a bucket. Empty iff none or absent.
+    virtual Result<std::vector<std::string>> list_dirs(std::string_view prefix) = 0;
+
+    // The whole content of the (small) regular file at `key`. Error{NotFound} iff there is none;
+    // Error{Unsafe} iff something else is there (a symlink is not followed).
+    virtual Result<std::string> read(std::string_view key) = 0;
+
+    // Stores `bytes` at `key` atomically (a reader sees the old content or the new), creating the
+    // directories above it. On error the old content (or nothing) stays.
+    virtual Result<void> put(std::string_view key, std::string_view bytes) = 0;
+
+    // As put, with the content of the local file `path`.
+    virtual Result<void> put_file(std::string_view key, const std::filesystem::path& path) = 0;
+
+    // Makes each copy's `to` hold its `from` (as CopyMode says), each replaced atomically.
+    // Returns the first failure (those before it are made); Error{NotFound} iff a source is not
+    // there, Error{Corrupt} iff it is not its pin.
+    virtual Result<void> copy(std::span<const CopyRequest> copies, const CopyOptions& options) = 0;
+
+    // Removes the regular files `keys`; a key already gone (or not a regular file) is left alone.
+    // Returns the first failure; those removed before it stay removed.
+    virtual Result<void> remove(std::span<const std::string> keys) = 0;
+
+    // --- Trees ---
+
+    // Starts building the tree that will appear at `key`, after removing what interrupted builds
+    // left beside it (the caller holds the lock of whatever owns the trees there). Nothing is
+    // visible at `key` until TreeBuild::commit. `what` names the tree in messages ("snapshot").
+    // Error{BadInput} "exists already" iff a committed tree (on disk: anything) is at `key`.
+    virtual Result<std::unique_ptr<TreeBuild>> build_tree(std::string_view key,
+                                                          std::string_view what) = 0;
+
+    // The time (ns since the epoch) the committed tree at `key` was completed; nullopt iff none.
+    virtual Result<std::optional<std::int64_t>> tree(std::string_view key) = 0;
+
+    // The names of the committed trees right below `prefix` (builds in progress and interrupted
+    // ones left out), sorted.
+    virtual Result<std::vector<std::string>> trees(std::string_view prefix) = 0;
+
+    // Removes the committed tree `key`: gone for readers at once (renamed aside, or its marker
+    // and index removed first), then everything in it. Nothing there is not an error.
+    virtual Result<void> remove_tree(std::string_view key) = 0;
+
+    // --- Aliases ---
+
+    // Makes `alias` show the committed tree `tree` (replacing what it showed) after confirming
+    // `lock` (when given): a reader of the alias sees the old tree or the new one, never a mix.
+    // Error{Unsafe} naming the alias iff something that is no alias is there (nothing changed).
+    virtual Result<void> point_alias(std::string_view alias, std::string_view tree,
+                                     RepoLock* lock) = 0;
+
+    // The key of the tree `alias` shows; nullopt iff `alias` is no alias.
+    virtual Result<std::optional<std::string>> alias_target(std::string_view alias) = 0;
+
+  protected:
+    ObjectStore() = default;
+};
+
+// Returns Error{BadInput} naming `key` unless it is a key (above); "" is one iff `allow_root`.
+Result<void> check_key(std::string_view key, bool allow_root = false);
+
+// `prefix` + "/" + `relative` (either may be empty).
+std::string join_key(std::string_view prefix, std::string_view relative);
+
+// The store of the directory `root` (it need not exist yet).
+std::unique_ptr<ObjectStore> disk_object_store(std::filesystem::path root);
+
+// The store of the prefix `where` in a bucket, with the client settings `config`.
+std::unique_ptr<ObjectStore> s3_object_store(s3::S3Config config, s3::S3Location where);
+
+// An empty store in memory, for unit tests.
+std::unique_ptr<ObjectStore> memory_object_store();
+
+// The one place a destination becomes a store: an s3:// URL is a prefix in a bucket (its settings
+// `s3`, each unset one from the environment), anything else a directory. Error{BadInput} iff the
+// URL does not parse or the settings cannot be resolved.
+Result<std::unique_ptr<ObjectStore>> open_object_store(
+    std::string_view destination, const std::optional<s3::S3Overrides>& s3 = std::nullopt);
+
+}  // namespace rpmirror::store

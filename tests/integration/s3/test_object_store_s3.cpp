@@ -1,0 +1,59 @@
+// The ObjectStore contract (tests/unit/store/object_store_contract.hpp) against a prefix in a
+// bucket of the suite's Ceph RADOS Gateway: the same assertions the memory and disk stores pass.
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "integration/s3/ceph_fixture.hpp"
+#include "unit/store/object_store_contract.hpp"
+
+namespace rpmirror::test {
+namespace {
+
+// The cluster of the S3 suite (CephS3Test's), for a factory.
+struct Cluster : CephS3Test {
+    using CephS3Test::bucket_name;
+    using CephS3Test::cluster;
+    void TestBody() override {}
+};
+
+// A bucket of its own per test, under a prefix (keys are relative to it), emptied and deleted
+// afterwards.
+struct BucketUnderTest final : StoreUnderTest {
+    BucketUnderTest() : client(Cluster::cluster().config()) {
+        static std::atomic<int> counter{0};
+        bucket = Cluster::bucket_name("objects-" + std::to_string(::getpid()) + "-" +
+                                      std::to_string(counter++));
+        auto created = client.create_bucket(bucket);
+        if (!created) {
+            throw std::runtime_error(created.error().to_string());
+        }
+        objects = store::s3_object_store(Cluster::cluster().config(),
+                                         s3::S3Location{bucket, "mirror/root/"});
+    }
+    ~BucketUnderTest() override {
+        if (auto listed = client.list_all_objects(bucket, "")) {
+            std::vector<std::string> keys;
+            for (const auto& object : *listed) {
+                keys.push_back(object.key);
+            }
+            if (!keys.empty()) {
+                (void)client.delete_objects(bucket, keys);
+            }
+        }
+        (void)client.delete_bucket(bucket);
+    }
+    store::ObjectStore& store() override { return *objects; }
+
+    s3::S3Client client;
+    std::string bucket;
+    std::unique_ptr<store::ObjectStore> objects;
+};
+
+INSTANTIATE_TEST_SUITE_P(Bucket, ObjectStoreContract,
+                         ::testing::Values(StoreFactory{
+                             "s3", [] { return std::make_unique<BucketUnderTest>(); }}),
+                         store_name);
+
+}  // namespace
+}  // namespace rpmirror::test

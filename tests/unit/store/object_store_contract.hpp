@@ -1,0 +1,299 @@
+// The contract every ObjectStore keeps (store/object_store.hpp), written once and run against
+// each store: memory and disk (tests/unit/store/test_object_store.cpp) and a bucket of the test
+// suite's Ceph RADOS Gateway (tests/integration/s3/test_object_store_s3.cpp). Include it in one
+// file per test binary, then INSTANTIATE_TEST_SUITE_P(Name, ObjectStoreContract, ...).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "store/object_store.hpp"
+
+namespace rpmirror::test {
+
+// One store under test and whatever keeps it alive (a temporary directory, a bucket).
+struct StoreUnderTest {
+    virtual ~StoreUnderTest() = default;
+    virtual store::ObjectStore& store() = 0;
+};
+
+struct StoreFactory {
+    std::string name;
+    std::function<std::unique_ptr<StoreUnderTest>()> make;
+};
+
+// gtest prints a parameter by its name.
+inline void PrintTo(const StoreFactory& factory, std::ostream* out) {
+    *out << factory.name;
+}
+
+inline std::string store_name(const ::testing::TestParamInfo<StoreFactory>& info) {
+    return info.param.name;
+}
+
+class ObjectStoreContract : public ::testing::TestWithParam<StoreFactory> {
+  protected:
+    void SetUp() override {
+        under_test_ = GetParam().make();
+        ASSERT_NE(under_test_, nullptr);
+    }
+
+    store::ObjectStore& store() { return under_test_->store(); }
+
+    void put(const std::string& key, const std::string& bytes) {
+        auto put = store().put(key, bytes);
+        ASSERT_TRUE(put) << key << ": " << put.error().to_string();
+    }
+
+    std::string read(const std::string& key) {
+        auto read = store().read(key);
+        EXPECT_TRUE(read) << key << ": " << read.error().to_string();
+        return read ? *read : std::string();
+    }
+
+    std::set<std::string> keys(const std::string& prefix) {
+        auto listed = store().list(prefix);
+        EXPECT_TRUE(listed) << prefix << ": " << listed.error().to_string();
+        std::set<std::string> keys;
+        if (listed) {
+            for (const auto& [key, info] : *listed) {
+                keys.insert(key);
+            }
+        }
+        return keys;
+    }
+
+    // A committed tree at `key` holding `files` (relative key -> content), copied from "live/".
+    void make_tree(const std::string& key, const std::map<std::string, std::string>& files) {
+        std::vector<store::CopyRequest> copies;
+        for (const auto& [relative, bytes] : files) {
+            put("live/" + relative, bytes);
+            copies.push_back({"live/" + relative, relative, store::CopyMode::LinkOrCopy, {}});
+        }
+        auto build = store().build_tree(key, "snapshot");
+        ASSERT_TRUE(build) << build.error().to_string();
+        auto copied = (*build)->copy(copies, {});
+        ASSERT_TRUE(copied) << copied.error().to_string();
+        auto committed = (*build)->commit(nullptr);
+        ASSERT_TRUE(committed) << committed.error().to_string();
+    }
+
+  private:
+    std::unique_ptr<StoreUnderTest> under_test_;
+};
+
+TEST_P(ObjectStoreContract, PutThenReadAndStatGiveItBackAndAMissingKeyIsNone) {
+    put("a/b/c.txt", "hello");
+    EXPECT_EQ(read("a/b/c.txt"), "hello");
+    auto stat = store().stat("a/b/c.txt");
+    ASSERT_TRUE(stat) << stat.error().to_string();
+    ASSERT_TRUE(stat->has_value());
+    EXPECT_EQ((*stat)->size, 5U);
+    EXPECT_FALSE((*stat)->version.empty());
+    auto missing = store().stat("a/b/none.txt");
+    ASSERT_TRUE(missing) << missing.error().to_string();
+    EXPECT_FALSE(missing->has_value());
+    auto unread = store().read("a/b/none.txt");
+    ASSERT_FALSE(unread);
+    EXPECT_EQ(unread.error().code, ErrorCode::NotFound);
+}
+
+TEST_P(ObjectStoreContract, PutReplacesTheContentAndChangesTheVersion) {
+    put("doc.txt", "one");
+    auto before = store().stat("doc.txt");
+    ASSERT_TRUE(before && before->has_value());
+    put("doc.txt", "two!");
+    EXPECT_EQ(read("doc.txt"), "two!");
+    auto after = store().stat("doc.txt");
+    ASSERT_TRUE(after && after->has_value());
+    EXPECT_EQ((*after)->size, 4U);
+    EXPECT_NE((*after)->version, (*before)->version);
+}
+
+TEST_P(ObjectStoreContract, ListIsRecursiveAndKeepsToItsPrefix) {
+    put("a/1", "1");
+    put("a/b/2", "22");
+    put("ab/3", "333");
+    put("c", "4444");
+    EXPECT_EQ(keys("a"), (std::set<std::string>{"a/1", "a/b/2"}));
+    EXPECT_EQ(keys(""), (std::set<std::string>{"a/1", "a/b/2", "ab/3", "c"}));
+    EXPECT_TRUE(keys("nothing").empty());
+    auto listed = store().list("ab");
+    ASSERT_TRUE(listed);
+    EXPECT_EQ(listed->at("ab/3").size, 3U);
+
+    auto dirs = store().list_dirs("");
+    ASSERT_TRUE(dirs) << dirs.error().to_string();
+    EXPECT_EQ(*dirs, (std::vector<std::string>{"a", "ab"}));
+    auto below = store().list_dirs("a");
+    ASSERT_TRUE(below);
+    EXPECT_EQ(*below, std::vector<std::string>{"b"});
+    auto none = store().list_dirs("nothing");
+    ASSERT_TRUE(none);
+    EXPECT_TRUE(none->empty());
+}
+
+TEST_P(ObjectStoreContract, WhatIsNoKeyIsRefused) {
+    for (const std::string bad : {"../x", "/x", "a//b", "a/./b", "a/", ""}) {
+        auto put = store().put(bad, "x");
+        ASSERT_FALSE(put) << bad;
+        EXPECT_EQ(put.error().code, ErrorCode::BadInput) << bad;
+    }
+    auto read = store().read("a/../../etc/passwd");
+    ASSERT_FALSE(read);
+    EXPECT_EQ(read.error().code, ErrorCode::BadInput);
+}
+
+TEST_P(ObjectStoreContract, CopyMakesTheSameContentAndRefusesASourceThatIsNotItsPin) {
+    put("src/p.rpm", "package bytes");
+    const std::vector<store::CopyRequest> plain{
+        {"src/p.rpm", "dst/p.rpm", store::CopyMode::LinkOrCopy, {}},
+        {"src/p.rpm", "dst/own.rpm", store::CopyMode::Copy, {}}};
+    auto copied = store().copy(plain, {});
+    ASSERT_TRUE(copied) << copied.error().to_string();
+    EXPECT_EQ(read("dst/p.rpm"), "package bytes");
+    EXPECT_EQ(read("dst/own.rpm"), "package bytes");
+
+    auto stat = store().stat("src/p.rpm");
+    ASSERT_TRUE(stat && stat->has_value());
+    store::Pin pin;
+    pin.size = (*stat)->size;
+    pin.version = (*stat)->version;
+    const std::vector<store::CopyRequest> pinned{
+        {"src/p.rpm", "pinned/p.rpm", store::CopyMode::LinkOrCopy, pin}};
+    ASSERT_TRUE(store().copy(pinned, {}));
+    EXPECT_EQ(read("pinned/p.rpm"), "package bytes");
+
+    put("src/p.rpm", "other bytes!!");  // replaced: no longer the pinned one
+    const std::vector<store::CopyRequest> stale{
+        {"src/p.rpm", "stale/p.rpm", store::CopyMode::LinkOrCopy, pin}};
+    auto refused = store().copy(stale, {});
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, ErrorCode::Corrupt) << refused.error().to_string();
+    auto left = store().stat("stale/p.rpm");
+    ASSERT_TRUE(left);
+    EXPECT_FALSE(left->has_value()) << "a refused copy leaves nothing";
+
+    const std::vector<store::CopyRequest> missing{
+        {"src/none.rpm", "dst/none.rpm", store::CopyMode::LinkOrCopy, {}}};
+    auto from_nothing = store().copy(missing, {});
+    ASSERT_FALSE(from_nothing);
+    EXPECT_EQ(from_nothing.error().code, ErrorCode::NotFound) << from_nothing.error().to_string();
+}
+
+TEST_P(ObjectStoreContract, RemoveRemovesTheKeysAndIgnoresTheAbsent) {
+    put("r/a", "a");
+    put("r/b", "b");
+    const std::vector<std::string> doomed{"r/a", "r/none"};
+    auto removed = store().remove(doomed);
+    ASSERT_TRUE(removed) << removed.error().to_string();
+    EXPECT_EQ(keys("r"), std::set<std::string>{"r/b"});
+}
+
+TEST_P(ObjectStoreContract, ATreeAppearsWholeOnlyWhenCommitted) {
+    put("live/Packages/p.rpm", "package");
+    auto build = store().build_tree("snaps/one", "snapshot");
+    ASSERT_TRUE(build) << build.error().to_string();
+    const std::vector<store::CopyRequest> copies{
+        {"live/Packages/p.rpm", "Packages/p.rpm", store::CopyMode::LinkOrCopy, {}}};
+    ASSERT_TRUE((*build)->copy(copies, {}));
+    ASSERT_TRUE((*build)->put("repodata/repomd.xml", "<repomd/>"));
+    EXPECT_EQ(read((*build)->staging() + "/repodata/repomd.xml"), "<repomd/>");
+    auto before = store().tree("snaps/one");
+    ASSERT_TRUE(before) << before.error().to_string();
+    EXPECT_FALSE(before->has_value());
+    auto none = store().trees("snaps");
+    ASSERT_TRUE(none);
+    EXPECT_TRUE(none->empty());
+
+    auto committed = (*build)->commit(nullptr);
+    ASSERT_TRUE(committed) << committed.error().to_string();
+    auto after = store().tree("snaps/one");
+    ASSERT_TRUE(after) << after.error().to_string();
+    ASSERT_TRUE(after->has_value());
+    EXPECT_GT(**after, 0);
+    auto names = store().trees("snaps");
+    ASSERT_TRUE(names);
+    EXPECT_EQ(*names, std::vector<std::string>{"one"});
+    EXPECT_EQ(keys("snaps/one"),
+              (std::set<std::string>{"snaps/one/Packages/p.rpm", "snaps/one/repodata/repomd.xml"}));
+    EXPECT_EQ(read("snaps/one/Packages/p.rpm"), "package");
+
+    auto again = store().build_tree("snaps/one", "snapshot");
+    ASSERT_FALSE(again);
+    EXPECT_EQ(again.error().code, ErrorCode::BadInput);
+    EXPECT_NE(again.error().message.find("exists already"), std::string::npos);
+}
+
+TEST_P(ObjectStoreContract, AnAbandonedTreeLeavesNothing) {
+    put("live/p.rpm", "package");
+    {
+        auto build = store().build_tree("snaps/gone", "snapshot");
+        ASSERT_TRUE(build) << build.error().to_string();
+        const std::vector<store::CopyRequest> copies{
+            {"live/p.rpm", "p.rpm", store::CopyMode::LinkOrCopy, {}}};
+        ASSERT_TRUE((*build)->copy(copies, {}));
+    }
+    auto tree = store().tree("snaps/gone");
+    ASSERT_TRUE(tree);
+    EXPECT_FALSE(tree->has_value());
+    EXPECT_TRUE(keys("snaps").empty());
+    auto names = store().trees("snaps");
+    ASSERT_TRUE(names);
+    EXPECT_TRUE(names->empty());
+}
+
+TEST_P(ObjectStoreContract, RemoveTreeRemovesAllOfIt) {
+    make_tree("snaps/one", {{"p.rpm", "package"}, {"repodata/repomd.xml", "<repomd/>"}});
+    make_tree("snaps/two", {{"q.rpm", "other"}});
+    ASSERT_TRUE(store().remove_tree("snaps/one"));
+    auto tree = store().tree("snaps/one");
+    ASSERT_TRUE(tree);
+    EXPECT_FALSE(tree->has_value());
+    EXPECT_EQ(keys("snaps"), std::set<std::string>{"snaps/two/q.rpm"});
+    auto names = store().trees("snaps");
+    ASSERT_TRUE(names);
+    EXPECT_EQ(*names, std::vector<std::string>{"two"});
+    EXPECT_TRUE(store().remove_tree("snaps/none")) << "nothing there is no error";
+}
+
+TEST_P(ObjectStoreContract, AnAliasShowsOneTreeAndSwitchesToAnother) {
+    make_tree("snaps/one", {{"repodata/repomd.xml", "<one/>"}, {"p.rpm", "p"}});
+    make_tree("snaps/two", {{"repodata/repomd.xml", "<two/>"}, {"q.rpm", "q"}});
+    auto none = store().alias_target("pub/prod/repo");
+    ASSERT_TRUE(none) << none.error().to_string();
+    EXPECT_FALSE(none->has_value());
+
+    auto pointed = store().point_alias("pub/prod/repo", "snaps/one", nullptr);
+    ASSERT_TRUE(pointed) << pointed.error().to_string();
+    auto one = store().alias_target("pub/prod/repo");
+    ASSERT_TRUE(one) << one.error().to_string();
+    EXPECT_EQ(one->value_or(""), "snaps/one");
+    auto switched = store().point_alias("pub/prod/repo", "snaps/two", nullptr);
+    ASSERT_TRUE(switched) << switched.error().to_string();
+    auto two = store().alias_target("pub/prod/repo");
+    ASSERT_TRUE(two);
+    EXPECT_EQ(two->value_or(""), "snaps/two");
+    auto dirs = store().list_dirs("pub");
+    ASSERT_TRUE(dirs);
+    EXPECT_EQ(*dirs, std::vector<std::string>{"prod"});
+}
+
+TEST_P(ObjectStoreContract, AnAliasNeverReplacesWhatIsNoAlias) {
+    make_tree("snaps/one", {{"p.rpm", "p"}});
+    put("pub/test/repo/own.txt", "not a published name's");
+    auto refused = store().point_alias("pub/test/repo", "snaps/one", nullptr);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, ErrorCode::Unsafe) << refused.error().to_string();
+    EXPECT_EQ(read("pub/test/repo/own.txt"), "not a published name's");
+    auto target = store().alias_target("pub/test/repo");
+    ASSERT_TRUE(target);
+    EXPECT_FALSE(target->has_value());
+}
+
+}  // namespace rpmirror::test
