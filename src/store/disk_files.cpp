@@ -13,8 +13,8 @@
 #include <fmt/core.h>
 
 #include "fs/beneath.hpp"
+#include "fs/fault.hpp"
 #include "store/local_store.hpp"
-#include "util/fault.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror::store::disk {

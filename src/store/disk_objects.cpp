@@ -18,11 +18,11 @@
 
 #include "fs/beneath.hpp"
 #include "fs/durable.hpp"
+#include "fs/fault.hpp"
 #include "fs/walk.hpp"
 #include "store/disk_files.hpp"
 #include "store/local_store.hpp"
 #include "store/object_store.hpp"
-#include "util/fault.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror::store {
