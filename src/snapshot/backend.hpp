@@ -1,13 +1,14 @@
-// Where snapshots physically live, behind one interface: the snapshot rules (names, the lock,
-// "exists already", "is published as", keep-N) are written once in snapshot.cpp over it, and each
-// backend only does what its store can do.
-//   local_snapshots.cpp  a directory tree: packages hard-linked (or copied), a published name a
-//                        symlink switched by one rename
-//   s3_snapshots.cpp     a bucket: objects copied inside the store (CopyObject), a snapshot
-//                        complete once its manifest exists, a published name a copy of the
-//                        snapshot published in the sync's order (records, then repomd.xml)
+// Where snapshots physically live, written once over store::ObjectStore (snapshots.cpp): a
+// snapshot is a tree (ObjectStore::build_tree) of the live mirror's files copied into it, a
+// published name an alias (ObjectStore::point_alias) of one. The snapshot rules (names, the
+// lock, "exists already", "is published as", keep-N) are in snapshot.cpp over Backend.
+//
+// What differs by kind of sync state is the live mirror (LiveMirror): its lock, and how the files
+// its last sync vouches for are checked before a snapshot copies them (a local mirror: its state
+// file and an audit; a bucket: its state object's ETags against a listing).
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -16,63 +17,119 @@
 #include <vector>
 
 #include "rpmirror/snapshot/snapshot.hpp"
+#include "rpmirror/store/repo_lock.hpp"
 #include "rpmirror/util/error.hpp"
+#include "store/object_store.hpp"
 
 namespace rpmirror::snapshot {
 
-class Backend {
+// One file of the live mirror a snapshot copies.
+struct LiveFile {
+    std::string key;           // relative to the mirror's root
+    bool is_metadata = false;  // copied (never linked): the snapshot's own copy
+    // What the copy must find (Error{Corrupt} otherwise); nullopt: checked after the copy
+    // (LiveMirror::verify_copy).
+    std::optional<store::Pin> pin;
+};
+
+// The live mirror of a snapshot's repository, as its kind of sync state checks it.
+class LiveMirror {
   public:
-    virtual ~Backend() = default;
-    Backend(const Backend&) = delete;
-    Backend& operator=(const Backend&) = delete;
+    virtual ~LiveMirror() = default;
+    LiveMirror(const LiveMirror&) = delete;
+    LiveMirror& operator=(const LiveMirror&) = delete;
 
     // Takes the repository's lock (the one `sync` takes: the run lock of a local mirror, the
-    // lease of an s3:// one) until the backend is destroyed. Error{Busy} iff a sync holds it.
+    // lease of an s3:// one) until destroyed. Error{Busy} iff a sync holds it.
     virtual Result<void> lock(const SnapshotLock& lock) = 0;
 
-    // True iff something (a snapshot, or anything else) holds the name `name` already.
-    virtual Result<bool> exists(std::string_view name) = 0;
+    // The lock as a store confirms it before each change only its holder may make; nullptr iff
+    // it needs no confirming (a local run lock) or is not held.
+    virtual RepoLock* held() = 0;
+
+    // Checks the mirror complete (the state of its last sync names the live index) and verified
+    // (every file that state vouches for is the one it recorded), and returns the files a
+    // snapshot copies: every record, package, image, index, signature, comps.xml and .treeinfo.
+    // Error{BadInput} with the kind's wording iff it is not complete and verified.
+    virtual Result<std::vector<LiveFile>> check(const SnapshotCreateOptions& options) = 0;
+
+    // The canned ACL the copies are given ("" = none): the mirror's --s3-acl. After check().
+    virtual std::string acl() const { return {}; }
+
+    // Checks the copy of what check() returned, built at `staging` (ObjectStore::describe of
+    // the build's staging key): Error{Corrupt} iff it is not what was checked.
+    virtual Result<void> verify_copy(const std::string& staging) = 0;
+
+    // After the snapshot appeared: the live mirror's records follow what the copies changed
+    // (best effort).
+    virtual void committed(const SnapshotCreateOptions& options) { (void)options; }
+
+  protected:
+    LiveMirror() = default;
+};
+
+// The live mirror of `root`: a local directory's or a bucket's, by its kind of sync state.
+Result<std::unique_ptr<LiveMirror>> local_live_mirror(const SnapshotRoot& root);
+Result<std::unique_ptr<LiveMirror>> s3_live_mirror(const SnapshotRoot& root);
+
+class Backend {
+  public:
+    // The snapshots of `root` in `store`, whose root holds the live mirror at `repo_key`, the
+    // snapshots at `snapshots_key` and the published names at `published_key`.
+    Backend(const SnapshotRoot& root, std::unique_ptr<store::ObjectStore> store,
+            std::unique_ptr<LiveMirror> live, std::string repo_key, std::string snapshots_key,
+            std::string published_key);
+
+    // Takes the repository's lock until the backend is destroyed. Error{Busy} iff a sync holds
+    // it.
+    Result<void> lock(const SnapshotLock& lock) { return live_->lock(lock); }
+
+    // True iff a snapshot holds the name `name` already.
+    Result<bool> exists(std::string_view name);
 
     // Builds snapshot `name` (absent, valid, the lock held) of the live mirror, which it checks
-    // first: complete (the state of the last sync names the live repomd.xml) and verified.
-    // On any error nothing is left under `name`.
-    virtual Result<SnapshotInfo> build(const std::string& name,
-                                       const SnapshotCreateOptions& options) = 0;
+    // first (LiveMirror::check). On any error nothing is left under `name`.
+    Result<SnapshotInfo> build(const std::string& name, const SnapshotCreateOptions& options);
 
     // Snapshot `name` as list() describes it (published_as empty), Error{NotFound} "no snapshot
     // NAME of repository ID" iff there is none.
-    virtual Result<SnapshotInfo> describe(std::string_view name) = 0;
+    Result<SnapshotInfo> describe(std::string_view name);
 
-    // The name of every snapshot, in no particular order (temporaries and incomplete ones left
-    // out).
-    virtual Result<std::vector<std::string>> names() = 0;
+    // Where snapshot `name` is (ObjectStore::describe), as describe() but without counting.
+    Result<std::filesystem::path> location(std::string_view name);
+
+    // The name of every snapshot, sorted (temporaries and incomplete ones left out).
+    Result<std::vector<std::string>> names();
 
     // Snapshot name -> each published name pointing at it.
-    virtual Result<std::multimap<std::string, std::string>> published() = 0;
+    Result<std::multimap<std::string, std::string>> published();
 
     // Points `published_name` at the existing snapshot `name` (the lock held).
-    virtual Result<void> point(std::string_view published_name, std::string_view name) = 0;
+    Result<void> point(std::string_view published_name, std::string_view name);
 
     // Removes the unpublished snapshot `info` (the lock held): gone for readers at once.
-    virtual Result<void> erase(const SnapshotInfo& info) = 0;
+    Result<void> erase(const SnapshotInfo& info);
 
     // The small file `key` ("repodata/repomd.xml", ".treeinfo") of snapshot `name`, or of the
-    // live mirror when `name` is nullopt; nullopt iff there is none. For the identity
-    // snapshot.cpp compares (a snapshot is taken only when the mirror changed).
-    virtual Result<std::optional<std::string>> read_small(std::optional<std::string_view> name,
-                                                          std::string_view key) = 0;
+    // live mirror when `name` is nullopt; nullopt iff there is none.
+    Result<std::optional<std::string>> read_small(std::optional<std::string_view> name,
+                                                  std::string_view key);
 
-  protected:
-    Backend() = default;
+  private:
+    std::string snapshot_key(std::string_view name) const;
+
+    const SnapshotRoot& root_;
+    std::unique_ptr<store::ObjectStore> store_;
+    std::unique_ptr<LiveMirror> live_;
+    std::string repo_key_;
+    std::string snapshots_key_;
+    std::string published_key_;
 };
 
-// The backend of `root`: a local directory tree, or the bucket of `root.s3`.
+// The backend of `root`: one store holding the mirror, its snapshots and published names.
 Result<std::unique_ptr<Backend>> open_backend(const SnapshotRoot& root);
 
-std::unique_ptr<Backend> local_backend(const SnapshotRoot& root);
-Result<std::unique_ptr<Backend>> s3_backend(const SnapshotRoot& root);
-
-// "no snapshot NAME of repository ID", the error every backend gives for a missing snapshot.
+// "no snapshot NAME of repository ID", the error for a missing snapshot.
 Error no_snapshot(const SnapshotRoot& root, std::string_view name, std::string subject);
 
 }  // namespace rpmirror::snapshot

@@ -1,5 +1,7 @@
-// The snapshot rules, written once over the backends of snapshot/backend.hpp (a directory tree,
-// a bucket): names, the repository's lock, "exists already", "is published as", keep-N. The
+// Snapshots, written once: snapshot/backend.hpp's Backend over one store::ObjectStore (a directory
+// tree or a bucket alike: a snapshot is a tree built aside and committed whole, packages linked,
+// or copied with --copy, metadata copied; a published name an alias switched at once), and the
+// rules over it: names, the repository's lock, "exists already", "is published as", keep-N. The
 // layout and its guarantees: rpmirror/snapshot/snapshot.hpp.
 #include "rpmirror/snapshot/snapshot.hpp"
 
@@ -18,6 +20,79 @@ namespace rpmirror {
 
 namespace snapshot {
 
+namespace {
+
+// The '/'-separated segments of `text`.
+std::vector<std::string> segments_of(std::string_view text) {
+    std::vector<std::string> segments;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t slash = text.find('/', start);
+        segments.emplace_back(text.substr(start, slash - start));
+        if (slash == std::string_view::npos) {
+            return segments;
+        }
+        start = slash + 1;
+    }
+}
+
+std::string joined(const std::vector<std::string>& segments, std::size_t from, std::size_t to) {
+    std::string text;
+    for (std::size_t index = from; index < to; ++index) {
+        text += (index == from ? "" : "/") + segments[index];
+    }
+    return text;
+}
+
+// Where one store holds the mirror, the snapshots and the published names: the deepest
+// directory (bucket prefix) above all three, and each one's key beneath it.
+struct Layout {
+    std::string root;
+    std::string repo_key;
+    std::string snapshots_key;
+    std::string published_key;
+};
+
+Result<Layout> layout_of(const SnapshotRoot& root) {
+    const std::array<std::vector<std::string>, 3> paths{segments_of(root.repo_dir.native()),
+                                                        segments_of(root.snapshots_dir.native()),
+                                                        segments_of(root.published_dir.native())};
+    std::size_t common = 0;
+    while (std::all_of(paths.begin(), paths.end(), [&](const auto& path) {
+        return common + 1 < path.size() && path[common] == paths[0][common];
+    })) {
+        ++common;
+    }
+    Layout layout;
+    layout.root = joined(paths[0], 0, common);
+    // "s3:", "", "bucket": a store is a prefix of one bucket.
+    if (root.repo_dir.native().starts_with("s3://") && common < 3) {
+        return make_error(ErrorCode::Unsupported,
+                          "the snapshots of an s3:// mirror are kept in its own bucket: give an "
+                          "--snapshot-dir in it",
+                          root.snapshots_dir.string());
+    }
+    if (layout.root.empty()) {
+        layout.root = "/";
+    }
+    layout.repo_key = joined(paths[0], common, paths[0].size());
+    layout.snapshots_key = joined(paths[1], common, paths[1].size());
+    layout.published_key = joined(paths[2], common, paths[2].size());
+    return layout;
+}
+
+std::string name_of(std::string_view key) {
+    const std::size_t slash = key.rfind('/');
+    return std::string(slash == std::string_view::npos ? key : key.substr(slash + 1));
+}
+
+std::string parent_of(std::string_view key) {
+    const std::size_t slash = key.rfind('/');
+    return std::string(slash == std::string_view::npos ? std::string_view() : key.substr(0, slash));
+}
+
+}  // namespace
+
 Error no_snapshot(const SnapshotRoot& root, std::string_view name, std::string subject) {
     return Error{ErrorCode::NotFound,
                  fmt::format("no snapshot {} of repository {}", name, root.repo_id),
@@ -25,13 +100,214 @@ Error no_snapshot(const SnapshotRoot& root, std::string_view name, std::string s
 }
 
 Result<std::unique_ptr<Backend>> open_backend(const SnapshotRoot& root) {
-    if (root.s3) {
-        return s3_backend(root);
+    auto layout = layout_of(root);
+    if (!layout) {
+        return tl::unexpected(std::move(layout.error()));
     }
-    return local_backend(root);
+    auto store = store::open_object_store(layout->root, root.s3);
+    if (!store) {
+        return tl::unexpected(std::move(store.error()));
+    }
+    // The kind of sync state the mirror keeps (its state file, or its state object).
+    auto live = root.s3 ? s3_live_mirror(root) : local_live_mirror(root);
+    if (!live) {
+        return tl::unexpected(std::move(live.error()));
+    }
+    return std::make_unique<Backend>(root, std::move(*store), std::move(*live),
+                                     std::move(layout->repo_key), std::move(layout->snapshots_key),
+                                     std::move(layout->published_key));
+}
+
+Backend::Backend(const SnapshotRoot& root, std::unique_ptr<store::ObjectStore> store,
+                 std::unique_ptr<LiveMirror> live, std::string repo_key, std::string snapshots_key,
+                 std::string published_key)
+    : root_(root),
+      store_(std::move(store)),
+      live_(std::move(live)),
+      repo_key_(std::move(repo_key)),
+      snapshots_key_(std::move(snapshots_key)),
+      published_key_(std::move(published_key)) {}
+
+std::string Backend::snapshot_key(std::string_view name) const {
+    return store::join_key(snapshots_key_, name);
+}
+
+Result<bool> Backend::exists(std::string_view name) {
+    return store_->tree(snapshot_key(name)).map([](const auto& created) {
+        return created.has_value();
+    });
+}
+
+Result<SnapshotInfo> Backend::build(const std::string& name, const SnapshotCreateOptions& options) {
+    auto files = live_->check(options);
+    if (!files) {
+        return tl::unexpected(std::move(files.error()));
+    }
+    const std::string key = snapshot_key(name);
+    const auto exists_already = [&](Error error) {
+        if (error.code == ErrorCode::BadInput && error.message == "exists already") {
+            return Error{
+                ErrorCode::BadInput,
+                fmt::format("snapshot {} of repository {} exists already", name, root_.repo_id),
+                (root_.snapshots_dir / name).string(), 0};
+        }
+        return error;
+    };
+    auto build = store_->build_tree(key, "snapshot");
+    if (!build) {
+        return tl::unexpected(exists_already(std::move(build.error())));
+    }
+    std::vector<store::CopyRequest> copies;
+    copies.reserve(files->size());
+    for (LiveFile& file : *files) {
+        const bool copy = options.copy || file.is_metadata;
+        copies.push_back({store::join_key(repo_key_, file.key), file.key,
+                          copy ? store::CopyMode::Copy : store::CopyMode::Link,
+                          std::move(file.pin)});
+    }
+    if (auto copied = (*build)->copy(copies, {live_->acl()}); !copied) {
+        Error error = std::move(copied.error());
+        if (error.code == ErrorCode::Unsupported) {
+            // The store refused a link ("cannot hard-link FROM to"): the way out is --copy.
+            std::string what = error.message;
+            if (what.ends_with(" to")) {
+                what.resize(what.size() - 3);
+            }
+            return make_error(ErrorCode::Unsupported,
+                              what +
+                                  " here (snapshots must be on the mirror's filesystem, or taken "
+                                  "with --copy)",
+                              root_.snapshots_dir.string(), error.sys_errno);
+        }
+        if (error.code == ErrorCode::Corrupt) {
+            return make_error(ErrorCode::Corrupt, "changed while the snapshot was taken",
+                              error.subject);
+        }
+        return tl::unexpected(std::move(error));
+    }
+    if (auto verified = live_->verify_copy(store_->describe((*build)->staging())); !verified) {
+        return tl::unexpected(std::move(verified.error()));
+    }
+    if (auto committed = (*build)->commit(live_->held()); !committed) {
+        return tl::unexpected(exists_already(std::move(committed.error())));
+    }
+    live_->committed(options);
+    return describe(name);
+}
+
+Result<SnapshotInfo> Backend::describe(std::string_view name) {
+    const std::string key = snapshot_key(name);
+    auto created = store_->tree(key);
+    if (!created) {
+        return tl::unexpected(std::move(created.error()));
+    }
+    if (!*created) {
+        return tl::unexpected(no_snapshot(root_, name, store_->describe(key)));
+    }
+    auto listing = store_->list(key);
+    if (!listing) {
+        return tl::unexpected(std::move(listing.error()));
+    }
+    SnapshotInfo info;
+    info.name = std::string(name);
+    info.dir = store_->describe(key);
+    info.created_ns = **created;
+    const std::string prefix = key + "/";
+    for (const auto& [file, object] : *listing) {
+        const std::string_view relative = std::string_view(file).substr(prefix.size());
+        if (relative.starts_with(".rpmirror/")) {
+            continue;  // the store's own
+        }
+        ++info.files;
+        info.bytes += object.size;
+        info.unique_bytes += object.links == 1 ? object.size : 0;
+        info.packages += relative.ends_with(".rpm") ? 1 : 0;
+    }
+    return info;
+}
+
+Result<std::filesystem::path> Backend::location(std::string_view name) {
+    const std::string key = snapshot_key(name);
+    auto created = store_->tree(key);
+    if (!created) {
+        return tl::unexpected(std::move(created.error()));
+    }
+    if (!*created) {
+        return tl::unexpected(no_snapshot(root_, name, store_->describe(key)));
+    }
+    return std::filesystem::path(store_->describe(key));
+}
+
+Result<std::vector<std::string>> Backend::names() {
+    auto trees = store_->trees(snapshots_key_);
+    if (trees) {
+        // What is no snapshot name is not rpmirror's.
+        std::erase_if(*trees, [](const std::string& name) {
+            return !validate_snapshot_name(name, "snapshot name");
+        });
+    }
+    return trees;
+}
+
+Result<std::multimap<std::string, std::string>> Backend::published() {
+    std::multimap<std::string, std::string> by_snapshot;
+    auto names = store_->list_dirs(published_key_);
+    if (!names) {
+        return tl::unexpected(std::move(names.error()));
+    }
+    for (const std::string& published_name : *names) {
+        auto target = store_->alias_target(
+            store::join_key(store::join_key(published_key_, published_name), root_.repo_id));
+        if (!target) {
+            return tl::unexpected(std::move(target.error()));
+        }
+        if (!*target) {
+            continue;
+        }
+        // Markers written before aliases named their tree's key hold the snapshot's name only.
+        if ((*target)->find('/') == std::string::npos) {
+            by_snapshot.emplace(**target, published_name);
+        } else if (parent_of(**target) == snapshots_key_) {
+            by_snapshot.emplace(name_of(**target), published_name);
+        }
+    }
+    return by_snapshot;
+}
+
+Result<void> Backend::point(std::string_view published_name, std::string_view name) {
+    return store_->point_alias(
+        store::join_key(store::join_key(published_key_, published_name), root_.repo_id),
+        snapshot_key(name), live_->held());
+}
+
+Result<void> Backend::erase(const SnapshotInfo& info) {
+    return store_->remove_tree(snapshot_key(info.name));
+}
+
+Result<std::optional<std::string>> Backend::read_small(std::optional<std::string_view> name,
+                                                       std::string_view key) {
+    auto read = store_->read(store::join_key(name ? snapshot_key(*name) : repo_key_, key));
+    if (!read) {
+        if (read.error().code == ErrorCode::NotFound) {
+            return std::optional<std::string>();
+        }
+        return tl::unexpected(std::move(read.error()));
+    }
+    return std::optional<std::string>(std::move(*read));
 }
 
 }  // namespace snapshot
+
+Result<std::filesystem::path> snapshot_directory(const SnapshotRoot& root, std::string_view name) {
+    if (auto valid = validate_snapshot_name(name, "snapshot name"); !valid) {
+        return tl::unexpected(std::move(valid.error()));
+    }
+    auto backend = snapshot::open_backend(root);
+    if (!backend) {
+        return tl::unexpected(std::move(backend.error()));
+    }
+    return (*backend)->location(name);
+}
 
 namespace {
 
@@ -328,7 +604,7 @@ Result<std::filesystem::path> snapshot_location(const SnapshotRoot& root, std::s
     if (!backend) {
         return tl::unexpected(std::move(backend.error()));
     }
-    return (*backend)->describe(name).map([](SnapshotInfo info) { return std::move(info.dir); });
+    return (*backend)->location(name);
 }
 
 Result<std::string> published_snapshot(const SnapshotRoot& root, std::string_view published_name) {
