@@ -19,7 +19,9 @@
 #include "rpmirror/snapshot/snapshot.hpp"
 #include "rpmirror/store/repo_lock.hpp"
 #include "rpmirror/util/error.hpp"
+#include "store/local_store.hpp"
 #include "store/object_store.hpp"
+#include "store/s3_store.hpp"
 
 namespace rpmirror::snapshot {
 
@@ -68,21 +70,22 @@ class LiveMirror {
     LiveMirror() = default;
 };
 
-// The live mirror of `root`: a local directory's or a bucket's, by its kind of sync state.
-Result<std::unique_ptr<LiveMirror>> local_live_mirror(const SnapshotRoot& root);
-Result<std::unique_ptr<LiveMirror>> s3_live_mirror(const SnapshotRoot& root);
+// The live mirror of `root` in `mirror`, its store (which must outlive it), for each kind of sync
+// state (chosen by store::MirrorStore::visit).
+std::unique_ptr<LiveMirror> local_live_mirror(const SnapshotRoot& root, store::LocalStore& mirror);
+std::unique_ptr<LiveMirror> s3_live_mirror(const SnapshotRoot& root, store::S3Store& mirror);
 
 class Backend {
   public:
     // The snapshots of `root` in `store`, whose root holds the live mirror at `repo_key`, the
     // snapshots at `snapshots_key` and the published names at `published_key`.
     Backend(const SnapshotRoot& root, std::unique_ptr<store::ObjectStore> store,
-            std::unique_ptr<LiveMirror> live, std::string repo_key, std::string snapshots_key,
-            std::string published_key);
+            std::string repo_key, std::string snapshots_key, std::string published_key);
 
-    // Takes the repository's lock until the backend is destroyed. Error{Busy} iff a sync holds
-    // it.
-    Result<void> lock(const SnapshotLock& lock) { return live_->lock(lock); }
+    // Opens the live mirror (ObjectStore::mirror, its kind of sync state's LiveMirror) and takes
+    // the repository's lock until the backend is destroyed. Error{Busy} iff a sync holds it.
+    // Before build() and point().
+    Result<void> lock(const SnapshotLock& lock);
 
     // True iff a snapshot holds the name `name` already.
     Result<bool> exists(std::string_view name);
@@ -120,7 +123,8 @@ class Backend {
 
     const SnapshotRoot& root_;
     std::unique_ptr<store::ObjectStore> store_;
-    std::unique_ptr<LiveMirror> live_;
+    std::unique_ptr<store::MirrorStore> mirror_;  // of the live mirror, after lock()
+    std::unique_ptr<LiveMirror> live_;            // after lock()
     std::string repo_key_;
     std::string snapshots_key_;
     std::string published_key_;

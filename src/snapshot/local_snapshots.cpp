@@ -40,10 +40,11 @@ std::filesystem::path state_dir_of(const SnapshotLock& lock) {
 
 class LocalLive final : public LiveMirror {
   public:
-    explicit LocalLive(const SnapshotRoot& root) : root_(root) {}
+    LocalLive(const SnapshotRoot& root, const store::LocalStore& mirror)
+        : root_(root), repo_dir_(mirror.root()) {}
 
     Result<void> lock(const SnapshotLock& lock) override {
-        auto held = fs::RunLock::acquire(state_dir_of(lock), root_.repo_dir, lock.wait, {},
+        auto held = fs::RunLock::acquire(state_dir_of(lock), repo_dir_, lock.wait, {},
                                          fs::MissingDirectory::LockOnlyIfPresent);
         if (!held) {
             return tl::unexpected(std::move(held.error()));
@@ -59,8 +60,8 @@ class LocalLive final : public LiveMirror {
         // An installation tree (.treeinfo at the root) is snapshotted whole: every repository it
         // names, its images, and .treeinfo, as `sync --treeinfo` publishes them.
         std::vector<std::string> parts{""};
-        if (auto text = fs::read_file(root_.repo_dir / std::string(kTreeinfoName))) {
-            auto tree = parse_treeinfo(*text, (root_.repo_dir / kTreeinfoName).string());
+        if (auto text = fs::read_file(repo_dir_ / std::string(kTreeinfoName))) {
+            auto tree = parse_treeinfo(*text, (repo_dir_ / kTreeinfoName).string());
             if (!tree) {
                 return tl::unexpected(std::move(tree.error()));
             }
@@ -75,14 +76,14 @@ class LocalLive final : public LiveMirror {
             repositories_.push_back(std::move(*live));
         }
         if (treeinfo_) {
-            images_ = audit_tree_images(root_.repo_id, root_.repo_dir, options.use_checksum_cache,
+            images_ = audit_tree_images(root_.repo_id, repo_dir_, options.use_checksum_cache,
                                         options.threads,
-                                        cache_trust_of(options.lock.state_dir, root_.repo_dir));
+                                        cache_trust_of(options.lock.state_dir, repo_dir_));
             if (!images_->ok()) {
                 return make_error(
                     ErrorCode::BadInput,
                     "not a complete, verified installation tree: " + describe_problems(*images_),
-                    root_.repo_dir.string());
+                    repo_dir_.string());
             }
         }
         std::vector<LiveFile> files;
@@ -90,7 +91,7 @@ class LocalLive final : public LiveMirror {
             files.push_back({relative.generic_string(), is_metadata, std::nullopt});
             struct stat st {};
             if (!is_metadata && !options.copy &&
-                ::lstat((root_.repo_dir / relative).c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+                ::lstat((repo_dir_ / relative).c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
                 linked_.emplace(relative.generic_string(), st);
             }
         };
@@ -105,8 +106,7 @@ class LocalLive final : public LiveMirror {
                 const std::filesystem::path relative = live.part / extra;
                 struct stat st {};
                 if (extra != "repodata/repomd.xml" &&
-                    (::lstat((root_.repo_dir / relative).c_str(), &st) != 0 ||
-                     !S_ISREG(st.st_mode))) {
+                    (::lstat((repo_dir_ / relative).c_str(), &st) != 0 || !S_ISREG(st.st_mode))) {
                     continue;
                 }
                 add(relative, true);
@@ -147,7 +147,7 @@ class LocalLive final : public LiveMirror {
                 hash_bytes(ChecksumType::Sha256, *copied_repomd) != live.repomd_sha256) {
                 return make_error(ErrorCode::Corrupt,
                                   "repodata/repomd.xml changed while the snapshot was taken",
-                                  (root_.repo_dir / live.part).string());
+                                  (repo_dir_ / live.part).string());
             }
             AuditOptions copy_options = live.audit_options;
             copy_options.trust = trust;
@@ -165,7 +165,7 @@ class LocalLive final : public LiveMirror {
             if (!copied || *copied != *treeinfo_) {
                 return make_error(ErrorCode::Corrupt,
                                   ".treeinfo changed while the snapshot was taken",
-                                  root_.repo_dir.string());
+                                  repo_dir_.string());
             }
             if (!copy.ok() || copy.verified != images_->verified) {
                 return make_error(ErrorCode::Corrupt,
@@ -182,13 +182,12 @@ class LocalLive final : public LiveMirror {
         // not moved costs the next sync its no-op, never a wrong answer.
         const std::filesystem::path state_dir = state_dir_of(options.lock);
         for (const LiveRepository& live : repositories_) {
-            const std::filesystem::path dir =
-                live.part.empty() ? root_.repo_dir : root_.repo_dir / live.part;
+            const std::filesystem::path dir = live.part.empty() ? repo_dir_ : repo_dir_ / live.part;
             (void)follow_own_links(sync_state_path(state_dir, dir), relinked_);
         }
         if (treeinfo_) {
             (void)follow_own_links(
-                sync_state_path(state_dir, root_.repo_dir / std::string(kTreeImagesCatalogue)),
+                sync_state_path(state_dir, repo_dir_ / std::string(kTreeImagesCatalogue)),
                 relinked_);
         }
     }
@@ -210,7 +209,7 @@ class LocalLive final : public LiveMirror {
                                       const SnapshotCreateOptions& options) const {
         LiveRepository live;
         live.part = part;
-        const std::filesystem::path dir = part.empty() ? root_.repo_dir : root_.repo_dir / part;
+        const std::filesystem::path dir = part.empty() ? repo_dir_ : repo_dir_ / part;
         const std::filesystem::path state_dir = state_dir_of(options.lock);
         auto repomd = fs::read_file(dir / "repodata" / "repomd.xml");
         if (!repomd) {
@@ -262,6 +261,7 @@ class LocalLive final : public LiveMirror {
     }
 
     const SnapshotRoot& root_;
+    std::filesystem::path repo_dir_;  // the live mirror
     std::optional<fs::RunLock> lock_;
     SnapshotCreateOptions options_;
     std::optional<std::string> treeinfo_;
@@ -273,8 +273,8 @@ class LocalLive final : public LiveMirror {
 
 }  // namespace
 
-Result<std::unique_ptr<LiveMirror>> local_live_mirror(const SnapshotRoot& root) {
-    return std::unique_ptr<LiveMirror>(std::make_unique<LocalLive>(root));
+std::unique_ptr<LiveMirror> local_live_mirror(const SnapshotRoot& root, store::LocalStore& mirror) {
+    return std::make_unique<LocalLive>(root, mirror);
 }
 
 }  // namespace rpmirror::snapshot

@@ -35,13 +35,12 @@ std::string list_problems(const std::vector<std::string>& problems) {
 
 class S3Live final : public LiveMirror {
   public:
-    S3Live(s3::S3Config config, s3::S3Location repo)
-        : client_(std::move(config)), repo_(std::move(repo)) {}
+    explicit S3Live(store::S3Store& mirror)
+        : mirror_(mirror), client_(mirror.client()), repo_(mirror.location()) {}
 
     Result<void> lock(const SnapshotLock& lock) override {
-        // The repository's lease, as a sync takes it (store::S3Store::lock).
-        store::S3Store mirror(client_, repo_);
-        auto lease = mirror.lock(lock.wait, {});
+        // The repository's lease, as a sync takes it.
+        auto lease = mirror_.lock(lock.wait, {});
         if (!lease) {
             return tl::unexpected(std::move(lease.error()));
         }
@@ -218,7 +217,8 @@ class S3Live final : public LiveMirror {
         return std::move((*state)->objects);
     }
 
-    s3::S3Client client_;
+    store::S3Store& mirror_;
+    s3::S3Client& client_;
     s3::S3Location repo_;
     std::string acl_;  // the mirror's --s3-acl, from its state
     std::unique_ptr<RepoLock> lease_;
@@ -226,18 +226,8 @@ class S3Live final : public LiveMirror {
 
 }  // namespace
 
-Result<std::unique_ptr<LiveMirror>> s3_live_mirror(const SnapshotRoot& root) {
-    auto config =
-        s3::resolve_config(root.s3.value_or(s3::S3Overrides{}), s3::process_environment());
-    if (!config) {
-        return tl::unexpected(std::move(config.error()));
-    }
-    auto repo = s3::S3Location::parse(root.repo_dir.native());
-    if (!repo) {
-        return tl::unexpected(std::move(repo.error()));
-    }
-    return std::unique_ptr<LiveMirror>(
-        std::make_unique<S3Live>(std::move(*config), std::move(*repo)));
+std::unique_ptr<LiveMirror> s3_live_mirror(const SnapshotRoot& /*root*/, store::S3Store& mirror) {
+    return std::make_unique<S3Live>(mirror);
 }
 
 }  // namespace rpmirror::snapshot

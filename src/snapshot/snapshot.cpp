@@ -108,25 +108,37 @@ Result<std::unique_ptr<Backend>> open_backend(const SnapshotRoot& root) {
     if (!store) {
         return tl::unexpected(std::move(store.error()));
     }
-    // The kind of sync state the mirror keeps (its state file, or its state object).
-    auto live = root.s3 ? s3_live_mirror(root) : local_live_mirror(root);
-    if (!live) {
-        return tl::unexpected(std::move(live.error()));
-    }
-    return std::make_unique<Backend>(root, std::move(*store), std::move(*live),
-                                     std::move(layout->repo_key), std::move(layout->snapshots_key),
+    return std::make_unique<Backend>(root, std::move(*store), std::move(layout->repo_key),
+                                     std::move(layout->snapshots_key),
                                      std::move(layout->published_key));
 }
 
 Backend::Backend(const SnapshotRoot& root, std::unique_ptr<store::ObjectStore> store,
-                 std::unique_ptr<LiveMirror> live, std::string repo_key, std::string snapshots_key,
-                 std::string published_key)
+                 std::string repo_key, std::string snapshots_key, std::string published_key)
     : root_(root),
       store_(std::move(store)),
-      live_(std::move(live)),
       repo_key_(std::move(repo_key)),
       snapshots_key_(std::move(snapshots_key)),
       published_key_(std::move(published_key)) {}
+
+Result<void> Backend::lock(const SnapshotLock& lock) {
+    auto mirror = store_->mirror(repo_key_, lock.state_dir);
+    if (!mirror) {
+        return tl::unexpected(std::move(mirror.error()));
+    }
+    // The live mirror as its kind of sync state checks it.
+    struct Kinds final : store::MirrorKinds {
+        explicit Kinds(const SnapshotRoot& root) : root(root) {}
+        void local(store::LocalStore& store) override { live = local_live_mirror(root, store); }
+        void bucket(store::S3Store& store) override { live = s3_live_mirror(root, store); }
+        const SnapshotRoot& root;
+        std::unique_ptr<LiveMirror> live;
+    } kinds(root_);
+    (*mirror)->visit(kinds);
+    mirror_ = std::move(*mirror);
+    live_ = std::move(kinds.live);
+    return live_->lock(lock);
+}
 
 std::string Backend::snapshot_key(std::string_view name) const {
     return store::join_key(snapshots_key_, name);
@@ -277,7 +289,7 @@ Result<std::multimap<std::string, std::string>> Backend::published() {
 Result<void> Backend::point(std::string_view published_name, std::string_view name) {
     return store_->point_alias(
         store::join_key(store::join_key(published_key_, published_name), root_.repo_id),
-        snapshot_key(name), live_->held());
+        snapshot_key(name), live_ ? live_->held() : nullptr);
 }
 
 Result<void> Backend::erase(const SnapshotInfo& info) {

@@ -391,6 +391,15 @@ class DiskStore final : public ObjectStore {
         return std::optional<std::string>(key);
     }
 
+    Result<std::unique_ptr<MirrorStore>> mirror(std::string_view key,
+                                                const std::filesystem::path& state_dir) override {
+        if (auto valid = check_key(key, true); !valid) {
+            return tl::unexpected(std::move(valid.error()));
+        }
+        return std::unique_ptr<MirrorStore>(std::make_unique<LocalStore>(
+            key.empty() ? root_ : root_ / std::string(key), state_dir));
+    }
+
     // --- for DiskTree and copy ---
 
     // The root, opened (its own symlink followed: the user named it).

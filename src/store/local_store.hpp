@@ -24,6 +24,7 @@ class LocalStore final : public MirrorStore {
     void set_sync_layout(std::filesystem::path metadata_root,
                          std::vector<std::filesystem::path> package_roots);
 
+    void visit(MirrorKinds& kinds) override { kinds.local(*this); }
     std::string describe(std::string_view key) const override;
     Result<Listing> list_packages() override;
     Result<std::optional<StoredFile>> stat(std::string_view key) override;
@@ -47,6 +48,11 @@ class LocalStore final : public MirrorStore {
     Result<void> publish_metadata(const MetadataRelease& release) override;
     Result<void> record_sync(const SyncRecord& record, std::vector<std::string>& warnings) override;
     void tidy() override;
+
+    // The mirror's root directory, and the state directory its sync state and lock are in ("" =
+    // the default).
+    const std::filesystem::path& root() const { return root_; }
+    const std::filesystem::path& state_dir() const { return state_dir_; }
 
     // The version stat() gives a file with these times and inode.
     static std::string version_of(std::int64_t mtime_ns, std::uint64_t inode,

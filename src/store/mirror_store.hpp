@@ -142,9 +142,30 @@ struct SyncRecord {
     std::string signatures_checked;
 };
 
+class LocalStore;  // store/local_store.hpp
+class S3Store;     // store/s3_store.hpp
+
+// What is written per kind of sync state a mirror keeps, above the stores (a local mirror's state
+// file, checked with an audit; a bucket's state object, checked by its ETags): the caller's
+// operation for each kind, MirrorStore::visit calling the one of its store.
+class MirrorKinds {
+  public:
+    virtual ~MirrorKinds() = default;
+    virtual void local(LocalStore& store) = 0;
+    virtual void bucket(S3Store& store) = 0;
+
+  protected:
+    MirrorKinds() = default;
+    MirrorKinds(const MirrorKinds&) = default;
+    MirrorKinds& operator=(const MirrorKinds&) = default;
+};
+
 class MirrorStore {
   public:
     virtual ~MirrorStore() = default;
+
+    // Calls `kinds`' operation for this store's kind of sync state, with this store.
+    virtual void visit(MirrorKinds& kinds) = 0;
 
     // The file's name for messages: "/srv/mirror/fedora/Packages/a.rpm",
     // "s3://bucket/prefix/fedora/Packages/a.rpm".

@@ -49,6 +49,7 @@ class S3Store final : public MirrorStore {
         range_size_ = range_size;
     }
 
+    void visit(MirrorKinds& kinds) override { kinds.bucket(*this); }
     std::string describe(std::string_view key) const override;
     Result<Listing> list_packages() override;
     Result<std::optional<StoredFile>> stat(std::string_view key) override;
@@ -71,6 +72,10 @@ class S3Store final : public MirrorStore {
     Result<void> publish_metadata(const MetadataRelease& release) override;
     Result<void> record_sync(const SyncRecord& record, std::vector<std::string>& warnings) override;
     std::uint64_t requests() const override;
+    // The client it sends its requests with, and the mirror's prefix.
+    s3::S3Client& client() const { return client_; }
+    const s3::S3Location& location() const { return repo_; }
+
     void refresh() override {
         own_.reset();
         state_.reset();
