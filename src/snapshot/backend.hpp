@@ -77,10 +77,10 @@ std::unique_ptr<LiveMirror> s3_live_mirror(const SnapshotRoot& root, store::S3St
 
 class Backend {
   public:
-    // The snapshots of `root` in `store`, whose root holds the live mirror at `repo_key`, the
-    // snapshots at `snapshots_key` and the published names at `published_key`.
-    Backend(const SnapshotRoot& root, std::unique_ptr<store::ObjectStore> store,
-            std::string repo_key, std::string snapshots_key, std::string published_key);
+    // The snapshots of `root`: the live mirror is the store `live` (its root), the snapshots and
+    // published names are in `base` (snapshots/<repo id>/, published/), a store of the same kind.
+    Backend(const SnapshotRoot& root, std::unique_ptr<store::ObjectStore> live,
+            std::unique_ptr<store::ObjectStore> base);
 
     // Opens the live mirror (ObjectStore::mirror, its kind of sync state's LiveMirror) and takes
     // the repository's lock until the backend is destroyed. Error{Busy} iff a sync holds it.
@@ -122,15 +122,15 @@ class Backend {
     std::string snapshot_key(std::string_view name) const;
 
     const SnapshotRoot& root_;
-    std::unique_ptr<store::ObjectStore> store_;
+    std::unique_ptr<store::ObjectStore> source_;  // the live mirror
+    std::unique_ptr<store::ObjectStore> store_;   // the snapshot base
     std::unique_ptr<store::MirrorStore> mirror_;  // of the live mirror, after lock()
     std::unique_ptr<LiveMirror> live_;            // after lock()
-    std::string repo_key_;
     std::string snapshots_key_;
     std::string published_key_;
 };
 
-// The backend of `root`: one store holding the mirror, its snapshots and published names.
+// The backend of `root`: the store of its live mirror and the store of its snapshot base.
 Result<std::unique_ptr<Backend>> open_backend(const SnapshotRoot& root);
 
 // "no snapshot NAME of repository ID", the error for a missing snapshot.

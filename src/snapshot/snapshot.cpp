@@ -6,7 +6,6 @@
 #include "rpmirror/snapshot/snapshot.hpp"
 
 #include <algorithm>
-#include <array>
 #include <ctime>
 #include <map>
 
@@ -21,65 +20,6 @@ namespace rpmirror {
 namespace snapshot {
 
 namespace {
-
-// The '/'-separated segments of `text`.
-std::vector<std::string> segments_of(std::string_view text) {
-    std::vector<std::string> segments;
-    std::size_t start = 0;
-    for (;;) {
-        const std::size_t slash = text.find('/', start);
-        segments.emplace_back(text.substr(start, slash - start));
-        if (slash == std::string_view::npos) {
-            return segments;
-        }
-        start = slash + 1;
-    }
-}
-
-std::string joined(const std::vector<std::string>& segments, std::size_t from, std::size_t to) {
-    std::string text;
-    for (std::size_t index = from; index < to; ++index) {
-        text += (index == from ? "" : "/") + segments[index];
-    }
-    return text;
-}
-
-// Where one store holds the mirror, the snapshots and the published names: the deepest
-// directory (bucket prefix) above all three, and each one's key beneath it.
-struct Layout {
-    std::string root;
-    std::string repo_key;
-    std::string snapshots_key;
-    std::string published_key;
-};
-
-Result<Layout> layout_of(const SnapshotRoot& root) {
-    const std::array<std::vector<std::string>, 3> paths{segments_of(root.repo_dir.native()),
-                                                        segments_of(root.snapshots_dir.native()),
-                                                        segments_of(root.published_dir.native())};
-    std::size_t common = 0;
-    while (std::all_of(paths.begin(), paths.end(), [&](const auto& path) {
-        return common + 1 < path.size() && path[common] == paths[0][common];
-    })) {
-        ++common;
-    }
-    Layout layout;
-    layout.root = joined(paths[0], 0, common);
-    // "s3:", "", "bucket": a store is a prefix of one bucket.
-    if (root.repo_dir.native().starts_with("s3://") && common < 3) {
-        return make_error(ErrorCode::Unsupported,
-                          "the snapshots of an s3:// mirror are kept in its own bucket: give an "
-                          "--snapshot-dir in it",
-                          root.snapshots_dir.string());
-    }
-    if (layout.root.empty()) {
-        layout.root = "/";
-    }
-    layout.repo_key = joined(paths[0], common, paths[0].size());
-    layout.snapshots_key = joined(paths[1], common, paths[1].size());
-    layout.published_key = joined(paths[2], common, paths[2].size());
-    return layout;
-}
 
 std::string name_of(std::string_view key) {
     const std::size_t slash = key.rfind('/');
@@ -100,29 +40,30 @@ Error no_snapshot(const SnapshotRoot& root, std::string_view name, std::string s
 }
 
 Result<std::unique_ptr<Backend>> open_backend(const SnapshotRoot& root) {
-    auto layout = layout_of(root);
-    if (!layout) {
-        return tl::unexpected(std::move(layout.error()));
+    // The live mirror's store, and the store of the snapshot base: <base>/snapshots/<repo id>/
+    // and <base>/published/ (another directory tree, another bucket of the endpoint, or around
+    // the mirror).
+    auto live = store::open_object_store(root.repo_dir.native(), root.s3);
+    if (!live) {
+        return tl::unexpected(std::move(live.error()));
     }
-    auto store = store::open_object_store(layout->root, root.s3);
-    if (!store) {
-        return tl::unexpected(std::move(store.error()));
+    auto base = store::open_object_store(root.published_dir.parent_path().native(), root.s3);
+    if (!base) {
+        return tl::unexpected(std::move(base.error()));
     }
-    return std::make_unique<Backend>(root, std::move(*store), std::move(layout->repo_key),
-                                     std::move(layout->snapshots_key),
-                                     std::move(layout->published_key));
+    return std::make_unique<Backend>(root, std::move(*live), std::move(*base));
 }
 
-Backend::Backend(const SnapshotRoot& root, std::unique_ptr<store::ObjectStore> store,
-                 std::string repo_key, std::string snapshots_key, std::string published_key)
+Backend::Backend(const SnapshotRoot& root, std::unique_ptr<store::ObjectStore> live,
+                 std::unique_ptr<store::ObjectStore> base)
     : root_(root),
-      store_(std::move(store)),
-      repo_key_(std::move(repo_key)),
-      snapshots_key_(std::move(snapshots_key)),
-      published_key_(std::move(published_key)) {}
+      source_(std::move(live)),
+      store_(std::move(base)),
+      snapshots_key_("snapshots/" + root.repo_id),
+      published_key_(root.published_dir.filename().string()) {}
 
 Result<void> Backend::lock(const SnapshotLock& lock) {
-    auto mirror = store_->mirror(repo_key_, lock.state_dir);
+    auto mirror = source_->mirror("", lock.state_dir);
     if (!mirror) {
         return tl::unexpected(std::move(mirror.error()));
     }
@@ -151,6 +92,10 @@ Result<bool> Backend::exists(std::string_view name) {
 }
 
 Result<SnapshotInfo> Backend::build(const std::string& name, const SnapshotCreateOptions& options) {
+    if (!live_) {
+        return make_error(ErrorCode::BadInput, "the repository is not locked",
+                          root_.repo_dir.string());
+    }
     auto files = live_->check(options);
     if (!files) {
         return tl::unexpected(std::move(files.error()));
@@ -173,11 +118,10 @@ Result<SnapshotInfo> Backend::build(const std::string& name, const SnapshotCreat
     copies.reserve(files->size());
     for (LiveFile& file : *files) {
         const bool copy = options.copy || file.is_metadata;
-        copies.push_back({store::join_key(repo_key_, file.key), file.key,
-                          copy ? store::CopyMode::Copy : store::CopyMode::Link,
+        copies.push_back({file.key, file.key, copy ? store::CopyMode::Copy : store::CopyMode::Link,
                           std::move(file.pin)});
     }
-    if (auto copied = (*build)->copy(copies, {live_->acl()}); !copied) {
+    if (auto copied = (*build)->copy_from(*source_, copies, {live_->acl()}); !copied) {
         Error error = std::move(copied.error());
         if (error.code == ErrorCode::Unsupported) {
             // The store refused a link ("cannot hard-link FROM to"): the way out is --copy.
@@ -298,7 +242,7 @@ Result<void> Backend::erase(const SnapshotInfo& info) {
 
 Result<std::optional<std::string>> Backend::read_small(std::optional<std::string_view> name,
                                                        std::string_view key) {
-    auto read = store_->read(store::join_key(name ? snapshot_key(*name) : repo_key_, key));
+    auto read = name ? store_->read(store::join_key(snapshot_key(*name), key)) : source_->read(key);
     if (!read) {
         if (read.error().code == ErrorCode::NotFound) {
             return std::optional<std::string>();

@@ -45,6 +45,8 @@ class DiskTree final : public TreeBuild {
 
     const std::string& staging() const override { return staging_; }
     Result<void> copy(std::span<const CopyRequest> copies, const CopyOptions& options) override;
+    Result<void> copy_from(ObjectStore& source, std::span<const CopyRequest> copies,
+                           const CopyOptions& options) override;
     Result<void> put(std::string_view relative, std::string_view bytes) override;
     Result<void> commit(RepoLock* lock) override;
 
@@ -204,7 +206,8 @@ class DiskStore final : public ObjectStore {
         for (const CopyRequest& request : copies) {
             auto copied =
                 replace(request.to, [&](int dir_fd, const std::string& name) -> Result<void> {
-                    return copy_into(request, dir_fd, name, join_key(parent_of(request.to), name));
+                    return copy_into(*this, request, dir_fd, name,
+                                     join_key(parent_of(request.to), name));
                 });
             if (!copied) {
                 return copied;
@@ -454,39 +457,42 @@ class DiskStore final : public ObjectStore {
         return dir;
     }
 
-    // Makes `request.from` appear as the new entry `name` of the directory `dir_fd` (`shown_key`
-    // names it), as its mode says, after checking its pin.
-    Result<void> copy_into(const CopyRequest& request, int dir_fd, const std::string& name,
-                           const std::string& shown_key) {
+    // Makes `request.from` of `source` (this store, or another directory tree) appear as the new
+    // entry `name` of the directory `dir_fd` (`shown_key` names it), as its mode says, after
+    // checking its pin.
+    Result<void> copy_into(const DiskStore& source, const CopyRequest& request, int dir_fd,
+                           const std::string& name, const std::string& shown_key) {
         if (auto valid = check_key(request.from); !valid) {
             return valid;
         }
-        auto from_dir = open_dir(parent_of(request.from));
+        auto from_dir = source.open_dir(parent_of(request.from));
         if (!from_dir) {
             return tl::unexpected(std::move(from_dir.error()));
         }
         if (!*from_dir) {
-            return make_error(ErrorCode::NotFound, "no such file", describe(request.from));
+            return make_error(ErrorCode::NotFound, "no such file", source.describe(request.from));
         }
         const std::string from_name = name_of(request.from);
-        const UniqueFd source(
+        const UniqueFd from(
             ::openat(from_dir->get(), from_name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
         struct stat st {};
-        if (!source || ::fstat(source.get(), &st) != 0) {
+        if (!from || ::fstat(from.get(), &st) != 0) {
             if (errno == ELOOP) {
-                return make_error(ErrorCode::Unsafe, "not a regular file", describe(request.from));
+                return make_error(ErrorCode::Unsafe, "not a regular file",
+                                  source.describe(request.from));
             }
-            return make_errno_error("cannot open", describe(request.from), errno);
+            return make_errno_error("cannot open", source.describe(request.from), errno);
         }
         if (!S_ISREG(st.st_mode)) {
-            return make_error(ErrorCode::Unsafe, "not a regular file", describe(request.from));
+            return make_error(ErrorCode::Unsafe, "not a regular file",
+                              source.describe(request.from));
         }
         if (request.pin) {
             const ObjectInfo info = info_of(st);
             if (info.size != request.pin->size || info.version != request.pin->version) {
                 return make_error(ErrorCode::Corrupt,
                                   "changed since it was recorded (copy refused)",
-                                  describe(request.from));
+                                  source.describe(request.from));
             }
         }
         if (request.mode != CopyMode::Copy) {
@@ -497,11 +503,11 @@ class DiskStore final : public ObjectStore {
             if (request.mode == CopyMode::Link || !refuses_links(link_errno)) {
                 return tl::unexpected(
                     Error{refuses_links(link_errno) ? ErrorCode::Unsupported : ErrorCode::Io,
-                          "cannot hard-link " + describe(request.from) + " to", describe(shown_key),
-                          link_errno});
+                          "cannot hard-link " + source.describe(request.from) + " to",
+                          describe(shown_key), link_errno});
             }
         }
-        return copy_bytes(source.get(), st, dir_fd, name, describe(shown_key));
+        return copy_bytes(from.get(), st, dir_fd, name, describe(shown_key));
     }
 
     const std::filesystem::path& root() const { return root_; }
@@ -568,7 +574,18 @@ DiskTree::~DiskTree() {
     }
 }
 
-Result<void> DiskTree::copy(std::span<const CopyRequest> copies, const CopyOptions&) {
+Result<void> DiskTree::copy(std::span<const CopyRequest> copies, const CopyOptions& options) {
+    return copy_from(store_, copies, options);
+}
+
+Result<void> DiskTree::copy_from(ObjectStore& source, std::span<const CopyRequest> copies,
+                                 const CopyOptions&) {
+    const auto* from = dynamic_cast<const DiskStore*>(&source);
+    if (from == nullptr) {
+        return make_error(ErrorCode::Unsupported,
+                          "cannot copy into a directory tree from another kind of store",
+                          source.describe(""));
+    }
     auto staging = store_.open_dir(staging_);
     if (!staging) {
         return tl::unexpected(std::move(staging.error()));
@@ -593,7 +610,7 @@ Result<void> DiskTree::copy(std::span<const CopyRequest> copies, const CopyOptio
             }
             found = dirs.emplace(parent, std::move(*made)).first;
         }
-        if (auto copied = store_.copy_into(request, found->second.get(), name_of(request.to),
+        if (auto copied = store_.copy_into(*from, request, found->second.get(), name_of(request.to),
                                            join_key(staging_, request.to));
             !copied) {
             return copied;

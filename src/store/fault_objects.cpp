@@ -23,6 +23,16 @@ class FaultInjectingTree final : public TreeBuild {
         return inner_->copy(copies, options);
     }
 
+    Result<void> copy_from(ObjectStore& source, std::span<const CopyRequest> copies,
+                           const CopyOptions& options) override {
+        for (const CopyRequest& request : copies) {
+            if (auto error = store_.fault(StoreOp::Copy, join_key(key_, request.to))) {
+                return tl::unexpected(std::move(*error));
+            }
+        }
+        return inner_->copy_from(source, copies, options);
+    }
+
     Result<void> put(std::string_view relative, std::string_view bytes) override {
         if (auto error = store_.fault(StoreOp::Put, join_key(key_, relative))) {
             return tl::unexpected(std::move(*error));

@@ -39,6 +39,8 @@ class MemoryTree final : public TreeBuild {
 
     const std::string& staging() const override { return staging_; }
     Result<void> copy(std::span<const CopyRequest> copies, const CopyOptions& options) override;
+    Result<void> copy_from(ObjectStore& source, std::span<const CopyRequest> copies,
+                           const CopyOptions& options) override;
     Result<void> put(std::string_view relative, std::string_view bytes) override;
     Result<void> commit(RepoLock* lock) override;
 
@@ -253,21 +255,27 @@ class MemoryStore final : public ObjectStore {
     // --- for MemoryTree ---
 
     Result<void> copy_one(std::string_view from, std::string_view to, const CopyRequest& request) {
+        return copy_one(*this, from, to, request);
+    }
+
+    // As copy_one, `from` a key of `source` (this store or another in memory).
+    Result<void> copy_one(const MemoryStore& source, std::string_view from, std::string_view to,
+                          const CopyRequest& request) {
         if (auto valid = check_key(from); !valid) {
             return valid;
         }
         if (auto valid = check_key(to); !valid) {
             return valid;
         }
-        const auto found = files_.find(std::string(from));
-        if (found == files_.end()) {
-            return make_error(ErrorCode::NotFound, "no such file", describe(from));
+        const auto found = source.files_.find(std::string(from));
+        if (found == source.files_.end()) {
+            return make_error(ErrorCode::NotFound, "no such file", source.describe(from));
         }
         const ObjectInfo info = info_of(found->second);
         if (request.pin &&
             (request.pin->size != info.size || request.pin->version != info.version)) {
             return make_error(ErrorCode::Corrupt, "changed since it was recorded (copy refused)",
-                              describe(from));
+                              source.describe(from));
         }
         std::shared_ptr<Content> content = found->second.content;
         if (request.mode == CopyMode::Copy) {
@@ -367,6 +375,24 @@ MemoryTree::~MemoryTree() {
     if (!committed_) {
         store_.abandon(staging_);
     }
+}
+
+Result<void> MemoryTree::copy_from(ObjectStore& source, std::span<const CopyRequest> copies,
+                                   const CopyOptions&) {
+    const auto* from = dynamic_cast<const MemoryStore*>(&source);
+    if (from == nullptr) {
+        return make_error(ErrorCode::Unsupported,
+                          "cannot copy into a store in memory from another kind of store",
+                          source.describe(""));
+    }
+    for (const CopyRequest& request : copies) {
+        if (auto copied =
+                store_.copy_one(*from, request.from, join_key(staging_, request.to), request);
+            !copied) {
+            return copied;
+        }
+    }
+    return {};
 }
 
 Result<void> MemoryTree::copy(std::span<const CopyRequest> copies, const CopyOptions&) {

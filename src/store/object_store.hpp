@@ -88,6 +88,8 @@ struct CopyOptions {
 // repodata/repomd.xml (1), its repomd.xml.asc (2), then a tree's .treeinfo (3).
 int publication_rank(std::string_view key);
 
+class ObjectStore;
+
 // The files of a tree being built (ObjectStore::build_tree). Destroyed without commit(): what it
 // holds is removed (best effort: a leftover is removed by the next build_tree beside it).
 class TreeBuild {
@@ -105,6 +107,15 @@ class TreeBuild {
     // publication_rank order. Returns the first failure; copies made before it stay until the
     // build is abandoned.
     virtual Result<void> copy(std::span<const CopyRequest> copies, const CopyOptions& options) = 0;
+
+    // As copy, each `from` a key of `source`, another store of this one's kind (as
+    // open_object_store opened it: a wrapper is not one), for a tree kept apart from what it
+    // copies: on disk across directory trees (a hard link, Error{Unsupported} iff the filesystems
+    // refuse one; with CopyMode::Copy or LinkOrCopy the bytes), in a bucket from another bucket or
+    // prefix of the same endpoint (server-side copies, sent with this store's credentials).
+    // Error{Unsupported} naming `source` iff it is of another kind or endpoint.
+    virtual Result<void> copy_from(ObjectStore& source, std::span<const CopyRequest> copies,
+                                   const CopyOptions& options) = 0;
 
     // Writes `bytes` as the tree's file `relative`.
     virtual Result<void> put(std::string_view relative, std::string_view bytes) = 0;

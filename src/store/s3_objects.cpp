@@ -81,6 +81,8 @@ class S3Tree final : public TreeBuild {
 
     const std::string& staging() const override { return key_; }
     Result<void> copy(std::span<const CopyRequest> copies, const CopyOptions& options) override;
+    Result<void> copy_from(ObjectStore& source, std::span<const CopyRequest> copies,
+                           const CopyOptions& options) override;
     Result<void> put(std::string_view relative, std::string_view bytes) override;
     Result<void> commit(RepoLock* lock) override;
 
@@ -326,6 +328,7 @@ class S3Objects final : public ObjectStore {
     // --- for S3Tree ---
 
     std::string full(std::string_view key) const { return where_.key(key); }
+    const std::string& endpoint() const { return config_.endpoint; }
 
     Result<void> put_object(std::string_view key, std::string_view bytes,
                             const s3::PutOptions& options) {
@@ -336,10 +339,15 @@ class S3Objects final : public ObjectStore {
             .map([](const std::string&) {});
     }
 
-    // Copies `copies` (each `to` below `to_prefix`): those of rank 0 several at a time, then the
-    // rest one by one in publication_rank order.
+    // Copies `copies` (each `from` a key of `source`: this store, or another of its endpoint;
+    // each `to` below `to_prefix`): those of rank 0 several at a time, then the rest one by one in
+    // publication_rank order.
     Result<void> copy_all(std::span<const CopyRequest> copies, std::string_view to_prefix,
                           const CopyOptions& options) {
+        return copy_all(*this, copies, to_prefix, options);
+    }
+    Result<void> copy_all(const S3Objects& source, std::span<const CopyRequest> copies,
+                          std::string_view to_prefix, const CopyOptions& options) {
         std::vector<const CopyRequest*> first;
         std::vector<const CopyRequest*> last;
         for (const CopyRequest& request : copies) {
@@ -354,11 +362,11 @@ class S3Objects final : public ObjectStore {
         std::stable_sort(last.begin(), last.end(), [](const auto* left, const auto* right) {
             return publication_rank(left->to) < publication_rank(right->to);
         });
-        if (auto copied = copy_batch(first, to_prefix, options.acl); !copied) {
+        if (auto copied = copy_batch(source, first, to_prefix, options.acl); !copied) {
             return copied;
         }
         for (const CopyRequest* request : last) {
-            if (auto copied = copy_batch({&request, 1}, to_prefix, options.acl); !copied) {
+            if (auto copied = copy_batch(source, {&request, 1}, to_prefix, options.acl); !copied) {
                 return copied;
             }
         }
@@ -408,8 +416,9 @@ class S3Objects final : public ObjectStore {
 
     // Copies `requests` (each `to` below `to_prefix`) inside the store, several at a time; a
     // pinned one with s3::copy_stored.
-    Result<void> copy_batch(std::span<const CopyRequest* const> requests,
+    Result<void> copy_batch(const S3Objects& source, std::span<const CopyRequest* const> requests,
                             std::string_view to_prefix, std::string_view acl) {
+        const s3::S3Location from_root{source.where_.bucket, source.where_.prefix};
         const s3::S3Location root{where_.bucket, where_.prefix};
         std::vector<s3::StoredCopy> pinned;
         for (const CopyRequest* request : requests) {
@@ -420,11 +429,11 @@ class S3Objects final : public ObjectStore {
                 expected.etag = request->pin->version;
                 expected.checksum_type = request->pin->type;
                 expected.digest = request->pin->digest;
-                pinned.push_back({root, request->from, expected, root, to});
+                pinned.push_back({from_root, request->from, expected, root, to});
                 continue;
             }
-            auto copied = client_.copy_object(where_.bucket, full(to), where_.bucket,
-                                              full(request->from), acl);
+            auto copied = client_.copy_object(where_.bucket, full(to), source.where_.bucket,
+                                              source.full(request->from), acl);
             if (!copied) {
                 return tl::unexpected(std::move(copied.error()));
             }
@@ -583,6 +592,18 @@ S3Tree::~S3Tree() {
 
 Result<void> S3Tree::copy(std::span<const CopyRequest> copies, const CopyOptions& options) {
     return store_.copy_all(copies, key_, options);
+}
+
+Result<void> S3Tree::copy_from(ObjectStore& source, std::span<const CopyRequest> copies,
+                               const CopyOptions& options) {
+    const auto* from = dynamic_cast<const S3Objects*>(&source);
+    if (from == nullptr || from->endpoint() != store_.endpoint()) {
+        return make_error(
+            ErrorCode::Unsupported,
+            "cannot copy into a bucket from a store that is no bucket of its endpoint",
+            source.describe(""));
+    }
+    return store_.copy_all(*from, copies, key_, options);
 }
 
 Result<void> S3Tree::put(std::string_view relative, std::string_view bytes) {

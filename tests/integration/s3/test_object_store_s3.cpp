@@ -30,24 +30,35 @@ struct BucketUnderTest final : StoreUnderTest {
         }
         objects = store::s3_object_store(Cluster::cluster().config(),
                                          s3::S3Location{bucket, "mirror/root/"});
+        other_bucket = bucket + "-other";
+        if (auto made = client.create_bucket(other_bucket); !made) {
+            throw std::runtime_error(made.error().to_string());
+        }
+        elsewhere = store::s3_object_store(Cluster::cluster().config(),
+                                           s3::S3Location{other_bucket, "live/root/"});
     }
     ~BucketUnderTest() override {
-        if (auto listed = client.list_all_objects(bucket, "")) {
-            std::vector<std::string> keys;
-            for (const auto& object : *listed) {
-                keys.push_back(object.key);
+        for (const std::string& name : {bucket, other_bucket}) {
+            if (auto listed = client.list_all_objects(name, "")) {
+                std::vector<std::string> keys;
+                for (const auto& object : *listed) {
+                    keys.push_back(object.key);
+                }
+                if (!keys.empty()) {
+                    (void)client.delete_objects(name, keys);
+                }
             }
-            if (!keys.empty()) {
-                (void)client.delete_objects(bucket, keys);
-            }
+            (void)client.delete_bucket(name);
         }
-        (void)client.delete_bucket(bucket);
     }
     store::ObjectStore& store() override { return *objects; }
+    store::ObjectStore* other() override { return elsewhere.get(); }
 
     s3::S3Client client;
     std::string bucket;
+    std::string other_bucket;
     std::unique_ptr<store::ObjectStore> objects;
+    std::unique_ptr<store::ObjectStore> elsewhere;
 };
 
 INSTANTIATE_TEST_SUITE_P(Bucket, ObjectStoreContract,

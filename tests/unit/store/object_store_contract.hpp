@@ -20,6 +20,9 @@ namespace rpmirror::test {
 struct StoreUnderTest {
     virtual ~StoreUnderTest() = default;
     virtual store::ObjectStore& store() = 0;
+    // Another store of the same kind (another directory; another bucket of the endpoint), for
+    // TreeBuild::copy_from; null where there is none (a wrapper is no kind of its own).
+    virtual store::ObjectStore* other() { return nullptr; }
 };
 
 struct StoreFactory {
@@ -44,6 +47,7 @@ class ObjectStoreContract : public ::testing::TestWithParam<StoreFactory> {
     }
 
     store::ObjectStore& store() { return under_test_->store(); }
+    store::ObjectStore* other() { return under_test_->other(); }
 
     void put(const std::string& key, const std::string& bytes) {
         auto put = store().put(key, bytes);
@@ -184,6 +188,39 @@ TEST_P(ObjectStoreContract, CopyMakesTheSameContentAndRefusesASourceThatIsNotIts
     auto from_nothing = store().copy(missing, {});
     ASSERT_FALSE(from_nothing);
     EXPECT_EQ(from_nothing.error().code, ErrorCode::NotFound) << from_nothing.error().to_string();
+}
+
+TEST_P(ObjectStoreContract, ATreeCopiesFromAnotherStoreOfItsKindAndRefusesAStalePin) {
+    store::ObjectStore* other = this->other();
+    if (other == nullptr) {
+        GTEST_SKIP() << "no other store of this kind";
+    }
+    ASSERT_TRUE(other->put("live/Packages/p.rpm", "package bytes"));
+    ASSERT_TRUE(other->put("live/repodata/repomd.xml", "<repomd/>"));
+    auto stat = other->stat("live/Packages/p.rpm");
+    ASSERT_TRUE(stat && stat->has_value());
+    store::Pin pin;
+    pin.size = (*stat)->size;
+    pin.version = (*stat)->version;
+
+    auto build = store().build_tree("snapshots/one", "snapshot");
+    ASSERT_TRUE(build) << build.error().to_string();
+    const std::vector<store::CopyRequest> copies{
+        {"live/Packages/p.rpm", "Packages/p.rpm", store::CopyMode::LinkOrCopy, pin},
+        {"live/repodata/repomd.xml", "repodata/repomd.xml", store::CopyMode::Copy, {}}};
+    auto copied = (*build)->copy_from(*other, copies, {});
+    ASSERT_TRUE(copied) << copied.error().to_string();
+    ASSERT_TRUE((*build)->commit(nullptr));
+    EXPECT_EQ(read("snapshots/one/Packages/p.rpm"), "package bytes");
+    EXPECT_EQ(read("snapshots/one/repodata/repomd.xml"), "<repomd/>");
+    EXPECT_EQ(keys("live"), (std::set<std::string>{})) << "nothing copied into the tree's store";
+
+    ASSERT_TRUE(other->put("live/Packages/p.rpm", "other bytes!!"));
+    auto second = store().build_tree("snapshots/two", "snapshot");
+    ASSERT_TRUE(second) << second.error().to_string();
+    auto refused = (*second)->copy_from(*other, {copies.data(), 1}, {});
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, ErrorCode::Corrupt) << refused.error().to_string();
 }
 
 TEST_P(ObjectStoreContract, RemoveRemovesTheKeysAndIgnoresTheAbsent) {

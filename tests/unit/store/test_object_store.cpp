@@ -18,13 +18,17 @@ namespace stdfs = std::filesystem;
 
 struct MemoryUnderTest final : StoreUnderTest {
     std::unique_ptr<store::ObjectStore> memory = store::memory_object_store();
+    std::unique_ptr<store::ObjectStore> elsewhere = store::memory_object_store();
     store::ObjectStore& store() override { return *memory; }
+    store::ObjectStore* other() override { return elsewhere.get(); }
 };
 
 struct DiskUnderTest final : StoreUnderTest {
     TempDir dir;
     std::unique_ptr<store::ObjectStore> disk = store::disk_object_store(dir / "root");
+    std::unique_ptr<store::ObjectStore> elsewhere = store::disk_object_store(dir / "elsewhere");
     store::ObjectStore& store() override { return *disk; }
+    store::ObjectStore* other() override { return elsewhere.get(); }
 };
 
 // The wrapper with no rule forwards everything: the contract holds through it.
