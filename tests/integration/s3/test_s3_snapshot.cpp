@@ -172,6 +172,53 @@ TEST_F(S3SnapshotTest, PublishedNameSwitchesAndKeepSnapshotsNeverRemovesAPublish
     EXPECT_NE(listed.out.find("published as prod"), std::string::npos) << listed.out;
 }
 
+// A --snapshot-dir in another bucket of the endpoint: snapshots and published names are copied
+// there from the mirror's bucket (server-side), and a published name's marker written before
+// markers named their tree (the snapshot's name only) still counts.
+TEST_F(S3SnapshotTest, AnotherBucketHoldsTheSnapshotsAndPublishedNames) {
+    ASSERT_EQ(sync({"--download-metadata"}).exit_code, 0);
+    const std::string other = bucket() + "-snapshots";
+    ASSERT_TRUE(client().create_bucket(other));
+    const auto cleanup = [&] {
+        if (auto listed = client().list_all_objects(other, "")) {
+            std::vector<std::string> keys;
+            for (const auto& object : *listed) {
+                keys.push_back(object.key);
+            }
+            if (!keys.empty()) {
+                (void)client().delete_objects(other, keys);
+            }
+        }
+        (void)client().delete_bucket(other);
+    };
+    const std::string base = "s3://" + other + "/base";
+    const CommandResult created = snapshot("create", {"--name", "one", "--snapshot-dir", base});
+    EXPECT_EQ(created.exit_code, 0) << created.err;
+    const auto copy =
+        s3::list_mirror(client(), s3::S3Location{other, "base/snapshots/sample/one/"});
+    ASSERT_TRUE(copy) << copy.error().to_string();
+    EXPECT_TRUE(copy->contains(kTinyHref));
+    EXPECT_TRUE(copy->contains("repodata/repomd.xml"));
+    EXPECT_TRUE(objects_under("snapshots/").empty()) << "nothing in the mirror's bucket";
+
+    const CommandResult published =
+        snapshot("publish", {"one", "--as", "prod", "--snapshot-dir", base});
+    EXPECT_EQ(published.exit_code, 0) << published.err;
+    auto index = client().get_object(other, "base/published/prod/sample/repodata/repomd.xml");
+    ASSERT_TRUE(index) << index.error().to_string();
+    EXPECT_EQ(*index, body_of("sample/repodata/repomd.xml"));
+
+    ASSERT_TRUE(client().put_object(other, "base/published/old/sample/.rpmirror/published.json",
+                                    R"({"version": 1, "snapshot": "one"})"));
+    const CommandResult listed = snapshot("list", {"--snapshot-dir", base});
+    EXPECT_EQ(listed.exit_code, 0) << listed.err;
+    EXPECT_NE(listed.out.find("published as old, prod"), std::string::npos) << listed.out;
+    const CommandResult refused = snapshot("remove", {"one", "--snapshot-dir", base});
+    EXPECT_NE(refused.exit_code, 0);
+    EXPECT_NE(refused.err.find("is published as old, prod"), std::string::npos) << refused.err;
+    cleanup();
+}
+
 TEST_F(S3SnapshotTest, AMirrorChangedSinceItsSyncIsRefusedAndNothingIsWritten) {
     ASSERT_EQ(sync({"--download-metadata"}).exit_code, 0);
     ASSERT_TRUE(client().put_object(bucket(), key(kTinyHref), "not the package"));
