@@ -32,7 +32,7 @@ inline bool is_metadata_dir_name(std::string_view name) {
 
 // The infixes of the names a snapshot is built under before it is renamed into place, and
 // removed under after it was renamed away: `<snapshots>/<repo id>/.<NAME>.creating-XXXXXX`,
-// `.<NAME>.removing-XXXXXX` (snapshot/local_snapshots.cpp).
+// `.<NAME>.removing-XXXXXX` (store/disk_objects.cpp's trees: a snapshot's on disk).
 inline constexpr std::string_view kSnapshotStagingInfix = ".creating-";
 inline constexpr std::string_view kSnapshotRemovingInfix = ".removing-";
 
