@@ -74,9 +74,6 @@ Result<OpenedStore> open_destination(std::string_view destination, std::string_v
         return tl::unexpected(std::move(scratch.error()));
     }
     std::string shown = location.empty() ? std::string(destination) : std::string(location);
-    while (shown.size() > 1 && shown.ends_with('/')) {
-        shown.pop_back();
-    }
     return OpenedStore{std::move(*opened), std::move(*scratch), std::move(shown)};
 }
 
@@ -111,9 +108,12 @@ Result<StoredRevision> read_stored_revision(std::string_view destination, std::s
         revision.repository.emplace(std::move(*repository));
         return revision;
     }
-    auto tree = read_tree_contents(*treeinfo, opened->shown, [&](const std::string& path) {
-        return read_repository(*opened->store, path,
-                               path.empty() ? opened->shown : opened->shown + "/" + path,
+    std::string shown = opened->shown;  // a tree is named without a trailing '/'
+    while (shown.size() > 1 && shown.ends_with('/')) {
+        shown.pop_back();
+    }
+    auto tree = read_tree_contents(*treeinfo, shown, [&](const std::string& path) {
+        return read_repository(*opened->store, path, path.empty() ? shown : shown + "/" + path,
                                opened->scratch.path());
     });
     if (!tree) {
