@@ -198,13 +198,6 @@ bool is_remote(const SideSpec& spec) {
 // once).
 using EarlySide = std::optional<Result<Side>>;
 
-// True iff `side` is a directory (a mirror, a snapshot) holding an installation tree's .treeinfo.
-bool is_local_tree(const EarlySide& side) {
-    std::error_code ignored;
-    return side && *side && !s3::is_s3_url((*side)->root.native()) &&
-           std::filesystem::is_regular_file((*side)->root / ".treeinfo", ignored);
-}
-
 // Prints a diff: `json` alone with --json; else `lines` (not with -q), then each of `summaries`
 // after "OLD -> NEW: ".
 int print_diff(const DiffArgs& args, const std::string& json, const std::vector<std::string>& lines,
@@ -225,25 +218,27 @@ int print_diff(const DiffArgs& args, const std::string& json, const std::vector<
     return kExitOk;
 }
 
-// One side of a tree's diff: a directory (`early`, resolved), a tree in a bucket (read already:
-// `s3_tree`, nullopt if the bucket holds no .treeinfo there), or a tree at a URL (its .treeinfo
-// fetched, then each repository's metadata as `sync --download-metadata` fetches it, kept in
-// `fetched` while read).
-Result<TreeContents> read_tree_side(const SideSpec& spec, EarlySide& early,
-                                    std::optional<TreeContents>& s3_tree, Syncer& syncer,
-                                    std::vector<RemoteMetadata>& fetched) {
+// What a side resolved early holds (a directory or a bucket prefix: a mirror, a snapshot, a
+// published name), read once through its store.
+using StoredSide = std::optional<Result<StoredRevision>>;
+
+// One side of a tree's diff: one resolved early (`stored`: what it holds), or a tree at a URL
+// (its .treeinfo fetched, then each repository's metadata as `sync --download-metadata` fetches
+// it, kept in `fetched` while read).
+Result<TreeContents> read_tree_side(const SideSpec& spec, EarlySide& early, StoredSide& stored,
+                                    Syncer& syncer, std::vector<RemoteMetadata>& fetched) {
     if (early) {
         if (!*early) {
             return tl::unexpected(std::move(early->error()));
         }
-        if (s3::is_s3_url((*early)->root.native())) {
-            if (!s3_tree) {
-                return make_error(ErrorCode::NotFound, "no installation tree here (no .treeinfo)",
-                                  (*early)->root.native());
-            }
-            return std::move(*s3_tree);
+        if (!*stored) {
+            return tl::unexpected(std::move(stored->error()));
         }
-        return read_tree_directory((*early)->root, (*early)->location);
+        if (!(*stored)->tree) {
+            return make_error(ErrorCode::NotFound, "no installation tree here (no .treeinfo)",
+                              (*early)->location);
+        }
+        return std::move(*(*stored)->tree);
     }
     RepoConfig config;
     std::string location = spec.argument;
@@ -300,27 +295,25 @@ int run_diff(const DiffArgs& args) {
         }
     }
 
-    // A side in a bucket is a tree iff it holds a .treeinfo (read whole if so).
-    std::optional<TreeContents> s3_trees[2];
+    // What each side resolved early holds, read through its store: a tree iff it has a .treeinfo.
+    StoredSide stored[2];
+    bool any_tree = false;
     for (int side_index = 0; side_index < 2; ++side_index) {
         const EarlySide& side = early[side_index];
-        if (side && *side && s3::is_s3_url((*side)->root.native())) {
-            auto tree = read_s3_tree_contents((*side)->root.native(), specs[side_index]->store);
-            if (!tree) {
-                fmt::print(stderr, "rpmirror: diff: {}\n", tree.error().to_string());
-                return kExitFailure;
-            }
-            s3_trees[side_index] = std::move(*tree);
+        if (side && *side) {
+            stored[side_index] = read_stored_revision((*side)->root.native(), (*side)->location,
+                                                      specs[side_index]->store);
+            any_tree = any_tree || (*stored[side_index] && (*stored[side_index])->tree);
         }
     }
 
     // A mirror or snapshot of an installation tree (sync --treeinfo): the other side is one too;
     // each repository both name, their images, and the repositories only one names.
-    if (is_local_tree(early[0]) || is_local_tree(early[1]) || s3_trees[0] || s3_trees[1]) {
+    if (any_tree) {
         std::vector<RemoteMetadata> fetched;
         std::optional<TreeContents> trees[2];
         for (int side_index = 0; side_index < 2; ++side_index) {
-            auto read = read_tree_side(*specs[side_index], early[side_index], s3_trees[side_index],
+            auto read = read_tree_side(*specs[side_index], early[side_index], stored[side_index],
                                        syncer, fetched);
             if (!read) {
                 fmt::print(stderr, "rpmirror: diff: {}\n", read.error().to_string());
@@ -335,15 +328,17 @@ int run_diff(const DiffArgs& args) {
 
     std::optional<RepoContents> contents[2];
     for (int side_index = 0; side_index < 2; ++side_index) {
-        auto side = early[side_index] ? std::move(*early[side_index])
-                                      : resolve_side(*specs[side_index], syncer);
-        if (!side) {
-            fmt::print(stderr, "rpmirror: diff: {}\n", side.error().to_string());
-            return kExitFailure;
+        Result<RepoContents> read = RepoContents{};
+        if (stored[side_index]) {
+            read = *stored[side_index]
+                       ? Result<RepoContents>(std::move(*(*stored[side_index])->repository))
+                       : tl::unexpected(std::move(stored[side_index]->error()));
+        } else {
+            auto side = early[side_index] ? std::move(*early[side_index])
+                                          : resolve_side(*specs[side_index], syncer);
+            read = side ? read_repo_contents(side->root, side->location)
+                        : tl::unexpected(std::move(side.error()));
         }
-        auto read = s3::is_s3_url(side->root.native())
-                        ? read_s3_repo_contents(side->root.native(), specs[side_index]->store)
-                        : read_repo_contents(side->root, side->location);
         if (!read) {
             fmt::print(stderr, "rpmirror: diff: {}\n", read.error().to_string());
             return kExitFailure;

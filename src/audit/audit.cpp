@@ -9,11 +9,11 @@
 #include <fmt/core.h>
 
 #include "audit/report_parts.hpp"
+#include "fs/scratch_dir.hpp"
 #include "rpmirror/metadata/metadata.hpp"
 #include "rpmirror/plan/plan.hpp"
 #include "rpmirror/publish/publish.hpp"
 #include "store/local_store.hpp"
-#include "fs/scratch_dir.hpp"
 #include "util/text.hpp"
 
 namespace rpmirror {

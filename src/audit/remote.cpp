@@ -7,17 +7,6 @@
 
 namespace rpmirror {
 
-std::optional<RecordedSelection> recorded_selection(const std::filesystem::path& state_dir,
-                                                    const std::filesystem::path& repo_dir) {
-    SyncOptions options;
-    options.state_dir = state_dir;
-    auto state = read_sync_state(sync_state_path(state_directory(options), repo_dir));
-    if (!state) {
-        return std::nullopt;
-    }
-    return state->selection;
-}
-
 std::string describe_selection(const SelectionOptions& selection) {
     std::vector<std::string> words;
     const auto joined = [](const std::vector<std::string>& items) {

@@ -1,14 +1,13 @@
 // verify --repair, written once over store::MirrorStore (see rpmirror/audit/audit.hpp,
-// rpmirror/audit/s3_audit.hpp): what the audit found damaged is removed under the repository's
+// audit/s3_audit.hpp): what the audit found damaged is removed under the repository's
 // lock, then the repository is synced with the options its last sync recorded.
 #include <map>
 #include <set>
 
 #include "audit/report_parts.hpp"
+#include "audit/s3_audit.hpp"
 #include "rpmirror/audit/audit.hpp"
-#include "rpmirror/audit/s3_audit.hpp"
-#include "store/local_store.hpp"
-#include "store/s3_store.hpp"
+#include "store/mirror_root.hpp"
 
 namespace rpmirror {
 
@@ -116,31 +115,24 @@ RepairReport repair_repository(Syncer& syncer, const RepoConfig& repo, const Rep
                                const RepairOptions& options, std::stop_token stop) {
     SyncOptions sync_options;
     sync_options.download_path = options.download_path;
+    sync_options.norepopath = options.norepopath;
     sync_options.safe_write_path = options.safe_write_path;
     sync_options.use_checksum_cache = options.use_checksum_cache;
     sync_options.verify_threads = options.threads;
     sync_options.state_dir = options.state_dir;
     sync_options.lock_wait = options.lock_wait;
     sync_options.selection = options.selection;
-    store::LocalStore mirror(repo_directory(sync_options, repo.id), state_directory(sync_options));
-    return audit_parts::repair_store(syncer, repo, mirror, audit, std::move(sync_options),
-                                     std::move(stop));
-}
-
-RepairReport repair_s3_repository(Syncer& syncer, const RepoConfig& repo,
-                                  const s3::S3Config& config, const s3::S3Location& repo_location,
-                                  const RepoAuditReport& audit, const S3RepairOptions& options,
-                                  std::stop_token stop) {
-    SyncOptions sync_options;
-    sync_options.download_path = options.download_path;
-    sync_options.norepopath = options.norepopath;
-    sync_options.verify_threads = options.threads;
-    sync_options.selection = options.selection;
-    sync_options.lock_wait = options.lock_wait;  // the lease is in the bucket
     sync_options.s3 = options.s3;
-    s3::S3Client client(config);
-    store::S3Store mirror(client, repo_location);
-    return audit_parts::repair_store(syncer, repo, mirror, audit, std::move(sync_options),
+    auto root = store::MirrorRoot::open(options.download_path.native(),
+                                        {state_directory(sync_options), options.s3});
+    if (!root) {
+        RepairReport report;
+        report.error = std::move(root.error());
+        return report;
+    }
+    const std::unique_ptr<store::MirrorStore> mirror =
+        root->repository(options.norepopath ? std::string() : repo.id);
+    return audit_parts::repair_store(syncer, repo, *mirror, audit, std::move(sync_options),
                                      std::move(stop));
 }
 

@@ -7,8 +7,8 @@
 #include <optional>
 #include <stop_token>
 
+#include "audit/s3_audit.hpp"
 #include "rpmirror/audit/audit.hpp"
-#include "rpmirror/audit/s3_audit.hpp"
 #include "rpmirror/index/index.hpp"
 #include "rpmirror/metadata/metadata.hpp"
 #include "store/mirror_store.hpp"
@@ -49,7 +49,7 @@ struct StoreAudit {
     unsigned threads = 0;
 };
 
-// The audit of the repository `repo` in a bucket through `mirror` (rpmirror/audit/s3_audit.hpp's
+// The audit of the repository `repo` in a bucket through `mirror` (audit/s3_audit.hpp's
 // options; the selection is `options.selection`).
 StoreAudit s3_audit(store::S3Store& mirror, const s3::S3Location& repo,
                     const S3AuditOptions& options);

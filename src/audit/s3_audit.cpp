@@ -1,6 +1,6 @@
-// Auditing a mirror in object storage (see rpmirror/audit/s3_audit.hpp): the audit itself is
+// Auditing a mirror in object storage (see audit/s3_audit.hpp): the audit itself is
 // audit.cpp's, over store::S3Store.
-#include "rpmirror/audit/s3_audit.hpp"
+#include "audit/s3_audit.hpp"
 
 #include <set>
 
@@ -34,60 +34,5 @@ StoreAudit s3_audit(store::S3Store& mirror, const s3::S3Location& repo,
 }
 
 }  // namespace audit_parts
-
-Result<std::vector<std::string>> discover_s3_repositories(const s3::S3Config& config,
-                                                          const s3::S3Location& mirror,
-                                                          std::vector<std::string>* trees) {
-    s3::S3Client client(config);
-    auto listed = client.list_all_objects(mirror.bucket, mirror.prefix);
-    if (!listed) {
-        return tl::unexpected(std::move(listed.error()));
-    }
-    std::set<std::string> ids;
-    std::set<std::string> tree_ids;
-    std::vector<std::string> nested;  // "<id>/<path>" holding repodata/repomd.xml
-    constexpr std::string_view kIndex = "/repodata/repomd.xml";
-    for (const s3::ListedObject& object : *listed) {
-        const std::string_view relative = std::string_view(object.key).substr(mirror.prefix.size());
-        const auto slash = relative.find('/');
-        if (slash == std::string_view::npos) {
-            continue;
-        }
-        const std::string id(relative.substr(0, slash));
-        const std::string_view rest = relative.substr(slash + 1);
-        if (!is_valid_repo_id(id)) {
-            continue;
-        }
-        if (rest == "repodata/repomd.xml" || rest == ".rpmirror/state.json") {
-            ids.insert(id);
-        } else if (rest == ".treeinfo") {
-            tree_ids.insert(id);
-        } else if (rest.ends_with(kIndex) && rest.size() > kIndex.size()) {
-            nested.emplace_back(relative.substr(0, relative.size() - kIndex.size()));
-        }
-    }
-    for (const std::string& repository : nested) {
-        if (tree_ids.contains(repository.substr(0, repository.find('/')))) {
-            ids.insert(repository);
-        }
-    }
-    if (trees != nullptr) {
-        trees->assign(tree_ids.begin(), tree_ids.end());
-    }
-    return std::vector<std::string>(ids.begin(), ids.end());
-}
-
-Result<std::optional<RecordedSelection>> recorded_s3_selection(const s3::S3Config& config,
-                                                               const s3::S3Location& repo) {
-    s3::S3Client client(config);
-    auto state = s3::load_state(client, repo);
-    if (!state) {
-        return tl::unexpected(std::move(state.error()));
-    }
-    if (!*state || (*state)->selection.empty()) {
-        return std::optional<RecordedSelection>();
-    }
-    return selection_from_text((*state)->selection);
-}
 
 }  // namespace rpmirror

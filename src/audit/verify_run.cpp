@@ -11,12 +11,8 @@
 #include <fmt/core.h>
 
 #include "audit/report_parts.hpp"
-#include "fs/durable.hpp"
-#include "metadata/treeinfo.hpp"
-#include "rpmirror/audit/s3_audit.hpp"
-#include "s3/client.hpp"
 #include "store/local_store.hpp"
-#include "store/s3_store.hpp"
+#include "store/mirror_root.hpp"
 
 namespace rpmirror {
 
@@ -73,52 +69,8 @@ SelectionOptions choose_selection(const SelectionOverrides& overrides,
 
 namespace {
 
-// The ids of the real directories under `dir` with a valid repo id as name that hold `marker`
-// (a regular file), sorted.
-std::vector<std::string> directories_holding(const std::filesystem::path& dir,
-                                             const std::filesystem::path& marker) {
-    std::vector<std::string> ids;
-    std::error_code error;
-    for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
-        const std::string name = entry.path().filename().string();
-        std::error_code ignored;
-        if (entry.is_directory(ignored) && !entry.is_symlink(ignored) && is_valid_repo_id(name) &&
-            std::filesystem::is_regular_file(entry.path() / marker, ignored)) {
-            ids.push_back(name);
-        }
-    }
-    std::sort(ids.begin(), ids.end());
-    return ids;
-}
-
-}  // namespace
-
-std::vector<std::string> discover_trees(const std::filesystem::path& dir) {
-    return directories_holding(dir, std::string(kTreeinfoName));
-}
-
-std::vector<std::string> discover_repositories(const std::filesystem::path& dir) {
-    std::vector<std::string> ids = directories_holding(dir, "repodata/repomd.xml");
-    for (const std::string& tree : discover_trees(dir)) {
-        auto text = fs::read_file(dir / tree / std::string(kTreeinfoName));
-        auto parsed = text ? parse_treeinfo(*text, tree) : tl::unexpected(text.error());
-        if (!parsed) {
-            continue;  // audit_tree_images reports it
-        }
-        for (const std::string& repository : parsed->repositories) {
-            std::error_code ignored;
-            if (!repository.empty() &&
-                std::filesystem::is_regular_file(
-                    dir / tree / repository / "repodata" / "repomd.xml", ignored)) {
-                ids.push_back(tree + "/" + repository);
-            }
-        }
-    }
-    std::sort(ids.begin(), ids.end());
-    return ids;
-}
-
-namespace {
+// What a mirror's root lacks where no repository is found.
+constexpr std::string_view kNoRepository = "no <id>/repodata/repomd.xml, nor a sync's state";
 
 // The events of a run without a listener.
 VerifyRunEvents& events_or_none(VerifyRunEvents* events) {
@@ -188,18 +140,16 @@ struct Target {
     std::optional<RepoConfig> config;
 };
 
-// Chooses the repositories of the local mirror `dir` to verify, or the message refusing the run
-// iff the request names nothing verifiable.
+// Chooses the repositories of the mirror at `root` (holding `discovered`) to verify, or the
+// message refusing the run iff the request names nothing verifiable.
 std::variant<std::vector<Target>, std::string> choose_targets(
-    const VerifyRunOptions& request, const std::filesystem::path& dir,
-    const std::vector<RepoConfig>& configs) {
-    const std::vector<std::string> discovered = discover_repositories(dir);
+    const VerifyRunOptions& request, const std::string& root,
+    const std::vector<std::string>& discovered, const std::vector<RepoConfig>& configs) {
     std::vector<Target> targets;
     if (!request.remote) {
         if (const std::string* pattern = unmatched_pattern(request.repo_patterns, discovered)) {
-            return fmt::format(
-                "--repo '{}' matches no repository under {} (no <id>/repodata/repomd.xml)",
-                *pattern, dir.string());
+            return fmt::format("--repo '{}' matches no repository under {} ({})", *pattern, root,
+                               kNoRepository);
         }
         for (const std::string& id : discovered) {
             if (request.repo_patterns.empty() || matches_any(id, request.repo_patterns)) {
@@ -207,8 +157,7 @@ std::variant<std::vector<Target>, std::string> choose_targets(
             }
         }
         if (targets.empty()) {
-            return fmt::format("no repository under {} (no <id>/repodata/repomd.xml); use -p DIR",
-                               dir.string());
+            return fmt::format("no repository under {} ({}); use -p DIR", root, kNoRepository);
         }
         return targets;
     }
@@ -236,8 +185,7 @@ std::variant<std::vector<Target>, std::string> choose_targets(
     }
     if (targets.empty()) {
         return fmt::format(
-            "nothing to verify: no repository under {} and no --repo or --repofrompath",
-            dir.string());
+            "nothing to verify: no repository under {} and no --repo or --repofrompath", root);
     }
     return targets;
 }
@@ -330,94 +278,25 @@ AuditRunEntry verify_tree(const std::string& tree, store::MirrorStore& store,
     return entry;
 }
 
-// `verify -p s3://BUCKET/PREFIX`: each repository s3://BUCKET/PREFIX/<id>/ audited in the store,
-// and repaired with the S3 sync when asked.
-VerifyRunOutcome verify_s3_mirror(const VerifyRunOptions& request, VerifyRunEvents& events) {
-    if (request.remote || !request.safe_write_path.empty()) {
+// `verify -p DIR` or `-p s3://BUCKET/PREFIX`: each repository <root>/<id> audited through its
+// store (against upstream's current metadata with --remote), repaired with a sync when asked, and
+// the installation trees' own files.
+VerifyRunOutcome verify_root(const VerifyRunOptions& request, VerifyRunEvents& events) {
+    SyncOptions state_options;
+    state_options.state_dir = request.state_dir;
+    auto opened = store::MirrorRoot::open(request.download_path,
+                                          {state_directory(state_options), request.s3});
+    if (!opened) {
+        return refused(opened.error().to_string());
+    }
+    store::MirrorRoot& root = *opened;
+    if (root.in_bucket() && (request.remote || !request.safe_write_path.empty())) {
         return refused(
             fmt::format("{}: --remote and --safe-write-path are not supported on an s3:// mirror",
                         request.download_path));
     }
-    auto mirror = s3::S3Location::parse(request.download_path);
-    if (!mirror) {
-        return refused(mirror.error().to_string());
-    }
-    auto config = s3::resolve_config(request.s3, s3::process_environment());
-    if (!config) {
-        return refused(config.error().to_string());
-    }
-    std::vector<RepoConfig> configs;
-    if (request.repair) {
-        auto loaded = load_sources(request);
-        if (!loaded) {
-            return refused(loaded.error().to_string());
-        }
-        configs = std::move(*loaded);
-    }
-    VerifyRunOutcome outcome;
-    std::vector<std::string> trees;
-    auto discovered = discover_s3_repositories(*config, *mirror, &trees);
-    if (!discovered) {
-        outcome.error = std::move(discovered.error());
-        return outcome;
-    }
-    if (const std::string* pattern = unmatched_pattern(request.repo_patterns, *discovered)) {
-        return refused(
-            fmt::format("--repo '{}' matches no repository under {} (no "
-                        "<id>/repodata/repomd.xml or <id>/.rpmirror/state.json)",
-                        *pattern, mirror->to_string()));
-    }
-    std::vector<std::string> ids;
-    for (const std::string& id : *discovered) {
-        if (request.repo_patterns.empty() || matches_any(id, request.repo_patterns)) {
-            ids.push_back(id);
-        }
-    }
-    if (ids.empty()) {
-        return refused(
-            fmt::format("no repository under {} (no <id>/repodata/repomd.xml or "
-                        "<id>/.rpmirror/state.json)",
-                        mirror->to_string()));
-    }
-    std::optional<Syncer> syncer;
-    if (request.repair) {
-        syncer.emplace();
-    }
-    RepositoryVerifier verifier(request, events, syncer ? &*syncer : nullptr);
-    for (const std::string& id : ids) {
-        const s3::S3Location repo{mirror->bucket, mirror->prefix + id + "/"};
-        s3::S3Client client(*config);
-        store::S3Store store(client, repo);
-        S3AuditOptions options;
-        options.use_state = request.use_checksum_cache;
-        options.report_extra = request.extra;
-        options.threads = request.threads;
-        audit_parts::StoreAudit audit = audit_parts::s3_audit(store, repo, options);
-        SyncOptions repair;
-        repair.download_path = request.download_path;
-        repair.verify_threads = request.threads;
-        repair.lock_wait = request.lock_wait;  // the lease is in the bucket
-        repair.s3 = request.s3;
-        outcome.entries.push_back(
-            verifier.verify(id, find_config(configs, id), std::move(audit), std::move(repair), {}));
-    }
-    for (const std::string& tree : trees) {
-        if (!request.repo_patterns.empty() && !matches_any(tree, request.repo_patterns)) {
-            continue;
-        }
-        const s3::S3Location where{mirror->bucket, mirror->prefix + tree + "/"};
-        s3::S3Client client(*config);
-        store::S3Store store(client, where);
-        outcome.entries.push_back(verify_tree(tree, store, where.to_string(), request, events));
-    }
-    return outcome;
-}
-
-VerifyRunOutcome verify_local_mirror(const VerifyRunOptions& request, VerifyRunEvents& events) {
-    const std::filesystem::path dir = request.download_path;
-    std::error_code ignored;
-    if (!std::filesystem::is_directory(dir, ignored)) {
-        return refused(fmt::format("{}: not a directory (-p)", dir.string()));
+    if (!root.exists()) {
+        return refused(fmt::format("{}: not a directory (-p)", root.describe()));
     }
     std::vector<RepoConfig> configs;
     if (request.remote || request.repair) {
@@ -427,7 +306,13 @@ VerifyRunOutcome verify_local_mirror(const VerifyRunOptions& request, VerifyRunE
         }
         configs = std::move(*loaded);
     }
-    auto chosen = choose_targets(request, dir, configs);
+    VerifyRunOutcome outcome;
+    auto discovered = root.discover();
+    if (!discovered) {
+        outcome.error = std::move(discovered.error());
+        return outcome;
+    }
+    auto chosen = choose_targets(request, root.describe(), discovered->repositories, configs);
     if (std::string* message = std::get_if<std::string>(&chosen)) {
         return refused(std::move(*message));
     }
@@ -440,20 +325,15 @@ VerifyRunOutcome verify_local_mirror(const VerifyRunOptions& request, VerifyRunE
     if (request.remote || request.repair) {
         syncer.emplace();
     }
-    SyncOptions state_options;
-    state_options.state_dir = request.state_dir;
-    const std::filesystem::path state_dir = state_directory(state_options);
     RepositoryVerifier verifier(request, events, syncer ? &*syncer : nullptr);
-    VerifyRunOutcome outcome;
     for (const Target& target : targets) {
-        const std::filesystem::path repo_dir = dir / target.id;
-        store::LocalStore store(repo_dir, state_dir);
+        const std::unique_ptr<store::MirrorStore> store = root.repository(target.id);
         std::optional<RemoteMetadata> remote;
         std::optional<store::LocalStore> reference;
-        audit_parts::StoreAudit audit{store};
-        audit.report_dir = repo_dir;
-        audit.report_reference = repo_dir;
-        audit.plan_root = repo_dir;
+        audit_parts::StoreAudit audit{*store};
+        audit.report_dir = root.repository_path(target.id);
+        audit.report_reference = audit.report_dir;
+        audit.plan_root = root.plan_root(target.id).value_or(std::filesystem::path());
         audit.safe_write_path = safe_write_path;
         audit.use_cache = request.use_checksum_cache;
         audit.report_extra = request.extra;
@@ -480,23 +360,25 @@ VerifyRunOutcome verify_local_mirror(const VerifyRunOptions& request, VerifyRunE
             };
         }
         SyncOptions repair;
-        repair.download_path = dir;
+        repair.download_path = request.download_path;
         repair.safe_write_path = safe_write_path;
         repair.use_checksum_cache = request.use_checksum_cache;
         repair.verify_threads = request.threads;
         repair.state_dir = request.state_dir;
         repair.lock_wait = request.lock_wait;
+        repair.s3 = request.s3;
         outcome.entries.push_back(
             verifier.verify(target.id, target.config, audit, std::move(repair), prepare));
     }
     // The installation trees' own files (their repositories are targets above).
     for (const std::string& tree :
-         request.remote ? std::vector<std::string>{} : discover_trees(dir)) {
+         request.remote ? std::vector<std::string>{} : discovered->trees) {
         if (!request.repo_patterns.empty() && !matches_any(tree, request.repo_patterns)) {
             continue;
         }
-        store::LocalStore store(dir / tree, state_dir);
-        outcome.entries.push_back(verify_tree(tree, store, dir / tree, request, events));
+        const std::unique_ptr<store::MirrorStore> store = root.repository(tree);
+        outcome.entries.push_back(
+            verify_tree(tree, *store, root.repository_path(tree), request, events));
     }
     return outcome;
 }
@@ -505,8 +387,7 @@ VerifyRunOutcome verify_local_mirror(const VerifyRunOptions& request, VerifyRunE
 
 VerifyRunOutcome verify_mirror(const VerifyRunOptions& request, VerifyRunEvents* events) {
     VerifyRunEvents& listener = events_or_none(events);
-    return s3::is_s3_url(request.download_path) ? verify_s3_mirror(request, listener)
-                                                : verify_local_mirror(request, listener);
+    return verify_root(request, listener);
 }
 
 }  // namespace rpmirror

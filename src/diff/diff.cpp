@@ -427,19 +427,6 @@ Result<TreeContents> read_tree_contents(std::string_view treeinfo, std::string_v
     return contents;
 }
 
-Result<TreeContents> read_tree_directory(const std::filesystem::path& root,
-                                         std::string_view location) {
-    const std::string shown = location.empty() ? root.string() : std::string(location);
-    auto text = fs::read_file(root / std::string(kTreeinfoName));
-    if (!text) {
-        return make_error(ErrorCode::NotFound, "no installation tree here (no .treeinfo)", shown);
-    }
-    return read_tree_contents(*text, shown, [&](const std::string& path) {
-        return read_repo_contents(path.empty() ? root : root / path,
-                                  path.empty() ? shown : name_in(shown, path));
-    });
-}
-
 bool TreeDiff::empty() const {
     return images_added.empty() && images_removed.empty() && images_changed.empty() &&
            repositories_added.empty() && repositories_removed.empty() &&

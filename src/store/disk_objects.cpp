@@ -127,7 +127,9 @@ class DiskStore final : public ObjectStore {
         return names;
     }
 
-    Result<std::string> read(std::string_view key) override {
+    // The regular file at `key`, open for reading: Error{Unsafe} iff something else is there (a
+    // symlink is not followed), the open's error otherwise (Error{NotFound} iff nothing).
+    Result<UniqueFd> open_regular(std::string_view key) {
         if (auto valid = check_key(key); !valid) {
             return tl::unexpected(std::move(valid.error()));
         }
@@ -135,8 +137,8 @@ class DiskStore final : public ObjectStore {
         if (!root) {
             return tl::unexpected(std::move(root.error()));
         }
-        const UniqueFd fd(fs::open_beneath(root->get(), std::string(key),
-                                           O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+        UniqueFd fd(fs::open_beneath(root->get(), std::string(key),
+                                     O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
         if (!fd) {
             if (errno == ELOOP || errno == EXDEV) {
                 return make_error(ErrorCode::Unsafe, "not a regular file (a symlink)",
@@ -151,10 +153,28 @@ class DiskStore final : public ObjectStore {
         if (!S_ISREG(st.st_mode)) {
             return make_error(ErrorCode::Unsafe, "not a regular file", describe(key));
         }
+        return fd;
+    }
+
+    Result<std::filesystem::path> local_copy(std::string_view key,
+                                             const std::filesystem::path& scratch) override {
+        (void)scratch;  // the file itself
+        auto fd = open_regular(key);
+        if (!fd) {
+            return tl::unexpected(std::move(fd.error()));
+        }
+        return root_ / std::string(key);
+    }
+
+    Result<std::string> read(std::string_view key) override {
+        auto fd = open_regular(key);
+        if (!fd) {
+            return tl::unexpected(std::move(fd.error()));
+        }
         std::string bytes;
         std::array<char, 65536> buffer{};
         for (;;) {
-            const ssize_t got = ::read(fd.get(), buffer.data(), buffer.size());
+            const ssize_t got = ::read(fd->get(), buffer.data(), buffer.size());
             if (got < 0 && errno == EINTR) {
                 continue;
             }

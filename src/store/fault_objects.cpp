@@ -105,6 +105,12 @@ Result<std::string> FaultInjectingStore::read(std::string_view key) {
     return inner_.read(key);
 }
 
+Result<std::filesystem::path> FaultInjectingStore::local_copy(
+    std::string_view key, const std::filesystem::path& scratch) {
+    RPMIRROR_FAULT_CHECK(StoreOp::Read, key)
+    return inner_.local_copy(key, scratch);
+}
+
 Result<void> FaultInjectingStore::put(std::string_view key, std::string_view bytes) {
     RPMIRROR_FAULT_CHECK(StoreOp::Put, key)
     return inner_.put(key, bytes);

@@ -17,7 +17,7 @@ namespace rpmirror::store {
 enum class StoreOp {
     Stat,    // stat
     List,    // list, list_dirs, trees, tree, alias_target
-    Read,    // read
+    Read,    // read, local_copy
     Put,     // put, put_file, TreeBuild::put
     Copy,    // copy, TreeBuild::copy (once per copied key)
     Remove,  // remove, remove_tree
@@ -50,6 +50,8 @@ class FaultInjectingStore final : public ObjectStore {
     Result<ObjectListing> list(std::string_view prefix) override;
     Result<std::vector<std::string>> list_dirs(std::string_view prefix) override;
     Result<std::string> read(std::string_view key) override;
+    Result<std::filesystem::path> local_copy(std::string_view key,
+                                             const std::filesystem::path& scratch) override;
     Result<void> put(std::string_view key, std::string_view bytes) override;
     Result<void> put_file(std::string_view key, const std::filesystem::path& path) override;
     Result<void> copy(std::span<const CopyRequest> copies, const CopyOptions& options) override;

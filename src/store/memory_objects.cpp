@@ -8,6 +8,8 @@
 
 #include <fmt/core.h>
 
+#include "fs/durable.hpp"
+#include "fs/tree.hpp"
 #include "store/object_store.hpp"
 
 namespace rpmirror::store {
@@ -96,6 +98,22 @@ class MemoryStore final : public ObjectStore {
             }
         }
         return std::vector<std::string>(names.begin(), names.end());
+    }
+
+    Result<std::filesystem::path> local_copy(std::string_view key,
+                                             const std::filesystem::path& scratch) override {
+        auto bytes = read(key);
+        if (!bytes) {
+            return tl::unexpected(std::move(bytes.error()));
+        }
+        const std::filesystem::path path = scratch / std::string(key);
+        if (auto made = fs::make_directories(path.parent_path()); !made) {
+            return tl::unexpected(std::move(made.error()));
+        }
+        if (auto written = fs::write_file(path, *bytes); !written) {
+            return tl::unexpected(std::move(written.error()));
+        }
+        return path;
     }
 
     Result<std::string> read(std::string_view key) override {

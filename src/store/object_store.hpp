@@ -156,6 +156,12 @@ class ObjectStore {
     // Error{Unsafe} iff something else is there (a symlink is not followed).
     virtual Result<std::string> read(std::string_view key) = 0;
 
+    // A local file holding the content of the regular file at `key`, for a parser that reads
+    // files: on disk the file itself (checked as read checks it), otherwise a copy fetched to
+    // `scratch`/`key` (the caller's directory, removed by the caller). Errors as read.
+    virtual Result<std::filesystem::path> local_copy(std::string_view key,
+                                                     const std::filesystem::path& scratch) = 0;
+
     // Stores `bytes` at `key` atomically (a reader sees the old content or the new), creating the
     // directories above it. On error the old content (or nothing) stays.
     virtual Result<void> put(std::string_view key, std::string_view bytes) = 0;

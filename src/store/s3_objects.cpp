@@ -164,6 +164,18 @@ class S3Objects final : public ObjectStore {
         return client_.get_object(where_.bucket, full(key));
     }
 
+    Result<std::filesystem::path> local_copy(std::string_view key,
+                                             const std::filesystem::path& scratch) override {
+        if (auto valid = check_key(key); !valid) {
+            return tl::unexpected(std::move(valid.error()));
+        }
+        const std::filesystem::path path = scratch / std::string(key);
+        if (auto got = s3::get_object_to_file(client_, where_, key, path); !got) {
+            return tl::unexpected(std::move(got.error()));
+        }
+        return path;
+    }
+
     Result<void> put(std::string_view key, std::string_view bytes) override {
         return put_object(key, bytes, {});
     }

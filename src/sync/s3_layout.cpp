@@ -132,8 +132,8 @@ Result<std::vector<std::string>> S3Destination::collect_layout_blobs(
                 continue;
             }
             const std::string& tree = *below;
-            auto contents = read_s3_repo_contents(
-                s3::object_url(location_.bucket, root_prefix_ + tree), options_.s3);
+            auto contents = read_stored_repository(
+                s3::object_url(location_.bucket, root_prefix_ + tree), {}, options_.s3);
             if (!contents) {
                 doubt = std::move(contents.error());
                 break;

@@ -23,6 +23,7 @@
 #include "rpmirror/config/config.hpp"
 #include "rpmirror/index/index.hpp"
 #include "rpmirror/plan/plan.hpp"
+#include "rpmirror/s3/s3.hpp"
 #include "rpmirror/sync/remote_metadata.hpp"
 #include "rpmirror/sync/sync.hpp"
 #include "rpmirror/util/error.hpp"
@@ -146,18 +147,16 @@ RepoAuditReport audit_tree_images(std::string_view tree_id, const std::filesyste
                                   bool use_checksum_cache = true, unsigned threads = 0,
                                   std::shared_ptr<const CacheTrust> trust = nullptr);
 
-// Returns the selection the last successful `sync` of `repo_dir` recorded in its state file
-// under `state_dir` ("" = the default state directory, as SyncOptions::state_dir), or nullopt iff
-// there is none (a mirror made by dnf reposync, or by an rpmirror that did not record it).
-std::optional<RecordedSelection> recorded_selection(const std::filesystem::path& state_dir,
-                                                    const std::filesystem::path& repo_dir);
-
 // Returns the selection in the words of the command line, e.g. "--arch x86_64,noarch
 // --newest-only", or "every package" iff it selects everything.
 std::string describe_selection(const SelectionOptions& selection);
 
 struct RepairOptions {
-    std::filesystem::path download_path = ".";  // the mirror: the repository is <this>/<repo.id>
+    // The mirror: the repository is <this>/<repo.id> (the path itself with `norepopath`); a
+    // directory or "s3://BUCKET/PREFIX" (a bucket's settings: `s3`).
+    std::filesystem::path download_path = ".";
+    bool norepopath = false;
+    s3::S3Overrides s3;
     std::optional<std::filesystem::path> safe_write_path;
     bool use_checksum_cache = true;
     unsigned threads = 0;
@@ -178,7 +177,8 @@ struct RepairReport {
 };
 
 // Repairs what `audit` found in `repo`'s mirror under `options.download_path`, holding the
-// repository's run lock (as a sync does; a lock held elsewhere is the report's error): removes each
+// repository's lock (as a sync does: the run lock of a directory, the lease of a bucket prefix;
+// a lock held elsewhere is the report's error): removes each
 // file with the wrong size or checksum and each symlink in place of a file (unlinked, never
 // followed; beneath its root only), removes the sync state file (so the sync cannot take its no-op
 // shortcut) and syncs the repository with `syncer`: missing files are downloaded and verified,

@@ -39,17 +39,6 @@ SelectionOptions choose_selection(const SelectionOverrides& overrides,
                                   const std::optional<RecordedSelection>& recorded,
                                   std::string& origin);
 
-// Returns the ids of the repositories mirrored under `dir`: real directories (not symlinks) with
-// a valid repo id as name and a repodata/repomd.xml inside, and the repositories of each
-// installation tree there (discover_trees) as "<tree id>/<path>" (its root's as the tree's id),
-// sorted; none iff `dir` cannot be read. Reads only.
-std::vector<std::string> discover_repositories(const std::filesystem::path& dir);
-
-// Returns the ids of the installation trees mirrored under `dir` (`sync --treeinfo`): real
-// directories with a valid repo id as name and a `.treeinfo` (a regular file) inside, sorted.
-// Reads only.
-std::vector<std::string> discover_trees(const std::filesystem::path& dir);
-
 struct VerifyRunOptions {
     std::string download_path = ".";         // the mirror: <DIR>/<id>/, or s3://BUCKET/PREFIX/<id>/
     std::vector<std::string> repo_patterns;  // --repo globs; none: every repository found
@@ -98,14 +87,15 @@ struct VerifyRunOutcome {
     bool ok() const;
 };
 
-// Verifies the repositories of the mirror `request.download_path`: chooses them (the --repo
-// globs over those found; with `remote` also configured ones, from --repofrompath), audits each
-// (audit_repository or audit_s3_repository) with choose_selection over what its sync recorded
-// (with `remote`, against freshly fetched metadata plus the configuration's includepkgs and
-// excludepkgs), and with `repair` repairs each damaged one (repair_repository or
-// repair_s3_repository; it needs the repository's source) and audits it again. Reports each step
-// to `events` (may be null). Never throws; the outcome holds every report.
-// Not thread-safe (one Syncer per call; run one at a time per mirror).
+// Verifies the repositories of the mirror `request.download_path` (a directory or
+// "s3://BUCKET/PREFIX", opened once): chooses them (the --repo globs over those found: each <id>
+// with repodata/repomd.xml or a sync's state, and the repositories of each installation tree;
+// with `remote` also configured ones, from --repofrompath), audits each through its store with
+// choose_selection over what its sync recorded (with `remote`, against freshly fetched metadata
+// plus the configuration's includepkgs and excludepkgs), and with `repair` repairs each damaged
+// one (as repair_repository; it needs the repository's source) and audits it again. Reports each
+// step to `events` (may be null). Never throws; the outcome holds every report. Not thread-safe
+// (one Syncer per call; run one at a time per mirror).
 VerifyRunOutcome verify_mirror(const VerifyRunOptions& request, VerifyRunEvents* events = nullptr);
 
 }  // namespace rpmirror

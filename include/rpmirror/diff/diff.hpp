@@ -41,13 +41,17 @@ struct RepoContents {
 Result<RepoContents> read_repo_contents(const std::filesystem::path& root,
                                         std::string_view location = {});
 
-// Reads the repository at `url`, "s3://BUCKET/PREFIX" (a mirror, a snapshot or a published name
-// in a bucket; `store`: the store's settings, each unset one from the environment and ~/.aws), as
-// read_repo_contents does: repomd.xml, the primary and the updateinfo record are fetched into a
-// scratch directory (removed before returning) and read from there. Errors as read_repo_contents'
-// (Error{NotFound} "no repository here (no repodata/repomd.xml)" naming `url`), or the store's,
-// naming the object.
-Result<RepoContents> read_s3_repo_contents(std::string_view url, const s3::S3Overrides& store);
+// Reads the repository stored at `destination`: a directory (a mirror, a snapshot) or
+// "s3://BUCKET/PREFIX" (a mirror, a snapshot or a published name in a bucket; `store`: its
+// settings, each unset one from the environment and ~/.aws), through the one store opened for it,
+// as read_repo_contents reads a directory: repomd.xml, the primary and the updateinfo record,
+// read in place on disk or fetched from a bucket into a scratch directory removed before
+// returning. `location` names it ("" = `destination`). Errors as read_repo_contents'
+// (Error{NotFound} "no repository here (no repodata/repomd.xml)" naming the location), or the
+// store's naming the file or object.
+Result<RepoContents> read_stored_repository(
+    std::string_view destination, std::string_view location = {},
+    const std::optional<s3::S3Overrides>& store = std::nullopt);
 
 // One package change, by name.arch.
 struct PackageChange {
@@ -117,19 +121,20 @@ using TreeRepositoryReader = std::function<Result<RepoContents>(const std::strin
 Result<TreeContents> read_tree_contents(std::string_view treeinfo, std::string_view location,
                                         const TreeRepositoryReader& read_repository);
 
-// The tree at `url`, "s3://BUCKET/PREFIX" (a mirror made with --treeinfo into a bucket; `store`
-// as for read_s3_repo_contents): its .treeinfo object, and each repository it names read with
-// read_s3_repo_contents ("<url>/<path>"). Returns nullopt iff the prefix holds no .treeinfo (no
-// tree: a repository, perhaps); otherwise errors as read_tree_contents' or the store's.
-Result<std::optional<TreeContents>> read_s3_tree_contents(std::string_view url,
-                                                          const s3::S3Overrides& store);
+// A revision as a mirror stores it: an installation tree (`sync --treeinfo`: a .treeinfo at its
+// root) or a repository.
+struct StoredRevision {
+    std::optional<TreeContents> tree;        // iff it holds a .treeinfo
+    std::optional<RepoContents> repository;  // iff it holds none
+};
 
-// The tree in the directory `root` (a mirror made with --treeinfo, or its snapshot): its
-// .treeinfo, and each repository read with read_repo_contents ("<location>/<path>").
-// Error{NotFound} naming `location` ("" = `root`) iff `root` holds no .treeinfo; otherwise as
-// read_tree_contents.
-Result<TreeContents> read_tree_directory(const std::filesystem::path& root,
-                                         std::string_view location = {});
+// Reads the revision stored at `destination` (as read_stored_repository: a directory or a bucket
+// prefix, through one store): its .treeinfo and each repository it names (read below it, named
+// "<location>/<path>") if it holds one, else the repository. Errors as read_tree_contents' and
+// read_stored_repository's.
+Result<StoredRevision> read_stored_revision(
+    std::string_view destination, std::string_view location = {},
+    const std::optional<s3::S3Overrides>& store = std::nullopt);
 
 // An image of a tree that differs between two revisions ("" for the side that lacks it).
 struct ImageChange {

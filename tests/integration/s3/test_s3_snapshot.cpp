@@ -134,7 +134,7 @@ TEST_F(S3SnapshotTest, PublishedNameSwitchesAndKeepSnapshotsNeverRemovesAPublish
     const CommandResult missing = run_to_end(
         {rpmirror_binary(), "diff", destination() + "/nothing", upstream_.string()}, tmp_ / "logs");
     EXPECT_EQ(missing.exit_code, 1);
-    EXPECT_NE(missing.err.find(destination() + "/nothing/: no repository here"), std::string::npos)
+    EXPECT_NE(missing.err.find(destination() + "/nothing: no repository here"), std::string::npos)
         << missing.err;
 
     // --keep-snapshots 1: "two" goes, "one" is published and stays.

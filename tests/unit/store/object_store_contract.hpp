@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "fs/durable.hpp"
 #include "store/object_store.hpp"
+#include "support/temp_dir.hpp"
 
 namespace rpmirror::test {
 
@@ -105,6 +107,20 @@ TEST_P(ObjectStoreContract, PutThenReadAndStatGiveItBackAndAMissingKeyIsNone) {
     auto unread = store().read("a/b/none.txt");
     ASSERT_FALSE(unread);
     EXPECT_EQ(unread.error().code, ErrorCode::NotFound);
+}
+
+TEST_P(ObjectStoreContract, ALocalCopyHoldsTheContentAndAMissingKeyIsNotFound) {
+    put("repodata/repomd.xml", "<repomd/>");
+    const TempDir scratch;
+    auto copy = store().local_copy("repodata/repomd.xml", scratch.path());
+    ASSERT_TRUE(copy) << copy.error().to_string();
+    auto bytes = fs::read_file(*copy);
+    ASSERT_TRUE(bytes) << bytes.error().to_string();
+    EXPECT_EQ(*bytes, "<repomd/>");
+    auto missing = store().local_copy("repodata/none.xml", scratch.path());
+    ASSERT_FALSE(missing);
+    EXPECT_EQ(missing.error().code, ErrorCode::NotFound) << missing.error().to_string();
+    EXPECT_FALSE(store().local_copy("../escape.xml", scratch.path()));
 }
 
 TEST_P(ObjectStoreContract, PutReplacesTheContentAndChangesTheVersion) {
