@@ -20,6 +20,7 @@
 #include "rpmirror/store/repo_lock.hpp"
 #include "rpmirror/util/error.hpp"
 #include "store/local_store.hpp"
+#include "store/mirror_root.hpp"
 #include "store/object_store.hpp"
 #include "store/s3_store.hpp"
 
@@ -77,12 +78,12 @@ std::unique_ptr<LiveMirror> s3_live_mirror(const SnapshotRoot& root, store::S3St
 
 class Backend {
   public:
-    // The snapshots of `root`: the live mirror is the store `live` (its root), the snapshots and
-    // published names are in `base` (snapshots/<repo id>/, published/), a store of the same kind.
-    Backend(const SnapshotRoot& root, std::unique_ptr<store::ObjectStore> live,
+    // The snapshots of `root`: the live mirror is the root of `live`, the snapshots and published
+    // names are in `base` (snapshots/<repo id>/, published/), an object store of the same kind.
+    Backend(const SnapshotRoot& root, std::unique_ptr<store::MirrorRoot> live,
             std::unique_ptr<store::ObjectStore> base);
 
-    // Opens the live mirror (ObjectStore::mirror, its kind of sync state's LiveMirror) and takes
+    // Opens the live mirror (MirrorRoot::repository, its kind of sync state's LiveMirror) and takes
     // the repository's lock until the backend is destroyed. Error{Busy} iff a sync holds it.
     // Before build() and point().
     Result<void> lock(const SnapshotLock& lock);
@@ -122,10 +123,11 @@ class Backend {
     std::string snapshot_key(std::string_view name) const;
 
     const SnapshotRoot& root_;
-    std::unique_ptr<store::ObjectStore> source_;  // the live mirror
-    std::unique_ptr<store::ObjectStore> store_;   // the snapshot base
-    std::unique_ptr<store::MirrorStore> mirror_;  // of the live mirror, after lock()
-    std::unique_ptr<LiveMirror> live_;            // after lock()
+    std::unique_ptr<store::MirrorRoot> live_root_;  // the live mirror
+    store::ObjectStore& source_;                    // its files
+    std::unique_ptr<store::ObjectStore> store_;     // the snapshot base
+    std::unique_ptr<store::MirrorStore> mirror_;    // of the live mirror, after lock()
+    std::unique_ptr<LiveMirror> live_;              // after lock()
     std::string snapshots_key_;
     std::string published_key_;
 };

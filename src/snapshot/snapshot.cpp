@@ -43,7 +43,7 @@ Result<std::unique_ptr<Backend>> open_backend(const SnapshotRoot& root) {
     // The live mirror's store, and the store of the snapshot base: <base>/snapshots/<repo id>/
     // and <base>/published/ (another directory tree, another bucket of the endpoint, or around
     // the mirror).
-    auto live = store::open_object_store(root.repo_dir.native(), root.s3);
+    auto live = store::MirrorRoot::open(root.repo_dir.native(), {{}, root.s3});
     if (!live) {
         return tl::unexpected(std::move(live.error()));
     }
@@ -51,22 +51,21 @@ Result<std::unique_ptr<Backend>> open_backend(const SnapshotRoot& root) {
     if (!base) {
         return tl::unexpected(std::move(base.error()));
     }
-    return std::make_unique<Backend>(root, std::move(*live), std::move(*base));
+    return std::make_unique<Backend>(root, std::make_unique<store::MirrorRoot>(std::move(*live)),
+                                     std::move(*base));
 }
 
-Backend::Backend(const SnapshotRoot& root, std::unique_ptr<store::ObjectStore> live,
+Backend::Backend(const SnapshotRoot& root, std::unique_ptr<store::MirrorRoot> live,
                  std::unique_ptr<store::ObjectStore> base)
     : root_(root),
-      source_(std::move(live)),
+      live_root_(std::move(live)),
+      source_(live_root_->objects()),
       store_(std::move(base)),
       snapshots_key_("snapshots/" + root.repo_id),
       published_key_(root.published_dir.filename().string()) {}
 
 Result<void> Backend::lock(const SnapshotLock& lock) {
-    auto mirror = source_->mirror("", lock.state_dir);
-    if (!mirror) {
-        return tl::unexpected(std::move(mirror.error()));
-    }
+    std::unique_ptr<store::MirrorStore> mirror = live_root_->repository("");
     // The live mirror as its kind of sync state checks it.
     struct Kinds final : store::MirrorKinds {
         explicit Kinds(const SnapshotRoot& root) : root(root) {}
@@ -75,8 +74,8 @@ Result<void> Backend::lock(const SnapshotLock& lock) {
         const SnapshotRoot& root;
         std::unique_ptr<LiveMirror> live;
     } kinds(root_);
-    (*mirror)->visit(kinds);
-    mirror_ = std::move(*mirror);
+    mirror->visit(kinds);
+    mirror_ = std::move(mirror);
     live_ = std::move(kinds.live);
     return live_->lock(lock);
 }
@@ -121,7 +120,7 @@ Result<SnapshotInfo> Backend::build(const std::string& name, const SnapshotCreat
         copies.push_back({file.key, file.key, copy ? store::CopyMode::Copy : store::CopyMode::Link,
                           std::move(file.pin)});
     }
-    if (auto copied = (*build)->copy_from(*source_, copies, {live_->acl()}); !copied) {
+    if (auto copied = (*build)->copy_from(source_, copies, {live_->acl()}); !copied) {
         Error error = std::move(copied.error());
         if (error.code == ErrorCode::Unsupported) {
             // The store refused a link ("cannot hard-link FROM to"): the way out is --copy.
@@ -242,7 +241,7 @@ Result<void> Backend::erase(const SnapshotInfo& info) {
 
 Result<std::optional<std::string>> Backend::read_small(std::optional<std::string_view> name,
                                                        std::string_view key) {
-    auto read = name ? store_->read(store::join_key(snapshot_key(*name), key)) : source_->read(key);
+    auto read = name ? store_->read(store::join_key(snapshot_key(*name), key)) : source_.read(key);
     if (!read) {
         if (read.error().code == ErrorCode::NotFound) {
             return std::optional<std::string>();

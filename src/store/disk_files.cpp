@@ -167,4 +167,39 @@ Result<void> write_file_at(int dir_fd, const std::string& name, std::string_view
     return {};
 }
 
+Result<void> place_at(int from_dir, const std::string& from_name, const std::string& shown_from,
+                      const CopyRequest& request, int dir_fd, const std::string& name,
+                      const std::string& shown) {
+    const UniqueFd from(::openat(from_dir, from_name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    struct stat st {};
+    if (!from || ::fstat(from.get(), &st) != 0) {
+        if (errno == ELOOP) {
+            return make_error(ErrorCode::Unsafe, "not a regular file", shown_from);
+        }
+        return make_errno_error("cannot open", shown_from, errno);
+    }
+    if (!S_ISREG(st.st_mode)) {
+        return make_error(ErrorCode::Unsafe, "not a regular file", shown_from);
+    }
+    if (request.pin) {
+        const ObjectInfo info = info_of(st);
+        if (info.size != request.pin->size || info.version != request.pin->version) {
+            return make_error(ErrorCode::Corrupt, "changed since it was recorded (copy refused)",
+                              shown_from);
+        }
+    }
+    if (request.mode != CopyMode::Copy) {
+        if (::linkat(from_dir, from_name.c_str(), dir_fd, name.c_str(), 0) == 0) {
+            return {};
+        }
+        const int link_errno = errno;
+        if (request.mode == CopyMode::Link || !refuses_links(link_errno)) {
+            return tl::unexpected(
+                Error{refuses_links(link_errno) ? ErrorCode::Unsupported : ErrorCode::Io,
+                      "cannot hard-link " + shown_from + " to", shown, link_errno});
+        }
+    }
+    return copy_bytes(from.get(), st, dir_fd, name, shown);
+}
+
 }  // namespace rpmirror::store::disk

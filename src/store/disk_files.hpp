@@ -41,6 +41,15 @@ Result<std::vector<std::pair<std::string, struct stat>>> entries_of(int dir_fd,
 Result<void> copy_bytes(int source, const struct stat& st, int to_dir, const std::string& name,
                         const std::string& shown);
 
+// Makes the regular file `from_name` of the directory `from_dir` (`shown_from` names it) appear
+// as the new entry `name` of `dir_fd` (`shown` names it) as `request.mode` says, after checking
+// `request.pin` (Error{Corrupt} iff it is not that file): the copy operations' one step on disk.
+// Error{Unsafe} iff the source is no regular file; Error{Unsupported} iff CopyMode::Link is
+// refused by the filesystem.
+Result<void> place_at(int from_dir, const std::string& from_name, const std::string& shown_from,
+                      const CopyRequest& request, int dir_fd, const std::string& name,
+                      const std::string& shown);
+
 // Writes `bytes` into the file `name` of `dir_fd` (created or truncated). `shown` names it.
 Result<void> write_file_at(int dir_fd, const std::string& name, std::string_view bytes,
                            const std::string& shown);

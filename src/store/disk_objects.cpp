@@ -414,15 +414,6 @@ class DiskStore final : public ObjectStore {
         return std::optional<std::string>(key);
     }
 
-    Result<std::unique_ptr<MirrorStore>> mirror(std::string_view key,
-                                                const std::filesystem::path& state_dir) override {
-        if (auto valid = check_key(key, true); !valid) {
-            return tl::unexpected(std::move(valid.error()));
-        }
-        return std::unique_ptr<MirrorStore>(std::make_unique<LocalStore>(
-            key.empty() ? root_ : root_ / std::string(key), state_dir));
-    }
-
     // --- for DiskTree and copy ---
 
     // The root, opened (its own symlink followed: the user named it).
@@ -492,42 +483,8 @@ class DiskStore final : public ObjectStore {
         if (!*from_dir) {
             return make_error(ErrorCode::NotFound, "no such file", source.describe(request.from));
         }
-        const std::string from_name = name_of(request.from);
-        const UniqueFd from(
-            ::openat(from_dir->get(), from_name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-        struct stat st {};
-        if (!from || ::fstat(from.get(), &st) != 0) {
-            if (errno == ELOOP) {
-                return make_error(ErrorCode::Unsafe, "not a regular file",
-                                  source.describe(request.from));
-            }
-            return make_errno_error("cannot open", source.describe(request.from), errno);
-        }
-        if (!S_ISREG(st.st_mode)) {
-            return make_error(ErrorCode::Unsafe, "not a regular file",
-                              source.describe(request.from));
-        }
-        if (request.pin) {
-            const ObjectInfo info = info_of(st);
-            if (info.size != request.pin->size || info.version != request.pin->version) {
-                return make_error(ErrorCode::Corrupt,
-                                  "changed since it was recorded (copy refused)",
-                                  source.describe(request.from));
-            }
-        }
-        if (request.mode != CopyMode::Copy) {
-            if (::linkat(from_dir->get(), from_name.c_str(), dir_fd, name.c_str(), 0) == 0) {
-                return {};
-            }
-            const int link_errno = errno;
-            if (request.mode == CopyMode::Link || !refuses_links(link_errno)) {
-                return tl::unexpected(
-                    Error{refuses_links(link_errno) ? ErrorCode::Unsupported : ErrorCode::Io,
-                          "cannot hard-link " + source.describe(request.from) + " to",
-                          describe(shown_key), link_errno});
-            }
-        }
-        return copy_bytes(from.get(), st, dir_fd, name, describe(shown_key));
+        return place_at(from_dir->get(), name_of(request.from), source.describe(request.from),
+                        request, dir_fd, name, describe(shown_key));
     }
 
     const std::filesystem::path& root() const { return root_; }

@@ -64,10 +64,6 @@ class FaultInjectingStore final : public ObjectStore {
     Result<void> point_alias(std::string_view alias, std::string_view tree,
                              RepoLock* lock) override;
     Result<std::optional<std::string>> alias_target(std::string_view alias) override;
-    Result<std::unique_ptr<MirrorStore>> mirror(std::string_view key,
-                                                const std::filesystem::path& state_dir) override {
-        return inner_.mirror(key, state_dir);
-    }
 
     // The fault, if any, for one operation of kind `op` on `key` (counted).
     std::optional<Error> fault(StoreOp op, std::string_view key);

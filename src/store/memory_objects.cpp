@@ -255,12 +255,6 @@ class MemoryStore final : public ObjectStore {
         return {};
     }
 
-    Result<std::unique_ptr<MirrorStore>> mirror(std::string_view key,
-                                                const std::filesystem::path&) override {
-        return make_error(ErrorCode::Unsupported, "a store in memory keeps no mirror",
-                          describe(key));
-    }
-
     Result<std::optional<std::string>> alias_target(std::string_view alias) override {
         if (auto valid = check_key(alias); !valid) {
             return tl::unexpected(std::move(valid.error()));

@@ -63,6 +63,9 @@ class MirrorRoot {
     // nothing. The store's error naming what could not be read.
     Result<MirrorContents> discover();
 
+    // The object store of the root (open_object_store's), for features over its files.
+    ObjectStore& objects() { return *objects_; }
+
     // The store of the repository (or tree) <root>/<id> ("" = the root itself: --norepopath).
     std::unique_ptr<MirrorStore> repository(std::string_view id);
 

@@ -36,7 +36,6 @@
 #include "rpmirror/s3/s3.hpp"
 #include "rpmirror/store/repo_lock.hpp"
 #include "rpmirror/util/error.hpp"
-#include "store/mirror_store.hpp"
 
 namespace rpmirror::store {
 
@@ -208,15 +207,6 @@ class ObjectStore {
 
     // The key of the tree `alias` shows; nullopt iff `alias` is no alias.
     virtual Result<std::optional<std::string>> alias_target(std::string_view alias) = 0;
-
-    // --- The mirror at a key ---
-
-    // The repository-level store (store/mirror_store.hpp) of the mirror at the directory `key`
-    // ("" = the root): a LocalStore of the directory, its sync state and lock in `state_dir` ("" =
-    // the default); an S3Store of the prefix, sending its requests with this store's client (it
-    // must not outlive this store). Error{Unsupported} for a store that keeps no mirror (memory).
-    virtual Result<std::unique_ptr<MirrorStore>> mirror(std::string_view key,
-                                                        const std::filesystem::path& state_dir) = 0;
 
   protected:
     ObjectStore() = default;

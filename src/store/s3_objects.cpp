@@ -21,7 +21,6 @@
 #include "s3/client.hpp"
 #include "s3/mirror_state.hpp"
 #include "store/object_store.hpp"
-#include "store/s3_store.hpp"
 
 namespace rpmirror::store {
 
@@ -307,19 +306,6 @@ class S3Objects final : public ObjectStore {
 
     Result<void> point_alias(std::string_view alias, std::string_view tree,
                              RepoLock* lock) override;
-
-    Result<std::unique_ptr<MirrorStore>> mirror(std::string_view key,
-                                                const std::filesystem::path&) override {
-        if (auto valid = check_key(key, true); !valid) {
-            return tl::unexpected(std::move(valid.error()));
-        }
-        auto location = s3::S3Location::parse(describe(key));
-        if (!location) {
-            return tl::unexpected(std::move(location.error()));
-        }
-        return std::unique_ptr<MirrorStore>(
-            std::make_unique<S3Store>(client_, std::move(*location)));
-    }
 
     Result<std::optional<std::string>> alias_target(std::string_view alias) override {
         if (auto valid = check_key(alias); !valid) {
