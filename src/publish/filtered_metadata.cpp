@@ -33,12 +33,6 @@ namespace rpmirror {
 
 namespace {
 
-using metadata_detail::to_lower;
-using xml_scan::attribute;
-using xml_scan::Markup;
-using xml_scan::read_markup;
-using xml_scan::unescape;
-
 constexpr std::string_view kRepodataPrefix = "repodata/";
 
 }  // namespace

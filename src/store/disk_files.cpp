@@ -19,16 +19,6 @@
 
 namespace rpmirror::store::disk {
 
-std::string parent_of(std::string_view key) {
-    const auto slash = key.rfind('/');
-    return slash == std::string_view::npos ? std::string() : std::string(key.substr(0, slash));
-}
-
-std::string name_of(std::string_view key) {
-    const auto slash = key.rfind('/');
-    return std::string(slash == std::string_view::npos ? key : key.substr(slash + 1));
-}
-
 ObjectInfo info_of(const struct stat& st) {
     return ObjectInfo{
         static_cast<std::uint64_t>(st.st_size),

@@ -13,10 +13,6 @@
 
 namespace rpmirror::store::disk {
 
-// The key above `key` ("" at the top) and its last segment.
-std::string parent_of(std::string_view key);
-std::string name_of(std::string_view key);
-
 // A file's ObjectInfo from its lstat.
 ObjectInfo info_of(const struct stat& st);
 

@@ -341,15 +341,6 @@ class MemoryStore final : public ObjectStore {
     }
 
   private:
-    static std::string parent_of(std::string_view key) {
-        const auto slash = key.rfind('/');
-        return slash == std::string_view::npos ? std::string() : std::string(key.substr(0, slash));
-    }
-    static std::string name_of(std::string_view key) {
-        const auto slash = key.rfind('/');
-        return std::string(slash == std::string_view::npos ? key : key.substr(slash + 1));
-    }
-
     static ObjectInfo info_of(const File& file) {
         return ObjectInfo{file.content->bytes.size(), file.version,
                           static_cast<std::uint64_t>(file.content.use_count())};

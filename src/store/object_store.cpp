@@ -60,6 +60,16 @@ std::string join_key(std::string_view prefix, std::string_view relative) {
     return fmt::format("{}/{}", prefix, relative);
 }
 
+std::string parent_of(std::string_view key) {
+    const auto slash = key.rfind('/');
+    return slash == std::string_view::npos ? std::string() : std::string(key.substr(0, slash));
+}
+
+std::string name_of(std::string_view key) {
+    const auto slash = key.rfind('/');
+    return std::string(slash == std::string_view::npos ? key : key.substr(slash + 1));
+}
+
 Result<std::unique_ptr<ObjectStore>> open_object_store(std::string_view destination,
                                                        const std::optional<s3::S3Overrides>& s3) {
     if (!s3::is_s3_url(destination)) {

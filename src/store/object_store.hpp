@@ -218,6 +218,10 @@ Result<void> check_key(std::string_view key, bool allow_root = false);
 // `prefix` + "/" + `relative` (either may be empty).
 std::string join_key(std::string_view prefix, std::string_view relative);
 
+// The key's parent ("a/b" of "a/b/c"; "" at the top) and its last segment ("c").
+std::string parent_of(std::string_view key);
+std::string name_of(std::string_view key);
+
 // The store of the directory `root` (it need not exist yet).
 std::unique_ptr<ObjectStore> disk_object_store(std::filesystem::path root);
 

@@ -30,16 +30,6 @@ namespace {
 constexpr std::string_view kTreeMarker = ".rpmirror/snapshot.json";
 constexpr std::string_view kAliasMarker = ".rpmirror/published.json";
 
-std::string parent_of(std::string_view key) {
-    const auto slash = key.rfind('/');
-    return slash == std::string_view::npos ? std::string() : std::string(key.substr(0, slash));
-}
-
-std::string name_of(std::string_view key) {
-    const auto slash = key.rfind('/');
-    return std::string(slash == std::string_view::npos ? key : key.substr(slash + 1));
-}
-
 bool is_marker(std::string_view key) {
     const auto ends_in = [&](std::string_view marker) {
         return key == marker || (key.size() > marker.size() && key.ends_with(marker) &&
