@@ -19,20 +19,6 @@ namespace rpmirror {
 
 namespace snapshot {
 
-namespace {
-
-std::string name_of(std::string_view key) {
-    const std::size_t slash = key.rfind('/');
-    return std::string(slash == std::string_view::npos ? key : key.substr(slash + 1));
-}
-
-std::string parent_of(std::string_view key) {
-    const std::size_t slash = key.rfind('/');
-    return std::string(slash == std::string_view::npos ? std::string_view() : key.substr(0, slash));
-}
-
-}  // namespace
-
 Error no_snapshot(const SnapshotRoot& root, std::string_view name, std::string subject) {
     return Error{ErrorCode::NotFound,
                  fmt::format("no snapshot {} of repository {}", name, root.repo_id),
@@ -222,8 +208,8 @@ Result<std::multimap<std::string, std::string>> Backend::published() {
         // Markers written before aliases named their tree's key hold the snapshot's name only.
         if ((*target)->find('/') == std::string::npos) {
             by_snapshot.emplace(**target, published_name);
-        } else if (parent_of(**target) == snapshots_key_) {
-            by_snapshot.emplace(name_of(**target), published_name);
+        } else if (store::parent_of(**target) == snapshots_key_) {
+            by_snapshot.emplace(store::name_of(**target), published_name);
         }
     }
     return by_snapshot;
