@@ -4,18 +4,38 @@
 // back into the budget.
 #include <algorithm>
 #include <cctype>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 
 #include "rpmirror/download/download.hpp"
 
 namespace rpmirror {
 
+struct ConnectionBudget::State {
+    struct ClientState {
+        std::function<void()> wake;
+        unsigned held = 0;
+        bool waiting = false;
+        std::string waiting_host;  // the host it was last refused for
+    };
+    mutable std::mutex mutex;
+    std::map<std::uint64_t, State::ClientState> clients;
+    std::map<std::string, unsigned, std::less<>> hosts;  // tokens held per host (> 0 only)
+    std::uint64_t next_client = 1;
+    Stats stats;
+};
+
 ConnectionBudget::ConnectionBudget(unsigned total, unsigned per_host)
-    : total_(total), per_host_(per_host) {
+    : total_(total), per_host_(per_host), state_(std::make_unique<State>()) {
     if (total == 0) {
         throw std::invalid_argument("a connection budget needs at least one connection");
     }
 }
+
+ConnectionBudget::~ConnectionBudget() = default;
 
 // --- tokens and clients: moving handles -------------------------------------------------------
 
@@ -71,28 +91,28 @@ void ConnectionBudget::Client::stop_waiting() {
 // --- the budget --------------------------------------------------------------------------------
 
 ConnectionBudget::Client ConnectionBudget::join(std::function<void()> wake) {
-    const std::lock_guard lock(mutex_);
+    const std::lock_guard lock(state_->mutex);
     Client client;
     client.budget_ = this;
-    client.id_ = next_client_++;
-    clients_.emplace(client.id_, ClientState{std::move(wake), 0, false, {}});
-    stats_.clients = clients_.size();
+    client.id_ = state_->next_client++;
+    state_->clients.emplace(client.id_, State::ClientState{std::move(wake), 0, false, {}});
+    state_->stats.clients = state_->clients.size();
     return client;
 }
 
 ConnectionBudget::Token ConnectionBudget::acquire(std::uint64_t client, std::string_view url) {
     std::string host = host_key(url);
-    const std::lock_guard lock(mutex_);
-    ClientState& self = clients_.at(client);
+    const std::lock_guard lock(state_->mutex);
+    State::ClientState& self = state_->clients.at(client);
     const auto host_held = [this](const std::string& name) {
-        const auto found = hosts_.find(name);
-        return found == hosts_.end() ? 0U : found->second;
+        const auto found = state_->hosts.find(name);
+        return found == state_->hosts.end() ? 0U : found->second;
     };
-    bool allowed = stats_.in_use < total_ && (per_host_ == 0 || host_held(host) < per_host_);
+    bool allowed = state_->stats.in_use < total_ && (per_host_ == 0 || host_held(host) < per_host_);
     if (allowed) {
         // Least served first: another waiting client that could use a token and holds fewer
         // goes before this one (it has been woken and takes it on its next pass).
-        for (const auto& [id, other] : clients_) {
+        for (const auto& [id, other] : state_->clients) {
             if (id != client && other.waiting && other.held < self.held &&
                 (per_host_ == 0 || host_held(other.waiting_host) < per_host_)) {
                 allowed = false;
@@ -103,17 +123,17 @@ ConnectionBudget::Token ConnectionBudget::acquire(std::uint64_t client, std::str
     if (!allowed) {
         self.waiting = true;
         self.waiting_host = std::move(host);
-        ++stats_.refused;
+        ++state_->stats.refused;
         return Token{};
     }
     const bool was_waiting = std::exchange(self.waiting, false);
     ++self.held;
-    const unsigned on_host = ++hosts_[host];
-    ++stats_.in_use;
-    ++stats_.granted;
-    stats_.peak_in_use = std::max(stats_.peak_in_use, stats_.in_use);
-    stats_.peak_per_host = std::max(stats_.peak_per_host, on_host);
-    stats_.peak_per_client = std::max(stats_.peak_per_client, self.held);
+    const unsigned on_host = ++state_->hosts[host];
+    ++state_->stats.in_use;
+    ++state_->stats.granted;
+    state_->stats.peak_in_use = std::max(state_->stats.peak_in_use, state_->stats.in_use);
+    state_->stats.peak_per_host = std::max(state_->stats.peak_per_host, on_host);
+    state_->stats.peak_per_client = std::max(state_->stats.peak_per_client, self.held);
     if (was_waiting) {
         // Others may have been held back for this client.
         wake_waiters_locked(client);
@@ -126,33 +146,34 @@ ConnectionBudget::Token ConnectionBudget::acquire(std::uint64_t client, std::str
 }
 
 void ConnectionBudget::release(std::uint64_t client, const std::string& host) {
-    const std::lock_guard lock(mutex_);
-    if (const auto found = clients_.find(client); found != clients_.end()) {
+    const std::lock_guard lock(state_->mutex);
+    if (const auto found = state_->clients.find(client); found != state_->clients.end()) {
         --found->second.held;
     }
-    if (const auto found = hosts_.find(host); found != hosts_.end() && --found->second == 0) {
-        hosts_.erase(found);
+    if (const auto found = state_->hosts.find(host);
+        found != state_->hosts.end() && --found->second == 0) {
+        state_->hosts.erase(found);
     }
-    --stats_.in_use;
+    --state_->stats.in_use;
     wake_waiters_locked(0);
 }
 
 void ConnectionBudget::set_not_waiting(std::uint64_t client) {
-    const std::lock_guard lock(mutex_);
-    if (std::exchange(clients_.at(client).waiting, false)) {
+    const std::lock_guard lock(state_->mutex);
+    if (std::exchange(state_->clients.at(client).waiting, false)) {
         wake_waiters_locked(client);
     }
 }
 
 void ConnectionBudget::remove(std::uint64_t client) {
-    const std::lock_guard lock(mutex_);
-    clients_.erase(client);
-    stats_.clients = clients_.size();
+    const std::lock_guard lock(state_->mutex);
+    state_->clients.erase(client);
+    state_->stats.clients = state_->clients.size();
     wake_waiters_locked(0);
 }
 
 void ConnectionBudget::wake_waiters_locked(std::uint64_t except) {
-    for (auto& [id, state] : clients_) {
+    for (auto& [id, state] : state_->clients) {
         if (id != except && state.waiting && state.wake) {
             state.wake();
         }
@@ -160,8 +181,8 @@ void ConnectionBudget::wake_waiters_locked(std::uint64_t except) {
 }
 
 ConnectionBudget::Stats ConnectionBudget::stats() const {
-    const std::lock_guard lock(mutex_);
-    return stats_;
+    const std::lock_guard lock(state_->mutex);
+    return state_->stats;
 }
 
 std::string ConnectionBudget::host_key(std::string_view url) {

@@ -60,14 +60,13 @@ class MirrorList {
     void record_success(std::string_view base_url);
     void record_failure(std::string_view base_url);
 
+    ~MirrorList();
+    MirrorList(const MirrorList&) = delete;
+    MirrorList& operator=(const MirrorList&) = delete;
+
   private:
-    struct Mirror {
-        std::string base_url;
-        unsigned consecutive_failures = 0;
-    };
-    mutable std::mutex mutex_;
-    std::vector<Mirror> mirrors_;
-    unsigned demote_after_;
+    struct State;
+    std::unique_ptr<State> state_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -92,6 +91,7 @@ class ConnectionBudget {
   public:
     // `per_host` 0 = no limit per host. Throws std::invalid_argument iff `total` is 0.
     explicit ConnectionBudget(unsigned total, unsigned per_host = 0);
+    ~ConnectionBudget();
     ConnectionBudget(const ConnectionBudget&) = delete;
     ConnectionBudget& operator=(const ConnectionBudget&) = delete;
 
@@ -163,16 +163,11 @@ class ConnectionBudget {
         std::size_t granted = 0;       // tokens handed out
         std::size_t refused = 0;       // try_acquire calls that returned no token
     };
-    // Returns the counters (for tests and reports).
+    // Returns the counters: what the budget granted, refused and held at most.
     Stats stats() const;
 
   private:
-    struct ClientState {
-        std::function<void()> wake;
-        unsigned held = 0;
-        bool waiting = false;
-        std::string waiting_host;  // the host it was last refused for
-    };
+    struct State;
     Token acquire(std::uint64_t client, std::string_view url);
     void release(std::uint64_t client, const std::string& host);
     void set_not_waiting(std::uint64_t client);
@@ -181,11 +176,7 @@ class ConnectionBudget {
 
     const unsigned total_;
     const unsigned per_host_;
-    mutable std::mutex mutex_;
-    std::map<std::uint64_t, ClientState> clients_;
-    std::map<std::string, unsigned, std::less<>> hosts_;  // tokens held per host (> 0 only)
-    std::uint64_t next_client_ = 1;
-    Stats stats_;
+    std::unique_ptr<State> state_;  // the clients, tokens per host and counters, under a mutex
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -75,7 +75,7 @@ struct S3Config {
     // "explicit"), for messages.
     std::string credentials_source;
     // Added to the local clock when signing requests; for a host whose clock is known to be off
-    // (and for tests of the server's RequestTimeTooSkewed check).
+    // (the server refuses a request signed too far from its own clock: RequestTimeTooSkewed).
     std::chrono::seconds clock_offset{0};
     // How long a sync's lease on a repository (s3/lease.hpp) lasts unless renewed; it is renewed
     // every quarter of it. A worker that died blocks its repository at most this long.
@@ -118,8 +118,8 @@ EnvLookup process_environment();
 // file and line for a malformed file, naming the profile for an explicit profile that exists in
 // neither file, and listing where it looked when no credentials were found at all; an endpoint
 // that is not http(s)://HOST[:PORT] is an error naming it.
-// Not from AWS: RPMIRROR_S3_RETRY_DELAY_MS sets `retry_base_delay` (tests make retries fast with
-// it), RPMIRROR_S3_CLOCK_OFFSET (seconds, may be negative) sets `clock_offset`,
+// Not from AWS: RPMIRROR_S3_RETRY_DELAY_MS sets `retry_base_delay` (the first back-off, in
+// milliseconds), RPMIRROR_S3_CLOCK_OFFSET (seconds, may be negative) sets `clock_offset`,
 // RPMIRROR_S3_LEASE_TTL (seconds, >= 1) sets `lease_ttl`, RPMIRROR_S3_STALL_TIMEOUT (seconds,
 // >= 1) sets `stall_timeout`; a value that is not such a number is
 // an Error{BadInput} naming the variable.
