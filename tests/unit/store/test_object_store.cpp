@@ -34,8 +34,10 @@ struct DiskUnderTest final : StoreUnderTest {
 // The wrapper with no rule forwards everything: the contract holds through it.
 struct WrappedUnderTest final : StoreUnderTest {
     std::unique_ptr<store::ObjectStore> memory = store::memory_object_store();
+    std::unique_ptr<store::ObjectStore> elsewhere = store::memory_object_store();
     store::FaultInjectingStore faults{*memory};
     store::ObjectStore& store() override { return faults; }
+    store::ObjectStore* other() override { return elsewhere.get(); }
 };
 
 INSTANTIATE_TEST_SUITE_P(
