@@ -239,17 +239,6 @@ Result<std::optional<std::string>> Backend::read_small(std::optional<std::string
 
 }  // namespace snapshot
 
-Result<std::filesystem::path> snapshot_directory(const SnapshotRoot& root, std::string_view name) {
-    if (auto valid = validate_snapshot_name(name, "snapshot name"); !valid) {
-        return tl::unexpected(std::move(valid.error()));
-    }
-    auto backend = snapshot::open_backend(root);
-    if (!backend) {
-        return tl::unexpected(std::move(backend.error()));
-    }
-    return (*backend)->location(name);
-}
-
 namespace {
 
 constexpr std::size_t kMaxNameBytes = 200;

@@ -125,12 +125,8 @@ Result<SnapshotInfo> create_snapshot(const SnapshotRoot& root,
 // read. Reads only; walks each snapshot (lstat of every file).
 Result<std::vector<SnapshotInfo>> list_snapshots(const SnapshotRoot& root);
 
-// Returns the directory of snapshot `name` of `root` (for `diff` and readers), or
-// Error{NotFound} "no snapshot NAME of repository ID" iff there is no such directory (a symlink
-// there is not one), Error{BadInput} iff `name` is invalid. Reads only.
-Result<std::filesystem::path> snapshot_directory(const SnapshotRoot& root, std::string_view name);
-
-// Where snapshot `name` of `root` is: its directory, or its s3:// URL for a mirror in a bucket.
+// Where snapshot `name` of `root` is (for `diff` and readers): its directory, or its s3:// URL for
+// a mirror in a bucket (a symlink in a snapshot's place is no snapshot).
 // Error{NotFound} "no snapshot NAME of repository ID" iff there is none (a bucket's: no manifest),
 // Error{BadInput} iff `name` is invalid; the store's errors. Reads only.
 Result<std::filesystem::path> snapshot_location(const SnapshotRoot& root, std::string_view name);

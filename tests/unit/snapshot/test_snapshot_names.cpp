@@ -73,17 +73,17 @@ TEST(SnapshotRoot, SnapshotDirectoryResolvesOnlyRealSnapshotDirectories) {
     ASSERT_TRUE(root.has_value());
     std::filesystem::create_directories(root->snapshots_dir / "one");
     std::filesystem::create_symlink("one", root->snapshots_dir / "alias");
-    auto found = snapshot_directory(*root, "one");
+    auto found = snapshot_location(*root, "one");
     ASSERT_TRUE(found.has_value()) << found.error().to_string();
     EXPECT_EQ(*found, root->snapshots_dir / "one");
     for (const char* missing : {"two", "alias"}) {
-        auto not_found = snapshot_directory(*root, missing);
+        auto not_found = snapshot_location(*root, missing);
         ASSERT_FALSE(not_found.has_value()) << missing;
         EXPECT_EQ(not_found.error().code, ErrorCode::NotFound);
         EXPECT_EQ(not_found.error().message,
                   std::string("no snapshot ") + missing + " of repository base");
     }
-    EXPECT_EQ(snapshot_directory(*root, "../base").error().code, ErrorCode::BadInput);
+    EXPECT_EQ(snapshot_location(*root, "../base").error().code, ErrorCode::BadInput);
 }
 
 }  // namespace
