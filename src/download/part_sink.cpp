@@ -12,8 +12,8 @@
 #include <ctime>
 
 #include "fs/beneath.hpp"
-#include "rpmirror/download/download.hpp"
 #include "fs/fault.hpp"
+#include "rpmirror/download/download.hpp"
 
 namespace rpmirror::download {
 

@@ -155,7 +155,8 @@ Result<UniqueFd> hold_lock_file(const std::filesystem::path& path,
 
 // Creates `dir` and its missing parents (0777 & ~umask, as mkdir -p). Returns the directories it
 // created, outermost first (none iff `dir` existed), or Error{Io} naming `dir` and the errno.
-Result<std::vector<std::filesystem::path>> make_missing_directories(const std::filesystem::path& dir) {
+Result<std::vector<std::filesystem::path>> make_missing_directories(
+    const std::filesystem::path& dir) {
     std::vector<std::filesystem::path> missing;
     std::filesystem::path path = dir;
     while (!path.has_filename() && path.has_relative_path()) {

@@ -17,10 +17,10 @@
 #include <thread>
 
 #include "download/curl_handles.hpp"
+#include "fs/fault.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "s3/client_internal.hpp"
 #include "s3/xml_tree.hpp"
-#include "fs/fault.hpp"
 
 namespace rpmirror::s3 {
 

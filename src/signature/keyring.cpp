@@ -18,10 +18,10 @@
 
 #include <fmt/core.h>
 
+#include "fs/fault.hpp"
 #include "rpmirror/signature/signature.hpp"
 #include "signature/gpg_keys.hpp"
 #include "signature/handles.hpp"
-#include "fs/fault.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror {
