@@ -120,6 +120,10 @@ class Backend {
                                                   std::string_view key);
 
   private:
+    // The key of the committed snapshot `name` and when it was completed (ns); Error{NotFound}
+    // "no snapshot NAME of repository ID" iff there is none (describe and location share it).
+    Result<std::pair<std::string, std::int64_t>> existing(std::string_view name);
+
     std::string snapshot_key(std::string_view name) const;
 
     const SnapshotRoot& root_;

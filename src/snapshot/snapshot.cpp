@@ -136,7 +136,7 @@ Result<SnapshotInfo> Backend::build(const std::string& name, const SnapshotCreat
     return describe(name);
 }
 
-Result<SnapshotInfo> Backend::describe(std::string_view name) {
+Result<std::pair<std::string, std::int64_t>> Backend::existing(std::string_view name) {
     const std::string key = snapshot_key(name);
     auto created = store_->tree(key);
     if (!created) {
@@ -145,6 +145,15 @@ Result<SnapshotInfo> Backend::describe(std::string_view name) {
     if (!*created) {
         return tl::unexpected(no_snapshot(root_, name, store_->describe(key)));
     }
+    return std::pair{key, **created};
+}
+
+Result<SnapshotInfo> Backend::describe(std::string_view name) {
+    auto found = existing(name);
+    if (!found) {
+        return tl::unexpected(std::move(found.error()));
+    }
+    const auto& [key, created_ns] = *found;
     auto listing = store_->list(key);
     if (!listing) {
         return tl::unexpected(std::move(listing.error()));
@@ -152,7 +161,7 @@ Result<SnapshotInfo> Backend::describe(std::string_view name) {
     SnapshotInfo info;
     info.name = std::string(name);
     info.dir = store_->describe(key);
-    info.created_ns = **created;
+    info.created_ns = created_ns;
     const std::string prefix = key + "/";
     for (const auto& [file, object] : *listing) {
         const std::string_view relative = std::string_view(file).substr(prefix.size());
@@ -168,15 +177,11 @@ Result<SnapshotInfo> Backend::describe(std::string_view name) {
 }
 
 Result<std::filesystem::path> Backend::location(std::string_view name) {
-    const std::string key = snapshot_key(name);
-    auto created = store_->tree(key);
-    if (!created) {
-        return tl::unexpected(std::move(created.error()));
+    auto found = existing(name);
+    if (!found) {
+        return tl::unexpected(std::move(found.error()));
     }
-    if (!*created) {
-        return tl::unexpected(no_snapshot(root_, name, store_->describe(key)));
-    }
-    return std::filesystem::path(store_->describe(key));
+    return std::filesystem::path(store_->describe(found->first));
 }
 
 Result<std::vector<std::string>> Backend::names() {
