@@ -251,37 +251,17 @@ std::vector<std::string> format_snapshot_done(std::string_view repo_id,
     return lines;
 }
 
-SyncSnapshots::SyncSnapshots(const SyncSnapshotArgs& args, const SyncOptions& options)
-    : args_(args),
-      options_(options),
-      // (CLI11 stores "" for --snapshot without NAME.)
-      name_(args.name.empty() || args.name.front().empty()
-                ? default_snapshot_name(std::chrono::system_clock::now())
-                : args.name.front()) {}
-
-bool SyncSnapshots::after(const RepoSyncReport& report, std::FILE* human, bool quiet) const {
-    if (args_.snapshot_option == nullptr || args_.snapshot_option->count() == 0 ||
-        options_.urls_only || !report.ok()) {
-        return true;
+void add_sync_snapshot(const SyncSnapshotArgs& args, JobConfig& job) {
+    if (args.snapshot_option == nullptr || args.snapshot_option->count() == 0) {
+        return;
     }
-    if (options_.norepopath && args_.snapshot_dir.empty()) {
-        print_error(Error{ErrorCode::BadInput,
-                          "with --norepopath, --snapshot needs --snapshot-dir (outside the mirror)",
-                          report.repo_id, 0});
-        return false;
+    // (CLI11 stores "" for --snapshot without NAME: a dated name, the run's start.)
+    job.snapshot = args.name.empty() ? std::string() : args.name.front();
+    const bool has_keep = args.keep_option != nullptr && args.keep_option->count() > 0;
+    job.keep_snapshots = has_keep ? args.keep : 0;
+    if (!args.snapshot_dir.empty()) {
+        job.snapshot_dir = std::filesystem::path(args.snapshot_dir);
     }
-    SnapshotAfterSync policy;
-    policy.name = name_;
-    // A dated name: a snapshot only when the mirror changed since the newest one.
-    policy.only_if_changed = args_.name.empty() || args_.name.front().empty();
-    policy.base = args_.snapshot_dir.empty() ? options_.download_path
-                                             : std::filesystem::path(args_.snapshot_dir);
-    const bool has_keep = args_.keep_option != nullptr && args_.keep_option->count() > 0;
-    policy.keep = has_keep ? std::optional<std::size_t>(args_.keep) : std::nullopt;
-    policy.lock = SnapshotLock{options_.state_dir, options_.lock_wait};
-    policy.use_checksum_cache = options_.use_checksum_cache;
-    policy.s3 = options_.s3;
-    return print_done(snapshot_after_sync(report, policy), report.repo_id, human, quiet);
 }
 
 Command add_snapshot_command(CLI::App& parent) {
