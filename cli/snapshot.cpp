@@ -63,10 +63,10 @@ Result<SnapshotRoot> root_of(const SnapshotWhere& where, bool writes = false) {
                           where.download_path);
     }
     const std::filesystem::path download_path(where.download_path);
+    SyncOptions layout;
+    layout.download_path = download_path;
+    layout.norepopath = where.norepopath;
     if (writes) {
-        SyncOptions layout;
-        layout.download_path = download_path;
-        layout.norepopath = where.norepopath;
         std::vector<OwnedTree> trees = sync_command_trees(
             std::span(&where.repo_id, 1), layout, /*snapshots=*/true,
             where.snapshot_dir.empty() ? std::nullopt
@@ -80,10 +80,8 @@ Result<SnapshotRoot> root_of(const SnapshotWhere& where, bool writes = false) {
             return tl::unexpected(std::move(checked.error()));
         }
     }
-    const std::filesystem::path repo_dir =
-        where.norepopath ? download_path : download_path / where.repo_id;
     return snapshot_root(
-        where.repo_id, repo_dir,
+        where.repo_id, repo_directory(layout, where.repo_id),
         where.snapshot_dir.empty() ? download_path : std::filesystem::path(where.snapshot_dir),
         s3_overrides(where.s3));
 }
