@@ -253,6 +253,12 @@ class Deduper {
                     ++outcome_.linked_count;
                     outcome_.linked_bytes += target.size;
                     --remaining_;
+                    // A hard link changes the candidate's ctime (and so its version): the next
+                    // target is pinned to the file as it is now iff its content is the same.
+                    struct stat now {};
+                    if (::fstat(fd.get(), &now) == 0 && same_content_stat(now, before)) {
+                        before = now;
+                    }
                 } else {
                     ++outcome_.fallbacks;
                 }
