@@ -248,17 +248,18 @@ class Deduper {
                     !on_device(target, before.st_dev)) {
                     continue;
                 }
+                // Hashing may have written the candidate's cache entry (its ctime, and so its
+                // version, changed; so does a hard link): pinned to the file as it is now iff
+                // its content is the one hashed.
+                struct stat now {};
+                if (::fstat(fd.get(), &now) == 0 && same_content_stat(now, before)) {
+                    before = now;
+                }
                 if (link(shown, path, before, target)) {
                     outcome_.linked[index] = true;
                     ++outcome_.linked_count;
                     outcome_.linked_bytes += target.size;
                     --remaining_;
-                    // A hard link changes the candidate's ctime (and so its version): the next
-                    // target is pinned to the file as it is now iff its content is the same.
-                    struct stat now {};
-                    if (::fstat(fd.get(), &now) == 0 && same_content_stat(now, before)) {
-                        before = now;
-                    }
                 } else {
                     ++outcome_.fallbacks;
                 }

@@ -51,10 +51,11 @@ Result<std::map<Identity, Source>> sibling_packages(store::ObjectStore& objects,
             if (!store::is_package_key(key)) {
                 continue;
             }
-            store::Pin pin{object.size, object.etag, object.checksum_type,
-                           text::to_lower(object.digest)};
-            sources.try_emplace({object.checksum_type, pin.digest, object.size},
-                                Source{store::join_key(sibling, key), std::move(pin)});
+            const std::string digest = text::to_lower(object.digest);
+            sources.try_emplace(
+                {object.checksum_type, digest, object.size},
+                Source{store::join_key(sibling, key),
+                       store::Pin{object.size, object.etag, object.checksum_type, digest}});
         }
     }
     return sources;
