@@ -290,7 +290,7 @@ class MemoryStore final : public ObjectStore {
                               source.describe(from));
         }
         std::shared_ptr<Content> content = found->second.content;
-        if (request.mode == CopyMode::Copy) {
+        if (request.mode == CopyMode::Copy || request.mode == CopyMode::Clone) {
             content = std::make_shared<Content>(*content);
         }
         store_file(std::string(to), std::move(content));

@@ -70,6 +70,9 @@ enum class CopyMode {
                  // server-side copy); Error{Unsupported} iff the medium refuses (EXDEV, ...)
     LinkOrCopy,  // a link, or the bytes copied when the medium refuses links
     Copy,        // the bytes copied (mode and times kept on disk): a file of its own
+    Clone,       // a file of its own sharing the content without copying bytes (a reflink on
+                 // disk; inside a bucket a server-side copy); Error{Unsupported} iff the medium
+                 // refuses (no FICLONE, EXDEV)
 };
 
 struct CopyRequest {

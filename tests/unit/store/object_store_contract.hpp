@@ -206,6 +206,28 @@ TEST_P(ObjectStoreContract, CopyMakesTheSameContentAndRefusesASourceThatIsNotIts
     EXPECT_EQ(from_nothing.error().code, ErrorCode::NotFound) << from_nothing.error().to_string();
 }
 
+// A clone is a file of its own with the same content (a reflink, a server-side copy), or refused
+// as Unsupported (a filesystem without reflinks), leaving nothing.
+TEST_P(ObjectStoreContract, ACloneIsAFileOfItsOwnOrUnsupported) {
+    put("src/p.rpm", "package bytes");
+    const std::vector<store::CopyRequest> clone{
+        {"src/p.rpm", "dst/p.rpm", store::CopyMode::Clone, {}}};
+    auto cloned = store().copy(clone, {});
+    if (!cloned) {
+        EXPECT_EQ(cloned.error().code, ErrorCode::Unsupported) << cloned.error().to_string();
+        auto left = store().stat("dst/p.rpm");
+        ASSERT_TRUE(left);
+        EXPECT_FALSE(left->has_value()) << "a refused clone leaves nothing";
+        return;
+    }
+    EXPECT_EQ(read("dst/p.rpm"), "package bytes");
+    auto stat = store().stat("dst/p.rpm");
+    ASSERT_TRUE(stat && stat->has_value());
+    EXPECT_EQ((*stat)->links, 1U);
+    put("src/p.rpm", "other bytes!!");
+    EXPECT_EQ(read("dst/p.rpm"), "package bytes") << "a clone shares no later change";
+}
+
 TEST_P(ObjectStoreContract, ATreeCopiesFromAnotherStoreOfItsKindAndRefusesAStalePin) {
     store::ObjectStore* other = this->other();
     ASSERT_NE(other, nullptr) << "every store under test has another of its kind";
