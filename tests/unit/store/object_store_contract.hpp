@@ -369,4 +369,29 @@ TEST_P(ObjectStoreContract, AnAliasNeverReplacesWhatIsNoAlias) {
     EXPECT_FALSE(target->has_value());
 }
 
+// A file written at stage_path shows at its key only once committed, replacing what was there;
+// the staged file is then gone, and a key that is none is refused.
+TEST_P(ObjectStoreContract, AStagedFileShowsOnlyOnceCommitted) {
+    put("images/boot.iso", "old");
+    const TempDir scratch;
+    auto staged = store().stage_path("images/boot.iso", scratch.path());
+    ASSERT_TRUE(staged) << staged.error().to_string();
+    auto again = store().stage_path("images/boot.iso", scratch.path());
+    ASSERT_TRUE(again) << again.error().to_string();
+    EXPECT_EQ(*again, *staged);
+    auto written = fs::replace_file(*staged, "new bytes");
+    ASSERT_TRUE(written) << written.error().to_string();
+    EXPECT_EQ(read("images/boot.iso"), "old");
+    auto committed = store().commit_staged("images/boot.iso", *staged, {});
+    ASSERT_TRUE(committed) << committed.error().to_string();
+    EXPECT_EQ(read("images/boot.iso"), "new bytes");
+    EXPECT_FALSE(std::filesystem::exists(*staged));
+    auto fresh = store().stage_path("new/dir/file.img", scratch.path());
+    ASSERT_TRUE(fresh) << fresh.error().to_string();
+    ASSERT_TRUE(fs::replace_file(*fresh, "x"));
+    ASSERT_TRUE(store().commit_staged("new/dir/file.img", *fresh, {}));
+    EXPECT_EQ(read("new/dir/file.img"), "x");
+    EXPECT_FALSE(store().stage_path("../escape.img", scratch.path()));
+}
+
 }  // namespace rpmirror::test
