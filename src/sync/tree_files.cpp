@@ -18,23 +18,24 @@ namespace rpmirror {
 
 namespace {
 
-// Tells `inner` of the one request of a download (index 0) as request `index` of the whole.
-class OneOfMany final : public ForwardingSink {
+// Tells `inner` of request i of a batch as request `items[i]` of the whole.
+class ManyOfMany final : public ForwardingSink {
   public:
-    OneOfMany(ProgressSink* inner, std::size_t index) : ForwardingSink(inner), index_(index) {}
+    ManyOfMany(ProgressSink* inner, std::span<const std::size_t> items)
+        : ForwardingSink(inner), items_(items) {}
 
-    void file_started(std::size_t, std::string_view url) override {
-        ForwardingSink::file_started(index_, url);
+    void file_started(std::size_t index, std::string_view url) override {
+        ForwardingSink::file_started(items_[index], url);
     }
-    void file_finished(std::size_t, const FileResult& result) override {
-        ForwardingSink::file_finished(index_, result);
+    void file_finished(std::size_t index, const FileResult& result) override {
+        ForwardingSink::file_finished(items_[index], result);
     }
 
   private:
-    std::size_t index_;
+    std::span<const std::size_t> items_;
 };
 
-// Adds the counts of `part` (one request's download) to `total`.
+// Adds the counts of `part` (a batch's download) to `total`.
 void add_counts(DownloadReport& total, const DownloadReport& part) {
     total.downloaded += part.downloaded;
     total.already_present += part.already_present;
@@ -178,48 +179,84 @@ Result<DownloadReport> TreeFiles::fetch(Downloader& downloader,
     if (!where) {
         return tl::unexpected(std::move(where.error()));
     }
-    store::CopyOptions commit;
-    commit.acl = options_.s3_acl;
-    DownloadReport total;
+    // Each file staged where its store says: beside its key (on disk: no spool, so every such
+    // file is fetched in one batch, as many at once as the downloader runs), or in the scratch
+    // directory (a bucket's spool: one file at a time, since an image can be gigabytes).
+    std::vector<std::filesystem::path> staged;
+    std::vector<std::size_t> in_place;
+    std::vector<std::size_t> spooled;
     for (std::size_t item = 0; item < requests.size(); ++item) {
-        // One file staged at a time: an image can be gigabytes, and a spool is bounded.
-        const std::string key = requests[item].destination.generic_string();
-        auto staged = objects_.stage_path(key, *where);
-        if (!staged) {
-            return tl::unexpected(std::move(staged.error()));
+        auto path = objects_.stage_path(requests[item].destination.generic_string(), *where);
+        if (!path) {
+            return tl::unexpected(std::move(path.error()));
         }
-        DownloadRequest request = requests[item];
-        request.destination = staged->filename();
-        OneOfMany sink(progress, item);
-        auto downloaded =
-            downloader.run(staged->parent_path(), std::span(&request, 1), &sink, stop);
+        const bool in_scratch = !path->lexically_relative(*where).empty() &&
+                                !path->lexically_relative(*where).native().starts_with("..");
+        (in_scratch ? spooled : in_place).push_back(item);
+        staged.push_back(std::move(*path));
+    }
+    DownloadReport total;
+    total.files.resize(requests.size());
+    const auto run = [&](std::span<const std::size_t> items) -> Result<void> {
+        std::vector<std::filesystem::path> roots;
+        std::vector<DownloadRequest> batch;
+        for (const std::size_t item : items) {
+            DownloadRequest request = requests[item];
+            request.destination = staged[item].filename();
+            request.root_index = roots.size();
+            roots.push_back(staged[item].parent_path());
+            batch.push_back(std::move(request));
+        }
+        ManyOfMany sink(progress, items);
+        auto downloaded = downloader.run(roots, batch, &sink, stop);
         if (!downloaded) {
-            return downloaded;
+            return tl::unexpected(std::move(downloaded.error()));
         }
         add_counts(total, *downloaded);
-        FileResult result = std::move(downloaded->files.at(0));
-        if (stored(result.status)) {
-            // An image .treeinfo names without a checksum keeps the digest its bytes arrived with.
-            std::string digest =
-                request.expected_digest.empty() ? result.digest : request.expected_digest;
-            std::transform(digest.begin(), digest.end(), digest.begin(),
-                           [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-            Result<void> kept = lock_ != nullptr ? lock_->confirm() : Result<void>{};
-            if (kept) {
-                kept = objects_.commit_staged(key, *staged, commit);
-            }
-            if (kept) {
-                kept = record(key, request.checksum_type, std::move(digest));
-            }
-            if (!kept) {
-                ++total.failed;
-                result.status = FileStatus::Failed;
-                result.error = std::move(kept.error());
-            }
+        for (std::size_t index = 0; index < items.size(); ++index) {
+            total.files[items[index]] = commit(requests[items[index]], staged[items[index]],
+                                               std::move(downloaded->files.at(index)), total);
         }
-        total.files.push_back(std::move(result));
+        return {};
+    };
+    if (!in_place.empty()) {
+        if (auto ran = run(in_place); !ran) {
+            return tl::unexpected(std::move(ran.error()));
+        }
+    }
+    for (const std::size_t item : spooled) {
+        if (auto ran = run(std::span(&item, 1)); !ran) {
+            return tl::unexpected(std::move(ran.error()));
+        }
     }
     return total;
+}
+
+FileResult TreeFiles::commit(const DownloadRequest& request, const std::filesystem::path& staged,
+                             FileResult result, DownloadReport& total) {
+    if (!stored(result.status)) {
+        return result;
+    }
+    const std::string key = request.destination.generic_string();
+    // An image .treeinfo names without a checksum keeps the digest its bytes arrived with.
+    std::string digest = request.expected_digest.empty() ? result.digest : request.expected_digest;
+    std::transform(digest.begin(), digest.end(), digest.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    store::CopyOptions options;
+    options.acl = options_.s3_acl;
+    Result<void> kept = lock_ != nullptr ? lock_->confirm() : Result<void>{};
+    if (kept) {
+        kept = objects_.commit_staged(key, staged, options);
+    }
+    if (kept) {
+        kept = record(key, request.checksum_type, std::move(digest));
+    }
+    if (!kept) {
+        ++total.failed;
+        result.status = FileStatus::Failed;
+        result.error = std::move(kept.error());
+    }
+    return result;
 }
 
 Result<bool> TreeFiles::publish(std::string_view text) {

@@ -85,6 +85,10 @@ class TreeFiles {
     Result<std::filesystem::path> scratch();
     // Records `key` as stored now, verified against `type` `digest`.
     Result<void> record(const std::string& key, ChecksumType type, std::string digest);
+    // Commits `result`'s file, downloaded to `staged` for `request`, and records it; a failure
+    // to do so makes the result (and one more of `total`'s) failed.
+    FileResult commit(const DownloadRequest& request, const std::filesystem::path& staged,
+                      FileResult result, DownloadReport& total);
 
     store::MirrorRoot root_;
     store::ObjectStore& objects_;
