@@ -14,6 +14,7 @@
 #include "reposync_output.hpp"
 #include "rpmirror/report/report.hpp"
 #include "rpmirror/s3/s3.hpp"
+#include "rpmirror/store/destination.hpp"
 #include "rpmirror/sync/sync.hpp"
 
 namespace rpmirror::cli {
@@ -38,11 +39,7 @@ bool print_as_dnf(const RepoSyncReport& report, bool quiet) {
     }
     if (!quiet) {
         for (const auto& deleted : report.deleted) {
-            // An s3:// repository is named as it is (no path arithmetic on "s3://").
-            fmt::print("[DELETED] {}\n",
-                       s3::is_s3_url(report.repo_dir.native())
-                           ? report.repo_dir.native() + "/" + deleted.string()
-                           : std::filesystem::absolute(report.repo_dir / deleted).string());
+            fmt::print("[DELETED] {}\n", store::describe_beneath(report.repo_dir, deleted));
         }
     }
     if (!report.error) {

@@ -17,6 +17,7 @@
 #include "rpmirror/jobs/jobs_config.hpp"
 #include "rpmirror/jobs/overlap.hpp"
 #include "rpmirror/s3/s3.hpp"
+#include "rpmirror/store/destination.hpp"
 #include "util/ini.hpp"
 
 namespace rpmirror {
@@ -199,15 +200,7 @@ std::optional<std::filesystem::path> snapshot_base_of(const JobConfig& job) {
     if (job.snapshot_dir) {
         return job.snapshot_dir;
     }
-    std::string destination = job.options.download_path.native();
-    while (destination.size() > 1 && destination.ends_with('/')) {
-        destination.pop_back();
-    }
-    const std::filesystem::path parent = std::filesystem::path(destination).parent_path();
-    if (s3::is_s3_url(destination) && !s3::S3Location::parse(parent.native())) {
-        return std::nullopt;
-    }
-    return parent;
+    return store::destination_parent(job.options.download_path.native());
 }
 
 // Fails both jobs of every pair of trees that overlap (rpmirror/jobs/overlap.hpp): destinations,
@@ -390,8 +383,8 @@ Result<JobsConfig> load_jobs_config(const JobsLoadOptions& options,
             }
             const JobConfig& job = jobs.jobs.back();
             if (job.snapshot && job.snapshot_dir &&
-                s3::is_s3_url(job.options.download_path.native()) !=
-                    s3::is_s3_url(job.snapshot_dir->native())) {
+                !store::same_medium(job.options.download_path.native(),
+                                    job.snapshot_dir->native())) {
                 return located_error(
                     job_keys.back().snapshot.value_or(where),
                     fmt::format("job '{}': snapshot-dir {} and destination {} must both be s3:// "

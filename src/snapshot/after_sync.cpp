@@ -1,6 +1,7 @@
 // A snapshot after a repository synced, then keep-N: what `sync --snapshot` and a job's
 // `snapshot =` do (rpmirror/snapshot/snapshot.hpp).
 #include "rpmirror/snapshot/snapshot.hpp"
+#include "rpmirror/store/destination.hpp"
 
 #include "rpmirror/sync/sync.hpp"
 
@@ -26,13 +27,7 @@ Result<SnapshotAndPrune> create_and_prune_snapshot(const SnapshotRoot& root,
 
 Result<SnapshotAndPrune> snapshot_after_sync(const RepoSyncReport& report,
                                              const SnapshotAfterSync& policy) {
-    std::filesystem::path repo_dir = report.repo_dir;
-    if (!s3::is_s3_url(repo_dir.native())) {
-        repo_dir = std::filesystem::absolute(repo_dir).lexically_normal();
-    }
-    while (!repo_dir.has_filename() && repo_dir.has_parent_path()) {
-        repo_dir = repo_dir.parent_path();
-    }
+    const std::filesystem::path repo_dir = store::normal_destination(report.repo_dir);
     auto root = snapshot_root(report.repo_id, repo_dir,
                               policy.base ? *policy.base : repo_dir.parent_path(), policy.s3);
     if (!root) {

@@ -4,6 +4,7 @@
 // rules over it: names, the repository's lock, "exists already", "is published as", keep-N. The
 // layout and its guarantees: rpmirror/snapshot/snapshot.hpp.
 #include "rpmirror/snapshot/snapshot.hpp"
+#include "rpmirror/store/destination.hpp"
 
 #include <algorithm>
 #include <ctime>
@@ -334,7 +335,7 @@ Result<SnapshotRoot> snapshot_root(std::string_view repo_id, const std::filesyst
     root.repo_id = std::string(repo_id);
     root.s3 = store;
     const bool s3_mirror = s3::is_s3_url(repo_dir.native());
-    if (s3_mirror != s3::is_s3_url(base.native())) {
+    if (!store::same_medium(repo_dir.native(), base.native())) {
         return make_error(ErrorCode::BadInput,
                           s3_mirror ? "the snapshots of an s3:// mirror are kept in its store: "
                                       "give an s3:// --snapshot-dir"
