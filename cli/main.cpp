@@ -1,9 +1,67 @@
 // rpmirror's command line: parses arguments and hands over to one subcommand.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <exception>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "command.hpp"
+
+namespace {
+
+// The number of single-character insertions, deletions and substitutions between `a` and `b`.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) {
+        row[j] = j;
+    }
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t above = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+// The first argument that is no option, iff it names no subcommand of `app`: an unknown command,
+// with the nearest name (within two edits) to suggest. Without this CLI11 says only that a
+// subcommand is required.
+std::optional<std::string> unknown_command(const CLI::App& app, int argc, char** argv) {
+    for (int index = 1; index < argc; ++index) {
+        const std::string_view argument = argv[index];
+        if (argument.starts_with("-")) {
+            continue;
+        }
+        std::string nearest;
+        std::size_t best = 3;
+        for (const CLI::App* command : app.get_subcommands({})) {
+            std::vector<std::string> names = command->get_aliases();
+            names.push_back(command->get_name());
+            for (const std::string& name : names) {
+                if (name == argument) {
+                    return std::nullopt;
+                }
+                if (const std::size_t distance = edit_distance(argument, name); distance < best) {
+                    best = distance;
+                    nearest = name;
+                }
+            }
+        }
+        return nearest.empty()
+                   ? fmt::format("no such command: {} (rpmirror --help lists them)", argument)
+                   : fmt::format("no such command: {}; did you mean '{}'?", argument, nearest);
+    }
+    return std::nullopt;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     using namespace rpmirror::cli;
@@ -15,6 +73,11 @@ int main(int argc, char** argv) {
                                 add_sync_command(app),     add_verify_command(app),
                                 add_diff_command(app),     add_snapshot_command(app)};
 
+    app.name("rpmirror");  // in usage lines, not the path it was started by
+    if (const auto unknown = unknown_command(app, argc, argv)) {
+        fmt::print(stderr, "rpmirror: {}\n", *unknown);
+        return kExitUsage;
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& help) {

@@ -597,5 +597,22 @@ TEST_F(SyncCli, ReposyncIsAnAliasOfSync) {
     EXPECT_EQ(tree_digests(mirror / "sample", kStateFile), package_digests(upstream));
 }
 
+TEST_F(SyncCli, AMistypedCommandIsNamedWithTheNearestOneAndUsageNamesTheProgram) {
+    // dnf: "No such command: synk"; CLI11 alone said only "A subcommand is required".
+    const CommandResult typo = run_to_end({rpmirror_binary(), "synk", "-p", "x"}, tmp_ / "logs");
+    EXPECT_EQ(typo.exit_code, 2);
+    EXPECT_EQ(typo.err, "rpmirror: no such command: synk; did you mean 'sync'?\n");
+    const CommandResult unknown = run_to_end({rpmirror_binary(), "frobnicate"}, tmp_ / "logs");
+    EXPECT_EQ(unknown.exit_code, 2);
+    EXPECT_EQ(unknown.err, "rpmirror: no such command: frobnicate (rpmirror --help lists them)\n");
+    // An alias is a command: it runs (here its help).
+    const CommandResult alias =
+        run_to_end({rpmirror_binary(), "reposync", "--help"}, tmp_ / "logs");
+    EXPECT_EQ(alias.exit_code, 0) << alias.err;
+    // Usage names the program, not the path it was started by.
+    EXPECT_NE(alias.out.find("Usage: rpmirror sync [OPTIONS]"), std::string::npos) << alias.out;
+    EXPECT_EQ(alias.out.find(rpmirror_binary()), std::string::npos) << alias.out;
+}
+
 }  // namespace
 }  // namespace rpmirror::test
