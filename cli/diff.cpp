@@ -23,7 +23,7 @@ namespace rpmirror::cli {
 namespace {
 
 struct DiffArgs {
-    std::vector<std::string> locations;  // OLD [NEW]
+    std::vector<std::string> locations;  // OLD [NEW]: `old` and `new` as given
     std::string repo_id;                 // --repo: the mirror of ID against its upstream
     std::string download_path = ".";
     std::string snapshot_dir;  // --snapshot-dir: where snapshots/ and published/ are
@@ -134,8 +134,16 @@ Command add_diff_command(CLI::App& parent) {
         "  rpmirror diff --repo ID [OLD]  the mirror <DIR>/<ID> (or OLD) against ID's upstream\n"
         "An installation tree (a directory or a bucket prefix holding .treeinfo) is compared\n"
         "whole: each repository it names, and its images by checksum.");
-    app->add_option("locations", args->locations, "OLD and NEW repositories (directories or URLs)")
-        ->expected(0, 2);
+    // Two positionals of one value each, so usage reads "[old] [new]".
+    app->add_option_function<std::string>(
+        "old",
+        [args](const std::string& value) {
+            args->locations.insert(args->locations.begin(), value);
+        },
+        "the old revision (a directory, URL, s3:// prefix, snapshot: or published: name)");
+    app->add_option_function<std::string>(
+        "new", [args](const std::string& value) { args->locations.push_back(value); },
+        "the new revision (as OLD)");
     app->add_option("--repo,--repoid", args->repo_id,
                     "compare with this configured repository's current metadata (its upstream)");
     app->add_option("-p,--download-path", args->download_path,
@@ -144,6 +152,8 @@ Command add_diff_command(CLI::App& parent) {
     app->add_option("--snapshot-dir", args->snapshot_dir,
                     "where snapshots/ and published/ are, for snapshot:ID/NAME and "
                     "published:PUB/ID (default: the download path)");
+    // A flag (stdout), unlike sync's and verify's --json FILE: `diff --json OLD NEW` is how it
+    // is used, and an optional value would take OLD for the file.
     app->add_flag("--json", args->json, "print the diff as JSON on stdout");
     app->add_flag("-q,--quiet", args->quiet, "print the summary line only");
     add_repo_source_options(*app, args->sources);

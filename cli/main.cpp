@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -61,6 +62,21 @@ std::optional<std::string> unknown_command(const CLI::App& app, int argc, char**
     return std::nullopt;
 }
 
+// CLI11's help with the option lines' "Needs: --x" and "Excludes: -6" left out: each option's
+// description says it in words ("with --delete"), and the column is for its value's name.
+class HelpFormatter final : public CLI::Formatter {
+  public:
+    std::string make_option_opts(const CLI::Option* option) const override {
+        std::string text = CLI::Formatter::make_option_opts(option);
+        for (const char* label : {" Needs:", " Excludes:"}) {
+            if (const std::size_t at = text.find(label); at != std::string::npos) {
+                text.erase(at);
+            }
+        }
+        return text;
+    }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -68,6 +84,7 @@ int main(int argc, char** argv) {
     CLI::App app{"rpmirror: mirror RPM repositories, fast, and never leave a broken mirror"};
     app.set_version_flag("--version", std::string("rpmirror ") + RPMIRROR_VERSION);
     app.require_subcommand(1);
+    app.formatter(std::make_shared<HelpFormatter>());  // (subcommands take it when added)
 
     const Command commands[] = {add_checksum_command(app), add_exec_command(app),
                                 add_sync_command(app),     add_verify_command(app),

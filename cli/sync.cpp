@@ -469,7 +469,8 @@ Command add_sync_command(CLI::App& parent) {
                   "refused (exit 2): a mirror is never made from dnf's metadata cache");
     CLI::Option* ipv4 =
         app->add_flag("-4", args->ipv4_only, "resolve to IPv4 addresses only (ip_resolve=4)");
-    app->add_flag("-6", args->ipv6_only, "resolve to IPv6 addresses only (ip_resolve=6)")
+    app->add_flag("-6", args->ipv6_only,
+                  "resolve to IPv6 addresses only (ip_resolve=6; not with -4)")
         ->excludes(ipv4);
     constexpr const char* kNoMeaning = "accepted for dnf's sake; no effect on a mirror";
     app->add_flag("-y,--assumeyes", args->assume_yes, kNoMeaning);
@@ -513,7 +514,8 @@ Command add_sync_command(CLI::App& parent) {
     args->keep_versions_option =
         app->add_option("--keep-versions", args->keep_versions,
                         "only the newest N versions of each name.arch (module streams: the N "
-                        "newest versions); -n is 1")
+                        "newest versions); -n is 1 (not with -n)")
+            ->type_name("N")
             ->excludes(newest_only);
     app->add_option("-a,--arch", args->arches, "only these arches (repeatable, comma lists)");
     app->add_flag("--source", args->source,

@@ -184,7 +184,8 @@ Command add_verify_command(CLI::App& parent) {
     args->keep_versions_option =
         app->add_option("--keep-versions", args->keep_versions_text,
                         "the mirror holds only the newest N versions of each name.arch "
-                        "(overrides)")
+                        "(overrides; not with -n)")
+            ->type_name("N")
             ->excludes(newest_only);
     app->add_option("--min-buildtime", args->min_buildtime,
                     "the mirror holds only packages built since YYYY-MM-DD (overrides)");
