@@ -105,9 +105,16 @@ void DnfModeLines::finished(const JobConfig& job, JobOutcome& outcome) {
     bar_.reset();
     const RepoSyncReport& report = outcome.report;
     if (report.error && report.metadata_unavailable && job.repo.skip_if_unavailable) {
-        // As dnf 4 with skip_if_unavailable=1: a warning, the repository is left out.
-        fmt::print(stderr, "{}Failed to download metadata for repo '{}': {}\n",
-                   as_dnf_ ? "" : "rpmirror: warning: ", job.repo.id, report.error->to_string());
+        // As dnf 4 with skip_if_unavailable=1: a warning, the repository is left out; rpmirror
+        // says which setting made it one.
+        const auto set_at = job.repo.set_at.find("skip_if_unavailable");
+        fmt::print(stderr, "{}Failed to download metadata for repo '{}': {}{}\n",
+                   as_dnf_ ? "" : "rpmirror: warning: ", job.repo.id, report.error->to_string(),
+                   as_dnf_ ? ""
+                   : set_at == job.repo.set_at.end()
+                       ? " (skipped: skip_if_unavailable=1)"
+                       : fmt::format(" (skipped: skip_if_unavailable=1 from {})",
+                                     set_at->second.to_string()));
         ignored_repos_.push_back(job.repo.id);
         return;
     }

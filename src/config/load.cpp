@@ -40,6 +40,7 @@ Result<void> apply_value(RepoConfig& repo, const config::RepoOption& option, std
     if (auto set = option.set(repo, key, *value); !set) {
         return located_error(where, fmt::format("{}{}", prefix, set.error()));
     }
+    repo.set_at.insert_or_assign(std::string(key), where);
     return {};
 }
 

@@ -131,6 +131,10 @@ struct RepoConfig {
     int cost = 1000;
 
     ConfigLocation defined_at;  // the [repoid] line, or "--repofrompath"
+    // Where each key given a value got the one it has (the last line or --setopt that set it; a
+    // [main] default's line in dnf.conf), by the key as written: what a message about a setting
+    // names ("skip_if_unavailable=1 from /etc/dnf/dnf.conf:7").
+    std::map<std::string, ConfigLocation, std::less<>> set_at;
 };
 
 // The values dnf substitutes for `$name` in configuration values.

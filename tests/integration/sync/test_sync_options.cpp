@@ -213,6 +213,11 @@ TEST_F(SyncOptions, SkipIfUnavailableMakesADeadRepositoryAWarning) {
               std::string::npos)
         << result.err;
     EXPECT_EQ(result.err.find("dead: FAILED"), std::string::npos) << result.err;
+    // The warning names the setting that made a dead repository one, and where it is.
+    EXPECT_NE(result.err.find("(skipped: skip_if_unavailable=1 from " +
+                              (tmp_ / "reposd" / "two.repo").string() + ":4)"),
+              std::string::npos)
+        << result.err;
 
     // dnf 4's default is skip_if_unavailable=False: the same dead repository fails the run.
     const CommandResult strict =
