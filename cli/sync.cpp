@@ -383,6 +383,15 @@ int run_sync(const SyncArgs& args) {
         print_error(repos.error());
         return kExitUsage;
     }
+    if (repos->empty() && !as_dnf) {
+        // (`reposync` stays silent, as dnf's does.)
+        print_error(Error{ErrorCode::BadInput,
+                          "no repository to mirror: none is enabled in the configuration read "
+                          "(give --repofrompath ID,URL, a .repo file with -c or --reposdir, or "
+                          "--enablerepo; or --config-file for rpmirror.conf's jobs)",
+                          "", 0});
+        return kExitUsage;
+    }
     if (args.norepopath && distinct_repos > 1) {
         // dnf 4 reposync's words and exit status.
         fmt::print(stderr, "Error: Can't use --norepopath with multiple repositories\n");

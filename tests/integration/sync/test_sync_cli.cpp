@@ -614,5 +614,14 @@ TEST_F(SyncCli, AMistypedCommandIsNamedWithTheNearestOneAndUsageNamesTheProgram)
     EXPECT_EQ(alias.out.find(rpmirror_binary()), std::string::npos) << alias.out;
 }
 
+TEST_F(SyncCli, NoRepositoryAtAllIsAnErrorThatSaysWhereRepositoriesComeFrom) {
+    const CommandResult result = sync({"-p", (tmp_ / "mirror").string()});
+    EXPECT_EQ(result.exit_code, 2) << result.out << result.err;
+    EXPECT_NE(result.err.find("rpmirror: no repository to mirror: none is enabled"),
+              std::string::npos)
+        << result.err;
+    EXPECT_FALSE(fs::exists(tmp_ / "mirror"));
+}
+
 }  // namespace
 }  // namespace rpmirror::test
