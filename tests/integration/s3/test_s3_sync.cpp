@@ -24,7 +24,7 @@
 #include "support/nginx.hpp"
 #include "support/temp_dir.hpp"
 #include "support/zypper.hpp"
-#include "sync/s3_spool.hpp"
+#include "store/spool.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror::test {
@@ -435,7 +435,7 @@ INSTANTIATE_TEST_SUITE_P(Points, S3KillTest,
                          });
 
 TEST_F(S3SyncTest, DefaultSpoolIsInMemoryAndNothingIsWrittenUnderTmpdir) {
-    ASSERT_TRUE(is_memory_backed(kDefaultSpoolParent)) << "/dev/shm is not a tmpfs here";
+    ASSERT_TRUE(store::is_memory_backed(store::kDefaultSpoolParent)) << "/dev/shm is not a tmpfs here";
     // The child's $TMPDIR: empty before, and it must stay so (no disk spool, no metadata stage).
     const std::filesystem::path tmpdir = tmp_ / "child-tmpdir";
     std::filesystem::create_directories(tmpdir);
@@ -482,7 +482,7 @@ TEST_F(S3SyncTest, SpoolDirAndSizeOptionsAndStaleSpoolsOfDeadRunsAreRemoved) {
     const nlohmann::json report = repo_report();
     const std::filesystem::path spool = report.at("s3_spool").get<std::string>();
     EXPECT_EQ(spool.parent_path(), parent);
-    EXPECT_EQ(report.at("s3_spool_in_memory").get<bool>(), is_memory_backed(parent));
+    EXPECT_EQ(report.at("s3_spool_in_memory").get<bool>(), store::is_memory_backed(parent));
     EXPECT_FALSE(std::filesystem::exists(spool));
     for (const auto& warning : report.at("warnings")) {
         EXPECT_EQ(warning.get<std::string>().find("spool"), std::string::npos) << warning;
