@@ -2,18 +2,12 @@
 #include "sync/s3_sync.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
-#include <deque>
-#include <mutex>
-#include <thread>
 
 #include "dedupe/s3_dedupe.hpp"
 #include "fs/tree.hpp"
 #include "rpmirror/metadata/metadata.hpp"
 #include "s3/upload.hpp"
 #include "store/s3_store.hpp"
-#include "sync/s3_spool.hpp"
 
 namespace rpmirror {
 
@@ -72,24 +66,29 @@ Result<s3::S3Location> s3_repo_location(const SyncOptions& options, std::string_
 }
 
 S3Destination::S3Destination(const SyncOptions& options, s3::S3Config config,
-                             s3::S3Location location, S3Spool spool,
-                             const std::filesystem::path& layout_path)
+                             s3::S3Location location, const std::filesystem::path& layout_path)
     : options_(options),
       config_(config),
       location_(std::move(location)),
       root_prefix_(location_.prefix),
       client_(std::move(config)),
-      spool_(std::move(spool.dir)),
-      spool_repo_(layout_path.empty() ? spool_ : spool_ / layout_path),
-      spool_owner_(std::move(spool.owner)),
-      spool_in_memory_(spool.in_memory),
-      spool_warning_(std::move(spool.warning)) {}
+      layout_path_(layout_path) {}
 
-S3Destination::~S3Destination() {
-    if (pool_) {
-        (void)end_uploads();
+S3Destination::~S3Destination() = default;
+
+Result<std::unique_ptr<store::Staging>> S3Destination::stage(std::stop_token stop) {
+    if (!objects_) {
+        objects_ = store::s3_object_store(config_, s3::S3Location{location_.bucket, root_prefix_});
     }
-    (void)fs::remove_tree(spool_);
+    store::StageOptions stage;
+    stage.spool_dir = options_.s3_spool_dir;
+    stage.capacity = options_.s3_spool_size;
+    stage.parallel = std::max(1U, options_.s3_parallel);
+    stage.part_size = options_.s3_part_size;
+    stage.acl = options_.s3_acl;
+    stage.content_type = "application/x-rpm";
+    stage.stop = std::move(stop);
+    return objects_->stage(stage);
 }
 
 Result<std::unique_ptr<S3Destination>> S3Destination::open(
@@ -119,12 +118,8 @@ Result<std::unique_ptr<S3Destination>> S3Destination::open(
                               " is below --s3-part-size " + std::to_string(options.s3_part_size),
                           location->to_string());
     }
-    auto spool = create_s3_spool(options.s3_spool_dir, options.s3_spool_size);
-    if (!spool) {
-        return tl::unexpected(std::move(spool.error()));
-    }
-    auto destination = std::unique_ptr<S3Destination>(new S3Destination(
-        options, std::move(*config), std::move(*location), std::move(*spool), layout_path));
+    auto destination = std::unique_ptr<S3Destination>(
+        new S3Destination(options, std::move(*config), std::move(*location), layout_path));
     destination->root_prefix_ = root_prefix;
     return destination;
 }
@@ -325,156 +320,12 @@ std::vector<std::size_t> S3Destination::copy_from_siblings(std::span<const S3Pac
     return rest;
 }
 
-void S3Destination::check_signatures(std::string key_ids, SpoolCheck check) {
-    check_keys_ = std::move(key_ids);
-    check_ = std::move(check);
-}
-
 bool S3Destination::signatures_checked_with(const std::string& key_ids) const {
     return !key_ids.empty() && state_.signatures_checked == key_ids;
 }
 
-Result<void> S3Destination::store_state() {
-    return s3::store_state(client_, location_, state_, state_key_);
-}
-
-struct S3Destination::UploadPool {
-    std::span<const S3Package> packages;
-    std::stop_token stop;
-    std::mutex mutex;
-    std::condition_variable changed;
-    std::deque<std::size_t> queue;  // items complete in the spool, not yet taken
-    bool closed = false;            // end_uploads(): no more items
-    // nullopt: a stored package the check found good (kept as it is).
-    std::vector<std::pair<std::size_t, Result<std::optional<s3::StoredObject>>>> done;
-    std::vector<std::size_t> removed;  // stored packages the check had a verdict against
-    std::atomic<std::uint64_t> requests{0};
-    std::vector<std::jthread> workers;
-};
-
-void S3Destination::begin_uploads(std::span<const S3Package> packages, std::stop_token stop) {
-    pool_ = std::make_unique<UploadPool>();
-    pool_->packages = packages;
-    pool_->stop = std::move(stop);
-    for (unsigned worker = 0; worker < std::max(1U, options_.s3_parallel); ++worker) {
-        pool_->workers.emplace_back([this, pool = pool_.get()] {
-            s3::S3Client client(config_);
-            for (;;) {
-                std::size_t item = 0;
-                {
-                    std::unique_lock lock(pool->mutex);
-                    pool->changed.wait(lock,
-                                       [pool] { return pool->closed || !pool->queue.empty(); });
-                    if (pool->queue.empty()) {
-                        break;
-                    }
-                    item = pool->queue.front();
-                    pool->queue.pop_front();
-                }
-                const S3Package& package = pool->packages[item];
-                const std::filesystem::path file = (spool_repo_ / package.key).lexically_normal();
-                Result<std::optional<s3::StoredObject>> outcome =
-                    make_error(ErrorCode::Interrupted, "interrupted", location_.key(package.key));
-                const SpoolVerdict verdict = pool->stop.stop_requested() || !check_
-                                                 ? SpoolVerdict::Upload
-                                                 : check_(item, file);
-                if (verdict != SpoolVerdict::Upload) {
-                    outcome = make_error(ErrorCode::Unsafe, "signature check failed",
-                                         location_.key(package.key));
-                } else if (package.stored && !pool->stop.stop_requested()) {
-                    outcome = std::optional<s3::StoredObject>();
-                } else if (!pool->stop.stop_requested()) {
-                    s3::UploadSpec spec;
-                    spec.checksum_type = package.checksum_type;
-                    spec.digest = package.digest;
-                    spec.part_size = options_.s3_part_size;
-                    spec.acl = options_.s3_acl;
-                    spec.content_type = "application/x-rpm";
-                    const std::uint64_t before = client.request_count();
-                    auto uploaded = s3::upload_file(client, location_.bucket,
-                                                    location_.key(package.key), file, spec);
-                    outcome = uploaded
-                                  ? Result<std::optional<s3::StoredObject>>(std::move(*uploaded))
-                                  : tl::unexpected(std::move(uploaded.error()));
-                    pool->requests += client.request_count() - before;
-                }
-                (void)fs::remove_file(file);
-                const std::lock_guard lock(pool->mutex);
-                if (verdict == SpoolVerdict::Remove && package.stored) {
-                    pool->removed.push_back(item);
-                }
-                pool->done.emplace_back(item, std::move(outcome));
-            }
-        });
-    }
-}
-
-void S3Destination::upload_when_ready(std::size_t item) {
-    {
-        const std::lock_guard lock(pool_->mutex);
-        pool_->queue.push_back(item);
-    }
-    pool_->changed.notify_one();
-}
-
-Result<std::vector<std::pair<std::size_t, Error>>> S3Destination::end_uploads() {
-    {
-        const std::lock_guard lock(pool_->mutex);
-        pool_->closed = true;
-    }
-    pool_->changed.notify_all();
-    pool_->workers.clear();  // joins
-    const std::unique_ptr<UploadPool> pool = std::move(pool_);
-    pool_requests_ += pool->requests.load();
-    std::vector<std::pair<std::size_t, Error>> failures;
-    bool uploaded_any = false;
-    for (auto& [item, outcome] : pool->done) {
-        const S3Package& package = pool->packages[item];
-        if (!outcome) {
-            failures.emplace_back(item, std::move(outcome.error()));
-            continue;
-        }
-        if (!*outcome) {
-            continue;  // stored, and now checked
-        }
-        listing_[package.key] =
-            s3::ListedObject{location_.key(package.key), (*outcome)->size, (*outcome)->etag, {}};
-        state_.objects[package.key] = std::move(**outcome);
-        uploaded_now_.insert(package.key);
-        uploaded_any = true;
-    }
-    // A package the check condemned is not left in the mirror (as a local --gpgcheck removes
-    // the file).
-    std::vector<std::string> condemned;
-    for (const std::size_t item : pool->removed) {
-        // A blob beyond the repository (--upstream-layout) may be another release's: this
-        // release stops vouching for it, and the package fails, but the object stays.
-        if (!pool->packages[item].key.starts_with("../")) {
-            condemned.push_back(pool->packages[item].key);
-        }
-        state_.objects.erase(pool->packages[item].key);
-    }
-    if (uploaded_any && check_keys_.empty()) {
-        state_.signatures_checked.clear();  // unchecked packages among the state's now
-    }
-    // Incomplete until published: a killed run's uploads are kept by the next one.
-    state_.repomd_sha256.clear();
-    if (auto held = confirm_lock(); !held) {
-        return tl::unexpected(std::move(held.error()));
-    }
-    if (!condemned.empty()) {
-        if (auto deleted = store_->remove_packages(condemned); !deleted) {
-            return tl::unexpected(std::move(deleted.error()));
-        }
-    }
-    if (auto stored = store_state(); !stored) {
-        return tl::unexpected(std::move(stored.error()));
-    }
-    return failures;
-}
-
 std::uint64_t S3Destination::requests() const {
-    return client_.request_count() + pool_requests_;
+    return client_.request_count();
 }
 
 }  // namespace rpmirror

@@ -5,9 +5,10 @@
 // A repository lives at `s3://BUCKET/PREFIX/<repoid>/`; its keys are the relative paths a local
 // mirror would have. The state object (s3/mirror_state.hpp) and one listing decide what is
 // already there: a package is kept iff the state has its key with the upstream checksum and the
-// listing shows the object the state describes (same size and ETag). Packages pass through a
-// bounded spool, in memory by default (downloaded by the Downloader, uploaded by a pool from a
-// mapping of the file, unlinked). What the sync then does once for every store (the no-op, the
+// listing shows the object the state describes (same size and ETag). Packages pass through the
+// bucket's staging area (store::ObjectStore::stage: a bounded spool, in memory by default,
+// uploaded by a pool from a mapping of the file, unlinked), and are recorded in the state by
+// store().record_placed. What the sync then does once for every store (the no-op, the
 // metadata published, the sync recorded) goes through store(), an S3Store over this
 // destination's state and listing (store/mirror_store.hpp).
 #pragma once
@@ -31,8 +32,8 @@
 #include "rpmirror/util/error.hpp"
 #include "s3/client.hpp"
 #include "s3/mirror_state.hpp"
+#include "store/object_store.hpp"
 #include "store/s3_store.hpp"
-#include "sync/s3_spool.hpp"
 
 namespace rpmirror {
 
@@ -57,26 +58,16 @@ struct S3Package {
     bool stored = false;
 };
 
-// What the spool check (--gpgcheck) decided for one package complete in the spool.
-enum class SpoolVerdict {
-    Upload,  // uploaded (or, already stored, kept): good, or it could not be judged
-    Remove,  // a verdict against it: not uploaded, and an object already stored is deleted
-};
-// Judges package `item` (of begin_uploads' packages), complete in the spool as `file`. Called
-// from the upload workers, several at once.
-using SpoolCheck = std::function<SpoolVerdict(std::size_t item, const std::filesystem::path& file)>;
-
 // The s3:// destination of one repository for one sync. Not thread-safe (it runs its upload
 // pool itself).
 class S3Destination {
   public:
-    // Resolves the store's configuration (SyncOptions::s3 over the environment and ~/.aws),
-    // creates the spool directory (sync/s3_spool.hpp: in /dev/shm unless --s3-spool-dir).
+    // Resolves the store's configuration (SyncOptions::s3 over the environment and ~/.aws).
     // `layout_path` (--upstream-layout): the repository's directory beneath the layout root
     // (s3_repo_location's), e.g. "al2023/core/guids/G/x86_64"; its packages may then lie
     // anywhere beneath that root, by keys climbing out of the repository ("../../blobstore/…").
     // Returns Error{BadInput} for a bad location or configuration (--s3-spool-size below
-    // --s3-part-size), Error{Io} naming the spool iff it cannot be created.
+    // --s3-part-size).
     static Result<std::unique_ptr<S3Destination>> open(
         const SyncOptions& options, std::string_view repo_id,
         const std::filesystem::path& layout_path = {});
@@ -159,42 +150,25 @@ class S3Destination {
                                                 std::vector<std::size_t> missing,
                                                 RepoSyncReport& report);
 
-    // --gpgcheck: every package is judged by `check` in the spool before it is uploaded; a
-    // complete sync records `key_ids` (the trusted keys) in the state as what every package of
-    // it was checked against. Without it, a run that uploads anything clears that record.
-    void check_signatures(std::string key_ids, SpoolCheck check);
     // True iff every package of the state was checked against `key_ids` (check_signatures'):
     // nothing stored needs judging again. Needs load().
     bool signatures_checked_with(const std::string& key_ids) const;
 
-    // The local directory packages are downloaded into before upload.
-    const std::filesystem::path& spool() const { return spool_; }
-    // Where the repository lies in the spool: spool() itself, or its layout path beneath it
-    // (open's `layout_path`), so that keys climbing out of the repository stay in the spool.
-    const std::filesystem::path& spool_repo() const { return spool_repo_; }
-    // True iff the spool is on a memory-backed filesystem (tmpfs, ramfs).
-    bool spool_in_memory() const { return spool_in_memory_; }
-    // Set iff the default spool fell back to a disk: says which directory.
-    const std::optional<std::string>& spool_warning() const { return spool_warning_; }
-
-    // The upload pool: begin_uploads() starts `--s3-parallel` workers (one client each) for
-    // `packages` (which must outlive end_uploads()); upload_when_ready() queues package `item`,
-    // complete in the spool as `spool()/key` (called from the downloader's thread as each file
-    // finishes), and returns at once; each file is unlinked once uploaded. end_uploads() waits
-    // for the queue, records the uploaded packages in the state and stores it, marked incomplete
-    // (a killed run's uploads count next time), after deleting the stored objects the check
-    // removed. Returns one error per item that failed (the check's verdicts included).
-    void begin_uploads(std::span<const S3Package> packages, std::stop_token stop);
-    void upload_when_ready(std::size_t item);
-    Result<std::vector<std::pair<std::size_t, Error>>> end_uploads();
+    // The bucket's staging area (store::ObjectStore::stage) rooted where the repository's
+    // packages may lie (the layout root under --upstream-layout, the repository otherwise): a
+    // spool in /dev/shm unless --s3-spool-dir, of --s3-spool-size, uploading with --s3-parallel
+    // workers, --s3-part-size and --s3-acl; stopped by `stop`. Its keys are layout_path()/KEY.
+    // Error{Io} naming the spool iff it cannot be created. Destroy it before this destination.
+    Result<std::unique_ptr<store::Staging>> stage(std::stop_token stop);
+    // Where the repository lies beneath stage()'s root (open's `layout_path`; empty: at it).
+    const std::filesystem::path& layout_path() const { return layout_path_; }
 
     // Requests sent to the store so far, all clients.
     std::uint64_t requests() const;
 
   private:
     S3Destination(const SyncOptions& options, s3::S3Config config, s3::S3Location location,
-                  S3Spool spool, const std::filesystem::path& layout_path);
-    Result<void> store_state();
+                  const std::filesystem::path& layout_path);
     // --upstream-layout: reads the state of every other repository beneath the layout root
     // (one GET each) into layout_records_, on the first package missing() does not find in
     // this repository's own state (never on a no-op). Best effort: one that cannot be read is
@@ -213,18 +187,13 @@ class S3Destination {
     void judge_unrecorded(std::span<const S3Package> packages,
                           const std::vector<std::size_t>& items, std::vector<std::size_t>& missing,
                           std::vector<Conflict>& conflicts);
-    struct UploadPool;
-
     const SyncOptions& options_;
     s3::S3Config config_;
     s3::S3Location location_;
     std::string root_prefix_;  // location_'s prefix, or the layout root's (open's layout_path)
     s3::S3Client client_;
-    std::filesystem::path spool_;
-    std::filesystem::path spool_repo_;
-    UniqueFd spool_owner_;  // the spool's lock (sync/s3_spool.hpp), held while it exists
-    bool spool_in_memory_ = false;
-    std::optional<std::string> spool_warning_;
+    std::filesystem::path layout_path_;
+    std::unique_ptr<store::ObjectStore> objects_;  // at root_prefix_, stage()'s
     std::string state_key_{s3::kStateKey};
     s3::MirrorState state_;
     std::map<std::string, s3::ListedObject> listing_;
@@ -237,12 +206,8 @@ class S3Destination {
     std::map<std::string, LayoutRecord> layout_records_;
     bool layout_records_loaded_ = false;
     bool layout_unreadable_ = false;  // a release's state could not be read
-    std::uint64_t pool_requests_ = 0;
     std::set<std::string> uploaded_now_;  // keys this run uploaded (with --s3-acl's ACL)
-    std::string check_keys_;              // --gpgcheck: check_signatures' key ids
-    SpoolCheck check_;
     std::unique_ptr<store::S3Store> store_;  // over state_ and listing_, once loaded
-    std::unique_ptr<UploadPool> pool_;
     std::vector<RepoLock*> locks_;  // hold()'s
 };
 

@@ -1,8 +1,9 @@
 // An installation tree's own files in a bucket (sync/tree_files.hpp): held iff the tree's record
 // (s3::kTreeStateKey) has the checksum .treeinfo lists (any, for an image it lists without one)
 // and the object is still the one recorded;
-// each missing file fetched into the spool alone (an image can be gigabytes), uploaded, unlinked;
-// .treeinfo stored once everything it names is, through the sync's store.
+// each missing file fetched into the bucket's staging area (its spool) alone (an image can be
+// gigabytes), committed (uploaded, unlinked) and recorded; .treeinfo stored once everything it
+// names is, through the sync's store.
 #include <fmt/core.h>
 
 #include "metadata/treeinfo.hpp"
@@ -16,11 +17,11 @@ namespace rpmirror {
 namespace {
 
 // Gives an image that .treeinfo names without a checksum the digest its bytes arrived with
-// (FileResult::digest), before `inner` (S3UploadOnFinish) queues its upload: the store then
-// verifies the upload against it, and the record keeps it.
+// (FileResult::digest), before `inner` (CommitOnFinish) commits it: the store then verifies the
+// upload against it, and the record keeps it.
 class DigestOnFinish final : public ForwardingSink {
   public:
-    DigestOnFinish(ProgressSink* inner, S3Package& upload)
+    DigestOnFinish(ProgressSink* inner, store::StagedFile& upload)
         : ForwardingSink(inner), upload_(upload) {}
 
     void file_finished(std::size_t request_index, const FileResult& result) override {
@@ -31,7 +32,7 @@ class DigestOnFinish final : public ForwardingSink {
     }
 
   private:
-    S3Package& upload_;
+    store::StagedFile& upload_;
 };
 
 class S3TreeFiles final : public TreeFiles {
@@ -45,8 +46,13 @@ class S3TreeFiles final : public TreeFiles {
             return tl::unexpected(std::move(opened.error()));
         }
         destination_ = std::move(*opened);
-        if (destination_->spool_warning()) {
-            warnings.push_back(*destination_->spool_warning());
+        auto staging = destination_->stage(stop_.get_token());
+        if (!staging) {
+            return tl::unexpected(std::move(staging.error()));
+        }
+        staging_ = std::move(*staging);
+        if (staging_->warning()) {
+            warnings.push_back(*staging_->warning());
         }
         if (lock != nullptr) {
             destination_->hold({lock});
@@ -96,22 +102,23 @@ class S3TreeFiles final : public TreeFiles {
     Result<DownloadReport> fetch(Downloader& downloader,
                                  const std::vector<DownloadRequest>& requests,
                                  ProgressSink* progress, const std::stop_token& stop) override {
-        uploads_.clear();
+        const std::stop_callback forward(stop, [this] { stop_.request_stop(); });
+        std::vector<store::StagedFile> uploads;
         for (const DownloadRequest& request : requests) {
-            uploads_.push_back({request.destination.generic_string(), request.checksum_type,
-                                request.expected_digest, kUnknownSize});
+            uploads.push_back({request.destination.generic_string(), request.checksum_type,
+                               request.expected_digest, nullptr, false});
         }
         DownloadReport total;
-        destination_->begin_uploads(uploads_, stop);
         for (std::size_t item = 0; item < requests.size(); ++item) {
-            // One file in the spool at a time: it is uploaded and unlinked before the next.
-            const std::vector<std::size_t> items{item};
-            S3UploadOnFinish upload(progress, *destination_, items);
-            DigestOnFinish digest(&upload, uploads_[item]);
+            // Each file committed (uploaded, unlinked) as soon as it is complete, while the next
+            // downloads.
+            CommitOnFinish upload(progress,
+                                  [&](std::size_t) { staging_->commit(item, uploads[item]); });
+            DigestOnFinish digest(&upload, uploads[item]);
             auto downloaded =
-                downloader.run(destination_->spool(), std::span(&requests[item], 1), &digest, stop);
+                downloader.run(staging_->directory(), std::span(&requests[item], 1), &digest, stop);
             if (!downloaded) {
-                (void)destination_->end_uploads();
+                (void)staging_->wait();
                 return downloaded;
             }
             total.files.push_back(std::move(downloaded->files.at(0)));
@@ -124,18 +131,25 @@ class S3TreeFiles final : public TreeFiles {
             total.retries += downloaded->retries;
             total.interrupted = total.interrupted || downloaded->interrupted;
         }
-        auto uploaded = destination_->end_uploads();
-        if (!uploaded) {
-            return tl::unexpected(std::move(uploaded.error()));
-        }
-        for (auto& [item, error] : *uploaded) {
-            FileResult& file = total.files[item];
+        std::vector<store::PlacedFile> placed;
+        for (store::Committed& done : staging_->wait()) {
+            const store::StagedFile& upload = uploads[done.ticket];
+            if (done.outcome && *done.outcome) {
+                placed.push_back({upload.key, {(*done.outcome)->size, (*done.outcome)->version},
+                                  upload.type, upload.digest});
+                continue;
+            }
+            FileResult& file = total.files[done.ticket];
             if (file.status == FileStatus::Downloaded ||
                 file.status == FileStatus::AlreadyPresent) {
                 ++total.failed;
             }
             file.status = FileStatus::Failed;
-            file.error = std::move(error);
+            file.error = done.outcome ? make_error(ErrorCode::Io, "not stored", upload.key).value()
+                                      : std::move(done.outcome.error());
+        }
+        if (auto recorded = destination_->store().record_placed(placed, {}, false); !recorded) {
+            return tl::unexpected(std::move(recorded.error()));
         }
         return total;
     }
@@ -193,7 +207,8 @@ class S3TreeFiles final : public TreeFiles {
   private:
     SyncOptions options_;  // the tree's, which destination_ refers to
     std::unique_ptr<S3Destination> destination_;
-    std::vector<S3Package> uploads_;   // what fetch() uploads, alive until end_uploads()
+    std::stop_source stop_;                    // fetch()'s stop token, forwarded
+    std::unique_ptr<store::Staging> staging_;  // destination_'s, destroyed before it
     std::set<std::string> forgotten_;  // collected, or changed by someone else: not recorded
 };
 
