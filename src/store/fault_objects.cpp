@@ -72,7 +72,10 @@ class FaultInjectingStaging final : public Staging {
             if (!inner_->in_place()) {
                 (void)fs::remove_file(inner_->directory() / file.key);
             }
-            failed_.push_back({ticket, tl::unexpected(std::move(*error)), false});
+            Committed failed;
+            failed.ticket = ticket;
+            failed.error = std::move(*error);
+            failed_.push_back(std::move(failed));
             return;
         }
         inner_->commit(ticket, std::move(file));

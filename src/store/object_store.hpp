@@ -34,8 +34,8 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <stop_token>
 #include <span>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -144,11 +144,11 @@ struct StageOptions {
     std::filesystem::path spool_dir;
     // The most bytes staged and not yet committed at once (a spool's size).
     std::uint64_t capacity = 512ULL << 20;
-    unsigned parallel = 4;               // commits under way at once (a bucket's uploads)
+    unsigned parallel = 4;                  // commits under way at once (a bucket's uploads)
     std::uint64_t part_size = 64ULL << 20;  // a bucket's multipart part (and threshold)
-    std::string acl;                     // a bucket's canned ACL for what is committed
-    std::string content_type;            // a bucket's Content-Type for what is committed
-    std::stop_token stop;                // once requested, what is not yet committed is not
+    std::string acl;                        // a bucket's canned ACL for what is committed
+    std::string content_type;               // a bucket's Content-Type for what is committed
+    std::stop_token stop;                   // once requested, what is not yet committed is not
 };
 
 // One file made in a Staging, handed to Staging::commit.
@@ -168,10 +168,12 @@ struct StagedFile {
 // What became of one StagedFile.
 struct Committed {
     std::size_t ticket = 0;  // commit()'s
-    // The stored file; nullopt iff judge_only (or, on disk, ...). Error{Interrupted} iff the stop
-    // token stopped it first, the store's error otherwise.
-    Result<std::optional<ObjectInfo>> outcome = std::optional<ObjectInfo>();
-    bool refused = false;  // the judge said no (outcome is then Error{Unsafe})
+    // Set iff it was not committed: Error{Interrupted} iff the stop token stopped it first,
+    // Error{Unsafe} iff the judge refused it (`refused`), the store's error otherwise.
+    std::optional<Error> error;
+    bool refused = false;
+    // What was stored, iff it was (not without `error`, nor for judge_only).
+    std::optional<ObjectInfo> stored;
 };
 
 // A local directory in which files for the store's keys are made and then committed

@@ -24,16 +24,15 @@ std::optional<Committed> judged(std::size_t ticket, const StagedFile& file,
     Committed done;
     done.ticket = ticket;
     if (stop.stop_requested()) {
-        done.outcome = make_error(ErrorCode::Interrupted, "interrupted", shown);
+        done.error = Error{ErrorCode::Interrupted, "interrupted", shown};
         return done;
     }
     if (file.judge && !file.judge(path)) {
         done.refused = true;
-        done.outcome = make_error(ErrorCode::Unsafe, "refused by the check before storing", shown);
+        done.error = Error{ErrorCode::Unsafe, "refused by the check before storing", shown};
         return done;
     }
     if (file.judge_only) {
-        done.outcome = std::optional<ObjectInfo>();
         return done;
     }
     return std::nullopt;
@@ -65,15 +64,16 @@ class InPlaceStaging final : public Staging {
                 done.push_back(std::move(*early));
                 continue;
             }
-            Committed one{ticket, std::optional<ObjectInfo>(), false};
+            Committed one;
+            one.ticket = ticket;
             auto info = store_.stat(file.key);
             if (!info) {
-                one.outcome = tl::unexpected(std::move(info.error()));
+                one.error = std::move(info.error());
             } else if (!*info) {
-                one.outcome = make_error(ErrorCode::NotFound, "was not made in place",
-                                         store_.describe(file.key));
+                one.error =
+                    Error{ErrorCode::NotFound, "was not made in place", store_.describe(file.key)};
             } else {
-                one.outcome = std::optional<ObjectInfo>(std::move(**info));
+                one.stored = std::move(**info);
             }
             done.push_back(std::move(one));
         }
@@ -147,11 +147,14 @@ class SpoolStaging final : public Staging {
         const std::filesystem::path path = (spool_.dir / file.key).lexically_normal();
         const std::string shown = describe_(file.key);
         std::optional<Committed> early = judged(ticket, file, path, options_.stop, shown);
-        Committed one = early ? std::move(*early) : Committed{ticket, {}, false};
-        if (!early) {
-            auto stored = store(file, path);
-            one.outcome = stored ? Result<std::optional<ObjectInfo>>(std::move(*stored))
-                                 : tl::unexpected(std::move(stored.error()));
+        Committed one;
+        one.ticket = ticket;
+        if (early) {
+            one = std::move(*early);
+        } else if (auto stored = store(file, path); stored) {
+            one.stored = std::move(*stored);
+        } else {
+            one.error = std::move(stored.error());
         }
         (void)fs::remove_file(path);
         return one;

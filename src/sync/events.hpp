@@ -15,7 +15,6 @@
 #include "rpmirror/download/download.hpp"
 #include "rpmirror/sync/sync.hpp"
 
-
 namespace rpmirror {
 
 // Forwards download progress to `inner` (none: nothing); the sinks below add to it.

@@ -57,10 +57,11 @@ std::filesystem::path RepoSync::Placement::root() const {
     }
     // The staging directory stands for the layout root: a blob's key climbs out of the
     // repository but never out of it.
-    if (sync_.layout_root_.empty()) {
-        return staging_.directory();
-    }
-    return staging_.directory() / sync_.repo_dir_.lexically_relative(sync_.layout_root_);
+    const std::filesystem::path beneath =
+        sync_.layout_root_.empty() ? std::filesystem::path()
+                                   : sync_.repo_dir_.lexically_relative(sync_.layout_root_);
+    return beneath.empty() || beneath == "." ? staging_.directory()
+                                             : staging_.directory() / beneath;
 }
 
 std::optional<std::filesystem::path> RepoSync::Placement::outside() const {
@@ -75,7 +76,9 @@ RepoSync::Placement::Survey RepoSync::Placement::survey(const PackageIndex& inde
     index_ = &index;
     packages_.clear();
     packages_.reserve(plan.targets.size());
-    for (const PackageTarget& target : plan.targets) {
+    // What commit() and a bucket's record need (a directory's rename places a package).
+    for (const PackageTarget& target :
+         staging_.in_place() ? std::span<const PackageTarget>() : std::span(plan.targets)) {
         const PackageView package = index[target.position];
         packages_.push_back({target.relative_path.generic_string(), package.checksum_type,
                              package.checksum_hex(), package.package_size});
@@ -119,10 +122,10 @@ RepoSync::Placement::Survey RepoSync::Placement::survey_files(const PackageIndex
                 (result.status == VerifyStatus::DigestMismatch ||
                  result.status == VerifyStatus::SizeMismatch)) {
                 one.holding = Holding::Conflict;
-                one.where = (plan.roots[plan.targets[target].root_index] /
-                             plan.targets[target].destination)
-                                .lexically_normal()
-                                .string();
+                one.where =
+                    (plan.roots[plan.targets[target].root_index] / plan.targets[target].destination)
+                        .lexically_normal()
+                        .string();
                 one.held = result.status == VerifyStatus::SizeMismatch
                                ? fmt::format("{} bytes", result.actual_size)
                                : fmt::format("{} {}", checksum_type_name(checks_[check].type),
@@ -234,11 +237,13 @@ Result<void> RepoSync::Placement::end_batch() {
         if (done.refused && package.stored) {
             condemned.push_back(package.key);
         }
-        if (!done.outcome) {
-            failed.emplace_back(done.ticket, std::move(done.outcome.error()));
-        } else if (*done.outcome) {
-            placed.push_back({package.key, {(*done.outcome)->size, (*done.outcome)->version},
-                              package.checksum_type, package.digest});
+        if (done.error) {
+            failed.emplace_back(done.ticket, std::move(*done.error));
+        } else if (done.stored) {
+            placed.push_back({package.key,
+                              {done.stored->size, done.stored->version},
+                              package.checksum_type,
+                              package.digest});
         }
     }
     if (auto recorded = sync_.store_->record_placed(placed, condemned, sync_.checks_packages());

@@ -439,8 +439,8 @@ class RepoSync::Placement {
     bool checks_while_storing() const { return !staging_.in_place(); }
 
   private:
-    Survey survey_files(const PackageIndex& index);    // a directory: hashed
-    Survey survey_record(const PackageIndex& index);   // a bucket: its state and listing
+    Survey survey_files(const PackageIndex& index);   // a directory: hashed
+    Survey survey_record(const PackageIndex& index);  // a bucket: its state and listing
     std::vector<std::size_t> link_duplicates(const PackageIndex& index,
                                              std::vector<std::size_t> absent);
     // Hands package `target`, complete beneath root(), to the staging area.
@@ -448,9 +448,9 @@ class RepoSync::Placement {
 
     RepoSync& sync_;
     store::Staging& staging_;
-    const PackageIndex* index_ = nullptr;       // survey()'s
-    std::vector<S3Package> packages_;           // by target: key (relative to root()), checksum
-    std::vector<VerifyRequest> checks_;         // survey_files()'s
+    const PackageIndex* index_ = nullptr;  // survey()'s
+    std::vector<S3Package> packages_;      // by target: key (relative to root()), checksum
+    std::vector<VerifyRequest> checks_;    // survey_files()'s
     const std::vector<std::size_t>* batch_ = nullptr;  // begin_batch()'s
     std::optional<CommitOnFinish> commits_;
 };

@@ -205,10 +205,10 @@ class S3Destination {
     };
     std::map<std::string, LayoutRecord> layout_records_;
     bool layout_records_loaded_ = false;
-    bool layout_unreadable_ = false;  // a release's state could not be read
-    std::set<std::string> uploaded_now_;  // keys this run uploaded (with --s3-acl's ACL)
+    bool layout_unreadable_ = false;         // a release's state could not be read
+    std::set<std::string> uploaded_now_;     // keys this run uploaded (with --s3-acl's ACL)
     std::unique_ptr<store::S3Store> store_;  // over state_ and listing_, once loaded
-    std::vector<RepoLock*> locks_;  // hold()'s
+    std::vector<RepoLock*> locks_;           // hold()'s
 };
 
 }  // namespace rpmirror

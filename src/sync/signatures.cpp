@@ -189,9 +189,9 @@ bool RepoSync::judge_staged(const PackageIndex& index, std::size_t target,
     const auto outcome = package_keys_->check_package(file);
     ++spool_checked_;
     // The staged file goes anyway; a stored object is removed by record_placed.
-    auto failure = signature_failure(index[planned.position].nevra(),
-                                     planned.destination.filename().string(), outcome,
-                                     [] { return Result<void>{}; });
+    auto failure =
+        signature_failure(index[planned.position].nevra(), planned.destination.filename().string(),
+                          outcome, [] { return Result<void>{}; });
     if (!failure) {
         return true;
     }

@@ -134,9 +134,11 @@ class S3TreeFiles final : public TreeFiles {
         std::vector<store::PlacedFile> placed;
         for (store::Committed& done : staging_->wait()) {
             const store::StagedFile& upload = uploads[done.ticket];
-            if (done.outcome && *done.outcome) {
-                placed.push_back({upload.key, {(*done.outcome)->size, (*done.outcome)->version},
-                                  upload.type, upload.digest});
+            if (done.stored) {
+                placed.push_back({upload.key,
+                                  {done.stored->size, done.stored->version},
+                                  upload.type,
+                                  upload.digest});
                 continue;
             }
             FileResult& file = total.files[done.ticket];
@@ -145,8 +147,8 @@ class S3TreeFiles final : public TreeFiles {
                 ++total.failed;
             }
             file.status = FileStatus::Failed;
-            file.error = done.outcome ? make_error(ErrorCode::Io, "not stored", upload.key).value()
-                                      : std::move(done.outcome.error());
+            file.error = done.error ? std::move(*done.error)
+                                    : Error{ErrorCode::Io, "not stored", upload.key};
         }
         if (auto recorded = destination_->store().record_placed(placed, {}, false); !recorded) {
             return tl::unexpected(std::move(recorded.error()));

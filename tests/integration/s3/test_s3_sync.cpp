@@ -20,11 +20,11 @@
 #include "rpmirror/metadata/metadata.hpp"
 #include "s3/mirror_state.hpp"
 #include "s3/upload.hpp"
+#include "store/spool.hpp"
 #include "support/child_process.hpp"
 #include "support/nginx.hpp"
 #include "support/temp_dir.hpp"
 #include "support/zypper.hpp"
-#include "store/spool.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror::test {
@@ -435,7 +435,8 @@ INSTANTIATE_TEST_SUITE_P(Points, S3KillTest,
                          });
 
 TEST_F(S3SyncTest, DefaultSpoolIsInMemoryAndNothingIsWrittenUnderTmpdir) {
-    ASSERT_TRUE(store::is_memory_backed(store::kDefaultSpoolParent)) << "/dev/shm is not a tmpfs here";
+    ASSERT_TRUE(store::is_memory_backed(store::kDefaultSpoolParent))
+        << "/dev/shm is not a tmpfs here";
     // The child's $TMPDIR: empty before, and it must stay so (no disk spool, no metadata stage).
     const std::filesystem::path tmpdir = tmp_ / "child-tmpdir";
     std::filesystem::create_directories(tmpdir);

@@ -379,16 +379,17 @@ TEST_P(ObjectStoreContract, StagedFilesAreCommittedUnderTheirKeys) {
         by_ticket.emplace(done.ticket, std::move(done));
     }
     ASSERT_EQ(by_ticket.size(), 2U);
-    ASSERT_TRUE(by_ticket.at(7).outcome) << by_ticket.at(7).outcome.error().to_string();
-    ASSERT_TRUE(*by_ticket.at(7).outcome);
-    EXPECT_EQ((*by_ticket.at(7).outcome)->size, 4U);
+    ASSERT_FALSE(by_ticket.at(7).error) << by_ticket.at(7).error->to_string();
+    ASSERT_TRUE(by_ticket.at(7).stored);
+    EXPECT_EQ(by_ticket.at(7).stored->size, 4U);
     EXPECT_FALSE(by_ticket.at(7).refused);
-    ASSERT_TRUE(by_ticket.at(8).outcome);
+    ASSERT_FALSE(by_ticket.at(8).error);
+    ASSERT_TRUE(by_ticket.at(8).stored);
     EXPECT_EQ(read("Packages/a/a.rpm"), "aaaa");
     EXPECT_EQ(read("Packages/old.rpm"), "new!!");
     auto info = store().stat("Packages/a/a.rpm");
     ASSERT_TRUE(info && *info);
-    EXPECT_EQ((*info)->version, (*by_ticket.at(7).outcome)->version);
+    EXPECT_EQ((*info)->version, by_ticket.at(7).stored->version);
     if (!(*staging)->in_place()) {
         // Unlinked once committed; the spool goes with the staging area.
         EXPECT_FALSE(std::filesystem::exists(directory / "Packages/a/a.rpm"));
@@ -403,7 +404,9 @@ TEST_P(ObjectStoreContract, AStagedFileTheJudgeRefusesIsNeverStored) {
     ASSERT_TRUE(staging) << staging.error().to_string();
     make_staged(**staging, "Packages/bad.rpm", "bad");
     std::atomic<int> judged{0};
-    (*staging)->commit(1, {"Packages/bad.rpm", ChecksumType::Sha256, {},
+    (*staging)->commit(1, {"Packages/bad.rpm",
+                           ChecksumType::Sha256,
+                           {},
                            [&](const std::filesystem::path& file) {
                                ++judged;
                                EXPECT_EQ(fs::read_file(file).value_or(""), "bad");
@@ -413,7 +416,9 @@ TEST_P(ObjectStoreContract, AStagedFileTheJudgeRefusesIsNeverStored) {
     if (!(*staging)->in_place()) {
         // Already held: judged, not stored again.
         make_staged(**staging, "Packages/kept.rpm", "other");
-        (*staging)->commit(2, {"Packages/kept.rpm", ChecksumType::Sha256, {},
+        (*staging)->commit(2, {"Packages/kept.rpm",
+                               ChecksumType::Sha256,
+                               {},
                                [&](const std::filesystem::path&) {
                                    ++judged;
                                    return true;
@@ -425,12 +430,13 @@ TEST_P(ObjectStoreContract, AStagedFileTheJudgeRefusesIsNeverStored) {
     for (const store::Committed& one : done) {
         if (one.ticket == 1) {
             EXPECT_TRUE(one.refused);
-            ASSERT_FALSE(one.outcome);
-            EXPECT_EQ(one.outcome.error().code, ErrorCode::Unsafe);
+            ASSERT_TRUE(one.error);
+            EXPECT_EQ(one.error->code, ErrorCode::Unsafe);
+            EXPECT_FALSE(one.stored);
         } else {
             EXPECT_FALSE(one.refused);
-            ASSERT_TRUE(one.outcome) << one.outcome.error().to_string();
-            EXPECT_FALSE(*one.outcome);
+            ASSERT_FALSE(one.error) << one.error->to_string();
+            EXPECT_FALSE(one.stored);
         }
     }
     EXPECT_EQ(judged.load(), static_cast<int>(done.size()));

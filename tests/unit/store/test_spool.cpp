@@ -11,9 +11,9 @@
 #include <filesystem>
 #include <string>
 
+#include "store/spool.hpp"
 #include "support/child_process.hpp"
 #include "support/temp_dir.hpp"
-#include "store/spool.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror::store {
