@@ -140,9 +140,9 @@ RepoSync::Placement::Survey RepoSync::Placement::survey_files(const PackageIndex
 
 RepoSync::Placement::Survey RepoSync::Placement::survey_record(const PackageIndex& /*index*/) {
     S3Destination& s3 = *sync_.s3_;
-    std::vector<S3Destination::Conflict> conflicts;
+    std::vector<store::S3Holdings::Conflict> conflicts;
     Survey survey;
-    survey.absent = s3.missing(packages_, &conflicts);
+    survey.absent = s3.holdings().missing(packages_, &conflicts);
     std::vector<bool> absent(packages_.size(), false);
     for (const std::size_t item : survey.absent) {
         absent[item] = true;
@@ -151,7 +151,7 @@ RepoSync::Placement::Survey RepoSync::Placement::survey_record(const PackageInde
     std::vector<bool> conflicting(packages_.size(), false);
     // --upstream-layout: a blob another release stored with other content is shared with
     // it: never replaced; this package fails instead (as on disk).
-    for (const S3Destination::Conflict& conflict : conflicts) {
+    for (const store::S3Holdings::Conflict& conflict : conflicts) {
         conflicting[conflict.item] = true;
         judged.push_back({conflict.item, Holding::Conflict, conflict.held,
                           s3.describe(packages_[conflict.item].key)});
@@ -159,7 +159,7 @@ RepoSync::Placement::Survey RepoSync::Placement::survey_record(const PackageInde
     // --gpgcheck: stored packages no check vouches for are judged too: downloaded once
     // more into the spool, checked, and kept or deleted (never uploaded again).
     const bool rejudge =
-        sync_.checks_packages() && !s3.signatures_checked_with(sync_.trusted_key_ids_);
+        sync_.checks_packages() && !s3.holdings().signatures_checked_with(sync_.trusted_key_ids_);
     if (rejudge) {
         survey.absent.clear();
     }

@@ -4,8 +4,6 @@
 #include <algorithm>
 
 #include "dedupe/s3_dedupe.hpp"
-#include "fs/tree.hpp"
-#include "rpmirror/metadata/metadata.hpp"
 #include "s3/upload.hpp"
 #include "store/s3_store.hpp"
 
@@ -140,151 +138,15 @@ Result<void> S3Destination::confirm_lock() {
 }
 
 Result<void> S3Destination::load() {
-    auto state = s3::load_state(client_, location_, state_key_);
-    if (!state) {
-        return tl::unexpected(std::move(state.error()));
-    }
-    if (*state) {
-        state_ = std::move(**state);
-    }
-    // Under --upstream-layout, the blobs beneath the layout root too.
-    auto listing = s3::list_mirror_within(client_, location_, root_prefix_);
-    if (!listing) {
-        return tl::unexpected(std::move(listing.error()));
-    }
-    listing_ = std::move(*listing);
-    store::S3SyncView view;
-    view.listing = &listing_;
-    view.state = &state_;
-    view.stored_now = &uploaded_now_;
-    view.acl = options_.s3_acl;
-    view.part_size = options_.s3_part_size;
-    view.confirm_lease = [this] { return confirm_lock(); };
-    view.state_key = state_key_;
-    store_ = std::make_unique<store::S3Store>(client_, location_, std::move(view));
-    return {};
-}
-
-bool S3Destination::holds(const std::string& key, std::string_view sha256) const {
-    const auto stored = state_.objects.find(key);
-    const auto listed = listing_.find(key);
-    return stored != state_.objects.end() && listed != listing_.end() &&
-           stored->second.checksum_type == ChecksumType::Sha256 &&
-           stored->second.digest == sha256 && s3::still_matches(stored->second, listed->second);
-}
-
-std::vector<std::size_t> S3Destination::missing(std::span<const S3Package> packages,
-                                                std::vector<Conflict>* conflicts) {
-    const auto recorded = [&](const S3Package& package,
-                              const std::map<std::string, s3::StoredObject>& records) {
-        const auto stored = records.find(package.key);
-        const auto listed = listing_.find(package.key);
-        return options_.use_checksum_cache && stored != records.end() && listed != listing_.end() &&
-                       stored->second.checksum_type == package.checksum_type &&
-                       stored->second.digest == package.digest &&
-                       (package.size == kUnknownSize || stored->second.size == package.size) &&
-                       s3::still_matches(stored->second, listed->second)
-                   ? &stored->second
-                   : nullptr;
-    };
-    std::vector<std::size_t> result;
-    std::vector<std::size_t> unrecorded;
-    for (std::size_t item = 0; item < packages.size(); ++item) {
-        const S3Package& package = packages[item];
-        if (recorded(package, state_.objects) != nullptr) {
-            continue;
-        }
-        // The other releases' records, read once, only when a package is not this one's.
-        if (!layout_records_loaded_ && root_prefix_ != location_.prefix) {
-            load_layout_records();
-            layout_records_loaded_ = true;
-        }
-        const auto other = layout_records_.find(package.key);
-        const auto listed = listing_.find(package.key);
-        if (other != layout_records_.end() && other->second.shareable) {
-            const std::map<std::string, s3::StoredObject> one{{package.key, other->second.object}};
-            if (const s3::StoredObject* shared = recorded(package, one)) {
-                state_.objects[package.key] = *shared;
-                continue;
-            }
-        }
-        // A blob beyond the repository that a release's state could not be read for: it may be
-        // another release's, and is not replaced.
-        if (conflicts != nullptr && layout_unreadable_ && package.key.starts_with("../") &&
-            listed != listing_.end() && other == layout_records_.end()) {
-            conflicts->push_back({item, "an object whose owner's state cannot be read"});
-            continue;
-        }
-        // A blob beyond the repository that no release recorded (an object of another tool, or
-        // of a run killed before it recorded its state): judged by its content, as on disk.
-        if (conflicts != nullptr && package.key.starts_with("../") && listed != listing_.end() &&
-            other == layout_records_.end()) {
-            unrecorded.push_back(item);
-            continue;
-        }
-        if (conflicts != nullptr && other != layout_records_.end() && listed != listing_.end() &&
-            s3::still_matches(other->second.object, listed->second)) {
-            const s3::StoredObject& held = other->second.object;
-            if (package.size != kUnknownSize && held.size != package.size) {
-                conflicts->push_back({item, std::to_string(held.size) + " bytes"});
-                continue;
-            }
-            if (held.checksum_type == package.checksum_type && held.digest != package.digest) {
-                conflicts->push_back({item, std::string(checksum_type_name(held.checksum_type)) +
-                                                " " + held.digest});
-                continue;
-            }
-        }
-        result.push_back(item);
-    }
-    if (!unrecorded.empty()) {
-        judge_unrecorded(packages, unrecorded, result, *conflicts);
-        std::sort(result.begin(), result.end());
-    }
-    return result;
-}
-
-void S3Destination::judge_unrecorded(std::span<const S3Package> packages,
-                                     const std::vector<std::size_t>& items,
-                                     std::vector<std::size_t>& missing,
-                                     std::vector<Conflict>& conflicts) {
-    std::vector<store::ExpectedFile> expected;
-    expected.reserve(items.size());
-    for (const std::size_t item : items) {
-        const S3Package& package = packages[item];
-        expected.push_back(
-            {package.key, package.checksum_type, package.digest,
-             package.size == kUnknownSize ? std::nullopt : std::optional(package.size)});
-    }
-    // Hashed whatever the object's metadata claims: nothing is trusted for being there.
-    const std::vector<store::CheckedFile> checked =
-        store_->check_files(expected, store::CheckOptions{0, false});
-    for (std::size_t index = 0; index < items.size(); ++index) {
-        const std::size_t item = items[index];
-        const S3Package& package = packages[item];
-        const store::CheckedFile& found = checked[index];
-        switch (found.finding) {
-            case store::Finding::Intact: {
-                const s3::ListedObject& listed = listing_.at(package.key);
-                state_.objects[package.key] = s3::StoredObject{
-                    listed.size, listed.etag, package.checksum_type, package.digest};
-                break;
-            }
-            case store::Finding::Missing:  // gone since the listing: stored like any other
-                missing.push_back(item);
-                break;
-            case store::Finding::SizeMismatch:
-                conflicts.push_back({item, std::to_string(found.actual_size) + " bytes"});
-                break;
-            case store::Finding::DigestMismatch:
-                conflicts.push_back({item, std::string(checksum_type_name(package.checksum_type)) +
-                                               " " + found.actual_digest});
-                break;
-            default:
-                conflicts.push_back({item, "an object that cannot be read (" + found.detail + ")"});
-                break;
-        }
-    }
+    store::S3Holdings::Settings settings;
+    settings.state_key = state_key_;
+    settings.use_checksum_cache = options_.use_checksum_cache;
+    settings.acl = options_.s3_acl;
+    settings.part_size = options_.s3_part_size;
+    settings.confirm_lease = [this] { return confirm_lock(); };
+    holdings_ =
+        std::make_unique<store::S3Holdings>(client_, location_, root_prefix_, std::move(settings));
+    return holdings_->load();
 }
 
 std::vector<std::size_t> S3Destination::copy_from_siblings(std::span<const S3Package> packages,
@@ -301,9 +163,7 @@ std::vector<std::size_t> S3Destination::copy_from_siblings(std::span<const S3Pac
     std::vector<bool> copied(missing.size(), false);
     for (const dedupe::S3Copied& copy : outcome.copied) {
         copied[copy.index] = true;
-        const std::string& key = wanted[copy.index].key;
-        state_.objects[key] = copy.object;
-        uploaded_now_.insert(key);
+        holdings_->record_copied(wanted[copy.index].key, copy.object);
     }
     report.linked += outcome.copied.size();
     report.linked_bytes += outcome.copied_bytes;
@@ -318,10 +178,6 @@ std::vector<std::size_t> S3Destination::copy_from_siblings(std::span<const S3Pac
         }
     }
     return rest;
-}
-
-bool S3Destination::signatures_checked_with(const std::string& key_ids) const {
-    return !key_ids.empty() && state_.signatures_checked == key_ids;
 }
 
 std::uint64_t S3Destination::requests() const {

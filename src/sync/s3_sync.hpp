@@ -3,24 +3,19 @@
 // stages).
 //
 // A repository lives at `s3://BUCKET/PREFIX/<repoid>/`; its keys are the relative paths a local
-// mirror would have. The state object (s3/mirror_state.hpp) and one listing decide what is
-// already there: a package is kept iff the state has its key with the upstream checksum and the
-// listing shows the object the state describes (same size and ETag). Packages pass through the
-// bucket's staging area (store::ObjectStore::stage: a bounded spool, in memory by default,
-// uploaded by a pool from a mapping of the file, unlinked), and are recorded in the state by
-// store().record_placed. What the sync then does once for every store (the no-op, the
-// metadata published, the sync recorded) goes through store(), an S3Store over this
-// destination's state and listing (store/mirror_store.hpp).
+// mirror would have. What it already holds is its state object and listing's say
+// (store/s3_holdings.hpp). Packages pass through the bucket's staging area
+// (store::ObjectStore::stage: a bounded spool, in memory by default, uploaded by a pool from a
+// mapping of the file, unlinked), and are recorded in the state by store().record_placed. What
+// the sync then does once for every store (the no-op, the metadata published, the sync recorded)
+// goes through store(), an S3Store over that state and listing (store/mirror_store.hpp).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
-#include <functional>
-#include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <span>
 #include <stop_token>
 #include <string>
@@ -33,6 +28,7 @@
 #include "s3/client.hpp"
 #include "s3/mirror_state.hpp"
 #include "store/object_store.hpp"
+#include "store/s3_holdings.hpp"
 #include "store/s3_store.hpp"
 
 namespace rpmirror {
@@ -47,19 +43,11 @@ bool is_s3_destination(const SyncOptions& options);
 // (--remote-time, --safe-write-path, --dedupe-dir): the one place they are refused.
 Result<s3::S3Location> s3_repo_location(const SyncOptions& options, std::string_view repo_id);
 
-// One selected package as the s3 destination sees it.
-struct S3Package {
-    std::string key;  // relative to the repository prefix, e.g. "Packages/f/foo.rpm"
-    ChecksumType checksum_type = ChecksumType::Sha256;
-    std::string digest;  // lowercase hex
-    std::uint64_t size = 0;
-    // The store already holds it as the state describes: it passes through the spool only to be
-    // judged (--gpgcheck over objects no check vouches for) and is never uploaded again.
-    bool stored = false;
-};
+using store::S3Package;
 
-// The s3:// destination of one repository for one sync. Not thread-safe (it runs its upload
-// pool itself).
+// The s3:// destination of one repository for one sync: its location, client and leases, its
+// staging area, what it holds (store::S3Holdings), --dedupe and --upstream-layout. Not
+// thread-safe.
 class S3Destination {
   public:
     // Resolves the store's configuration (SyncOptions::s3 over the environment and ~/.aws).
@@ -90,37 +78,14 @@ class S3Destination {
     // the repository's state object.
     void use_state(std::string_view key) { state_key_ = key; }
 
-    // What the state records (load()'s, updated by this run).
-    const s3::MirrorState& state() const { return state_; }
-
-    // True iff the state records `key` with the sha256 `digest` and the listing shows the object
-    // it recorded. Needs load().
-    bool holds(const std::string& key, std::string_view sha256) const;
-
-    // Reads the state object and lists the repository (1 GET + one LIST per 1000 objects).
-    // Returns the store's error (naming s3://BUCKET/KEY and its code) for a missing bucket or
-    // refused credentials.
+    // Reads the state object and lists the repository (S3Holdings::load).
     Result<void> load();
 
-    // The mirror as the sync's store, answering from and updating this destination's state and
-    // listing. Needs load().
-    store::MirrorStore& store() { return *store_; }
-
-    // Returns the indices of `packages` that are not in the store as the state describes them.
-    // Under --upstream-layout, a package another repository beneath the layout root recorded
-    // (a shared blob) with the same checksum and signature check, and whose object is still
-    // the one recorded, is not missing: it is recorded as this repository's too. One recorded
-    // there with another checksum of the same type (or another size), and still as recorded,
-    // is never replaced: its index goes to `conflicts` (when given) with what it holds, not to
-    // the result. With `conflicts`, a blob beyond the repository that no repository recorded
-    // is read and hashed: recorded as this repository's when it holds what the metadata lists,
-    // a conflict (never replaced) when it holds anything else, as a file on disk is.
-    struct Conflict {
-        std::size_t item = 0;
-        std::string held;  // "sha256 HEX" or "N bytes"
-    };
-    std::vector<std::size_t> missing(std::span<const S3Package> packages,
-                                     std::vector<Conflict>* conflicts = nullptr);
+    // What the bucket holds for this sync, and the mirror as the sync's store over it. Need
+    // load().
+    store::S3Holdings& holdings() { return *holdings_; }
+    const store::S3Holdings& holdings() const { return *holdings_; }
+    store::MirrorStore& store() { return holdings_->store(); }
 
     // --upstream-layout: records the blobs this run stored beneath the layout root (outside the
     // repository) in the layout's catalogue object (`.rpmirror/upstream-layout-catalogue.json`
@@ -150,10 +115,6 @@ class S3Destination {
                                                 std::vector<std::size_t> missing,
                                                 RepoSyncReport& report);
 
-    // True iff every package of the state was checked against `key_ids` (check_signatures'):
-    // nothing stored needs judging again. Needs load().
-    bool signatures_checked_with(const std::string& key_ids) const;
-
     // The bucket's staging area (store::ObjectStore::stage) rooted where the repository's
     // packages may lie (the layout root under --upstream-layout, the repository otherwise): a
     // spool in /dev/shm unless --s3-spool-dir, of --s3-spool-size, uploading with --s3-parallel
@@ -169,13 +130,6 @@ class S3Destination {
   private:
     S3Destination(const SyncOptions& options, s3::S3Config config, s3::S3Location location,
                   const std::filesystem::path& layout_path);
-    // --upstream-layout: reads the state of every other repository beneath the layout root
-    // (one GET each) into layout_records_, on the first package missing() does not find in
-    // this repository's own state (never on a no-op). Best effort: one that cannot be read is
-    // skipped.
-    void load_layout_records();
-    // missing()'s judgement of `items`, unrecorded blobs the listing holds: hashed, then recorded,
-    // added to `missing` (gone since the listing) or to `conflicts`.
     // --keep-releases, inside collect_layout_blobs with the root's fresh listing: this
     // repository's other releases beneath the root that carry rpmirror's record (mark_release),
     // all but the keep_releases - 1 marked most recently, are removed under their own lease (the
@@ -184,9 +138,6 @@ class S3Destination {
     // held, is left with a line in `warnings`.
     Result<void> prune_releases(std::vector<std::string>& removed,
                                 std::vector<std::string>& warnings);
-    void judge_unrecorded(std::span<const S3Package> packages,
-                          const std::vector<std::size_t>& items, std::vector<std::size_t>& missing,
-                          std::vector<Conflict>& conflicts);
     const SyncOptions& options_;
     s3::S3Config config_;
     s3::S3Location location_;
@@ -195,20 +146,8 @@ class S3Destination {
     std::filesystem::path layout_path_;
     std::unique_ptr<store::ObjectStore> objects_;  // at root_prefix_, stage()'s
     std::string state_key_{s3::kStateKey};
-    s3::MirrorState state_;
-    std::map<std::string, s3::ListedObject> listing_;
-    // --upstream-layout: what the other repositories of the layout recorded, by key relative to
-    // this one ("../../blobstore/…").
-    struct LayoutRecord {
-        s3::StoredObject object;
-        bool shareable = false;  // recorded by a release whose packages were checked as ours
-    };
-    std::map<std::string, LayoutRecord> layout_records_;
-    bool layout_records_loaded_ = false;
-    bool layout_unreadable_ = false;         // a release's state could not be read
-    std::set<std::string> uploaded_now_;     // keys this run uploaded (with --s3-acl's ACL)
-    std::unique_ptr<store::S3Store> store_;  // over state_ and listing_, once loaded
-    std::vector<RepoLock*> locks_;           // hold()'s
+    std::unique_ptr<store::S3Holdings> holdings_;  // once loaded
+    std::vector<RepoLock*> locks_;                 // hold()'s
 };
 
 }  // namespace rpmirror

@@ -67,7 +67,7 @@ class S3TreeFiles final : public TreeFiles {
             packages.push_back({file.path, file.type, file.digest, kUnknownSize});
         }
         std::vector<bool> result(files.size(), true);
-        for (const std::size_t missing : destination_->missing(packages)) {
+        for (const std::size_t missing : destination_->holdings().missing(packages)) {
             result[missing] = false;
         }
         return result;
@@ -80,23 +80,23 @@ class S3TreeFiles final : public TreeFiles {
         std::vector<bool> result(paths.size(), false);
         std::vector<std::size_t> recorded;
         for (std::size_t index = 0; index < paths.size(); ++index) {
-            const auto found = destination_->state().objects.find(paths[index]);
-            if (found != destination_->state().objects.end()) {
+            const auto found = destination_->holdings().state().objects.find(paths[index]);
+            if (found != destination_->holdings().state().objects.end()) {
                 packages.push_back({paths[index], found->second.checksum_type, found->second.digest,
                                     kUnknownSize});
                 recorded.push_back(index);
                 result[index] = true;
             }
         }
-        for (const std::size_t missing : destination_->missing(packages)) {
+        for (const std::size_t missing : destination_->holdings().missing(packages)) {
             result[recorded[missing]] = false;
         }
         return result;
     }
 
     bool publishes(std::string_view text) override {
-        return destination_->holds(std::string(kTreeinfoName),
-                                   hash_bytes(ChecksumType::Sha256, text));
+        return destination_->holdings().holds(std::string(kTreeinfoName),
+                                              hash_bytes(ChecksumType::Sha256, text));
     }
 
     Result<DownloadReport> fetch(Downloader& downloader,
@@ -173,7 +173,7 @@ class S3TreeFiles final : public TreeFiles {
     Result<std::vector<std::string>> collect(const std::set<std::string>& listed,
                                              std::vector<std::string>& warnings) override {
         std::vector<std::string> condemned;
-        for (const auto& [key, stored] : destination_->state().objects) {
+        for (const auto& [key, stored] : destination_->holdings().state().objects) {
             if (key == kTreeinfoName || listed.contains(key)) {
                 continue;
             }
@@ -196,7 +196,7 @@ class S3TreeFiles final : public TreeFiles {
 
     void save(std::vector<std::string>& warnings) override {
         store::SyncRecord record;
-        for (const auto& [key, stored] : destination_->state().objects) {
+        for (const auto& [key, stored] : destination_->holdings().state().objects) {
             if (!forgotten_.contains(key)) {
                 record.packages.push_back(key);
             }

@@ -452,7 +452,7 @@ TEST_F(S3SyncTest, DefaultSpoolIsInMemoryAndNothingIsWrittenUnderTmpdir) {
     ASSERT_EQ(result.exit_code, 0) << result.err;
     const nlohmann::json report = repo_report();
     const std::filesystem::path spool = report.at("s3_spool").get<std::string>();
-    EXPECT_EQ(spool.parent_path(), kDefaultSpoolParent);
+    EXPECT_EQ(spool.parent_path(), store::kDefaultSpoolParent);
     EXPECT_TRUE(spool.filename().string().starts_with("rpmirror-s3-spool-")) << spool;
     EXPECT_TRUE(report.at("s3_spool_in_memory").get<bool>());
     EXPECT_FALSE(std::filesystem::exists(spool)) << "the spool outlived the run";
