@@ -63,7 +63,7 @@ void prefetch_for(const std::vector<std::string>& command) {
     const auto fail = [](const Error& error) {
         fmt::print(stderr, "rpmirror exec: no prefetch: {}\n", error.to_string());
     };
-    auto loaded = config_sources_of(sources);
+    auto loaded = resolve_repo_sources(sources);
     if (!loaded) {
         return fail(loaded.error());
     }

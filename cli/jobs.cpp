@@ -15,12 +15,9 @@
 
 #include "command.hpp"
 #include "output.hpp"
-#include "rpmirror/jobs/closures.hpp"
-#include "rpmirror/jobs/hooks.hpp"
 #include "rpmirror/jobs/jobs.hpp"
 #include "rpmirror/report/report.hpp"
-#include "rpmirror/resolve/resolve.hpp"
-#include "rpmirror/snapshot/snapshot.hpp"
+#include "rpmirror/run/sync_run.hpp"
 #include "snapshot.hpp"
 #include "unattended.hpp"
 
@@ -54,16 +51,13 @@ const CLI::Option* refused_option(const CLI::App& app) {
 // Job mode's output: whole lines, each written with one write(2) so that lines of concurrent
 // jobs never interleave on a pipe; on a terminal (stderr) a block of progress lines, one per
 // running job, redrawn below the event lines. Thread-safe.
-class JobLines final : public JobEvents {
+class JobLines final : public SyncRunEvents {
   public:
-    // `shared.unattended->on_change`: --on-change, which replaces every job's exec-on-change.
     JobLines(const JobModeShared& shared, bool draw_progress, std::FILE* human)
         : quiet_(shared.quiet),
+          verbose_(shared.verbose),
           draw_progress_(draw_progress),
-          human_fd_(::fileno(human)),
-          on_change_(shared.unattended->on_change),
-          shared_(shared),
-          snapshot_name_(default_snapshot_name(std::chrono::system_clock::now())) {}
+          human_fd_(::fileno(human)) {}
 
     // Prints each line of `lines` prefixed with "NAME: " (unless it already starts so) on `fd`,
     // in one write.
@@ -137,18 +131,29 @@ class JobLines final : public JobEvents {
         if (!quiet_ || report.error) {
             line(report.error ? STDERR_FILENO : human_fd_, job.name, format_summary(report));
         }
-        if (job.snapshot && outcome.ok()) {
-            if (const auto failed = snapshot(job, report)) {
-                line(STDERR_FILENO, job.name, *failed);
-                outcome.errors.push_back(*failed);
+    }
+
+    void shard_skipped(const Shard& shard, std::span<const std::string> skipped) override {
+        if (verbose_) {
+            print_shard_skipped(shard, skipped, "jobs");
+        }
+    }
+
+    void closure_left_out(std::string_view left_out) override {
+        fmt::print(stderr, "rpmirror: warning: with-dependencies: {}\n", left_out);
+    }
+
+    void snapshot_taken(const JobConfig& job, const SnapshotAndPrune& done) override {
+        if (!quiet_) {
+            for (const std::string& text : format_snapshot_done(job.repo.id, done)) {
+                line(human_fd_, job.name, text);
             }
         }
-        // Printed even with -q: a hook's failure is never hidden.
-        if (const auto failed =
-                run_hook_after_job(on_change_.empty() ? job.exec_on_change : on_change_, outcome,
-                                   metadata_directory(job.options, report.repo_id))) {
-            line(STDERR_FILENO, job.name, *failed);
-        }
+    }
+
+    // Printed even with -q: a snapshot's or a hook's failure is never hidden.
+    void step_failed(const JobConfig& job, const std::string& text) override {
+        line(STDERR_FILENO, job.name, text);
     }
 
     // Erases the progress block for good (before the program ends).
@@ -165,34 +170,6 @@ class JobLines final : public JobEvents {
         std::size_t files_done = 0;
         std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
     };
-
-    // Snapshots `job`'s repository after it synced completely (`snapshot =`), under
-    // `snapshot-dir` (default: the directory above the job's destination), and prunes to
-    // `keep-snapshots`. Every job of a run gets the same name (the run's start, UTC) unless it
-    // names its own. Returns the error line iff that failed.
-    std::optional<std::string> snapshot(const JobConfig& job, const RepoSyncReport& report) {
-        SnapshotAfterSync policy;
-        policy.name = job.snapshot->empty() ? snapshot_name_ : *job.snapshot;
-        policy.only_if_changed = job.snapshot->empty();  // a dated name: only on change
-        policy.base = job.snapshot_dir;
-        if (job.keep_snapshots > 0) {
-            policy.keep = job.keep_snapshots;
-        }
-        policy.lock = SnapshotLock{job.options.state_dir, job.options.lock_wait};
-        apply_run_state_options(*shared_.state, policy.lock.state_dir, policy.lock.wait);
-        policy.use_checksum_cache = !shared_.no_cache;
-        policy.s3 = job.options.s3;
-        auto done = snapshot_after_sync(report, policy);
-        if (!done) {
-            return "snapshot: " + done.error().to_string();
-        }
-        if (!quiet_) {
-            for (const std::string& text : format_snapshot_done(report.repo_id, *done)) {
-                line(human_fd_, job.name, text);
-            }
-        }
-        return std::nullopt;
-    }
 
     static std::string source_of(const RepoConfig& repo) {
         if (!repo.baseurls.empty()) {
@@ -234,11 +211,9 @@ class JobLines final : public JobEvents {
     }
 
     const bool quiet_;
+    const bool verbose_;
     const bool draw_progress_;
     const int human_fd_;
-    const std::string on_change_;
-    const JobModeShared& shared_;
-    const std::string snapshot_name_;
     std::mutex mutex_;
     std::map<std::string, Running> running_;
     std::size_t drawn_lines_ = 0;
@@ -351,28 +326,15 @@ int run_job_mode(const CLI::App& app, const JobModeArgs& args, const JobModeShar
         fmt::print(stderr, "rpmirror: {}\n", jobs.error().to_string());
         return kExitUsage;
     }
-    if (!*shard) {
-        *shard = config->shard;
-    }
-    if (*shard) {
-        // Split after --job: every worker is given the same command line and file.
-        keep_own_shard(
-            *jobs, **shard, [](const JobConfig& job) -> const std::string& { return job.name; },
-            shared.verbose, "jobs");
-    }
-    // with-dependencies: each group's closure solved before any job runs (and its metadata kept
-    // for the jobs to copy their records from).
-    auto closures = assign_job_closures(*jobs, stop);
-    if (!closures) {
-        fmt::print(stderr, "rpmirror: {}\n", closures.error().to_string());
-        return kExitFailure;
-    }
-    for (const ClosureMetadata& closure : *closures) {
-        for (const std::string& left_out : closure.left_out()) {
-            fmt::print(stderr, "rpmirror: warning: with-dependencies: {}\n", left_out);
-        }
-    }
-    JobRunnerOptions runner;
+    SyncRun run;
+    run.kind = RunKind::Jobs;
+    run.jobs = std::move(*jobs);
+    run.shard = *shard ? *shard : config->shard;
+    run.on_change = shared.unattended->on_change;
+    run.metrics_file = !shared.unattended->metrics_file.empty() ? shared.unattended->metrics_file
+                       : config->metrics_file                   ? config->metrics_file->string()
+                                                                : std::string();
+    JobRunnerOptions& runner = run.runner;
     runner.parallel_jobs = args.parallel_jobs > 0 ? args.parallel_jobs : config->parallel_jobs;
     const unsigned parallel = shared.parallel > 0 ? shared.parallel : config->parallel;
     const unsigned max_per_host =
@@ -401,8 +363,13 @@ int run_job_mode(const CLI::App& app, const JobModeArgs& args, const JobModeShar
     JobLines lines(shared, draw_progress, json_on_stdout ? stderr : stdout);
     std::fflush(stdout);
     std::fflush(stderr);
-    const std::vector<JobOutcome> outcomes = run_jobs(*jobs, runner, &lines, stop);
+    const SyncRunResult result = run_sync(std::move(run), &lines, stop);
     lines.finish();
+    if (result.closure_failed) {
+        fmt::print(stderr, "rpmirror: {}\n", result.closure_failed->to_string());
+        return kExitFailure;
+    }
+    const std::vector<JobOutcome>& outcomes = result.outcomes;
     int exit_code = kExitOk;
     for (const JobOutcome& outcome : outcomes) {
         if (!outcome.ok()) {
@@ -411,12 +378,8 @@ int run_job_mode(const CLI::App& app, const JobModeArgs& args, const JobModeShar
             exit_code = std::max(exit_code, outcome.report.refused ? kExitUsage : kExitFailure);
         }
     }
-    const std::string metrics_file = !shared.unattended->metrics_file.empty()
-                                         ? shared.unattended->metrics_file
-                                     : config->metrics_file ? config->metrics_file->string()
-                                                            : std::string();
-    if (const auto failed = write_run_metrics(metrics_file, outcomes)) {
-        fmt::print(stderr, "{}\n", *failed);
+    if (result.metrics_error) {
+        fmt::print(stderr, "rpmirror: {}\n", result.metrics_error->to_string());
         exit_code = kExitFailure;
     }
     if (!shared.json_file.empty() &&

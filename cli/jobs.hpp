@@ -38,30 +38,10 @@ bool job_mode_requested(const JobModeArgs& args);
 // Returns --shard parsed (nullopt iff not given), or Error{BadInput} naming the value.
 Result<std::optional<Shard>> shard_from_command_line(const JobModeArgs& args);
 
-// The line keep_own_shard prints.
+// Prints the line of a shard's run that names the `what` (jobs, repositories) of other workers
+// it skipped (run_sync's SyncRunEvents::shard_skipped).
 void print_shard_skipped(const Shard& shard, std::span<const std::string> skipped,
                          std::string_view what);
-
-// Keeps the elements of `items` whose name (`name_of(element)`) belongs to `shard`, in order;
-// with `verbose`, prints one line naming the others ("shard K/N: skipped ... of other workers")
-// on stderr. `what` names the elements ("jobs", "repositories").
-template <typename T, typename NameOf>
-void keep_own_shard(std::vector<T>& items, const Shard& shard, NameOf name_of, bool verbose,
-                    std::string_view what) {
-    std::vector<T> own;
-    std::vector<std::string> skipped;
-    for (T& item : items) {
-        if (in_shard(name_of(item), shard)) {
-            own.push_back(std::move(item));
-        } else {
-            skipped.emplace_back(name_of(item));
-        }
-    }
-    items = std::move(own);
-    if (verbose) {
-        print_shard_skipped(shard, skipped, what);
-    }
-}
 
 // The options of `rpmirror sync` that job mode shares with dnf mode.
 struct JobModeShared {

@@ -78,101 +78,12 @@ void print_config_warnings(const std::vector<ConfigWarning>& warnings, ConfigNoi
 }
 
 std::vector<std::string> split_option_list(const std::vector<std::string>& values) {
-    std::vector<std::string> items;
-    for (const std::string& value : values) {
-        std::string item;
-        for (const char c : value) {
-            if (c == ',' || c == ' ' || c == '\t' || c == '\n') {
-                if (!item.empty()) {
-                    items.push_back(std::move(item));
-                }
-                item.clear();
-            } else {
-                item += c;
-            }
-        }
-        if (!item.empty()) {
-            items.push_back(std::move(item));
-        }
-    }
-    return items;
-}
-
-std::filesystem::path installroot_of(const RepoSourceArgs& args) {
-    if (args.installroot.empty()) {
-        return "/";
-    }
-    return std::filesystem::absolute(args.installroot).lexically_normal();
-}
-
-Result<LoadedSources> config_sources_of(const RepoSourceArgs& args) {
-    VariableOptions variable_options;
-    if (!args.forcearch.empty()) {
-        const bool is_arch_name =
-            std::all_of(args.forcearch.begin(), args.forcearch.end(), [](char c) {
-                return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                       c == '_';
-            });
-        if (!is_arch_name) {
-            return make_error(ErrorCode::BadInput,
-                              fmt::format("'{}' is not an architecture name", args.forcearch),
-                              "--forcearch");
-        }
-        variable_options.machine = args.forcearch;
-    }
-    if (args.releasevers.size() > 1) {
-        return make_error(ErrorCode::BadInput,
-                          fmt::format("given {} times: only `rpmirror sync --upstream-layout` "
-                                      "mirrors several releases in one run",
-                                      args.releasevers.size()),
-                          "--releasever");
-    }
-    if (!args.releasevers.empty() && !args.releasevers.front().empty()) {
-        variable_options.releasever = args.releasevers.front();
-    }
-    if (!args.basearch.empty()) {
-        variable_options.basearch = args.basearch;
-    }
-    ConfigSources sources;
-    if (!args.config_file.empty()) {
-        sources.config_file = args.config_file;
-    }
-    if (!args.reposdirs.empty()) {
-        sources.reposdirs.emplace(args.reposdirs.begin(), args.reposdirs.end());
-    }
-    sources.repofrompath = args.repofrompath;
-    sources.setopts = args.setopts;
-    sources.exclude_globs = split_option_list(args.excludes);
-    sources.disable_excludes = split_option_list(args.disable_excludes);
-    sources.installroot = installroot_of(args);
-    if (!args.varsdirs.empty()) {
-        // Given on the command line: the host's directories, as dnf.
-        variable_options.varsdirs.assign(args.varsdirs.begin(), args.varsdirs.end());
-    } else {
-        auto root = variables_root(sources);
-        if (!root) {
-            return tl::unexpected(std::move(root.error()));
-        }
-        if (*root != "/") {
-            for (std::filesystem::path& directory : variable_options.varsdirs) {
-                directory = *root / directory.relative_path();
-            }
-        }
-    }
-    auto variables = make_variable_context(variable_options);
-    if (!variables) {
-        return tl::unexpected(std::move(variables.error()));
-    }
-    return LoadedSources{std::move(sources), std::move(*variables)};
+    return split_lists(values);
 }
 
 Result<std::vector<RepoConfig>> load_repo_sources(const RepoSourceArgs& args, ConfigNoise noise) {
-    auto loaded = config_sources_of(args);
-    if (!loaded) {
-        return tl::unexpected(std::move(loaded.error()));
-    }
     std::vector<ConfigWarning> warnings;
-    auto repos = load_repo_configs(loaded->sources, loaded->variables, warnings);
+    auto repos = rpmirror::load_repo_sources(args, warnings);
     print_config_warnings(warnings, noise);
     return repos;
 }

@@ -15,21 +15,8 @@
 
 namespace rpmirror::cli {
 
-struct RepoSourceArgs {
-    std::vector<std::string> repofrompath;
-    std::string config_file;
-    std::vector<std::string> reposdirs;
-    std::vector<std::string> varsdirs;
-    std::vector<std::string> setopts;
-    // --releasever, in order. Once for every command; several times only for `sync
-    // --upstream-layout`, which mirrors each release (load_repo_sources takes one).
-    std::vector<std::string> releasevers;
-    std::string basearch;
-    std::string forcearch;                      // --forcearch: $arch, and $basearch from it
-    std::vector<std::string> excludes;          // -x/--exclude/--excludepkgs (comma lists)
-    std::vector<std::string> disable_excludes;  // --disableexcludes (comma lists)
-    std::string installroot;                    // --installroot: where dnf.conf, repos, vars are
-};
+// The options' values (dnf's list options: comma lists, split by the library).
+using RepoSourceArgs = RepoSourceRequest;
 
 // Registers --repofrompath, -c/--config, --reposdir, --varsdir, --setopt, --releasever,
 // --basearch, --forcearch, -x/--exclude/--excludepkgs, --disableexcludes and --installroot on
@@ -64,21 +51,6 @@ void print_config_warnings(const std::vector<ConfigWarning>& warnings, ConfigNoi
 
 // Splits each value at commas (and whitespace, as dnf's list options), dropping empty items.
 std::vector<std::string> split_option_list(const std::vector<std::string>& values);
-
-// The absolute --installroot ("/" when not given).
-std::filesystem::path installroot_of(const RepoSourceArgs& args);
-
-// The config stage's sources and variables as `args` give them (dnf.conf, repos directories,
-// --setopt, --installroot, $releasever, $basearch from --forcearch, variable directories).
-struct LoadedSources {
-    ConfigSources sources;
-    VariableContext variables;
-};
-
-// Returns them; Error{BadInput} naming --forcearch iff its value is not an architecture name, or
-// --releasever iff given more than once; the config stage's error iff the variables cannot be
-// read.
-Result<LoadedSources> config_sources_of(const RepoSourceArgs& args);
 
 // Loads every repository the sources define (enabled or not), printing the config stage's
 // warnings to stderr as `noise` says.

@@ -10,8 +10,8 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 
+#include "jobs.hpp"
 #include "reposync_output.hpp"
-#include "rpmirror/jobs/hooks.hpp"
 #include "rpmirror/report/report.hpp"
 #include "rpmirror/s3/s3.hpp"
 #include "rpmirror/sync/sync.hpp"
@@ -58,24 +58,10 @@ bool print_as_dnf(const RepoSyncReport& report, bool quiet) {
     return removed;
 }
 
-// --on-change after a repository (not with -u). Returns false iff the hook failed (its error
-// line printed).
-bool after_job(const SyncArgs& args, const SyncOptions& options, JobOutcome& outcome) {
-    const auto failed = run_hook_after_job(args.unattended.on_change, outcome,
-                                           metadata_directory(options, outcome.report.repo_id));
-    if (failed) {
-        fmt::print(stderr, "{}\n", *failed);
-    }
-    return !failed;
-}
-
 }  // namespace
 
-DnfModeLines::DnfModeLines(const SyncArgs& args, const SyncOptions& options,
-                           const SyncSnapshots& snapshots, bool as_dnf, std::FILE* human)
+DnfModeLines::DnfModeLines(const SyncArgs& args, bool as_dnf, std::FILE* human)
     : args_(args),
-      options_(options),
-      snapshots_(snapshots),
       as_dnf_(as_dnf),
       dnf_lines_(as_dnf && !args.quiet && !args.urls),
       draw_progress_(!as_dnf && !args.quiet && !args.urls && ::isatty(STDERR_FILENO) == 1),
@@ -140,15 +126,37 @@ void DnfModeLines::finished(const JobConfig& job, JobOutcome& outcome) {
     } else {
         print_report(report);
     }
-    if (!report.ok() || !snapshots_.after(report, human_, args_.quiet)) {
+    if (!report.ok()) {
         exit_code_ = std::max(exit_code_, report.refused ? kExitUsage : kExitFailure);
-        if (report.ok()) {  // the snapshot failed (its error printed): the job did too
-            outcome.errors.push_back(report.repo_id + ": snapshot failed");
+    }
+}
+
+void DnfModeLines::shard_skipped(const Shard& shard, std::span<const std::string> skipped) {
+    if (args_.verbose) {
+        print_shard_skipped(shard, skipped, "repositories");
+    }
+}
+
+void DnfModeLines::closure_left_out(std::string_view left_out) {
+    fmt::print(stderr, "rpmirror: warning: --with-dependencies: {}\n", left_out);
+}
+
+void DnfModeLines::snapshot_taken(const JobConfig& job, const SnapshotAndPrune& done) {
+    if (!args_.quiet) {
+        for (const std::string& line : format_snapshot_done(job.repo.id, done)) {
+            fmt::print(human_, "{}\n", line);
         }
     }
-    if (!args_.urls && !after_job(args_, options_, outcome)) {
-        exit_code_ = kExitFailure;
+}
+
+void DnfModeLines::step_failed(const JobConfig& job, const std::string& line) {
+    // (A hook's line names the job already.)
+    if (line.starts_with(job.name + ": ")) {
+        fmt::print(stderr, "{}\n", line);
+    } else {
+        fmt::print(stderr, "rpmirror: {}: {}\n", job.name, line);
     }
+    exit_code_ = std::max(exit_code_, kExitFailure);
 }
 
 void DnfModeLines::finish() const {

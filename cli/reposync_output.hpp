@@ -7,12 +7,15 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "command.hpp"
 #include "rpmirror/jobs/jobs.hpp"
 #include "rpmirror/report/report.hpp"
+#include "rpmirror/run/sync_run.hpp"
 #include "rpmirror/sync/sync.hpp"
 #include "snapshot.hpp"
 #include "sync.hpp"
@@ -22,11 +25,10 @@ namespace rpmirror::cli {
 // dnf mode's output, each repository a job named by its repo id, run one after the other by
 // run_jobs (one slot: every call on the calling thread). `reposync` prints a line per package as
 // dnf does; otherwise a progress bar on a terminal. After each repository: its problems and
-// summary, the snapshot and --on-change.
-class DnfModeLines final : public JobEvents {
+// summary, then what the steps after it did (the snapshot, --on-change).
+class DnfModeLines final : public SyncRunEvents {
   public:
-    DnfModeLines(const SyncArgs& args, const SyncOptions& options, const SyncSnapshots& snapshots,
-                 bool as_dnf, std::FILE* human);
+    DnfModeLines(const SyncArgs& args, bool as_dnf, std::FILE* human);
 
     void started(const JobConfig& job) override;
 
@@ -39,6 +41,14 @@ class DnfModeLines final : public JobEvents {
 
     void finished(const JobConfig& job, JobOutcome& outcome) override;
 
+    void shard_skipped(const Shard& shard, std::span<const std::string> skipped) override;
+
+    void closure_left_out(std::string_view left_out) override;
+
+    void snapshot_taken(const JobConfig& job, const SnapshotAndPrune& done) override;
+
+    void step_failed(const JobConfig& job, const std::string& line) override;
+
     // Prints what the whole run says at its end (ignored repositories, --gpgcheck's error).
     void finish() const;
 
@@ -49,8 +59,6 @@ class DnfModeLines final : public JobEvents {
     void print_report(const RepoSyncReport& report) const;
 
     const SyncArgs& args_;
-    const SyncOptions& options_;
-    const SyncSnapshots& snapshots_;
     const bool as_dnf_;
     const bool dnf_lines_;
     const bool draw_progress_;

@@ -63,10 +63,10 @@ Result<SnapshotRoot> root_of(const SnapshotWhere& where, bool writes = false) {
                           where.download_path);
     }
     const std::filesystem::path download_path(where.download_path);
+    SyncOptions layout;
+    layout.download_path = download_path;
+    layout.norepopath = where.norepopath;
     if (writes) {
-        SyncOptions layout;
-        layout.download_path = download_path;
-        layout.norepopath = where.norepopath;
         std::vector<OwnedTree> trees = sync_command_trees(
             std::span(&where.repo_id, 1), layout, /*snapshots=*/true,
             where.snapshot_dir.empty() ? std::nullopt
@@ -80,10 +80,8 @@ Result<SnapshotRoot> root_of(const SnapshotWhere& where, bool writes = false) {
             return tl::unexpected(std::move(checked.error()));
         }
     }
-    const std::filesystem::path repo_dir =
-        where.norepopath ? download_path : download_path / where.repo_id;
     return snapshot_root(
-        where.repo_id, repo_dir,
+        where.repo_id, repo_directory(layout, where.repo_id),
         where.snapshot_dir.empty() ? download_path : std::filesystem::path(where.snapshot_dir),
         s3_overrides(where.s3));
 }
@@ -251,37 +249,17 @@ std::vector<std::string> format_snapshot_done(std::string_view repo_id,
     return lines;
 }
 
-SyncSnapshots::SyncSnapshots(const SyncSnapshotArgs& args, const SyncOptions& options)
-    : args_(args),
-      options_(options),
-      // (CLI11 stores "" for --snapshot without NAME.)
-      name_(args.name.empty() || args.name.front().empty()
-                ? default_snapshot_name(std::chrono::system_clock::now())
-                : args.name.front()) {}
-
-bool SyncSnapshots::after(const RepoSyncReport& report, std::FILE* human, bool quiet) const {
-    if (args_.snapshot_option == nullptr || args_.snapshot_option->count() == 0 ||
-        options_.urls_only || !report.ok()) {
-        return true;
+void add_sync_snapshot(const SyncSnapshotArgs& args, JobConfig& job) {
+    if (args.snapshot_option == nullptr || args.snapshot_option->count() == 0) {
+        return;
     }
-    if (options_.norepopath && args_.snapshot_dir.empty()) {
-        print_error(Error{ErrorCode::BadInput,
-                          "with --norepopath, --snapshot needs --snapshot-dir (outside the mirror)",
-                          report.repo_id, 0});
-        return false;
+    // (CLI11 stores "" for --snapshot without NAME: a dated name, the run's start.)
+    job.snapshot = args.name.empty() ? std::string() : args.name.front();
+    const bool has_keep = args.keep_option != nullptr && args.keep_option->count() > 0;
+    job.keep_snapshots = has_keep ? args.keep : 0;
+    if (!args.snapshot_dir.empty()) {
+        job.snapshot_dir = std::filesystem::path(args.snapshot_dir);
     }
-    SnapshotAfterSync policy;
-    policy.name = name_;
-    // A dated name: a snapshot only when the mirror changed since the newest one.
-    policy.only_if_changed = args_.name.empty() || args_.name.front().empty();
-    policy.base = args_.snapshot_dir.empty() ? options_.download_path
-                                             : std::filesystem::path(args_.snapshot_dir);
-    const bool has_keep = args_.keep_option != nullptr && args_.keep_option->count() > 0;
-    policy.keep = has_keep ? std::optional<std::size_t>(args_.keep) : std::nullopt;
-    policy.lock = SnapshotLock{options_.state_dir, options_.lock_wait};
-    policy.use_checksum_cache = options_.use_checksum_cache;
-    policy.s3 = options_.s3;
-    return print_done(snapshot_after_sync(report, policy), report.repo_id, human, quiet);
 }
 
 Command add_snapshot_command(CLI::App& parent) {

@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "rpmirror/jobs/jobs_config.hpp"
 #include "rpmirror/snapshot/snapshot.hpp"
 #include "rpmirror/sync/sync.hpp"
 
@@ -31,21 +32,9 @@ void add_sync_snapshot_options(CLI::App& app, SyncSnapshotArgs& args);
 std::vector<std::string> format_snapshot_done(std::string_view repo_id,
                                               const SnapshotAndPrune& done);
 
-// The snapshots of one sync run: every repository's snapshot gets the same name (the run's start
-// time in UTC unless NAME was given).
-class SyncSnapshots {
-  public:
-    SyncSnapshots(const SyncSnapshotArgs& args, const SyncOptions& options);
-
-    // Snapshots the repository of `report` iff --snapshot was given and the sync of it
-    // succeeded (not with -u), then prunes to --keep-snapshots. Prints what it did to `human`
-    // (unless `quiet`) and errors to stderr. Returns false iff that failed.
-    bool after(const RepoSyncReport& report, std::FILE* human, bool quiet) const;
-
-  private:
-    const SyncSnapshotArgs& args_;
-    const SyncOptions& options_;
-    std::string name_;
-};
+// --snapshot[=NAME], --keep-snapshots and --snapshot-dir as the job keys `snapshot`,
+// `keep-snapshots` and `snapshot-dir` of `job` (run_sync takes each snapshot): nothing iff
+// --snapshot was not given.
+void add_sync_snapshot(const SyncSnapshotArgs& args, JobConfig& job);
 
 }  // namespace rpmirror::cli

@@ -22,11 +22,10 @@
 #include "reposync_output.hpp"
 #include "rpmirror/config/config.hpp"
 #include "rpmirror/index/index.hpp"
-#include "rpmirror/jobs/hooks.hpp"
 #include "rpmirror/jobs/jobs.hpp"
-#include "rpmirror/jobs/overlap.hpp"
 #include "rpmirror/report/report.hpp"
 #include "rpmirror/resolve/resolve.hpp"
+#include "rpmirror/run/sync_run.hpp"
 #include "rpmirror/sync/closure.hpp"
 #include "rpmirror/sync/sync.hpp"
 #include "s3_options.hpp"
@@ -164,9 +163,9 @@ Result<std::vector<RepoConfig>> load_repos(const SyncArgs& args,
 
 // --packages / --packages-file: the packages each repository mirrors. Alone, a filter on names
 // (as includepkgs); with --with-dependencies, each repository's share of their dependency
-// closure, solved before anything is synced. Returns 0, or the exit code of a refusal.
-int select_packages(const SyncArgs& args, const SyncOptions& options,
-                    std::vector<RepoConfig>& repos, std::optional<ClosureMetadata>& fetched) {
+// closure (the keys of `each`, solved by run_sync before anything is synced). Returns 0, or the
+// exit code of a refusal.
+int select_packages(const SyncArgs& args, std::vector<RepoConfig>& repos, JobConfig& each) {
     std::vector<std::string> specs = split_option_list(args.packages);
     if (!args.packages_file.empty()) {
         auto listed = read_package_list(args.packages_file);
@@ -177,7 +176,7 @@ int select_packages(const SyncArgs& args, const SyncOptions& options,
         specs.insert(specs.end(), listed->begin(), listed->end());
     }
     if (specs.empty()) {
-        if (args.with_dependencies && !options.selection.advisories.active()) {
+        if (args.with_dependencies && !each.options.selection.advisories.active()) {
             print_error(Error{ErrorCode::BadInput,
                               "needs --packages, --packages-file or --advisories",
                               "--with-dependencies", 0});
@@ -193,15 +192,16 @@ int select_packages(const SyncArgs& args, const SyncOptions& options,
         }
         return 0;
     }
-    if (auto checked = check_closure_options(options); !checked) {
+    if (auto checked = check_closure_options(each.options); !checked) {
         print_error(checked.error());
         return kExitUsage;
     }
-    const ClosureRequest request =
-        closure_request(std::move(specs), options.selection, !args.no_weak_dependencies,
-                        args.installed_base, split_option_list(args.modules));
+    each.packages = std::move(specs);
+    each.with_dependencies = true;
+    each.weak_dependencies = !args.no_weak_dependencies;
+    each.installed_base = args.installed_base;
+    each.modules = split_option_list(args.modules);
     // --closure-repos: solved over, not mirrored.
-    std::vector<RepoConfig> closure_only;
     if (!args.closure_repos.empty()) {
         SyncArgs only = args;
         only.repo_patterns = split_option_list(args.closure_repos);
@@ -223,19 +223,8 @@ int select_packages(const SyncArgs& args, const SyncOptions& options,
                 return kExitUsage;
             }
         }
-        closure_only = std::move(*loaded);
+        each.closure_repos = std::move(*loaded);
     }
-    Syncer syncer;  // per repository, the options the sync itself fetches with
-    SignalStopper stopper;
-    auto assigned = assign_closure(syncer, repos, request, stopper.token(), closure_only);
-    if (!assigned) {
-        print_error(assigned.error());
-        return stopper.exit_code() != 0 ? stopper.exit_code() : kExitFailure;
-    }
-    for (const std::string& left_out : assigned->left_out()) {
-        fmt::print(stderr, "rpmirror: warning: --with-dependencies: {}\n", left_out);
-    }
-    fetched.emplace(std::move(*assigned));
     return 0;
 }
 
@@ -399,65 +388,45 @@ int run_sync(const SyncArgs& args) {
         fmt::print(stderr, "Error: Can't use --norepopath with multiple repositories\n");
         return kExitFailure;
     }
-    if (*shard) {
-        keep_own_shard(
-            *repos, **shard, [](const RepoConfig& repo) -> const std::string& { return repo.id; },
-            args.verbose, "repositories");
-    }
-    std::optional<ClosureMetadata> closure_metadata;  // the syncs copy their records from it
-    if (auto selected = select_packages(args, *options, *repos, closure_metadata); selected != 0) {
-        return selected;
-    }
-    if (!options->urls_only) {
-        // Before anything is written: no repository directory inside another tree of the run
-        // (rpmirror/jobs/overlap.hpp). -u writes nothing.
-        std::vector<std::string> repo_ids;
-        for (const RepoConfig& repo : *repos) {
-            // A repository's releases share its directory, one after the other.
-            if (std::find(repo_ids.begin(), repo_ids.end(), repo.id) == repo_ids.end()) {
-                repo_ids.push_back(repo.id);
-            }
-        }
-        std::optional<std::filesystem::path> snapshot_dir;
-        if (!args.snapshots.snapshot_dir.empty()) {
-            snapshot_dir = args.snapshots.snapshot_dir;
-        }
-        if (auto checked = check_tree_overlaps(sync_command_trees(
-                repo_ids, *options, args.snapshots.snapshot_option->count() > 0, snapshot_dir));
-            !checked) {
-            print_error(checked.error());
-            return kExitUsage;
-        }
-    }
-    SignalStopper stopper;
     if (args.parallel > 0) {
         options->parallel = args.parallel;
     }
-    std::vector<JobConfig> jobs;
-    for (const RepoConfig& repo : *repos) {
-        JobConfig& job = jobs.emplace_back();
-        job.name = repo.id;
-        job.repo = repo;
-        job.options = *options;
+    JobConfig each;  // what every repository's job shares
+    each.options = *options;
+    add_sync_snapshot(args.snapshots, each);
+    if (auto selected = select_packages(args, *repos, each); selected != 0) {
+        return selected;
     }
+    SyncRun run;
+    run.kind = RunKind::Repositories;
+    run.jobs = repository_jobs(*repos, each);
+    run.shard = *shard;
+    run.runner.parallel_jobs = 1;  // one repository after the other, as dnf
+    run.on_change = args.unattended.on_change;
+    run.metrics_file = args.urls ? "" : args.unattended.metrics_file;
     const bool json_on_stdout = args.json_file == "-";
-    const SyncSnapshots snapshots(args.snapshots, *options);
-    DnfModeLines lines(args, *options, snapshots, as_dnf, json_on_stdout ? stderr : stdout);
-    JobRunnerOptions runner;
-    runner.parallel_jobs = 1;  // one repository after the other, as dnf
-    std::vector<JobOutcome> outcomes = run_jobs(jobs, runner, &lines, stopper.token());
+    DnfModeLines lines(args, as_dnf, json_on_stdout ? stderr : stdout);
+    SignalStopper stopper;
+    SyncRunResult result = rpmirror::run_sync(std::move(run), &lines, stopper.token());
+    if (result.overlap) {
+        print_error(*result.overlap);
+        return kExitUsage;
+    }
+    if (result.closure_failed) {
+        print_error(*result.closure_failed);
+        return stopper.exit_code() != 0 ? stopper.exit_code() : kExitFailure;
+    }
     // Repositories not started (interrupted) are left out, as if not asked for.
-    std::erase_if(outcomes,
+    std::erase_if(result.outcomes,
                   [](const JobOutcome& outcome) { return outcome.report.repo_id.empty(); });
     lines.finish();
     std::vector<RepoSyncReport> reports;
-    for (const JobOutcome& outcome : outcomes) {
+    for (const JobOutcome& outcome : result.outcomes) {
         reports.push_back(outcome.report);
     }
     int exit_code = lines.exit_code();
-    if (const auto failed =
-            write_run_metrics(args.urls ? "" : args.unattended.metrics_file, outcomes)) {
-        fmt::print(stderr, "{}\n", *failed);
+    if (result.metrics_error) {
+        print_error(*result.metrics_error);
         exit_code = kExitFailure;
     }
     if (stopper.exit_code() != 0) {

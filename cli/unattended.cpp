@@ -3,8 +3,6 @@
 
 #include <fmt/core.h>
 
-#include "rpmirror/report/metrics.hpp"
-
 namespace rpmirror::cli {
 
 void add_unattended_options(CLI::App& app, UnattendedArgs& args) {
@@ -18,17 +16,6 @@ void add_unattended_options(CLI::App& app, UnattendedArgs& args) {
                    "(environment: RPMIRROR_JOB, RPMIRROR_REPO_ID, RPMIRROR_DESTINATION, "
                    "RPMIRROR_METADATA_DIR); its failure fails the run")
         ->option_text("CMD");
-}
-
-std::optional<std::string> write_run_metrics(const std::string& file,
-                                             std::span<const JobOutcome> outcomes) {
-    if (file.empty()) {
-        return std::nullopt;
-    }
-    if (auto written = write_metrics_file(file, outcomes); !written) {
-        return fmt::format("rpmirror: {}", written.error().to_string());
-    }
-    return std::nullopt;
 }
 
 }  // namespace rpmirror::cli

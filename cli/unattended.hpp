@@ -5,13 +5,9 @@
 // id) and job mode (rpmirror.conf).
 #pragma once
 
-#include <optional>
-#include <span>
 #include <string>
 
 #include <CLI/CLI.hpp>
-
-#include "rpmirror/sync/job.hpp"
 
 namespace rpmirror::cli {
 
@@ -22,11 +18,5 @@ struct UnattendedArgs {
 
 // Registers --metrics-file and --on-change on `app` (sync), storing into `args`.
 void add_unattended_options(CLI::App& app, UnattendedArgs& args);
-
-// Writes the metrics of `outcomes` to `file` (write_metrics_file) iff `file` is not empty.
-// Returns nullopt iff nothing was to be written or it was written; else the error line to print
-// on stderr ("rpmirror: FILE: cannot write the metrics file: ..."): the run then exits 1.
-std::optional<std::string> write_run_metrics(const std::string& file,
-                                             std::span<const JobOutcome> outcomes);
 
 }  // namespace rpmirror::cli

@@ -14,6 +14,8 @@
 #include "rpmirror/plan/plan.hpp"
 #include "rpmirror/publish/publish.hpp"
 #include "store/local_store.hpp"
+#include "store/mirror_root.hpp"
+#include "store/s3_store.hpp"
 #include "util/text.hpp"
 
 namespace rpmirror {
@@ -78,7 +80,7 @@ struct Check {
     bool is_metadata = false;
 };
 
-// The audit, written once over store::MirrorStore (see rpmirror/audit/audit.hpp and s3_audit.hpp).
+// The audit, written once over store::MirrorStore (see rpmirror/audit/audit.hpp).
 class Auditor {
   public:
     Auditor(std::string_view repo_id, const audit_parts::StoreAudit& audit, RepoAuditReport& report)
@@ -568,17 +570,45 @@ void finish(RepoAuditReport& report, std::chrono::steady_clock::time_point start
 
 }  // namespace audit_parts
 
-RepoAuditReport audit_repository(std::string_view repo_id, const std::filesystem::path& repo_dir,
+namespace {
+
+// A bucket's store reads its large objects as AuditOptions says; a directory's reads files whole.
+class RangedReads : public store::MirrorKinds {
+  public:
+    explicit RangedReads(const AuditOptions& options) : options_(options) {}
+    void local(store::LocalStore& /*store*/) override {}
+    void bucket(store::S3Store& store) override {
+        store.set_ranged_reads(options_.ranged_threshold, options_.range_size);
+    }
+
+  private:
+    const AuditOptions& options_;
+};
+
+}  // namespace
+
+RepoAuditReport audit_repository(std::string_view repo_id, std::string_view destination,
                                  const AuditOptions& options) {
-    store::LocalStore mirror(repo_dir);
+    auto root = store::MirrorRoot::open(destination, {{}, options.s3});
+    if (!root) {
+        RepoAuditReport report;
+        report.repo_id = repo_id;
+        report.repo_dir = std::filesystem::path(destination);
+        report.reference_root = options.reference_root.value_or(report.repo_dir);
+        report.error = std::move(root.error());
+        return report;
+    }
+    const std::unique_ptr<store::MirrorStore> mirror = root->repository("");
+    RangedReads ranged(options);
+    mirror->visit(ranged);
     std::optional<store::LocalStore> reference;
     if (options.reference_root) {
         reference.emplace(*options.reference_root);
     }
-    audit_parts::StoreAudit audit{mirror, reference ? &*reference : nullptr};
-    audit.report_dir = repo_dir;
-    audit.report_reference = options.reference_root.value_or(repo_dir);
-    audit.plan_root = repo_dir;
+    audit_parts::StoreAudit audit{*mirror, reference ? &*reference : nullptr};
+    audit.report_dir = root->repository_path("");
+    audit.report_reference = options.reference_root.value_or(audit.report_dir);
+    audit.plan_root = root->plan_root("").value_or(std::filesystem::path());
     audit.safe_write_path = options.safe_write_path;
     audit.selection = options.selection;
     audit.use_cache = options.use_checksum_cache;

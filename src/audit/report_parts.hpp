@@ -1,5 +1,5 @@
-// Pieces of an audit report shared by the audit of a local mirror (audit.cpp) and of one in
-// object storage (s3_audit.cpp).
+// Pieces of an audit report shared by the audit (audit.cpp), the audit of a tree's files
+// (tree_audit.cpp), the repair (repair.cpp) and verify's run (verify_run.cpp).
 #pragma once
 
 #include <chrono>
@@ -7,12 +7,10 @@
 #include <optional>
 #include <stop_token>
 
-#include "audit/s3_audit.hpp"
 #include "rpmirror/audit/audit.hpp"
 #include "rpmirror/index/index.hpp"
 #include "rpmirror/metadata/metadata.hpp"
 #include "store/mirror_store.hpp"
-#include "store/s3_store.hpp"
 
 namespace rpmirror::audit_parts {
 
@@ -27,8 +25,8 @@ std::optional<std::filesystem::path> record_path(const RepomdRecord& record,
 Result<RepoPackages> read_packages(const RepoPackageSource& source,
                                    const SelectionOptions& selection, RepoAuditReport& report);
 
-// One audit, over the stores of audit.cpp's Auditor (audit_repository and audit_s3_repository
-// fill it in).
+// One audit, over the stores of audit.cpp's Auditor (audit_repository and verify's run fill it
+// in).
 struct StoreAudit {
     store::MirrorStore& mirror;
     // Where the reference metadata is read (--remote: upstream's, fetched); nullptr = the
@@ -49,11 +47,6 @@ struct StoreAudit {
     unsigned threads = 0;
 };
 
-// The audit of the repository `repo` in a bucket through `mirror` (audit/s3_audit.hpp's
-// options; the selection is `options.selection`).
-StoreAudit s3_audit(store::S3Store& mirror, const s3::S3Location& repo,
-                    const S3AuditOptions& options);
-
 // Audits `repo_id` as rpmirror/audit/audit.hpp describes, over `audit`'s stores. Never throws.
 RepoAuditReport audit_store(std::string_view repo_id, const StoreAudit& audit);
 
@@ -68,11 +61,11 @@ RepoAuditReport audit_tree_store(std::string_view tree_id, store::MirrorStore& t
                                  unsigned threads,
                                  std::shared_ptr<const CacheTrust> trust = nullptr);
 
-// verify --repair over `mirror` (rpmirror/audit/audit.hpp's repair_repository, s3_audit.hpp's
-// repair_s3_repository): under the mirror's lock, what the last sync recorded is read (its
-// publishing, its ACL), the record forgets every damaged or missing file, the damaged packages
-// (and symlinks in their place) are removed, and `repo` is synced with `sync_options` and what was
-// recorded. Never throws; failures are in the report.
+// verify --repair over `mirror` (rpmirror/audit/audit.hpp's repair_repository): under the mirror's
+// lock, what the last sync recorded is read (its publishing, its ACL), the record forgets every
+// damaged or missing file, the damaged packages (and symlinks in their place) are removed, and
+// `repo` is synced with `sync_options` and what was recorded. Never throws; failures are in the
+// report.
 RepairReport repair_store(Syncer& syncer, const RepoConfig& repo, store::MirrorStore& mirror,
                           const RepoAuditReport& audit, SyncOptions sync_options,
                           std::stop_token stop);

@@ -3,8 +3,6 @@
 #include "rpmirror/plan/plan.hpp"
 
 #include <fcntl.h>
-#include <linux/fs.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,19 +19,17 @@
 
 #include <fmt/core.h>
 
-#include "download/destination.hpp"
 #include "fs/beneath.hpp"
 #include "fs/walk.hpp"
+#include "rpmirror/download/download.hpp"
+#include "store/local_store.hpp"
+#include "store/object_store.hpp"
 #include "util/text.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror {
 
 namespace {
-
-// The temporary name of a hard link before it is renamed to the final name. Not the .part name:
-// a .part is resumed in place by the downloader, which must never write into a shared inode.
-constexpr std::string_view kLinkSuffix = ".dedupe-link";
 
 using FileId = std::pair<dev_t, ino_t>;
 
@@ -122,34 +118,46 @@ class Deduper {
         return hash;
     }
 
-    // Opens the destination roots of the targets (creating them, as the downloader would) and
-    // records their filesystems. Returns false iff none can be opened (nothing can be linked).
+    // Records the filesystem of each target's destination root (of the nearest directory above
+    // it that exists: the store creates the rest when it links). Returns false iff none can be
+    // looked at (nothing can be linked).
     bool open_roots() {
         for (const DedupeTarget& target : targets_) {
             if (roots_.contains(target.root)) {
                 continue;
             }
-            auto opened = download::DestinationRoot::open(target.root);
-            if (!opened) {
-                outcome_.notes.push_back("not deduplicating: " + opened.error().to_string());
-                continue;
-            }
+            std::error_code error;
+            std::filesystem::path existing = std::filesystem::weakly_canonical(
+                std::filesystem::absolute(target.root, error), error);
+            const std::filesystem::path root = existing;
             struct stat st {};
-            if (::stat(target.root.c_str(), &st) != 0) {
+            while (!error && ::stat(existing.c_str(), &st) != 0 && errno == ENOENT &&
+                   existing.has_relative_path()) {
+                existing = existing.parent_path();
+            }
+            if (error || !S_ISDIR(st.st_mode) || ::stat(existing.c_str(), &st) != 0) {
+                const int why = error ? error.value() : errno != 0 ? errno : ENOTDIR;
+                outcome_.notes.push_back(fmt::format("not deduplicating: {}: {}",
+                                                     target.root.string(), std::strerror(why)));
                 continue;
             }
             devices_.insert(st.st_dev);
-            roots_.emplace(target.root, Root{std::move(*opened), st.st_dev});
+            roots_.emplace(target.root, Root{root, st.st_dev});
         }
         return !roots_.empty();
     }
 
-    void search(const std::filesystem::path& tree) {
+    void search(const std::filesystem::path& given) {
+        std::error_code error;
+        std::filesystem::path tree = std::filesystem::canonical(given, error);
+        if (error) {
+            tree = given;  // absent (skipped below) or unreadable (its error noted below)
+        }
         UniqueFd root = fs::open_directory(tree);
         if (!root) {
             if (errno != ENOENT) {
                 outcome_.notes.push_back(fmt::format("not searched for duplicates: {}: {}",
-                                                     tree.string(), std::strerror(errno)));
+                                                     given.string(), std::strerror(errno)));
             }
             return;
         }
@@ -170,7 +178,7 @@ class Deduper {
         const fs::RpmVisitor visit = [&](int dir_fd, const std::string& name,
                                          const std::filesystem::path& relative,
                                          const struct stat& file) -> Result<bool> {
-            consider(dir_fd, name, tree / relative, file);
+            consider(dir_fd, name, given / relative, tree / relative, file);
             return remaining_ > 0 && !options_.stop.stop_requested();
         };
         // Every tree beneath: the sibling repositories and snapshots are what is searched (and
@@ -185,8 +193,9 @@ class Deduper {
 
     // Looks at one `*.rpm` file: hashed (or read from the cache) only iff a wanted target on its
     // filesystem has its size; linked to every such target whose digest it has.
+    // `shown` names it as the tree was given, `path` by its real directories.
     void consider(int dir_fd, const std::string& name, const std::filesystem::path& shown,
-                  const struct stat& lstat_result) {
+                  const std::filesystem::path& path, const struct stat& lstat_result) {
         const auto sized = by_size_.find(static_cast<std::uint64_t>(lstat_result.st_size));
         if (sized == by_size_.end() || !devices_.contains(lstat_result.st_dev) ||
             !examined_.insert({lstat_result.st_dev, lstat_result.st_ino}).second) {
@@ -239,7 +248,14 @@ class Deduper {
                     !on_device(target, before.st_dev)) {
                     continue;
                 }
-                if (link(dir_fd, name, shown, fd.get(), before, target, digest->hex)) {
+                // Hashing may have written the candidate's cache entry (its ctime, and so its
+                // version, changed; so does a hard link): pinned to the file as it is now iff
+                // its content is the one hashed.
+                struct stat now {};
+                if (::fstat(fd.get(), &now) == 0 && same_content_stat(now, before)) {
+                    before = now;
+                }
+                if (link(shown, path, before, target)) {
                     outcome_.linked[index] = true;
                     ++outcome_.linked_count;
                     outcome_.linked_bytes += target.size;
@@ -257,58 +273,57 @@ class Deduper {
         return root != roots_.end() && root->second.device == device;
     }
 
-    // Links the verified candidate (`name` in `dir_fd`, open as `fd`, fstat `verified`) to
-    // `target`. Returns false (with a note) iff it could not; nothing is then left behind but an
-    // empty .part the downloader reuses.
-    bool link(int dir_fd, const std::string& name, const std::filesystem::path& shown, int fd,
-              const struct stat& verified, const DedupeTarget& target, const std::string& hex) {
-        Root& root = roots_.find(target.root)->second;  // on_device() found it
-        auto part = root.destination.open_part(target.destination);
+    // Links the verified candidate `shown` (at `path`; its fstat `verified`, as hashed) to `target`
+    // through the store of the directory both lie beneath: a hard link (CopyMode::Link) or a
+    // reflink (CopyMode::Clone) under a temporary name renamed to the final name, pinned to the
+    // file hashed. Returns false (with a note) iff it could not; nothing is then left behind.
+    bool link(const std::filesystem::path& shown, const std::filesystem::path& path,
+              const struct stat& verified, const DedupeTarget& target) {
+        const Root& root = roots_.find(target.root)->second;  // on_device() found it
         const std::filesystem::path shown_target = target.root / target.destination;
-        if (!part) {
-            note(shown, shown_target, part.error().to_string());
+        const std::filesystem::path to = (root.path / target.destination).lexically_normal();
+        const std::filesystem::path from = path.lexically_normal();
+        // The deepest directory above both: the store the link is made in.
+        std::filesystem::path common;
+        for (auto a = from.begin(), b = to.begin(); a != from.end() && b != to.end() && *a == *b;
+             ++a, ++b) {
+            common /= *a;
+        }
+        const std::string from_key = from.lexically_relative(common).generic_string();
+        const std::string to_key = to.lexically_relative(common).generic_string();
+        if (!store::check_key(from_key) || !store::check_key(to_key)) {
+            note(shown, shown_target, "no common directory");
             return false;
         }
-        if (options_.mode == DedupeMode::Reflink) {
-            if (::ftruncate(part->fd.get(), 0) != 0 || ::ioctl(part->fd.get(), FICLONE, fd) != 0) {
-                const int clone_errno = errno;
-                (void)::ftruncate(part->fd.get(), 0);
-                note(shown, shown_target, fmt::format("reflink: {}", std::strerror(clone_errno)));
-                return false;
+        std::unique_ptr<store::ObjectStore>& objects = stores_[common];
+        if (!objects) {
+            objects = store::disk_object_store(common);
+        }
+        const bool reflink = options_.mode == DedupeMode::Reflink;
+        store::Pin pin;
+        pin.size = static_cast<std::uint64_t>(verified.st_size);
+        pin.version = store::LocalStore::version_of(fs::timespec_ns(verified.st_mtim),
+                                                    static_cast<std::uint64_t>(verified.st_ino),
+                                                    fs::timespec_ns(verified.st_ctim));
+        const std::vector<store::CopyRequest> copies{
+            {from_key, to_key, reflink ? store::CopyMode::Clone : store::CopyMode::Link, pin}};
+        if (auto linked = objects->copy(copies, {}); !linked) {
+            const Error& error = linked.error();
+            if (error.code == ErrorCode::Corrupt) {
+                note(shown, shown_target, "the candidate changed while it was linked");
+            } else if (error.sys_errno != 0) {
+                note(shown, shown_target,
+                     fmt::format("{}: {}", reflink ? "reflink" : "link",
+                                 std::strerror(error.sys_errno)));
+            } else {
+                note(shown, shown_target, error.to_string());
             }
-            struct stat cloned {};
-            if (::fstat(part->fd.get(), &cloned) != 0 || cloned.st_size != verified.st_size) {
-                (void)::ftruncate(part->fd.get(), 0);
-                note(shown, shown_target, "reflink: the clone has another size");
-                return false;
-            }
-            (void)write_cached_digest(part->fd.get(), cloned, target.type, hex, true);
-            if (fs::rename_at(part->dir_fd, part->part_name, part->final_name) != 0) {
-                note(shown, shown_target, fmt::format("rename: {}", std::strerror(errno)));
-                return false;
-            }
-            return true;
-        }
-        const std::string temporary = part->final_name + std::string(kLinkSuffix);
-        (void)fs::unlink_at(part->dir_fd, temporary);  // left by an interrupted run
-        if (::linkat(dir_fd, name.c_str(), part->dir_fd, temporary.c_str(), 0) != 0) {
-            note(shown, shown_target, fmt::format("link: {}", std::strerror(errno)));
             return false;
         }
-        struct stat linked {};
-        if (::fstatat(part->dir_fd, temporary.c_str(), &linked, AT_SYMLINK_NOFOLLOW) != 0 ||
-            !same_content_stat(linked, verified)) {
-            (void)fs::unlink_at(part->dir_fd, temporary);  // the candidate changed meanwhile
-            note(shown, shown_target, "the candidate changed while it was linked");
-            return false;
-        }
-        if (fs::rename_at(part->dir_fd, temporary, part->final_name) != 0) {
-            const int rename_errno = errno;
-            (void)fs::unlink_at(part->dir_fd, temporary);
-            note(shown, shown_target, fmt::format("rename: {}", std::strerror(rename_errno)));
-            return false;
-        }
-        (void)fs::unlink_at(part->dir_fd, part->part_name);  // nothing left to resume
+        // A .part an interrupted download left: nothing left to resume.
+        const std::string part =
+            store::join_key(store::parent_of(to_key), part_file_name(store::name_of(to_key)));
+        (void)objects->remove(std::span<const std::string>(&part, 1));
         return true;
     }
 
@@ -319,7 +334,7 @@ class Deduper {
     }
 
     struct Root {
-        download::DestinationRoot destination;
+        std::filesystem::path path;  // canonical (its directories need not exist yet)
         dev_t device = 0;
     };
 
@@ -331,6 +346,7 @@ class Deduper {
     std::unordered_map<std::uint64_t, std::vector<std::size_t>> by_size_;
     std::size_t remaining_ = 0;
     std::map<std::filesystem::path, Root> roots_;
+    std::map<std::filesystem::path, std::unique_ptr<store::ObjectStore>> stores_;  // by directory
     std::set<dev_t> devices_;
     std::set<FileId> visited_;   // directories walked (or excluded)
     std::set<FileId> examined_;  // size-matching files looked at (hard links of one are one)

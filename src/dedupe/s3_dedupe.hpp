@@ -1,9 +1,7 @@
-// --dedupe on an s3:// destination: a package that a sibling repository in the bucket holds (a
-// repository beside this one under the same prefix, synced by rpmirror: its state object records
-// the package with the same checksum and size) is copied inside the store (CopyObject) instead of
-// downloaded and uploaded. The equivalent of a hard link where there are none: no byte passes
-// through this host, and the copy is pinned to what the sibling's state vouches for
-// (s3::copy_stored).
+// Transitional: the bucket sync's call of --dedupe (sync/s3_sync.cpp, being moved onto the store
+// by another change), in its old words, forwarded to the one implementation over the store
+// (dedupe/siblings.hpp). Nothing here decides anything: remove this header once s3_sync.cpp
+// calls dedupe::copy_from_siblings with its ObjectStore.
 #pragma once
 
 #include <cstdint>
@@ -12,43 +10,52 @@
 #include <string_view>
 #include <vector>
 
-#include "rpmirror/checksum/checksum.hpp"
+#include "dedupe/siblings.hpp"
 #include "s3/client.hpp"
 #include "s3/mirror_state.hpp"
+#include "util/text.hpp"
 
 namespace rpmirror::dedupe {
 
-// A package the repository lacks.
-struct S3Wanted {
-    std::string key;  // relative to the repository's prefix
-    ChecksumType checksum_type = ChecksumType::Sha256;
-    std::string digest;  // lowercase hex
-    std::uint64_t size = 0;
-};
+using S3Wanted = Wanted;
 
-// A package copied from a sibling.
 struct S3Copied {
     std::size_t index = 0;    // into the wanted list
-    s3::StoredObject object;  // as the repository's state records it
+    s3::StoredObject object;  // the copy, as the repository's state records it
     std::string source;       // s3://BUCKET/KEY it was copied from
 };
 
 struct S3DedupeOutcome {
     std::vector<S3Copied> copied;
     std::uint64_t copied_bytes = 0;
-    // Found in a sibling but not copied (the sibling's object changed): downloaded instead.
     std::size_t fallbacks = 0;
-    // The first store error (a failed search, or a copy that failed; those packages are
-    // downloaded); empty iff none.
     std::string note;
 };
 
-// Copies into `repo` (prefix ending in '/') the packages of `wanted` that a sibling repository
-// holds: the siblings are the prefixes right below `repo`'s parent prefix that have an rpmirror
-// state object (one LIST, one GET per sibling). Objects are copied with `acl`, s3::kParallelCopies
-// at a time (s3::copy_stored_all). Never fails: a
-// package not copied is left to the download.
-S3DedupeOutcome copy_from_siblings(s3::S3Client& client, const s3::S3Location& repo,
-                                   std::span<const S3Wanted> wanted, std::string_view acl);
+// copy_from_siblings (dedupe/siblings.hpp) for the repository `repo` (its prefix ends in '/') of
+// the bucket `client` talks to, the copies given `acl`.
+inline S3DedupeOutcome copy_from_siblings(s3::S3Client& client, const s3::S3Location& repo,
+                                          std::span<const S3Wanted> wanted, std::string_view acl) {
+    std::string key = repo.prefix;
+    while (key.ends_with('/')) {
+        key.pop_back();
+    }
+    const auto bucket = store::s3_object_store(client.config(), s3::S3Location{repo.bucket, ""});
+    store::CopyOptions options;
+    options.acl = std::string(acl);
+    SiblingOutcome outcome = copy_from_siblings(*bucket, key, wanted, options);
+    S3DedupeOutcome result;
+    result.copied_bytes = outcome.copied_bytes;
+    result.fallbacks = outcome.fallbacks;
+    result.note = std::move(outcome.note);
+    for (Copied& copied : outcome.copied) {
+        const Wanted& package = wanted[copied.index];
+        result.copied.push_back({copied.index,
+                                 {copied.object.size, copied.object.version, package.checksum_type,
+                                  text::to_lower(package.digest)},
+                                 std::move(copied.source)});
+    }
+    return result;
+}
 
 }  // namespace rpmirror::dedupe

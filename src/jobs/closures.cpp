@@ -12,7 +12,7 @@
 namespace rpmirror {
 
 Result<std::vector<ClosureMetadata>> assign_job_closures(std::vector<JobConfig>& jobs,
-                                                         std::stop_token stop) {
+                                                         std::stop_token stop, bool name_jobs) {
     // The groups, in the order of their first job.
     std::vector<std::pair<ClosureRequest, std::vector<JobConfig*>>> groups;
     for (JobConfig& job : jobs) {
@@ -52,7 +52,9 @@ Result<std::vector<ClosureMetadata>> assign_job_closures(std::vector<JobConfig>&
             assign_closure(syncer, repos, request, stop, members.front()->closure_repos);
         if (!assigned) {
             Error error = std::move(assigned.error());
-            error.message = fmt::format("job(s) {}: {}", names, error.message);
+            if (name_jobs) {
+                error.message = fmt::format("job(s) {}: {}", names, error.message);
+            }
             return tl::unexpected(std::move(error));
         }
         for (std::size_t index = 0; index < members.size(); ++index) {

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "rpmirror/s3/s3.hpp"
+#include "rpmirror/sync/sync.hpp"
 
 namespace rpmirror {
 
@@ -237,14 +238,11 @@ std::vector<OwnedTree> sync_command_trees(
     for (const std::string& id : repo_ids) {
         const std::string owner = fmt::format("repository '{}'", id);
         trees.push_back(
-            {TreeKind::Repository,
-             options.norepopath ? options.download_path : options.download_path / id, owner,
+            {TreeKind::Repository, repo_directory(options, id), owner,
              fmt::format("-p {}{}", download_path, options.norepopath ? " --norepopath" : "")});
         if (options.metadata_path) {
-            trees.push_back(
-                {TreeKind::Metadata,
-                 options.norepopath ? *options.metadata_path : *options.metadata_path / id, owner,
-                 fmt::format("--metadata-path {}", options.metadata_path->native())});
+            trees.push_back({TreeKind::Metadata, metadata_directory(options, id), owner,
+                             fmt::format("--metadata-path {}", options.metadata_path->native())});
         }
     }
     if (snapshots) {

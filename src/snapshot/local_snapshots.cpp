@@ -151,7 +151,8 @@ class LocalLive final : public LiveMirror {
             }
             AuditOptions copy_options = live.audit_options;
             copy_options.trust = trust;
-            const RepoAuditReport copy = audit_repository(root_.repo_id, dir, copy_options);
+            const RepoAuditReport copy =
+                audit_repository(root_.repo_id, dir.string(), copy_options);
             if (!copy.ok() || copy.verified != live.audit.verified) {
                 return make_error(ErrorCode::Corrupt,
                                   "the snapshot does not verify: " + describe_problems(copy),
@@ -244,7 +245,7 @@ class LocalLive final : public LiveMirror {
         live.audit_options.use_checksum_cache = options.use_checksum_cache;
         live.audit_options.trust = cache_trust_of(state_dir, dir);
         live.audit_options.threads = options.threads;
-        live.audit = audit_repository(root_.repo_id, dir, live.audit_options);
+        live.audit = audit_repository(root_.repo_id, dir.string(), live.audit_options);
         if (!live.audit.ok()) {
             return make_error(ErrorCode::BadInput,
                               "not a complete, verified mirror: " + describe_problems(live.audit),

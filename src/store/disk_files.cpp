@@ -3,6 +3,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -157,6 +159,34 @@ Result<void> write_file_at(int dir_fd, const std::string& name, std::string_view
     return {};
 }
 
+namespace {
+
+// Makes the new file `name` of `dir_fd` (`shown`) a reflink of the regular file open as `from`
+// (its stat `st`): Error{Unsupported} iff the filesystem has none (nothing is left).
+Result<void> clone_at(int from, const struct stat& st, const std::string& shown_from, int dir_fd,
+                      const std::string& name, const std::string& shown) {
+    const UniqueFd destination(fs::create_file_at(dir_fd, name, shown));
+    if (!destination) {
+        return make_errno_error("cannot create", shown, errno);
+    }
+    struct stat cloned {};
+    if (::ftruncate(destination.get(), 0) != 0 || ::ioctl(destination.get(), FICLONE, from) != 0) {
+        const int clone_errno = errno;
+        return tl::unexpected(Error{clone_errno == EXDEV || clone_errno == EOPNOTSUPP ||
+                                            clone_errno == ENOTSUP || clone_errno == EINVAL ||
+                                            clone_errno == ENOTTY || clone_errno == EPERM
+                                        ? ErrorCode::Unsupported
+                                        : ErrorCode::Io,
+                                    "cannot reflink " + shown_from + " to", shown, clone_errno});
+    }
+    if (::fstat(destination.get(), &cloned) != 0 || cloned.st_size != st.st_size) {
+        return make_error(ErrorCode::Corrupt, "the reflink has another size than", shown_from);
+    }
+    return {};
+}
+
+}  // namespace
+
 Result<void> place_at(int from_dir, const std::string& from_name, const std::string& shown_from,
                       const CopyRequest& request, int dir_fd, const std::string& name,
                       const std::string& shown) {
@@ -178,8 +208,19 @@ Result<void> place_at(int from_dir, const std::string& from_name, const std::str
                               shown_from);
         }
     }
+    if (request.mode == CopyMode::Clone) {
+        return clone_at(from.get(), st, shown_from, dir_fd, name, shown);
+    }
     if (request.mode != CopyMode::Copy) {
         if (::linkat(from_dir, from_name.c_str(), dir_fd, name.c_str(), 0) == 0) {
+            // The name linked may have been replaced since it was opened (and its pin checked).
+            struct stat linked {};
+            if (::fstatat(dir_fd, name.c_str(), &linked, AT_SYMLINK_NOFOLLOW) != 0 ||
+                linked.st_dev != st.st_dev || linked.st_ino != st.st_ino) {
+                (void)fault::unlinkat(dir_fd, name.c_str(), 0);
+                return make_error(ErrorCode::Corrupt, "changed while it was linked (link refused)",
+                                  shown_from);
+            }
             return {};
         }
         const int link_errno = errno;

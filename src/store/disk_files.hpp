@@ -40,8 +40,9 @@ Result<void> copy_bytes(int source, const struct stat& st, int to_dir, const std
 // Makes the regular file `from_name` of the directory `from_dir` (`shown_from` names it) appear
 // as the new entry `name` of `dir_fd` (`shown` names it) as `request.mode` says, after checking
 // `request.pin` (Error{Corrupt} iff it is not that file): the copy operations' one step on disk.
-// Error{Unsafe} iff the source is no regular file; Error{Unsupported} iff CopyMode::Link is
-// refused by the filesystem.
+// Error{Unsafe} iff the source is no regular file; Error{Unsupported} iff CopyMode::Link or
+// CopyMode::Clone is refused by the filesystem; Error{Corrupt} iff the source's name was replaced
+// while it was linked (nothing is left at `name`).
 Result<void> place_at(int from_dir, const std::string& from_name, const std::string& shown_from,
                       const CopyRequest& request, int dir_fd, const std::string& name,
                       const std::string& shown);

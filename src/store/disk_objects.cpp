@@ -419,6 +419,57 @@ class DiskStore final : public ObjectStore {
         return std::optional<std::string>(key);
     }
 
+    Result<std::filesystem::path> stage_path(std::string_view key,
+                                             const std::filesystem::path&) override {
+        if (auto valid = check_key(key); !valid) {
+            return tl::unexpected(std::move(valid.error()));
+        }
+        if (auto dir = make_dirs(parent_of(key)); !dir) {
+            return tl::unexpected(std::move(dir.error()));
+        }
+        return root_ / parent_of(key) / staged_name(name_of(key));
+    }
+
+    Result<void> commit_staged(std::string_view key, const std::filesystem::path& staged,
+                               const CopyOptions&) override {
+        if (auto valid = check_key(key); !valid) {
+            return valid;
+        }
+        const std::string name = name_of(key);
+        if (staged != root_ / parent_of(key) / staged_name(name)) {
+            return make_error(ErrorCode::BadInput, "not staged for " + std::string(key),
+                              staged.string());
+        }
+        auto dir = make_dirs(parent_of(key));
+        if (!dir) {
+            return tl::unexpected(std::move(dir.error()));
+        }
+        const std::string from = staged_name(name);
+        {
+            const UniqueFd file(
+                ::openat(dir->get(), from.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+            struct stat st {};
+            if (!file || ::fstat(file.get(), &st) != 0) {
+                return make_errno_error("cannot open", staged.string(), errno);
+            }
+            if (!S_ISREG(st.st_mode)) {
+                return make_error(ErrorCode::Unsafe, "not a regular file", staged.string());
+            }
+            if (fault::fsync(file.get(), staged.string()) != 0) {
+                return make_errno_error("cannot flush", staged.string(), errno);
+            }
+        }
+        if (fault::renameat(dir->get(), from.c_str(), dir->get(), name.c_str()) != 0) {
+            return make_errno_error("cannot rename into place", describe(key), errno);
+        }
+        return fs::sync_directory(dir->get(), describe(parent_of(key)));
+    }
+
+    // stage_path's name beside `name`.
+    static std::string staged_name(std::string_view name) {
+        return "." + std::string(name) + ".rpmirror-staged";
+    }
+
     // --- for DiskTree and copy ---
 
     // The root, opened (its own symlink followed: the user named it).

@@ -78,6 +78,9 @@ enum class CopyMode {
                  // server-side copy); Error{Unsupported} iff the medium refuses (EXDEV, ...)
     LinkOrCopy,  // a link, or the bytes copied when the medium refuses links
     Copy,        // the bytes copied (mode and times kept on disk): a file of its own
+    Clone,       // a file of its own sharing the content without copying bytes (a reflink on
+                 // disk; inside a bucket a server-side copy); Error{Unsupported} iff the medium
+                 // refuses (no FICLONE, EXDEV)
 };
 
 struct CopyRequest {
@@ -309,6 +312,22 @@ class ObjectStore {
     // The key of the tree `alias` shows; nullopt iff `alias` is no alias.
     virtual Result<std::optional<std::string>> alias_target(std::string_view alias) = 0;
 
+    // --- A local file staged for a key (a download's destination) ---
+
+    // Where a local file that is to become `key` may be written (by a downloader) before
+    // commit_staged: on disk a hidden name beside `key` in its directory (created), so that the
+    // commit is a rename; elsewhere `scratch`/`key` (the caller's directory, created). The same
+    // key gives the same path (a partial download there resumes). Nothing shows at `key` yet.
+    virtual Result<std::filesystem::path> stage_path(std::string_view key,
+                                                     const std::filesystem::path& scratch) = 0;
+
+    // Makes the local file `staged` (stage_path's for `key`) the content of `key`, atomically
+    // and, on disk, durably (flushed, then renamed into place); in a bucket uploaded (with
+    // `options.acl`) and then removed locally. On error the old content (or nothing) stays at
+    // `key`.
+    virtual Result<void> commit_staged(std::string_view key, const std::filesystem::path& staged,
+                                       const CopyOptions& options) = 0;
+
   protected:
     ObjectStore() = default;
 };
@@ -322,6 +341,11 @@ std::string join_key(std::string_view prefix, std::string_view relative);
 // The key's parent ("a/b" of "a/b/c"; "" at the top) and its last segment ("c").
 std::string parent_of(std::string_view key);
 std::string name_of(std::string_view key);
+
+// stage_path's answer for a store without local files: `scratch`/`key`, its directories created
+// (Error{Io} naming them iff they cannot be); Error{BadInput} iff `key` is no key.
+Result<std::filesystem::path> scratch_path(std::string_view key,
+                                           const std::filesystem::path& scratch);
 
 // The store of the directory `root` (it need not exist yet).
 std::unique_ptr<ObjectStore> disk_object_store(std::filesystem::path root);

@@ -11,7 +11,6 @@
 #include "rpmirror/metadata/metadata.hpp"
 #include "sync/catalogue.hpp"
 #include "sync/repo_source.hpp"
-#include "sync/s3_sync.hpp"
 #include "sync/tree_files.hpp"
 
 namespace rpmirror {
@@ -149,17 +148,12 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
     }
 
     // The tree's own files: the tree's directory, or its prefix of a bucket.
-    std::unique_ptr<TreeFiles> files;
-    if (is_s3_destination(options)) {
-        auto opened = open_s3_tree_files(options, repo.id, lock, report.warnings);
-        if (!opened) {
-            report.error = std::move(opened.error());
-            return report;
-        }
-        files = std::move(*opened);
-    } else {
-        files = open_local_tree_files(root, options, stop);
+    auto opened = TreeFiles::open(root, options, lock, stop);
+    if (!opened) {
+        report.error = std::move(opened.error());
+        return report;
     }
+    const std::unique_ptr<TreeFiles> files = std::move(*opened);
 
     // The files of [checksums]: held as listed, or fetched.
     const std::vector<bool> held = files->held(tree->files);
@@ -267,10 +261,8 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
     if (*published) {
         report.noop = false;
         report.metadata_published = true;
-        if (!options.delete_unlisted) {
-            files->save(report.warnings);  // a bucket records .treeinfo with the images
-        }
     }
+    files->save(report.warnings);  // .treeinfo recorded with the images
     if (options.delete_unlisted) {
         // Removed after the new .treeinfo is published: no client reads one naming them.
         std::set<std::string> listed;

@@ -1,116 +1,286 @@
-// An installation tree's own files in a directory (sync/tree_files.hpp): verified in place,
-// fetched by the downloader straight into the tree, recorded in a catalogue beside the sync
-// state, and .treeinfo replaced atomically once the filesystem holding them is flushed.
+// An installation tree's own files (sync/tree_files.hpp), over the tree's ObjectStore: verified
+// against the record (or hashed), fetched one at a time into the place the store stages them
+// (beside the file on disk, a spool for a bucket) and committed, recorded, and .treeinfo
+// committed last.
 #include "sync/tree_files.hpp"
 
+#include <algorithm>
+#include <cctype>
+
 #include "fs/durable.hpp"
+#include "fs/tree.hpp"
 #include "metadata/treeinfo.hpp"
 #include "rpmirror/checksum/checksum.hpp"
-#include "sync/catalogue.hpp"
+#include "s3/mirror_state.hpp"
+#include "sync/events.hpp"
 
 namespace rpmirror {
 
 namespace {
 
-// The catalogue (sync/catalogue.hpp) of the images a tree's syncs wrote.
-constexpr std::string_view kImagesCatalogue = kTreeImagesCatalogue;
-
-class LocalTreeFiles final : public TreeFiles {
+// Tells `inner` of the one request of a download (index 0) as request `index` of the whole.
+class OneOfMany final : public ForwardingSink {
   public:
-    LocalTreeFiles(std::filesystem::path root, const SyncOptions& options, std::stop_token stop)
-        : root_(std::move(root)),
-          options_(options),
-          stop_(std::move(stop)),
-          images_(Catalogue::load(state_directory(options), root_, kImagesCatalogue)) {}
+    OneOfMany(ProgressSink* inner, std::size_t index) : ForwardingSink(inner), index_(index) {}
 
-    std::vector<bool> held(std::span<const TreeInfo::File> files) override {
-        std::vector<VerifyRequest> checks;
-        for (const TreeInfo::File& file : files) {
-            checks.push_back({root_ / file.path, file.type, file.digest, std::nullopt});
-        }
-        VerifyOptions verify_options;
-        verify_options.hash.use_cache = options_.use_checksum_cache;
-        auto trust = std::make_shared<CacheTrust>();
-        images_.vouch(*trust);
-        verify_options.hash.trust = std::move(trust);
-        verify_options.hash.stop = stop_;
-        std::vector<bool> result;
-        for (const VerifyResult& verified : verify_files(checks, verify_options)) {
-            result.push_back(verified.status == VerifyStatus::Ok);
-        }
-        return result;
+    void file_started(std::size_t, std::string_view url) override {
+        ForwardingSink::file_started(index_, url);
     }
-
-    std::vector<bool> held_as_stored(std::span<const std::string> paths) override {
-        std::vector<bool> result;
-        for (const std::string& path : paths) {
-            result.push_back(images_.holds(path));
-        }
-        return result;
-    }
-
-    bool publishes(std::string_view text) override {
-        auto current = fs::read_file(root_ / kTreeinfoName);
-        return current && *current == text;
-    }
-
-    Result<DownloadReport> fetch(Downloader& downloader,
-                                 const std::vector<DownloadRequest>& requests,
-                                 ProgressSink* progress, const std::stop_token& stop) override {
-        auto downloaded = downloader.run(root_, requests, progress, stop);
-        if (!downloaded) {
-            return downloaded;
-        }
-        std::vector<std::filesystem::path> written;
-        for (std::size_t i = 0; i < requests.size(); ++i) {
-            const FileStatus status = downloaded->files[i].status;
-            if (status == FileStatus::Downloaded || status == FileStatus::AlreadyPresent) {
-                written.push_back(requests[i].destination);
-            }
-        }
-        images_.record(written);
-        return downloaded;
-    }
-
-    Result<bool> publish(std::string_view text) override {
-        const std::filesystem::path published = root_ / kTreeinfoName;
-        if (publishes(text)) {
-            return false;
-        }
-        // What it names reaches the disk before it does.
-        if (auto flushed = fs::flush_filesystem(root_); !flushed) {
-            return tl::unexpected(std::move(flushed.error()));
-        }
-        if (auto written = fs::replace_file(published, text); !written) {
-            return tl::unexpected(std::move(written.error()));
-        }
-        return true;
-    }
-
-    Result<std::vector<std::string>> collect(const std::set<std::string>& listed,
-                                             std::vector<std::string>& warnings) override {
-        return images_.collect(listed, warnings);
-    }
-
-    void save(std::vector<std::string>& warnings) override {
-        if (auto saved = images_.save(); !saved) {
-            warnings.push_back(saved.error().to_string());
-        }
+    void file_finished(std::size_t, const FileResult& result) override {
+        ForwardingSink::file_finished(index_, result);
     }
 
   private:
-    std::filesystem::path root_;
-    const SyncOptions& options_;
-    std::stop_token stop_;
-    Catalogue images_;  // the images rpmirror wrote
+    std::size_t index_;
 };
+
+// Adds the counts of `part` (one request's download) to `total`.
+void add_counts(DownloadReport& total, const DownloadReport& part) {
+    total.downloaded += part.downloaded;
+    total.already_present += part.already_present;
+    total.failed += part.failed;
+    total.not_finished += part.not_finished;
+    total.bytes_received += part.bytes_received;
+    total.resumed += part.resumed;
+    total.retries += part.retries;
+    total.interrupted = total.interrupted || part.interrupted;
+}
+
+bool stored(FileStatus status) {
+    return status == FileStatus::Downloaded || status == FileStatus::AlreadyPresent;
+}
 
 }  // namespace
 
-std::unique_ptr<TreeFiles> open_local_tree_files(const std::filesystem::path& root,
-                                                 const SyncOptions& options,
-                                                 const std::stop_token& stop) {
-    return std::make_unique<LocalTreeFiles>(root, options, stop);
+Result<std::unique_ptr<TreeFiles>> TreeFiles::open(const std::filesystem::path& root,
+                                                   const SyncOptions& options, RepoLock* lock,
+                                                   std::stop_token stop) {
+    auto opened = store::MirrorRoot::open(root.native(), {state_directory(options), options.s3});
+    if (!opened) {
+        return tl::unexpected(std::move(opened.error()));
+    }
+    auto record = StoredRecord::load(*opened->repository(""), {std::string(kTreeImagesCatalogue),
+                                                               std::string(s3::kTreeStateKey)});
+    if (!record) {
+        return tl::unexpected(std::move(record.error()));
+    }
+    return std::unique_ptr<TreeFiles>(
+        new TreeFiles(std::move(*opened), std::move(*record), options, lock, std::move(stop)));
+}
+
+TreeFiles::TreeFiles(store::MirrorRoot root, StoredRecord record, const SyncOptions& options,
+                     RepoLock* lock, std::stop_token stop)
+    : root_(std::move(root)),
+      objects_(root_.objects()),
+      record_(std::move(record)),
+      options_(options),
+      lock_(lock),
+      stop_(std::move(stop)) {
+    // Files stored with another ACL than --s3-acl's are stored again (with it).
+    if (record_.acl() && *record_.acl() != options_.s3_acl) {
+        record_.files().clear();
+        record_.set_acl(options_.s3_acl);
+        changed_ = true;
+    }
+}
+
+TreeFiles::~TreeFiles() {
+    if (spool_) {
+        (void)fs::remove_tree(spool_->dir);
+    }
+}
+
+Result<std::filesystem::path> TreeFiles::scratch() {
+    if (!spool_) {
+        auto spool = store::create_s3_spool(options_.s3_spool_dir, options_.s3_spool_size);
+        if (!spool) {
+            return tl::unexpected(std::move(spool.error()));
+        }
+        if (spool->warning) {
+            warnings_.push_back(*spool->warning);
+        }
+        spool_ = std::move(*spool);
+    }
+    return spool_->dir;
+}
+
+std::vector<bool> TreeFiles::held(std::span<const TreeInfo::File> files) {
+    std::vector<bool> result(files.size(), false);
+    // What the record cannot answer is hashed: its local file (a copy in the spool for a
+    // bucket), its cached checksum believed while the record vouches for it.
+    std::vector<VerifyRequest> checks;
+    std::vector<std::size_t> checked;
+    for (std::size_t index = 0; index < files.size(); ++index) {
+        const TreeInfo::File& file = files[index];
+        auto now = objects_.stat(file.path);
+        if (!now || !*now) {
+            continue;
+        }
+        const auto recorded = record_.files().find(file.path);
+        if (recorded != record_.files().end() && recorded->second.still(**now) &&
+            !recorded->second.digest.empty() && recorded->second.type == file.type) {
+            result[index] = recorded->second.digest == file.digest;
+            continue;
+        }
+        auto where = scratch();
+        auto local = where ? objects_.local_copy(file.path, *where)
+                           : Result<std::filesystem::path>(tl::unexpected(where.error()));
+        if (local) {
+            checks.push_back({*local, file.type, file.digest, std::nullopt});
+            checked.push_back(index);
+        }
+    }
+    VerifyOptions verify_options;
+    verify_options.hash.use_cache = options_.use_checksum_cache;
+    verify_options.hash.trust = record_.trust();
+    verify_options.hash.stop = stop_;
+    const std::vector<VerifyResult> verified = verify_files(checks, verify_options);
+    for (std::size_t position = 0; position < verified.size(); ++position) {
+        result[checked[position]] = verified[position].status == VerifyStatus::Ok;
+    }
+    return result;
+}
+
+std::vector<bool> TreeFiles::held_as_stored(std::span<const std::string> paths) {
+    std::vector<bool> result;
+    for (const std::string& path : paths) {
+        const auto recorded = record_.files().find(path);
+        auto now = objects_.stat(path);
+        result.push_back(recorded != record_.files().end() && now && *now &&
+                         recorded->second.still(**now));
+    }
+    return result;
+}
+
+bool TreeFiles::publishes(std::string_view text) {
+    auto current = objects_.read(kTreeinfoName);
+    return current && *current == text;
+}
+
+Result<void> TreeFiles::record(const std::string& key, ChecksumType type, std::string digest) {
+    auto now = objects_.stat(key);
+    if (!now) {
+        return tl::unexpected(std::move(now.error()));
+    }
+    if (!*now) {
+        return make_error(ErrorCode::NotFound, "gone just after it was stored",
+                          objects_.describe(key));
+    }
+    record_.files()[key] = StoredEntry{(*now)->size, (*now)->version, type, std::move(digest)};
+    changed_ = true;
+    return {};
+}
+
+Result<DownloadReport> TreeFiles::fetch(Downloader& downloader,
+                                        const std::vector<DownloadRequest>& requests,
+                                        ProgressSink* progress, const std::stop_token& stop) {
+    auto where = scratch();
+    if (!where) {
+        return tl::unexpected(std::move(where.error()));
+    }
+    store::CopyOptions commit;
+    commit.acl = options_.s3_acl;
+    DownloadReport total;
+    for (std::size_t item = 0; item < requests.size(); ++item) {
+        // One file staged at a time: an image can be gigabytes, and a spool is bounded.
+        const std::string key = requests[item].destination.generic_string();
+        auto staged = objects_.stage_path(key, *where);
+        if (!staged) {
+            return tl::unexpected(std::move(staged.error()));
+        }
+        DownloadRequest request = requests[item];
+        request.destination = staged->filename();
+        OneOfMany sink(progress, item);
+        auto downloaded =
+            downloader.run(staged->parent_path(), std::span(&request, 1), &sink, stop);
+        if (!downloaded) {
+            return downloaded;
+        }
+        add_counts(total, *downloaded);
+        FileResult result = std::move(downloaded->files.at(0));
+        if (stored(result.status)) {
+            // An image .treeinfo names without a checksum keeps the digest its bytes arrived with.
+            std::string digest =
+                request.expected_digest.empty() ? result.digest : request.expected_digest;
+            std::transform(digest.begin(), digest.end(), digest.begin(),
+                           [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+            Result<void> kept = lock_ != nullptr ? lock_->confirm() : Result<void>{};
+            if (kept) {
+                kept = objects_.commit_staged(key, *staged, commit);
+            }
+            if (kept) {
+                kept = record(key, request.checksum_type, std::move(digest));
+            }
+            if (!kept) {
+                ++total.failed;
+                result.status = FileStatus::Failed;
+                result.error = std::move(kept.error());
+            }
+        }
+        total.files.push_back(std::move(result));
+    }
+    return total;
+}
+
+Result<bool> TreeFiles::publish(std::string_view text) {
+    const std::string key(kTreeinfoName);
+    const std::string digest = hash_bytes(ChecksumType::Sha256, text);
+    if (publishes(text)) {
+        const auto recorded = record_.files().find(key);
+        if (recorded == record_.files().end() || recorded->second.digest != digest) {
+            if (auto kept = record(key, ChecksumType::Sha256, digest); !kept) {
+                return tl::unexpected(std::move(kept.error()));
+            }
+        }
+        return false;
+    }
+    auto where = scratch();
+    if (!where) {
+        return tl::unexpected(std::move(where.error()));
+    }
+    auto staged = objects_.stage_path(key, *where);
+    if (!staged) {
+        return tl::unexpected(std::move(staged.error()));
+    }
+    if (auto written = fs::replace_file(*staged, text); !written) {
+        return tl::unexpected(std::move(written.error()));
+    }
+    if (lock_ != nullptr) {
+        if (auto confirmed = lock_->confirm(); !confirmed) {
+            return tl::unexpected(std::move(confirmed.error()));
+        }
+    }
+    store::CopyOptions commit;
+    commit.acl = options_.s3_acl;
+    if (auto committed = objects_.commit_staged(key, *staged, commit); !committed) {
+        return tl::unexpected(std::move(committed.error()));
+    }
+    if (auto kept = record(key, ChecksumType::Sha256, digest); !kept) {
+        return tl::unexpected(std::move(kept.error()));
+    }
+    return true;
+}
+
+Result<std::vector<std::string>> TreeFiles::collect(const std::set<std::string>& listed,
+                                                    std::vector<std::string>& warnings) {
+    std::set<std::string> kept = listed;
+    kept.insert(std::string(kTreeinfoName));
+    const std::size_t before = record_.files().size();
+    auto removed = collect_unlisted(objects_, record_, kept, warnings);
+    changed_ = changed_ || record_.files().size() != before;
+    return removed;
+}
+
+void TreeFiles::save(std::vector<std::string>& warnings) {
+    warnings.insert(warnings.end(), warnings_.begin(), warnings_.end());
+    warnings_.clear();
+    if (!changed_) {
+        return;
+    }
+    changed_ = false;
+    if (auto saved = record_.save(lock_); !saved) {
+        warnings.push_back(saved.error().to_string());
+    }
 }
 
 }  // namespace rpmirror

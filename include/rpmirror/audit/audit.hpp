@@ -81,7 +81,14 @@ struct AuditOptions {
     // state. A snapshot's copy is audited with what its own links left (local_snapshots.cpp).
     std::shared_ptr<const CacheTrust> trust = nullptr;
     bool report_extra = false;  // list *.rpm files the metadata does not list (--extra)
-    unsigned threads = 0;       // hashing threads; 0 = all cores
+    unsigned threads = 0;       // hashing threads (a bucket's parallel GETs); 0 = all cores
+    // A bucket's settings (each unset one from the environment); unused for a directory.
+    std::optional<s3::S3Overrides> s3;
+    // In a bucket, objects larger than this are read as ranged GETs of `range_size` bytes,
+    // `threads` at once, pinned to the listed ETag and hashed in order (memory: threads *
+    // range_size).
+    std::uint64_t ranged_threshold = std::uint64_t{64} << 20;
+    std::uint64_t range_size = std::uint64_t{16} << 20;
 };
 
 struct RepoAuditReport {
@@ -115,7 +122,15 @@ struct RepoAuditReport {
     bool ok() const { return !error && problems.empty(); }
 };
 
-// Audits the mirror of `repo_id` in `repo_dir` against the reference metadata (see AuditOptions):
+// Audits the mirror of `repo_id` at `destination` against the reference metadata (see
+// AuditOptions). `destination` is the repository itself: a directory, or a prefix in a bucket
+// ("s3://BUCKET/PREFIX/REPO/", opened as store::open_object_store opens a destination, with
+// `options.s3`); the report's repo_dir (and a problem's root) is the directory as given or the
+// prefix's s3:// URL. In a bucket, the mirror's state object is its checksum cache (a package
+// whose recorded size, ETag and digest still match is vouched for without a GET), every request
+// is counted in s3_requests, and a listing or state error (a missing bucket, bad credentials:
+// named with the server's code) is the report's error; reference_root and safe_write_path are
+// local only. The audit:
 //  - every record of the reference repomd.xml, in the mirror's repodata/ (when the mirror has one;
 //    with a separate reference, the mirror's repomd.xml must also equal the reference's);
 //  - primary.xml is verified with verify_metadata_file before it is parsed: a damaged one is the
@@ -124,13 +139,13 @@ struct RepoAuditReport {
 //    root (openat2 RESOLVE_BENEATH, else component by component with O_NOFOLLOW): a symlink in
 //    place of a file is a problem and is never followed, nor is a symlinked directory that leads
 //    outside the root. Sizes are compared first, then digests by verify_files on `threads` workers;
-//  - with `report_extra`, every regular *.rpm under `repo_dir` that is not selected
+//  - with `report_extra`, every regular *.rpm of the repository that is not selected
 //    (list_unlisted_packages).
 // Never modifies the mirror, except that hashing records digests in the xattr cache when
 // `use_checksum_cache` is set. A file swapped between the lookup and the hash is a race this
 // read-only check accepts. Never throws for what it finds; everything is in the report.
 // Thread-safe (each call has its own state).
-RepoAuditReport audit_repository(std::string_view repo_id, const std::filesystem::path& repo_dir,
+RepoAuditReport audit_repository(std::string_view repo_id, std::string_view destination,
                                  const AuditOptions& options = {});
 
 // Audits the files an installation tree's `.treeinfo` vouches for (its [checksums]: kernel,

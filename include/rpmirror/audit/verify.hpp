@@ -1,7 +1,7 @@
 // `rpmirror verify` as one call: the repositories of a mirror (a directory or s3://BUCKET/PREFIX)
 // chosen, each audited with the selection its last sync recorded (overridden field by field),
 // and, when asked, repaired with the sync stage and audited again. The audit and the repair
-// themselves: rpmirror/audit/audit.hpp (a local mirror), rpmirror/audit/s3_audit.hpp (a bucket).
+// themselves: rpmirror/audit/audit.hpp (a directory or a bucket).
 #pragma once
 
 #include <chrono>

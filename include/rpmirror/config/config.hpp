@@ -323,4 +323,45 @@ struct DnfMainSettings {
 Result<DnfMainSettings> load_dnf_main_settings(const ConfigSources& sources,
                                                const VariableContext& vars);
 
+// Splits each of `values` as dnf splits a list option (at commas and whitespace), dropping empty
+// items: {"a,b", "c"} is {"a", "b", "c"}.
+std::vector<std::string> split_lists(std::span<const std::string> values);
+
+// Where repository definitions come from as dnf's command line gives them (-c, --reposdir,
+// --repofrompath, --setopt, --releasever, --basearch, --forcearch, --varsdir, -x,
+// --disableexcludes, --installroot); every `rpmirror` command that reads .repo files takes them.
+struct RepoSourceRequest {
+    std::vector<std::string> repofrompath;
+    std::string config_file;  // empty: dnf's default (beneath installroot)
+    std::vector<std::string> reposdirs;
+    std::vector<std::string> varsdirs;  // given: the host's directories, as dnf
+    std::vector<std::string> setopts;
+    // --releasever, in order. At most one for resolve_repo_sources; several only for `sync
+    // --upstream-layout`, which resolves each release in turn.
+    std::vector<std::string> releasevers;
+    std::string basearch;
+    std::string forcearch;                      // $arch, and $basearch from it
+    std::vector<std::string> excludes;          // comma lists (split_lists)
+    std::vector<std::string> disable_excludes;  // comma lists
+    std::string installroot;                    // empty: "/"
+};
+
+// The absolute installroot of `request` ("/" when not given).
+std::filesystem::path installroot_of(const RepoSourceRequest& request);
+
+// The config stage's sources and variables as `request` gives them.
+struct ResolvedSources {
+    ConfigSources sources;
+    VariableContext variables;
+};
+
+// Returns them; Error{BadInput} naming --forcearch iff its value is not an architecture name, or
+// --releasever iff given more than once; variables_root's or make_variable_context's error.
+Result<ResolvedSources> resolve_repo_sources(const RepoSourceRequest& request);
+
+// Every repository `request`'s sources define (enabled or not): resolve_repo_sources, then
+// load_repo_configs (findings appended to `warnings`); the first error of either.
+Result<std::vector<RepoConfig>> load_repo_sources(const RepoSourceRequest& request,
+                                                  std::vector<ConfigWarning>& warnings);
+
 }  // namespace rpmirror

@@ -15,8 +15,9 @@ namespace rpmirror {
 // dependencies and architecture (all of them when [main] gives those keys), each group solved
 // as assign_closure solves a command line's repositories and each job given its share. Returns
 // what was fetched, to keep until the jobs end; or the first group's error, prefixed with its
-// jobs' names.
+// jobs' names iff `name_jobs` (dnf mode's jobs are its repositories: the error names them).
 Result<std::vector<ClosureMetadata>> assign_job_closures(std::vector<JobConfig>& jobs,
-                                                         std::stop_token stop = {});
+                                                         std::stop_token stop = {},
+                                                         bool name_jobs = true);
 
 }  // namespace rpmirror

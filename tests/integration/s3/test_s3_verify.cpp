@@ -12,9 +12,9 @@
 #include <thread>
 #include <vector>
 
-#include "audit/s3_audit.hpp"
 #include "integration/s3/ceph_fixture.hpp"
 #include "integration/sync/sync_harness.hpp"
+#include "rpmirror/audit/audit.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/s3/s3.hpp"
 #include "s3/client.hpp"
@@ -49,6 +49,16 @@ std::filesystem::path sample_repo() {
         }
     }
     return repo;
+}
+
+// The settings of `config` as a destination's (AuditOptions::s3).
+s3::S3Overrides overrides_of(const s3::S3Config& config) {
+    s3::S3Overrides overrides;
+    overrides.endpoint = config.endpoint;
+    overrides.region = config.region;
+    overrides.credentials = config.credentials;
+    overrides.path_style = config.path_style;
+    return overrides;
 }
 
 class S3VerifyTest : public CephS3Test {
@@ -96,8 +106,9 @@ class S3VerifyTest : public CephS3Test {
         return read_file(sample_repo() / relative);
     }
 
-    RepoAuditReport audit(S3AuditOptions options = {}) {
-        return audit_s3_repository("sample", cluster().config(), repo_, options);
+    RepoAuditReport audit(AuditOptions options = {}) {
+        options.s3 = overrides_of(cluster().config());
+        return audit_repository("sample", repo_.to_string(), options);
     }
 
     static std::vector<std::string> describe(const RepoAuditReport& report) {
@@ -132,8 +143,8 @@ TEST_F(S3VerifyTest, IntactMirrorIsVerifiedFromTheStateWithoutReadingPackages) {
 
 TEST_F(S3VerifyTest, NoCacheHashesEveryObjectLargeOnesInParallelRanges) {
     upload_mirror();
-    S3AuditOptions options;
-    options.use_state = false;
+    AuditOptions options;
+    options.use_checksum_cache = false;
     options.threads = 3;
     options.ranged_threshold = 1 << 20;  // the 3 MB package: 7 ranges of 512 KiB, 3 at a time
     options.range_size = 512 << 10;
@@ -164,13 +175,14 @@ TEST_F(S3VerifyTest, AnObjectReplacedWhileItsRangesAreReadIsNotJudged) {
     FaultServer proxy = FaultServer::proxy(cluster().endpoint(), script, work.path());
     s3::S3Config config = cluster().config();
     config.endpoint = proxy.url();
-    S3AuditOptions options;
-    options.use_state = false;
+    AuditOptions options;
+    options.use_checksum_cache = false;
     options.threads = 1;
     options.ranged_threshold = 1 << 20;
     options.range_size = 512 << 10;
     RepoAuditReport report;
-    std::jthread auditing([&] { report = audit_s3_repository("sample", config, repo_, options); });
+    options.s3 = overrides_of(config);
+    std::jthread auditing([&] { report = audit_repository("sample", repo_.to_string(), options); });
     ASSERT_TRUE(wait_until([&] {
         for (const LoggedRequest& request : proxy.requests_for(package_path)) {
             if (request.action == "hold") {
@@ -212,8 +224,8 @@ TEST_F(S3VerifyTest, NoCacheFindsDamageTheStateVouchesFor) {
 
     EXPECT_TRUE(audit().ok()) << ::testing::PrintToString(describe(audit()));
 
-    S3AuditOptions options;
-    options.use_state = false;
+    AuditOptions options;
+    options.use_checksum_cache = false;
     options.ranged_threshold = 1 << 20;
     options.range_size = 1 << 20;
     options.threads = 2;
@@ -275,7 +287,7 @@ TEST_F(S3VerifyTest, ExtraPackagesAreListedWhenAsked) {
     put("Packages/stray-1.0-1.noarch.rpm", "stray");
     put("notes.txt", "not a package");
     EXPECT_TRUE(audit().ok());
-    S3AuditOptions options;
+    AuditOptions options;
     options.report_extra = true;
     const RepoAuditReport report = audit(options);
     ASSERT_EQ(report.problems.size(), 1U) << ::testing::PrintToString(describe(report));
@@ -312,8 +324,10 @@ TEST_F(S3VerifyTest, NothingThereAndMissingBucketAreErrorsNamingThem) {
               std::string::npos)
         << empty.error->to_string();
 
-    const RepoAuditReport missing = audit_s3_repository(
-        "sample", cluster().config(), s3::S3Location{"no-such-bucket-s3verify", "m/"}, {});
+    AuditOptions options;
+    options.s3 = overrides_of(cluster().config());
+    const RepoAuditReport missing = audit_repository(
+        "sample", s3::S3Location{"no-such-bucket-s3verify", "m/"}.to_string(), options);
     ASSERT_TRUE(missing.error);
     EXPECT_NE(missing.error->to_string().find("s3://no-such-bucket-s3verify"), std::string::npos)
         << missing.error->to_string();

@@ -209,6 +209,28 @@ TEST_P(ObjectStoreContract, CopyMakesTheSameContentAndRefusesASourceThatIsNotIts
     EXPECT_EQ(from_nothing.error().code, ErrorCode::NotFound) << from_nothing.error().to_string();
 }
 
+// A clone is a file of its own with the same content (a reflink, a server-side copy), or refused
+// as Unsupported (a filesystem without reflinks), leaving nothing.
+TEST_P(ObjectStoreContract, ACloneIsAFileOfItsOwnOrUnsupported) {
+    put("src/p.rpm", "package bytes");
+    const std::vector<store::CopyRequest> clone{
+        {"src/p.rpm", "dst/p.rpm", store::CopyMode::Clone, {}}};
+    auto cloned = store().copy(clone, {});
+    if (!cloned) {
+        EXPECT_EQ(cloned.error().code, ErrorCode::Unsupported) << cloned.error().to_string();
+        auto left = store().stat("dst/p.rpm");
+        ASSERT_TRUE(left);
+        EXPECT_FALSE(left->has_value()) << "a refused clone leaves nothing";
+        return;
+    }
+    EXPECT_EQ(read("dst/p.rpm"), "package bytes");
+    auto stat = store().stat("dst/p.rpm");
+    ASSERT_TRUE(stat && stat->has_value());
+    EXPECT_EQ((*stat)->links, 1U);
+    put("src/p.rpm", "other bytes!!");
+    EXPECT_EQ(read("dst/p.rpm"), "package bytes") << "a clone shares no later change";
+}
+
 TEST_P(ObjectStoreContract, ATreeCopiesFromAnotherStoreOfItsKindAndRefusesAStalePin) {
     store::ObjectStore* other = this->other();
     ASSERT_NE(other, nullptr) << "every store under test has another of its kind";
@@ -455,6 +477,31 @@ TEST_P(ObjectStoreContract, PutFileStoresALocalFile) {
     auto put = store().put_file("files/big", dir.path() / "big");
     ASSERT_TRUE(put) << put.error().to_string();
     EXPECT_EQ(read("files/big"), bytes);
+}
+
+// A file written at stage_path shows at its key only once committed, replacing what was there;
+// the staged file is then gone, and a key that is none is refused.
+TEST_P(ObjectStoreContract, AStagedFileShowsOnlyOnceCommitted) {
+    put("images/boot.iso", "old");
+    const TempDir scratch;
+    auto staged = store().stage_path("images/boot.iso", scratch.path());
+    ASSERT_TRUE(staged) << staged.error().to_string();
+    auto again = store().stage_path("images/boot.iso", scratch.path());
+    ASSERT_TRUE(again) << again.error().to_string();
+    EXPECT_EQ(*again, *staged);
+    auto written = fs::replace_file(*staged, "new bytes");
+    ASSERT_TRUE(written) << written.error().to_string();
+    EXPECT_EQ(read("images/boot.iso"), "old");
+    auto committed = store().commit_staged("images/boot.iso", *staged, {});
+    ASSERT_TRUE(committed) << committed.error().to_string();
+    EXPECT_EQ(read("images/boot.iso"), "new bytes");
+    EXPECT_FALSE(std::filesystem::exists(*staged));
+    auto fresh = store().stage_path("new/dir/file.img", scratch.path());
+    ASSERT_TRUE(fresh) << fresh.error().to_string();
+    ASSERT_TRUE(fs::replace_file(*fresh, "x"));
+    ASSERT_TRUE(store().commit_staged("new/dir/file.img", *fresh, {}));
+    EXPECT_EQ(read("new/dir/file.img"), "x");
+    EXPECT_FALSE(store().stage_path("../escape.img", scratch.path()));
 }
 
 }  // namespace rpmirror::test

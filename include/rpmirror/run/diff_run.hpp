@@ -1,0 +1,49 @@
+// `rpmirror diff` as one library call: two revisions of a repository (or of an installation
+// tree), each side a directory, a bucket prefix, a snapshot or published name, a URL, or a
+// configured repository's upstream, read and compared (rpmirror/diff/diff.hpp holds the
+// comparison itself).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "rpmirror/config/config.hpp"
+#include "rpmirror/diff/diff.hpp"
+#include "rpmirror/s3/s3.hpp"
+#include "rpmirror/util/error.hpp"
+
+namespace rpmirror {
+
+// What a side of the diff is:
+//  - `upstream` set: that repository's current metadata, fetched from its baseurl/mirrorlist/
+//    metalink exactly as `sync --download-metadata` fetches it (verified), into a temporary
+//    directory (an installation tree: its .treeinfo from its first baseurl);
+//  - `argument` "http://...", "https://...", "file://...": the repository at that URL, fetched
+//    the same way;
+//  - `snapshot:ID/NAME`, `published:PUB/ID`: a snapshot of a mirror (rpmirror snapshot) under
+//    DiffRequest::snapshot_base (a directory or an s3:// prefix), a published name read through
+//    the snapshot it points at when the diff starts;
+//  - "s3://BUCKET/PREFIX": a repository or tree in a bucket;
+//  - anything else: a directory holding repodata/repomd.xml or a .treeinfo.
+struct DiffSide {
+    std::string argument;  // "" iff `upstream` is set
+    std::optional<RepoConfig> upstream;
+};
+
+struct DiffRequest {
+    DiffSide old_side;
+    DiffSide new_side;
+    std::filesystem::path snapshot_base;  // BASE of BASE/snapshots and BASE/published
+    s3::S3Overrides store;                // the store of s3:// sides
+};
+
+// Reads both sides and compares them: a repository diff, or a tree diff iff a side read before
+// any fetch (a directory, bucket prefix or snapshot) holds an installation tree (the other side
+// is then read as one too). Returns the first side's error: a fetch's (naming the URL typed, or
+// the repository), Error{BadInput} naming an argument that is none of the above, Error{NotFound}
+// for a side without a repository (or without the tree the other side has), the store's.
+Result<std::variant<RepoDiff, TreeDiff>> diff_revisions(const DiffRequest& request);
+
+}  // namespace rpmirror
