@@ -189,7 +189,7 @@ std::string format_json_report(std::span<const RepoSyncReport> reports, int exit
         if (!report.urls.empty()) {
             entry["urls"] = report.urls;
         }
-        if (!report.s3_spool.empty()) {  // an s3:// destination's spool (sync/s3_spool.hpp)
+        if (!report.s3_spool.empty()) {  // an s3:// destination's spool (store/spool.hpp)
             entry["s3_spool"] = report.s3_spool.string();
             entry["s3_spool_in_memory"] = report.s3_spool_in_memory;
         }

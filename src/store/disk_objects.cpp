@@ -23,6 +23,7 @@
 #include "store/disk_files.hpp"
 #include "store/local_store.hpp"
 #include "store/object_store.hpp"
+#include "store/staging.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror::store {
@@ -220,6 +221,10 @@ class DiskStore final : public ObjectStore {
             const std::string shown = describe(join_key(parent_of(key), name));
             return copy_bytes(source.get(), st, dir_fd, name, shown);
         });
+    }
+
+    Result<std::unique_ptr<Staging>> stage(const StageOptions& /*options*/) override {
+        return in_place_staging(*this, root_);
     }
 
     Result<void> copy(std::span<const CopyRequest> copies, const CopyOptions&) override {

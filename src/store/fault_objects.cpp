@@ -1,6 +1,8 @@
 // FaultInjectingStore (store/fault_objects.hpp): rules checked before each forwarded operation.
 #include "store/fault_objects.hpp"
 
+#include "fs/tree.hpp"
+
 namespace rpmirror::store {
 
 namespace fault_objects {
@@ -53,8 +55,61 @@ class FaultInjectingTree final : public TreeBuild {
     std::string key_;
 };
 
+class FaultInjectingStaging final : public Staging {
+  public:
+    FaultInjectingStaging(FaultInjectingStore& store, std::unique_ptr<Staging> inner)
+        : store_(store), inner_(std::move(inner)) {}
+
+    const std::filesystem::path& directory() const override { return inner_->directory(); }
+    bool in_place() const override { return inner_->in_place(); }
+    std::uint64_t capacity() const override { return inner_->capacity(); }
+    bool in_memory() const override { return inner_->in_memory(); }
+    const std::optional<std::string>& warning() const override { return inner_->warning(); }
+    std::uint64_t requests() const override { return inner_->requests(); }
+
+    void commit(std::size_t ticket, StagedFile file) override {
+        if (auto error = store_.fault(StoreOp::Put, file.key)) {
+            if (!inner_->in_place()) {
+                (void)fs::remove_file(inner_->directory() / file.key);
+            }
+            Committed failed;
+            failed.ticket = ticket;
+            failed.error = std::move(*error);
+            failed_.push_back(std::move(failed));
+            return;
+        }
+        inner_->commit(ticket, std::move(file));
+    }
+
+    std::vector<Committed> wait() override {
+        std::vector<Committed> done = inner_->wait();
+        for (Committed& failed : failed_) {
+            done.push_back(std::move(failed));
+        }
+        failed_.clear();
+        return done;
+    }
+
+  private:
+    FaultInjectingStore& store_;
+    std::unique_ptr<Staging> inner_;
+    std::vector<Committed> failed_;
+};
+
 }  // namespace
 }  // namespace fault_objects
+
+Result<std::unique_ptr<Staging>> FaultInjectingStore::stage(const StageOptions& options) {
+    if (auto error = fault(StoreOp::Stage, "")) {
+        return tl::unexpected(std::move(*error));
+    }
+    auto inner = inner_.stage(options);
+    if (!inner) {
+        return inner;
+    }
+    return std::unique_ptr<Staging>(
+        std::make_unique<fault_objects::FaultInjectingStaging>(*this, std::move(*inner)));
+}
 
 void FaultInjectingStore::fail_nth(StoreOp op, std::size_t nth, Error error) {
     rules_.push_back(

@@ -18,12 +18,13 @@ enum class StoreOp {
     Stat,    // stat
     List,    // list, list_dirs, trees, tree, alias_target
     Read,    // read, local_copy
-    Put,     // put, put_file, TreeBuild::put, commit_staged
+    Put,     // put, put_file, TreeBuild::put, commit_staged, Staging::commit (on its key)
     Copy,    // copy, TreeBuild::copy (once per copied key)
     Remove,  // remove, remove_tree
     Build,   // build_tree
     Commit,  // TreeBuild::commit
     Alias,   // point_alias
+    Stage,   // stage
 };
 
 class FaultInjectingStore final : public ObjectStore {
@@ -54,6 +55,9 @@ class FaultInjectingStore final : public ObjectStore {
                                              const std::filesystem::path& scratch) override;
     Result<void> put(std::string_view key, std::string_view bytes) override;
     Result<void> put_file(std::string_view key, const std::filesystem::path& path) override;
+    // A faulty commit is not forwarded: its file is removed (but in place) and wait() answers
+    // it with the rule's error.
+    Result<std::unique_ptr<Staging>> stage(const StageOptions& options) override;
     Result<void> copy(std::span<const CopyRequest> copies, const CopyOptions& options) override;
     Result<void> remove(std::span<const std::string> keys) override;
     Result<std::unique_ptr<TreeBuild>> build_tree(std::string_view key,
@@ -82,7 +86,7 @@ class FaultInjectingStore final : public ObjectStore {
 
     ObjectStore& inner_;
     std::vector<Rule> rules_;
-    std::size_t counts_[9] = {};
+    std::size_t counts_[10] = {};
 };
 
 }  // namespace rpmirror::store

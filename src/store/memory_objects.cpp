@@ -11,6 +11,7 @@
 #include "fs/durable.hpp"
 #include "fs/tree.hpp"
 #include "store/object_store.hpp"
+#include "store/staging.hpp"
 
 namespace rpmirror::store {
 
@@ -157,6 +158,26 @@ class MemoryStore final : public ObjectStore {
             return make_error(ErrorCode::Io, "cannot read", path.string());
         }
         return put(key, bytes);
+    }
+
+    // A spool committed in wait(), on its caller's thread (the store is not thread-safe).
+    Result<std::unique_ptr<Staging>> stage(const StageOptions& options) override {
+        return spool_staging(
+            options, false,
+            [this](std::atomic<std::uint64_t>&) -> CommitFile {
+                return [this](const StagedFile& staged,
+                              const std::filesystem::path& file) -> Result<ObjectInfo> {
+                    if (auto put = put_file(staged.key, file); !put) {
+                        return tl::unexpected(std::move(put.error()));
+                    }
+                    auto info = stat(staged.key);
+                    if (!info || !*info) {
+                        return make_error(ErrorCode::Io, "vanished", describe(staged.key));
+                    }
+                    return std::move(**info);
+                };
+            },
+            [this](std::string_view key) { return describe(key); });
     }
 
     Result<void> copy(std::span<const CopyRequest> copies, const CopyOptions&) override {

@@ -142,6 +142,14 @@ struct SyncRecord {
     std::string signatures_checked;
 };
 
+// One file a sync stored (store::Staging::commit) and the checksum it was verified against.
+struct PlacedFile {
+    std::string key;
+    StoredFile stored;
+    ChecksumType type = ChecksumType::Sha256;
+    std::string digest;  // lowercase hex
+};
+
 class LocalStore;  // store/local_store.hpp
 class S3Store;     // store/s3_store.hpp
 
@@ -252,6 +260,21 @@ class MirrorStore {
 
     // Replaces the small file at `key` (comps.xml) with `content` atomically.
     virtual Result<void> write_document(std::string_view key, std::string_view content) = 0;
+
+    // Records what a batch of a sync's packages became, as each batch is stored: `placed` (stored
+    // with their checksums); `condemned` (held, but refused by --gpgcheck: removed, except a blob
+    // beyond the repository, "../", which may be another's: only no longer vouched for);
+    // `checked` true iff --gpgcheck judged every package placed. A bucket updates its listing and
+    // state object, marks it incomplete (until record_sync: a killed run's uploads are kept by the
+    // next) and stores it, after confirming the lease (Error{Busy} iff lost); a local mirror's
+    // files are their own record: nothing to do.
+    virtual Result<void> record_placed(std::span<const PlacedFile> placed,
+                                       std::span<const std::string> condemned, bool checked) {
+        (void)placed;
+        (void)condemned;
+        (void)checked;
+        return {};
+    }
 
     // Readies the packages an index is about to vouch for: durable (one syncfs per local
     // filesystem holding them) and readable as the mirror's are (a bucket's objects kept from

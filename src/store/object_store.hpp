@@ -19,15 +19,23 @@
 //     rename; in a bucket a copy of the tree written in a repository's publication order:
 //     packages and records, then repodata/repomd.xml, then its signature, then .treeinfo).
 //
+// And, for files made locally by a writer that needs a path (the Downloader: a temporary name,
+// verified, renamed), a staging area (ObjectStore::stage): on disk the store's own directory, so
+// the writer's rename is the commit and nothing is copied; in a bucket a bounded spool whose
+// files are uploaded by a pool of workers (multipart above the part size) and unlinked; in memory
+// a temporary directory whose files are read in.
+//
 // Thread-compatible: one thread at a time per store (an implementation may use threads inside).
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <span>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -131,6 +139,91 @@ class TreeBuild {
     TreeBuild() = default;
 };
 
+// How ObjectStore::stage stages and commits.
+struct StageOptions {
+    // The spool's parent where the store needs one (store/spool.hpp): this directory (created if
+    // missing); "" = /dev/shm when it is memory-backed with `capacity` bytes free, else $TMPDIR
+    // (Staging::warning() says so).
+    std::filesystem::path spool_dir;
+    // The most bytes staged and not yet committed at once (a spool's size).
+    std::uint64_t capacity = 512ULL << 20;
+    unsigned parallel = 4;                  // commits under way at once (a bucket's uploads)
+    std::uint64_t part_size = 64ULL << 20;  // a bucket's multipart part (and threshold)
+    std::string acl;                        // a bucket's canned ACL for what is committed
+    std::string content_type;               // a bucket's Content-Type for what is committed
+    std::stop_token stop;                   // once requested, what is not yet committed is not
+};
+
+// One file made in a Staging, handed to Staging::commit.
+struct StagedFile {
+    std::string key;  // the store's key; the file is Staging::directory()/key
+    // Its content's verified checksum iff known ("" = unknown: a bucket computes the sha256).
+    ChecksumType type = ChecksumType::Sha256;
+    std::string digest;
+    // Runs on a commit worker before anything is stored: false refuses the file (nothing stored,
+    // Committed::refused). Called for several files at once. Null: every file is committed.
+    std::function<bool(const std::filesystem::path&)> judge;
+    // The store already holds this content at `key`: the file is only judged, never stored again
+    // (Committed::outcome nullopt unless refused).
+    bool judge_only = false;
+};
+
+// What became of one StagedFile.
+struct Committed {
+    std::size_t ticket = 0;  // commit()'s
+    // Set iff it was not committed: Error{Interrupted} iff the stop token stopped it first,
+    // Error{Unsafe} iff the judge refused it (`refused`), the store's error otherwise.
+    std::optional<Error> error;
+    bool refused = false;
+    // What was stored, iff it was (not without `error`, nor for judge_only).
+    std::optional<ObjectInfo> stored;
+};
+
+// A local directory in which files for the store's keys are made and then committed
+// (ObjectStore::stage). A writer makes the file for key K at directory()/K under a temporary
+// name in K's own directory (creating the directories above it), verifies it, and renames it into
+// place; then hands it to commit(). Destroyed: waits for the commits under way, then removes what
+// it still holds that is not in place (and its directory, but on disk).
+class Staging {
+  public:
+    virtual ~Staging() = default;
+    Staging(const Staging&) = delete;
+    Staging& operator=(const Staging&) = delete;
+
+    // Where the store's root is made: on disk the store's root itself (in_place()), otherwise a
+    // fresh private directory (0700; a bucket's spool, memory-backed by default).
+    virtual const std::filesystem::path& directory() const = 0;
+
+    // True iff a file made at directory()/K is the store's K as soon as it is renamed there (on
+    // disk): commit() then only confirms it is there (judge, if any, refusing removes it).
+    virtual bool in_place() const = 0;
+
+    // The most bytes that may wait in directory() uncommitted: a writer makes no more before
+    // wait() (back-pressure). UINT64_MAX on disk.
+    virtual std::uint64_t capacity() const = 0;
+
+    // True iff directory() is on a memory-backed filesystem (tmpfs, ramfs).
+    virtual bool in_memory() const = 0;
+
+    // Set iff the default spool parent was unusable and the spool is on disk: says which.
+    virtual const std::optional<std::string>& warning() const = 0;
+
+    // Queues `file`, complete at directory()/file.key, to become the store's file.key: uploaded
+    // by one of StageOptions::parallel workers (a bucket), read in (memory), confirmed (disk);
+    // then unlinked (but on disk). Returns at once; `ticket` names it in wait()'s answer.
+    // Called from one thread at a time (it may be another than the owner's).
+    virtual void commit(std::size_t ticket, StagedFile file) = 0;
+
+    // Waits for every queued commit. Returns each one's outcome (in no set order) once.
+    virtual std::vector<Committed> wait() = 0;
+
+    // Requests sent so far by the commit workers (a bucket's; 0 elsewhere).
+    virtual std::uint64_t requests() const { return 0; }
+
+  protected:
+    Staging() = default;
+};
+
 class ObjectStore {
   public:
     virtual ~ObjectStore() = default;
@@ -170,6 +263,14 @@ class ObjectStore {
 
     // As put, with the content of the local file `path`.
     virtual Result<void> put_file(std::string_view key, const std::filesystem::path& path) = 0;
+
+    // A staging area (Staging) for files made locally, then committed under their keys: on disk
+    // the store's root (a writer's rename is the commit, no bytes copied); in a bucket a bounded
+    // spool (store/spool.hpp) and `options.parallel` upload workers; in memory a spool read in.
+    // The store must outlive it; while commits are under way the store's other operations may
+    // be called only where the implementation says (a bucket: any). Error{Io} naming the spool
+    // iff it cannot be created.
+    virtual Result<std::unique_ptr<Staging>> stage(const StageOptions& options) = 0;
 
     // Makes each copy's `to` hold its `from` (as CopyMode says), each replaced atomically.
     // Returns the first failure (those before it are made); Error{NotFound} iff a source is not

@@ -11,9 +11,7 @@
 //     replaced stay one more switch for readers that fetched the old index, as a sync keeps them.
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -22,6 +20,7 @@
 #include "s3/mirror_state.hpp"
 #include "s3/upload.hpp"
 #include "store/object_store.hpp"
+#include "store/staging.hpp"
 
 namespace rpmirror::store {
 
@@ -170,17 +169,46 @@ class S3Objects final : public ObjectStore {
         return put_object(key, bytes, {});
     }
 
+    // Streams the file: one PUT up to the part size, a multipart upload above it (s3/upload.hpp),
+    // its body mapped from the file, never read onto the heap.
     Result<void> put_file(std::string_view key, const std::filesystem::path& path) override {
-        std::ifstream file(path, std::ios::binary);
-        if (!file) {
-            return make_errno_error("cannot open", path.string(), errno);
+        if (auto valid = check_key(key); !valid) {
+            return valid;
         }
-        std::ostringstream bytes;
-        bytes << file.rdbuf();
-        if (file.bad()) {
-            return make_error(ErrorCode::Io, "cannot read", path.string());
-        }
-        return put(key, bytes.str());
+        return s3::upload_file(client_, where_.bucket, full(key), path, s3::UploadSpec{})
+            .map([](const s3::StoredObject&) {});
+    }
+
+    // The spool (store/spool.hpp) and options.parallel upload workers, one client each.
+    Result<std::unique_ptr<Staging>> stage(const StageOptions& options) override {
+        s3::UploadSpec base;
+        base.part_size = std::max(options.part_size, s3::kMinPartSize);
+        base.acl = options.acl;
+        base.content_type = options.content_type;
+        return spool_staging(
+            options, true,
+            [this, base](std::atomic<std::uint64_t>& requests) -> CommitFile {
+                auto client = std::make_shared<s3::S3Client>(config_);
+                return [this, base, client, &requests](
+                           const StagedFile& staged,
+                           const std::filesystem::path& file) -> Result<ObjectInfo> {
+                    if (auto valid = check_key(staged.key); !valid) {
+                        return tl::unexpected(std::move(valid.error()));
+                    }
+                    s3::UploadSpec spec = base;
+                    spec.checksum_type = staged.type;
+                    spec.digest = staged.digest;
+                    const std::uint64_t before = client->request_count();
+                    auto stored =
+                        s3::upload_file(*client, where_.bucket, full(staged.key), file, spec);
+                    requests += client->request_count() - before;
+                    if (!stored) {
+                        return tl::unexpected(std::move(stored.error()));
+                    }
+                    return ObjectInfo{stored->size, stored->etag, 1};
+                };
+            },
+            [this](std::string_view key) { return describe(key); });
     }
 
     Result<void> copy(std::span<const CopyRequest> copies, const CopyOptions& options) override {

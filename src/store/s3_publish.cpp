@@ -206,6 +206,43 @@ Result<void> S3Store::publish_metadata(const MetadataRelease& release) {
     return {};
 }
 
+Result<void> S3Store::record_placed(std::span<const PlacedFile> placed,
+                                    std::span<const std::string> condemned, bool checked) {
+    auto sync = sync_view("recording stored packages");
+    if (!sync) {
+        return tl::unexpected(std::move(sync.error()));
+    }
+    S3SyncView& view = **sync;
+    s3::MirrorState& state = *view.state;
+    for (const PlacedFile& file : placed) {
+        (*view.listing)[file.key] =
+            s3::ListedObject{repo_.key(file.key), file.stored.size, file.stored.version, {}};
+        state.objects[file.key] =
+            s3::StoredObject{file.stored.size, file.stored.version, file.type, file.digest};
+        view.stored_now->insert(file.key);
+    }
+    std::vector<std::string> removed;
+    for (const std::string& key : condemned) {
+        if (!key.starts_with("../")) {
+            removed.push_back(key);
+        }
+        state.objects.erase(key);
+    }
+    if (!placed.empty() && !checked) {
+        state.signatures_checked.clear();  // unchecked packages among the state's now
+    }
+    state.repomd_sha256.clear();
+    if (auto held = view.confirm_lease(); !held) {
+        return held;
+    }
+    if (!removed.empty()) {
+        if (auto deleted = remove_packages(removed); !deleted) {
+            return tl::unexpected(std::move(deleted.error()));
+        }
+    }
+    return s3::store_state(client_, repo_, state, view.state_key);
+}
+
 Result<void> S3Store::record_sync(const SyncRecord& record, std::vector<std::string>&) {
     auto sync = sync_view("recording the sync");
     if (!sync) {

@@ -68,6 +68,8 @@ class S3Store final : public MirrorStore {
     Result<std::unique_ptr<RepoLock>> lock(std::optional<std::chrono::seconds> wait,
                                            std::stop_token stop) override;
     Result<void> write_document(std::string_view key, std::string_view content) override;
+    Result<void> record_placed(std::span<const PlacedFile> placed,
+                               std::span<const std::string> condemned, bool checked) override;
     Result<void> ready_packages() override;
     Result<void> publish_metadata(const MetadataRelease& release) override;
     Result<void> record_sync(const SyncRecord& record, std::vector<std::string>& warnings) override;

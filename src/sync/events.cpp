@@ -77,13 +77,12 @@ void PackageEventRelay::file_finished(std::size_t request_index, const FileResul
     events_.package(event);
 }
 
-S3UploadOnFinish::S3UploadOnFinish(ProgressSink* inner, S3Destination& destination,
-                                   const std::vector<std::size_t>& items)
-    : ForwardingSink(inner), destination_(destination), items_(items) {}
+CommitOnFinish::CommitOnFinish(ProgressSink* inner, std::function<void(std::size_t)> commit)
+    : ForwardingSink(inner), commit_(std::move(commit)) {}
 
-void S3UploadOnFinish::file_finished(std::size_t request_index, const FileResult& result) {
+void CommitOnFinish::file_finished(std::size_t request_index, const FileResult& result) {
     if (result.status == FileStatus::Downloaded || result.status == FileStatus::AlreadyPresent) {
-        destination_.upload_when_ready(items_[request_index]);
+        commit_(request_index);
     }
     ForwardingSink::file_finished(request_index, result);
 }

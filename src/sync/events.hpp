@@ -1,11 +1,12 @@
 // The progress sinks a sync's package downloads report to: PackageEventRelay (SyncEvents, for
-// every destination) and S3UploadOnFinish (an s3:// destination's uploads), both forwarding to
-// the caller's sink (ForwardingSink).
+// every destination) and CommitOnFinish (a staging area's commits: a bucket's uploads), both
+// forwarding to the caller's sink (ForwardingSink).
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,7 +14,6 @@
 
 #include "rpmirror/download/download.hpp"
 #include "rpmirror/sync/sync.hpp"
-#include "sync/s3_sync.hpp"
 
 namespace rpmirror {
 
@@ -47,18 +47,16 @@ class PackageEventRelay final : public ForwardingSink {
     std::size_t& done_;
 };
 
-// An s3:// destination: hands each package of a batch to the upload pool as soon as the
-// downloader finished it, and tells `inner` everything.
-class S3UploadOnFinish final : public ForwardingSink {
+// Hands each file the downloader finished (downloaded, or found complete) to `commit` (its
+// request index: a store::Staging's commit), and tells `inner` everything.
+class CommitOnFinish final : public ForwardingSink {
   public:
-    S3UploadOnFinish(ProgressSink* inner, S3Destination& destination,
-                     const std::vector<std::size_t>& items);
+    CommitOnFinish(ProgressSink* inner, std::function<void(std::size_t request_index)> commit);
 
     void file_finished(std::size_t request_index, const FileResult& result) override;
 
   private:
-    S3Destination& destination_;
-    const std::vector<std::size_t>& items_;
+    std::function<void(std::size_t)> commit_;
 };
 
 }  // namespace rpmirror

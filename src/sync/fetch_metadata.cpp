@@ -42,7 +42,8 @@ const RepomdRecord* comps_record(const Repomd& repomd) {
 Result<MetadataStage> RepoSync::create_stage() const {
     const bool local = !options_.urls_only && !s3_;
     const std::filesystem::path stage_parent =
-        local ? metadata_dir_ : (s3_ ? s3_->spool() : std::filesystem::temp_directory_path());
+        local ? metadata_dir_
+              : (s3_ ? staging_->directory() : std::filesystem::temp_directory_path());
     return MetadataStage::create(stage_parent);
 }
 

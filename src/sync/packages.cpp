@@ -1,6 +1,6 @@
-// RepoSync's packages, placed once for every store (place_packages over a Placement): the plan,
-// what the store holds judged while the rest download (after --dedupe), the damaged fetched
-// again, --gpgcheck; a directory's Placement; and --delete.
+// RepoSync's packages, placed once for every store (place_packages over the Placement, over the
+// store's staging area): the plan, what the store holds judged while the rest download (after
+// --dedupe), the damaged fetched again, --gpgcheck; and --delete.
 #include "sync/repo_sync.hpp"
 
 #include <cstdint>
@@ -51,91 +51,223 @@ PackageFailure failure_of(const PackageView& package, const FileResult& result) 
 
 }  // namespace
 
-// A directory is its own place: the plan's paths are beneath it, the packages it lacks download
-// into it (.part files renamed), those present are verified on worker threads meanwhile.
-class RepoSync::DirectoryPlacement final : public RepoSync::Placement {
-  public:
-    explicit DirectoryPlacement(RepoSync& sync) : sync_(sync) {}
-
-    std::filesystem::path root() const override { return sync_.repo_dir_; }
-
-    std::optional<std::filesystem::path> outside() const override {
-        if (sync_.layout_root_.empty()) {
-            return sync_.options_.safe_write_path;
-        }
-        return std::filesystem::absolute(sync_.layout_root_);
+std::filesystem::path RepoSync::Placement::root() const {
+    if (staging_.in_place()) {
+        return sync_.repo_dir_;  // the store's root is the repository's directory or above it
     }
+    // The staging directory stands for the layout root: a blob's key climbs out of the
+    // repository but never out of it.
+    const std::filesystem::path beneath =
+        sync_.layout_root_.empty() ? std::filesystem::path()
+                                   : sync_.repo_dir_.lexically_relative(sync_.layout_root_);
+    return beneath.empty() || beneath == "." ? staging_.directory()
+                                             : staging_.directory() / beneath;
+}
 
-    Survey survey(const PackageIndex& index) override {
-        const SyncPlan& plan = sync_.plan_;
-        checks_.clear();
-        for (const std::size_t target : plan.to_verify) {
-            const PackageView package = index[plan.targets[target].position];
-            checks_.push_back({sync_.repo_dir_ / plan.targets[target].relative_path,
-                               package.checksum_type, package.checksum_hex(),
-                               package.package_size == kUnknownSize
-                                   ? std::nullopt
-                                   : std::optional<std::uint64_t>(package.package_size)});
-        }
-        VerifyOptions options;
-        options.threads = sync_.options_.verify_threads;
-        options.hash.use_cache = sync_.options_.use_checksum_cache;
-        options.hash.trust = cache_trust_of(state_directory(sync_.options_), sync_.repo_dir_);
-        options.hash.stop = sync_.stop_;
-        Survey survey;
-        survey.absent = plan.to_download;
-        survey.judged = std::async(std::launch::async, [this, &plan, options] {
-            const std::vector<VerifyResult> verified = verify_files(checks_, options);
-            std::vector<Judged> judged;
-            judged.reserve(verified.size());
-            for (std::size_t check = 0; check < verified.size(); ++check) {
-                const std::size_t target = plan.to_verify[check];
-                const VerifyResult& result = verified[check];
-                Judged one{target, Holding::Held, {}, {}};
-                if (result.status == VerifyStatus::Ok) {
-                    judged.push_back(std::move(one));
-                    continue;
-                }
-                one.holding = Holding::Replace;
-                // Beyond the repository's directory a file may be another's as it is.
-                if (plan.targets[target].root_index != 0 &&
-                    (result.status == VerifyStatus::DigestMismatch ||
-                     result.status == VerifyStatus::SizeMismatch)) {
-                    one.holding = Holding::Conflict;
-                    one.where = (plan.roots[plan.targets[target].root_index] /
-                                 plan.targets[target].destination)
-                                    .lexically_normal()
-                                    .string();
-                    one.held = result.status == VerifyStatus::SizeMismatch
-                                   ? fmt::format("{} bytes", result.actual_size)
-                                   : fmt::format("{} {}", checksum_type_name(checks_[check].type),
-                                                 result.actual_digest);
-                }
+std::optional<std::filesystem::path> RepoSync::Placement::outside() const {
+    if (sync_.layout_root_.empty()) {
+        return sync_.options_.safe_write_path;  // refused for a bucket (s3_repo_location)
+    }
+    return std::filesystem::absolute(staging_.directory());
+}
+
+RepoSync::Placement::Survey RepoSync::Placement::survey(const PackageIndex& index) {
+    const SyncPlan& plan = sync_.plan_;
+    index_ = &index;
+    packages_.clear();
+    packages_.reserve(plan.targets.size());
+    // What commit() and a bucket's record need (a directory's rename places a package).
+    for (const PackageTarget& target :
+         staging_.in_place() ? std::span<const PackageTarget>() : std::span(plan.targets)) {
+        const PackageView package = index[target.position];
+        packages_.push_back({target.relative_path.generic_string(), package.checksum_type,
+                             package.checksum_hex(), package.package_size});
+    }
+    return sync_.s3_ ? survey_record(index) : survey_files(index);
+}
+
+RepoSync::Placement::Survey RepoSync::Placement::survey_files(const PackageIndex& index) {
+    const SyncPlan& plan = sync_.plan_;
+    checks_.clear();
+    for (const std::size_t target : plan.to_verify) {
+        const PackageView package = index[plan.targets[target].position];
+        checks_.push_back({sync_.repo_dir_ / plan.targets[target].relative_path,
+                           package.checksum_type, package.checksum_hex(),
+                           package.package_size == kUnknownSize
+                               ? std::nullopt
+                               : std::optional<std::uint64_t>(package.package_size)});
+    }
+    VerifyOptions options;
+    options.threads = sync_.options_.verify_threads;
+    options.hash.use_cache = sync_.options_.use_checksum_cache;
+    options.hash.trust = cache_trust_of(state_directory(sync_.options_), sync_.repo_dir_);
+    options.hash.stop = sync_.stop_;
+    Survey survey;
+    survey.absent = plan.to_download;
+    survey.judged = std::async(std::launch::async, [this, &plan, options] {
+        const std::vector<VerifyResult> verified = verify_files(checks_, options);
+        std::vector<Judged> judged;
+        judged.reserve(verified.size());
+        for (std::size_t check = 0; check < verified.size(); ++check) {
+            const std::size_t target = plan.to_verify[check];
+            const VerifyResult& result = verified[check];
+            Judged one{target, Holding::Held, {}, {}};
+            if (result.status == VerifyStatus::Ok) {
                 judged.push_back(std::move(one));
+                continue;
             }
-            return judged;
-        });
-        return survey;
+            one.holding = Holding::Replace;
+            // Beyond the repository's directory a file may be another's as it is.
+            if (plan.targets[target].root_index != 0 &&
+                (result.status == VerifyStatus::DigestMismatch ||
+                 result.status == VerifyStatus::SizeMismatch)) {
+                one.holding = Holding::Conflict;
+                one.where =
+                    (plan.roots[plan.targets[target].root_index] / plan.targets[target].destination)
+                        .lexically_normal()
+                        .string();
+                one.held = result.status == VerifyStatus::SizeMismatch
+                               ? fmt::format("{} bytes", result.actual_size)
+                               : fmt::format("{} {}", checksum_type_name(checks_[check].type),
+                                             result.actual_digest);
+            }
+            judged.push_back(std::move(one));
+        }
+        return judged;
+    });
+    return survey;
+}
+
+RepoSync::Placement::Survey RepoSync::Placement::survey_record(const PackageIndex& /*index*/) {
+    S3Destination& s3 = *sync_.s3_;
+    std::vector<store::S3Holdings::Conflict> conflicts;
+    Survey survey;
+    survey.absent = s3.holdings().missing(packages_, &conflicts);
+    std::vector<bool> absent(packages_.size(), false);
+    for (const std::size_t item : survey.absent) {
+        absent[item] = true;
     }
-
-    std::vector<std::size_t> copy_duplicates(const PackageIndex& index,
-                                             std::vector<std::size_t> absent) override;
-
-    std::uint64_t batch_bytes() const override { return UINT64_MAX; }
-
-    ProgressSink* begin_batch(const std::vector<std::size_t>& /*batch*/,
-                              ProgressSink* outer) override {
-        return outer;
+    std::vector<Judged> judged;
+    std::vector<bool> conflicting(packages_.size(), false);
+    // --upstream-layout: a blob another release stored with other content is shared with
+    // it: never replaced; this package fails instead (as on disk).
+    for (const store::S3Holdings::Conflict& conflict : conflicts) {
+        conflicting[conflict.item] = true;
+        judged.push_back({conflict.item, Holding::Conflict, conflict.held,
+                          s3.describe(packages_[conflict.item].key)});
     }
+    // --gpgcheck: stored packages no check vouches for are judged too: downloaded once
+    // more into the spool, checked, and kept or deleted (never uploaded again).
+    const bool rejudge =
+        sync_.checks_packages() && !s3.holdings().signatures_checked_with(sync_.trusted_key_ids_);
+    if (rejudge) {
+        survey.absent.clear();
+    }
+    for (std::size_t item = 0; item < packages_.size(); ++item) {
+        if (conflicting[item]) {
+            continue;
+        }
+        if (rejudge) {
+            packages_[item].stored = !absent[item];
+            survey.absent.push_back(item);
+        } else if (!absent[item]) {
+            judged.push_back({item, Holding::Held, {}, {}});
+        }
+    }
+    survey.judged = std::async(std::launch::deferred,
+                               [judged = std::move(judged)]() mutable { return judged; });
+    return survey;
+}
 
-    Result<void> end_batch() override { return {}; }
+std::vector<std::size_t> RepoSync::Placement::copy_duplicates(const PackageIndex& index,
+                                                              std::vector<std::size_t> absent) {
+    if (sync_.options_.dedupe == DedupeMode::Off || absent.empty() ||
+        sync_.stop_.stop_requested()) {
+        return absent;
+    }
+    if (!sync_.s3_) {
+        return link_duplicates(index, std::move(absent));
+    }
+    // Copied inside the store from a sibling repository (not with --gpgcheck: every package
+    // it stores is judged in the spool).
+    if (sync_.checks_packages()) {
+        return absent;
+    }
+    return sync_.s3_->copy_from_siblings(packages_, std::move(absent), sync_.report_);
+}
 
-    bool checks_while_storing() const override { return false; }
+ProgressSink* RepoSync::Placement::begin_batch(const std::vector<std::size_t>& batch,
+                                               ProgressSink* outer) {
+    if (staging_.in_place()) {
+        return outer;  // the download's rename placed it
+    }
+    batch_ = &batch;
+    commits_.emplace(outer, [this](std::size_t request) { commit((*batch_)[request]); });
+    return &*commits_;
+}
 
-  private:
-    RepoSync& sync_;
-    std::vector<VerifyRequest> checks_;
-};
+void RepoSync::Placement::commit(std::size_t target) {
+    const S3Package& package = packages_[target];
+    store::StagedFile file;
+    file.key = (root() / package.key)
+                   .lexically_normal()
+                   .lexically_relative(staging_.directory())
+                   .generic_string();
+    file.type = package.checksum_type;
+    file.digest = package.digest;
+    file.judge_only = package.stored;
+    if (sync_.checks_packages()) {
+        file.judge = [this, target](const std::filesystem::path& staged) {
+            return sync_.judge_staged(*index_, target, staged);
+        };
+    }
+    staging_.commit(target, std::move(file));
+}
+
+Result<void> RepoSync::Placement::end_batch() {
+    if (staging_.in_place()) {
+        return {};
+    }
+    commits_.reset();
+    std::vector<store::PlacedFile> placed;
+    std::vector<std::string> condemned;
+    std::vector<std::pair<std::size_t, Error>> failed;
+    for (store::Committed& done : staging_.wait()) {
+        const S3Package& package = packages_[done.ticket];
+        if (done.refused && package.stored) {
+            condemned.push_back(package.key);
+        }
+        if (done.error) {
+            failed.emplace_back(done.ticket, std::move(*done.error));
+        } else if (done.stored) {
+            placed.push_back({package.key,
+                              {done.stored->size, done.stored->version},
+                              package.checksum_type,
+                              package.digest});
+        }
+    }
+    if (auto recorded = sync_.store_->record_placed(placed, condemned, sync_.checks_packages());
+        !recorded) {
+        return recorded;
+    }
+    RepoSyncReport& report = sync_.report_;
+    report.signatures_checked += sync_.spool_checked_.exchange(0);
+    for (auto& [target, error] : failed) {
+        sync_.failed_targets_.insert(target);
+        if (auto judged = sync_.spool_failures_.extract(target)) {
+            report.failures.push_back(std::move(judged.mapped()));
+            continue;
+        }
+        report.failures.push_back(
+            {(*index_)[sync_.plan_.targets[target].position].nevra(), error.to_string(), {}});
+    }
+    // Packages stored or kept that could not be checked.
+    for (auto& [target, failure] : sync_.spool_failures_) {
+        report.failures.push_back(std::move(failure));
+    }
+    sync_.spool_failures_.clear();
+    return {};
+}
 
 Result<void> RepoSync::place_packages(const PackageIndex& index, const Selection& selection,
                                       Placement& placement) {
@@ -157,9 +289,6 @@ Result<void> RepoSync::place_packages(const PackageIndex& index, const Selection
             "{} <package> entries name a file already listed under another spelling of its "
             "path (e.g. './Packages/a.rpm'); each file is downloaded once",
             plan_.duplicate_paths));
-    }
-    if (checks_packages() && placement.checks_while_storing()) {
-        check_in_spool(index);
     }
     Placement::Survey survey = placement.survey(index);
     const std::vector<std::size_t> to_fetch =
@@ -248,13 +377,10 @@ Result<void> RepoSync::fetch_into(const PackageIndex& index, Placement& placemen
     return {};
 }
 
-std::vector<std::size_t> RepoSync::DirectoryPlacement::copy_duplicates(
-    const PackageIndex& index, std::vector<std::size_t> absent) {
+std::vector<std::size_t> RepoSync::Placement::link_duplicates(const PackageIndex& index,
+                                                              std::vector<std::size_t> absent) {
     RepoSyncReport& report = sync_.report_;
     const SyncOptions& options = sync_.options_;
-    if (options.dedupe == DedupeMode::Off || absent.empty() || sync_.stop_.stop_requested()) {
-        return absent;
-    }
     const SyncPlan& plan = sync_.plan_;
     std::vector<DedupeTarget> wanted;
     wanted.reserve(absent.size());
@@ -306,10 +432,6 @@ std::vector<std::size_t> RepoSync::DirectoryPlacement::copy_duplicates(
         }
     }
     return rest;
-}
-
-std::unique_ptr<RepoSync::Placement> RepoSync::directory_placement() {
-    return std::make_unique<DirectoryPlacement>(*this);
 }
 
 Result<void> RepoSync::download_targets(const PackageIndex& index,

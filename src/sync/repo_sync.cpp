@@ -114,8 +114,11 @@ Result<void> RepoSync::sync_to_store(const FetchedRepomd& repomd, MetadataStage&
         report_.refused = true;
         return refused;
     }
-    const std::unique_ptr<Placement> placement = s3_ ? bucket_placement() : directory_placement();
-    if (auto placed = place_packages(index, selection, *placement); !placed) {
+    if (auto opened = open_staging(); !opened) {
+        return opened;
+    }
+    Placement placement(*this, *staging_);
+    if (auto placed = place_packages(index, selection, placement); !placed) {
         return placed;
     }
     for (const PackageTarget& target : plan_.targets) {
@@ -222,6 +225,60 @@ Result<void> RepoSync::open_store() {
     return {};
 }
 
+Result<void> RepoSync::open_s3() {
+    // --upstream-layout: the repository at its path beneath the layout root (`-p`/<repoid>/).
+    const std::filesystem::path layout_path =
+        layout_root_.empty() ? std::filesystem::path() : repo_dir_.lexically_relative(layout_root_);
+    auto opened = S3Destination::open(options_, repo_.id,
+                                      layout_path == "." ? std::filesystem::path() : layout_path);
+    if (!opened) {
+        return tl::unexpected(std::move(opened.error()));
+    }
+    s3_ = std::move(*opened);
+    auto staging = s3_->stage(stop_);
+    if (!staging) {
+        return tl::unexpected(std::move(staging.error()));
+    }
+    staging_ = std::move(*staging);
+    report_.s3_spool = staging_->directory();
+    report_.s3_spool_in_memory = staging_->in_memory();
+    if (staging_->warning()) {
+        report_.warnings.push_back(*staging_->warning());
+    }
+    // Two workers (--shard, overlapping timers) never sync it at once: the lease of the root the
+    // sync locked, and the repository's own where it lies elsewhere, both kept until the end.
+    if (lies_elsewhere()) {
+        if (auto held = hold_own_lock(s3_->lock(options_.lock_wait, stop_)); !held) {
+            return held;
+        }
+    }
+    std::vector<RepoLock*> locks;
+    for (RepoLock* lock : {root_lock_.lock, own_lock_.get()}) {
+        if (lock != nullptr) {
+            locks.push_back(lock);
+        }
+    }
+    s3_->hold(std::move(locks));
+    if (auto loaded = s3_->load(); !loaded) {
+        return loaded;
+    }
+    store_ = &s3_->store();
+    return {};
+}
+
+Result<void> RepoSync::open_staging() {
+    if (staging_) {
+        return {};
+    }
+    objects_ = store::disk_object_store(layout_root_.empty() ? repo_dir_ : layout_root_);
+    auto staging = objects_->stage({});
+    if (!staging) {
+        return tl::unexpected(std::move(staging.error()));
+    }
+    staging_ = std::move(*staging);
+    return {};
+}
+
 bool RepoSync::lies_elsewhere() const {
     // "/srv/m/a" and "/srv/m/a/" are one directory.
     const auto normal = [](const std::filesystem::path& dir) {
@@ -256,7 +313,8 @@ bool RepoSync::published_after_packages() {
 
 void RepoSync::record_s3_requests() {
     if (s3_) {
-        report_.s3_requests = s3_->requests() + (own_lock_ ? own_lock_->requests() : 0);
+        report_.s3_requests = s3_->requests() + (own_lock_ ? own_lock_->requests() : 0) +
+                              (staging_ ? staging_->requests() : 0);
     }
 }
 

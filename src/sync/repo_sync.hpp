@@ -1,7 +1,7 @@
 // RepoSync, the work of one sync (Syncer::sync in sync.cpp runs it). Its member functions are
 // defined by concern: repo_sync.cpp (the sequence of stages), signatures.cpp, fetch_metadata.cpp,
-// zchunk_reuse.cpp, packages.cpp, publish.cpp (the local publish, the state, the no-op) and
-// repo_sync_s3.cpp (an s3:// destination).
+// zchunk_reuse.cpp, packages.cpp (the packages placed through the store's staging area),
+// publish.cpp (the store opened, the publish, the state, the no-op).
 #pragma once
 
 #include <atomic>
@@ -31,6 +31,8 @@
 #include "rpmirror/sync/sync.hpp"
 #include "rpmirror/util/error.hpp"
 #include "store/local_store.hpp"
+#include "store/object_store.hpp"
+#include "sync/events.hpp"
 #include "sync/repo_source.hpp"
 #include "sync/s3_sync.hpp"
 
@@ -119,9 +121,12 @@ class RepoSync {
     // reported as failures.
     void check_package_signatures(const PackageIndex& index);
 
-    // --gpgcheck on an s3:// destination: each package is checked in the spool by an upload
-    // worker before it is uploaded; what it reports waits in spool_failures_ for end_uploads.
-    void check_in_spool(const PackageIndex& index);
+    // --gpgcheck before committing (a bucket's spool): judges plan_ target `target`, complete
+    // as `file`, on a commit worker (several at once). True: store it (good, or it could not be
+    // judged, as a local --gpgcheck keeps such a file); false: a verdict against it. What it
+    // reports waits in spool_failures_ for Placement::end_batch.
+    bool judge_staged(const PackageIndex& index, std::size_t target,
+                      const std::filesystem::path& file);
 
     // fetch_metadata.cpp: the records, comps (-m) and the URLs (-u).
 
@@ -268,13 +273,12 @@ class RepoSync {
     bool remove_release(const std::filesystem::path& tree);
 
     // packages.cpp: the packages placed in the store, once for every store, over a Placement
-    // (below): a directory's (DirectoryPlacement, packages.cpp) or a bucket's (BucketPlacement,
-    // repo_sync_s3.cpp).
+    // (below) over the store's staging area (staging_).
     class Placement;
-    class DirectoryPlacement;
-    class BucketPlacement;
-    std::unique_ptr<Placement> directory_placement();
-    std::unique_ptr<Placement> bucket_placement();  // needs s3_
+
+    // Opens staging_ iff it is not yet: a directory's (the repository's own directory, or the
+    // layout root beneath which it lies); a bucket's is opened with it (open_s3).
+    Result<void> open_staging();
 
     // The plan, then what the store holds judged while the packages it lacks are fetched (after
     // --dedupe found what it could copy), then those it holds damaged fetched again, then
@@ -334,10 +338,8 @@ class RepoSync {
     Result<void> publish(const FetchedRepomd& repomd, MetadataStage& stage,
                          const PackageIndex& index);
 
-    // repo_sync_s3.cpp: an s3:// destination.
-
-    // An s3:// destination: opens it, takes its own lease iff it lies elsewhere, reads its state
-    // and listing; store_ is then its S3Store.
+    // An s3:// destination: opens it and its staging area (its spool), takes its own lease iff
+    // it lies elsewhere, reads its state and listing; store_ is then its S3Store.
     Result<void> open_s3();
 
     Downloader& downloader_;
@@ -369,25 +371,34 @@ class RepoSync {
     std::vector<std::size_t> placed_targets_;  // indices into plan_.targets this run fetched
     std::size_t packages_done_ = 0;            // packages downloaded or found present (events)
     std::unique_ptr<S3Destination> s3_;        // an s3:// destination, once opened
-    // --gpgcheck on s3://: the spool check's failures by target, and how many it checked.
+    std::unique_ptr<store::ObjectStore> objects_;  // a directory's, for its staging area
+    std::unique_ptr<store::Staging> staging_;      // where packages are made (open_staging)
+    // --gpgcheck before committing (a staging area not in place, a bucket's spool): the check's
+    // failures by target, and how many it checked.
     std::mutex spool_failures_mutex_;
     std::map<std::size_t, PackageFailure> spool_failures_;
     std::atomic<std::size_t> spool_checked_{0};
 };
 
-// How a store receives the packages of a sync (RepoSync::place_packages drives it): where the
-// plan puts them, what the store already holds, what --dedupe can copy inside it, and the
-// downloads in batches, each package stored as it completes. A directory is its own place (the
-// downloader's .part files renamed into it); a bucket's place is its spool, from which each
-// package is uploaded and unlinked.
+// How a store receives the packages of a sync (RepoSync::place_packages drives it), written
+// once over the store's staging area (store::ObjectStore::stage): the plan's paths lie beneath
+// its directory, the packages download there in batches of at most its capacity, and each is
+// committed as it completes (on disk a download's rename already placed it; a bucket's spool
+// uploads it, while the others download, then unlinks it), --gpgcheck judging it first where
+// the staging area is not in place; the store records what was committed
+// (store::MirrorStore::record_placed). What the store already holds is judged while the rest
+// download (a directory's files hashed on worker threads; a bucket's state and ETag listing),
+// and --dedupe copies inside the store (hard links from the mirrors beside a directory; server-
+// side copies from a bucket's sibling repositories).
 class RepoSync::Placement {
   public:
-    virtual ~Placement() = default;
+    // `staging` (sync.staging_) must outlive it.
+    Placement(RepoSync& sync, store::Staging& staging) : sync_(sync), staging_(staging) {}
 
     // The directory the plan's paths are relative to, and beneath which packages download.
-    virtual std::filesystem::path root() const = 0;
+    std::filesystem::path root() const;
     // Where packages may lie beyond root() (the layout root, --safe-write-path), if anywhere.
-    virtual std::optional<std::filesystem::path> outside() const = 0;
+    std::optional<std::filesystem::path> outside() const;
 
     // What the store holds of one planned package.
     enum class Holding {
@@ -407,26 +418,41 @@ class RepoSync::Placement {
     };
     // Sorts the plan's targets (RepoSync::plan_) into those to fetch and those judged (hashed on
     // worker threads while the others download, or from the store's record).
-    virtual Survey survey(const PackageIndex& index) = 0;
+    Survey survey(const PackageIndex& index);
 
     // --dedupe: places those of `absent` another repository holds by a link or a copy inside
     // the store. Returns the rest.
-    virtual std::vector<std::size_t> copy_duplicates(const PackageIndex& index,
-                                                     std::vector<std::size_t> absent) = 0;
+    std::vector<std::size_t> copy_duplicates(const PackageIndex& index,
+                                             std::vector<std::size_t> absent);
 
-    // The most bytes one batch may download before it is stored (a bucket's spool size).
-    virtual std::uint64_t batch_bytes() const = 0;
+    // The most bytes one batch may download before it is stored (the staging area's capacity).
+    std::uint64_t batch_bytes() const { return staging_.capacity(); }
     // Starts storing `batch` (targets) as each completes; returns the sink the downloads report
-    // to (`outer`, or one that stores and forwards to it). `batch` outlives end_batch().
-    virtual ProgressSink* begin_batch(const std::vector<std::size_t>& batch,
-                                      ProgressSink* outer) = 0;
-    // Waits for the batch to be stored; the packages that could not be are failures (in the
-    // report and failed_targets_). Returns an error iff the sync must stop.
-    virtual Result<void> end_batch() = 0;
+    // to (`outer`, or one that commits and forwards to it). `batch` outlives end_batch().
+    ProgressSink* begin_batch(const std::vector<std::size_t>& batch, ProgressSink* outer);
+    // Waits for the batch to be stored and recorded; the packages that could not be are failures
+    // (in the report and failed_targets_). Returns an error iff the sync must stop.
+    Result<void> end_batch();
 
-    // True iff --gpgcheck judges each package before it is stored (a bucket: in the spool), not
-    // once it is in place (a directory).
-    virtual bool checks_while_storing() const = 0;
+    // True iff --gpgcheck judges each package before it is stored (in a staging area not in
+    // place: a bucket's spool), not once it is in place (a directory).
+    bool checks_while_storing() const { return !staging_.in_place(); }
+
+  private:
+    Survey survey_files(const PackageIndex& index);   // a directory: hashed
+    Survey survey_record(const PackageIndex& index);  // a bucket: its state and listing
+    std::vector<std::size_t> link_duplicates(const PackageIndex& index,
+                                             std::vector<std::size_t> absent);
+    // Hands package `target`, complete beneath root(), to the staging area.
+    void commit(std::size_t target);
+
+    RepoSync& sync_;
+    store::Staging& staging_;
+    const PackageIndex* index_ = nullptr;  // survey()'s
+    std::vector<S3Package> packages_;      // by target: key (relative to root()), checksum
+    std::vector<VerifyRequest> checks_;    // survey_files()'s
+    const std::vector<std::size_t>* batch_ = nullptr;  // begin_batch()'s
+    std::optional<CommitOnFinish> commits_;
 };
 
 }  // namespace rpmirror

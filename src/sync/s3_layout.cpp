@@ -16,50 +16,6 @@
 
 namespace rpmirror {
 
-void S3Destination::load_layout_records() {
-    for (const auto& [key, object] : listing_) {
-        if (!key.ends_with(s3::kStateKey) || key == s3::kStateKey ||
-            (key.size() > s3::kStateKey.size() &&
-             key[key.size() - s3::kStateKey.size() - 1] != '/')) {
-            continue;
-        }
-        const s3::S3Location tree{location_.bucket,
-                                  location_.key(key.substr(0, key.size() - s3::kStateKey.size()))};
-        if (!tree.prefix.starts_with(root_prefix_)) {
-            continue;  // a key with ".." segments of its own: no tree of the layout
-        }
-        auto state = s3::load_state(client_, tree);
-        if (!state) {
-            layout_unreadable_ = true;  // its blobs cannot be vouched for: none is replaced
-            continue;
-        }
-        if (!*state) {
-            continue;
-        }
-        // Shared only from a release whose packages were checked as this one's are; every
-        // record counts for what a blob holds.
-        const bool shareable = (*state)->signatures_checked == state_.signatures_checked;
-        for (const auto& [relative, stored] : (*state)->objects) {
-            const std::string full = tree.key(relative);
-            if (!full.starts_with(root_prefix_)) {
-                continue;
-            }
-            const std::string mine = s3::key_relative_to(location_, root_prefix_, full);
-            const auto listed = listing_.find(mine);
-            const bool current =
-                listed != listing_.end() && s3::still_matches(stored, listed->second);
-            auto [it, inserted] =
-                layout_records_.try_emplace(mine, LayoutRecord{stored, shareable});
-            // A record of the object as it is now wins over a stale one.
-            if (!inserted && current &&
-                !(listed != listing_.end() &&
-                  s3::still_matches(it->second.object, listed->second))) {
-                it->second = LayoutRecord{stored, shareable};
-            }
-        }
-    }
-}
-
 namespace {
 
 // Where mark_release records a release's last sync, beneath its prefix.
@@ -78,7 +34,7 @@ Result<std::vector<std::string>> S3Destination::collect_layout_blobs(
     constexpr std::string_view kCatalogueKey = ".rpmirror/upstream-layout-catalogue.json";
     const s3::S3Location root{location_.bucket, root_prefix_};
     const bool stored_blobs =
-        std::any_of(uploaded_now_.begin(), uploaded_now_.end(),
+        std::any_of(holdings_->stored_now().begin(), holdings_->stored_now().end(),
                     [](const std::string& key) { return is_layout_blob(key); });
     if (!collect && !stored_blobs) {
         return std::vector<std::string>();  // nothing to record: the catalogue is not read
@@ -97,10 +53,10 @@ Result<std::vector<std::string>> S3Destination::collect_layout_blobs(
         }
         return full.substr(root_prefix_.size());
     };
-    for (const std::string& key : uploaded_now_) {
-        const auto stored = state_.objects.find(key);
+    for (const std::string& key : holdings_->stored_now()) {
+        const auto stored = holdings_->state().objects.find(key);
         const auto blob = below_root(key);
-        if (is_layout_blob(key) && stored != state_.objects.end() && blob) {
+        if (is_layout_blob(key) && stored != holdings_->state().objects.end() && blob) {
             catalogue.objects[*blob] = stored->second;
         }
     }
@@ -112,7 +68,7 @@ Result<std::vector<std::string>> S3Destination::collect_layout_blobs(
         if (!fresh) {
             return tl::unexpected(std::move(fresh.error()));
         }
-        listing_ = std::move(*fresh);
+        holdings_->replace_listing(std::move(*fresh));
         if (options_.keep_releases > 0) {
             if (auto pruned = prune_releases(removed, warnings); !pruned) {
                 return tl::unexpected(std::move(pruned.error()));
@@ -122,7 +78,7 @@ Result<std::vector<std::string>> S3Destination::collect_layout_blobs(
         std::set<std::string> referenced;
         std::optional<Error> doubt;
         constexpr std::string_view kIndex = "repodata/repomd.xml";
-        for (const auto& [key, object] : listing_) {
+        for (const auto& [key, object] : holdings_->listing()) {
             if (doubt || !key.ends_with(kIndex) ||
                 (key.size() > kIndex.size() && key[key.size() - kIndex.size() - 1] != '/')) {
                 continue;
@@ -164,17 +120,18 @@ Result<std::vector<std::string>> S3Destination::collect_layout_blobs(
                 }
                 const std::string key =
                     s3::key_relative_to(location_, root_prefix_, root_prefix_ + it->first);
-                const auto listed = listing_.find(key);
-                if (listed != listing_.end() && s3::still_matches(it->second, listed->second)) {
+                const auto listed = holdings_->listing().find(key);
+                if (listed != holdings_->listing().end() &&
+                    s3::still_matches(it->second, listed->second)) {
                     condemned.push_back(key);
-                } else if (listed != listing_.end()) {
+                } else if (listed != holdings_->listing().end()) {
                     warnings.push_back(describe(key) +
                                        ": nothing lists it any more, but it changed since "
                                        "rpmirror stored it: left in place");
                 }
                 it = catalogue.objects.erase(it);
             }
-            auto gone = store_->remove_files(condemned);
+            auto gone = holdings_->store().remove_files(condemned);
             if (!gone) {
                 return tl::unexpected(std::move(gone.error()));
             }
@@ -211,7 +168,7 @@ Result<void> S3Destination::prune_releases(std::vector<std::string>& removed,
         return s3::key_relative_to(location_, root_prefix_, root_prefix_ + std::string(below_root));
     };
     std::vector<std::pair<std::int64_t, std::string>> releases;  // (marked, tree/ below root)
-    for (const auto& [key, object] : listing_) {
+    for (const auto& [key, object] : holdings_->listing()) {
         if (!key.ends_with(kIndex) ||
             (key.size() > kIndex.size() && key[key.size() - kIndex.size() - 1] != '/')) {
             continue;
@@ -226,7 +183,7 @@ Result<void> S3Destination::prune_releases(std::vector<std::string>& removed,
             continue;
         }
         const std::string shown = s3::object_url(location_.bucket, full);
-        if (!listing_.contains(listed_key(tree + std::string(kReleaseKey)))) {
+        if (!holdings_->listing().contains(listed_key(tree + std::string(kReleaseKey)))) {
             warnings.push_back(fmt::format(
                 "--keep-releases: {} was not synced by rpmirror: left in place (and not counted)",
                 shown));
@@ -269,7 +226,7 @@ Result<void> S3Destination::prune_releases(std::vector<std::string>& removed,
         std::vector<std::string> index;
         std::vector<std::string> rest;
         const std::string names_it = url + tree + "\n";
-        for (const auto& [key, object] : listing_) {
+        for (const auto& [key, object] : holdings_->listing()) {
             const std::string full = location_.key(key);
             if (full.starts_with(release.prefix)) {
                 if (full == release.key(kIndex)) {
@@ -285,7 +242,7 @@ Result<void> S3Destination::prune_releases(std::vector<std::string>& removed,
             }
         }
         for (const std::vector<std::string>* batch : {&lists, &index, &rest}) {
-            auto gone = store_->remove_files(*batch);
+            auto gone = holdings_->store().remove_files(*batch);
             if (!gone) {
                 return tl::unexpected(std::move(gone.error()));
             }

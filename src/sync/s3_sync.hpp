@@ -3,23 +3,19 @@
 // stages).
 //
 // A repository lives at `s3://BUCKET/PREFIX/<repoid>/`; its keys are the relative paths a local
-// mirror would have. The state object (s3/mirror_state.hpp) and one listing decide what is
-// already there: a package is kept iff the state has its key with the upstream checksum and the
-// listing shows the object the state describes (same size and ETag). Packages pass through a
-// bounded spool, in memory by default (downloaded by the Downloader, uploaded by a pool from a
-// mapping of the file, unlinked). What the sync then does once for every store (the no-op, the
-// metadata published, the sync recorded) goes through store(), an S3Store over this
-// destination's state and listing (store/mirror_store.hpp).
+// mirror would have. What it already holds is its state object and listing's say
+// (store/s3_holdings.hpp). Packages pass through the bucket's staging area
+// (store::ObjectStore::stage: a bounded spool, in memory by default, uploaded by a pool from a
+// mapping of the file, unlinked), and are recorded in the state by store().record_placed. What
+// the sync then does once for every store (the no-op, the metadata published, the sync recorded)
+// goes through store(), an S3Store over that state and listing (store/mirror_store.hpp).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
-#include <functional>
-#include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <span>
 #include <stop_token>
 #include <string>
@@ -31,8 +27,9 @@
 #include "rpmirror/util/error.hpp"
 #include "s3/client.hpp"
 #include "s3/mirror_state.hpp"
+#include "store/object_store.hpp"
+#include "store/s3_holdings.hpp"
 #include "store/s3_store.hpp"
-#include "sync/s3_spool.hpp"
 
 namespace rpmirror {
 
@@ -46,37 +43,19 @@ bool is_s3_destination(const SyncOptions& options);
 // (--remote-time, --safe-write-path, --dedupe-dir): the one place they are refused.
 Result<s3::S3Location> s3_repo_location(const SyncOptions& options, std::string_view repo_id);
 
-// One selected package as the s3 destination sees it.
-struct S3Package {
-    std::string key;  // relative to the repository prefix, e.g. "Packages/f/foo.rpm"
-    ChecksumType checksum_type = ChecksumType::Sha256;
-    std::string digest;  // lowercase hex
-    std::uint64_t size = 0;
-    // The store already holds it as the state describes: it passes through the spool only to be
-    // judged (--gpgcheck over objects no check vouches for) and is never uploaded again.
-    bool stored = false;
-};
+using store::S3Package;
 
-// What the spool check (--gpgcheck) decided for one package complete in the spool.
-enum class SpoolVerdict {
-    Upload,  // uploaded (or, already stored, kept): good, or it could not be judged
-    Remove,  // a verdict against it: not uploaded, and an object already stored is deleted
-};
-// Judges package `item` (of begin_uploads' packages), complete in the spool as `file`. Called
-// from the upload workers, several at once.
-using SpoolCheck = std::function<SpoolVerdict(std::size_t item, const std::filesystem::path& file)>;
-
-// The s3:// destination of one repository for one sync. Not thread-safe (it runs its upload
-// pool itself).
+// The s3:// destination of one repository for one sync: its location, client and leases, its
+// staging area, what it holds (store::S3Holdings), --dedupe and --upstream-layout. Not
+// thread-safe.
 class S3Destination {
   public:
-    // Resolves the store's configuration (SyncOptions::s3 over the environment and ~/.aws),
-    // creates the spool directory (sync/s3_spool.hpp: in /dev/shm unless --s3-spool-dir).
+    // Resolves the store's configuration (SyncOptions::s3 over the environment and ~/.aws).
     // `layout_path` (--upstream-layout): the repository's directory beneath the layout root
     // (s3_repo_location's), e.g. "al2023/core/guids/G/x86_64"; its packages may then lie
     // anywhere beneath that root, by keys climbing out of the repository ("../../blobstore/…").
     // Returns Error{BadInput} for a bad location or configuration (--s3-spool-size below
-    // --s3-part-size), Error{Io} naming the spool iff it cannot be created.
+    // --s3-part-size).
     static Result<std::unique_ptr<S3Destination>> open(
         const SyncOptions& options, std::string_view repo_id,
         const std::filesystem::path& layout_path = {});
@@ -99,37 +78,14 @@ class S3Destination {
     // the repository's state object.
     void use_state(std::string_view key) { state_key_ = key; }
 
-    // What the state records (load()'s, updated by this run).
-    const s3::MirrorState& state() const { return state_; }
-
-    // True iff the state records `key` with the sha256 `digest` and the listing shows the object
-    // it recorded. Needs load().
-    bool holds(const std::string& key, std::string_view sha256) const;
-
-    // Reads the state object and lists the repository (1 GET + one LIST per 1000 objects).
-    // Returns the store's error (naming s3://BUCKET/KEY and its code) for a missing bucket or
-    // refused credentials.
+    // Reads the state object and lists the repository (S3Holdings::load).
     Result<void> load();
 
-    // The mirror as the sync's store, answering from and updating this destination's state and
-    // listing. Needs load().
-    store::MirrorStore& store() { return *store_; }
-
-    // Returns the indices of `packages` that are not in the store as the state describes them.
-    // Under --upstream-layout, a package another repository beneath the layout root recorded
-    // (a shared blob) with the same checksum and signature check, and whose object is still
-    // the one recorded, is not missing: it is recorded as this repository's too. One recorded
-    // there with another checksum of the same type (or another size), and still as recorded,
-    // is never replaced: its index goes to `conflicts` (when given) with what it holds, not to
-    // the result. With `conflicts`, a blob beyond the repository that no repository recorded
-    // is read and hashed: recorded as this repository's when it holds what the metadata lists,
-    // a conflict (never replaced) when it holds anything else, as a file on disk is.
-    struct Conflict {
-        std::size_t item = 0;
-        std::string held;  // "sha256 HEX" or "N bytes"
-    };
-    std::vector<std::size_t> missing(std::span<const S3Package> packages,
-                                     std::vector<Conflict>* conflicts = nullptr);
+    // What the bucket holds for this sync, and the mirror as the sync's store over it. Need
+    // load().
+    store::S3Holdings& holdings() { return *holdings_; }
+    const store::S3Holdings& holdings() const { return *holdings_; }
+    store::MirrorStore& store() { return holdings_->store(); }
 
     // --upstream-layout: records the blobs this run stored beneath the layout root (outside the
     // repository) in the layout's catalogue object (`.rpmirror/upstream-layout-catalogue.json`
@@ -159,49 +115,21 @@ class S3Destination {
                                                 std::vector<std::size_t> missing,
                                                 RepoSyncReport& report);
 
-    // --gpgcheck: every package is judged by `check` in the spool before it is uploaded; a
-    // complete sync records `key_ids` (the trusted keys) in the state as what every package of
-    // it was checked against. Without it, a run that uploads anything clears that record.
-    void check_signatures(std::string key_ids, SpoolCheck check);
-    // True iff every package of the state was checked against `key_ids` (check_signatures'):
-    // nothing stored needs judging again. Needs load().
-    bool signatures_checked_with(const std::string& key_ids) const;
-
-    // The local directory packages are downloaded into before upload.
-    const std::filesystem::path& spool() const { return spool_; }
-    // Where the repository lies in the spool: spool() itself, or its layout path beneath it
-    // (open's `layout_path`), so that keys climbing out of the repository stay in the spool.
-    const std::filesystem::path& spool_repo() const { return spool_repo_; }
-    // True iff the spool is on a memory-backed filesystem (tmpfs, ramfs).
-    bool spool_in_memory() const { return spool_in_memory_; }
-    // Set iff the default spool fell back to a disk: says which directory.
-    const std::optional<std::string>& spool_warning() const { return spool_warning_; }
-
-    // The upload pool: begin_uploads() starts `--s3-parallel` workers (one client each) for
-    // `packages` (which must outlive end_uploads()); upload_when_ready() queues package `item`,
-    // complete in the spool as `spool()/key` (called from the downloader's thread as each file
-    // finishes), and returns at once; each file is unlinked once uploaded. end_uploads() waits
-    // for the queue, records the uploaded packages in the state and stores it, marked incomplete
-    // (a killed run's uploads count next time), after deleting the stored objects the check
-    // removed. Returns one error per item that failed (the check's verdicts included).
-    void begin_uploads(std::span<const S3Package> packages, std::stop_token stop);
-    void upload_when_ready(std::size_t item);
-    Result<std::vector<std::pair<std::size_t, Error>>> end_uploads();
+    // The bucket's staging area (store::ObjectStore::stage) rooted where the repository's
+    // packages may lie (the layout root under --upstream-layout, the repository otherwise): a
+    // spool in /dev/shm unless --s3-spool-dir, of --s3-spool-size, uploading with --s3-parallel
+    // workers, --s3-part-size and --s3-acl; stopped by `stop`. Its keys are layout_path()/KEY.
+    // Error{Io} naming the spool iff it cannot be created. Destroy it before this destination.
+    Result<std::unique_ptr<store::Staging>> stage(std::stop_token stop);
+    // Where the repository lies beneath stage()'s root (open's `layout_path`; empty: at it).
+    const std::filesystem::path& layout_path() const { return layout_path_; }
 
     // Requests sent to the store so far, all clients.
     std::uint64_t requests() const;
 
   private:
     S3Destination(const SyncOptions& options, s3::S3Config config, s3::S3Location location,
-                  S3Spool spool, const std::filesystem::path& layout_path);
-    Result<void> store_state();
-    // --upstream-layout: reads the state of every other repository beneath the layout root
-    // (one GET each) into layout_records_, on the first package missing() does not find in
-    // this repository's own state (never on a no-op). Best effort: one that cannot be read is
-    // skipped.
-    void load_layout_records();
-    // missing()'s judgement of `items`, unrecorded blobs the listing holds: hashed, then recorded,
-    // added to `missing` (gone since the listing) or to `conflicts`.
+                  const std::filesystem::path& layout_path);
     // --keep-releases, inside collect_layout_blobs with the root's fresh listing: this
     // repository's other releases beneath the root that carry rpmirror's record (mark_release),
     // all but the keep_releases - 1 marked most recently, are removed under their own lease (the
@@ -210,40 +138,16 @@ class S3Destination {
     // held, is left with a line in `warnings`.
     Result<void> prune_releases(std::vector<std::string>& removed,
                                 std::vector<std::string>& warnings);
-    void judge_unrecorded(std::span<const S3Package> packages,
-                          const std::vector<std::size_t>& items, std::vector<std::size_t>& missing,
-                          std::vector<Conflict>& conflicts);
-    struct UploadPool;
-
     const SyncOptions& options_;
     s3::S3Config config_;
     s3::S3Location location_;
     std::string root_prefix_;  // location_'s prefix, or the layout root's (open's layout_path)
     s3::S3Client client_;
-    std::filesystem::path spool_;
-    std::filesystem::path spool_repo_;
-    UniqueFd spool_owner_;  // the spool's lock (sync/s3_spool.hpp), held while it exists
-    bool spool_in_memory_ = false;
-    std::optional<std::string> spool_warning_;
+    std::filesystem::path layout_path_;
+    std::unique_ptr<store::ObjectStore> objects_;  // at root_prefix_, stage()'s
     std::string state_key_{s3::kStateKey};
-    s3::MirrorState state_;
-    std::map<std::string, s3::ListedObject> listing_;
-    // --upstream-layout: what the other repositories of the layout recorded, by key relative to
-    // this one ("../../blobstore/…").
-    struct LayoutRecord {
-        s3::StoredObject object;
-        bool shareable = false;  // recorded by a release whose packages were checked as ours
-    };
-    std::map<std::string, LayoutRecord> layout_records_;
-    bool layout_records_loaded_ = false;
-    bool layout_unreadable_ = false;  // a release's state could not be read
-    std::uint64_t pool_requests_ = 0;
-    std::set<std::string> uploaded_now_;  // keys this run uploaded (with --s3-acl's ACL)
-    std::string check_keys_;              // --gpgcheck: check_signatures' key ids
-    SpoolCheck check_;
-    std::unique_ptr<store::S3Store> store_;  // over state_ and listing_, once loaded
-    std::unique_ptr<UploadPool> pool_;
-    std::vector<RepoLock*> locks_;  // hold()'s
+    std::unique_ptr<store::S3Holdings> holdings_;  // once loaded
+    std::vector<RepoLock*> locks_;                 // hold()'s
 };
 
 }  // namespace rpmirror

@@ -183,24 +183,22 @@ void RepoSync::check_package_signatures(const PackageIndex& index) {
     }
 }
 
-void RepoSync::check_in_spool(const PackageIndex& index) {
-    s3_->check_signatures(
-        trusted_key_ids_, [this, &index](std::size_t item, const std::filesystem::path& file) {
-            const PackageTarget& target = plan_.targets[item];
-            const auto outcome = package_keys_->check_package(file);
-            ++spool_checked_;
-            // The spool's file goes anyway; a stored object is deleted by end_uploads.
-            auto failure = signature_failure(index[target.position].nevra(),
-                                             target.destination.filename().string(), outcome,
-                                             [] { return Result<void>{}; });
-            if (!failure) {
-                return SpoolVerdict::Upload;
-            }
-            const std::lock_guard lock(spool_failures_mutex_);
-            spool_failures_[item] = std::move(*failure);
-            // One that could not be checked is kept, as a local --gpgcheck keeps the file.
-            return outcome ? SpoolVerdict::Remove : SpoolVerdict::Upload;
-        });
+bool RepoSync::judge_staged(const PackageIndex& index, std::size_t target,
+                            const std::filesystem::path& file) {
+    const PackageTarget& planned = plan_.targets[target];
+    const auto outcome = package_keys_->check_package(file);
+    ++spool_checked_;
+    // The staged file goes anyway; a stored object is removed by record_placed.
+    auto failure =
+        signature_failure(index[planned.position].nevra(), planned.destination.filename().string(),
+                          outcome, [] { return Result<void>{}; });
+    if (!failure) {
+        return true;
+    }
+    const std::lock_guard lock(spool_failures_mutex_);
+    spool_failures_[target] = std::move(*failure);
+    // One that could not be checked is kept, as a local --gpgcheck keeps the file.
+    return !outcome;
 }
 
 }  // namespace rpmirror

@@ -93,7 +93,7 @@ TreeFiles::~TreeFiles() {
 
 Result<std::filesystem::path> TreeFiles::scratch() {
     if (!spool_) {
-        auto spool = create_s3_spool(options_.s3_spool_dir, options_.s3_spool_size);
+        auto spool = store::create_s3_spool(options_.s3_spool_dir, options_.s3_spool_size);
         if (!spool) {
             return tl::unexpected(std::move(spool.error()));
         }

@@ -22,7 +22,7 @@
 #include "rpmirror/sync/sync.hpp"
 #include "rpmirror/util/error.hpp"
 #include "store/mirror_root.hpp"
-#include "sync/s3_spool.hpp"
+#include "store/spool.hpp"
 #include "sync/stored_record.hpp"
 #include "sync/tree.hpp"
 
@@ -96,7 +96,7 @@ class TreeFiles {
     const SyncOptions& options_;
     RepoLock* lock_;
     std::stop_token stop_;
-    std::optional<S3Spool> spool_;
+    std::optional<store::S3Spool> spool_;
     std::vector<std::string> warnings_;  // for save()
     bool changed_ = false;               // the record, since it was read or saved
 };

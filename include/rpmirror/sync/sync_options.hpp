@@ -138,7 +138,7 @@ struct SyncOptions {
     s3::S3Overrides s3;
     // --s3-spool-dir: where packages wait between download and upload; empty = a fresh
     // directory in /dev/shm (memory; $TMPDIR with a warning when /dev/shm is not a tmpfs),
-    // removed at the end (sync/s3_spool.hpp).
+    // removed at the end (store/spool.hpp).
     std::filesystem::path s3_spool_dir;
     // --s3-spool-size: at most this many bytes of packages are in the spool at once (a batch);
     // a larger package is a batch on its own. At least s3_part_size.

@@ -20,11 +20,11 @@
 #include "rpmirror/metadata/metadata.hpp"
 #include "s3/mirror_state.hpp"
 #include "s3/upload.hpp"
+#include "store/spool.hpp"
 #include "support/child_process.hpp"
 #include "support/nginx.hpp"
 #include "support/temp_dir.hpp"
 #include "support/zypper.hpp"
-#include "sync/s3_spool.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror::test {
@@ -435,7 +435,8 @@ INSTANTIATE_TEST_SUITE_P(Points, S3KillTest,
                          });
 
 TEST_F(S3SyncTest, DefaultSpoolIsInMemoryAndNothingIsWrittenUnderTmpdir) {
-    ASSERT_TRUE(is_memory_backed(kDefaultSpoolParent)) << "/dev/shm is not a tmpfs here";
+    ASSERT_TRUE(store::is_memory_backed(store::kDefaultSpoolParent))
+        << "/dev/shm is not a tmpfs here";
     // The child's $TMPDIR: empty before, and it must stay so (no disk spool, no metadata stage).
     const std::filesystem::path tmpdir = tmp_ / "child-tmpdir";
     std::filesystem::create_directories(tmpdir);
@@ -451,7 +452,7 @@ TEST_F(S3SyncTest, DefaultSpoolIsInMemoryAndNothingIsWrittenUnderTmpdir) {
     ASSERT_EQ(result.exit_code, 0) << result.err;
     const nlohmann::json report = repo_report();
     const std::filesystem::path spool = report.at("s3_spool").get<std::string>();
-    EXPECT_EQ(spool.parent_path(), kDefaultSpoolParent);
+    EXPECT_EQ(spool.parent_path(), store::kDefaultSpoolParent);
     EXPECT_TRUE(spool.filename().string().starts_with("rpmirror-s3-spool-")) << spool;
     EXPECT_TRUE(report.at("s3_spool_in_memory").get<bool>());
     EXPECT_FALSE(std::filesystem::exists(spool)) << "the spool outlived the run";
@@ -482,7 +483,7 @@ TEST_F(S3SyncTest, SpoolDirAndSizeOptionsAndStaleSpoolsOfDeadRunsAreRemoved) {
     const nlohmann::json report = repo_report();
     const std::filesystem::path spool = report.at("s3_spool").get<std::string>();
     EXPECT_EQ(spool.parent_path(), parent);
-    EXPECT_EQ(report.at("s3_spool_in_memory").get<bool>(), is_memory_backed(parent));
+    EXPECT_EQ(report.at("s3_spool_in_memory").get<bool>(), store::is_memory_backed(parent));
     EXPECT_FALSE(std::filesystem::exists(spool));
     for (const auto& warning : report.at("warnings")) {
         EXPECT_EQ(warning.get<std::string>().find("spool"), std::string::npos) << warning;

@@ -6,13 +6,16 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "fs/durable.hpp"
+#include "fs/tree.hpp"
 #include "store/object_store.hpp"
 #include "support/temp_dir.hpp"
 
@@ -367,6 +370,113 @@ TEST_P(ObjectStoreContract, AnAliasNeverReplacesWhatIsNoAlias) {
     auto target = store().alias_target("pub/test/repo");
     ASSERT_TRUE(target);
     EXPECT_FALSE(target->has_value());
+}
+
+// A writer's file for `key` in `staging`: a temporary name in the key's own directory, renamed
+// into place (as the Downloader makes one).
+inline void make_staged(store::Staging& staging, const std::string& key, const std::string& bytes) {
+    const std::filesystem::path path = staging.directory() / key;
+    ASSERT_TRUE(fs::make_directories(path.parent_path(), "test"));
+    std::filesystem::path temporary = path;
+    temporary += ".part";
+    ASSERT_TRUE(fs::write_file(temporary, bytes));
+    std::filesystem::rename(temporary, path);
+}
+
+TEST_P(ObjectStoreContract, StagedFilesAreCommittedUnderTheirKeys) {
+    put("Packages/old.rpm", "old");
+    store::StageOptions options;
+    options.capacity = 64ULL << 20;
+    options.parallel = 2;
+    auto staging = store().stage(options);
+    ASSERT_TRUE(staging) << staging.error().to_string();
+    EXPECT_GT((*staging)->capacity(), 0U);
+    const std::filesystem::path directory = (*staging)->directory();
+    make_staged(**staging, "Packages/a/a.rpm", "aaaa");
+    make_staged(**staging, "Packages/old.rpm", "new!!");
+    (*staging)->commit(7, {"Packages/a/a.rpm", ChecksumType::Sha256, {}, nullptr, false});
+    (*staging)->commit(8, {"Packages/old.rpm", ChecksumType::Sha256, {}, nullptr, false});
+    std::map<std::size_t, store::Committed> by_ticket;
+    for (store::Committed& done : (*staging)->wait()) {
+        by_ticket.emplace(done.ticket, std::move(done));
+    }
+    ASSERT_EQ(by_ticket.size(), 2U);
+    ASSERT_FALSE(by_ticket.at(7).error) << by_ticket.at(7).error->to_string();
+    ASSERT_TRUE(by_ticket.at(7).stored);
+    EXPECT_EQ(by_ticket.at(7).stored->size, 4U);
+    EXPECT_FALSE(by_ticket.at(7).refused);
+    ASSERT_FALSE(by_ticket.at(8).error);
+    ASSERT_TRUE(by_ticket.at(8).stored);
+    EXPECT_EQ(read("Packages/a/a.rpm"), "aaaa");
+    EXPECT_EQ(read("Packages/old.rpm"), "new!!");
+    auto info = store().stat("Packages/a/a.rpm");
+    ASSERT_TRUE(info && *info);
+    EXPECT_EQ((*info)->version, by_ticket.at(7).stored->version);
+    if (!(*staging)->in_place()) {
+        // Unlinked once committed; the spool goes with the staging area.
+        EXPECT_FALSE(std::filesystem::exists(directory / "Packages/a/a.rpm"));
+        staging->reset();
+        EXPECT_FALSE(std::filesystem::exists(directory));
+    }
+}
+
+TEST_P(ObjectStoreContract, AStagedFileTheJudgeRefusesIsNeverStored) {
+    put("Packages/kept.rpm", "kept");
+    auto staging = store().stage({});
+    ASSERT_TRUE(staging) << staging.error().to_string();
+    make_staged(**staging, "Packages/bad.rpm", "bad");
+    std::atomic<int> judged{0};
+    (*staging)->commit(1, {"Packages/bad.rpm",
+                           ChecksumType::Sha256,
+                           {},
+                           [&](const std::filesystem::path& file) {
+                               ++judged;
+                               EXPECT_EQ(fs::read_file(file).value_or(""), "bad");
+                               return false;
+                           },
+                           false});
+    if (!(*staging)->in_place()) {
+        // Already held: judged, not stored again.
+        make_staged(**staging, "Packages/kept.rpm", "other");
+        (*staging)->commit(2, {"Packages/kept.rpm",
+                               ChecksumType::Sha256,
+                               {},
+                               [&](const std::filesystem::path&) {
+                                   ++judged;
+                                   return true;
+                               },
+                               true});
+    }
+    const std::vector<store::Committed> done = (*staging)->wait();
+    ASSERT_EQ(done.size(), (*staging)->in_place() ? 1U : 2U);
+    for (const store::Committed& one : done) {
+        if (one.ticket == 1) {
+            EXPECT_TRUE(one.refused);
+            ASSERT_TRUE(one.error);
+            EXPECT_EQ(one.error->code, ErrorCode::Unsafe);
+            EXPECT_FALSE(one.stored);
+        } else {
+            EXPECT_FALSE(one.refused);
+            ASSERT_FALSE(one.error) << one.error->to_string();
+            EXPECT_FALSE(one.stored);
+        }
+    }
+    EXPECT_EQ(judged.load(), static_cast<int>(done.size()));
+    auto bad = store().stat("Packages/bad.rpm");
+    ASSERT_TRUE(bad);
+    EXPECT_FALSE(*bad);
+    EXPECT_EQ(read("Packages/kept.rpm"), "kept");
+    EXPECT_FALSE(std::filesystem::exists((*staging)->directory() / "Packages/bad.rpm"));
+}
+
+TEST_P(ObjectStoreContract, PutFileStoresALocalFile) {
+    TempDir dir;
+    std::string bytes(300000, 'x');
+    bytes += "end";
+    ASSERT_TRUE(fs::write_file(dir.path() / "big", bytes));
+    auto put = store().put_file("files/big", dir.path() / "big");
+    ASSERT_TRUE(put) << put.error().to_string();
+    EXPECT_EQ(read("files/big"), bytes);
 }
 
 // A file written at stage_path shows at its key only once committed, replacing what was there;

@@ -157,5 +157,29 @@ TEST(FaultInjectingStore, FailsEveryOperationOnAMatchingKey) {
     EXPECT_TRUE(memory->list("snaps")->empty());
 }
 
+TEST(FaultInjectingStore, FailsAStagingAreaOrACommitOfAMatchingKey) {
+    auto memory = store::memory_object_store();
+    store::FaultInjectingStore faults(*memory);
+    faults.fail_nth(store::StoreOp::Stage, 1, Error{ErrorCode::Io, "injected", "spool", 28});
+    auto refused = faults.stage({});
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, ErrorCode::Io);
+    faults.fail_matching(store::StoreOp::Put, "bad", Error{ErrorCode::Io, "injected", "bad", 5});
+    auto staging = faults.stage({});
+    ASSERT_TRUE(staging) << staging.error().to_string();
+    make_staged(**staging, "good.rpm", "good");
+    make_staged(**staging, "bad.rpm", "bad");
+    (*staging)->commit(1, {"good.rpm", ChecksumType::Sha256, {}, nullptr, false});
+    (*staging)->commit(2, {"bad.rpm", ChecksumType::Sha256, {}, nullptr, false});
+    std::map<std::size_t, bool> committed;
+    for (const store::Committed& done : (*staging)->wait()) {
+        committed[done.ticket] = !done.error && done.stored;
+    }
+    EXPECT_EQ(committed, (std::map<std::size_t, bool>{{1, true}, {2, false}}));
+    EXPECT_EQ(memory->read("good.rpm").value_or(""), "good");
+    EXPECT_FALSE(memory->stat("bad.rpm").value_or(std::nullopt));
+    EXPECT_FALSE(stdfs::exists((*staging)->directory() / "bad.rpm"));
+}
+
 }  // namespace
 }  // namespace rpmirror::test

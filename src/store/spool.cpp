@@ -1,5 +1,5 @@
-// The spool of an s3:// destination (see sync/s3_spool.hpp).
-#include "sync/s3_spool.hpp"
+// The spool of a store that is no local directory (see store/spool.hpp).
+#include "store/spool.hpp"
 
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -18,7 +18,7 @@
 
 #include "fs/tree.hpp"
 
-namespace rpmirror {
+namespace rpmirror::store {
 
 namespace {
 
@@ -147,4 +147,4 @@ Result<S3Spool> create_s3_spool(const std::filesystem::path& chosen, std::uint64
     return spool;
 }
 
-}  // namespace rpmirror
+}  // namespace rpmirror::store

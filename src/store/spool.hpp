@@ -1,8 +1,8 @@
-// The spool of an s3:// destination: the private directory packages pass through between the
-// Downloader and the upload pool. By default it is on a memory-backed filesystem (/dev/shm), so
-// a sync into a bucket writes nothing to a local disk; its size is bounded by
-// SyncOptions::s3_spool_size (the batches of sync/repo_sync_s3.cpp). A killed run's spool is
-// removed by the next one.
+// The spool of a store that is no local directory (a bucket, memory): the private directory its
+// Staging (store/object_store.hpp) makes files in before they are committed (uploaded, read in)
+// and unlinked. By default it is on a memory-backed filesystem (/dev/shm), so a sync into a
+// bucket writes nothing to a local disk; its size is bounded by StageOptions::capacity
+// (--s3-spool-size). A killed run's spool is removed by the next one.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,7 @@
 #include "rpmirror/util/error.hpp"
 #include "util/unique_fd.hpp"
 
-namespace rpmirror {
+namespace rpmirror::store {
 
 // The default parent of the spool: a tmpfs on every modern Linux.
 inline constexpr const char* kDefaultSpoolParent = "/dev/shm";
@@ -49,4 +49,4 @@ Result<S3Spool> create_s3_spool(const std::filesystem::path& chosen, std::uint64
 // spools without `.owner`, locked ones) is left alone. Returns the directories removed.
 std::vector<std::filesystem::path> remove_stale_spools(const std::filesystem::path& parent);
 
-}  // namespace rpmirror
+}  // namespace rpmirror::store

@@ -11,12 +11,12 @@
 #include <filesystem>
 #include <string>
 
+#include "store/spool.hpp"
 #include "support/child_process.hpp"
 #include "support/temp_dir.hpp"
-#include "sync/s3_spool.hpp"
 #include "util/unique_fd.hpp"
 
-namespace rpmirror {
+namespace rpmirror::store {
 namespace {
 
 using test::dead_pid;
@@ -151,4 +151,4 @@ TEST(S3Spool, ChosenDirectoryIsCreatedAndNeverWarns) {
 }
 
 }  // namespace
-}  // namespace rpmirror
+}  // namespace rpmirror::store
