@@ -192,12 +192,12 @@ class ReleaseRemoval {
         }
         clock_.forget(tree);
         held->reset();
-        // Their directories, emptied (innermost first), then the record of the removal.
-        std::vector<std::string> dirs{tree};
-        for (const std::vector<std::string>* batch : {&lists, &index, &rest}) {
-            for (const std::string& key : *batch) {
-                dirs.push_back(store::parent_of(key));
-            }
+        // Its directories, emptied (innermost first: those a killed run emptied too), those of
+        // the mirror lists, then the record of the removal.
+        std::vector<std::string> dirs = directories_below(tree);
+        dirs.push_back(tree);
+        for (const std::string& key : lists) {
+            dirs.push_back(store::parent_of(key));
         }
         std::sort(dirs.begin(), dirs.end(), [](const std::string& a, const std::string& b) {
             const auto depth = [](const std::string& key) {
@@ -205,7 +205,6 @@ class ReleaseRemoval {
             };
             return depth(a) != depth(b) ? depth(a) > depth(b) : a < b;
         });
-        dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
         for (const std::string& dir : dirs) {
             root_.remove_empty_dirs(dir);
         }
@@ -218,6 +217,25 @@ class ReleaseRemoval {
     }
 
   private:
+    // Every directory below `tree` (a bucket's are its keys' prefixes).
+    std::vector<std::string> directories_below(const std::string& tree) {
+        std::vector<std::string> found;
+        std::vector<std::string> pending{tree};
+        while (!pending.empty()) {
+            const std::string dir = std::move(pending.back());
+            pending.pop_back();
+            auto names = root_.list_dirs(dir);
+            if (!names) {
+                continue;  // best effort: what is left is the next run's
+            }
+            for (const std::string& name : *names) {
+                found.push_back(store::join_key(dir, name));
+                pending.push_back(found.back());
+            }
+        }
+        return found;
+    }
+
     bool refuse(const std::string& shown, const Error& why) {
         warnings_.push_back(
             fmt::format("--keep-releases: {} not removed: {}", shown, why.to_string()));

@@ -146,8 +146,11 @@ TEST_F(LayoutRootCollection, TheReleaseSyncedLongestAgoGoesThenTheBlobsOnlyItLis
 // any more) is finished by the next, ranked or not; a release locked by another run stays.
 TEST_F(LayoutRootCollection, ARemovalAKilledRunBeganIsFinishedAndALockedReleaseStays) {
     put(".rpmirror/removing/guids/G9/x86_64", "guids/G9/x86_64\n");
-    const std::vector<std::string> index{"guids/G9/x86_64/repodata/repomd.xml"};
-    ASSERT_TRUE(objects_->remove(index));
+    // Its index gone, and a directory it emptied before its rmdir.
+    put("guids/G9/x86_64/emptied/deeper/x", "x");
+    const std::vector<std::string> gone{"guids/G9/x86_64/repodata/repomd.xml",
+                                        "guids/G9/x86_64/emptied/deeper/x"};
+    ASSERT_TRUE(objects_->remove(gone));
     busy_.insert("guids/G1/x86_64");
     StoredRecord record = catalogue();
     auto removed = collect(record, 1);
