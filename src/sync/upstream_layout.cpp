@@ -123,6 +123,25 @@ Result<std::optional<std::string>> RepoSync::publish_mirror_list() {
     return key;
 }
 
+namespace {
+
+// The blobs a sync stored are recorded as they are now: each asked for, or, beyond this many,
+// their directory listed once.
+constexpr std::size_t kStatEachUpTo = 4;
+
+// The deepest directory holding every one of `keys` ("" = the root).
+std::string common_directory(const std::vector<std::string>& keys) {
+    std::string common = store::parent_of(keys.front());
+    for (const std::string& key : keys) {
+        while (!common.empty() && !key.starts_with(common + "/")) {
+            common = store::parent_of(common);
+        }
+    }
+    return common;
+}
+
+}  // namespace
+
 Result<void> RepoSync::finish_upstream_layout(const std::vector<std::filesystem::path>& placed) {
     if (!mirror_list_published_) {
         if (auto listed = publish_mirror_list(); !listed) {
@@ -181,12 +200,26 @@ Result<void> RepoSync::collect_blobs(const std::vector<std::filesystem::path>& p
         return tl::unexpected(std::move(catalogue.error()));
     }
     bool changed = false;
-    for (const std::string& key : stored) {
-        auto now = objects.stat(key);
-        if (now && *now) {
-            catalogue->files()[key] =
-                StoredEntry{(*now)->size, (*now)->version, ChecksumType::Sha256, {}};
-            changed = true;
+    const auto record = [&](const std::string& key, const store::ObjectInfo& now) {
+        catalogue->files()[key] = StoredEntry{now.size, now.version, ChecksumType::Sha256, {}};
+        changed = true;
+    };
+    if (stored.size() > kStatEachUpTo) {
+        // Many: their directory listed once (a bucket's pages of a thousand, not a request each).
+        auto listed = objects.list(common_directory(stored));
+        if (!listed) {
+            return tl::unexpected(std::move(listed.error()));
+        }
+        for (const std::string& key : stored) {
+            if (const auto found = listed->find(key); found != listed->end()) {
+                record(key, found->second);
+            }
+        }
+    } else {
+        for (const std::string& key : stored) {
+            if (auto now = objects.stat(key); now && *now) {
+                record(key, **now);
+            }
         }
     }
     if (collect) {
