@@ -4,6 +4,7 @@
 // parsed as read_repo_contents does (rpmirror/diff/diff.hpp).
 #include <fmt/core.h>
 
+#include "diff/stored.hpp"
 #include "fs/scratch_dir.hpp"
 #include "metadata/treeinfo.hpp"
 #include "rpmirror/diff/diff.hpp"
@@ -13,14 +14,12 @@
 namespace rpmirror {
 
 namespace {
-
 constexpr std::string_view kRepomdKey = "repodata/repomd.xml";
+}  // namespace
 
-// The repository below `prefix` of `store`, named `shown`: repomd.xml and the records the diff
-// reads made local (in place, or fetched below `scratch`), then read_repo_contents over them.
-Result<RepoContents> read_repository(store::ObjectStore& store, const std::string& prefix,
-                                     const std::string& shown,
-                                     const std::filesystem::path& scratch) {
+Result<RepoContents> read_repository_below(store::ObjectStore& store, const std::string& prefix,
+                                           const std::string& shown,
+                                           const std::filesystem::path& scratch) {
     auto repomd_path = store.local_copy(store::join_key(prefix, kRepomdKey), scratch);
     if (!repomd_path) {
         if (repomd_path.error().code == ErrorCode::NotFound) {
@@ -57,6 +56,8 @@ Result<RepoContents> read_repository(store::ObjectStore& store, const std::strin
     return read_repo_contents(root, shown);
 }
 
+namespace {
+
 struct OpenedStore {
     std::unique_ptr<store::ObjectStore> store;
     ScratchDir scratch;
@@ -85,7 +86,7 @@ Result<RepoContents> read_stored_repository(std::string_view destination, std::s
     if (!opened) {
         return tl::unexpected(std::move(opened.error()));
     }
-    return read_repository(*opened->store, "", opened->shown, opened->scratch.path());
+    return read_repository_below(*opened->store, "", opened->shown, opened->scratch.path());
 }
 
 Result<StoredRevision> read_stored_revision(std::string_view destination, std::string_view location,
@@ -101,7 +102,7 @@ Result<StoredRevision> read_stored_revision(std::string_view destination, std::s
     }
     if (!treeinfo) {
         auto repository =
-            read_repository(*opened->store, "", opened->shown, opened->scratch.path());
+            read_repository_below(*opened->store, "", opened->shown, opened->scratch.path());
         if (!repository) {
             return tl::unexpected(std::move(repository.error()));
         }
@@ -113,8 +114,9 @@ Result<StoredRevision> read_stored_revision(std::string_view destination, std::s
         shown.pop_back();
     }
     auto tree = read_tree_contents(*treeinfo, shown, [&](const std::string& path) {
-        return read_repository(*opened->store, path, path.empty() ? shown : shown + "/" + path,
-                               opened->scratch.path());
+        return read_repository_below(*opened->store, path,
+                                     path.empty() ? shown : shown + "/" + path,
+                                     opened->scratch.path());
     });
     if (!tree) {
         return tl::unexpected(std::move(tree.error()));

@@ -254,6 +254,17 @@ class DiskStore final : public ObjectStore {
         return {};
     }
 
+    void remove_empty_dirs(std::string_view key) override {
+        if (!check_key(key)) {
+            return;
+        }
+        for (std::string dir(key); !dir.empty(); dir = parent_of(dir)) {
+            if (!fs::remove_empty_directory_beneath(root_, dir)) {
+                return;
+            }
+        }
+    }
+
     Result<std::unique_ptr<TreeBuild>> build_tree(std::string_view key,
                                                   std::string_view what) override {
         if (auto valid = check_key(key); !valid) {

@@ -65,6 +65,7 @@ class FaultInjectingStore final : public ObjectStore {
     Result<std::optional<std::int64_t>> tree(std::string_view key) override;
     Result<std::vector<std::string>> trees(std::string_view prefix) override;
     Result<void> remove_tree(std::string_view key) override;
+    void remove_empty_dirs(std::string_view key) override { inner_.remove_empty_dirs(key); }
     Result<void> point_alias(std::string_view alias, std::string_view tree,
                              RepoLock* lock) override;
     Result<std::optional<std::string>> alias_target(std::string_view alias) override;

@@ -199,6 +199,24 @@ class MemoryStore final : public ObjectStore {
         return {};
     }
 
+    void remove_empty_dirs(std::string_view key) override {
+        if (!check_key(key)) {
+            return;
+        }
+        for (std::string dir(key); !dir.empty(); dir = parent_of(dir)) {
+            const bool empty =
+                dirs_.contains(dir) &&
+                std::none_of(files_.begin(), files_.end(),
+                             [&](const auto& entry) { return is_below(entry.first, dir); }) &&
+                std::none_of(dirs_.begin(), dirs_.end(),
+                             [&](const std::string& other) { return is_below(other, dir); });
+            if (!empty) {
+                return;
+            }
+            dirs_.erase(dir);
+        }
+    }
+
     Result<std::unique_ptr<TreeBuild>> build_tree(std::string_view key,
                                                   std::string_view /*what*/) override {
         if (auto valid = check_key(key); !valid) {

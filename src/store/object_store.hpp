@@ -281,6 +281,13 @@ class ObjectStore {
     // Returns the first failure; those removed before it stay removed.
     virtual Result<void> remove(std::span<const std::string> keys) = 0;
 
+    // Removes the directory `key` iff it is empty, then each directory above it that is left
+    // empty, up to the root (never the root itself), stopping at the first that is not empty or
+    // not a directory: what remove leaves of a removed file's directories (on disk; a medium
+    // whose directories are only its keys' prefixes, a bucket, has none left). Best effort: a
+    // directory that cannot be removed is left, and so are those above it.
+    virtual void remove_empty_dirs(std::string_view key) = 0;
+
     // --- Trees ---
 
     // Starts building the tree that will appear at `key`, after removing what interrupted builds

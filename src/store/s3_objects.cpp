@@ -323,6 +323,8 @@ class S3Objects final : public ObjectStore {
         return remove_below(key);
     }
 
+    void remove_empty_dirs(std::string_view /*key*/) override {}  // prefixes: none is left
+
     Result<void> point_alias(std::string_view alias, std::string_view tree,
                              RepoLock* lock) override;
 

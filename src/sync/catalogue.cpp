@@ -1,4 +1,4 @@
-// The catalogue of files rpmirror wrote beneath a root (sync/catalogue.hpp).
+// Owners of keys, and releases of an --upstream-layout root (sync/catalogue.hpp).
 #include "sync/catalogue.hpp"
 
 #include <vector>
@@ -46,83 +46,6 @@ Result<void> Owners::claim(const std::string& key, std::string_view claimant,
                           shown);
     }
     return {};
-}
-
-Catalogue Catalogue::load(const std::filesystem::path& state_dir, const std::filesystem::path& root,
-                          std::string_view name) {
-    Catalogue catalogue(sync_state_path(state_dir, root / std::string(name)), root);
-    if (auto state = read_sync_state(catalogue.path_)) {
-        for (SyncStateFile& file : state->files) {
-            std::string key = file.relative_path.generic_string();
-            catalogue.files_.emplace(std::move(key), std::move(file));
-        }
-    }
-    return catalogue;
-}
-
-void Catalogue::record(const std::vector<std::filesystem::path>& relative) {
-    for (const std::filesystem::path& path : relative) {
-        const std::filesystem::path normal = path.lexically_normal();
-        if (auto file = stat_for_state(root_, normal)) {
-            files_[normal.generic_string()] = std::move(*file);
-        }
-    }
-}
-
-bool Catalogue::holds(const std::string& relative) const {
-    const auto found = files_.find(relative);
-    if (found == files_.end()) {
-        return false;
-    }
-    const auto now = stat_for_state(root_, relative);
-    return now && now->size == found->second.size && now->mtime_ns == found->second.mtime_ns &&
-           now->inode == found->second.inode && now->ctime_ns == found->second.ctime_ns;
-}
-
-Result<std::vector<std::string>> Catalogue::collect(const std::set<std::string>& referenced,
-                                                    std::vector<std::string>& warnings) {
-    std::vector<std::string> removed;
-    for (auto it = files_.begin(); it != files_.end();) {
-        if (referenced.contains(it->first)) {
-            ++it;
-            continue;
-        }
-        if (holds(it->first)) {
-            auto outcome = fs::remove_beneath(root_, it->first, false);
-            if (!outcome) {
-                return tl::unexpected(std::move(outcome.error()));
-            }
-            if (*outcome == fs::Removal::Removed) {
-                removed.push_back(it->first);
-                const std::filesystem::path parent = std::filesystem::path(it->first).parent_path();
-                if (!parent.empty()) {
-                    (void)fs::remove_empty_directory_beneath(root_, parent);
-                }
-            }
-        } else if (stat_for_state(root_, it->first)) {
-            warnings.push_back((root_ / it->first).string() +
-                               ": nothing lists it any more, but it changed since rpmirror wrote "
-                               "it: left in place");
-        }
-        it = files_.erase(it);
-    }
-    return removed;
-}
-
-void Catalogue::vouch(CacheTrust& trust) const {
-    SyncState state;
-    for (const auto& [key, file] : files_) {
-        state.files.push_back(file);
-    }
-    vouch_for_state(trust, state);
-}
-
-Result<void> Catalogue::save() const {
-    SyncState state;
-    for (const auto& [key, file] : files_) {
-        state.files.push_back(file);
-    }
-    return write_sync_state(path_, state);
 }
 
 }  // namespace rpmirror

@@ -249,28 +249,19 @@ class RepoSync {
 
     // --upstream-layout: records the files of this sync that lie beneath the layout root but
     // outside the repository's directory (the blobs) in the layout's catalogue; with --delete,
-    // then removes every catalogued blob that no repository beneath the layout root lists any
-    // more (each tree's live primary.xml, verified against its repomd.xml, read), and only
-    // while it is still the file rpmirror recorded. Any doubt (a tree whose metadata cannot be
-    // read) removes nothing and is a warning; so is a file the catalogue does not know.
-    // `placed`: the files this run wrote (relative to the repository's directory); only files
-    // rpmirror wrote are ever catalogued, so only they are ever deleted. `may_delete` false (a
-    // sync that failed, whose metadata was not published): they are only catalogued.
+    // then (--keep-releases) removes this repository's releases synced longest ago and every
+    // catalogued blob that no repository beneath the layout root lists any more, only while it is
+    // still the file rpmirror recorded (collect_layout, sync/layout_root.hpp). Any doubt (a tree
+    // whose metadata cannot be read) removes nothing and is a warning; so is a file the
+    // catalogue does not know. `placed`: the files this run wrote (relative to the repository's
+    // directory); only files rpmirror wrote are ever catalogued, so only they are ever deleted.
+    // `may_delete` false (a sync that failed, whose metadata was not published): they are only
+    // catalogued.
     Result<void> collect_blobs(const std::vector<std::filesystem::path>& placed,
                                bool may_delete = true);
 
-    // --keep-releases: of `trees` (the repositories beneath the layout root), this repository's
-    // other releases that rpmirror synced (a record beside their state entry, written by each
-    // successful sync), all but the keep_releases - 1 synced most recently are removed
-    // (remove_release) and taken out of `trees`. One rpmirror did not sync is a warning, never
-    // removed.
-    void prune_releases(std::vector<std::filesystem::path>& trees);
-
-    // Removes the release `tree` under its own run lock: the mirror lists beneath the layout
-    // root that name it (--mirror-url's), then the directory (renamed out of the layout first,
-    // so it stops being a repository at once), its emptied parents and its record. Returns false
-    // with a warning iff it was left in place (locked by another run, cannot be renamed).
-    bool remove_release(const std::filesystem::path& tree);
+    // The repository's key below the layout root ("" = the root itself).
+    std::string layout_key() const;
 
     // packages.cpp: the packages placed in the store, once for every store, over a Placement
     // (below) over the store's staging area (staging_).

@@ -87,21 +87,6 @@ class S3Destination {
     const store::S3Holdings& holdings() const { return *holdings_; }
     store::MirrorStore& store() { return holdings_->store(); }
 
-    // --upstream-layout: records the blobs this run stored beneath the layout root (outside the
-    // repository) in the layout's catalogue object (`.rpmirror/upstream-layout-catalogue.json`
-    // of the root: only what rpmirror stored is ever deleted). With `collect` (a published sync
-    // with --delete), then removes every catalogued blob that no repository beneath the root
-    // lists any more (each one's repomd.xml and primary read from the bucket and verified) and
-    // whose object is still the one stored. Any doubt (a repository that cannot be read) removes
-    // nothing and is a line in `warnings`; so is a blob that changed since. Returns the keys
-    // removed (relative to the repository).
-    Result<std::vector<std::string>> collect_layout_blobs(bool collect,
-                                                          std::vector<std::string>& warnings);
-
-    // --upstream-layout: records that rpmirror synced this release now (`.rpmirror/release` of
-    // its prefix: the time, which --keep-releases ranks by). One PUT.
-    Result<void> mark_release();
-
     // The s3:// URL of `key` (relative to the repository).
     std::string describe(std::string_view key) const {
         return s3::object_url(location_.bucket, location_.key(key));
@@ -130,14 +115,6 @@ class S3Destination {
   private:
     S3Destination(const SyncOptions& options, s3::S3Config config, s3::S3Location location,
                   const std::filesystem::path& layout_path);
-    // --keep-releases, inside collect_layout_blobs with the root's fresh listing: this
-    // repository's other releases beneath the root that carry rpmirror's record (mark_release),
-    // all but the keep_releases - 1 marked most recently, are removed under their own lease (the
-    // mirror.list objects naming them, then their repomd.xml, then the rest), and taken out of
-    // the listing; the keys removed go to `removed`. One without a record, or whose lease is
-    // held, is left with a line in `warnings`.
-    Result<void> prune_releases(std::vector<std::string>& removed,
-                                std::vector<std::string>& warnings);
     const SyncOptions& options_;
     s3::S3Config config_;
     s3::S3Location location_;

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <map>
@@ -322,6 +323,25 @@ TEST_P(ObjectStoreContract, AnAbandonedTreeLeavesNothing) {
     auto names = store().trees("snaps");
     ASSERT_TRUE(names);
     EXPECT_TRUE(names->empty());
+}
+
+// What remove leaves of a file's directories goes with remove_empty_dirs, up to the first that
+// still holds something; the root stays.
+TEST_P(ObjectStoreContract, RemoveEmptyDirsRemovesTheEmptiedDirectoriesUpToOneInUse) {
+    put("e/kept/k", "k");
+    put("e/gone/deep/a", "a");
+    const std::vector<std::string> doomed{"e/gone/deep/a"};
+    ASSERT_TRUE(store().remove(doomed));
+    store().remove_empty_dirs("e/gone/deep");
+    auto dirs = store().list_dirs("e");
+    ASSERT_TRUE(dirs) << dirs.error().to_string();
+    EXPECT_EQ(*dirs, std::vector<std::string>{"kept"});
+    store().remove_empty_dirs("e/kept");  // not empty: stays
+    EXPECT_EQ(keys("e"), std::set<std::string>{"e/kept/k"});
+    store().remove_empty_dirs("e/none");  // nothing there is nothing to do
+    auto top = store().list_dirs("");
+    ASSERT_TRUE(top);
+    EXPECT_NE(std::find(top->begin(), top->end(), "e"), top->end());
 }
 
 TEST_P(ObjectStoreContract, RemoveTreeRemovesAllOfIt) {
