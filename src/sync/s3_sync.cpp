@@ -3,9 +3,10 @@
 
 #include <algorithm>
 
-#include "dedupe/s3_dedupe.hpp"
+#include "dedupe/siblings.hpp"
 #include "s3/upload.hpp"
 #include "store/s3_store.hpp"
+#include "util/text.hpp"
 
 namespace rpmirror {
 
@@ -152,18 +153,28 @@ Result<void> S3Destination::load() {
 std::vector<std::size_t> S3Destination::copy_from_siblings(std::span<const S3Package> packages,
                                                            std::vector<std::size_t> missing,
                                                            RepoSyncReport& report) {
-    std::vector<dedupe::S3Wanted> wanted;
+    std::vector<dedupe::Wanted> wanted;
     wanted.reserve(missing.size());
     for (const std::size_t item : missing) {
         const S3Package& package = packages[item];
         wanted.push_back({package.key, package.checksum_type, package.digest, package.size});
     }
-    const dedupe::S3DedupeOutcome outcome =
-        dedupe::copy_from_siblings(client_, location_, wanted, options_.s3_acl);
+    // The siblings are the prefixes beside the repository's, in the bucket's store.
+    std::string repo = location_.prefix;
+    while (repo.ends_with('/')) {
+        repo.pop_back();
+    }
+    const auto bucket = store::s3_object_store(config_, s3::S3Location{location_.bucket, ""});
+    store::CopyOptions copy;
+    copy.acl = options_.s3_acl;
+    dedupe::SiblingOutcome outcome = dedupe::copy_from_siblings(*bucket, repo, wanted, copy);
     std::vector<bool> copied(missing.size(), false);
-    for (const dedupe::S3Copied& copy : outcome.copied) {
-        copied[copy.index] = true;
-        holdings_->record_copied(wanted[copy.index].key, copy.object);
+    for (const dedupe::Copied& made : outcome.copied) {
+        copied[made.index] = true;
+        const dedupe::Wanted& package = wanted[made.index];
+        holdings_->record_copied(package.key,
+                                 {made.object.size, made.object.version, package.checksum_type,
+                                  text::to_lower(package.digest)});
     }
     report.linked += outcome.copied.size();
     report.linked_bytes += outcome.copied_bytes;

@@ -93,7 +93,7 @@ class S3Destination {
     }
 
     // --dedupe: copies inside the store the packages of `missing` (indices into `packages`) that
-    // a sibling repository of the bucket holds (dedupe/s3_dedupe.hpp), and records them as this
+    // a sibling repository of the bucket holds (dedupe/siblings.hpp), and records them as this
     // run's. Returns the items still missing; counts the copies in `report` (linked,
     // linked_bytes, link_fallbacks) and says there why a search ended early (a warning).
     std::vector<std::size_t> copy_from_siblings(std::span<const S3Package> packages,
