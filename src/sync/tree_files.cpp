@@ -1,11 +1,10 @@
 // An installation tree's own files (sync/tree_files.hpp), over the tree's ObjectStore: verified
-// against the record (or hashed), fetched one at a time into the place the store stages them
-// (beside the file on disk, a spool for a bucket) and committed, recorded, and .treeinfo
+// against the record (or hashed), fetched into the place the store stages them (beside the file on
+// disk, all at once; a bucket's spool, one at a time) and committed, recorded, and .treeinfo
 // committed last.
 #include "sync/tree_files.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 #include "fs/durable.hpp"
 #include "fs/tree.hpp"
@@ -13,6 +12,7 @@
 #include "rpmirror/checksum/checksum.hpp"
 #include "s3/mirror_state.hpp"
 #include "sync/events.hpp"
+#include "util/text.hpp"
 
 namespace rpmirror {
 
@@ -190,8 +190,8 @@ Result<DownloadReport> TreeFiles::fetch(Downloader& downloader,
         if (!path) {
             return tl::unexpected(std::move(path.error()));
         }
-        const bool in_scratch = !path->lexically_relative(*where).empty() &&
-                                !path->lexically_relative(*where).native().starts_with("..");
+        const std::filesystem::path below = path->lexically_relative(*where);
+        const bool in_scratch = !below.empty() && !below.native().starts_with("..");
         (in_scratch ? spooled : in_place).push_back(item);
         staged.push_back(std::move(*path));
     }
@@ -239,9 +239,8 @@ FileResult TreeFiles::commit(const DownloadRequest& request, const std::filesyst
     }
     const std::string key = request.destination.generic_string();
     // An image .treeinfo names without a checksum keeps the digest its bytes arrived with.
-    std::string digest = request.expected_digest.empty() ? result.digest : request.expected_digest;
-    std::transform(digest.begin(), digest.end(), digest.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::string digest =
+        text::to_lower(request.expected_digest.empty() ? result.digest : request.expected_digest);
     store::CopyOptions options;
     options.acl = options_.s3_acl;
     Result<void> kept = lock_ != nullptr ? lock_->confirm() : Result<void>{};
