@@ -143,7 +143,7 @@ Result<void> copy_bytes(int source, const struct stat& st, int to_dir, const std
 }
 
 Result<void> write_file_at(int dir_fd, const std::string& name, std::string_view bytes,
-                           const std::string& shown) {
+                           const std::string& shown, bool flush) {
     const UniqueFd fd(fs::create_file_at(dir_fd, name, shown));
     if (!fd || ::ftruncate(fd.get(), 0) != 0) {
         return make_errno_error("cannot create", shown, errno);
@@ -155,6 +155,9 @@ Result<void> write_file_at(int dir_fd, const std::string& name, std::string_view
             return make_errno_error("cannot write", shown, errno);
         }
         written += static_cast<std::size_t>(std::max<ssize_t>(result, 0));
+    }
+    if (flush && fault::fsync(fd.get(), shown) != 0) {
+        return make_errno_error("cannot flush", shown, errno);
     }
     return {};
 }

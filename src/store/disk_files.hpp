@@ -47,8 +47,9 @@ Result<void> place_at(int from_dir, const std::string& from_name, const std::str
                       const CopyRequest& request, int dir_fd, const std::string& name,
                       const std::string& shown);
 
-// Writes `bytes` into the file `name` of `dir_fd` (created or truncated). `shown` names it.
+// Writes `bytes` into the file `name` of `dir_fd` (created or truncated), flushed to the disk
+// before it is closed iff `flush`. `shown` names it.
 Result<void> write_file_at(int dir_fd, const std::string& name, std::string_view bytes,
-                           const std::string& shown);
+                           const std::string& shown, bool flush = false);
 
 }  // namespace rpmirror::store::disk

@@ -152,23 +152,8 @@ Result<std::string> DiskStore::read(std::string_view key) {
 
 Result<void> DiskStore::put(std::string_view key, std::string_view bytes) {
     return replace(key, [&](int dir_fd, const std::string& name) -> Result<void> {
-        const std::string shown = describe(join_key(parent_of(key), name));
-        const UniqueFd fd(fs::create_file_at(dir_fd, name, shown));
-        if (!fd) {
-            return make_errno_error("cannot create", shown, errno);
-        }
-        for (std::size_t written = 0; written < bytes.size();) {
-            const ssize_t result =
-                fault::write(fd.get(), bytes.data() + written, bytes.size() - written);
-            if (result < 0 && errno != EINTR) {
-                return make_errno_error("cannot write", shown, errno);
-            }
-            written += static_cast<std::size_t>(std::max<ssize_t>(result, 0));
-        }
-        if (fault::fsync(fd.get(), shown) != 0) {
-            return make_errno_error("cannot flush", shown, errno);
-        }
-        return {};
+        return write_file_at(dir_fd, name, bytes, describe(join_key(parent_of(key), name)),
+                             /*flush=*/true);
     });
 }
 
