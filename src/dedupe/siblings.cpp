@@ -2,6 +2,7 @@
 #include "dedupe/siblings.hpp"
 
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "s3/mirror_state.hpp"
@@ -75,26 +76,53 @@ SiblingOutcome copy_from_siblings(store::ObjectStore& objects, std::string_view 
         outcome.note = "--dedupe: " + sources.error().to_string();
         return outcome;
     }
+    // The packages a sibling holds, with their copies.
+    struct Match {
+        std::size_t index;
+        const Source* source;
+        std::string to;
+    };
+    std::vector<Match> matches;
+    std::vector<store::CopyRequest> batch;
     for (std::size_t index = 0; index < wanted.size(); ++index) {
         const Wanted& package = wanted[index];
         const auto found =
             sources->find({package.checksum_type, text::to_lower(package.digest), package.size});
-        if (found == sources->end()) {
-            continue;
+        if (found != sources->end()) {
+            matches.push_back({index, &found->second, store::join_key(repo, package.key)});
+            batch.push_back(
+                {found->second.key, matches.back().to, store::CopyMode::Link, found->second.pin});
         }
-        const Source& source = found->second;
-        const std::string to = store::join_key(repo, package.key);
-        const std::vector<store::CopyRequest> copy{
-            {source.key, to, store::CopyMode::Link, source.pin}};
-        auto copied = objects.copy(copy, options);
-        Result<std::optional<store::ObjectInfo>> object =
-            copied ? objects.stat(to) : tl::unexpected(std::move(copied.error()));
+    }
+    if (matches.empty()) {
+        return outcome;
+    }
+    // One batch (the store copies several at a time) and one listing of what it made; only when
+    // the batch fails is each copy repeated alone, to tell the copies that failed from the rest.
+    std::optional<store::ObjectListing> listed;
+    if (objects.copy(batch, options)) {
+        if (auto listing = objects.list(repo)) {
+            listed = std::move(*listing);
+        }
+    }
+    for (const Match& match : matches) {
+        Result<std::optional<store::ObjectInfo>> object = std::nullopt;
+        if (listed) {
+            if (const auto held = listed->find(match.to); held != listed->end()) {
+                object = held->second;
+            }
+        } else {
+            const store::CopyRequest alone[] = {
+                {match.source->key, match.to, store::CopyMode::Link, match.source->pin}};
+            auto copied = objects.copy(alone, options);
+            object = copied ? objects.stat(match.to) : tl::unexpected(std::move(copied.error()));
+        }
         if (!object && object.error().code == ErrorCode::Corrupt) {
             ++outcome.fallbacks;
             continue;
         }
         if (object && !*object) {
-            object = tl::unexpected(Error{ErrorCode::NotFound, "gone after its copy", to});
+            object = tl::unexpected(Error{ErrorCode::NotFound, "gone after its copy", match.to});
         }
         if (!object) {
             if (outcome.note.empty()) {
@@ -102,8 +130,9 @@ SiblingOutcome copy_from_siblings(store::ObjectStore& objects, std::string_view 
             }
             continue;
         }
-        outcome.copied_bytes += package.size;
-        outcome.copied.push_back({index, std::move(**object), objects.describe(source.key)});
+        outcome.copied_bytes += wanted[match.index].size;
+        outcome.copied.push_back(
+            {match.index, std::move(**object), objects.describe(match.source->key)});
     }
     return outcome;
 }

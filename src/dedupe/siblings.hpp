@@ -46,7 +46,9 @@ struct SiblingOutcome {
 // Copies into the repository `repo` of `store` (a key; "" is refused: nothing beside it) the
 // packages of `wanted` that a sibling repository holds: the siblings are the directories beside
 // `repo` (ObjectStore::list_dirs of its parent) whose state object parses; one pinned copy per
-// package, with `options`. Never fails: a package not copied is left to the download.
+// package, with `options`, all in one ObjectStore::copy batch and described by one listing of
+// `repo` (each alone only when the batch fails). Never fails: a package not copied is left to
+// the download.
 SiblingOutcome copy_from_siblings(store::ObjectStore& store, std::string_view repo,
                                   std::span<const Wanted> wanted,
                                   const store::CopyOptions& options);
