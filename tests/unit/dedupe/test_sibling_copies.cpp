@@ -84,6 +84,29 @@ TEST_F(SiblingCopies, ASiblingObjectChangedSinceItsStateIsAFallback) {
     EXPECT_EQ(read("pub/updates/Packages/p.rpm"), std::nullopt);
 }
 
+TEST_F(SiblingCopies, ManyCopiesAreOneBatchDescribedByOneListingNotAStatEach) {
+    std::vector<dedupe::Wanted> packages;
+    for (int n = 0; n < 20; ++n) {
+        const std::string key = "Packages/p" + std::to_string(n) + ".rpm";
+        hold("pub/base", key, content_ + std::to_string(n));
+        packages.push_back(wanted(key, content_ + std::to_string(n)));
+    }
+    store::FaultInjectingStore faults(*memory_);
+    const dedupe::SiblingOutcome outcome =
+        dedupe::copy_from_siblings(faults, "pub/updates", packages, {});
+    EXPECT_TRUE(outcome.note.empty()) << outcome.note;
+    ASSERT_EQ(outcome.copied.size(), packages.size());
+    for (const dedupe::Copied& copied : outcome.copied) {
+        EXPECT_EQ(copied.object.size, packages[copied.index].size);
+        EXPECT_EQ(read(store::join_key("pub/updates", packages[copied.index].key)),
+                  content_ + std::to_string(copied.index));
+    }
+    // In a bucket a stat is a request: one per copy made a sibling copy cost two round trips.
+    EXPECT_EQ(faults.count(store::StoreOp::Stat), 0U);
+    EXPECT_EQ(faults.count(store::StoreOp::List), 2U) << "the siblings, then what was copied";
+    EXPECT_EQ(faults.count(store::StoreOp::Copy), packages.size());
+}
+
 TEST_F(SiblingCopies, AFailingCopyLeavesTheSiblingIntactAndNothingAtTheTarget) {
     hold("pub/base", "Packages/p.rpm", content_);
     hold("pub/base", "Packages/r.rpm", "r package");
