@@ -49,11 +49,19 @@ void Engine::configure(Transfer& transfer) {
     if (!attempt.decoding) {
         receive_body_as_sent(easy);
     }
-    curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);
     if (o.preserve_remote_time) {
         curl_easy_setopt(easy, CURLOPT_FILETIME, 1L);
     }
     const bool prior_knowledge = o.http2_prior_knowledge && iequals_prefix(attempt.url, "http://");
+    // Waiting for a connection to multiplex on pays only where HTTP/2 may answer: cleartext
+    // http is HTTP/1.1 without prior knowledge, and there libcurl held every other transfer back
+    // until the first one ended (a re-sync fetched its first package alone).
+    bool pipewait = prior_knowledge;
+    if (!prior_knowledge && iequals_prefix(attempt.url, "https://")) {
+        const auto known = multiplexing.find(connection_origin(attempt.url));
+        pipewait = known == multiplexing.end() || known->second;
+    }
+    curl_easy_setopt(easy, CURLOPT_PIPEWAIT, pipewait ? 1L : 0L);
     curl_easy_setopt(easy, CURLOPT_HTTP_VERSION,
                      prior_knowledge ? static_cast<long>(CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE)
                                      : static_cast<long>(CURL_HTTP_VERSION_2TLS));

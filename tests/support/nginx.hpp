@@ -112,8 +112,10 @@ class NginxServer {
     }
 
     // Returns the access log entries ({"method","uri","status","range","bytes","protocol",
-    // "connection"}), waiting (up to 10 s) until there are at least `at_least`: nginx logs a
-    // request after its last byte was sent, which may be just after the client saw it.
+    // "connection","agent","end","duration"}: "end" the time the response ended, seconds since
+    // the epoch with milliseconds; "duration" its seconds from its first byte read, so a request
+    // began at end - duration), waiting (up to 10 s) until there are at least `at_least`: nginx
+    // logs a request after its last byte was sent, which may be just after the client saw it.
     std::vector<nlohmann::json> access_log(std::size_t at_least = 0) const {
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
         for (;;) {
@@ -139,7 +141,7 @@ class NginxServer {
              << "  log_format json escape=json '{\"method\":\"$request_method\",\"uri\":\"$uri\","
                 "\"status\":$status,\"range\":\"$http_range\",\"bytes\":$body_bytes_sent,"
                 "\"protocol\":\"$server_protocol\",\"connection\":$connection,"
-                "\"agent\":\"$http_user_agent\"}';\n"
+                "\"agent\":\"$http_user_agent\",\"end\":$msec,\"duration\":$request_time}';\n"
              << "  access_log " << dir << "/access.log json;\n"
              << "  sendfile on;\n"
              << "  keepalive_requests 100000;\n"

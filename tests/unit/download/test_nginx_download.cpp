@@ -5,6 +5,7 @@
 
 #include <curl/curl.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 #include <span>
@@ -92,6 +93,74 @@ TEST_F(NginxDownloadTest, DownloadsARepositoryInParallel) {
     }
     EXPECT_EQ(uris.size(), files.size());  // each file requested exactly once
     EXPECT_LE(connections.size(), 4U);     // keep-alive, at most max_parallel connections
+}
+
+// Asserts from nginx's log (what the server saw, not the client's clock) that every request of
+// `log` began before the first of them ended: no transfer waited for another. Each response
+// takes seconds (limit_rate), the requests' starts differ by milliseconds.
+void expect_all_began_before_the_first_ended(const std::vector<nlohmann::json>& log) {
+    ASSERT_FALSE(log.empty());
+    double first_end = 0;
+    for (const auto& entry : log) {
+        const double end = entry["end"].get<double>();
+        first_end = first_end == 0 ? end : std::min(first_end, end);
+    }
+    for (const auto& entry : log) {
+        const double began = entry["end"].get<double>() - entry["duration"].get<double>();
+        EXPECT_LT(began, first_end - 0.5) << entry["uri"] << " began " << began
+                                          << ", after the first response ended at " << first_end;
+    }
+}
+
+// Two files over a fresh Downloader (no connection yet): with CURLOPT_PIPEWAIT everywhere,
+// libcurl held the second back until the first ended, waiting for a connection that might
+// multiplex, on servers that never do. Plain http (HTTP/1.1 without prior knowledge) and https
+// answering HTTP/1.1.
+TEST_F(NginxDownloadTest, NoTransferWaitsForAnotherOnAServerThatDoesNotMultiplex) {
+    const auto certificate = dir_.path() / "cert.pem";
+    const auto key = dir_.path() / "key.pem";
+    const std::string command =
+        "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext "
+        "subjectAltName=IP:127.0.0.1 -keyout " +
+        key.string() + " -out " + certificate.string() + " > /dev/null 2>&1";
+    ASSERT_EQ(std::system(command.c_str()), 0);  // NOLINT(cert-env33-c)
+    std::vector<std::pair<std::string, std::string>> files;
+    for (int index = 0; index < 4; ++index) {
+        const std::string href = "Packages/slow-" + std::to_string(index) + ".rpm";
+        std::string body = content_bytes(192 * 1024, 300 + static_cast<std::uint64_t>(index));
+        std::filesystem::create_directories(dir_.path() / "srv/Packages");
+        std::ofstream(dir_.path() / "srv" / href, std::ios::binary) << body;
+        files.emplace_back(href, std::move(body));
+    }
+    for (const bool tls : {false, true}) {
+        SCOPED_TRACE(tls ? "https" : "http");
+        test::NginxOptions slow;
+        slow.extra_server_config = "    limit_rate 64k;\n";  // 192 KiB: 64 KiB at once, then 2 s
+        if (tls) {
+            slow.tls_certificate = certificate;
+            slow.tls_key = key;
+        }
+        const std::string name = tls ? "https" : "http";
+        test::NginxServer nginx(dir_.path() / "srv", dir_.path() / ("nginx-" + name), slow);
+        auto mirrors = std::make_shared<MirrorList>(std::vector<std::string>{nginx.url("/")});
+        std::vector<DownloadRequest> requests;
+        for (const auto& [href, body] : files) {
+            requests.push_back(make_request(mirrors, href, body));
+        }
+        DownloadOptions options;
+        options.max_parallel = 8;
+        options.sslcacert = certificate.string();
+        Downloader downloader(options);
+        auto report = downloader.run(dir_.path() / ("dest-" + name), requests);
+        ASSERT_TRUE(report.has_value());
+        ASSERT_TRUE(report->ok()) << first_failure(*report);
+        const auto log = nginx.access_log(files.size());
+        ASSERT_EQ(log.size(), files.size());
+        for (const auto& entry : log) {
+            EXPECT_EQ(entry["protocol"], "HTTP/1.1");
+        }
+        expect_all_began_before_the_first_ended(log);
+    }
 }
 
 TEST_F(NginxDownloadTest, Http2OverTlsMultiplexesTransfersOnOneConnection) {
