@@ -105,11 +105,13 @@ Result<std::pair<std::string, std::optional<std::string>>> RepoSync::rewrite_met
     for (const std::string& left_out : rewritten->comps_left_out) {
         report_.warnings.push_back("comps: " + left_out + " (filtered mirror)");
     }
-    // A security-only mirror leaves out thousands: one line, the list in --json.
+    // A security-only mirror leaves out thousands: one line, the list in --json. Said when the
+    // metadata is rewritten for publication only (a no-op publishes nothing and repeats nothing).
     if (!rewritten->advisories_left_out.empty()) {
+        const std::size_t count = rewritten->advisories_left_out.size();
         report_.warnings.push_back(fmt::format(
-            "updateinfo: {} advisories left out (the first: {}); --json lists them",
-            rewritten->advisories_left_out.size(), rewritten->advisories_left_out.front()));
+            "updateinfo: {} {} left out (the first: {}); --json lists them", count,
+            count == 1 ? "advisory" : "advisories", rewritten->advisories_left_out.front()));
         report_.advisories_left_out = std::move(rewritten->advisories_left_out);
     }
     std::optional<std::string> signature;

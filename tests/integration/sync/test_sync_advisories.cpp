@@ -234,6 +234,23 @@ TEST_F(SyncAdvisories, SecurityOnlyMirrorHoldsExactlyTheSecurityFixesAndDnfLists
     EXPECT_TRUE(report()["noop"].get<bool>());
 }
 
+// What a filtered mirror leaves out of updateinfo is said when the metadata is published (in
+// the singular for one), not again by a run that publishes nothing.
+TEST_F(SyncAdvisories, AdvisoriesLeftOutAreToldWhenPublishedNotOnEveryRun) {
+    const CommandResult first = mirror({"-a", "x86_64"});
+    ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+    EXPECT_NE(first.err.find("idx: warning: updateinfo: 1 advisory left out (the first: "
+                             "IDX-2024-2: no package of it is mirrored); --json lists them"),
+              std::string::npos)
+        << first.err;
+    EXPECT_EQ(report()["advisories_left_out"].size(), 1U);
+    const CommandResult second = mirror({"-a", "x86_64"});
+    ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+    EXPECT_TRUE(report()["noop"].get<bool>());
+    EXPECT_EQ(second.err.find("left out"), std::string::npos) << second.err;
+    EXPECT_EQ(second.out.find("left out"), std::string::npos) << second.out;
+}
+
 TEST_F(SyncAdvisories, AsOfMirrorsTheRepositoryAsItStoodThatDayWithItsAdvisoriesOfThen) {
     const CommandResult run = mirror({"--as-of", "2024-02-15", "-n"});
     ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
