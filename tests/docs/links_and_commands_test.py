@@ -3,12 +3,15 @@
 
 - every relative link of README.md and doc/*.md names a file or directory inside the project
   (never outside it), and an anchor (#...) names a heading of the file it points at;
+- every document the scripts (scripts/*) and the documents name in their text ("see
+  doc/s3.md") exists;
 - every `rpmirror ...` command line of README.md's code blocks parses: each subcommand exists
   and each option is one that `rpmirror [SUBCOMMAND...] --help` lists (tests/docs/help_options.sh
   reads the lists, as the man page and completion tests do).
 
 Then it checks itself: a planted README with a link out of the project, a missing file, a missing
-anchor, an unknown subcommand and an unknown option must give five failures.
+anchor, a script naming a missing document, an unknown subcommand and an unknown option must give six
+failures.
 
 Usage: links_and_commands_test.py RPMIRROR_BINARY SOURCE_DIR
 """
@@ -116,6 +119,32 @@ def check_links(root, files):
                     f"with the anchor #{anchor}"
                 )
     return failures
+
+
+def check_mentions(root, files):
+    """Returns the failures of the doc/....md paths `files` mention that do not exist."""
+    failures = []
+    for name in files:
+        with open(os.path.join(root, name), encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        for match in re.finditer(r"(?<![\w/.])doc/[\w./-]*\w\.md\b", text):
+            if text[max(match.start() - 2, 0) : match.start()] == "](":
+                continue  # a link: check_links' (relative to the file, not the root)
+            if not os.path.isfile(os.path.join(root, match.group(0))):
+                line = text.count("\n", 0, match.start()) + 1
+                failures.append(f"{name}:{line}: names {match.group(0)}, which does not exist")
+    return failures
+
+
+def scripts(root):
+    directory = os.path.join(root, "scripts")
+    if not os.path.isdir(directory):
+        return []
+    return sorted(
+        os.path.join("scripts", n)
+        for n in os.listdir(directory)
+        if os.path.isfile(os.path.join(directory, n))
+    )
 
 
 def help_lists(binary, function, path, cache={}):
@@ -237,19 +266,26 @@ def main():
     binary, root = sys.argv[1], os.path.abspath(sys.argv[2])
     names = documents(root)
     failures = check_links(root, names)
+    failures += check_mentions(root, names + scripts(root))
     command_failures, count = check_commands(binary, root, "README.md")
     failures += command_failures
     if count < 20:
         failures.append(f"README.md: only {count} rpmirror command lines found: the reader is broken")
     for failure in failures:
         print(f"FAIL: {failure}", file=sys.stderr)
-    print(f"{len(names)} documents' links and {count} command lines of README.md checked")
+    print(
+        f"{len(names)} documents' links, the documents they and {len(scripts(root))} scripts "
+        f"name, and {count} command lines of README.md checked"
+    )
 
     # The checks can fail: a planted project with one mistake of each kind.
     with tempfile.TemporaryDirectory() as planted:
         os.makedirs(os.path.join(planted, "doc"))
         with open(os.path.join(planted, "doc", "a.md"), "w") as f:
             f.write("# A title\n")
+        os.makedirs(os.path.join(planted, "scripts"))
+        with open(os.path.join(planted, "scripts", "s"), "w") as f:
+            f.write("# see doc/a.md and doc/pending/s3.md\n")
         with open(os.path.join(planted, "README.md"), "w") as f:
             f.write(
                 "[out](../outside.md) [gone](doc/missing.md) [anchor](doc/a.md#no-such)\n"
@@ -258,12 +294,13 @@ def main():
                 "rpmirror sync -p /srv/m --repo x  # fine\n```\n"
             )
         planted_failures = check_links(planted, documents(planted))
+        planted_failures += check_mentions(planted, documents(planted) + scripts(planted))
         planted_failures += check_commands(binary, planted, "README.md")[0]
-        if len(planted_failures) != 5:
+        if len(planted_failures) != 6:
             failures.append(
                 "the planted mistakes gave "
                 + str(len(planted_failures))
-                + " failures, not 5: "
+                + " failures, not 6: "
                 + "; ".join(planted_failures)
             )
             print(f"FAIL: {failures[-1]}", file=sys.stderr)
