@@ -90,16 +90,12 @@ class JobLines final : public SyncRunEvents {
         }
     }
 
-    void progress(const JobConfig& job, std::uint64_t bytes_done, std::uint64_t bytes_total,
-                  std::size_t files_done) override {
+    void progress(const JobConfig& job, const TransferProgress& progress) override {
         if (!draw_progress_) {
             return;
         }
         const std::lock_guard lock(mutex_);
-        Running& running = running_[job.name];
-        running.bytes_done = bytes_done;
-        running.bytes_total = bytes_total;
-        running.files_done = files_done;
+        running_[job.name].progress = progress;
         const auto now = std::chrono::steady_clock::now();
         if (now - last_draw_ >= std::chrono::milliseconds(100)) {
             last_draw_ = now;
@@ -165,9 +161,7 @@ class JobLines final : public SyncRunEvents {
 
   private:
     struct Running {
-        std::uint64_t bytes_done = 0;
-        std::uint64_t bytes_total = 0;
-        std::size_t files_done = 0;
+        TransferProgress progress;
         std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
     };
 
@@ -194,9 +188,9 @@ class JobLines final : public SyncRunEvents {
         std::string block;
         const auto now = std::chrono::steady_clock::now();
         for (const auto& [name, running] : running_) {
-            block += format_progress_line(
-                name, running.bytes_done, running.bytes_total, running.files_done,
-                std::chrono::duration<double>(now - running.started).count());
+            block +=
+                format_progress_line(name, running.progress,
+                                     std::chrono::duration<double>(now - running.started).count());
             block += "\x1b[K\n";
         }
         if (fd == STDERR_FILENO) {
@@ -237,6 +231,11 @@ std::string json_report(const std::vector<JobOutcome>& outcomes, int exit_code) 
         json["repositories"][i]["job"] = outcomes[i].job;
         json["repositories"][i]["errors"] = outcomes[i].errors;
     }
+    const JobsTally tally = tally_jobs(outcomes);
+    json["jobs"] = {{"succeeded", tally.succeeded},
+                    {"changed", tally.changed},
+                    {"unchanged", tally.unchanged},
+                    {"failed", tally.failed}};
     return json.dump(2) + "\n";
 }
 
@@ -381,6 +380,11 @@ int run_job_mode(const CLI::App& app, const JobModeArgs& args, const JobModeShar
     if (result.metrics_error) {
         fmt::print(stderr, "rpmirror: {}\n", result.metrics_error->to_string());
         exit_code = kExitFailure;
+    }
+    if (!shared.quiet) {  // the jobs' own lines said what failed, even with -q
+        fmt::print(json_on_stdout ? stderr : stdout, "rpmirror: {}\n",
+                   format_jobs_tally(tally_jobs(outcomes)));
+        std::fflush(json_on_stdout ? stderr : stdout);
     }
     if (!shared.json_file.empty() &&
         !write_report(shared.json_file, json_report(outcomes, exit_code))) {

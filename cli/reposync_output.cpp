@@ -66,7 +66,6 @@ DnfModeLines::DnfModeLines(const SyncArgs& args, bool as_dnf, std::FILE* human)
 
 void DnfModeLines::started(const JobConfig& job) {
     bar_.emplace(STDERR_FILENO, job.name);
-    files_done_ = 0;
 }
 
 void DnfModeLines::package(const JobConfig& job, const PackageEvent& event) {
@@ -85,16 +84,12 @@ void DnfModeLines::comps_saved(const JobConfig& job, const std::filesystem::path
     }
 }
 
-void DnfModeLines::progress(const JobConfig& job, std::uint64_t bytes_done,
-                            std::uint64_t bytes_total, std::size_t files_done) {
+void DnfModeLines::progress(const JobConfig& job, const TransferProgress& progress) {
     (void)job;
     if (!draw_progress_ || !bar_) {
         return;
     }
-    bar_->progress(bytes_done, bytes_total);
-    for (; files_done_ < files_done; ++files_done_) {
-        bar_->file_finished(0, FileResult{});
-    }
+    bar_->update(progress);
 }
 
 void DnfModeLines::finished(const JobConfig& job, JobOutcome& outcome) {

@@ -36,8 +36,7 @@ class DnfModeLines final : public SyncRunEvents {
 
     void comps_saved(const JobConfig& job, const std::filesystem::path& path) override;
 
-    void progress(const JobConfig& job, std::uint64_t bytes_done, std::uint64_t bytes_total,
-                  std::size_t files_done) override;
+    void progress(const JobConfig& job, const TransferProgress& progress) override;
 
     void finished(const JobConfig& job, JobOutcome& outcome) override;
 
@@ -63,8 +62,7 @@ class DnfModeLines final : public SyncRunEvents {
     const bool dnf_lines_;
     const bool draw_progress_;
     std::FILE* const human_;
-    std::optional<TerminalProgress> bar_;  // the running repository's
-    std::size_t files_done_ = 0;
+    std::optional<TerminalProgress> bar_;     // the running repository's
     std::vector<std::string> ignored_repos_;  // skip_if_unavailable=1 and unreachable
     bool signature_removals_ = false;         // reposync: --gpgcheck removed a package
     int exit_code_ = kExitOk;

@@ -197,6 +197,9 @@ Result<DownloadReport> Downloader::run(std::span<const std::filesystem::path> ro
         engine.transfers.push_back(std::move(transfer));
         engine.queue.push_back(index);
     }
+    if (progress != nullptr) {
+        progress->run_started(requests.size(), engine.bytes_total);
+    }
     // A stop request wakes the poll at once, from whichever thread makes it.
     std::stop_callback wake_on_stop(stop, [multi] { curl_multi_wakeup(multi); });
 

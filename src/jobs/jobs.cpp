@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <system_error>
 #include <utility>
@@ -399,6 +400,18 @@ Result<JobsConfig> load_jobs_config(const JobsLoadOptions& options,
                           main_file);
     }
     check_overlaps(jobs.jobs, job_keys);
+    if (!jobs.metrics_file) {  // the environment's default (the systemd unit's)
+        std::string file;
+        if (options.variables.environment) {
+            const auto found = options.variables.environment->find("RPMIRROR_METRICS_FILE");
+            file = found == options.variables.environment->end() ? "" : found->second;
+        } else if (const char* set = std::getenv("RPMIRROR_METRICS_FILE"); set != nullptr) {
+            file = set;
+        }
+        if (!file.empty()) {
+            jobs.metrics_file = file;
+        }
+    }
     return jobs;
 }
 

@@ -19,24 +19,35 @@ class JobEventForwarder final : public SyncEvents, public ProgressSink {
         (void)repo_id;
         events_.comps_saved(job_, path);
     }
+    // A sync runs the downloader once or more (a bucket's batches, the packages to replace, a
+    // tree's images): the job's totals are the sum of every run's.
+    void run_started(std::size_t files, std::uint64_t bytes) override {
+        earlier_bytes_ += run_bytes_;
+        run_bytes_ = 0;
+        totals_.files_total += files;
+        totals_.bytes_total += bytes;
+        totals_.bytes_done = earlier_bytes_;
+        events_.progress(job_, totals_);
+    }
     void progress(std::uint64_t bytes_done, std::uint64_t bytes_total) override {
-        bytes_done_ = bytes_done;
-        bytes_total_ = bytes_total;
-        events_.progress(job_, bytes_done_, bytes_total_, files_done_);
+        (void)bytes_total;  // the run's, already counted by run_started
+        run_bytes_ = bytes_done;
+        totals_.bytes_done = earlier_bytes_ + run_bytes_;
+        events_.progress(job_, totals_);
     }
     void file_finished(std::size_t request_index, const FileResult& result) override {
         (void)request_index;
         (void)result;
-        ++files_done_;
-        events_.progress(job_, bytes_done_, bytes_total_, files_done_);
+        ++totals_.files_done;
+        events_.progress(job_, totals_);
     }
 
   private:
     const JobConfig& job_;
     JobEvents& events_;
-    std::uint64_t bytes_done_ = 0;
-    std::uint64_t bytes_total_ = 0;
-    std::size_t files_done_ = 0;
+    TransferProgress totals_;
+    std::uint64_t earlier_bytes_ = 0;  // done by the downloader's earlier runs
+    std::uint64_t run_bytes_ = 0;      // done by its current run
 };
 
 JobOutcome run_one(Syncer& syncer, const JobConfig& job, const JobRunnerOptions& options,

@@ -63,12 +63,18 @@ RecordedSelection selection_from_json(const nlohmann::json& recorded) {
 }
 
 nlohmann::json publishing_to_json(const RecordedPublishing& publishing) {
-    return {{"sign_key", publishing.sign_key}, {"upstream_metadata", publishing.upstream_metadata}};
+    nlohmann::json json = {{"sign_key", publishing.sign_key},
+                           {"upstream_metadata", publishing.upstream_metadata}};
+    if (!publishing.advisories_left_out_sha256.empty()) {
+        json["advisories_left_out_sha256"] = publishing.advisories_left_out_sha256;
+    }
+    return json;
 }
 
 RecordedPublishing publishing_from_json(const nlohmann::json& recorded) {
     return {recorded.at("sign_key").get<std::string>(),
-            recorded.at("upstream_metadata").get<bool>()};
+            recorded.at("upstream_metadata").get<bool>(),
+            recorded.value("advisories_left_out_sha256", std::string())};
 }
 
 namespace {

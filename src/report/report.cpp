@@ -200,37 +200,44 @@ std::string format_json_report(std::span<const RepoSyncReport> reports, int exit
            "\n";
 }
 
-std::string format_progress_line(std::string_view label, std::uint64_t bytes_done,
-                                 std::uint64_t bytes_total, std::size_t files_done,
+JobsTally tally_jobs(std::span<const JobOutcome> outcomes) {
+    JobsTally tally;
+    for (const JobOutcome& outcome : outcomes) {
+        if (!outcome.ok()) {
+            ++tally.failed;
+            continue;
+        }
+        ++tally.succeeded;
+        ++(outcome.changed() ? tally.changed : tally.unchanged);
+    }
+    return tally;
+}
+
+std::string format_jobs_tally(const JobsTally& tally) {
+    return fmt::format("jobs: {} succeeded ({} changed, {} unchanged), {} failed", tally.succeeded,
+                       tally.changed, tally.unchanged, tally.failed);
+}
+
+std::string format_progress_line(std::string_view label, const TransferProgress& progress,
                                  double seconds) {
-    const double rate = seconds > 0 ? static_cast<double>(bytes_done) / seconds : 0.0;
+    const std::uint64_t done = progress.bytes_done;
+    const std::uint64_t total = progress.bytes_total;
+    const double rate = seconds > 0 ? static_cast<double>(done) / seconds : 0.0;
     const double fraction =
-        bytes_total > 0 ? static_cast<double>(bytes_done) / static_cast<double>(bytes_total) : 0.0;
+        total > 0 ? static_cast<double>(done) / static_cast<double>(total) : 0.0;
     constexpr int kWidth = 24;
     const int filled = static_cast<int>(std::min(fraction, 1.0) * kWidth);
-    const double eta =
-        rate > 0 ? static_cast<double>(bytes_total - std::min(bytes_done, bytes_total)) / rate
-                 : 0.0;
-    return fmt::format("{} [{}{}] {:3.0f}% {} / {} files {} {:.1f} MB/s ETA {:.0f}s", label,
+    const double eta = rate > 0 ? static_cast<double>(total - std::min(done, total)) / rate : 0.0;
+    return fmt::format("{} [{}{}] {:3.0f}% ({}/{} files) {} / {} {:.1f} MB/s ETA {:.0f}s", label,
                        std::string(static_cast<std::size_t>(filled), '#'),
                        std::string(static_cast<std::size_t>(kWidth - filled), ' '), fraction * 100,
-                       text::megabytes(bytes_done), files_done, "done", rate / 1e6, eta);
+                       progress.files_done, progress.files_total, text::megabytes(done),
+                       text::megabytes(total), rate / 1e6, eta);
 }
 
 TerminalProgress::TerminalProgress(int fd, std::string label) : fd_(fd), label_(std::move(label)) {}
 
-void TerminalProgress::file_finished(std::size_t, const FileResult&) {
-    ++files_done_;
-    draw();
-}
-
-void TerminalProgress::progress(std::uint64_t bytes_done, std::uint64_t bytes_total) {
-    bytes_done_ = bytes_done;
-    bytes_total_ = bytes_total;
-    draw();
-}
-
-void TerminalProgress::draw() {
+void TerminalProgress::update(const TransferProgress& progress) {
     const auto now = std::chrono::steady_clock::now();
     if (drawn_ && now - last_draw_ < std::chrono::milliseconds(100)) {
         return;
@@ -238,8 +245,7 @@ void TerminalProgress::draw() {
     last_draw_ = now;
     const double seconds = std::chrono::duration<double>(now - started_).count();
     const std::string line =
-        fmt::format("\r{}\x1b[K",
-                    format_progress_line(label_, bytes_done_, bytes_total_, files_done_, seconds));
+        fmt::format("\r{}\x1b[K", format_progress_line(label_, progress, seconds));
     (void)!::write(fd_, line.data(), line.size());
     drawn_ = true;
 }

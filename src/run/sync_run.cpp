@@ -36,10 +36,9 @@ class StepsAfterJob final : public JobEvents {
             events_->comps_saved(job, path);
         }
     }
-    void progress(const JobConfig& job, std::uint64_t bytes_done, std::uint64_t bytes_total,
-                  std::size_t files_done) override {
+    void progress(const JobConfig& job, const TransferProgress& progress) override {
         if (events_ != nullptr) {
-            events_->progress(job, bytes_done, bytes_total, files_done);
+            events_->progress(job, progress);
         }
     }
 

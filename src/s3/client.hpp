@@ -75,7 +75,9 @@ using BodySink = std::function<Result<void>(std::span<const char> bytes)>;
 
 // A client of one bucket's store. Every failed request returns an Error whose subject is
 // "s3://BUCKET/KEY" (or "s3://BUCKET" for bucket operations) and whose message names the HTTP
-// status and the server's error code and message ("HTTP 403 AccessDenied: ..."). Codes:
+// status and the server's error code and message ("HTTP 403 AccessDenied: ..."); a missing
+// bucket is an Error about "s3://BUCKET" whatever the key ("bucket 'B' does not exist at
+// ENDPOINT (HTTP 404 NoSuchBucket...); create it ..."). Codes:
 // NotFound for 404 (NoSuchKey, NoSuchBucket, NoSuchUpload); BadInput for the credential and
 // signature errors (InvalidAccessKeyId, SignatureDoesNotMatch, AccessDenied,
 // RequestTimeTooSkewed); Busy for 412 PreconditionFailed; Network for everything else,

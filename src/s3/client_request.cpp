@@ -393,7 +393,18 @@ Result<Response> S3Client::Impl::call(const Request& request) {
         return response;
     }
     if (response->status < 200 || response->status >= 300) {
-        return tl::unexpected(s3_error(*response, subject));
+        Error error = s3_error(*response, subject);
+        if (!request.bucket.empty() && error.message.find(" NoSuchBucket") != std::string::npos) {
+            // Whatever key the request was for (often the lock, the first request of a sync),
+            // what is missing is the bucket: name it, where it was looked for, and the way out.
+            error.subject = "s3://" + std::string(request.bucket);
+            error.message = fmt::format(
+                "bucket '{}' does not exist at {} ({}); create it (e.g. `aws s3 mb s3://{} "
+                "--endpoint-url {}`) or correct the bucket of the destination or the endpoint "
+                "(--s3-endpoint, s3-endpoint =, AWS_ENDPOINT_URL)",
+                request.bucket, config.endpoint, error.message, request.bucket, config.endpoint);
+        }
+        return tl::unexpected(std::move(error));
     }
     return response;
 }

@@ -5,6 +5,12 @@
 
 namespace rpmirror {
 
+void ForwardingSink::run_started(std::size_t files, std::uint64_t bytes) {
+    if (inner_ != nullptr) {
+        inner_->run_started(files, bytes);
+    }
+}
+
 void ForwardingSink::file_started(std::size_t request_index, std::string_view url) {
     if (inner_ != nullptr) {
         inner_->file_started(request_index, url);

@@ -22,6 +22,7 @@ class ForwardingSink : public ProgressSink {
   public:
     explicit ForwardingSink(ProgressSink* inner) : inner_(inner) {}
 
+    void run_started(std::size_t files, std::uint64_t bytes) override;
     void file_started(std::size_t request_index, std::string_view url) override;
     void progress(std::uint64_t bytes_done, std::uint64_t bytes_total) override;
     void file_finished(std::size_t request_index, const FileResult& result) override;

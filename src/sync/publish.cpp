@@ -2,7 +2,10 @@
 // published (upstream's or rewritten for the filtered mirror) and the sync recorded.
 #include "sync/repo_sync.hpp"
 
+#include <algorithm>
+#include <string>
 #include <unordered_set>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -12,6 +15,23 @@
 #include "rpmirror/publish/filtered_metadata.hpp"
 
 namespace rpmirror {
+
+namespace {
+
+// RecordedPublishing::advisories_left_out_sha256 of `left_out` ("" for none).
+std::string left_out_sha256(std::vector<std::string> left_out) {
+    if (left_out.empty()) {
+        return {};
+    }
+    std::sort(left_out.begin(), left_out.end());
+    std::string lines;
+    for (const std::string& line : left_out) {
+        lines += line + "\n";
+    }
+    return hash_bytes(ChecksumType::Sha256, lines);
+}
+
+}  // namespace
 
 bool RepoSync::is_noop(const FetchedRepomd& repomd) {
     auto recorded = store_->recorded();
@@ -105,11 +125,20 @@ Result<std::pair<std::string, std::optional<std::string>>> RepoSync::rewrite_met
     for (const std::string& left_out : rewritten->comps_left_out) {
         report_.warnings.push_back("comps: " + left_out + " (filtered mirror)");
     }
-    // A security-only mirror leaves out thousands: one line, the list in --json.
+    // A security-only mirror leaves out thousands: one line, the list in --json. Said when it
+    // is news: not by a no-op (which publishes nothing), nor by a publication that leaves out
+    // what the last one did.
     if (!rewritten->advisories_left_out.empty()) {
-        report_.warnings.push_back(fmt::format(
-            "updateinfo: {} advisories left out (the first: {}); --json lists them",
-            rewritten->advisories_left_out.size(), rewritten->advisories_left_out.front()));
+        const std::size_t count = rewritten->advisories_left_out.size();
+        auto recorded = store_->recorded();
+        const bool told = recorded && recorded->publishing &&
+                          recorded->publishing->advisories_left_out_sha256 ==
+                              left_out_sha256(rewritten->advisories_left_out);
+        if (!told) {
+            report_.warnings.push_back(fmt::format(
+                "updateinfo: {} {} left out (the first: {}); --json lists them", count,
+                count == 1 ? "advisory" : "advisories", rewritten->advisories_left_out.front()));
+        }
         report_.advisories_left_out = std::move(rewritten->advisories_left_out);
     }
     std::optional<std::string> signature;
@@ -161,6 +190,7 @@ Result<void> RepoSync::publish(const FetchedRepomd& repomd, MetadataStage& stage
         if (!rewritten) {
             return tl::unexpected(std::move(rewritten.error()));
         }
+        record.publishing.advisories_left_out_sha256 = left_out_sha256(report_.advisories_left_out);
         release.emplace();
         release->repomd_xml = std::move(rewritten->first);
         release->signature = std::move(rewritten->second);

@@ -19,10 +19,12 @@ help_options() {
   done <<<"$help"
 }
 
-# help_subcommands BINARY: the subcommand names (and aliases) `rpmirror --help` lists.
+# help_subcommands BINARY [SUBCOMMAND...]: the subcommand names (and aliases) that
+# `rpmirror [SUBCOMMAND...] --help` lists (none for a command without subcommands).
 help_subcommands() {
   local binary=$1 in_section=0 line names name
   local pattern='^  ([a-z][a-z, ]*[a-z])  '
+  shift
   while IFS= read -r line; do
     if [[ $line == Subcommands:* ]]; then in_section=1; continue; fi
     [[ $line =~ ^[^[:space:]] ]] && in_section=0
@@ -30,5 +32,5 @@ help_subcommands() {
     [[ $line =~ $pattern ]] || continue
     names=${BASH_REMATCH[1]}
     for name in ${names//,/ }; do printf '%s\n' "$name"; done
-  done < <("$binary" --help)
+  done < <("$binary" "$@" --help)
 }

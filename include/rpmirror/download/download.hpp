@@ -343,11 +343,27 @@ struct DownloadReport {
     bool ok() const { return failed == 0 && not_finished == 0 && !interrupted; }
 };
 
+// What a sync (or a job) has downloaded so far, of what its downloader runs announced
+// (ProgressSink::run_started): what a progress bar shows.
+struct TransferProgress {
+    std::uint64_t bytes_done = 0;   // bytes of finished files plus those received by running ones
+    std::uint64_t bytes_total = 0;  // expected sizes of every file announced so far
+    std::size_t files_done = 0;     // files that reached their final status
+    std::size_t files_total = 0;    // files announced so far
+};
+
 // Progress events, called on the thread running Downloader::run, never concurrently. Keep them
 // cheap: they run inside the event loop. Default implementations ignore the event.
 class ProgressSink {
   public:
     virtual ~ProgressSink() = default;
+    // A run of Downloader::run starts with `files` requests whose expected sizes add up to
+    // `bytes` (files of unknown size count 0); its progress() counts from 0 again. Called once
+    // per run, before any other event of it.
+    virtual void run_started(std::size_t files, std::uint64_t bytes) {
+        (void)files;
+        (void)bytes;
+    }
     // A file's attempt starts on `url` (called again for every retry or failover).
     virtual void file_started(std::size_t request_index, std::string_view url) {
         (void)request_index;

@@ -35,13 +35,11 @@ class JobEvents {
         (void)job;
         (void)path;
     }
-    // Bytes of `job`'s downloads so far (as ProgressSink::progress), and files finished.
-    virtual void progress(const JobConfig& job, std::uint64_t bytes_done, std::uint64_t bytes_total,
-                          std::size_t files_done) {
+    // `job`'s downloads so far, of every downloader run it announced (ProgressSink): files and
+    // bytes done of their totals.
+    virtual void progress(const JobConfig& job, const TransferProgress& progress) {
         (void)job;
-        (void)bytes_done;
-        (void)bytes_total;
-        (void)files_done;
+        (void)progress;
     }
     // `job` ended (also for a job that never ran). What the handler adds to `outcome` (e.g. the
     // error of a failed exec-on-change hook it ran) is kept: the outcome is final after this.

@@ -106,6 +106,9 @@ struct JobsConfig {
     unsigned parallel_jobs = 4;                        // jobs run at once
     unsigned max_per_host = 0;  // connections per host across all jobs; 0 = only the budget
     std::optional<std::filesystem::path> state_dir;
+    // [main] metrics-file, else RPMIRROR_METRICS_FILE of the environment (JobsLoadOptions::
+    // variables.environment; when set and not empty: the systemd unit's default, which [main]
+    // overrides); `--metrics-file` overrides both.
     std::optional<std::filesystem::path> metrics_file;
     std::optional<Shard> shard;  // `shard = K/N`; `--shard` overrides it
     // s3-endpoint, s3-region, s3-profile, s3-addressing: for every job with an s3:// destination

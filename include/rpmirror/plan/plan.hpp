@@ -85,6 +85,9 @@ struct RecordedSelection {
 struct RecordedPublishing {
     std::string sign_key;            // --sign-key KEYID ("" = none)
     bool upstream_metadata = false;  // --upstream-metadata
+    // SHA-256 of the advisories a filtered mirror's updateinfo left out (their lines, sorted,
+    // each ending in '\n'); "" = none. The next publication tells them only if they changed.
+    std::string advisories_left_out_sha256 = {};
 };
 
 struct SyncState {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "rpmirror/download/download.hpp"
+#include "rpmirror/sync/job.hpp"
 #include "rpmirror/sync/sync.hpp"
 
 namespace rpmirror {
@@ -27,6 +28,19 @@ std::vector<std::string> format_problems(const RepoSyncReport& report);
 // facts as the summary and problem lines (sizes in bytes, times in seconds).
 std::string format_json_report(std::span<const RepoSyncReport> reports, int exit_code);
 
+// How the jobs of a job run ended: `succeeded` (ok()), of them `changed` (what the mirror serves
+// changed) and `unchanged`, and `failed`.
+struct JobsTally {
+    std::size_t succeeded = 0;
+    std::size_t changed = 0;
+    std::size_t unchanged = 0;
+    std::size_t failed = 0;
+};
+JobsTally tally_jobs(std::span<const JobOutcome> outcomes);
+
+// Returns the closing line of a job run: "jobs: 3 succeeded (2 changed, 1 unchanged), 1 failed".
+std::string format_jobs_tally(const JobsTally& tally);
+
 // dnf reposync's words (dnf 4.14's MultiFileProgressMeter, on a pipe: 80 columns), for
 // `rpmirror reposync`:
 //   Downloaded:     "(n/N): <file>   <rate>B/s | <size>B     mm:ss    " (no "(n/N): " when N is 1)
@@ -40,29 +54,26 @@ std::string format_dnf_package_line(const PackageEvent& event);
 // Returns `bytes` as dnf's format_number does (1024 steps, e.g. "6.4 k", "3.0 M", "335  ").
 std::string format_dnf_number(double number);
 
-// Returns one progress line (no control characters): `label`, a bar, percent, bytes, files
-// finished, rate over `seconds` and ETA. What TerminalProgress draws, and job mode's lines.
-std::string format_progress_line(std::string_view label, std::uint64_t bytes_done,
-                                 std::uint64_t bytes_total, std::size_t files_done, double seconds);
+// Returns one progress line (no control characters): `label`, a bar and percent of the bytes,
+// files done of their total as dnf counts them, bytes done of their total, rate over `seconds`
+// and ETA, e.g. "base [######                  ]  25% (3/12 files) 1.2 MB / 4.8 MB 0.6 MB/s
+// ETA 6s". What TerminalProgress draws, and job mode's lines.
+std::string format_progress_line(std::string_view label, const TransferProgress& progress,
+                                 double seconds);
 
-// A progress bar on a terminal: overall bytes and files, current rate and ETA, redrawn at most
-// ten times a second on one line of `fd`, erased by finish(). Not thread-safe (the downloader
-// calls it from its loop thread only).
-class TerminalProgress : public ProgressSink {
+// A progress bar on a terminal: a sync's files and bytes of their totals, current rate and ETA,
+// redrawn at most ten times a second on one line of `fd`, erased by finish(). Not thread-safe.
+class TerminalProgress {
   public:
     TerminalProgress(int fd, std::string label);
-    void file_finished(std::size_t request_index, const FileResult& result) override;
-    void progress(std::uint64_t bytes_done, std::uint64_t bytes_total) override;
+    // Draws `progress` (unless the last drawing is less than 100 ms old).
+    void update(const TransferProgress& progress);
     // Erases the bar (call before printing anything else).
     void finish();
 
   private:
-    void draw();
     int fd_;
     std::string label_;
-    std::uint64_t bytes_done_ = 0;
-    std::uint64_t bytes_total_ = 0;
-    std::size_t files_done_ = 0;
     std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
     std::chrono::steady_clock::time_point last_draw_{};
     bool drawn_ = false;

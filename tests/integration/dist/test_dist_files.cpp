@@ -80,15 +80,18 @@ TEST_F(DistFiles, SystemdAnalyzeVerifyAcceptsBothUnitsWithoutAWarning) {
 TEST_F(DistFiles, ServiceIsAHardenedOneshotAsTheRpmirrorUser) {
     const auto unit = parse_unit(dist_ / "systemd" / "rpmirror-sync.service");
     const UnitSection& service = unit.at("Service");
+    // No --metrics-file: it would override `metrics-file =` in [main]; the default file comes
+    // from the environment, which [main] overrides (JobModeTest.MetricsFile...).
     EXPECT_EQ(value_of(service, "ExecStart"),
-              "/usr/bin/rpmirror sync --config-file /etc/rpmirror/rpmirror.conf --metrics-file "
-              "/var/lib/rpmirror/rpmirror.prom");
+              "/usr/bin/rpmirror sync --config-file /etc/rpmirror/rpmirror.conf");
+    EXPECT_EQ(service.at("Environment"),
+              (std::vector<std::string>{"RPMIRROR_STATE_DIR=/var/lib/rpmirror",
+                                        "RPMIRROR_METRICS_FILE=/var/lib/rpmirror/rpmirror.prom"}));
     const std::map<std::string, std::string> expected{
         {"Type", "oneshot"},
         {"User", "rpmirror"},
         {"Group", "rpmirror"},
         {"StateDirectory", "rpmirror"},
-        {"Environment", "RPMIRROR_STATE_DIR=/var/lib/rpmirror"},
         {"ProtectSystem", "strict"},
         {"ReadWritePaths", "/srv/mirror"},
         {"ProtectHome", "yes"},

@@ -207,17 +207,24 @@ TEST_F(S3ClientTest, BodyNotMatchingItsSignedHashIsRefused) {
     EXPECT_FALSE(client().head_object(bucket(), "mismatch"));
 }
 
+// What is missing is the bucket, whatever key was asked for: the error is about it, names the
+// endpoint it was looked for at, and says what to do.
 TEST_F(S3ClientTest, MissingBucketIsNamed) {
     auto got = client().get_object("no-such-bucket-here", "repodata/repomd.xml");
     ASSERT_FALSE(got);
     EXPECT_EQ(got.error().code, ErrorCode::NotFound);
-    EXPECT_EQ(got.error().subject, "s3://no-such-bucket-here/repodata/repomd.xml");
+    EXPECT_EQ(got.error().subject, "s3://no-such-bucket-here");
     EXPECT_NE(got.error().message.find("NoSuchBucket"), std::string::npos) << got.error().message;
+    EXPECT_EQ(got.error().message.find("repomd.xml"), std::string::npos) << got.error().message;
     auto listed = client().list_all_objects("no-such-bucket-here", "");
     ASSERT_FALSE(listed);
-    EXPECT_NE(listed.error().to_string().find("s3://no-such-bucket-here: HTTP 404 NoSuchBucket"),
-              std::string::npos)
+    const std::string expected =
+        "s3://no-such-bucket-here: bucket 'no-such-bucket-here' does not "
+        "exist at " +
+        client().config().endpoint + " (HTTP 404 NoSuchBucket";
+    EXPECT_NE(listed.error().to_string().find(expected), std::string::npos)
         << listed.error().to_string();
+    EXPECT_NE(listed.error().to_string().find("create it"), std::string::npos);
 }
 
 TEST_F(S3ClientTest, BadCredentialsAreNamed) {

@@ -222,8 +222,11 @@ TEST_F(S3SyncTest, NewRevisionKeepsPreviousRecordsOneRun) {
     expect_published_complete("revision 3");
 }
 
+// The first request of a sync is for the lock object; what is missing is the bucket, and the
+// error says so: the bucket, the endpoint it was looked for at, and how to go on.
 TEST_F(S3SyncTest, MissingBucketNamesBucketAndCode) {
-    const std::string missing = "s3://no-such-bucket-" + std::to_string(::getpid()) + "/m";
+    const std::string name = "no-such-bucket-" + std::to_string(::getpid());
+    const std::string missing = "s3://" + name + "/m";
     std::vector<std::string> args{"-c",
                                   (tmp_ / "empty.conf").string(),
                                   "--reposdir",
@@ -239,6 +242,11 @@ TEST_F(S3SyncTest, MissingBucketNamesBucketAndCode) {
     EXPECT_NE(result.exit_code, 0);
     EXPECT_NE(result.err.find("s3://no-such-bucket-"), std::string::npos) << result.err;
     EXPECT_NE(result.err.find("NoSuchBucket"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("bucket '" + name + "' does not exist at " + cluster().endpoint()),
+              std::string::npos)
+        << result.err;
+    EXPECT_NE(result.err.find("create it"), std::string::npos) << result.err;
+    EXPECT_EQ(result.err.find(".rpmirror/lock"), std::string::npos) << result.err;
 }
 
 TEST_F(S3SyncTest, BadCredentialsNameBucketAndCodeAndPublishNothing) {

@@ -2,10 +2,13 @@
 // binary.
 #include <gtest/gtest.h>
 
+#include <mutex>
 #include <set>
 #include <sstream>
 
 #include "integration/sync/sync_fixture.hpp"
+#include "rpmirror/jobs/jobs.hpp"
+#include "rpmirror/report/report.hpp"
 #include "support/http_server.hpp"
 
 namespace rpmirror::test {
@@ -80,9 +83,14 @@ const std::set<std::string> kNoarch = {"beta-0.1-1.noarch.rpm", "beta-0.2-1.noar
                                        "beta-0.3-1.noarch.rpm", "beta-0.4-1.noarch.rpm",
                                        "beta-0.5-1.noarch.rpm"};
 
-// Every line of `text` starts with "JOB: " for one of `jobs`.
+// Every line of `text` starts with "JOB: " for one of `jobs`, but the run's closing line
+// ("rpmirror: jobs: ..."), which may end it.
 void expect_job_lines(const std::string& text, const std::set<std::string>& jobs) {
-    for (const std::string& line : lines_of(text)) {
+    std::vector<std::string> lines = lines_of(text);
+    if (!lines.empty() && lines.back().starts_with("rpmirror: jobs: ")) {
+        lines.pop_back();
+    }
+    for (const std::string& line : lines) {
         const std::string job = line.substr(0, line.find(": "));
         EXPECT_TRUE(jobs.contains(job) && line.size() > job.size() + 2) << "line: " << line;
     }
@@ -106,6 +114,106 @@ TEST_F(JobModeTest, ThreeJobsWithDifferentOptionsEachGiveTheirTree) {
         EXPECT_NE(result.out.find(job + ": started: "), std::string::npos) << result.out;
         EXPECT_NE(result.out.find(job + ": downloaded "), std::string::npos) << result.out;
     }
+}
+
+// A job run ends with one line counting its jobs (succeeded: changed or unchanged; failed), and
+// the JSON report counts them too.
+TEST_F(JobModeTest, RunEndsWithALineCountingSucceededUnchangedAndFailedJobs) {
+    const auto config = three_jobs("\n[down]\nbaseurl = http://127.0.0.1:1/\nretries = 1\n");
+    const auto json = tmp_ / "report.json";
+    const auto first = run_sync({"--config-file", config.string(), "--json", json.string()});
+    ASSERT_EQ(first.exit_code, 1) << first.out << first.err;
+    ASSERT_FALSE(lines_of(first.out).empty()) << first.err;
+    EXPECT_EQ(lines_of(first.out).back(),
+              "rpmirror: jobs: 3 succeeded (3 changed, 0 unchanged), 1 failed");
+    const auto counted = nlohmann::json::parse(read_file(json))["jobs"];
+    EXPECT_EQ(counted,
+              nlohmann::json({{"succeeded", 3}, {"changed", 3}, {"unchanged", 0}, {"failed", 1}}));
+
+    // Again, the down job left out: nothing changed upstream, every job a no-op.
+    const auto again = run_sync({"--config-file", config.string(), "--job", "newest,noarch,meta"});
+    ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+    ASSERT_FALSE(lines_of(again.out).empty()) << again.err;
+    EXPECT_EQ(lines_of(again.out).back(),
+              "rpmirror: jobs: 3 succeeded (0 changed, 3 unchanged), 0 failed");
+    // -q: errors only; the failed job's own line says it failed.
+    const auto quiet = run_sync({"--config-file", config.string(), "-q"});
+    EXPECT_EQ(quiet.exit_code, 1);
+    EXPECT_EQ(quiet.out.find("rpmirror: jobs: "), std::string::npos) << quiet.out;
+    EXPECT_NE(quiet.err.find("down: FAILED: "), std::string::npos) << quiet.err;
+}
+
+// The metrics file: --metrics-file, else [main]'s metrics-file, else $RPMIRROR_METRICS_FILE (the
+// systemd unit's default, which must not hide [main]'s).
+TEST_F(JobModeTest, MetricsFileFromTheEnvironmentIsTheDefaultThatMainAndTheOptionOverride) {
+    const std::string sample = serve(test_repo("sample-repo")).url("/");
+    const auto from_env = tmp_ / "env" / "rpmirror.prom";
+    const auto from_main = tmp_ / "main" / "rpmirror.prom";
+    const auto from_option = tmp_ / "option" / "rpmirror.prom";
+    for (const auto& file : {from_env, from_main, from_option}) {
+        std::filesystem::create_directories(file.parent_path());
+    }
+    const std::string job = "[sample]\nbaseurl = " + sample + "\n";
+    const std::string destination = "[main]\ndestination = " + mirror().string() + "\n";
+    const auto written = [](const std::filesystem::path& file) {
+        return std::filesystem::exists(file) &&
+               read_file(file).find("rpmirror_job_success{job=\"sample\"} 1") != std::string::npos;
+    };
+    ::setenv("RPMIRROR_METRICS_FILE", from_env.c_str(), 1);
+    const auto env_only = run_sync({"--config-file", write_config(destination + job).string()});
+    EXPECT_EQ(env_only.exit_code, 0) << env_only.err;
+    EXPECT_TRUE(written(from_env));
+    std::filesystem::remove(from_env);
+
+    const auto main_config =
+        write_config(destination + "metrics-file = " + from_main.string() + "\n" + job);
+    const auto with_main = run_sync({"--config-file", main_config.string()});
+    EXPECT_EQ(with_main.exit_code, 0) << with_main.err;
+    EXPECT_TRUE(written(from_main));
+    EXPECT_FALSE(std::filesystem::exists(from_env)) << "[main] overrides the environment";
+    std::filesystem::remove(from_main);
+
+    const auto with_option =
+        run_sync({"--config-file", main_config.string(), "--metrics-file", from_option.string()});
+    ::unsetenv("RPMIRROR_METRICS_FILE");
+    EXPECT_EQ(with_option.exit_code, 0) << with_option.err;
+    EXPECT_TRUE(written(from_option));
+    EXPECT_FALSE(std::filesystem::exists(from_main)) << "--metrics-file overrides [main]";
+    EXPECT_FALSE(std::filesystem::exists(from_env));
+}
+
+// What a job's progress line draws: files and bytes done of the totals its downloads announced
+// (ProgressSink::run_started), ending at every package and every byte of them.
+TEST_F(JobModeTest, ProgressCountsFilesAndBytesOfTheirTotals) {
+    const std::filesystem::path upstream = test_repo("sample-repo");
+    const auto config = write_config("[sample]\nbaseurl = " + serve(upstream).url("/") +
+                                     "\ndestination = " + mirror().string() + "\n");
+    std::vector<ConfigWarning> warnings;
+    auto loaded = load_jobs_config({config, {}}, warnings);
+    ASSERT_TRUE(loaded) << loaded.error().to_string();
+    struct Recorder final : JobEvents {
+        void progress(const JobConfig&, const TransferProgress& now) override {
+            const std::lock_guard lock(mutex);
+            EXPECT_LE(now.files_done, now.files_total);
+            last = now;
+            ++calls;
+        }
+        std::mutex mutex;
+        TransferProgress last;
+        std::size_t calls = 0;
+    } recorder;
+    const std::vector<JobOutcome> outcomes = run_jobs(loaded->jobs, {}, &recorder);
+    ASSERT_EQ(outcomes.size(), 1U);
+    ASSERT_TRUE(outcomes[0].ok()) << format_summary(outcomes[0].report);
+    std::uint64_t bytes = 0;
+    for (const auto& [path, digest] : package_digests(upstream)) {
+        bytes += std::filesystem::file_size(upstream / path);
+    }
+    EXPECT_GT(recorder.calls, 0U);
+    EXPECT_EQ(recorder.last.files_total, package_digests(upstream).size());
+    EXPECT_EQ(recorder.last.files_done, recorder.last.files_total);
+    EXPECT_EQ(recorder.last.bytes_total, bytes);
+    EXPECT_EQ(recorder.last.bytes_done, bytes);
 }
 
 TEST_F(JobModeTest, SnapshotKeyTakesSnapshotsOfItsJobAndPrunes) {

@@ -654,6 +654,11 @@ TEST_P(DownloaderTest, ProgressReportsEveryFileAndTheTotal) {
         std::vector<FileStatus> finished;
         std::uint64_t last_done = 0;
         std::uint64_t last_total = 0;
+        std::vector<std::pair<std::size_t, std::uint64_t>> runs;  // run_started's totals
+        void run_started(std::size_t files, std::uint64_t bytes) override {
+            EXPECT_TRUE(started.empty()) << "announced before its first file";
+            runs.emplace_back(files, bytes);
+        }
         void file_started(std::size_t, std::string_view url) override { started.emplace_back(url); }
         void progress(std::uint64_t done, std::uint64_t total) override {
             last_done = done;
@@ -668,6 +673,9 @@ TEST_P(DownloaderTest, ProgressReportsEveryFileAndTheTotal) {
                       options(), &recorder);
     EXPECT_EQ(recorder.started.size(), 2U);
     ASSERT_EQ(recorder.finished.size(), 2U);
+    // The run's totals are announced once, before any file starts (a progress bar's "of N").
+    EXPECT_EQ(recorder.runs,
+              (std::vector<std::pair<std::size_t, std::uint64_t>>{{2U, a.size() + 1}}));
     EXPECT_EQ(recorder.last_total, a.size() + 1);
     EXPECT_EQ(recorder.last_done, a.size());
     EXPECT_EQ(report.downloaded, 1U);

@@ -38,7 +38,7 @@ class JobsConfigTest : public ::testing::Test {
         JobsLoadOptions options;
         options.config_file = main_file_;
         options.variables.varsdirs.clear();
-        options.variables.environment = std::map<std::string, std::string>{};
+        options.variables.environment = environment_;
         options.variables.machine = "x86_64";
         warnings_.clear();
         return load_jobs_config(options, warnings_);
@@ -47,6 +47,7 @@ class JobsConfigTest : public ::testing::Test {
     std::string main_file() const { return main_file_.string(); }
 
     TempDir dir_;
+    std::map<std::string, std::string> environment_;  // the loader's environment (none)
     std::filesystem::path main_file_;
     std::vector<ConfigWarning> warnings_;
 };

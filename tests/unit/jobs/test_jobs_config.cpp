@@ -94,6 +94,29 @@ TEST_F(JobsConfigTest, JobKeysBecomeSyncOptionsAndRepoKeysTheRepository) {
     EXPECT_TRUE(warnings_.empty());
 }
 
+// The metrics file: [main]'s, else RPMIRROR_METRICS_FILE of the environment (what the systemd
+// unit sets, so that [main] can name another), else none.
+TEST_F(JobsConfigTest, MetricsFileOfMainOverridesTheEnvironmentsDefault) {
+    const std::string job = "[a]\nbaseurl = http://example.org/a/\ndestination = /srv/a\n";
+    auto config = load(job);
+    ASSERT_TRUE(config) << config.error().to_string();
+    EXPECT_FALSE(config->metrics_file);
+
+    environment_["RPMIRROR_METRICS_FILE"] = "/var/lib/rpmirror/rpmirror.prom";
+    config = load(job);
+    ASSERT_TRUE(config) << config.error().to_string();
+    EXPECT_EQ(config->metrics_file, std::filesystem::path("/var/lib/rpmirror/rpmirror.prom"));
+
+    config = load("[main]\nmetrics-file = /srv/metrics/rpmirror.prom\n" + job);
+    ASSERT_TRUE(config) << config.error().to_string();
+    EXPECT_EQ(config->metrics_file, std::filesystem::path("/srv/metrics/rpmirror.prom"));
+
+    environment_["RPMIRROR_METRICS_FILE"] = "";  // set but empty: none
+    config = load(job);
+    ASSERT_TRUE(config) << config.error().to_string();
+    EXPECT_FALSE(config->metrics_file);
+}
+
 TEST_F(JobsConfigTest, UnknownKeyIsAWarningWithFileAndLineAndTheJobRuns) {
     auto config = load("[base]\nbaseurl = http://example.com/\ndestination = /srv/b\nnewest = 1\n");
     ASSERT_TRUE(config) << config.error().to_string();
