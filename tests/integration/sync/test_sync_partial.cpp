@@ -231,10 +231,13 @@ TEST_F(PartialPublicationJob, JobKeyPublishesWithoutTheFailedPackagesAndExitsThr
     EXPECT_EQ(held_back.exit_code, 1) << held_back.out << held_back.err;
     EXPECT_EQ(read_file(repo / "repodata" / "repomd.xml"), old_repomd);
 
-    const CommandResult partial = run_job(faulty.url("/"), "publish-partial = 1\n");
+    const CommandResult partial =
+        run_job(faulty.url("/"), "publish-partial = 1\nsnapshot = partial\n");
 
     EXPECT_EQ(partial.exit_code, 3) << partial.out << partial.err;
     expect_partial_publication(repo, old_repomd, partial.err);
+    EXPECT_FALSE(fs::exists(mirror_ / "snapshots" / "sample" / "partial"));
+    EXPECT_NE(partial.err.find("snapshot not taken"), std::string::npos) << partial.err;
     EXPECT_NE((partial.out + partial.err).find("metadata published without the failed packages"),
               std::string::npos)
         << partial.out << partial.err;
@@ -244,7 +247,10 @@ TEST_F(PartialPublicationJob, JobKeyPublishesWithoutTheFailedPackagesAndExitsThr
     EXPECT_EQ(report["repositories"][0]["partial"], true);
 
     NginxServer& healthy = serve(upstream_);
-    expect_complete_after([&] { return run_job(healthy.url("/"), "publish-partial = 1\n"); }, repo);
+    expect_complete_after(
+        [&] { return run_job(healthy.url("/"), "publish-partial = 1\nsnapshot = complete\n"); },
+        repo);
+    EXPECT_TRUE(fs::exists(mirror_ / "snapshots" / "sample" / "complete" / "repodata"));
 }
 
 TEST_F(PartialPublicationJob, JobKeyWithoutDownloadMetadataFailsTheJobNamingTheKey) {
