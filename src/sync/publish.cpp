@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/index/index.hpp"
@@ -218,8 +219,8 @@ Result<void> RepoSync::publish(const FetchedRepomd& repomd, MetadataStage& stage
             report_.left_out = left_out_;
             report_.warnings.push_back(fmt::format(
                 "metadata published without the {} package(s) that failed (--publish-partial): "
-                "it lists the {} in place; the next run fetches the others again",
-                left_out_.size(), plan_.targets.size()));
+                "{}; it lists the {} in place, and the next run fetches the others again",
+                left_out_.size(), fmt::join(left_out_, ", "), plan_.targets.size()));
         }
         if (options_.upstream_metadata && report_.selected < report_.upstream_packages) {
             report_.warnings.push_back(
