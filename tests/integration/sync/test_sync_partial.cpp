@@ -85,14 +85,10 @@ class PartialPublication : public SyncFixture {
 
     // dnf repoquery of the repository at `dir` (file://): its packages' locations, sorted.
     std::vector<std::string> dnf_locations(const fs::path& dir) {
-        std::vector<std::string> argv = isolated_dnf(tmp_ / ("dnf-" + std::to_string(++dnf_runs_)));
-        argv.insert(argv.end(), {"--repofrompath=m,file://" + dir.string(), "--repo=m", "repoquery",
-                                 "-a", "--qf", "%{location}"});
-        const CommandResult query = run_to_end(argv, tmp_ / "logs");
-        EXPECT_EQ(query.exit_code, 0) << query.err;
-        std::vector<std::string> lines = lines_of(query.out);
-        std::sort(lines.begin(), lines.end());
-        return lines;
+        auto [exit_code, locations] =
+            dnf_repoquery(tmp_ / ("dnf-" + std::to_string(++dnf_runs_)), dir, "%{location}");
+        EXPECT_EQ(exit_code, 0) << "dnf repoquery of " << dir;
+        return locations;
     }
 
     // What a partial publication of revision 2 promises in the repository at `dir`: the metadata
