@@ -241,6 +241,20 @@ std::string json_report(const std::vector<JobOutcome>& outcomes, int exit_code) 
 
 }  // namespace
 
+int outcome_exit_code(const JobOutcome& outcome) {
+    if (outcome.ok()) {
+        return kExitOk;
+    }
+    // A mistake refused before anything changed (an unknown --arch, a --delete that would empty
+    // the mirror) is a usage error.
+    if (outcome.report.refused) {
+        return kExitUsage;
+    }
+    const bool only_left_out =
+        outcome.report.partial && !outcome.report.error && outcome.errors.empty();
+    return only_left_out ? kExitPartial : kExitFailure;
+}
+
 void add_job_mode_options(CLI::App& app, JobModeArgs& args) {
     args.config_file_option =
         app.add_option("--config-file", args.config_file,
@@ -371,15 +385,11 @@ int run_job_mode(const CLI::App& app, const JobModeArgs& args, const JobModeShar
     const std::vector<JobOutcome>& outcomes = result.outcomes;
     int exit_code = kExitOk;
     for (const JobOutcome& outcome : outcomes) {
-        if (!outcome.ok()) {
-            // A mistake refused before anything changed (an unknown --arch, a --delete that
-            // would empty the mirror) is a usage error: exit 2.
-            exit_code = std::max(exit_code, outcome.report.refused ? kExitUsage : kExitFailure);
-        }
+        exit_code = worse_exit_code(exit_code, outcome_exit_code(outcome));
     }
     if (result.metrics_error) {
         fmt::print(stderr, "rpmirror: {}\n", result.metrics_error->to_string());
-        exit_code = kExitFailure;
+        exit_code = worse_exit_code(exit_code, kExitFailure);
     }
     if (!shared.quiet) {  // the jobs' own lines said what failed, even with -q
         fmt::print(json_on_stdout ? stderr : stdout, "rpmirror: {}\n",
@@ -389,7 +399,7 @@ int run_job_mode(const CLI::App& app, const JobModeArgs& args, const JobModeShar
     if (!shared.json_file.empty() &&
         !write_report(shared.json_file, json_report(outcomes, exit_code))) {
         fmt::print(stderr, "rpmirror: {}: cannot write the JSON report\n", shared.json_file);
-        exit_code = kExitFailure;
+        exit_code = worse_exit_code(exit_code, kExitFailure);
     }
     return exit_code;
 }

@@ -29,6 +29,11 @@ struct JobModeArgs {
     CLI::Option* shard_option = nullptr;
 };
 
+// The exit code of one job's (one repository's) outcome: 0 synced; 2 refused as a mistake
+// before anything changed; 3 its metadata published without the packages that failed
+// (--publish-partial) and nothing else failed; 1 anything else that failed.
+int outcome_exit_code(const JobOutcome& outcome);
+
 // Registers --config-file, --job, --parallel-jobs, --max-per-host and --shard on `app` (sync).
 void add_job_mode_options(CLI::App& app, JobModeArgs& args);
 

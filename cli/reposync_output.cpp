@@ -125,9 +125,7 @@ void DnfModeLines::finished(const JobConfig& job, JobOutcome& outcome) {
     } else {
         print_report(report);
     }
-    if (!report.ok()) {
-        exit_code_ = std::max(exit_code_, report.refused ? kExitUsage : kExitFailure);
-    }
+    exit_code_ = worse_exit_code(exit_code_, outcome_exit_code(outcome));
 }
 
 void DnfModeLines::shard_skipped(const Shard& shard, std::span<const std::string> skipped) {
@@ -155,7 +153,7 @@ void DnfModeLines::step_failed(const JobConfig& job, const std::string& line) {
     } else {
         fmt::print(stderr, "rpmirror: {}: {}\n", job.name, line);
     }
-    exit_code_ = std::max(exit_code_, kExitFailure);
+    exit_code_ = worse_exit_code(exit_code_, kExitFailure);
 }
 
 void DnfModeLines::finish() const {

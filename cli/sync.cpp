@@ -240,6 +240,7 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
     }
     options.download_metadata = args.download_metadata;
     options.upstream_metadata = args.upstream_metadata;
+    options.publish_partial = args.publish_partial;
     options.sign_key = args.sign_key;
     options.delete_unlisted = args.delete_unlisted;
     options.force_delete = args.force_delete;
@@ -436,7 +437,7 @@ int run_sync(const SyncArgs& args) {
     int exit_code = lines.exit_code();
     if (result.metrics_error) {
         print_error(*result.metrics_error);
-        exit_code = kExitFailure;
+        exit_code = worse_exit_code(exit_code, kExitFailure);
     }
     if (stopper.exit_code() != 0) {
         exit_code = stopper.exit_code();
@@ -444,7 +445,7 @@ int run_sync(const SyncArgs& args) {
     if (!args.json_file.empty() &&
         !write_report(args.json_file, format_json_report(reports, exit_code))) {
         fmt::print(stderr, "rpmirror: {}: cannot write the JSON report\n", args.json_file);
-        exit_code = std::max(exit_code, kExitFailure);
+        exit_code = worse_exit_code(exit_code, kExitFailure);
     }
     return exit_code;
 }
@@ -508,6 +509,12 @@ Command add_sync_command(CLI::App& parent) {
                     "sign a rewritten repomd.xml with this key of the gpg keyring "
                     "(repomd.xml.asc)")
         ->option_text("KEYID")
+        ->needs(download_metadata)
+        ->excludes(upstream_metadata);
+    app->add_flag("--publish-partial", args->publish_partial,
+                  "when packages fail, publish metadata listing exactly the packages in place "
+                  "instead of keeping the previous metadata (exit 3; the next run fetches the "
+                  "failed ones again)")
         ->needs(download_metadata)
         ->excludes(upstream_metadata);
     CLI::Option* delete_option = app->add_flag("--delete", args->delete_unlisted,

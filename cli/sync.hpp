@@ -45,6 +45,7 @@ struct SyncArgs {
     S3Args s3;  // --s3-*: an s3:// download path
     bool download_metadata = false;
     bool upstream_metadata = false;
+    bool publish_partial = false;
     std::string sign_key;
     bool delete_unlisted = false;
     bool force_delete = false;

@@ -15,8 +15,8 @@ _rpmirror_s3_opts='--s3-endpoint --s3-region --s3-profile --s3-addressing'
 _rpmirror_sync_opts="-h --help --repo --repoid --enablerepo --disablerepo --nogpgcheck --refresh
   -C --cacheonly -4 -6 -y --assumeyes --assumeno --noplugins --enableplugin --disableplugin
   -d --debuglevel -e --errorlevel --color $_rpmirror_repo_source_opts -p --download-path
-  --norepopath --metadata-path --download-metadata --upstream-metadata --sign-key --delete --force-delete
-  -n --newest-only --keep-versions -a --arch --source --remote-time -m --downloadcomps
+  --norepopath --metadata-path --download-metadata --upstream-metadata --sign-key --publish-partial --delete
+  --force-delete -n --newest-only --keep-versions -a --arch --source --remote-time -m --downloadcomps
   --safe-write-path --upstream-layout --mirror-url --keep-releases --flatten-hrefs --treeinfo --skip-bad-images --dedupe --dedupe-dir -u --urls --min-buildtime --advisories --advisory-severity --as-of -g --gpgcheck
   --packages --packages-file --with-dependencies --no-weak-dependencies --installed-base --modules --closure-repos
   --gpgcheck-keys -j --parallel -q --quiet -v --verbose --no-cache --zchunk --connections-per-file --segment-min-size --json $_rpmirror_state_opts --snapshot --keep-snapshots

@@ -253,6 +253,10 @@ const std::map<std::string_view, JobBuilder::KeyHandler>& JobBuilder::job_keys()
          [](JobBuilder& job, const KeyValue& key) {
              return set_bool(job.job_.options.upstream_metadata, key.value);
          }},
+        {"publish_partial",
+         [](JobBuilder& job, const KeyValue& key) {
+             return set_bool(job.job_.options.publish_partial, key.value);
+         }},
         {"upstream_layout",
          [](JobBuilder& job, const KeyValue& key) {
              return set_bool(job.job_.options.upstream_layout, key.value);
@@ -525,6 +529,11 @@ void JobBuilder::finish(const JobsConfig& jobs) {
     if (!options.sign_key.empty() && (!options.download_metadata || options.upstream_metadata)) {
         fail_at(sign_key_file_, sign_key_line_, "sign-key",
                 "needs download-metadata = 1 and upstream-metadata = 0");
+    }
+    if (options.publish_partial && (!options.download_metadata || options.upstream_metadata)) {
+        fail(section_.line, "publish-partial",
+             "needs download-metadata = 1 and upstream-metadata = 0 (it publishes metadata "
+             "rewritten to list the packages in place)");
     }
     if (destination_) {
         options.download_path = *destination_;

@@ -113,7 +113,9 @@ std::string format_summary(const RepoSyncReport& report) {
         report.repo_id, report.downloaded, text::megabytes(report.bytes_downloaded), report.seconds,
         rate, report.kept, report.replaced, report.resumed, report.deleted.size(),
         report.failures.size(), not_started,
-        report.metadata_published ? ", metadata published" : "",
+        !report.metadata_published ? ""
+        : report.partial           ? ", metadata published without the failed packages (partial)"
+                                   : ", metadata published",
         report.zck_records == 0
             ? std::string()
             : fmt::format(", zchunk: {} record(s) by delta, {} fetched, {} not downloaded",
@@ -178,6 +180,8 @@ std::string format_json_report(std::span<const RepoSyncReport> reports, int exit
             {"failures", std::move(failures)},
             {"signatures_checked", report.signatures_checked},
             {"metadata_published", report.metadata_published},
+            {"partial", report.partial},
+            {"left_out", report.left_out},
             {"warnings", report.warnings},
             {"advisories_left_out", report.advisories_left_out},
             {"zck_records", report.zck_records},

@@ -43,6 +43,12 @@ class StepsAfterJob final : public JobEvents {
     }
 
     void finished(const JobConfig& job, JobOutcome& outcome) override {
+        if (job.snapshot && outcome.report.partial) {
+            // A snapshot is a state clients pin: only a complete one is taken.
+            outcome.report.warnings.push_back(
+                "snapshot not taken: the metadata was published without the packages that failed "
+                "(--publish-partial); the next complete sync takes it");
+        }
         if (events_ != nullptr) {
             events_->finished(job, outcome);
         }

@@ -3,11 +3,13 @@
 #include "sync/repo_sync.hpp"
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/index/index.hpp"
@@ -93,7 +95,33 @@ Result<void> RepoSync::finish_noop() {
 bool RepoSync::rewrites_metadata() const {
     return options_.download_metadata && !options_.upstream_metadata &&
            (report_.selected < report_.upstream_packages || plan_.flattened > 0 ||
-            selection_options_.advisories.active() || selection_options_.as_of);
+            selection_options_.advisories.active() || selection_options_.as_of ||
+            !left_out_.empty());
+}
+
+bool RepoSync::leave_out_failed(const PackageIndex& index) {
+    std::set<std::string> failed;
+    for (const PackageFailure& failure : report_.failures) {
+        failed.insert(failure.package);
+    }
+    std::vector<PackageTarget> held;
+    std::vector<std::string> left_out;
+    for (std::size_t target = 0; target < plan_.targets.size(); ++target) {
+        const PackageTarget& planned = plan_.targets[target];
+        if (failed_targets_.contains(target) || failed.contains(index[planned.position].nevra())) {
+            left_out.push_back(planned.relative_path.lexically_normal().generic_string());
+        } else {
+            held.push_back(planned);
+        }
+    }
+    if (held.empty()) {
+        report_.warnings.push_back(
+            "--publish-partial: none of the selected packages is in place: nothing to publish");
+        return false;
+    }
+    plan_.targets = std::move(held);
+    left_out_ = std::move(left_out);
+    return true;
 }
 
 Result<std::pair<std::string, std::optional<std::string>>> RepoSync::rewrite_metadata(
@@ -150,9 +178,9 @@ Result<std::pair<std::string, std::optional<std::string>>> RepoSync::rewrite_met
         signature = std::move(*signed_repomd);
     } else if (repomd.signature) {
         report_.warnings.push_back(
-            "repomd.xml.asc not published: the metadata was rewritten for this mirror (filtered "
-            "or flattened) and upstream's signature does not cover it (--sign-key KEYID signs "
-            "it)");
+            "repomd.xml.asc not published: the metadata was rewritten for this mirror (filtered, "
+            "flattened or partial) and upstream's signature does not cover it (--sign-key KEYID "
+            "signs it)");
     }
     return std::pair{std::move(rewritten->repomd_xml), std::move(signature)};
 }
@@ -161,7 +189,8 @@ Result<void> RepoSync::publish(const FetchedRepomd& repomd, MetadataStage& stage
                                const PackageIndex& index) {
     store::SyncRecord record;
     record.repomd_sha256 = repomd_sha256_;
-    record.fingerprint = fingerprint();
+    // A partial publication is never the next run's no-op: that run fetches what failed.
+    record.fingerprint = left_out_.empty() ? fingerprint() : fingerprint() + " partial";
     record.selection = RecordedSelection{selection_options_, is_modular_};
     if (selection_options_.advisories.active() || selection_options_.as_of) {
         // What advisories and dates selected is recorded as its result, as a closure is:
@@ -213,6 +242,14 @@ Result<void> RepoSync::publish(const FetchedRepomd& repomd, MetadataStage& stage
             return published;
         }
         report_.metadata_published = true;
+        if (!left_out_.empty()) {
+            report_.partial = true;
+            report_.left_out = left_out_;
+            report_.warnings.push_back(fmt::format(
+                "metadata published without the {} package(s) that failed (--publish-partial): "
+                "{}; it lists the {} in place, and the next run fetches the others again",
+                left_out_.size(), fmt::join(left_out_, ", "), plan_.targets.size()));
+        }
         if (options_.upstream_metadata && report_.selected < report_.upstream_packages) {
             report_.warnings.push_back(
                 fmt::format("the published metadata is upstream's: it lists {} package(s) that the "
@@ -243,7 +280,11 @@ Result<void> RepoSync::publish(const FetchedRepomd& repomd, MetadataStage& stage
     if (!options_.delete_unlisted) {
         return {};
     }
-    return delete_unlisted(std::set<std::string>(record.packages.begin(), record.packages.end()));
+    // The files of the packages a partial publication left out (damaged copies) stay for the
+    // next run, which fetches them again; --delete removes only what the selection dropped.
+    std::set<std::string> keep(record.packages.begin(), record.packages.end());
+    keep.insert(left_out_.begin(), left_out_.end());
+    return delete_unlisted(keep);
 }
 
 }  // namespace rpmirror

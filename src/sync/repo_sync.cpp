@@ -135,7 +135,7 @@ Result<void> RepoSync::sync_to_store(const FetchedRepomd& repomd, MetadataStage&
             placed.push_back(plan_.targets[target].relative_path);
         }
     }
-    if (!published_after_packages()) {
+    if (!published_after_packages(index)) {
         // The blobs it did write are still rpmirror's: catalogued, never deleted now.
         return collect_blobs(placed, false);
     }
@@ -298,15 +298,33 @@ Result<void> RepoSync::hold_own_lock(Result<std::unique_ptr<RepoLock>> locked) {
     return {};
 }
 
-bool RepoSync::published_after_packages() {
-    if (report_.failures.empty() && !stop_.stop_requested()) {
+bool RepoSync::published_after_packages(const PackageIndex& index) {
+    const bool stopped = stop_.stop_requested();
+    if (report_.failures.empty() && !stopped) {
         return true;
     }
-    if (options_.download_metadata) {
+    if (!stopped && options_.publish_partial && options_.download_metadata &&
+        leave_out_failed(index)) {
+        return true;
+    }
+    if (!options_.download_metadata) {
+        return false;
+    }
+    const std::string why = stopped ? std::string("the sync was interrupted")
+                                    : fmt::format("{} package(s) failed", report_.failures.size());
+    auto published = store_->stat(store::kIndexKey);
+    if (published && !*published) {
+        // A first sync: there is no earlier metadata that could stay.
+        report_.warnings.push_back(fmt::format(
+            "metadata not published: {}; nothing is published yet (no repodata/ until a sync "
+            "completes): {}",
+            why,
+            stopped ? "run the same command again to resume"
+                    : "run the sync again once they can be fetched, or give --publish-partial "
+                      "(job key publish-partial = 1) to publish without them"));
+    } else {
         report_.warnings.push_back(
-            fmt::format("metadata not published: {} package(s) failed; the published metadata "
-                        "stays in place",
-                        report_.failures.size()));
+            fmt::format("metadata not published: {}; the published metadata stays in place", why));
     }
     return false;
 }

@@ -83,9 +83,11 @@ class RepoSync {
     Result<void> sync_to_store(const FetchedRepomd& repomd, MetadataStage& stage,
                                const PackageIndex& index, const Selection& selection);
 
-    // True iff every package is in place and the run goes on to publish; otherwise (a package
-    // failed, or the run was stopped) warns that the published metadata stays as it was.
-    bool published_after_packages();
+    // True iff the run goes on to publish: every package is in place, or (--publish-partial) the
+    // ones that failed are left out of what is published (leave_out_failed). Otherwise (a package
+    // failed, or the run was stopped) warns, with --download-metadata, that nothing was published:
+    // the metadata published before stays in place, or (none yet) what to run.
+    bool published_after_packages(const PackageIndex& index);
 
     // Records that the repository's metadata could not be fetched (skip_if_unavailable's case)
     // unless the run was interrupted or the local disk failed, and returns `error`.
@@ -318,6 +320,11 @@ class RepoSync {
     // True iff the metadata published is rewritten to list exactly the mirrored packages.
     bool rewrites_metadata() const;
 
+    // --publish-partial: narrows plan_ to the packages in place, leaving out every target that
+    // failed (failed_targets_, or named by a failure of the report: --gpgcheck's), their keys in
+    // left_out_. Returns false, and changes nothing, iff none would be left (with a warning).
+    bool leave_out_failed(const PackageIndex& index);
+
     // Writes, in `stage`, primary/filelists/other listing exactly the packages of plan_ and the
     // repomd.xml describing them (see rpmirror/publish/filtered_metadata.hpp), signed with
     // --sign-key. Returns the repomd.xml and its signature (none without --sign-key).
@@ -360,8 +367,10 @@ class RepoSync {
     std::string trusted_key_ids_;              // of package_keys_, for the options fingerprint
     std::set<std::size_t> failed_targets_;     // indices into plan_.targets that failed to download
     std::vector<std::size_t> placed_targets_;  // indices into plan_.targets this run fetched
-    std::size_t packages_done_ = 0;            // packages downloaded or found present (events)
-    std::unique_ptr<S3Destination> s3_;        // an s3:// destination, once opened
+    // --publish-partial: the keys of the failed packages leave_out_failed took out of plan_.
+    std::vector<std::string> left_out_;
+    std::size_t packages_done_ = 0;                // packages downloaded or found present (events)
+    std::unique_ptr<S3Destination> s3_;            // an s3:// destination, once opened
     std::unique_ptr<store::ObjectStore> objects_;  // a directory's, for its staging area
     std::unique_ptr<store::Staging> staging_;      // where packages are made (open_staging)
     // --gpgcheck before committing (a staging area not in place, a bucket's spool): the check's

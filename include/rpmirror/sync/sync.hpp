@@ -105,6 +105,12 @@ struct RepoSyncReport {
     std::vector<PackageFailure> failures;
     std::size_t signatures_checked = 0;  // --gpgcheck: packages whose signature was checked
     bool metadata_published = false;
+    // --publish-partial: set iff the metadata was published without the packages of `failures`
+    // (it lists exactly the packages the mirror holds); the command exits 3 then, unless
+    // something else failed.
+    bool partial = false;
+    // With `partial`: the keys (relative to repo_dir) of the selected packages it left out.
+    std::vector<std::string> left_out;
     // -u: what dnf reposync prints, raw hrefs joined to the mirror: with --download-metadata
     // every record of repomd.xml first, with -m the comps record, then the packages.
     std::vector<std::string> urls;

@@ -37,6 +37,14 @@ struct SyncOptions {
     // --sign-key: the secret key (of the user's gpg keyring) that signs a rewritten repomd.xml
     // (repomd.xml.asc); empty = a rewritten repomd.xml is published unsigned.
     std::string sign_key;
+    // --publish-partial (job key publish-partial), with download_metadata and not
+    // upstream_metadata: when packages fail (404, a checksum never matched) but the rest are in
+    // place, the metadata is published anyway, rewritten as a filtered mirror's is to list
+    // exactly the packages the mirror holds (RepoSyncReport::partial); the sync is recorded as
+    // partial, so the next run is no no-op: it fetches the failed packages again and, once they
+    // are all in place, publishes the complete metadata. false: nothing is published while a
+    // package is missing (the previous metadata stays). An interrupted run publishes nothing.
+    bool publish_partial = false;
     bool delete_unlisted = false;  // --delete
     // --force-delete: --delete even where it would leave the mirror with no package, or with
     // fewer than half of the packages it holds (one of at least kMassDeletionFloor packages);

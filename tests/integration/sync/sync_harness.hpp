@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -20,6 +21,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "rpmirror/checksum/checksum.hpp"
@@ -311,6 +313,20 @@ inline std::vector<std::string> lines_of(const std::string& text) {
         start = end + 1;
     }
     return lines;
+}
+
+// `dnf repoquery -a --qf FORMAT` of the repository at `repo` (file://), dnf isolated in `work`
+// (isolated_dnf): its non-empty output lines, sorted, and its exit status.
+inline std::pair<int, std::vector<std::string>> dnf_repoquery(const std::filesystem::path& work,
+                                                              const std::filesystem::path& repo,
+                                                              const std::string& format) {
+    std::vector<std::string> argv = isolated_dnf(work);
+    argv.insert(argv.end(), {"--repofrompath=m,file://" + repo.string(), "--repo=m", "repoquery",
+                             "-a", "--qf", format});
+    const CommandResult query = run_to_end(argv, work / "logs");
+    std::vector<std::string> lines = lines_of(query.out);
+    std::sort(lines.begin(), lines.end());
+    return {query.exit_code, std::move(lines)};
 }
 
 // Returns how many lines of `text` contain `needle`.

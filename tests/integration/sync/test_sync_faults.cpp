@@ -76,7 +76,10 @@ class SyncFaults : public SyncFixture {
         EXPECT_EQ(tree_digests(repodata), old_metadata);
         EXPECT_TRUE(staging_dirs(mirror_ / "sample").empty());
         EXPECT_FALSE(fs::exists(mirror_ / "sample" / "Packages" / kMedium));
-        EXPECT_NE(failed.err.find("metadata not published"), std::string::npos) << failed.err;
+        EXPECT_NE(failed.err.find("metadata not published: 1 package(s) failed; the published "
+                                  "metadata stays in place"),
+                  std::string::npos)
+            << failed.err;
         EXPECT_NE(failed.err.find(kMedium.substr(0, kMedium.size() - 4)), std::string::npos)
             << "the failed package is named:\n"
             << failed.err;
@@ -115,6 +118,13 @@ TEST_F(SyncFaults, FirstSyncWithAFailingPackagePublishesNoMetadata) {
     EXPECT_EQ(failed.exit_code, 1) << failed.out << failed.err;
     EXPECT_FALSE(fs::exists(mirror_ / "sample" / "repodata"));
     EXPECT_TRUE(staging_dirs(mirror_ / "sample").empty());
+    // Nothing was ever published: no metadata "stays in place"; the line says what to run.
+    EXPECT_EQ(failed.err.find("stays in place"), std::string::npos) << failed.err;
+    EXPECT_NE(failed.err.find("metadata not published: 1 package(s) failed; nothing is published "
+                              "yet"),
+              std::string::npos)
+        << failed.err;
+    EXPECT_NE(failed.err.find("--publish-partial"), std::string::npos) << failed.err;
     EXPECT_EQ(read_file(mirror_ / "sample" / "Packages" / kData),
               read_file(upstream / "Packages" / kData))
         << "the other packages are mirrored";
@@ -281,6 +291,14 @@ void SyncFaults::interrupt_then_resume(int signal_number, int expected_exit_code
     EXPECT_LT(fs::file_size(part), fs::file_size(upstream / "Packages" / kData));
     EXPECT_FALSE(fs::exists(mirror_ / "sample" / "Packages" / kData));
     EXPECT_FALSE(fs::exists(mirror_ / "sample" / "repodata")) << "nothing published";
+    // A first sync: nothing was ever published, so no metadata "stays in place".
+    EXPECT_EQ(running.err().find("stays in place"), std::string::npos) << running.err();
+    EXPECT_NE(running.err().find("metadata not published: the sync was interrupted; nothing is "
+                                 "published yet"),
+              std::string::npos)
+        << running.err();
+    EXPECT_NE(running.err().find("run the same command again to resume"), std::string::npos)
+        << running.err();
 
     const CommandResult rerun = sync(args_for(server.url("/")));
 
