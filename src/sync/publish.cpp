@@ -10,6 +10,7 @@
 #include "rpmirror/index/index.hpp"
 #include "rpmirror/metadata/metadata.hpp"
 #include "rpmirror/publish/filtered_metadata.hpp"
+#include "store/source_record.hpp"
 
 namespace rpmirror {
 
@@ -209,6 +210,10 @@ Result<void> RepoSync::publish(const FetchedRepomd& repomd, MetadataStage& stage
     mirror_list_published_ = true;
     if (auto recorded = store_->record_sync(record, report_.warnings); !recorded) {
         return recorded;
+    }
+    // The mirror remembers its source; without the record only a source-less repair fails.
+    if (auto kept = store::write_source_record(*store_, repo_, record.selection); !kept) {
+        report_.warnings.push_back("source not recorded: " + kept.error().to_string());
     }
     if (!options_.delete_unlisted) {
         return {};
