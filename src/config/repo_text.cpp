@@ -1,6 +1,7 @@
 // A repository written back as a `.repo` section (write_repo_section, rpmirror/config/config.hpp):
 // what a mirror records of its source, read back by read_repo_text (load.cpp).
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,6 +78,17 @@ class SectionWriter {
             line(key, without_password(*value, key, left_out_));
         }
     }
+    // The TLS options of one side, each key `prefix` + "verify", "cacert", "clientcert",
+    // "clientkey" (the repository's "ssl", its proxy's "proxy_ssl").
+    void tls(std::string_view prefix, bool verify, const std::optional<std::string>& cacert,
+             const std::optional<std::string>& clientcert,
+             const std::optional<std::string>& clientkey) {
+        const std::string side(prefix);
+        flag(side + "verify", verify);
+        optional(side + "cacert", cacert);
+        optional(side + "clientcert", clientcert);
+        optional(side + "clientkey", clientkey);
+    }
     void secret(std::string_view key, const std::optional<std::string>& value) {
         if (value) {
             left_out_.emplace_back(key);
@@ -115,10 +127,7 @@ std::string write_repo_section(const RepoConfig& repo, std::vector<std::string>&
     out.flag("gpgcheck", repo.gpgcheck);
     out.flag("repo_gpgcheck", repo.repo_gpgcheck);
     out.list("gpgkey", repo.gpgkeys, true);
-    out.flag("sslverify", repo.sslverify);
-    out.optional("sslcacert", repo.sslcacert);
-    out.optional("sslclientcert", repo.sslclientcert);
-    out.optional("sslclientkey", repo.sslclientkey);
+    out.tls("ssl", repo.sslverify, repo.sslcacert, repo.sslclientcert, repo.sslclientkey);
     out.flag("sslverifystatus", repo.sslverifystatus);
     out.optional("username", repo.username);
     out.secret("password", repo.password);
@@ -129,10 +138,8 @@ std::string write_repo_section(const RepoConfig& repo, std::vector<std::string>&
     out.optional("proxy_username", repo.proxy_username);
     out.secret("proxy_password", repo.proxy_password);
     out.line("proxy_auth_method", repo.proxy_auth_method);
-    out.flag("proxy_sslverify", repo.proxy_sslverify);
-    out.optional("proxy_sslcacert", repo.proxy_sslcacert);
-    out.optional("proxy_sslclientcert", repo.proxy_sslclientcert);
-    out.optional("proxy_sslclientkey", repo.proxy_sslclientkey);
+    out.tls("proxy_ssl", repo.proxy_sslverify, repo.proxy_sslcacert, repo.proxy_sslclientcert,
+            repo.proxy_sslclientkey);
     out.list("includepkgs", repo.includepkgs, false);
     out.list("excludepkgs", repo.excludepkgs, false);
     if (repo.max_parallel_downloads) {

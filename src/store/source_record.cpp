@@ -2,6 +2,7 @@
 #include "store/source_record.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include <fmt/format.h>
 
