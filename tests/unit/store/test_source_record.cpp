@@ -159,7 +159,9 @@ TEST(SourceRecord, ADirectorysRecordIsBesideItsSyncStateNotInTheMirror) {
 TEST(SourceRecord, SyncReadsTheRecordOnlyForARepoNoConfigurationDefines) {
     test::TempDir dir;
     const store::SourceLookup where{.download_path = (dir / "mirror").string(),
-                                    .state_dir = dir / "state"};
+                                    .state_dir = dir / "state",
+                                    .norepopath = false,
+                                    .s3 = std::nullopt};
     store::LocalStore recorded(dir / "mirror/fedora", dir / "state");
     ASSERT_TRUE(store::write_source_record(recorded, fedora(), x86_newest()));
     store::LocalStore broken(dir / "mirror/broken", dir / "state");
