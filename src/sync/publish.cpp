@@ -211,14 +211,19 @@ Result<void> RepoSync::publish(const FetchedRepomd& repomd, MetadataStage& stage
     if (auto recorded = store_->record_sync(record, report_.warnings); !recorded) {
         return recorded;
     }
-    // The mirror remembers its source; without the record only a source-less repair fails.
+    if (options_.delete_unlisted) {
+        if (auto deleted = delete_unlisted(
+                std::set<std::string>(record.packages.begin(), record.packages.end()));
+            !deleted) {
+            return deleted;
+        }
+    }
+    // Last, the sync done: the mirror remembers its source (without the record only a
+    // source-less repair fails).
     if (auto kept = store::write_source_record(*store_, repo_, record.selection); !kept) {
         report_.warnings.push_back("source not recorded: " + kept.error().to_string());
     }
-    if (!options_.delete_unlisted) {
-        return {};
-    }
-    return delete_unlisted(std::set<std::string>(record.packages.begin(), record.packages.end()));
+    return {};
 }
 
 }  // namespace rpmirror
