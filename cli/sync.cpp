@@ -26,6 +26,7 @@
 #include "rpmirror/report/report.hpp"
 #include "rpmirror/resolve/resolve.hpp"
 #include "rpmirror/run/sync_run.hpp"
+#include "rpmirror/store/source_record.hpp"
 #include "rpmirror/sync/closure.hpp"
 #include "rpmirror/sync/sync.hpp"
 #include "s3_options.hpp"
@@ -148,6 +149,22 @@ Result<std::vector<RepoConfig>> load_repos(const SyncArgs& args,
     RepoSelection selection;
     selection.toggles = repo_toggles(args);
     selection.repo_patterns = split_option_list(args.repo_patterns);
+    // A --repo that no configuration defines: the source its mirror recorded.
+    std::vector<std::string> notes;
+    if (auto recorded = store::add_recorded_sources(*repos, selection.repo_patterns,
+                                                    {.download_path = args.download_path,
+                                                     .state_dir = args.state.state_dir,
+                                                     .norepopath = args.norepopath,
+                                                     .s3 = s3_overrides(args.s3)},
+                                                    notes);
+        !recorded) {
+        return tl::unexpected(std::move(recorded.error()));
+    }
+    for (const std::string& note : notes) {
+        if (!args.quiet) {
+            fmt::print(stderr, "rpmirror: {}\n", note);
+        }
+    }
     selection.enable_source_repos = args.source;
     std::vector<ConfigWarning> warnings;
     auto selected = select_repos(std::move(*repos), selection, warnings);

@@ -86,6 +86,14 @@ class Printer final : public VerifyRunEvents {
         fmt::print(out_, "{}: repair: {}\n", repo_id, reason);
     }
 
+    void source(std::string_view repo_id, std::string_view record) override {
+        if (!quiet_) {
+            fmt::print(out_,
+                       "{}: source: recorded in {} (no .repo file or --repofrompath defines it)\n",
+                       repo_id, record);
+        }
+    }
+
   private:
     bool quiet_;
     FILE* out_;

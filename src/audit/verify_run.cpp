@@ -13,6 +13,7 @@
 #include "audit/report_parts.hpp"
 #include "store/local_store.hpp"
 #include "store/mirror_root.hpp"
+#include "store/source_record.hpp"
 
 namespace rpmirror {
 
@@ -20,6 +21,7 @@ void VerifyRunEvents::selection(std::string_view, const SelectionOptions&, std::
 void VerifyRunEvents::audited(const RepoAuditReport&, std::string_view) {}
 void VerifyRunEvents::repaired(const RepoAuditReport&, const RepairReport&) {}
 void VerifyRunEvents::repair_skipped(std::string_view, std::string_view) {}
+void VerifyRunEvents::source(std::string_view, std::string_view) {}
 
 bool VerifyRunOutcome::ok() const {
     if (refused || error) {
@@ -113,11 +115,59 @@ std::optional<RepoConfig> find_config(const std::vector<RepoConfig>& configs,
     return std::nullopt;
 }
 
-Error no_source_error(const std::string& id) {
-    return Error{ErrorCode::BadInput,
-                 "no source is configured for this repository (give --repofrompath " + id +
-                     ",URL, or a .repo file with -c/--reposdir)",
-                 id, 0};
+// One repository to verify, and where it comes from (needed for --remote and --repair).
+struct Target {
+    Target(std::string target_id, std::optional<RepoConfig> configured)
+        : id(std::move(target_id)), config(std::move(configured)) {}
+
+    std::string id;
+    std::optional<RepoConfig> config;
+    // Without a configured source: the record its mirror has (store/source_record.hpp), or why
+    // there is none to use.
+    std::string record;               // the record's name
+    bool recorded = false;            // `config` is the record's
+    std::string ignored;              // a record of another repository: the sentence
+    std::optional<Error> unreadable;  // a record that cannot be read or parsed
+};
+
+// Why `target` has no source: its record's error, or none configured nor recorded.
+Error no_source_error(const Target& target) {
+    if (target.unreadable) {
+        return *target.unreadable;
+    }
+    std::string message = fmt::format(
+        "no source is configured for this repository (give --repofrompath {},URL, or a .repo "
+        "file with -c/--reposdir), {}",
+        target.id,
+        target.record.empty() ? "nor is one read for a tree's repository (`rpmirror sync "
+                                "--treeinfo` of its tree fetches it again)"
+                              : store::no_recorded_source(target.record));
+    if (!target.ignored.empty()) {
+        message += "; " + target.ignored;
+    }
+    return Error{ErrorCode::BadInput, std::move(message), target.id, 0};
+}
+
+// Completes `target`, iff no configuration defines it, with the source its mirror records
+// (store/source_record.hpp; not a tree's repository "<tree>/<path>": its tree's
+// `sync --treeinfo` syncs it).
+void complete_from_record(store::MirrorRoot& root, Target& target) {
+    if (target.config || target.id.find('/') != std::string::npos) {
+        return;
+    }
+    const std::unique_ptr<store::MirrorStore> mirror = root.repository(target.id);
+    auto read = store::read_source_record(*mirror, target.id);
+    if (!read) {
+        target.unreadable = std::move(read.error());
+        return;
+    }
+    target.record = read->record;
+    if (read->source) {
+        target.config = std::move(read->source->config);
+        target.recorded = true;
+    } else {
+        target.ignored = std::move(read->ignored);
+    }
 }
 
 VerifyRunOutcome refused(std::string message) {
@@ -133,12 +183,6 @@ Result<std::vector<RepoConfig>> load_sources(const VerifyRunOptions& request) {
     }
     return request.load_sources();
 }
-
-// One repository to verify, and where it comes from (needed for --remote and --repair).
-struct Target {
-    std::string id;
-    std::optional<RepoConfig> config;
-};
 
 // Chooses the repositories of the mirror at `root` (holding `discovered`) to verify, or the
 // message refusing the run iff the request names nothing verifiable.
@@ -162,7 +206,30 @@ std::variant<std::vector<Target>, std::string> choose_targets(
         return targets;
     }
     if (!request.repo_patterns.empty()) {
-        auto selected = select_repos(configs, request.repo_patterns);
+        // A pattern no configuration matches, but a mirrored repository does: that repository,
+        // its source left to its mirror's record.
+        std::vector<std::string> configured;
+        for (const std::string& pattern : request.repo_patterns) {
+            if (std::any_of(
+                    configs.begin(), configs.end(),
+                    [&](const RepoConfig& config) { return matches(pattern, config.id); }) ||
+                std::none_of(discovered.begin(), discovered.end(),
+                             [&](const std::string& id) { return matches(pattern, id); })) {
+                configured.push_back(pattern);
+                continue;
+            }
+            for (const std::string& id : discovered) {
+                if (matches(pattern, id) &&
+                    std::none_of(targets.begin(), targets.end(),
+                                 [&](const Target& target) { return target.id == id; })) {
+                    targets.push_back({id, std::nullopt});
+                }
+            }
+        }
+        if (configured.empty()) {
+            return targets;
+        }
+        auto selected = select_repos(configs, configured);
         if (!selected) {
             return selected.error().to_string();
         }
@@ -203,17 +270,23 @@ void add_missing(std::vector<std::string>& to, const std::vector<std::string>& g
 // line's overrides), the audit, and with --repair the repair and a second audit.
 class RepositoryVerifier {
   public:
-    RepositoryVerifier(const VerifyRunOptions& request, VerifyRunEvents& events, Syncer* syncer)
-        : request_(request), events_(events), syncer_(syncer) {}
+    RepositoryVerifier(const VerifyRunOptions& request, VerifyRunEvents& events, Syncer* syncer,
+                       store::MirrorRoot& root)
+        : request_(request), events_(events), syncer_(syncer), root_(root) {}
 
     // `audit` has every field but the selection; `repair` the sync options of a repair but the
     // selection; `prepare`, when given, completes `audit` before it runs (--remote: fetches the
     // reference metadata and adds the configuration's filters); its error is the audit's, and then
-    // no repair is attempted.
+    // no repair is attempted. A `target` without a configured source is completed from its
+    // mirror's record where one is needed: first thing with --remote, before a repair otherwise.
     AuditRunEntry verify(
-        const std::string& id, const std::optional<RepoConfig>& config,
-        audit_parts::StoreAudit audit, SyncOptions repair,
+        Target& target, audit_parts::StoreAudit audit, SyncOptions repair,
         const std::function<std::optional<Error>(audit_parts::StoreAudit&)>& prepare) {
+        const std::string& id = target.id;
+        const std::optional<RepoConfig>& config = target.config;
+        if (request_.remote) {
+            complete(target);
+        }
         std::string origin;
         std::optional<RecordedSelection> recorded;
         if (!request_.selection.all_packages) {
@@ -239,8 +312,11 @@ class RepositoryVerifier {
         if (!request_.repair || entry.audit.ok()) {
             return entry;
         }
+        complete(target);
         if (!config) {
-            events_.repair_skipped(id, "FAILED: " + no_source_error(id).message);
+            const Error why = no_source_error(target);
+            events_.repair_skipped(
+                id, "FAILED: " + (target.unreadable ? why.to_string() : why.message));
         } else if (setup_error) {
             events_.repair_skipped(
                 id, "not attempted (the repository's metadata could not be fetched)");
@@ -256,9 +332,21 @@ class RepositoryVerifier {
     }
 
   private:
+    // complete_from_record, once, saying so when the record is used.
+    void complete(Target& target) {
+        if (target.config || target.unreadable || !target.record.empty()) {
+            return;
+        }
+        complete_from_record(root_, target);
+        if (target.recorded) {
+            events_.source(target.id, target.record);
+        }
+    }
+
     const VerifyRunOptions& request_;
     VerifyRunEvents& events_;
     Syncer* syncer_;
+    store::MirrorRoot& root_;
 };
 
 // The images of the installation tree `tree` (audit_tree_images), audited through its store.
@@ -316,7 +404,7 @@ VerifyRunOutcome verify_root(const VerifyRunOptions& request, VerifyRunEvents& e
     if (std::string* message = std::get_if<std::string>(&chosen)) {
         return refused(std::move(*message));
     }
-    const std::vector<Target>& targets = std::get<std::vector<Target>>(chosen);
+    std::vector<Target>& targets = std::get<std::vector<Target>>(chosen);
     std::optional<std::filesystem::path> safe_write_path;
     if (!request.safe_write_path.empty()) {
         safe_write_path = std::filesystem::absolute(request.safe_write_path);
@@ -325,8 +413,8 @@ VerifyRunOutcome verify_root(const VerifyRunOptions& request, VerifyRunEvents& e
     if (request.remote || request.repair) {
         syncer.emplace();
     }
-    RepositoryVerifier verifier(request, events, syncer ? &*syncer : nullptr);
-    for (const Target& target : targets) {
+    RepositoryVerifier verifier(request, events, syncer ? &*syncer : nullptr, root);
+    for (Target& target : targets) {
         const std::unique_ptr<store::MirrorStore> store = root.repository(target.id);
         std::optional<RemoteMetadata> remote;
         std::optional<store::LocalStore> reference;
@@ -342,7 +430,7 @@ VerifyRunOutcome verify_root(const VerifyRunOptions& request, VerifyRunEvents& e
         if (request.remote) {
             prepare = [&](audit_parts::StoreAudit& prepared) -> std::optional<Error> {
                 if (!target.config) {
-                    return no_source_error(target.id);
+                    return no_source_error(target);
                 }
                 auto fetched = RemoteMetadata::fetch(*syncer, *target.config);
                 if (!fetched) {
@@ -367,8 +455,7 @@ VerifyRunOutcome verify_root(const VerifyRunOptions& request, VerifyRunEvents& e
         repair.state_dir = request.state_dir;
         repair.lock_wait = request.lock_wait;
         repair.s3 = request.s3;
-        outcome.entries.push_back(
-            verifier.verify(target.id, target.config, audit, std::move(repair), prepare));
+        outcome.entries.push_back(verifier.verify(target, audit, std::move(repair), prepare));
     }
     // The installation trees' own files (their repositories are targets above).
     for (const std::string& tree :

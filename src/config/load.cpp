@@ -393,17 +393,16 @@ bool is_valid_repo_id(std::string_view id) {
     });
 }
 
-Result<std::vector<RepoConfig>> read_repo_file(const std::filesystem::path& path,
-                                               const VariableContext& vars,
-                                               std::vector<ConfigWarning>& warnings) {
-    auto sections = read_ini_file(path);
-    if (!sections) {
-        return tl::unexpected(std::move(sections.error()));
-    }
+namespace {
+
+// The repositories of one `.repo` file's `sections` (read_repo_file, read_repo_text).
+Result<std::vector<RepoConfig>> repos_of_file(const std::vector<ini::IniSection>& sections,
+                                              const std::string& shown, const VariableContext& vars,
+                                              std::vector<ConfigWarning>& warnings) {
     std::vector<RepoConfig> repos;
     const MainSettings no_main;
-    if (auto read = read_repo_sections(*sections, path.string(), /*is_main_config=*/false, no_main,
-                                       vars, repos, warnings);
+    if (auto read = read_repo_sections(sections, shown, /*is_main_config=*/false, no_main, vars,
+                                       repos, warnings);
         !read) {
         return tl::unexpected(std::move(read.error()));
     }
@@ -411,6 +410,27 @@ Result<std::vector<RepoConfig>> read_repo_file(const std::filesystem::path& path
         return tl::unexpected(std::move(unique.error()));
     }
     return repos;
+}
+
+}  // namespace
+
+Result<std::vector<RepoConfig>> read_repo_file(const std::filesystem::path& path,
+                                               const VariableContext& vars,
+                                               std::vector<ConfigWarning>& warnings) {
+    auto sections = read_ini_file(path);
+    if (!sections) {
+        return tl::unexpected(std::move(sections.error()));
+    }
+    return repos_of_file(*sections, path.string(), vars, warnings);
+}
+
+Result<std::vector<RepoConfig>> read_repo_text(std::string_view content, const std::string& shown,
+                                               std::vector<ConfigWarning>& warnings) {
+    auto sections = ini::parse_ini(content, shown);
+    if (!sections) {
+        return tl::unexpected(std::move(sections.error()));
+    }
+    return repos_of_file(*sections, shown, VariableContext{}, warnings);
 }
 
 Result<std::vector<RepoConfig>> load_repo_configs(const ConfigSources& sources,

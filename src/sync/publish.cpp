@@ -15,6 +15,7 @@
 #include "rpmirror/index/index.hpp"
 #include "rpmirror/metadata/metadata.hpp"
 #include "rpmirror/publish/filtered_metadata.hpp"
+#include "store/source_record.hpp"
 
 namespace rpmirror {
 
@@ -277,14 +278,22 @@ Result<void> RepoSync::publish(const FetchedRepomd& repomd, MetadataStage& stage
     if (auto recorded = store_->record_sync(record, report_.warnings); !recorded) {
         return recorded;
     }
-    if (!options_.delete_unlisted) {
-        return {};
+    if (options_.delete_unlisted) {
+        // The files of the packages a partial publication left out (damaged copies) stay for
+        // the next run, which fetches them again; --delete removes only what the selection
+        // dropped.
+        std::set<std::string> keep(record.packages.begin(), record.packages.end());
+        keep.insert(left_out_.begin(), left_out_.end());
+        if (auto deleted = delete_unlisted(keep); !deleted) {
+            return deleted;
+        }
     }
-    // The files of the packages a partial publication left out (damaged copies) stay for the
-    // next run, which fetches them again; --delete removes only what the selection dropped.
-    std::set<std::string> keep(record.packages.begin(), record.packages.end());
-    keep.insert(left_out_.begin(), left_out_.end());
-    return delete_unlisted(keep);
+    // Last, the sync done: the mirror remembers its source (without the record only a
+    // source-less repair fails).
+    if (auto kept = store::write_source_record(*store_, repo_, record.selection); !kept) {
+        report_.warnings.push_back("source not recorded: " + kept.error().to_string());
+    }
+    return {};
 }
 
 }  // namespace rpmirror

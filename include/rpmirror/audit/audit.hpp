@@ -162,10 +162,6 @@ RepoAuditReport audit_tree_images(std::string_view tree_id, const std::filesyste
                                   bool use_checksum_cache = true, unsigned threads = 0,
                                   std::shared_ptr<const CacheTrust> trust = nullptr);
 
-// Returns the selection in the words of the command line, e.g. "--arch x86_64,noarch
-// --newest-only", or "every package" iff it selects everything.
-std::string describe_selection(const SelectionOptions& selection);
-
 struct RepairOptions {
     // The mirror: the repository is <this>/<repo.id> (the path itself with `norepopath`); a
     // directory or "s3://BUCKET/PREFIX" (a bucket's settings: `s3`).

@@ -72,6 +72,10 @@ class VerifyRunEvents {
     virtual void repaired(const RepoAuditReport& audit, const RepairReport& repair);
     // A repair was asked for but not attempted; `reason` is the rest of the line "ID: repair: ...".
     virtual void repair_skipped(std::string_view repo_id, std::string_view reason);
+    // No configuration defines the repository, and its source is the one its mirror records in
+    // `record` (rpmirror/store/source_record.hpp): with --remote before the selection, with
+    // --repair before the repair (or repair_skipped).
+    virtual void source(std::string_view repo_id, std::string_view record);
 };
 
 struct VerifyRunOutcome {
@@ -93,7 +97,8 @@ struct VerifyRunOutcome {
 // with `remote` also configured ones, from --repofrompath), audits each through its store with
 // choose_selection over what its sync recorded (with `remote`, against freshly fetched metadata
 // plus the configuration's includepkgs and excludepkgs), and with `repair` repairs each damaged
-// one (as repair_repository; it needs the repository's source) and audits it again. Reports each
+// one (as repair_repository; it needs the repository's source: the configuration's, else the one
+// its mirror records at <id>/.rpmirror/source.repo) and audits it again. Reports each
 // step to `events` (may be null). Never throws; the outcome holds every report. Not thread-safe
 // (one Syncer per call; run one at a time per mirror).
 VerifyRunOutcome verify_mirror(const VerifyRunOptions& request, VerifyRunEvents* events = nullptr);

@@ -233,6 +233,20 @@ Result<std::vector<RepoConfig>> read_repo_file(const std::filesystem::path& path
                                                const VariableContext& vars,
                                                std::vector<ConfigWarning>& warnings);
 
+// Parses `content`, the text of one `.repo` file that messages call `shown`, as read_repo_file
+// reads a file, with no variables defined (a `$name` in a URL key is an error). Errors as
+// read_repo_file, naming `shown` and the line. Thread-safe.
+Result<std::vector<RepoConfig>> read_repo_text(std::string_view content, const std::string& shown,
+                                               std::vector<ConfigWarning>& warnings);
+
+// The `[id]` section of a `.repo` file that read_repo_text reads back as `repo` (its values as
+// they are, variables already substituted): every option rpmirror honours but its secrets,
+// `password` and `proxy_password` and the password in a URL's user information
+// (`https://user:SECRET@host/`, written `https://user@host/`), which are left out and named in
+// `left_out` ("password", "proxy_password", "the password in baseurl"). Paths (sslclientkey,
+// sslcacert) are kept: the files they name keep their own modes. Thread-safe.
+std::string write_repo_section(const RepoConfig& repo, std::vector<std::string>& left_out);
+
 // Parses one `--repofrompath ID,URL` argument (split at the first comma). A value without "://"
 // is a local path and becomes a file:// URL of its absolute, lexically normalised form, relative
 // paths resolved against `working_directory` (empty: the current directory). The repo is enabled,

@@ -289,6 +289,10 @@ struct SelectionOptions {
     std::optional<std::vector<std::string>> only_nevras;
 };
 
+// Returns the selection in the words of the command line, e.g. "--arch x86_64,noarch
+// --newest-only", or "every package" iff it selects everything.
+std::string describe_selection(const SelectionOptions& selection);
+
 // Parses a --keep-versions value: a whole number from 1 to 1000000. Returns Error{BadInput}
 // naming "--keep-versions <text>" iff it is anything else (0, negative, junk, too large).
 Result<std::uint32_t> parse_keep_versions(std::string_view text);

@@ -1,7 +1,8 @@
 // `rpmirror verify` and `--repair` of a filtered mirror in a bucket (a real Ceph RADOS Gateway):
 // the selection the sync recorded in the state object is what is audited and what the repair
 // syncs, so a filtered mirror stays filtered and its rewritten metadata stays true; and
-// --keep-versions into a bucket, audited the same way.
+// --keep-versions into a bucket, audited the same way; and a repair given no source, from the one
+// the mirror recorded.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -104,6 +105,47 @@ TEST_F(S3RepairTest, ARepairOfAFilteredMirrorKeepsItFiltered) {
     const CommandResult all = verify({"--all-packages", "--no-cache"});
     EXPECT_EQ(all.exit_code, 0) << all.out << all.err;
     EXPECT_NE(all.out.find("sample: OK: 4 packages"), std::string::npos) << all.out;
+}
+
+// A bucket's mirror remembers its source (.rpmirror/source.repo beside its state object): a
+// repair given none uses it, and keeps the mirror filtered; a damaged record is named with its
+// line and nothing is changed.
+TEST_F(S3RepairTest, ARepairGivenNoSourceUsesTheOneTheMirrorRecorded) {
+    sync_filtered();
+    auto record = client().get_object(bucket(), key(".rpmirror/source.repo"));
+    ASSERT_TRUE(record) << record.error().to_string();
+    EXPECT_NE(record->find("baseurl=" + repo_url_), std::string::npos) << *record;
+    EXPECT_NE(record->find("excludepkgs=rpmirror-sample-data"), std::string::npos) << *record;
+    ASSERT_TRUE(client().delete_object(bucket(), key(kTinyHref)));
+    const std::vector<std::string> no_source{"-c", (tmp_ / "empty.conf").string(), "--reposdir",
+                                             (tmp_ / "empty-reposdir").string()};
+
+    ASSERT_TRUE(
+        client().put_object(bucket(), key(".rpmirror/source.repo"), *record + "retries=many\n"));
+    std::vector<std::string> args = no_source;
+    args.push_back("--repair");
+    const CommandResult refused = verify(args);
+    EXPECT_EQ(refused.exit_code, 1) << refused.out << refused.err;
+    const std::size_t lines =
+        static_cast<std::size_t>(std::count(record->begin(), record->end(), '\n'));
+    EXPECT_NE(
+        refused.out.find("sample: repair: FAILED: " + destination() +
+                         "/sample/.rpmirror/source.repo: line " + std::to_string(lines + 1) + ":"),
+        std::string::npos)
+        << refused.out;
+    EXPECT_FALSE(objects().contains(kTinyHref)) << "nothing is changed";
+
+    ASSERT_TRUE(client().put_object(bucket(), key(".rpmirror/source.repo"), *record));
+    const CommandResult repaired = verify(args);
+    EXPECT_EQ(repaired.exit_code, 0) << repaired.out << repaired.err;
+    EXPECT_NE(repaired.out.find("sample: source: recorded in " + destination() +
+                                "/sample/.rpmirror/source.repo"),
+              std::string::npos)
+        << repaired.out;
+    EXPECT_NE(repaired.out.find("sample: after repair: OK"), std::string::npos) << repaired.out;
+    const auto listed = objects();
+    EXPECT_TRUE(listed.contains(kTinyHref)) << "the missing package was not uploaded again";
+    EXPECT_FALSE(listed.contains(kDataHref)) << "the repair uploaded what the selection leaves out";
 }
 
 // The whole case: a public-read, filtered, signed mirror, repaired, stays public (an

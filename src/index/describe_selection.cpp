@@ -1,9 +1,8 @@
-// What verify reports about selections: the one a mirror was synced with, in the words of the
-// command line.
+// A selection in the words of the command line: what verify reports a mirror was synced with,
+// and what a mirror's source record says it was (rpmirror/index/index.hpp).
 #include <fmt/format.h>
 
-#include "rpmirror/audit/audit.hpp"
-#include "rpmirror/plan/plan.hpp"
+#include "rpmirror/index/index.hpp"
 
 namespace rpmirror {
 
