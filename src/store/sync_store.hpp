@@ -157,7 +157,8 @@ class SyncStore {
     // judged: on disk those `found` hashed on worker threads while the others download (their
     // checksum cache believed); in a bucket from load()'s record (a blob beyond the repository
     // that no repository recorded is read). A file beyond the repository holding other content is
-    // a Conflict. Sets `stored` (SurveyOptions::judged_with). `files` must outlive the future.
+    // a Conflict. Sets `stored` (SurveyOptions::judged_with). `files` and the store must outlive
+    // the future, which is waited for before the next survey.
     virtual Survey survey(std::span<WantedFile> files, const SurveyOptions& options) = 0;
 
     // Where --dedupe copies from the repositories beside this one inside the store, by their

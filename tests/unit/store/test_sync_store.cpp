@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rpmirror/checksum/checksum.hpp"
@@ -39,10 +40,12 @@ store::SyncStoreOptions directory_options(const test::TempDir& dir) {
 
 TEST(SyncStore, ADirectorySurveyHashesWhatThePlanFoundAndJudgesEachFile) {
     test::TempDir dir;
-    dir.write("mirror/repo/Packages/good.rpm", "good");
-    dir.write("mirror/repo/Packages/damaged.rpm", "dam4ged");
-    dir.write("mirror/blobs/shared.rpm", "someone else's");
-    dir.write("mirror/blobs/same.rpm", "same");
+    for (const auto& [name, content] :
+         {std::pair{"repo/Packages/good.rpm", "good"},
+          std::pair{"repo/Packages/damaged.rpm", "dam4ged"},
+          std::pair{"blobs/shared.rpm", "someone else's"}, std::pair{"blobs/same.rpm", "same"}}) {
+        dir.write(std::string("mirror/") + name, content);
+    }
     auto opened = store::SyncStore::open(directory_options(dir));
     ASSERT_TRUE(opened) << opened.error().to_string();
     store::SyncStore& mirror = **opened;
