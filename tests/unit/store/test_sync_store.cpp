@@ -91,6 +91,7 @@ TEST(SyncStore, ADirectoryStagesInPlaceBeneathItsLayoutRootAndLinksItsOwnDuplica
     store::SyncStoreOptions options = directory_options(dir);
     options.layout_root = options.repository;
     options.repository = options.layout_root / "core" / "x86_64";
+    options.metadata_dir = options.repository;  // the metadata goes with the repository
     auto opened = store::SyncStore::open(options);
     ASSERT_TRUE(opened) << opened.error().to_string();
     auto staging = (*opened)->stage({});
