@@ -22,19 +22,12 @@
 #include "s3/client.hpp"
 #include "s3/mirror_state.hpp"
 #include "store/s3_store.hpp"
+#include "store/sync_store.hpp"
 
 namespace rpmirror::store {
 
-// One file a sync wants in the bucket (a package, a tree's file).
-struct S3Package {
-    std::string key;  // relative to the repository prefix, e.g. "Packages/f/foo.rpm"
-    ChecksumType checksum_type = ChecksumType::Sha256;
-    std::string digest;  // lowercase hex
-    std::uint64_t size = 0;
-    // The store already holds it as the state describes: it passes through the spool only to be
-    // judged (--gpgcheck over objects no check vouches for) and is never uploaded again.
-    bool stored = false;
-};
+// One file a sync wants in the bucket (a package, a tree's file): store/sync_store.hpp's.
+using S3Package = WantedFile;
 
 // A repository's holdings in a bucket, for one sync. Not thread-safe.
 class S3Holdings {

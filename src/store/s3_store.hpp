@@ -21,8 +21,8 @@ namespace rpmirror::store {
 // s3/mirror_state.hpp), which is also the checksum cache: an object whose listed size and ETag
 // are those the state recorded is vouched for without a GET. The lock is the repository's lease
 // (s3/lease.hpp), renewed from its own thread. Not thread-safe.
-// What a sync's S3Store works on: the sync's live listing and state (S3Destination's, which its
-// uploads update too), and how it writes.
+// What a sync's S3Store works on: the sync's live listing and state (store::SyncStore's in a
+// bucket, which its uploads update too), and how it writes.
 struct S3SyncView {
     std::map<std::string, s3::ListedObject>* listing = nullptr;
     s3::MirrorState* state = nullptr;

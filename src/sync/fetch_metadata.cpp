@@ -40,15 +40,14 @@ const RepomdRecord* comps_record(const Repomd& repomd) {
 }
 
 Result<MetadataStage> RepoSync::create_stage() const {
-    const bool local = !options_.urls_only && !s3_;
-    const std::filesystem::path stage_parent =
-        local ? metadata_dir_
-              : (s3_ ? staging_->directory() : std::filesystem::temp_directory_path());
-    return MetadataStage::create(stage_parent);
+    if (options_.urls_only) {
+        return MetadataStage::create(std::filesystem::temp_directory_path());
+    }
+    return MetadataStage::create(metadata_on_disk() ? metadata_dir_ : staging_->directory());
 }
 
 Result<RepoPackages> RepoSync::fetch_packages(const FetchedRepomd& repomd, MetadataStage& stage) {
-    const bool local = !options_.urls_only && !s3_;
+    const bool local = metadata_on_disk();
     std::vector<std::filesystem::path> record_sources = repo_.record_sources;
     if (local) {
         std::vector<std::filesystem::path> stale = find_stale_stages(metadata_dir_);
@@ -92,7 +91,7 @@ Result<RepoPackages> RepoSync::fetch_metadata(
                           join_url(repomd.base_url, kRepomdHref));
     }
     const RepomdRecord* delta_record = nullptr;  // assembled by parse_record
-    if (!options_.download_metadata && !options_.urls_only && !s3_) {
+    if (!options_.download_metadata && metadata_on_disk()) {
         primary = parse_record(repomd.parsed, *primary, stage.dir(), url_of, delta_record);
     }
     std::vector<const RepomdRecord*> records;
@@ -191,7 +190,7 @@ Result<RepoPackages> RepoSync::fetch_metadata(
     }
     auto packages = read_repo_packages(source, selection_options_);
     if (packages && primary->type == "primary_zck" && !options_.download_metadata &&
-        !options_.urls_only && !s3_) {
+        metadata_on_disk()) {
         keep_primary_zck(source.primary_path);
     }
     return packages;

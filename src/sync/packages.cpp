@@ -9,9 +9,9 @@
 
 #include <fmt/core.h>
 
+#include "dedupe/siblings.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/dedupe/dedupe.hpp"
-#include "store/local_store.hpp"
 #include "sync/events.hpp"
 
 namespace rpmirror {
@@ -66,117 +66,41 @@ std::filesystem::path RepoSync::Placement::root() const {
 
 std::optional<std::filesystem::path> RepoSync::Placement::outside() const {
     if (sync_.layout_root_.empty()) {
-        return sync_.options_.safe_write_path;  // refused for a bucket (s3_repo_location)
+        return sync_.options_.safe_write_path;  // refused for a bucket (store::SyncStore::open)
     }
     return std::filesystem::absolute(staging_.directory());
 }
 
-RepoSync::Placement::Survey RepoSync::Placement::survey(const PackageIndex& index) {
+store::Survey RepoSync::Placement::survey(const PackageIndex& index) {
     const SyncPlan& plan = sync_.plan_;
     index_ = &index;
     packages_.clear();
-    packages_.reserve(plan.targets.size());
-    // What commit() and a bucket's record need (a directory's rename places a package).
-    for (const PackageTarget& target :
-         staging_.in_place() ? std::span<const PackageTarget>() : std::span(plan.targets)) {
-        const PackageView package = index[target.position];
-        packages_.push_back({target.relative_path.generic_string(), package.checksum_type,
-                             package.checksum_hex(), package.package_size});
-    }
-    return sync_.s3_ ? survey_record(index) : survey_files(index);
-}
-
-RepoSync::Placement::Survey RepoSync::Placement::survey_files(const PackageIndex& index) {
-    const SyncPlan& plan = sync_.plan_;
-    checks_.clear();
+    packages_.resize(plan.targets.size());
     for (const std::size_t target : plan.to_verify) {
-        const PackageView package = index[plan.targets[target].position];
-        checks_.push_back({sync_.repo_dir_ / plan.targets[target].relative_path,
-                           package.checksum_type, package.checksum_hex(),
-                           package.package_size == kUnknownSize
-                               ? std::nullopt
-                               : std::optional<std::uint64_t>(package.package_size)});
+        packages_[target].found = true;
     }
-    VerifyOptions options;
+    for (std::size_t target = 0; target < plan.targets.size(); ++target) {
+        const PackageTarget& planned = plan.targets[target];
+        const PackageView package = index[planned.position];
+        store::WantedFile& file = packages_[target];
+        file.key = planned.relative_path.generic_string();
+        file.checksum_type = package.checksum_type;
+        file.digest = package.checksum_hex();
+        file.size = package.package_size;
+        // Beyond the repository's directory a file may be another's as it is.
+        file.beyond = planned.root_index != 0;
+        if (file.beyond && file.found) {
+            file.shown =
+                (plan.roots[planned.root_index] / planned.destination).lexically_normal().string();
+        }
+    }
+    store::SurveyOptions options;
     options.threads = sync_.options_.verify_threads;
-    options.hash.use_cache = sync_.options_.use_checksum_cache;
-    options.hash.trust = cache_trust_of(state_directory(sync_.options_), sync_.repo_dir_);
-    options.hash.stop = sync_.stop_;
-    Survey survey;
-    survey.absent = plan.to_download;
-    survey.judged = std::async(std::launch::async, [this, &plan, options] {
-        const std::vector<VerifyResult> verified = verify_files(checks_, options);
-        std::vector<Judged> judged;
-        judged.reserve(verified.size());
-        for (std::size_t check = 0; check < verified.size(); ++check) {
-            const std::size_t target = plan.to_verify[check];
-            const VerifyResult& result = verified[check];
-            Judged one{target, Holding::Held, {}, {}};
-            if (result.status == VerifyStatus::Ok) {
-                judged.push_back(std::move(one));
-                continue;
-            }
-            one.holding = Holding::Replace;
-            // Beyond the repository's directory a file may be another's as it is.
-            if (plan.targets[target].root_index != 0 &&
-                (result.status == VerifyStatus::DigestMismatch ||
-                 result.status == VerifyStatus::SizeMismatch)) {
-                one.holding = Holding::Conflict;
-                one.where =
-                    (plan.roots[plan.targets[target].root_index] / plan.targets[target].destination)
-                        .lexically_normal()
-                        .string();
-                one.held = result.status == VerifyStatus::SizeMismatch
-                               ? fmt::format("{} bytes", result.actual_size)
-                               : fmt::format("{} {}", checksum_type_name(checks_[check].type),
-                                             result.actual_digest);
-            }
-            judged.push_back(std::move(one));
-        }
-        return judged;
-    });
-    return survey;
-}
-
-RepoSync::Placement::Survey RepoSync::Placement::survey_record(const PackageIndex& /*index*/) {
-    S3Destination& s3 = *sync_.s3_;
-    std::vector<store::S3Holdings::Conflict> conflicts;
-    Survey survey;
-    survey.absent = s3.holdings().missing(packages_, &conflicts);
-    std::vector<bool> absent(packages_.size(), false);
-    for (const std::size_t item : survey.absent) {
-        absent[item] = true;
+    options.stop = sync_.stop_;
+    if (sync_.checks_packages() && checks_while_storing()) {
+        options.judged_with = sync_.trusted_key_ids_;
     }
-    std::vector<Judged> judged;
-    std::vector<bool> conflicting(packages_.size(), false);
-    // --upstream-layout: a blob another release stored with other content is shared with
-    // it: never replaced; this package fails instead (as on disk).
-    for (const store::S3Holdings::Conflict& conflict : conflicts) {
-        conflicting[conflict.item] = true;
-        judged.push_back({conflict.item, Holding::Conflict, conflict.held,
-                          s3.describe(packages_[conflict.item].key)});
-    }
-    // --gpgcheck: stored packages no check vouches for are judged too: downloaded once
-    // more into the spool, checked, and kept or deleted (never uploaded again).
-    const bool rejudge =
-        sync_.checks_packages() && !s3.holdings().signatures_checked_with(sync_.trusted_key_ids_);
-    if (rejudge) {
-        survey.absent.clear();
-    }
-    for (std::size_t item = 0; item < packages_.size(); ++item) {
-        if (conflicting[item]) {
-            continue;
-        }
-        if (rejudge) {
-            packages_[item].stored = !absent[item];
-            survey.absent.push_back(item);
-        } else if (!absent[item]) {
-            judged.push_back({item, Holding::Held, {}, {}});
-        }
-    }
-    survey.judged = std::async(std::launch::deferred,
-                               [judged = std::move(judged)]() mutable { return judged; });
-    return survey;
+    return sync_.destination_->survey(packages_, options);
 }
 
 std::vector<std::size_t> RepoSync::Placement::copy_duplicates(const PackageIndex& index,
@@ -185,7 +109,8 @@ std::vector<std::size_t> RepoSync::Placement::copy_duplicates(const PackageIndex
         sync_.stop_.stop_requested()) {
         return absent;
     }
-    if (!sync_.s3_) {
+    const std::optional<store::Siblings> siblings = sync_.destination_->siblings();
+    if (!siblings) {
         return link_duplicates(index, std::move(absent));
     }
     // Copied inside the store from a sibling repository (not with --gpgcheck: every package
@@ -193,7 +118,42 @@ std::vector<std::size_t> RepoSync::Placement::copy_duplicates(const PackageIndex
     if (sync_.checks_packages()) {
         return absent;
     }
-    return sync_.s3_->copy_from_siblings(packages_, std::move(absent), sync_.report_);
+    return copy_from_siblings(*siblings, std::move(absent));
+}
+
+std::vector<std::size_t> RepoSync::Placement::copy_from_siblings(const store::Siblings& siblings,
+                                                                 std::vector<std::size_t> absent) {
+    std::vector<dedupe::Wanted> wanted;
+    wanted.reserve(absent.size());
+    for (const std::size_t item : absent) {
+        const store::WantedFile& package = packages_[item];
+        wanted.push_back({package.key, package.checksum_type, package.digest, package.size});
+    }
+    const dedupe::SiblingOutcome outcome =
+        dedupe::copy_from_siblings(*siblings.shared, siblings.repository, wanted, siblings.copy);
+    std::vector<bool> copied(absent.size(), false);
+    for (const dedupe::Copied& made : outcome.copied) {
+        copied[made.index] = true;
+        const dedupe::Wanted& package = wanted[made.index];
+        sync_.destination_->record_copied({package.key,
+                                           {made.object.size, made.object.version},
+                                           package.checksum_type,
+                                           package.digest});
+    }
+    RepoSyncReport& report = sync_.report_;
+    report.linked += outcome.copied.size();
+    report.linked_bytes += outcome.copied_bytes;
+    report.link_fallbacks += outcome.fallbacks;
+    if (!outcome.note.empty()) {
+        report.warnings.push_back(outcome.note);
+    }
+    std::vector<std::size_t> rest;
+    for (std::size_t index = 0; index < absent.size(); ++index) {
+        if (!copied[index]) {
+            rest.push_back(absent[index]);
+        }
+    }
+    return rest;
 }
 
 ProgressSink* RepoSync::Placement::begin_batch(const std::vector<std::size_t>& batch,
@@ -207,7 +167,7 @@ ProgressSink* RepoSync::Placement::begin_batch(const std::vector<std::size_t>& b
 }
 
 void RepoSync::Placement::commit(std::size_t target) {
-    const S3Package& package = packages_[target];
+    const store::WantedFile& package = packages_[target];
     store::StagedFile file;
     file.key = (root() / package.key)
                    .lexically_normal()
@@ -233,7 +193,7 @@ Result<void> RepoSync::Placement::end_batch() {
     std::vector<std::string> condemned;
     std::vector<std::pair<std::size_t, Error>> failed;
     for (store::Committed& done : staging_.wait()) {
-        const S3Package& package = packages_[done.ticket];
+        const store::WantedFile& package = packages_[done.ticket];
         if (done.refused && package.stored) {
             condemned.push_back(package.key);
         }
@@ -290,21 +250,21 @@ Result<void> RepoSync::place_packages(const PackageIndex& index, const Selection
             "path (e.g. './Packages/a.rpm'); each file is downloaded once",
             plan_.duplicate_paths));
     }
-    Placement::Survey survey = placement.survey(index);
+    store::Survey survey = placement.survey(index);
     const std::vector<std::size_t> to_fetch =
         placement.copy_duplicates(index, std::move(survey.absent));
     auto first = fetch_into(index, placement, to_fetch);
-    const std::vector<Placement::Judged> judged = survey.judged.get();
+    const std::vector<store::Judgement> judged = survey.judged.get();
     if (!first) {
         return first;
     }
     std::vector<std::size_t> replace;
-    for (const Placement::Judged& one : judged) {
+    for (const store::Judgement& one : judged) {
         switch (one.holding) {
-            case Placement::Holding::Held: {
+            case store::Holding::Held: {
                 ++report_.kept;
                 if (options_.events != nullptr) {
-                    const PackageView package = index[plan_.targets[one.target].position];
+                    const PackageView package = index[plan_.targets[one.item].position];
                     PackageEvent event;
                     event.kind = PackageEvent::Kind::AlreadyPresent;
                     event.file_name = href_file_name(package.location_href);
@@ -315,11 +275,11 @@ Result<void> RepoSync::place_packages(const PackageIndex& index, const Selection
                 }
                 break;
             }
-            case Placement::Holding::Conflict:
-                shared_file_conflict(index, one.target, one.where, one.held);
+            case store::Holding::Conflict:
+                shared_file_conflict(index, one.item, one.where, one.held);
                 break;
-            case Placement::Holding::Replace:
-                replace.push_back(one.target);
+            case store::Holding::Replace:
+                replace.push_back(one.item);
                 break;
         }
     }

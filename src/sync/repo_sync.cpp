@@ -114,9 +114,6 @@ Result<void> RepoSync::sync_to_store(const FetchedRepomd& repomd, MetadataStage&
         report_.refused = true;
         return refused;
     }
-    if (auto opened = open_staging(); !opened) {
-        return opened;
-    }
     Placement placement(*this, *staging_);
     if (auto placed = place_packages(index, selection, placement); !placed) {
         return placed;
@@ -125,10 +122,8 @@ Result<void> RepoSync::sync_to_store(const FetchedRepomd& repomd, MetadataStage&
         report_.package_keys.push_back(target.relative_path.lexically_normal().generic_string());
     }
     remove_stale_partials();
-    if (local_store_) {
-        // The packages may lie beyond the repository's directory too (--safe-write-path).
-        local_store_->set_sync_layout(metadata_dir_, plan_.roots);
-    }
+    // The packages may lie beyond the repository's directory too (--safe-write-path).
+    destination_->set_package_roots(plan_.roots);
     std::vector<std::filesystem::path> placed;
     for (const std::size_t target : placed_targets_) {
         if (!failed_targets_.contains(target)) {
@@ -210,45 +205,32 @@ Result<void> RepoSync::refuse_mistakes(const PackageIndex& index, const Selectio
 }
 
 Result<void> RepoSync::open_store() {
-    if (is_s3_destination(options_) ||
-        (options_.metadata_path && s3::is_s3_url(options_.metadata_path->native()))) {
-        return open_s3();
-    }
-    local_store_.emplace(repo_dir_, state_directory(options_));
-    local_store_->set_sync_layout(metadata_dir_, {});
-    if (lies_elsewhere()) {
-        if (auto held = hold_own_lock(local_store_->lock(options_.lock_wait, stop_)); !held) {
-            return held;
-        }
-    }
-    store_ = &*local_store_;
-    return {};
-}
-
-Result<void> RepoSync::open_s3() {
     // --upstream-layout: the repository at its path beneath the layout root (`-p`/<repoid>/).
-    const std::filesystem::path layout_path =
-        layout_root_.empty() ? std::filesystem::path() : repo_dir_.lexically_relative(layout_root_);
-    auto opened = S3Destination::open(options_, repo_.id,
-                                      layout_path == "." ? std::filesystem::path() : layout_path);
+    store::SyncStoreOptions where = sync_store_options(options_, repo_.id);
+    where.repository = repo_dir_;
+    where.layout_root = layout_root_;
+    where.metadata_dir = metadata_dir_;
+    auto opened = store::SyncStore::open(where);
     if (!opened) {
         return tl::unexpected(std::move(opened.error()));
     }
-    s3_ = std::move(*opened);
-    auto staging = s3_->stage(stop_);
+    destination_ = std::move(*opened);
+    auto staging = destination_->stage(stop_);
     if (!staging) {
         return tl::unexpected(std::move(staging.error()));
     }
     staging_ = std::move(*staging);
-    report_.s3_spool = staging_->directory();
-    report_.s3_spool_in_memory = staging_->in_memory();
+    if (!staging_->in_place()) {
+        report_.s3_spool = staging_->directory();
+        report_.s3_spool_in_memory = staging_->in_memory();
+    }
     if (staging_->warning()) {
         report_.warnings.push_back(*staging_->warning());
     }
-    // Two workers (--shard, overlapping timers) never sync it at once: the lease of the root the
+    // Two workers (--shard, overlapping timers) never sync it at once: the lock of the root the
     // sync locked, and the repository's own where it lies elsewhere, both kept until the end.
     if (lies_elsewhere()) {
-        if (auto held = hold_own_lock(s3_->lock(options_.lock_wait, stop_)); !held) {
+        if (auto held = hold_own_lock(destination_->lock(options_.lock_wait, stop_)); !held) {
             return held;
         }
     }
@@ -258,24 +240,11 @@ Result<void> RepoSync::open_s3() {
             locks.push_back(lock);
         }
     }
-    s3_->hold(std::move(locks));
-    if (auto loaded = s3_->load(); !loaded) {
+    destination_->hold(std::move(locks));
+    if (auto loaded = destination_->load(); !loaded) {
         return loaded;
     }
-    store_ = &s3_->store();
-    return {};
-}
-
-Result<void> RepoSync::open_staging() {
-    if (staging_) {
-        return {};
-    }
-    objects_ = store::disk_object_store(layout_root_.empty() ? repo_dir_ : layout_root_);
-    auto staging = objects_->stage({});
-    if (!staging) {
-        return tl::unexpected(std::move(staging.error()));
-    }
-    staging_ = std::move(*staging);
+    store_ = &destination_->mirror();
     return {};
 }
 
@@ -329,9 +298,9 @@ bool RepoSync::published_after_packages(const PackageIndex& index) {
     return false;
 }
 
-void RepoSync::record_s3_requests() {
-    if (s3_) {
-        report_.s3_requests = s3_->requests() + (own_lock_ ? own_lock_->requests() : 0) +
+void RepoSync::record_requests() {
+    if (destination_) {
+        report_.s3_requests = destination_->requests() + (own_lock_ ? own_lock_->requests() : 0) +
                               (staging_ ? staging_->requests() : 0);
     }
 }

@@ -30,11 +30,10 @@
 #include "rpmirror/signature/signature.hpp"
 #include "rpmirror/sync/sync.hpp"
 #include "rpmirror/util/error.hpp"
-#include "store/local_store.hpp"
 #include "store/object_store.hpp"
+#include "store/sync_store.hpp"
 #include "sync/events.hpp"
 #include "sync/repo_source.hpp"
-#include "sync/s3_sync.hpp"
 
 namespace rpmirror {
 
@@ -65,8 +64,8 @@ class RepoSync {
     // destination (a directory, or an s3:// one); -u stops after the selection.
     Result<void> run();
 
-    // The requests an s3:// destination cost (all clients), into the report.
-    void record_s3_requests();
+    // The requests the store cost (a bucket's, all clients), into the report.
+    void record_requests();
 
   private:
     // repo_sync.cpp: what the stages share.
@@ -131,6 +130,11 @@ class RepoSync {
                       const std::filesystem::path& file);
 
     // fetch_metadata.cpp: the records, comps (-m) and the URLs (-u).
+
+    // True iff the records are staged, kept and published in a local metadata directory (the
+    // store's staging area is in place: a directory), not passed through a spool (a bucket's)
+    // nor only read (-u).
+    bool metadata_on_disk() const { return staging_ && staging_->in_place(); }
 
     // Creates the directory the records are staged in. -u writes nothing into the mirror: its
     // primary.xml is staged in the temp directory. An s3:// destination stages it in its spool
@@ -269,10 +273,6 @@ class RepoSync {
     // (below) over the store's staging area (staging_).
     class Placement;
 
-    // Opens staging_ iff it is not yet: a directory's (the repository's own directory, or the
-    // layout root beneath which it lies); a bucket's is opened with it (open_s3).
-    Result<void> open_staging();
-
     // The plan, then what the store holds judged while the packages it lacks are fetched (after
     // --dedupe found what it could copy), then those it holds damaged fetched again, then
     // --gpgcheck where the store does not check while storing. Each package kept, replaced,
@@ -300,8 +300,9 @@ class RepoSync {
 
     // publish.cpp: the no-op, the metadata published and the sync recorded, over store_.
 
-    // Opens the store this sync writes into (store_): a local directory, or the s3://
-    // destination (open_s3); locks it (own_lock_) iff it is not the directory root_lock_ locks.
+    // Opens the mirror this sync writes into (destination_, store::SyncStore::open: a directory
+    // or a bucket) and its staging area (staging_), locks it (own_lock_) iff it is not the
+    // directory root_lock_ locks, and reads what it holds; store_ is then its MirrorStore.
     Result<void> open_store();
 
     // True iff the repository's directory is not the one root_lock_ locks (and one is held).
@@ -336,10 +337,6 @@ class RepoSync {
     Result<void> publish(const FetchedRepomd& repomd, MetadataStage& stage,
                          const PackageIndex& index);
 
-    // An s3:// destination: opens it and its staging area (its spool), takes its own lease iff
-    // it lies elsewhere, reads its state and listing; store_ is then its S3Store.
-    Result<void> open_s3();
-
     Downloader& downloader_;
     const RepoConfig& repo_;
     const SyncOptions& options_;
@@ -357,8 +354,8 @@ class RepoSync {
     std::string repomd_sha256_;
     bool is_modular_ = false;  // module streams took part in the selection
     std::vector<std::pair<std::string, std::uint64_t>> noop_packages_;  // key, size
-    std::optional<store::LocalStore> local_store_;  // a local destination's store
-    store::MirrorStore* store_ = nullptr;           // local_store_ or s3_'s, once opened
+    std::unique_ptr<store::SyncStore> destination_;  // the mirror, once opened (open_store)
+    store::MirrorStore* store_ = nullptr;            // destination_'s, once opened
     std::shared_ptr<MirrorList> mirrors_;
     SyncPlan plan_;
     std::optional<Keyring> keys_;              // the repository's gpgkey: repo_gpgcheck, --gpgcheck
@@ -369,10 +366,8 @@ class RepoSync {
     std::vector<std::size_t> placed_targets_;  // indices into plan_.targets this run fetched
     // --publish-partial: the keys of the failed packages leave_out_failed took out of plan_.
     std::vector<std::string> left_out_;
-    std::size_t packages_done_ = 0;                // packages downloaded or found present (events)
-    std::unique_ptr<S3Destination> s3_;            // an s3:// destination, once opened
-    std::unique_ptr<store::ObjectStore> objects_;  // a directory's, for its staging area
-    std::unique_ptr<store::Staging> staging_;      // where packages are made (open_staging)
+    std::size_t packages_done_ = 0;            // packages downloaded or found present (events)
+    std::unique_ptr<store::Staging> staging_;  // where packages are made (destination_'s)
     // --gpgcheck before committing (a staging area not in place, a bucket's spool): the check's
     // failures by target, and how many it checked.
     std::mutex spool_failures_mutex_;
@@ -400,25 +395,10 @@ class RepoSync::Placement {
     // Where packages may lie beyond root() (the layout root, --safe-write-path), if anywhere.
     std::optional<std::filesystem::path> outside() const;
 
-    // What the store holds of one planned package.
-    enum class Holding {
-        Held,      // as the metadata lists it: kept
-        Replace,   // damaged: fetched again
-        Conflict,  // beyond the repository, holding other content: never replaced, fails
-    };
-    struct Judged {
-        std::size_t target = 0;
-        Holding holding = Holding::Held;
-        std::string held;   // Conflict: "sha256 HEX" or "N bytes"
-        std::string where;  // Conflict: the file's name for messages
-    };
-    struct Survey {
-        std::vector<std::size_t> absent;          // to fetch now
-        std::future<std::vector<Judged>> judged;  // the rest, judged meanwhile
-    };
-    // Sorts the plan's targets (RepoSync::plan_) into those to fetch and those judged (hashed on
-    // worker threads while the others download, or from the store's record).
-    Survey survey(const PackageIndex& index);
+    // Sorts the plan's targets (RepoSync::plan_) into those to fetch and those the store holds,
+    // judged (store::SyncStore::survey: hashed on worker threads while the others download, or
+    // from the store's record); each judgement's item is a target.
+    store::Survey survey(const PackageIndex& index);
 
     // --dedupe: places those of `absent` another repository holds by a link or a copy inside
     // the store. Returns the rest.
@@ -439,8 +419,9 @@ class RepoSync::Placement {
     bool checks_while_storing() const { return !staging_.in_place(); }
 
   private:
-    Survey survey_files(const PackageIndex& index);   // a directory: hashed
-    Survey survey_record(const PackageIndex& index);  // a bucket: its state and listing
+    // --dedupe over the record of the store's siblings (a bucket's): copies inside the store.
+    std::vector<std::size_t> copy_from_siblings(const store::Siblings& siblings,
+                                                std::vector<std::size_t> absent);
     std::vector<std::size_t> link_duplicates(const PackageIndex& index,
                                              std::vector<std::size_t> absent);
     // Hands package `target`, complete beneath root(), to the staging area.
@@ -449,8 +430,8 @@ class RepoSync::Placement {
     RepoSync& sync_;
     store::Staging& staging_;
     const PackageIndex* index_ = nullptr;  // survey()'s
-    std::vector<S3Package> packages_;      // by target: key (relative to root()), checksum
-    std::vector<VerifyRequest> checks_;    // survey_files()'s
+    // By target: its key (relative to root()), checksum, what the plan found (survey()'s).
+    std::vector<store::WantedFile> packages_;
     const std::vector<std::size_t>* batch_ = nullptr;  // begin_batch()'s
     std::optional<CommitOnFinish> commits_;
 };

@@ -5,9 +5,7 @@
 #include <chrono>
 
 #include "fs/state.hpp"
-#include "s3/client.hpp"
-#include "store/local_store.hpp"
-#include "store/s3_store.hpp"
+#include "store/sync_store.hpp"
 #include "sync/repo_sync.hpp"
 #include "sync/sync_settings.hpp"
 #include "sync/tree.hpp"
@@ -20,17 +18,17 @@ std::filesystem::path state_directory(const SyncOptions& options) {
 
 namespace {
 
-// A bucket's lease with what its acquisition cost (on a client of the caller's, now gone).
-class BucketLock final : public RepoLock {
+// A lock with what taking it cost (on the requests of a store now gone: a bucket's lease).
+class AcquiredLock final : public RepoLock {
   public:
-    BucketLock(std::unique_ptr<RepoLock> lease, std::uint64_t acquired)
-        : lease_(std::move(lease)), acquired_(acquired) {}
-    Result<void> confirm() override { return lease_->confirm(); }
-    std::vector<std::string> warnings() const override { return lease_->warnings(); }
-    std::uint64_t requests() const override { return acquired_ + lease_->requests(); }
+    AcquiredLock(std::unique_ptr<RepoLock> lock, std::uint64_t acquired)
+        : lock_(std::move(lock)), acquired_(acquired) {}
+    Result<void> confirm() override { return lock_->confirm(); }
+    std::vector<std::string> warnings() const override { return lock_->warnings(); }
+    std::uint64_t requests() const override { return acquired_ + lock_->requests(); }
 
   private:
-    std::unique_ptr<RepoLock> lease_;
+    std::unique_ptr<RepoLock> lock_;
     std::uint64_t acquired_ = 0;
 };
 
@@ -38,26 +36,19 @@ class BucketLock final : public RepoLock {
 
 Result<std::unique_ptr<RepoLock>> lock_repository(const SyncOptions& options,
                                                   std::string_view repo_id, std::stop_token stop) {
-    if (!is_s3_destination(options)) {
-        store::LocalStore mirror(repo_directory(options, repo_id), state_directory(options));
-        return mirror.lock(options.lock_wait, std::move(stop));
+    auto mirror = store::SyncStore::open(sync_store_options(options, repo_id));
+    if (!mirror) {
+        return tl::unexpected(std::move(mirror.error()));
     }
-    auto location = s3_repo_location(options, repo_id);
-    if (!location) {
-        return tl::unexpected(std::move(location.error()));
+    auto lock = (*mirror)->lock(options.lock_wait, std::move(stop));
+    if (!lock) {
+        return tl::unexpected(std::move(lock.error()));
     }
-    auto config = s3::resolve_config(options.s3, s3::process_environment());
-    if (!config) {
-        return tl::unexpected(std::move(config.error()));
+    const std::uint64_t acquired = (*mirror)->requests();
+    if (acquired == 0) {
+        return lock;
     }
-    s3::S3Client client(std::move(*config));
-    store::S3Store mirror(client, std::move(*location));
-    auto lease = mirror.lock(options.lock_wait, std::move(stop));
-    if (!lease) {
-        return tl::unexpected(std::move(lease.error()));
-    }
-    return std::unique_ptr<RepoLock>(
-        std::make_unique<BucketLock>(std::move(*lease), client.request_count()));
+    return std::unique_ptr<RepoLock>(std::make_unique<AcquiredLock>(std::move(*lock), acquired));
 }
 
 std::filesystem::path repo_directory(const SyncOptions& options, std::string_view repo_id) {
@@ -100,7 +91,7 @@ RepoSyncReport Syncer::sync(const RepoConfig& repo, const SyncOptions& options,
         if (auto synced = repo_sync.run(); !synced) {
             part.error = std::move(synced.error());
         }
-        repo_sync.record_s3_requests();
+        repo_sync.record_requests();
         return part;
     };
     // --treeinfo: the tree's repositories, each as above, beneath its images and .treeinfo.

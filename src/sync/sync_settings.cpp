@@ -110,4 +110,26 @@ std::string options_fingerprint(const SyncOptions& options, const SelectionOptio
     return text;
 }
 
+store::SyncStoreOptions sync_store_options(const SyncOptions& options, std::string_view repo_id) {
+    store::SyncStoreOptions where;
+    where.destination = options.download_path.native();
+    if (options.metadata_path) {
+        where.metadata_destination = options.metadata_path->native();
+    }
+    where.repository = repo_directory(options, repo_id);
+    where.metadata_dir = metadata_directory(options, repo_id);
+    where.state_dir = state_directory(options);
+    where.s3 = options.s3;
+    where.remote_time = options.remote_time;
+    where.safe_write_path = options.safe_write_path.has_value();
+    where.dedupe_dirs = !options.dedupe_dirs.empty();
+    where.use_checksum_cache = options.use_checksum_cache;
+    where.spool_dir = options.s3_spool_dir;
+    where.spool_size = options.s3_spool_size;
+    where.parallel = options.s3_parallel;
+    where.part_size = options.s3_part_size;
+    where.acl = options.s3_acl;
+    return where;
+}
+
 }  // namespace rpmirror

@@ -9,6 +9,7 @@
 #include "rpmirror/download/download.hpp"
 #include "rpmirror/index/index.hpp"
 #include "rpmirror/sync/sync.hpp"
+#include "store/sync_store.hpp"
 
 namespace rpmirror {
 
@@ -22,5 +23,10 @@ DownloadOptions options_for_repo(DownloadOptions options, const RepoConfig& repo
 // ("" without the check).
 std::string options_fingerprint(const SyncOptions& options, const SelectionOptions& selection,
                                 const RepoConfig& repo, std::string_view trusted_keys);
+
+// Where and how a sync of `repo_id` opens its mirror (store::SyncStore::open): the repository's
+// directory (repo_directory's) and metadata directory, the state directory, what only a directory
+// can do and a bucket's settings. --upstream-layout's place beneath the root is the caller's.
+store::SyncStoreOptions sync_store_options(const SyncOptions& options, std::string_view repo_id);
 
 }  // namespace rpmirror

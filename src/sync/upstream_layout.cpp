@@ -102,8 +102,8 @@ Result<std::optional<std::string>> RepoSync::publish_mirror_list() {
     // Its key relative to the repository, as a blob's climbs out of it.
     std::string key =
         list_path->lexically_relative(repo_dir_.lexically_relative(layout_root_)).generic_string();
-    if (s3_) {
-        // Through the sync's own store, whose state records it with the metadata.
+    if (!metadata_on_disk()) {
+        // Through the sync's own store (a bucket's), whose state records it with the metadata.
         if (auto written = store_->write_document(key, contents); !written) {
             return tl::unexpected(std::move(written.error()));
         }

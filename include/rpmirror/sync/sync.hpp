@@ -166,12 +166,13 @@ class Syncer {
 std::filesystem::path state_directory(const SyncOptions& options);
 
 // Takes the lock of the repository `repo_id` names under `options`: the run lock of its
-// directory (repo_directory) in the state directory, or the lease of its s3:// prefix
-// (s3_repo_location), waiting `options.lock_wait` at most, through the repository's store
-// (store::MirrorStore::lock). Returns Error{Busy} naming the holder ("repository directory ... is
-// being synced by another rpmirror (pid N)", "s3://BUCKET/KEY: being synced by OWNER until
-// TIME") iff another run holds it, Error{Interrupted} iff `stop` was requested while waiting,
-// Error{Io} iff the state directory cannot be used, the store's error for a bucket.
+// directory (repo_directory) in the state directory, or the lease of its s3:// prefix, waiting
+// `options.lock_wait` at most, through the repository's store (store::MirrorStore::lock).
+// Returns Error{Busy} naming the holder ("repository directory ... is being synced by another
+// rpmirror (pid N)", "s3://BUCKET/KEY: being synced by OWNER until TIME") iff another run holds
+// it, Error{Interrupted} iff `stop` was requested while waiting, Error{Io} iff the state
+// directory cannot be used, the store's error for a bucket (and, first, the refusal of an option
+// a bucket cannot honour).
 Result<std::unique_ptr<RepoLock>> lock_repository(const SyncOptions& options,
                                                   std::string_view repo_id,
                                                   std::stop_token stop = {});

@@ -48,7 +48,7 @@ class StoreContractTest : public CephS3Test, public ::testing::WithParamInterfac
     static std::string prefix() { return "mirror/repo/"; }
 
     // A store opened as a sync opens it: a LocalStore, or an S3Store over the sync's own listing
-    // and state (S3Destination's in a sync).
+    // and state (store::SyncStore's in a sync).
     struct ForSync {
         std::map<std::string, s3::ListedObject> listing;
         s3::MirrorState state;

@@ -1,0 +1,128 @@
+// A repository's mirror opened for a sync (store/sync_store.hpp): where a directory is told from a
+// bucket, and the directory's.
+#include "store/sync_store.hpp"
+
+#include <fmt/core.h>
+
+#include "rpmirror/plan/plan.hpp"
+#include "store/local_store.hpp"
+
+namespace rpmirror::store {
+
+Result<std::unique_ptr<SyncStore>> SyncStore::open(const SyncStoreOptions& options) {
+    const bool bucket =
+        s3::is_s3_url(options.destination) ||
+        (options.metadata_destination && s3::is_s3_url(*options.metadata_destination));
+    return bucket ? open_bucket_sync_store(options) : open_disk_sync_store(options);
+}
+
+namespace {
+
+// A directory's: its files are their own record; packages are made in place.
+class DiskSyncStore final : public SyncStore {
+  public:
+    explicit DiskSyncStore(const SyncStoreOptions& options)
+        : options_(options), mirror_(options.repository, options.state_dir) {
+        mirror_.set_sync_layout(options.metadata_dir, {});
+    }
+
+    Result<std::unique_ptr<RepoLock>> lock(std::optional<std::chrono::seconds> wait,
+                                           std::stop_token stop) override {
+        return mirror_.lock(wait, std::move(stop));
+    }
+
+    // A directory's run lock cannot be lost: nothing to confirm.
+    void hold(std::vector<RepoLock*> /*locks*/) override {}
+
+    Result<void> load() override { return {}; }
+
+    MirrorStore& mirror() override { return mirror_; }
+
+    void set_package_roots(std::vector<std::filesystem::path> roots) override {
+        mirror_.set_sync_layout(options_.metadata_dir, std::move(roots));
+    }
+
+    Result<std::unique_ptr<Staging>> stage(std::stop_token /*stop*/) override {
+        if (!objects_) {
+            objects_ = disk_object_store(options_.layout_root.empty() ? options_.repository
+                                                                      : options_.layout_root);
+        }
+        return objects_->stage({});
+    }
+
+    // The files the plan found are hashed (their cache believed while the sync state vouches for
+    // it) on worker threads; the others are absent, looked at no further.
+    Survey survey(std::span<WantedFile> files, const SurveyOptions& options) override {
+        checks_.clear();
+        found_.clear();
+        Survey survey;
+        for (std::size_t item = 0; item < files.size(); ++item) {
+            const WantedFile& file = files[item];
+            if (!file.found) {
+                survey.absent.push_back(item);
+                continue;
+            }
+            found_.push_back(item);
+            checks_.push_back({options_.repository / file.key, file.checksum_type, file.digest,
+                               file.size == kUnknownSize
+                                   ? std::nullopt
+                                   : std::optional<std::uint64_t>(file.size)});
+        }
+        VerifyOptions verify;
+        verify.threads = options.threads;
+        verify.hash.use_cache = options_.use_checksum_cache;
+        verify.hash.trust = cache_trust_of(options_.state_dir, options_.repository);
+        verify.hash.stop = options.stop;
+        survey.judged = std::async(std::launch::async, [this, files, verify] {
+            const std::vector<VerifyResult> verified = verify_files(checks_, verify);
+            std::vector<Judgement> judged;
+            judged.reserve(verified.size());
+            for (std::size_t check = 0; check < verified.size(); ++check) {
+                const std::size_t item = found_[check];
+                const VerifyResult& result = verified[check];
+                Judgement one{item, Holding::Held, {}, {}};
+                if (result.status == VerifyStatus::Ok) {
+                    judged.push_back(std::move(one));
+                    continue;
+                }
+                one.holding = Holding::Replace;
+                // Beyond the repository's directory a file may be another's as it is.
+                if (files[item].beyond && (result.status == VerifyStatus::DigestMismatch ||
+                                           result.status == VerifyStatus::SizeMismatch)) {
+                    one.holding = Holding::Conflict;
+                    one.where = files[item].shown;
+                    one.held = result.status == VerifyStatus::SizeMismatch
+                                   ? fmt::format("{} bytes", result.actual_size)
+                                   : fmt::format("{} {}", checksum_type_name(checks_[check].type),
+                                                 result.actual_digest);
+                }
+                judged.push_back(std::move(one));
+            }
+            return judged;
+        });
+        return survey;
+    }
+
+    // --dedupe finds the mirrors beside a directory by their files (dedupe/dedupe.hpp).
+    std::optional<Siblings> siblings() override { return std::nullopt; }
+
+    // A link's file is its own record.
+    void record_copied(const PlacedFile& /*file*/) override {}
+
+    std::uint64_t requests() const override { return 0; }
+
+  private:
+    SyncStoreOptions options_;
+    LocalStore mirror_;
+    std::unique_ptr<ObjectStore> objects_;  // stage()'s
+    std::vector<VerifyRequest> checks_;     // survey()'s, read by its future
+    std::vector<std::size_t> found_;        // the item of each check
+};
+
+}  // namespace
+
+Result<std::unique_ptr<SyncStore>> open_disk_sync_store(const SyncStoreOptions& options) {
+    return std::unique_ptr<SyncStore>(std::make_unique<DiskSyncStore>(options));
+}
+
+}  // namespace rpmirror::store
