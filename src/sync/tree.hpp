@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -30,5 +31,11 @@ using RepositorySync =
 RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const SyncOptions& options,
                          const RepositorySync& sync_one, RepoLock* lock, ProgressSink* progress,
                          std::stop_token stop);
+
+// SyncOptions::announce_tree: the warning for a repository synced without --treeinfo (and not
+// with -u) whose mirror `base_url` serves a .treeinfo that parses, naming --treeinfo; nullopt
+// otherwise (none served, or it cannot be read: nothing to say). One request.
+std::optional<std::string> tree_note(const SyncOptions& options, std::string_view base_url,
+                                     const DownloadOptions& download, std::stop_token stop);
 
 }  // namespace rpmirror
