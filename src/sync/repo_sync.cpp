@@ -83,8 +83,8 @@ Result<void> RepoSync::run() {
     if (auto signature = prepare_published_signature(*repomd); !signature) {
         return signature;
     }
-    // An installation tree synced as a plain repository is said so (not on a no-op).
-    if (auto note = tree_note(options_, repomd->base_url, download_options, stop_)) {
+    // An installation tree synced as a plain repository is said so, at the mirror's first sync.
+    if (auto note = tree_note(options_, store_, repomd->base_url, download_options, stop_)) {
         report_.warnings.push_back(std::move(*note));
     }
     mirrors_ =

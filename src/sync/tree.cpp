@@ -364,9 +364,14 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
     return report;
 }
 
-std::optional<std::string> tree_note(const SyncOptions& options, std::string_view base_url,
-                                     const DownloadOptions& download, std::stop_token stop) {
-    if (options.treeinfo || !options.announce_tree || options.urls_only) {
+std::optional<std::string> tree_note(const SyncOptions& options, store::MirrorStore* store,
+                                     std::string_view base_url, const DownloadOptions& download,
+                                     std::stop_token stop) {
+    if (options.treeinfo || !options.announce_tree || options.urls_only || store == nullptr) {
+        return std::nullopt;
+    }
+    // Once, at the first sync: the state it records makes every later run a known mirror.
+    if (auto recorded = store->recorded(); !recorded || recorded->exists) {
         return std::nullopt;
     }
     const std::string url = join_url(base_url, kTreeinfoName);

@@ -93,8 +93,8 @@ struct SyncOptions {
     bool treeinfo = false;
     bool skip_bad_images = false;
     // Without --treeinfo, a repository whose mirror also serves a .treeinfo (an installation
-    // tree) gets a one-line warning naming --treeinfo, on a run that fetched new metadata (a
-    // no-op asks nothing more). False for the repositories of a tree that --treeinfo mirrors.
+    // tree) gets a one-line warning naming --treeinfo at the mirror's first sync (later runs
+    // ask nothing more). False for the repositories of a tree that --treeinfo mirrors.
     bool announce_tree = true;
     // --arch, --source, --newest-only, --min-buildtime. The repository's includepkgs and
     // excludepkgs are added to these by sync_repository.

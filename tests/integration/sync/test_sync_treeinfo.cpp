@@ -545,8 +545,8 @@ TEST_F(Treeinfo, AVariantOutsideTheTreeIsLeftOutNamingTheCommandThatMirrorsIt) {
 }
 
 // Without --treeinfo, a repository whose URL serves a .treeinfo is mirrored as a repository (as
-// dnf reposync does) and a warning says so, naming --treeinfo: on a run that fetched new
-// metadata only; a no-op asks nothing more of the server.
+// dnf reposync does) and a warning says so, naming --treeinfo, at the mirror's first sync: later
+// runs (a no-op, or one that fetches upstream's new metadata) ask nothing more of the server.
 TEST_F(Treeinfo, ATreeSyncedWithoutTheOptionIsAnnouncedNamingIt) {
     old_style_tree();
     server_ = &serve(tmp_ / "upstream");
@@ -564,11 +564,33 @@ TEST_F(Treeinfo, ATreeSyncedWithoutTheOptionIsAnnouncedNamingIt) {
     EXPECT_FALSE(fs::exists(mirrored() / ".treeinfo"));
     EXPECT_FALSE(fs::exists(mirrored() / "LiveOS/squashfs.img"));
 
-    const std::size_t before = log_size(*server_);
+    std::size_t before = log_size(*server_);
     const CommandResult noop = plain();
     ASSERT_EQ(noop.exit_code, 0) << noop.out << noop.err;
     EXPECT_EQ(noop.err.find("installation tree"), std::string::npos) << noop.err;
-    for (const std::string& uri : uris_since(*server_, before)) {
+    std::vector<std::string> uris = uris_since(*server_, before);
+    EXPECT_FALSE(uris.empty());
+    for (const std::string& uri : uris) {
+        EXPECT_NE(uri, "/tree/.treeinfo");
+    }
+
+    // Upstream changes: its new metadata is mirrored, .treeinfo is not asked for again.
+    fs::path dropped;
+    for (const auto& entry : fs::directory_iterator(tree() / "Packages")) {
+        dropped = entry.path();
+    }
+    ASSERT_FALSE(dropped.empty());
+    fs::remove(dropped);
+    run_checked({"createrepo_c", "--quiet", "--no-database", "--update", tree().string()},
+                tmp_ / "logs");
+    before = log_size(*server_);
+    const CommandResult changed = plain();
+    ASSERT_EQ(changed.exit_code, 0) << changed.out << changed.err;
+    EXPECT_EQ(changed.err.find("installation tree"), std::string::npos) << changed.err;
+    EXPECT_EQ(dnf_lists(mirrored()), dnf_lists(tree()));
+    uris = uris_since(*server_, before);
+    EXPECT_NE(std::find(uris.begin(), uris.end(), "/tree/repodata/repomd.xml"), uris.end());
+    for (const std::string& uri : uris) {
         EXPECT_NE(uri, "/tree/.treeinfo");
     }
 
