@@ -81,6 +81,22 @@ class Treeinfo : public SyncFixture {
         return lines;
     }
 
+    // `rpmirror verify -p <mirror> --repo fl` and `extra`, without the host's configuration.
+    CommandResult verify_tree(const std::vector<std::string>& extra = {}) {
+        std::vector<std::string> argv{rpmirror_binary(),
+                                      "verify",
+                                      "-p",
+                                      (tmp_ / "mirror").string(),
+                                      "--repo",
+                                      "fl",
+                                      "-c",
+                                      (tmp_ / "empty.conf").string(),
+                                      "--reposdir",
+                                      (tmp_ / "empty-reposdir").string()};
+        argv.insert(argv.end(), extra.begin(), extra.end());
+        return run_to_end(argv, tmp_ / "logs");
+    }
+
     NginxServer* server_ = nullptr;
     int runs_ = 0;
 };
@@ -122,21 +138,7 @@ TEST_F(Treeinfo, AProductmdTreeIsMirroredWholeAndTreeinfoLast) {
 TEST_F(Treeinfo, VerifyAuditsATreesRepositoriesAndItsImages) {
     productmd_tree();
     ASSERT_EQ(mirror().exit_code, 0);
-    const auto verify = [&](std::vector<std::string> extra = {}) {
-        std::vector<std::string> argv{rpmirror_binary(),
-                                      "verify",
-                                      "-p",
-                                      (tmp_ / "mirror").string(),
-                                      "--repo",
-                                      "fl",
-                                      "-c",
-                                      (tmp_ / "empty.conf").string(),
-                                      "--reposdir",
-                                      (tmp_ / "empty-reposdir").string()};
-        argv.insert(argv.end(), extra.begin(), extra.end());
-        return run_to_end(argv, tmp_ / "logs");
-    };
-    const CommandResult sound = verify();
+    const CommandResult sound = verify_tree();
     ASSERT_EQ(sound.exit_code, 0) << sound.out << sound.err;
     for (const char* repo : {"fl/BaseOS: OK", "fl/AppStream: OK", "fl/addons/HighAvailability: OK",
                              "fl (.treeinfo): OK: 4 images checked, 4 verified"}) {
@@ -149,7 +151,7 @@ TEST_F(Treeinfo, VerifyAuditsATreesRepositoriesAndItsImages) {
     fs::remove(vmlinuz);
     TempDir::write_at(vmlinuz, bytes);
     fs::remove(mirrored() / "EFI/BOOT/BOOTX64.EFI");
-    const CommandResult damaged = verify({"--json", (tmp_ / "verify.json").string()});
+    const CommandResult damaged = verify_tree({"--json", (tmp_ / "verify.json").string()});
     EXPECT_EQ(damaged.exit_code, 1) << damaged.out << damaged.err;
     EXPECT_NE(damaged.out.find("fl (.treeinfo): 2 problems"), std::string::npos) << damaged.out;
     EXPECT_NE(damaged.out.find("images/pxeboot/vmlinuz"), std::string::npos) << damaged.out;
@@ -169,7 +171,7 @@ TEST_F(Treeinfo, VerifyAuditsATreesRepositoriesAndItsImages) {
 
     // A sync of the tree puts them back; verify is sound again.
     ASSERT_EQ(mirror().exit_code, 0);
-    EXPECT_EQ(verify().exit_code, 0);
+    EXPECT_EQ(verify_tree().exit_code, 0);
 }
 
 // An image upstream's .treeinfo stops listing: kept without --delete, removed by the next run
@@ -261,10 +263,7 @@ TEST_F(Treeinfo, AnOldStyleTreeMirrorsItsRootRepository) {
         << synced.out << synced.err;
     EXPECT_EQ(tree_digests(mirrored()), tree_digests(tree()));
     EXPECT_EQ(dnf_lists(mirrored()), dnf_lists(tree()));
-    const CommandResult verified = run_to_end(
-        {rpmirror_binary(), "verify", "-p", (tmp_ / "mirror").string(), "--repo", "fl", "-c",
-         (tmp_ / "empty.conf").string(), "--reposdir", (tmp_ / "empty-reposdir").string()},
-        tmp_ / "logs");
+    const CommandResult verified = verify_tree();
     EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
 }
 
@@ -328,13 +327,7 @@ TEST_F(Treeinfo, AnImageWithoutAChecksumIsFetchedUnverifiedAndAgainWhenTreeinfoC
               std::string::npos)
         << synced.err;
     EXPECT_EQ(read_file(mirrored() / "images/boot.iso"), read_file(tree() / "images/boot.iso"));
-    const auto verify = [&] {
-        return run_to_end(
-            {rpmirror_binary(), "verify", "-p", (tmp_ / "mirror").string(), "--repo", "fl", "-c",
-             (tmp_ / "empty.conf").string(), "--reposdir", (tmp_ / "empty-reposdir").string()},
-            tmp_ / "logs");
-    };
-    const CommandResult sound = verify();
+    const CommandResult sound = verify_tree();
     EXPECT_EQ(sound.exit_code, 0) << sound.out << sound.err;
     EXPECT_NE(sound.out.find("fl (.treeinfo): OK: 2 images checked, 1 verified"), std::string::npos)
         << sound.out;
@@ -361,7 +354,7 @@ TEST_F(Treeinfo, AnImageWithoutAChecksumIsFetchedUnverifiedAndAgainWhenTreeinfoC
               read_file(tree() / "images/boot.iso"));
 
     fs::remove(mirrored() / "images/boot.iso");
-    const CommandResult missing = verify();
+    const CommandResult missing = verify_tree();
     EXPECT_EQ(missing.exit_code, 1) << missing.out << missing.err;
     EXPECT_NE(missing.out.find("images/boot.iso"), std::string::npos) << missing.out;
 }
@@ -537,10 +530,7 @@ TEST_F(Treeinfo, AVariantOutsideTheTreeIsLeftOutNamingTheCommandThatMirrorsIt) {
     EXPECT_EQ(again.err.find("lies outside the tree"), std::string::npos) << again.err;
 
     // verify audits the tree it mirrored.
-    const CommandResult verified = run_to_end(
-        {rpmirror_binary(), "verify", "-p", (tmp_ / "mirror").string(), "--repo", "fl", "-c",
-         (tmp_ / "empty.conf").string(), "--reposdir", (tmp_ / "empty-reposdir").string()},
-        tmp_ / "logs");
+    const CommandResult verified = verify_tree();
     EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
 }
 
