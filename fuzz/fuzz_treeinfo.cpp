@@ -1,7 +1,8 @@
 // Fuzzes the .treeinfo reader (parse_treeinfo, what --treeinfo does with an upstream's
 // .treeinfo): the configuration's INI dialect, [checksums] entries, variant and addon
 // repositories. Its contract: every path it returns is a relative, lexically normal path inside
-// the tree (a repository may be "", the tree's root), every digest lowercase hex, no path twice,
+// the tree (a repository may be "", the tree's root; one outside the tree is listed apart,
+// climbing out by leading ".." then a safe path), every digest lowercase hex, no path twice,
 // no image (with a checksum or without) at a name rpmirror owns (fs::is_reserved_key: a metadata or
 // staging directory, its .rpmirror state and lease, a .part download) or at .treeinfo itself.
 #include <cstddef>
@@ -54,7 +55,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if ((!repository.empty() && !inside(repository)) || !repositories.insert(repository).second)
             __builtin_trap();
     }
-    if (tree->repositories.empty())
+    // A repository outside the tree: lexically normal, climbing out, then a safe path.
+    std::set<std::string> outside;
+    for (const auto& repository : tree->outside_repositories) {
+        const std::filesystem::path path(repository.path);
+        std::filesystem::path rest;
+        bool climbing = true;
+        for (const auto& part : path) {
+            climbing = climbing && part == "..";
+            if (!climbing)
+                rest /= part;
+        }
+        if (path.lexically_normal().generic_string() != repository.path || *path.begin() != ".." ||
+            rest.empty() || !inside(rest.generic_string()) ||
+            !outside.insert(repository.path).second || repository.section.empty())
+            __builtin_trap();
+    }
+    if (tree->repositories.empty() && tree->outside_repositories.empty())
         __builtin_trap();  // none named: the root
     return 0;
 }

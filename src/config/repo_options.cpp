@@ -383,7 +383,8 @@ constexpr RepoOption kRepoOptions[] = {
 };
 
 // Repo options of dnf 4 (libdnf ConfigRepo) / dnf 5 that do not change what or how rpmirror
-// downloads.
+// downloads, and per-repository keys of yum plugins that Amazon Linux's own .repo files carry
+// (fastestmirror_enabled, report_instanceid).
 constexpr std::string_view kIgnoredRepoKeys[] = {
     "basecachedir",
     "countme",
@@ -393,6 +394,7 @@ constexpr std::string_view kIgnoredRepoKeys[] = {
     "enablegroups",
     "failovermethod",
     "fastestmirror",
+    "fastestmirror_enabled",
     "gpgcakey",
     "gpgkey_dns_verification",
     "http_caching",
@@ -402,6 +404,7 @@ constexpr std::string_view kIgnoredRepoKeys[] = {
     "mirrorlist_expire",
     "module_hotfixes",
     "protected_packages",
+    "report_instanceid",
 };
 
 // [main]-only options of dnf 4 (libdnf ConfigMain, dnf.conf(5)) / dnf 5 that have no meaning for

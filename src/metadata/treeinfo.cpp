@@ -2,6 +2,7 @@
 #include "metadata/treeinfo.hpp"
 
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include <fmt/core.h>
@@ -35,6 +36,29 @@ Result<std::string> tree_path(std::string_view path, const std::string& name, st
     return relative->generic_string();
 }
 
+// `path` (a repository's, as written) lexically normal iff it climbs out of the tree to a
+// directory other than the tree's parent and is otherwise safe (safe_relative_path's rules, but
+// for the climb); nullopt otherwise.
+std::optional<std::string> outside_path(std::string_view path, const std::string& name) {
+    while (path.size() > 1 && path.back() == '/') {
+        path.remove_suffix(1);
+    }
+    PathPolicy climbing;
+    climbing.flatten = true;  // every rule but the climb
+    if (!safe_relative_path(path, name, climbing)) {
+        return std::nullopt;
+    }
+    const std::filesystem::path normal = std::filesystem::path(path).lexically_normal();
+    if (normal.begin() == normal.end() || *normal.begin() != "..") {
+        return std::nullopt;
+    }
+    std::string written = normal.generic_string();
+    while (written.ends_with('/')) {
+        written.pop_back();  // "../x/." is "../x/"
+    }
+    return written;
+}
+
 // An error naming the line iff `path` is .treeinfo itself or a name rpmirror owns wherever it
 // appears (fs::is_reserved_key: metadata and staging directories, its own state and lease, a
 // download's temporary name): nothing upstream names is ever written there.
@@ -61,6 +85,7 @@ Result<TreeInfo> parse_treeinfo(std::string_view text, const std::string& name) 
     TreeInfo tree;
     std::set<std::string> seen_files;
     std::set<std::string> seen_repositories;
+    std::set<std::string> seen_outside;
     std::vector<std::string> images;  // what [images-*] and [stage2] name
     bool named_any = false;
     const auto add_repository = [&](std::string path) {
@@ -127,7 +152,16 @@ Result<TreeInfo> parse_treeinfo(std::string_view text, const std::string& name) 
             } else if (repository_section && entry.key == "repository") {
                 auto path = tree_path(entry.value, name, entry.line, true);
                 if (!path) {
-                    return tl::unexpected(std::move(path.error()));
+                    auto outside = outside_path(entry.value, name);
+                    if (!outside) {
+                        return tl::unexpected(std::move(path.error()));
+                    }
+                    named_any = true;
+                    if (seen_outside.insert(*outside).second) {
+                        tree.outside_repositories.push_back(
+                            {section.name, std::move(*outside), entry.line});
+                    }
+                    continue;
                 }
                 add_repository(std::move(*path));
             }

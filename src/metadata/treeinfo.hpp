@@ -2,6 +2,7 @@
 // [checksums] vouch for and the repositories it names. What --treeinfo (sync/tree.hpp) reads.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,8 +33,17 @@ struct TreeInfo {
     std::vector<std::string> unchecksummed_images;
     // The repositories (relative directories; "" for the tree's root), in order, without
     // duplicates: every [variant-*] and [addon-*] `repository` (productmd 1.x), [general]'s
-    // (the older format); the root alone when none is named.
+    // (the older format), but those outside the tree; the root alone when none is named.
     std::vector<std::string> repositories;
+    // A repository a section names outside the tree (Pulp's fixture tree has
+    // `[variant-External] repository = ../rpm-signed/`): not part of the tree's mirror.
+    struct Outside {
+        std::string section;  // "variant-External"
+        std::string path;     // lexically normal, relative to the tree: "../rpm-signed"
+        std::size_t line = 0;
+    };
+    // In order, without duplicate paths (the first section naming one).
+    std::vector<Outside> outside_repositories;
 };
 
 // Parses the .treeinfo `text` (named `name` in messages) with the INI reader of the
@@ -41,7 +51,9 @@ struct TreeInfo {
 // [checksums] keep their case. Returns Error{BadInput} naming the file and line for a malformed
 // line, an entry of [checksums] that is not TYPE:HEX of a known type or that names .treeinfo
 // itself or a staging directory of rpmirror's, or a path (a file's or a repository's) that is
-// absolute, climbs out of the tree or is otherwise unsafe.
+// absolute, climbs out of the tree or is otherwise unsafe; but a repository that climbs out of
+// the tree and is otherwise safe is listed in `outside_repositories` (the tree's parent itself,
+// "..", is refused).
 Result<TreeInfo> parse_treeinfo(std::string_view text, const std::string& name);
 
 }  // namespace rpmirror

@@ -237,9 +237,14 @@ Result<void> RepoSync::place_packages(const PackageIndex& index, const Selection
         Error error = std::move(plan.error());
         if (error.code == ErrorCode::Unsafe && layout_root_.empty() && !options_.safe_write_path &&
             error.message.find("escapes the repository root") != std::string::npos) {
-            error.message +=
-                " (a repository whose packages live beside it, as Amazon Linux's releases share "
-                "one blobstore, is mirrored with --upstream-layout)";
+            // The repository's failure, once, not its first package's.
+            error.message = fmt::format(
+                "{} (package {}); the mirror is left as it was: a repository whose packages live "
+                "beside it, as Amazon Linux's releases share one blobstore, is mirrored with "
+                "--upstream-layout (upstream's layout kept under -p/{}/) or --flatten-hrefs (its "
+                "packages placed inside it)",
+                error.message, error.subject, repo_.id);
+            error.subject.clear();
         }
         return tl::unexpected(std::move(error));
     }

@@ -9,6 +9,7 @@
 
 #include "rpmirror/checksum/checksum.hpp"
 #include "sync/sync_settings.hpp"
+#include "sync/tree.hpp"
 #include "util/text.hpp"
 
 namespace rpmirror {
@@ -81,6 +82,10 @@ Result<void> RepoSync::run() {
     }
     if (auto signature = prepare_published_signature(*repomd); !signature) {
         return signature;
+    }
+    // An installation tree synced as a plain repository is said so, at the mirror's first sync.
+    if (auto note = tree_note(options_, store_, repomd->base_url, download_options, stop_)) {
+        report_.warnings.push_back(std::move(*note));
     }
     mirrors_ =
         mirrors_starting_with(*source, repomd->base_url, download_options.demote_mirror_after);

@@ -9,6 +9,8 @@
 
 #include "metadata/treeinfo.hpp"
 #include "rpmirror/metadata/metadata.hpp"
+#include "rpmirror/store/destination.hpp"
+#include "store/object_store.hpp"
 #include "sync/catalogue.hpp"
 #include "sync/repo_source.hpp"
 #include "sync/tree_files.hpp"
@@ -50,6 +52,74 @@ void add_report(RepoSyncReport& total, RepoSyncReport part, const std::string& w
                         ": " + error.message;
         total.error = std::move(error);
     }
+}
+
+// The URL of `path` (relative to the tree, climbing out of it) from the tree at `base`: its dot
+// segments resolved, ending in '/'.
+std::string outside_url(std::string_view base, const std::string& path) {
+    const std::size_t scheme = base.find("://");
+    const std::size_t slash =
+        scheme == std::string_view::npos ? std::string_view::npos : base.find('/', scheme + 3);
+    std::string url = join_url(base, path, false);
+    if (slash != std::string_view::npos) {
+        const std::filesystem::path joined =
+            (std::filesystem::path(std::string(base.substr(slash))) / path).lexically_normal();
+        url = std::string(base.substr(0, slash)) + joined.generic_string();
+    }
+    if (!url.ends_with('/')) {
+        url += '/';
+    }
+    return url;
+}
+
+// Where the tree's .treeinfo, published at `root`, has clients find `path` (relative to the
+// tree, climbing out of it): a directory, or a prefix of the tree's bucket; nullopt iff it lies
+// above the bucket's top.
+std::optional<std::filesystem::path> outside_destination(const std::filesystem::path& root,
+                                                         const std::string& path) {
+    std::filesystem::path place = store::normal_destination(root);
+    for (const std::filesystem::path& part : std::filesystem::path(path)) {
+        if (part != "..") {
+            place /= part;
+            continue;
+        }
+        auto parent = store::destination_parent(place.native());
+        if (!parent) {
+            return std::nullopt;
+        }
+        place = std::move(*parent);
+    }
+    return place;
+}
+
+// The warning for a repository the tree at `base` (mirrored at `root`) names outside itself,
+// or nullopt iff a repository is already mirrored where the published .treeinfo points (synced
+// on its own: nothing to say). Never mirrored with the tree: upstream's .treeinfo does not
+// choose where beyond the tree's directory rpmirror writes (it could name another mirror's).
+std::optional<std::string> outside_warning(const TreeInfo::Outside& outside, std::string_view base,
+                                           const std::filesystem::path& root,
+                                           const SyncOptions& options) {
+    const std::string url = outside_url(base, outside.path);
+    const std::optional<std::filesystem::path> place = outside_destination(root, outside.path);
+    const auto parent = place ? store::destination_parent(place->native()) : std::nullopt;
+    const std::string id = place ? place->filename().string() : "ID";
+    if (place && !options.urls_only) {
+        auto objects = store::open_object_store(place->native(), options.s3);
+        if (objects) {
+            auto published = (*objects)->stat("repodata/repomd.xml");
+            if (published && *published) {
+                return std::nullopt;
+            }
+        }
+    }
+    return fmt::format(
+        "[{}] repository = {} (line {} of .treeinfo) lies outside the tree: not mirrored with "
+        "it; to mirror it {}: rpmirror sync --repofrompath {},{} --repo {} -p {}{} (and this "
+        "sync's other options)",
+        outside.section, outside.path, outside.line,
+        place ? "where the published .treeinfo points (" + place->string() + ")" : "on its own", id,
+        url, id, parent ? parent->string() : std::string("DESTINATION"),
+        options.download_metadata ? " --download-metadata" : "");
 }
 
 }  // namespace
@@ -112,6 +182,13 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
         }
     }
 
+    // A repository outside the tree: left out, with how to mirror it beside the tree.
+    for (const TreeInfo::Outside& outside : tree->outside_repositories) {
+        if (auto warning = outside_warning(outside, base, root, options)) {
+            report.warnings.push_back(std::move(*warning));
+        }
+    }
+
     // Who owns which key of the tree: each repository its packages (recorded as they are
     // synced), rpmirror its own names; the images only what nobody else owns.
     Owners owners;
@@ -131,6 +208,7 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
         }
         SyncOptions part_options = options;
         part_options.treeinfo = false;
+        part_options.announce_tree = false;
         part_options.norepopath = true;
         part_options.download_path = path.empty() ? root : root / path;
         RepoSyncReport part_report = sync_one(part, part_options);
@@ -284,6 +362,26 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
         files->save(report.warnings);
     }
     return report;
+}
+
+std::optional<std::string> tree_note(const SyncOptions& options, store::MirrorStore* store,
+                                     std::string_view base_url, const DownloadOptions& download,
+                                     std::stop_token stop) {
+    if (options.treeinfo || !options.announce_tree || options.urls_only || store == nullptr) {
+        return std::nullopt;
+    }
+    // Once, at the first sync: the state it records makes every later run a known mirror.
+    if (auto recorded = store->recorded(); !recorded || recorded->exists) {
+        return std::nullopt;
+    }
+    const std::string url = join_url(base_url, kTreeinfoName);
+    auto text = fetch_document(url, download, kMaxDocumentBytes, stop);
+    if (!text || !parse_treeinfo(*text, url)) {
+        return std::nullopt;
+    }
+    return url +
+           ": the repository is part of an installation tree; only the repository is mirrored "
+           "(--treeinfo, a job's treeinfo = 1, mirrors the tree: its images and every variant)";
 }
 
 }  // namespace rpmirror

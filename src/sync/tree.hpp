@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -16,6 +17,7 @@
 #include "rpmirror/download/download.hpp"
 #include "rpmirror/sync/sync.hpp"
 #include "rpmirror/util/error.hpp"
+#include "store/mirror_store.hpp"
 
 namespace rpmirror {
 
@@ -30,5 +32,13 @@ using RepositorySync =
 RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const SyncOptions& options,
                          const RepositorySync& sync_one, RepoLock* lock, ProgressSink* progress,
                          std::stop_token stop);
+
+// SyncOptions::announce_tree: the warning for a repository synced without --treeinfo into
+// `store` (null with -u: nothing said), whose mirror `base_url` serves a .treeinfo that parses,
+// naming --treeinfo; nullopt otherwise: the store recorded an earlier sync (said then), none is
+// served, or it cannot be read. One request to upstream, at a mirror's first sync only.
+std::optional<std::string> tree_note(const SyncOptions& options, store::MirrorStore* store,
+                                     std::string_view base_url, const DownloadOptions& download,
+                                     std::stop_token stop);
 
 }  // namespace rpmirror

@@ -95,9 +95,15 @@ struct SyncOptions {
     // repository it names is mirrored as a repository beneath the tree (the tree's root is one
     // only when the .treeinfo names it, or names none), and .treeinfo is published last,
     // atomically, once all of that succeeded. --skip-bad-images: an image that cannot be had
-    // with its listed checksum is a warning (and left out), not a failure.
+    // with its listed checksum is a warning (and left out), not a failure. A variant whose
+    // repository lies outside the tree is left out with a warning naming the command that
+    // mirrors it where the published .treeinfo points.
     bool treeinfo = false;
     bool skip_bad_images = false;
+    // Without --treeinfo, a repository whose mirror also serves a .treeinfo (an installation
+    // tree) gets a one-line warning naming --treeinfo at the mirror's first sync (later runs
+    // ask nothing more). False for the repositories of a tree that --treeinfo mirrors.
+    bool announce_tree = true;
     // --arch, --source, --newest-only, --min-buildtime. The repository's includepkgs and
     // excludepkgs are added to these by sync_repository.
     SelectionOptions selection;

@@ -4,11 +4,13 @@
 // last, every image verified, every repository mirrored and read by dnf; a second run fetches no
 // image. A bad image fails the tree (and .treeinfo is not published) unless --skip-bad-images;
 // the older anaconda format (the tree's root is the repository) mirrors too; a .treeinfo naming
-// a path outside the tree is refused.
+// a file outside the tree is refused, a variant outside it is left out with a warning naming
+// how to mirror it; without --treeinfo a tree is announced.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -34,6 +36,25 @@ class Treeinfo : public SyncFixture {
 
     void productmd_tree() { make_productmd_tree(tree(), tmp_ / "logs"); }
 
+    // The older anaconda format (see AnOldStyleTreeMirrorsItsRootRepository): the tree's root
+    // is its repository.
+    void old_style_tree() {
+        repository(tree(), "idx-noarch");
+        const std::string repomd_digest =
+            hash_bytes(ChecksumType::Sha256, read_file(tree() / "repodata/repomd.xml"));
+        TempDir::write_at(
+            tree() / ".treeinfo",
+            "[general]\nname = Fixture-7\nfamily = Fixture\ntimestamp = 1500000000\n"
+            "variant = Server\nversion = 7\npackagedir = Packages\narch = x86_64\n\n"
+            "[stage2]\nmainimage = LiveOS/squashfs.img\n\n[images-x86_64]\n"
+            "kernel = images/pxeboot/vmlinuz\ninitrd = images/pxeboot/initrd.img\n\n"
+            "[checksums]\nimages/pxeboot/vmlinuz = " +
+                image("images/pxeboot/vmlinuz", 2000) +
+                "\nLiveOS/squashfs.img = " + image("LiveOS/squashfs.img", 4000) +
+                "\nimages/pxeboot/initrd.img = " + image("images/pxeboot/initrd.img", 3000) +
+                "\nrepodata/repomd.xml = sha256:" + repomd_digest + "\n");
+    }
+
     fs::path tree() const { return tmp_ / "upstream" / "tree"; }
     fs::path mirrored() const { return tmp_ / "mirror" / "fl"; }
 
@@ -58,6 +79,22 @@ class Treeinfo : public SyncFixture {
         std::vector<std::string> lines = lines_of(query.out);
         std::sort(lines.begin(), lines.end());
         return lines;
+    }
+
+    // `rpmirror verify -p <mirror> --repo fl` and `extra`, without the host's configuration.
+    CommandResult verify_tree(const std::vector<std::string>& extra = {}) {
+        std::vector<std::string> argv{rpmirror_binary(),
+                                      "verify",
+                                      "-p",
+                                      (tmp_ / "mirror").string(),
+                                      "--repo",
+                                      "fl",
+                                      "-c",
+                                      (tmp_ / "empty.conf").string(),
+                                      "--reposdir",
+                                      (tmp_ / "empty-reposdir").string()};
+        argv.insert(argv.end(), extra.begin(), extra.end());
+        return run_to_end(argv, tmp_ / "logs");
     }
 
     NginxServer* server_ = nullptr;
@@ -101,21 +138,7 @@ TEST_F(Treeinfo, AProductmdTreeIsMirroredWholeAndTreeinfoLast) {
 TEST_F(Treeinfo, VerifyAuditsATreesRepositoriesAndItsImages) {
     productmd_tree();
     ASSERT_EQ(mirror().exit_code, 0);
-    const auto verify = [&](std::vector<std::string> extra = {}) {
-        std::vector<std::string> argv{rpmirror_binary(),
-                                      "verify",
-                                      "-p",
-                                      (tmp_ / "mirror").string(),
-                                      "--repo",
-                                      "fl",
-                                      "-c",
-                                      (tmp_ / "empty.conf").string(),
-                                      "--reposdir",
-                                      (tmp_ / "empty-reposdir").string()};
-        argv.insert(argv.end(), extra.begin(), extra.end());
-        return run_to_end(argv, tmp_ / "logs");
-    };
-    const CommandResult sound = verify();
+    const CommandResult sound = verify_tree();
     ASSERT_EQ(sound.exit_code, 0) << sound.out << sound.err;
     for (const char* repo : {"fl/BaseOS: OK", "fl/AppStream: OK", "fl/addons/HighAvailability: OK",
                              "fl (.treeinfo): OK: 4 images checked, 4 verified"}) {
@@ -128,7 +151,7 @@ TEST_F(Treeinfo, VerifyAuditsATreesRepositoriesAndItsImages) {
     fs::remove(vmlinuz);
     TempDir::write_at(vmlinuz, bytes);
     fs::remove(mirrored() / "EFI/BOOT/BOOTX64.EFI");
-    const CommandResult damaged = verify({"--json", (tmp_ / "verify.json").string()});
+    const CommandResult damaged = verify_tree({"--json", (tmp_ / "verify.json").string()});
     EXPECT_EQ(damaged.exit_code, 1) << damaged.out << damaged.err;
     EXPECT_NE(damaged.out.find("fl (.treeinfo): 2 problems"), std::string::npos) << damaged.out;
     EXPECT_NE(damaged.out.find("images/pxeboot/vmlinuz"), std::string::npos) << damaged.out;
@@ -148,7 +171,7 @@ TEST_F(Treeinfo, VerifyAuditsATreesRepositoriesAndItsImages) {
 
     // A sync of the tree puts them back; verify is sound again.
     ASSERT_EQ(mirror().exit_code, 0);
-    EXPECT_EQ(verify().exit_code, 0);
+    EXPECT_EQ(verify_tree().exit_code, 0);
 }
 
 // An image upstream's .treeinfo stops listing: kept without --delete, removed by the next run
@@ -232,28 +255,15 @@ TEST_F(Treeinfo, ABadImageFailsTheTreeAndTreeinfoIsNotPublishedUnlessSkipped) {
 // tree's root is the repository. [checksums] lists the repository's repodata/repomd.xml too, as
 // RHEL 7 trees do: the repository's metadata, mirrored as the repository's.
 TEST_F(Treeinfo, AnOldStyleTreeMirrorsItsRootRepository) {
-    repository(tree(), "idx-noarch");
-    const std::string repomd_digest =
-        hash_bytes(ChecksumType::Sha256, read_file(tree() / "repodata/repomd.xml"));
-    TempDir::write_at(
-        tree() / ".treeinfo",
-        "[general]\nname = Fixture-7\nfamily = Fixture\ntimestamp = 1500000000\n"
-        "variant = Server\nversion = 7\npackagedir = Packages\narch = x86_64\n\n"
-        "[stage2]\nmainimage = LiveOS/squashfs.img\n\n[images-x86_64]\n"
-        "kernel = images/pxeboot/vmlinuz\ninitrd = images/pxeboot/initrd.img\n\n"
-        "[checksums]\nimages/pxeboot/vmlinuz = " +
-            image("images/pxeboot/vmlinuz", 2000) +
-            "\nLiveOS/squashfs.img = " + image("LiveOS/squashfs.img", 4000) +
-            "\nimages/pxeboot/initrd.img = " + image("images/pxeboot/initrd.img", 3000) +
-            "\nrepodata/repomd.xml = sha256:" + repomd_digest + "\n");
+    old_style_tree();
     const CommandResult synced = mirror();
     ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    // With --treeinfo, the tree's repository says nothing of the tree it is part of.
+    EXPECT_EQ((synced.out + synced.err).find("part of an installation tree"), std::string::npos)
+        << synced.out << synced.err;
     EXPECT_EQ(tree_digests(mirrored()), tree_digests(tree()));
     EXPECT_EQ(dnf_lists(mirrored()), dnf_lists(tree()));
-    const CommandResult verified = run_to_end(
-        {rpmirror_binary(), "verify", "-p", (tmp_ / "mirror").string(), "--repo", "fl", "-c",
-         (tmp_ / "empty.conf").string(), "--reposdir", (tmp_ / "empty-reposdir").string()},
-        tmp_ / "logs");
+    const CommandResult verified = verify_tree();
     EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
 }
 
@@ -317,13 +327,7 @@ TEST_F(Treeinfo, AnImageWithoutAChecksumIsFetchedUnverifiedAndAgainWhenTreeinfoC
               std::string::npos)
         << synced.err;
     EXPECT_EQ(read_file(mirrored() / "images/boot.iso"), read_file(tree() / "images/boot.iso"));
-    const auto verify = [&] {
-        return run_to_end(
-            {rpmirror_binary(), "verify", "-p", (tmp_ / "mirror").string(), "--repo", "fl", "-c",
-             (tmp_ / "empty.conf").string(), "--reposdir", (tmp_ / "empty-reposdir").string()},
-            tmp_ / "logs");
-    };
-    const CommandResult sound = verify();
+    const CommandResult sound = verify_tree();
     EXPECT_EQ(sound.exit_code, 0) << sound.out << sound.err;
     EXPECT_NE(sound.out.find("fl (.treeinfo): OK: 2 images checked, 1 verified"), std::string::npos)
         << sound.out;
@@ -350,7 +354,7 @@ TEST_F(Treeinfo, AnImageWithoutAChecksumIsFetchedUnverifiedAndAgainWhenTreeinfoC
               read_file(tree() / "images/boot.iso"));
 
     fs::remove(mirrored() / "images/boot.iso");
-    const CommandResult missing = verify();
+    const CommandResult missing = verify_tree();
     EXPECT_EQ(missing.exit_code, 1) << missing.out << missing.err;
     EXPECT_NE(missing.out.find("images/boot.iso"), std::string::npos) << missing.out;
 }
@@ -472,6 +476,120 @@ TEST_F(Treeinfo, ATreeinfoNamingAPathOutsideTheTreeIsRefused) {
     EXPECT_EQ(lonely.exit_code, 2) << lonely.err;
     EXPECT_NE(lonely.err.find("--skip-bad-images needs --treeinfo"), std::string::npos)
         << lonely.err;
+}
+
+// A variant whose repository lies outside the tree (as Pulp's fixture tree names
+// `[variant-External] repository = ../rpm-signed/`): the tree is mirrored and published without
+// it, and a warning names the section, its line and the command that mirrors it where the
+// published .treeinfo points (beside the tree); once mirrored there, nothing more is said.
+TEST_F(Treeinfo, AVariantOutsideTheTreeIsLeftOutNamingTheCommandThatMirrorsIt) {
+    productmd_tree();
+    repository(tmp_ / "upstream" / "rpm-signed", "idx-multi");
+    std::string treeinfo = read_file(tree() / ".treeinfo");
+    const std::string variants = "variants = BaseOS,AppStream\n";
+    ASSERT_NE(treeinfo.find(variants), std::string::npos) << treeinfo;
+    treeinfo.replace(treeinfo.find(variants), variants.size(),
+                     "variants = BaseOS,AppStream,External\n");
+    treeinfo +=
+        "\n[variant-External]\nid = External\nname = External\npackages = ../rpm-signed/\n"
+        "repository = ../rpm-signed/\ntype = variant\nuid = External\n";
+    TempDir::write_at(tree() / ".treeinfo", treeinfo);
+    const std::size_t line =
+        static_cast<std::size_t>(std::count(
+            treeinfo.begin(),
+            treeinfo.begin() + static_cast<long>(treeinfo.find("repository = ../rpm-signed/")),
+            '\n')) +
+        1;
+
+    const CommandResult synced = mirror();
+    ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    EXPECT_EQ(read_file(mirrored() / ".treeinfo"), treeinfo);
+    for (const char* repo : {"BaseOS", "AppStream", "addons/HighAvailability"}) {
+        EXPECT_EQ(tree_digests(mirrored() / repo), tree_digests(tree() / repo)) << repo;
+    }
+    EXPECT_TRUE(fs::exists(mirrored() / "images/install.img"));
+    EXPECT_FALSE(fs::exists(tmp_ / "mirror" / "rpm-signed"));  // nothing written beyond the tree
+    const std::string command = "rpmirror sync --repofrompath rpm-signed," +
+                                server_->url("/rpm-signed/") + " --repo rpm-signed -p " +
+                                (tmp_ / "mirror").string() + " --download-metadata";
+    EXPECT_NE(synced.err.find("fl: warning: [variant-External] repository = ../rpm-signed (line " +
+                              std::to_string(line) + " of .treeinfo) lies outside the tree"),
+              std::string::npos)
+        << synced.err;
+    EXPECT_NE(synced.err.find(command + " "), std::string::npos) << command << "\n" << synced.err;
+
+    // The command it names mirrors the variant where the published .treeinfo points.
+    const CommandResult beside =
+        sync({"--repofrompath", "rpm-signed," + server_->url("/rpm-signed/"), "--repo",
+              "rpm-signed", "-p", (tmp_ / "mirror").string(), "--download-metadata"});
+    ASSERT_EQ(beside.exit_code, 0) << beside.out << beside.err;
+    EXPECT_EQ(dnf_lists((mirrored() / "../rpm-signed").lexically_normal()),
+              dnf_lists(tmp_ / "upstream" / "rpm-signed"));
+    const CommandResult again = mirror();
+    ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+    EXPECT_EQ(again.err.find("lies outside the tree"), std::string::npos) << again.err;
+
+    // verify audits the tree it mirrored.
+    const CommandResult verified = verify_tree();
+    EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+}
+
+// Without --treeinfo, a repository whose URL serves a .treeinfo is mirrored as a repository (as
+// dnf reposync does) and a warning says so, naming --treeinfo, at the mirror's first sync: later
+// runs (a no-op, or one that fetches upstream's new metadata) ask nothing more of the server.
+TEST_F(Treeinfo, ATreeSyncedWithoutTheOptionIsAnnouncedNamingIt) {
+    old_style_tree();
+    server_ = &serve(tmp_ / "upstream");
+    const auto plain = [&] {
+        return sync({"--repofrompath", "fl," + server_->url("/tree/"), "--repo", "fl", "-p",
+                     (tmp_ / "mirror").string(), "--download-metadata"});
+    };
+    const CommandResult first = plain();
+    ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+    const std::string note = "fl: warning: " + server_->url("/tree/.treeinfo") +
+                             ": the repository is part of an installation tree";
+    EXPECT_NE(first.err.find(note), std::string::npos) << first.err;
+    EXPECT_NE(first.err.find("--treeinfo"), std::string::npos) << first.err;
+    EXPECT_EQ(dnf_lists(mirrored()), dnf_lists(tree()));
+    EXPECT_FALSE(fs::exists(mirrored() / ".treeinfo"));
+    EXPECT_FALSE(fs::exists(mirrored() / "LiveOS/squashfs.img"));
+
+    std::size_t before = log_size(*server_);
+    const CommandResult noop = plain();
+    ASSERT_EQ(noop.exit_code, 0) << noop.out << noop.err;
+    EXPECT_EQ(noop.err.find("installation tree"), std::string::npos) << noop.err;
+    std::vector<std::string> uris = uris_since(*server_, before);
+    EXPECT_FALSE(uris.empty());
+    for (const std::string& uri : uris) {
+        EXPECT_NE(uri, "/tree/.treeinfo");
+    }
+
+    // Upstream changes: its new metadata is mirrored, .treeinfo is not asked for again.
+    fs::path dropped;
+    for (const auto& entry : fs::directory_iterator(tree() / "Packages")) {
+        dropped = entry.path();
+    }
+    ASSERT_FALSE(dropped.empty());
+    fs::remove(dropped);
+    run_checked({"createrepo_c", "--quiet", "--no-database", "--update", tree().string()},
+                tmp_ / "logs");
+    before = log_size(*server_);
+    const CommandResult changed = plain();
+    ASSERT_EQ(changed.exit_code, 0) << changed.out << changed.err;
+    EXPECT_EQ(changed.err.find("installation tree"), std::string::npos) << changed.err;
+    EXPECT_EQ(dnf_lists(mirrored()), dnf_lists(tree()));
+    uris = uris_since(*server_, before);
+    EXPECT_NE(std::find(uris.begin(), uris.end(), "/tree/repodata/repomd.xml"), uris.end());
+    for (const std::string& uri : uris) {
+        EXPECT_NE(uri, "/tree/.treeinfo");
+    }
+
+    // A repository without a .treeinfo: not a word.
+    repository(tmp_ / "upstream" / "plain", "idx-epoch");
+    const CommandResult other = sync({"--repofrompath", "p," + server_->url("/plain/"), "--repo",
+                                      "p", "-p", (tmp_ / "mirror").string()});
+    ASSERT_EQ(other.exit_code, 0) << other.out << other.err;
+    EXPECT_EQ(other.err.find("installation tree"), std::string::npos) << other.err;
 }
 
 }  // namespace

@@ -681,12 +681,45 @@ TEST_F(UpstreamLayout, KilledAtEveryStepOfTheCollectionNothingListedIsLostAndThe
     EXPECT_GE(kills, 4) << "the collection made fewer operations than expected";
 }
 
+// Amazon Linux's own .repo (its yum-plugin keys, gpgcheck with a local key, $basearch), synced
+// as a plain repository: no warning about the file, and one failure for the repository (not
+// one per package, not one package's) naming the href and both options that mirror it; nothing
+// written.
 TEST_F(UpstreamLayout, WithoutTheOptionTheErrorSaysWhichOptionMirrorsIt) {
-    const CommandResult plain = sync({"--reposdir", (tmp_ / "reposd").string(), "--repo", "amzn",
-                                      "--releasever", "1.0", "-p", (tmp_ / "mirror").string()});
-    EXPECT_NE(plain.exit_code, 0);
-    EXPECT_NE(plain.err.find("escapes the repository root"), std::string::npos) << plain.err;
-    EXPECT_NE(plain.err.find("--upstream-layout"), std::string::npos) << plain.err;
+    TempDir::write_at(tmp_ / "amazon-reposd" / "amazonlinux.repo",
+                      "[amazonlinux]\nname=Amazon Linux 2023 repository\nmirrorlist=" +
+                          upstream_server_->url("/al2023/core/mirrors/") +
+                          "$releasever/$basearch/mirror.list\npriority=10\n"
+                          "fastestmirror_enabled=0\nreport_instanceid=yes\n"
+                          "gpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-amazon-linux-2023\n"
+                          "gpgcheck=1\nrepo_gpgcheck=0\ntype=rpm\n");
+    const CommandResult plain =
+        sync({"--reposdir", (tmp_ / "amazon-reposd").string(), "--releasever", "1.0", "--basearch",
+              "x86_64", "-p", (tmp_ / "mirror").string(), "--download-metadata"});
+    EXPECT_EQ(plain.exit_code, 1) << plain.out << plain.err;
+    EXPECT_EQ(plain.err.find("unknown key"), std::string::npos) << plain.err;
+    const auto count = [&](const std::string& what) {
+        std::size_t found = 0;
+        for (std::size_t at = plain.err.find(what); at != std::string::npos;
+             at = plain.err.find(what, at + 1)) {
+            ++found;
+        }
+        return found;
+    };
+    EXPECT_EQ(count("FAILED"), 1U) << plain.err;
+    EXPECT_EQ(count("escapes the repository root"), 1U) << plain.err;
+    EXPECT_EQ(count("--upstream-layout"), 1U) << plain.err;
+    EXPECT_NE(plain.err.find("amazonlinux: FAILED: repository 'amazonlinux': href "
+                             "'../../../../../blobstore/"),
+              std::string::npos)
+        << plain.err;
+    EXPECT_NE(plain.err.find("the mirror is left as it was"), std::string::npos) << plain.err;
+    EXPECT_NE(plain.err.find("--upstream-layout (upstream's layout kept under -p/amazonlinux/) "
+                             "or --flatten-hrefs"),
+              std::string::npos)
+        << plain.err;
+    EXPECT_FALSE(fs::exists(tmp_ / "mirror" / "amazonlinux" / "repodata"));
+    EXPECT_FALSE(fs::exists(tmp_ / "mirror" / "blobstore"));
     EXPECT_FALSE(fs::exists(mirror_root() / "blobstore"));
 }
 

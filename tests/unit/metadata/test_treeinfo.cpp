@@ -73,6 +73,31 @@ TEST(ParseTreeinfo, RepositoryMetadataInChecksumsIsNoImage) {
     EXPECT_EQ(tree->repositories, (std::vector<std::string>{"addons/HA", ""}));
 }
 
+// A variant or addon whose repository climbs out of the tree (Pulp's fixture tree has
+// `[variant-External] repository = ../rpm-signed/`) is listed apart, lexically normal, with its
+// section and line: not one of the tree's repositories, and not the tree's root either.
+TEST(ParseTreeinfo, ARepositoryOutsideTheTreeIsListedApartWithItsSectionAndLine) {
+    auto tree = parse_treeinfo(
+        "[variant-Server]\nrepository = .\n[variant-External]\nid = External\n"
+        "repository = ../rpm-signed/\n[addon-Server-X]\nrepository = a/../../../other/os\n"
+        "[variant-Again]\nrepository = ../rpm-signed\n",
+        "t/.treeinfo");
+    ASSERT_TRUE(tree) << tree.error().to_string();
+    EXPECT_EQ(tree->repositories, (std::vector<std::string>{""}));
+    ASSERT_EQ(tree->outside_repositories.size(), 2U);
+    EXPECT_EQ(tree->outside_repositories[0].section, "variant-External");
+    EXPECT_EQ(tree->outside_repositories[0].path, "../rpm-signed");
+    EXPECT_EQ(tree->outside_repositories[0].line, 5U);
+    EXPECT_EQ(tree->outside_repositories[1].section, "addon-Server-X");
+    EXPECT_EQ(tree->outside_repositories[1].path, "../../other/os");
+    EXPECT_EQ(tree->outside_repositories[1].line, 7U);
+
+    auto only = parse_treeinfo("[variant-External]\nrepository = ../rpm-signed/\n", "t");
+    ASSERT_TRUE(only) << only.error().to_string();
+    EXPECT_TRUE(only->repositories.empty());
+    ASSERT_EQ(only->outside_repositories.size(), 1U);
+}
+
 TEST(ParseTreeinfo, BadChecksumsAndPathsOutsideTheTreeNameTheirLine) {
     const auto expect_refused = [](const std::string& text, const std::string& why) {
         auto tree = parse_treeinfo(text, "t/.treeinfo");
@@ -86,7 +111,11 @@ TEST(ParseTreeinfo, BadChecksumsAndPathsOutsideTheTreeNameTheirLine) {
     expect_refused("[checksums]\nimages/a = sha256:xyz\n", "is not TYPE:HEX");
     expect_refused("[checksums]\n../a = sha256:" + kFakeSha256 + "\n", "line 2");
     expect_refused("[checksums]\n/etc/a = sha256:" + kFakeSha256 + "\n", "absolute");
-    expect_refused("[x]\n\n[variant-A]\nrepository = ../../elsewhere\n", "line 4");
+    // A repository may lie outside the tree (listed apart), but not be the tree's parent, nor
+    // climb by an unsafe path.
+    expect_refused("[x]\n\n[variant-A]\nrepository = ../\n", "line 4");
+    expect_refused("[variant-A]\nrepository = ../%2e%2e/x\n", "line 2");
+    expect_refused("[variant-A]\nrepository = /srv/x\n", "absolute");
     expect_refused("no section\n", "");
     expect_refused("[checksums]\nBaseOS/.repodata.staging-x/a = sha256:" + kFakeSha256 + "\n",
                    "names 'BaseOS/.repodata.staging-x/a', which rpmirror owns");
