@@ -58,6 +58,16 @@ class NginxDownloadTest : public ::testing::Test {
         return files;
     }
 
+    // Writes a self-signed certificate for 127.0.0.1 and its key (PEM).
+    static void make_certificate(const std::filesystem::path& certificate,
+                                 const std::filesystem::path& key) {
+        const std::string command =
+            "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext "
+            "subjectAltName=IP:127.0.0.1 -keyout " +
+            key.string() + " -out " + certificate.string() + " > /dev/null 2>&1";
+        ASSERT_EQ(std::system(command.c_str()), 0);  // NOLINT(cert-env33-c)
+    }
+
     test::TempDir dir_;
 };
 
@@ -119,11 +129,7 @@ void expect_all_began_before_the_first_ended(const std::vector<nlohmann::json>& 
 TEST_F(NginxDownloadTest, NoTransferWaitsForAnotherOnAServerThatDoesNotMultiplex) {
     const auto certificate = dir_.path() / "cert.pem";
     const auto key = dir_.path() / "key.pem";
-    const std::string command =
-        "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext "
-        "subjectAltName=IP:127.0.0.1 -keyout " +
-        key.string() + " -out " + certificate.string() + " > /dev/null 2>&1";
-    ASSERT_EQ(std::system(command.c_str()), 0);  // NOLINT(cert-env33-c)
+    ASSERT_NO_FATAL_FAILURE(make_certificate(certificate, key));
     std::vector<std::pair<std::string, std::string>> files;
     for (int index = 0; index < 4; ++index) {
         const std::string href = "Packages/slow-" + std::to_string(index) + ".rpm";
@@ -166,11 +172,7 @@ TEST_F(NginxDownloadTest, NoTransferWaitsForAnotherOnAServerThatDoesNotMultiplex
 TEST_F(NginxDownloadTest, Http2OverTlsMultiplexesTransfersOnOneConnection) {
     const auto certificate = dir_.path() / "cert.pem";
     const auto key = dir_.path() / "key.pem";
-    const std::string command =
-        "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext "
-        "subjectAltName=IP:127.0.0.1 -keyout " +
-        key.string() + " -out " + certificate.string() + " > /dev/null 2>&1";
-    ASSERT_EQ(std::system(command.c_str()), 0);  // NOLINT(cert-env33-c)
+    ASSERT_NO_FATAL_FAILURE(make_certificate(certificate, key));
     const auto files = make_repository(24);
     test::NginxOptions tls;
     tls.http2 = true;
