@@ -53,14 +53,12 @@ void Engine::configure(Transfer& transfer) {
         curl_easy_setopt(easy, CURLOPT_FILETIME, 1L);
     }
     const bool prior_knowledge = o.http2_prior_knowledge && iequals_prefix(attempt.url, "http://");
-    // Waiting for a connection to multiplex on pays only where HTTP/2 may answer: cleartext
-    // http is HTTP/1.1 without prior knowledge, and there libcurl held every other transfer back
-    // until the first one ended (a re-sync fetched its first package alone).
-    bool pipewait = prior_knowledge;
-    if (!prior_knowledge && iequals_prefix(attempt.url, "https://")) {
-        const auto known = multiplexing.find(connection_origin(attempt.url));
-        pipewait = known == multiplexing.end() || known->second;
-    }
+    // Waiting for a connection to multiplex on (PIPEWAIT) pays only where HTTP/2 may answer: h2c
+    // with prior knowledge, and https, where the first connection's ALPN tells at once whether
+    // it multiplexes (libcurl then starts the waiting transfers). Cleartext http without prior
+    // knowledge is HTTP/1.1, learnt only from a response, and libcurl held every other transfer
+    // back until the first one ended (a re-sync fetched its first package alone).
+    const bool pipewait = prior_knowledge || iequals_prefix(attempt.url, "https://");
     curl_easy_setopt(easy, CURLOPT_PIPEWAIT, pipewait ? 1L : 0L);
     curl_easy_setopt(easy, CURLOPT_HTTP_VERSION,
                      prior_knowledge ? static_cast<long>(CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE)

@@ -1,6 +1,5 @@
 // Move-only RAII owners of libcurl handles: CurlEasy (CURL*), CurlMulti (CURLM*), CurlSlist
-// (curl_slist*), deleters for a CURLU* and a string libcurl allocated, and the one-time global
-// initialisation.
+// (curl_slist*), and the one-time global initialisation.
 #pragma once
 
 #include <curl/curl.h>
@@ -19,12 +18,6 @@ struct CurlEasyDeleter {
 };
 struct CurlMultiDeleter {
     void operator()(CURLM* multi) const { curl_multi_cleanup(multi); }
-};
-struct CurlUrlDeleter {
-    void operator()(CURLU* url) const { curl_url_cleanup(url); }
-};
-struct CurlFreeDeleter {
-    void operator()(char* text) const { curl_free(text); }
 };
 struct CurlSlistDeleter {
     void operator()(curl_slist* list) const { curl_slist_free_all(list); }

@@ -2,8 +2,6 @@
 
 #include <cctype>
 #include <chrono>
-#include <memory>
-#include <tuple>
 
 namespace rpmirror::download {
 
@@ -44,26 +42,6 @@ std::optional<std::string> file_url_path(std::string_view url) {
         }
     }
     return path;
-}
-
-std::string connection_origin(const std::string& url) {
-    const std::unique_ptr<CURLU, CurlUrlDeleter> handle(curl_url());
-    if (!handle || curl_url_set(handle.get(), CURLUPART_URL, url.c_str(), 0) != CURLUE_OK) {
-        return {};
-    }
-    std::string origin;
-    for (const auto& [part, flags, separator] :
-         {std::tuple{CURLUPART_SCHEME, 0U, ""}, std::tuple{CURLUPART_HOST, 0U, "://"},
-          std::tuple{CURLUPART_PORT, static_cast<unsigned>(CURLU_DEFAULT_PORT), ":"}}) {
-        char* raw = nullptr;
-        if (curl_url_get(handle.get(), part, &raw, flags) != CURLUE_OK) {
-            return {};
-        }
-        const std::unique_ptr<char, CurlFreeDeleter> value(raw);
-        origin += separator;
-        origin += value.get();
-    }
-    return origin;
 }
 
 std::string user_agent_for(const DownloadOptions& options) {

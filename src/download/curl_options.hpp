@@ -21,10 +21,6 @@ bool iequals_prefix(std::string_view text, std::string_view prefix);
 // Returns the local path of a file:// URL (percent-decoded), or nullopt iff it is not one.
 std::optional<std::string> file_url_path(std::string_view url);
 
-// Returns "scheme://host:port" of `url` (the port explicit, the scheme's default filled in), as
-// libcurl parses it: the origin whose connections libcurl may share. "" iff it cannot parse it.
-std::string connection_origin(const std::string& url);
-
 // Returns the User-Agent for `options` ("rpmirror/<version>" unless set).
 std::string user_agent_for(const DownloadOptions& options);
 

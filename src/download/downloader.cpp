@@ -87,7 +87,6 @@ std::string_view file_status_name(FileStatus status) {
 struct Downloader::Impl {
     CurlMulti multi;
     std::unique_ptr<IoPool> pool;
-    std::map<std::string, bool> multiplexing;  // see Engine::multiplexing
 };
 
 Downloader::Downloader(DownloadOptions options)
@@ -173,8 +172,7 @@ Result<DownloadReport> Downloader::run(std::span<const std::filesystem::path> ro
     }
     const double io_cpu_started = impl_->pool ? impl_->pool->cpu_seconds() : 0.0;
 
-    Engine engine(options_, multi, impl_->pool.get(), opened_roots, progress, stop,
-                  impl_->multiplexing);
+    Engine engine(options_, multi, impl_->pool.get(), opened_roots, progress, stop);
     engine.completions.set_multi(multi);
     engine.user_agent = user_agent_for(options_);
     if (!append_request_headers(engine.headers, options_)) {

@@ -160,7 +160,6 @@ void Engine::loop() {
         start_ready();
         int still_running = 0;
         curl_multi_perform(multi, &still_running);
-        stop_waiting_for_multiplexing();
         drain_curl_messages();
         drain_completions();
         start_ready();

@@ -43,7 +43,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -226,29 +225,19 @@ struct Engine {
     std::uint64_t bytes_total = 0;
     std::uint64_t bytes_finished = 0;
     Clock::time_point last_progress{};
-    // Whether an https origin multiplexes (HTTP/2: true; HTTP/1.x: false), from the status lines of
-    // its responses; the Downloader's, kept across its runs. Absent: not known yet. An attempt
-    // waits for a connection to multiplex on (CURLOPT_PIPEWAIT) only where that may happen: with
-    // h2c prior knowledge, or https to an origin not known to answer HTTP/1.x.
-    std::map<std::string, bool>& multiplexing;
-    // Origins just found not to multiplex: their transfers libcurl holds back waiting for a
-    // connection to multiplex on (until some transfer ends) are restarted without waiting, by
-    // the loop (libcurl's multi calls are not allowed inside its callbacks).
-    std::vector<std::string> stop_waiting_on;
     // Bandwidth limit: a token bucket shared by all transfers.
     double tokens = 0;
     Clock::time_point last_refill = Clock::now();
 
     Engine(const DownloadOptions& options_in, CURLM* multi_in, IoPool* pool_in,
            std::vector<DestinationRoot>& roots_in, ProgressSink* progress_in,
-           std::stop_token stop_in, std::map<std::string, bool>& multiplexing_in)
+           std::stop_token stop_in)
         : options(options_in),
           multi(multi_in),
           pool(pool_in),
           roots(roots_in),
           progress(progress_in),
-          stop(std::move(stop_in)),
-          multiplexing(multiplexing_in) {}
+          stop(std::move(stop_in)) {}
 
     // --- the state, the loop (engine.cpp) --------------------------------------------------------
     // The only place a transfer's state changes; keeps `running` and `verifying` with it.
@@ -286,14 +275,6 @@ struct Engine {
     bool on_range_headers(Transfer& range);
 
     void on_curl_done(Transfer& transfer, CURLcode code);
-
-    // Records from a status line of `transfer` whether its origin multiplexes; an https origin
-    // found not to is queued in stop_waiting_on.
-    void learn_protocol(Transfer& transfer, bool multiplexed);
-
-    // Restarts, without CURLOPT_PIPEWAIT, the transfers to the origins of stop_waiting_on that
-    // have no response yet (libcurl holds them back, waiting for a connection to multiplex on).
-    void stop_waiting_for_multiplexing();
 
     // --- the write callback (write_callback.cpp) -------------------------------------------------
     static std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user);

@@ -5,12 +5,10 @@
 
 #include <curl/curl.h>
 
-#include <algorithm>
 #include <charconv>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "util/text.hpp"
 
@@ -97,7 +95,6 @@ std::size_t Engine::on_header(char* data, std::size_t size, std::size_t count, v
             const auto code = parse_u64(trim(line.substr(space + 1, 3)));
             response.status = code ? static_cast<long>(*code) : 0;
         }
-        transfer.engine->learn_protocol(transfer, response.framed);
         return length;
     }
     const std::string_view content = trim(line);
@@ -122,49 +119,6 @@ std::size_t Engine::on_header(char* data, std::size_t size, std::size_t count, v
         response.has_location = true;
     }
     return length;
-}
-
-void Engine::learn_protocol(Transfer& transfer, bool multiplexed) {
-    char* effective = nullptr;  // the URL of this response: a redirect's hop, or the attempt's
-    curl_easy_getinfo(transfer.attempt.easy.get(), CURLINFO_EFFECTIVE_URL, &effective);
-    const std::string url = effective != nullptr ? effective : transfer.attempt.url;
-    if (!iequals_prefix(url, "https://")) {
-        return;  // cleartext http never waits for multiplexing without prior knowledge
-    }
-    std::string origin = connection_origin(url);
-    if (origin.empty()) {
-        return;
-    }
-    const auto [known, added] = multiplexing.try_emplace(origin, multiplexed);
-    if (!added && known->second == multiplexed) {
-        return;
-    }
-    known->second = multiplexed;
-    if (!multiplexed) {
-        stop_waiting_on.push_back(std::move(origin));
-    }
-}
-
-void Engine::stop_waiting_for_multiplexing() {
-    if (stop_waiting_on.empty()) {
-        return;
-    }
-    const std::vector<std::string> origins = std::move(stop_waiting_on);
-    stop_waiting_on.clear();
-    for (const auto& owned : transfers) {
-        Attempt& attempt = owned->attempt;
-        if (owned->state != TransferState::Running || !attempt.easy ||
-            attempt.response.status != 0 || !iequals_prefix(attempt.url, "https://") ||
-            std::find(origins.begin(), origins.end(), connection_origin(attempt.url)) ==
-                origins.end()) {
-            continue;
-        }
-        // No response yet, so nothing received: the same request, sent without waiting.
-        CURL* easy = attempt.easy.get();
-        curl_multi_remove_handle(multi, easy);
-        curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 0L);
-        curl_multi_add_handle(multi, easy);
-    }
 }
 
 bool Engine::on_headers_complete(Transfer& transfer) {

@@ -122,10 +122,10 @@ void expect_all_began_before_the_first_ended(const std::vector<nlohmann::json>& 
     }
 }
 
-// Two files over a fresh Downloader (no connection yet): with CURLOPT_PIPEWAIT everywhere,
-// libcurl held the second back until the first ended, waiting for a connection that might
-// multiplex, on servers that never do. Plain http (HTTP/1.1 without prior knowledge) and https
-// answering HTTP/1.1.
+// Four files over a fresh Downloader (no connection yet): with CURLOPT_PIPEWAIT on plain http,
+// libcurl held the others back until the first ended, waiting for a connection that might
+// multiplex (HTTP/1.1 is learnt only from a response there). Plain http, and https answering
+// HTTP/1.1 (ALPN tells at once; each request is sent once, none restarted).
 TEST_F(NginxDownloadTest, NoTransferWaitsForAnotherOnAServerThatDoesNotMultiplex) {
     const auto certificate = dir_.path() / "cert.pem";
     const auto key = dir_.path() / "key.pem";
