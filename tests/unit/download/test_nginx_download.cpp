@@ -58,6 +58,17 @@ class NginxDownloadTest : public ::testing::Test {
         return files;
     }
 
+    // One request per file of `files` (href, body), on `mirrors`.
+    static std::vector<DownloadRequest> requests_for(
+        const std::shared_ptr<MirrorList>& mirrors,
+        const std::vector<std::pair<std::string, std::string>>& files) {
+        std::vector<DownloadRequest> requests;
+        for (const auto& [href, body] : files) {
+            requests.push_back(make_request(mirrors, href, body));
+        }
+        return requests;
+    }
+
     // Writes a self-signed certificate for 127.0.0.1 and its key (PEM).
     static void make_certificate(const std::filesystem::path& certificate,
                                  const std::filesystem::path& key) {
@@ -75,10 +86,7 @@ TEST_F(NginxDownloadTest, DownloadsARepositoryInParallel) {
     const auto files = make_repository(40);
     test::NginxServer nginx(dir_.path() / "srv", dir_.path() / "nginx");
     auto mirrors = std::make_shared<MirrorList>(std::vector<std::string>{nginx.url("/")});
-    std::vector<DownloadRequest> requests;
-    for (const auto& [href, body] : files) {
-        requests.push_back(make_request(mirrors, href, body));
-    }
+    const std::vector<DownloadRequest> requests = requests_for(mirrors, files);
     DownloadOptions options;
     options.max_parallel = 4;
     Downloader downloader(options);
@@ -149,10 +157,7 @@ TEST_F(NginxDownloadTest, NoTransferWaitsForAnotherOnAServerThatDoesNotMultiplex
         const std::string name = tls ? "https" : "http";
         test::NginxServer nginx(dir_.path() / "srv", dir_.path() / ("nginx-" + name), slow);
         auto mirrors = std::make_shared<MirrorList>(std::vector<std::string>{nginx.url("/")});
-        std::vector<DownloadRequest> requests;
-        for (const auto& [href, body] : files) {
-            requests.push_back(make_request(mirrors, href, body));
-        }
+        const std::vector<DownloadRequest> requests = requests_for(mirrors, files);
         DownloadOptions options;
         options.max_parallel = 8;
         options.sslcacert = certificate.string();
@@ -180,10 +185,7 @@ TEST_F(NginxDownloadTest, Http2OverTlsMultiplexesTransfersOnOneConnection) {
     tls.tls_key = key;
     test::NginxServer nginx(dir_.path() / "srv", dir_.path() / "nginx", tls);
     auto mirrors = std::make_shared<MirrorList>(std::vector<std::string>{nginx.url("/")});
-    std::vector<DownloadRequest> requests;
-    for (const auto& [href, body] : files) {
-        requests.push_back(make_request(mirrors, href, body));
-    }
+    const std::vector<DownloadRequest> requests = requests_for(mirrors, files);
     // Without the CA, verification (on by default) refuses the self-signed certificate.
     DownloadOptions options;
     options.max_parallel = 8;
@@ -214,10 +216,7 @@ TEST_F(NginxDownloadTest, CleartextHttp2WithPriorKnowledge) {
     h2c.http2 = true;
     test::NginxServer nginx(dir_.path() / "srv", dir_.path() / "nginx", h2c);
     auto mirrors = std::make_shared<MirrorList>(std::vector<std::string>{nginx.url("/")});
-    std::vector<DownloadRequest> requests;
-    for (const auto& [href, body] : files) {
-        requests.push_back(make_request(mirrors, href, body));
-    }
+    const std::vector<DownloadRequest> requests = requests_for(mirrors, files);
     DownloadOptions options;
     options.max_parallel = 4;
     options.http2_prior_knowledge = true;
