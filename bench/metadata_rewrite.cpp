@@ -17,9 +17,9 @@
 #include <string_view>
 #include <vector>
 
+#include "publish/filtered_metadata.hpp"
 #include "rpmirror/index/index.hpp"
 #include "rpmirror/metadata/metadata.hpp"
-#include "rpmirror/publish/filtered_metadata.hpp"
 
 namespace {
 

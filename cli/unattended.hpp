@@ -1,6 +1,6 @@
 // `rpmirror sync --metrics-file FILE --on-change CMD`: what an unattended run (a systemd timer)
 // needs besides the sync itself: a Prometheus metrics file written at the end of the run, and a
-// command run after each job that changed the mirror (run_hook_after_job, rpmirror/jobs/hooks.hpp).
+// command run after each job that changed the mirror (run_hook_after_job, jobs/hooks.hpp).
 // Used by both modes of `rpmirror sync`: dnf reposync's (each repository a job named by its repo
 // id) and job mode (rpmirror.conf).
 #pragma once

@@ -10,9 +10,9 @@
 
 #include "audit/report_parts.hpp"
 #include "fs/scratch_dir.hpp"
+#include "publish/publish.hpp"
 #include "rpmirror/metadata/metadata.hpp"
 #include "rpmirror/plan/plan.hpp"
-#include "rpmirror/publish/publish.hpp"
 #include "store/local_store.hpp"
 #include "store/mirror_root.hpp"
 #include "store/s3_store.hpp"

@@ -1,5 +1,5 @@
 // --with-dependencies in job mode: jobs grouped by what their closure is solved for
-// (rpmirror/jobs/closures.hpp).
+// (jobs/closures.hpp).
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "rpmirror/jobs/closures.hpp"
+#include "jobs/closures.hpp"
 
 namespace rpmirror {
 

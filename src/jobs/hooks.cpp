@@ -1,5 +1,5 @@
 // On-change hooks: /bin/sh -c CMD after a job that changed the mirror.
-#include "rpmirror/jobs/hooks.hpp"
+#include "jobs/hooks.hpp"
 
 #include <fcntl.h>
 #include <signal.h>

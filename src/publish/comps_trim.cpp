@@ -1,4 +1,4 @@
-// comps.xml for a filtered mirror (rpmirror/publish/filtered_metadata.hpp): groups and environments
+// comps.xml for a filtered mirror (publish/filtered_metadata.hpp): groups and environments
 // trimmed to what the mirror can install.
 #include <optional>
 #include <set>
@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "rpmirror/publish/filtered_metadata.hpp"
+#include "publish/filtered_metadata.hpp"
 #include "util/xml_tree.hpp"
 
 namespace rpmirror {

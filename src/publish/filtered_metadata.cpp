@@ -2,7 +2,7 @@
 // packages the mirror lacks dropped, recompressed as upstream compressed them. The pieces it
 // builds on: the XML scanner (util/xml_scanner), the compressed writer (index/compress) and the
 // repomd.xml writer (metadata/repomd_writer).
-#include "rpmirror/publish/filtered_metadata.hpp"
+#include "publish/filtered_metadata.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-// MetadataFilter (rpmirror/publish/filtered_metadata.hpp): one metadata document streamed through,
+// MetadataFilter (publish/filtered_metadata.hpp): one metadata document streamed through,
 // only whole <package> (or <update>, <group>...) spans of what the mirror lacks dropped.
 #include <algorithm>
 #include <cstdint>
@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "metadata/text.hpp"
-#include "rpmirror/publish/filtered_metadata.hpp"
+#include "publish/filtered_metadata.hpp"
 #include "util/text.hpp"
 #include "util/xml_scanner.hpp"
 

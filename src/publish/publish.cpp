@@ -1,5 +1,5 @@
 // Atomic publication of repodata/ and removal of packages no longer selected.
-#include "rpmirror/publish/publish.hpp"
+#include "publish/publish.hpp"
 
 #include <fcntl.h>
 #include <linux/fs.h>

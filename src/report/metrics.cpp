@@ -1,5 +1,5 @@
 // The Prometheus metrics file of sync runs (text exposition format 0.0.4).
-#include "rpmirror/report/metrics.hpp"
+#include "report/metrics.hpp"
 
 #include <sys/file.h>
 #include <sys/stat.h>

@@ -1,7 +1,7 @@
 // The dependency closure (rpmirror/resolve/resolve.hpp), solved by libsolv over primary metadata.
 #include "rpmirror/index/index.hpp"
 #include "rpmirror/resolve/resolve.hpp"
-#include "rpmirror/signature/signature.hpp"
+#include "signature/signature.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -5,10 +5,10 @@
 #include <chrono>
 #include <utility>
 
-#include "rpmirror/jobs/closures.hpp"
-#include "rpmirror/jobs/hooks.hpp"
+#include "jobs/closures.hpp"
+#include "jobs/hooks.hpp"
+#include "report/metrics.hpp"
 #include "rpmirror/jobs/overlap.hpp"
-#include "rpmirror/report/metrics.hpp"
 #include "rpmirror/sync/sync.hpp"
 
 namespace rpmirror {

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "rpmirror/signature/signature.hpp"
 #include "rpmirror/util/error.hpp"
+#include "signature/signature.hpp"
 
 namespace rpmirror::signature {
 

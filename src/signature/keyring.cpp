@@ -1,4 +1,4 @@
-// Keys and signature checks with librpm (see rpmirror/signature/signature.hpp).
+// Keys and signature checks with librpm (see signature/signature.hpp).
 #include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,9 +19,9 @@
 #include <fmt/core.h>
 
 #include "fs/fault.hpp"
-#include "rpmirror/signature/signature.hpp"
 #include "signature/gpg_keys.hpp"
 #include "signature/handles.hpp"
+#include "signature/signature.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror {

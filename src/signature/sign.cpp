@@ -2,8 +2,8 @@
 #include <mutex>
 #include <string>
 
-#include "rpmirror/signature/signature.hpp"
 #include "signature/handles.hpp"
+#include "signature/signature.hpp"
 
 namespace rpmirror {
 

@@ -25,9 +25,9 @@
 #include <string_view>
 #include <vector>
 
+#include "publish/publish.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/plan/plan.hpp"
-#include "rpmirror/publish/publish.hpp"
 #include "rpmirror/store/repo_lock.hpp"
 #include "rpmirror/util/error.hpp"
 

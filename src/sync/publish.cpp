@@ -11,10 +11,10 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 
+#include "publish/filtered_metadata.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/index/index.hpp"
 #include "rpmirror/metadata/metadata.hpp"
-#include "rpmirror/publish/filtered_metadata.hpp"
 #include "store/source_record.hpp"
 
 namespace rpmirror {

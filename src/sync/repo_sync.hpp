@@ -21,15 +21,15 @@
 #include <utility>
 #include <vector>
 
+#include "publish/publish.hpp"
 #include "rpmirror/config/config.hpp"
 #include "rpmirror/download/download.hpp"
 #include "rpmirror/index/index.hpp"
 #include "rpmirror/metadata/metadata.hpp"
 #include "rpmirror/plan/plan.hpp"
-#include "rpmirror/publish/publish.hpp"
-#include "rpmirror/signature/signature.hpp"
 #include "rpmirror/sync/sync.hpp"
 #include "rpmirror/util/error.hpp"
+#include "signature/signature.hpp"
 #include "store/object_store.hpp"
 #include "store/sync_store.hpp"
 #include "sync/events.hpp"
@@ -327,7 +327,7 @@ class RepoSync {
     bool leave_out_failed(const PackageIndex& index);
 
     // Writes, in `stage`, primary/filelists/other listing exactly the packages of plan_ and the
-    // repomd.xml describing them (see rpmirror/publish/filtered_metadata.hpp), signed with
+    // repomd.xml describing them (see publish/filtered_metadata.hpp), signed with
     // --sign-key. Returns the repomd.xml and its signature (none without --sign-key).
     Result<std::pair<std::string, std::optional<std::string>>> rewrite_metadata(
         const FetchedRepomd& repomd, const MetadataStage& stage, const PackageIndex& index);

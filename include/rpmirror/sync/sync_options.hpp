@@ -32,7 +32,7 @@ struct SyncOptions {
     bool download_metadata = false;                      // --download-metadata
     // With download_metadata, when the selection leaves out packages upstream lists: false =
     // publish primary/filelists/other rewritten to list exactly the mirrored packages (see
-    // rpmirror/publish/filtered_metadata.hpp); true (--upstream-metadata) = upstream's, verbatim.
+    // publish/filtered_metadata.hpp); true (--upstream-metadata) = upstream's, verbatim.
     bool upstream_metadata = false;
     // --sign-key: the secret key (of the user's gpg keyring) that signs a rewritten repomd.xml
     // (repomd.xml.asc); empty = a rewritten repomd.xml is published unsigned.

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "integration/s3/ceph_fixture.hpp"
+#include "publish/publish.hpp"
 #include "rpmirror/checksum/checksum.hpp"
-#include "rpmirror/publish/publish.hpp"
 #include "s3/mirror_state.hpp"
 #include "store/local_store.hpp"
 #include "store/s3_store.hpp"

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "integration/sync/sync_harness.hpp"
-#include "rpmirror/jobs/hooks.hpp"
+#include "jobs/hooks.hpp"
 #include "support/env_dump.hpp"
 #include "support/temp_dir.hpp"
 

@@ -6,7 +6,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "rpmirror/publish/filtered_metadata.hpp"
+#include "publish/filtered_metadata.hpp"
 
 namespace rpmirror {
 namespace {

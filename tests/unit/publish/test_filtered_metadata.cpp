@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "rpmirror/publish/filtered_metadata.hpp"
+#include "publish/filtered_metadata.hpp"
 
 namespace rpmirror {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "rpmirror/publish/publish.hpp"
+#include "publish/publish.hpp"
 #include "support/source_tree.hpp"
 #include "support/temp_dir.hpp"
 

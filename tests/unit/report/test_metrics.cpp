@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "rpmirror/report/metrics.hpp"
+#include "report/metrics.hpp"
 #include "support/child_process.hpp"
 #include "support/prometheus.hpp"
 #include "support/temp_dir.hpp"

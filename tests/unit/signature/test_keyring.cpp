@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "integration/sync/sync_harness.hpp"
-#include "rpmirror/signature/signature.hpp"
+#include "signature/signature.hpp"
 #include "support/signing.hpp"
 #include "support/temp_dir.hpp"
 
