@@ -493,7 +493,6 @@ rpmirror::HashOptions engine_options(rpmirror::ReadMethod method,
     return rpmirror::HashOptions{
         .use_cache = false,
         .method = method,
-        .mmap_threshold = rpmirror::kDefaultMmapThreshold,
         .buffer_size = buffer_size,
     };
 }

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <memory>
 
 #include "checksum/file_hasher_internal.hpp"
+#include "checksum/read_chooser.hpp"
 #include "checksum/sigbus_guard.hpp"
 #include "fs/beneath.hpp"
 #include "rpmirror/checksum/checksum.hpp"
@@ -42,6 +44,16 @@ std::string file_kind(mode_t mode) {
     const std::string_view name = fs::file_kind_name(mode);
     return name == "not a regular file" ? "is not a regular file"
                                         : "is a " + std::string(name) + ", not a regular file";
+}
+
+// The CPU time this thread has used, in nanoseconds (0 iff the clock is unavailable).
+std::uint64_t thread_cpu_ns() {
+    timespec now{};
+    if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now) != 0) {
+        return 0;
+    }
+    return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000ULL +
+           static_cast<std::uint64_t>(now.tv_nsec);
 }
 
 bool same_content_identity(const struct stat& before, const struct stat& after) {
@@ -83,45 +95,62 @@ struct FileHasher::State {
         options.buffer_size = std::max<std::size_t>(options.buffer_size, 4096);
     }
 
-    bool should_map(std::uint64_t size) const {
-        switch (options.method) {
-            case ReadMethod::Pread:
-                return false;
-            case ReadMethod::Mmap:
-                return size > 0;
-            case ReadMethod::Auto:
-                return size > 0 && size >= options.mmap_threshold;
-        }
-        return false;
-    }
-
-    // Hashes exactly st.st_size bytes of `fd` into `hasher`.
+    // Hashes exactly st.st_size bytes of `fd` into `hasher`, read the way options.method says
+    // (ReadMethod::Auto: as the process's ReadChooser chooses, and timed for it).
     // Returns the byte count, or Corrupt iff the file was shorter or longer than st_size.
     Result<std::uint64_t> hash_contents(int fd, const struct stat& st, const std::string& subject) {
         const auto size = static_cast<std::uint64_t>(st.st_size);
+        if (size == 0) {
+            return hash_by_pread(fd, 0, size, subject);
+        }
+        switch (options.method) {
+            case ReadMethod::Pread:
+                return hash_by_pread(fd, 0, size, subject);
+            case ReadMethod::Mmap:
+                return hash_by_mapping(fd, size, false, subject);
+            case ReadMethod::MmapPopulate:
+                return hash_by_mapping(fd, size, true, subject);
+            case ReadMethod::Auto:
+                break;
+        }
+        checksum::ReadChooser& chooser = checksum::ReadChooser::process();
+        const checksum::ReadWay way = chooser.choose(size);
+        const std::uint64_t started = thread_cpu_ns();
+        auto hashed =
+            way == checksum::ReadWay::Pread
+                ? hash_by_pread(fd, 0, size, subject)
+                : hash_by_mapping(fd, size, way == checksum::ReadWay::MmapPopulate, subject);
+        const std::uint64_t finished = thread_cpu_ns();
+        if (hashed && started != 0 && finished >= started) {
+            chooser.record(size, way, finished - started);
+        }
+        return hashed;
+    }
+
+    // Hashes `size` (> 0) bytes of `fd` a map window at a time (pread where mmap is impossible).
+    Result<std::uint64_t> hash_by_mapping(int fd, std::uint64_t size, bool populate,
+                                          const std::string& subject) {
         std::uint64_t offset = 0;
-        if (should_map(size)) {
-            // Mapped a window at a time: the pages of a mapping count in the process's RSS, so a
-            // whole multi-GB file mapped at once would look like (and be reported as) that much
-            // memory. A window costs one mmap/munmap per kMapWindowSize, nothing measurable.
-            while (offset < size) {
-                if (options.stop.stop_requested()) {
-                    return make_error(ErrorCode::Interrupted, "interrupted", subject);
-                }
-                const auto length = static_cast<std::size_t>(
-                    std::min<std::uint64_t>(kMapWindowSize, size - offset));
-                auto mapped = MappedFile::map_for_sequential_read(fd, length, offset);
-                if (!mapped) {
-                    break;  // mmap is impossible here (e.g. a filesystem without it): read instead
-                }
-                if (auto hashed = hash_mapping(*mapped, offset, subject); !hashed) {
-                    return hashed;
-                }
-                offset += length;
+        // Mapped a window at a time: the pages of a mapping count in the process's RSS, so a
+        // whole multi-GB file mapped at once would look like (and be reported as) that much
+        // memory. A window costs one mmap/munmap per kMapWindowSize, nothing measurable.
+        while (offset < size) {
+            if (options.stop.stop_requested()) {
+                return make_error(ErrorCode::Interrupted, "interrupted", subject);
             }
-            if (offset == size) {
-                return size;
+            const auto length =
+                static_cast<std::size_t>(std::min<std::uint64_t>(kMapWindowSize, size - offset));
+            auto mapped = MappedFile::map_for_sequential_read(fd, length, offset, populate);
+            if (!mapped) {
+                break;  // mmap is impossible here (e.g. a filesystem without it): read instead
             }
+            if (auto hashed = hash_mapping(*mapped, offset, subject); !hashed) {
+                return hashed;
+            }
+            offset += length;
+        }
+        if (offset == size) {
+            return size;
         }
         return hash_by_pread(fd, offset, size, subject);
     }
@@ -131,9 +160,6 @@ struct FileHasher::State {
         const bool completed = consume_mapping_guarded(
             mapped.data(), mapped.size(), kMappedChunkSize,
             [this, &mapped, window_offset](std::size_t offset, std::size_t length) {
-                // Plain page faults (the kernel maps 64 KiB around each): populating each chunk
-                // first with madvise(MADV_POPULATE_READ) cost more system time, not less (0.57 s
-                // against 0.37 s for 3.2 GB warm; doc/benchmarks.md).
                 hasher.update(mapped.data() + offset, length);
                 notify_chunk_hashed(window_offset + offset + length);
             });

@@ -28,10 +28,13 @@ class MappedFile {
     ~MappedFile() { unmap(); }
 
     // Maps `size` bytes of `fd` from `offset` (a multiple of the page size) read-only and
-    // announces a sequential read of all of them.
+    // announces a sequential read of all of them; with `populate`, also maps every page of them
+    // at once (MADV_POPULATE_READ: one call instead of a fault per page; ignored by a kernel
+    // without it, and by a file shorter than the mapping, whose reader's guard then finds it).
     // Returns nullopt (errno set) iff mmap fails; `size` must be > 0.
     static std::optional<MappedFile> map_for_sequential_read(int fd, std::size_t size,
-                                                             std::uint64_t offset = 0) {
+                                                             std::uint64_t offset = 0,
+                                                             bool populate = false) {
         void* address =
             ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(offset));
         if (address == MAP_FAILED) {
@@ -40,6 +43,9 @@ class MappedFile {
         // Advice only: failure changes speed, never results.
         ::madvise(address, size, MADV_SEQUENTIAL);
         ::madvise(address, size, MADV_WILLNEED);
+        if (populate) {
+            ::madvise(address, size, MADV_POPULATE_READ);
+        }
         MappedFile mapped;
         mapped.data_ = static_cast<const std::byte*>(address);
         mapped.size_ = size;

@@ -88,23 +88,25 @@ std::string hash_bytes(ChecksumType type, std::string_view bytes);
 // ---------------------------------------------------------------------------------------------
 // File hashing
 //
-// Regular files of at least `mmap_threshold` bytes are mapped (16 MiB at a time, madvise
-// SEQUENTIAL + WILLNEED) and hashed straight from the page cache; smaller files, and any file
-// whose mapping fails, are read with pread() into a `buffer_size` buffer. The defaults come from
-// `bench/checksum --sweep` (README.md, "Benchmarks"): with both cores hashing, mmap loses to pread
-// below 1 MiB (mmap/munmap serialise on the process's memory map: 0.84x at 256 KiB, 0.47x at
-// 64 KiB) and wins above it (1.03x at 2 MiB, 1.14x at 64 MiB); the buffer size hardly matters
-// between 16 KiB and 4 MiB, and 256 KiB stays in L2 between the copy and the hash.
+// A regular file is read one of three ways: pread() into a `buffer_size` buffer reused from file
+// to file; mapped 16 MiB at a time (madvise SEQUENTIAL + WILLNEED) and hashed straight from the
+// page cache; or mapped so with its pages populated first (MADV_POPULATE_READ). Which is fastest
+// depends on the machine (a fault per newly mapped page costs more on some VMs than the copy a
+// read() makes), so ReadMethod::Auto chooses by measurement as it goes: for each class of file
+// sizes every way hashes a few files, timed in the thread's CPU time, then the cheapest reads the
+// rest, with one file in 32 still given to another way to follow changes (src/checksum/
+// read_chooser.hpp; `bench/checksum --engines` shows each way and the choice). 256 KiB buffers
+// stay in L2 between the copy and the hash (`bench/checksum --sweep`).
 // A file that changes size while it is hashed (truncated: SIGBUS on the mapping, or a short read;
 // grown: a different size at the end) yields Error{Corrupt}, never a digest.
 
-inline constexpr std::uint64_t kDefaultMmapThreshold = 1024 * 1024;
 inline constexpr std::size_t kDefaultBufferSize = 256 * 1024;
 
 enum class ReadMethod {
-    Auto,   // mmap at or above the threshold, pread below it (the engine's choice)
-    Pread,  // always pread (for benchmarks and tests)
-    Mmap,   // always mmap, falling back to pread only where mmap is impossible
+    Auto,          // chosen by measurement, per size class (above)
+    Pread,         // always pread
+    Mmap,          // always mmap windows, falling back to pread only where mmap is impossible
+    MmapPopulate,  // as Mmap, each window populated before it is hashed
 };
 
 // The one rule for trusting a cached checksum (sync, verify, repair, dedupe and `checksum` alike):
@@ -134,7 +136,6 @@ struct HashOptions {
     bool use_cache = true;
     std::shared_ptr<const CacheTrust> trust{};
     ReadMethod method = ReadMethod::Auto;
-    std::uint64_t mmap_threshold = kDefaultMmapThreshold;
     std::size_t buffer_size = kDefaultBufferSize;
     // Once a stop is requested, hashing gives up at its next window or buffer (within 16 MiB of
     // reading) with Error{Interrupted}: SIGINT is acted on promptly even on a cold page cache.

@@ -59,7 +59,8 @@ TEST(Digest, KnownAnswersForAllTypesFromFilesByBothReadMethods) {
     const auto empty = dir.write("empty", "");
     const auto abc = dir.write("abc", "abc");
     const auto pattern = dir.write("pattern", test::pattern_bytes(1024 * 1024));
-    for (const ReadMethod method : {ReadMethod::Pread, ReadMethod::Mmap}) {
+    for (const ReadMethod method :
+         {ReadMethod::Pread, ReadMethod::Mmap, ReadMethod::MmapPopulate}) {
         HashOptions options;
         options.use_cache = false;
         options.method = method;

@@ -15,14 +15,13 @@ namespace rpmirror {
 namespace {
 
 constexpr std::size_t kBuffer = 64 * 1024;
-constexpr std::uint64_t kThreshold = 256 * 1024;
+constexpr std::uint64_t kThreshold = 256 * 1024;  // a bound between the chooser's size classes
 
 HashOptions options_for(ReadMethod method) {
     HashOptions options;
     options.use_cache = false;
     options.method = method;
     options.buffer_size = kBuffer;
-    options.mmap_threshold = kThreshold;
     return options;
 }
 
@@ -46,7 +45,7 @@ class AfterFirstChunk {
     std::function<void(std::uint64_t)> hook_;
 };
 
-TEST(FileHasher, BothReadMethodsAgreeAtEveryBoundarySize) {
+TEST(FileHasher, EveryReadMethodAgreesAtEveryBoundarySize) {
     test::TempDir dir;
     const std::size_t sizes[] = {0,
                                  1,
@@ -59,6 +58,7 @@ TEST(FileHasher, BothReadMethodsAgreeAtEveryBoundarySize) {
                                  3 * kBuffer + 17};
     FileHasher by_pread(options_for(ReadMethod::Pread));
     FileHasher by_mmap(options_for(ReadMethod::Mmap));
+    FileHasher by_populated(options_for(ReadMethod::MmapPopulate));
     FileHasher by_auto(options_for(ReadMethod::Auto));
     for (const std::size_t size : sizes) {
         SCOPED_TRACE(size);
@@ -67,13 +67,16 @@ TEST(FileHasher, BothReadMethodsAgreeAtEveryBoundarySize) {
         const std::string expected = hash_bytes(ChecksumType::Sha256, contents);
         const auto pread_digest = by_pread.hash(file, ChecksumType::Sha256);
         const auto mmap_digest = by_mmap.hash(file, ChecksumType::Sha256);
+        const auto populated_digest = by_populated.hash(file, ChecksumType::Sha256);
         const auto auto_digest = by_auto.hash(file, ChecksumType::Sha256);
-        ASSERT_TRUE(pread_digest && mmap_digest && auto_digest);
+        ASSERT_TRUE(pread_digest && mmap_digest && populated_digest && auto_digest);
         EXPECT_EQ(pread_digest->hex, expected);
         EXPECT_EQ(mmap_digest->hex, expected);
+        EXPECT_EQ(populated_digest->hex, expected);
         EXPECT_EQ(auto_digest->hex, expected);
         EXPECT_EQ(pread_digest->size, size);
         EXPECT_EQ(mmap_digest->size, size);
+        EXPECT_EQ(populated_digest->size, size);
     }
 }
 
@@ -119,7 +122,8 @@ TEST(FileHasher, AStopRequestedEndsHashingWithInterruptedByEitherMethod) {
     }
     std::stop_source stop;
     stop.request_stop();
-    for (const ReadMethod method : {ReadMethod::Mmap, ReadMethod::Pread}) {
+    for (const ReadMethod method :
+         {ReadMethod::Mmap, ReadMethod::MmapPopulate, ReadMethod::Pread}) {
         HashOptions options;
         options.use_cache = false;
         options.method = method;
@@ -157,7 +161,8 @@ TEST(FileHasher, OpenFileHashesAsItsPathAndKeepsTheOffset) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     ASSERT_GE(fd, 0);
     ASSERT_EQ(::lseek(fd, 17, SEEK_SET), 17);
-    for (const ReadMethod method : {ReadMethod::Pread, ReadMethod::Mmap}) {
+    for (const ReadMethod method :
+         {ReadMethod::Pread, ReadMethod::Mmap, ReadMethod::MmapPopulate}) {
         FileHasher hasher(options_for(method));
         const auto from_fd = hasher.hash_fd(fd, ChecksumType::Sha256, "the file");
         ASSERT_TRUE(from_fd) << from_fd.error().to_string();
@@ -249,7 +254,8 @@ TEST(FileHasher, TruncatedDuringPreadHashIsCorrupt) {
 }
 
 TEST(FileHasher, GrownDuringHashIsCorruptForBothMethods) {
-    for (const ReadMethod method : {ReadMethod::Pread, ReadMethod::Mmap}) {
+    for (const ReadMethod method :
+         {ReadMethod::Pread, ReadMethod::Mmap, ReadMethod::MmapPopulate}) {
         test::TempDir dir;
         const auto file = dir.write("growing.rpm", test::pattern_bytes(4 * 1024 * 1024));
         FileHasher hasher(options_for(method));
