@@ -51,14 +51,24 @@ ReadWay ReadChooser::cheapest(const Class& of) {
     return best == kReadWays ? ReadWay::Pread : static_cast<ReadWay>(best);
 }
 
+bool ReadChooser::given_enough(const Class& of, std::size_t way) {
+    return of.chosen[way] >= kWarmup || of.chosen_bytes[way] >= kWarmupBytes;
+}
+
 ReadWay ReadChooser::choose(std::uint64_t size) {
     const std::lock_guard lock(mutex_);
     Class& of = classes_[class_of(size)];
-    // Warm-up: the way given the fewest files (ties: in order), until each has had kWarmup.
-    const auto least = static_cast<std::size_t>(
-        std::min_element(of.chosen.begin(), of.chosen.end()) - of.chosen.begin());
-    if (of.chosen[least] < kWarmup) {
+    // Warm-up: of the ways not yet given enough, the one given the fewest bytes (ties: in order).
+    std::size_t least = kReadWays;
+    for (std::size_t way = 0; way < kReadWays; ++way) {
+        if (!given_enough(of, way) &&
+            (least == kReadWays || of.chosen_bytes[way] < of.chosen_bytes[least])) {
+            least = way;
+        }
+    }
+    if (least != kReadWays) {
         ++of.chosen[least];
+        of.chosen_bytes[least] += size;
         return static_cast<ReadWay>(least);
     }
     const ReadWay best = cheapest(of);
@@ -75,6 +85,7 @@ ReadWay ReadChooser::choose(std::uint64_t size) {
         way = static_cast<ReadWay>(other);
     }
     ++of.chosen[static_cast<std::size_t>(way)];
+    of.chosen_bytes[static_cast<std::size_t>(way)] += size;
     return way;
 }
 
@@ -87,9 +98,11 @@ void ReadChooser::record(std::uint64_t size, ReadWay way, std::uint64_t cpu_ns) 
     Class& of = classes_[class_of(size)];
     const auto index = static_cast<std::size_t>(way);
     const std::uint64_t measured = ++of.measured[index];
+    const bool warm = measured > kWarmup || of.measured_bytes[index] >= kWarmupBytes;
+    of.measured_bytes[index] += size;
     double& average = of.cost[index];
     // A plain mean over the warm-up, then a moving average that follows changes.
-    const double weight = measured <= kWarmup ? 1.0 / static_cast<double>(measured) : kNewest;
+    const double weight = warm ? kNewest : 1.0 / static_cast<double>(measured);
     average += weight * (cost - average);
 }
 
@@ -105,9 +118,12 @@ std::vector<ReadStanding> ReadChooser::standings() const {
         for (std::size_t way = 0; way < kReadWays; ++way) {
             standing.cpu_ns_per_mib[way] = of.cost[way] * static_cast<double>(1 << 20);
         }
-        const bool warm = std::all_of(of.measured.begin(), of.measured.end(),
-                                      [](std::uint64_t files) { return files >= kWarmup; });
-        standing.choice = warm ? cheapest(of) : ReadWay::Pread;
+        standing.warm = true;
+        for (std::size_t way = 0; way < kReadWays; ++way) {
+            standing.warm = standing.warm &&
+                            (of.measured[way] >= kWarmup || of.measured_bytes[way] >= kWarmupBytes);
+        }
+        standing.choice = standing.warm ? cheapest(of) : ReadWay::Pread;
         out.push_back(standing);
     }
     return out;

@@ -34,13 +34,16 @@ struct ReadStanding {
     std::uint64_t high = 0;                          // ... to `high` (exclusive; 0 = no bound)
     std::array<std::uint64_t, kReadWays> files{};    // files each way hashed
     std::array<double, kReadWays> cpu_ns_per_mib{};  // its moving average cost (0 = none yet)
-    ReadWay choice = ReadWay::Pread;                 // the way a file of this class gets now
+    bool warm = false;                               // every way measured enough
+    ReadWay choice = ReadWay::Pread;                 // iff warm: the way this class gets now
 };
 
 class ReadChooser {
   public:
-    // Files each way hashes in a class before the cheapest is chosen.
+    // Each way hashes this many files of a class, or this many bytes, before the cheapest is
+    // chosen (a few large files measure as well as many small ones).
     static constexpr std::uint64_t kWarmup = 6;
+    static constexpr std::uint64_t kWarmupBytes = 32ULL << 20;
     // After the warm-up, one choice in this many goes to another way (the one measured least).
     static constexpr std::uint64_t kExploreEvery = 32;
 
@@ -60,12 +63,15 @@ class ReadChooser {
 
   private:
     struct Class {
-        std::array<std::uint64_t, kReadWays> chosen{};    // files given to each way
+        std::array<std::uint64_t, kReadWays> chosen{};  // files given to each way
+        std::array<std::uint64_t, kReadWays> chosen_bytes{};
         std::array<std::uint64_t, kReadWays> measured{};  // files each way recorded
-        std::array<double, kReadWays> cost{};             // ns per byte, moving average
+        std::array<std::uint64_t, kReadWays> measured_bytes{};
+        std::array<double, kReadWays> cost{};  // ns per byte, moving average
         std::uint64_t choices = 0;
     };
     static std::size_t class_of(std::uint64_t size);
+    static bool given_enough(const Class& of, std::size_t way);
     static ReadWay cheapest(const Class& of);
 
     mutable std::mutex mutex_;

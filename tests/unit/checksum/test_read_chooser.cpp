@@ -59,7 +59,16 @@ TEST(ReadChooser, SizeClassesChooseApartAndTheStandingsSayWhat) {
     EXPECT_EQ(by_low.at(4 << 20).choice, ReadWay::MmapPopulate);
     // A class no file fell in has measured nothing, and stays with pread.
     EXPECT_EQ(by_low.at(0).files, (std::array<std::uint64_t, kReadWays>{}));
-    EXPECT_EQ(by_low.at(0).choice, ReadWay::Pread);
+    EXPECT_FALSE(by_low.at(0).warm);
+    EXPECT_TRUE(small.warm);
+}
+
+TEST(ReadChooser, AFewLargeFilesWarmAWayUpAsManySmallOnesDo) {
+    ReadChooser chooser;
+    constexpr std::uint64_t kHuge = 40ULL << 20;  // above kWarmupBytes: one file each suffices
+    const auto given = run(chooser, kHuge, 3, {3.0, 1.0, 2.0});
+    EXPECT_EQ(given.size(), kReadWays);
+    EXPECT_EQ(chooser.choose(kHuge), ReadWay::Mmap);
 }
 
 TEST(ReadChooser, AChangeOfCostsDuringARunIsFollowed) {
