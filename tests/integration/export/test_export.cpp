@@ -74,14 +74,13 @@ class Export : public SyncFixture {
         return nlohmann::json::parse(read_file(tmp_ / name / "manifest.json"));
     }
 
-    // The names dnf lists in the repository at `dir`.
+    // The names dnf lists in the repository at `dir` (dnf must read it).
     std::vector<std::string> dnf_names(const fs::path& dir) {
-        std::vector<std::string> argv = isolated_dnf(tmp_ / ("dnf-" + std::to_string(++dnf_runs_)));
-        argv.insert(argv.end(), {"--repofrompath=s,file://" + dir.string(), "--repo=s", "repoquery",
-                                 "-a", "--qf", "%{name}"});
-        const CommandResult query = run_to_end(argv, tmp_ / "logs");
-        EXPECT_EQ(query.exit_code, 0) << query.err;
-        return lines_of(query.out);
+        auto [exit_code, names] =
+            dnf_repoquery(tmp_ / ("dnf-" + std::to_string(++dnf_runs_)), dir, "%{name}");
+        EXPECT_EQ(exit_code, 0) << dir;
+        EXPECT_FALSE(names.empty()) << dir;
+        return names;
     }
 
     // The published files of a repository (packages and repodata/), with their digests.
