@@ -110,6 +110,18 @@ class Export : public SyncFixture {
         return packages;
     }
 
+    // The files outside repodata/ the first repository of `written` lists as gone (the old
+    // metadata's records are gone too).
+    static std::vector<std::string> removed_packages(const nlohmann::json& written) {
+        std::vector<std::string> packages;
+        for (const auto& key : written["repositories"][0]["removed"]) {
+            if (!key.get<std::string>().starts_with("repodata/")) {
+                packages.push_back(key);
+            }
+        }
+        return packages;
+    }
+
     // A bundle's copy with one change, for the refusals (the bundle itself stays good).
     fs::path damaged_copy(const std::string& name, const std::string& as) {
         fs::copy(tmp_ / name, tmp_ / as, fs::copy_options::recursive);
@@ -191,7 +203,7 @@ TEST_F(Export, IncrementalBundleHoldsOnlyWhatChangedAndAppliesOntoItsBaseOnly) {
         metadata_bytes += entry.file_size();
     }
     EXPECT_EQ(chunk_bytes, fs::file_size(near_ / "alpha" / kMediumHref) + metadata_bytes);
-    EXPECT_EQ(written["repositories"][0]["removed"], nlohmann::json::array({kDataHref}));
+    EXPECT_EQ(removed_packages(written), std::vector<std::string>{kDataHref});
 
     // Onto another base (an empty destination): refused naming both, nothing made.
     const fs::path other = tmp_ / "other";
@@ -227,7 +239,7 @@ TEST_F(Export, IncrementalAgainstASnapshotCarriesOnlyTheChange) {
                                                          "repodata" / "repomd.xml")));
     std::uint64_t carried_bytes = 0;
     EXPECT_EQ(carried_packages(written, carried_bytes), std::vector<std::string>{kMediumHref});
-    EXPECT_EQ(written["repositories"][0]["removed"], nlohmann::json::array({kDataHref}));
+    EXPECT_EQ(removed_packages(written), std::vector<std::string>{kDataHref});
 }
 
 TEST_F(Export, DamagedMissingOrBadlySignedBundlesAreRefusedAndTheDestinationIsUntouched) {
