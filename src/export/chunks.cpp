@@ -97,8 +97,9 @@ Result<void> ChunkWriter::close_current() {
     return {};
 }
 
-Result<Placement> ChunkWriter::append(const std::filesystem::path& path, std::uint64_t size,
-                                      const std::string& sha256, const std::string& shown) {
+Result<std::pair<Placement, std::string>> ChunkWriter::append(
+    const std::filesystem::path& path, std::uint64_t size, const std::optional<std::string>& sha256,
+    const std::string& shown) {
     if (!current_ || written_ >= chunk_size_) {
         if (auto opened = open_next(); !opened) {
             return tl::unexpected(std::move(opened.error()));
@@ -141,15 +142,15 @@ Result<Placement> ChunkWriter::append(const std::filesystem::path& path, std::ui
         }
         done += *got;
     }
-    const std::string digest = file_hash.finish();
-    if (done != size || digest != sha256) {
+    std::string digest = file_hash.finish();
+    if (done != size || (sha256 && digest != *sha256)) {
         return make_error(ErrorCode::Corrupt,
                           fmt::format("changed while it was exported ({} bytes, SHA-256 {}; it had "
-                                      "{} bytes, SHA-256 {})",
-                                      done, digest, size, sha256),
+                                      "{} bytes{})",
+                                      done, digest, size, sha256 ? ", SHA-256 " + *sha256 : ""),
                           shown);
     }
-    return placement;
+    return std::pair{placement, std::move(digest)};
 }
 
 Result<std::vector<Chunk>> ChunkWriter::finish() {

@@ -4,8 +4,10 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "export/manifest.hpp"
@@ -22,10 +24,12 @@ class ChunkWriter {
     ChunkWriter(std::filesystem::path dir, std::uint64_t chunk_size);
 
     // Appends the content of the local file `path` (`shown` in errors), which must be `size`
-    // bytes with SHA-256 `sha256` (Error{Corrupt} naming it iff it is not: it changed since it
-    // was hashed). Returns where it starts.
-    Result<Placement> append(const std::filesystem::path& path, std::uint64_t size,
-                             const std::string& sha256, const std::string& shown);
+    // bytes, and with SHA-256 `sha256` when given (Error{Corrupt} naming it otherwise: it changed
+    // since it was listed or hashed). Returns where it starts and its SHA-256.
+    Result<std::pair<Placement, std::string>> append(const std::filesystem::path& path,
+                                                     std::uint64_t size,
+                                                     const std::optional<std::string>& sha256,
+                                                     const std::string& shown);
 
     // Closes the last chunk (flushed) and returns every chunk written.
     Result<std::vector<Chunk>> finish();

@@ -150,6 +150,74 @@ class TemporaryBundle {
     std::filesystem::path path_;
 };
 
+// The repository `id` of `objects` into `writer`: a file the base (`held`, nullptr: none) holds
+// with the same size is hashed first and carried only if its content differs; every other one is
+// hashed as it is copied. Counts into `done`.
+Result<bundle::BundleRepository> export_repository(store::ObjectStore& objects,
+                                                   const std::string& id,
+                                                   const std::map<std::string, BundleFile>* held,
+                                                   bundle::ChunkWriter& writer,
+                                                   const std::filesystem::path& scratch,
+                                                   ExportedRepository& done) {
+    auto files = bundle::list_repository(objects, id);
+    if (!files) {
+        return tl::unexpected(std::move(files.error()));
+    }
+    bundle::BundleRepository repository;
+    repository.id = id;
+    done.files = files->size();
+    std::set<std::string> keys;
+    for (const bundle::ListedFile& listed : *files) {
+        keys.insert(listed.key);
+        const BundleFile* before = nullptr;
+        if (held != nullptr) {
+            const auto found = held->find(listed.key);
+            if (found != held->end() && found->second.size == listed.size) {
+                before = &found->second;
+            }
+        }
+        const std::string key = store::join_key(id, listed.key);
+        auto local = bundle::local_file(objects, key, scratch);
+        if (!local) {
+            return tl::unexpected(std::move(local.error()));
+        }
+        BundleFile file{listed.key, listed.size, {}, std::nullopt};
+        if (before != nullptr) {
+            auto digest = bundle::sha256_of(local->path());
+            if (!digest) {
+                return tl::unexpected(std::move(digest.error()));
+            }
+            file.sha256 = std::move(*digest);
+        }
+        if (before == nullptr || file.sha256 != before->sha256) {
+            auto placed =
+                writer.append(local->path(), listed.size,
+                              before != nullptr ? std::optional(file.sha256) : std::nullopt,
+                              objects.describe(key));
+            if (!placed) {
+                return tl::unexpected(std::move(placed.error()));
+            }
+            file.carried = placed->first;
+            file.sha256 = std::move(placed->second);
+            ++done.carried;
+            done.carried_bytes += file.size;
+        }
+        if (file.key == store::kIndexKey) {
+            repository.repomd_sha256 = file.sha256;
+        }
+        repository.files.push_back(std::move(file));
+    }
+    if (held != nullptr) {
+        for (const auto& [key, file] : *held) {
+            if (!keys.contains(key)) {
+                repository.removed.push_back(key);
+            }
+        }
+    }
+    done.removed = repository.removed.size();
+    return repository;
+}
+
 Result<std::vector<std::string>> chosen_repositories(const ExportOptions& options,
                                                      store::MirrorRoot& root) {
     if (!options.repositories.empty()) {
@@ -221,55 +289,14 @@ Result<ExportReport> export_bundle(const ExportOptions& options) {
     ExportReport report;
     report.bundle = target;
     for (const std::string& id : *ids) {
-        auto files = bundle::list_repository(root.objects(), id);
-        if (!files) {
-            return tl::unexpected(std::move(files.error()));
+        ExportedRepository done{id, 0, 0, 0, 0};
+        auto repository = export_repository(root.objects(), id, base ? &base->files[id] : nullptr,
+                                            writer, scratch->path() / "live", done);
+        if (!repository) {
+            return tl::unexpected(std::move(repository.error()));
         }
-        bundle::BundleRepository repository;
-        repository.id = id;
-        ExportedRepository done{id, files->size(), 0, 0, 0};
-        const std::map<std::string, BundleFile>* held = base ? &base->files[id] : nullptr;
-        const auto unchanged = [&](const BundleFile& file) {
-            if (held == nullptr) {
-                return false;
-            }
-            const auto found = held->find(file.key);
-            return found != held->end() && found->second.sha256 == file.sha256 &&
-                   found->second.size == file.size;
-        };
-        std::set<std::string> keys;
-        for (const bundle::ListedFile& listed : *files) {
-            auto hashed = hashed_file(root.objects(), id, listed, scratch->path() / "live");
-            if (!hashed) {
-                return tl::unexpected(std::move(hashed.error()));
-            }
-            BundleFile& file = hashed->first;
-            keys.insert(file.key);
-            if (file.key == store::kIndexKey) {
-                repository.repomd_sha256 = file.sha256;
-            }
-            if (!unchanged(file)) {
-                auto placed = writer.append(hashed->second.path(), file.size, file.sha256,
-                                            root.objects().describe(store::join_key(id, file.key)));
-                if (!placed) {
-                    return tl::unexpected(std::move(placed.error()));
-                }
-                file.carried = *placed;
-                ++done.carried;
-                done.carried_bytes += file.size;
-            }
-            repository.files.push_back(std::move(file));
-        }
-        if (held != nullptr) {
-            for (const auto& [key, file] : *held) {
-                if (!keys.contains(key)) {
-                    repository.removed.push_back(key);
-                }
-            }
-        }
-        done.removed = repository.removed.size();
         report.repositories.push_back(done);
-        manifest.repositories.push_back(std::move(repository));
+        manifest.repositories.push_back(std::move(*repository));
     }
     auto chunks = writer.finish();
     if (!chunks) {
