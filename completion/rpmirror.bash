@@ -31,6 +31,9 @@ _rpmirror_checksum_opts='-h --help -t --type -j --parallel -c --check --no-cache
 _rpmirror_diff_opts="-h --help --repo --repoid -p --download-path --snapshot-dir --json -q --quiet
   $_rpmirror_repo_source_opts $_rpmirror_s3_opts"
 _rpmirror_exec_opts='-h --help --mode --prefetch'
+_rpmirror_export_opts="-h --help -p --download-path --repo --repoid -o --output --base --chunk-size
+  --sign-key --snapshot-dir --state-dir -q --quiet $_rpmirror_s3_opts"
+_rpmirror_import_opts="-h --help -p --download-path --keyring --state-dir -q --quiet $_rpmirror_s3_opts"
 _rpmirror_snapshot_common_opts="-h --help --repo --repoid -p --download-path --norepopath
   --snapshot-dir $_rpmirror_state_opts $_rpmirror_s3_opts"
 _rpmirror_snapshot_create_opts="$_rpmirror_snapshot_common_opts --name --copy --no-cache
@@ -192,7 +195,7 @@ _rpmirror() {
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W '-h --help --version' -- "$cur"))
         else
-            COMPREPLY=($(compgen -W 'sync reposync verify checksum diff snapshot exec' -- "$cur"))
+            COMPREPLY=($(compgen -W 'sync reposync verify checksum diff snapshot exec export import' -- "$cur"))
         fi
         return
     fi
@@ -274,7 +277,7 @@ _rpmirror() {
             return
             ;;
         -p | --download-path | --metadata-path | --reposdir | --varsdir | --installroot | \
-            --state-dir | --safe-write-path | --snapshot-dir | --dedupe-dir)
+            --state-dir | --safe-write-path | --snapshot-dir | --dedupe-dir | -o | --output | --base)
             if declare -F _filedir >/dev/null; then
                 _filedir -d
             else
@@ -282,7 +285,7 @@ _rpmirror() {
             fi
             return
             ;;
-        -c | --config | --config-file | --json | --metrics-file | --packages-file)
+        -c | --config | --config-file | --json | --metrics-file | --packages-file | --keyring)
             if declare -F _filedir >/dev/null; then
                 _filedir
             else
@@ -297,7 +300,7 @@ _rpmirror() {
         --repofrompath | --setopt | --releasever | --sign-key | --keep-versions | -j | \
             --parallel | --threads | --min-buildtime | --as-of | --keep-snapshots | --parallel-jobs | --packages | \
             --max-per-host | --shard | --name | --as | -x | --exclude | --excludepkgs | --enableplugin | \
-            --disableplugin | -d | --debuglevel | -e | --errorlevel)
+            --disableplugin | -d | --debuglevel | -e | --errorlevel | --chunk-size)
             return # a free value
             ;;
     esac
@@ -310,6 +313,8 @@ _rpmirror() {
         checksum) options=$_rpmirror_checksum_opts ;;
         diff) options=$_rpmirror_diff_opts ;;
         exec) options=$_rpmirror_exec_opts ;;
+        export) options=$_rpmirror_export_opts ;;
+        import) options=$_rpmirror_import_opts ;;
         snapshot)
             case $action in
                 create) options=$_rpmirror_snapshot_create_opts ;;
@@ -335,6 +340,9 @@ _rpmirror() {
     fi
     # Positionals.
     case $command in
+        import)
+            if declare -F _filedir >/dev/null; then _filedir -d; else COMPREPLY=($(compgen -d -- "$cur")); fi
+            ;;
         checksum | diff)
             if declare -F _filedir >/dev/null; then _filedir; else COMPREPLY=($(compgen -f -- "$cur")); fi
             ;;

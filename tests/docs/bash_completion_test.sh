@@ -99,6 +99,9 @@ expect 'rpmirror reposync --new' --newest-only
 expect 'rpmirror checksum -' -t --type -c --check
 expect_not 'rpmirror checksum --' --download-path
 expect 'rpmirror snapshot ' create list publish remove
+expect 'rpmirror ' export import
+expect 'rpmirror export --' --base --chunk-size --sign-key
+expect 'rpmirror import --' --keyring
 expect 'rpmirror snapshot publish --' --as --repo
 expect_not 'rpmirror snapshot list --' --as
 

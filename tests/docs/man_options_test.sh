@@ -44,6 +44,8 @@ check_page "" rpmirror.1
 check_page sync rpmirror-sync.1
 check_page verify rpmirror-verify.1
 check_page checksum rpmirror-checksum.1
+check_page export rpmirror-export.1
+check_page import rpmirror-import.1
 
 commands=$(section_text "$build_dir/rpmirror.1" COMMANDS terms)
 subcommand_count=0

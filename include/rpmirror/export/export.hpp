@@ -1,0 +1,99 @@
+// Bundles for disconnected sites: `rpmirror export` writes mirrored repositories (complete, or
+// what changed since a base) into a bundle directory of checksummed chunks and a manifest;
+// `rpmirror import` checks a bundle whole, then places it into a mirror (a directory or an s3://
+// prefix) as a sync does: packages first, metadata last and atomically, the result recorded and
+// kept as a snapshot named after the bundle. Written once over the store (src/export/).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rpmirror/s3/s3.hpp"
+#include "rpmirror/util/error.hpp"
+
+namespace rpmirror {
+
+struct ExportOptions {
+    std::string destination;                // -p: the mirror's root (a directory or s3:// URL)
+    std::vector<std::string> repositories;  // --repo: ids; empty = every repository there
+    std::filesystem::path bundle;           // -o: the bundle directory (must not exist)
+    std::uint64_t chunk_size = 1ULL << 30;  // --chunk-size
+    // --base: the snapshot name the far side holds (under `snapshot_dir`) or the directory of
+    // the bundle it imported last; nullopt = a complete bundle.
+    std::optional<std::string> base;
+    std::filesystem::path snapshot_dir;  // where snapshots/ is ("" = `destination`)
+    std::string sign_key;                // --sign-key: signs the manifest ("" = unsigned)
+    std::filesystem::path state_dir;     // "" = the default
+    std::optional<s3::S3Overrides> s3;
+};
+
+struct ExportedRepository {
+    std::string id;
+    std::size_t files = 0;    // in its state
+    std::size_t carried = 0;  // of them in the bundle
+    std::uint64_t carried_bytes = 0;
+    std::size_t removed = 0;
+};
+
+struct ExportReport {
+    std::filesystem::path bundle;
+    std::vector<ExportedRepository> repositories;
+    std::size_t chunks = 0;
+    std::uint64_t bytes = 0;  // the chunks'
+    bool signed_manifest = false;
+};
+
+// Writes the bundle: each repository's files hashed (SHA-256) and those the base lacks or holds
+// otherwise copied into chunks of at most `chunk_size` bytes, then the manifest (signed with
+// `sign_key`), all in a temporary directory beside `bundle` renamed to it at the end (nothing is
+// left under `bundle` on an error). Error{BadInput} naming what was wrong: `bundle` exists, a
+// repository is not there (no repodata/repomd.xml), the base is neither a bundle nor a snapshot
+// of every repository; Error{Corrupt} naming a file that changed while it was read; the store's
+// and gpg's errors.
+Result<ExportReport> export_bundle(const ExportOptions& options);
+
+struct ImportOptions {
+    std::filesystem::path bundle;                  // read only, never written
+    std::string destination;                       // -p
+    std::optional<std::filesystem::path> keyring;  // --keyring: the manifest must be signed by it
+    std::filesystem::path state_dir;               // "" = the default
+    std::optional<s3::S3Overrides> s3;
+    std::optional<std::chrono::seconds> lock_wait;
+};
+
+struct ImportedRepository {
+    std::string id;
+    std::size_t placed = 0;  // files written
+    std::uint64_t placed_bytes = 0;
+    std::size_t removed = 0;
+    bool already = false;  // the destination held the bundle's state already: nothing done
+    std::string snapshot;  // the snapshot recorded ("" = none: see warnings)
+};
+
+struct ImportReport {
+    std::string name;  // the bundle's
+    std::vector<ImportedRepository> repositories;
+    std::size_t chunks_checked = 0;
+    std::size_t chunks_resumed = 0;  // already checked by an earlier, interrupted import
+    std::vector<std::string> warnings;
+};
+
+// Imports the bundle into the mirror at `destination`. Before anything there changes: the
+// manifest is parsed and checked, its signature verified against `keyring` (when given), every
+// chunk's size and SHA-256 checked (those a resume record in the state directory says an earlier
+// run checked, with the same size and mtime, are not read again), and an incremental bundle's
+// base compared with each repository's current repomd.xml. Then each repository is placed as a
+// sync places it (its lock held; packages through the store's staging area, checked as they are
+// written; the metadata published last, atomically; the sync recorded; files the bundle's state
+// lacks removed) and a snapshot named after the bundle is taken. Error{Unsafe} or Error{Corrupt}
+// naming the manifest or its signature for a bad or missing signature; Error{Corrupt} or
+// Error{NotFound} naming a damaged or missing chunk; Error{BadInput} naming both identities when
+// the destination is not the bundle's base; the store's errors.
+Result<ImportReport> import_bundle(const ImportOptions& options);
+
+}  // namespace rpmirror

@@ -1,0 +1,340 @@
+// `rpmirror export`: a mirror's repositories into a bundle (rpmirror/export/export.hpp), read
+// through the store, so a directory and a bucket are exported alike.
+#include <stdlib.h>
+
+#include <cerrno>
+#include <map>
+#include <set>
+#include <utility>
+
+#include <fmt/core.h>
+
+#include "export/chunks.hpp"
+#include "export/manifest.hpp"
+#include "export/repository_files.hpp"
+#include "fs/durable.hpp"
+#include "fs/scratch_dir.hpp"
+#include "rpmirror/export/export.hpp"
+#include "rpmirror/snapshot/snapshot.hpp"
+#include "signature/signature.hpp"
+#include "store/mirror_root.hpp"
+
+namespace rpmirror {
+
+namespace {
+
+using bundle::BaseIdentity;
+using bundle::BundleFile;
+using bundle::Manifest;
+
+// What the far side holds: its identity and each repository's files by key.
+struct Base {
+    BaseIdentity identity;
+    std::map<std::string, std::map<std::string, BundleFile>> files;
+};
+
+// `listed` of the repository at `prefix` of `store`, hashed, with its local file.
+Result<std::pair<BundleFile, bundle::LocalFile>> hashed_file(store::ObjectStore& store,
+                                                             std::string_view prefix,
+                                                             const bundle::ListedFile& listed,
+                                                             const std::filesystem::path& scratch) {
+    auto local = bundle::local_file(store, store::join_key(prefix, listed.key), scratch);
+    if (!local) {
+        return tl::unexpected(std::move(local.error()));
+    }
+    auto digest = bundle::sha256_of(local->path());
+    if (!digest) {
+        return tl::unexpected(std::move(digest.error()));
+    }
+    return std::pair{BundleFile{listed.key, listed.size, std::move(*digest), std::nullopt},
+                     std::move(*local)};
+}
+
+Result<Base> base_from_bundle(const std::filesystem::path& dir,
+                              const std::vector<std::string>& ids) {
+    const std::filesystem::path path = dir / bundle::kManifestName;
+    auto text = fs::read_file(path);
+    if (!text) {
+        return tl::unexpected(std::move(text.error()));
+    }
+    auto manifest = bundle::parse_manifest(*text, path.string());
+    if (!manifest) {
+        return tl::unexpected(std::move(manifest.error()));
+    }
+    Base base;
+    base.identity = bundle::identity_after(*manifest);
+    for (bundle::BundleRepository& repository : manifest->repositories) {
+        for (BundleFile& file : repository.files) {
+            file.carried.reset();
+            base.files[repository.id].emplace(file.key, std::move(file));
+        }
+    }
+    for (const std::string& id : ids) {
+        base.identity.repositories.try_emplace(id, std::nullopt);
+    }
+    return base;
+}
+
+Result<Base> base_from_snapshot(const ExportOptions& options, store::MirrorRoot& root,
+                                const std::vector<std::string>& ids,
+                                const std::filesystem::path& scratch) {
+    const std::string& name = *options.base;
+    if (auto valid = validate_snapshot_name(name, "--base"); !valid) {
+        return tl::unexpected(std::move(valid.error()));
+    }
+    const std::filesystem::path snapshots = options.snapshot_dir.empty()
+                                                ? std::filesystem::path(options.destination)
+                                                : options.snapshot_dir;
+    Base base;
+    base.identity.name = name;
+    bool found_any = false;
+    for (const std::string& id : ids) {
+        auto layout = snapshot_root(id, root.repository_path(id), snapshots, options.s3);
+        if (!layout) {
+            return tl::unexpected(std::move(layout.error()));
+        }
+        auto location = snapshot_location(*layout, name);
+        if (!location && location.error().code == ErrorCode::NotFound) {
+            base.identity.repositories[id] = std::nullopt;
+            continue;
+        }
+        if (!location) {
+            return tl::unexpected(std::move(location.error()));
+        }
+        auto store = store::open_object_store(location->string(), options.s3);
+        if (!store) {
+            return tl::unexpected(std::move(store.error()));
+        }
+        auto files = bundle::list_repository(**store, "");
+        if (!files) {
+            return tl::unexpected(std::move(files.error()));
+        }
+        found_any = true;
+        for (const bundle::ListedFile& listed : *files) {
+            auto file = hashed_file(**store, "", listed, scratch / "base");
+            if (!file) {
+                return tl::unexpected(std::move(file.error()));
+            }
+            if (file->first.key == store::kIndexKey) {
+                base.identity.repositories[id] = file->first.sha256;
+            }
+            base.files[id].emplace(file->first.key, std::move(file->first));
+        }
+    }
+    if (!found_any) {
+        return make_error(ErrorCode::BadInput,
+                          fmt::format("neither a bundle directory (with {}) nor a snapshot of any "
+                                      "of the repositories exported under {}",
+                                      bundle::kManifestName, snapshots.string()),
+                          "--base " + name);
+    }
+    return base;
+}
+
+// A directory removed with everything in it unless kept.
+class TemporaryBundle {
+  public:
+    explicit TemporaryBundle(std::filesystem::path path) : path_(std::move(path)) {}
+    TemporaryBundle(const TemporaryBundle&) = delete;
+    TemporaryBundle& operator=(const TemporaryBundle&) = delete;
+    ~TemporaryBundle() {
+        if (!path_.empty()) {
+            std::error_code ignored;
+            std::filesystem::remove_all(path_, ignored);
+        }
+    }
+    const std::filesystem::path& path() const { return path_; }
+    void keep() { path_.clear(); }
+
+  private:
+    std::filesystem::path path_;
+};
+
+// The repository `id` of `objects` into `writer`: a file the base (`held`, nullptr: none) holds
+// with the same size is hashed first and carried only if its content differs; every other one is
+// hashed as it is copied. Counts into `done`.
+Result<bundle::BundleRepository> export_repository(store::ObjectStore& objects,
+                                                   const std::string& id,
+                                                   const std::map<std::string, BundleFile>* held,
+                                                   bundle::ChunkWriter& writer,
+                                                   const std::filesystem::path& scratch,
+                                                   ExportedRepository& done) {
+    auto files = bundle::list_repository(objects, id);
+    if (!files) {
+        return tl::unexpected(std::move(files.error()));
+    }
+    bundle::BundleRepository repository;
+    repository.id = id;
+    done.files = files->size();
+    std::set<std::string> keys;
+    for (const bundle::ListedFile& listed : *files) {
+        keys.insert(listed.key);
+        const BundleFile* before = nullptr;
+        if (held != nullptr) {
+            const auto found = held->find(listed.key);
+            if (found != held->end() && found->second.size == listed.size) {
+                before = &found->second;
+            }
+        }
+        const std::string key = store::join_key(id, listed.key);
+        auto local = bundle::local_file(objects, key, scratch);
+        if (!local) {
+            return tl::unexpected(std::move(local.error()));
+        }
+        BundleFile file{listed.key, listed.size, {}, std::nullopt};
+        if (before != nullptr) {
+            auto digest = bundle::sha256_of(local->path());
+            if (!digest) {
+                return tl::unexpected(std::move(digest.error()));
+            }
+            file.sha256 = std::move(*digest);
+        }
+        if (before == nullptr || file.sha256 != before->sha256) {
+            auto placed =
+                writer.append(local->path(), listed.size,
+                              before != nullptr ? std::optional(file.sha256) : std::nullopt,
+                              objects.describe(key));
+            if (!placed) {
+                return tl::unexpected(std::move(placed.error()));
+            }
+            file.carried = placed->first;
+            file.sha256 = std::move(placed->second);
+            ++done.carried;
+            done.carried_bytes += file.size;
+        }
+        if (file.key == store::kIndexKey) {
+            repository.repomd_sha256 = file.sha256;
+        }
+        repository.files.push_back(std::move(file));
+    }
+    if (held != nullptr) {
+        for (const auto& [key, file] : *held) {
+            if (!keys.contains(key)) {
+                repository.removed.push_back(key);
+            }
+        }
+    }
+    done.removed = repository.removed.size();
+    return repository;
+}
+
+Result<std::vector<std::string>> chosen_repositories(const ExportOptions& options,
+                                                     store::MirrorRoot& root) {
+    if (!options.repositories.empty()) {
+        return options.repositories;
+    }
+    auto contents = root.discover();
+    if (!contents) {
+        return tl::unexpected(std::move(contents.error()));
+    }
+    std::vector<std::string> ids;
+    for (const std::string& id : contents->repositories) {
+        if (id.find('/') == std::string::npos) {
+            ids.push_back(id);
+        }
+    }
+    if (ids.empty()) {
+        return make_error(ErrorCode::BadInput, "no repository to export here", root.describe());
+    }
+    return ids;
+}
+
+}  // namespace
+
+Result<ExportReport> export_bundle(const ExportOptions& options) {
+    const std::filesystem::path target = std::filesystem::absolute(options.bundle);
+    std::error_code error;
+    if (std::filesystem::symlink_status(target, error).type() !=
+        std::filesystem::file_type::not_found) {
+        return make_error(ErrorCode::BadInput, "exists already; give a new directory",
+                          target.string());
+    }
+    if (target.filename().empty() || target.filename().string().front() == '.') {
+        return make_error(ErrorCode::BadInput, "cannot name a bundle", target.string());
+    }
+    auto opened = store::MirrorRoot::open(options.destination, {options.state_dir, options.s3});
+    if (!opened) {
+        return tl::unexpected(std::move(opened.error()));
+    }
+    store::MirrorRoot& root = *opened;
+    auto ids = chosen_repositories(options, root);
+    if (!ids) {
+        return tl::unexpected(std::move(ids.error()));
+    }
+    auto scratch = ScratchDir::create("rpmirror-export");
+    if (!scratch) {
+        return tl::unexpected(std::move(scratch.error()));
+    }
+    std::optional<Base> base;
+    if (options.base) {
+        auto loaded = std::filesystem::is_regular_file(std::filesystem::path(*options.base) /
+                                                       bundle::kManifestName)
+                          ? base_from_bundle(*options.base, *ids)
+                          : base_from_snapshot(options, root, *ids, scratch->path());
+        if (!loaded) {
+            return tl::unexpected(std::move(loaded.error()));
+        }
+        base = std::move(*loaded);
+    }
+    std::string pattern =
+        (target.parent_path() / ("." + target.filename().string() + ".exporting-XXXXXX")).string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+        return make_errno_error("cannot create the bundle's temporary directory", pattern, errno);
+    }
+    TemporaryBundle temporary(pattern);
+    bundle::ChunkWriter writer(temporary.path(), options.chunk_size);
+    Manifest manifest;
+    manifest.tool_version = RPMIRROR_VERSION;
+    manifest.name = target.filename().string();
+    ExportReport report;
+    report.bundle = target;
+    for (const std::string& id : *ids) {
+        ExportedRepository done{id, 0, 0, 0, 0};
+        auto repository = export_repository(root.objects(), id, base ? &base->files[id] : nullptr,
+                                            writer, scratch->path() / "live", done);
+        if (!repository) {
+            return tl::unexpected(std::move(repository.error()));
+        }
+        report.repositories.push_back(done);
+        manifest.repositories.push_back(std::move(*repository));
+    }
+    auto chunks = writer.finish();
+    if (!chunks) {
+        return tl::unexpected(std::move(chunks.error()));
+    }
+    manifest.chunks = std::move(*chunks);
+    if (base) {
+        manifest.base = base->identity;
+    }
+    for (const bundle::Chunk& chunk : manifest.chunks) {
+        report.bytes += chunk.size;
+    }
+    report.chunks = manifest.chunks.size();
+    const std::string text = bundle::format_manifest(manifest);
+    if (auto wrote = fs::write_file(temporary.path() / bundle::kManifestName, text); !wrote) {
+        return tl::unexpected(std::move(wrote.error()));
+    }
+    if (!options.sign_key.empty()) {
+        auto signature = sign_detached(text, options.sign_key);
+        if (!signature) {
+            return tl::unexpected(std::move(signature.error()));
+        }
+        if (auto wrote = fs::write_file(temporary.path() / bundle::kSignatureName, *signature);
+            !wrote) {
+            return tl::unexpected(std::move(wrote.error()));
+        }
+        report.signed_manifest = true;
+    }
+    if (auto flushed = fs::flush_filesystem(temporary.path()); !flushed) {
+        return tl::unexpected(std::move(flushed.error()));
+    }
+    std::filesystem::rename(temporary.path(), target, error);
+    if (error) {
+        return make_errno_error("cannot rename the finished bundle into place", target.string(),
+                                error.value());
+    }
+    temporary.keep();
+    return report;
+}
+
+}  // namespace rpmirror
