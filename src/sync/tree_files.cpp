@@ -177,6 +177,7 @@ store::StageOptions TreeFiles::stage_options(const std::stop_token& stop) const 
     stage.spool_dir = options_.s3_spool_dir;
     stage.capacity = options_.s3_spool_size;
     stage.parallel = 1;
+    stage.part_size = options_.s3_part_size;
     stage.acl = options_.s3_acl;
     stage.stop = stop;
     stage.durable = true;  // .treeinfo vouches for the images once published
