@@ -68,12 +68,13 @@ SiblingOutcome copy_from_siblings(store::ObjectStore& objects, std::string_view 
                                   std::span<const Wanted> wanted,
                                   const store::CopyOptions& options) {
     SiblingOutcome outcome;
+    outcome.linked.assign(wanted.size(), false);
     if (wanted.empty() || repo.empty()) {
         return outcome;
     }
     auto sources = sibling_packages(objects, repo);
     if (!sources) {
-        outcome.note = "--dedupe: " + sources.error().to_string();
+        outcome.notes.push_back("--dedupe: " + sources.error().to_string());
         return outcome;
     }
     // The packages a sibling holds, with their copies.
@@ -125,12 +126,14 @@ SiblingOutcome copy_from_siblings(store::ObjectStore& objects, std::string_view 
             object = tl::unexpected(Error{ErrorCode::NotFound, "gone after its copy", match.to});
         }
         if (!object) {
-            if (outcome.note.empty()) {
-                outcome.note = "--dedupe: " + object.error().to_string();
+            if (outcome.notes.empty()) {
+                outcome.notes.push_back("--dedupe: " + object.error().to_string());
             }
             continue;
         }
-        outcome.copied_bytes += wanted[match.index].size;
+        outcome.linked[match.index] = true;
+        ++outcome.linked_count;
+        outcome.linked_bytes += wanted[match.index].size;
         outcome.copied.push_back(
             {match.index, std::move(**object), objects.describe(match.source->key)});
     }

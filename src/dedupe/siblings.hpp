@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/dedupe/dedupe.hpp"
 #include "store/object_store.hpp"
 
 namespace rpmirror::dedupe {
@@ -32,15 +33,12 @@ struct Copied {
     std::string source;        // the store's name of what it was copied from
 };
 
-struct SiblingOutcome {
+// What the copies did, in the terms of any --dedupe source (DedupeOutcome: linked per wanted
+// package, their bytes, the fallbacks, at most one note "--dedupe: ..." naming the first store
+// error: a failed search, or a copy that failed; those packages are left to the download), with
+// the copies as the store describes them (for the sync's record).
+struct SiblingOutcome : DedupeOutcome {
     std::vector<Copied> copied;
-    std::uint64_t copied_bytes = 0;
-    // Found in a sibling but not copied (the sibling's object changed since its state recorded
-    // it): left to the download.
-    std::size_t fallbacks = 0;
-    // The first store error (a failed search, or a copy that failed; those packages are left to
-    // the download), "--dedupe: ..."; empty iff none.
-    std::string note;
 };
 
 // Copies into the repository `repo` of `store` (a key; "" is refused: nothing beside it) the

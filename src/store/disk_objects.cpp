@@ -169,8 +169,8 @@ Result<void> DiskStore::put_file(std::string_view key, const std::filesystem::pa
     });
 }
 
-Result<std::unique_ptr<Staging>> DiskStore::stage(const StageOptions& /*options*/) {
-    return in_place_staging(*this, root_);
+Result<std::unique_ptr<Staging>> DiskStore::stage(const StageOptions& options) {
+    return in_place_staging(*this, root_, options.durable);
 }
 
 Result<void> DiskStore::copy(std::span<const CopyRequest> copies, const CopyOptions&) {
@@ -207,55 +207,6 @@ void DiskStore::remove_empty_dirs(std::string_view key) {
             return;
         }
     }
-}
-
-Result<std::filesystem::path> DiskStore::stage_path(std::string_view key,
-                                                    const std::filesystem::path&) {
-    if (auto valid = check_key(key); !valid) {
-        return tl::unexpected(std::move(valid.error()));
-    }
-    if (auto dir = make_dirs(parent_of(key)); !dir) {
-        return tl::unexpected(std::move(dir.error()));
-    }
-    return root_ / parent_of(key) / staged_name(name_of(key));
-}
-
-Result<void> DiskStore::commit_staged(std::string_view key, const std::filesystem::path& staged,
-                                      const CopyOptions&) {
-    if (auto valid = check_key(key); !valid) {
-        return valid;
-    }
-    const std::string name = name_of(key);
-    if (staged != root_ / parent_of(key) / staged_name(name)) {
-        return make_error(ErrorCode::BadInput, "not staged for " + std::string(key),
-                          staged.string());
-    }
-    auto dir = make_dirs(parent_of(key));
-    if (!dir) {
-        return tl::unexpected(std::move(dir.error()));
-    }
-    const std::string from = staged_name(name);
-    {
-        const UniqueFd file(::openat(dir->get(), from.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-        struct stat st {};
-        if (!file || ::fstat(file.get(), &st) != 0) {
-            return make_errno_error("cannot open", staged.string(), errno);
-        }
-        if (!S_ISREG(st.st_mode)) {
-            return make_error(ErrorCode::Unsafe, "not a regular file", staged.string());
-        }
-        if (fault::fsync(file.get(), staged.string()) != 0) {
-            return make_errno_error("cannot flush", staged.string(), errno);
-        }
-    }
-    if (fault::renameat(dir->get(), from.c_str(), dir->get(), name.c_str()) != 0) {
-        return make_errno_error("cannot rename into place", describe(key), errno);
-    }
-    return fs::sync_directory(dir->get(), describe(parent_of(key)));
-}
-
-std::string DiskStore::staged_name(std::string_view name) {
-    return "." + std::string(name) + ".rpmirror-staged";
 }
 
 Result<UniqueFd> DiskStore::root_fd() const {

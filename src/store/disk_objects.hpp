@@ -81,7 +81,7 @@ class DiskStore final : public ObjectStore {
 
     Result<void> put_file(std::string_view key, const std::filesystem::path& path) override;
 
-    Result<std::unique_ptr<Staging>> stage(const StageOptions& /*options*/) override;
+    Result<std::unique_ptr<Staging>> stage(const StageOptions& options) override;
 
     Result<void> copy(std::span<const CopyRequest> copies, const CopyOptions&) override;
 
@@ -102,15 +102,6 @@ class DiskStore final : public ObjectStore {
                              RepoLock* lock) override;
 
     Result<std::optional<std::string>> alias_target(std::string_view alias) override;
-
-    Result<std::filesystem::path> stage_path(std::string_view key,
-                                             const std::filesystem::path&) override;
-
-    Result<void> commit_staged(std::string_view key, const std::filesystem::path& staged,
-                               const CopyOptions&) override;
-
-    // stage_path's name beside `name`.
-    static std::string staged_name(std::string_view name);
 
     // --- for DiskTree and copy ---
 

@@ -240,18 +240,6 @@ Result<std::optional<std::string>> FaultInjectingStore::alias_target(std::string
     return inner_.alias_target(alias);
 }
 
-Result<std::filesystem::path> FaultInjectingStore::stage_path(
-    std::string_view key, const std::filesystem::path& scratch) {
-    return inner_.stage_path(key, scratch);
-}
-
-Result<void> FaultInjectingStore::commit_staged(std::string_view key,
-                                                const std::filesystem::path& staged,
-                                                const CopyOptions& options) {
-    RPMIRROR_FAULT_CHECK(StoreOp::Put, key)
-    return inner_.commit_staged(key, staged, options);
-}
-
 #undef RPMIRROR_FAULT_CHECK
 
 }  // namespace rpmirror::store

@@ -18,7 +18,7 @@ enum class StoreOp {
     Stat,    // stat
     List,    // list, list_dirs, trees, tree, alias_target
     Read,    // read, local_copy
-    Put,     // put, put_file, TreeBuild::put, commit_staged, Staging::commit (on its key)
+    Put,     // put, put_file, TreeBuild::put, Staging::commit (on its key)
     Copy,    // copy, TreeBuild::copy (once per copied key)
     Remove,  // remove, remove_tree
     Build,   // build_tree
@@ -69,10 +69,6 @@ class FaultInjectingStore final : public ObjectStore {
     Result<void> point_alias(std::string_view alias, std::string_view tree,
                              RepoLock* lock) override;
     Result<std::optional<std::string>> alias_target(std::string_view alias) override;
-    Result<std::filesystem::path> stage_path(std::string_view key,
-                                             const std::filesystem::path& scratch) override;
-    Result<void> commit_staged(std::string_view key, const std::filesystem::path& staged,
-                               const CopyOptions& options) override;
 
     // The fault, if any, for one operation of kind `op` on `key` (counted).
     std::optional<Error> fault(StoreOp op, std::string_view key);

@@ -13,6 +13,9 @@ namespace rpmirror::store {
 
 Result<void> LocalStore::write_document(std::string_view key, std::string_view content) {
     const std::filesystem::path path = root_of(key) / key;
+    if (auto current = fs::read_file(path); current && *current == content) {
+        return {};  // as this run would write it: not written again
+    }
     std::error_code error;
     std::filesystem::create_directories(path.parent_path(), error);
     if (error) {

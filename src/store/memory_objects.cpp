@@ -303,21 +303,6 @@ class MemoryStore final : public ObjectStore {
                                        : std::optional<std::string>(found->second);
     }
 
-    Result<std::filesystem::path> stage_path(std::string_view key,
-                                             const std::filesystem::path& scratch) override {
-        return scratch_path(key, scratch);
-    }
-
-    Result<void> commit_staged(std::string_view key, const std::filesystem::path& staged,
-                               const CopyOptions&) override {
-        if (auto put = put_file(key, staged); !put) {
-            return put;
-        }
-        std::error_code ignored;
-        std::filesystem::remove(staged, ignored);
-        return {};
-    }
-
     // --- for MemoryTree ---
 
     Result<void> copy_one(std::string_view from, std::string_view to, const CopyRequest& request) {

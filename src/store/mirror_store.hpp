@@ -258,7 +258,9 @@ class MirrorStore {
     // A sync opens the store it publishes into (LocalStore with its metadata root; a bucket's
     // S3Store over the sync's live state); other stores refuse these with Error{Unsupported}.
 
-    // Replaces the small file at `key` (comps.xml) with `content` atomically.
+    // Replaces the small file at `key` (comps.xml; --mirror-url's list, whose key may climb out
+    // of the repository as a blob's does) with `content` atomically; nothing is written iff it
+    // holds (as this run stored it) `content` already.
     virtual Result<void> write_document(std::string_view key, std::string_view content) = 0;
 
     // Records what a batch of a sync's packages became, as each batch is stored: `placed` (stored

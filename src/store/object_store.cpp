@@ -60,21 +60,6 @@ std::string join_key(std::string_view prefix, std::string_view relative) {
     return fmt::format("{}/{}", prefix, relative);
 }
 
-Result<std::filesystem::path> scratch_path(std::string_view key,
-                                           const std::filesystem::path& scratch) {
-    if (auto valid = check_key(key); !valid) {
-        return tl::unexpected(std::move(valid.error()));
-    }
-    const std::filesystem::path path = scratch / std::string(key);
-    std::error_code error;
-    std::filesystem::create_directories(path.parent_path(), error);
-    if (error) {
-        return make_error(ErrorCode::Io, "cannot create: " + error.message(),
-                          path.parent_path().string());
-    }
-    return path;
-}
-
 std::string parent_of(std::string_view key) {
     const auto slash = key.rfind('/');
     return slash == std::string_view::npos ? std::string() : std::string(key.substr(0, slash));

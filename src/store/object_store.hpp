@@ -152,6 +152,10 @@ struct StageOptions {
     std::string acl;                        // a bucket's canned ACL for what is committed
     std::string content_type;               // a bucket's Content-Type for what is committed
     std::stop_token stop;                   // once requested, what is not yet committed is not
+    // Each file is durable once wait() reports it stored (on disk: the files and their
+    // directories flushed; a bucket's and memory's are at once), for a writer about to publish
+    // something that vouches for them.
+    bool durable = false;
 };
 
 // One file made in a Staging, handed to Staging::commit.
@@ -319,22 +323,6 @@ class ObjectStore {
     // The key of the tree `alias` shows; nullopt iff `alias` is no alias.
     virtual Result<std::optional<std::string>> alias_target(std::string_view alias) = 0;
 
-    // --- A local file staged for a key (a download's destination) ---
-
-    // Where a local file that is to become `key` may be written (by a downloader) before
-    // commit_staged: on disk a hidden name beside `key` in its directory (created), so that the
-    // commit is a rename; elsewhere `scratch`/`key` (the caller's directory, created). The same
-    // key gives the same path (a partial download there resumes). Nothing shows at `key` yet.
-    virtual Result<std::filesystem::path> stage_path(std::string_view key,
-                                                     const std::filesystem::path& scratch) = 0;
-
-    // Makes the local file `staged` (stage_path's for `key`) the content of `key`, atomically
-    // and, on disk, durably (flushed, then renamed into place); in a bucket uploaded (with
-    // `options.acl`) and then removed locally. On error the old content (or nothing) stays at
-    // `key`.
-    virtual Result<void> commit_staged(std::string_view key, const std::filesystem::path& staged,
-                                       const CopyOptions& options) = 0;
-
   protected:
     ObjectStore() = default;
 };
@@ -348,11 +336,6 @@ std::string join_key(std::string_view prefix, std::string_view relative);
 // The key's parent ("a/b" of "a/b/c"; "" at the top) and its last segment ("c").
 std::string parent_of(std::string_view key);
 std::string name_of(std::string_view key);
-
-// stage_path's answer for a store without local files: `scratch`/`key`, its directories created
-// (Error{Io} naming them iff they cannot be); Error{BadInput} iff `key` is no key.
-Result<std::filesystem::path> scratch_path(std::string_view key,
-                                           const std::filesystem::path& scratch);
 
 // The store of the directory `root` (it need not exist yet).
 std::unique_ptr<ObjectStore> disk_object_store(std::filesystem::path root);

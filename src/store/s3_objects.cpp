@@ -328,27 +328,6 @@ class S3Objects final : public ObjectStore {
     Result<void> point_alias(std::string_view alias, std::string_view tree,
                              RepoLock* lock) override;
 
-    Result<std::filesystem::path> stage_path(std::string_view key,
-                                             const std::filesystem::path& scratch) override {
-        return scratch_path(key, scratch);
-    }
-
-    Result<void> commit_staged(std::string_view key, const std::filesystem::path& staged,
-                               const CopyOptions& options) override {
-        if (auto valid = check_key(key); !valid) {
-            return valid;
-        }
-        s3::UploadSpec spec;
-        spec.acl = options.acl;
-        auto uploaded = s3::upload_file(client_, where_.bucket, full(key), staged, spec);
-        if (!uploaded) {
-            return tl::unexpected(std::move(uploaded.error()));
-        }
-        std::error_code ignored;
-        std::filesystem::remove(staged, ignored);
-        return {};
-    }
-
     Result<std::optional<std::string>> alias_target(std::string_view alias) override {
         if (auto valid = check_key(alias); !valid) {
             return tl::unexpected(std::move(valid.error()));

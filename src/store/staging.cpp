@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "fs/durable.hpp"
 #include "fs/tree.hpp"
 #include "store/spool.hpp"
 
@@ -40,8 +41,8 @@ std::optional<Committed> judged(std::size_t ticket, const StagedFile& file,
 
 class InPlaceStaging final : public Staging {
   public:
-    InPlaceStaging(ObjectStore& store, std::filesystem::path root)
-        : store_(store), root_(std::move(root)) {}
+    InPlaceStaging(ObjectStore& store, std::filesystem::path root, bool durable)
+        : store_(store), root_(std::move(root)), durable_(durable) {}
 
     const std::filesystem::path& directory() const override { return root_; }
     bool in_place() const override { return true; }
@@ -55,6 +56,7 @@ class InPlaceStaging final : public Staging {
 
     std::vector<Committed> wait() override {
         std::vector<Committed> done;
+        std::vector<std::filesystem::path> flushed;  // durable_: the files stored, their dirs
         for (auto& [ticket, file] : std::exchange(queue_, {})) {
             const std::filesystem::path path = root_ / file.key;
             if (auto early = judged(ticket, file, path, {}, store_.describe(file.key))) {
@@ -74,15 +76,35 @@ class InPlaceStaging final : public Staging {
                     Error{ErrorCode::NotFound, "was not made in place", store_.describe(file.key)};
             } else {
                 one.stored = std::move(**info);
+                if (durable_) {
+                    flushed.push_back(root_ / file.key);
+                    flushed.push_back((root_ / file.key).parent_path());
+                }
             }
             done.push_back(std::move(one));
+        }
+        if (auto flush = flush_stored(flushed); !flush) {
+            for (Committed& one : done) {
+                if (one.stored) {
+                    one.stored.reset();
+                    one.error = flush.error();
+                }
+            }
         }
         return done;
     }
 
   private:
+    // fs::flush_files of `paths`, each once.
+    static Result<void> flush_stored(std::vector<std::filesystem::path>& paths) {
+        std::sort(paths.begin(), paths.end());
+        paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+        return paths.empty() ? Result<void>{} : fs::flush_files(paths);
+    }
+
     ObjectStore& store_;
     std::filesystem::path root_;
+    bool durable_;
     std::optional<std::string> warning_;
     std::vector<std::pair<std::size_t, StagedFile>> queue_;
 };
@@ -208,8 +230,9 @@ class SpoolStaging final : public Staging {
 
 }  // namespace
 
-std::unique_ptr<Staging> in_place_staging(ObjectStore& store, std::filesystem::path root) {
-    return std::make_unique<InPlaceStaging>(store, std::move(root));
+std::unique_ptr<Staging> in_place_staging(ObjectStore& store, std::filesystem::path root,
+                                          bool durable) {
+    return std::make_unique<InPlaceStaging>(store, std::move(root), durable);
 }
 
 Result<std::unique_ptr<Staging>> spool_staging(

@@ -17,8 +17,10 @@ namespace rpmirror::store {
 
 // The staging area of a store whose root is the local directory `root` (the disk's): a file
 // made there is in place; commit() confirms it with `store`.stat (in wait(), on its caller's
-// thread). `store` must outlive it.
-std::unique_ptr<Staging> in_place_staging(ObjectStore& store, std::filesystem::path root);
+// thread; with `durable`, wait() then flushes the files stored and their directories).
+// `store` must outlive it.
+std::unique_ptr<Staging> in_place_staging(ObjectStore& store, std::filesystem::path root,
+                                          bool durable);
 
 // Stores one complete file of the spool (`file`, holding `staged`'s content) as `staged.key`.
 // Returns what was stored. Called on one worker at a time.

@@ -109,51 +109,66 @@ std::vector<std::size_t> RepoSync::Placement::copy_duplicates(const PackageIndex
         sync_.stop_.stop_requested()) {
         return absent;
     }
+    // Where the store's siblings record what they hold (a bucket), copied inside the store (not
+    // with --gpgcheck: every package it stores is judged in the spool); else linked from the
+    // trees on the repository's filesystem, walked and verified.
     const std::optional<store::Siblings> siblings = sync_.destination_->siblings();
-    if (!siblings) {
-        return link_duplicates(index, std::move(absent));
-    }
-    // Copied inside the store from a sibling repository (not with --gpgcheck: every package
-    // it stores is judged in the spool).
-    if (sync_.checks_packages()) {
+    if (siblings && sync_.checks_packages()) {
         return absent;
     }
-    return copy_from_siblings(*siblings, std::move(absent));
+    const DedupeOutcome outcome =
+        siblings ? copy_from_siblings(*siblings, absent) : link_duplicates(absent);
+    RepoSyncReport& report = sync_.report_;
+    report.linked += outcome.linked_count;
+    report.linked_bytes += outcome.linked_bytes;
+    report.link_fallbacks += outcome.fallbacks;
+    if (!outcome.notes.empty()) {
+        report.warnings.push_back(outcome.notes.size() == 1
+                                      ? outcome.notes.front()
+                                      : fmt::format("{} (and {} more like it)",
+                                                    outcome.notes.front(),
+                                                    outcome.notes.size() - 1));
+    }
+    const SyncPlan& plan = sync_.plan_;
+    std::vector<std::size_t> rest;
+    for (std::size_t item = 0; item < absent.size(); ++item) {
+        const std::size_t target = absent[item];
+        if (!outcome.linked[item]) {
+            rest.push_back(target);
+            continue;
+        }
+        if (sync_.options_.events != nullptr) {
+            const PackageView package = index[plan.targets[target].position];
+            PackageEvent event;
+            event.kind = PackageEvent::Kind::Linked;
+            event.file_name = href_file_name(package.location_href);
+            event.bytes = package.package_size;
+            event.total = report.selected;
+            event.done = ++sync_.packages_done_;
+            sync_.options_.events->package(event);
+        }
+    }
+    return rest;
 }
 
-std::vector<std::size_t> RepoSync::Placement::copy_from_siblings(const store::Siblings& siblings,
-                                                                 std::vector<std::size_t> absent) {
+DedupeOutcome RepoSync::Placement::copy_from_siblings(const store::Siblings& siblings,
+                                                      std::span<const std::size_t> absent) {
     std::vector<dedupe::Wanted> wanted;
     wanted.reserve(absent.size());
     for (const std::size_t item : absent) {
         const store::WantedFile& package = packages_[item];
         wanted.push_back({package.key, package.checksum_type, package.digest, package.size});
     }
-    const dedupe::SiblingOutcome outcome =
+    dedupe::SiblingOutcome outcome =
         dedupe::copy_from_siblings(*siblings.shared, siblings.repository, wanted, siblings.copy);
-    std::vector<bool> copied(absent.size(), false);
     for (const dedupe::Copied& made : outcome.copied) {
-        copied[made.index] = true;
         const dedupe::Wanted& package = wanted[made.index];
         sync_.destination_->record_copied({package.key,
                                            {made.object.size, made.object.version},
                                            package.checksum_type,
                                            package.digest});
     }
-    RepoSyncReport& report = sync_.report_;
-    report.linked += outcome.copied.size();
-    report.linked_bytes += outcome.copied_bytes;
-    report.link_fallbacks += outcome.fallbacks;
-    if (!outcome.note.empty()) {
-        report.warnings.push_back(outcome.note);
-    }
-    std::vector<std::size_t> rest;
-    for (std::size_t index = 0; index < absent.size(); ++index) {
-        if (!copied[index]) {
-            rest.push_back(absent[index]);
-        }
-    }
-    return rest;
+    return std::move(static_cast<DedupeOutcome&>(outcome));
 }
 
 ProgressSink* RepoSync::Placement::begin_batch(const std::vector<std::size_t>& batch,
@@ -342,16 +357,14 @@ Result<void> RepoSync::fetch_into(const PackageIndex& index, Placement& placemen
     return {};
 }
 
-std::vector<std::size_t> RepoSync::Placement::link_duplicates(const PackageIndex& index,
-                                                              std::vector<std::size_t> absent) {
-    RepoSyncReport& report = sync_.report_;
+DedupeOutcome RepoSync::Placement::link_duplicates(std::span<const std::size_t> absent) {
     const SyncOptions& options = sync_.options_;
     const SyncPlan& plan = sync_.plan_;
     std::vector<DedupeTarget> wanted;
     wanted.reserve(absent.size());
     for (const std::size_t target : absent) {
-        const PackageView package = index[plan.targets[target].position];
-        wanted.push_back({package.checksum_type, package.checksum_hex(), package.package_size,
+        const store::WantedFile& package = packages_[target];
+        wanted.push_back({package.checksum_type, package.digest, package.size,
                           plan.roots[plan.targets[target].root_index],
                           plan.targets[target].destination});
     }
@@ -368,35 +381,7 @@ std::vector<std::size_t> RepoSync::Placement::link_duplicates(const PackageIndex
     dedupe.excluded = {sync_.repo_dir_, sync_.metadata_dir_};
     dedupe.use_cache = options.use_checksum_cache;
     dedupe.stop = sync_.stop_;
-    const DedupeOutcome outcome = dedupe_targets(wanted, dedupe);
-    report.linked += outcome.linked_count;
-    report.linked_bytes += outcome.linked_bytes;
-    report.link_fallbacks += outcome.fallbacks;
-    if (!outcome.notes.empty()) {
-        report.warnings.push_back(outcome.notes.size() == 1
-                                      ? outcome.notes.front()
-                                      : fmt::format("{} (and {} more like it)",
-                                                    outcome.notes.front(),
-                                                    outcome.notes.size() - 1));
-    }
-    std::vector<std::size_t> rest;
-    for (std::size_t item = 0; item < wanted.size(); ++item) {
-        const std::size_t target = absent[item];
-        if (!outcome.linked[item]) {
-            rest.push_back(target);
-            continue;
-        }
-        if (options.events != nullptr) {
-            PackageEvent event;
-            event.kind = PackageEvent::Kind::Linked;
-            event.file_name = href_file_name(index[plan.targets[target].position].location_href);
-            event.bytes = wanted[item].size;
-            event.total = report.selected;
-            event.done = ++sync_.packages_done_;
-            options.events->package(event);
-        }
-    }
-    return rest;
+    return dedupe_targets(wanted, dedupe);
 }
 
 Result<void> RepoSync::download_targets(const PackageIndex& index,

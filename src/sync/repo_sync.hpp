@@ -419,11 +419,12 @@ class RepoSync::Placement {
     bool checks_while_storing() const { return !staging_.in_place(); }
 
   private:
-    // --dedupe over the record of the store's siblings (a bucket's): copies inside the store.
-    std::vector<std::size_t> copy_from_siblings(const store::Siblings& siblings,
-                                                std::vector<std::size_t> absent);
-    std::vector<std::size_t> link_duplicates(const PackageIndex& index,
-                                             std::vector<std::size_t> absent);
+    // The two sources of copy_duplicates, per package of `absent` (targets) whether it is now
+    // placed: the record of the store's siblings (a bucket's: copies inside the store, each
+    // recorded as the sync's), or the trees on the repository's filesystem (links).
+    DedupeOutcome copy_from_siblings(const store::Siblings& siblings,
+                                     std::span<const std::size_t> absent);
+    DedupeOutcome link_duplicates(std::span<const std::size_t> absent);
     // Hands package `target`, complete beneath root(), to the staging area.
     void commit(std::size_t target);
 

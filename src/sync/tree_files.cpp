@@ -1,7 +1,7 @@
 // An installation tree's own files (sync/tree_files.hpp), over the tree's ObjectStore: verified
-// against the record (or hashed), fetched into the place the store stages them (beside the file on
-// disk, all at once; a bucket's spool, one at a time) and committed, recorded, and .treeinfo
-// committed last.
+// against the record (or hashed), fetched into the store's staging area (ObjectStore::stage: in
+// place on disk, all at once; a bucket's spool, one at a time) and committed durably, recorded,
+// and .treeinfo committed last.
 #include "sync/tree_files.hpp"
 
 #include <algorithm>
@@ -172,40 +172,45 @@ Result<void> TreeFiles::record(const std::string& key, ChecksumType type, std::s
     return {};
 }
 
+store::StageOptions TreeFiles::stage_options(const std::stop_token& stop) const {
+    store::StageOptions stage;
+    stage.spool_dir = options_.s3_spool_dir;
+    stage.capacity = options_.s3_spool_size;
+    stage.parallel = 1;
+    stage.part_size = options_.s3_part_size;
+    stage.acl = options_.s3_acl;
+    stage.stop = stop;
+    stage.durable = true;  // .treeinfo vouches for the images once published
+    return stage;
+}
+
+Result<std::unique_ptr<store::Staging>> TreeFiles::stage(const std::stop_token& stop) {
+    auto staging = objects_.stage(stage_options(stop));
+    if (!staging) {
+        return tl::unexpected(std::move(staging.error()));
+    }
+    if ((*staging)->warning() &&
+        std::find(warnings_.begin(), warnings_.end(), *(*staging)->warning()) == warnings_.end()) {
+        warnings_.push_back(*(*staging)->warning());
+    }
+    return staging;
+}
+
 Result<DownloadReport> TreeFiles::fetch(Downloader& downloader,
                                         const std::vector<DownloadRequest>& requests,
                                         ProgressSink* progress, const std::stop_token& stop) {
-    auto where = scratch();
-    if (!where) {
-        return tl::unexpected(std::move(where.error()));
+    auto staging = stage(stop);
+    if (!staging) {
+        return tl::unexpected(std::move(staging.error()));
     }
-    // Each file staged where its store says: beside its key (on disk: no spool, so every such
-    // file is fetched in one batch, as many at once as the downloader runs), or in the scratch
-    // directory (a bucket's spool: one file at a time, since an image can be gigabytes).
-    std::vector<std::filesystem::path> staged;
-    std::vector<std::size_t> in_place;
-    std::vector<std::size_t> spooled;
-    for (std::size_t item = 0; item < requests.size(); ++item) {
-        auto path = objects_.stage_path(requests[item].destination.generic_string(), *where);
-        if (!path) {
-            return tl::unexpected(std::move(path.error()));
-        }
-        const std::filesystem::path below = path->lexically_relative(*where);
-        const bool in_scratch = !below.empty() && !below.native().starts_with("..");
-        (in_scratch ? spooled : in_place).push_back(item);
-        staged.push_back(std::move(*path));
-    }
+    const std::vector<std::filesystem::path> roots{(*staging)->directory()};
     DownloadReport total;
     total.files.resize(requests.size());
     const auto run = [&](std::span<const std::size_t> items) -> Result<void> {
-        std::vector<std::filesystem::path> roots;
         std::vector<DownloadRequest> batch;
         for (const std::size_t item : items) {
-            DownloadRequest request = requests[item];
-            request.destination = staged[item].filename();
-            request.root_index = roots.size();
-            roots.push_back(staged[item].parent_path());
-            batch.push_back(std::move(request));
+            batch.push_back(requests[item]);
+            batch.back().root_index = 0;
         }
         ManyOfMany sink(progress, items);
         auto downloaded = downloader.run(roots, batch, &sink, stop);
@@ -214,17 +219,25 @@ Result<DownloadReport> TreeFiles::fetch(Downloader& downloader,
         }
         add_counts(total, *downloaded);
         for (std::size_t index = 0; index < items.size(); ++index) {
-            total.files[items[index]] = commit(requests[items[index]], staged[items[index]],
-                                               std::move(downloaded->files.at(index)), total);
+            total.files[items[index]] = std::move(downloaded->files.at(index));
         }
+        commit(**staging, requests, items, total);
         return {};
     };
-    if (!in_place.empty()) {
-        if (auto ran = run(in_place); !ran) {
+    // Made in place (on disk: no spool), every file is fetched in one batch, as many at once as
+    // the downloader runs; through a bucket's spool one at a time, since an image can be
+    // gigabytes.
+    std::vector<std::size_t> all(requests.size());
+    for (std::size_t item = 0; item < all.size(); ++item) {
+        all[item] = item;
+    }
+    if ((*staging)->in_place()) {
+        if (auto ran = run(all); !ran) {
             return tl::unexpected(std::move(ran.error()));
         }
+        return total;
     }
-    for (const std::size_t item : spooled) {
+    for (const std::size_t item : all) {
         if (auto ran = run(std::span(&item, 1)); !ran) {
             return tl::unexpected(std::move(ran.error()));
         }
@@ -232,30 +245,43 @@ Result<DownloadReport> TreeFiles::fetch(Downloader& downloader,
     return total;
 }
 
-FileResult TreeFiles::commit(const DownloadRequest& request, const std::filesystem::path& staged,
-                             FileResult result, DownloadReport& total) {
-    if (!stored(result.status)) {
-        return result;
-    }
-    const std::string key = request.destination.generic_string();
-    // An image .treeinfo names without a checksum keeps the digest its bytes arrived with.
-    std::string digest =
-        text::to_lower(request.expected_digest.empty() ? result.digest : request.expected_digest);
-    store::CopyOptions options;
-    options.acl = options_.s3_acl;
-    Result<void> kept = lock_ != nullptr ? lock_->confirm() : Result<void>{};
-    if (kept) {
-        kept = objects_.commit_staged(key, staged, options);
-    }
-    if (kept) {
-        kept = record(key, request.checksum_type, std::move(digest));
-    }
-    if (!kept) {
+void TreeFiles::commit(store::Staging& staging, const std::vector<DownloadRequest>& requests,
+                       std::span<const std::size_t> items, DownloadReport& total) {
+    const auto fail = [&](std::size_t item, Error error) {
         ++total.failed;
-        result.status = FileStatus::Failed;
-        result.error = std::move(kept.error());
+        total.files[item].status = FileStatus::Failed;
+        total.files[item].error = std::move(error);
+    };
+    std::vector<std::string> digests(requests.size());
+    for (const std::size_t item : items) {
+        const FileResult& result = total.files[item];
+        if (!stored(result.status)) {
+            continue;
+        }
+        const DownloadRequest& request = requests[item];
+        // An image .treeinfo names without a checksum keeps the digest its bytes arrived with.
+        digests[item] = text::to_lower(request.expected_digest.empty() ? result.digest
+                                                                       : request.expected_digest);
+        if (lock_ != nullptr) {
+            if (auto confirmed = lock_->confirm(); !confirmed) {
+                fail(item, std::move(confirmed.error()));
+                continue;
+            }
+        }
+        staging.commit(item, {request.destination.generic_string(), request.checksum_type,
+                              digests[item], nullptr, false});
     }
-    return result;
+    for (store::Committed& done : staging.wait()) {
+        const DownloadRequest& request = requests[done.ticket];
+        Result<void> kept = done.error ? tl::unexpected(std::move(*done.error)) : Result<void>{};
+        if (kept) {
+            kept = record(request.destination.generic_string(), request.checksum_type,
+                          std::move(digests[done.ticket]));
+        }
+        if (!kept) {
+            fail(done.ticket, std::move(kept.error()));
+        }
+    }
 }
 
 Result<bool> TreeFiles::publish(std::string_view text) {
@@ -270,26 +296,28 @@ Result<bool> TreeFiles::publish(std::string_view text) {
         }
         return false;
     }
-    auto where = scratch();
-    if (!where) {
-        return tl::unexpected(std::move(where.error()));
-    }
-    auto staged = objects_.stage_path(key, *where);
-    if (!staged) {
-        return tl::unexpected(std::move(staged.error()));
-    }
-    if (auto written = fs::replace_file(*staged, text); !written) {
-        return tl::unexpected(std::move(written.error()));
+    auto staging = stage(stop_);
+    if (!staging) {
+        return tl::unexpected(std::move(staging.error()));
     }
     if (lock_ != nullptr) {
         if (auto confirmed = lock_->confirm(); !confirmed) {
             return tl::unexpected(std::move(confirmed.error()));
         }
     }
-    store::CopyOptions commit;
-    commit.acl = options_.s3_acl;
-    if (auto committed = objects_.commit_staged(key, *staged, commit); !committed) {
-        return tl::unexpected(std::move(committed.error()));
+    // Made as a downloader makes a file (replaced at once: in place on disk), then committed.
+    const std::filesystem::path made = (*staging)->directory() / key;
+    if (auto dir = fs::make_directories(made.parent_path(), "the tree's directory"); !dir) {
+        return tl::unexpected(std::move(dir.error()));
+    }
+    if (auto written = fs::replace_file(made, text); !written) {
+        return tl::unexpected(std::move(written.error()));
+    }
+    (*staging)->commit(0, {key, ChecksumType::Sha256, digest, nullptr, false});
+    for (store::Committed& done : (*staging)->wait()) {
+        if (done.error) {
+            return tl::unexpected(std::move(*done.error));
+        }
     }
     if (auto kept = record(key, ChecksumType::Sha256, digest); !kept) {
         return tl::unexpected(std::move(kept.error()));

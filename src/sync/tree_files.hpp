@@ -53,8 +53,8 @@ class TreeFiles {
     bool publishes(std::string_view text);
 
     // Fetches `requests` (each file's href and path relative to the tree) through `downloader`,
-    // one at a time, each into its staged place (ObjectStore::stage_path: beside it on disk, a
-    // spool otherwise), and stores each one that verified (commit_staged), recording it as
+    // into the store's staging area (ObjectStore::stage: in place on disk, all at once; a spool
+    // otherwise, one at a time), and commits each one that verified, durably, recording it as
     // rpmirror's. Returns the downloads' report, one FileResult per request (Downloaded or
     // AlreadyPresent only once stored; a file that could not be stored is Failed with the
     // store's error), or the error that stopped it.
@@ -85,10 +85,15 @@ class TreeFiles {
     Result<std::filesystem::path> scratch();
     // Records `key` as stored now, verified against `type` `digest`.
     Result<void> record(const std::string& key, ChecksumType type, std::string digest);
-    // Commits `result`'s file, downloaded to `staged` for `request`, and records it; a failure
-    // to do so makes the result (and one more of `total`'s) failed.
-    FileResult commit(const DownloadRequest& request, const std::filesystem::path& staged,
-                      FileResult result, DownloadReport& total);
+    // The staging options of the tree's files (durable: .treeinfo vouches for them).
+    store::StageOptions stage_options(const std::stop_token& stop) const;
+    // A staging area of the tree's store; its warning (once) kept for save().
+    Result<std::unique_ptr<store::Staging>> stage(const std::stop_token& stop);
+    // Commits through `staging` each of `items` (indices of `requests` and of total.files) that
+    // was downloaded into it, and records it; a failure to do so makes its result (and one more
+    // of `total`'s) failed.
+    void commit(store::Staging& staging, const std::vector<DownloadRequest>& requests,
+                std::span<const std::size_t> items, DownloadReport& total);
 
     store::MirrorRoot root_;
     store::ObjectStore& objects_;

@@ -102,22 +102,9 @@ Result<std::optional<std::string>> RepoSync::publish_mirror_list() {
     // Its key relative to the repository, as a blob's climbs out of it.
     std::string key =
         list_path->lexically_relative(repo_dir_.lexically_relative(layout_root_)).generic_string();
-    if (!metadata_on_disk()) {
-        // Through the sync's own store (a bucket's), whose state records it with the metadata.
-        if (auto written = store_->write_document(key, contents); !written) {
-            return tl::unexpected(std::move(written.error()));
-        }
-        return key;
-    }
-    auto layout = LayoutRoot::open(layout_root_, state_directory(options_), options_.s3);
-    if (!layout) {
-        return tl::unexpected(std::move(layout.error()));
-    }
-    const std::string list_key = list_path->generic_string();
-    if (auto current = layout->objects().read(list_key); current && *current == contents) {
-        return key;
-    }
-    if (auto written = layout->objects().put(list_key, contents); !written) {
+    // Through the sync's own store, whose record (a bucket's state) keeps it with the metadata;
+    // the same content is not written again.
+    if (auto written = store_->write_document(key, contents); !written) {
         return tl::unexpected(std::move(written.error()));
     }
     return key;

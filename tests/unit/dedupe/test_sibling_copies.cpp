@@ -59,13 +59,15 @@ TEST_F(SiblingCopies, CopiesWhatASiblingRecordsAndLeavesTheRest) {
                                                wanted("Packages/q.rpm", "q package")};
     const dedupe::SiblingOutcome outcome =
         dedupe::copy_from_siblings(*memory_, "pub/updates", packages, {});
-    EXPECT_TRUE(outcome.note.empty()) << outcome.note;
+    EXPECT_TRUE(outcome.notes.empty()) << outcome.notes.front();
     ASSERT_EQ(outcome.copied.size(), 1U);
     EXPECT_EQ(outcome.copied[0].index, 0U);
     EXPECT_EQ(outcome.copied[0].object.size, content_.size());
     EXPECT_EQ(outcome.copied[0].source, memory_->describe("pub/base/Packages/p.rpm"));
-    EXPECT_EQ(outcome.copied_bytes, content_.size());
+    EXPECT_EQ(outcome.linked_bytes, content_.size());
     EXPECT_EQ(outcome.fallbacks, 0U);
+    EXPECT_EQ(outcome.linked, (std::vector<bool>{true, false}));
+    EXPECT_EQ(outcome.linked_count, 1U);
     EXPECT_EQ(read("pub/updates/Packages/p.rpm"), content_);
     EXPECT_EQ(read("pub/updates/Packages/q.rpm"), std::nullopt);
 }
@@ -79,8 +81,9 @@ TEST_F(SiblingCopies, ASiblingObjectChangedSinceItsStateIsAFallback) {
     const dedupe::SiblingOutcome outcome =
         dedupe::copy_from_siblings(*memory_, "pub/updates", packages, {});
     EXPECT_TRUE(outcome.copied.empty());
+    EXPECT_EQ(outcome.linked, std::vector<bool>{false});
     EXPECT_EQ(outcome.fallbacks, 1U);
-    EXPECT_TRUE(outcome.note.empty()) << outcome.note;
+    EXPECT_TRUE(outcome.notes.empty()) << outcome.notes.front();
     EXPECT_EQ(read("pub/updates/Packages/p.rpm"), std::nullopt);
 }
 
@@ -94,7 +97,7 @@ TEST_F(SiblingCopies, ManyCopiesAreOneBatchDescribedByOneListingNotAStatEach) {
     store::FaultInjectingStore faults(*memory_);
     const dedupe::SiblingOutcome outcome =
         dedupe::copy_from_siblings(faults, "pub/updates", packages, {});
-    EXPECT_TRUE(outcome.note.empty()) << outcome.note;
+    EXPECT_TRUE(outcome.notes.empty()) << outcome.notes.front();
     ASSERT_EQ(outcome.copied.size(), packages.size());
     for (const dedupe::Copied& copied : outcome.copied) {
         EXPECT_EQ(copied.object.size, packages[copied.index].size);
@@ -119,10 +122,13 @@ TEST_F(SiblingCopies, AFailingCopyLeavesTheSiblingIntactAndNothingAtTheTarget) {
         dedupe::copy_from_siblings(faults, "pub/updates", packages, {});
     ASSERT_EQ(outcome.copied.size(), 1U) << "the failure ends no other copy";
     EXPECT_EQ(outcome.copied[0].index, 1U);
-    EXPECT_EQ(outcome.copied_bytes, std::string("r package").size());
+    EXPECT_EQ(outcome.linked_bytes, std::string("r package").size());
     EXPECT_EQ(outcome.fallbacks, 0U);
-    EXPECT_NE(outcome.note.find("--dedupe: "), std::string::npos) << outcome.note;
-    EXPECT_NE(outcome.note.find("injected"), std::string::npos) << outcome.note;
+    ASSERT_EQ(outcome.notes.size(), 1U);
+    EXPECT_NE(outcome.notes[0].find("--dedupe: "), std::string::npos) << outcome.notes[0];
+    EXPECT_NE(outcome.notes[0].find("injected"), std::string::npos) << outcome.notes[0];
+    EXPECT_EQ(outcome.linked, (std::vector<bool>{false, true}));
+    EXPECT_EQ(outcome.linked_count, 1U);
     EXPECT_EQ(read("pub/base/Packages/p.rpm"), content_);
     EXPECT_EQ(read("pub/updates/Packages/p.rpm"), std::nullopt);
     EXPECT_EQ(read("pub/updates/Packages/r.rpm"), "r package");
@@ -135,13 +141,15 @@ TEST_F(SiblingCopies, ASearchThatFailsCopiesNothingAndSaysWhy) {
     const dedupe::SiblingOutcome outcome =
         dedupe::copy_from_siblings(*memory_, "pub/updates", packages, {});
     EXPECT_TRUE(outcome.copied.empty());
-    EXPECT_NE(outcome.note.find("pub/broken/.rpmirror/state.json"), std::string::npos)
-        << outcome.note;
+    ASSERT_EQ(outcome.notes.size(), 1U);
+    EXPECT_NE(outcome.notes[0].find("pub/broken/.rpmirror/state.json"), std::string::npos)
+        << outcome.notes[0];
+    EXPECT_EQ(outcome.linked, std::vector<bool>{false});
     EXPECT_EQ(read("pub/updates/Packages/p.rpm"), std::nullopt);
 
     // Nothing wanted, or no repository named: nothing is even listed.
     store::FaultInjectingStore faults(*memory_);
-    EXPECT_TRUE(dedupe::copy_from_siblings(faults, "pub/updates", {}, {}).note.empty());
+    EXPECT_TRUE(dedupe::copy_from_siblings(faults, "pub/updates", {}, {}).notes.empty());
     EXPECT_TRUE(dedupe::copy_from_siblings(faults, "", packages, {}).copied.empty());
     EXPECT_EQ(faults.count(store::StoreOp::Read), 0U);
 }

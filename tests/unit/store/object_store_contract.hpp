@@ -499,29 +499,29 @@ TEST_P(ObjectStoreContract, PutFileStoresALocalFile) {
     EXPECT_EQ(read("files/big"), bytes);
 }
 
-// A file written at stage_path shows at its key only once committed, replacing what was there;
-// the staged file is then gone, and a key that is none is refused.
-TEST_P(ObjectStoreContract, AStagedFileShowsOnlyOnceCommitted) {
+// A durable staging area commits as any other (on disk its files and directories are flushed
+// before wait() reports them), replacing what was at the key; a spool keeps nothing after.
+TEST_P(ObjectStoreContract, ADurableStagingCommitsReplacingWhatWasThere) {
     put("images/boot.iso", "old");
-    const TempDir scratch;
-    auto staged = store().stage_path("images/boot.iso", scratch.path());
-    ASSERT_TRUE(staged) << staged.error().to_string();
-    auto again = store().stage_path("images/boot.iso", scratch.path());
-    ASSERT_TRUE(again) << again.error().to_string();
-    EXPECT_EQ(*again, *staged);
-    auto written = fs::replace_file(*staged, "new bytes");
-    ASSERT_TRUE(written) << written.error().to_string();
-    EXPECT_EQ(read("images/boot.iso"), "old");
-    auto committed = store().commit_staged("images/boot.iso", *staged, {});
-    ASSERT_TRUE(committed) << committed.error().to_string();
+    store::StageOptions options;
+    options.durable = true;
+    auto staging = store().stage(options);
+    ASSERT_TRUE(staging) << staging.error().to_string();
+    make_staged(**staging, "images/boot.iso", "new bytes");
+    make_staged(**staging, "new/dir/file.img", "x");
+    (*staging)->commit(1, {"images/boot.iso", ChecksumType::Sha256, {}, nullptr, false});
+    (*staging)->commit(2, {"new/dir/file.img", ChecksumType::Sha256, {}, nullptr, false});
+    const std::vector<store::Committed> done = (*staging)->wait();
+    ASSERT_EQ(done.size(), 2U);
+    for (const store::Committed& one : done) {
+        ASSERT_FALSE(one.error) << one.error->to_string();
+        EXPECT_TRUE(one.stored);
+    }
     EXPECT_EQ(read("images/boot.iso"), "new bytes");
-    EXPECT_FALSE(std::filesystem::exists(*staged));
-    auto fresh = store().stage_path("new/dir/file.img", scratch.path());
-    ASSERT_TRUE(fresh) << fresh.error().to_string();
-    ASSERT_TRUE(fs::replace_file(*fresh, "x"));
-    ASSERT_TRUE(store().commit_staged("new/dir/file.img", *fresh, {}));
     EXPECT_EQ(read("new/dir/file.img"), "x");
-    EXPECT_FALSE(store().stage_path("../escape.img", scratch.path()));
+    if (!(*staging)->in_place()) {
+        EXPECT_FALSE(std::filesystem::exists((*staging)->directory() / "images/boot.iso"));
+    }
 }
 
 }  // namespace rpmirror::test

@@ -1,6 +1,7 @@
 // The local MirrorStore's own guarantees, beyond the contract every store shares
 // (tests/integration/s3/test_store_contract.cpp): no symlink is followed, nothing outside the
-// root is touched, the staging directories are metadata, and a file's version sees `cp -p`.
+// root is touched, the staging directories are metadata, a file's version sees `cp -p`, and a
+// document already written is not written again.
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -88,6 +89,27 @@ TEST(LocalStore, ACopyWithTheSameSizeAndMtimeIsAnotherVersion) {
     EXPECT_NE((*after)->version, (*before)->version);
     EXPECT_FALSE(store::files_unchanged(local, {{"Packages/a.rpm", **before}}));
     EXPECT_TRUE(store::files_unchanged(local, {{"Packages/a.rpm", **after}}));
+}
+
+// write_document (comps.xml, --mirror-url's list beyond the repository) replaces a file whose
+// content differs, and leaves one that already holds the content alone (the same inode).
+TEST(LocalStore, WriteDocumentLeavesAFileHoldingTheContentAlone) {
+    test::TempDir dir;
+    dir.write("repo/Packages/a.rpm", "a");
+    store::LocalStore local(dir / "repo");
+    ASSERT_TRUE(local.write_document("../mirrors/list", "http://mirror/a/\n"));
+    const stdfs::path list = dir / "mirrors/list";
+    EXPECT_EQ(test::read_file(list), "http://mirror/a/\n");
+    struct stat first {};
+    ASSERT_EQ(::stat(list.c_str(), &first), 0);
+
+    ASSERT_TRUE(local.write_document("../mirrors/list", "http://mirror/a/\n"));
+    struct stat again {};
+    ASSERT_EQ(::stat(list.c_str(), &again), 0);
+    EXPECT_EQ(again.st_ino, first.st_ino) << "not written again";
+
+    ASSERT_TRUE(local.write_document("../mirrors/list", "http://mirror/b/\n"));
+    EXPECT_EQ(test::read_file(list), "http://mirror/b/\n");
 }
 
 }  // namespace
