@@ -42,6 +42,21 @@ Result<std::unique_ptr<Backend>> open_backend(const SnapshotRoot& root) {
                                      std::move(*base));
 }
 
+Result<std::optional<LiveTree>> read_live_tree(store::MirrorStore& mirror) {
+    auto text = mirror.read(kTreeinfoName);
+    if (!text && text.error().code == ErrorCode::NotFound) {
+        return std::nullopt;
+    }
+    if (!text) {
+        return tl::unexpected(std::move(text.error()));
+    }
+    auto tree = parse_treeinfo(*text, mirror.describe(kTreeinfoName));
+    if (!tree) {
+        return tl::unexpected(std::move(tree.error()));
+    }
+    return LiveTree{std::move(*text), std::move(*tree)};
+}
+
 Backend::Backend(const SnapshotRoot& root, std::unique_ptr<store::MirrorRoot> live,
                  std::unique_ptr<store::ObjectStore> base)
     : root_(root),
