@@ -63,7 +63,7 @@ std::string canonical_key(std::string_view key) {
 }
 
 std::filesystem::path directory_path(const std::string& value) {
-    return store::Destination::of(value).path();
+    return store::Destination::of(value).configured();
 }
 
 Problem bad(std::string message) {

@@ -38,6 +38,12 @@ class Destination {
     // with a trailing '/' ("/" stays "/", "s3://b/" is "s3://b").
     const std::filesystem::path& path() const { return normal_; }
 
+    // How a configuration keeps and shows it: a directory's normal form (path()), a bucket's URL
+    // as the user wrote it (a trailing '/' kept).
+    std::filesystem::path configured() const {
+        return bucket_ ? std::filesystem::path(given_) : normal_;
+    }
+
     // True iff `other` is of the same medium (both directories, or both in buckets).
     bool same_medium(const Destination& other) const { return bucket_ == other.bucket_; }
 

@@ -36,6 +36,9 @@ TEST(Destination, NormalFormHasNoTrailingSlashAndDirectoriesAreAbsolute) {
     EXPECT_EQ(Destination::of("s3://bucket/m/").path().native(), "s3://bucket/m");
     EXPECT_EQ(Destination::of("s3://bucket//").path().native(), "s3://bucket");
     EXPECT_EQ(Destination::of("s3://").path().native(), "s3://");
+    // A configuration keeps a bucket's URL as written, a directory in its normal form.
+    EXPECT_EQ(Destination::of("s3://bucket/m/").configured().native(), "s3://bucket/m/");
+    EXPECT_EQ(Destination::of("/srv/mirror/").configured(), "/srv/mirror");
 }
 
 TEST(Destination, ParseRefusesBadInputNamingIt) {
