@@ -38,8 +38,9 @@ bool print_as_dnf(const RepoSyncReport& report, bool quiet) {
         }
     }
     if (!quiet) {
+        const store::Destination mirror = store::Destination::of(report.repo_dir.native());
         for (const auto& deleted : report.deleted) {
-            fmt::print("[DELETED] {}\n", store::describe_beneath(report.repo_dir, deleted));
+            fmt::print("[DELETED] {}\n", mirror.describe(deleted));
         }
     }
     if (!report.error) {

@@ -15,6 +15,7 @@
 #include "rpmirror/index/index.hpp"
 #include "rpmirror/jobs/jobs_config.hpp"
 #include "rpmirror/s3/s3.hpp"
+#include "rpmirror/store/destination.hpp"
 #include "s3/upload.hpp"
 #include "util/ini.hpp"
 
@@ -62,14 +63,7 @@ std::string canonical_key(std::string_view key) {
 }
 
 std::filesystem::path directory_path(const std::string& value) {
-    if (s3::is_s3_url(value)) {
-        return value;  // a bucket: no path arithmetic ("s3://" is not "s3:/")
-    }
-    std::filesystem::path path = std::filesystem::absolute(value).lexically_normal();
-    if (!path.has_filename() && path.has_parent_path() && path != path.root_path()) {
-        path = path.parent_path();
-    }
-    return path;
+    return store::Destination::of(value).configured();
 }
 
 Problem bad(std::string message) {

@@ -39,7 +39,8 @@ bool is_one_of(const std::string_view (&keys)[N], std::string_view key) {
     return std::find(std::begin(keys), std::end(keys), key) != std::end(keys);
 }
 
-// `value` as an absolute, lexically normal directory path without a trailing '/'.
+// `value` as a configuration keeps it (store::Destination::configured): a directory absolute and
+// lexically normal without a trailing '/', an s3:// URL as given.
 std::filesystem::path directory_path(const std::string& value);
 
 using Problem = tl::expected<void, std::string>;

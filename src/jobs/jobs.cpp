@@ -201,7 +201,11 @@ std::optional<std::filesystem::path> snapshot_base_of(const JobConfig& job) {
     if (job.snapshot_dir) {
         return job.snapshot_dir;
     }
-    return store::destination_parent(job.options.download_path.native());
+    const auto parent = store::Destination::of(job.options.download_path.native()).parent();
+    if (!parent) {
+        return std::nullopt;
+    }
+    return parent->path();
 }
 
 // Fails both jobs of every pair of trees that overlap (rpmirror/jobs/overlap.hpp): destinations,
@@ -384,8 +388,8 @@ Result<JobsConfig> load_jobs_config(const JobsLoadOptions& options,
             }
             const JobConfig& job = jobs.jobs.back();
             if (job.snapshot && job.snapshot_dir &&
-                !store::same_medium(job.options.download_path.native(),
-                                    job.snapshot_dir->native())) {
+                !store::Destination::of(job.options.download_path.native())
+                     .same_medium(store::Destination::of(job.snapshot_dir->native()))) {
                 return located_error(
                     job_keys.back().snapshot.value_or(where),
                     fmt::format("job '{}': snapshot-dir {} and destination {} must both be s3:// "

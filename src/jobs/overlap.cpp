@@ -1,9 +1,6 @@
-// Trees that may not overlap (see rpmirror/jobs/overlap.hpp): local paths resolved to the device
-// and inode of each directory on their way down, s3:// URLs to a bucket and prefix segments, then
-// compared pairwise.
+// Trees that may not overlap (see rpmirror/jobs/overlap.hpp): each destination resolved once
+// (store::Destination::resolve), then compared pairwise.
 #include "rpmirror/jobs/overlap.hpp"
-
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <system_error>
@@ -11,122 +8,12 @@
 
 #include <fmt/format.h>
 
-#include "rpmirror/s3/s3.hpp"
+#include "rpmirror/store/destination.hpp"
 #include "rpmirror/sync/sync.hpp"
 
 namespace rpmirror {
 
 namespace {
-
-using DirectoryId = std::pair<dev_t, ino_t>;
-
-// A tree as it is compared.
-struct ResolvedTree {
-    bool is_s3 = false;
-    bool comparable = true;  // false: an s3:// URL that does not parse
-    std::string bucket;      // s3://
-    // Local: the directories from "/" down to the deepest one of the path that exists.
-    std::vector<DirectoryId> chain;
-    // Local: the names of the path below chain.back() (not there yet); s3://: the prefix's
-    // segments.
-    std::vector<std::string> names;
-    std::filesystem::path spelled;   // local: absolute and lexically normal, as given
-    std::filesystem::path resolved;  // local: symlinks and ".." resolved as far as the path exists
-};
-
-std::filesystem::path without_trailing_slash(std::filesystem::path path) {
-    while (!path.has_filename() && path.has_relative_path()) {
-        path = path.parent_path();
-    }
-    return path;
-}
-
-ResolvedTree resolve_local(const std::filesystem::path& path) {
-    ResolvedTree tree;
-    std::error_code error;
-    std::filesystem::path absolute = std::filesystem::absolute(path, error);
-    if (error) {
-        absolute = path;
-    }
-    tree.spelled = without_trailing_slash(absolute.lexically_normal());
-    // The existing part through realpath (symlinks, ".." after a symlink), the rest lexically.
-    const std::filesystem::path canonical = std::filesystem::weakly_canonical(absolute, error);
-    tree.resolved = error ? tree.spelled : without_trailing_slash(canonical.lexically_normal());
-    // Identified by device and inode (a bind mount of a directory is that directory), from "/"
-    // down. A name that is not an existing directory (or cannot be examined) ends the chain; it
-    // and the names after it are compared as names.
-    std::filesystem::path walked = tree.resolved.root_path();
-    struct stat st {};
-    bool is_existing = ::stat(walked.c_str(), &st) == 0;
-    if (is_existing) {
-        tree.chain.emplace_back(st.st_dev, st.st_ino);
-    }
-    for (const std::filesystem::path& name : tree.resolved.relative_path()) {
-        if (name.empty()) {
-            continue;
-        }
-        if (is_existing) {
-            walked /= name;
-            is_existing = ::stat(walked.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-            if (is_existing) {
-                tree.chain.emplace_back(st.st_dev, st.st_ino);
-                continue;
-            }
-        }
-        tree.names.push_back(name.string());
-    }
-    tree.comparable = !tree.chain.empty();
-    return tree;
-}
-
-ResolvedTree resolve_s3(const std::string& url) {
-    ResolvedTree tree;
-    tree.is_s3 = true;
-    const auto location = s3::S3Location::parse(url);  // its prefix: no "", "." or ".." segment
-    if (!location) {
-        tree.comparable = false;
-        return tree;
-    }
-    tree.bucket = location->bucket;
-    std::string_view prefix = location->prefix;
-    while (!prefix.empty()) {
-        const std::size_t slash = prefix.find('/');
-        tree.names.emplace_back(prefix.substr(0, slash));
-        prefix.remove_prefix(slash == std::string_view::npos ? prefix.size() : slash + 1);
-    }
-    return tree;
-}
-
-ResolvedTree resolve(const std::filesystem::path& path) {
-    return s3::is_s3_url(path.native()) ? resolve_s3(path.native()) : resolve_local(path);
-}
-
-bool starts_with(const std::vector<std::string>& names, const std::vector<std::string>& prefix) {
-    return names.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), names.begin());
-}
-
-// True iff `inner` is `outer` or lies beneath it.
-bool contains(const ResolvedTree& outer, const ResolvedTree& inner) {
-    if (!outer.comparable || !inner.comparable || outer.is_s3 != inner.is_s3) {
-        return false;
-    }
-    if (outer.is_s3) {
-        return outer.bucket == inner.bucket && starts_with(inner.names, outer.names);
-    }
-    if (outer.names.empty()) {
-        // outer exists: inner is beneath it iff it is one of the directories inner passes.
-        return std::find(inner.chain.begin(), inner.chain.end(), outer.chain.back()) !=
-               inner.chain.end();
-    }
-    // outer does not exist yet: inner must go through the same missing names.
-    return inner.chain.back() == outer.chain.back() && starts_with(inner.names, outer.names);
-}
-
-// True iff `inner` is `outer` or lies beneath it by their names alone.
-bool lexically_contains(const std::filesystem::path& outer, const std::filesystem::path& inner) {
-    return std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end()).first ==
-           outer.end();
-}
 
 bool is_repository_side(TreeKind kind) {
     return kind == TreeKind::Repository || kind == TreeKind::Metadata;
@@ -144,19 +31,6 @@ bool may_overlap(const OwnedTree& a, const OwnedTree& b, bool equal) {
 std::string describe(const OwnedTree& tree) {
     return fmt::format("{} ({} of {}{}{})", tree.path.native(), tree_kind_name(tree.kind),
                        tree.owner, tree.given_by.empty() ? "" : ", ", tree.given_by);
-}
-
-// How the overlap shows when the spelling does not: the resolved paths, or the bind mount.
-std::string how_resolved(const ResolvedTree& inner, const ResolvedTree& outer) {
-    if (inner.is_s3 || lexically_contains(outer.spelled, inner.spelled)) {
-        return "";
-    }
-    if (lexically_contains(outer.resolved, inner.resolved)) {
-        return fmt::format(" (they resolve to {} and {})", inner.resolved.native(),
-                           outer.resolved.native());
-    }
-    return fmt::format(" ({} and {} are one directory by device and inode: a bind mount)",
-                       inner.resolved.native(), outer.resolved.native());
 }
 
 // Why a tree may not be inside (or be) `outer`.
@@ -195,16 +69,16 @@ std::string_view tree_kind_name(TreeKind kind) {
 }
 
 std::vector<TreeOverlap> find_tree_overlaps(std::span<const OwnedTree> trees) {
-    std::vector<ResolvedTree> resolved;
+    std::vector<store::Destination::Resolved> resolved;
     resolved.reserve(trees.size());
     for (const OwnedTree& tree : trees) {
-        resolved.push_back(resolve(tree.path));
+        resolved.push_back(store::Destination::of(tree.path.native()).resolve());
     }
     std::vector<TreeOverlap> overlaps;
     for (std::size_t first = 0; first < trees.size(); ++first) {
         for (std::size_t second = first + 1; second < trees.size(); ++second) {
-            const bool first_inside = contains(resolved[second], resolved[first]);
-            const bool second_inside = contains(resolved[first], resolved[second]);
+            const bool first_inside = resolved[second].contains(resolved[first]);
+            const bool second_inside = resolved[first].contains(resolved[second]);
             if (!first_inside && !second_inside) {
                 continue;
             }
@@ -215,15 +89,11 @@ std::vector<TreeOverlap> find_tree_overlaps(std::span<const OwnedTree> trees) {
             // The one inside is named first; of two equal ones, the later one.
             const std::size_t inner = first_inside && !equal ? first : second;
             const std::size_t outer = inner == first ? second : first;
-            const bool is_s3 = resolved[inner].is_s3;
-            const std::string_view relation =
-                equal ? (is_s3 ? " is the same prefix as " : " is the same directory as ")
-                      : (is_s3 ? " is under " : " is inside ");
-            overlaps.push_back(
-                {inner, outer, equal,
-                 fmt::format("{}{}{}{}; refused: {}", describe(trees[inner]), relation,
-                             describe(trees[outer]), how_resolved(resolved[inner], resolved[outer]),
-                             why_refused(trees[outer], equal))});
+            overlaps.push_back({inner, outer, equal,
+                                fmt::format("{}{}{}{}; refused: {}", describe(trees[inner]),
+                                            resolved[inner].relation(equal), describe(trees[outer]),
+                                            resolved[inner].how(resolved[outer]),
+                                            why_refused(trees[outer], equal))});
         }
     }
     return overlaps;

@@ -9,6 +9,7 @@
 #include "rpmirror/download/download.hpp"
 #include "rpmirror/metadata/metadata.hpp"
 #include "rpmirror/snapshot/snapshot.hpp"
+#include "rpmirror/store/destination.hpp"
 #include "rpmirror/sync/remote_metadata.hpp"
 #include "rpmirror/sync/sync.hpp"
 
@@ -102,17 +103,14 @@ Result<Side> resolve_side(const SideSpec& spec, Syncer& syncer) {
         side.fetch.emplace(std::move(*fetched));
         return side;
     }
-    if (s3::is_s3_url(spec.argument)) {
-        return Side{spec.argument, spec.argument, std::nullopt};
-    }
     if (auto snapshot = snapshot_side(spec.argument, spec.snapshot_base, spec.store)) {
         if (!*snapshot) {
             return tl::unexpected(std::move(snapshot->error()));
         }
         return Side{**snapshot, spec.argument, std::nullopt};
     }
-    std::error_code error;
-    if (!std::filesystem::is_directory(spec.argument, error)) {
+    // A prefix in a bucket is read as it is given (what it holds only its store tells).
+    if (!store::Destination::of(spec.argument).may_exist()) {
         return make_error(ErrorCode::BadInput,
                           "not a directory holding repodata/, a snapshot:ID/NAME or "
                           "published:PUB/ID, nor an http(s)://, file:// or s3:// URL",

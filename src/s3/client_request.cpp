@@ -397,7 +397,7 @@ Result<Response> S3Client::Impl::call(const Request& request) {
         if (!request.bucket.empty() && error.message.find(" NoSuchBucket") != std::string::npos) {
             // Whatever key the request was for (often the lock, the first request of a sync),
             // what is missing is the bucket: name it, where it was looked for, and the way out.
-            error.subject = "s3://" + std::string(request.bucket);
+            error.subject = object_url(request.bucket, "");
             error.message = fmt::format(
                 "bucket '{}' does not exist at {} ({}); create it (e.g. `aws s3 mb s3://{} "
                 "--endpoint-url {}`) or correct the bucket of the destination or the endpoint "

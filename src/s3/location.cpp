@@ -7,8 +7,6 @@ namespace rpmirror::s3 {
 
 namespace {
 
-constexpr std::string_view kScheme = "s3://";
-
 // Returns what is wrong with `bucket` as an S3 bucket name, or "" iff it is valid.
 std::string bucket_problem(std::string_view bucket) {
     if (bucket.empty()) {
@@ -35,13 +33,9 @@ std::string bucket_problem(std::string_view bucket) {
 
 }  // namespace
 
-bool is_s3_url(std::string_view text) {
-    return text.substr(0, kScheme.size()) == kScheme;
-}
-
 Result<S3Location> S3Location::parse(std::string_view text) {
     const std::string subject(text);
-    if (!is_s3_url(text)) {
+    if (!text.starts_with(kScheme)) {
         return make_error(ErrorCode::BadInput, "not an s3:// location (s3://BUCKET/PREFIX)",
                           subject);
     }

@@ -27,9 +27,16 @@ Result<SnapshotAndPrune> create_and_prune_snapshot(const SnapshotRoot& root,
 
 Result<SnapshotAndPrune> snapshot_after_sync(const RepoSyncReport& report,
                                              const SnapshotAfterSync& policy) {
-    const std::filesystem::path repo_dir = store::normal_destination(report.repo_dir);
-    auto root = snapshot_root(report.repo_id, repo_dir,
-                              policy.base ? *policy.base : repo_dir.parent_path(), policy.s3);
+    const store::Destination mirror = store::Destination::of(report.repo_dir.native());
+    const auto above = mirror.parent();
+    if (!policy.base && !above) {
+        return make_error(ErrorCode::BadInput,
+                          "nothing is above the mirror to keep its snapshots beside it (a "
+                          "bucket's top or '/'): give --snapshot-dir",
+                          mirror.path().string());
+    }
+    auto root = snapshot_root(report.repo_id, mirror.path(),
+                              policy.base ? *policy.base : above->path(), policy.s3);
     if (!root) {
         return tl::unexpected(std::move(root.error()));
     }

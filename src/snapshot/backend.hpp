@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "metadata/treeinfo.hpp"
 #include "rpmirror/snapshot/snapshot.hpp"
 #include "rpmirror/store/repo_lock.hpp"
 #include "rpmirror/util/error.hpp"
@@ -70,6 +71,18 @@ class LiveMirror {
   protected:
     LiveMirror() = default;
 };
+
+// The installation tree at the root of a live mirror (`sync --treeinfo`): its .treeinfo as read,
+// and parsed.
+struct LiveTree {
+    std::string text;
+    TreeInfo tree;
+};
+
+// Reads the live mirror's .treeinfo: nullopt iff it has none (a repository mirrored alone); the
+// store's error iff it cannot be read, the parser's (naming it) iff it is not one. Written once
+// for every kind of mirror: LiveMirror::check starts here.
+Result<std::optional<LiveTree>> read_live_tree(store::MirrorStore& mirror);
 
 // The live mirror of `root` in `mirror`, its store (which must outlive it), for each kind of sync
 // state (chosen by store::MirrorStore::visit).

@@ -40,8 +40,8 @@ std::filesystem::path state_dir_of(const SnapshotLock& lock) {
 
 class LocalLive final : public LiveMirror {
   public:
-    LocalLive(const SnapshotRoot& root, const store::LocalStore& mirror)
-        : root_(root), repo_dir_(mirror.root()) {}
+    LocalLive(const SnapshotRoot& root, store::LocalStore& mirror)
+        : root_(root), mirror_(mirror), repo_dir_(mirror.root()) {}
 
     Result<void> lock(const SnapshotLock& lock) override {
         auto held = fs::RunLock::acquire(state_dir_of(lock), repo_dir_, lock.wait, {},
@@ -60,13 +60,13 @@ class LocalLive final : public LiveMirror {
         // An installation tree (.treeinfo at the root) is snapshotted whole: every repository it
         // names, its images, and .treeinfo, as `sync --treeinfo` publishes them.
         std::vector<std::string> parts{""};
-        if (auto text = fs::read_file(repo_dir_ / std::string(kTreeinfoName))) {
-            auto tree = parse_treeinfo(*text, (repo_dir_ / kTreeinfoName).string());
-            if (!tree) {
-                return tl::unexpected(std::move(tree.error()));
-            }
-            treeinfo_ = std::move(*text);
-            parts = tree->repositories;
+        auto tree = read_live_tree(mirror_);
+        if (!tree) {
+            return tl::unexpected(std::move(tree.error()));
+        }
+        if (*tree) {
+            treeinfo_ = std::move((*tree)->text);
+            parts = std::move((*tree)->tree.repositories);
         }
         for (const std::string& part : parts) {
             auto live = check_live(part, options);
@@ -262,6 +262,7 @@ class LocalLive final : public LiveMirror {
     }
 
     const SnapshotRoot& root_;
+    store::LocalStore& mirror_;
     std::filesystem::path repo_dir_;  // the live mirror
     std::optional<fs::RunLock> lock_;
     SnapshotCreateOptions options_;

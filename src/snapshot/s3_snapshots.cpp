@@ -57,7 +57,6 @@ class S3Live final : public LiveMirror {
     }
 
     Result<std::vector<LiveFile>> check(const SnapshotCreateOptions& /*options*/) override {
-        auto text = client_.get_object(repo_.bucket, repo_.key(kTreeinfoName));
         std::vector<LiveFile> files;
         const auto add = [&](std::string_view part, const auto& objects) {
             for (const auto& [key, object] : objects) {
@@ -69,7 +68,11 @@ class S3Live final : public LiveMirror {
                 files.push_back({store::join_key(part, key), true, std::move(pin)});
             }
         };
-        if (!text && text.error().code == ErrorCode::NotFound) {
+        auto live_tree = read_live_tree(mirror_);
+        if (!live_tree) {
+            return tl::unexpected(std::move(live_tree.error()));
+        }
+        if (!*live_tree) {
             auto objects = verified_objects(repo_);
             if (!objects) {
                 return tl::unexpected(std::move(objects.error()));
@@ -77,21 +80,16 @@ class S3Live final : public LiveMirror {
             add("", *objects);
             return files;
         }
-        if (!text) {
-            return tl::unexpected(std::move(text.error()));
-        }
-        auto tree = parse_treeinfo(*text, s3::object_url(repo_.bucket, repo_.key(kTreeinfoName)));
-        if (!tree) {
-            return tl::unexpected(std::move(tree.error()));
-        }
-        for (const std::string& part : tree->repositories) {
+        const std::string& text = (*live_tree)->text;
+        const TreeInfo& tree = (*live_tree)->tree;
+        for (const std::string& part : tree.repositories) {
             auto objects = verified_objects(below(repo_, part));
             if (!objects) {
                 return tl::unexpected(std::move(objects.error()));
             }
             add(part, *objects);
         }
-        auto images = verified_images(*text, *tree);
+        auto images = verified_images(text, tree);
         if (!images) {
             return tl::unexpected(std::move(images.error()));
         }

@@ -42,6 +42,21 @@ Result<std::unique_ptr<Backend>> open_backend(const SnapshotRoot& root) {
                                      std::move(*base));
 }
 
+Result<std::optional<LiveTree>> read_live_tree(store::MirrorStore& mirror) {
+    auto text = mirror.read(kTreeinfoName);
+    if (!text && text.error().code == ErrorCode::NotFound) {
+        return std::nullopt;
+    }
+    if (!text) {
+        return tl::unexpected(std::move(text.error()));
+    }
+    auto tree = parse_treeinfo(*text, mirror.describe(kTreeinfoName));
+    if (!tree) {
+        return tl::unexpected(std::move(tree.error()));
+    }
+    return LiveTree{std::move(*text), std::move(*tree)};
+}
+
 Backend::Backend(const SnapshotRoot& root, std::unique_ptr<store::MirrorRoot> live,
                  std::unique_ptr<store::ObjectStore> base)
     : root_(root),
@@ -334,55 +349,36 @@ Result<SnapshotRoot> snapshot_root(std::string_view repo_id, const std::filesyst
     SnapshotRoot root;
     root.repo_id = std::string(repo_id);
     root.s3 = store;
-    const bool s3_mirror = s3::is_s3_url(repo_dir.native());
-    if (!store::same_medium(repo_dir.native(), base.native())) {
+    const store::Destination mirror = store::Destination::of(repo_dir.native());
+    const store::Destination above = store::Destination::of(base.native());
+    if (!mirror.same_medium(above)) {
         return make_error(ErrorCode::BadInput,
-                          s3_mirror ? "the snapshots of an s3:// mirror are kept in its store: "
-                                      "give an s3:// --snapshot-dir"
-                                    : "the snapshots of a local mirror are kept beside it (hard "
-                                      "links): give a local --snapshot-dir",
+                          mirror.in_bucket()
+                              ? "the snapshots of an s3:// mirror are kept in its store: "
+                                "give an s3:// --snapshot-dir"
+                              : "the snapshots of a local mirror are kept beside it (hard "
+                                "links): give a local --snapshot-dir",
                           base.string());
     }
-    if (s3_mirror) {
-        // URLs, never normalised as paths ("s3://" is not "s3:/").
-        const auto without_slash = [](std::string text) {
-            while (text.ends_with('/')) {
-                text.pop_back();
-            }
-            return text;
-        };
-        for (const std::filesystem::path& url : {repo_dir, base}) {
-            if (auto location = s3::S3Location::parse(url.native()); !location) {
-                return tl::unexpected(std::move(location.error()));
-            }
+    for (const store::Destination& place : {mirror, above}) {
+        if (auto parsed = store::Destination::parse(place.given()); !parsed) {
+            return tl::unexpected(std::move(parsed.error()));
         }
-        if (!root.s3) {
-            root.s3.emplace();
-        }
-        root.repo_dir = without_slash(repo_dir.native());
-        root.snapshots_dir = without_slash(base.native()) + "/snapshots/" + std::string(repo_id);
-        root.published_dir = without_slash(base.native()) + "/published";
-        for (const std::filesystem::path& reserved :
-             {root.snapshots_dir.parent_path(), root.published_dir}) {
-            if (root.repo_dir == reserved || root.repo_dir.parent_path() == reserved) {
-                return make_error(ErrorCode::BadInput,
-                                  "the repository is where snapshots would be kept; choose "
-                                  "another --snapshot-dir",
-                                  root.repo_dir.string());
-            }
-        }
-        return root;
     }
-    root.s3.reset();
-    root.repo_dir = std::filesystem::absolute(repo_dir).lexically_normal();
-    const std::filesystem::path absolute_base = std::filesystem::absolute(base).lexically_normal();
-    root.snapshots_dir = absolute_base / "snapshots" / repo_id;
-    root.published_dir = absolute_base / "published";
-    for (const auto& reserved : {absolute_base / "snapshots", root.published_dir}) {
+    // The store's settings iff the mirror is in a bucket (each unset one from the environment).
+    root.s3 = mirror.in_bucket() ? std::optional(store.value_or(s3::S3Overrides{})) : std::nullopt;
+    root.repo_dir = mirror.path();
+    const store::Destination snapshots = above.join("snapshots");
+    root.snapshots_dir = snapshots.join(repo_id).path();
+    root.published_dir = above.join("published").path();
+    for (const std::filesystem::path& reserved : {snapshots.path(), root.published_dir}) {
         if (root.repo_dir == reserved || root.repo_dir.parent_path() == reserved) {
             return make_error(ErrorCode::BadInput,
-                              "the repository directory is where snapshots would be kept; "
-                              "choose another --snapshot-dir",
+                              mirror.in_bucket()
+                                  ? "the repository is where snapshots would be kept; choose "
+                                    "another --snapshot-dir"
+                                  : "the repository directory is where snapshots would be kept; "
+                                    "choose another --snapshot-dir",
                               root.repo_dir.string());
         }
     }

@@ -5,6 +5,7 @@
 
 #include "metadata/treeinfo.hpp"
 #include "rpmirror/config/config.hpp"
+#include "rpmirror/store/destination.hpp"
 #include "s3/client.hpp"
 #include "s3/mirror_state.hpp"
 #include "store/local_store.hpp"
@@ -32,8 +33,9 @@ Result<MirrorRoot> MirrorRoot::open(std::string_view destination, MirrorRootOpti
         return tl::unexpected(std::move(objects.error()));
     }
     root.objects_ = std::move(*objects);
-    if (s3::is_s3_url(destination)) {
-        auto where = s3::S3Location::parse(destination);
+    const Destination place = Destination::of(destination);
+    if (place.in_bucket()) {
+        auto where = place.location();
         auto config =
             s3::resolve_config(options.s3.value_or(s3::S3Overrides{}), s3::process_environment());
         if (!where || !config) {  // open_object_store parsed both

@@ -4,6 +4,8 @@
 
 #include <fmt/core.h>
 
+#include "rpmirror/store/destination.hpp"
+
 namespace rpmirror::store {
 
 namespace object_store_impl {
@@ -72,10 +74,11 @@ std::string name_of(std::string_view key) {
 
 Result<std::unique_ptr<ObjectStore>> open_object_store(std::string_view destination,
                                                        const std::optional<s3::S3Overrides>& s3) {
-    if (!s3::is_s3_url(destination)) {
+    const Destination place = Destination::of(destination);
+    if (!place.in_bucket()) {
         return disk_object_store(std::filesystem::path(destination));
     }
-    auto where = s3::S3Location::parse(destination);
+    auto where = place.location();
     if (!where) {
         return tl::unexpected(std::move(where.error()));
     }

@@ -2,6 +2,7 @@
 // lease, what it holds (store/s3_holdings.hpp), its spool and its siblings.
 #include <algorithm>
 
+#include "rpmirror/store/destination.hpp"
 #include "s3/client.hpp"
 #include "s3/mirror_state.hpp"
 #include "s3/upload.hpp"
@@ -22,13 +23,11 @@ Result<s3::S3Location> bucket_location(const SyncStoreOptions& options,
     const std::string& download_path = options.destination;
     if (options.metadata_destination) {
         const std::string& metadata_path = *options.metadata_destination;
-        bool same = false;
-        if (s3::is_s3_url(download_path) && s3::is_s3_url(metadata_path)) {
-            auto packages = s3::S3Location::parse(download_path);
-            auto metadata = s3::S3Location::parse(metadata_path);
-            same = packages && metadata && packages->bucket == metadata->bucket &&
-                   packages->prefix == metadata->prefix;
-        }
+        // (location() refuses a directory.)
+        const auto packages = Destination::of(download_path).location();
+        const auto metadata = Destination::of(metadata_path).location();
+        const bool same = packages && metadata && packages->bucket == metadata->bucket &&
+                          packages->prefix == metadata->prefix;
         if (!same) {
             return make_error(ErrorCode::BadInput,
                               "--metadata-path '" + metadata_path + "' and -p '" + download_path +

@@ -5,14 +5,15 @@
 #include <fmt/core.h>
 
 #include "rpmirror/plan/plan.hpp"
+#include "rpmirror/store/destination.hpp"
 #include "store/local_store.hpp"
 
 namespace rpmirror::store {
 
 Result<std::unique_ptr<SyncStore>> SyncStore::open(const SyncStoreOptions& options) {
-    const bool bucket =
-        s3::is_s3_url(options.destination) ||
-        (options.metadata_destination && s3::is_s3_url(*options.metadata_destination));
+    const bool bucket = Destination::of(options.destination).in_bucket() ||
+                        (options.metadata_destination &&
+                         Destination::of(*options.metadata_destination).in_bucket());
     return bucket ? open_bucket_sync_store(options) : open_disk_sync_store(options);
 }
 

@@ -75,15 +75,15 @@ std::string outside_url(std::string_view base, const std::string& path) {
 // Where the tree's .treeinfo, published at `root`, has clients find `path` (relative to the
 // tree, climbing out of it): a directory, or a prefix of the tree's bucket; nullopt iff it lies
 // above the bucket's top.
-std::optional<std::filesystem::path> outside_destination(const std::filesystem::path& root,
-                                                         const std::string& path) {
-    std::filesystem::path place = store::normal_destination(root);
+std::optional<store::Destination> outside_destination(const std::filesystem::path& root,
+                                                      const std::string& path) {
+    store::Destination place = store::Destination::of(root.native());
     for (const std::filesystem::path& part : std::filesystem::path(path)) {
         if (part != "..") {
-            place /= part;
+            place = place.join(part.native());
             continue;
         }
-        auto parent = store::destination_parent(place.native());
+        auto parent = place.parent();
         if (!parent) {
             return std::nullopt;
         }
@@ -100,11 +100,11 @@ std::optional<std::string> outside_warning(const TreeInfo::Outside& outside, std
                                            const std::filesystem::path& root,
                                            const SyncOptions& options) {
     const std::string url = outside_url(base, outside.path);
-    const std::optional<std::filesystem::path> place = outside_destination(root, outside.path);
-    const auto parent = place ? store::destination_parent(place->native()) : std::nullopt;
-    const std::string id = place ? place->filename().string() : "ID";
+    const std::optional<store::Destination> place = outside_destination(root, outside.path);
+    const auto parent = place ? place->parent() : std::nullopt;
+    const std::string id = place ? place->path().filename().string() : "ID";
     if (place && !options.urls_only) {
-        auto objects = store::open_object_store(place->native(), options.s3);
+        auto objects = store::open_object_store(place->path().native(), options.s3);
         if (objects) {
             auto published = (*objects)->stat("repodata/repomd.xml");
             if (published && *published) {
@@ -117,8 +117,9 @@ std::optional<std::string> outside_warning(const TreeInfo::Outside& outside, std
         "it; to mirror it {}: rpmirror sync --repofrompath {},{} --repo {} -p {}{} (and this "
         "sync's other options)",
         outside.section, outside.path, outside.line,
-        place ? "where the published .treeinfo points (" + place->string() + ")" : "on its own", id,
-        url, id, parent ? parent->string() : std::string("DESTINATION"),
+        place ? "where the published .treeinfo points (" + place->path().string() + ")"
+              : "on its own",
+        id, url, id, parent ? parent->path().string() : std::string("DESTINATION"),
         options.download_metadata ? " --download-metadata" : "");
 }
 

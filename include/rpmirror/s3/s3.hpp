@@ -19,8 +19,9 @@
 
 namespace rpmirror::s3 {
 
-// Returns true iff `text` starts with "s3://" (the form every s3 destination has).
-bool is_s3_url(std::string_view text);
+// How every location in a bucket begins. Whether a destination is one is decided in one place,
+// store::Destination::of (rpmirror/store/destination.hpp).
+inline constexpr std::string_view kScheme = "s3://";
 
 // A bucket and a key prefix: `s3://BUCKET/PREFIX`.
 struct S3Location {

@@ -144,7 +144,7 @@ struct SyncOptions {
     SyncEvents* events = nullptr;
 
     // An s3:// destination: `download_path` is "s3://BUCKET/PREFIX" (checked with
-    // s3::is_s3_url, never normalised as a path); `metadata_path`, when set, must be the same
+    // store::Destination, never normalised as a path); `metadata_path`, when set, must be the same
     // location. Packages pass through a bounded local spool on their way to the store; the
     // metadata is published last, repodata/repomd.xml the very last (see doc/s3.md).
     // --s3-endpoint, --s3-region, --s3-profile, --s3-addressing; the rest comes from the

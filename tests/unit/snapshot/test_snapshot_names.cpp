@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "rpmirror/snapshot/snapshot.hpp"
+#include "rpmirror/sync/sync.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror {
@@ -65,6 +66,21 @@ TEST(SnapshotRoot, AnS3MirrorKeepsItsSnapshotsInItsStoreUnderUrlsNeverNormalised
     ASSERT_FALSE(overlapping.has_value());
     EXPECT_NE(overlapping.error().message.find("choose another --snapshot-dir"), std::string::npos);
     EXPECT_FALSE(snapshot_root("base", "s3://Bad_Bucket/base", "s3://Bad_Bucket").has_value());
+}
+
+TEST(SnapshotAfterSync, AMirrorWithNothingAboveItNeedsASnapshotDirNamingTheMirror) {
+    for (const std::string top : {"s3://bucket", "s3://bucket/", "/"}) {
+        RepoSyncReport report;
+        report.repo_id = "base";
+        report.repo_dir = top;
+        SnapshotAfterSync policy;
+        policy.name = "one";
+        auto refused = snapshot_after_sync(report, policy);
+        ASSERT_FALSE(refused.has_value()) << top;
+        EXPECT_EQ(refused.error().code, ErrorCode::BadInput) << top;
+        EXPECT_NE(refused.error().message.find("give --snapshot-dir"), std::string::npos) << top;
+        EXPECT_EQ(refused.error().subject, top == "/" ? "/" : "s3://bucket") << top;
+    }
 }
 
 TEST(SnapshotRoot, SnapshotDirectoryResolvesOnlyRealSnapshotDirectories) {
