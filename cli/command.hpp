@@ -45,6 +45,7 @@ struct Command {
 Command add_checksum_command(CLI::App& parent);
 Command add_diff_command(CLI::App& parent);
 Command add_exec_command(CLI::App& parent);
+Command add_serve_command(CLI::App& parent);
 Command add_snapshot_command(CLI::App& parent);
 Command add_sync_command(CLI::App& parent);
 Command add_verify_command(CLI::App& parent);

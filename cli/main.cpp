@@ -88,7 +88,8 @@ int main(int argc, char** argv) {
 
     const Command commands[] = {add_checksum_command(app), add_exec_command(app),
                                 add_sync_command(app),     add_verify_command(app),
-                                add_diff_command(app),     add_snapshot_command(app)};
+                                add_diff_command(app),     add_snapshot_command(app),
+                                add_serve_command(app)};
 
     app.name("rpmirror");  // in usage lines, not the path it was started by
     if (const auto unknown = unknown_command(app, argc, argv)) {
