@@ -31,6 +31,7 @@ _rpmirror_checksum_opts='-h --help -t --type -j --parallel -c --check --no-cache
 _rpmirror_diff_opts="-h --help --repo --repoid -p --download-path --snapshot-dir --json -q --quiet
   $_rpmirror_repo_source_opts $_rpmirror_s3_opts"
 _rpmirror_exec_opts='-h --help --mode --prefetch'
+_rpmirror_serve_opts='-h --help --config-file --job --listen --grace'
 _rpmirror_snapshot_common_opts="-h --help --repo --repoid -p --download-path --norepopath
   --snapshot-dir $_rpmirror_state_opts $_rpmirror_s3_opts"
 _rpmirror_snapshot_create_opts="$_rpmirror_snapshot_common_opts --name --copy --no-cache
@@ -192,7 +193,7 @@ _rpmirror() {
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W '-h --help --version' -- "$cur"))
         else
-            COMPREPLY=($(compgen -W 'sync reposync verify checksum diff snapshot exec' -- "$cur"))
+            COMPREPLY=($(compgen -W 'sync reposync verify checksum diff snapshot exec serve' -- "$cur"))
         fi
         return
     fi
@@ -297,7 +298,7 @@ _rpmirror() {
         --repofrompath | --setopt | --releasever | --sign-key | --keep-versions | -j | \
             --parallel | --threads | --min-buildtime | --as-of | --keep-snapshots | --parallel-jobs | --packages | \
             --max-per-host | --shard | --name | --as | -x | --exclude | --excludepkgs | --enableplugin | \
-            --disableplugin | -d | --debuglevel | -e | --errorlevel)
+            --disableplugin | -d | --debuglevel | -e | --errorlevel | --listen | --grace)
             return # a free value
             ;;
     esac
@@ -310,6 +311,7 @@ _rpmirror() {
         checksum) options=$_rpmirror_checksum_opts ;;
         diff) options=$_rpmirror_diff_opts ;;
         exec) options=$_rpmirror_exec_opts ;;
+        serve) options=$_rpmirror_serve_opts ;;
         snapshot)
             case $action in
                 create) options=$_rpmirror_snapshot_create_opts ;;
