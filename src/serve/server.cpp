@@ -18,6 +18,7 @@
 
 #include "rpmirror/serve/serve.hpp"
 #include "serve/catalogue.hpp"
+#include "serve/counters.hpp"
 #include "serve/http.hpp"
 #include "store/object_store.hpp"
 
@@ -112,15 +113,18 @@ struct Answer {
     std::uint64_t length = 0;
     std::vector<std::pair<std::string, std::string>> headers;
     std::string reason;  // for the access log
+    std::string job;     // whose counters count it ("" = none)
+    bool refused = false;
 };
 
 class Server {
   public:
     Server(std::map<std::string, std::unique_ptr<JobCatalogue>> jobs, ServeEvents& events)
-        : jobs_(std::move(jobs)), events_(events) {}
+        : jobs_(std::move(jobs)), events_(events), counters_(job_names(jobs_)) {}
 
     MHD_Result handle(MHD_Connection* connection, const char* url, const char* method) {
-        Answer answer = answer_for(connection, url, method);
+        Answer answer = std::string_view(url) == "/metrics" ? metrics(method)
+                                                            : answer_for(connection, url, method);
         Response response = make_response(answer);
         if (!response) {
             return MHD_NO;
@@ -135,6 +139,7 @@ class Server {
             line += " " + answer.reason;
         }
         log_access(line);
+        count(answer, head);
         return MHD_queue_response(connection, answer.status, response.get());
     }
 
@@ -144,6 +149,51 @@ class Server {
     }
 
   private:
+    static std::vector<std::string> job_names(
+        const std::map<std::string, std::unique_ptr<JobCatalogue>>& jobs) {
+        std::vector<std::string> names;
+        for (const auto& entry : jobs) {
+            names.push_back(entry.first);
+        }
+        return names;
+    }
+
+    void count(const Answer& answer, bool head) {
+        serve::JobCounters& counters = counters_.job(answer.job);
+        counters.requests.fetch_add(1, std::memory_order_relaxed);
+        if (answer.status >= 500) {
+            counters.errors.fetch_add(1, std::memory_order_relaxed);
+        } else if (answer.status == MHD_HTTP_NOT_FOUND) {
+            counters.misses.fetch_add(1, std::memory_order_relaxed);
+            if (answer.refused) {
+                counters.refused.fetch_add(1, std::memory_order_relaxed);
+            }
+        } else if (answer.status != MHD_HTTP_METHOD_NOT_ALLOWED) {
+            counters.hits.fetch_add(1, std::memory_order_relaxed);
+        }
+        if (!head) {
+            counters.bytes.fetch_add(answer.length, std::memory_order_relaxed);
+        }
+    }
+
+    // /metrics: the counters in the Prometheus text format.
+    Answer metrics(std::string_view method) {
+        Answer answer;
+        if (method != MHD_HTTP_METHOD_GET && method != MHD_HTTP_METHOD_HEAD) {
+            answer.status = MHD_HTTP_METHOD_NOT_ALLOWED;
+            answer.headers.emplace_back(MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+            return answer;
+        }
+        auto body = std::make_shared<serve::HeldFile>();
+        body->bytes = counters_.text();
+        body->size = body->bytes.size();
+        answer.status = MHD_HTTP_OK;
+        answer.length = body->size;
+        answer.body = std::move(body);
+        answer.headers.emplace_back(MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; version=0.0.4");
+        return answer;
+    }
+
     void log_access(const std::string& line) {
         std::lock_guard lock(events_mutex_);
         events_.access(line);
@@ -159,10 +209,15 @@ class Server {
         auto target = serve::parse_request_path(url);
         if (!target) {
             answer.reason = "(refused: " + target.error().message + ")";
+            answer.refused = true;
             return answer;
         }
         const auto job = jobs_.find(target->job);
-        if (job == jobs_.end() || target->key.empty()) {
+        if (job == jobs_.end()) {
+            return answer;
+        }
+        answer.job = job->first;
+        if (target->key.empty()) {
             return answer;
         }
         JobCatalogue& catalogue = *job->second;
@@ -184,6 +239,7 @@ class Server {
                     answer.reason = "(listed, not held)";
                 } else if (code == ErrorCode::Unsafe) {  // a symlink, a directory: never followed
                     answer.reason = "(refused: " + opened.error().to_string() + ")";
+                    answer.refused = true;
                 } else {
                     answer.status = MHD_HTTP_INTERNAL_SERVER_ERROR;
                     warn(fmt::format("{}: {}", catalogue.name(), opened.error().to_string()));
@@ -262,6 +318,7 @@ class Server {
     std::map<std::string, std::unique_ptr<JobCatalogue>> jobs_;
     ServeEvents& events_;
     std::mutex events_mutex_;
+    serve::ServeCounters counters_;
 };
 
 MHD_Result on_request(void* cls, MHD_Connection* connection, const char* url, const char* method,

@@ -3,6 +3,7 @@
 // the old revision's records still served.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -165,6 +166,32 @@ TEST_F(ServeTest, ANewPublicationIsServedAndTheOldRecordsStayForTheGracePeriod) 
     EXPECT_EQ(old.status, 200) << "a client that read the old repomd.xml still gets its primary";
     EXPECT_EQ(old.body, old_primary_bytes);
     EXPECT_EQ(get("/sample/" + kDocsHref).status, 404) << "no longer held";
+}
+
+TEST_F(ServeTest, MetricsCountRequestsHitsMissesAndBytes) {
+    sync_job();
+    start_server();
+    const std::string file = read_file(mirror() / kTinyHref);
+    EXPECT_EQ(get("/sample/" + kTinyHref).status, 200);
+    EXPECT_EQ(get("/sample/" + kTinyHref, {"Range: bytes=0-4"}).status, 206);
+    EXPECT_EQ(get("/sample/not-listed.rpm").status, 404);
+    EXPECT_EQ(get("/sample/%2e%2e/x").status, 404);
+    const HttpReply metrics = get("/metrics");
+    ASSERT_EQ(metrics.status, 200);
+    EXPECT_EQ(metrics.headers.at("content-type"), "text/plain; version=0.0.4");
+    const std::vector<std::string> lines = lines_of(metrics.body);
+    const auto has = [&](const std::string& line) {
+        return std::find(lines.begin(), lines.end(), line) != lines.end();
+    };
+    EXPECT_TRUE(has("# TYPE rpmirror_serve_requests_total counter")) << metrics.body;
+    EXPECT_TRUE(has("rpmirror_serve_requests_total{job=\"sample\"} 3")) << metrics.body;
+    EXPECT_TRUE(has("rpmirror_serve_hits_total{job=\"sample\"} 2")) << metrics.body;
+    EXPECT_TRUE(has("rpmirror_serve_misses_total{job=\"sample\"} 1")) << metrics.body;
+    EXPECT_TRUE(
+        has("rpmirror_serve_sent_bytes_total{job=\"sample\"} " + std::to_string(file.size() + 5)))
+        << metrics.body;
+    EXPECT_TRUE(has("rpmirror_serve_refused_total{job=\"\"} 1")) << metrics.body;
+    EXPECT_TRUE(has("rpmirror_serve_errors_total{job=\"sample\"} 0")) << metrics.body;
 }
 
 TEST_F(ServeTest, BadCommandLinesAndMethods) {
