@@ -67,7 +67,8 @@ TEST_F(DistFiles, SystemdAnalyzeVerifyAcceptsBothUnitsWithoutAWarning) {
     fs::copy_file(dist_ / "systemd" / "rpmirror-sync.timer", units / "rpmirror-sync.timer");
     std::string server = read_file(dist_ / "systemd" / "rpmirror-serve.service");
     ASSERT_NE(server.find(installed), std::string::npos);
-    server.replace(server.find(installed), installed.size(), "ExecStart=" + rpmirror_binary() + " ");
+    server.replace(server.find(installed), installed.size(),
+                   "ExecStart=" + rpmirror_binary() + " ");
     TempDir::write_at(units / "rpmirror-serve.service", server);
 
     const CommandResult verified = run_to_end(

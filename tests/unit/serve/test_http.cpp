@@ -68,24 +68,21 @@ TEST(ServeRequestPath, RefusesEveryHostilePath) {
 
 TEST(ServeRange, ReadsOneRange) {
     EXPECT_EQ(parse_range(std::nullopt, 100).kind, RangeKind::Whole);
-    auto first = parse_range("bytes=0-9", 100);
-    ASSERT_EQ(first.kind, RangeKind::Partial);
-    EXPECT_EQ(first.range.first, 0U);
-    EXPECT_EQ(first.range.length, 10U);
-    auto open = parse_range("bytes=90-", 100);
-    ASSERT_EQ(open.kind, RangeKind::Partial);
-    EXPECT_EQ(open.range.first, 90U);
-    EXPECT_EQ(open.range.length, 10U);
-    auto suffix = parse_range("bytes=-5", 100);
-    ASSERT_EQ(suffix.kind, RangeKind::Partial);
-    EXPECT_EQ(suffix.range.first, 95U);
-    EXPECT_EQ(suffix.range.length, 5U);
-    auto clipped = parse_range("bytes=50-1000", 100);
-    ASSERT_EQ(clipped.kind, RangeKind::Partial);
-    EXPECT_EQ(clipped.range.length, 50U);
-    auto longer_suffix = parse_range("bytes=-500", 100);
-    ASSERT_EQ(longer_suffix.kind, RangeKind::Partial);
-    EXPECT_EQ(longer_suffix.range.first, 0U);
+    struct Case {
+        const char* header;
+        std::uint64_t first;
+        std::uint64_t length;
+    };
+    const Case cases[] = {
+        {"bytes=0-9", 0, 10},      {"bytes=90-", 90, 10},  {"bytes=-5", 95, 5},
+        {"bytes=50-1000", 50, 50}, {"bytes=-500", 0, 100}, {"bytes=3-3", 3, 1},
+    };
+    for (const Case& c : cases) {
+        const RangeAnswer answer = parse_range(c.header, 100);
+        ASSERT_EQ(answer.kind, RangeKind::Partial) << c.header;
+        EXPECT_EQ(answer.range.first, c.first) << c.header;
+        EXPECT_EQ(answer.range.length, c.length) << c.header;
+    }
 }
 
 TEST(ServeRange, UnsatisfiableAndIgnored) {
