@@ -24,7 +24,7 @@ struct ServeArgs {
 };
 
 // The server's events on stderr: one line each, the access log included.
-class Printer final : public ServeEvents {
+class ServePrinter final : public ServeEvents {
   public:
     void serving(std::string_view job, std::string_view location) override {
         fmt::print(stderr, "rpmirror: serving job '{}' from {}\n", job, location);
@@ -38,7 +38,7 @@ class Printer final : public ServeEvents {
     void access(std::string_view line) override { fmt::print(stderr, "{}\n", line); }
 };
 
-int run(const ServeArgs& args) {
+int run_serve(const ServeArgs& args) {
     ::signal(SIGPIPE, SIG_IGN);  // a client gone mid-response is the connection's error only
     SignalStopper stopper;
     ServeRequest request;
@@ -46,7 +46,7 @@ int run(const ServeArgs& args) {
     request.job_patterns = args.jobs;
     request.listen = args.listen;
     request.grace = std::chrono::seconds(args.grace_seconds);
-    Printer printer;
+    ServePrinter printer;
     auto served = run_server(request, printer, stopper.token());
     if (!served) {
         fmt::print(stderr, "rpmirror: {}\n", served.error().to_string());
@@ -76,7 +76,7 @@ Command add_serve_command(CLI::App& parent) {
                     "seconds the files of a replaced metadata revision are still served "
                     "(default: 600)")
         ->option_text("SECONDS");
-    return {app, [args] { return run(*args); }};
+    return {app, [args] { return run_serve(*args); }};
 }
 
 }  // namespace rpmirror::cli

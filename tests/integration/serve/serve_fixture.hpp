@@ -20,6 +20,7 @@ struct HttpReply {
     int status = 0;
     std::map<std::string, std::string> headers;  // names lowercased; the last of each kept
     std::string body;
+    long downloaded = -1;  // body bytes received (curl's size_download)
 };
 
 class ServeFixture : public SyncFixture {
@@ -27,10 +28,10 @@ class ServeFixture : public SyncFixture {
     void SetUp() override {
         SyncFixture::SetUp();
         upstream_ = copy_repo(test_repo("sample-repo"), tmp_ / "upstream");
-        config_ =
-            TempDir::write_at(tmp_ / "etc" / "rpmirror.conf",
-                              "[main]\ndestination = " + mirror_root().string() +
-                                  "\n\n[sample]\nbaseurl = " + serve(upstream_).url("/") + "\n");
+        config_ = TempDir::write_at(tmp_ / "etc" / "rpmirror.conf",
+                                    "[main]\ndestination = " + mirror_root().string() +
+                                        "\n\n[sample]\nbaseurl = " + serve(upstream_).url("/") +
+                                        "\ndownload-metadata = 1\n");
     }
 
     std::filesystem::path mirror_root() const { return tmp_ / "mirror"; }
@@ -74,6 +75,8 @@ class ServeFixture : public SyncFixture {
         std::vector<std::string> argv{"curl",
                                       "-sS",
                                       "--path-as-is",
+                                      "-w",
+                                      "%{size_download}",
                                       "-D",
                                       (work / "headers").string(),
                                       "-o",
@@ -88,6 +91,7 @@ class ServeFixture : public SyncFixture {
         const CommandResult result = run_to_end(argv, work / "logs");
         EXPECT_EQ(result.exit_code, 0) << path << ": " << result.err;
         HttpReply reply;
+        reply.downloaded = std::stol(result.out.empty() ? "-1" : result.out);
         for (const std::string& line : lines_of(read_file(work / "headers"))) {
             if (line.starts_with("HTTP/")) {
                 reply.status = std::stoi(line.substr(line.find(' ') + 1, 3));
@@ -108,7 +112,7 @@ class ServeFixture : public SyncFixture {
             }
             reply.headers[name] = value;
         }
-        if (std::filesystem::exists(work / "body")) {
+        if (!head && std::filesystem::exists(work / "body")) {
             reply.body = read_file(work / "body");
         }
         return reply;

@@ -62,7 +62,7 @@ TEST_F(ServeTest, RangesHeadAndConditionalRequests) {
     const HttpReply head = get(path, {}, true);
     EXPECT_EQ(head.status, 200);
     EXPECT_EQ(head.headers.at("content-length"), std::to_string(file.size()));
-    EXPECT_TRUE(head.body.empty());
+    EXPECT_EQ(head.downloaded, 0) << "no body";
 
     const HttpReply first = get(path, {"Range: bytes=0-9"});
     EXPECT_EQ(first.status, 206);
@@ -109,7 +109,7 @@ TEST_F(ServeTest, OnlyListedFilesAndNoHostilePath) {
     // A listed package replaced by a symlink to a file outside the mirror.
     fs::remove(mirror() / kDataHref);
     fs::create_symlink(tmp_ / "outside.rpm", mirror() / kDataHref);
-    fs::create_symlink(tmp_, mirror() / "escape");
+    fs::create_symlink(tmp_.path(), mirror() / "escape");
     start_server();
     const std::vector<std::string> refused{
         "/sample/secret.txt",
@@ -165,7 +165,14 @@ TEST_F(ServeTest, ANewPublicationIsServedAndTheOldRecordsStayForTheGracePeriod) 
     const HttpReply old = get(old_primary_path);
     EXPECT_EQ(old.status, 200) << "a client that read the old repomd.xml still gets its primary";
     EXPECT_EQ(old.body, old_primary_bytes);
-    EXPECT_EQ(get("/sample/" + kDocsHref).status, 404) << "no longer held";
+    EXPECT_EQ(get("/sample/" + kDocsHref).status, 200)
+        << "the old revision lists it, and it is held";
+
+    // Without a grace period only the current revision is served.
+    start_server({"--grace", "0"});
+    EXPECT_EQ(get(old_primary_path).status, 404);
+    EXPECT_EQ(get("/sample/" + kDocsHref).status, 404) << "no longer listed";
+    EXPECT_EQ(get("/sample/" + kTinyHref).status, 200);
 }
 
 TEST_F(ServeTest, MetricsCountRequestsHitsMissesAndBytes) {
