@@ -323,7 +323,18 @@ class Server {
 
 MHD_Result on_request(void* cls, MHD_Connection* connection, const char* url, const char* method,
                       const char* /*version*/, const char* /*upload_data*/,
-                      std::size_t* /*upload_data_size*/, void** /*request_state*/) {
+                      std::size_t* upload_data_size, void** request_state) {
+    // The first call only marks the request: a response queued before the request is read whole
+    // would make the library close the connection after it (no keep-alive).
+    static char seen = 0;
+    if (*request_state == nullptr) {
+        *request_state = &seen;
+        return MHD_YES;
+    }
+    if (*upload_data_size != 0) {  // a body (no method served here takes one): dropped
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
     return static_cast<Server*>(cls)->handle(connection, url, method);
 }
 

@@ -59,6 +59,12 @@ TEST_F(ServeTest, RangesHeadAndConditionalRequests) {
     EXPECT_EQ(whole.headers.at("accept-ranges"), "bytes");
     ASSERT_TRUE(whole.headers.contains("last-modified"));
 
+    // One connection for several requests (keep-alive): the second transfer connects no more.
+    const CommandResult two = run_to_end({"curl", "-sS", "-o", "/dev/null", "-o", "/dev/null", "-w",
+                                          "%{num_connects}\n", url(path), url(path)},
+                                         tmp_ / "logs");
+    EXPECT_EQ(two.out, "1\n0\n") << two.err;
+
     const HttpReply head = get(path, {}, true);
     EXPECT_EQ(head.status, 200);
     EXPECT_EQ(head.headers.at("content-length"), std::to_string(file.size()));
