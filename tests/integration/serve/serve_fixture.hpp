@@ -46,11 +46,15 @@ class ServeFixture : public SyncFixture {
         ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
     }
 
-    // Starts `rpmirror serve` on a free loopback port with `extra` arguments and waits for the
-    // address it prints.
-    void start_server(const std::vector<std::string>& extra = {}) {
-        std::vector<std::string> argv{rpmirror_binary(), "serve",    "--config-file",
-                                      config_.string(),  "--listen", "127.0.0.1:0"};
+    // Starts `rpmirror serve` on a free loopback port (--listen, unless `listen_option` is false:
+    // then the configuration's `listen =`) with `extra` arguments and waits for the address it
+    // prints.
+    void start_server(const std::vector<std::string>& extra = {}, bool listen_option = true) {
+        std::vector<std::string> argv{rpmirror_binary(), "serve", "--config-file",
+                                      config_.string()};
+        if (listen_option) {
+            argv.insert(argv.end(), {"--listen", "127.0.0.1:0"});
+        }
         argv.insert(argv.end(), extra.begin(), extra.end());
         server_ = std::make_unique<RunningCommand>(argv, tmp_ / "serve-logs");
         const std::string marker = "listening on http://";

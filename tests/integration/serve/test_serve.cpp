@@ -207,6 +207,38 @@ TEST_F(ServeTest, MetricsCountRequestsHitsMissesAndBytes) {
     EXPECT_TRUE(has("rpmirror_serve_errors_total{job=\"sample\"} 0")) << metrics.body;
 }
 
+TEST_F(ServeTest, TwentyClientsAtOnceEachGetEveryPackageIntact) {
+    sync_job();
+    start_server();
+    const std::vector<std::string> hrefs{kTinyHref, kSmallHref, kMediumHref, kDocsHref, kDataHref};
+    std::vector<std::string> argv{"curl", "-sS", "--fail", "-Z", "--parallel-max", "20"};
+    for (int client = 0; client < 20; ++client) {
+        for (std::size_t i = 0; i < hrefs.size(); ++i) {
+            argv.insert(argv.end(),
+                        {"-o", (tmp_ / "got" / std::to_string(client) / hrefs[i]).string(),
+                         "--create-dirs", url("/sample/" + hrefs[i])});
+        }
+    }
+    const CommandResult fetched = run_to_end(argv, tmp_ / "logs");
+    ASSERT_EQ(fetched.exit_code, 0) << fetched.err << server_log();
+    for (int client = 0; client < 20; ++client) {
+        for (const std::string& href : hrefs) {
+            EXPECT_EQ(read_file(tmp_ / "got" / std::to_string(client) / href),
+                      read_file(mirror() / href))
+                << client << " " << href;
+        }
+    }
+}
+
+TEST_F(ServeTest, ListenInMainIsTheDefaultAddress) {
+    sync_job();
+    std::string config = read_file(config_);
+    config.insert(config.find("[main]\n") + 7, "listen = 127.0.0.1:0\n");
+    TempDir::write_at(config_, config);
+    start_server({}, false);
+    EXPECT_EQ(get("/sample/repodata/repomd.xml").status, 200) << server_log();
+}
+
 TEST_F(ServeTest, BadCommandLinesAndMethods) {
     const CommandResult no_address =
         run_to_end({rpmirror_binary(), "serve", "--config-file", config_.string()}, tmp_ / "logs");
