@@ -47,6 +47,7 @@ Command add_diff_command(CLI::App& parent);
 Command add_exec_command(CLI::App& parent);
 Command add_export_command(CLI::App& parent);
 Command add_import_command(CLI::App& parent);
+Command add_serve_command(CLI::App& parent);
 Command add_snapshot_command(CLI::App& parent);
 Command add_sync_command(CLI::App& parent);
 Command add_verify_command(CLI::App& parent);

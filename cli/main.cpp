@@ -86,10 +86,10 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.formatter(std::make_shared<HelpFormatter>());  // (subcommands take it when added)
 
-    const Command commands[] = {add_checksum_command(app), add_exec_command(app),
-                                add_sync_command(app),     add_verify_command(app),
-                                add_diff_command(app),     add_snapshot_command(app),
-                                add_export_command(app),   add_import_command(app)};
+    const Command commands[] = {
+        add_checksum_command(app), add_exec_command(app),   add_sync_command(app),
+        add_verify_command(app),   add_diff_command(app),   add_snapshot_command(app),
+        add_export_command(app),   add_import_command(app), add_serve_command(app)};
 
     app.name("rpmirror");  // in usage lines, not the path it was started by
     if (const auto unknown = unknown_command(app, argc, argv)) {

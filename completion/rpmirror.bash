@@ -34,6 +34,7 @@ _rpmirror_exec_opts='-h --help --mode --prefetch'
 _rpmirror_export_opts="-h --help -p --download-path --repo --repoid -o --output --base --chunk-size
   --sign-key --snapshot-dir --state-dir -q --quiet $_rpmirror_s3_opts"
 _rpmirror_import_opts="-h --help -p --download-path --keyring --state-dir -q --quiet $_rpmirror_s3_opts"
+_rpmirror_serve_opts='-h --help --config-file --job --listen --grace'
 _rpmirror_snapshot_common_opts="-h --help --repo --repoid -p --download-path --norepopath
   --snapshot-dir $_rpmirror_state_opts $_rpmirror_s3_opts"
 _rpmirror_snapshot_create_opts="$_rpmirror_snapshot_common_opts --name --copy --no-cache
@@ -195,7 +196,7 @@ _rpmirror() {
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W '-h --help --version' -- "$cur"))
         else
-            COMPREPLY=($(compgen -W 'sync reposync verify checksum diff snapshot exec export import' -- "$cur"))
+            COMPREPLY=($(compgen -W 'sync reposync verify checksum diff snapshot exec export import serve' -- "$cur"))
         fi
         return
     fi
@@ -300,7 +301,7 @@ _rpmirror() {
         --repofrompath | --setopt | --releasever | --sign-key | --keep-versions | -j | \
             --parallel | --threads | --min-buildtime | --as-of | --keep-snapshots | --parallel-jobs | --packages | \
             --max-per-host | --shard | --name | --as | -x | --exclude | --excludepkgs | --enableplugin | \
-            --disableplugin | -d | --debuglevel | -e | --errorlevel | --chunk-size)
+            --disableplugin | -d | --debuglevel | -e | --errorlevel | --chunk-size | --listen | --grace)
             return # a free value
             ;;
     esac
@@ -315,6 +316,7 @@ _rpmirror() {
         exec) options=$_rpmirror_exec_opts ;;
         export) options=$_rpmirror_export_opts ;;
         import) options=$_rpmirror_import_opts ;;
+        serve) options=$_rpmirror_serve_opts ;;
         snapshot)
             case $action in
                 create) options=$_rpmirror_snapshot_create_opts ;;

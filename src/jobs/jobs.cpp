@@ -29,7 +29,7 @@ namespace {
 constexpr std::string_view kMainKeys[] = {
     "destination", "parallel",   "parallel_jobs", "max_per_host", "state_dir", "metrics_file",
     "dnf_config",  "reposdir",   "releasever",    "basearch",     "varsdir",   "s3_endpoint",
-    "s3_region",   "s3_profile", "s3_addressing", "shard"};
+    "s3_region",   "s3_profile", "s3_addressing", "shard",        "listen"};
 
 using config::bad;
 using config::canonical_key;
@@ -92,6 +92,10 @@ Result<void> read_main(const ini::IniSection& section, const std::string& file,
             jobs.state_dir = value;
         } else if (key == "metrics_file") {
             jobs.metrics_file = value;
+        } else if (key == "listen") {
+            for (std::string& address : config::split_list(value)) {
+                jobs.listen.push_back(std::move(address));
+            }
         } else if (key == "shard") {
             auto shard = parse_shard(value, entry.key);
             if (shard) {

@@ -66,7 +66,8 @@ const Family* find_family(std::string_view name) {
     return found == kFamilies.end() ? nullptr : &*found;
 }
 
-// Returns `value` escaped as a label value of the text format.
+}  // namespace
+
 std::string escape_label_value(std::string_view value) {
     std::string escaped;
     escaped.reserve(value.size());
@@ -87,6 +88,8 @@ std::string escape_label_value(std::string_view value) {
     }
     return escaped;
 }
+
+namespace {
 
 // A sample line `NAME{LABEL="VALUE",...} VALUE [TIMESTAMP]`, parsed.
 struct Sample {

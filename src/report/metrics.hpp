@@ -24,6 +24,9 @@
 
 namespace rpmirror {
 
+// Returns `value` escaped as a label value of the Prometheus text format (\\, \", \n).
+std::string escape_label_value(std::string_view value);
+
 // Returns the metrics file text for `outcomes` merged into `previous` (the text of the file
 // written by an earlier run; empty for none): every job of `outcomes` gets the values of this
 // run, except that a job that failed keeps the last_success timestamp `previous` has for it (0

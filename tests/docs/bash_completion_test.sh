@@ -98,6 +98,7 @@ expect_exactly 'rpmirror sync --download-m' --download-metadata
 expect 'rpmirror reposync --new' --newest-only
 expect 'rpmirror checksum -' -t --type -c --check
 expect_not 'rpmirror checksum --' --download-path
+expect 'rpmirror serve --' --listen --config-file --job --grace
 expect 'rpmirror snapshot ' create list publish remove
 expect 'rpmirror ' export import
 expect 'rpmirror export --' --base --chunk-size --sign-key

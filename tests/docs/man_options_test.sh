@@ -46,6 +46,7 @@ check_page verify rpmirror-verify.1
 check_page checksum rpmirror-checksum.1
 check_page export rpmirror-export.1
 check_page import rpmirror-import.1
+check_page serve rpmirror-serve.1
 
 commands=$(section_text "$build_dir/rpmirror.1" COMMANDS terms)
 subcommand_count=0
@@ -63,7 +64,8 @@ fi
 echo "rpmirror.1: $subcommand_count commands checked"
 
 # Every page is there and has the sections a man page needs.
-for page in rpmirror.1 rpmirror-sync.1 rpmirror-verify.1 rpmirror-checksum.1 rpmirror.conf.5; do
+for page in rpmirror.1 rpmirror-sync.1 rpmirror-verify.1 rpmirror-checksum.1 rpmirror-serve.1 \
+  rpmirror.conf.5; do
   for section in NAME SYNOPSIS DESCRIPTION "SEE ALSO"; do
     if [[ -z $(section_text "$build_dir/$page" "$section") ]]; then
       echo "FAIL: $page has no $section section" >&2

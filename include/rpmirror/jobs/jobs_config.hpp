@@ -111,6 +111,8 @@ struct JobsConfig {
     // overrides); `--metrics-file` overrides both.
     std::optional<std::filesystem::path> metrics_file;
     std::optional<Shard> shard;  // `shard = K/N`; `--shard` overrides it
+    // `listen = ADDR:PORT ...`: where `rpmirror serve` listens (its --listen overrides it).
+    std::vector<std::string> listen;
     // s3-endpoint, s3-region, s3-profile, s3-addressing: for every job with an s3:// destination
     // (copied into its SyncOptions::s3).
     s3::S3Overrides s3;

@@ -65,10 +65,15 @@ TEST_F(DistFiles, SystemdAnalyzeVerifyAcceptsBothUnitsWithoutAWarning) {
                     "ExecStart=" + rpmirror_binary() + " ");
     TempDir::write_at(units / "rpmirror-sync.service", service);
     fs::copy_file(dist_ / "systemd" / "rpmirror-sync.timer", units / "rpmirror-sync.timer");
+    std::string server = read_file(dist_ / "systemd" / "rpmirror-serve.service");
+    ASSERT_NE(server.find(installed), std::string::npos);
+    server.replace(server.find(installed), installed.size(),
+                   "ExecStart=" + rpmirror_binary() + " ");
+    TempDir::write_at(units / "rpmirror-serve.service", server);
 
     const CommandResult verified = run_to_end(
         {"systemd-analyze", "verify", "--man=no", (units / "rpmirror-sync.service").string(),
-         (units / "rpmirror-sync.timer").string()},
+         (units / "rpmirror-sync.timer").string(), (units / "rpmirror-serve.service").string()},
         tmp_ / "logs");
 
     EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
