@@ -8,21 +8,25 @@
 #include "fs/beneath.hpp"
 #include "fs/durable.hpp"
 #include "store/local_store.hpp"
+#include "store/object_store.hpp"
 
 namespace rpmirror::store {
 
 Result<void> LocalStore::write_document(std::string_view key, std::string_view content) {
-    const std::filesystem::path path = root_of(key) / key;
-    if (auto current = fs::read_file(path); current && *current == content) {
+    // A key may climb out of the repository ("../", as --mirror-url's list does toward the
+    // layout's root): written beneath the directory it climbs to, through the disk store, which
+    // never follows a symlink below it (nothing is written outside that tree).
+    std::filesystem::path base = root_of(key);
+    std::string_view rest = key;
+    while (rest.starts_with("../")) {
+        base = base.parent_path();
+        rest.remove_prefix(3);
+    }
+    const std::unique_ptr<ObjectStore> objects = disk_object_store(base);
+    if (auto current = objects->read(rest); current && *current == content) {
         return {};  // as this run would write it: not written again
     }
-    std::error_code error;
-    std::filesystem::create_directories(path.parent_path(), error);
-    if (error) {
-        return make_errno_error("cannot create directory", path.parent_path().string(),
-                                error.value());
-    }
-    return fs::replace_file(path, std::string(content));
+    return objects->put(rest, content);
 }
 
 Result<void> LocalStore::ready_packages() {

@@ -112,5 +112,17 @@ TEST(LocalStore, WriteDocumentLeavesAFileHoldingTheContentAlone) {
     EXPECT_EQ(test::read_file(list), "http://mirror/b/\n");
 }
 
+TEST(LocalStore, WriteDocumentNeverWritesThroughASymlinkBelowWhereItsKeyClimbsTo) {
+    test::TempDir dir;
+    dir.write("repo/Packages/a.rpm", "a");
+    dir.write("elsewhere/list", "theirs\n");
+    stdfs::create_directory_symlink(dir / "elsewhere", dir / "mirrors");
+    store::LocalStore local(dir / "repo");
+    const auto written = local.write_document("../mirrors/list", "http://mirror/a/\n");
+    ASSERT_FALSE(written);
+    EXPECT_EQ(written.error().code, ErrorCode::Unsafe) << written.error().to_string();
+    EXPECT_EQ(test::read_file(dir / "elsewhere/list"), "theirs\n");
+}
+
 }  // namespace
 }  // namespace rpmirror
