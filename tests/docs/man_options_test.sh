@@ -65,6 +65,7 @@ echo "rpmirror.1: $subcommand_count commands checked"
 
 # Every page is there and has the sections a man page needs.
 for page in rpmirror.1 rpmirror-sync.1 rpmirror-verify.1 rpmirror-checksum.1 rpmirror-serve.1 \
+  rpmirror-export.1 rpmirror-import.1 \
   rpmirror.conf.5; do
   for section in NAME SYNOPSIS DESCRIPTION "SEE ALSO"; do
     if [[ -z $(section_text "$build_dir/$page" "$section") ]]; then
