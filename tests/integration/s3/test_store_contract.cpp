@@ -388,6 +388,25 @@ TEST_P(StoreContractTest, TheLockIsHeldByOneRunAtATime) {
     EXPECT_TRUE(again) << again.error().to_string();
 }
 
+TEST_P(StoreContractTest, AReadersLockExcludesASyncAndIsExcludedByOne) {
+    // lock_present is the lock a snapshot takes: the same lock as a sync's, both ways.
+    put_mirror();
+    auto reader = open();
+    auto held = reader->lock_present(std::nullopt);
+    ASSERT_TRUE(held) << held.error().to_string();
+    EXPECT_TRUE((*held)->confirm());
+    auto sync = open();
+    const auto refused = sync->lock(std::nullopt, {});
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, ErrorCode::Busy) << refused.error().to_string();
+    held->reset();  // released
+    auto synced = sync->lock(std::nullopt, {});
+    ASSERT_TRUE(synced) << synced.error().to_string();
+    const auto excluded = open()->lock_present(std::nullopt);
+    ASSERT_FALSE(excluded);
+    EXPECT_EQ(excluded.error().code, ErrorCode::Busy) << excluded.error().to_string();
+}
+
 TEST_P(StoreContractTest, DescribeNamesTheFileWhereItLives) {
     auto store = open();
     const std::string named = store->describe("Packages/a.rpm");
