@@ -3,8 +3,9 @@
 // published name an alias (ObjectStore::point_alias) of one. The snapshot rules (names, the
 // lock, "exists already", "is published as", keep-N) are in snapshot.cpp over Backend.
 //
-// What differs by kind of sync state is the live mirror (LiveMirror): its lock, and how the files
-// its last sync vouches for are checked before a snapshot copies them (a local mirror: its state
+// The repository's lock is the store's (MirrorStore::lock_present), taken once for every kind of
+// mirror. What differs by kind of sync state is the live mirror (LiveMirror): how the files its
+// last sync vouches for are checked before a snapshot copies them (a local mirror: its state
 // file and an audit; a bucket: its state object's ETags against a listing).
 #pragma once
 
@@ -42,14 +43,6 @@ class LiveMirror {
     virtual ~LiveMirror() = default;
     LiveMirror(const LiveMirror&) = delete;
     LiveMirror& operator=(const LiveMirror&) = delete;
-
-    // Takes the repository's lock (the one `sync` takes: the run lock of a local mirror, the
-    // lease of an s3:// one) until destroyed. Error{Busy} iff a sync holds it.
-    virtual Result<void> lock(const SnapshotLock& lock) = 0;
-
-    // The lock as a store confirms it before each change only its holder may make; nullptr iff
-    // it needs no confirming (a local run lock) or is not held.
-    virtual RepoLock* held() = 0;
 
     // Checks the mirror complete (the state of its last sync names the live index) and verified
     // (every file that state vouches for is the one it recorded), and returns the files a
@@ -96,8 +89,9 @@ class Backend {
     Backend(const SnapshotRoot& root, std::unique_ptr<store::MirrorRoot> live,
             std::unique_ptr<store::ObjectStore> base);
 
-    // Opens the live mirror (MirrorRoot::repository, its kind of sync state's LiveMirror) and takes
-    // the repository's lock until the backend is destroyed. Error{Busy} iff a sync holds it.
+    // Opens the live mirror (MirrorRoot::repository with the lock's state directory, its kind of
+    // sync state's LiveMirror) and takes the repository's lock (the one `sync` takes:
+    // MirrorStore::lock_present) until the backend is destroyed. Error{Busy} iff a sync holds it.
     // Before build() and point().
     Result<void> lock(const SnapshotLock& lock);
 
@@ -144,6 +138,7 @@ class Backend {
     store::ObjectStore& source_;                    // its files
     std::unique_ptr<store::ObjectStore> store_;     // the snapshot base
     std::unique_ptr<store::MirrorStore> mirror_;    // of the live mirror, after lock()
+    std::unique_ptr<RepoLock> lock_;                // of the live mirror, after lock()
     std::unique_ptr<LiveMirror> live_;              // after lock()
     std::string snapshots_key_;
     std::string published_key_;

@@ -1,8 +1,8 @@
-// The live mirror of a local directory (snapshot/backend.hpp's LiveMirror): its run lock, its
-// sync state file and an audit (with the checksum cache the state vouches for) before a
-// snapshot; the copy audited again (trusting the cache for the files the snapshot linked, as
-// the links left them) before it appears; the state's records following those links after.
-// Reads only: the snapshot's files are made by the store (snapshots.cpp).
+// The live mirror of a local directory (snapshot/backend.hpp's LiveMirror): its sync state file
+// and an audit (with the checksum cache the state vouches for) before a snapshot; the copy audited
+// again (trusting the cache for the files the snapshot linked, as the links left them) before it
+// appears; the state's records following those links after. Reads only: the snapshot's files are
+// made by the store (snapshots.cpp).
 #include <sys/stat.h>
 
 #include <fmt/core.h>
@@ -42,18 +42,6 @@ class LocalLive final : public LiveMirror {
   public:
     LocalLive(const SnapshotRoot& root, store::LocalStore& mirror)
         : root_(root), mirror_(mirror), repo_dir_(mirror.root()) {}
-
-    Result<void> lock(const SnapshotLock& lock) override {
-        auto held = fs::RunLock::acquire(state_dir_of(lock), repo_dir_, lock.wait, {},
-                                         fs::MissingDirectory::LockOnlyIfPresent);
-        if (!held) {
-            return tl::unexpected(std::move(held.error()));
-        }
-        lock_.emplace(std::move(*held));
-        return {};
-    }
-
-    RepoLock* held() override { return nullptr; }
 
     Result<std::vector<LiveFile>> check(const SnapshotCreateOptions& options) override {
         options_ = options;
@@ -264,7 +252,6 @@ class LocalLive final : public LiveMirror {
     const SnapshotRoot& root_;
     store::LocalStore& mirror_;
     std::filesystem::path repo_dir_;  // the live mirror
-    std::optional<fs::RunLock> lock_;
     SnapshotCreateOptions options_;
     std::optional<std::string> treeinfo_;
     std::vector<LiveRepository> repositories_;

@@ -1,9 +1,9 @@
-// The live mirror in a bucket (snapshot/backend.hpp's LiveMirror): the repository's lease, and
-// its state object's ETags against a listing before a snapshot (the no-op's check,
-// s3/mirror_state.hpp: what the sync verified, nothing re-read). Each file is returned pinned to
-// the object the state vouches for, so an object replaced meanwhile fails its copy; an
-// installation tree (`sync --treeinfo`) is checked whole: every repository it names against its
-// own state, its images against the tree's state and .treeinfo's checksums. Reads only.
+// The live mirror in a bucket (snapshot/backend.hpp's LiveMirror): its state object's ETags
+// against a listing before a snapshot (the no-op's check, s3/mirror_state.hpp: what the sync
+// verified, nothing re-read). Each file is returned pinned to the object the state vouches for, so
+// an object replaced meanwhile fails its copy; an installation tree (`sync --treeinfo`) is checked
+// whole: every repository it names against its own state, its images against the tree's state and
+// .treeinfo's checksums. Reads only.
 #include <fmt/core.h>
 
 #include "metadata/treeinfo.hpp"
@@ -37,18 +37,6 @@ class S3Live final : public LiveMirror {
   public:
     explicit S3Live(store::S3Store& mirror)
         : mirror_(mirror), client_(mirror.client()), repo_(mirror.location()) {}
-
-    Result<void> lock(const SnapshotLock& lock) override {
-        // The repository's lease, as a sync takes it.
-        auto lease = mirror_.lock(lock.wait, {});
-        if (!lease) {
-            return tl::unexpected(std::move(lease.error()));
-        }
-        lease_ = std::move(*lease);
-        return {};
-    }
-
-    RepoLock* held() override { return lease_.get(); }
 
     std::string acl() const override { return acl_; }
 
@@ -219,7 +207,6 @@ class S3Live final : public LiveMirror {
     s3::S3Client& client_;
     s3::S3Location repo_;
     std::string acl_;  // the mirror's --s3-acl, from its state
-    std::unique_ptr<RepoLock> lease_;
 };
 
 }  // namespace

@@ -67,7 +67,11 @@ Backend::Backend(const SnapshotRoot& root, std::unique_ptr<store::MirrorRoot> li
       published_key_(root.published_dir.filename().string()) {}
 
 Result<void> Backend::lock(const SnapshotLock& lock) {
-    std::unique_ptr<store::MirrorStore> mirror = live_root_->repository("");
+    std::unique_ptr<store::MirrorStore> mirror = live_root_->repository("", lock.state_dir);
+    auto held = mirror->lock_present(lock.wait);
+    if (!held) {
+        return tl::unexpected(std::move(held.error()));
+    }
     // The live mirror as its kind of sync state checks it.
     struct Kinds final : store::MirrorKinds {
         explicit Kinds(const SnapshotRoot& root) : root(root) {}
@@ -77,9 +81,10 @@ Result<void> Backend::lock(const SnapshotLock& lock) {
         std::unique_ptr<LiveMirror> live;
     } kinds(root_);
     mirror->visit(kinds);
+    lock_ = std::move(*held);
     mirror_ = std::move(mirror);
     live_ = std::move(kinds.live);
-    return live_->lock(lock);
+    return {};
 }
 
 std::string Backend::snapshot_key(std::string_view name) const {
@@ -145,7 +150,7 @@ Result<SnapshotInfo> Backend::build(const std::string& name, const SnapshotCreat
     if (auto verified = live_->verify_copy(store_->describe((*build)->staging())); !verified) {
         return tl::unexpected(std::move(verified.error()));
     }
-    if (auto committed = (*build)->commit(live_->held()); !committed) {
+    if (auto committed = (*build)->commit(lock_.get()); !committed) {
         return tl::unexpected(exists_already(std::move(committed.error())));
     }
     live_->committed(options);
@@ -239,7 +244,7 @@ Result<std::multimap<std::string, std::string>> Backend::published() {
 Result<void> Backend::point(std::string_view published_name, std::string_view name) {
     return store_->point_alias(
         store::join_key(store::join_key(published_key_, published_name), root_.repo_id),
-        snapshot_key(name), live_ ? live_->held() : nullptr);
+        snapshot_key(name), lock_.get());
 }
 
 Result<void> Backend::erase(const SnapshotInfo& info) {

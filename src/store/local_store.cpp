@@ -354,6 +354,16 @@ Result<std::unique_ptr<RepoLock>> LocalStore::lock(std::optional<std::chrono::se
     return std::unique_ptr<RepoLock>(std::make_unique<HeldRunLock>(std::move(*held)));
 }
 
+Result<std::unique_ptr<RepoLock>> LocalStore::lock_present(
+    std::optional<std::chrono::seconds> wait) {
+    auto held =
+        fs::RunLock::acquire(state_dir_, root_, wait, {}, fs::MissingDirectory::LockOnlyIfPresent);
+    if (!held) {
+        return tl::unexpected(std::move(held.error()));
+    }
+    return std::unique_ptr<RepoLock>(std::make_unique<HeldRunLock>(std::move(*held)));
+}
+
 bool state_files_unchanged(const std::filesystem::path& repo_dir, const SyncState& state) {
     Listing recorded;
     for (const SyncStateFile& file : state.files) {

@@ -43,6 +43,8 @@ class LocalStore final : public MirrorStore {
     Result<std::vector<std::string>> remove_files(std::span<const std::string> keys) override;
     Result<std::unique_ptr<RepoLock>> lock(std::optional<std::chrono::seconds> wait,
                                            std::stop_token stop) override;
+    Result<std::unique_ptr<RepoLock>> lock_present(
+        std::optional<std::chrono::seconds> wait) override;
     Result<void> write_document(std::string_view key, std::string_view content) override;
     Result<void> ready_packages() override;
     Result<void> publish_metadata(const MetadataRelease& release) override;

@@ -111,10 +111,15 @@ bool MirrorRoot::exists() const {
 }
 
 std::unique_ptr<MirrorStore> MirrorRoot::repository(std::string_view id) {
+    return repository(id, options_.state_dir);
+}
+
+std::unique_ptr<MirrorStore> MirrorRoot::repository(std::string_view id,
+                                                    const std::filesystem::path& state_dir) {
     if (client_) {
         return std::make_unique<S3Store>(*client_, location_of(id));
     }
-    return std::make_unique<LocalStore>(directory_of(id), options_.state_dir);
+    return std::make_unique<LocalStore>(directory_of(id), state_dir);
 }
 
 std::filesystem::path MirrorRoot::repository_path(std::string_view id) const {

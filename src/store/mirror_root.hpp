@@ -69,6 +69,11 @@ class MirrorRoot {
     // The store of the repository (or tree) <root>/<id> ("" = the root itself: --norepopath).
     std::unique_ptr<MirrorStore> repository(std::string_view id);
 
+    // As repository(id), a local mirror's state (and lock) in `state_dir` ("" = the default)
+    // rather than the root's: the caller's own (a snapshot's --state-dir).
+    std::unique_ptr<MirrorStore> repository(std::string_view id,
+                                            const std::filesystem::path& state_dir);
+
     // <root>/<id> for messages and reports: "/srv/mirror/fedora", "s3://bucket/prefix/fedora/".
     std::filesystem::path repository_path(std::string_view id) const;
 

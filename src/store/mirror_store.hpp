@@ -254,6 +254,13 @@ class MirrorStore {
     virtual Result<std::unique_ptr<RepoLock>> lock(std::optional<std::chrono::seconds> wait,
                                                    std::stop_token stop) = 0;
 
+    // Takes the same lock as lock() (a sync waits for it, and it for a sync) for a run that only
+    // reads the mirror and must not create it (a snapshot): a local mirror whose directory is
+    // absent is locked by its spelling alone, nothing created; a bucket's lease as lock() takes
+    // it. Error{Busy} iff another run holds the lock after `wait` (nullopt: at once).
+    virtual Result<std::unique_ptr<RepoLock>> lock_present(
+        std::optional<std::chrono::seconds> wait) = 0;
+
     // --- A sync's end, in this order (sync/publish.cpp) ---
     // A sync opens the store it publishes into (LocalStore with its metadata root; a bucket's
     // S3Store over the sync's live state); other stores refuse these with Error{Unsupported}.

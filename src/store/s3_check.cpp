@@ -323,6 +323,10 @@ Result<std::unique_ptr<RepoLock>> S3Store::lock(std::optional<std::chrono::secon
     return std::unique_ptr<RepoLock>(std::make_unique<HeldLease>(std::move(*lease)));
 }
 
+Result<std::unique_ptr<RepoLock>> S3Store::lock_present(std::optional<std::chrono::seconds> wait) {
+    return lock(wait, {});  // a lease creates nothing a reader must not
+}
+
 std::uint64_t S3Store::requests() const {
     return client_.request_count() + worker_requests_;
 }

@@ -67,6 +67,8 @@ class S3Store final : public MirrorStore {
     Result<std::vector<std::string>> remove_files(std::span<const std::string> keys) override;
     Result<std::unique_ptr<RepoLock>> lock(std::optional<std::chrono::seconds> wait,
                                            std::stop_token stop) override;
+    Result<std::unique_ptr<RepoLock>> lock_present(
+        std::optional<std::chrono::seconds> wait) override;
     Result<void> write_document(std::string_view key, std::string_view content) override;
     Result<void> record_placed(std::span<const PlacedFile> placed,
                                std::span<const std::string> condemned, bool checked) override;

@@ -388,6 +388,24 @@ TEST_P(StoreContractTest, TheLockIsHeldByOneRunAtATime) {
     EXPECT_TRUE(again) << again.error().to_string();
 }
 
+TEST_P(StoreContractTest, AReadersLockExcludesASyncAndIsExcludedByOne) {
+    // lock_present is the lock a snapshot takes: the same lock as a sync's, both ways.
+    put_mirror();
+    const auto busy = [](const Result<std::unique_ptr<RepoLock>>& taken) {
+        return !taken && taken.error().code == ErrorCode::Busy;
+    };
+    auto reader = open();
+    auto sync = open();
+    auto snapshot = reader->lock_present(std::nullopt);
+    ASSERT_TRUE(snapshot) << snapshot.error().to_string();
+    EXPECT_TRUE((*snapshot)->confirm());
+    EXPECT_TRUE(busy(sync->lock(std::nullopt, {})));
+    snapshot->reset();
+    auto synced = sync->lock(std::nullopt, {});
+    ASSERT_TRUE(synced) << synced.error().to_string();
+    EXPECT_TRUE(busy(reader->lock_present(std::nullopt)));
+}
+
 TEST_P(StoreContractTest, DescribeNamesTheFileWhereItLives) {
     auto store = open();
     const std::string named = store->describe("Packages/a.rpm");

@@ -71,6 +71,26 @@ TEST(LocalStore, AMissingRootHoldsNothingAndASymlinkedRootIsRefused) {
     EXPECT_TRUE(stdfs::exists(dir / "real/x.rpm"));
 }
 
+TEST(LocalStore, AReadersLockCreatesNothingAndIsTheLockInTheStateDirectoryGiven) {
+    test::TempDir dir;
+    const auto repo = dir / "absent" / "repo";
+    store::LocalStore reader(repo, dir / "state");
+    auto held = reader.lock_present(std::nullopt);
+    ASSERT_TRUE(held) << held.error().to_string();
+    EXPECT_FALSE(stdfs::exists(dir / "absent"));  // a snapshot of no mirror creates none
+    EXPECT_TRUE(stdfs::exists(dir / "state" / "repos"));
+
+    // A sync with that state directory waits for it; one with another does not see it.
+    store::LocalStore sync(repo, dir / "state");
+    const auto refused = sync.lock(std::nullopt, {});
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, ErrorCode::Busy) << refused.error().to_string();
+    EXPECT_FALSE(stdfs::exists(dir / "absent"));
+    store::LocalStore elsewhere(repo, dir / "other-state");
+    const auto other = elsewhere.lock_present(std::nullopt);
+    EXPECT_TRUE(other) << other.error().to_string();
+}
+
 TEST(LocalStore, ACopyWithTheSameSizeAndMtimeIsAnotherVersion) {
     test::TempDir dir;
     dir.write("repo/Packages/a.rpm", "abc");
