@@ -87,12 +87,16 @@ class NginxServer {
         for (int round = 0; round < 5; ++round) {
             port_ = pick_free_port();
             write_config(root, options);
+            std::filesystem::remove(work_dir / "nginx.pid");
             process_ = ChildProcess({binary.string(), "-p", work_dir.string(), "-c",
                                      (work_dir / "nginx.conf").string(), "-e",
                                      (work_dir / "error.log").string(), "-g", "daemon off;"});
             const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
             while (std::chrono::steady_clock::now() < deadline) {
-                if (can_connect(port_)) {
+                // Up iff the port answers *and* it is this nginx that listens there: another
+                // server may have taken the port between pick_free_port and nginx's bind, and
+                // answer for it. nginx writes its pid file only once its sockets are bound.
+                if (wrote_pid_file() && can_connect(port_)) {
                     return;
                 }
                 if (process_.exited()) {
@@ -128,6 +132,13 @@ class NginxServer {
     }
 
   private:
+    // True iff nginx.pid holds this nginx's pid.
+    bool wrote_pid_file() const {
+        std::ifstream file(work_dir_ / "nginx.pid");
+        pid_t pid = 0;
+        return file >> pid && pid == process_.pid();
+    }
+
     void write_config(const std::filesystem::path& root, const NginxOptions& options) const {
         const std::string dir = work_dir_.string();
         std::ofstream conf(work_dir_ / "nginx.conf");
