@@ -53,8 +53,8 @@ class RepomdHandler : public xml::SaxHandler {
             record_.type = std::string(attribute(attributes, "type"));
             has_checksum_ = false;
             // librepo names a record without a type "unknown" and keeps it; so does rpmirror
-            // (it is still mirrored and verified like any other record).
-            if (!has_attribute(attributes, "type")) {
+            // (it is still mirrored and verified like any other record), and so with type="".
+            if (record_.type.empty()) {
                 record_.type = kUntypedRecord;
             }
         } else if (parent == "tags" && local_name == "distro") {
@@ -132,12 +132,6 @@ class RepomdHandler : public xml::SaxHandler {
             }
         }
         return {};
-    }
-
-    static bool has_attribute(std::span<const xml::Attribute> attributes, std::string_view name) {
-        return std::any_of(attributes.begin(), attributes.end(), [&](const xml::Attribute& found) {
-            return found.local_name == name && found.namespace_uri.empty();
-        });
     }
 
     std::string root_name(std::string_view local_name) const {

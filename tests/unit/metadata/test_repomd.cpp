@@ -206,20 +206,25 @@ TEST(Repomd, NumberBeyondInt64IsClampedAsStrtollClampsIt) {
     EXPECT_FALSE(repomd->records[0].size);
 }
 
-TEST(Repomd, DataWithoutTypeIsTheRecordUnknownAsInLibrepo) {
-    const auto repomd = parse_repomd(
-        "<repomd xmlns=\"http://linux.duke.edu/metadata/repo\">\n"
-        "  <data>\n"
-        "    <checksum type=\"sha256\">" +
-            kSha256 +
-            "</checksum>\n"
-            "    <location href=\"repodata/x.xml.gz\"/>\n"
-            "  </data>\n"
-            "</repomd>\n",
-        "repomd.xml");
-    ASSERT_TRUE(repomd) << repomd.error().to_string();
-    ASSERT_EQ(repomd->records.size(), 1U);
-    EXPECT_EQ(repomd->records[0].type, "unknown");
+TEST(Repomd, DataWithoutTypeOrWithAnEmptyOneIsTheRecordUnknownAsInLibrepo) {
+    // type="" was kept as an empty type, which every later step takes for "no record" (found
+    // by fuzz_repomd).
+    for (const std::string data : {"<data>", "<data type=\"\">"}) {
+        SCOPED_TRACE(data);
+        const auto repomd =
+            parse_repomd("<repomd xmlns=\"http://linux.duke.edu/metadata/repo\">\n  " + data +
+                             "\n"
+                             "    <checksum type=\"sha256\">" +
+                             kSha256 +
+                             "</checksum>\n"
+                             "    <location href=\"repodata/x.xml.gz\"/>\n"
+                             "  </data>\n"
+                             "</repomd>\n",
+                         "repomd.xml");
+        ASSERT_TRUE(repomd) << repomd.error().to_string();
+        ASSERT_EQ(repomd->records.size(), 1U);
+        EXPECT_EQ(repomd->records[0].type, "unknown");
+    }
 }
 
 TEST(Repomd, EmptyRevisionIsNoRevision) {
