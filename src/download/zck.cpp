@@ -13,6 +13,7 @@
 
 #include "download/curl_handles.hpp"
 #include "download/curl_options.hpp"
+#include "fs/durable.hpp"
 #include "rpmirror/checksum/checksum.hpp"  // checksum_type_name
 #include "util/unique_fd.hpp"
 #include "util/zck.hpp"
@@ -133,20 +134,6 @@ std::size_t multipart_headers(char* data, std::size_t size, std::size_t count, v
     return zck_header_cb(data, size, count, dl);
 }
 
-Result<void> write_all(int fd, std::string_view bytes, const std::filesystem::path& path) {
-    while (!bytes.empty()) {
-        const ssize_t written = ::write(fd, bytes.data(), bytes.size());
-        if (written < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return make_errno_error("cannot write", path.string(), errno);
-        }
-        bytes.remove_prefix(static_cast<std::size_t>(written));
-    }
-    return {};
-}
-
 }  // namespace
 
 Result<ZckDeltaResult> fetch_zck_delta(const ZckDeltaRequest& request,
@@ -200,7 +187,8 @@ Result<ZckDeltaResult> fetch_zck_delta(const ZckDeltaRequest& request,
     if (!target_fd) {
         return make_errno_error("cannot create", request.target.string(), errno);
     }
-    if (auto written = write_all(target_fd.get(), header.bytes, request.target); !written) {
+    if (auto written = fs::write_all(target_fd.get(), header.bytes, request.target.string());
+        !written) {
         return tl::unexpected(std::move(written.error()));
     }
     if (::lseek(target_fd.get(), 0, SEEK_SET) != 0) {

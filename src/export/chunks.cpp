@@ -11,27 +11,13 @@
 #include <fmt/core.h>
 
 #include "export/repository_files.hpp"
+#include "fs/durable.hpp"
 
 namespace rpmirror::bundle {
 
 namespace {
 
 constexpr std::size_t kBuffer = 1U << 20;
-
-Result<void> write_all(int fd, const char* data, std::size_t size, const std::string& shown) {
-    while (size > 0) {
-        const ssize_t done = ::write(fd, data, size);
-        if (done < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return make_errno_error("cannot write", shown, errno);
-        }
-        data += done;
-        size -= static_cast<std::size_t>(done);
-    }
-    return {};
-}
 
 Result<UniqueFd> open_read(const std::filesystem::path& path) {
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
@@ -132,7 +118,8 @@ Result<std::pair<Placement, std::string>> ChunkWriter::append(
             const auto part = static_cast<std::size_t>(
                 std::min<std::uint64_t>(*got - used, chunk_size_ - written_));
             const std::string chunk_path = (dir_ / chunks_.back().name).string();
-            if (auto wrote = write_all(current_.get(), buffer.data() + used, part, chunk_path);
+            if (auto wrote = fs::write_all(
+                    current_.get(), std::string_view(buffer.data() + used, part), chunk_path);
                 !wrote) {
                 return tl::unexpected(std::move(wrote.error()));
             }
@@ -198,7 +185,9 @@ Result<void> extract_file(const std::filesystem::path& bundle_dir, const std::ve
                     path.string());
             }
             hash.update(buffer.data(), *got);
-            if (auto wrote = write_all(target.get(), buffer.data(), *got, out.string()); !wrote) {
+            if (auto wrote = fs::write_all(target.get(), std::string_view(buffer.data(), *got),
+                                           out.string());
+                !wrote) {
                 return wrote;
             }
             offset += *got;

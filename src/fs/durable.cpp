@@ -32,22 +32,6 @@ namespace rpmirror::fs {
 
 namespace {
 
-// Writes all of `contents` to `fd`, retrying short writes and EINTR. Returns 0, or -1 with errno.
-int write_all(int fd, std::string_view contents) {
-    for (std::size_t written = 0; written < contents.size();) {
-        const ssize_t result =
-            fault::write(fd, contents.data() + written, contents.size() - written);
-        if (result < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return -1;
-        }
-        written += static_cast<std::size_t>(result);
-    }
-    return 0;
-}
-
 // The oldest change a FUSE flush still fsyncs: the process's start less 10 minutes, for the
 // clock of a network filesystem's server. Set when the library is loaded.
 const std::int64_t kChangedSince = [] {
@@ -209,6 +193,20 @@ Result<std::string> read_file(const std::filesystem::path& path) {
     return contents.str();
 }
 
+Result<void> write_all(int fd, std::string_view bytes, std::string_view shown) {
+    while (!bytes.empty()) {
+        const ssize_t written = fault::write(fd, bytes.data(), bytes.size());
+        if (written < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return make_errno_error("cannot write", std::string(shown), errno);
+        }
+        bytes.remove_prefix(static_cast<std::size_t>(written));
+    }
+    return {};
+}
+
 Result<void> write_file(const std::filesystem::path& path, std::string_view contents) {
     UniqueFd fd(
         fault::fails(fault::Op::Create, path.string())
@@ -217,10 +215,7 @@ Result<void> write_file(const std::filesystem::path& path, std::string_view cont
     if (!fd) {
         return make_errno_error("cannot create", path.string(), errno);
     }
-    if (write_all(fd.get(), contents) != 0) {
-        return make_errno_error("cannot write", path.string(), errno);
-    }
-    return {};
+    return write_all(fd.get(), contents, path.string());
 }
 
 Result<void> replace_file(const std::filesystem::path& path, std::string_view contents) {

@@ -23,6 +23,10 @@ namespace rpmirror::fs {
 // cannot be read.
 Result<std::string> read_file(const std::filesystem::path& path);
 
+// Writes all of `bytes` to `fd` at its offset, retrying short writes and EINTR. Returns
+// Error{Io} "cannot write" naming `shown` iff a write fails.
+Result<void> write_all(int fd, std::string_view bytes, std::string_view shown);
+
 // Writes `contents` to the file `path`, created or truncated (a symlink at `path` is refused
 // with ELOOP, never followed). Not flushed. Returns Error{Io} naming `path` iff it fails (a
 // partly written file may then be left: write only where nobody reads yet, e.g. staging).
