@@ -424,7 +424,7 @@ class Auditor {
             if (!store) {
                 checked.assign(
                     files.size(),
-                    {store::Finding::Unreadable, 0, {}, store.error().to_string(), false, 0});
+                    {store::Finding::Unreadable, 0, {}, store.error().to_string(), false, 0, {}});
             } else {
                 checked =
                     (*store)->check_files(files, {audit_.threads, audit_.use_cache, audit_.trust});
@@ -448,7 +448,8 @@ class Auditor {
             ++report_.verified;
             report_.from_cache += found.from_cache ? 1 : 0;
             if (check.root_index == 0) {
-                report_.intact.push_back({check.file.key, check.is_metadata});
+                report_.intact.push_back({check.file.key, check.is_metadata, found.actual_size,
+                                          found.version, check.file.type, check.file.digest});
             }
             return;
         }

@@ -114,6 +114,13 @@ struct RepoAuditReport {
     struct IntactFile {
         std::filesystem::path path;
         bool is_metadata = false;
+        std::uint64_t size = 0;
+        // The file's version as it was checked (the store's: "" iff it changed meanwhile), and
+        // the checksum it was checked against (digest "" for an image .treeinfo names without
+        // one): what a copy pins, so that it copies what was verified.
+        std::string version;
+        ChecksumType type = ChecksumType::Sha256;
+        std::string digest;
     };
     std::vector<IntactFile> intact;
     double seconds = 0;
