@@ -426,8 +426,7 @@ class Auditor {
                     files.size(),
                     {store::Finding::Unreadable, 0, {}, store.error().to_string(), false, 0, {}});
             } else {
-                checked =
-                    (*store)->check_files(files, {audit_.threads, audit_.use_cache, audit_.trust});
+                checked = (*store)->check_files(files, {audit_.threads, audit_.use_cache});
             }
             for (std::size_t slot = 0; slot < positions.size(); ++slot) {
                 findings[positions[slot]] = std::move(checked[slot]);
@@ -613,7 +612,6 @@ RepoAuditReport audit_repository(std::string_view repo_id, std::string_view dest
     audit.safe_write_path = options.safe_write_path;
     audit.selection = options.selection;
     audit.use_cache = options.use_checksum_cache;
-    audit.trust = options.trust;
     audit.report_extra = options.report_extra;
     audit.threads = options.threads;
     return audit_parts::audit_store(repo_id, audit);

@@ -1,5 +1,5 @@
 // The images of an installation tree, audited as `verify` audits a repository's files (see
-// rpmirror/audit/audit.hpp: audit_tree_images), over the tree's store.
+// audit/report_parts.hpp: audit_tree_store), over the tree's store.
 #include <algorithm>
 #include <chrono>
 #include <string>
@@ -9,7 +9,6 @@
 #include "metadata/treeinfo.hpp"
 #include "rpmirror/audit/audit.hpp"
 #include "s3/mirror_state.hpp"
-#include "store/local_store.hpp"
 #include "sync/stored_record.hpp"
 #include "util/text.hpp"
 
@@ -19,7 +18,7 @@ namespace audit_parts {
 
 RepoAuditReport audit_tree_store(std::string_view tree_id, store::MirrorStore& tree,
                                  const std::filesystem::path& report_dir, bool use_cache,
-                                 unsigned threads, std::shared_ptr<const CacheTrust> trust) {
+                                 unsigned threads) {
     const auto started = std::chrono::steady_clock::now();
     RepoAuditReport report;
     report.repo_id = std::string(tree_id);
@@ -72,8 +71,7 @@ RepoAuditReport audit_tree_store(std::string_view tree_id, store::MirrorStore& t
         }
         files.push_back({file.path, file.type, file.digest, std::nullopt});
     }
-    const std::vector<store::CheckedFile> checked =
-        tree.check_files(files, {threads, use_cache, std::move(trust)});
+    const std::vector<store::CheckedFile> checked = tree.check_files(files, {threads, use_cache});
     for (std::size_t i = 0; i < files.size(); ++i) {
         const store::CheckedFile& found = checked[i];
         report.bytes_hashed += found.bytes_read;
@@ -114,13 +112,5 @@ RepoAuditReport audit_tree_store(std::string_view tree_id, store::MirrorStore& t
 }
 
 }  // namespace audit_parts
-
-RepoAuditReport audit_tree_images(std::string_view tree_id, const std::filesystem::path& tree_dir,
-                                  bool use_checksum_cache, unsigned threads,
-                                  std::shared_ptr<const CacheTrust> trust) {
-    store::LocalStore tree(tree_dir);
-    return audit_parts::audit_tree_store(tree_id, tree, tree_dir, use_checksum_cache, threads,
-                                         std::move(trust));
-}
 
 }  // namespace rpmirror
