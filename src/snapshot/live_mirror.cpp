@@ -107,8 +107,18 @@ Result<void> LiveMirror::check_repository(Part& part, const SnapshotCreateOption
     audit.threads = options.threads;
     const RepoAuditReport report = audit_parts::audit_store(root_.repo_id, audit);
     if (!report.ok()) {
+        // The sync's fingerprint (sync/sync_settings.cpp) names a download policy other than
+        // immediate: the mirror lacks what `rpmirror serve` has not fetched yet.
+        const bool on_demand = recorded->fingerprint.find(" policy=") != std::string::npos;
         return make_error(ErrorCode::BadInput,
-                          "not a complete, verified mirror: " + describe_problems(report), shown);
+                          "not a complete, verified mirror: " + describe_problems(report) +
+                              (on_demand ? "; it is synced with a download policy that fetches "
+                                           "packages on demand: run `rpmirror sync "
+                                           "--download-policy immediate` (job key "
+                                           "download-policy = immediate) first, or fetch every "
+                                           "package through `rpmirror serve`"
+                                         : ""),
+                          shown);
     }
     if (report.intact.size() != report.verified) {
         return make_error(ErrorCode::Unsupported,
