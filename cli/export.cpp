@@ -23,6 +23,7 @@ struct ExportArgs {
     std::string output;
     std::string base;
     std::string chunk_size = "1G";
+    std::string format = "importable";
     std::string sign_key;
     std::string snapshot_dir;
     std::string state_dir;
@@ -58,6 +59,7 @@ int run_export(const ExportArgs& args) {
     if (!args.base.empty()) {
         options.base = args.base;
     }
+    options.syncable = args.format == "syncable";
     options.snapshot_dir = args.snapshot_dir;
     options.sign_key = args.sign_key;
     options.state_dir = args.state_dir;
@@ -74,8 +76,9 @@ int run_export(const ExportArgs& args) {
                        repository.removed);
         }
     }
-    fmt::print("{}: {} chunk(s), {}{}\n", report->bundle.string(), report->chunks,
-               megabytes(report->bytes), report->signed_manifest ? ", manifest signed" : "");
+    fmt::print("{}: {} chunk(s), {}{}; snapshot {} kept\n", report->bundle.string(),
+               report->chunks, megabytes(report->bytes),
+               report->signed_manifest ? ", manifest signed" : "", report->snapshot);
     return kExitOk;
 }
 
@@ -133,10 +136,14 @@ Command add_export_command(CLI::App& parent) {
     app->add_option("-o,--output", args->output, "the bundle directory to create (must not exist)")
         ->required();
     app->add_option("--base", args->base,
-                    "only what changed since this snapshot (the far side holds it) or since this "
-                    "bundle directory (the far side imported it)");
+                    "only what changed since this snapshot (the far side holds it), this bundle "
+                    "directory or this bundle's name (the far side imported it)");
     app->add_option("--chunk-size", args->chunk_size,
                     "the largest chunk file (1G, 700M, 4G; default 1G)");
+    app->add_option("--format", args->format,
+                    "importable (chunks) or syncable (also plain repository trees under repos/ "
+                    "that dnf reads through file://; complete only)")
+        ->check(CLI::IsMember({"importable", "syncable"}));
     app->add_option("--sign-key", args->sign_key,
                     "sign the manifest with this gpg key (manifest.json.asc)");
     app->add_option("--snapshot-dir", args->snapshot_dir,
