@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 
 #include "command.hpp"
+#include "repo_options.hpp"
 #include "rpmirror/config/config.hpp"
 #include "rpmirror/export/export.hpp"
 #include "s3_options.hpp"
@@ -20,6 +21,8 @@ namespace {
 struct ExportArgs {
     std::string download_path;
     std::vector<std::string> repos;
+    std::string config_file;
+    std::vector<std::string> jobs;
     std::string output;
     std::string base;
     std::string chunk_size = "1G";
@@ -64,6 +67,22 @@ int run_export(const ExportArgs& args) {
     options.sign_key = args.sign_key;
     options.state_dir = args.state_dir;
     options.s3 = s3_overrides(args.s3);
+    if (!args.config_file.empty() || !args.jobs.empty()) {
+        std::vector<std::string> warnings;
+        auto chosen =
+            choose_export_jobs({args.config_file, split_option_list(args.jobs)}, options, warnings);
+        for (const std::string& warning : warnings) {
+            fmt::print(stderr, "rpmirror: export: warning: {}\n", warning);
+        }
+        if (!chosen) {
+            fmt::print(stderr, "rpmirror: export: {}\n", chosen.error().to_string());
+            return kExitUsage;
+        }
+    } else if (options.destination.empty()) {
+        fmt::print(stderr,
+                   "rpmirror: export: -p/--download-path (or --config-file/--job) is required\n");
+        return kExitUsage;
+    }
     auto report = export_bundle(options);
     if (!report) {
         fmt::print(stderr, "rpmirror: export: {}\n", report.error().to_string());
@@ -76,9 +95,9 @@ int run_export(const ExportArgs& args) {
                        repository.removed);
         }
     }
-    fmt::print("{}: {} chunk(s), {}{}; snapshot {} kept\n", report->bundle.string(),
-               report->chunks, megabytes(report->bytes),
-               report->signed_manifest ? ", manifest signed" : "", report->snapshot);
+    fmt::print("{}: {} chunk(s), {}{}; snapshot {} kept\n", report->bundle.string(), report->chunks,
+               megabytes(report->bytes), report->signed_manifest ? ", manifest signed" : "",
+               report->snapshot);
     return kExitOk;
 }
 
@@ -129,10 +148,16 @@ Command add_export_command(CLI::App& parent) {
         "Write mirrored repositories into a bundle for a disconnected site: checksummed chunks\n"
         "and a manifest, complete or only what changed since --base (rpmirror import reads it)");
     app->add_option("-p,--download-path", args->download_path,
-                    "the mirror's root: a directory or s3://BUCKET/PREFIX")
-        ->required();
+                    "the mirror's root: a directory or s3://BUCKET/PREFIX (with --config-file: "
+                    "the jobs' root, by default)");
     app->add_option("--repo,--repoid", args->repos,
                     "export this repository (repeatable; default: every repository there)");
+    app->add_option("--config-file", args->config_file,
+                    "export the repositories of this configuration's jobs (rpmirror.conf; "
+                    "default /etc/rpmirror/rpmirror.conf with --job)");
+    app->add_option("--job", args->jobs,
+                    "only the jobs matching this glob (repeatable, comma lists; default: every "
+                    "enabled job)");
     app->add_option("-o,--output", args->output, "the bundle directory to create (must not exist)")
         ->required();
     app->add_option("--base", args->base,

@@ -178,13 +178,10 @@ class TemporaryBundle {
 // at repos/<id>/<key> in layout Trees): a file the base (`held`, nullptr: none) holds with the
 // same size is hashed first and carried only if its content differs; every other one is hashed
 // as it is copied. Counts into `done`.
-Result<bundle::BundleRepository> export_repository(store::ObjectStore& objects,
-                                                   std::string_view prefix, const std::string& id,
-                                                   const std::map<std::string, BundleFile>* held,
-                                                   bundle::Layout layout,
-                                                   bundle::ChunkWriter& writer,
-                                                   const std::filesystem::path& scratch,
-                                                   ExportedRepository& done) {
+Result<bundle::BundleRepository> export_repository(
+    store::ObjectStore& objects, std::string_view prefix, const std::string& id,
+    const std::map<std::string, BundleFile>* held, bundle::Layout layout,
+    bundle::ChunkWriter& writer, const std::filesystem::path& scratch, ExportedRepository& done) {
     auto files = bundle::list_repository(objects, prefix);
     if (!files) {
         return tl::unexpected(std::move(files.error()));
@@ -219,9 +216,9 @@ Result<bundle::BundleRepository> export_repository(store::ObjectStore& objects,
             const auto expected = before != nullptr ? std::optional(file.sha256) : std::nullopt;
             auto placed =
                 layout == bundle::Layout::Trees
-                    ? writer.append_whole(fmt::format("{}/{}/{}", bundle::kTreesDir, id, listed.key),
-                                          local->path(), listed.size, expected,
-                                          objects.describe(key))
+                    ? writer.append_whole(
+                          fmt::format("{}/{}/{}", bundle::kTreesDir, id, listed.key), local->path(),
+                          listed.size, expected, objects.describe(key))
                     : writer.append(local->path(), listed.size, expected, objects.describe(key));
             if (!placed) {
                 return tl::unexpected(std::move(placed.error()));
@@ -357,8 +354,8 @@ Result<ExportReport> export_bundle(const ExportOptions& options) {
                           "drop --base, or make an importable incremental bundle",
                           "--format syncable");
     }
-    if (auto valid = validate_snapshot_name(bundle::export_snapshot_name(target.filename().string()),
-                                            "the bundle's snapshot name");
+    if (auto valid = validate_snapshot_name(
+            bundle::export_snapshot_name(target.filename().string()), "the bundle's snapshot name");
         !valid) {
         return tl::unexpected(std::move(valid.error()));
     }

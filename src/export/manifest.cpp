@@ -417,8 +417,8 @@ Result<Manifest> parse_manifest(std::string_view text, std::string_view shown) {
                                               : digest.error());
         }
         if (!store::check_key(*chunk_name) || chunk_name->front() == '.' ||
-            *chunk_name == kManifestName ||
-            *chunk_name == kSignatureName || !chunk_names.insert(*chunk_name).second) {
+            *chunk_name == kManifestName || *chunk_name == kSignatureName ||
+            !chunk_names.insert(*chunk_name).second) {
             return fields.fail(fmt::format("\"{}\" cannot name a chunk", *chunk_name));
         }
         manifest.chunks.push_back(Chunk{std::move(*chunk_name), *size, std::move(*digest)});

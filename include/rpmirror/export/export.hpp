@@ -66,6 +66,23 @@ struct ExportReport {
 // changed while it was read; the store's and gpg's errors.
 Result<ExportReport> export_bundle(const ExportOptions& options);
 
+// The configuration jobs whose repositories `rpmirror export --config-file F --job NAME` exports.
+struct ExportJobs {
+    std::filesystem::path config_file;  // "" = kDefaultJobsConfigFile
+    std::vector<std::string> patterns;  // --job globs (comma lists split); empty = enabled jobs
+};
+
+// Points `options` at the repositories of the jobs `jobs` selects (load_jobs_config,
+// select_jobs), appending the configuration's warnings ("FILE:LINE: ...") to `warnings`: each
+// job's repository directory is <root>/<id>, every job's under one root, which becomes
+// `options.destination` (a -p given must be that root) with the ids as `options.repositories`;
+// the jobs' state directory, snapshot directory and s3 settings fill those `options` leaves
+// unset. Error{BadInput} naming the file, the pattern or the job: a configuration that does not
+// load, a pattern matching no job, a job with a bad value, jobs under different roots or with
+// different state or snapshot directories, --repo given as well.
+Result<void> choose_export_jobs(const ExportJobs& jobs, ExportOptions& options,
+                                std::vector<std::string>& warnings);
+
 struct ImportOptions {
     std::filesystem::path bundle;                  // read only, never written
     std::string destination;                       // -p

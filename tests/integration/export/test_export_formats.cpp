@@ -1,7 +1,8 @@
 // `rpmirror export` on the connected side keeps what it exported as the snapshot
 // export-<bundle>, which the next `--base` names (by the bundle's directory or only its name),
 // and `--format syncable` makes plain repository trees that dnf and `rpmirror sync` read through
-// file:// with no import step, which `rpmirror import` also takes (and refuses when damaged).
+// file:// with no import step, which `rpmirror import` also takes (and refuses when damaged);
+// `--config-file` and `--job` pick the repositories as for `sync`.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -119,6 +120,47 @@ TEST_F(ExportFormats, ASyncableBundleIsReadByDnfAndSyncDirectlyAndImportsAndRefu
               std::string::npos)
         << incremental.err;
     EXPECT_FALSE(fs::exists(tmp_ / "partial"));
+}
+
+// `export --config-file F --job GLOB` exports the jobs' repositories, as `sync` takes them.
+TEST_F(ExportFormats, TheJobsOfAConfigurationPickTheRepositories) {
+    const fs::path root = tmp_ / "jobs-root";
+    std::string config = "[main]\ndestination = " + root.string() + "\n";
+    for (const std::string& id : kExportIds) {
+        config += "\n[" + id + "]\nbaseurl = " + serve(upstreams_[id]).url("/") +
+                  "\ndownload-metadata = 1\n";
+    }
+    const fs::path file = TempDir::write_at(tmp_ / "etc" / "rpmirror.conf", config);
+    const CommandResult synced =
+        run_to_end(rpmirror_sync_argv({"--config-file", file.string()}), tmp_ / "logs");
+    ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+
+    const CommandResult exported = rpmirror({"export", "--config-file", file.string(), "--job",
+                                             "alpha,gam*", "-o", (tmp_ / "two").string()});
+    ASSERT_EQ(exported.exit_code, 0) << exported.out << exported.err;
+    std::vector<std::string> ids;
+    for (const auto& repository : manifest("two")["repositories"]) {
+        ids.push_back(repository["id"]);
+    }
+    EXPECT_EQ(ids, (std::vector<std::string>{"alpha", "gamma"}));
+    EXPECT_TRUE(fs::is_directory(root / "snapshots" / "gamma" / "export-two"));
+    const CommandResult imported = import_bundle("two", far_);
+    ASSERT_EQ(imported.exit_code, 0) << imported.out << imported.err;
+    EXPECT_EQ(published(far_ / "alpha"), published(root / "alpha"));
+    EXPECT_EQ(published(far_ / "gamma"), published(root / "gamma"));
+    EXPECT_FALSE(fs::exists(far_ / "beta"));
+
+    // A glob matching no job, and --repo beside the jobs: usage errors, no bundle.
+    CommandResult refused = rpmirror({"export", "--config-file", file.string(), "--job", "delta*",
+                                      "-o", (tmp_ / "none").string()});
+    EXPECT_EQ(refused.exit_code, 2);
+    EXPECT_NE(refused.err.find("delta*"), std::string::npos) << refused.err;
+    refused = rpmirror({"export", "--config-file", file.string(), "--repo", "beta", "-o",
+                        (tmp_ / "none").string()});
+    EXPECT_EQ(refused.exit_code, 2);
+    EXPECT_NE(refused.err.find("--repo: not with --config-file/--job"), std::string::npos)
+        << refused.err;
+    EXPECT_FALSE(fs::exists(tmp_ / "none"));
 }
 
 }  // namespace
