@@ -139,7 +139,8 @@ TEST_F(ExportFormats, TheJobsOfAConfigurationPickTheRepositories) {
                                              "alpha,gam*", "-o", (tmp_ / "two").string()});
     ASSERT_EQ(exported.exit_code, 0) << exported.out << exported.err;
     std::vector<std::string> ids;
-    for (const auto& repository : manifest("two")["repositories"]) {
+    const nlohmann::json written = manifest("two");
+    for (const auto& repository : written["repositories"]) {
         ids.push_back(repository["id"]);
     }
     EXPECT_EQ(ids, (std::vector<std::string>{"alpha", "gamma"}));

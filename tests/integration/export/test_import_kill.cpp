@@ -51,6 +51,7 @@ TEST_F(ImportKill, SigkillAtEveryIoOperationNeverBreaksThePublishedRepositoryAnd
     // The far side at r1, kept to start each run from.
     const fs::path far_state = far_.string() + "-state";
     const fs::path saved = tmp_ / "far-r1";
+    fs::create_directories(saved);
     fs::copy(far_, saved / "far", fs::copy_options::recursive);
     fs::copy(far_state, saved / "state", fs::copy_options::recursive);
     const auto restore = [&] {
