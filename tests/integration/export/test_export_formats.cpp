@@ -1,7 +1,7 @@
 // `rpmirror export` on the connected side keeps what it exported as the snapshot
 // export-<bundle>, which the next `--base` names (by the bundle's directory or only its name),
-// and `--format syncable` makes plain repository trees that dnf and `rpmirror sync` read through
-// file:// with no import step, which `rpmirror import` also takes (and refuses when damaged);
+// and `--format syncable` makes plain repository trees that dnf, zypper and `rpmirror sync` read
+// with no import step, which `rpmirror import` also takes (and refuses when damaged);
 // `--config-file` and `--job` pick the repositories as for `sync`.
 #include <gtest/gtest.h>
 
@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "integration/export/export_fixture.hpp"
+#include "support/zypper.hpp"
 
 namespace rpmirror::test {
 namespace {
@@ -71,7 +72,8 @@ TEST_F(ExportFormats, TheExportedStateIsKeptAsASnapshotThatTheNextBaseResolvesTo
     EXPECT_FALSE(fs::exists(near_ / "snapshots" / "alpha" / "export-r3"));
 }
 
-TEST_F(ExportFormats, ASyncableBundleIsReadByDnfAndSyncDirectlyAndImportsAndRefusesAFlippedByte) {
+TEST_F(ExportFormats,
+       ASyncableBundleIsReadByDnfZypperAndSyncDirectlyAndImportsAndRefusesAFlippedByte) {
     ASSERT_EQ(sync_near().exit_code, 0);
     const CommandResult exported = export_bundle("plain", {"--format", "syncable"});
     ASSERT_EQ(exported.exit_code, 0) << exported.out << exported.err;
@@ -81,6 +83,25 @@ TEST_F(ExportFormats, ASyncableBundleIsReadByDnfAndSyncDirectlyAndImportsAndRefu
         const fs::path tree = tmp_ / "plain" / "repos" / id;
         EXPECT_EQ(published(tree), published(near_ / id)) << id;
         EXPECT_EQ(dnf_names(tree), dnf_names(near_ / id)) << id;
+    }
+
+    // zypper reads a tree as it stands (a plain directory repository): each package dnf lists.
+    const fs::path zypper_root = tmp_ / "zypper-root";
+    fs::create_directories(zypper_root);
+    const auto zypper = [&](std::vector<std::string> args) {
+        args.insert(args.begin(), {zypper_binary().string(), "--root", zypper_root.string(),
+                                   "--non-interactive", "--no-gpg-checks"});
+        return run_to_end(args, tmp_ / "logs");
+    };
+    const CommandResult added =
+        zypper({"addrepo", "-f", "dir://" + (tmp_ / "plain" / "repos" / "gamma").string(), "mir"});
+    ASSERT_EQ(added.exit_code, 0) << added.out << added.err;
+    const CommandResult refreshed = zypper({"refresh"});
+    ASSERT_EQ(refreshed.exit_code, 0) << refreshed.out << refreshed.err;
+    const CommandResult listed = zypper({"packages", "-r", "mir"});
+    ASSERT_EQ(listed.exit_code, 0) << listed.out << listed.err;
+    for (const std::string& name : dnf_names(near_ / "gamma")) {
+        EXPECT_NE(listed.out.find("| " + name + " "), std::string::npos) << name << listed.out;
     }
 
     // `rpmirror sync` reads a tree through file://, no import step.
