@@ -235,8 +235,17 @@ class LocalLive final : public LiveMirror {
         live.audit_options.threads = options.threads;
         live.audit = audit_repository(root_.repo_id, dir.string(), live.audit_options);
         if (!live.audit.ok()) {
+            // The sync's fingerprint (sync/sync_settings.cpp) names a policy other than
+            // immediate: the mirror lacks what `rpmirror serve` has not fetched yet.
+            const bool on_demand = state->options_fingerprint.find(" policy=") != std::string::npos;
             return make_error(ErrorCode::BadInput,
-                              "not a complete, verified mirror: " + describe_problems(live.audit),
+                              "not a complete, verified mirror: " + describe_problems(live.audit) +
+                                  (on_demand ? "; it is synced with a download policy that "
+                                               "fetches packages on demand: run `rpmirror sync "
+                                               "--download-policy immediate` (job key "
+                                               "download-policy = immediate) first, or fetch "
+                                               "every package through `rpmirror serve`"
+                                             : ""),
                               dir.string());
         }
         if (live.audit.intact.size() != live.audit.verified) {
