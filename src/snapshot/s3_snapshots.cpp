@@ -154,6 +154,16 @@ class S3Live final : public LiveMirror {
                               "state object .rpmirror/state.json); sync it first",
                               repo.to_string());
         }
+        if ((*state)->fingerprint.find(" policy=") != std::string::npos) {
+            // An on-demand mirror: packages `rpmirror serve` fetched later are not in the state
+            // the snapshot copies from.
+            return make_error(ErrorCode::BadInput,
+                              "not a complete, verified mirror: it is synced with a download "
+                              "policy that fetches packages on demand; run `rpmirror sync "
+                              "--download-policy immediate` (job key download-policy = "
+                              "immediate) first",
+                              repo.to_string());
+        }
         const auto repomd = (*state)->objects.find(std::string(kRepomdKey));
         if (repomd == (*state)->objects.end()) {
             return make_error(ErrorCode::BadInput,
