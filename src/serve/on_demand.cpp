@@ -244,6 +244,7 @@ Result<std::shared_ptr<Fetch>> OnDemand::fetch(const WantedPackage& wanted) {
 void OnDemand::run(std::shared_ptr<Fetch> fetch, std::filesystem::path spool,
                    std::stop_token stop) {
     const WantedPackage& wanted = fetch->wanted();
+    const auto started = std::chrono::steady_clock::now();
     auto fetched = [&]() -> Result<std::filesystem::path> {
         auto mirrors = this->mirrors();
         if (!mirrors) {
@@ -274,21 +275,37 @@ void OnDemand::run(std::shared_ptr<Fetch> fetch, std::filesystem::path spool,
     }();
     const std::optional<std::filesystem::path> verified =
         fetched ? std::optional<std::filesystem::path>(*fetched) : std::nullopt;
-    if (!fetched && warn_) {
-        warn_(fmt::format("{}: {}: not fetched from upstream, nothing kept: {}", catalogue_.name(),
-                          wanted.key, fetched.error().to_string()));
+    if (counters_ != nullptr) {
+        const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::now() - started);
+        counters_->upstream_fetches.fetch_add(1, std::memory_order_relaxed);
+        counters_->upstream_milliseconds.fetch_add(static_cast<std::uint64_t>(took.count()),
+                                                   std::memory_order_relaxed);
+        if (!verified) {
+            counters_->upstream_failures.fetch_add(1, std::memory_order_relaxed);
+        }
     }
-    // Clients finish from the spool file (open) while it is kept.
-    fetch->finished(std::move(fetched));
+    const std::optional<std::string> failure =
+        fetched ? std::nullopt
+                : std::optional<std::string>(
+                      fmt::format("{}: {}: not fetched from upstream, nothing kept: {}",
+                                  catalogue_.name(), wanted.key, fetched.error().to_string()));
+    // Kept before the last byte is released: a client that received the whole package finds it
+    // held (the store copies from the spool file).
     if (verified && policy_ == DownloadPolicy::OnDemand) {
         if (auto kept = catalogue_.keep(wanted.key, *verified); !kept && warn_) {
             warn_(fmt::format("{}: {}: fetched and verified but not kept: {}", catalogue_.name(),
                               wanted.key, kept.error().to_string()));
         }
     }
+    fetch->finished(std::move(fetched));
     {
         std::lock_guard lock(mutex_);
         running_.erase(wanted.key);
+    }
+    // Told once the fetch is forgotten: the next request fetches again.
+    if (failure && warn_) {
+        warn_(*failure);
     }
     std::error_code ignored;
     std::filesystem::remove_all(spool, ignored);  // open descriptors stay readable

@@ -6,9 +6,11 @@
 // fetched reads the same spool file as it grows. The last byte is held back until the Downloader
 // verified the whole file against the published metadata, so a client never receives all of a
 // package that failed its check: its response is aborted (a short body under the Content-Length
-// the metadata gives). A verified package of an on-demand job is then stored under its key
-// through the job's store (ObjectStore::put_file: a temporary name, then renamed; a bucket's
-// upload), before the Fetch is forgotten; a streamed job keeps nothing.
+// the metadata gives). A verified package of an on-demand job is stored under its key through
+// the job's store (ObjectStore::put_file: a temporary name, then renamed; a bucket's upload)
+// before its last byte is released, so a client that received it whole finds it held; a
+// streamed job keeps nothing. A failure is told (set_warn) once the Fetch is forgotten, so the
+// next request fetches again.
 #pragma once
 
 #include <atomic>
@@ -33,6 +35,7 @@
 #include "rpmirror/download/download.hpp"
 #include "rpmirror/sync/sync_options.hpp"
 #include "rpmirror/util/error.hpp"
+#include "serve/counters.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror::serve {
@@ -110,7 +113,12 @@ class OnDemand {
     Result<std::shared_ptr<Fetch>> fetch(const WantedPackage& wanted);
 
     // Called with a complete message when a fetch fails or a verified package cannot be kept.
+    // Set before the first fetch.
     void set_warn(std::function<void(const std::string&)> warn) { warn_ = std::move(warn); }
+
+    // Where fetches are counted (upstream_*); null: nowhere. Set before the first fetch; must
+    // outlive this.
+    void set_counters(JobCounters* counters) { counters_ = counters; }
 
   private:
     void run(std::shared_ptr<Fetch> fetch, std::filesystem::path spool, std::stop_token stop);
@@ -121,6 +129,7 @@ class OnDemand {
     const DownloadPolicy policy_;
     DownloadOptions download_options_;
     std::function<void(const std::string&)> warn_;
+    JobCounters* counters_ = nullptr;
     std::mutex mutex_;
     std::shared_ptr<MirrorList> mirrors_;
     std::optional<ScratchDir> spool_;

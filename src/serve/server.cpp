@@ -154,6 +154,7 @@ class Server {
           counters_(job_names(jobs_)) {
         for (auto& [name, fetches] : on_demand_) {
             fetches->set_warn([this](const std::string& message) { warn(message); });
+            fetches->set_counters(&counters_.job(name));
         }
     }
 
@@ -177,6 +178,11 @@ class Server {
         count(answer, head);
         return MHD_queue_response(connection, answer.status, response.get());
     }
+
+    // The fetches first: their threads use the counters and the events.
+    ~Server() { on_demand_.clear(); }
+    Server(const Server&) = delete;
+    Server& operator=(const Server&) = delete;
 
     void warn(const std::string& message) {
         std::lock_guard lock(events_mutex_);
@@ -445,7 +451,7 @@ class Server {
 
     std::map<std::string, std::unique_ptr<JobCatalogue>> jobs_;
     // The jobs whose packages are fetched on demand (or streamed); destroyed (their fetches
-    // stopped) before the catalogues.
+    // stopped) first (~Server).
     std::map<std::string, std::unique_ptr<serve::OnDemand>> on_demand_;
     ServeEvents& events_;
     std::mutex events_mutex_;
