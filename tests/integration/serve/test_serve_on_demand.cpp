@@ -136,9 +136,11 @@ TEST_F(ServeOnDemandTest, ConcurrentClientsShareOneUpstreamFetch) {
 }
 
 TEST_F(ServeOnDemandTest, ATamperedPackageIsCutShortAndNothingIsKept) {
-    FaultServer faulty(upstream_,
-                       nlohmann::json{{"paths", {{"/" + kMediumHref, {{{"corrupt", true}}}}}}},
-                       tmp_.path());
+    FaultServer faulty(
+        upstream_,
+        nlohmann::json{
+            {"paths", {{"/" + kMediumHref, {{{"corrupt", true}, {"trickle", {32768, 0.05}}}}}}}},
+        tmp_.path());
     TempDir::write_at(config_, "[main]\ndestination = " + mirror_root().string() +
                                    "\n\n[sample]\nbaseurl = " + faulty.url("/") +
                                    "\ndownload-metadata = 1\ndownload-policy = on-demand\n"
