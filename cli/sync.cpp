@@ -209,6 +209,11 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
     options.download_metadata = args.download_metadata;
     options.upstream_metadata = args.upstream_metadata;
     options.publish_partial = args.publish_partial;
+    auto policy = parse_download_policy(args.download_policy, "--download-policy");
+    if (!policy) {
+        return tl::unexpected(std::move(policy.error()));
+    }
+    options.download_policy = *policy;
     options.sign_key = args.sign_key;
     options.delete_unlisted = args.delete_unlisted;
     options.force_delete = args.force_delete;
@@ -485,6 +490,11 @@ Command add_sync_command(CLI::App& parent) {
                   "failed ones again)")
         ->needs(download_metadata)
         ->excludes(upstream_metadata);
+    app->add_option("--download-policy", args->download_policy,
+                    "immediate (default), on-demand (fetch and publish the metadata only: "
+                    "`rpmirror serve` fetches each package at its first request and keeps it) "
+                    "or streamed (as on-demand, nothing kept)")
+        ->option_text("POLICY");
     CLI::Option* delete_option = app->add_flag("--delete", args->delete_unlisted,
                                                "remove local packages that are no longer selected");
     app->add_flag("--force-delete", args->force_delete,

@@ -46,6 +46,7 @@ struct SyncArgs {
     bool download_metadata = false;
     bool upstream_metadata = false;
     bool publish_partial = false;
+    std::string download_policy = "immediate";  // --download-policy
     std::string sign_key;
     bool delete_unlisted = false;
     bool force_delete = false;

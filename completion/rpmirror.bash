@@ -15,7 +15,7 @@ _rpmirror_s3_opts='--s3-endpoint --s3-region --s3-profile --s3-addressing'
 _rpmirror_sync_opts="-h --help --repo --repoid --enablerepo --disablerepo --nogpgcheck --refresh
   -C --cacheonly -4 -6 -y --assumeyes --assumeno --noplugins --enableplugin --disableplugin
   -d --debuglevel -e --errorlevel --color $_rpmirror_repo_source_opts -p --download-path
-  --norepopath --metadata-path --download-metadata --upstream-metadata --sign-key --publish-partial --delete
+  --norepopath --metadata-path --download-metadata --upstream-metadata --sign-key --download-policy --publish-partial --delete
   --force-delete -n --newest-only --keep-versions -a --arch --source --remote-time -m --downloadcomps
   --safe-write-path --upstream-layout --mirror-url --keep-releases --flatten-hrefs --treeinfo --skip-bad-images --dedupe --dedupe-dir -u --urls --min-buildtime --advisories --advisory-severity --as-of -g --gpgcheck
   --packages --packages-file --with-dependencies --no-weak-dependencies --installed-base --modules --closure-repos
@@ -47,7 +47,7 @@ _rpmirror_snapshot_remove_opts="$_rpmirror_snapshot_common_opts"
 _rpmirror_value_opts=' --repo --repoid --enablerepo --disablerepo --enableplugin --disableplugin
   -d --debuglevel -e --errorlevel --color --repofrompath -c --config --reposdir --varsdir
   --setopt --releasever --basearch --forcearch -x --exclude --excludepkgs --disableexcludes
-  --disable-excludes --installroot -p --download-path --metadata-path --sign-key
+  --disable-excludes --installroot -p --download-path --metadata-path --sign-key --download-policy
   --keep-versions -a --arch --safe-write-path --dedupe --dedupe-dir --min-buildtime
   --advisories --advisory-severity --as-of --gpgcheck-keys -j --parallel --zchunk --connections-per-file --segment-min-size --json --state-dir --keep-snapshots --snapshot-dir --config-file --job --parallel-jobs
   --max-per-host --shard --metrics-file --on-change --threads -t --type --mode --name --as
@@ -243,6 +243,10 @@ _rpmirror() {
             ;;
         --zchunk)
             COMPREPLY=($(compgen -W 'on off' -- "$cur"))
+            return
+            ;;
+        --download-policy)
+            COMPREPLY=($(compgen -W 'immediate on-demand streamed' -- "$cur"))
             return
             ;;
         --mode)

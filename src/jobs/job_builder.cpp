@@ -247,6 +247,15 @@ const std::map<std::string_view, JobBuilder::KeyHandler>& JobBuilder::job_keys()
          [](JobBuilder& job, const KeyValue& key) {
              return set_bool(job.job_.options.upstream_metadata, key.value);
          }},
+        {"download_policy",
+         [](JobBuilder& job, const KeyValue& key) -> Problem {
+             auto policy = parse_download_policy(key.value, "download-policy");
+             if (!policy) {
+                 return bad(policy.error().message);
+             }
+             job.job_.options.download_policy = *policy;
+             return {};
+         }},
         {"publish_partial",
          [](JobBuilder& job, const KeyValue& key) {
              return set_bool(job.job_.options.publish_partial, key.value);
@@ -540,7 +549,12 @@ void JobBuilder::finish(const JobsConfig& jobs) {
     if (jobs.state_dir) {
         options.state_dir = *jobs.state_dir;
     }
-    if (auto layout = check_placement_options(options); !layout) {
+    if (auto layout = check_placement_options(options);
+        !layout && layout.error().subject == "--download-policy") {
+        const ConfigLocation at =
+            key_at("download_policy").value_or(ConfigLocation{file_, section_.line});
+        fail_at(at.file, at.line, "download-policy", layout.error().message);
+    } else if (!layout) {
         fail(section_.line,
              options.keep_releases > 0 && layout.error().subject == "--keep-releases"
                  ? "keep-releases"

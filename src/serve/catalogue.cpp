@@ -132,6 +132,7 @@ Result<std::shared_ptr<const Revision>> load_revision(store::ObjectStore& store,
             ListedFile& file = revision->files[relative->generic_string()];
             file.size = package.package_size == kUnknownSize ? 0 : package.package_size;
             file.etag = entity_tag(package.checksum_hex());
+            file.checksum_type = package.checksum_type;
             file.last_modified = package.file_time > 0 ? package.file_time : package.build_time;
         }
     }
@@ -228,6 +229,20 @@ Result<HeldFile> JobCatalogue::open(const std::string& key) {
         return tl::unexpected(std::move(scratch.error()));
     }
     return hold_file(*store_, key, *scratch);
+}
+
+Result<bool> JobCatalogue::holds(const std::string& key) {
+    std::lock_guard lock(mutex_);
+    auto info = store_->stat(key);
+    if (!info) {
+        return tl::unexpected(std::move(info.error()));
+    }
+    return info->has_value();
+}
+
+Result<void> JobCatalogue::keep(const std::string& key, const std::filesystem::path& file) {
+    std::lock_guard lock(mutex_);
+    return store_->put_file(key, file);
 }
 
 }  // namespace rpmirror::serve

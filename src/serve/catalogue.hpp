@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "fs/scratch_dir.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/util/error.hpp"
 #include "store/object_store.hpp"
 #include "util/unique_fd.hpp"
@@ -37,9 +38,10 @@ struct HeldFile {
 
 // One file a revision lists.
 struct ListedFile {
-    std::uint64_t size = 0;                // as the metadata says; 0 = unknown (the file's own)
-    std::string etag;                      // quoted checksum of the content: "\"<hex>\""
-    std::int64_t last_modified = 0;        // seconds since the epoch; 0 = unknown
+    std::uint64_t size = 0;          // as the metadata says; 0 = unknown (the file's own)
+    std::string etag;                // quoted checksum of the content: "\"<hex>\""
+    std::int64_t last_modified = 0;  // seconds since the epoch; 0 = unknown
+    ChecksumType checksum_type = ChecksumType::Sha256;  // of the etag's digest
     std::shared_ptr<const HeldFile> held;  // null: read from the store at each request (packages)
 };
 
@@ -89,6 +91,13 @@ class JobCatalogue {
     // Opens the content of a listed package (a file `find` gave without `held`). Error{NotFound}
     // iff the store does not hold it.
     Result<HeldFile> open(const std::string& key);
+
+    // True iff the store holds a regular file at `key`. The store's errors.
+    Result<bool> holds(const std::string& key);
+
+    // Stores the local file `file` at `key` (ObjectStore::put_file: the old content or the new,
+    // never a part). The store's errors.
+    Result<void> keep(const std::string& key, const std::filesystem::path& file);
 
   private:
     Result<void> reload_locked();

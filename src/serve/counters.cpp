@@ -26,6 +26,13 @@ constexpr Family kFamilies[] = {
     {"rpmirror_serve_errors_total", "requests answered with a server error (5xx)",
      &JobCounters::errors},
     {"rpmirror_serve_sent_bytes_total", "response body bytes sent", &JobCounters::bytes},
+    {"rpmirror_serve_upstream_fetches_total", "packages fetched from upstream on demand",
+     &JobCounters::upstream_fetches},
+    {"rpmirror_serve_upstream_failures_total",
+     "packages not fetched from upstream, or not matching the metadata",
+     &JobCounters::upstream_failures},
+    {"rpmirror_serve_upstream_fetch_milliseconds_total", "time spent fetching from upstream",
+     &JobCounters::upstream_milliseconds},
 };
 
 }  // namespace

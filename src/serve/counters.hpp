@@ -18,6 +18,11 @@ struct JobCounters {
     std::atomic<std::uint64_t> refused{0};   // 404: a hostile path (also a miss)
     std::atomic<std::uint64_t> errors{0};    // 5xx
     std::atomic<std::uint64_t> bytes{0};     // response body bytes queued
+    // On-demand and streamed jobs (serve/on_demand.hpp): packages fetched from upstream, those
+    // that failed (not fetched, or not matching the metadata), and the time the fetches took.
+    std::atomic<std::uint64_t> upstream_fetches{0};
+    std::atomic<std::uint64_t> upstream_failures{0};
+    std::atomic<std::uint64_t> upstream_milliseconds{0};
 };
 
 // The counters of every job. Thread-safe: the set of jobs is fixed at construction, the counters

@@ -5,6 +5,7 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -20,6 +21,7 @@
 #include "serve/catalogue.hpp"
 #include "serve/counters.hpp"
 #include "serve/http.hpp"
+#include "serve/on_demand.hpp"
 #include "store/object_store.hpp"
 
 namespace rpmirror {
@@ -62,6 +64,28 @@ ssize_t read_bytes(void* cls, std::uint64_t position, char* buffer, std::size_t 
 
 void free_reader(void* cls) {
     std::unique_ptr<BytesReader>(static_cast<BytesReader*>(cls));
+}
+
+// A package passed on as its fetch from upstream delivers it (serve/on_demand.hpp).
+struct StreamReader {
+    std::shared_ptr<serve::Fetch> fetch;  // null for HEAD (never read)
+    unsigned attempt = 0;
+};
+
+ssize_t read_stream(void* cls, std::uint64_t position, char* buffer, std::size_t max) {
+    auto* reader = static_cast<StreamReader*>(cls);
+    if (!reader->fetch) {
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    }
+    auto got = reader->fetch->read(position, buffer, max, reader->attempt);
+    if (!got) {
+        return MHD_CONTENT_READER_END_WITH_ERROR;  // the client sees a short body
+    }
+    return *got == 0 ? MHD_CONTENT_READER_END_OF_STREAM : static_cast<ssize_t>(*got);
+}
+
+void free_stream(void* cls) {
+    std::unique_ptr<StreamReader>(static_cast<StreamReader*>(cls));
 }
 
 // Keeps the raw path: parse_request_path decodes it (and refuses what MHD would let through).
@@ -109,6 +133,9 @@ std::string_view content_type(std::string_view key) {
 struct Answer {
     unsigned status = MHD_HTTP_NOT_FOUND;
     std::shared_ptr<const serve::HeldFile> body;  // null: no body
+    // Set with `length` (the listed size) and no body: passed on from upstream as it arrives.
+    bool streamed = false;
+    std::shared_ptr<serve::Fetch> fetch;  // what a streamed GET reads; null for HEAD
     std::uint64_t offset = 0;
     std::uint64_t length = 0;
     std::vector<std::pair<std::string, std::string>> headers;
@@ -119,8 +146,17 @@ struct Answer {
 
 class Server {
   public:
-    Server(std::map<std::string, std::unique_ptr<JobCatalogue>> jobs, ServeEvents& events)
-        : jobs_(std::move(jobs)), events_(events), counters_(job_names(jobs_)) {}
+    Server(std::map<std::string, std::unique_ptr<JobCatalogue>> jobs,
+           std::map<std::string, std::unique_ptr<serve::OnDemand>> on_demand, ServeEvents& events)
+        : jobs_(std::move(jobs)),
+          on_demand_(std::move(on_demand)),
+          events_(events),
+          counters_(job_names(jobs_)) {
+        for (auto& [name, fetches] : on_demand_) {
+            fetches->set_warn([this](const std::string& message) { warn(message); });
+            fetches->set_counters(&counters_.job(name));
+        }
+    }
 
     MHD_Result handle(MHD_Connection* connection, const char* url, const char* method) {
         Answer answer = std::string_view(url) == "/metrics" ? metrics(method)
@@ -142,6 +178,11 @@ class Server {
         count(answer, head);
         return MHD_queue_response(connection, answer.status, response.get());
     }
+
+    // The fetches first: their threads use the counters and the events.
+    ~Server() { on_demand_.clear(); }
+    Server(const Server&) = delete;
+    Server& operator=(const Server&) = delete;
 
     void warn(const std::string& message) {
         std::lock_guard lock(events_mutex_);
@@ -233,6 +274,16 @@ class Server {
         std::shared_ptr<const serve::HeldFile> body = found->file.held;
         if (!body) {
             auto opened = catalogue.open(target->key);
+            const auto fetches = on_demand_.find(job->first);
+            if (!opened && opened.error().code == ErrorCode::NotFound &&
+                fetches != on_demand_.end()) {
+                auto fetched = fetch_from_upstream(connection, catalogue, *fetches->second, *found,
+                                                   target->key, method, answer);
+                if (!fetched) {
+                    return answer;  // answered: streamed, or an error
+                }
+                opened = std::move(*fetched);
+            }
             if (!opened) {
                 const ErrorCode code = opened.error().code;
                 if (code == ErrorCode::NotFound) {
@@ -248,21 +299,10 @@ class Server {
             }
             body = std::make_shared<const serve::HeldFile>(std::move(*opened));
         }
-        const serve::Validators validators{found->file.etag, found->file.last_modified};
-        if (!validators.etag.empty()) {
-            answer.headers.emplace_back(MHD_HTTP_HEADER_ETAG, validators.etag);
-        }
-        if (validators.last_modified > 0) {
-            answer.headers.emplace_back(MHD_HTTP_HEADER_LAST_MODIFIED,
-                                        serve::http_date(validators.last_modified));
-        }
-        answer.headers.emplace_back(MHD_HTTP_HEADER_ACCEPT_RANGES, "bytes");
-        if (serve::not_modified(validators, header(connection, MHD_HTTP_HEADER_IF_NONE_MATCH),
-                                header(connection, MHD_HTTP_HEADER_IF_MODIFIED_SINCE))) {
-            answer.status = MHD_HTTP_NOT_MODIFIED;
+        if (!validated(connection, found->file, target->key, answer)) {
             return answer;
         }
-        answer.headers.emplace_back(MHD_HTTP_HEADER_CONTENT_TYPE, content_type(target->key));
+        const serve::Validators validators{found->file.etag, found->file.last_modified};
         const std::uint64_t size = body->size;
         serve::RangeAnswer range;
         if (serve::if_range_holds(validators, header(connection, MHD_HTTP_HEADER_IF_RANGE))) {
@@ -288,7 +328,101 @@ class Server {
         return answer;
     }
 
+    // Adds the validators and answers 304 when the client holds the file: returns false iff
+    // `answer` is then complete.
+    static bool validated(MHD_Connection* connection, const serve::ListedFile& file,
+                          const std::string& key, Answer& answer) {
+        const serve::Validators validators{file.etag, file.last_modified};
+        if (!validators.etag.empty()) {
+            answer.headers.emplace_back(MHD_HTTP_HEADER_ETAG, validators.etag);
+        }
+        if (validators.last_modified > 0) {
+            answer.headers.emplace_back(MHD_HTTP_HEADER_LAST_MODIFIED,
+                                        serve::http_date(validators.last_modified));
+        }
+        answer.headers.emplace_back(MHD_HTTP_HEADER_ACCEPT_RANGES, "bytes");
+        if (serve::not_modified(validators, header(connection, MHD_HTTP_HEADER_IF_NONE_MATCH),
+                                header(connection, MHD_HTTP_HEADER_IF_MODIFIED_SINCE))) {
+            answer.status = MHD_HTTP_NOT_MODIFIED;
+            return false;
+        }
+        answer.headers.emplace_back(MHD_HTTP_HEADER_CONTENT_TYPE, content_type(key));
+        return true;
+    }
+
+    // A listed package the store lacks, of an on-demand or streamed job. A HEAD, a 304 or a
+    // whole GET is answered here (the GET with the bytes passed on as they arrive): returns
+    // nullopt. A ranged GET (or one of a package of unknown size) waits for the verified
+    // package, and a package kept meanwhile is opened: returns it to be answered as a held one.
+    // Upstream failing before any byte: 502.
+    std::optional<Result<serve::HeldFile>> fetch_from_upstream(
+        MHD_Connection* connection, JobCatalogue& catalogue, serve::OnDemand& fetches,
+        const serve::Found& found, const std::string& key, std::string_view method,
+        Answer& answer) {
+        const serve::ListedFile& file = found.file;
+        const bool ranged = header(connection, MHD_HTTP_HEADER_RANGE).has_value();
+        if (method == MHD_HTTP_METHOD_HEAD || !ranged) {
+            if (!validated(connection, file, key, answer)) {
+                return std::nullopt;
+            }
+            if (method == MHD_HTTP_METHOD_HEAD && file.size > 0) {
+                answer.status = MHD_HTTP_OK;
+                answer.length = file.size;
+                answer.streamed = true;
+                return std::nullopt;
+            }
+            answer.headers.clear();
+        }
+        serve::WantedPackage wanted{
+            key, file.size, file.checksum_type,
+            file.etag.size() > 2 ? file.etag.substr(1, file.etag.size() - 2) : std::string()};
+        auto fetch = fetches.fetch(wanted);
+        if (fetch && !*fetch) {
+            return catalogue.open(key);  // kept since the caller looked
+        }
+        if (fetch && !ranged && file.size > 0) {
+            if (auto started = (*fetch)->wait_started(); !started) {
+                fetch = tl::unexpected(std::move(started.error()));
+            } else {
+                validated(connection, file, key, answer);
+                answer.status = MHD_HTTP_OK;
+                answer.length = file.size;
+                answer.streamed = true;
+                answer.fetch = std::move(*fetch);
+                answer.reason = "(fetched from upstream)";
+                return std::nullopt;
+            }
+        }
+        if (fetch) {
+            auto verified = (*fetch)->wait_verified();
+            if (verified) {
+                serve::HeldFile held;
+                held.fd = std::move(*verified);
+                struct stat st {};
+                if (::fstat(held.fd.get(), &st) == 0) {
+                    held.size = static_cast<std::uint64_t>(st.st_size);
+                    return Result<serve::HeldFile>(std::move(held));
+                }
+                return Result<serve::HeldFile>(
+                    make_errno_error("cannot stat the fetched package", key, errno));
+            }
+            fetch = tl::unexpected(std::move(verified.error()));
+        }
+        answer.status = MHD_HTTP_BAD_GATEWAY;
+        answer.reason = "(upstream: " + fetch.error().to_string() + ")";
+        return std::nullopt;
+    }
+
     static Response make_response(Answer& answer) {
+        if (answer.streamed) {
+            auto reader = std::make_unique<StreamReader>(StreamReader{answer.fetch, 0});
+            Response response(MHD_create_response_from_callback(
+                answer.length, 64 * 1024, read_stream, reader.get(), free_stream));
+            if (response) {
+                (void)reader.release();
+            }
+            return response;
+        }
         if (!answer.body || answer.length == 0) {
             return Response(MHD_create_response_from_buffer(0, nullptr, MHD_RESPMEM_PERSISTENT));
         }
@@ -316,6 +450,9 @@ class Server {
     }
 
     std::map<std::string, std::unique_ptr<JobCatalogue>> jobs_;
+    // The jobs whose packages are fetched on demand (or streamed); destroyed (their fetches
+    // stopped) first (~Server).
+    std::map<std::string, std::unique_ptr<serve::OnDemand>> on_demand_;
     ServeEvents& events_;
     std::mutex events_mutex_;
     serve::ServeCounters counters_;
@@ -417,6 +554,7 @@ Result<void> run_server(const ServeRequest& request, ServeEvents& events, std::s
                           request.config_file.string());
     }
     std::map<std::string, std::unique_ptr<JobCatalogue>> jobs;
+    std::map<std::string, std::unique_ptr<serve::OnDemand>> on_demand;
     for (const JobConfig& job : *selected) {
         if (!job.errors.empty()) {
             return make_error(ErrorCode::BadInput, job.errors.front());
@@ -432,12 +570,16 @@ Result<void> run_server(const ServeRequest& request, ServeEvents& events, std::s
                                        loaded.error().to_string()));
         }
         events.serving(job.name, destination);
+        if (job.options.download_policy != DownloadPolicy::Immediate) {
+            on_demand.emplace(job.name,
+                              std::make_unique<serve::OnDemand>(*catalogue, job.repo, job.options));
+        }
         jobs.emplace(job.name, std::move(catalogue));
     }
     if (jobs.empty()) {
         return make_error(ErrorCode::BadInput, "no job to serve", request.config_file.string());
     }
-    Server server(std::move(jobs), events);
+    Server server(std::move(jobs), std::move(on_demand), events);
     std::vector<Daemon> daemons;
     std::vector<std::string> bound(listen.size());
     for (std::size_t i = 0; i < listen.size(); ++i) {

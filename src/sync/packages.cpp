@@ -271,8 +271,12 @@ Result<void> RepoSync::place_packages(const PackageIndex& index, const Selection
             plan_.duplicate_paths));
     }
     store::Survey survey = placement.survey(index);
+    // On demand (streamed): what the store lacks is left for `rpmirror serve` to fetch; what it
+    // holds is still judged, and a damaged one fetched again below.
+    const bool on_demand = options_.download_policy != DownloadPolicy::Immediate;
     const std::vector<std::size_t> to_fetch =
-        placement.copy_duplicates(index, std::move(survey.absent));
+        on_demand ? std::vector<std::size_t>()
+                  : placement.copy_duplicates(index, std::move(survey.absent));
     auto first = fetch_into(index, placement, to_fetch);
     const std::vector<store::Judgement> judged = survey.judged.get();
     if (!first) {
@@ -304,7 +308,7 @@ Result<void> RepoSync::place_packages(const PackageIndex& index, const Selection
         }
     }
     report_.replaced = replace.size();
-    placed_targets_ = plan_.to_download;
+    placed_targets_ = on_demand ? std::vector<std::size_t>() : plan_.to_download;
     placed_targets_.insert(placed_targets_.end(), replace.begin(), replace.end());
     if (auto second = fetch_into(index, placement, replace); !second) {
         return second;

@@ -13,8 +13,53 @@
 
 namespace rpmirror {
 
+std::string_view download_policy_name(DownloadPolicy policy) {
+    switch (policy) {
+        case DownloadPolicy::OnDemand:
+            return "on-demand";
+        case DownloadPolicy::Streamed:
+            return "streamed";
+        case DownloadPolicy::Immediate:
+            break;
+    }
+    return "immediate";
+}
+
+Result<DownloadPolicy> parse_download_policy(std::string_view text, std::string_view shown) {
+    for (const DownloadPolicy policy :
+         {DownloadPolicy::Immediate, DownloadPolicy::OnDemand, DownloadPolicy::Streamed}) {
+        if (text == download_policy_name(policy)) {
+            return policy;
+        }
+    }
+    return make_error(ErrorCode::BadInput,
+                      fmt::format("unknown download policy '{}' (expected immediate, on-demand or "
+                                  "streamed)",
+                                  text),
+                      std::string(shown));
+}
+
 Result<void> check_placement_options(const SyncOptions& options) {
     const std::string destination = options.download_path.string();
+    if (options.download_policy != DownloadPolicy::Immediate) {
+        const std::string_view policy = download_policy_name(options.download_policy);
+        if (!options.download_metadata) {
+            return make_error(ErrorCode::BadInput,
+                              fmt::format("{} needs --download-metadata (job key "
+                                          "download-metadata = 1): `rpmirror serve` fetches "
+                                          "packages by the metadata the sync publishes",
+                                          policy),
+                              "--download-policy");
+        }
+        if (options.upstream_layout || options.flatten_hrefs || options.treeinfo) {
+            return make_error(ErrorCode::BadInput,
+                              fmt::format("{} is not combined with --upstream-layout, "
+                                          "--flatten-hrefs or --treeinfo (served packages are "
+                                          "fetched at the published href beneath the repository)",
+                                          policy),
+                              "--download-policy");
+        }
+    }
     if (!options.mirror_url.empty()) {
         if (!options.upstream_layout) {
             return make_error(ErrorCode::BadInput,

@@ -101,6 +101,10 @@ std::string options_fingerprint(const SyncOptions& options, const SelectionOptio
             text += " sign=" + options.sign_key;
         }
     }
+    if (options.download_policy != DownloadPolicy::Immediate) {
+        // A mirror made on demand lacks packages: the first immediate run must fetch them.
+        text += fmt::format(" policy={}", download_policy_name(options.download_policy));
+    }
     if (options.check_package_signatures && repo.gpgcheck) {
         // Packages kept by a run without the check (or with other keys) must be checked by the
         // first run with it.

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rpmirror/dedupe/dedupe.hpp"
@@ -24,6 +25,24 @@ enum class PackageKeySource {
     Rpmdb,       // dnf's rule: the keys imported in the rpm database of `installroot`
     Repository,  // the repository's gpgkey files (a mirror host that does not run the distro)
 };
+
+// When a mirror's packages are fetched (--download-policy, job key download-policy; Pulp's names).
+enum class DownloadPolicy {
+    Immediate,  // by the sync: every selected package, before the metadata is published
+    // The sync fetches and publishes the metadata only; `rpmirror serve` fetches a listed package
+    // from upstream at its first request, verifies it against the published metadata and keeps
+    // it (OnDemand) or only passes it on (Streamed).
+    OnDemand,
+    Streamed,
+};
+
+// Returns "immediate", "on-demand" or "streamed".
+std::string_view download_policy_name(DownloadPolicy policy);
+
+// Parses one of download_policy_name's names. Returns Error{BadInput} whose subject is `shown`
+// ("--download-policy", "FILE:LINE: download-policy") naming the value and the names otherwise.
+// Thread-safe.
+Result<DownloadPolicy> parse_download_policy(std::string_view text, std::string_view shown);
 
 struct SyncOptions {
     std::filesystem::path download_path = ".";           // -p
@@ -45,6 +64,11 @@ struct SyncOptions {
     // are all in place, publishes the complete metadata. false: nothing is published while a
     // package is missing (the previous metadata stays). An interrupted run publishes nothing.
     bool publish_partial = false;
+    // --download-policy: OnDemand and Streamed (with download_metadata; not with
+    // --upstream-layout, --flatten-hrefs or --treeinfo) fetch no package: the metadata is
+    // published listing packages the mirror does not hold yet; those it holds are still checked
+    // (a damaged one is fetched again), and --delete removes only packages no longer listed.
+    DownloadPolicy download_policy = DownloadPolicy::Immediate;
     bool delete_unlisted = false;  // --delete
     // --force-delete: --delete even where it would leave the mirror with no package, or with
     // fewer than half of the packages it holds (one of at least kMassDeletionFloor packages);
@@ -173,7 +197,9 @@ struct SyncOptions {
 // --flatten-hrefs is combined with --upstream-layout (which keeps the hrefs) or --upstream-metadata
 // (upstream's metadata points outside the mirror); Error{BadInput} iff
 // --treeinfo is combined with --metadata-path, --upstream-layout or --flatten-hrefs, or
-// --skip-bad-images is given without --treeinfo.
+// --skip-bad-images is given without --treeinfo; Error{BadInput} whose subject is
+// "--download-policy" iff a policy other than immediate is given without --download-metadata or
+// with --upstream-layout, --flatten-hrefs or --treeinfo.
 Result<void> check_placement_options(const SyncOptions& options);
 
 // Refuses, naming the option, what --with-dependencies (a job's with-dependencies) cannot be

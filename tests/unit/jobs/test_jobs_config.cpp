@@ -498,6 +498,43 @@ TEST_F(JobsConfigTest, ConnectionsPerFileKeysFromMainAndTheJob) {
         << d.errors[0];
 }
 
+// download-policy: Pulp's three names, [main]'s a default; another value, or a policy that
+// leaves packages to `rpmirror serve` without the metadata it fetches them by, fails the job
+// naming the key's line.
+TEST_F(JobsConfigTest, DownloadPolicyKey) {
+    auto config = load(
+        "[main]\ndestination = /srv/mirror\ndownload-metadata = 1\n"
+        "[a]\nbaseurl = http://example.com/a/\ndownload-policy = on-demand\n"
+        "[b]\nbaseurl = http://example.com/b/\ndownload_policy = streamed\n"
+        "[c]\nbaseurl = http://example.com/c/\n"
+        "[d]\nbaseurl = http://example.com/d/\ndownload-policy = lazy\n"
+        "[e]\nbaseurl = http://example.com/e/\ndownload-metadata = 0\n"
+        "download-policy = on-demand\n"
+        "[f]\nbaseurl = http://example.com/f/\nflatten-hrefs = 1\ndownload-policy = streamed\n");
+    ASSERT_TRUE(config) << config.error().to_string();
+    EXPECT_TRUE(job_named(config->jobs, "a").errors.empty());
+    EXPECT_EQ(job_named(config->jobs, "a").options.download_policy, DownloadPolicy::OnDemand);
+    EXPECT_EQ(job_named(config->jobs, "b").options.download_policy, DownloadPolicy::Streamed);
+    EXPECT_EQ(job_named(config->jobs, "c").options.download_policy, DownloadPolicy::Immediate)
+        << "immediate by default";
+    const JobConfig& d = job_named(config->jobs, "d");
+    ASSERT_EQ(d.errors.size(), 1U);
+    EXPECT_EQ(d.errors[0], main_file() +
+                               ":14: job 'd': download-policy: unknown download policy "
+                               "'lazy' (expected immediate, on-demand or streamed)");
+    const JobConfig& e = job_named(config->jobs, "e");
+    ASSERT_EQ(e.errors.size(), 1U);
+    EXPECT_TRUE(e.errors[0].starts_with(main_file() +
+                                        ":18: job 'e': download-policy: on-demand needs "
+                                        "--download-metadata"))
+        << e.errors[0];
+    const JobConfig& f = job_named(config->jobs, "f");
+    ASSERT_EQ(f.errors.size(), 1U);
+    EXPECT_NE(f.errors[0].find(":22: job 'f': download-policy: streamed is not combined with "),
+              std::string::npos)
+        << f.errors[0];
+}
+
 TEST_F(JobsConfigTest, DedupeKeysAndTheDestinationAsSiblings) {
     auto config = load(
         "[main]\ndestination = /srv/mirror\n"
