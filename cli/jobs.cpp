@@ -302,6 +302,16 @@ void print_shard_skipped(const Shard& shard, std::span<const std::string> skippe
     }
 }
 
+void SetupLines::config_warning(const ConfigWarning& warning) {
+    print_config_warning(warning, noise_);
+}
+
+void SetupLines::note(const std::string& line) {
+    if (!quiet_) {
+        fmt::print(stderr, "rpmirror: {}\n", line);
+    }
+}
+
 bool job_mode_requested(const JobModeArgs& args) {
     return args.config_file_option->count() > 0 || !args.jobs.empty();
 }
@@ -315,68 +325,36 @@ int run_job_mode(const CLI::App& app, const JobModeArgs& args, const JobModeShar
                    option->get_name());
         return kExitUsage;
     }
-    const ConfigNoise noise = shared.quiet     ? ConfigNoise::Quiet
-                              : shared.verbose ? ConfigNoise::Verbose
-                                               : ConfigNoise::Normal;
-    JobsLoadOptions load;
+    JobRunRequest request;
     if (!args.config_file.empty()) {
-        load.config_file = args.config_file;
+        request.config_file = args.config_file;
     }
-    std::vector<ConfigWarning> warnings;
-    auto config = load_jobs_config(load, warnings);
-    print_config_warnings(warnings, noise);
-    if (!config) {
-        fmt::print(stderr, "rpmirror: {}\n", config.error().to_string());
+    request.job_patterns = split_option_list(args.jobs);
+    if (args.shard_option->count() > 0) {
+        request.shard = args.shard;
+    }
+    request.parallel_jobs = args.parallel_jobs;
+    request.parallel = shared.parallel;
+    if (args.max_per_host_option->count() > 0) {
+        request.max_per_host = args.max_per_host;
+    }
+    request.use_checksum_cache = !shared.no_cache;
+    apply_run_state_options(*shared.state, request.state_dir, request.lock_wait);
+    request.s3 = s3_overrides(*shared.s3);
+    request.on_change = shared.unattended->on_change;
+    request.metrics_file = shared.unattended->metrics_file;
+    SetupLines setup(shared.quiet, shared.verbose);
+    auto run = job_run(request, &setup);
+    if (!run) {
+        fmt::print(stderr, "rpmirror: {}\n", run.error().to_string());
         return kExitUsage;
     }
-    auto shard = shard_from_command_line(args);
-    if (!shard) {
-        fmt::print(stderr, "rpmirror: {}\n", shard.error().to_string());
-        return kExitUsage;
-    }
-    auto jobs = select_jobs(std::move(config->jobs), split_option_list(args.jobs));
-    if (!jobs) {
-        fmt::print(stderr, "rpmirror: {}\n", jobs.error().to_string());
-        return kExitUsage;
-    }
-    SyncRun run;
-    run.kind = RunKind::Jobs;
-    run.jobs = std::move(*jobs);
-    run.shard = *shard ? *shard : config->shard;
-    run.on_change = shared.unattended->on_change;
-    run.metrics_file = !shared.unattended->metrics_file.empty() ? shared.unattended->metrics_file
-                       : config->metrics_file                   ? config->metrics_file->string()
-                                                                : std::string();
-    JobRunnerOptions& runner = run.runner;
-    runner.parallel_jobs = args.parallel_jobs > 0 ? args.parallel_jobs : config->parallel_jobs;
-    const unsigned parallel = shared.parallel > 0 ? shared.parallel : config->parallel;
-    const unsigned max_per_host =
-        args.max_per_host_option->count() > 0 ? args.max_per_host : config->max_per_host;
-    runner.download.max_per_host = max_per_host;
-    // One budget for every job's transfers: at most `parallel` (-j, [main] parallel) in flight
-    // over all jobs, `max_per_host` to one host, shared fairly. A job's own `parallel` caps it
-    // further.
-    runner.download.budget = std::make_shared<ConnectionBudget>(parallel, max_per_host);
-    runner.prepare_sync = [&](const JobConfig&, SyncOptions& options) {
-        if (!options.parallel) {
-            options.parallel = parallel;
-        }
-        options.use_checksum_cache = !shared.no_cache;
-        apply_run_state_options(*shared.state, options.state_dir, options.lock_wait);
-        if (shared.s3 != nullptr) {  // --s3-*: over [main]'s s3-* keys
-            const s3::S3Overrides given = s3_overrides(*shared.s3);
-            options.s3.endpoint = given.endpoint ? given.endpoint : options.s3.endpoint;
-            options.s3.region = given.region ? given.region : options.s3.region;
-            options.s3.profile = given.profile ? given.profile : options.s3.profile;
-            options.s3.path_style = given.path_style ? given.path_style : options.s3.path_style;
-        }
-    };
     const bool json_on_stdout = shared.json_file == "-";
     const bool draw_progress = !shared.quiet && ::isatty(STDERR_FILENO) == 1;
     JobLines lines(shared, draw_progress, json_on_stdout ? stderr : stdout);
     std::fflush(stdout);
     std::fflush(stderr);
-    const SyncRunResult result = run_sync(std::move(run), &lines, stop);
+    const SyncRunResult result = run_sync(std::move(*run), &lines, stop);
     lines.finish();
     if (result.closure_failed) {
         fmt::print(stderr, "rpmirror: {}\n", result.closure_failed->to_string());

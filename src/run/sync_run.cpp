@@ -179,14 +179,4 @@ SyncRunResult run_sync(SyncRun run, SyncRunEvents* events, std::stop_token stop)
     return result;
 }
 
-std::vector<JobConfig> repository_jobs(std::span<const RepoConfig> repos, const JobConfig& each) {
-    std::vector<JobConfig> jobs;
-    for (const RepoConfig& repo : repos) {
-        JobConfig& job = jobs.emplace_back(each);
-        job.name = repo.id;
-        job.repo = repo;
-    }
-    return jobs;
-}
-
 }  // namespace rpmirror
