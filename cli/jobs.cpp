@@ -11,7 +11,6 @@
 
 #include <fmt/core.h>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "command.hpp"
 #include "output.hpp"
@@ -214,31 +213,6 @@ class JobLines final : public SyncRunEvents {
     std::chrono::steady_clock::time_point last_draw_{};
 };
 
-// The JSON report of dnf mode with a "job" field in every entry.
-std::string json_report(const std::vector<JobOutcome>& outcomes, int exit_code) {
-    std::vector<RepoSyncReport> reports;
-    for (const JobOutcome& outcome : outcomes) {
-        reports.push_back(outcome.report);
-        if (reports.back().repo_id.empty()) {
-            reports.back().repo_id = outcome.job;
-        }
-        if (!outcome.errors.empty() && !reports.back().error) {
-            reports.back().error = Error{ErrorCode::BadInput, outcome.errors.front(), "", 0};
-        }
-    }
-    nlohmann::json json = nlohmann::json::parse(format_json_report(reports, exit_code));
-    for (std::size_t i = 0; i < outcomes.size(); ++i) {
-        json["repositories"][i]["job"] = outcomes[i].job;
-        json["repositories"][i]["errors"] = outcomes[i].errors;
-    }
-    const JobsTally tally = tally_jobs(outcomes);
-    json["jobs"] = {{"succeeded", tally.succeeded},
-                    {"changed", tally.changed},
-                    {"unchanged", tally.unchanged},
-                    {"failed", tally.failed}};
-    return json.dump(2) + "\n";
-}
-
 }  // namespace
 
 int outcome_exit_code(const JobOutcome& outcome) {
@@ -375,7 +349,7 @@ int run_job_mode(const CLI::App& app, const JobModeArgs& args, const JobModeShar
         std::fflush(json_on_stdout ? stderr : stdout);
     }
     if (!shared.json_file.empty() &&
-        !write_report(shared.json_file, json_report(outcomes, exit_code))) {
+        !write_report(shared.json_file, format_jobs_json_report(outcomes, exit_code))) {
         fmt::print(stderr, "rpmirror: {}: cannot write the JSON report\n", shared.json_file);
         exit_code = worse_exit_code(exit_code, kExitFailure);
     }
