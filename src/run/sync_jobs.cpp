@@ -11,8 +11,8 @@
 #include <fmt/core.h>
 
 #include "rpmirror/download/download.hpp"
-#include "rpmirror/store/source_record.hpp"
 #include "rpmirror/sync/sync_options.hpp"
+#include "store/source_record.hpp"
 
 namespace rpmirror {
 
