@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "rpmirror/jobs/overlap.hpp"
+#include "jobs/overlap.hpp"
 #include "rpmirror/sync/sync.hpp"
 
 namespace rpmirror {

@@ -7,8 +7,8 @@
 
 #include "jobs/closures.hpp"
 #include "jobs/hooks.hpp"
+#include "jobs/overlap.hpp"
 #include "report/metrics.hpp"
-#include "rpmirror/jobs/overlap.hpp"
 #include "rpmirror/sync/sync.hpp"
 
 namespace rpmirror {
