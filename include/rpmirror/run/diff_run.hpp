@@ -44,8 +44,8 @@ struct DiffRequest {
 // `rpmirror diff --repo ID [OLD]`: the repository of `sources` that `repo_id` selects (as --repo
 // does; exactly one) as the new side, its upstream; the old side `old`, or without it its mirror
 // <download_path>/<ID>. Appends the config stage's warnings to `warnings`. Returns loading's or
-// selection's error ("Unknown repo"), or Error{BadInput} without a subject iff `repo_id` matches
-// several repositories.
+// selection's error ("--repo: no repository matches 'ID'"), or Error{BadInput} without a subject
+// iff `repo_id` matches several repositories.
 Result<std::pair<DiffSide, DiffSide>> upstream_diff_sides(
     const RepoSourceRequest& sources, const std::string& repo_id,
     const std::optional<std::string>& old, const std::filesystem::path& download_path,
