@@ -52,25 +52,16 @@ std::variant<std::pair<DiffSide, DiffSide>, int> choose_sides(const DiffArgs& ar
     if (args.locations.size() > 1) {
         return diff_usage_error("with --repo, give at most one repository (the old side)");
     }
-    auto loaded =
-        load_repo_sources(args.sources, args.quiet ? ConfigNoise::Quiet : ConfigNoise::Normal);
-    if (!loaded) {
-        return diff_usage_error(loaded.error().to_string());
+    std::vector<ConfigWarning> warnings;
+    auto sides = upstream_diff_sides(
+        args.sources, args.repo_id,
+        args.locations.empty() ? std::nullopt : std::optional<std::string>(args.locations[0]),
+        args.download_path, warnings);
+    print_config_warnings(warnings, args.quiet ? ConfigNoise::Quiet : ConfigNoise::Normal);
+    if (!sides) {
+        return diff_usage_error(sides.error().to_string());
     }
-    const std::vector<std::string> patterns{args.repo_id};
-    auto selected = select_repos(std::move(*loaded), patterns);
-    if (!selected) {
-        return diff_usage_error(selected.error().to_string());
-    }
-    if (selected->size() != 1) {
-        return diff_usage_error(fmt::format("--repo '{}' matches {} repositories; name one",
-                                            args.repo_id, selected->size()));
-    }
-    RepoConfig& repo = selected->front();
-    const std::string old_side =
-        args.locations.empty() ? (std::filesystem::path(args.download_path) / repo.id).string()
-                               : args.locations[0];
-    return std::pair{DiffSide{old_side, std::nullopt}, DiffSide{"", std::move(repo)}};
+    return std::move(*sides);
 }
 
 // Prints a diff: `json` alone with --json; else `lines` (not with -q), then each of `summaries`

@@ -11,7 +11,6 @@
 
 #include <fmt/core.h>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "command.hpp"
 #include "output.hpp"
@@ -214,31 +213,6 @@ class JobLines final : public SyncRunEvents {
     std::chrono::steady_clock::time_point last_draw_{};
 };
 
-// The JSON report of dnf mode with a "job" field in every entry.
-std::string json_report(const std::vector<JobOutcome>& outcomes, int exit_code) {
-    std::vector<RepoSyncReport> reports;
-    for (const JobOutcome& outcome : outcomes) {
-        reports.push_back(outcome.report);
-        if (reports.back().repo_id.empty()) {
-            reports.back().repo_id = outcome.job;
-        }
-        if (!outcome.errors.empty() && !reports.back().error) {
-            reports.back().error = Error{ErrorCode::BadInput, outcome.errors.front(), "", 0};
-        }
-    }
-    nlohmann::json json = nlohmann::json::parse(format_json_report(reports, exit_code));
-    for (std::size_t i = 0; i < outcomes.size(); ++i) {
-        json["repositories"][i]["job"] = outcomes[i].job;
-        json["repositories"][i]["errors"] = outcomes[i].errors;
-    }
-    const JobsTally tally = tally_jobs(outcomes);
-    json["jobs"] = {{"succeeded", tally.succeeded},
-                    {"changed", tally.changed},
-                    {"unchanged", tally.unchanged},
-                    {"failed", tally.failed}};
-    return json.dump(2) + "\n";
-}
-
 }  // namespace
 
 int outcome_exit_code(const JobOutcome& outcome) {
@@ -302,6 +276,16 @@ void print_shard_skipped(const Shard& shard, std::span<const std::string> skippe
     }
 }
 
+void SetupLines::config_warning(const ConfigWarning& warning) {
+    print_config_warning(warning, noise_);
+}
+
+void SetupLines::note(const std::string& line) {
+    if (!quiet_) {
+        fmt::print(stderr, "rpmirror: {}\n", line);
+    }
+}
+
 bool job_mode_requested(const JobModeArgs& args) {
     return args.config_file_option->count() > 0 || !args.jobs.empty();
 }
@@ -315,68 +299,36 @@ int run_job_mode(const CLI::App& app, const JobModeArgs& args, const JobModeShar
                    option->get_name());
         return kExitUsage;
     }
-    const ConfigNoise noise = shared.quiet     ? ConfigNoise::Quiet
-                              : shared.verbose ? ConfigNoise::Verbose
-                                               : ConfigNoise::Normal;
-    JobsLoadOptions load;
+    JobRunRequest request;
     if (!args.config_file.empty()) {
-        load.config_file = args.config_file;
+        request.config_file = args.config_file;
     }
-    std::vector<ConfigWarning> warnings;
-    auto config = load_jobs_config(load, warnings);
-    print_config_warnings(warnings, noise);
-    if (!config) {
-        fmt::print(stderr, "rpmirror: {}\n", config.error().to_string());
+    request.job_patterns = split_option_list(args.jobs);
+    if (args.shard_option->count() > 0) {
+        request.shard = args.shard;
+    }
+    request.parallel_jobs = args.parallel_jobs;
+    request.parallel = shared.parallel;
+    if (args.max_per_host_option->count() > 0) {
+        request.max_per_host = args.max_per_host;
+    }
+    request.use_checksum_cache = !shared.no_cache;
+    apply_run_state_options(*shared.state, request.state_dir, request.lock_wait);
+    request.s3 = s3_overrides(*shared.s3);
+    request.on_change = shared.unattended->on_change;
+    request.metrics_file = shared.unattended->metrics_file;
+    SetupLines setup(shared.quiet, shared.verbose);
+    auto run = job_run(request, &setup);
+    if (!run) {
+        fmt::print(stderr, "rpmirror: {}\n", run.error().to_string());
         return kExitUsage;
     }
-    auto shard = shard_from_command_line(args);
-    if (!shard) {
-        fmt::print(stderr, "rpmirror: {}\n", shard.error().to_string());
-        return kExitUsage;
-    }
-    auto jobs = select_jobs(std::move(config->jobs), split_option_list(args.jobs));
-    if (!jobs) {
-        fmt::print(stderr, "rpmirror: {}\n", jobs.error().to_string());
-        return kExitUsage;
-    }
-    SyncRun run;
-    run.kind = RunKind::Jobs;
-    run.jobs = std::move(*jobs);
-    run.shard = *shard ? *shard : config->shard;
-    run.on_change = shared.unattended->on_change;
-    run.metrics_file = !shared.unattended->metrics_file.empty() ? shared.unattended->metrics_file
-                       : config->metrics_file                   ? config->metrics_file->string()
-                                                                : std::string();
-    JobRunnerOptions& runner = run.runner;
-    runner.parallel_jobs = args.parallel_jobs > 0 ? args.parallel_jobs : config->parallel_jobs;
-    const unsigned parallel = shared.parallel > 0 ? shared.parallel : config->parallel;
-    const unsigned max_per_host =
-        args.max_per_host_option->count() > 0 ? args.max_per_host : config->max_per_host;
-    runner.download.max_per_host = max_per_host;
-    // One budget for every job's transfers: at most `parallel` (-j, [main] parallel) in flight
-    // over all jobs, `max_per_host` to one host, shared fairly. A job's own `parallel` caps it
-    // further.
-    runner.download.budget = std::make_shared<ConnectionBudget>(parallel, max_per_host);
-    runner.prepare_sync = [&](const JobConfig&, SyncOptions& options) {
-        if (!options.parallel) {
-            options.parallel = parallel;
-        }
-        options.use_checksum_cache = !shared.no_cache;
-        apply_run_state_options(*shared.state, options.state_dir, options.lock_wait);
-        if (shared.s3 != nullptr) {  // --s3-*: over [main]'s s3-* keys
-            const s3::S3Overrides given = s3_overrides(*shared.s3);
-            options.s3.endpoint = given.endpoint ? given.endpoint : options.s3.endpoint;
-            options.s3.region = given.region ? given.region : options.s3.region;
-            options.s3.profile = given.profile ? given.profile : options.s3.profile;
-            options.s3.path_style = given.path_style ? given.path_style : options.s3.path_style;
-        }
-    };
     const bool json_on_stdout = shared.json_file == "-";
     const bool draw_progress = !shared.quiet && ::isatty(STDERR_FILENO) == 1;
     JobLines lines(shared, draw_progress, json_on_stdout ? stderr : stdout);
     std::fflush(stdout);
     std::fflush(stderr);
-    const SyncRunResult result = run_sync(std::move(run), &lines, stop);
+    const SyncRunResult result = run_sync(std::move(*run), &lines, stop);
     lines.finish();
     if (result.closure_failed) {
         fmt::print(stderr, "rpmirror: {}\n", result.closure_failed->to_string());
@@ -397,7 +349,7 @@ int run_job_mode(const CLI::App& app, const JobModeArgs& args, const JobModeShar
         std::fflush(json_on_stdout ? stderr : stdout);
     }
     if (!shared.json_file.empty() &&
-        !write_report(shared.json_file, json_report(outcomes, exit_code))) {
+        !write_report(shared.json_file, format_jobs_json_report(outcomes, exit_code))) {
         fmt::print(stderr, "rpmirror: {}: cannot write the JSON report\n", shared.json_file);
         exit_code = worse_exit_code(exit_code, kExitFailure);
     }

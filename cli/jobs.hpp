@@ -13,6 +13,7 @@
 
 #include "repo_options.hpp"
 #include "rpmirror/jobs/jobs.hpp"
+#include "rpmirror/run/sync_jobs.hpp"
 #include "s3_options.hpp"
 #include "unattended.hpp"
 
@@ -47,6 +48,20 @@ Result<std::optional<Shard>> shard_from_command_line(const JobModeArgs& args);
 // it skipped (run_sync's SyncRunEvents::shard_skipped).
 void print_shard_skipped(const Shard& shard, std::span<const std::string> skipped,
                          std::string_view what);
+
+// What making a sync run's jobs tells, printed (both modes): the config stage's warnings as -q
+// and -v say, the notes on repositories from their mirrors' records unless -q.
+class SetupLines final : public SyncSetupEvents {
+  public:
+    SetupLines(bool quiet, bool verbose) : quiet_(quiet), noise_(config_noise(quiet, verbose)) {}
+
+    void config_warning(const ConfigWarning& warning) override;
+    void note(const std::string& line) override;
+
+  private:
+    const bool quiet_;
+    const ConfigNoise noise_;
+};
 
 // The options of `rpmirror sync` that job mode shares with dnf mode.
 struct JobModeShared {

@@ -69,11 +69,19 @@ bool should_print(const ConfigWarning& warning, ConfigNoise noise) {
 
 }  // namespace
 
+ConfigNoise config_noise(bool quiet, bool verbose) {
+    return quiet ? ConfigNoise::Quiet : verbose ? ConfigNoise::Verbose : ConfigNoise::Normal;
+}
+
+void print_config_warning(const ConfigWarning& warning, ConfigNoise noise) {
+    if (should_print(warning, noise)) {
+        fmt::print(stderr, "rpmirror: warning: {}\n", warning.to_string());
+    }
+}
+
 void print_config_warnings(const std::vector<ConfigWarning>& warnings, ConfigNoise noise) {
     for (const ConfigWarning& warning : warnings) {
-        if (should_print(warning, noise)) {
-            fmt::print(stderr, "rpmirror: warning: {}\n", warning.to_string());
-        }
+        print_config_warning(warning, noise);
     }
 }
 

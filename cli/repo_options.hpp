@@ -46,6 +46,12 @@ enum class ConfigNoise {
     Verbose,  // -v: also keys dnf knows but rpmirror ignores (a stock dnf.conf has several)
 };
 
+// The noise of -q (`quiet`) and -v (`verbose`).
+ConfigNoise config_noise(bool quiet, bool verbose);
+
+// Prints the config stage's `warning` to stderr iff `noise` shows it.
+void print_config_warning(const ConfigWarning& warning, ConfigNoise noise);
+
 // Prints the config stage's `warnings` to stderr as `noise` says.
 void print_config_warnings(const std::vector<ConfigWarning>& warnings, ConfigNoise noise);
 

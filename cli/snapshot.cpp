@@ -10,7 +10,7 @@
 #include "command.hpp"
 #include "output.hpp"
 #include "repo_options.hpp"
-#include "rpmirror/jobs/overlap.hpp"
+#include "rpmirror/run/snapshot_run.hpp"
 #include "rpmirror/snapshot/snapshot.hpp"
 #include "s3_options.hpp"
 #include "snapshot.hpp"
@@ -53,37 +53,12 @@ void add_where_options(CLI::App& app, SnapshotWhere& where) {
     add_s3_options(app, where.s3, /*transfer=*/false);
 }
 
-// `writes`: the command adds snapshots or published names, so their trees may not overlap the
-// repository directory (rpmirror/jobs/overlap.hpp); list and remove still work on such a layout (an
-// older rpmirror made it), so that it can be cleaned up.
+// The layout of `where`'s snapshots (open_snapshot_place); `writes`: the command adds snapshots
+// or published names.
 Result<SnapshotRoot> root_of(const SnapshotWhere& where, bool writes = false) {
-    if (where.norepopath && where.snapshot_dir.empty()) {
-        return make_error(ErrorCode::BadInput,
-                          "with --norepopath, give --snapshot-dir (outside the mirror)",
-                          where.download_path);
-    }
-    const std::filesystem::path download_path(where.download_path);
-    SyncOptions layout;
-    layout.download_path = download_path;
-    layout.norepopath = where.norepopath;
-    if (writes) {
-        std::vector<OwnedTree> trees = sync_command_trees(
-            std::span(&where.repo_id, 1), layout, /*snapshots=*/true,
-            where.snapshot_dir.empty() ? std::nullopt
-                                       : std::optional<std::filesystem::path>(where.snapshot_dir));
-        for (OwnedTree& tree : trees) {
-            if (tree.kind == TreeKind::Snapshots || tree.kind == TreeKind::Published) {
-                tree.owner = "rpmirror snapshot";
-            }
-        }
-        if (auto checked = check_tree_overlaps(trees); !checked) {
-            return tl::unexpected(std::move(checked.error()));
-        }
-    }
-    return snapshot_root(
-        where.repo_id, repo_directory(layout, where.repo_id),
-        where.snapshot_dir.empty() ? download_path : std::filesystem::path(where.snapshot_dir),
-        s3_overrides(where.s3));
+    return open_snapshot_place({where.repo_id, where.download_path, where.norepopath,
+                                where.snapshot_dir, s3_overrides(where.s3)},
+                               writes);
 }
 
 SnapshotLock lock_of(const SnapshotWhere& where) {

@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <fstream>
 #include <optional>
-#include <set>
 #include <stop_token>
 #include <thread>
 
@@ -24,10 +23,8 @@
 #include "rpmirror/index/index.hpp"
 #include "rpmirror/jobs/jobs.hpp"
 #include "rpmirror/report/report.hpp"
-#include "rpmirror/resolve/resolve.hpp"
+#include "rpmirror/run/sync_jobs.hpp"
 #include "rpmirror/run/sync_run.hpp"
-#include "rpmirror/store/source_record.hpp"
-#include "rpmirror/sync/closure.hpp"
 #include "rpmirror/sync/sync.hpp"
 #include "s3_options.hpp"
 #include "signal_stopper.hpp"
@@ -77,123 +74,34 @@ std::vector<RepoSelection::Toggle> repo_toggles(const SyncArgs& args) {
     return toggles;
 }
 
-// The repositories `args` select, loaded with $releasever `releasever` when given (one of
-// several --releasever values) instead of args' own.
-Result<std::vector<RepoConfig>> load_repos(const SyncArgs& args,
-                                           const std::optional<std::string>& releasever = {}) {
-    const ConfigNoise noise = args.quiet     ? ConfigNoise::Quiet
-                              : args.verbose ? ConfigNoise::Verbose
-                                             : ConfigNoise::Normal;
-    RepoSourceArgs sources = args.sources;
-    if (releasever) {
-        sources.releasevers = {*releasever};
+// dnf mode's request: the repositories, the packages, what every repository's job shares.
+RepositoryRunRequest repository_request(const SyncArgs& args, const SyncOptions& options) {
+    RepositoryRunRequest request;
+    RepositoryRequest& repositories = request.repositories;
+    repositories.sources = args.sources;
+    repositories.ip_resolve = args.ipv4_only ? "4" : args.ipv6_only ? "6" : "";
+    repositories.toggles = repo_toggles(args);
+    repositories.repo_patterns = split_option_list(args.repo_patterns);
+    repositories.source = args.source;
+    repositories.nogpgcheck = args.nogpgcheck;
+    repositories.download_path = args.download_path;
+    repositories.state_dir = args.state.state_dir;
+    repositories.norepopath = args.norepopath;
+    repositories.s3 = s3_overrides(args.s3);
+    PackageRequest& packages = request.packages;
+    packages.specs = split_option_list(args.packages);
+    packages.packages_file = args.packages_file;
+    packages.with_dependencies = args.with_dependencies;
+    packages.weak_dependencies = !args.no_weak_dependencies;
+    packages.installed_base = args.installed_base;
+    packages.modules = split_option_list(args.modules);
+    packages.closure_repos = split_option_list(args.closure_repos);
+    request.each.options = options;
+    if (args.parallel > 0) {
+        request.each.options.parallel = args.parallel;
     }
-    if (args.ipv4_only || args.ipv6_only) {
-        // dnf's -4/-6 set ip_resolve; an explicit --setopt given too still wins (it comes later).
-        sources.setopts.insert(sources.setopts.begin(),
-                               args.ipv4_only ? "ip_resolve=4" : "ip_resolve=6");
-    }
-    auto repos = load_repo_sources(sources, noise);
-    if (!repos) {
-        return repos;
-    }
-    RepoSelection selection;
-    selection.toggles = repo_toggles(args);
-    selection.repo_patterns = split_option_list(args.repo_patterns);
-    // A --repo that no configuration defines: the source its mirror recorded.
-    std::vector<std::string> notes;
-    if (auto recorded = store::add_recorded_sources(*repos, selection.repo_patterns,
-                                                    {.download_path = args.download_path,
-                                                     .state_dir = args.state.state_dir,
-                                                     .norepopath = args.norepopath,
-                                                     .s3 = s3_overrides(args.s3)},
-                                                    notes);
-        !recorded) {
-        return tl::unexpected(std::move(recorded.error()));
-    }
-    for (const std::string& note : notes) {
-        if (!args.quiet) {
-            fmt::print(stderr, "rpmirror: {}\n", note);
-        }
-    }
-    selection.enable_source_repos = args.source;
-    std::vector<ConfigWarning> warnings;
-    auto selected = select_repos(std::move(*repos), selection, warnings);
-    print_config_warnings(warnings, noise);
-    if (selected && args.nogpgcheck) {
-        for (RepoConfig& repo : *selected) {
-            repo.gpgcheck = false;
-            repo.repo_gpgcheck = false;
-        }
-    }
-    return selected;
-}
-
-// --packages / --packages-file: the packages each repository mirrors. Alone, a filter on names
-// (as includepkgs); with --with-dependencies, each repository's share of their dependency
-// closure (the keys of `each`, solved by run_sync before anything is synced). Returns 0, or the
-// exit code of a refusal.
-int select_packages(const SyncArgs& args, std::vector<RepoConfig>& repos, JobConfig& each) {
-    std::vector<std::string> specs = split_option_list(args.packages);
-    if (!args.packages_file.empty()) {
-        auto listed = read_package_list(args.packages_file);
-        if (!listed) {
-            print_error(listed.error());
-            return kExitUsage;
-        }
-        specs.insert(specs.end(), listed->begin(), listed->end());
-    }
-    if (specs.empty()) {
-        if (args.with_dependencies && !each.options.selection.advisories.active()) {
-            print_error(Error{ErrorCode::BadInput,
-                              "needs --packages, --packages-file or --advisories",
-                              "--with-dependencies", 0});
-            return kExitUsage;
-        }
-        if (!args.with_dependencies) {
-            return 0;
-        }
-    }
-    if (!args.with_dependencies) {  // specs given: a filter on names
-        for (RepoConfig& repo : repos) {
-            repo.includepkgs.insert(repo.includepkgs.end(), specs.begin(), specs.end());
-        }
-        return 0;
-    }
-    if (auto checked = check_closure_options(each.options); !checked) {
-        print_error(checked.error());
-        return kExitUsage;
-    }
-    each.packages = std::move(specs);
-    each.with_dependencies = true;
-    each.weak_dependencies = !args.no_weak_dependencies;
-    each.installed_base = args.installed_base;
-    each.modules = split_option_list(args.modules);
-    // --closure-repos: solved over, not mirrored.
-    if (!args.closure_repos.empty()) {
-        SyncArgs only = args;
-        only.repo_patterns = split_option_list(args.closure_repos);
-        only.enablerepo.clear();
-        only.disablerepo.clear();
-        auto loaded = load_repos(only);
-        if (!loaded) {
-            Error error = std::move(loaded.error());
-            error.subject = "--closure-repos";  // not the --repo it was loaded as
-            print_error(error);
-            return kExitUsage;
-        }
-        for (const std::string& id : only.repo_patterns) {
-            if (std::none_of(loaded->begin(), loaded->end(),
-                             [&id](const RepoConfig& repo) { return repo.id == id; })) {
-                print_error(Error{ErrorCode::BadInput,
-                                  fmt::format("no repository '{}' in dnf's configuration", id),
-                                  "--closure-repos", 0});
-                return kExitUsage;
-            }
-        }
-        each.closure_repos = std::move(*loaded);
-    }
-    return 0;
+    add_sync_snapshot(args.snapshots, request.each);
+    return request;
 }
 
 Result<SyncOptions> sync_options_from(const SyncArgs& args) {
@@ -310,79 +218,29 @@ int run_sync(const SyncArgs& args) {
         print_error(shard.error());
         return kExitUsage;
     }
-    // --upstream-layout with --releasever given several times: every release of the selected
-    // repositories, one after the other (they share -p/<repoid>/ and its blobstore).
-    Result<std::vector<RepoConfig>> repos = std::vector<RepoConfig>{};
-    std::size_t distinct_repos = 0;
-    if (args.sources.releasevers.size() > 1 && !options->upstream_layout) {
-        print_error(Error{ErrorCode::BadInput,
-                          "given several times: several releases are mirrored in one run only "
-                          "with --upstream-layout (they share its blobstore)",
-                          "--releasever", 0});
-        return kExitUsage;
-    }
-    if (options->keep_releases > 0 && args.sources.releasevers.size() > options->keep_releases) {
-        print_error(Error{ErrorCode::BadInput,
-                          fmt::format("{} releases given with --releasever, but only {} kept: "
-                                      "one would remove another this run syncs",
-                                      args.sources.releasevers.size(), options->keep_releases),
-                          "--keep-releases", 0});
-        return kExitUsage;
-    }
-    if (args.sources.releasevers.size() > 1) {
-        std::set<std::string> ids;
-        for (const std::string& releasever : args.sources.releasevers) {
-            auto release = load_repos(args, releasever);
-            if (!release) {
-                repos = std::move(release);
-                break;
-            }
-            for (RepoConfig& repo : *release) {
-                ids.insert(repo.id);
-                repos->push_back(std::move(repo));
-            }
-        }
-        distinct_repos = ids.size();
-    } else {
-        repos = load_repos(args);
-        distinct_repos = repos ? repos->size() : 0;
-    }
-    if (!repos) {
-        if (as_dnf) {
+    RepositoryRunRequest request = repository_request(args, *options);
+    request.allow_none = as_dnf;  // (`reposync` stays silent, as dnf's does.)
+    SetupLines setup(args.quiet, args.verbose);
+    auto jobs = repository_run_jobs(request, &setup);
+    if (!jobs) {
+        const RepositoryRunRefusal& refusal = jobs.error();
+        if (refusal.step == RepositoryRunRefusal::Step::Loading && as_dnf) {
             // dnf: "Error: Unknown repo: 'x'." and the like, exit 1 (its own usage errors only,
             // from argparse, exit 2).
-            fmt::print(stderr, "Error: {}\n", repos.error().to_string());
+            fmt::print(stderr, "Error: {}\n", refusal.error.to_string());
             return kExitFailure;
         }
-        print_error(repos.error());
+        if (refusal.step == RepositoryRunRefusal::Step::Norepopath) {
+            // dnf 4 reposync's words and exit status.
+            fmt::print(stderr, "Error: {}\n", refusal.error.message);
+            return kExitFailure;
+        }
+        print_error(refusal.error);
         return kExitUsage;
-    }
-    if (repos->empty() && !as_dnf) {
-        // (`reposync` stays silent, as dnf's does.)
-        print_error(Error{ErrorCode::BadInput,
-                          "no repository to mirror: none is enabled in the configuration read "
-                          "(give --repofrompath ID,URL, a .repo file with -c or --reposdir, or "
-                          "--enablerepo; or --config-file for rpmirror.conf's jobs)",
-                          "", 0});
-        return kExitUsage;
-    }
-    if (args.norepopath && distinct_repos > 1) {
-        // dnf 4 reposync's words and exit status.
-        fmt::print(stderr, "Error: Can't use --norepopath with multiple repositories\n");
-        return kExitFailure;
-    }
-    if (args.parallel > 0) {
-        options->parallel = args.parallel;
-    }
-    JobConfig each;  // what every repository's job shares
-    each.options = *options;
-    add_sync_snapshot(args.snapshots, each);
-    if (auto selected = select_packages(args, *repos, each); selected != 0) {
-        return selected;
     }
     SyncRun run;
     run.kind = RunKind::Repositories;
-    run.jobs = repository_jobs(*repos, each);
+    run.jobs = std::move(*jobs);
     run.shard = *shard;
     run.runner.parallel_jobs = 1;  // one repository after the other, as dnf
     run.on_change = args.unattended.on_change;

@@ -1,4 +1,4 @@
-// --with-dependencies in job mode (rpmirror/sync/closure.hpp for one command line's
+// --with-dependencies in job mode (sync/closure.hpp for one command line's
 // repositories).
 #pragma once
 
@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "rpmirror/jobs/jobs_config.hpp"
-#include "rpmirror/sync/closure.hpp"
 #include "rpmirror/util/error.hpp"
+#include "sync/closure.hpp"
 
 namespace rpmirror {
 

@@ -14,9 +14,9 @@
 #include "config/repo_options.hpp"
 #include "config/variables_internal.hpp"
 #include "jobs/job_builder.hpp"
+#include "jobs/overlap.hpp"
 #include "rpmirror/index/index.hpp"
 #include "rpmirror/jobs/jobs_config.hpp"
-#include "rpmirror/jobs/overlap.hpp"
 #include "rpmirror/s3/s3.hpp"
 #include "rpmirror/store/destination.hpp"
 #include "util/ini.hpp"
@@ -212,7 +212,7 @@ std::optional<std::filesystem::path> snapshot_base_of(const JobConfig& job) {
     return parent->path();
 }
 
-// Fails both jobs of every pair of trees that overlap (rpmirror/jobs/overlap.hpp): destinations,
+// Fails both jobs of every pair of trees that overlap (jobs/overlap.hpp): destinations,
 // metadata directories, and the snapshot and published trees of jobs that snapshot (`snapshot`
 // or `snapshot-dir` set). Every job is compared, enabled or not, with errors or not: its tree is
 // there from earlier runs all the same.

@@ -1,6 +1,6 @@
-// Trees that may not overlap (see rpmirror/jobs/overlap.hpp): each destination resolved once
+// Trees that may not overlap (see jobs/overlap.hpp): each destination resolved once
 // (store::Destination::resolve), then compared pairwise.
-#include "rpmirror/jobs/overlap.hpp"
+#include "jobs/overlap.hpp"
 
 #include <algorithm>
 #include <system_error>

@@ -142,7 +142,10 @@ std::vector<std::string> format_problems(const RepoSyncReport& report) {
     return lines;
 }
 
-std::string format_json_report(std::span<const RepoSyncReport> reports, int exit_code) {
+namespace {
+
+// The JSON report of a run (format_json_report), as a document.
+nlohmann::json json_report(std::span<const RepoSyncReport> reports, int exit_code) {
     nlohmann::json repositories = nlohmann::json::array();
     for (const RepoSyncReport& report : reports) {
         nlohmann::json failures = nlohmann::json::array();
@@ -199,9 +202,37 @@ std::string format_json_report(std::span<const RepoSyncReport> reports, int exit
         }
         repositories.push_back(std::move(entry));
     }
-    return nlohmann::json{{"exit_code", exit_code}, {"repositories", std::move(repositories)}}.dump(
-               2) +
-           "\n";
+    return nlohmann::json{{"exit_code", exit_code}, {"repositories", std::move(repositories)}};
+}
+
+}  // namespace
+
+std::string format_json_report(std::span<const RepoSyncReport> reports, int exit_code) {
+    return json_report(reports, exit_code).dump(2) + "\n";
+}
+
+std::string format_jobs_json_report(std::span<const JobOutcome> outcomes, int exit_code) {
+    std::vector<RepoSyncReport> reports;
+    for (const JobOutcome& outcome : outcomes) {
+        reports.push_back(outcome.report);
+        if (reports.back().repo_id.empty()) {
+            reports.back().repo_id = outcome.job;
+        }
+        if (!outcome.errors.empty() && !reports.back().error) {
+            reports.back().error = Error{ErrorCode::BadInput, outcome.errors.front(), "", 0};
+        }
+    }
+    nlohmann::json json = json_report(reports, exit_code);
+    for (std::size_t i = 0; i < outcomes.size(); ++i) {
+        json["repositories"][i]["job"] = outcomes[i].job;
+        json["repositories"][i]["errors"] = outcomes[i].errors;
+    }
+    const JobsTally tally = tally_jobs(outcomes);
+    json["jobs"] = {{"succeeded", tally.succeeded},
+                    {"changed", tally.changed},
+                    {"unchanged", tally.unchanged},
+                    {"failed", tally.failed}};
+    return json.dump(2) + "\n";
 }
 
 JobsTally tally_jobs(std::span<const JobOutcome> outcomes) {

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/core.h>
+
 #include "rpmirror/download/download.hpp"
 #include "rpmirror/metadata/metadata.hpp"
 #include "rpmirror/snapshot/snapshot.hpp"
@@ -191,6 +193,29 @@ Result<TreeContents> read_tree_side(const SideSpec& spec, EarlySide& early, Stor
 }
 
 }  // namespace
+
+Result<std::pair<DiffSide, DiffSide>> upstream_diff_sides(
+    const RepoSourceRequest& sources, const std::string& repo_id,
+    const std::optional<std::string>& old, const std::filesystem::path& download_path,
+    std::vector<ConfigWarning>& warnings) {
+    auto loaded = load_repo_sources(sources, warnings);
+    if (!loaded) {
+        return tl::unexpected(std::move(loaded.error()));
+    }
+    const std::vector<std::string> patterns{repo_id};
+    auto selected = select_repos(std::move(*loaded), patterns);
+    if (!selected) {
+        return tl::unexpected(std::move(selected.error()));
+    }
+    if (selected->size() != 1) {
+        return make_error(ErrorCode::BadInput,
+                          fmt::format("--repo '{}' matches {} repositories; name one", repo_id,
+                                      selected->size()));
+    }
+    RepoConfig& repo = selected->front();
+    std::string old_side = old ? *old : (download_path / repo.id).string();
+    return std::pair{DiffSide{std::move(old_side), std::nullopt}, DiffSide{"", std::move(repo)}};
+}
 
 Result<std::variant<RepoDiff, TreeDiff>> diff_revisions(const DiffRequest& request) {
     const SideSpec old_spec{request.old_side.argument, request.old_side.upstream,

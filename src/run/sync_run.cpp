@@ -7,8 +7,8 @@
 
 #include "jobs/closures.hpp"
 #include "jobs/hooks.hpp"
+#include "jobs/overlap.hpp"
 #include "report/metrics.hpp"
-#include "rpmirror/jobs/overlap.hpp"
 #include "rpmirror/sync/sync.hpp"
 
 namespace rpmirror {
@@ -177,16 +177,6 @@ SyncRunResult run_sync(SyncRun run, SyncRunEvents* events, std::stop_token stop)
         }
     }
     return result;
-}
-
-std::vector<JobConfig> repository_jobs(std::span<const RepoConfig> repos, const JobConfig& each) {
-    std::vector<JobConfig> jobs;
-    for (const RepoConfig& repo : repos) {
-        JobConfig& job = jobs.emplace_back(each);
-        job.name = repo.id;
-        job.repo = repo;
-    }
-    return jobs;
 }
 
 }  // namespace rpmirror

@@ -1,5 +1,5 @@
 // --with-dependencies over a sync's repositories: their metadata fetched, the closure solved,
-// each given its share (rpmirror/sync/closure.hpp).
+// each given its share (sync/closure.hpp).
 #include <algorithm>
 #include <cerrno>
 #include <fstream>
@@ -12,7 +12,7 @@
 #include "resolve/plain_primary.hpp"
 #include "rpmirror/index/index.hpp"
 #include "rpmirror/metadata/metadata.hpp"
-#include "rpmirror/sync/closure.hpp"
+#include "sync/closure.hpp"
 
 namespace rpmirror {
 

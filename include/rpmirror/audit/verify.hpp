@@ -73,7 +73,7 @@ class VerifyRunEvents {
     // A repair was asked for but not attempted; `reason` is the rest of the line "ID: repair: ...".
     virtual void repair_skipped(std::string_view repo_id, std::string_view reason);
     // No configuration defines the repository, and its source is the one its mirror records in
-    // `record` (rpmirror/store/source_record.hpp): with --remote before the selection, with
+    // `record` (store/source_record.hpp): with --remote before the selection, with
     // --repair before the repair (or repair_skipped).
     virtual void source(std::string_view repo_id, std::string_view record);
 };

@@ -9,7 +9,7 @@
 // Errors are kept local: an unknown key is a warning ("FILE:LINE: unknown key 'KEY' in job
 // 'NAME'") and the job still runs; a bad value (or no source, two sources) fails only its job
 // (JobConfig::errors, "FILE:LINE: job 'NAME': KEY: what is wrong"). Trees that overlap
-// (rpmirror/jobs/overlap.hpp: destinations, metadata-path, the snapshot trees of snapshot-dir) fail
+// (destinations, metadata-path, the snapshot trees of snapshot-dir) fail
 // both of their jobs, every job compared, enabled or not. Only a file that cannot be read or
 // parsed, a bad [main], or a configuration without jobs fails the whole load.
 #pragma once

@@ -38,6 +38,11 @@ struct JobsTally {
 };
 JobsTally tally_jobs(std::span<const JobOutcome> outcomes);
 
+// Returns the JSON report of a job run: format_json_report's of the jobs' reports, each entry
+// also naming its "job" and its "errors" (a job that did not run: its name as "repo", its first
+// error as "error"), and "jobs": the tally (tally_jobs).
+std::string format_jobs_json_report(std::span<const JobOutcome> outcomes, int exit_code);
+
 // Returns the closing line of a job run: "jobs: 3 succeeded (2 changed, 1 unchanged), 1 failed".
 std::string format_jobs_tally(const JobsTally& tally);
 

@@ -7,7 +7,9 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
+#include <vector>
 
 #include "rpmirror/config/config.hpp"
 #include "rpmirror/diff/diff.hpp"
@@ -38,6 +40,16 @@ struct DiffRequest {
     std::filesystem::path snapshot_base;  // BASE of BASE/snapshots and BASE/published
     s3::S3Overrides store;                // the store of s3:// sides
 };
+
+// `rpmirror diff --repo ID [OLD]`: the repository of `sources` that `repo_id` selects (as --repo
+// does; exactly one) as the new side, its upstream; the old side `old`, or without it its mirror
+// <download_path>/<ID>. Appends the config stage's warnings to `warnings`. Returns loading's or
+// selection's error ("--repo: no repository matches 'ID'"), or Error{BadInput} without a subject
+// iff `repo_id` matches several repositories.
+Result<std::pair<DiffSide, DiffSide>> upstream_diff_sides(
+    const RepoSourceRequest& sources, const std::string& repo_id,
+    const std::optional<std::string>& old, const std::filesystem::path& download_path,
+    std::vector<ConfigWarning>& warnings);
 
 // Reads both sides and compares them: a repository diff, or a tree diff iff a side read before
 // any fetch (a directory, bucket prefix or snapshot) holds an installation tree (the other side

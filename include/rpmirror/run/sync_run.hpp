@@ -27,7 +27,7 @@ namespace rpmirror {
 // What a run's jobs are: they name its messages ("repositories" / "jobs") and decide what is
 // checked before anything runs.
 enum class RunKind {
-    Repositories,  // dnf mode: jobs made by repository_jobs
+    Repositories,  // dnf mode: jobs made by repository_run_jobs (rpmirror/run/sync_jobs.hpp)
     Jobs,          // job mode: jobs of rpmirror.conf (load_jobs_config checked their trees)
 };
 
@@ -93,9 +93,5 @@ struct SyncRunResult {
 // for a -u run (urls_only); then writes the metrics file. A closure or overlap refusal ends the
 // run before any job (no outcomes); each job's failure is in its outcome.
 SyncRunResult run_sync(SyncRun run, SyncRunEvents* events = nullptr, std::stop_token stop = {});
-
-// The jobs of dnf mode: one per repository, each a copy of `each` (its options, snapshot,
-// packages and closure keys) with the repository as its source and its id as its name.
-std::vector<JobConfig> repository_jobs(std::span<const RepoConfig> repos, const JobConfig& each);
 
 }  // namespace rpmirror

@@ -68,10 +68,10 @@ class Destination {
     // directory that exists, or any prefix in a bucket (whose contents only a request tells).
     bool may_exist() const;
 
-    // Where a destination lies, resolved once for comparing with others (the overlap check of
-    // jobs/overlap.hpp): a directory by the device and inode of each existing directory on its
-    // way down (symlinks and bind mounts followed), then by the names not there yet; a prefix by
-    // its bucket and segments.
+    // Where a destination lies, resolved once for comparing with others (the check that trees
+    // of a run do not overlap): a directory by the device and inode of each existing directory on
+    // its way down (symlinks and bind mounts followed), then by the names not there yet; a prefix
+    // by its bucket and segments.
     class Resolved {
       public:
         Resolved(Resolved&&) noexcept;

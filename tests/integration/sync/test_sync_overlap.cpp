@@ -1,4 +1,4 @@
-// Trees that overlap (rpmirror/jobs/overlap.hpp), end to end with nginx, real repositories and the
+// Trees that overlap (jobs/overlap.hpp), end to end with nginx, real repositories and the
 // real binary: a snapshot directory inside the repository, nested job destinations (on disk,
 // through a symlink, through a bind mount, as S3 prefixes), each refused before anything is
 // written; the

@@ -1,4 +1,4 @@
-// A local mirror remembers its source (rpmirror/store/source_record.hpp), end to end: synced from
+// A local mirror remembers its source (store/source_record.hpp), end to end: synced from
 // nginx serving a real repository (scripts/make-sample-repo), then repaired by `verify --repair`,
 // audited by `verify --remote` and synced again by a bare `sync --repo sample`, none given a
 // source; a damaged record or one of another repository is named, and nothing changes.

@@ -1,4 +1,4 @@
-// Trees of a jobs file that may not overlap (rpmirror/jobs/overlap.hpp): destinations, S3 prefixes,
+// Trees of a jobs file that may not overlap (jobs/overlap.hpp): destinations, S3 prefixes,
 // snapshot-dir; both jobs of a pair fail, each error naming both jobs and both lines.
 #include <gtest/gtest.h>
 

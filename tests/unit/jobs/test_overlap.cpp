@@ -1,4 +1,4 @@
-// Trees that may not overlap (rpmirror/jobs/overlap.hpp): spelled four ways on disk, as S3
+// Trees that may not overlap (jobs/overlap.hpp): spelled four ways on disk, as S3
 // prefixes, and the pairs the rules allow.
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "rpmirror/jobs/overlap.hpp"
+#include "jobs/overlap.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror {
