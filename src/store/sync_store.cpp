@@ -169,12 +169,22 @@ class DiskSyncStore final : public SyncStore {
             !options_.metadata_dir.empty() && check_key(key)) {
             siblings.excluded.push_back(key);
         }
-        siblings.mirror = [this, root](const std::string& key) {
-            ObjectStore& shared = *shared_;
-            auto index = shared.stat(join_key(key, kIndexKey));
+        // A sync state is named after the directory as its sync spelled it: beside the
+        // repository as this one is spelled, or by its real path.
+        std::filesystem::path spelled = std::filesystem::absolute(options_.repository);
+        spelled = spelled.lexically_normal();
+        if (!spelled.has_filename() && spelled.has_relative_path()) {
+            spelled = spelled.parent_path();
+        }
+        siblings.mirror = [this, root, beside = spelled.parent_path()](const std::string& key) {
+            auto index = shared_->stat(join_key(key, kIndexKey));
+            if (index && index->has_value()) {
+                return true;
+            }
             std::error_code ignored;
-            return (index && index->has_value()) ||
-                   (!options_.state_dir.empty() &&
+            return !options_.state_dir.empty() &&
+                   (std::filesystem::exists(
+                        sync_state_path(options_.state_dir, beside / name_of(key)), ignored) ||
                     std::filesystem::exists(sync_state_path(options_.state_dir, root / key),
                                             ignored));
         };
