@@ -1,4 +1,5 @@
 // --dedupe's modes, and the stage that copies duplicates inside the store (dedupe/copies.hpp).
+#include <map>
 #include <optional>
 #include <utility>
 
@@ -137,49 +138,34 @@ Outcome copy_duplicates(store::ObjectStore& objects, std::span<const Wanted> wan
     }
     const store::CopyMode mode =
         search.mode == DedupeMode::Reflink ? store::CopyMode::Clone : store::CopyMode::Link;
+    // One copy per package; a file found for several packages is copied once from where it was
+    // found (a copy may change its version: a hard link moves its ctime), then from that copy.
     std::vector<Match> matches;
+    std::vector<std::pair<std::size_t, Match>> repeats;  // (the match copied first, the repeat)
+    std::map<std::string, std::size_t> first_of;         // a found key's match
     std::vector<store::CopyRequest> batch;
     for (std::size_t item = 0; item < contents.size(); ++item) {
         if (const std::optional<store::FoundFile>& file = found->found[item]) {
-            matches.push_back({asked[item], {file->key, targets[item], mode, file->pin}});
-            batch.push_back(matches.back().request);
+            Match match{asked[item], {file->key, targets[item], mode, file->pin}};
+            if (const auto first = first_of.find(file->key); first != first_of.end()) {
+                repeats.emplace_back(first->second, std::move(match));
+                continue;
+            }
+            first_of.emplace(file->key, matches.size());
+            batch.push_back(match.request);
+            matches.push_back(std::move(match));
         }
     }
     if (matches.empty() || search.stop.stop_requested()) {
         return outcome;
     }
-    // One batch (the store copies several at a time) and at most one listing of what it made;
-    // only when the batch fails is each copy repeated alone, to tell the copies that failed from
-    // the rest.
-    const bool batched = objects.copy(batch, search.copy).has_value();
-    std::optional<store::ObjectListing> listed;
-    if (batched && search.describe_copies) {
-        if (auto listing = objects.list(search.repository)) {
-            listed = std::move(*listing);
-        }
-    }
     std::vector<std::string> partials;
-    for (const Match& match : matches) {
+    // Settles one copy: `object` is what the store made (described, or nullopt) or why not.
+    const auto settle = [&](const Match& match, Result<std::optional<store::ObjectInfo>> object) {
         const store::CopyRequest& request = match.request;
-        Result<std::optional<store::ObjectInfo>> object = std::optional<store::ObjectInfo>();
-        if (!batched) {
-            const store::CopyRequest alone[] = {request};
-            if (auto copied = objects.copy(alone, search.copy); !copied) {
-                object = tl::unexpected(std::move(copied.error()));
-            }
-        }
-        if (object && search.describe_copies) {
-            if (listed) {
-                const auto held = listed->find(request.to);
-                object = held == listed->end() ? std::nullopt
-                                               : std::optional<store::ObjectInfo>(held->second);
-            } else {
-                object = objects.stat(request.to);
-            }
-            if (object && !*object) {
-                object = tl::unexpected(Error{ErrorCode::NotFound, "gone after its copy",
-                                              objects.describe(request.to)});
-            }
+        if (object && search.describe_copies && !*object) {
+            object = tl::unexpected(
+                Error{ErrorCode::NotFound, "gone after its copy", objects.describe(request.to)});
         }
         if (!object) {
             const Error& error = object.error();
@@ -189,7 +175,7 @@ Outcome copy_duplicates(store::ObjectStore& objects, std::span<const Wanted> wan
             outcome.notes.push_back(fmt::format(
                 "--dedupe: {} not copied from {} ({}); downloading it",
                 objects.describe(request.to), objects.describe(request.from), error.to_string()));
-            continue;
+            return;
         }
         outcome.linked[match.index] = true;
         ++outcome.linked_count;
@@ -200,6 +186,65 @@ Outcome copy_duplicates(store::ObjectStore& objects, std::span<const Wanted> wan
             partials.push_back(store::join_key(store::parent_of(request.to),
                                                part_file_name(store::name_of(request.to))));
         }
+    };
+    // Copies `request` alone; returns what it made (described iff asked) or why not.
+    const auto copy_alone =
+        [&](const store::CopyRequest& request) -> Result<std::optional<store::ObjectInfo>> {
+        const store::CopyRequest alone[] = {request};
+        if (auto copied = objects.copy(alone, search.copy); !copied) {
+            return tl::unexpected(std::move(copied.error()));
+        }
+        if (search.describe_copies) {
+            return objects.stat(request.to);
+        }
+        return std::optional<store::ObjectInfo>();
+    };
+    // One batch (the store copies several at a time) and at most one listing of what it made;
+    // only when the batch fails is each copy repeated alone, to tell the copies that failed from
+    // the rest.
+    if (objects.copy(batch, search.copy)) {
+        std::optional<store::ObjectListing> listed;
+        if (search.describe_copies) {
+            if (auto listing = objects.list(search.repository)) {
+                listed = std::move(*listing);
+            }
+        }
+        for (const Match& match : matches) {
+            if (!search.describe_copies) {
+                settle(match, std::optional<store::ObjectInfo>());
+            } else if (!listed) {
+                settle(match, objects.stat(match.request.to));
+            } else {
+                const auto held = listed->find(match.request.to);
+                settle(match, held == listed->end()
+                                  ? std::nullopt
+                                  : std::optional<store::ObjectInfo>(held->second));
+            }
+        }
+    } else {
+        for (const Match& match : matches) {
+            settle(match, copy_alone(match.request));
+        }
+    }
+    for (auto& [first, repeat] : repeats) {
+        const store::CopyRequest& made = matches[first].request;
+        if (!outcome.linked[matches[first].index] || search.stop.stop_requested()) {
+            continue;  // left to the download with the first
+        }
+        // Pinned to the copy as it is now.
+        auto now = objects.stat(made.to);
+        if (!now || !*now) {
+            settle(
+                repeat,
+                now ? Result<std::optional<store::ObjectInfo>>(tl::unexpected(Error{
+                          ErrorCode::NotFound, "gone after its copy", objects.describe(made.to)}))
+                    : tl::unexpected(std::move(now.error())));
+            continue;
+        }
+        repeat.request.from = made.to;
+        repeat.request.pin->size = (*now)->size;
+        repeat.request.pin->version = (*now)->version;
+        settle(repeat, copy_alone(repeat.request));
     }
     if (!partials.empty()) {
         (void)objects.remove(partials);  // a download's leftover: nothing left to resume

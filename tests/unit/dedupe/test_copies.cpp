@@ -148,13 +148,22 @@ TEST_F(SiblingCopies, AFailingCopyLeavesTheSiblingIntactAndNothingAtTheTarget) {
 }
 
 TEST_F(SiblingCopies, ASearchThatFailsCopiesNothingAndSaysWhy) {
+    // Searched in name order: a sibling past the one holding every package is never read.
     hold("pub/base", "Packages/p.rpm", content_);
-    ASSERT_TRUE(memory_->put("pub/broken/.rpmirror/state.json", "{not json"));
+    ASSERT_TRUE(memory_->put("pub/later/.rpmirror/state.json", "{not json"));
+    const std::vector<dedupe::Wanted> found{wanted("Packages/p.rpm", content_)};
+    const dedupe::Outcome copied = dedupe::copy_duplicates(*memory_, found, search());
+    EXPECT_EQ(copied.linked, std::vector<bool>{true});
+    EXPECT_TRUE(copied.notes.empty()) << copied.notes.front();
+    ASSERT_TRUE(memory_->remove(std::vector<std::string>{"pub/updates/Packages/p.rpm"}));
+
+    // One read before it: the search fails, nothing is copied.
+    ASSERT_TRUE(memory_->put("pub/a/.rpmirror/state.json", "{not json"));
     const std::vector<dedupe::Wanted> packages{wanted("Packages/p.rpm", content_)};
     const dedupe::Outcome outcome = dedupe::copy_duplicates(*memory_, packages, search());
     EXPECT_TRUE(outcome.copied.empty());
     ASSERT_EQ(outcome.notes.size(), 1U);
-    EXPECT_NE(outcome.notes[0].find("pub/broken/.rpmirror/state.json"), std::string::npos)
+    EXPECT_NE(outcome.notes[0].find("pub/a/.rpmirror/state.json"), std::string::npos)
         << outcome.notes[0];
     EXPECT_EQ(outcome.linked, std::vector<bool>{false});
     EXPECT_EQ(read("pub/updates/Packages/p.rpm"), std::nullopt);
