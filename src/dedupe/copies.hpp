@@ -17,6 +17,7 @@
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/dedupe/dedupe.hpp"
 #include "store/object_store.hpp"
+#include "store/sync_store.hpp"
 
 namespace rpmirror::dedupe {
 
@@ -49,6 +50,11 @@ struct Search {
     bool partials = false;
     std::stop_token stop;  // once requested, nothing more is searched
 };
+
+// The search where a sync's store says to look (store::SyncStore::siblings), with --dedupe's
+// `mode`, --no-cache (`use_cache` false) and the sync's `stop`.
+Search search_of(const store::Siblings& siblings, DedupeMode mode, bool use_cache,
+                 std::stop_token stop);
 
 // A package copied.
 struct Copied {

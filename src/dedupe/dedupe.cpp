@@ -93,6 +93,23 @@ struct Match {
 
 }  // namespace
 
+Search search_of(const store::Siblings& siblings, DedupeMode mode, bool use_cache,
+                 std::stop_token stop) {
+    Search search;
+    search.mode = mode;
+    search.repository = siblings.repository;
+    search.mirror = siblings.mirror;
+    search.trees = siblings.trees;
+    search.excluded = siblings.excluded;
+    search.use_cache = use_cache;
+    search.trust = siblings.trust;
+    search.copy = siblings.copy;
+    search.describe_copies = siblings.describe_copies;
+    search.partials = siblings.partials;
+    search.stop = std::move(stop);
+    return search;
+}
+
 Outcome copy_duplicates(store::ObjectStore& objects, std::span<const Wanted> wanted,
                         const Search& search) {
     Outcome outcome;

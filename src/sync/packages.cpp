@@ -163,18 +163,8 @@ DedupeOutcome RepoSync::Placement::copy_from(const store::Siblings& siblings,
         const store::WantedFile& package = packages_[item];
         wanted.push_back({package.key, package.checksum_type, package.digest, package.size});
     }
-    dedupe::Search search;
-    search.mode = sync_.options_.dedupe;
-    search.repository = siblings.repository;
-    search.mirror = siblings.mirror;
-    search.trees = siblings.trees;
-    search.excluded = siblings.excluded;
-    search.use_cache = sync_.options_.use_checksum_cache;
-    search.trust = siblings.trust;
-    search.copy = siblings.copy;
-    search.describe_copies = siblings.describe_copies;
-    search.partials = siblings.partials;
-    search.stop = sync_.stop_;
+    const dedupe::Search search = dedupe::search_of(siblings, sync_.options_.dedupe,
+                                                    sync_.options_.use_checksum_cache, sync_.stop_);
     dedupe::Outcome outcome = dedupe::copy_duplicates(*siblings.shared, wanted, search);
     for (const dedupe::Copied& made : outcome.copied) {
         const dedupe::Wanted& package = wanted[made.index];

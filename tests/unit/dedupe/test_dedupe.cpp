@@ -99,13 +99,7 @@ class Dedupe : public ::testing::Test {
         if (!siblings) {
             return {};
         }
-        Search synced;
-        synced.repository = siblings->repository;
-        synced.mirror = siblings->mirror;
-        synced.trees = siblings->trees;
-        synced.excluded = siblings->excluded;
-        synced.trust = siblings->trust;
-        synced.partials = siblings->partials;
+        const Search synced = dedupe::search_of(*siblings, DedupeMode::Hardlink, true, {});
         return dedupe::copy_duplicates(*siblings->shared, wanted, synced);
     }
 
