@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 
 #include "command.hpp"
+#include "repo_options.hpp"
 #include "rpmirror/config/config.hpp"
 #include "rpmirror/export/export.hpp"
 #include "s3_options.hpp"
@@ -20,9 +21,12 @@ namespace {
 struct ExportArgs {
     std::string download_path;
     std::vector<std::string> repos;
+    std::string config_file;
+    std::vector<std::string> jobs;
     std::string output;
     std::string base;
     std::string chunk_size = "1G";
+    std::string format = "importable";
     std::string sign_key;
     std::string snapshot_dir;
     std::string state_dir;
@@ -58,10 +62,27 @@ int run_export(const ExportArgs& args) {
     if (!args.base.empty()) {
         options.base = args.base;
     }
+    options.syncable = args.format == "syncable";
     options.snapshot_dir = args.snapshot_dir;
     options.sign_key = args.sign_key;
     options.state_dir = args.state_dir;
     options.s3 = s3_overrides(args.s3);
+    if (!args.config_file.empty() || !args.jobs.empty()) {
+        std::vector<std::string> warnings;
+        auto chosen =
+            choose_export_jobs({args.config_file, split_option_list(args.jobs)}, options, warnings);
+        for (const std::string& warning : warnings) {
+            fmt::print(stderr, "rpmirror: export: warning: {}\n", warning);
+        }
+        if (!chosen) {
+            fmt::print(stderr, "rpmirror: export: {}\n", chosen.error().to_string());
+            return kExitUsage;
+        }
+    } else if (options.destination.empty()) {
+        fmt::print(stderr,
+                   "rpmirror: export: -p/--download-path (or --config-file/--job) is required\n");
+        return kExitUsage;
+    }
     auto report = export_bundle(options);
     if (!report) {
         fmt::print(stderr, "rpmirror: export: {}\n", report.error().to_string());
@@ -74,8 +95,9 @@ int run_export(const ExportArgs& args) {
                        repository.removed);
         }
     }
-    fmt::print("{}: {} chunk(s), {}{}\n", report->bundle.string(), report->chunks,
-               megabytes(report->bytes), report->signed_manifest ? ", manifest signed" : "");
+    fmt::print("{}: {} chunk(s), {}{}; snapshot {} kept\n", report->bundle.string(), report->chunks,
+               megabytes(report->bytes), report->signed_manifest ? ", manifest signed" : "",
+               report->snapshot);
     return kExitOk;
 }
 
@@ -126,17 +148,27 @@ Command add_export_command(CLI::App& parent) {
         "Write mirrored repositories into a bundle for a disconnected site: checksummed chunks\n"
         "and a manifest, complete or only what changed since --base (rpmirror import reads it)");
     app->add_option("-p,--download-path", args->download_path,
-                    "the mirror's root: a directory or s3://BUCKET/PREFIX")
-        ->required();
+                    "the mirror's root: a directory or s3://BUCKET/PREFIX (with --config-file: "
+                    "the jobs' root, by default)");
     app->add_option("--repo,--repoid", args->repos,
                     "export this repository (repeatable; default: every repository there)");
+    app->add_option("--config-file", args->config_file,
+                    "export the repositories of this configuration's jobs (rpmirror.conf; "
+                    "default /etc/rpmirror/rpmirror.conf with --job)");
+    app->add_option("--job", args->jobs,
+                    "only the jobs matching this glob (repeatable, comma lists; default: every "
+                    "enabled job)");
     app->add_option("-o,--output", args->output, "the bundle directory to create (must not exist)")
         ->required();
     app->add_option("--base", args->base,
-                    "only what changed since this snapshot (the far side holds it) or since this "
-                    "bundle directory (the far side imported it)");
+                    "only what changed since this snapshot (the far side holds it), this bundle "
+                    "directory or this bundle's name (the far side imported it)");
     app->add_option("--chunk-size", args->chunk_size,
                     "the largest chunk file (1G, 700M, 4G; default 1G)");
+    app->add_option("--format", args->format,
+                    "importable (chunks) or syncable (also plain repository trees under repos/ "
+                    "that dnf reads through file://; complete only)")
+        ->check(CLI::IsMember({"importable", "syncable"}));
     app->add_option("--sign-key", args->sign_key,
                     "sign the manifest with this gpg key (manifest.json.asc)");
     app->add_option("--snapshot-dir", args->snapshot_dir,

@@ -424,10 +424,9 @@ class Auditor {
             if (!store) {
                 checked.assign(
                     files.size(),
-                    {store::Finding::Unreadable, 0, {}, store.error().to_string(), false, 0});
+                    {store::Finding::Unreadable, 0, {}, store.error().to_string(), false, 0, {}});
             } else {
-                checked =
-                    (*store)->check_files(files, {audit_.threads, audit_.use_cache, audit_.trust});
+                checked = (*store)->check_files(files, {audit_.threads, audit_.use_cache});
             }
             for (std::size_t slot = 0; slot < positions.size(); ++slot) {
                 findings[positions[slot]] = std::move(checked[slot]);
@@ -448,7 +447,8 @@ class Auditor {
             ++report_.verified;
             report_.from_cache += found.from_cache ? 1 : 0;
             if (check.root_index == 0) {
-                report_.intact.push_back({check.file.key, check.is_metadata});
+                report_.intact.push_back({check.file.key, check.is_metadata, found.actual_size,
+                                          found.version, check.file.type, check.file.digest});
             }
             return;
         }
@@ -612,7 +612,6 @@ RepoAuditReport audit_repository(std::string_view repo_id, std::string_view dest
     audit.safe_write_path = options.safe_write_path;
     audit.selection = options.selection;
     audit.use_cache = options.use_checksum_cache;
-    audit.trust = options.trust;
     audit.report_extra = options.report_extra;
     audit.threads = options.threads;
     return audit_parts::audit_store(repo_id, audit);

@@ -41,8 +41,6 @@ struct StoreAudit {
     std::optional<std::filesystem::path> safe_write_path = {};
     SelectionOptions selection = {};
     bool use_cache = true;
-    std::shared_ptr<const CacheTrust> trust =
-        nullptr;  // CheckOptions::trust (null: the store's own)
     bool report_extra = false;
     unsigned threads = 0;
 };
@@ -54,12 +52,19 @@ RepoAuditReport audit_store(std::string_view repo_id, const StoreAudit& audit);
 // digests and detail. The caller sets where it is (path, root, destination, is_metadata).
 AuditProblem problem_of(const store::ExpectedFile& expected, const store::CheckedFile& found);
 
-// audit_tree_images (rpmirror/audit/audit.hpp) over the tree's store: `.treeinfo` read from it, its
-// [checksums] files checked with check_files; problems rooted at `report_dir`.
+// Audits the files an installation tree's `.treeinfo` (read from `tree`, its root's store) vouches
+// for (its [checksums]: kernel, initrd, install.img, EFI/, ...): each must be a regular file
+// there (never followed through a symlink) with the listed checksum, checked with check_files on
+// `threads` workers (the store's cache believed iff `use_cache`, and then also what the tree's
+// record, sync/stored_record.hpp, holds with that checksum while the file is the one recorded);
+// and the images its [images-*] and [stage2] name without a checksum, which must only be there
+// (counted in `images` and `intact`, not in `verified`). The report is named `tree_id`, counts
+// `images`, and lists missing, not-regular and mismatching files as problems rooted at
+// `report_dir`; an unreadable or malformed `.treeinfo` is its error. The tree's repositories are
+// audited as repositories. Read-only but for the checksum cache.
 RepoAuditReport audit_tree_store(std::string_view tree_id, store::MirrorStore& tree,
                                  const std::filesystem::path& report_dir, bool use_cache,
-                                 unsigned threads,
-                                 std::shared_ptr<const CacheTrust> trust = nullptr);
+                                 unsigned threads);
 
 // verify --repair over `mirror` (rpmirror/audit/audit.hpp's repair_repository): under the mirror's
 // lock, what the last sync recorded is read (its publishing, its ACL), the record forgets every

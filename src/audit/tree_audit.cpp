@@ -1,5 +1,5 @@
 // The images of an installation tree, audited as `verify` audits a repository's files (see
-// rpmirror/audit/audit.hpp: audit_tree_images), over the tree's store.
+// audit/report_parts.hpp: audit_tree_store), over the tree's store.
 #include <algorithm>
 #include <chrono>
 #include <string>
@@ -8,7 +8,9 @@
 #include "audit/report_parts.hpp"
 #include "metadata/treeinfo.hpp"
 #include "rpmirror/audit/audit.hpp"
-#include "store/local_store.hpp"
+#include "s3/mirror_state.hpp"
+#include "sync/stored_record.hpp"
+#include "util/text.hpp"
 
 namespace rpmirror {
 
@@ -16,7 +18,7 @@ namespace audit_parts {
 
 RepoAuditReport audit_tree_store(std::string_view tree_id, store::MirrorStore& tree,
                                  const std::filesystem::path& report_dir, bool use_cache,
-                                 unsigned threads, std::shared_ptr<const CacheTrust> trust) {
+                                 unsigned threads) {
     const auto started = std::chrono::steady_clock::now();
     RepoAuditReport report;
     report.repo_id = std::string(tree_id);
@@ -30,20 +32,54 @@ RepoAuditReport audit_tree_store(std::string_view tree_id, store::MirrorStore& t
         finish(report, started);
         return report;
     }
+    // What the tree's record (its syncs', sync/stored_record.hpp) vouches for with the checksum
+    // .treeinfo gives, while the file is the one recorded, is intact without reading: a bucket's
+    // images (a local record keeps no checksums: the store's cache, trusting it, decides).
+    std::optional<StoredRecord> record;
+    if (use_cache) {
+        if (auto loaded = StoredRecord::load(
+                tree, {std::string(kTreeImagesCatalogue), std::string(s3::kTreeStateKey)})) {
+            record = std::move(*loaded);
+        }  // an unreadable record only costs reads
+    }
+    const auto vouched = [&](const TreeInfo::File& file) -> std::optional<store::StoredFile> {
+        if (!record) {
+            return std::nullopt;
+        }
+        const auto entry = record->files().find(file.path);
+        if (entry == record->files().end() || entry->second.digest.empty() ||
+            entry->second.type != file.type ||
+            text::to_lower(entry->second.digest) != text::to_lower(file.digest)) {
+            return std::nullopt;
+        }
+        auto now = tree.stat(file.path);
+        if (!now || !*now ||
+            !entry->second.still(store::ObjectInfo{(*now)->size, (*now)->version})) {
+            return std::nullopt;
+        }
+        return **now;
+    };
     std::vector<store::ExpectedFile> files;
     for (const TreeInfo::File& file : parsed->files) {
+        ++report.images;
+        if (const std::optional<store::StoredFile> held = vouched(file)) {
+            ++report.verified;
+            ++report.from_cache;
+            report.intact.push_back(
+                {file.path, false, held->size, held->version, file.type, file.digest});
+            continue;
+        }
         files.push_back({file.path, file.type, file.digest, std::nullopt});
     }
-    report.images = files.size();
-    const std::vector<store::CheckedFile> checked =
-        tree.check_files(files, {threads, use_cache, std::move(trust)});
+    const std::vector<store::CheckedFile> checked = tree.check_files(files, {threads, use_cache});
     for (std::size_t i = 0; i < files.size(); ++i) {
         const store::CheckedFile& found = checked[i];
         report.bytes_hashed += found.bytes_read;
         if (found.finding == store::Finding::Intact) {
             ++report.verified;
             report.from_cache += found.from_cache ? 1 : 0;
-            report.intact.push_back({files[i].key, false});
+            report.intact.push_back({files[i].key, false, found.actual_size, found.version,
+                                     files[i].type, files[i].digest});
             continue;
         }
         AuditProblem problem = problem_of(files[i], found);
@@ -58,7 +94,8 @@ RepoAuditReport audit_tree_store(std::string_view tree_id, store::MirrorStore& t
         ++report.images;
         auto stored = tree.stat(image);
         if (stored && *stored) {
-            report.intact.push_back({image, false});
+            report.intact.push_back(
+                {image, false, (*stored)->size, (*stored)->version, ChecksumType::Sha256, {}});
             continue;
         }
         store::CheckedFile found;
@@ -75,13 +112,5 @@ RepoAuditReport audit_tree_store(std::string_view tree_id, store::MirrorStore& t
 }
 
 }  // namespace audit_parts
-
-RepoAuditReport audit_tree_images(std::string_view tree_id, const std::filesystem::path& tree_dir,
-                                  bool use_checksum_cache, unsigned threads,
-                                  std::shared_ptr<const CacheTrust> trust) {
-    store::LocalStore tree(tree_dir);
-    return audit_parts::audit_tree_store(tree_id, tree, tree_dir, use_checksum_cache, threads,
-                                         std::move(trust));
-}
 
 }  // namespace rpmirror

@@ -349,7 +349,8 @@ class RepositoryVerifier {
     store::MirrorRoot& root_;
 };
 
-// The images of the installation tree `tree` (audit_tree_images), audited through its store.
+// The images of the installation tree `tree` (audit_parts::audit_tree_store), audited through its
+// store.
 // --repair leaves them to `sync --treeinfo`.
 AuditRunEntry verify_tree(const std::string& tree, store::MirrorStore& store,
                           const std::filesystem::path& shown, const VerifyRunOptions& request,

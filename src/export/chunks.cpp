@@ -54,12 +54,21 @@ ChunkWriter::ChunkWriter(std::filesystem::path dir, std::uint64_t chunk_size)
     : dir_(std::move(dir)), chunk_size_(std::max<std::uint64_t>(chunk_size, 1)) {}
 
 Result<void> ChunkWriter::open_next() {
+    return open_named(fmt::format("chunk-{:06}", chunks_.size()));
+}
+
+Result<void> ChunkWriter::open_named(std::string name) {
     if (auto closed = close_current(); !closed) {
         return closed;
     }
     Chunk chunk;
-    chunk.name = fmt::format("chunk-{:06}", chunks_.size());
+    chunk.name = std::move(name);
     const std::filesystem::path path = dir_ / chunk.name;
+    std::error_code error;
+    std::filesystem::create_directories(path.parent_path(), error);
+    if (error) {
+        return make_errno_error("cannot create", path.parent_path().string(), error.value());
+    }
     current_.reset(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
     if (!current_) {
         return make_errno_error("cannot create", path.string(), errno);
@@ -92,6 +101,34 @@ Result<std::pair<Placement, std::string>> ChunkWriter::append(
         }
     }
     const Placement placement{chunks_.size() - 1, written_};
+    auto digest = copy_in(path, size, sha256, shown, true);
+    if (!digest) {
+        return tl::unexpected(std::move(digest.error()));
+    }
+    return std::pair{placement, std::move(*digest)};
+}
+
+Result<std::pair<Placement, std::string>> ChunkWriter::append_whole(
+    const std::string& name, const std::filesystem::path& path, std::uint64_t size,
+    const std::optional<std::string>& sha256, const std::string& shown) {
+    if (auto opened = open_named(name); !opened) {
+        return tl::unexpected(std::move(opened.error()));
+    }
+    const Placement placement{chunks_.size() - 1, 0};
+    auto digest = copy_in(path, size, sha256, shown, false);
+    if (!digest) {
+        return tl::unexpected(std::move(digest.error()));
+    }
+    if (auto closed = close_current(); !closed) {
+        return tl::unexpected(std::move(closed.error()));
+    }
+    return std::pair{placement, std::move(*digest)};
+}
+
+// Copies the local file `path` into the current chunk (cut at the chunk size iff `cut`).
+Result<std::string> ChunkWriter::copy_in(const std::filesystem::path& path, std::uint64_t size,
+                                         const std::optional<std::string>& sha256,
+                                         const std::string& shown, bool cut) {
     auto in = open_read(path);
     if (!in) {
         return tl::unexpected(std::move(in.error()));
@@ -110,13 +147,14 @@ Result<std::pair<Placement, std::string>> ChunkWriter::append(
         file_hash.update(buffer.data(), *got);
         std::size_t used = 0;
         while (used < *got) {
-            if (written_ >= chunk_size_) {
+            if (cut && written_ >= chunk_size_) {
                 if (auto opened = open_next(); !opened) {
                     return tl::unexpected(std::move(opened.error()));
                 }
             }
-            const auto part = static_cast<std::size_t>(
-                std::min<std::uint64_t>(*got - used, chunk_size_ - written_));
+            const auto part = cut ? static_cast<std::size_t>(std::min<std::uint64_t>(
+                                        *got - used, chunk_size_ - written_))
+                                  : *got - used;
             const std::string chunk_path = (dir_ / chunks_.back().name).string();
             if (auto wrote = fs::write_all(
                     current_.get(), std::string_view(buffer.data() + used, part), chunk_path);
@@ -137,7 +175,7 @@ Result<std::pair<Placement, std::string>> ChunkWriter::append(
                                       done, digest, size, sha256 ? ", SHA-256 " + *sha256 : ""),
                           shown);
     }
-    return std::pair{placement, std::move(digest)};
+    return digest;
 }
 
 Result<std::vector<Chunk>> ChunkWriter::finish() {

@@ -31,12 +31,25 @@ class ChunkWriter {
                                                      const std::optional<std::string>& sha256,
                                                      const std::string& shown);
 
+    // As append, the file as the whole of a chunk of its own, `name` (a relative path beneath the
+    // directory; its parent directories are made): the chunk before it is closed, and no size
+    // limit applies. For syncable bundles (Layout::Trees).
+    Result<std::pair<Placement, std::string>> append_whole(const std::string& name,
+                                                           const std::filesystem::path& path,
+                                                           std::uint64_t size,
+                                                           const std::optional<std::string>& sha256,
+                                                           const std::string& shown);
+
     // Closes the last chunk (flushed) and returns every chunk written.
     Result<std::vector<Chunk>> finish();
 
   private:
     Result<void> open_next();
+    Result<void> open_named(std::string name);
     Result<void> close_current();
+    Result<std::string> copy_in(const std::filesystem::path& path, std::uint64_t size,
+                                const std::optional<std::string>& sha256, const std::string& shown,
+                                bool cut);
 
     std::filesystem::path dir_;
     std::uint64_t chunk_size_;

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <map>
+#include <memory>
 #include <set>
 #include <utility>
 
@@ -75,21 +76,23 @@ Result<Base> base_from_bundle(const std::filesystem::path& dir,
     return base;
 }
 
-Result<Base> base_from_snapshot(const ExportOptions& options, store::MirrorRoot& root,
-                                const std::vector<std::string>& ids,
-                                const std::filesystem::path& scratch) {
-    const std::string& name = *options.base;
-    if (auto valid = validate_snapshot_name(name, "--base"); !valid) {
-        return tl::unexpected(std::move(valid.error()));
-    }
-    const std::filesystem::path snapshots = options.snapshot_dir.empty()
-                                                ? std::filesystem::path(options.destination)
-                                                : options.snapshot_dir;
+std::filesystem::path snapshots_base(const ExportOptions& options) {
+    return options.snapshot_dir.empty() ? std::filesystem::path(options.destination)
+                                        : options.snapshot_dir;
+}
+
+// The base `given` (--base) as the snapshot `name` of each of `ids` (none found: nullopt).
+Result<std::optional<Base>> base_from_snapshot(const ExportOptions& options,
+                                               store::MirrorRoot& root,
+                                               const std::vector<std::string>& ids,
+                                               const std::string& given, const std::string& name,
+                                               const std::filesystem::path& scratch) {
     Base base;
-    base.identity.name = name;
+    base.identity.name = given;
     bool found_any = false;
     for (const std::string& id : ids) {
-        auto layout = snapshot_root(id, root.repository_path(id), snapshots, options.s3);
+        auto layout =
+            snapshot_root(id, root.repository_path(id), snapshots_base(options), options.s3);
         if (!layout) {
             return tl::unexpected(std::move(layout.error()));
         }
@@ -122,13 +125,34 @@ Result<Base> base_from_snapshot(const ExportOptions& options, store::MirrorRoot&
         }
     }
     if (!found_any) {
-        return make_error(ErrorCode::BadInput,
-                          fmt::format("neither a bundle directory (with {}) nor a snapshot of any "
-                                      "of the repositories exported under {}",
-                                      bundle::kManifestName, snapshots.string()),
-                          "--base " + name);
+        return std::nullopt;
     }
     return base;
+}
+
+// The base --base names: a bundle directory (its manifest), a snapshot, or the name of a bundle
+// exported here (its snapshot export-NAME).
+Result<Base> load_base(const ExportOptions& options, store::MirrorRoot& root,
+                       const std::vector<std::string>& ids, const std::filesystem::path& scratch) {
+    const std::string& given = *options.base;
+    if (std::filesystem::is_regular_file(std::filesystem::path(given) / bundle::kManifestName)) {
+        return base_from_bundle(given, ids);
+    }
+    if (auto valid = validate_snapshot_name(given, "--base"); !valid) {
+        return tl::unexpected(std::move(valid.error()));
+    }
+    for (const std::string& name : {given, bundle::export_snapshot_name(given)}) {
+        auto base = base_from_snapshot(options, root, ids, given, name, scratch);
+        if (!base || *base) {
+            return base ? Result<Base>(std::move(**base)) : tl::unexpected(std::move(base.error()));
+        }
+    }
+    return make_error(ErrorCode::BadInput,
+                      fmt::format("neither a bundle directory (with {}) nor a snapshot {} or {} of "
+                                  "any of the repositories exported under {}",
+                                  bundle::kManifestName, given, bundle::export_snapshot_name(given),
+                                  snapshots_base(options).string()),
+                      "--base " + given);
 }
 
 // A directory removed with everything in it unless kept.
@@ -150,16 +174,15 @@ class TemporaryBundle {
     std::filesystem::path path_;
 };
 
-// The repository `id` of `objects` into `writer`: a file the base (`held`, nullptr: none) holds
-// with the same size is hashed first and carried only if its content differs; every other one is
-// hashed as it is copied. Counts into `done`.
-Result<bundle::BundleRepository> export_repository(store::ObjectStore& objects,
-                                                   const std::string& id,
-                                                   const std::map<std::string, BundleFile>* held,
-                                                   bundle::ChunkWriter& writer,
-                                                   const std::filesystem::path& scratch,
-                                                   ExportedRepository& done) {
-    auto files = bundle::list_repository(objects, id);
+// The repository `id` at `prefix` of `objects` into `writer` (its files end to end, or each whole
+// at repos/<id>/<key> in layout Trees): a file the base (`held`, nullptr: none) holds with the
+// same size is hashed first and carried only if its content differs; every other one is hashed
+// as it is copied. Counts into `done`.
+Result<bundle::BundleRepository> export_repository(
+    store::ObjectStore& objects, std::string_view prefix, const std::string& id,
+    const std::map<std::string, BundleFile>* held, bundle::Layout layout,
+    bundle::ChunkWriter& writer, const std::filesystem::path& scratch, ExportedRepository& done) {
+    auto files = bundle::list_repository(objects, prefix);
     if (!files) {
         return tl::unexpected(std::move(files.error()));
     }
@@ -176,7 +199,7 @@ Result<bundle::BundleRepository> export_repository(store::ObjectStore& objects,
                 before = &found->second;
             }
         }
-        const std::string key = store::join_key(id, listed.key);
+        const std::string key = store::join_key(prefix, listed.key);
         auto local = bundle::local_file(objects, key, scratch);
         if (!local) {
             return tl::unexpected(std::move(local.error()));
@@ -190,10 +213,13 @@ Result<bundle::BundleRepository> export_repository(store::ObjectStore& objects,
             file.sha256 = std::move(*digest);
         }
         if (before == nullptr || file.sha256 != before->sha256) {
+            const auto expected = before != nullptr ? std::optional(file.sha256) : std::nullopt;
             auto placed =
-                writer.append(local->path(), listed.size,
-                              before != nullptr ? std::optional(file.sha256) : std::nullopt,
-                              objects.describe(key));
+                layout == bundle::Layout::Trees
+                    ? writer.append_whole(
+                          fmt::format("{}/{}/{}", bundle::kTreesDir, id, listed.key), local->path(),
+                          listed.size, expected, objects.describe(key))
+                    : writer.append(local->path(), listed.size, expected, objects.describe(key));
             if (!placed) {
                 return tl::unexpected(std::move(placed.error()));
             }
@@ -217,6 +243,63 @@ Result<bundle::BundleRepository> export_repository(store::ObjectStore& objects,
     done.removed = repository.removed.size();
     return repository;
 }
+
+// The snapshots export-<bundle> taken of the repositories exported, removed unless kept (the
+// bundle was not made).
+class ExportSnapshots {
+  public:
+    ExportSnapshots(const ExportOptions& options, std::string name)
+        : options_(options), name_(std::move(name)) {}
+    ExportSnapshots(const ExportSnapshots&) = delete;
+    ExportSnapshots& operator=(const ExportSnapshots&) = delete;
+    ~ExportSnapshots() {
+        for (const SnapshotRoot& layout : taken_) {
+            (void)remove_snapshot(layout, name_, lock());
+        }
+    }
+
+    // Takes the snapshot of `id` (refused if one of that name exists: an earlier export of a
+    // bundle of the same name keeps it) and returns the store it is read through.
+    Result<std::unique_ptr<store::ObjectStore>> take(store::MirrorRoot& root,
+                                                     const std::string& id) {
+        auto layout =
+            snapshot_root(id, root.repository_path(id), snapshots_base(options_), options_.s3);
+        if (!layout) {
+            return tl::unexpected(std::move(layout.error()));
+        }
+        if (auto there = snapshot_location(*layout, name_); there) {
+            return make_error(ErrorCode::BadInput,
+                              fmt::format("snapshot {} of repository {} exists already (an earlier "
+                                          "export of a bundle of this name); remove it with "
+                                          "`rpmirror snapshot remove` or name the bundle otherwise",
+                                          name_, id),
+                              there->string());
+        }
+        SnapshotCreateOptions create;
+        create.name = name_;
+        create.lock = lock();
+        auto created = create_snapshot(*layout, create);
+        if (!created) {
+            return tl::unexpected(std::move(created.error()));
+        }
+        taken_.push_back(*layout);
+        auto location = snapshot_location(*layout, name_);
+        if (!location) {
+            return tl::unexpected(std::move(location.error()));
+        }
+        return store::open_object_store(location->string(), options_.s3);
+    }
+
+    const std::string& name() const { return name_; }
+    void keep() { taken_.clear(); }
+
+  private:
+    SnapshotLock lock() const { return SnapshotLock{options_.state_dir, std::nullopt}; }
+
+    const ExportOptions& options_;
+    std::string name_;
+    std::vector<SnapshotRoot> taken_;
+};
 
 Result<std::vector<std::string>> chosen_repositories(const ExportOptions& options,
                                                      store::MirrorRoot& root) {
@@ -265,12 +348,20 @@ Result<ExportReport> export_bundle(const ExportOptions& options) {
     if (!scratch) {
         return tl::unexpected(std::move(scratch.error()));
     }
+    if (options.syncable && options.base) {
+        return make_error(ErrorCode::BadInput,
+                          "a syncable bundle is complete (plain repository trees dnf reads); "
+                          "drop --base, or make an importable incremental bundle",
+                          "--format syncable");
+    }
+    if (auto valid = validate_snapshot_name(
+            bundle::export_snapshot_name(target.filename().string()), "the bundle's snapshot name");
+        !valid) {
+        return tl::unexpected(std::move(valid.error()));
+    }
     std::optional<Base> base;
     if (options.base) {
-        auto loaded = std::filesystem::is_regular_file(std::filesystem::path(*options.base) /
-                                                       bundle::kManifestName)
-                          ? base_from_bundle(*options.base, *ids)
-                          : base_from_snapshot(options, root, *ids, scratch->path());
+        auto loaded = load_base(options, root, *ids, scratch->path());
         if (!loaded) {
             return tl::unexpected(std::move(loaded.error()));
         }
@@ -286,12 +377,20 @@ Result<ExportReport> export_bundle(const ExportOptions& options) {
     Manifest manifest;
     manifest.tool_version = RPMIRROR_VERSION;
     manifest.name = target.filename().string();
+    manifest.layout = options.syncable ? bundle::Layout::Trees : bundle::Layout::Chunks;
+    ExportSnapshots snapshots(options, bundle::export_snapshot_name(manifest.name));
     ExportReport report;
     report.bundle = target;
     for (const std::string& id : *ids) {
+        // The state exported is the snapshot's: what the next --base compares with.
+        auto exported = snapshots.take(root, id);
+        if (!exported) {
+            return tl::unexpected(std::move(exported.error()));
+        }
         ExportedRepository done{id, 0, 0, 0, 0};
-        auto repository = export_repository(root.objects(), id, base ? &base->files[id] : nullptr,
-                                            writer, scratch->path() / "live", done);
+        auto repository =
+            export_repository(**exported, "", id, base ? &base->files[id] : nullptr,
+                              manifest.layout, writer, scratch->path() / "live", done);
         if (!repository) {
             return tl::unexpected(std::move(repository.error()));
         }
@@ -306,6 +405,7 @@ Result<ExportReport> export_bundle(const ExportOptions& options) {
     if (base) {
         manifest.base = base->identity;
     }
+    manifest.snapshot = snapshots.name();
     for (const bundle::Chunk& chunk : manifest.chunks) {
         report.bytes += chunk.size;
     }
@@ -334,6 +434,8 @@ Result<ExportReport> export_bundle(const ExportOptions& options) {
                                 error.value());
     }
     temporary.keep();
+    snapshots.keep();
+    report.snapshot = snapshots.name();
     return report;
 }
 

@@ -72,11 +72,16 @@ class Placement {
         if (auto ready = mirror.ready_packages(); !ready) {
             return tl::unexpected(std::move(ready.error()));
         }
-        if (auto published = publish(**staging, mirror, warnings); !published) {
-            return tl::unexpected(std::move(published.error()));
+        auto record = publish(**staging, mirror);
+        if (!record) {
+            return tl::unexpected(std::move(record.error()));
         }
         if (auto removed = remove_gone(mirror); !removed) {
             return tl::unexpected(std::move(removed.error()));
+        }
+        // Recorded last: a run killed before this does it all again (holds_already).
+        if (auto recorded = mirror.record_sync(*record, warnings); !recorded) {
+            return tl::unexpected(std::move(recorded.error()));
         }
         mirror.tidy();
         return done_;
@@ -177,9 +182,8 @@ class Placement {
         return {};
     }
 
-    // The metadata, last: staged, published as a sync publishes it, and the sync recorded.
-    Result<void> publish(store::Staging& staging, store::MirrorStore& mirror,
-                         std::vector<std::string>& warnings) {
+    // The metadata, last: staged and published as a sync publishes it. Returns the sync's record.
+    Result<store::SyncRecord> publish(store::Staging& staging, store::MirrorStore& mirror) {
         auto stage =
             MetadataStage::create(staging.in_place() ? where_.metadata_dir : staging.directory());
         if (!stage) {
@@ -202,7 +206,7 @@ class Placement {
                 index ? scratch_ / "index" / file.key
                       : stage->dir() / file.key.substr(std::string_view("repodata/").size());
             if (auto made = metadata_file(mirror, file, out); !made) {
-                return made;
+                return tl::unexpected(std::move(made.error()));
             }
             if (index) {
                 auto text = fs::read_file(out);
@@ -214,9 +218,9 @@ class Placement {
             }
         }
         if (auto published = mirror.publish_metadata(release); !published) {
-            return published;
+            return tl::unexpected(std::move(published.error()));
         }
-        return mirror.record_sync(record, warnings);
+        return record;
     }
 
     // What the bundle's state lacks: packages as --delete removes them, other files by key.
@@ -251,6 +255,22 @@ class Placement {
     store::SyncStoreOptions where_;
     ImportedRepository done_;
 };
+
+// True iff the repository `repository` of `root` is at the bundle's state completely: its
+// repomd.xml published (`current`) and recorded by a completed import or sync. A run killed after
+// the publication and before the record is not.
+Result<bool> holds_already(const ImportOptions& options, store::MirrorRoot& root,
+                           const BundleRepository& repository,
+                           const std::optional<std::string>& current) {
+    if (current != repository.repomd_sha256) {
+        return false;
+    }
+    auto recorded = root.repository(repository.id, options.state_dir)->recorded();
+    if (!recorded) {
+        return tl::unexpected(std::move(recorded.error()));
+    }
+    return recorded->repomd_sha256 == repository.repomd_sha256;
+}
 
 // Keeps the imported state as the snapshot named after the bundle (a warning iff it cannot).
 void record_snapshot(const ImportOptions& options, store::MirrorRoot& root, const std::string& name,
@@ -309,7 +329,11 @@ Result<ImportReport> import_bundle(const ImportOptions& options) {
     }
     for (const BundleRepository& repository : manifest->repositories) {
         ImportedRepository done;
-        if (current->at(repository.id) == repository.repomd_sha256) {
+        auto already = holds_already(options, *opened, repository, current->at(repository.id));
+        if (!already) {
+            return tl::unexpected(std::move(already.error()));
+        }
+        if (*already) {
             done.already = true;
         } else {
             auto placed =

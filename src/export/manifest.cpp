@@ -18,6 +18,8 @@ namespace {
 using Json = nlohmann::json;
 
 constexpr std::string_view kFormat = "rpmirror-bundle";
+constexpr std::string_view kChunks = "chunks";
+constexpr std::string_view kTrees = "trees";
 
 Json file_json(const BundleFile& file) {
     Json out{{"key", file.key}, {"size", file.size}, {"sha256", file.sha256}};
@@ -226,8 +228,59 @@ Result<std::optional<BaseIdentity>> parse_base(const Fields& top, std::string_vi
     return identity;
 }
 
+// "layout" and "snapshot" into `manifest` (either may be absent).
+Result<void> parse_layout_and_snapshot(const Fields& top, Manifest& manifest) {
+    if (top.object().contains("layout")) {
+        auto layout = top.text("layout");
+        if (!layout) {
+            return tl::unexpected(std::move(layout.error()));
+        }
+        if (*layout != kChunks && *layout != kTrees) {
+            return top.fail(fmt::format("layout \"{}\" is neither \"{}\" nor \"{}\"", *layout,
+                                        kChunks, kTrees));
+        }
+        manifest.layout = *layout == kTrees ? Layout::Trees : Layout::Chunks;
+    }
+    if (top.object().contains("snapshot") && !top.object().at("snapshot").is_null()) {
+        auto snapshot = top.text("snapshot");
+        if (!snapshot) {
+            return tl::unexpected(std::move(snapshot.error()));
+        }
+        if (snapshot->empty() || snapshot->find('/') != std::string::npos ||
+            snapshot->front() == '.') {
+            return top.fail(fmt::format("\"{}\" cannot name a snapshot", *snapshot));
+        }
+        manifest.snapshot = std::move(*snapshot);
+    }
+    return {};
+}
+
+// In layout Trees, each carried file is the whole of its own chunk, repos/<id>/<key>.
+Result<void> check_trees(const Manifest& manifest, const Fields& top) {
+    for (const BundleRepository& repository : manifest.repositories) {
+        for (const BundleFile& file : repository.files) {
+            if (!file.carried) {
+                continue;
+            }
+            const Chunk& chunk = manifest.chunks[file.carried->chunk];
+            const std::string tree_name =
+                fmt::format("{}/{}/{}", kTreesDir, repository.id, file.key);
+            if (chunk.name != tree_name || file.carried->offset != 0 || chunk.size != file.size) {
+                return top.fail(fmt::format("repository {}: {} is not the whole of {} (layout {})",
+                                            repository.id, file.key, tree_name, kTrees));
+            }
+        }
+    }
+    return {};
+}
+
 // The chunks hold exactly the carried bytes, end to end in manifest order.
 Result<void> check_layout(const Manifest& manifest, const Fields& top) {
+    if (manifest.layout == Layout::Trees) {
+        if (auto trees = check_trees(manifest, top); !trees) {
+            return trees;
+        }
+    }
     std::vector<std::uint64_t> starts;
     std::uint64_t total = 0;
     for (const Chunk& chunk : manifest.chunks) {
@@ -302,6 +355,8 @@ std::string format_manifest(const Manifest& manifest) {
                    {"tool_version", manifest.tool_version},
                    {"name", manifest.name},
                    {"kind", manifest.base ? "incremental" : "complete"},
+                   {"layout", manifest.layout == Layout::Trees ? kTrees : kChunks},
+                   {"snapshot", manifest.snapshot ? Json(*manifest.snapshot) : Json(nullptr)},
                    {"base", std::move(base)},
                    {"repositories", std::move(repositories)},
                    {"chunks", std::move(chunks)}};
@@ -361,12 +416,15 @@ Result<Manifest> parse_manifest(std::string_view text, std::string_view shown) {
                                   : !size     ? size.error()
                                               : digest.error());
         }
-        if (!store::check_key(*chunk_name) || chunk_name->find('/') != std::string::npos ||
-            chunk_name->front() == '.' || *chunk_name == kManifestName ||
-            *chunk_name == kSignatureName || !chunk_names.insert(*chunk_name).second) {
+        if (!store::check_key(*chunk_name) || chunk_name->front() == '.' ||
+            *chunk_name == kManifestName || *chunk_name == kSignatureName ||
+            !chunk_names.insert(*chunk_name).second) {
             return fields.fail(fmt::format("\"{}\" cannot name a chunk", *chunk_name));
         }
         manifest.chunks.push_back(Chunk{std::move(*chunk_name), *size, std::move(*digest)});
+    }
+    if (auto extras = parse_layout_and_snapshot(top, manifest); !extras) {
+        return tl::unexpected(std::move(extras.error()));
     }
     auto base = parse_base(top, shown);
     if (!base) {
@@ -405,6 +463,10 @@ Result<Manifest> parse_manifest(std::string_view text, std::string_view shown) {
         return tl::unexpected(std::move(laid.error()));
     }
     return manifest;
+}
+
+std::string export_snapshot_name(std::string_view bundle_name) {
+    return fmt::format("export-{}", bundle_name);
 }
 
 BaseIdentity identity_after(const Manifest& manifest) {

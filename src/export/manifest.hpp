@@ -2,9 +2,12 @@
 // state it brings a destination to. A bundle is a directory holding the manifest, its detached
 // signature (manifest.json.asc, when signed) and chunk files: the carried files' bytes laid end to
 // end, in manifest order, cut into chunks of at most the chunk size (a file may span chunks).
+// A syncable bundle (layout "trees") has one chunk per carried file instead, named
+// repos/<id>/<key>: each repository is a plain tree dnf reads through file://.
 //
 //   {"format": "rpmirror-bundle", "version": 1, "tool_version": "...", "name": "...",
-//    "kind": "complete" | "incremental",
+//    "kind": "complete" | "incremental", "layout": "chunks" | "trees",
+//    "snapshot": null | "<the exporting side's snapshot of the exported state>",
 //    "base": null | {"name": "...", "repositories": {"<id>": "<repomd.xml sha256>" | null}},
 //    "repositories": [{"id", "repomd_sha256",
 //                      "files": [{"key", "size", "sha256"[, "chunk", "offset"]}],
@@ -13,7 +16,8 @@
 //
 // A repository's `files` is its whole state after the import; those with "chunk" and "offset"
 // are carried in this bundle (at that offset of that chunk), the others are the base's. A base
-// repository of null is one the destination must not hold yet.
+// repository of null is one the destination must not hold yet. "layout" and "snapshot" may be
+// absent (bundles of earlier versions): "chunks" and null.
 #pragma once
 
 #include <cstddef>
@@ -31,6 +35,16 @@ namespace rpmirror::bundle {
 inline constexpr int kFormatVersion = 1;
 inline constexpr std::string_view kManifestName = "manifest.json";
 inline constexpr std::string_view kSignatureName = "manifest.json.asc";
+// Where a syncable bundle's repository trees are: <bundle>/repos/<id>/.
+inline constexpr std::string_view kTreesDir = "repos";
+// The snapshot `rpmirror export` keeps of the state it exported into the bundle `bundle_name`.
+std::string export_snapshot_name(std::string_view bundle_name);
+
+// How the carried files are laid out in a bundle.
+enum class Layout {
+    Chunks,  // end to end in chunk-NNNNNN files
+    Trees,   // one file each, at repos/<id>/<key> (--format syncable)
+};
 
 // Where a carried file's bytes are.
 struct Placement {
@@ -69,6 +83,10 @@ struct Manifest {
     std::string tool_version;
     std::string name;                  // the bundle's name: the snapshot an import records
     std::optional<BaseIdentity> base;  // nullopt: complete
+    Layout layout = Layout::Chunks;
+    // The snapshot the exporting side kept of the exported state (each repository's), named by
+    // export_snapshot_name; nullopt: none (an earlier version's bundle).
+    std::optional<std::string> snapshot;
     std::vector<BundleRepository> repositories;
     std::vector<Chunk> chunks;
 };
@@ -80,7 +98,8 @@ std::string format_manifest(const Manifest& manifest);
 // version, every field's type, valid repository ids and keys (store::check_key) each once, SHA-256
 // digests, repodata/repomd.xml among each repository's files with its repomd_sha256, carried files
 // inside their chunk and the chunks holding exactly the carried bytes, end to end in manifest
-// order, and a complete bundle carrying every file. Error{BadInput} "<what>: <why>" otherwise.
+// order (in layout Trees each carried file is the whole of its own chunk, repos/<id>/<key>), and
+// a complete bundle carrying every file. Error{BadInput} "<what>: <why>" otherwise.
 Result<Manifest> parse_manifest(std::string_view text, std::string_view shown);
 
 // The identity of the base a bundle's `repositories` bring a destination to (what an incremental

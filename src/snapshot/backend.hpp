@@ -3,10 +3,8 @@
 // published name an alias (ObjectStore::point_alias) of one. The snapshot rules (names, the
 // lock, "exists already", "is published as", keep-N) are in snapshot.cpp over Backend.
 //
-// The repository's lock is the store's (MirrorStore::lock_present), taken once for every kind of
-// mirror. What differs by kind of sync state is the live mirror (LiveMirror): how the files its
-// last sync vouches for are checked before a snapshot copies them (a local mirror: its state
-// file and an audit; a bucket: its state object's ETags against a listing).
+// The repository's lock is the store's (MirrorStore::lock_present), and the live mirror's check
+// (LiveMirror) the audit's, both written once for every kind of mirror.
 #pragma once
 
 #include <filesystem>
@@ -21,10 +19,8 @@
 #include "rpmirror/snapshot/snapshot.hpp"
 #include "rpmirror/store/repo_lock.hpp"
 #include "rpmirror/util/error.hpp"
-#include "store/local_store.hpp"
 #include "store/mirror_root.hpp"
 #include "store/object_store.hpp"
-#include "store/s3_store.hpp"
 
 namespace rpmirror::snapshot {
 
@@ -32,37 +28,55 @@ namespace rpmirror::snapshot {
 struct LiveFile {
     std::string key;           // relative to the mirror's root
     bool is_metadata = false;  // copied (never linked): the snapshot's own copy
-    // What the copy must find (Error{Corrupt} otherwise); nullopt: checked after the copy
-    // (LiveMirror::verify_copy).
-    std::optional<store::Pin> pin;
+    store::Pin pin;  // what the copy must find (Error{Corrupt} otherwise): what was checked
 };
 
-// The live mirror of a snapshot's repository, as its kind of sync state checks it.
+// The live mirror of a snapshot's repository (live_mirror.cpp), written once for every store.
 class LiveMirror {
   public:
-    virtual ~LiveMirror() = default;
+    // The live mirror at the root of `live` (which must outlive it), its syncs' records in
+    // `state_dir` ("" = the default) where its kind of store keeps them there.
+    LiveMirror(const SnapshotRoot& root, store::MirrorRoot& live, std::filesystem::path state_dir);
+    ~LiveMirror();
     LiveMirror(const LiveMirror&) = delete;
     LiveMirror& operator=(const LiveMirror&) = delete;
 
-    // Checks the mirror complete (the state of its last sync names the live index) and verified
-    // (every file that state vouches for is the one it recorded), and returns the files a
-    // snapshot copies: every record, package, image, index, signature, comps.xml and .treeinfo.
-    // Error{BadInput} with the kind's wording iff it is not complete and verified.
-    virtual Result<std::vector<LiveFile>> check(const SnapshotCreateOptions& options) = 0;
+    // Checks the mirror complete (what its last sync recorded names the live index) and verified
+    // (the audit, with the store's cache: every record and selected package intact; a tree's
+    // images against .treeinfo), and returns the files a snapshot copies: every record, package,
+    // image, index, signature, comps.xml and .treeinfo, each pinned to the version checked.
+    // Error{BadInput} naming the repository iff it is not complete and verified.
+    Result<std::vector<LiveFile>> check(const SnapshotCreateOptions& options);
 
     // The canned ACL the copies are given ("" = none): the mirror's --s3-acl. After check().
-    virtual std::string acl() const { return {}; }
+    const std::string& acl() const { return acl_; }
 
-    // Checks the copy of what check() returned, built at `staging` (ObjectStore::describe of
-    // the build's staging key): Error{Corrupt} iff it is not what was checked.
-    virtual Result<void> verify_copy(const std::string& staging) = 0;
+    // After the snapshot appeared: the live mirror's records follow the links it made
+    // (MirrorStore::follow_links; best effort).
+    void committed();
 
-    // After the snapshot appeared: the live mirror's records follow what the copies changed
-    // (best effort).
-    virtual void committed(const SnapshotCreateOptions& options) { (void)options; }
+  private:
+    // One repository of the mirror (the root, or a tree's repository at `key`) and the packages
+    // and images a snapshot links from it, as they were checked.
+    struct Part {
+        std::string key;
+        std::unique_ptr<store::MirrorStore> store;
+        store::Listing linked;
+    };
 
-  protected:
-    LiveMirror() = default;
+    Result<void> check_repository(Part& part, const SnapshotCreateOptions& options,
+                                  std::vector<LiveFile>& files);
+    // The small file `key` of `part` pinned to the version it had before it was read (its
+    // content in `content` when given); Error{NotFound} iff it is not a regular file there.
+    Result<store::Pin> pin_document(Part& part, std::string_view key, std::string* content);
+    void add(Part& part, const std::string& key, bool is_metadata, store::Pin pin,
+             const SnapshotCreateOptions& options, std::vector<LiveFile>& files);
+
+    const SnapshotRoot& root_;
+    store::MirrorRoot& live_;
+    std::filesystem::path state_dir_;
+    std::vector<Part> parts_;
+    std::string acl_;
 };
 
 // The installation tree at the root of a live mirror (`sync --treeinfo`): its .treeinfo as read,
@@ -76,11 +90,6 @@ struct LiveTree {
 // store's error iff it cannot be read, the parser's (naming it) iff it is not one. Written once
 // for every kind of mirror: LiveMirror::check starts here.
 Result<std::optional<LiveTree>> read_live_tree(store::MirrorStore& mirror);
-
-// The live mirror of `root` in `mirror`, its store (which must outlive it), for each kind of sync
-// state (chosen by store::MirrorStore::visit).
-std::unique_ptr<LiveMirror> local_live_mirror(const SnapshotRoot& root, store::LocalStore& mirror);
-std::unique_ptr<LiveMirror> s3_live_mirror(const SnapshotRoot& root, store::S3Store& mirror);
 
 class Backend {
   public:

@@ -72,18 +72,9 @@ Result<void> Backend::lock(const SnapshotLock& lock) {
     if (!held) {
         return tl::unexpected(std::move(held.error()));
     }
-    // The live mirror as its kind of sync state checks it.
-    struct Kinds final : store::MirrorKinds {
-        explicit Kinds(const SnapshotRoot& root) : root(root) {}
-        void local(store::LocalStore& store) override { live = local_live_mirror(root, store); }
-        void bucket(store::S3Store& store) override { live = s3_live_mirror(root, store); }
-        const SnapshotRoot& root;
-        std::unique_ptr<LiveMirror> live;
-    } kinds(root_);
-    mirror->visit(kinds);
     lock_ = std::move(*held);
     mirror_ = std::move(mirror);
-    live_ = std::move(kinds.live);
+    live_ = std::make_unique<LiveMirror>(root_, *live_root_, lock.state_dir);
     return {};
 }
 
@@ -102,10 +93,6 @@ Result<SnapshotInfo> Backend::build(const std::string& name, const SnapshotCreat
         return make_error(ErrorCode::BadInput, "the repository is not locked",
                           root_.repo_dir.string());
     }
-    auto files = live_->check(options);
-    if (!files) {
-        return tl::unexpected(std::move(files.error()));
-    }
     const std::string key = snapshot_key(name);
     const auto exists_already = [&](Error error) {
         if (error.code == ErrorCode::BadInput && error.message == "exists already") {
@@ -116,9 +103,15 @@ Result<SnapshotInfo> Backend::build(const std::string& name, const SnapshotCreat
         }
         return error;
     };
+    // The build first: it removes what an interrupted one left, which unlinks live files' links
+    // (a ctime change on disk) and would otherwise refuse the copies pinned by the check.
     auto build = store_->build_tree(key, "snapshot");
     if (!build) {
         return tl::unexpected(exists_already(std::move(build.error())));
+    }
+    auto files = live_->check(options);
+    if (!files) {
+        return tl::unexpected(std::move(files.error()));
     }
     std::vector<store::CopyRequest> copies;
     copies.reserve(files->size());
@@ -147,13 +140,10 @@ Result<SnapshotInfo> Backend::build(const std::string& name, const SnapshotCreat
         }
         return tl::unexpected(std::move(error));
     }
-    if (auto verified = live_->verify_copy(store_->describe((*build)->staging())); !verified) {
-        return tl::unexpected(std::move(verified.error()));
-    }
     if (auto committed = (*build)->commit(lock_.get()); !committed) {
         return tl::unexpected(exists_already(std::move(committed.error())));
     }
-    live_->committed(options);
+    live_->committed();
     return describe(name);
 }
 

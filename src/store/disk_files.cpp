@@ -233,7 +233,18 @@ Result<void> place_at(int from_dir, const std::string& from_name, const std::str
                       "cannot hard-link " + shown_from + " to", shown, link_errno});
         }
     }
-    return copy_bytes(from.get(), st, dir_fd, name, shown);
+    if (auto copied = copy_bytes(from.get(), st, dir_fd, name, shown); !copied) {
+        return copied;
+    }
+    // A pinned source written to in place while it was copied is no longer the pinned one.
+    struct stat after {};
+    if (request.pin &&
+        (::fstat(from.get(), &after) != 0 || info_of(after).version != request.pin->version)) {
+        (void)fault::unlinkat(dir_fd, name.c_str(), 0);
+        return make_error(ErrorCode::Corrupt, "changed while it was copied (copy refused)",
+                          shown_from);
+    }
+    return {};
 }
 
 }  // namespace rpmirror::store::disk

@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
 
 #include <fmt/core.h>
@@ -241,6 +243,7 @@ std::vector<CheckedFile> LocalStore::check_files(std::span<const ExpectedFile> f
     const OpenRoot root(root_);
     std::vector<VerifyRequest> requests;
     std::vector<std::size_t> requested;
+    std::vector<struct stat> before;  // of each requested file, before it was read
     for (std::size_t index = 0; index < files.size(); ++index) {
         const ExpectedFile& file = files[index];
         const fs::Entry entry = root.lookup(file.key);
@@ -256,6 +259,7 @@ std::vector<CheckedFile> LocalStore::check_files(std::span<const ExpectedFile> f
         }
         requests.push_back({root_ / file.key, file.type, file.digest, file.size});
         requested.push_back(index);
+        before.push_back(entry.st);
     }
     VerifyOptions verify_options;
     verify_options.threads = options.threads;
@@ -274,10 +278,21 @@ std::vector<CheckedFile> LocalStore::check_files(std::span<const ExpectedFile> f
             out.bytes_read = result.actual_size;
         }
         switch (result.status) {
-            case VerifyStatus::Ok:
+            case VerifyStatus::Ok: {
                 out.finding = Finding::Intact;
                 out.from_cache = result.from_cache;
+                // The version checked: the file found again is the one looked up before it was
+                // read (the same inode, size and mtime; a cache entry written meanwhile moved only
+                // its ctime), so the version now is the content just checked.
+                const fs::Entry again = root.lookup(files[requested[slot]].key);
+                const struct stat& was = before[slot];
+                if (again.kind == fs::EntryKind::Regular && again.st.st_dev == was.st_dev &&
+                    again.st.st_ino == was.st_ino && again.st.st_size == was.st_size &&
+                    fs::timespec_ns(again.st.st_mtim) == fs::timespec_ns(was.st_mtim)) {
+                    out.version = stored_file(again.st).version;
+                }
                 break;
+            }
             case VerifyStatus::DigestMismatch:
                 out.finding = Finding::DigestMismatch;
                 out.actual_digest = result.actual_digest;
@@ -326,6 +341,34 @@ Result<RecordedSync> LocalStore::recorded() {
     }
     recorded.versions = std::move(versions);
     return recorded;
+}
+
+std::string LocalStore::record_place() const {
+    return "the state directory " + state_dir_.string();
+}
+
+void LocalStore::follow_links(const Listing& linked) {
+    std::vector<RelinkedFile> relinked;
+    const OpenRoot root(root_);
+    for (const auto& [key, was] : linked) {
+        SyncStateFile before;
+        before.relative_path = key;
+        before.size = was.size;
+        if (std::sscanf(was.version.c_str(), "%" SCNd64 " %" SCNu64 " %" SCNd64, &before.mtime_ns,
+                        &before.inode, &before.ctime_ns) != 3) {
+            continue;
+        }
+        const fs::Entry now = root.lookup(key);
+        if (now.kind == fs::EntryKind::Regular) {
+            relinked.push_back({std::move(before), state_file_of(key, now.st)});
+        }
+    }
+    // Each record beneath this root: its sync state, and a tree's image catalogue.
+    for (const std::filesystem::path& recorded :
+         {root_, root_ / std::string(kTreeImagesCatalogue)}) {
+        (void)follow_own_links(sync_state_path(state_dir_, recorded), relinked);
+    }
+    trust_.reset();  // the records moved
 }
 
 Result<void> LocalStore::forget(const std::set<std::string>&) {

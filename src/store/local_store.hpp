@@ -39,6 +39,8 @@ class LocalStore final : public MirrorStore {
                                          const CheckOptions& options) override;
     Result<std::unique_ptr<MirrorStore>> beside(const std::filesystem::path& root) override;
     Result<RecordedSync> recorded() override;
+    std::string record_place() const override;
+    void follow_links(const Listing& linked) override;
     Result<void> forget(const std::set<std::string>& keys) override;
     Result<std::vector<std::string>> remove_files(std::span<const std::string> keys) override;
     Result<std::unique_ptr<RepoLock>> lock(std::optional<std::chrono::seconds> wait,

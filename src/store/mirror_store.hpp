@@ -84,6 +84,10 @@ struct CheckedFile {
     std::string detail;
     bool from_cache = false;       // Intact without reading: the store's cache vouched for it
     std::uint64_t bytes_read = 0;  // hashed to decide
+    // Intact: the file's version (StoredFile::version) as it was checked, for a copy to pin
+    // (ObjectStore's Pin) so that it copies what was checked; "" iff the store cannot tell (the
+    // file changed while it was checked).
+    std::string version;
 };
 
 struct CheckOptions {
@@ -236,6 +240,18 @@ class MirrorStore {
     // --- What the last sync recorded, and the lock (repair) ---
 
     virtual Result<RecordedSync> recorded() = 0;
+
+    // Where the store keeps what its syncs record, for messages: "the state directory
+    // /var/lib/rpmirror", "the state object .rpmirror/state.json".
+    virtual std::string record_place() const = 0;
+
+    // The files at the keys of `linked` were hard-linked elsewhere by this run (a snapshot's
+    // links) while each was as `linked` describes it. A link moves what a local file's record
+    // compares (its ctime) without changing the file: the store's records of each file still
+    // that one (its sync state, a tree's image catalogue) follow it, so the next sync's no-op and
+    // its cache's vouching hold. Best effort; a bucket's copies are objects of their own, so
+    // there is nothing to follow.
+    virtual void follow_links(const Listing& linked) { (void)linked; }
 
     // Makes the record vouch for none of `keys` and no longer say the mirror is up to date, so
     // the next sync verifies them instead of taking its no-op shortcut.

@@ -94,6 +94,7 @@ std::vector<CheckedFile> S3Store::check_files(std::span<const ExpectedFile> file
             continue;
         }
         out.actual_size = found->second.size;
+        out.version = found->second.etag;  // what is read is pinned to it, or was recorded with it
         if (file.size && *file.size != found->second.size) {
             out.finding = Finding::SizeMismatch;
             continue;
@@ -117,7 +118,8 @@ std::vector<CheckedFile> S3Store::check_files(std::span<const ExpectedFile> file
     for_each_index_in_parallel(small.size(), options.threads, [&] {
         return [&, client = std::make_shared<s3::S3Client>(client_.config())](std::size_t slot) {
             const std::uint64_t before = client->request_count();
-            digests[slot] = hash_whole(*client, files[small[slot]], sizes[slot]);
+            const ExpectedFile& file = files[small[slot]];
+            digests[slot] = hash_whole(*client, file, (*objects)->at(file.key).etag, sizes[slot]);
             worker_requests.fetch_add(client->request_count() - before);
         };
     });
@@ -148,15 +150,17 @@ std::vector<CheckedFile> S3Store::check_files(std::span<const ExpectedFile> file
 }
 
 Result<std::string> S3Store::hash_whole(s3::S3Client& client, const ExpectedFile& file,
-                                        std::uint64_t& size) const {
+                                        std::string_view etag, std::uint64_t& size) const {
     Hasher hasher(file.type);
     size = 0;
-    auto got = client.get_object(repo_.bucket, repo_.key(file.key),
-                                 [&](std::span<const char> bytes) -> Result<void> {
-                                     hasher.update(bytes.data(), bytes.size());
-                                     size += bytes.size();
-                                     return {};
-                                 });
+    auto got = client.get_object(
+        repo_.bucket, repo_.key(file.key),
+        [&](std::span<const char> bytes) -> Result<void> {
+            hasher.update(bytes.data(), bytes.size());
+            size += bytes.size();
+            return {};
+        },
+        std::nullopt, etag);
     if (!got) {
         return tl::unexpected(std::move(got.error()));
     }
@@ -219,6 +223,10 @@ Result<std::unique_ptr<MirrorStore>> S3Store::beside(const std::filesystem::path
         ErrorCode::BadInput,
         "a mirror in a bucket has no files outside its prefix (" + root.string() + ")",
         describe(""));
+}
+
+std::string S3Store::record_place() const {
+    return "the state object " + std::string(s3::kStateKey);
 }
 
 Result<RecordedSync> S3Store::recorded() {

@@ -63,6 +63,7 @@ class S3Store final : public MirrorStore {
                                          const CheckOptions& options) override;
     Result<std::unique_ptr<MirrorStore>> beside(const std::filesystem::path& root) override;
     Result<RecordedSync> recorded() override;
+    std::string record_place() const override;
     Result<void> forget(const std::set<std::string>& keys) override;
     Result<std::vector<std::string>> remove_files(std::span<const std::string> keys) override;
     Result<std::unique_ptr<RepoLock>> lock(std::optional<std::chrono::seconds> wait,
@@ -94,8 +95,9 @@ class S3Store final : public MirrorStore {
                               std::string content_type);
     // The state object (the sync's own with a sync view); null iff there is none.
     Result<const s3::MirrorState*> state();
+    // The digest of `file`, read whole, pinned to the listed `etag` (If-Match).
     Result<std::string> hash_whole(s3::S3Client& client, const ExpectedFile& file,
-                                   std::uint64_t& size) const;
+                                   std::string_view etag, std::uint64_t& size) const;
     Result<std::string> hash_ranged(const ExpectedFile& file, const s3::ListedObject& listed,
                                     unsigned threads);
 

@@ -77,11 +77,8 @@ struct AuditOptions {
     // As `sync --safe-write-path`: where hrefs escaping the repository directory may point.
     std::optional<std::filesystem::path> safe_write_path;
     bool use_checksum_cache = true;  // false: hash every file (--no-cache)
-    // Whose record the checksum cache is believed for (CacheTrust); null: the mirror's own sync
-    // state. A snapshot's copy is audited with what its own links left (local_snapshots.cpp).
-    std::shared_ptr<const CacheTrust> trust = nullptr;
-    bool report_extra = false;  // list *.rpm files the metadata does not list (--extra)
-    unsigned threads = 0;       // hashing threads (a bucket's parallel GETs); 0 = all cores
+    bool report_extra = false;       // list *.rpm files the metadata does not list (--extra)
+    unsigned threads = 0;            // hashing threads (a bucket's parallel GETs); 0 = all cores
     // A bucket's settings (each unset one from the environment); unused for a directory.
     std::optional<s3::S3Overrides> s3;
     // In a bucket, objects larger than this are read as ranged GETs of `range_size` bytes,
@@ -114,6 +111,13 @@ struct RepoAuditReport {
     struct IntactFile {
         std::filesystem::path path;
         bool is_metadata = false;
+        std::uint64_t size = 0;
+        // The file's version as it was checked (the store's: "" iff it changed meanwhile), and
+        // the checksum it was checked against (digest "" for an image .treeinfo names without
+        // one): what a copy pins, so that it copies what was verified.
+        std::string version;
+        ChecksumType type = ChecksumType::Sha256;
+        std::string digest;
     };
     std::vector<IntactFile> intact;
     double seconds = 0;
@@ -147,20 +151,6 @@ struct RepoAuditReport {
 // Thread-safe (each call has its own state).
 RepoAuditReport audit_repository(std::string_view repo_id, std::string_view destination,
                                  const AuditOptions& options = {});
-
-// Audits the files an installation tree's `.treeinfo` vouches for (its [checksums]: kernel,
-// initrd, install.img, EFI/, ...) in the mirror at `tree_dir`: each must be a regular file there
-// (never followed through a symlink) with the listed checksum, hashed on `threads` workers (the
-// checksum cache believed iff `use_checksum_cache`); and the images its [images-*] and [stage2]
-// name without a checksum, which must only be there (counted in `images` and `intact`, not in
-// `verified`). The report is named `tree_id`, counts `images`, and lists missing, not-regular and
-// mismatching files as problems (paths relative to the tree); an unreadable or malformed
-// `.treeinfo` is its error. The tree's repositories are
-// audited as repositories (audit_repository). Read-only but for the checksum cache. Thread-safe.
-// `trust`: as AuditOptions::trust.
-RepoAuditReport audit_tree_images(std::string_view tree_id, const std::filesystem::path& tree_dir,
-                                  bool use_checksum_cache = true, unsigned threads = 0,
-                                  std::shared_ptr<const CacheTrust> trust = nullptr);
 
 struct RepairOptions {
     // The mirror: the repository is <this>/<repo.id> (the path itself with `norepopath`); a

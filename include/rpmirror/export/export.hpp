@@ -23,9 +23,14 @@ struct ExportOptions {
     std::vector<std::string> repositories;  // --repo: ids; empty = every repository there
     std::filesystem::path bundle;           // -o: the bundle directory (must not exist)
     std::uint64_t chunk_size = 1ULL << 30;  // --chunk-size
-    // --base: the snapshot name the far side holds (under `snapshot_dir`) or the directory of
-    // the bundle it imported last; nullopt = a complete bundle.
+    // --base: the snapshot name the far side holds (under `snapshot_dir`), the directory of the
+    // bundle it imported last, or that bundle's name (the snapshot export-NAME its export kept);
+    // nullopt = a complete bundle.
     std::optional<std::string> base;
+    // --format syncable: each carried file whole at repos/<id>/<key> of the bundle (plain
+    // repository trees dnf and `rpmirror sync` read through file://) rather than in chunks.
+    // Complete bundles only.
+    bool syncable = false;
     std::filesystem::path snapshot_dir;  // where snapshots/ is ("" = `destination`)
     std::string sign_key;                // --sign-key: signs the manifest ("" = unsigned)
     std::filesystem::path state_dir;     // "" = the default
@@ -46,16 +51,37 @@ struct ExportReport {
     std::size_t chunks = 0;
     std::uint64_t bytes = 0;  // the chunks'
     bool signed_manifest = false;
+    std::string snapshot;  // the snapshot of each repository kept of the exported state
 };
 
-// Writes the bundle: each repository's files hashed (SHA-256) and those the base lacks or holds
-// otherwise copied into chunks of at most `chunk_size` bytes, then the manifest (signed with
-// `sign_key`), all in a temporary directory beside `bundle` renamed to it at the end (nothing is
-// left under `bundle` on an error). Error{BadInput} naming what was wrong: `bundle` exists, a
-// repository is not there (no repodata/repomd.xml), the base is neither a bundle nor a snapshot
-// of every repository; Error{Corrupt} naming a file that changed while it was read; the store's
-// and gpg's errors.
+// Writes the bundle: each repository first kept as the snapshot export-<bundle name>
+// (create_snapshot, under `snapshot_dir`; the manifest names it), then that snapshot's files
+// hashed (SHA-256) and those the base lacks or holds otherwise copied into chunks of at most
+// `chunk_size` bytes (or whole, `syncable`), then the manifest (signed with `sign_key`), all in a
+// temporary directory beside `bundle` renamed to it at the end (nothing is left under `bundle`,
+// and no snapshot taken, on an error). Error{BadInput} naming what was wrong: `bundle` exists, a
+// repository is not there (no repodata/repomd.xml), the snapshot export-<name> exists already,
+// the base is neither a bundle nor a snapshot of every repository, `syncable` with a base;
+// create_snapshot's refusals (a mirror not completely synced); Error{Corrupt} naming a file that
+// changed while it was read; the store's and gpg's errors.
 Result<ExportReport> export_bundle(const ExportOptions& options);
+
+// The configuration jobs whose repositories `rpmirror export --config-file F --job NAME` exports.
+struct ExportJobs {
+    std::filesystem::path config_file;  // "" = kDefaultJobsConfigFile
+    std::vector<std::string> patterns;  // --job globs (comma lists split); empty = enabled jobs
+};
+
+// Points `options` at the repositories of the jobs `jobs` selects (load_jobs_config,
+// select_jobs), appending the configuration's warnings ("FILE:LINE: ...") to `warnings`: each
+// job's repository directory is <root>/<id>, every job's under one root, which becomes
+// `options.destination` (a -p given must be that root) with the ids as `options.repositories`;
+// the jobs' state directory, snapshot directory and s3 settings fill those `options` leaves
+// unset. Error{BadInput} naming the file, the pattern or the job: a configuration that does not
+// load, a pattern matching no job, a job with a bad value, jobs under different roots or with
+// different state or snapshot directories, --repo given as well.
+Result<void> choose_export_jobs(const ExportJobs& jobs, ExportOptions& options,
+                                std::vector<std::string>& warnings);
 
 struct ImportOptions {
     std::filesystem::path bundle;                  // read only, never written

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "integration/sync/sync_fixture.hpp"
+#include "integration/export/export_fixture.hpp"
 #include "support/signing.hpp"
 
 namespace rpmirror::test {
@@ -20,131 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kIds{"alpha", "beta", "gamma"};
-
-class Export : public SyncFixture {
-  protected:
-    void SetUp() override {
-        SyncFixture::SetUp();
-        for (const std::string& id : kIds) {
-            upstreams_[id] = copy_repo(test_repo("sample-repo"), tmp_ / "upstream" / id);
-        }
-    }
-
-    // `rpmirror sync` of every upstream into near_ (metadata, --delete).
-    CommandResult sync_near() {
-        std::vector<std::string> args{"-p", near_.string(), "--download-metadata", "--delete"};
-        for (const std::string& id : kIds) {
-            if (servers_.find(id) == servers_.end()) {
-                servers_[id] = &serve(upstreams_[id]);
-            }
-            args.insert(args.end(),
-                        {"--repofrompath", id + "," + servers_[id]->url("/"), "--repo", id});
-        }
-        return sync(args);
-    }
-
-    CommandResult rpmirror(std::vector<std::string> args,
-                           const std::vector<std::string>& env = {}) {
-        std::vector<std::string> argv{"env"};
-        argv.insert(argv.end(), env.begin(), env.end());
-        argv.push_back(rpmirror_binary());
-        argv.insert(argv.end(), args.begin(), args.end());
-        CommandResult result = run_to_end(argv, tmp_ / "logs");
-        expect_no_sanitizer_report(result.err);
-        return result;
-    }
-
-    CommandResult export_bundle(const std::string& name, std::vector<std::string> extra = {}) {
-        std::vector<std::string> args{
-            "export", "-p", near_.string(), "-o", (tmp_ / name).string(), "--chunk-size", "100k"};
-        args.insert(args.end(), extra.begin(), extra.end());
-        return rpmirror(args, {"GNUPGHOME=" + test_keys().home().string()});
-    }
-
-    CommandResult import_bundle(const std::string& name, const fs::path& into,
-                                std::vector<std::string> extra = {}) {
-        std::vector<std::string> args{"import",      (tmp_ / name).string(),    "-p", into.string(),
-                                      "--state-dir", (into.string() + "-state")};
-        args.insert(args.end(), extra.begin(), extra.end());
-        return rpmirror(args);
-    }
-
-    nlohmann::json manifest(const std::string& name) {
-        return nlohmann::json::parse(read_file(tmp_ / name / "manifest.json"));
-    }
-
-    // The names dnf lists in the repository at `dir` (dnf must read it).
-    std::vector<std::string> dnf_names(const fs::path& dir) {
-        auto [exit_code, names] =
-            dnf_repoquery(tmp_ / ("dnf-" + std::to_string(++dnf_runs_)), dir, "%{name}");
-        EXPECT_EQ(exit_code, 0) << dir;
-        EXPECT_FALSE(names.empty()) << dir;
-        return names;
-    }
-
-    // The published files of a repository (packages and repodata/), with their digests.
-    static std::map<std::string, std::string> published(const fs::path& repo) {
-        auto digests = package_digests(repo);
-        for (const auto& [path, digest] : prefixed(tree_digests(repo / "repodata"), "repodata/")) {
-            digests[path] = digest;
-        }
-        return digests;
-    }
-
-    // The files outside repodata/ the first repository of `written` carries; adds every carried
-    // file's size to `bytes`.
-    static std::vector<std::string> carried_packages(const nlohmann::json& written,
-                                                     std::uint64_t& bytes) {
-        std::vector<std::string> packages;
-        for (const auto& file : written["repositories"][0]["files"]) {
-            if (!file.contains("chunk")) {
-                continue;
-            }
-            const std::string key = file["key"];
-            bytes += file["size"].get<std::uint64_t>();
-            if (!key.starts_with("repodata/")) {
-                packages.push_back(key);
-            }
-        }
-        return packages;
-    }
-
-    // The files outside repodata/ the first repository of `written` lists as gone (the old
-    // metadata's records are gone too).
-    static std::vector<std::string> removed_packages(const nlohmann::json& written) {
-        std::vector<std::string> packages;
-        for (const auto& key : written["repositories"][0]["removed"]) {
-            if (!key.get<std::string>().starts_with("repodata/")) {
-                packages.push_back(key);
-            }
-        }
-        return packages;
-    }
-
-    // A bundle's copy with one change, for the refusals (the bundle itself stays good).
-    fs::path damaged_copy(const std::string& name, const std::string& as) {
-        fs::copy(tmp_ / name, tmp_ / as, fs::copy_options::recursive);
-        return tmp_ / as;
-    }
-
-    // Changes upstream `id`: medium added back, data removed (a second revision).
-    void second_revision(const std::string& id) {
-        fs::rename(tmp_ / ("aside-" + id), upstreams_[id] / "Packages" / kMedium);
-        fs::remove(upstreams_[id] / "Packages" / kData);
-        recreate_repo(upstreams_[id], "1704240000", tmp_ / "logs");
-    }
-    void first_revision(const std::string& id) {
-        fs::rename(upstreams_[id] / "Packages" / kMedium, tmp_ / ("aside-" + id));
-        recreate_repo(upstreams_[id], "1704153600", tmp_ / "logs");
-    }
-
-    std::map<std::string, fs::path> upstreams_;
-    std::map<std::string, NginxServer*> servers_;
-    fs::path near_ = tmp_ / "near";
-    fs::path far_ = tmp_ / "far";
-    int dnf_runs_ = 0;
-};
+using Export = ExportFixture;
 
 TEST_F(Export, CompleteBundleOfThreeRepositoriesImportsAndDnfReadsEachAndVerifyPasses) {
     ASSERT_EQ(sync_near().exit_code, 0);
@@ -162,14 +38,12 @@ TEST_F(Export, CompleteBundleOfThreeRepositoriesImportsAndDnfReadsEachAndVerifyP
     const CommandResult imported = import_bundle("full", far_);
     fs::permissions(tmp_ / "full", fs::perms::owner_write, fs::perm_options::add);
     ASSERT_EQ(imported.exit_code, 0) << imported.out << imported.err;
-    for (const std::string& id : kIds) {
+    for (const std::string& id : kExportIds) {
         EXPECT_EQ(published(far_ / id), published(near_ / id)) << id;
         EXPECT_EQ(dnf_names(far_ / id), dnf_names(near_ / id)) << id;
         EXPECT_TRUE(fs::is_directory(far_ / "snapshots" / id / "full")) << imported.out;
     }
-    const CommandResult verified =
-        rpmirror({"verify", "-p", far_.string(), "-c", (tmp_ / "empty.conf").string(), "--reposdir",
-                  (tmp_ / "empty-reposdir").string(), "--state-dir", far_.string() + "-state"});
+    const CommandResult verified = verify(far_);
     EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
     // Imported again: already there, nothing placed.
     const CommandResult again = import_bundle("full", far_);

@@ -342,6 +342,11 @@ TEST_P(StoreContractTest, CheckFilesJudgesPresenceSizeAndDigestInOrder) {
     EXPECT_EQ(checked[3].actual_digest, hash_bytes(ChecksumType::Sha256, "t"));
     EXPECT_EQ(checked[3].actual_size, 1U);
     EXPECT_EQ(checked[4].finding, store::Finding::Intact);
+    // An intact file's version is the one checked: what a copy pins (a snapshot's).
+    const auto now = store->stat("Packages/a.rpm");
+    ASSERT_TRUE(now && *now);
+    EXPECT_EQ(checked[0].version, (*now)->version);
+    EXPECT_FALSE(checked[0].version.empty());
 }
 
 TEST_P(StoreContractTest, RemoveFilesRemovesAnyKeyAndSkipsAbsentOnes) {

@@ -63,6 +63,36 @@ TEST(BundleManifest, AnIncrementalManifestNamesItsBase) {
     EXPECT_EQ(parsed->repositories[0].removed, std::vector<std::string>{"Packages/c.rpm"});
 }
 
+// A syncable bundle: each carried file the whole of its own chunk, repos/<id>/<key>; the
+// snapshot the exporting side kept is named.
+TEST(BundleManifest, ATreesLayoutHoldsEachCarriedFileWholeUnderItsRepository) {
+    Manifest manifest = sample();
+    manifest.layout = Layout::Trees;
+    manifest.snapshot = "export-bundle-1";
+    manifest.repositories[0].files[0].carried = Placement{0, 0};
+    manifest.repositories[0].files[1].carried = Placement{1, 0};
+    manifest.chunks = {Chunk{"repos/base/Packages/a.rpm", 6, digest_of("abcdef")},
+                       Chunk{"repos/base/repodata/repomd.xml", 9, digest_of("<repomd/>")}};
+    auto parsed = parse_manifest(format_manifest(manifest), "/b/manifest.json");
+    ASSERT_TRUE(parsed.has_value()) << parsed.error().to_string();
+    EXPECT_EQ(parsed->layout, Layout::Trees);
+    EXPECT_EQ(parsed->snapshot, "export-bundle-1");
+
+    // A file under another repository's tree is refused, naming it.
+    manifest.chunks[0].name = "repos/other/Packages/a.rpm";
+    EXPECT_NE(parse_error(manifest).find("Packages/a.rpm is not the whole of "
+                                         "repos/base/Packages/a.rpm (layout trees)"),
+              std::string::npos);
+
+    // Without "layout" and "snapshot" (an earlier version's bundle): chunks, no snapshot.
+    std::string text = format_manifest(sample());
+    text.replace(text.find(" \"layout\": \"chunks\",\n"), 21, "");
+    parsed = parse_manifest(text, "/b/manifest.json");
+    ASSERT_TRUE(parsed.has_value()) << parsed.error().to_string() << text;
+    EXPECT_EQ(parsed->layout, Layout::Chunks);
+    EXPECT_FALSE(parsed->snapshot.has_value());
+}
+
 TEST(BundleManifest, NotJsonIsNamed) {
     auto parsed = parse_manifest("{\"format\": ", "/b/manifest.json");
     ASSERT_FALSE(parsed.has_value());

@@ -8,6 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <vector>
+
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/plan/plan.hpp"
 
 #include "store/local_store.hpp"
 #include "support/source_tree.hpp"
@@ -142,6 +146,65 @@ TEST(LocalStore, WriteDocumentNeverWritesThroughASymlinkBelowWhereItsKeyClimbsTo
     ASSERT_FALSE(written);
     EXPECT_EQ(written.error().code, ErrorCode::Unsafe) << written.error().to_string();
     EXPECT_EQ(test::read_file(dir / "elsewhere/list"), "theirs\n");
+}
+
+// check_files gives the version of what it checked (what a snapshot's copy is pinned to): the
+// version the file has now, even though checking it wrote its checksum cache (a ctime change).
+TEST(LocalStore, CheckFilesGivesTheVersionOfTheFileItChecked) {
+    test::TempDir dir;
+    dir.write("repo/Packages/a.rpm", "abc");
+    store::LocalStore local(dir / "repo", dir / "state");
+    const std::vector<store::ExpectedFile> files{
+        {"Packages/a.rpm", ChecksumType::Sha256, hash_bytes(ChecksumType::Sha256, "abc"), 3},
+        {"Packages/b.rpm", ChecksumType::Sha256, hash_bytes(ChecksumType::Sha256, "abc"), 3}};
+    const auto checked = local.check_files(files, {1, /*use_cache=*/true});
+    ASSERT_EQ(checked.size(), 2U);
+    ASSERT_EQ(checked[0].finding, store::Finding::Intact);
+    const auto now = local.stat("Packages/a.rpm");
+    ASSERT_TRUE(now && *now);
+    EXPECT_EQ(checked[0].version, (*now)->version);
+    EXPECT_EQ(checked[1].finding, store::Finding::Missing);
+    EXPECT_TRUE(checked[1].version.empty());
+}
+
+// A snapshot's hard link moves the linked file's ctime; follow_links moves the sync state's record
+// with it, so the next sync's no-op (files_unchanged over the record) holds. A file replaced since
+// it was linked is not followed.
+TEST(LocalStore, FollowLinksMovesTheRecordOfAFileLinkedElsewhere) {
+    test::TempDir dir;
+    dir.write("repo/Packages/a.rpm", "abc");
+    dir.write("repo/Packages/b.rpm", "def");
+    store::LocalStore local(dir / "repo", dir / "state");
+    SyncState state{std::string(64, 'f'), "arch=x86_64", {}};
+    for (const char* key : {"Packages/a.rpm", "Packages/b.rpm"}) {
+        const auto file = stat_for_state(dir / "repo", key);
+        ASSERT_TRUE(file);
+        state.files.push_back(*file);
+    }
+    ASSERT_TRUE(write_sync_state(sync_state_path(dir / "state", dir / "repo"), state));
+    const auto recorded = local.recorded();
+    ASSERT_TRUE(recorded && recorded->versions);
+    const store::Listing before = *recorded->versions;
+    ASSERT_TRUE(store::files_unchanged(local, before));
+
+    stdfs::create_directories(dir / "snapshot");
+    for (const char* name : {"a.rpm", "b.rpm"}) {
+        stdfs::create_hard_link(dir / "repo/Packages" / name, dir / "snapshot" / name);
+    }
+    dir.write("repo/Packages/b.rpm.new", "xyz");  // b replaced after its link
+    stdfs::rename(dir / "repo/Packages/b.rpm.new", dir / "repo/Packages/b.rpm");
+    EXPECT_FALSE(store::files_unchanged(local, {{"Packages/a.rpm", before.at("Packages/a.rpm")}}))
+        << "a link moves the ctime";
+
+    local.follow_links(before);
+    const auto followed = local.recorded();
+    ASSERT_TRUE(followed && followed->versions);
+    EXPECT_TRUE(store::files_unchanged(
+        local, {{"Packages/a.rpm", followed->versions->at("Packages/a.rpm")}}));
+    EXPECT_EQ(followed->versions->at("Packages/a.rpm").version,
+              (*local.stat("Packages/a.rpm"))->version);
+    EXPECT_EQ(followed->versions->at("Packages/b.rpm"), before.at("Packages/b.rpm"))
+        << "a replaced file's record stays";
 }
 
 }  // namespace
