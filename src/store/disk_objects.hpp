@@ -87,6 +87,10 @@ class DiskStore final : public ObjectStore {
 
     Result<void> remove(std::span<const std::string> keys) override;
 
+    // disk_find.cpp: the trees walked, size-matching files hashed.
+    Result<FoundContent> find_content(std::span<const WantedContent> wanted,
+                                      const FindOptions& options) override;
+
     void remove_empty_dirs(std::string_view key) override;
 
     Result<std::unique_ptr<TreeBuild>> build_tree(std::string_view key,

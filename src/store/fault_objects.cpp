@@ -203,6 +203,12 @@ Result<void> FaultInjectingStore::remove(std::span<const std::string> keys) {
     return inner_.remove(keys);
 }
 
+Result<FoundContent> FaultInjectingStore::find_content(std::span<const WantedContent> wanted,
+                                                       const FindOptions& options) {
+    RPMIRROR_FAULT_CHECK(StoreOp::Find, options.near)
+    return inner_.find_content(wanted, options);
+}
+
 Result<std::unique_ptr<TreeBuild>> FaultInjectingStore::build_tree(std::string_view key,
                                                                    std::string_view what) {
     RPMIRROR_FAULT_CHECK(StoreOp::Build, key)

@@ -25,6 +25,7 @@ enum class StoreOp {
     Commit,  // TreeBuild::commit
     Alias,   // point_alias
     Stage,   // stage
+    Find,    // find_content (on FindOptions::near)
 };
 
 class FaultInjectingStore final : public ObjectStore {
@@ -60,6 +61,8 @@ class FaultInjectingStore final : public ObjectStore {
     Result<std::unique_ptr<Staging>> stage(const StageOptions& options) override;
     Result<void> copy(std::span<const CopyRequest> copies, const CopyOptions& options) override;
     Result<void> remove(std::span<const std::string> keys) override;
+    Result<FoundContent> find_content(std::span<const WantedContent> wanted,
+                                      const FindOptions& options) override;
     Result<std::unique_ptr<TreeBuild>> build_tree(std::string_view key,
                                                   std::string_view what) override;
     Result<std::optional<std::int64_t>> tree(std::string_view key) override;
@@ -83,7 +86,7 @@ class FaultInjectingStore final : public ObjectStore {
 
     ObjectStore& inner_;
     std::vector<Rule> rules_;
-    std::size_t counts_[10] = {};
+    std::size_t counts_[11] = {};
 };
 
 }  // namespace rpmirror::store

@@ -11,6 +11,7 @@
 #include "fs/durable.hpp"
 #include "fs/tree.hpp"
 #include "store/object_store.hpp"
+#include "store/recorded_content.hpp"
 #include "store/staging.hpp"
 
 namespace rpmirror::store {
@@ -187,6 +188,12 @@ class MemoryStore final : public ObjectStore {
             }
         }
         return {};
+    }
+
+    // By the trees' state objects, as in a bucket (store/recorded_content.hpp).
+    Result<FoundContent> find_content(std::span<const WantedContent> wanted,
+                                      const FindOptions& options) override {
+        return find_recorded_content(*this, wanted, options);
     }
 
     Result<void> remove(std::span<const std::string> keys) override {

@@ -98,6 +98,48 @@ struct CopyOptions {
 // repodata/repomd.xml (1), its repomd.xml.asc (2), then a tree's .treeinfo (3).
 int publication_rank(std::string_view key);
 
+// --- Finding content (--dedupe) ---
+
+// A content ObjectStore::find_content looks for: a package's checksum and size.
+struct WantedContent {
+    ChecksumType type = ChecksumType::Sha256;
+    std::string digest;  // hex, any case
+    std::uint64_t size = 0;
+};
+
+// Where ObjectStore::find_content looks, and which files it may answer with.
+struct FindOptions {
+    // The directories searched (keys), in order: the first file found of a content is the one
+    // answered. An absent one holds nothing; one reached twice is searched once.
+    std::vector<std::string> trees;
+    // Directories never searched, even inside a tree (keys).
+    std::vector<std::string> excluded;
+    // The key the found files are to be copied below: on disk only files on its filesystem (of
+    // the nearest directory above it that exists) are looked at.
+    std::string near;
+    // The found file is to be shared, not copied (a hard link): on disk only a file this user owns
+    // that neither group nor others may write (each other one is a note), as a link makes its
+    // inode the copy's.
+    bool shared = false;
+    bool use_cache = true;  // on disk: believe the checksum cache where `trust` vouches for it
+    std::shared_ptr<const CacheTrust> trust = nullptr;
+    std::stop_token stop;  // once requested, nothing more is searched
+};
+
+// A file holding a wanted content, with the pin that makes a copy take exactly it.
+struct FoundFile {
+    std::string key;
+    Pin pin;
+};
+
+struct FoundContent {
+    std::vector<std::optional<FoundFile>> found;  // per wanted content
+    std::size_t hashed = 0;  // files read and hashed to know their content (on disk)
+    // One line per file or tree passed over for a reason worth telling (a tree that cannot be
+    // read, a file someone else may change), naming it.
+    std::vector<std::string> notes;
+};
+
 class ObjectStore;
 
 // The files of a tree being built (ObjectStore::build_tree). Destroyed without commit(): what it
@@ -291,6 +333,21 @@ class ObjectStore {
     // whose directories are only its keys' prefixes, a bucket, has none left). Best effort: a
     // directory that cannot be removed is left, and so are those above it.
     virtual void remove_empty_dirs(std::string_view key) = 0;
+
+    // --- Finding content (--dedupe) ---
+
+    // Finds, for each of `wanted` (of a known size, kUnknownSize never found), a `*.rpm` file
+    // below `options.trees` holding that content, pinned to what was found. On disk by walking the
+    // trees (regular files only, no symlink followed, never repodata/ nor a staging directory,
+    // never another filesystem than `options.near`'s) and hashing only the files whose size a
+    // wanted content has, unless the checksum cache holds an entry `options.trust` vouches for;
+    // a tree that cannot be read is a note. In a bucket, and in memory, by what rpmirror's record
+    // of each tree vouches for, nothing read (an object read costs its download): the state
+    // object `<tree>/.rpmirror/state.json` (s3/mirror_state.hpp) records each package with its
+    // checksum, size and version; a tree without one holds nothing known. Returns the store's
+    // error naming what could not be read (a record that does not parse).
+    virtual Result<FoundContent> find_content(std::span<const WantedContent> wanted,
+                                              const FindOptions& options) = 0;
 
     // --- Trees ---
 

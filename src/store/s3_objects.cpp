@@ -20,6 +20,7 @@
 #include "s3/mirror_state.hpp"
 #include "s3/upload.hpp"
 #include "store/object_store.hpp"
+#include "store/recorded_content.hpp"
 #include "store/staging.hpp"
 
 namespace rpmirror::store {
@@ -213,6 +214,13 @@ class S3Objects final : public ObjectStore {
 
     Result<void> copy(std::span<const CopyRequest> copies, const CopyOptions& options) override {
         return copy_all(copies, "", options);
+    }
+
+    // By the trees' state objects (store/recorded_content.hpp): an object read to be hashed
+    // would cost its download.
+    Result<FoundContent> find_content(std::span<const WantedContent> wanted,
+                                      const FindOptions& options) override {
+        return find_recorded_content(*this, wanted, options);
     }
 
     Result<void> remove(std::span<const std::string> keys) override {

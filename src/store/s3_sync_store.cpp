@@ -50,7 +50,7 @@ Result<s3::S3Location> bucket_location(const SyncStoreOptions& options,
         return refused("--safe-write-path",
                        "a key has no outside to allow (hrefs leaving the repository are refused)");
     }
-    if (options.dedupe_dirs) {
+    if (!options.dedupe_dirs.empty()) {
         return refused("--dedupe-dir",
                        "local files cannot be linked into a bucket (--dedupe copies from the "
                        "repositories beside it in the bucket)");
@@ -164,8 +164,14 @@ class BucketSyncStore final : public SyncStore {
         while (repository.ends_with('/')) {
             repository.pop_back();
         }
-        Siblings siblings{bucket_.get(), std::move(repository), {}};
+        if (repository.empty()) {
+            return std::nullopt;  // nothing beside the bucket's root
+        }
+        Siblings siblings;
+        siblings.shared = bucket_.get();
+        siblings.repository = std::move(repository);
         siblings.copy.acl = options_.acl;
+        siblings.describe_copies = true;
         return siblings;
     }
 

@@ -19,6 +19,20 @@ Result<std::unique_ptr<SyncStore>> SyncStore::open(const SyncStoreOptions& optio
 
 namespace {
 
+// `path` absolute, with the symlinks of the part of it that exists resolved (lexically normal).
+std::filesystem::path real_path(const std::filesystem::path& path) {
+    std::error_code error;
+    std::filesystem::path real =
+        std::filesystem::weakly_canonical(std::filesystem::absolute(path, error), error);
+    if (error) {
+        real = std::filesystem::absolute(path).lexically_normal();
+    }
+    if (!real.has_filename() && real.has_relative_path()) {
+        real = real.parent_path();  // "/srv/mirror/" (from "-p . --norepopath")
+    }
+    return real;
+}
+
 // A directory's: its files are their own record; packages are made in place.
 class DiskSyncStore final : public SyncStore {
   public:
@@ -40,6 +54,7 @@ class DiskSyncStore final : public SyncStore {
     MirrorStore& mirror() override { return mirror_; }
 
     void set_package_roots(std::vector<std::filesystem::path> roots) override {
+        package_roots_ = roots;
         mirror_.set_sync_layout(options_.metadata_dir, std::move(roots));
     }
 
@@ -104,8 +119,81 @@ class DiskSyncStore final : public SyncStore {
         return survey;
     }
 
-    // --dedupe finds the mirrors beside a directory by their files (dedupe/dedupe.hpp).
-    std::optional<Siblings> siblings() override { return std::nullopt; }
+    // The store of the deepest directory above the repository's parent, the package roots and
+    // --dedupe-dir's trees (a hard link is made inside it); the mirrors beside the repository are
+    // those published or synced; their files are verified, the checksum cache believed for what
+    // a sync state in the state directory records.
+    std::optional<Siblings> siblings() override {
+        const std::filesystem::path repository = real_path(options_.repository);
+        if (!repository.has_relative_path() || !repository.has_parent_path()) {
+            return std::nullopt;  // nothing beside "/"
+        }
+        std::vector<std::filesystem::path> trees;
+        for (const std::filesystem::path& tree : options_.dedupe_dirs) {
+            trees.push_back(real_path(tree));
+        }
+        std::filesystem::path root = repository.parent_path();
+        const auto enclose = [&root](const std::filesystem::path& path) {
+            std::filesystem::path common;
+            for (auto a = root.begin(), b = path.begin();
+                 a != root.end() && b != path.end() && *a == *b; ++a, ++b) {
+                common /= *a;
+            }
+            root = common;
+        };
+        for (const std::filesystem::path& path : trees) {
+            enclose(path);
+        }
+        for (const std::filesystem::path& path : package_roots_) {
+            enclose(real_path(path));
+        }
+        if (!options_.layout_root.empty()) {
+            enclose(real_path(options_.layout_root));
+        }
+        if (!shared_ || shared_root_ != root) {
+            shared_ = disk_object_store(root);
+            shared_root_ = root;
+        }
+        const auto key_of = [&root](const std::filesystem::path& path) {
+            const std::filesystem::path relative = path.lexically_relative(root);
+            return relative == "." ? std::string() : relative.generic_string();
+        };
+        Siblings siblings;
+        siblings.shared = shared_.get();
+        siblings.repository = key_of(repository);
+        for (const std::filesystem::path& tree : trees) {
+            siblings.trees.push_back(key_of(tree));
+        }
+        const std::filesystem::path metadata = real_path(options_.metadata_dir);
+        if (const std::string key = key_of(metadata);
+            !options_.metadata_dir.empty() && check_key(key)) {
+            siblings.excluded.push_back(key);
+        }
+        // A sync state is named after the directory as its sync spelled it: beside the
+        // repository as this one is spelled, or by its real path.
+        std::filesystem::path spelled = std::filesystem::absolute(options_.repository);
+        spelled = spelled.lexically_normal();
+        if (!spelled.has_filename() && spelled.has_relative_path()) {
+            spelled = spelled.parent_path();
+        }
+        siblings.mirror = [this, root, beside = spelled.parent_path()](const std::string& key) {
+            auto index = shared_->stat(join_key(key, kIndexKey));
+            if (index && index->has_value()) {
+                return true;
+            }
+            std::error_code ignored;
+            return !options_.state_dir.empty() &&
+                   (std::filesystem::exists(
+                        sync_state_path(options_.state_dir, beside / name_of(key)), ignored) ||
+                    std::filesystem::exists(sync_state_path(options_.state_dir, root / key),
+                                            ignored));
+        };
+        if (options_.use_checksum_cache && !options_.state_dir.empty()) {
+            siblings.trust = cache_trust_of_state_dir(options_.state_dir);
+        }
+        siblings.partials = true;
+        return siblings;
+    }
 
     // A link's file is its own record.
     void record_copied(const PlacedFile& /*file*/) override {}
@@ -116,8 +204,11 @@ class DiskSyncStore final : public SyncStore {
     SyncStoreOptions options_;
     LocalStore mirror_;
     std::unique_ptr<ObjectStore> objects_;  // stage()'s
-    std::vector<VerifyRequest> checks_;     // survey()'s, read by its future
-    std::vector<std::size_t> found_;        // the item of each check
+    std::vector<std::filesystem::path> package_roots_;
+    std::unique_ptr<ObjectStore> shared_;  // siblings()', at shared_root_
+    std::filesystem::path shared_root_;
+    std::vector<VerifyRequest> checks_;  // survey()'s, read by its future
+    std::vector<std::size_t> found_;     // the item of each check
 };
 
 }  // namespace

@@ -5,13 +5,14 @@
 // (a directory's files hashed, their checksum cache believed; a bucket's state object and one
 // listing), the staging area packages are made in (ObjectStore::stage: on disk the directory
 // itself, in a bucket a bounded spool), the repositories beside it whose record says what they
-// hold (a bucket's siblings, for --dedupe's server-side copies) and the requests it cost.
+// hold (where --dedupe copies from: the repositories beside it) and the requests it cost.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <memory>
 #include <optional>
@@ -48,7 +49,7 @@ struct SyncStoreOptions {
     // --remote-time, --safe-write-path, --dedupe-dir.
     bool remote_time = false;
     bool safe_write_path = false;
-    bool dedupe_dirs = false;
+    std::vector<std::filesystem::path> dedupe_dirs;  // absolute
     bool use_checksum_cache = true;  // false (--no-cache): nothing is held by a cache or record
     // A bucket's staging area and writes: --s3-spool-dir, --s3-spool-size, --s3-parallel,
     // --s3-part-size, --s3-acl.
@@ -103,12 +104,21 @@ struct SurveyOptions {
     std::stop_token stop;
 };
 
-// The repositories beside this one whose record says what they hold (ObjectStore::copy inside
-// the store they share: dedupe/siblings.hpp).
+// Where --dedupe looks for the packages a sync lacks, inside the store holding the repository
+// and what it copies from (dedupe/copies.hpp's Search, as the medium sets it).
 struct Siblings {
-    ObjectStore* shared = nullptr;  // the store holding this repository and its siblings
+    ObjectStore* shared = nullptr;  // holds this repository, its siblings and the trees searched
     std::string repository;         // this repository's key in it
-    CopyOptions copy;               // how copies are made (a bucket's ACL)
+    // True iff the directory `key` beside the repository is a mirror to search: on disk one that
+    // holds repodata/repomd.xml or that the state directory holds a sync state for; null in a
+    // bucket (every one: its state object says what it holds).
+    std::function<bool(const std::string& key)> mirror;
+    std::vector<std::string> trees;           // --dedupe-dir's directories (keys), searched whole
+    std::vector<std::string> excluded;        // the metadata directory (a key), never searched
+    std::shared_ptr<const CacheTrust> trust;  // whose checksum cache entries are believed
+    CopyOptions copy;                         // how copies are made (a bucket's ACL)
+    bool describe_copies = false;             // record_copied needs each copy described (a bucket)
+    bool partials = false;  // a download may have left ".NAME.part" at a copy's name
 };
 
 // A repository's mirror opened for one sync. Not thread-safe.
@@ -161,9 +171,10 @@ class SyncStore {
     // the future, which is waited for before the next survey.
     virtual Survey survey(std::span<WantedFile> files, const SurveyOptions& options) = 0;
 
-    // Where --dedupe copies from the repositories beside this one inside the store, by their
-    // record (a bucket's); nullopt where they are found by their files (a directory:
-    // dedupe/dedupe.hpp links them).
+    // Where --dedupe copies from the repositories beside this one (and --dedupe-dir's trees)
+    // inside the store: on disk a directory holding them all, their files verified; in a bucket
+    // the bucket, by the siblings' state objects. nullopt iff there is nothing beside the
+    // repository.
     virtual std::optional<Siblings> siblings() = 0;
 
     // Records `file`, copied from a sibling by this sync, as held (and stored by it).

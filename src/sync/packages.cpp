@@ -9,7 +9,7 @@
 
 #include <fmt/core.h>
 
-#include "dedupe/siblings.hpp"
+#include "dedupe/copies.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/dedupe/dedupe.hpp"
 #include "sync/events.hpp"
@@ -109,15 +109,19 @@ std::vector<std::size_t> RepoSync::Placement::copy_duplicates(const PackageIndex
         sync_.stop_.stop_requested()) {
         return absent;
     }
-    // Where the store's siblings record what they hold (a bucket), copied inside the store (not
-    // with --gpgcheck: every package it stores is judged in the spool); else linked from the
-    // trees on the repository's filesystem, walked and verified.
-    const std::optional<store::Siblings> siblings = sync_.destination_->siblings();
-    if (siblings && sync_.checks_packages()) {
+    // Not with --gpgcheck where every package stored is judged on its way in (a bucket's
+    // spool): a copy inside the store would bypass it.
+    if (sync_.checks_packages() && checks_while_storing()) {
         return absent;
     }
-    const DedupeOutcome outcome =
-        siblings ? copy_from_siblings(*siblings, absent) : link_duplicates(absent);
+    // The packages may lie beyond the repository's directory (--safe-write-path, the layout
+    // root): the store looks for them where they are copied to.
+    sync_.destination_->set_package_roots(sync_.plan_.roots);
+    const std::optional<store::Siblings> siblings = sync_.destination_->siblings();
+    if (!siblings) {
+        return absent;
+    }
+    const DedupeOutcome outcome = copy_from(*siblings, absent);
     RepoSyncReport& report = sync_.report_;
     report.linked += outcome.linked_count;
     report.linked_bytes += outcome.linked_bytes;
@@ -151,16 +155,17 @@ std::vector<std::size_t> RepoSync::Placement::copy_duplicates(const PackageIndex
     return rest;
 }
 
-DedupeOutcome RepoSync::Placement::copy_from_siblings(const store::Siblings& siblings,
-                                                      std::span<const std::size_t> absent) {
+DedupeOutcome RepoSync::Placement::copy_from(const store::Siblings& siblings,
+                                             std::span<const std::size_t> absent) {
     std::vector<dedupe::Wanted> wanted;
     wanted.reserve(absent.size());
     for (const std::size_t item : absent) {
         const store::WantedFile& package = packages_[item];
         wanted.push_back({package.key, package.checksum_type, package.digest, package.size});
     }
-    dedupe::SiblingOutcome outcome =
-        dedupe::copy_from_siblings(*siblings.shared, siblings.repository, wanted, siblings.copy);
+    const dedupe::Search search = dedupe::search_of(siblings, sync_.options_.dedupe,
+                                                    sync_.options_.use_checksum_cache, sync_.stop_);
+    dedupe::Outcome outcome = dedupe::copy_duplicates(*siblings.shared, wanted, search);
     for (const dedupe::Copied& made : outcome.copied) {
         const dedupe::Wanted& package = wanted[made.index];
         sync_.destination_->record_copied({package.key,
@@ -359,33 +364,6 @@ Result<void> RepoSync::fetch_into(const PackageIndex& index, Placement& placemen
         }
     }
     return {};
-}
-
-DedupeOutcome RepoSync::Placement::link_duplicates(std::span<const std::size_t> absent) {
-    const SyncOptions& options = sync_.options_;
-    const SyncPlan& plan = sync_.plan_;
-    std::vector<DedupeTarget> wanted;
-    wanted.reserve(absent.size());
-    for (const std::size_t target : absent) {
-        const store::WantedFile& package = packages_[target];
-        wanted.push_back({package.checksum_type, package.digest, package.size,
-                          plan.roots[plan.targets[target].root_index],
-                          plan.targets[target].destination});
-    }
-    DedupeOptions dedupe;
-    dedupe.mode = options.dedupe;
-    // The mirrors beside this one (siblings holding repodata/repomd.xml), then --dedupe-dir.
-    std::filesystem::path own = std::filesystem::absolute(sync_.repo_dir_).lexically_normal();
-    if (!own.has_filename()) {
-        own = own.parent_path();  // "/srv/mirror/" (from "-p . --norepopath")
-    }
-    dedupe.sibling_parents.push_back(own.parent_path());
-    dedupe.state_dir = state_directory(options);
-    dedupe.trees = options.dedupe_dirs;
-    dedupe.excluded = {sync_.repo_dir_, sync_.metadata_dir_};
-    dedupe.use_cache = options.use_checksum_cache;
-    dedupe.stop = sync_.stop_;
-    return dedupe_targets(wanted, dedupe);
 }
 
 Result<void> RepoSync::download_targets(const PackageIndex& index,

@@ -383,8 +383,8 @@ class RepoSync {
 // the staging area is not in place; the store records what was committed
 // (store::MirrorStore::record_placed). What the store already holds is judged while the rest
 // download (a directory's files hashed on worker threads; a bucket's state and ETag listing),
-// and --dedupe copies inside the store (hard links from the mirrors beside a directory; server-
-// side copies from a bucket's sibling repositories).
+// and --dedupe copies inside the store what the repositories beside it hold (hard links or
+// reflinks on disk; server-side copies in a bucket).
 class RepoSync::Placement {
   public:
     // `staging` (sync.staging_) must outlive it.
@@ -419,12 +419,9 @@ class RepoSync::Placement {
     bool checks_while_storing() const { return !staging_.in_place(); }
 
   private:
-    // The two sources of copy_duplicates, per package of `absent` (targets) whether it is now
-    // placed: the record of the store's siblings (a bucket's: copies inside the store, each
-    // recorded as the sync's), or the trees on the repository's filesystem (links).
-    DedupeOutcome copy_from_siblings(const store::Siblings& siblings,
-                                     std::span<const std::size_t> absent);
-    DedupeOutcome link_duplicates(std::span<const std::size_t> absent);
+    // copy_duplicates' copies (dedupe/copies.hpp), per package of `absent` (targets) whether it
+    // is now placed, each recorded as the sync's.
+    DedupeOutcome copy_from(const store::Siblings& siblings, std::span<const std::size_t> absent);
     // Hands package `target`, complete beneath root(), to the staging area.
     void commit(std::size_t target);
 

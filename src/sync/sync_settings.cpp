@@ -126,7 +126,7 @@ store::SyncStoreOptions sync_store_options(const SyncOptions& options, std::stri
     where.s3 = options.s3;
     where.remote_time = options.remote_time;
     where.safe_write_path = options.safe_write_path.has_value();
-    where.dedupe_dirs = !options.dedupe_dirs.empty();
+    where.dedupe_dirs = options.dedupe_dirs;
     where.use_checksum_cache = options.use_checksum_cache;
     where.spool_dir = options.s3_spool_dir;
     where.spool_size = options.s3_spool_size;

@@ -1,25 +1,14 @@
-// The link stage, between plan and download: packages a sync is about to download that another
-// repository on the same filesystem already holds (same checksum type, digest and size) are
-// hard-linked (or reflinked) from there instead of fetched.
-//
-// Candidates are regular `*.rpm` files of the trees searched (no symlink followed; never the
-// repository's own directory, never repodata/ or a staging directory, never another
-// filesystem) whose size equals a wanted package's. Their digest comes from the checksum cache
-// (rpmirror/checksum/checksum.hpp) when it holds a valid entry, else from hashing them: only a file
-// that verifies is linked. Memory is bounded by the wanted set (and the inodes of size-matching
-// files), not by the size of the trees searched.
+// --dedupe's modes and what it reports: a package a sync is about to download that a repository
+// beside it already holds (the same checksum type, digest and size) is copied inside the store
+// instead (a hard link or a reflink on disk, a server-side copy in a bucket). doc/dedupe.md.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <filesystem>
-#include <span>
-#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/util/error.hpp"
 
 namespace rpmirror {
@@ -37,54 +26,17 @@ std::string_view dedupe_mode_name(DedupeMode mode);
 // values iff it is none of them.
 Result<DedupeMode> parse_dedupe_mode(std::string_view text);
 
-// One package the sync is about to download.
-struct DedupeTarget {
-    ChecksumType type = ChecksumType::Sha256;
-    std::string digest;                 // hex, any case
-    std::uint64_t size = 0;             // kUnknownSize: never linked (nothing to match on)
-    std::filesystem::path root;         // the destination root (the repository directory)
-    std::filesystem::path destination;  // relative to `root`, as the downloader takes it
-};
-
-struct DedupeOptions {
-    DedupeMode mode = DedupeMode::Hardlink;
-    // Trees searched for candidates, in order; a tree that does not exist is skipped, a directory
-    // reached twice (overlapping trees) is walked once.
-    std::vector<std::filesystem::path> trees;
-    // Directories whose immediate subdirectories that are mirrors are searched, in name order,
-    // before `trees`: the repositories beside the one synced. A subdirectory (not a symlink) is
-    // a mirror iff it holds `repodata/repomd.xml` (a regular file) or `state_dir` holds a sync
-    // state for it (sync_state_path in rpmirror/plan/plan.hpp: synced without --download-metadata).
-    // Nothing else under them is searched (no snapshots/, no unrelated directories), so a sync
-    // into the current directory never walks a home directory.
-    std::vector<std::filesystem::path> sibling_parents;
-    std::filesystem::path state_dir;  // empty: only repodata/repomd.xml marks a mirror
-    // Directories never searched (the repository's own directory and metadata directory), even
-    // when inside a tree.
-    std::vector<std::filesystem::path> excluded;
-    bool use_cache = true;  // trust valid checksum-cache entries of candidates (else hash them)
-    std::stop_token stop;   // once requested, nothing more is searched or linked
-};
-
 struct DedupeOutcome {
-    std::vector<bool> linked;        // per target: true iff its final name now holds the file
-    std::size_t linked_count = 0;    // targets linked
+    std::vector<bool> linked;        // per package: true iff its final name now holds the file
+    std::size_t linked_count = 0;    // packages linked (or copied inside the store)
     std::uint64_t linked_bytes = 0;  // their sizes: bytes not downloaded
-    // Verified candidates that could not be linked (EXDEV, EPERM, EMLINK, FICLONE unsupported,
-    // the candidate changed meanwhile): those targets are left to the download.
+    // Verified candidates that could not be copied (the medium refused: EXDEV, EPERM, EMLINK,
+    // FICLONE unsupported; or the candidate changed meanwhile): left to the download.
     std::size_t fallbacks = 0;
     std::size_t hashed = 0;  // candidates hashed because the cache had no valid entry
-    // One line per fallback or unreadable tree, naming the file or directory and why (for
-    // verbose output); never an error of the sync.
+    // One line per fallback, failed copy or unreadable tree, naming the file or directory and why
+    // (for verbose output); never an error of the sync.
     std::vector<std::string> notes;
 };
-
-// Links every target that a verified candidate of `options.trees` matches to
-// `<root>/<destination>`: hard link (or FICLONE into the .part name) under a temporary name in
-// the destination directory, then rename to the final name, so the final name never holds a
-// partial file. Targets without a candidate, and every target when `options.mode` is Off, are
-// left alone (linked[i] false). Never fails: what cannot be searched or linked is in `notes`.
-// Not thread-safe with a download of the same targets; thread-safe otherwise.
-DedupeOutcome dedupe_targets(std::span<const DedupeTarget> targets, const DedupeOptions& options);
 
 }  // namespace rpmirror

@@ -1,7 +1,9 @@
-// dedupe_targets on real files: what is searched (siblings, never the excluded directory,
-// repodata/, staging directories, symlinks, other filesystems), what is linked (only files that
-// verify, by cache or by hashing), how (hard link or reflink, final name only once complete) and
-// the fallbacks (reflink unsupported: left to the download).
+// --dedupe on real files (dedupe::copy_duplicates over the disk store, and the search a sync of
+// a directory opens: store::SyncStore::siblings): what is searched (the mirrors beside the
+// repository, --dedupe-dir's trees; never the repository itself, repodata/, staging directories,
+// symlinks, other filesystems), what is linked (only files that verify, by cache or by hashing),
+// how (hard link or reflink, final name only once complete) and the fallbacks (reflink
+// unsupported: left to the download).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,12 +12,16 @@
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "dedupe/copies.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/dedupe/dedupe.hpp"
 #include "rpmirror/plan/plan.hpp"
+#include "store/object_store.hpp"
+#include "store/sync_store.hpp"
 #include "support/temp_dir.hpp"
 #include "util/unique_fd.hpp"
 
@@ -23,6 +29,9 @@ namespace rpmirror {
 namespace {
 
 namespace stdfs = std::filesystem;
+using dedupe::Outcome;
+using dedupe::Search;
+using dedupe::Wanted;
 using test::TempDir;
 
 struct FileId {
@@ -40,40 +49,72 @@ FileId id_of(const stdfs::path& path) {
 
 class Dedupe : public ::testing::Test {
   protected:
-    // Writes `content` as <tmp>/<relative> and returns the target that asks for it under
-    // `destination` of the repository <tmp>/mirror/<repo>.
-    DedupeTarget write_package(const std::string& relative, const std::string& content,
-                               const std::string& repo = "updates",
-                               const std::string& destination = "Packages/p.rpm") {
+    // Writes `content` as <tmp>/<relative> and returns the package that asks for it at
+    // `destination` of the repository <tmp>/mirror/updates.
+    Wanted write_package(const std::string& relative, const std::string& content,
+                         const std::string& destination = "Packages/p.rpm") {
         TempDir::write_at(tmp_ / relative, content);
-        return target_for(content, repo, destination);
+        return wanted_for(content, destination);
     }
 
-    DedupeTarget target_for(const std::string& content, const std::string& repo = "updates",
-                            const std::string& destination = "Packages/p.rpm") {
-        return {ChecksumType::Sha256, hash_bytes(ChecksumType::Sha256, content), content.size(),
-                tmp_ / "mirror" / repo, destination};
+    Wanted wanted_for(const std::string& content,
+                      const std::string& destination = "Packages/p.rpm") {
+        return {destination, ChecksumType::Sha256, hash_bytes(ChecksumType::Sha256, content),
+                content.size()};
     }
 
-    DedupeOptions options(DedupeMode mode = DedupeMode::Hardlink) {
-        DedupeOptions dedupe;
-        dedupe.mode = mode;
-        dedupe.trees = {tmp_ / "mirror"};
-        dedupe.excluded = {tmp_ / "mirror" / "updates"};
-        return dedupe;
+    // The repository mirror/updates of the store at <tmp>; the tree mirror/ searched whole (no
+    // mirror beside it searched as one), as --dedupe-dir would.
+    Search search(DedupeMode mode = DedupeMode::Hardlink) {
+        Search search;
+        search.mode = mode;
+        search.repository = "mirror/updates";
+        search.mirror = [](const std::string&) { return false; };
+        search.trees = {"mirror"};
+        search.partials = true;
+        return search;
+    }
+
+    Outcome run(const std::vector<Wanted>& wanted, const Search& given) {
+        return dedupe::copy_duplicates(*store_, wanted, given);
+    }
+
+    // As a sync of the directory <tmp>/mirror/updates searches (store::SyncStore::siblings: the
+    // mirrors beside it, then `dedupe_dirs`), its sync states in <tmp>/state.
+    Outcome run_synced(const std::vector<Wanted>& wanted,
+                       std::vector<stdfs::path> dedupe_dirs = {}) {
+        store::SyncStoreOptions options;
+        options.destination = (tmp_ / "mirror").string();
+        options.repository = tmp_ / "mirror/updates";
+        options.metadata_dir = options.repository;
+        options.state_dir = tmp_ / "state";
+        options.dedupe_dirs = std::move(dedupe_dirs);
+        auto opened = store::SyncStore::open(options);
+        EXPECT_TRUE(opened) << opened.error().to_string();
+        if (!opened) {
+            return {};
+        }
+        const std::optional<store::Siblings> siblings = (*opened)->siblings();
+        EXPECT_TRUE(siblings);
+        if (!siblings) {
+            return {};
+        }
+        const Search synced = dedupe::search_of(*siblings, DedupeMode::Hardlink, true, {});
+        return dedupe::copy_duplicates(*siblings->shared, wanted, synced);
     }
 
     TempDir tmp_;
+    std::unique_ptr<store::ObjectStore> store_ = store::disk_object_store(tmp_.path());
     const std::string content_ = std::string(10000, 'x') + "package";
 };
 
 TEST_F(Dedupe, HardLinksAVerifiedSiblingFileByHashing) {
-    const DedupeTarget target = write_package("mirror/base/Packages/p.rpm", content_);
+    const Wanted target = write_package("mirror/base/Packages/p.rpm", content_);
     // Not modified within the racy window: hashing it writes its cache entry.
     stdfs::last_write_time(tmp_ / "mirror/base/Packages/p.rpm",
                            stdfs::file_time_type::clock::now() - std::chrono::hours(1));
-    const std::vector<DedupeTarget> targets{target};
-    const DedupeOutcome outcome = dedupe_targets(targets, options());
+    const std::vector<Wanted> targets{target};
+    const Outcome outcome = run(targets, search());
     ASSERT_EQ(outcome.linked, std::vector<bool>{true}) << testing::PrintToString(outcome.notes);
     EXPECT_EQ(outcome.linked_count, 1U);
     EXPECT_EQ(outcome.linked_bytes, content_.size());
@@ -88,13 +129,13 @@ TEST_F(Dedupe, HardLinksAVerifiedSiblingFileByHashing) {
     // No sync state records the candidate: it is hashed again (its cache entry, which anyone who
     // can write the file can write, is not believed; nor is one written).
     stdfs::remove(linked);
-    const DedupeOutcome again = dedupe_targets(targets, options());
+    const Outcome again = run(targets, search());
     EXPECT_EQ(again.linked_count, 1U);
     EXPECT_EQ(again.hashed, 1U) << "a cache entry of a file rpmirror did not write is believed";
 }
 
 TEST_F(Dedupe, TheCacheEntryOfAFileASyncStateRecordsIsBelieved) {
-    const DedupeTarget target = write_package("mirror/base/Packages/p.rpm", content_);
+    const Wanted target = write_package("mirror/base/Packages/p.rpm", content_);
     const stdfs::path candidate = tmp_ / "mirror/base/Packages/p.rpm";
     stdfs::last_write_time(candidate, stdfs::file_time_type::clock::now() - std::chrono::hours(1));
     {
@@ -107,26 +148,26 @@ TEST_F(Dedupe, TheCacheEntryOfAFileASyncStateRecordsIsBelieved) {
     SyncState state;
     state.files.push_back(*stat_for_state(tmp_ / "mirror/base", "Packages/p.rpm"));
     ASSERT_TRUE(write_sync_state(sync_state_path(tmp_ / "state", tmp_ / "mirror/base"), state));
-    DedupeOptions trusting = options();
-    trusting.state_dir = tmp_ / "state";
-    const std::vector<DedupeTarget> targets{target};
-    const DedupeOutcome outcome = dedupe_targets(targets, trusting);
+    Search trusting = search();
+    trusting.trust = cache_trust_of_state_dir(tmp_ / "state");
+    const std::vector<Wanted> targets{target};
+    const Outcome outcome = run(targets, trusting);
     EXPECT_EQ(outcome.linked_count, 1U) << testing::PrintToString(outcome.notes);
     EXPECT_EQ(outcome.hashed, 0U) << "the cache entry of a file rpmirror wrote was not believed";
 
     // Changed since (here: only its mode, which changes its ctime): hashed again.
     stdfs::remove(tmp_ / "mirror/updates/Packages/p.rpm");
     stdfs::permissions(candidate, stdfs::perms(0600));
-    const DedupeOutcome changed = dedupe_targets(targets, trusting);
+    const Outcome changed = run(targets, trusting);
     EXPECT_EQ(changed.linked_count, 1U);
     EXPECT_EQ(changed.hashed, 1U);
 }
 
 TEST_F(Dedupe, ACandidateOthersMayWriteIsNeverHardLinked) {
-    const DedupeTarget target = write_package("mirror/base/Packages/p.rpm", content_);
+    const Wanted target = write_package("mirror/base/Packages/p.rpm", content_);
     stdfs::permissions(tmp_ / "mirror/base/Packages/p.rpm", stdfs::perms(0664));
-    const std::vector<DedupeTarget> targets{target};
-    const DedupeOutcome outcome = dedupe_targets(targets, options());
+    const std::vector<Wanted> targets{target};
+    const Outcome outcome = run(targets, search());
     EXPECT_EQ(outcome.linked, std::vector<bool>{false});
     EXPECT_EQ(outcome.hashed, 0U) << "not even a candidate";
     ASSERT_EQ(outcome.notes.size(), 1U);
@@ -139,8 +180,8 @@ TEST_F(Dedupe, NeverLinksAFileWhoseDigestDiffers) {
     std::string other = content_;
     other.back() = 'X';  // same size, other bytes
     TempDir::write_at(tmp_ / "mirror/base/Packages/p.rpm", other);
-    const std::vector<DedupeTarget> targets{target_for(content_)};
-    const DedupeOutcome outcome = dedupe_targets(targets, options());
+    const std::vector<Wanted> targets{wanted_for(content_)};
+    const Outcome outcome = run(targets, search());
     EXPECT_EQ(outcome.linked, std::vector<bool>{false});
     EXPECT_EQ(outcome.hashed, 1U);
     EXPECT_FALSE(stdfs::exists(tmp_ / "mirror/updates/Packages/p.rpm"));
@@ -154,8 +195,8 @@ TEST_F(Dedupe, AStaleCacheEntryIsNotTrusted) {
     std::string other = content_;
     other.front() = 'Y';
     TempDir::write_at(candidate, other);
-    const std::vector<DedupeTarget> targets{target_for(content_)};
-    EXPECT_EQ(dedupe_targets(targets, options()).linked, std::vector<bool>{false});
+    const std::vector<Wanted> targets{wanted_for(content_)};
+    EXPECT_EQ(run(targets, search()).linked, std::vector<bool>{false});
 }
 
 TEST_F(Dedupe, SearchesNeitherTheOwnRepositoryNorRepodataNorStagingNorSymlinks) {
@@ -166,13 +207,13 @@ TEST_F(Dedupe, SearchesNeitherTheOwnRepositoryNorRepodataNorStagingNorSymlinks) 
     stdfs::create_directories(tmp_ / "mirror/base/Packages");
     stdfs::create_symlink(tmp_ / "elsewhere/Packages/p.rpm", tmp_ / "mirror/base/Packages/p.rpm");
     stdfs::create_directory_symlink(tmp_ / "elsewhere/Packages", tmp_ / "mirror/base/linked-dir");
-    const std::vector<DedupeTarget> targets{target_for(content_)};
-    const DedupeOutcome outcome = dedupe_targets(targets, options());
+    const std::vector<Wanted> targets{wanted_for(content_)};
+    const Outcome outcome = run(targets, search());
     EXPECT_EQ(outcome.linked, std::vector<bool>{false});
     EXPECT_EQ(outcome.hashed, 0U) << "nothing reachable was a candidate";
 }
 
-// sibling_parents: only the directories beside the repository that hold a published mirror
+// A sync's search: only the directories beside the repository that hold a published mirror
 // (repodata/repomd.xml) are searched; snapshots/, unpublished or unrelated directories, and a
 // symlinked mirror are not.
 TEST_F(Dedupe, SiblingParentsSearchOnlyThePublishedMirrorsBesideTheRepository) {
@@ -182,15 +223,12 @@ TEST_F(Dedupe, SiblingParentsSearchOnlyThePublishedMirrorsBesideTheRepository) {
     TempDir::write_at(tmp_ / "mirror/linked/Packages/p.rpm", content_);
     stdfs::rename(tmp_ / "mirror/linked", tmp_ / "linked");
     stdfs::create_directory_symlink(tmp_ / "linked", tmp_ / "mirror/linked");
-    DedupeOptions siblings = options();
-    siblings.trees.clear();
-    siblings.sibling_parents = {tmp_ / "mirror"};
-    const std::vector<DedupeTarget> targets{target_for(content_)};
-    EXPECT_EQ(dedupe_targets(targets, siblings).linked, std::vector<bool>{false});
+    const std::vector<Wanted> targets{wanted_for(content_)};
+    EXPECT_EQ(run_synced(targets).linked, std::vector<bool>{false});
 
     TempDir::write_at(tmp_ / "mirror/base/repodata/repomd.xml", "<repomd/>");
     TempDir::write_at(tmp_ / "mirror/base/Packages/p.rpm", content_);
-    const DedupeOutcome outcome = dedupe_targets(targets, siblings);
+    const Outcome outcome = run_synced(targets);
     ASSERT_EQ(outcome.linked, std::vector<bool>{true}) << testing::PrintToString(outcome.notes);
     EXPECT_EQ(id_of(tmp_ / "mirror/updates/Packages/p.rpm"),
               id_of(tmp_ / "mirror/base/Packages/p.rpm"));
@@ -200,40 +238,43 @@ TEST_F(Dedupe, SiblingParentsSearchOnlyThePublishedMirrorsBesideTheRepository) {
 // A sibling synced without --download-metadata has no repodata/: its sync state marks it.
 TEST_F(Dedupe, ASiblingWithASyncStateIsAMirrorToo) {
     TempDir::write_at(tmp_ / "mirror/base/Packages/p.rpm", content_);
-    DedupeOptions siblings = options();
-    siblings.trees.clear();
-    siblings.sibling_parents = {tmp_ / "mirror"};
-    siblings.state_dir = tmp_ / "state";
-    const std::vector<DedupeTarget> targets{target_for(content_)};
-    EXPECT_EQ(dedupe_targets(targets, siblings).linked, std::vector<bool>{false});
+    const std::vector<Wanted> targets{wanted_for(content_)};
+    EXPECT_EQ(run_synced(targets).linked, std::vector<bool>{false});
     TempDir::write_at(sync_state_path(tmp_ / "state", tmp_ / "mirror/base"), "{}");
-    EXPECT_EQ(dedupe_targets(targets, siblings).linked, std::vector<bool>{true});
+    EXPECT_EQ(run_synced(targets).linked, std::vector<bool>{true});
 }
 
 TEST_F(Dedupe, ExtraTreesAreSearchedAndOffSearchesNothing) {
     TempDir::write_at(tmp_ / "elsewhere/deep/dir/p.rpm", content_);
-    const std::vector<DedupeTarget> targets{target_for(content_)};
-    EXPECT_EQ(dedupe_targets(targets, options(DedupeMode::Off)).linked, std::vector<bool>{false});
-    DedupeOptions extra = options();
-    extra.trees.push_back(tmp_ / "missing");  // skipped without a note
-    extra.trees.push_back(tmp_ / "elsewhere");
-    const DedupeOutcome outcome = dedupe_targets(targets, extra);
+    const std::vector<Wanted> targets{wanted_for(content_)};
+    EXPECT_EQ(run(targets, search(DedupeMode::Off)).linked, std::vector<bool>{false});
+    Search extra = search();
+    extra.trees.push_back("missing");  // skipped without a note
+    extra.trees.push_back("elsewhere");
+    const Outcome outcome = run(targets, extra);
     EXPECT_EQ(outcome.linked, std::vector<bool>{true});
     EXPECT_TRUE(outcome.notes.empty()) << testing::PrintToString(outcome.notes);
+    stdfs::remove(tmp_ / "mirror/updates/Packages/p.rpm");
+    // As a sync's --dedupe-dir (a directory beside no mirror), a missing one skipped too.
+    const Outcome synced = run_synced(targets, {tmp_ / "missing", tmp_ / "elsewhere"});
+    EXPECT_EQ(synced.linked, std::vector<bool>{true}) << testing::PrintToString(synced.notes);
+    EXPECT_EQ(id_of(tmp_ / "mirror/updates/Packages/p.rpm"),
+              id_of(tmp_ / "elsewhere/deep/dir/p.rpm"));
+    EXPECT_TRUE(synced.notes.empty()) << testing::PrintToString(synced.notes);
 }
 
 TEST_F(Dedupe, ATargetOfUnknownSizeIsNeverLinked) {
-    DedupeTarget target = write_package("mirror/base/Packages/p.rpm", content_);
+    Wanted target = write_package("mirror/base/Packages/p.rpm", content_);
     target.size = kUnknownSize;
-    const std::vector<DedupeTarget> targets{target};
-    EXPECT_EQ(dedupe_targets(targets, options()).linked, std::vector<bool>{false});
+    const std::vector<Wanted> targets{target};
+    EXPECT_EQ(run(targets, search()).linked, std::vector<bool>{false});
 }
 
 TEST_F(Dedupe, OneCandidateServesEveryTargetWithItsDigest) {
     write_package("mirror/base/Packages/p.rpm", content_);
-    const std::vector<DedupeTarget> targets{target_for(content_, "updates", "a/p.rpm"),
-                                            target_for(content_, "updates", "b/p.rpm")};
-    const DedupeOutcome outcome = dedupe_targets(targets, options());
+    const std::vector<Wanted> targets{wanted_for(content_, "a/p.rpm"),
+                                      wanted_for(content_, "b/p.rpm")};
+    const Outcome outcome = run(targets, search());
     EXPECT_EQ(outcome.linked, (std::vector<bool>{true, true}));
     EXPECT_EQ(outcome.linked_bytes, 2 * content_.size());
 }
@@ -241,8 +282,8 @@ TEST_F(Dedupe, OneCandidateServesEveryTargetWithItsDigest) {
 // ext4 and tmpfs have no FICLONE: the target is left to the download, with a note naming it.
 TEST_F(Dedupe, ReflinkWhereUnsupportedFallsBackToTheDownload) {
     write_package("mirror/base/Packages/p.rpm", content_);
-    const std::vector<DedupeTarget> targets{target_for(content_)};
-    const DedupeOutcome outcome = dedupe_targets(targets, options(DedupeMode::Reflink));
+    const std::vector<Wanted> targets{wanted_for(content_)};
+    const Outcome outcome = run(targets, search(DedupeMode::Reflink));
     if (outcome.linked_count == 1) {
         // A filesystem with reflinks (btrfs, XFS): a separate inode with the same bytes.
         EXPECT_NE(id_of(tmp_ / "mirror/updates/Packages/p.rpm"),
@@ -270,10 +311,10 @@ TEST_F(Dedupe, NothingIsLinkedAcrossFilesystems) {
     const stdfs::path other =
         stdfs::path("/dev/shm") / ("rpmirror-dedupe-test-" + std::to_string(::getpid()));
     TempDir::write_at(other / "Packages/p.rpm", content_);
-    DedupeOptions extra = options();
-    extra.trees.push_back(other);
-    const std::vector<DedupeTarget> targets{target_for(content_)};
-    const DedupeOutcome outcome = dedupe_targets(targets, extra);
+    const std::vector<Wanted> targets{wanted_for(content_)};
+    // The store a sync opens holds both (its root is "/"), the tree is searched as the sync's
+    // --dedupe-dir.
+    const Outcome outcome = run_synced(targets, {other});
     stdfs::remove_all(other);
     EXPECT_EQ(outcome.linked, std::vector<bool>{false});
     EXPECT_EQ(outcome.hashed, 0U) << "another filesystem is not even read";

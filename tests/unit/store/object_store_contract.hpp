@@ -17,6 +17,7 @@
 
 #include "fs/durable.hpp"
 #include "fs/tree.hpp"
+#include "s3/mirror_state.hpp"
 #include "store/object_store.hpp"
 #include "support/temp_dir.hpp"
 
@@ -522,6 +523,54 @@ TEST_P(ObjectStoreContract, ADurableStagingCommitsReplacingWhatWasThere) {
     if (!(*staging)->in_place()) {
         EXPECT_FALSE(std::filesystem::exists((*staging)->directory() / "images/boot.iso"));
     }
+}
+
+// find_content: a package a tree holds and records (the state object a bucket and memory answer
+// from; a directory hashes the file itself) is found with the pin a copy takes; other bytes of
+// the same size, an absent tree, a content of unknown size or found nowhere, and an excluded tree
+// are not.
+TEST_P(ObjectStoreContract, FindContentFindsARecordedPackageWithThePinACopyTakes) {
+    const std::string bytes = std::string(4096, 'p') + "package";
+    std::string other = bytes;
+    other.back() = 'X';  // the same size, another digest
+    const auto hold = [&](const std::string& tree, const std::string& key,
+                          const std::string& content) {
+        put(store::join_key(tree, key), content);
+        auto info = store().stat(store::join_key(tree, key));
+        ASSERT_TRUE(info && info->has_value());
+        s3::MirrorState state;
+        state.objects[key] = {(*info)->size, (*info)->version, ChecksumType::Sha256,
+                              hash_bytes(ChecksumType::Sha256, content)};
+        put(store::join_key(tree, s3::kStateKey), s3::to_json(state));
+    };
+    hold("pub/other", "Packages/p.rpm", other);
+    hold("pub/base", "Packages/p.rpm", bytes);
+    const std::vector<store::WantedContent> wanted{
+        {ChecksumType::Sha256, hash_bytes(ChecksumType::Sha256, bytes), bytes.size()},
+        {ChecksumType::Sha256, hash_bytes(ChecksumType::Sha256, "nowhere"), 7},
+        {ChecksumType::Sha256, hash_bytes(ChecksumType::Sha256, bytes), kUnknownSize}};
+    store::FindOptions options;
+    options.trees = {"pub/missing", "pub/other", "pub/base"};
+    options.near = "pub/updates";
+    auto found = store().find_content(wanted, options);
+    ASSERT_TRUE(found) << found.error().to_string();
+    ASSERT_EQ(found->found.size(), wanted.size());
+    ASSERT_TRUE(found->found[0]);
+    EXPECT_EQ(found->found[0]->key, "pub/base/Packages/p.rpm");
+    EXPECT_EQ(found->found[0]->pin.size, bytes.size());
+    EXPECT_FALSE(found->found[1]);
+    EXPECT_FALSE(found->found[2]);
+    const std::vector<store::CopyRequest> copies{
+        {found->found[0]->key, "pub/updates/Packages/p.rpm", store::CopyMode::LinkOrCopy,
+         found->found[0]->pin}};
+    auto copied = store().copy(copies, {});
+    ASSERT_TRUE(copied) << copied.error().to_string();
+    EXPECT_EQ(read("pub/updates/Packages/p.rpm"), bytes);
+
+    options.excluded = {"pub/base", "pub/updates"};
+    auto excluded = store().find_content(wanted, options);
+    ASSERT_TRUE(excluded) << excluded.error().to_string();
+    EXPECT_FALSE(excluded->found[0]) << excluded->found[0]->key;
 }
 
 }  // namespace rpmirror::test

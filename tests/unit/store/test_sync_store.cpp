@@ -98,8 +98,17 @@ TEST(SyncStore, ADirectoryStagesInPlaceBeneathItsLayoutRootAndLinksItsOwnDuplica
     ASSERT_TRUE(staging) << staging.error().to_string();
     EXPECT_TRUE((*staging)->in_place());
     EXPECT_EQ((*staging)->directory(), options.layout_root);
-    // --dedupe links a directory's duplicates by their files, not by a sibling's record.
-    EXPECT_FALSE((*opened)->siblings());
+    // --dedupe links a directory's duplicates by their files (hashed, no record describes the
+    // copies) from the mirrors beside the repository, inside a store holding the layout root.
+    const std::optional<store::Siblings> siblings = (*opened)->siblings();
+    ASSERT_TRUE(siblings);
+    ASSERT_NE(siblings->shared, nullptr);
+    EXPECT_EQ(siblings->repository, "core/x86_64");
+    EXPECT_EQ(siblings->shared->describe(siblings->repository),
+              std::filesystem::weakly_canonical(options.repository).string());
+    EXPECT_TRUE(siblings->mirror) << "a directory beside is searched only if it is a mirror";
+    EXPECT_FALSE(siblings->describe_copies);
+    EXPECT_TRUE(siblings->partials);
     EXPECT_EQ((*opened)->mirror().describe("repodata/repomd.xml"),
               (options.repository / "repodata/repomd.xml").string());
 }
@@ -121,7 +130,7 @@ TEST(SyncStore, ABucketRefusesWhatOnlyADirectoryCanDoBeforeAnyRequest) {
               std::string::npos)
         << error.to_string();
     store::SyncStoreOptions dedupe_dirs = options;
-    dedupe_dirs.dedupe_dirs = true;
+    dedupe_dirs.dedupe_dirs = {"/srv/old-mirror"};
     EXPECT_EQ(refusal(dedupe_dirs).code, ErrorCode::Unsupported);
     // A local --metadata-path makes the sync a bucket's too, and is refused naming both.
     store::SyncStoreOptions metadata;
