@@ -15,7 +15,6 @@
 #include "rpmirror/plan/plan.hpp"
 #include "store/local_store.hpp"
 #include "store/mirror_root.hpp"
-#include "store/s3_store.hpp"
 #include "util/text.hpp"
 
 namespace rpmirror {
@@ -570,23 +569,6 @@ void finish(RepoAuditReport& report, std::chrono::steady_clock::time_point start
 
 }  // namespace audit_parts
 
-namespace {
-
-// A bucket's store reads its large objects as AuditOptions says; a directory's reads files whole.
-class RangedReads : public store::MirrorKinds {
-  public:
-    explicit RangedReads(const AuditOptions& options) : options_(options) {}
-    void local(store::LocalStore& /*store*/) override {}
-    void bucket(store::S3Store& store) override {
-        store.set_ranged_reads(options_.ranged_threshold, options_.range_size);
-    }
-
-  private:
-    const AuditOptions& options_;
-};
-
-}  // namespace
-
 RepoAuditReport audit_repository(std::string_view repo_id, std::string_view destination,
                                  const AuditOptions& options) {
     auto root = store::MirrorRoot::open(destination, {{}, options.s3});
@@ -599,8 +581,7 @@ RepoAuditReport audit_repository(std::string_view repo_id, std::string_view dest
         return report;
     }
     const std::unique_ptr<store::MirrorStore> mirror = root->repository("");
-    RangedReads ranged(options);
-    mirror->visit(ranged);
+    mirror->set_ranged_reads(options.ranged_threshold, options.range_size);
     std::optional<store::LocalStore> reference;
     if (options.reference_root) {
         reference.emplace(*options.reference_root);

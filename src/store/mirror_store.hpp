@@ -227,6 +227,14 @@ class MirrorStore {
     // True iff any file lies below the directory `key` ("repodata").
     virtual Result<bool> holds_below(std::string_view key) = 0;
 
+    // How check_files reads large files: a bucket's objects above `threshold` bytes as ranged
+    // reads of `range_size` (AuditOptions' settings); a local tree reads files whole, so nothing
+    // to set.
+    virtual void set_ranged_reads(std::uint64_t threshold, std::uint64_t range_size) {
+        (void)threshold;
+        (void)range_size;
+    }
+
     // Checks each of `files`: present, a regular file, its size, then its digest (read and
     // hashed on `options.threads` workers unless the store's cache vouches for it). One result
     // per file, in order; never an error as a whole.

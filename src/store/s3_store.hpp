@@ -44,7 +44,7 @@ class S3Store final : public MirrorStore {
     // Objects larger than `threshold` are read for check_files as ranged GETs of `range_size`
     // bytes, `threads` at once, pinned to the listed ETag and hashed in order (memory: threads *
     // range_size); smaller ones whole, `threads` objects at once.
-    void set_ranged_reads(std::uint64_t threshold, std::uint64_t range_size) {
+    void set_ranged_reads(std::uint64_t threshold, std::uint64_t range_size) override {
         ranged_threshold_ = threshold;
         range_size_ = range_size;
     }
