@@ -32,29 +32,20 @@ struct Wanted {
 // Where the copies are looked for, and how they are made.
 struct Search {
     DedupeMode mode = DedupeMode::Hardlink;  // Off: nothing is looked for
-    std::string repository;                  // the repository's key in the store ("": none)
-    // True iff the directory `key` beside the repository is a mirror to search (on disk: a
-    // published one or one with a sync state); null: every one (a bucket's, whose record says
-    // what it holds). Asked in name order; the mirrors are searched in that order.
-    std::function<bool(const std::string& key)> mirror;
-    std::vector<std::string> trees;     // searched whole after the mirrors (--dedupe-dir)
-    std::vector<std::string> excluded;  // never searched, nor the repository itself
-    bool use_cache = true;              // FindOptions::use_cache
-    std::shared_ptr<const CacheTrust> trust = nullptr;
-    store::CopyOptions copy;  // how copies are made (a bucket's ACL)
-    // Describe the copies (Copied::object) by one listing of the repository: for a store whose
-    // record must list them (a bucket's). Otherwise they are not described.
-    bool describe_copies = false;
-    // Remove the temporary file a download left at a copy's name (".NAME.part"): for a store
-    // the downloader writes in place (a directory).
-    bool partials = false;
-    std::stop_token stop;  // once requested, nothing more is searched
+    // Where to look and how to copy, as the sync's store says (store::Siblings: the repository's
+    // key, "" for none; which directories beside it are mirrors, searched in name order, null:
+    // every one; --dedupe-dir's trees, searched whole after them; what is never searched; whose
+    // cache entries are believed; the copies' options; whether copies are described by one
+    // listing, and whether a download's ".NAME.part" at a copy's name is removed). Its `shared`
+    // store is not used: copy_duplicates is given the store.
+    store::Siblings where;
+    bool use_cache = true;  // FindOptions::use_cache
+    std::stop_token stop;   // once requested, nothing more is searched
 };
 
 // The search where a sync's store says to look (store::SyncStore::siblings), with --dedupe's
 // `mode`, --no-cache (`use_cache` false) and the sync's `stop`.
-Search search_of(const store::Siblings& siblings, DedupeMode mode, bool use_cache,
-                 std::stop_token stop);
+Search search_of(store::Siblings siblings, DedupeMode mode, bool use_cache, std::stop_token stop);
 
 // A package copied.
 struct Copied {

@@ -69,7 +69,7 @@ std::optional<std::string> resolve_key(const std::string& base, const std::strin
 
 // The directories searched: the mirrors beside the repository, in name order, then the trees.
 Result<std::vector<std::string>> trees_of(store::ObjectStore& objects, const Search& search) {
-    const std::string parent = store::parent_of(search.repository);
+    const std::string parent = store::parent_of(search.where.repository);
     auto beside = objects.list_dirs(parent);
     if (!beside) {
         return tl::unexpected(std::move(beside.error()));
@@ -77,11 +77,12 @@ Result<std::vector<std::string>> trees_of(store::ObjectStore& objects, const Sea
     std::vector<std::string> trees;
     for (const std::string& name : *beside) {
         const std::string sibling = store::join_key(parent, name);
-        if (sibling != search.repository && (!search.mirror || search.mirror(sibling))) {
+        if (sibling != search.where.repository &&
+            (!search.where.mirror || search.where.mirror(sibling))) {
             trees.push_back(sibling);
         }
     }
-    trees.insert(trees.end(), search.trees.begin(), search.trees.end());
+    trees.insert(trees.end(), search.where.trees.begin(), search.where.trees.end());
     return trees;
 }
 
@@ -93,28 +94,15 @@ struct Match {
 
 }  // namespace
 
-Search search_of(const store::Siblings& siblings, DedupeMode mode, bool use_cache,
-                 std::stop_token stop) {
-    Search search;
-    search.mode = mode;
-    search.repository = siblings.repository;
-    search.mirror = siblings.mirror;
-    search.trees = siblings.trees;
-    search.excluded = siblings.excluded;
-    search.use_cache = use_cache;
-    search.trust = siblings.trust;
-    search.copy = siblings.copy;
-    search.describe_copies = siblings.describe_copies;
-    search.partials = siblings.partials;
-    search.stop = std::move(stop);
-    return search;
+Search search_of(store::Siblings siblings, DedupeMode mode, bool use_cache, std::stop_token stop) {
+    return Search{mode, std::move(siblings), use_cache, std::move(stop)};
 }
 
 Outcome copy_duplicates(store::ObjectStore& objects, std::span<const Wanted> wanted,
                         const Search& search) {
     Outcome outcome;
     outcome.linked.assign(wanted.size(), false);
-    if (search.mode == DedupeMode::Off || wanted.empty() || search.repository.empty()) {
+    if (search.mode == DedupeMode::Off || wanted.empty() || search.where.repository.empty()) {
         return outcome;
     }
     // What the store is asked for: the packages whose key lies in it.
@@ -122,7 +110,7 @@ Outcome copy_duplicates(store::ObjectStore& objects, std::span<const Wanted> wan
     std::vector<std::size_t> asked;  // the wanted package of each content
     std::vector<std::string> targets;
     for (std::size_t index = 0; index < wanted.size(); ++index) {
-        std::optional<std::string> to = resolve_key(search.repository, wanted[index].key);
+        std::optional<std::string> to = resolve_key(search.where.repository, wanted[index].key);
         if (to && !to->empty()) {
             contents.push_back(
                 {wanted[index].checksum_type, wanted[index].digest, wanted[index].size});
@@ -137,12 +125,12 @@ Outcome copy_duplicates(store::ObjectStore& objects, std::span<const Wanted> wan
     }
     store::FindOptions find;
     find.trees = std::move(*trees);
-    find.excluded = search.excluded;
-    find.excluded.push_back(search.repository);
-    find.near = search.repository;
+    find.excluded = search.where.excluded;
+    find.excluded.push_back(search.where.repository);
+    find.near = search.where.repository;
     find.shared = search.mode == DedupeMode::Hardlink;
     find.use_cache = search.use_cache;
-    find.trust = search.trust;
+    find.trust = search.where.trust;
     find.stop = search.stop;
     auto found = objects.find_content(contents, find);
     if (!found) {
@@ -180,7 +168,7 @@ Outcome copy_duplicates(store::ObjectStore& objects, std::span<const Wanted> wan
     // Settles one copy: `object` is what the store made (described, or nullopt) or why not.
     const auto settle = [&](const Match& match, Result<std::optional<store::ObjectInfo>> object) {
         const store::CopyRequest& request = match.request;
-        if (object && search.describe_copies && !*object) {
+        if (object && search.where.describe_copies && !*object) {
             object = tl::unexpected(
                 Error{ErrorCode::NotFound, "gone after its copy", objects.describe(request.to)});
         }
@@ -199,7 +187,7 @@ Outcome copy_duplicates(store::ObjectStore& objects, std::span<const Wanted> wan
         outcome.linked_bytes += wanted[match.index].size;
         outcome.copied.push_back(
             {match.index, object->value_or(store::ObjectInfo{}), objects.describe(request.from)});
-        if (search.partials) {
+        if (search.where.partials) {
             partials.push_back(store::join_key(store::parent_of(request.to),
                                                part_file_name(store::name_of(request.to))));
         }
@@ -208,10 +196,10 @@ Outcome copy_duplicates(store::ObjectStore& objects, std::span<const Wanted> wan
     const auto copy_alone =
         [&](const store::CopyRequest& request) -> Result<std::optional<store::ObjectInfo>> {
         const store::CopyRequest alone[] = {request};
-        if (auto copied = objects.copy(alone, search.copy); !copied) {
+        if (auto copied = objects.copy(alone, search.where.copy); !copied) {
             return tl::unexpected(std::move(copied.error()));
         }
-        if (search.describe_copies) {
+        if (search.where.describe_copies) {
             return objects.stat(request.to);
         }
         return std::optional<store::ObjectInfo>();
@@ -219,15 +207,15 @@ Outcome copy_duplicates(store::ObjectStore& objects, std::span<const Wanted> wan
     // One batch (the store copies several at a time) and at most one listing of what it made;
     // only when the batch fails is each copy repeated alone, to tell the copies that failed from
     // the rest.
-    if (objects.copy(batch, search.copy)) {
+    if (objects.copy(batch, search.where.copy)) {
         std::optional<store::ObjectListing> listed;
-        if (search.describe_copies) {
-            if (auto listing = objects.list(search.repository)) {
+        if (search.where.describe_copies) {
+            if (auto listing = objects.list(search.where.repository)) {
                 listed = std::move(*listing);
             }
         }
         for (const Match& match : matches) {
-            if (!search.describe_copies) {
+            if (!search.where.describe_copies) {
                 settle(match, std::optional<store::ObjectInfo>());
             } else if (!listed) {
                 settle(match, objects.stat(match.request.to));

@@ -47,8 +47,8 @@ class SiblingCopies : public ::testing::Test {
     static dedupe::Search search(DedupeMode mode = DedupeMode::Hardlink) {
         dedupe::Search search;
         search.mode = mode;
-        search.repository = "pub/updates";
-        search.describe_copies = true;
+        search.where.repository = "pub/updates";
+        search.where.describe_copies = true;
         return search;
     }
 
@@ -172,7 +172,7 @@ TEST_F(SiblingCopies, ASearchThatFailsCopiesNothingAndSaysWhy) {
     store::FaultInjectingStore faults(*memory_);
     EXPECT_TRUE(dedupe::copy_duplicates(faults, {}, search()).notes.empty());
     dedupe::Search nowhere = search();
-    nowhere.repository.clear();
+    nowhere.where.repository.clear();
     EXPECT_TRUE(dedupe::copy_duplicates(faults, packages, nowhere).copied.empty());
     EXPECT_TRUE(dedupe::copy_duplicates(faults, packages, search(DedupeMode::Off)).copied.empty());
     EXPECT_EQ(faults.count(store::StoreOp::List), 0U);
@@ -201,11 +201,11 @@ TEST_F(SiblingCopies, MirrorsBesideFirstThenTheTreesAndNeverTheRepositoryItself)
     hold("pub/updates", "Packages/other/r.rpm", "r package");  // its own: no source
     dedupe::Search given = search();
     std::vector<std::string> asked;
-    given.mirror = [&asked](const std::string& key) {
+    given.where.mirror = [&asked](const std::string& key) {
         asked.push_back(key);
         return key != "pub/refused";
     };
-    given.trees = {"old/base"};
+    given.where.trees = {"old/base"};
     const std::vector<dedupe::Wanted> packages{wanted("Packages/p.rpm", content_),
                                                wanted("Packages/q.rpm", "q package"),
                                                wanted("Packages/r.rpm", "r package")};
@@ -228,7 +228,7 @@ TEST_F(SiblingCopies, AKeyBeyondTheRepositoryIsCopiedWhereItLies) {
     const std::vector<dedupe::Wanted> packages{wanted("../blobs/p.rpm", content_),
                                                wanted("../../../q.rpm", "q package")};
     dedupe::Search given = search();
-    given.describe_copies = false;
+    given.where.describe_copies = false;
     const dedupe::Outcome outcome = dedupe::copy_duplicates(*memory_, packages, given);
     EXPECT_EQ(outcome.linked, (std::vector<bool>{true, false}));
     EXPECT_EQ(read("pub/blobs/p.rpm"), content_);

@@ -68,10 +68,10 @@ class Dedupe : public ::testing::Test {
     Search search(DedupeMode mode = DedupeMode::Hardlink) {
         Search search;
         search.mode = mode;
-        search.repository = "mirror/updates";
-        search.mirror = [](const std::string&) { return false; };
-        search.trees = {"mirror"};
-        search.partials = true;
+        search.where.repository = "mirror/updates";
+        search.where.mirror = [](const std::string&) { return false; };
+        search.where.trees = {"mirror"};
+        search.where.partials = true;
         return search;
     }
 
@@ -149,7 +149,7 @@ TEST_F(Dedupe, TheCacheEntryOfAFileASyncStateRecordsIsBelieved) {
     state.files.push_back(*stat_for_state(tmp_ / "mirror/base", "Packages/p.rpm"));
     ASSERT_TRUE(write_sync_state(sync_state_path(tmp_ / "state", tmp_ / "mirror/base"), state));
     Search trusting = search();
-    trusting.trust = cache_trust_of_state_dir(tmp_ / "state");
+    trusting.where.trust = cache_trust_of_state_dir(tmp_ / "state");
     const std::vector<Wanted> targets{target};
     const Outcome outcome = run(targets, trusting);
     EXPECT_EQ(outcome.linked_count, 1U) << testing::PrintToString(outcome.notes);
@@ -249,8 +249,8 @@ TEST_F(Dedupe, ExtraTreesAreSearchedAndOffSearchesNothing) {
     const std::vector<Wanted> targets{wanted_for(content_)};
     EXPECT_EQ(run(targets, search(DedupeMode::Off)).linked, std::vector<bool>{false});
     Search extra = search();
-    extra.trees.push_back("missing");  // skipped without a note
-    extra.trees.push_back("elsewhere");
+    extra.where.trees.push_back("missing");  // skipped without a note
+    extra.where.trees.push_back("elsewhere");
     const Outcome outcome = run(targets, extra);
     EXPECT_EQ(outcome.linked, std::vector<bool>{true});
     EXPECT_TRUE(outcome.notes.empty()) << testing::PrintToString(outcome.notes);
