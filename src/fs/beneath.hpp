@@ -110,6 +110,14 @@ inline std::int64_t timespec_ns(const struct timespec& time) {
     return static_cast<std::int64_t>(time.tv_sec) * 1'000'000'000 + time.tv_nsec;
 }
 
+// True iff `a` and `b` are (l)stats of one file whose content has not changed between them: the
+// same device and inode, size and mtime (a link, a chmod or a cache entry written moves only the
+// ctime).
+inline bool same_content(const struct stat& a, const struct stat& b) {
+    return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_size == b.st_size &&
+           timespec_ns(a.st_mtim) == timespec_ns(b.st_mtim);
+}
+
 // Returns "symlink", "directory", "FIFO", "socket", "device" for a non-regular `mode`.
 const char* file_kind_name(mode_t mode);
 

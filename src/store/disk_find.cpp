@@ -25,11 +25,6 @@ namespace {
 
 using FileId = std::pair<dev_t, ino_t>;
 
-bool same_content_stat(const struct stat& a, const struct stat& b) {
-    return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_size == b.st_size &&
-           a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec;
-}
-
 HashOptions hash_options(const FindOptions& options, bool trusted) {
     HashOptions hash;
     hash.use_cache = trusted && options.use_cache;
@@ -162,7 +157,7 @@ class Finder {
         UniqueFd fd(::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
         struct stat before {};
         if (!fd || ::fstat(fd.get(), &before) != 0 || !S_ISREG(before.st_mode) ||
-            !same_content_stat(before, lstat_result)) {
+            !fs::same_content(before, lstat_result)) {
             return;  // vanished, replaced or unreadable: not a candidate
         }
         // A hard link makes the file's inode the copy's: one that another user owns, or that
@@ -192,7 +187,7 @@ class Finder {
             // Hashing may have written the file's cache entry (its ctime, and so its version,
             // changed): pinned to the file as it is now iff its content is the one hashed.
             struct stat now {};
-            if (::fstat(fd.get(), &now) == 0 && same_content_stat(now, before)) {
+            if (::fstat(fd.get(), &now) == 0 && fs::same_content(now, before)) {
                 before = now;
             }
             for (const std::size_t index : sized->second) {

@@ -286,9 +286,7 @@ std::vector<CheckedFile> LocalStore::check_files(std::span<const ExpectedFile> f
                 // its ctime), so the version now is the content just checked.
                 const fs::Entry again = root.lookup(files[requested[slot]].key);
                 const struct stat& was = before[slot];
-                if (again.kind == fs::EntryKind::Regular && again.st.st_dev == was.st_dev &&
-                    again.st.st_ino == was.st_ino && again.st.st_size == was.st_size &&
-                    fs::timespec_ns(again.st.st_mtim) == fs::timespec_ns(was.st_mtim)) {
+                if (again.kind == fs::EntryKind::Regular && fs::same_content(again.st, was)) {
                     out.version = stored_file(again.st).version;
                 }
                 break;
