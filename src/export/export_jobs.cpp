@@ -4,6 +4,8 @@
 
 #include <fmt/core.h>
 
+#include "rpmirror/store/destination.hpp"
+
 #include "rpmirror/export/export.hpp"
 #include "rpmirror/jobs/jobs_config.hpp"
 
@@ -30,20 +32,11 @@ Result<void> agree(std::filesystem::path& field, bool& set, const std::filesyste
 }
 
 // A job's repository directory (or s3:// URL) as its root and its id: "/srv/m/fedora" is
-// {"/srv/m", "fedora"}.
-std::pair<std::filesystem::path, std::string> split_repository(const std::filesystem::path& path) {
-    std::string text = path.string();
-    if (!text.starts_with("s3://")) {
-        text = path.lexically_normal().string();
-    }
-    while (text.size() > 1 && text.ends_with('/')) {
-        text.pop_back();
-    }
-    const std::size_t slash = text.rfind('/');
-    if (slash == std::string::npos) {
-        return {".", text};
-    }
-    return {text.substr(0, slash == 0 ? 1 : slash), text.substr(slash + 1)};
+// {"/srv/m", "fedora"} (store::Destination's arithmetic, for a directory and a bucket alike).
+std::pair<std::filesystem::path, std::string> split_repository(
+    const store::Destination& repository) {
+    const std::optional<store::Destination> parent = repository.parent();
+    return {parent ? parent->path() : repository.path(), repository.path().filename().string()};
 }
 
 }  // namespace
@@ -77,7 +70,7 @@ Result<void> choose_export_jobs(const ExportJobs& jobs, ExportOptions& options,
     bool state_set = !options.state_dir.empty();
     bool snapshot_set = !options.snapshot_dir.empty();
     if (root_set) {
-        root = split_repository(std::filesystem::path(options.destination) / "x").first;
+        root = store::Destination::of(options.destination).path();
     }
     state_dir = options.state_dir;
     snapshot_dir = options.snapshot_dir;
@@ -85,7 +78,9 @@ Result<void> choose_export_jobs(const ExportJobs& jobs, ExportOptions& options,
         if (!job.errors.empty()) {
             return make_error(ErrorCode::BadInput, job.errors.front(), "--job " + job.name);
         }
-        const auto [parent, leaf] = split_repository(job.options.download_path);
+        const store::Destination repository =
+            store::Destination::of(job.options.download_path.string());
+        const auto [parent, leaf] = split_repository(repository);
         if (auto same = agree(root, root_set, parent, job, "root"); !same) {
             return same;
         }
@@ -101,7 +96,7 @@ Result<void> choose_export_jobs(const ExportJobs& jobs, ExportOptions& options,
             }
         }
         options.repositories.push_back(leaf);
-        if (!options.s3 && parent.string().starts_with("s3://")) {
+        if (!options.s3 && repository.in_bucket()) {
             options.s3 = job.options.s3;
         }
     }
