@@ -72,9 +72,19 @@ void receive_body_as_sent(CURL* easy);
 std::string describe_curl_failure(CURL* easy, CURLcode code, std::string_view requested_url,
                                   const char* error_buffer, const RedirectGuard& guard);
 
-// Runs the transfer of `easy` alone (in a multi handle of its own) to its end and returns its
-// result, or nullopt iff `stop` was requested first (the transfer is abandoned then). A stop
-// request wakes the wait at once. Defined in fetch_document.cpp.
+// Runs the transfer of `easy` alone in `multi` (which must run no other transfer meanwhile: its
+// connections are reused and stay open for later ones) to its end and returns its result, or
+// nullopt iff `stop` was requested first (the transfer is abandoned then). A stop request wakes
+// the wait at once. Defined in fetch_document.cpp.
+std::optional<CURLcode> perform_in(CURLM* multi, CURL* easy, const std::stop_token& stop);
+
+// perform_in a multi handle of its own (no connection outlives the transfer).
 std::optional<CURLcode> perform_alone(CURL* easy, const std::stop_token& stop);
+
+// rpmirror::fetch_document in `multi` (as perform_in), or in a multi handle of its own iff
+// `multi` is null.
+Result<std::string> fetch_document_in(CURLM* multi, const std::string& url,
+                                      const DownloadOptions& options, std::uint64_t max_bytes,
+                                      std::stop_token stop, std::int64_t* last_modified);
 
 }  // namespace rpmirror::download

@@ -87,6 +87,14 @@ std::string_view file_status_name(FileStatus status) {
 struct Downloader::Impl {
     CurlMulti multi;
     std::unique_ptr<IoPool> pool;
+
+    // The multi handle, made at first use; null iff libcurl cannot make one.
+    CURLM* ensure_multi() {
+        if (!multi) {
+            multi.reset(curl_multi_init());
+        }
+        return multi.get();
+    }
 };
 
 Downloader::Downloader(DownloadOptions options)
@@ -103,6 +111,12 @@ Downloader::Downloader(DownloadOptions options)
 Downloader::Downloader(Downloader&&) noexcept = default;
 Downloader& Downloader::operator=(Downloader&&) noexcept = default;
 Downloader::~Downloader() = default;
+
+Result<std::string> Downloader::fetch_document(const std::string& url, std::uint64_t max_bytes,
+                                               std::stop_token stop, std::int64_t* last_modified) {
+    return fetch_document_in(impl_->ensure_multi(), url, options_, max_bytes, std::move(stop),
+                             last_modified);
+}
 
 Result<DownloadReport> Downloader::run(const std::filesystem::path& root,
                                        std::span<const DownloadRequest> requests,
@@ -150,14 +164,10 @@ Result<DownloadReport> Downloader::run(std::span<const std::filesystem::path> ro
         opened_roots.push_back(std::move(*opened));
     }
 
-    if (!impl_->multi) {
-        impl_->multi.reset(curl_multi_init());
-        if (!impl_->multi) {
-            return make_error(ErrorCode::Io, "cannot create a curl multi handle", "libcurl",
-                              ENOMEM);
-        }
+    CURLM* multi = impl_->ensure_multi();
+    if (multi == nullptr) {
+        return make_error(ErrorCode::Io, "cannot create a curl multi handle", "libcurl", ENOMEM);
     }
-    CURLM* multi = impl_->multi.get();
     curl_multi_setopt(multi, CURLMOPT_PIPELINING, static_cast<long>(CURLPIPE_MULTIPLEX));
     curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
                       static_cast<long>(options_.max_parallel));

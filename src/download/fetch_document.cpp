@@ -1,5 +1,6 @@
-// Small documents of unknown size (repomd.xml, mirrorlists, metalinks) fetched into memory, in
-// a multi handle of their own so that a stop request ends the wait at once.
+// Small documents of unknown size (repomd.xml, mirrorlists, metalinks) fetched into memory, in a
+// multi handle (so that a stop request ends the wait at once): one of their own, or a
+// Downloader's, whose open connections they then reuse and leave open for its transfers.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -102,18 +103,14 @@ class Attached {
 
 }  // namespace
 
-std::optional<CURLcode> perform_alone(CURL* easy, const std::stop_token& stop) {
-    const CurlMulti multi(curl_multi_init());
-    if (!multi) {
-        return CURLE_OUT_OF_MEMORY;
-    }
-    const Attached attached(multi.get(), easy);
-    const std::stop_callback wake(stop, [handle = multi.get()] { curl_multi_wakeup(handle); });
+std::optional<CURLcode> perform_in(CURLM* multi, CURL* easy, const std::stop_token& stop) {
+    const Attached attached(multi, easy);
+    const std::stop_callback wake(stop, [multi] { curl_multi_wakeup(multi); });
     for (;;) {
         int running = 0;
-        const CURLMcode performed = curl_multi_perform(multi.get(), &running);
+        const CURLMcode performed = curl_multi_perform(multi, &running);
         int left = 0;
-        while (CURLMsg* message = curl_multi_info_read(multi.get(), &left)) {
+        while (CURLMsg* message = curl_multi_info_read(multi, &left)) {
             if (message->msg == CURLMSG_DONE && message->easy_handle == easy) {
                 return message->data.result;
             }
@@ -124,15 +121,21 @@ std::optional<CURLcode> perform_alone(CURL* easy, const std::stop_token& stop) {
         if (stop.stop_requested()) {
             return std::nullopt;
         }
-        curl_multi_poll(multi.get(), nullptr, 0, 1000, nullptr);
+        curl_multi_poll(multi, nullptr, 0, 1000, nullptr);
     }
 }
 
-}  // namespace download
+std::optional<CURLcode> perform_alone(CURL* easy, const std::stop_token& stop) {
+    const CurlMulti multi(curl_multi_init());
+    if (!multi) {
+        return CURLE_OUT_OF_MEMORY;
+    }
+    return perform_in(multi.get(), easy, stop);
+}
 
-Result<std::string> fetch_document(const std::string& url, const DownloadOptions& options,
-                                   std::uint64_t max_bytes, std::stop_token stop,
-                                   std::int64_t* last_modified) {
+Result<std::string> fetch_document_in(CURLM* multi, const std::string& url,
+                                      const DownloadOptions& options, std::uint64_t max_bytes,
+                                      std::stop_token stop, std::int64_t* last_modified) {
     if (last_modified != nullptr) {
         *last_modified = -1;
     }
@@ -142,8 +145,8 @@ Result<std::string> fetch_document(const std::string& url, const DownloadOptions
     if (auto path = download::file_url_path(url)) {
         return read_local_document(url, *path, max_bytes);
     }
-    download::ensure_curl_initialized();
-    download::CurlEasy easy(curl_easy_init());
+    ensure_curl_initialized();
+    CurlEasy easy(curl_easy_init());
     if (!easy) {
         return make_error(ErrorCode::Network, "cannot create a libcurl handle", url);
     }
@@ -164,7 +167,9 @@ Result<std::string> fetch_document(const std::string& url, const DownloadOptions
     if (last_modified != nullptr) {
         curl_easy_setopt(easy.get(), CURLOPT_FILETIME, 1L);
     }
-    const std::optional<CURLcode> performed = download::perform_alone(easy.get(), stop);
+    const std::optional<CURLcode> performed = multi != nullptr
+                                                  ? download::perform_in(multi, easy.get(), stop)
+                                                  : download::perform_alone(easy.get(), stop);
     if (!performed) {
         return make_error(ErrorCode::Interrupted, "interrupted", url);
     }
@@ -194,6 +199,15 @@ Result<std::string> fetch_document(const std::string& url, const DownloadOptions
         *last_modified = static_cast<std::int64_t>(filetime);
     }
     return std::move(body.bytes);
+}
+
+}  // namespace download
+
+Result<std::string> fetch_document(const std::string& url, const DownloadOptions& options,
+                                   std::uint64_t max_bytes, std::stop_token stop,
+                                   std::int64_t* last_modified) {
+    return download::fetch_document_in(nullptr, url, options, max_bytes, std::move(stop),
+                                       last_modified);
 }
 
 }  // namespace rpmirror

@@ -297,6 +297,7 @@ void prepare_metadata(RepoWork& work, const PrefetchRequest& request,
         options.norepopath = true;
         options.download_metadata = true;
         options.upstream_metadata = true;  // dnf's cache holds upstream's records as they are
+        options.announce_tree = false;     // dnf's cache is no mirror: no .treeinfo request
         options.state_dir = request.state_dir;
         options.parallel = request.parallel;
         RepoSyncReport report = work.syncer->sync(metadata_only, options, nullptr, stop);
@@ -372,6 +373,7 @@ void fetch_share(RepoWork& work, const PrefetchRequest& request, std::stop_token
     options.download_path = work.cache / kStagingName;
     options.norepopath = true;
     options.flatten_hrefs = true;  // hrefs into a shared blobstore land inside the staging too
+    options.announce_tree = false;
     options.state_dir = request.state_dir;
     options.parallel = request.parallel;
     RepoSyncReport report = work.syncer->sync(repo, options, nullptr, stop);

@@ -7,11 +7,17 @@ namespace rpmirror {
 
 Result<RepoSource> resolve_mirrors(const RepoConfig& repo, const DownloadOptions& options,
                                    const std::stop_token& stop) {
+    Downloader downloader(options);
+    return resolve_mirrors(repo, downloader, stop);
+}
+
+Result<RepoSource> resolve_mirrors(const RepoConfig& repo, Downloader& downloader,
+                                   const std::stop_token& stop) {
     RepoSource source;
     source.base_urls = repo.baseurls;
     const std::optional<std::string>& list_url = repo.metalink ? repo.metalink : repo.mirrorlist;
     if (list_url) {
-        auto document = fetch_document(*list_url, options, kMaxDocumentBytes, stop);
+        auto document = downloader.fetch_document(*list_url, kMaxDocumentBytes, stop);
         if (!document) {
             if (source.base_urls.empty() || document.error().code == ErrorCode::Interrupted) {
                 return tl::unexpected(std::move(document.error()));
@@ -50,13 +56,13 @@ Result<RepoSource> resolve_mirrors(const RepoConfig& repo, const DownloadOptions
 
 // Fetches repomd.xml from the first mirror that serves a valid one (vouched for by the metalink
 // when there is one). Every mirror tried is named in the error when none works.
-Result<FetchedRepomd> fetch_repomd(const RepoSource& source, const DownloadOptions& options,
+Result<FetchedRepomd> fetch_repomd(const RepoSource& source, Downloader& downloader,
                                    const std::string& repo_id, const std::stop_token& stop) {
     std::vector<std::string> attempts;
     for (const std::string& base : source.base_urls) {
         const std::string url = join_url(base, kRepomdHref);
         std::int64_t last_modified = -1;
-        auto bytes = fetch_document(url, options, kMaxDocumentBytes, stop, &last_modified);
+        auto bytes = downloader.fetch_document(url, kMaxDocumentBytes, stop, &last_modified);
         if (!bytes && bytes.error().code == ErrorCode::Interrupted) {
             return tl::unexpected(std::move(bytes.error()));
         }

@@ -34,13 +34,19 @@ struct FetchedRepomd {
 
 // The repository's mirrors: its baseurls, then those its metalink or mirrorlist lists (a
 // mirrorlist= that serves a metalink is read as one). Returns Error{BadInput} iff none is
-// usable, or the error of the list's fetch or parse (unless baseurls remain).
+// usable, or the error of the list's fetch or parse (unless baseurls remain). The list is
+// fetched over `downloader`'s connections (Downloader::fetch_document).
+Result<RepoSource> resolve_mirrors(const RepoConfig& repo, Downloader& downloader,
+                                   const std::stop_token& stop);
+
+// resolve_mirrors over connections of its own, with `options`.
 Result<RepoSource> resolve_mirrors(const RepoConfig& repo, const DownloadOptions& options,
                                    const std::stop_token& stop);
 
 // Fetches repomd.xml from the first mirror that serves a valid one (vouched for by the metalink
-// when there is one). Every mirror tried is named in the error when none works.
-Result<FetchedRepomd> fetch_repomd(const RepoSource& source, const DownloadOptions& options,
+// when there is one), over `downloader`'s connections. Every mirror tried is named in the error
+// when none works.
+Result<FetchedRepomd> fetch_repomd(const RepoSource& source, Downloader& downloader,
                                    const std::string& repo_id, const std::stop_token& stop);
 
 // The mirrors for everything after repomd.xml: the mirror that served it first, so packages and

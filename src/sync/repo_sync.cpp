@@ -50,16 +50,16 @@ Result<void> RepoSync::run() {
     if (auto loaded = load_keys(); !loaded) {
         return loaded;
     }
-    auto source = resolve_mirrors(repo_, download_options, stop_);
+    auto source = resolve_mirrors(repo_, downloader_, stop_);
     if (!source) {
         return metadata_unavailable(std::move(source.error()));
     }
-    auto repomd = fetch_repomd(*source, download_options, repo_.id, stop_);
+    auto repomd = fetch_repomd(*source, downloader_, repo_.id, stop_);
     if (!repomd) {
         return metadata_unavailable(std::move(repomd.error()));
     }
     // Nothing from the repository is trusted (not even for the no-op) before this.
-    if (auto trusted = check_repomd_signature(*repomd, download_options); !trusted) {
+    if (auto trusted = check_repomd_signature(*repomd); !trusted) {
         return trusted;
     }
     repomd_sha256_ = hash_bytes(ChecksumType::Sha256, repomd->bytes);
@@ -84,7 +84,7 @@ Result<void> RepoSync::run() {
         return signature;
     }
     // An installation tree synced as a plain repository is said so, at the mirror's first sync.
-    if (auto note = tree_note(options_, store_, repomd->base_url, download_options, stop_)) {
+    if (auto note = tree_note(options_, store_, repomd->base_url, downloader_, stop_)) {
         report_.warnings.push_back(std::move(*note));
     }
     mirrors_ =

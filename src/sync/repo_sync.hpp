@@ -104,13 +104,12 @@ class RepoSync {
     // With repo_gpgcheck, fetches repomd.xml.asc from the mirror that served `repomd` and checks
     // it against the repository's keys. Returns an error naming the signature's URL iff it is
     // missing or not a good signature by one of them.
-    Result<void> check_repomd_signature(FetchedRepomd& repomd, const DownloadOptions& options);
+    Result<void> check_repomd_signature(FetchedRepomd& repomd);
 
     // Returns repomd.xml.asc of the mirror at `base_url`, nullopt iff it has none (404/410), or
     // the error of any other failure (publishing without a signature upstream has would lose it).
-    static Result<std::optional<std::string>> fetch_signature(const std::string& base_url,
-                                                              const DownloadOptions& options,
-                                                              const std::stop_token& stop);
+    // Over the downloader's connections.
+    Result<std::optional<std::string>> fetch_signature(const std::string& base_url);
 
     // --download-metadata: readies the signature published with repomd.xml: a --sign-key that
     // cannot sign fails the run here; else, without repo_gpgcheck (which fetched it already),

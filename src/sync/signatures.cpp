@@ -91,13 +91,12 @@ Result<void> RepoSync::load_package_keys() {
     return {};
 }
 
-Result<void> RepoSync::check_repomd_signature(FetchedRepomd& repomd,
-                                              const DownloadOptions& options) {
+Result<void> RepoSync::check_repomd_signature(FetchedRepomd& repomd) {
     if (!repo_.repo_gpgcheck) {
         return {};
     }
     const std::string url = join_url(repomd.base_url, "repodata/repomd.xml.asc");
-    auto signature = fetch_signature(repomd.base_url, options, stop_);
+    auto signature = fetch_signature(repomd.base_url);
     if (!signature) {
         return tl::unexpected(std::move(signature.error()));
     }
@@ -126,7 +125,7 @@ Result<void> RepoSync::prepare_published_signature(FetchedRepomd& repomd) {
     if (options_.download_metadata && !options_.urls_only && !repo_.repo_gpgcheck) {
         // Fetched now, with repomd.xml, so both are of the same revision (not after the
         // packages, when upstream may have moved on).
-        auto signature = fetch_signature(repomd.base_url, downloader_.options(), stop_);
+        auto signature = fetch_signature(repomd.base_url);
         if (!signature) {
             return tl::unexpected(std::move(signature.error()));
         }
@@ -135,11 +134,9 @@ Result<void> RepoSync::prepare_published_signature(FetchedRepomd& repomd) {
     return {};
 }
 
-Result<std::optional<std::string>> RepoSync::fetch_signature(const std::string& base_url,
-                                                             const DownloadOptions& options,
-                                                             const std::stop_token& stop) {
-    auto signature = fetch_document(join_url(base_url, "repodata/repomd.xml.asc"), options,
-                                    kMaxDocumentBytes, stop);
+Result<std::optional<std::string>> RepoSync::fetch_signature(const std::string& base_url) {
+    auto signature = downloader_.fetch_document(join_url(base_url, "repodata/repomd.xml.asc"),
+                                                kMaxDocumentBytes, stop_);
     if (signature) {
         return std::optional<std::string>(std::move(*signature));
     }

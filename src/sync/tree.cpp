@@ -133,10 +133,9 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
     report.repo_dir = repo_directory(options, repo.id);
     report.noop = true;
     const std::filesystem::path root = report.repo_dir;
-    const DownloadOptions& download_options = downloader.options();
 
     // The tree's .treeinfo, from the first mirror that serves one.
-    auto source = resolve_mirrors(repo, download_options, stop);
+    auto source = resolve_mirrors(repo, downloader, stop);
     if (!source || source->base_urls.empty()) {
         report.error =
             source ? Error{ErrorCode::BadInput, "no mirror to fetch .treeinfo from", repo.id, 0}
@@ -149,7 +148,7 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
     std::vector<std::string> tried;
     for (const std::string& url : source->base_urls) {
         auto fetched =
-            fetch_document(join_url(url, kTreeinfoName), download_options, kMaxDocumentBytes, stop);
+            downloader.fetch_document(join_url(url, kTreeinfoName), kMaxDocumentBytes, stop);
         if (fetched) {
             text = std::move(*fetched);
             base = url;
@@ -366,7 +365,7 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
 }
 
 std::optional<std::string> tree_note(const SyncOptions& options, store::MirrorStore* store,
-                                     std::string_view base_url, const DownloadOptions& download,
+                                     std::string_view base_url, Downloader& downloader,
                                      std::stop_token stop) {
     if (options.treeinfo || !options.announce_tree || options.urls_only || store == nullptr) {
         return std::nullopt;
@@ -376,7 +375,7 @@ std::optional<std::string> tree_note(const SyncOptions& options, store::MirrorSt
         return std::nullopt;
     }
     const std::string url = join_url(base_url, kTreeinfoName);
-    auto text = fetch_document(url, download, kMaxDocumentBytes, stop);
+    auto text = downloader.fetch_document(url, kMaxDocumentBytes, stop);
     if (!text || !parse_treeinfo(*text, url)) {
         return std::nullopt;
     }

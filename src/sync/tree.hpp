@@ -38,7 +38,7 @@ RepoSyncReport sync_tree(Downloader& downloader, const RepoConfig& repo, const S
 // naming --treeinfo; nullopt otherwise: the store recorded an earlier sync (said then), none is
 // served, or it cannot be read. One request to upstream, at a mirror's first sync only.
 std::optional<std::string> tree_note(const SyncOptions& options, store::MirrorStore* store,
-                                     std::string_view base_url, const DownloadOptions& download,
+                                     std::string_view base_url, Downloader& downloader,
                                      std::stop_token stop);
 
 }  // namespace rpmirror

@@ -383,6 +383,10 @@ class ProgressSink {
     }
 };
 
+// Documents larger than this are refused by fetch_document: no repomd.xml, mirrorlist or
+// metalink comes close.
+inline constexpr std::uint64_t kMaxDocumentBytes = 64ULL * 1024 * 1024;
+
 // The download engine. Owns one libcurl multi handle, kept between run() calls so connections
 // are reused across repositories and runs.
 // Not thread-safe: one thread calls run() at a time; `stop` may be triggered from any thread
@@ -409,6 +413,14 @@ class Downloader {
                                std::span<const DownloadRequest> requests,
                                ProgressSink* progress = nullptr, std::stop_token stop = {});
 
+    // fetch_document (below) with this Downloader's options, over its connections: a mirrorlist,
+    // repomd.xml and its signature reuse the connection the one before opened, and leave it open
+    // for the records and packages that follow. Not during a run (as run()).
+    Result<std::string> fetch_document(const std::string& url,
+                                       std::uint64_t max_bytes = kMaxDocumentBytes,
+                                       std::stop_token stop = {},
+                                       std::int64_t* last_modified = nullptr);
+
     const DownloadOptions& options() const { return options_; }
 
     // Replaces the options for the following runs (e.g. per-repository TLS, proxy or throttle
@@ -420,10 +432,6 @@ class Downloader {
     DownloadOptions options_;
     std::unique_ptr<Impl> impl_;
 };
-
-// Documents larger than this are refused by fetch_document: no repomd.xml, mirrorlist or
-// metalink comes close.
-inline constexpr std::uint64_t kMaxDocumentBytes = 64ULL * 1024 * 1024;
 
 // Fetches a small document whose size and checksum are not known in advance (repomd.xml, its
 // signature, a mirrorlist, a metalink) into memory, with `options`' connection settings
