@@ -255,6 +255,11 @@ FinishResult PartWriter::finish(const PublishSpec& spec,
         (!spec.expected_digest.empty() && result.digest != spec.expected_digest)) {
         return result;  // the fd stays open: the loop decides (truncate and retry, or give up)
     }
+    // Starts writing the verified file back to storage now, without waiting for it: the syncfs
+    // that makes the run durable before anything vouches for its files (fs/durable.hpp) then
+    // finds little left to write, instead of every byte of the run at its end. Best effort (a
+    // filesystem without it is flushed by that syncfs alone).
+    (void)::sync_file_range(fd_.get(), 0, 0, SYNC_FILE_RANGE_WRITE);
     if (mtime_seconds) {
         // As librepo does for --remote-time: access and modification time, whole seconds. Best
         // effort: a file keeps its download time where this fails.
