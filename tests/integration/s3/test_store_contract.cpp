@@ -444,10 +444,11 @@ TEST_P(StoreContractTest, ARecordIsKeptWhereTheStoreSaysAndIsNoPackage) {
     if (GetParam() == Kind::Local) {
         EXPECT_TRUE(clock.apart);
         const std::string entry =
-            fs::state_entry(tmp_ / "state", tmp_ / "mirror" / "guids/G1/x86_64").string();
+            rpmirror::fs::state_entry(tmp_ / "state", tmp_ / "mirror" / "guids/G1/x86_64").string();
         EXPECT_EQ(clock.objects->describe(clock.key), entry + ".release");
-        EXPECT_EQ(source.objects->describe(source.key),
-                  fs::state_entry(tmp_ / "state", tmp_ / "mirror").string() + ".source.repo");
+        EXPECT_EQ(
+            source.objects->describe(source.key),
+            rpmirror::fs::state_entry(tmp_ / "state", tmp_ / "mirror").string() + ".source.repo");
         EXPECT_FALSE(std::filesystem::exists(tmp_ / "mirror" / "guids"));
     } else {
         EXPECT_FALSE(clock.apart);

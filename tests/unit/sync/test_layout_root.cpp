@@ -199,7 +199,8 @@ TEST(ReleaseClock, ADirectorysClockIsKeptBesideTheReleasesStateEntry) {
     store::LocalStore local(root, state);
     auto objects = store::disk_object_store(root);
     const auto entry = [&](const std::string& tree) {
-        return std::filesystem::path(fs::state_entry(state, root / tree).string() + ".release");
+        return std::filesystem::path(rpmirror::fs::state_entry(state, root / tree).string() +
+                                     ".release");
     };
     TempDir::write_at(entry("guids/G1/x86_64"), "100\n");  // as an earlier version wrote it
     TempDir::write_at(entry("guids/G4/x86_64"), "not a time\n");
