@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -121,7 +122,16 @@ std::optional<SyncState> read_sync_state(const std::filesystem::path& path) {
     if (!stream) {
         return std::nullopt;
     }
-    const nlohmann::json document = nlohmann::json::parse(stream, nullptr, false);
+    const std::string text((std::istreambuf_iterator<char>(stream)),
+                           std::istreambuf_iterator<char>());
+    if (stream.bad()) {
+        return std::nullopt;
+    }
+    return parse_sync_state(text);
+}
+
+std::optional<SyncState> parse_sync_state(std::string_view text) {
+    const nlohmann::json document = nlohmann::json::parse(text, nullptr, false);
     if (document.is_discarded() || !document.is_object() ||
         document.value("version", 0) != kStateVersion) {
         return std::nullopt;
@@ -156,7 +166,7 @@ std::optional<SyncState> read_sync_state(const std::filesystem::path& path) {
     }
 }
 
-Result<void> write_sync_state(const std::filesystem::path& path, const SyncState& state) {
+std::string sync_state_text(const SyncState& state) {
     const auto write_files = [](const std::vector<SyncStateFile>& recorded) {
         nlohmann::json files = nlohmann::json::array();
         for (const SyncStateFile& file : recorded) {
@@ -181,10 +191,14 @@ Result<void> write_sync_state(const std::filesystem::path& path, const SyncState
     if (state.publishing) {
         document["publishing"] = publishing_to_json(*state.publishing);
     }
+    return document.dump();
+}
+
+Result<void> write_sync_state(const std::filesystem::path& path, const SyncState& state) {
     if (auto made = fs::make_directories(path.parent_path(), "the state directory"); !made) {
         return made;
     }
-    if (auto written = fs::replace_file(path, document.dump()); !written) {
+    if (auto written = fs::replace_file(path, sync_state_text(state)); !written) {
         Error failure = std::move(written.error());
         failure.message = "cannot write sync state: " + failure.message;
         return tl::unexpected(std::move(failure));

@@ -341,6 +341,13 @@ Result<RecordedSync> LocalStore::recorded() {
     return recorded;
 }
 
+RecordPlace LocalStore::record_of(std::string_view below, std::string_view name) {
+    const std::filesystem::path entry =
+        fs::state_entry(state_dir_, below.empty() ? root_ : root_ / std::string(below));
+    return {disk_object_store(entry.parent_path()),
+            entry.filename().string() + "." + std::string(name), /*apart=*/true};
+}
+
 std::string LocalStore::record_place() const {
     return "the state directory " + state_dir_.string();
 }

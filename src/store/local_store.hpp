@@ -24,7 +24,7 @@ class LocalStore final : public MirrorStore {
     void set_sync_layout(std::filesystem::path metadata_root,
                          std::vector<std::filesystem::path> package_roots);
 
-    void visit(MirrorKinds& kinds) override { kinds.local(*this); }
+    RecordPlace record_of(std::string_view below, std::string_view name) override;
     std::string describe(std::string_view key) const override;
     Result<Listing> list_packages() override;
     Result<std::optional<StoredFile>> stat(std::string_view key) override;

@@ -20,6 +20,10 @@ bool is_package_key(std::string_view key) {
     return !fs::is_metadata_dir_name(top) && top != ".rpmirror" && top != "..";
 }
 
+std::string record_key(std::string_view below, std::string_view name) {
+    return join_key(below, ".rpmirror/" + std::string(name));
+}
+
 Result<Listing> unlisted_packages(MirrorStore& store, const std::set<std::string>& keep) {
     auto packages = store.list_packages();
     if (!packages) {

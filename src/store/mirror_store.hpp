@@ -30,6 +30,7 @@
 #include "rpmirror/plan/plan.hpp"
 #include "rpmirror/store/repo_lock.hpp"
 #include "rpmirror/util/error.hpp"
+#include "store/object_store.hpp"
 
 namespace rpmirror::store {
 
@@ -154,30 +155,33 @@ struct PlacedFile {
     std::string digest;  // lowercase hex
 };
 
-class LocalStore;  // store/local_store.hpp
-class S3Store;     // store/s3_store.hpp
-
-// What is written per kind of sync state a mirror keeps, above the stores (a local mirror's state
-// file, checked with an audit; a bucket's state object, checked by its ETags): the caller's
-// operation for each kind, MirrorStore::visit calling the one of its store.
-class MirrorKinds {
-  public:
-    virtual ~MirrorKinds() = default;
-    virtual void local(LocalStore& store) = 0;
-    virtual void bucket(S3Store& store) = 0;
-
-  protected:
-    MirrorKinds() = default;
-    MirrorKinds(const MirrorKinds&) = default;
-    MirrorKinds& operator=(const MirrorKinds&) = default;
+// Where a record rpmirror keeps of the files beneath a key lives (MirrorStore::record_of): the
+// key `key` of `objects`, read with its read and written with its atomic put.
+struct RecordPlace {
+    std::unique_ptr<ObjectStore> objects;
+    std::string key;
+    // True iff the record is kept apart from the files it is about (a directory's, in the state
+    // directory): removing them leaves it, and only runs with the same state directory see it.
+    // False iff it lies beneath them (record_key: a bucket's), gone with them.
+    bool apart = false;
 };
+
+// The key of the record `name` of the files beneath `below` where a store keeps its records
+// beside the files: `below`/.rpmirror/`name` (".rpmirror/release" of "a/b":
+// "a/b/.rpmirror/release").
+std::string record_key(std::string_view below, std::string_view name);
 
 class MirrorStore {
   public:
     virtual ~MirrorStore() = default;
 
-    // Calls `kinds`' operation for this store's kind of sync state, with this store.
-    virtual void visit(MirrorKinds& kinds) = 0;
+    // Where the record `name` (a file name: "release", "source.repo") of the files beneath the
+    // key `below` ("" = the mirror's root) is kept, the one rule every record rpmirror keeps
+    // besides a sync's own follows: on disk in the state directory, the state entry of that
+    // directory (fs::state_entry) + "." + `name` (apart: the mirror's tree holds only what a
+    // client reads); in a bucket the object record_key(`below`, `name`) of the mirror's prefix.
+    // Nothing is read or created.
+    virtual RecordPlace record_of(std::string_view below, std::string_view name) = 0;
 
     // The file's name for messages: "/srv/mirror/fedora/Packages/a.rpm",
     // "s3://bucket/prefix/fedora/Packages/a.rpm".

@@ -225,6 +225,10 @@ Result<std::unique_ptr<MirrorStore>> S3Store::beside(const std::filesystem::path
         describe(""));
 }
 
+RecordPlace S3Store::record_of(std::string_view below, std::string_view name) {
+    return {s3_object_store(client_.config(), repo_), record_key(below, name), /*apart=*/false};
+}
+
 std::string S3Store::record_place() const {
     return "the state object " + std::string(s3::kStateKey);
 }

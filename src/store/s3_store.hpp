@@ -49,7 +49,7 @@ class S3Store final : public MirrorStore {
         range_size_ = range_size;
     }
 
-    void visit(MirrorKinds& kinds) override { kinds.bucket(*this); }
+    RecordPlace record_of(std::string_view below, std::string_view name) override;
     std::string describe(std::string_view key) const override;
     Result<Listing> list_packages() override;
     Result<std::optional<StoredFile>> stat(std::string_view key) override;

@@ -7,9 +7,7 @@
 #include <fmt/format.h>
 
 #include "rpmirror/index/index.hpp"
-#include "store/local_store.hpp"
 #include "store/mirror_root.hpp"
-#include "store/s3_store.hpp"
 
 namespace rpmirror::store {
 
@@ -18,23 +16,6 @@ namespace {
 // The comments a record's reader takes its selection and left-out secrets from.
 constexpr std::string_view kSelectionComment = "# selection: ";
 constexpr std::string_view kLeftOutComment = "# secrets left out: ";
-
-// The record's place, of the store's kind.
-class PlaceOfKind final : public MirrorKinds {
-  public:
-    void local(LocalStore& store) override {
-        std::filesystem::path state = sync_state_path(store.state_dir(), store.root());
-        state.replace_extension(".source.repo");
-        place.objects = disk_object_store(state.parent_path());
-        place.key = state.filename().string();
-    }
-    void bucket(S3Store& store) override {
-        place.objects = s3_object_store(store.client().config(), store.location());
-        place.key = std::string(kSourceRecordKey);
-    }
-
-    RecordPlace place;
-};
 
 // The text after `prefix` on the comment line of `text` that starts with it; nullopt iff none.
 std::optional<std::string> comment(std::string_view text, std::string_view prefix) {
@@ -71,9 +52,7 @@ std::string source_record_text(const RepoConfig& repo, const RecordedSelection& 
 }
 
 RecordPlace source_record_place(MirrorStore& store) {
-    PlaceOfKind kind;
-    store.visit(kind);
-    return std::move(kind.place);
+    return store.record_of("", name_of(kSourceRecordKey));
 }
 
 Result<void> write_source_record(ObjectStore& objects, std::string_view key, const RepoConfig& repo,

@@ -71,14 +71,10 @@ std::string no_recorded_source(std::string_view record);
 // (write_repo_section).
 std::string source_record_text(const RepoConfig& repo, const RecordedSelection& selection);
 
-// Where a repository's record is kept: where its kind of store keeps sync state
-// (MirrorStore::visit). On disk beside the sync state file in the state directory,
+// Where a repository's record is kept: its store's place for the record "source.repo" of the
+// repository (MirrorStore::record_of): on disk beside the sync state file in the state directory,
 // sync_state_path(state_dir, root) with ".source.repo" for ".json" (the mirror's tree holds only
 // what a client reads); in a bucket the object .rpmirror/source.repo beside the state object.
-struct RecordPlace {
-    std::unique_ptr<ObjectStore> objects;
-    std::string key;
-};
 RecordPlace source_record_place(MirrorStore& store);
 
 // Stores the record at `key` of `objects`, replacing the one there atomically. The store's error

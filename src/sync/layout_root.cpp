@@ -9,109 +9,22 @@
 #include <fmt/core.h>
 
 #include "diff/stored.hpp"
-#include "fs/durable.hpp"
-#include "fs/state.hpp"
 #include "fs/tree.hpp"
 #include "fs/walk.hpp"
 #include "rpmirror/metadata/metadata.hpp"
 #include "s3/mirror_state.hpp"
-#include "store/local_store.hpp"
-#include "store/s3_store.hpp"
 #include "sync/catalogue.hpp"
 
 namespace rpmirror {
 
 namespace {
 
-// The keys of a repository's index, of a release's clock in a bucket, and of the record at the
-// layout root that a release is being removed (followed by the release's key).
+// The key of a repository's index, the name of a release's record of its last sync, and the
+// key of the record at the layout root that a release is being removed (followed by the
+// release's key).
 constexpr std::string_view kIndexKey = "repodata/repomd.xml";
-constexpr std::string_view kReleaseKey = ".rpmirror/release";
+constexpr std::string_view kReleaseName = "release";
 constexpr std::string_view kRemovingPrefix = ".rpmirror/removing/";
-
-// `text` (a clock's record) as a time: Error{Corrupt} naming `shown` unless it is one.
-Result<std::optional<std::int64_t>> parse_time(std::string_view text, const std::string& shown) {
-    std::int64_t when = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), when);
-    if (error != std::errc() || end == text.data()) {
-        return make_error(ErrorCode::Corrupt, "its record is not a time", shown);
-    }
-    return std::optional<std::int64_t>(when);
-}
-
-std::string now_text() {
-    const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-        std::chrono::system_clock::now().time_since_epoch());
-    return std::to_string(now.count()) + "\n";
-}
-
-// A directory's: beside the release's state entry, in the state directory.
-class StateDirClock final : public ReleaseClock {
-  public:
-    StateDirClock(std::filesystem::path root, std::filesystem::path state_dir)
-        : root_(std::move(root)), state_dir_(std::move(state_dir)) {}
-
-    Result<void> mark(const std::string& tree) override {
-        return fs::replace_file(record_of(tree), now_text());
-    }
-
-    Result<std::optional<std::int64_t>> last_synced(const std::string& tree) override {
-        auto text = fs::read_file(record_of(tree));
-        if (!text) {
-            return std::optional<std::int64_t>();
-        }
-        return parse_time(*text, shown(tree));
-    }
-
-    void forget(const std::string& tree) override { (void)fs::remove_file(record_of(tree)); }
-
-    std::string shown(const std::string& tree) const override { return directory(tree).string(); }
-
-    std::string_view kept_by() const override { return " with this state directory"; }
-
-  private:
-    std::filesystem::path directory(const std::string& tree) const {
-        return tree.empty() ? root_ : root_ / tree;
-    }
-    std::filesystem::path record_of(const std::string& tree) const {
-        return fs::state_entry(state_dir_, directory(tree)).string() + ".release";
-    }
-
-    std::filesystem::path root_;
-    std::filesystem::path state_dir_;
-};
-
-// A bucket's (any store's): an object of the release's own, removed with it.
-class ObjectClock final : public ReleaseClock {
-  public:
-    explicit ObjectClock(store::ObjectStore& objects) : objects_(objects) {}
-
-    Result<void> mark(const std::string& tree) override {
-        return objects_.put(store::join_key(tree, kReleaseKey), now_text());
-    }
-
-    Result<std::optional<std::int64_t>> last_synced(const std::string& tree) override {
-        auto text = objects_.read(store::join_key(tree, kReleaseKey));
-        if (!text) {
-            if (text.error().code == ErrorCode::NotFound) {
-                return std::optional<std::int64_t>();
-            }
-            return tl::unexpected(std::move(text.error()));
-        }
-        return parse_time(*text, shown(tree));
-    }
-
-    void forget(const std::string& /*tree*/) override {}  // went with the release's files
-
-    std::string shown(const std::string& tree) const override {
-        return objects_.describe(tree) + "/";
-    }
-
-    std::string_view kept_by() const override { return ""; }
-
-  private:
-    store::ObjectStore& objects_;
-};
 
 // The repositories below the root: each key ending in repodata/repomd.xml, outside rpmirror's
 // reserved names (metadata and staging directories, snapshots being built, its own).
@@ -302,25 +215,67 @@ RecordName layout_catalogue_name() {
     return {".upstream-layout-catalogue", ".rpmirror/upstream-layout-catalogue.json"};
 }
 
+ReleaseClock::ReleaseClock(store::MirrorStore* root, store::ObjectStore& objects)
+    : root_(root), objects_(objects) {
+    apart_ = root_ != nullptr && root_->record_of("", kReleaseName).apart;
+}
+
 std::unique_ptr<ReleaseClock> ReleaseClock::open(store::MirrorStore& root,
                                                  store::ObjectStore& objects) {
-    struct Kinds final : store::MirrorKinds {
-        explicit Kinds(store::ObjectStore& objects) : objects(objects) {}
-        void local(store::LocalStore& store) override {
-            clock = std::make_unique<StateDirClock>(store.root(), store.state_dir());
-        }
-        void bucket(store::S3Store& /*store*/) override {
-            clock = std::make_unique<ObjectClock>(objects);
-        }
-        store::ObjectStore& objects;
-        std::unique_ptr<ReleaseClock> clock;
-    } kinds(objects);
-    root.visit(kinds);
-    return std::move(kinds.clock);
+    return std::unique_ptr<ReleaseClock>(new ReleaseClock(&root, objects));
 }
 
 std::unique_ptr<ReleaseClock> ReleaseClock::in_objects(store::ObjectStore& objects) {
-    return std::make_unique<ObjectClock>(objects);
+    return std::unique_ptr<ReleaseClock>(new ReleaseClock(nullptr, objects));
+}
+
+ReleaseClock::Where ReleaseClock::where(const std::string& tree) const {
+    if (root_ == nullptr) {
+        return {nullptr, &objects_, store::record_key(tree, kReleaseName)};
+    }
+    store::RecordPlace place = root_->record_of(tree, kReleaseName);
+    store::ObjectStore* objects = place.objects.get();
+    return {std::move(place.objects), objects, std::move(place.key)};
+}
+
+Result<void> ReleaseClock::mark(const std::string& tree) {
+    const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::system_clock::now().time_since_epoch());
+    const Where record = where(tree);
+    return record.objects->put(record.key, std::to_string(now.count()) + "\n");
+}
+
+Result<std::optional<std::int64_t>> ReleaseClock::last_synced(const std::string& tree) {
+    const Where record = where(tree);
+    auto text = record.objects->read(record.key);
+    if (!text) {
+        if (text.error().code == ErrorCode::NotFound) {
+            return std::optional<std::int64_t>();
+        }
+        return tl::unexpected(std::move(text.error()));
+    }
+    std::int64_t when = 0;
+    const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), when);
+    if (error != std::errc() || end == text->data()) {
+        return make_error(ErrorCode::Corrupt, "its record is not a time", shown(tree));
+    }
+    return std::optional<std::int64_t>(when);
+}
+
+void ReleaseClock::forget(const std::string& tree) {
+    if (apart_) {
+        const Where record = where(tree);
+        (void)record.objects->remove(std::span(&record.key, 1));
+    }
+}
+
+std::string ReleaseClock::shown(const std::string& tree) const {
+    // A directory by its path; a prefix, whose record went with it, ending in '/'.
+    return objects_.describe(tree) + (apart_ ? "" : "/");
+}
+
+std::string_view ReleaseClock::kept_by() const {
+    return apart_ ? " with this state directory" : "";
 }
 
 Result<LayoutRemovals> collect_layout(store::ObjectStore& root, StoredRecord& blobs,

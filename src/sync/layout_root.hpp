@@ -29,42 +29,55 @@ namespace rpmirror {
 // in the state directory, `.rpmirror/upstream-layout-catalogue.json` of the root's prefix.
 RecordName layout_catalogue_name();
 
-// Where the time of each release's last successful sync is kept. Releases are named by their key
-// below the layout root ("al2023/core/guids/G1/x86_64").
+// Where the time of each release's last successful sync is kept: the release's record "release"
+// where the layout root's store keeps its records (store::MirrorStore::record_of). Releases are
+// named by their key below the layout root ("al2023/core/guids/G1/x86_64").
 class ReleaseClock {
   public:
-    // The clock of the layout root `root` (the kind of its store, MirrorStore::visit): a record
-    // beside the release's state entry in the state directory (`<entry>.release`) for a
-    // directory; the object `<release>/.rpmirror/release` of `objects` (the root's) in a bucket.
+    // The clock of the layout root whose store is `root`: a record beside the release's state
+    // entry in the state directory (`<entry>.release`) for a directory; the object
+    // `<release>/.rpmirror/release` in a bucket. `objects` (the root's) names the releases in
+    // messages. Both must outlive the clock.
     static std::unique_ptr<ReleaseClock> open(store::MirrorStore& root,
                                               store::ObjectStore& objects);
 
-    // The bucket's way over any store: `<release>/.rpmirror/release` of `objects`, which must
-    // outlive the clock.
+    // A clock whose records lie beside the releases in `objects` (store::record_key(release,
+    // "release"), the bucket's rule over any store), which must outlive it.
     static std::unique_ptr<ReleaseClock> in_objects(store::ObjectStore& objects);
 
-    virtual ~ReleaseClock() = default;
-
-    // Records now as the time `tree` was last synced. The medium's error.
-    virtual Result<void> mark(const std::string& tree) = 0;
+    // Records now as the time `tree` was last synced. The store's error.
+    Result<void> mark(const std::string& tree);
 
     // When `tree` was last synced (ns since the epoch); nullopt iff nothing records it (a
     // release rpmirror did not sync). Error{Corrupt} iff its record is no time; the store's error.
-    virtual Result<std::optional<std::int64_t>> last_synced(const std::string& tree) = 0;
+    Result<std::optional<std::int64_t>> last_synced(const std::string& tree);
 
-    // Forgets `tree`'s record where it is kept apart from the release's own files (best effort).
-    virtual void forget(const std::string& tree) = 0;
+    // Forgets `tree`'s record where it is kept apart from the release's own files (best effort;
+    // a record beside them went with them).
+    void forget(const std::string& tree);
 
     // `tree` as --keep-releases' messages name it ("/srv/mirror/amzn/.../x86_64",
     // "s3://bucket/amzn/.../x86_64/").
-    virtual std::string shown(const std::string& tree) const = 0;
+    std::string shown(const std::string& tree) const;
 
     // Whose record a release that has none lacks, for the warning (" with this state
-    // directory", or "").
-    virtual std::string_view kept_by() const = 0;
+    // directory" where records are kept apart, or "").
+    std::string_view kept_by() const;
 
-  protected:
-    ReleaseClock() = default;
+  private:
+    ReleaseClock(store::MirrorStore* root, store::ObjectStore& objects);
+
+    // Where `tree`'s record is: `key` of `objects` (`own`, or the clock's `objects_`).
+    struct Where {
+        std::unique_ptr<store::ObjectStore> own;
+        store::ObjectStore* objects = nullptr;
+        std::string key;
+    };
+    Where where(const std::string& tree) const;
+
+    store::MirrorStore* root_;  // null: the records lie beside the releases in objects_
+    store::ObjectStore& objects_;
+    bool apart_ = false;  // store::RecordPlace::apart
 };
 
 // What one repository's sync asks of the layout's collection.

@@ -1,5 +1,5 @@
-// The record of what rpmirror stored beneath a root (sync/stored_record.hpp): a catalogue in the
-// state directory on disk, a state object in a bucket.
+// The record of what rpmirror stored beneath a root (sync/stored_record.hpp), kept where the
+// root's store keeps its records (store::MirrorStore::record_of).
 #include "sync/stored_record.hpp"
 
 #include <cinttypes>
@@ -7,29 +7,53 @@
 
 #include "rpmirror/plan/plan.hpp"
 #include "s3/mirror_state.hpp"
-#include "store/local_store.hpp"
-#include "store/s3_store.hpp"
+#include "store/local_store.hpp"  // a local file's version, which a sync state records in parts
 
 namespace rpmirror {
 
 // Where the record is kept, and its format there.
 class StoredRecord::Place {
   public:
+    explicit Place(store::RecordPlace place) : place_(std::move(place)) {}
     virtual ~Place() = default;
     virtual Result<void> load(StoredRecord& record) = 0;
     virtual Result<void> save(const StoredRecord& record) = 0;
     virtual std::shared_ptr<const CacheTrust> trust(const StoredRecord& record) const = 0;
+
+  protected:
+    // The record's text; nullopt iff there is none. The store's error.
+    Result<std::optional<std::string>> text() {
+        auto text = place_.objects->read(place_.key);
+        if (!text) {
+            if (text.error().code == ErrorCode::NotFound) {
+                return std::optional<std::string>();
+            }
+            return tl::unexpected(std::move(text.error()));
+        }
+        return std::optional<std::string>(std::move(*text));
+    }
+
+    Result<void> write(std::string_view text) { return place_.objects->put(place_.key, text); }
+
+  private:
+    store::RecordPlace place_;
 };
 
 namespace {
 
-// A sync state in the state directory: sizes and times (the version's parts), no checksums.
-class CataloguePlace final : public StoredRecord::Place {
+// A record kept apart from the files (a directory's, in the state directory): a sync state
+// (rpmirror/plan/plan.hpp) of its own, sizes and the local versions' parts, no checksums; the
+// checksum cache's trust of the state directory reads it too (cache_trust_of).
+class SyncStatePlace final : public StoredRecord::Place {
   public:
-    explicit CataloguePlace(std::filesystem::path path) : path_(std::move(path)) {}
+    using Place::Place;
 
     Result<void> load(StoredRecord& record) override {
-        if (auto state = read_sync_state(path_)) {
+        auto text = this->text();
+        if (!text || !*text) {
+            return {};  // missing or unreadable: nothing vouched for (a bad one costs reads)
+        }
+        if (auto state = parse_sync_state(**text)) {
             for (const SyncStateFile& file : state->files) {
                 record.files()[file.relative_path.generic_string()] = StoredEntry{
                     file.size,
@@ -42,7 +66,7 @@ class CataloguePlace final : public StoredRecord::Place {
     }
 
     Result<void> save(const StoredRecord& record) override {
-        return write_sync_state(path_, state_of(record));
+        return write(sync_state_text(state_of(record)));
     }
 
     std::shared_ptr<const CacheTrust> trust(const StoredRecord& record) const override {
@@ -66,27 +90,28 @@ class CataloguePlace final : public StoredRecord::Place {
         }
         return state;
     }
-
-    std::filesystem::path path_;
 };
 
-// A state object of the root's prefix: sizes, ETags, checksums and the ACL.
+// A record beside the files (a bucket's, in its prefix's .rpmirror/): a state object
+// (s3/mirror_state.hpp) with sizes, versions (ETags), checksums and the ACL.
 class StateObjectPlace final : public StoredRecord::Place {
   public:
-    StateObjectPlace(s3::S3Client& client, s3::S3Location root, std::string key)
-        : client_(client), root_(std::move(root)), key_(std::move(key)) {}
+    using Place::Place;
 
     Result<void> load(StoredRecord& record) override {
-        auto state = s3::load_state(client_, root_, key_);
-        if (!state) {
-            return tl::unexpected(std::move(state.error()));
+        auto text = this->text();
+        if (!text) {
+            return tl::unexpected(std::move(text.error()));
         }
-        record.acl_for_place(*state ? (*state)->acl : std::string());
-        if (*state) {
-            for (const auto& [key, object] : (*state)->objects) {
-                record.files()[key] =
-                    StoredEntry{object.size, object.etag, object.checksum_type, object.digest};
-            }
+        auto state = *text ? s3::parse_state(**text, "") : Result<s3::MirrorState>();
+        if (!*text || !state) {
+            record.acl_for_place({});  // none, or one that does not parse: nothing vouched for
+            return {};
+        }
+        record.acl_for_place(state->acl);
+        for (const auto& [key, object] : state->objects) {
+            record.files()[key] =
+                StoredEntry{object.size, object.etag, object.checksum_type, object.digest};
         }
         return {};
     }
@@ -98,38 +123,26 @@ class StateObjectPlace final : public StoredRecord::Place {
             state.objects[key] =
                 s3::StoredObject{entry.size, entry.version, entry.type, entry.digest};
         }
-        return s3::store_state(client_, root_, state, key_);
+        return write(s3::to_json(state));
     }
 
     std::shared_ptr<const CacheTrust> trust(const StoredRecord&) const override {
         return std::make_shared<CacheTrust>();
     }
-
-  private:
-    s3::S3Client& client_;
-    s3::S3Location root_;
-    std::string key_;
 };
 
 }  // namespace
 
 Result<StoredRecord> StoredRecord::load(store::MirrorStore& root, const RecordName& name) {
-    struct Kinds final : store::MirrorKinds {
-        explicit Kinds(const RecordName& name) : name(name) {}
-        void local(store::LocalStore& store) override {
-            place = std::make_unique<CataloguePlace>(
-                sync_state_path(store.state_dir(), store.root() / name.catalogue));
-        }
-        void bucket(store::S3Store& store) override {
-            place = std::make_unique<StateObjectPlace>(store.client(), store.location(),
-                                                       name.state_key);
-        }
-        const RecordName& name;
-        std::unique_ptr<Place> place;
-    } kinds(name);
-    root.visit(kinds);
+    store::RecordPlace place = root.record_of("", store::name_of(name.state_key));
     StoredRecord record;
-    record.place_ = std::move(kinds.place);
+    if (place.apart) {
+        // Where a directory's catalogue has always been: the sync state of the root's
+        // `<catalogue>` (the entry beneath the root named so, + ".json").
+        record.place_ = std::make_unique<SyncStatePlace>(root.record_of(name.catalogue, "json"));
+    } else {
+        record.place_ = std::make_unique<StateObjectPlace>(std::move(place));
+    }
     if (auto loaded = record.place_->load(record); !loaded) {
         return tl::unexpected(std::move(loaded.error()));
     }

@@ -1,11 +1,11 @@
 // What rpmirror stored beneath a root outside any repository's own record (an installation
 // tree's images under --treeinfo, an upstream layout's shared blobs under --upstream-layout), so
 // that a later run keeps what is still as stored and --delete removes only rpmirror's own files.
-// Kept where the root's kind of store keeps sync state (store::MirrorStore::visit): on disk a
-// catalogue in the state directory (a sync state at sync_state_path(state_dir, root/<name>):
-// sizes and times, no checksums), in a bucket a state object of the root's prefix
-// (s3/mirror_state.hpp: sizes, ETags and checksums). Everything else about the files is asked of
-// the root's ObjectStore.
+// Kept where the root's store keeps its records (store::MirrorStore::record_of): apart from the
+// files, on disk, a catalogue in the state directory (a sync state at
+// sync_state_path(state_dir, root/<name>): sizes and times, no checksums); beside them, in a
+// bucket, a state object of the root's prefix (s3/mirror_state.hpp: sizes, ETags and checksums).
+// Everything else about the files is asked of the root's ObjectStore.
 #pragma once
 
 #include <cstdint>
@@ -38,8 +38,9 @@ struct StoredEntry {
     }
 };
 
-// Where the record of a root is kept: the catalogue's name beneath the root (on disk), and the
-// state object's key beneath its prefix (in a bucket).
+// The names of a root's record: `state_key`'s last segment is its name where the store keeps
+// records beside the files (MirrorStore::record_of("", name)); `catalogue` names the sync state
+// kept apart from them (MirrorStore::record_of(catalogue, "json"), where it has always been).
 struct RecordName {
     std::string catalogue;  // ".treeinfo-images"
     std::string state_key;  // ".rpmirror/treeinfo.json"

@@ -120,6 +120,11 @@ inline constexpr std::string_view kLegacyStateFileName = ".rpmirror-state.json";
 // bad state file only costs a full sync, never a wrong answer).
 std::optional<SyncState> read_sync_state(const std::filesystem::path& path);
 
+// The state a state file's `text` holds; nullopt iff it is none (read_sync_state's rule), and the
+// text of `state` (write_sync_state's): the same format wherever a state is kept.
+std::optional<SyncState> parse_sync_state(std::string_view text);
+std::string sync_state_text(const SyncState& state);
+
 // Writes `state` to `path` atomically (temporary file + rename), creating its directory.
 // The caller flushes the filesystems holding the files it vouches for first (syncfs), so that
 // after a power loss it never vouches for data that did not reach the disk.

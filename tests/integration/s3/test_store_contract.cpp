@@ -11,12 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "fs/state.hpp"
 #include "integration/s3/ceph_fixture.hpp"
 #include "publish/publish.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "s3/mirror_state.hpp"
 #include "store/local_store.hpp"
 #include "store/s3_store.hpp"
+#include "store/source_record.hpp"
 #include "support/source_tree.hpp"
 #include "support/temp_dir.hpp"
 
@@ -419,6 +421,46 @@ TEST_P(StoreContractTest, DescribeNamesTheFileWhereItLives) {
     } else {
         EXPECT_EQ(named, "s3://" + bucket() + "/" + prefix() + "Packages/a.rpm");
     }
+}
+
+// record_of: one place per named record of the files beneath a key, read and written through
+// the store it names; where earlier versions kept the source record and the release clock (so an
+// upgraded mirror finds them), never a package, and apart from the mirror's tree iff on disk.
+TEST_P(StoreContractTest, ARecordIsKeptWhereTheStoreSaysAndIsNoPackage) {
+    put_mirror();
+    auto store = open();
+    const auto before = store->list_packages();
+    ASSERT_TRUE(before) << before.error().to_string();
+    store::RecordPlace clock = store->record_of("guids/G1/x86_64", "release");
+    ASSERT_TRUE(clock.objects->put(clock.key, "100\n"));
+    const store::RecordPlace again = open()->record_of("guids/G1/x86_64", "release");
+    EXPECT_EQ(again.key, clock.key);
+    const auto text = again.objects->read(again.key);
+    ASSERT_TRUE(text) << text.error().to_string();
+    EXPECT_EQ(*text, "100\n");
+    const store::RecordPlace other = store->record_of("guids/G2/x86_64", "release");
+    EXPECT_NE(other.objects->describe(other.key), clock.objects->describe(clock.key));
+    const store::RecordPlace source = store->record_of("", "source.repo");
+    if (GetParam() == Kind::Local) {
+        EXPECT_TRUE(clock.apart);
+        const std::string entry =
+            rpmirror::fs::state_entry(tmp_ / "state", tmp_ / "mirror" / "guids/G1/x86_64").string();
+        EXPECT_EQ(clock.objects->describe(clock.key), entry + ".release");
+        EXPECT_EQ(
+            source.objects->describe(source.key),
+            rpmirror::fs::state_entry(tmp_ / "state", tmp_ / "mirror").string() + ".source.repo");
+        EXPECT_FALSE(std::filesystem::exists(tmp_ / "mirror" / "guids"));
+    } else {
+        EXPECT_FALSE(clock.apart);
+        EXPECT_EQ(clock.key, "guids/G1/x86_64/.rpmirror/release");
+        EXPECT_EQ(source.key, std::string(store::kSourceRecordKey));
+        const auto stored = client().get_object(bucket(), prefix() + clock.key);
+        ASSERT_TRUE(stored) << stored.error().to_string();
+        EXPECT_EQ(*stored, "100\n");
+    }
+    const auto after = open()->list_packages();
+    ASSERT_TRUE(after) << after.error().to_string();
+    EXPECT_EQ(*after, *before);
 }
 
 TEST_P(StoreContractTest, ASyncsPublicationIsReadBackAndRecordedWithEveryVersion) {

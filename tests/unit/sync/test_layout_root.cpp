@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "fs/state.hpp"
 #include "store/local_store.hpp"
 #include "store/object_store.hpp"
 #include "support/temp_dir.hpp"
@@ -185,6 +186,56 @@ TEST_F(LayoutRootCollection, NoBlobGoesWhileARepositoryCannotBeReadNorOneThatCha
     EXPECT_TRUE(warned("memory:blobstore/aa/a.rpm: nothing lists it any more, but it changed"));
     EXPECT_TRUE(keys("blobstore/aa").contains("blobstore/aa/a.rpm"));
     EXPECT_EQ(record.files().size(), 2U) << "forgotten";
+}
+
+// A directory's clock, one clock over the store's record place: each release's record lies in
+// the state directory beside its state entry, where earlier versions kept it (read after an
+// upgrade), nothing written in the tree; a release is named by its path, an unrecorded one
+// "with this state directory", and forgetting it removes its record.
+TEST(ReleaseClock, ADirectorysClockIsKeptBesideTheReleasesStateEntry) {
+    const TempDir dir;
+    const std::filesystem::path root = dir.path() / "root";
+    const std::filesystem::path state = dir.path() / "state";
+    store::LocalStore local(root, state);
+    auto objects = store::disk_object_store(root);
+    const auto entry = [&](const std::string& tree) {
+        return std::filesystem::path(rpmirror::fs::state_entry(state, root / tree).string() +
+                                     ".release");
+    };
+    TempDir::write_at(entry("guids/G1/x86_64"), "100\n");  // as an earlier version wrote it
+    TempDir::write_at(entry("guids/G4/x86_64"), "not a time\n");
+    auto clock = ReleaseClock::open(local, *objects);
+
+    const auto old = clock->last_synced("guids/G1/x86_64");
+    ASSERT_TRUE(old) << old.error().to_string();
+    EXPECT_EQ(*old, std::optional<std::int64_t>(100));
+    const auto none = clock->last_synced("guids/G2/x86_64");
+    ASSERT_TRUE(none) << none.error().to_string();
+    EXPECT_FALSE(*none);
+    const auto corrupt = clock->last_synced("guids/G4/x86_64");
+    ASSERT_FALSE(corrupt);
+    EXPECT_EQ(corrupt.error().code, ErrorCode::Corrupt);
+
+    ASSERT_TRUE(clock->mark("guids/G2/x86_64"));
+    const auto marked = clock->last_synced("guids/G2/x86_64");
+    ASSERT_TRUE(marked && *marked);
+    EXPECT_GT(**marked, 100);
+    EXPECT_TRUE(std::filesystem::is_regular_file(entry("guids/G2/x86_64")));
+    EXPECT_FALSE(std::filesystem::exists(root)) << "nothing written in the tree";
+
+    EXPECT_EQ(clock->shown("guids/G2/x86_64"), (root / "guids/G2/x86_64").string());
+    EXPECT_EQ(clock->kept_by(), " with this state directory");
+    clock->forget("guids/G1/x86_64");
+    EXPECT_FALSE(std::filesystem::exists(entry("guids/G1/x86_64")));
+
+    // The same clock over records beside the releases: named as prefixes, gone with them.
+    auto memory = store::memory_object_store();
+    auto beside = ReleaseClock::in_objects(*memory);
+    ASSERT_TRUE(beside->mark("guids/G2/x86_64"));
+    const auto stat = memory->stat("guids/G2/x86_64/.rpmirror/release");
+    ASSERT_TRUE(stat && *stat);
+    EXPECT_EQ(beside->shown("guids/G2/x86_64"), "memory:guids/G2/x86_64/");
+    EXPECT_EQ(beside->kept_by(), "");
 }
 
 }  // namespace

@@ -1,6 +1,10 @@
 // The record of what rpmirror stored beneath a root (sync/stored_record.hpp): kept in the state
 // directory for a directory, and --delete's collection over any ObjectStore (here in memory).
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
+
+#include "rpmirror/plan/plan.hpp"
 
 #include "store/local_store.hpp"
 #include "store/object_store.hpp"
@@ -81,6 +85,30 @@ TEST(StoredRecord, ADirectorysRecordIsKeptInTheStateDirectory) {
     ASSERT_TRUE(now && *now);
     EXPECT_TRUE(again->files().at("images/a.img").still(**now));
     EXPECT_TRUE(again->files().at("images/a.img").digest.empty());
+}
+
+// A directory's record written where and as earlier versions wrote it (a sync state at
+// sync_state_path(state_dir, root/<catalogue>), through the plan's own writer) is read with the
+// versions it recorded: an upgraded mirror keeps what its record vouches for, nothing re-fetched.
+TEST(StoredRecord, ARecordAnEarlierVersionWroteIsRead) {
+    const TempDir dir;
+    auto objects = store::disk_object_store(dir.path() / "tree");
+    ASSERT_TRUE(objects->put("images/a.img", "a"));
+    struct ::stat st {};
+    ASSERT_EQ(::lstat((dir.path() / "tree/images/a.img").c_str(), &st), 0);
+    SyncState old;
+    old.files.push_back(state_file_of("images/a.img", st));
+    ASSERT_TRUE(write_sync_state(
+        sync_state_path(dir.path() / "state", dir.path() / "tree" / ".images"), old));
+
+    store::LocalStore local(dir.path() / "tree", dir.path() / "state");
+    auto record = StoredRecord::load(local, {".images", ".rpmirror/images.json"});
+    ASSERT_TRUE(record) << record.error().to_string();
+    ASSERT_EQ(record->files().size(), 1U);
+    auto now = objects->stat("images/a.img");
+    ASSERT_TRUE(now && *now);
+    EXPECT_TRUE(record->files().at("images/a.img").still(**now));
+    EXPECT_EQ(record->files().at("images/a.img").size, 1U);
 }
 
 }  // namespace
