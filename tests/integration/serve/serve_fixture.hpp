@@ -60,7 +60,9 @@ class ServeFixture : public SyncFixture {
             argv.insert(argv.end(), {"--listen", "127.0.0.1:0"});
         }
         argv.insert(argv.end(), extra.begin(), extra.end());
-        server_ = std::make_unique<RunningCommand>(argv, tmp_ / "serve-logs");
+        // Logs of their own: a restarted server's address is never read from the last one's.
+        server_ = std::make_unique<RunningCommand>(
+            argv, tmp_ / ("serve-logs-" + std::to_string(++servers_started_)));
         const std::string marker = "listening on http://";
         ASSERT_TRUE(wait_until([&] {
             return server_->err().find(marker) != std::string::npos || server_->try_wait();
@@ -132,6 +134,7 @@ class ServeFixture : public SyncFixture {
     std::filesystem::path config_;
     std::unique_ptr<RunningCommand> server_;
     std::vector<std::string> server_env_;  // "NAME=value" set for the server (start_server)
+    int servers_started_ = 0;
     std::string base_;
     int requests_ = 0;
 };
