@@ -55,6 +55,42 @@ class ServeOnDemandTest : public ServeFixture {
             {"curl", "-sS", "--fail", "-o", out.string(), "-w", "%{size_download}", url(path)},
             tmp_ / "logs");
     }
+
+    // Fails the test unless the mirror holds every package of kHrefs as upstream has it and
+    // nothing else beside them (no temporary file), and `rpmirror verify` passes.
+    void expect_every_package_kept() {
+        for (const std::string& href : kHrefs) {
+            EXPECT_EQ(read_file(mirror() / href), read_file(upstream_ / href)) << href;
+        }
+        EXPECT_EQ(files_in(mirror() / "Packages").size(), kHrefs.size())
+            << "nothing but the packages (no temporary file left)";
+        const CommandResult verified = run_to_end(
+            {rpmirror_binary(), "verify", "-p", mirror_root().string(), "--repo", "sample"},
+            tmp_ / "logs");
+        EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+    }
+
+    // `clients` clients at once (curl -Z), each asking the server for every package of kHrefs;
+    // fails the test unless each one received every package intact.
+    void every_package_at_once(int clients) {
+        std::vector<std::string> argv{"curl", "-sS", "--fail", "-Z", "--parallel-max", "40"};
+        for (int client = 0; client < clients; ++client) {
+            for (const std::string& href : kHrefs) {
+                argv.insert(argv.end(),
+                            {"-o", (tmp_ / "got" / std::to_string(client) / href).string(),
+                             "--create-dirs", url("/sample/" + href)});
+            }
+        }
+        const CommandResult fetched = run_to_end(argv, tmp_ / "logs");
+        ASSERT_EQ(fetched.exit_code, 0) << fetched.err << server_log();
+        for (const std::string& href : kHrefs) {
+            for (int client = 0; client < clients; ++client) {
+                EXPECT_EQ(read_file(tmp_ / "got" / std::to_string(client) / href),
+                          read_file(upstream_ / href))
+                    << client << " " << href;
+            }
+        }
+    }
 };
 
 TEST_F(ServeOnDemandTest, SyncPublishesMetadataOnlyAndDnfInstallsThroughServe) {
@@ -93,13 +129,7 @@ TEST_F(ServeOnDemandTest, SyncPublishesMetadataOnlyAndDnfInstallsThroughServe) {
         EXPECT_NE(server_log().find("\"GET /sample/" + href + "\" 200"), std::string::npos)
             << server_log();
     }
-    EXPECT_EQ(files_in(mirror() / "Packages").size(), kHrefs.size())
-        << "nothing but the packages (no temporary file left)";
-
-    const CommandResult verified =
-        run_to_end({rpmirror_binary(), "verify", "-p", mirror_root().string(), "--repo", "sample"},
-                   tmp_ / "logs");
-    EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+    expect_every_package_kept();
 
     // Held now: served from the mirror, upstream not asked again.
     EXPECT_EQ(get("/sample/" + kMediumHref).body, read_file(upstream_ / kMediumHref));
@@ -110,15 +140,7 @@ TEST_F(ServeOnDemandTest, ConcurrentClientsShareOneUpstreamFetch) {
     add_to_job("download-policy = on-demand\n");
     sync_job();
     start_server();
-    std::vector<std::string> argv{"curl", "-sS", "--fail", "-Z", "--parallel-max", "40"};
-    for (int client = 0; client < 20; ++client) {
-        for (const std::string& href : kHrefs) {
-            argv.insert(argv.end(), {"-o", (tmp_ / "got" / std::to_string(client) / href).string(),
-                                     "--create-dirs", url("/sample/" + href)});
-        }
-    }
-    const CommandResult fetched = run_to_end(argv, tmp_ / "logs");
-    ASSERT_EQ(fetched.exit_code, 0) << fetched.err << server_log();
+    every_package_at_once(20);
     const HttpReply metrics = get("/metrics");
     EXPECT_NE(metrics.body.find("\nrpmirror_serve_upstream_fetches_total{job=\"sample\"} 5\n"),
               std::string::npos)
@@ -129,11 +151,6 @@ TEST_F(ServeOnDemandTest, ConcurrentClientsShareOneUpstreamFetch) {
     for (const std::string& href : kHrefs) {
         EXPECT_EQ(upstream_requests(href), 1U) << href << " fetched from upstream exactly once";
         EXPECT_EQ(read_file(mirror() / href), read_file(upstream_ / href)) << href;
-        for (int client = 0; client < 20; ++client) {
-            EXPECT_EQ(read_file(tmp_ / "got" / std::to_string(client) / href),
-                      read_file(upstream_ / href))
-                << client << " " << href;
-        }
     }
 }
 
@@ -265,26 +282,13 @@ TEST_F(ServeOnDemandTest, ABurstOfMissesKeepsToTheJobsParallelFetches) {
     TempDir::write_at(config_, on_demand_job(mirror_root(), faulty.url("/"), "parallel = 2\n"));
     sync_job();
     start_server();
-    std::vector<std::string> argv{"curl", "-sS", "--fail", "-Z", "--parallel-max", "20"};
-    for (int client = 0; client < 2; ++client) {
-        for (const std::string& href : kHrefs) {
-            argv.insert(argv.end(), {"-o", (tmp_ / "got" / std::to_string(client) / href).string(),
-                                     "--create-dirs", url("/sample/" + href)});
-        }
-    }
-    const CommandResult fetched = run_to_end(argv, tmp_ / "logs");
-    ASSERT_EQ(fetched.exit_code, 0) << fetched.err << server_log();
+    every_package_at_once(2);
     int most = 0;
     for (const std::string& href : kHrefs) {
         const auto requests = faulty.requests_for("/" + href);
         EXPECT_EQ(requests.size(), 1U) << href << ": the queued requests shared one fetch";
         for (const LoggedRequest& request : requests) {
             most = std::max(most, request.in_flight);
-        }
-        for (int client = 0; client < 2; ++client) {
-            EXPECT_EQ(read_file(tmp_ / "got" / std::to_string(client) / href),
-                      read_file(upstream_ / href))
-                << client << " " << href;
         }
         EXPECT_EQ(read_file(mirror() / href), read_file(upstream_ / href)) << href;
     }
@@ -357,13 +361,7 @@ TEST_F(ServeOnDemandTest, AServerKilledMidFetchLeavesNoPartialPackageUnderItsNam
     const auto medium = faulty.requests_for("/" + kMediumHref);
     ASSERT_EQ(medium.size(), static_cast<std::size_t>(kKills + 1));
     EXPECT_NE(medium.back().range, "") << "the leftover was resumed";
-    EXPECT_EQ(read_file(mirror() / kMediumHref), read_file(upstream_ / kMediumHref));
-    EXPECT_EQ(files_in(mirror() / "Packages").size(), kHrefs.size())
-        << "no temporary file left beside the packages";
-    const CommandResult verified =
-        run_to_end({rpmirror_binary(), "verify", "-p", mirror_root().string(), "--repo", "sample"},
-                   tmp_ / "logs");
-    EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+    expect_every_package_kept();
     for (const auto& entry : fs::recursive_directory_iterator(temporary)) {
         EXPECT_FALSE(entry.is_regular_file()) << entry.path() << " left in $TMPDIR";
     }
