@@ -240,9 +240,21 @@ Result<bool> JobCatalogue::holds(const std::string& key) {
     return info->has_value();
 }
 
-Result<void> JobCatalogue::keep(const std::string& key, const std::filesystem::path& file) {
+Result<std::unique_ptr<store::Staging>> JobCatalogue::stage(const store::StageOptions& options) {
     std::lock_guard lock(mutex_);
-    return store_->put_file(key, file);
+    return store_->stage(options);
+}
+
+Result<void> JobCatalogue::keep(store::Staging& staging, store::StagedFile file) {
+    // Under the lock: a commit uses the store (on disk its stat), one thread at a time.
+    std::lock_guard lock(mutex_);
+    staging.commit(0, std::move(file));
+    for (store::Committed& committed : staging.wait()) {
+        if (committed.error) {
+            return tl::unexpected(std::move(*committed.error));
+        }
+    }
+    return {};
 }
 
 }  // namespace rpmirror::serve

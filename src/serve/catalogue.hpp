@@ -95,9 +95,15 @@ class JobCatalogue {
     // True iff the store holds a regular file at `key`. The store's errors.
     Result<bool> holds(const std::string& key);
 
-    // Stores the local file `file` at `key` (ObjectStore::put_file: the old content or the new,
-    // never a part). The store's errors.
-    Result<void> keep(const std::string& key, const std::filesystem::path& file);
+    // A staging area of the store (ObjectStore::stage) for packages fetched on demand: on disk
+    // the mirror itself (a verified file renamed into place is kept), in a bucket a spool whose
+    // files are uploaded. Must be destroyed before this. The store's errors.
+    Result<std::unique_ptr<store::Staging>> stage(const store::StageOptions& options);
+
+    // Commits `file`, complete at staging.directory()/file.key (`staging` one of stage()'s), and
+    // waits for it: kept under its key (confirmed in place on disk, uploaded from a bucket's
+    // spool, the spool's file then unlinked). The commit's error iff it was not kept.
+    Result<void> keep(store::Staging& staging, store::StagedFile file);
 
   private:
     Result<void> reload_locked();

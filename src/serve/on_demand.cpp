@@ -12,7 +12,10 @@
 
 #include <fmt/core.h>
 
+#include "fs/scratch_dir.hpp"
+#include "fs/tree.hpp"
 #include "serve/catalogue.hpp"
+#include "store/object_store.hpp"
 #include "sync/repo_source.hpp"
 #include "sync/sync_settings.hpp"
 
@@ -49,22 +52,26 @@ std::optional<std::uint64_t> size_of(int fd) {
 
 }  // namespace
 
-Fetch::Fetch(WantedPackage wanted, std::filesystem::path spool)
-    : wanted_(std::move(wanted)), spool_(std::move(spool)) {}
+Fetch::Fetch(WantedPackage wanted) : wanted_(std::move(wanted)) {}
 
 std::filesystem::path Fetch::part_path() const {
-    const std::filesystem::path destination = spool_ / wanted_.key;
+    const std::filesystem::path destination = root_ / wanted_.key;
     return destination.parent_path() / part_file_name(destination.filename().string());
 }
 
 void Fetch::open_locked() {
-    if (file_ || state_ != State::Running) {
+    if (file_ || state_ != State::Running || root_.empty()) {
         return;
     }
     UniqueFd fd(::open(part_path().c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
     if (fd) {
         file_ = std::make_shared<UniqueFd>(std::move(fd));
     }
+}
+
+void Fetch::begin(std::filesystem::path root) {
+    std::lock_guard lock(mutex_);
+    root_ = std::move(root);
 }
 
 void Fetch::attempt_started() {
@@ -78,18 +85,11 @@ void Fetch::progressed() {
     changed_.notify_all();
 }
 
-void Fetch::finished(Result<std::filesystem::path> file) {
+void Fetch::finished(Result<UniqueFd> file) {
     std::lock_guard lock(mutex_);
     if (file) {
-        UniqueFd fd(::open(file->c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-        if (fd) {
-            file_ = std::make_shared<UniqueFd>(std::move(fd));
-            state_ = State::Verified;
-        } else {
-            error_ =
-                make_errno_error("cannot open the fetched package", file->string(), errno).value();
-            state_ = State::Failed;
-        }
+        file_ = std::make_shared<UniqueFd>(std::move(*file));
+        state_ = State::Verified;
     } else {
         error_ = std::move(file.error());
         state_ = State::Failed;
@@ -173,20 +173,37 @@ Result<UniqueFd> Fetch::wait_verified() {
     return fd;
 }
 
+// One worker's own: its Downloader (whose connections its fetches reuse) and where it writes.
+struct OnDemand::Worker {
+    explicit Worker(const DownloadOptions& options) : downloader(options) {}
+    Downloader downloader;
+    std::unique_ptr<store::Staging> staging;  // an on-demand job's, once made
+    std::optional<ScratchDir> scratch;        // a streamed job's, once made
+};
+
 OnDemand::OnDemand(JobCatalogue& catalogue, RepoConfig repo, const SyncOptions& options)
     : catalogue_(catalogue), repo_(std::move(repo)), policy_(options.download_policy) {
     download_options_ = options_for_repo(DownloadOptions{}, repo_, options);
-    // The spool file is read as it grows: one connection writes it in order.
+    // The temporary file is read as it grows: one connection writes it in order.
     download_options_.connections_per_file = 1;
+    max_fetches_ = std::max(1U, download_options_.max_parallel);
+    // One file at a time per worker: its Downloader keeps a connection or two alive.
+    download_options_.max_parallel = 1;
 }
 
 OnDemand::~OnDemand() {
-    std::list<std::pair<std::shared_ptr<std::atomic<bool>>, std::jthread>> threads;
+    std::vector<std::jthread> workers;
+    std::deque<std::shared_ptr<Fetch>> queued;
     {
         std::lock_guard lock(mutex_);
-        threads.swap(threads_);
+        workers.swap(workers_);
+        queued.swap(queue_);
     }
-    threads.clear();  // each stopped (its Downloader's stop token) and joined
+    workers.clear();  // each stopped (the wait, its Downloader's stop token) and joined
+    for (const auto& fetch : queued) {
+        fetch->finished(
+            make_error(ErrorCode::Interrupted, "the server is stopping", fetch->wanted().key));
+    }
 }
 
 Result<std::shared_ptr<MirrorList>> OnDemand::mirrors() {
@@ -204,7 +221,6 @@ Result<std::shared_ptr<MirrorList>> OnDemand::mirrors() {
 
 Result<std::shared_ptr<Fetch>> OnDemand::fetch(const WantedPackage& wanted) {
     std::lock_guard lock(mutex_);
-    threads_.remove_if([](const auto& thread) { return thread.first->load(); });
     if (const auto running = running_.find(wanted.key); running != running_.end()) {
         return running->second;
     }
@@ -217,71 +233,45 @@ Result<std::shared_ptr<Fetch>> OnDemand::fetch(const WantedPackage& wanted) {
             return std::shared_ptr<Fetch>();
         }
     }
-    if (!spool_) {
-        auto made = ScratchDir::create("rpmirror-serve-spool");
-        if (!made) {
-            return tl::unexpected(std::move(made.error()));
-        }
-        spool_.emplace(std::move(*made));
-    }
-    const std::filesystem::path spool = spool_->path() / std::to_string(++spooled_);
-    std::error_code failed;
-    std::filesystem::create_directories(spool, failed);
-    if (failed) {
-        return make_errno_error("cannot create the spool directory", spool.string(),
-                                failed.value());
-    }
-    auto fetch = std::make_shared<Fetch>(wanted, spool);
+    auto fetch = std::make_shared<Fetch>(wanted);
     running_.emplace(wanted.key, fetch);
-    auto done = std::make_shared<std::atomic<bool>>(false);
-    threads_.emplace_back(done, std::jthread([this, fetch, spool, done](std::stop_token stop) {
-                              run(fetch, spool, std::move(stop));
-                              done->store(true);
-                          }));
+    queue_.push_back(fetch);
+    // A worker more iff the queue outnumbers the workers free for it, up to the bound.
+    if (queue_.size() > idle_ && workers_.size() < max_fetches_) {
+        workers_.emplace_back([this](std::stop_token stop) { work(std::move(stop)); });
+    }
+    queued_.notify_one();
     return fetch;
 }
 
-void OnDemand::run(std::shared_ptr<Fetch> fetch, std::filesystem::path spool,
-                   std::stop_token stop) {
-    const WantedPackage& wanted = fetch->wanted();
+void OnDemand::work(std::stop_token stop) {
+    Worker worker(download_options_);
+    std::unique_lock lock(mutex_);
+    ++idle_;
+    for (;;) {
+        if (!queued_.wait(lock, stop, [&] { return !queue_.empty(); })) {
+            return;  // stopping
+        }
+        std::shared_ptr<Fetch> fetch = std::move(queue_.front());
+        queue_.pop_front();
+        --idle_;
+        lock.unlock();
+        run(worker, *fetch, stop);  // counts this worker free again before the fetch ends
+        lock.lock();
+    }
+}
+
+void OnDemand::run(Worker& worker, Fetch& fetch, std::stop_token stop) {
+    const WantedPackage& wanted = fetch.wanted();
     const auto started = std::chrono::steady_clock::now();
-    auto fetched = [&]() -> Result<std::filesystem::path> {
-        auto mirrors = this->mirrors();
-        if (!mirrors) {
-            return tl::unexpected(std::move(mirrors.error()));
-        }
-        DownloadRequest request;
-        request.mirrors = *mirrors;
-        request.href = wanted.key;
-        request.destination = wanted.key;
-        request.checksum_type = wanted.checksum_type;
-        request.expected_digest = wanted.digest;
-        request.expected_size = wanted.size > 0 ? wanted.size : kUnknownSize;
-        Downloader downloader(download_options_);
-        FetchProgress progress(*fetch);
-        auto report =
-            downloader.run(spool, std::span<const DownloadRequest>(&request, 1), &progress, stop);
-        if (!report) {
-            return tl::unexpected(std::move(report.error()));
-        }
-        const FileResult& file = report->files.front();
-        if (file.status == FileStatus::Downloaded || file.status == FileStatus::AlreadyPresent) {
-            return spool / wanted.key;
-        }
-        if (file.error) {
-            return tl::unexpected(*file.error);
-        }
-        return make_error(ErrorCode::Interrupted, "the server is stopping", wanted.key);
-    }();
-    const std::optional<std::filesystem::path> verified =
-        fetched ? std::optional<std::filesystem::path>(*fetched) : std::nullopt;
+    Result<UniqueFd> fetched = fetch_one(worker, fetch, stop);
     if (counters_ != nullptr) {
         const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
             std::chrono::steady_clock::now() - started);
         counters_->upstream_fetches.fetch_add(1, std::memory_order_relaxed);
         counters_->upstream_milliseconds.fetch_add(static_cast<std::uint64_t>(took.count()),
                                                    std::memory_order_relaxed);
-        if (!verified) {
+        if (!fetched) {
             counters_->upstream_failures.fetch_add(1, std::memory_order_relaxed);
         }
     }
@@ -290,15 +280,13 @@ void OnDemand::run(std::shared_ptr<Fetch> fetch, std::filesystem::path spool,
                 : std::optional<std::string>(
                       fmt::format("{}: {}: not fetched from upstream, nothing kept: {}",
                                   catalogue_.name(), wanted.key, fetched.error().to_string()));
-    // Kept before the last byte is released: a client that received the whole package finds it
-    // held (the store copies from the spool file).
-    if (verified && policy_ == DownloadPolicy::OnDemand) {
-        if (auto kept = catalogue_.keep(wanted.key, *verified); !kept && warn_) {
-            warn_(fmt::format("{}: {}: fetched and verified but not kept: {}", catalogue_.name(),
-                              wanted.key, kept.error().to_string()));
-        }
+    {
+        // Free before the last byte is released: the client's next miss finds this worker (and
+        // its connection) rather than starting another.
+        std::lock_guard lock(mutex_);
+        ++idle_;
     }
-    fetch->finished(std::move(fetched));
+    fetch.finished(std::move(fetched));
     {
         std::lock_guard lock(mutex_);
         running_.erase(wanted.key);
@@ -307,8 +295,79 @@ void OnDemand::run(std::shared_ptr<Fetch> fetch, std::filesystem::path spool,
     if (failure && warn_) {
         warn_(*failure);
     }
-    std::error_code ignored;
-    std::filesystem::remove_all(spool, ignored);  // open descriptors stay readable
+}
+
+Result<UniqueFd> OnDemand::fetch_one(Worker& worker, Fetch& fetch, std::stop_token stop) {
+    const WantedPackage& wanted = fetch.wanted();
+    std::filesystem::path root;
+    if (policy_ == DownloadPolicy::OnDemand) {
+        if (!worker.staging) {
+            auto staging = catalogue_.stage(store::StageOptions{});
+            if (!staging) {
+                return tl::unexpected(std::move(staging.error()));
+            }
+            worker.staging = std::move(*staging);
+        }
+        root = worker.staging->directory();
+    } else {
+        if (!worker.scratch) {
+            auto made = ScratchDir::create("rpmirror-serve-spool");
+            if (!made) {
+                return tl::unexpected(std::move(made.error()));
+            }
+            worker.scratch.emplace(std::move(*made));
+        }
+        root = worker.scratch->path();
+    }
+    fetch.begin(root);
+    auto mirrors = this->mirrors();
+    if (!mirrors) {
+        return tl::unexpected(std::move(mirrors.error()));
+    }
+    DownloadRequest request;
+    request.mirrors = *mirrors;
+    request.href = wanted.key;
+    request.destination = wanted.key;
+    request.checksum_type = wanted.checksum_type;
+    request.expected_digest = wanted.digest;
+    request.expected_size = wanted.size > 0 ? wanted.size : kUnknownSize;
+    FetchProgress progress(fetch);
+    auto report =
+        worker.downloader.run(root, std::span<const DownloadRequest>(&request, 1), &progress, stop);
+    const std::filesystem::path path = root / wanted.key;
+    const bool done = report && (report->files.front().status == FileStatus::Downloaded ||
+                                 report->files.front().status == FileStatus::AlreadyPresent);
+    if (!done) {
+        // Nothing kept: not the bytes of a failed attempt either (a kill leaves them to the
+        // next fetch, which resumes them, or to the next sync).
+        (void)fs::remove_file(path.parent_path() / part_file_name(path.filename().string()));
+        if (!report) {
+            return tl::unexpected(std::move(report.error()));
+        }
+        if (const auto& error = report->files.front().error) {
+            return tl::unexpected(*error);
+        }
+        return make_error(ErrorCode::Interrupted, "the server is stopping", wanted.key);
+    }
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd) {
+        return make_errno_error("cannot open the fetched package", path.string(), errno);
+    }
+    if (policy_ == DownloadPolicy::OnDemand) {
+        // Kept before the last byte is released: a client that received the whole package finds
+        // it held.
+        store::StagedFile staged;
+        staged.key = wanted.key;
+        staged.type = wanted.checksum_type;
+        staged.digest = report->files.front().digest;
+        if (auto kept = catalogue_.keep(*worker.staging, std::move(staged)); !kept && warn_) {
+            warn_(fmt::format("{}: {}: fetched and verified but not kept: {}", catalogue_.name(),
+                              wanted.key, kept.error().to_string()));
+        }
+    } else {
+        (void)fs::remove_file(path);  // streamed: nothing kept; the descriptor stays readable
+    }
+    return fd;
 }
 
 }  // namespace rpmirror::serve

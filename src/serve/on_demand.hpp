@@ -3,23 +3,32 @@
 // failover, retries; the size and checksum checked as the bytes arrive).
 //
 // One Fetch per package at a time (single-flight): every request for a package while it is being
-// fetched reads the same spool file as it grows. The last byte is held back until the Downloader
-// verified the whole file against the published metadata, so a client never receives all of a
-// package that failed its check: its response is aborted (a short body under the Content-Length
-// the metadata gives). A verified package of an on-demand job is stored under its key through
-// the job's store (ObjectStore::put_file: a temporary name, then renamed; a bucket's upload)
-// before its last byte is released, so a client that received it whole finds it held; a
-// streamed job keeps nothing. A failure is told (set_warn) once the Fetch is forgotten, so the
-// next request fetches again.
+// fetched reads the same temporary file as it grows. The last byte is held back until the
+// Downloader verified the whole file against the published metadata, so a client never receives
+// all of a package that failed its check: its response is aborted (a short body under the
+// Content-Length the metadata gives). A failure is told (set_warn) once the Fetch is forgotten, so
+// the next request fetches again.
+//
+// Bounded and reused: a job's fetches are run by at most `max_parallel` workers (the job's
+// `parallel` / max_parallel_downloads, as its sync's downloads), started as fetches wait and kept
+// for the server's life; a fetch beyond them waits in a queue (its requests still share it). Each
+// worker keeps one Downloader, so its fetches reuse its upstream connections (keep-alive).
+//
+// Where the bytes go: an on-demand job's worker writes into the store's staging area
+// (ObjectStore::stage): on disk the mirror itself, the Downloader's temporary name
+// (".NAME.part", never listed, so never served) renamed to the final name once verified, with
+// nothing copied; in a bucket a spool uploaded from. So a kill -9 mid-fetch leaves a ".part"
+// beside the package, which the next fetch of it resumes and the next sync removes, and nothing
+// under the final name. A streamed job's worker writes into a private directory under $TMPDIR,
+// and unlinks each package once open.
 #pragma once
 
-#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <functional>
-#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -28,8 +37,8 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
-#include "fs/scratch_dir.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/config/config.hpp"
 #include "rpmirror/download/download.hpp"
@@ -53,7 +62,7 @@ struct WantedPackage {
 // One package being fetched. Thread-safe.
 class Fetch {
   public:
-    Fetch(WantedPackage wanted, std::filesystem::path spool);
+    explicit Fetch(WantedPackage wanted);
 
     const WantedPackage& wanted() const { return wanted_; }
 
@@ -75,10 +84,13 @@ class Fetch {
     // error.
     Result<UniqueFd> wait_verified();
 
-    // The fetcher's side (OnDemand's thread).
+    // The fetcher's side (an OnDemand worker). begin: the Downloader writes the package beneath
+    // `root` (its temporary name beside root/key) from now on.
+    void begin(std::filesystem::path root);
     void attempt_started();
     void progressed();
-    void finished(Result<std::filesystem::path> file);
+    // Ends the fetch: `file` the verified package, open, or the fetch's error.
+    void finished(Result<UniqueFd> file);
 
   private:
     enum class State { Running, Verified, Failed };
@@ -86,30 +98,34 @@ class Fetch {
     void open_locked();
 
     const WantedPackage wanted_;
-    const std::filesystem::path spool_;  // the Downloader's root for this package
     std::mutex mutex_;
     std::condition_variable changed_;
+    std::filesystem::path root_;  // the Downloader's root for this package ("" until begin)
     State state_ = State::Running;
     std::optional<Error> error_;
     unsigned attempt_ = 0;
     std::shared_ptr<UniqueFd> file_;  // the attempt's .part, then the verified file
-    bool started_ = false;            // a byte arrived, or the fetch ended
 };
 
 // The fetches of one job. Thread-safe.
 class OnDemand {
   public:
     // Fetches from `repo`'s mirrors with the downloader settings a sync of it with `options`
-    // has, by `options.download_policy` (OnDemand or Streamed). `catalogue` must outlive this.
+    // has, by `options.download_policy` (OnDemand or Streamed), at most
+    // max_fetches() at once. `catalogue` must outlive this.
     OnDemand(JobCatalogue& catalogue, RepoConfig repo, const SyncOptions& options);
-    ~OnDemand();  // stops the fetches and waits for them
+    ~OnDemand();  // stops the fetches (those queued fail: Error{Interrupted}) and the workers
     OnDemand(const OnDemand&) = delete;
     OnDemand& operator=(const OnDemand&) = delete;
 
     DownloadPolicy policy() const { return policy_; }
 
-    // The running fetch of `wanted.key`, else a new one; nullptr iff the store holds the package
-    // now (an on-demand fetch just kept it): open it. Errors: the spool cannot be made.
+    // The most fetches from upstream at once (and workers): the job's downloads at once.
+    unsigned max_fetches() const { return max_fetches_; }
+
+    // The running or queued fetch of `wanted.key`, else a new one, queued for a worker; nullptr
+    // iff the store holds the package now (an on-demand fetch just kept it): open it. Errors:
+    // the store's, asked whether it holds the package.
     Result<std::shared_ptr<Fetch>> fetch(const WantedPackage& wanted);
 
     // Called with a complete message when a fetch fails or a verified package cannot be kept.
@@ -121,22 +137,26 @@ class OnDemand {
     void set_counters(JobCounters* counters) { counters_ = counters; }
 
   private:
-    void run(std::shared_ptr<Fetch> fetch, std::filesystem::path spool, std::stop_token stop);
+    struct Worker;
+    void work(std::stop_token stop);
+    void run(Worker& worker, Fetch& fetch, std::stop_token stop);
+    Result<UniqueFd> fetch_one(Worker& worker, Fetch& fetch, std::stop_token stop);
     Result<std::shared_ptr<MirrorList>> mirrors();
 
     JobCatalogue& catalogue_;
     const RepoConfig repo_;
     const DownloadPolicy policy_;
     DownloadOptions download_options_;
+    unsigned max_fetches_ = 1;
     std::function<void(const std::string&)> warn_;
     JobCounters* counters_ = nullptr;
     std::mutex mutex_;
+    std::condition_variable_any queued_;  // a fetch was queued
     std::shared_ptr<MirrorList> mirrors_;
-    std::optional<ScratchDir> spool_;
-    std::uint64_t spooled_ = 0;  // fetches started: each its own directory beneath spool_
-    std::map<std::string, std::shared_ptr<Fetch>> running_;
-    // The fetches' threads, each with the flag it sets as it ends (joined by the next fetch).
-    std::list<std::pair<std::shared_ptr<std::atomic<bool>>, std::jthread>> threads_;
+    std::map<std::string, std::shared_ptr<Fetch>> running_;  // queued or being fetched, by key
+    std::deque<std::shared_ptr<Fetch>> queue_;               // not yet taken by a worker
+    std::size_t idle_ = 0;               // workers free for the queue (or about to be)
+    std::vector<std::jthread> workers_;  // at most max_fetches_
 };
 
 }  // namespace rpmirror::serve

@@ -6,10 +6,12 @@
 
 Serves the files under DIR on 127.0.0.1 (a free port), prints the port on stdout once it is
 listening, and appends one JSON line per request to --log: {"method", "path", "query", "range",
-"headers", "step", "action", "in_flight"}, written before the response, so a test that has its
+"headers", "step", "action", "in_flight", "connection"}, written before the response, so a test that has its
 answer has its log line ("action": "forward", "s3_error", "ok_with_error", "drop" or "serve"). "in_flight" counts the requests being answered when this one arrived, itself
 included; a request stops counting before the last byte of its answer is sent, so the most
 requests in flight the server saw is never more than the client had running at once.
+"connection" numbers the connection the request came on (1 for the first accepted, and so on):
+requests with one number reused one connection.
 
 --script is a JSON object {"paths": {"/url/path": [step, step, ...]}, "all": [step, ...]}: the
 n-th request for a path uses the n-th step (the last step repeats); paths without steps of their
@@ -32,6 +34,10 @@ support. A step is an object; every key is optional:
                           when the connection closes, as an HTTP/1.0 server sends it; with
                           "close_after", the connection closes after N bytes
   "trickle": [B, S]       send the body B bytes at a time, sleeping S seconds in between
+  "stall_after": N        announce the full length, send N bytes, then send nothing more and
+                          wait (at most 120 s) for the client to close the connection
+  "mark": "FILE"          with "stall_after": create FILE once the N bytes are sent (a test
+                          waits for it to know the client has part of the body)
   "range": false          ignore Range: always 200 with the whole file
   "range_status": 416     answer 416 to any Range request
   "wrong_range": true     answer a Range request with 206 starting at byte 0
@@ -85,6 +91,7 @@ class State:
         self.all = script.get("all", [])
         self.counts = {}
         self.in_flight = 0
+        self.connections = 0
         self.lock = threading.Lock()
         self.log = open(log_path, "a", buffering=1) if log_path else None
 
@@ -133,6 +140,13 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format, *args):  # quiet: the JSON log is the record
         pass
+
+    def setup(self):
+        super().setup()
+        state = self.server.state
+        with state.lock:
+            state.connections += 1
+            self.connection_number = state.connections
 
     def do_HEAD(self):
         self.answer(send_body=False)
@@ -186,6 +200,7 @@ class Handler(BaseHTTPRequestHandler):
             "step": index,
             "action": action,
             "in_flight": self.arrived_in_flight,
+            "connection": self.connection_number,
         })
         if state.upstream is not None:
             self.proxy(step, action, path, send_body)
@@ -262,6 +277,9 @@ class Handler(BaseHTTPRequestHandler):
         if close_after is not None:
             body = body[:int(close_after)]
         try:
+            if "stall_after" in step:
+                self.stall(body[:int(step["stall_after"])], step.get("mark"))
+                return
             trickle = step.get("trickle")
             if trickle:
                 chunk, pause = int(trickle[0]), float(trickle[1])
@@ -342,6 +360,20 @@ class Handler(BaseHTTPRequestHandler):
         self.done()
         self.end_headers()
         self.wfile.write(answer)
+
+    def stall(self, part, mark):
+        """Sends `part`, creates `mark` (if any), then waits for the client to hang up."""
+        self.wfile.write(part)
+        self.wfile.flush()
+        if mark:
+            open(mark, "a").close()
+        self.close_connection = True
+        self.connection.settimeout(120)
+        try:
+            while self.connection.recv(65536):
+                pass
+        except OSError:
+            pass
 
     def hang_up(self):
         """Closes the connection without answering."""

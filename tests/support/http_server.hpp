@@ -207,6 +207,7 @@ struct LoggedRequest {
     int in_flight = 0;  // requests being answered when it arrived, itself included
     // Proxy mode: "forward", "s3_error", "ok_with_error" or "drop"; "serve" otherwise.
     std::string action;
+    int connection = 0;  // the connection it came on, numbered from 1 as they were accepted
 };
 
 // tests/integration/fault_server.py, serving `root` with the behaviours of `script` (see the
@@ -237,7 +238,8 @@ class FaultServer {
             requests.push_back(LoggedRequest{
                 entry.value("method", ""), entry.value("path", ""), entry.value("query", ""),
                 entry.value("range", ""), entry.value("headers", nlohmann::json::object()),
-                entry.value("step", 0), entry.value("in_flight", 0), entry.value("action", "")});
+                entry.value("step", 0), entry.value("in_flight", 0), entry.value("action", ""),
+                entry.value("connection", 0)});
         }
         return requests;
     }

@@ -50,13 +50,19 @@ class ServeFixture : public SyncFixture {
     // then the configuration's `listen =`) with `extra` arguments and waits for the address it
     // prints.
     void start_server(const std::vector<std::string>& extra = {}, bool listen_option = true) {
-        std::vector<std::string> argv{rpmirror_binary(), "serve", "--config-file",
-                                      config_.string()};
+        std::vector<std::string> argv;
+        if (!server_env_.empty()) {
+            argv.push_back("env");
+            argv.insert(argv.end(), server_env_.begin(), server_env_.end());
+        }
+        argv.insert(argv.end(), {rpmirror_binary(), "serve", "--config-file", config_.string()});
         if (listen_option) {
             argv.insert(argv.end(), {"--listen", "127.0.0.1:0"});
         }
         argv.insert(argv.end(), extra.begin(), extra.end());
-        server_ = std::make_unique<RunningCommand>(argv, tmp_ / "serve-logs");
+        // Logs of their own: a restarted server's address is never read from the last one's.
+        server_ = std::make_unique<RunningCommand>(
+            argv, tmp_ / ("serve-logs-" + std::to_string(++servers_started_)));
         const std::string marker = "listening on http://";
         ASSERT_TRUE(wait_until([&] {
             return server_->err().find(marker) != std::string::npos || server_->try_wait();
@@ -127,6 +133,8 @@ class ServeFixture : public SyncFixture {
     std::filesystem::path upstream_;
     std::filesystem::path config_;
     std::unique_ptr<RunningCommand> server_;
+    std::vector<std::string> server_env_;  // "NAME=value" set for the server (start_server)
+    int servers_started_ = 0;
     std::string base_;
     int requests_ = 0;
 };

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -53,6 +55,42 @@ class ServeOnDemandTest : public ServeFixture {
             {"curl", "-sS", "--fail", "-o", out.string(), "-w", "%{size_download}", url(path)},
             tmp_ / "logs");
     }
+
+    // Fails the test unless the mirror holds every package of kHrefs as upstream has it and
+    // nothing else beside them (no temporary file), and `rpmirror verify` passes.
+    void expect_every_package_kept() {
+        for (const std::string& href : kHrefs) {
+            EXPECT_EQ(read_file(mirror() / href), read_file(upstream_ / href)) << href;
+        }
+        EXPECT_EQ(files_in(mirror() / "Packages").size(), kHrefs.size())
+            << "nothing but the packages (no temporary file left)";
+        const CommandResult verified = run_to_end(
+            {rpmirror_binary(), "verify", "-p", mirror_root().string(), "--repo", "sample"},
+            tmp_ / "logs");
+        EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+    }
+
+    // `clients` clients at once (curl -Z), each asking the server for every package of kHrefs;
+    // fails the test unless each one received every package intact.
+    void every_package_at_once(int clients) {
+        std::vector<std::string> argv{"curl", "-sS", "--fail", "-Z", "--parallel-max", "40"};
+        for (int client = 0; client < clients; ++client) {
+            for (const std::string& href : kHrefs) {
+                argv.insert(argv.end(),
+                            {"-o", (tmp_ / "got" / std::to_string(client) / href).string(),
+                             "--create-dirs", url("/sample/" + href)});
+            }
+        }
+        const CommandResult fetched = run_to_end(argv, tmp_ / "logs");
+        ASSERT_EQ(fetched.exit_code, 0) << fetched.err << server_log();
+        for (const std::string& href : kHrefs) {
+            for (int client = 0; client < clients; ++client) {
+                EXPECT_EQ(read_file(tmp_ / "got" / std::to_string(client) / href),
+                          read_file(upstream_ / href))
+                    << client << " " << href;
+            }
+        }
+    }
 };
 
 TEST_F(ServeOnDemandTest, SyncPublishesMetadataOnlyAndDnfInstallsThroughServe) {
@@ -91,13 +129,7 @@ TEST_F(ServeOnDemandTest, SyncPublishesMetadataOnlyAndDnfInstallsThroughServe) {
         EXPECT_NE(server_log().find("\"GET /sample/" + href + "\" 200"), std::string::npos)
             << server_log();
     }
-    EXPECT_EQ(files_in(mirror() / "Packages").size(), kHrefs.size())
-        << "nothing but the packages (no temporary file left)";
-
-    const CommandResult verified =
-        run_to_end({rpmirror_binary(), "verify", "-p", mirror_root().string(), "--repo", "sample"},
-                   tmp_ / "logs");
-    EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+    expect_every_package_kept();
 
     // Held now: served from the mirror, upstream not asked again.
     EXPECT_EQ(get("/sample/" + kMediumHref).body, read_file(upstream_ / kMediumHref));
@@ -108,15 +140,7 @@ TEST_F(ServeOnDemandTest, ConcurrentClientsShareOneUpstreamFetch) {
     add_to_job("download-policy = on-demand\n");
     sync_job();
     start_server();
-    std::vector<std::string> argv{"curl", "-sS", "--fail", "-Z", "--parallel-max", "40"};
-    for (int client = 0; client < 20; ++client) {
-        for (const std::string& href : kHrefs) {
-            argv.insert(argv.end(), {"-o", (tmp_ / "got" / std::to_string(client) / href).string(),
-                                     "--create-dirs", url("/sample/" + href)});
-        }
-    }
-    const CommandResult fetched = run_to_end(argv, tmp_ / "logs");
-    ASSERT_EQ(fetched.exit_code, 0) << fetched.err << server_log();
+    every_package_at_once(20);
     const HttpReply metrics = get("/metrics");
     EXPECT_NE(metrics.body.find("\nrpmirror_serve_upstream_fetches_total{job=\"sample\"} 5\n"),
               std::string::npos)
@@ -127,11 +151,6 @@ TEST_F(ServeOnDemandTest, ConcurrentClientsShareOneUpstreamFetch) {
     for (const std::string& href : kHrefs) {
         EXPECT_EQ(upstream_requests(href), 1U) << href << " fetched from upstream exactly once";
         EXPECT_EQ(read_file(mirror() / href), read_file(upstream_ / href)) << href;
-        for (int client = 0; client < 20; ++client) {
-            EXPECT_EQ(read_file(tmp_ / "got" / std::to_string(client) / href),
-                      read_file(upstream_ / href))
-                << client << " " << href;
-        }
     }
 }
 
@@ -241,6 +260,157 @@ TEST_F(ServeOnDemandTest, BadDownloadPolicyValuesAreRejected) {
     EXPECT_NE(option.err.find("--download-policy: unknown download policy 'eager'"),
               std::string::npos)
         << option.err;
+}
+
+// The fixture's job, on demand, fetching from `upstream` ("parallel = 2\n" etc. in `lines`).
+std::string on_demand_job(const fs::path& mirror_root, const std::string& upstream,
+                          const std::string& lines) {
+    return "[main]\ndestination = " + mirror_root.string() + "\n\n[sample]\nbaseurl = " + upstream +
+           "\ndownload-metadata = 1\ndownload-policy = on-demand\n" + lines;
+}
+
+TEST_F(ServeOnDemandTest, ABurstOfMissesKeepsToTheJobsParallelFetches) {
+    // Each package trickles for about half a second, so fetches overlap unless held back.
+    FaultServer faulty(upstream_,
+                       nlohmann::json{{"paths",
+                                       {{"/" + kTinyHref, {{{"trickle", {1024, 0.1}}}}},
+                                        {"/" + kSmallHref, {{{"trickle", {1024, 0.1}}}}},
+                                        {"/" + kDocsHref, {{{"trickle", {16384, 0.1}}}}},
+                                        {"/" + kMediumHref, {{{"trickle", {65536, 0.1}}}}},
+                                        {"/" + kDataHref, {{{"trickle", {1048576, 0.1}}}}}}}},
+                       tmp_.path());
+    TempDir::write_at(config_, on_demand_job(mirror_root(), faulty.url("/"), "parallel = 2\n"));
+    sync_job();
+    start_server();
+    every_package_at_once(2);
+    int most = 0;
+    for (const std::string& href : kHrefs) {
+        const auto requests = faulty.requests_for("/" + href);
+        EXPECT_EQ(requests.size(), 1U) << href << ": the queued requests shared one fetch";
+        for (const LoggedRequest& request : requests) {
+            most = std::max(most, request.in_flight);
+        }
+        EXPECT_EQ(read_file(mirror() / href), read_file(upstream_ / href)) << href;
+    }
+    EXPECT_LE(most, 2) << "upstream never answered more than `parallel` fetches at once";
+    EXPECT_EQ(most, 2) << "the two workers fetched at once";
+}
+
+TEST_F(ServeOnDemandTest, SequentialMissesReuseAnUpstreamConnection) {
+    FaultServer faulty(upstream_, nlohmann::json::object(), tmp_.path());
+    TempDir::write_at(config_, on_demand_job(mirror_root(), faulty.url("/"), ""));
+    sync_job();
+    start_server();
+    std::set<int> connections;
+    for (const std::string& href : kHrefs) {
+        const HttpReply reply = get("/sample/" + href);
+        ASSERT_EQ(reply.status, 200) << href << "\n" << server_log();
+        EXPECT_EQ(reply.body, read_file(upstream_ / href)) << href;
+        const auto requests = faulty.requests_for("/" + href);
+        ASSERT_EQ(requests.size(), 1U) << href;
+        connections.insert(requests.front().connection);
+    }
+    EXPECT_LT(connections.size(), kHrefs.size())
+        << kHrefs.size() << " misses one after another came on " << connections.size()
+        << " upstream connections";
+}
+
+TEST_F(ServeOnDemandTest, AServerKilledMidFetchLeavesNoPartialPackageUnderItsName) {
+    constexpr int kKills = 3;
+    nlohmann::json steps = nlohmann::json::array();
+    for (int kill = 0; kill < kKills; ++kill) {
+        steps.push_back({{"stall_after", 65536},
+                         {"mark", (tmp_ / ("stalled-" + std::to_string(kill))).string()}});
+    }
+    steps.push_back(nlohmann::json::object());
+    FaultServer faulty(upstream_, nlohmann::json{{"paths", {{"/" + kMediumHref, steps}}}},
+                       tmp_.path());
+    TempDir::write_at(config_, on_demand_job(mirror_root(), faulty.url("/"), ""));
+    sync_job();
+    const fs::path temporary = tmp_ / "server-tmp";
+    fs::create_directories(temporary);
+    server_env_ = {"TMPDIR=" + temporary.string()};
+    for (int kill = 0; kill < kKills; ++kill) {
+        start_server();
+        const fs::path got = tmp_ / ("got-" + std::to_string(kill));
+        RunningCommand client({"curl", "-sS", "-o", got.string(), url("/sample/" + kMediumHref)},
+                              tmp_ / ("client-" + std::to_string(kill)));
+        // The upstream sent part of the body, and some of it reached the client.
+        ASSERT_TRUE(wait_until([&] {
+            return fs::exists(tmp_ / ("stalled-" + std::to_string(kill))) && fs::exists(got) &&
+                   fs::file_size(got) > 0;
+        })) << server_log();
+        EXPECT_FALSE(fs::exists(mirror() / kMediumHref)) << "not under its name mid-fetch";
+        server_->signal(SIGKILL);
+        server_->wait();
+        EXPECT_NE(client.wait(), 0) << "the client saw the response cut short";
+        EXPECT_LT(fs::file_size(got), fs::file_size(upstream_ / kMediumHref));
+        EXPECT_FALSE(fs::exists(mirror() / kMediumHref)) << "kill " << kill;
+        for (const auto& entry : fs::recursive_directory_iterator(temporary)) {
+            EXPECT_FALSE(entry.is_regular_file()) << entry.path() << " left in $TMPDIR";
+        }
+    }
+
+    // The next server resumes the leftover, verifies and keeps the package.
+    start_server();
+    for (const std::string& href : kHrefs) {
+        const HttpReply reply = get("/sample/" + href);
+        EXPECT_EQ(reply.status, 200) << href << "\n" << server_log();
+        EXPECT_EQ(reply.body, read_file(upstream_ / href)) << href;
+    }
+    const auto medium = faulty.requests_for("/" + kMediumHref);
+    ASSERT_EQ(medium.size(), static_cast<std::size_t>(kKills + 1));
+    EXPECT_NE(medium.back().range, "") << "the leftover was resumed";
+    expect_every_package_kept();
+    for (const auto& entry : fs::recursive_directory_iterator(temporary)) {
+        EXPECT_FALSE(entry.is_regular_file()) << entry.path() << " left in $TMPDIR";
+    }
+}
+
+TEST_F(ServeOnDemandTest, UpstreamDyingMidBodyCutsTheResponseShortAndKeepsNothing) {
+    FaultServer faulty(
+        upstream_,
+        nlohmann::json{
+            {"paths",
+             {{"/" + kMediumHref,
+               {{{"close_after", 100000}}, {{"close_after", 100000}}, nlohmann::json::object()}},
+              {"/" + kSmallHref, {{{"status", 404}}, nlohmann::json::object()}}}}},
+        tmp_.path());
+    TempDir::write_at(config_, on_demand_job(mirror_root(), faulty.url("/"), "retries = 1\n"));
+    sync_job();
+    start_server();
+    const std::uint64_t size = fs::file_size(upstream_ / kMediumHref);
+    const CommandResult first = curl_to("/sample/" + kMediumHref, tmp_ / "first.rpm");
+    EXPECT_NE(first.exit_code, 0) << "a short body under the Content-Length\n" << server_log();
+    EXPECT_LT(std::stoull(first.out), size) << first.out;
+    EXPECT_TRUE(wait_until([&] {
+        return server_log().find("sample: " + kMediumHref +
+                                 ": not fetched from upstream, nothing kept") != std::string::npos;
+    })) << server_log();
+    EXPECT_FALSE(fs::exists(mirror() / kMediumHref)) << "nothing kept under the final name";
+    EXPECT_TRUE(files_in(mirror() / "Packages").empty()) << "nor under any other";
+
+    // The next request fetches again, whole this time.
+    const HttpReply again = get("/sample/" + kMediumHref);
+    EXPECT_EQ(again.status, 200) << server_log();
+    EXPECT_EQ(again.body, read_file(upstream_ / kMediumHref));
+    EXPECT_EQ(faulty.requests_for("/" + kMediumHref).size(), 3U);
+    EXPECT_EQ(faulty.requests_for("/" + kMediumHref).back().range, "") << "started over";
+    EXPECT_EQ(read_file(mirror() / kMediumHref), read_file(upstream_ / kMediumHref));
+
+    // Failing before any byte: 502, and a log line naming the job, the package and the URL.
+    const HttpReply refused = get("/sample/" + kSmallHref);
+    EXPECT_EQ(refused.status, 502) << server_log();
+    EXPECT_TRUE(wait_until([&] {
+        const std::string log = server_log();
+        const std::size_t line = log.find("sample: " + kSmallHref + ": not fetched from upstream");
+        return line != std::string::npos &&
+               log.find(faulty.url("/" + kSmallHref) + ": HTTP 404", line) != std::string::npos;
+    })) << server_log();
+    EXPECT_FALSE(fs::exists(mirror() / kSmallHref));
+    const HttpReply recovered = get("/sample/" + kSmallHref);
+    EXPECT_EQ(recovered.status, 200) << server_log();
+    EXPECT_EQ(recovered.body, read_file(upstream_ / kSmallHref));
 }
 
 }  // namespace
