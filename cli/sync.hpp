@@ -48,7 +48,7 @@ struct SyncArgs {
     bool upstream_metadata = false;
     bool publish_partial = false;
     std::string download_policy = "immediate";  // --download-policy
-    std::optional<std::string> prefetch;         // --prefetch
+    std::optional<std::string> prefetch;        // --prefetch
     std::string sign_key;
     bool delete_unlisted = false;
     bool force_delete = false;

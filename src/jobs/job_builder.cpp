@@ -559,13 +559,12 @@ void JobBuilder::finish(const JobsConfig& jobs) {
         options.state_dir = *jobs.state_dir;
     }
     if (auto layout = check_placement_options(options);
-        !layout && (layout.error().subject == "--download-policy" ||
-                    layout.error().subject == "--prefetch")) {
+        !layout &&
+        (layout.error().subject == "--download-policy" || layout.error().subject == "--prefetch")) {
         const std::string_view key =
             layout.error().subject == "--prefetch" ? "prefetch" : "download-policy";
-        const ConfigLocation at =
-            key_at(key == "prefetch" ? "prefetch" : "download_policy")
-                .value_or(ConfigLocation{file_, section_.line});
+        const ConfigLocation at = key_at(key == "prefetch" ? "prefetch" : "download_policy")
+                                      .value_or(ConfigLocation{file_, section_.line});
         fail_at(at.file, at.line, key, layout.error().message);
     } else if (!layout) {
         fail(section_.line,

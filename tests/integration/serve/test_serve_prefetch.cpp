@@ -19,9 +19,9 @@ namespace fs = std::filesystem;
 
 // The newest EVR of every name.arch of versions-repo, sorted (tests/integration/sync/
 // test_keep_versions.cpp lists them all).
-const std::vector<std::string> kNewest{"alpha-2.0-2.x86_64.rpm", "beta-0.5-1.noarch.rpm",
-                                       "gamma-1.0-1.x86_64.rpm"};
-const std::string kOlder = "alpha-1.2-1.x86_64.rpm";
+const std::vector<std::string> kNewestOfEach{"alpha-2.0-2.x86_64.rpm", "beta-0.5-1.noarch.rpm",
+                                             "gamma-1.0-1.x86_64.rpm"};
+const std::string kAnOlderOne = "alpha-1.2-1.x86_64.rpm";
 
 class ServePrefetchTest : public ServeFixture {
   protected:
@@ -63,8 +63,7 @@ class ServePrefetchTest : public ServeFixture {
     // How many times upstream was asked for Packages/`name`, up to now.
     std::size_t upstream_requests(const std::string& name) {
         const std::vector<std::string> uris = uris_since(*upstream_server_, 0);
-        return static_cast<std::size_t>(
-            std::count(uris.begin(), uris.end(), "/Packages/" + name));
+        return static_cast<std::size_t>(std::count(uris.begin(), uris.end(), "/Packages/" + name));
     }
 
     fs::path versions_;
@@ -75,35 +74,35 @@ TEST_F(ServePrefetchTest, NewestIsHeldAfterSyncAndAnOlderOneIsFetchedOnDemand) {
     configure("prefetch = newest\n");
     const CommandResult synced = sync_config();
     ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
-    EXPECT_EQ(held(), kNewest) << "the newest of each name.arch prefetched, nothing older";
-    for (const std::string& name : kNewest) {
+    EXPECT_EQ(held(), kNewestOfEach) << "the newest of each name.arch prefetched, nothing older";
+    for (const std::string& name : kNewestOfEach) {
         EXPECT_EQ(read_file(mirror_root() / "versions" / "Packages" / name),
                   read_file(versions_ / "Packages" / name))
             << name;
     }
-    EXPECT_EQ(upstream_requests(kOlder), 0U);
+    EXPECT_EQ(upstream_requests(kAnOlderOne), 0U);
 
     start_server();
-    const HttpReply older = get("/versions/Packages/" + kOlder);
+    const HttpReply older = get("/versions/Packages/" + kAnOlderOne);
     EXPECT_EQ(older.status, 200) << server_log();
-    EXPECT_EQ(older.body, read_file(versions_ / "Packages" / kOlder));
-    EXPECT_EQ(upstream_requests(kOlder), 1U) << "fetched on demand";
-    EXPECT_TRUE(fs::is_regular_file(mirror_root() / "versions" / "Packages" / kOlder))
+    EXPECT_EQ(older.body, read_file(versions_ / "Packages" / kAnOlderOne));
+    EXPECT_EQ(upstream_requests(kAnOlderOne), 1U) << "fetched on demand";
+    EXPECT_TRUE(fs::is_regular_file(mirror_root() / "versions" / "Packages" / kAnOlderOne))
         << "and kept";
     // A prefetched one is served from the mirror: upstream was asked for it by the sync only.
-    EXPECT_EQ(get("/versions/Packages/" + kNewest.front()).body,
-              read_file(versions_ / "Packages" / kNewest.front()));
-    EXPECT_EQ(upstream_requests(kNewest.front()), 1U);
+    EXPECT_EQ(get("/versions/Packages/" + kNewestOfEach.front()).body,
+              read_file(versions_ / "Packages" / kNewestOfEach.front()));
+    EXPECT_EQ(upstream_requests(kNewestOfEach.front()), 1U);
 }
 
 TEST_F(ServePrefetchTest, NamesAndGlobsPrefetchTheirPackagesOnly) {
     configure("prefetch = beta, gamma-8*\n");
     const CommandResult synced = sync_config();
     ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
-    EXPECT_EQ(held(), (std::vector<std::string>{"beta-0.1-1.noarch.rpm", "beta-0.2-1.noarch.rpm",
-                                                "beta-0.3-1.noarch.rpm", "beta-0.4-1.noarch.rpm",
-                                                "beta-0.5-1.noarch.rpm",
-                                                "gamma-8.0-1.x86_64.rpm"}));
+    EXPECT_EQ(held(),
+              (std::vector<std::string>{"beta-0.1-1.noarch.rpm", "beta-0.2-1.noarch.rpm",
+                                        "beta-0.3-1.noarch.rpm", "beta-0.4-1.noarch.rpm",
+                                        "beta-0.5-1.noarch.rpm", "gamma-8.0-1.x86_64.rpm"}));
 }
 
 TEST_F(ServePrefetchTest, BadValuesAreRefusedNamingTheFileLineAndValue) {
