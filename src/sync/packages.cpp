@@ -331,6 +331,9 @@ std::vector<std::size_t> RepoSync::prefetched(const PackageIndex& index,
     if (!options_.prefetch.active() || absent.empty()) {
         return {};
     }
+    if (options_.prefetch.everything) {
+        return absent;
+    }
     const Selection chosen =
         select_packages(index, prefetch_selection(options_.prefetch, options_.selection));
     const std::unordered_set<std::size_t> positions(chosen.positions.begin(),

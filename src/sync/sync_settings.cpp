@@ -105,8 +105,8 @@ std::string options_fingerprint(const SyncOptions& options, const SelectionOptio
         // A mirror made on demand lacks packages: the first immediate run must fetch them.
         text += fmt::format(" policy={}", download_policy_name(options.download_policy));
         // A prefetch added or widened must fetch its packages though the metadata is the same.
-        if (options.prefetch.newest) {
-            text += " prefetch=newest";
+        if (options.prefetch.everything || options.prefetch.newest) {
+            text += options.prefetch.everything ? " prefetch=all" : " prefetch=newest";
         }
         append_list("prefetch", options.prefetch.globs);
     }

@@ -53,9 +53,12 @@ struct Prefetch {
     bool newest = false;
     // Package names or fnmatch globs, matched as includepkgs are (name, name.arch, NEVRA forms).
     std::vector<std::string> globs;
+    // Every selected package: set by run_sync for an on-demand job that takes a snapshot
+    // (rpmirror/run/sync_run.hpp), so that the snapshot holds everything its metadata lists.
+    bool everything = false;
 
     // True iff anything is prefetched.
-    bool active() const { return newest || !globs.empty(); }
+    bool active() const { return newest || !globs.empty() || everything; }
 };
 
 // Parses a --prefetch value: "newest", or package names/globs separated by commas or white
