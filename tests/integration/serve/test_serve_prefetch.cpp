@@ -130,5 +130,49 @@ TEST_F(ServePrefetchTest, BadValuesAreRefusedNamingTheFileLineAndValue) {
     EXPECT_FALSE(fs::exists(mirror_root() / "versions" / "repodata")) << "nothing published";
 }
 
+// A job's snapshot of an on-demand mirror: the sync fetches every listed package first, so the
+// snapshot holds them all and upstream deleting one cannot make it 404.
+TEST_F(ServePrefetchTest, ASnapshotOfAnOnDemandJobHoldsEveryListedPackage) {
+    configure("snapshot = pinned\n");
+    const CommandResult synced = sync_config();
+    ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
+    const fs::path snapshot = mirror_root() / "snapshots" / "versions" / "pinned";
+    std::vector<std::string> listed;
+    for (const auto& entry : fs::directory_iterator(versions_ / "Packages")) {
+        listed.push_back(entry.path().filename().string());
+    }
+    std::sort(listed.begin(), listed.end());
+    ASSERT_EQ(listed.size(), 15U);
+    EXPECT_EQ(held(), listed) << "every listed package fetched by the sync";
+    for (const std::string& name : listed) {
+        ASSERT_TRUE(fs::is_regular_file(snapshot / "Packages" / name)) << name << synced.err;
+        EXPECT_EQ(read_file(snapshot / "Packages" / name), read_file(versions_ / "Packages" / name))
+            << name;
+    }
+
+    // Upstream deletes a package: the snapshot, served by nginx, still has it.
+    const std::string kept = read_file(versions_ / "Packages" / kAnOlderOne);
+    fs::remove(versions_ / "Packages" / kAnOlderOne);
+    NginxServer& snapshots = serve(snapshot);
+    const CommandResult got =
+        run_to_end({"curl", "-sS", "--fail", "-o", (tmp_ / "got.rpm").string(),
+                    snapshots.url("/Packages/" + kAnOlderOne)},
+                   tmp_ / "logs");
+    EXPECT_EQ(got.exit_code, 0) << got.err;
+    EXPECT_EQ(read_file(tmp_ / "got.rpm"), kept);
+}
+
+// A listed package upstream no longer has fails the sync, naming it, and no snapshot is taken.
+TEST_F(ServePrefetchTest, AFetchFailureRefusesTheSnapshotOfAnOnDemandJob) {
+    fs::remove(versions_ / "Packages" / kAnOlderOne);
+    configure("snapshot = pinned\nretries = 1\n");
+    const CommandResult synced = sync_config();
+    EXPECT_NE(synced.exit_code, 0) << synced.out << synced.err;
+    EXPECT_NE((synced.out + synced.err).find("alpha-1.2-1"), std::string::npos)
+        << synced.out << synced.err;
+    EXPECT_FALSE(fs::exists(mirror_root() / "snapshots" / "versions" / "pinned"))
+        << "nothing half-made";
+}
+
 }  // namespace
 }  // namespace rpmirror::test
