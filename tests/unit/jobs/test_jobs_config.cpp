@@ -560,27 +560,23 @@ TEST_F(JobsConfigTest, PrefetchKey) {
     EXPECT_EQ(b.options.prefetch.globs,
               (std::vector<std::string>{"kernel*", "glibc", "bash.x86_64"}));
     EXPECT_FALSE(job_named(config->jobs, "c").options.prefetch.active()) << "none by default";
-    const JobConfig& d = job_named(config->jobs, "d");
-    ASSERT_EQ(d.errors.size(), 1U);
-    EXPECT_EQ(d.errors[0], main_file() +
-                               ":15: job 'd': prefetch: invalid prefetch 'newest,glibc': newest "
-                               "is not combined with package names (expected newest, or package "
-                               "names or globs separated by commas)");
-    const JobConfig& e = job_named(config->jobs, "e");
-    ASSERT_EQ(e.errors.size(), 1U);
-    EXPECT_NE(e.errors[0].find(":18: job 'e': prefetch: invalid prefetch 'Packages/glibc': "
-                               "'Packages/glibc' is no package name or glob"),
-              std::string::npos)
-        << e.errors[0];
-    const JobConfig& f = job_named(config->jobs, "f");
-    ASSERT_EQ(f.errors.size(), 1U);
-    EXPECT_NE(f.errors[0].find(":22: job 'f': prefetch: prefetch needs download-policy on-demand "
-                               "(not streamed)"),
-              std::string::npos)
-        << f.errors[0];
-    const JobConfig& g = job_named(config->jobs, "g");
-    ASSERT_EQ(g.errors.size(), 1U);
-    EXPECT_NE(g.errors[0].find("invalid prefetch ',': empty"), std::string::npos) << g.errors[0];
+    // Each bad job has exactly one error, holding `text`.
+    const auto one_error = [&](const std::string& job, const std::string& text) {
+        const JobConfig& bad = job_named(config->jobs, job);
+        ASSERT_EQ(bad.errors.size(), 1U) << job;
+        EXPECT_NE(bad.errors[0].find(text), std::string::npos) << bad.errors[0];
+    };
+    one_error("d", main_file() +
+                       ":15: job 'd': prefetch: invalid prefetch 'newest,glibc': newest is not "
+                       "combined with package names (expected newest, or package names or globs "
+                       "separated by commas)");
+    one_error("e",
+              ":18: job 'e': prefetch: invalid prefetch 'Packages/glibc': 'Packages/glibc' "
+              "is no package name or glob");
+    one_error("f",
+              ":22: job 'f': prefetch: prefetch needs download-policy on-demand (not "
+              "streamed)");
+    one_error("g", "invalid prefetch ',': empty");
 }
 
 TEST_F(JobsConfigTest, DedupeKeysAndTheDestinationAsSiblings) {
