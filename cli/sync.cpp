@@ -122,6 +122,13 @@ Result<SyncOptions> sync_options_from(const SyncArgs& args) {
         return tl::unexpected(std::move(policy.error()));
     }
     options.download_policy = *policy;
+    if (args.prefetch) {
+        auto prefetch = parse_prefetch(*args.prefetch, "--prefetch");
+        if (!prefetch) {
+            return tl::unexpected(std::move(prefetch.error()));
+        }
+        options.prefetch = std::move(*prefetch);
+    }
     options.sign_key = args.sign_key;
     options.delete_unlisted = args.delete_unlisted;
     options.force_delete = args.force_delete;
@@ -353,6 +360,11 @@ Command add_sync_command(CLI::App& parent) {
                     "`rpmirror serve` fetches each package at its first request and keeps it) "
                     "or streamed (as on-demand, nothing kept)")
         ->option_text("POLICY");
+    app->add_option("--prefetch", args->prefetch,
+                    "with --download-policy on-demand: fetch these packages all the same, "
+                    "'newest' (the newest version of each name.arch) or package names/globs "
+                    "separated by commas; the rest are fetched on demand")
+        ->option_text("WHAT");
     CLI::Option* delete_option = app->add_flag("--delete", args->delete_unlisted,
                                                "remove local packages that are no longer selected");
     app->add_flag("--force-delete", args->force_delete,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,7 @@ struct SyncArgs {
     bool upstream_metadata = false;
     bool publish_partial = false;
     std::string download_policy = "immediate";  // --download-policy
+    std::optional<std::string> prefetch;        // --prefetch
     std::string sign_key;
     bool delete_unlisted = false;
     bool force_delete = false;

@@ -15,7 +15,7 @@ _rpmirror_s3_opts='--s3-endpoint --s3-region --s3-profile --s3-addressing'
 _rpmirror_sync_opts="-h --help --repo --repoid --enablerepo --disablerepo --nogpgcheck --refresh
   -C --cacheonly -4 -6 -y --assumeyes --assumeno --noplugins --enableplugin --disableplugin
   -d --debuglevel -e --errorlevel --color $_rpmirror_repo_source_opts -p --download-path
-  --norepopath --metadata-path --download-metadata --upstream-metadata --sign-key --download-policy --publish-partial --delete
+  --norepopath --metadata-path --download-metadata --upstream-metadata --sign-key --download-policy --prefetch --publish-partial --delete
   --force-delete -n --newest-only --keep-versions -a --arch --source --remote-time -m --downloadcomps
   --safe-write-path --upstream-layout --mirror-url --keep-releases --flatten-hrefs --treeinfo --skip-bad-images --dedupe --dedupe-dir -u --urls --min-buildtime --advisories --advisory-severity --as-of -g --gpgcheck
   --packages --packages-file --with-dependencies --no-weak-dependencies --installed-base --modules --closure-repos
@@ -48,7 +48,7 @@ _rpmirror_value_opts=' --repo --repoid --enablerepo --disablerepo --enableplugin
   -d --debuglevel -e --errorlevel --color --repofrompath -c --config --reposdir --varsdir
   --setopt --releasever --basearch --forcearch -x --exclude --excludepkgs --disableexcludes
   --disable-excludes --installroot -p --download-path --metadata-path --sign-key --download-policy
-  --keep-versions -a --arch --safe-write-path --dedupe --dedupe-dir --min-buildtime
+  --prefetch --keep-versions -a --arch --safe-write-path --dedupe --dedupe-dir --min-buildtime
   --advisories --advisory-severity --as-of --gpgcheck-keys -j --parallel --zchunk --connections-per-file --segment-min-size --json --state-dir --keep-snapshots --snapshot-dir --config-file --job --parallel-jobs
   --max-per-host --shard --metrics-file --on-change --threads -t --type --mode --name --as
   --s3-endpoint --s3-region --s3-profile --s3-addressing --s3-spool-dir --s3-spool-size --s3-parallel
@@ -248,6 +248,13 @@ _rpmirror() {
         --download-policy)
             COMPREPLY=($(compgen -W 'immediate on-demand streamed' -- "$cur"))
             return
+            ;;
+        --prefetch)
+            # sync's takes a value (exec's is a flag, completed as any option below).
+            if [[ $command == sync || $command == reposync ]]; then
+                COMPREPLY=($(compgen -W 'newest' -- "$cur"))
+                return
+            fi
             ;;
         --mode)
             COMPREPLY=($(compgen -W 'off plain buffer mmap nofsync full deferred' -- "$cur"))

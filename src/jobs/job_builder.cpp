@@ -256,6 +256,15 @@ const std::map<std::string_view, JobBuilder::KeyHandler>& JobBuilder::job_keys()
              job.job_.options.download_policy = *policy;
              return {};
          }},
+        {"prefetch",
+         [](JobBuilder& job, const KeyValue& key) -> Problem {
+             auto prefetch = parse_prefetch(key.value, "prefetch");
+             if (!prefetch) {
+                 return bad(prefetch.error().message);
+             }
+             job.job_.options.prefetch = std::move(*prefetch);
+             return {};
+         }},
         {"publish_partial",
          [](JobBuilder& job, const KeyValue& key) {
              return set_bool(job.job_.options.publish_partial, key.value);
@@ -550,10 +559,13 @@ void JobBuilder::finish(const JobsConfig& jobs) {
         options.state_dir = *jobs.state_dir;
     }
     if (auto layout = check_placement_options(options);
-        !layout && layout.error().subject == "--download-policy") {
-        const ConfigLocation at =
-            key_at("download_policy").value_or(ConfigLocation{file_, section_.line});
-        fail_at(at.file, at.line, "download-policy", layout.error().message);
+        !layout &&
+        (layout.error().subject == "--download-policy" || layout.error().subject == "--prefetch")) {
+        const std::string_view key =
+            layout.error().subject == "--prefetch" ? "prefetch" : "download-policy";
+        const ConfigLocation at = key_at(key == "prefetch" ? "prefetch" : "download_policy")
+                                      .value_or(ConfigLocation{file_, section_.line});
+        fail_at(at.file, at.line, key, layout.error().message);
     } else if (!layout) {
         fail(section_.line,
              options.keep_releases > 0 && layout.error().subject == "--keep-releases"

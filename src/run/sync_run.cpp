@@ -169,6 +169,13 @@ SyncRunResult run_sync(SyncRun run, SyncRunEvents* events, std::stop_token stop)
     if (run.snapshot_name.empty()) {
         run.snapshot_name = default_snapshot_name(std::chrono::system_clock::now());
     }
+    // A snapshot pins what its mirror lists: an on-demand job that takes one fetches every listed
+    // package first, so that upstream deleting one can never make the snapshot 404.
+    for (JobConfig& job : run.jobs) {
+        if (job.snapshot && job.options.download_policy == DownloadPolicy::OnDemand) {
+            job.options.prefetch.everything = true;
+        }
+    }
     StepsAfterJob steps(run, events);
     result.outcomes = run_jobs(run.jobs, run.runner, &steps, stop);
     if (!run.metrics_file.empty()) {

@@ -113,10 +113,13 @@ Result<void> LiveMirror::check_repository(Part& part, const SnapshotCreateOption
         return make_error(ErrorCode::BadInput,
                           "not a complete, verified mirror: " + describe_problems(report) +
                               (on_demand ? "; it is synced with a download policy that fetches "
-                                           "packages on demand: run `rpmirror sync "
-                                           "--download-policy immediate` (job key "
-                                           "download-policy = immediate) first, or fetch every "
-                                           "package through `rpmirror serve`"
+                                           "packages on demand: take the snapshot with the sync "
+                                           "(`rpmirror sync --snapshot`, job key snapshot =: an "
+                                           "on-demand sync then fetches every listed package "
+                                           "first), run `rpmirror sync --download-policy "
+                                           "immediate` (job key download-policy = immediate) "
+                                           "first, or fetch every package through `rpmirror "
+                                           "serve`; a streamed mirror keeps none"
                                          : ""),
                           shown);
     }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <future>
 #include <memory>
+#include <unordered_set>
 
 #include <fmt/core.h>
 
@@ -276,12 +277,13 @@ Result<void> RepoSync::place_packages(const PackageIndex& index, const Selection
             plan_.duplicate_paths));
     }
     store::Survey survey = placement.survey(index);
-    // On demand (streamed): what the store lacks is left for `rpmirror serve` to fetch; what it
-    // holds is still judged, and a damaged one fetched again below.
+    // On demand (streamed): what the store lacks is left for `rpmirror serve` to fetch, but for
+    // those --prefetch names; what it holds is still judged, and a damaged one fetched again
+    // below.
     const bool on_demand = options_.download_policy != DownloadPolicy::Immediate;
-    const std::vector<std::size_t> to_fetch =
-        on_demand ? std::vector<std::size_t>()
-                  : placement.copy_duplicates(index, std::move(survey.absent));
+    std::vector<std::size_t> eager =
+        on_demand ? prefetched(index, std::move(survey.absent)) : std::move(survey.absent);
+    const std::vector<std::size_t> to_fetch = placement.copy_duplicates(index, eager);
     auto first = fetch_into(index, placement, to_fetch);
     const std::vector<store::Judgement> judged = survey.judged.get();
     if (!first) {
@@ -313,7 +315,7 @@ Result<void> RepoSync::place_packages(const PackageIndex& index, const Selection
         }
     }
     report_.replaced = replace.size();
-    placed_targets_ = on_demand ? std::vector<std::size_t>() : plan_.to_download;
+    placed_targets_ = on_demand ? std::move(eager) : plan_.to_download;
     placed_targets_.insert(placed_targets_.end(), replace.begin(), replace.end());
     if (auto second = fetch_into(index, placement, replace); !second) {
         return second;
@@ -322,6 +324,24 @@ Result<void> RepoSync::place_packages(const PackageIndex& index, const Selection
         check_package_signatures(index);
     }
     return {};
+}
+
+std::vector<std::size_t> RepoSync::prefetched(const PackageIndex& index,
+                                              std::vector<std::size_t> absent) const {
+    if (!options_.prefetch.active() || absent.empty()) {
+        return {};
+    }
+    if (options_.prefetch.everything) {
+        return absent;
+    }
+    const Selection chosen =
+        select_packages(index, prefetch_selection(options_.prefetch, options_.selection));
+    const std::unordered_set<std::size_t> positions(chosen.positions.begin(),
+                                                    chosen.positions.end());
+    std::erase_if(absent, [&](std::size_t target) {
+        return !positions.contains(plan_.targets[target].position);
+    });
+    return absent;
 }
 
 void RepoSync::shared_file_conflict(const PackageIndex& index, std::size_t target,

@@ -1,6 +1,7 @@
 // The options checked once for the command line and for jobs: where a repository and its
 // packages go (--upstream-layout, --mirror-url, --flatten-hrefs, --treeinfo), and what a
 // dependency closure (--packages, --packages-file, --with-dependencies) takes.
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <sstream>
@@ -39,8 +40,71 @@ Result<DownloadPolicy> parse_download_policy(std::string_view text, std::string_
                       std::string(shown));
 }
 
+Result<Prefetch> parse_prefetch(std::string_view text, std::string_view shown) {
+    Prefetch prefetch;
+    std::vector<std::string> words;
+    std::size_t at = 0;
+    while (at < text.size()) {
+        const std::size_t end = std::min(text.find_first_of(", \t", at), text.size());
+        if (end > at) {
+            words.emplace_back(text.substr(at, end - at));
+        }
+        at = end + 1;
+    }
+    const auto bad = [&](std::string why) -> Result<Prefetch> {
+        return make_error(ErrorCode::BadInput,
+                          fmt::format("invalid prefetch '{}': {} (expected newest, or package "
+                                      "names or globs separated by commas)",
+                                      text, why),
+                          std::string(shown));
+    };
+    if (words.empty()) {
+        return bad("empty");
+    }
+    for (std::string& word : words) {
+        if (word == "newest") {
+            prefetch.newest = true;
+            continue;
+        }
+        for (const char c : word) {
+            if (c == '/' || c == '"' || c == '\'' || c == '\\' ||
+                static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+                return bad(fmt::format("'{}' is no package name or glob", word));
+            }
+        }
+        prefetch.globs.push_back(std::move(word));
+    }
+    if (prefetch.newest && !prefetch.globs.empty()) {
+        return bad("newest is not combined with package names");
+    }
+    return prefetch;
+}
+
+SelectionOptions prefetch_selection(const Prefetch& prefetch, const SelectionOptions& selection) {
+    SelectionOptions chosen;
+    chosen.arches = selection.arches;
+    chosen.source_only = selection.source_only;
+    if (prefetch.newest) {
+        chosen.include_globs = selection.include_globs;
+        chosen.exclude_globs = selection.exclude_globs;
+        chosen.newest_only = true;
+        chosen.keep_versions = 1;
+    } else {
+        chosen.include_globs = prefetch.globs;
+    }
+    return chosen;
+}
+
 Result<void> check_placement_options(const SyncOptions& options) {
     const std::string destination = options.download_path.string();
+    if (options.prefetch.active() && options.download_policy != DownloadPolicy::OnDemand) {
+        return make_error(ErrorCode::BadInput,
+                          fmt::format("prefetch needs download-policy on-demand (not {}): the "
+                                      "packages it fetches are kept beside those fetched on "
+                                      "demand",
+                                      download_policy_name(options.download_policy)),
+                          "--prefetch");
+    }
     if (options.download_policy != DownloadPolicy::Immediate) {
         const std::string_view policy = download_policy_name(options.download_policy);
         if (!options.download_metadata) {

@@ -294,6 +294,11 @@ class RepoSync {
     void shared_file_conflict(const PackageIndex& index, std::size_t target,
                               const std::string& where, const std::string& held);
 
+    // Of `absent` (indices into plan_.targets), those --prefetch selects (SyncOptions::prefetch),
+    // for an on-demand sync to fetch all the same; empty without a prefetch.
+    std::vector<std::size_t> prefetched(const PackageIndex& index,
+                                        std::vector<std::size_t> absent) const;
+
     // --delete: removes the store's packages `keep` does not name (store::delete_unlisted).
     Result<void> delete_unlisted(const std::set<std::string>& keep);
 

@@ -104,6 +104,11 @@ std::string options_fingerprint(const SyncOptions& options, const SelectionOptio
     if (options.download_policy != DownloadPolicy::Immediate) {
         // A mirror made on demand lacks packages: the first immediate run must fetch them.
         text += fmt::format(" policy={}", download_policy_name(options.download_policy));
+        // A prefetch added or widened must fetch its packages though the metadata is the same.
+        if (options.prefetch.everything || options.prefetch.newest) {
+            text += options.prefetch.everything ? " prefetch=all" : " prefetch=newest";
+        }
+        append_list("prefetch", options.prefetch.globs);
     }
     if (options.check_package_signatures && repo.gpgcheck) {
         // Packages kept by a run without the check (or with other keys) must be checked by the

@@ -85,7 +85,8 @@ struct SyncRunResult {
 };
 
 // Runs `run`: keeps the shard's jobs; solves each group of jobs' dependency closure
-// (assign_job_closures) before any job runs; for RunKind::Repositories checks that no
+// (assign_job_closures) before any job runs; makes an on-demand job that takes a snapshot fetch
+// every listed package (Prefetch::everything); for RunKind::Repositories checks that no
 // repository's tree (with its snapshots) lies inside another's (check_tree_overlaps); then runs
 // the jobs (run_jobs); after each job that succeeded and asks for one, takes its snapshot
 // (snapshot_after_sync) and, after each that changed its mirror, runs its hook

@@ -44,6 +44,34 @@ std::string_view download_policy_name(DownloadPolicy policy);
 // Thread-safe.
 Result<DownloadPolicy> parse_download_policy(std::string_view text, std::string_view shown);
 
+// The packages an on-demand sync fetches eagerly (--prefetch, job key prefetch; the hybrid
+// policy): those of the sync's selection that this selects too, fetched and verified as an
+// immediate sync fetches them; the rest are left for `rpmirror serve` to fetch on demand.
+struct Prefetch {
+    // "newest": the newest version of each name.arch of the selection (as --newest-only
+    // selects them, the selection's arches, includes and excludes applied first).
+    bool newest = false;
+    // Package names or fnmatch globs, matched as includepkgs are (name, name.arch, NEVRA forms).
+    std::vector<std::string> globs;
+    // Every selected package: set by run_sync for an on-demand job that takes a snapshot
+    // (rpmirror/run/sync_run.hpp), so that the snapshot holds everything its metadata lists.
+    bool everything = false;
+
+    // True iff anything is prefetched.
+    bool active() const { return newest || !globs.empty() || everything; }
+};
+
+// Parses a --prefetch value: "newest", or package names/globs separated by commas or white
+// space. Returns Error{BadInput} whose subject is `shown` ("--prefetch", "FILE:LINE: prefetch")
+// naming the value iff it is empty, or a name holds a character no package name has ('/',
+// quotes, control characters), or "newest" is mixed with names.
+// Thread-safe.
+Result<Prefetch> parse_prefetch(std::string_view text, std::string_view shown);
+
+// The selection `prefetch` (active) makes among the packages `selection` selects: the options
+// select_packages is given, whose result is intersected with the sync's own selection.
+SelectionOptions prefetch_selection(const Prefetch& prefetch, const SelectionOptions& selection);
+
 struct SyncOptions {
     std::filesystem::path download_path = ".";           // -p
     std::optional<std::filesystem::path> metadata_path;  // --metadata-path
@@ -69,6 +97,9 @@ struct SyncOptions {
     // published listing packages the mirror does not hold yet; those it holds are still checked
     // (a damaged one is fetched again), and --delete removes only packages no longer listed.
     DownloadPolicy download_policy = DownloadPolicy::Immediate;
+    // --prefetch (job key prefetch; with download_policy OnDemand only): packages fetched by
+    // the sync all the same; inactive = none.
+    Prefetch prefetch;
     bool delete_unlisted = false;  // --delete
     // --force-delete: --delete even where it would leave the mirror with no package, or with
     // fewer than half of the packages it holds (one of at least kMassDeletionFloor packages);
@@ -199,7 +230,8 @@ struct SyncOptions {
 // --treeinfo is combined with --metadata-path, --upstream-layout or --flatten-hrefs, or
 // --skip-bad-images is given without --treeinfo; Error{BadInput} whose subject is
 // "--download-policy" iff a policy other than immediate is given without --download-metadata or
-// with --upstream-layout, --flatten-hrefs or --treeinfo.
+// with --upstream-layout, --flatten-hrefs or --treeinfo; Error{BadInput} whose subject is
+// "--prefetch" iff a prefetch is set with a policy other than on-demand.
 Result<void> check_placement_options(const SyncOptions& options);
 
 // Refuses, naming the option, what --with-dependencies (a job's with-dependencies) cannot be

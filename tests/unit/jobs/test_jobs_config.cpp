@@ -535,6 +535,50 @@ TEST_F(JobsConfigTest, DownloadPolicyKey) {
         << f.errors[0];
 }
 
+// prefetch (the hybrid policy): newest, or names/globs separated by commas or spaces, with
+// download-policy = on-demand only; a bad value names the key's line and the value.
+TEST_F(JobsConfigTest, PrefetchKey) {
+    auto config = load(
+        "[main]\ndestination = /srv/mirror\ndownload-metadata = 1\n"
+        "download-policy = on-demand\n"
+        "[a]\nbaseurl = http://example.com/a/\nprefetch = newest\n"
+        "[b]\nbaseurl = http://example.com/b/\nprefetch = kernel*, glibc bash.x86_64\n"
+        "[c]\nbaseurl = http://example.com/c/\n"
+        "[d]\nbaseurl = http://example.com/d/\nprefetch = newest,glibc\n"
+        "[e]\nbaseurl = http://example.com/e/\nprefetch = Packages/glibc\n"
+        "[f]\nbaseurl = http://example.com/f/\ndownload-policy = streamed\n"
+        "prefetch = newest\n"
+        "[g]\nbaseurl = http://example.com/g/\nprefetch = ,\n");
+    ASSERT_TRUE(config) << config.error().to_string();
+    const JobConfig& a = job_named(config->jobs, "a");
+    EXPECT_TRUE(a.errors.empty());
+    EXPECT_TRUE(a.options.prefetch.newest);
+    EXPECT_TRUE(a.options.prefetch.globs.empty());
+    const JobConfig& b = job_named(config->jobs, "b");
+    EXPECT_TRUE(b.errors.empty());
+    EXPECT_FALSE(b.options.prefetch.newest);
+    EXPECT_EQ(b.options.prefetch.globs,
+              (std::vector<std::string>{"kernel*", "glibc", "bash.x86_64"}));
+    EXPECT_FALSE(job_named(config->jobs, "c").options.prefetch.active()) << "none by default";
+    // Each bad job has exactly one error, holding `text`.
+    const auto one_error = [&](const std::string& job, const std::string& text) {
+        const JobConfig& bad = job_named(config->jobs, job);
+        ASSERT_EQ(bad.errors.size(), 1U) << job;
+        EXPECT_NE(bad.errors[0].find(text), std::string::npos) << bad.errors[0];
+    };
+    one_error("d", main_file() +
+                       ":15: job 'd': prefetch: invalid prefetch 'newest,glibc': newest is not "
+                       "combined with package names (expected newest, or package names or globs "
+                       "separated by commas)");
+    one_error("e",
+              ":18: job 'e': prefetch: invalid prefetch 'Packages/glibc': 'Packages/glibc' "
+              "is no package name or glob");
+    one_error("f",
+              ":22: job 'f': prefetch: prefetch needs download-policy on-demand (not "
+              "streamed)");
+    one_error("g", "invalid prefetch ',': empty");
+}
+
 TEST_F(JobsConfigTest, DedupeKeysAndTheDestinationAsSiblings) {
     auto config = load(
         "[main]\ndestination = /srv/mirror\n"
