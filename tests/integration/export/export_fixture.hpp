@@ -29,9 +29,10 @@ class ExportFixture : public SyncFixture {
         }
     }
 
-    // `rpmirror sync` of every upstream into near_ (metadata, --delete).
-    CommandResult sync_near() {
+    // `rpmirror sync` of every upstream into near_ (metadata, --delete), with `extra` arguments.
+    CommandResult sync_near(const std::vector<std::string>& extra = {}) {
         std::vector<std::string> args{"-p", near_.string(), "--download-metadata", "--delete"};
+        args.insert(args.end(), extra.begin(), extra.end());
         for (const std::string& id : kExportIds) {
             if (servers_.find(id) == servers_.end()) {
                 servers_[id] = &serve(upstreams_[id]);
