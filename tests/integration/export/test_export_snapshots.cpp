@@ -73,8 +73,9 @@ TEST_F(ExportSnapshots, KeepSnapshotsKeepsEveryExportBaseAndBaseAutoTakesTheNewe
 
     second_revision("alpha");
     const fs::path snapshots = near_ / "snapshots" / "alpha";
-    for (const std::string& name : {"s1", "s2"}) {
-        const CommandResult synced = sync_near({"--snapshot=" + name, "--keep-snapshots", "1"});
+    for (const char* name : {"s1", "s2"}) {
+        const CommandResult synced =
+            sync_near({std::string("--snapshot=") + name, "--keep-snapshots", "1"});
         ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
     }
     EXPECT_FALSE(fs::exists(snapshots / "s1"));
