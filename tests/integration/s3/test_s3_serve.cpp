@@ -25,7 +25,8 @@ class S3Serve : public S3SyncTest {
         const std::string job = "baseurl = " + repo_url_ + "\ndownload-metadata = 1\n";
         config_ = TempDir::write_at(tmp_ / "etc" / "rpmirror.conf",
                                     "[main]\ndestination = " + destination() + "\n\n[sample]\n" +
-                                        job + "\n[lazy]\n" + job + "download-policy = on-demand\n");
+                                        job + "\n[lazy]\n" + job +
+                                        "download-policy = on-demand\nretries = 1\n");
         const CommandResult synced =
             run_to_end(rpmirror_sync_argv({"--config-file", config_.string()}), tmp_ / "logs");
         ASSERT_EQ(synced.exit_code, 0) << synced.out << synced.err;
