@@ -129,6 +129,21 @@ class ExportFixture : public SyncFixture {
         return packages;
     }
 
+    // Checks that the bundle `name` is incremental on `base` and carries what second_revision
+    // changed in alpha (medium added, data gone), and that it imports onto far_, which then holds
+    // near_'s alpha.
+    void expect_second_revision_imports(const std::string& name, const std::string& base) {
+        const nlohmann::json written = manifest(name);
+        EXPECT_EQ(written["kind"], "incremental");
+        EXPECT_EQ(written["base"]["name"], base);
+        std::uint64_t carried_bytes = 0;
+        EXPECT_EQ(carried_packages(written, carried_bytes), std::vector<std::string>{kMediumHref});
+        EXPECT_EQ(removed_packages(written), std::vector<std::string>{kDataHref});
+        const CommandResult imported = import_bundle(name, far_);
+        ASSERT_EQ(imported.exit_code, 0) << imported.out << imported.err;
+        EXPECT_EQ(published(far_ / "alpha"), published(near_ / "alpha"));
+    }
+
     // A bundle's copy with one change, for the refusals (the bundle itself stays good).
     std::filesystem::path damaged_copy(const std::string& name, const std::string& as) {
         std::filesystem::copy(tmp_ / name, tmp_ / as, std::filesystem::copy_options::recursive);
