@@ -31,6 +31,7 @@ struct ExportArgs {
     std::string snapshot_dir;
     std::string state_dir;
     S3Args s3;
+    bool copy = false;
     bool quiet = false;
 };
 
@@ -64,6 +65,7 @@ int run_export(const ExportArgs& args) {
     }
     options.syncable = args.format == "syncable";
     options.snapshot_dir = args.snapshot_dir;
+    options.copy = args.copy;
     options.sign_key = args.sign_key;
     options.state_dir = args.state_dir;
     options.s3 = s3_overrides(args.s3);
@@ -95,8 +97,10 @@ int run_export(const ExportArgs& args) {
                        repository.removed);
         }
     }
-    fmt::print("{}: {} chunk(s), {}{}; snapshot {} kept\n", report->bundle.string(), report->chunks,
-               megabytes(report->bytes), report->signed_manifest ? ", manifest signed" : "",
+    fmt::print("{}: {} chunk(s), {}{}, {}; snapshot {} kept\n", report->bundle.string(),
+               report->chunks, megabytes(report->bytes),
+               report->signed_manifest ? ", manifest signed" : "",
+               report->base.empty() ? std::string("complete") : "incremental on " + report->base,
                report->snapshot);
     return kExitOk;
 }
@@ -162,7 +166,8 @@ Command add_export_command(CLI::App& parent) {
         ->required();
     app->add_option("--base", args->base,
                     "only what changed since this snapshot (the far side holds it), this bundle "
-                    "directory or this bundle's name (the far side imported it)");
+                    "directory or this bundle's name (the far side imported it); auto: since the "
+                    "last bundle exported here (complete if none)");
     app->add_option("--chunk-size", args->chunk_size,
                     "the largest chunk file (1G, 700M, 4G; default 1G)");
     app->add_option("--format", args->format,
@@ -175,6 +180,9 @@ Command add_export_command(CLI::App& parent) {
                     "where snapshots/ is for --base SNAPSHOT (default: the download path)");
     app->add_option("--state-dir", args->state_dir,
                     "rpmirror's state directory (default: $RPMIRROR_STATE_DIR, ~/.local/state)");
+    app->add_flag("--copy", args->copy,
+                  "copy packages into the export snapshot instead of hard-linking them (a "
+                  "--snapshot-dir on another filesystem)");
     add_s3_options(*app, args->s3, false);
     app->add_flag("-q,--quiet", args->quiet, "print only the bundle's summary and errors");
     return Command{app, [args]() { return run_export(*args); }};

@@ -2,6 +2,7 @@
 // through the store, so a directory and a bucket are exported alike.
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <map>
 #include <memory>
@@ -130,6 +131,45 @@ Result<std::optional<Base>> base_from_snapshot(const ExportOptions& options,
     return base;
 }
 
+// --base auto: the bundle name of the newest snapshot export-NAME every repository of `ids` holds
+// (nullopt: none does, the bundle is complete).
+Result<std::optional<std::string>> newest_export(const ExportOptions& options,
+                                                 store::MirrorRoot& root,
+                                                 const std::vector<std::string>& ids) {
+    struct Held {
+        std::size_t repositories = 0;
+        std::int64_t newest_ns = 0;
+    };
+    std::map<std::string, Held> held;
+    for (const std::string& id : ids) {
+        auto layout =
+            snapshot_root(id, root.repository_path(id), snapshots_base(options), options.s3);
+        if (!layout) {
+            return tl::unexpected(std::move(layout.error()));
+        }
+        auto snapshots = list_snapshots(*layout);
+        if (!snapshots) {
+            return tl::unexpected(std::move(snapshots.error()));
+        }
+        for (const SnapshotInfo& info : *snapshots) {
+            if (info.name.starts_with(kExportSnapshotPrefix)) {
+                Held& counted = held[info.name];
+                ++counted.repositories;
+                counted.newest_ns = std::max(counted.newest_ns, info.created_ns);
+            }
+        }
+    }
+    std::optional<std::string> newest;
+    std::int64_t newest_ns = 0;
+    for (const auto& [name, counted] : held) {
+        if (counted.repositories == ids.size() && (!newest || counted.newest_ns >= newest_ns)) {
+            newest = name.substr(kExportSnapshotPrefix.size());
+            newest_ns = counted.newest_ns;
+        }
+    }
+    return newest;
+}
+
 // The base --base names: a bundle directory (its manifest), a snapshot, or the name of a bundle
 // exported here (its snapshot export-NAME).
 Result<Base> load_base(const ExportOptions& options, store::MirrorRoot& root,
@@ -149,7 +189,9 @@ Result<Base> load_base(const ExportOptions& options, store::MirrorRoot& root,
     }
     return make_error(ErrorCode::BadInput,
                       fmt::format("neither a bundle directory (with {}) nor a snapshot {} or {} of "
-                                  "any of the repositories exported under {}",
+                                  "any of the repositories exported under {} (removed? `rpmirror "
+                                  "snapshot list` shows those kept); give the far side's bundle "
+                                  "directory, or make a complete bundle (no --base)",
                                   bundle::kManifestName, given, bundle::export_snapshot_name(given),
                                   snapshots_base(options).string()),
                       "--base " + given);
@@ -278,6 +320,7 @@ class ExportSnapshots {
         SnapshotCreateOptions create;
         create.name = name_;
         create.lock = lock();
+        create.copy = options_.copy;
         auto created = create_snapshot(*layout, create);
         if (!created) {
             return tl::unexpected(std::move(created.error()));
@@ -359,9 +402,17 @@ Result<ExportReport> export_bundle(const ExportOptions& options) {
         !valid) {
         return tl::unexpected(std::move(valid.error()));
     }
+    ExportOptions resolved = options;
+    if (options.base == kExportBaseAuto) {
+        auto newest = newest_export(options, root, *ids);
+        if (!newest) {
+            return tl::unexpected(std::move(newest.error()));
+        }
+        resolved.base = std::move(*newest);
+    }
     std::optional<Base> base;
-    if (options.base) {
-        auto loaded = load_base(options, root, *ids, scratch->path());
+    if (resolved.base) {
+        auto loaded = load_base(resolved, root, *ids, scratch->path());
         if (!loaded) {
             return tl::unexpected(std::move(loaded.error()));
         }
@@ -404,6 +455,7 @@ Result<ExportReport> export_bundle(const ExportOptions& options) {
     manifest.chunks = std::move(*chunks);
     if (base) {
         manifest.base = base->identity;
+        report.base = base->identity.name;
     }
     manifest.snapshot = snapshots.name();
     for (const bundle::Chunk& chunk : manifest.chunks) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/snapshot/snapshot.hpp"
 #include "store/object_store.hpp"
 
 namespace rpmirror::bundle {
@@ -466,7 +467,7 @@ Result<Manifest> parse_manifest(std::string_view text, std::string_view shown) {
 }
 
 std::string export_snapshot_name(std::string_view bundle_name) {
-    return fmt::format("export-{}", bundle_name);
+    return fmt::format("{}{}", kExportSnapshotPrefix, bundle_name);
 }
 
 BaseIdentity identity_after(const Manifest& manifest) {

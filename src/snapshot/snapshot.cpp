@@ -577,6 +577,10 @@ Result<std::vector<SnapshotInfo>> prune_snapshots(const SnapshotRoot& root, std:
     if (!snapshots) {
         return tl::unexpected(std::move(snapshots.error()));
     }
+    // An export's base is the far side's state, not the mirror's history: never rotated out.
+    std::erase_if(*snapshots, [](const SnapshotInfo& info) {
+        return info.name.starts_with(kExportSnapshotPrefix);
+    });
     std::vector<SnapshotInfo> removed;
     const std::size_t older = snapshots->size() > keep ? snapshots->size() - keep : 0;
     for (std::size_t index = 0; index < older; ++index) {

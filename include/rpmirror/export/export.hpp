@@ -11,12 +11,18 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rpmirror/s3/s3.hpp"
 #include "rpmirror/util/error.hpp"
 
 namespace rpmirror {
+
+// --base auto: the newest snapshot export-NAME every exported repository holds, i.e. the state the
+// last bundle exported from here carried (none: a complete bundle). For timers; "auto" is
+// therefore no snapshot name --base can give.
+inline constexpr std::string_view kExportBaseAuto = "auto";
 
 struct ExportOptions {
     std::string destination;                // -p: the mirror's root (a directory or s3:// URL)
@@ -25,15 +31,18 @@ struct ExportOptions {
     std::uint64_t chunk_size = 1ULL << 30;  // --chunk-size
     // --base: the snapshot name the far side holds (under `snapshot_dir`), the directory of the
     // bundle it imported last, or that bundle's name (the snapshot export-NAME its export kept);
-    // nullopt = a complete bundle.
+    // kExportBaseAuto: the newest such snapshot (none: complete). nullopt = a complete bundle.
     std::optional<std::string> base;
     // --format syncable: each carried file whole at repos/<id>/<key> of the bundle (plain
     // repository trees dnf and `rpmirror sync` read through file://) rather than in chunks.
     // Complete bundles only.
     bool syncable = false;
     std::filesystem::path snapshot_dir;  // where snapshots/ is ("" = `destination`)
-    std::string sign_key;                // --sign-key: signs the manifest ("" = unsigned)
-    std::filesystem::path state_dir;     // "" = the default
+    // --copy: the snapshot export-<bundle> copies packages instead of hard-linking them (a
+    // snapshot_dir on another filesystem; SnapshotCreateOptions::copy).
+    bool copy = false;
+    std::string sign_key;             // --sign-key: signs the manifest ("" = unsigned)
+    std::filesystem::path state_dir;  // "" = the default
     std::optional<s3::S3Overrides> s3;
 };
 
@@ -52,6 +61,7 @@ struct ExportReport {
     std::uint64_t bytes = 0;  // the chunks'
     bool signed_manifest = false;
     std::string snapshot;  // the snapshot of each repository kept of the exported state
+    std::string base;      // the base's name ("" = a complete bundle; --base auto finding none)
 };
 
 // Writes the bundle: each repository first kept as the snapshot export-<bundle name>
@@ -62,7 +72,8 @@ struct ExportReport {
 // and no snapshot taken, on an error). Error{BadInput} naming what was wrong: `bundle` exists, a
 // repository is not there (no repodata/repomd.xml), the snapshot export-<name> exists already,
 // the base is neither a bundle nor a snapshot of every repository, `syncable` with a base;
-// create_snapshot's refusals (a mirror not completely synced); Error{Corrupt} naming a file that
+// create_snapshot's refusals (a mirror not completely synced; Error{Unsupported} when hard links
+// cannot be made there, saying to use --copy); Error{Corrupt} naming a file that
 // changed while it was read; the store's and gpg's errors.
 Result<ExportReport> export_bundle(const ExportOptions& options);
 

@@ -152,9 +152,15 @@ Result<void> publish_snapshot(const SnapshotRoot& root, std::string_view name,
 Result<SnapshotInfo> remove_snapshot(const SnapshotRoot& root, std::string_view name,
                                      const SnapshotLock& lock);
 
+// The names of the snapshots `rpmirror export` keeps of the state it exported (export-<bundle>):
+// the base the far side holds, which the next incremental bundle (`--base`) is made against.
+inline constexpr std::string_view kExportSnapshotPrefix = "export-";
+
 // Keeps the newest `keep` snapshots (list_snapshots order) and every one a published name points
-// at, and removes the others as remove_snapshot does. Holds the run lock. Returns the
-// removed snapshots, oldest first, or the first error (snapshots removed before it stay removed).
+// at, and removes the others as remove_snapshot does. Snapshots named kExportSnapshotPrefix* are
+// neither counted nor removed: an export's base leaves only by `rpmirror snapshot remove`. Holds
+// the run lock. Returns the removed snapshots, oldest first, or the first error (snapshots removed
+// before it stay removed).
 Result<std::vector<SnapshotInfo>> prune_snapshots(const SnapshotRoot& root, std::size_t keep,
                                                   const SnapshotLock& lock);
 

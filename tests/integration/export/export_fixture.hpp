@@ -29,9 +29,10 @@ class ExportFixture : public SyncFixture {
         }
     }
 
-    // `rpmirror sync` of every upstream into near_ (metadata, --delete).
-    CommandResult sync_near() {
+    // `rpmirror sync` of every upstream into near_ (metadata, --delete), with `extra` arguments.
+    CommandResult sync_near(const std::vector<std::string>& extra = {}) {
         std::vector<std::string> args{"-p", near_.string(), "--download-metadata", "--delete"};
+        args.insert(args.end(), extra.begin(), extra.end());
         for (const std::string& id : kExportIds) {
             if (servers_.find(id) == servers_.end()) {
                 servers_[id] = &serve(upstreams_[id]);
@@ -126,6 +127,21 @@ class ExportFixture : public SyncFixture {
             }
         }
         return packages;
+    }
+
+    // Checks that the bundle `name` is incremental on `base` and carries what second_revision
+    // changed in alpha (medium added, data gone), and that it imports onto far_, which then holds
+    // near_'s alpha.
+    void expect_second_revision_imports(const std::string& name, const std::string& base) {
+        const nlohmann::json written = manifest(name);
+        EXPECT_EQ(written["kind"], "incremental");
+        EXPECT_EQ(written["base"]["name"], base);
+        std::uint64_t carried_bytes = 0;
+        EXPECT_EQ(carried_packages(written, carried_bytes), std::vector<std::string>{kMediumHref});
+        EXPECT_EQ(removed_packages(written), std::vector<std::string>{kDataHref});
+        const CommandResult imported = import_bundle(name, far_);
+        ASSERT_EQ(imported.exit_code, 0) << imported.out << imported.err;
+        EXPECT_EQ(published(far_ / "alpha"), published(near_ / "alpha"));
     }
 
     // A bundle's copy with one change, for the refusals (the bundle itself stays good).

@@ -42,16 +42,9 @@ TEST_F(ExportFormats, TheExportedStateIsKeptAsASnapshotThatTheNextBaseResolvesTo
     fs::rename(tmp_ / "r1", tmp_ / "carried-r1");
     const CommandResult second = export_bundle("r2", {"--repo", "alpha", "--base", "r1"});
     ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
-    const nlohmann::json r2 = manifest("r2");
-    EXPECT_EQ(r2["kind"], "incremental");
-    EXPECT_EQ(r2["base"]["name"], "r1");
-    EXPECT_EQ(r2["base"]["repositories"]["alpha"], r1["repositories"][0]["repomd_sha256"]);
-    std::uint64_t carried_bytes = 0;
-    EXPECT_EQ(carried_packages(r2, carried_bytes), std::vector<std::string>{kMediumHref});
-    EXPECT_EQ(removed_packages(r2), std::vector<std::string>{kDataHref});
-    const CommandResult imported = import_bundle("r2", far_);
-    ASSERT_EQ(imported.exit_code, 0) << imported.out << imported.err;
-    EXPECT_EQ(published(far_ / "alpha"), published(near_ / "alpha"));
+    EXPECT_EQ(manifest("r2")["base"]["repositories"]["alpha"],
+              r1["repositories"][0]["repomd_sha256"]);
+    expect_second_revision_imports("r2", "r1");
 
     // The snapshot a bundle of that name kept is not replaced: a second bundle named r2 is
     // refused, naming the snapshot, and leaves nothing.

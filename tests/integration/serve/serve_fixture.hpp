@@ -11,17 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "integration/serve/serve_client.hpp"
 #include "integration/sync/sync_fixture.hpp"
 
 namespace rpmirror::test {
-
-// One response as curl saw it.
-struct HttpReply {
-    int status = 0;
-    std::map<std::string, std::string> headers;  // names lowercased; the last of each kept
-    std::string body;
-    long downloaded = -1;  // body bytes received (curl's size_download)
-};
 
 class ServeFixture : public SyncFixture {
   protected:
@@ -61,17 +54,8 @@ class ServeFixture : public SyncFixture {
         }
         argv.insert(argv.end(), extra.begin(), extra.end());
         // Logs of their own: a restarted server's address is never read from the last one's.
-        server_ = std::make_unique<RunningCommand>(
-            argv, tmp_ / ("serve-logs-" + std::to_string(++servers_started_)));
-        const std::string marker = "listening on http://";
-        ASSERT_TRUE(wait_until([&] {
-            return server_->err().find(marker) != std::string::npos || server_->try_wait();
-        })) << server_->err();
-        const std::string err = server_->err();
-        const std::size_t at = err.find(marker);
-        ASSERT_NE(at, std::string::npos) << err;
-        const std::size_t end = err.find('/', at + marker.size());
-        base_ = "http://" + err.substr(at + marker.size(), end - at - marker.size());
+        start_serve(argv, tmp_ / ("serve-logs-" + std::to_string(++servers_started_)), server_,
+                    base_);
     }
 
     // The server's URL of `path` ("/sample/repodata/repomd.xml").
@@ -80,52 +64,8 @@ class ServeFixture : public SyncFixture {
     // `curl` of `path` sent as it is (--path-as-is) with `headers`; HEAD iff `head`.
     HttpReply get(const std::string& path, const std::vector<std::string>& headers = {},
                   bool head = false) {
-        const auto work = tmp_ / ("curl-" + std::to_string(++requests_));
-        std::filesystem::create_directories(work);
-        std::vector<std::string> argv{"curl",
-                                      "-sS",
-                                      "--path-as-is",
-                                      "-w",
-                                      "%{size_download}",
-                                      "-D",
-                                      (work / "headers").string(),
-                                      "-o",
-                                      (work / "body").string()};
-        for (const std::string& header : headers) {
-            argv.insert(argv.end(), {"-H", header});
-        }
-        if (head) {
-            argv.push_back("-I");
-        }
-        argv.push_back(url(path));
-        const CommandResult result = run_to_end(argv, work / "logs");
-        EXPECT_EQ(result.exit_code, 0) << path << ": " << result.err;
-        HttpReply reply;
-        reply.downloaded = std::stol(result.out.empty() ? "-1" : result.out);
-        for (const std::string& line : lines_of(read_file(work / "headers"))) {
-            if (line.starts_with("HTTP/")) {
-                reply.status = std::stoi(line.substr(line.find(' ') + 1, 3));
-                reply.headers.clear();
-                continue;
-            }
-            const std::size_t colon = line.find(':');
-            if (colon == std::string::npos) {
-                continue;
-            }
-            std::string name = line.substr(0, colon);
-            std::transform(name.begin(), name.end(), name.begin(),
-                           [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-            std::string value = line.substr(colon + 1);
-            value.erase(0, value.find_first_not_of(' '));
-            while (!value.empty() && (value.back() == '\r' || value.back() == ' ')) {
-                value.pop_back();
-            }
-            reply.headers[name] = value;
-        }
-        if (!head && std::filesystem::exists(work / "body")) {
-            reply.body = read_file(work / "body");
-        }
-        return reply;
+        return http_request(url(path), tmp_ / ("curl-" + std::to_string(++requests_)), headers,
+                            head);
     }
 
     std::string server_log() const { return server_ ? server_->err() : std::string(); }
