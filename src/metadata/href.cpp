@@ -228,6 +228,9 @@ Result<std::filesystem::path> safe_relative_path(std::string_view href,
                                           : "escapes the repository root");
     }
     cancel_climb_back(normalized, policy);
+    if (policy.file_name_only) {
+        return std::filesystem::path(normalized.segments.back());
+    }
     if (normalized.ups > 0 && policy.flatten) {
         normalized.ups = 0;
     }

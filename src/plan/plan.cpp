@@ -96,17 +96,19 @@ Result<SyncPlan> plan_sync(const PackageIndex& index, const Selection& selection
                                   ", which the mirror reserves for its own files",
                               package.nevra());
         }
-        // With PathPolicy::flatten, where the href really points (climbing out or not).
+        // With PathPolicy::flatten or file_name_only, where the href really points (climbing out
+        // or not): two hrefs placed at one path are one file only if they point at one.
         std::string points_to = relative->generic_string();
         bool flattened = false;
-        if (policy.flatten) {
+        if (policy.flatten || policy.file_name_only) {
             PathPolicy unflattened;
             unflattened.safe_write_path = absolute_repo.root_path();
             unflattened.repo_root = absolute_repo;
             // It fails only for an href that climbs above the filesystem's root (the checks it
             // shares with the flattened call passed).
             auto real = safe_relative_path(package.location_href, package.nevra(), unflattened);
-            flattened = !real || (real->begin() != real->end() && *real->begin() == "..");
+            flattened = policy.flatten &&
+                        (!real || (real->begin() != real->end() && *real->begin() == ".."));
             points_to = real ? real->generic_string() : std::string(package.location_href);
         }
         if (const auto [found, inserted] = planned.emplace(*relative, points_to); !inserted) {
@@ -115,7 +117,10 @@ Result<SyncPlan> plan_sync(const PackageIndex& index, const Selection& selection
                                   "repository '" + std::string(repo_id) + "': href '" +
                                       std::string(package.location_href) + "' flattened is '" +
                                       relative->generic_string() + "', which '" + found->second +
-                                      "' already names (--flatten-hrefs cannot place both)",
+                                      "' already names (" +
+                                      (policy.flatten ? "--flatten-hrefs cannot place both"
+                                                      : "one file name cannot hold both") +
+                                      ")",
                                   package.nevra());
             }
             // "./Packages/a.rpm" and "Packages/a.rpm" are one file: one transfer.

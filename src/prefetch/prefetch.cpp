@@ -4,9 +4,9 @@
 //   -> the closure of the install on the installroot's rpm database (libsolv, resolve_closure),
 //   modular packages filtered as dnf filters them (each repository's modules.yaml, each module's
 //   default stream and the streams the installroot's /etc/dnf/modules.d enables)
-//   -> each repository's share synced, in parallel, into a staging directory beside packages/
-//   (downloaded, hashed while streaming, checksum recorded for librepo), then moved into
-//   packages/ under the file names dnf looks for.
+//   -> each repository's share synced, in parallel, into packages/ under the file names dnf
+//   looks for (downloaded as .NAME.part, hashed while streaming, checksum recorded for librepo,
+//   renamed once verified; a package dnf's cache already holds whole is kept).
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -38,9 +38,6 @@
 namespace rpmirror {
 
 namespace {
-
-// Where a repository's share is synced before its packages move into packages/.
-constexpr std::string_view kStagingName = ".rpmirror-prefetch";
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -334,45 +331,15 @@ void prepare_metadata(RepoWork& work, const PrefetchRequest& request,
     work.metadata_ready = true;
 }
 
-// Moves every *.rpm beneath `staging` into `packages` under its file name; returns how many and
-// their bytes.
-std::pair<std::size_t, std::uint64_t> move_packages(const std::filesystem::path& staging,
-                                                    const std::filesystem::path& packages,
-                                                    std::vector<std::string>& warnings) {
-    std::size_t moved = 0;
-    std::uint64_t bytes = 0;
-    std::error_code error;
-    if (auto made = fs::make_directories(packages); !made) {
-        warnings.push_back(made.error().to_string());
-        return {moved, bytes};
-    }
-    for (auto it = std::filesystem::recursive_directory_iterator(staging, error);
-         !error && it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
-        const std::filesystem::path& path = it->path();
-        const std::string name = path.filename().string();
-        if (!it->is_regular_file(error) || !name.ends_with(".rpm") || name.starts_with(".")) {
-            continue;
-        }
-        const std::uint64_t size = it->file_size(error);
-        if (auto renamed = fs::rename_file(path, packages / name); !renamed) {
-            warnings.push_back(renamed.error().to_string());
-            continue;
-        }
-        ++moved;
-        bytes += size;
-    }
-    return {moved, bytes};
-}
-
-// Downloads `work.share` (NEVRAs) into the staging directory, then into packages/.
+// Downloads `work.share` (NEVRAs) into packages/, each at its file name, where dnf looks.
 void fetch_share(RepoWork& work, const PrefetchRequest& request, std::stop_token stop) {
     RepoConfig repo = *work.repo;
     repo.closure = work.share;
     repo.record_sources.push_back(work.cache / "repodata");  // the primary: copied, not fetched
     SyncOptions options;
-    options.download_path = work.cache / kStagingName;
+    options.download_path = work.cache / "packages";
     options.norepopath = true;
-    options.flatten_hrefs = true;  // hrefs into a shared blobstore land inside the staging too
+    options.packages_by_file_name = true;  // hrefs into a shared blobstore too
     options.announce_tree = false;
     options.state_dir = request.state_dir;
     options.parallel = request.parallel;
@@ -386,11 +353,8 @@ void fetch_share(RepoWork& work, const PrefetchRequest& request, std::stop_token
             repo.id, report.failures.size(), report.failures.front().package,
             report.failures.front().reason));
     }
-    const auto [moved, bytes] =
-        move_packages(options.download_path, work.cache / "packages", work.warnings);
-    work.packages = moved;
-    work.bytes = bytes;
-    (void)fs::remove_tree(options.download_path);
+    work.packages = report.downloaded + report.kept;
+    work.bytes = report.bytes_downloaded;
 }
 
 }  // namespace

@@ -158,6 +158,14 @@ Result<void> check_placement_options(const SyncOptions& options) {
                               destination);
         }
     }
+    if (options.packages_by_file_name && (options.download_metadata || options.upstream_layout ||
+                                          options.flatten_hrefs || options.treeinfo)) {
+        return make_error(ErrorCode::BadInput,
+                          "packages placed by file name are not combined with "
+                          "--download-metadata, --upstream-layout, --flatten-hrefs or --treeinfo "
+                          "(no metadata names them there)",
+                          destination);
+    }
     if (options.flatten_hrefs && options.upstream_layout) {
         return make_error(ErrorCode::BadInput,
                           "--flatten-hrefs with --upstream-layout: one keeps upstream's hrefs, the "

@@ -68,6 +68,7 @@ PathPolicy RepoSync::path_policy(const std::filesystem::path& root,
     // Also makes an href that climbs out and back in a file of the repository like any other.
     policy.repo_root = std::filesystem::absolute(root);
     policy.flatten = options_.flatten_hrefs;
+    policy.file_name_only = options_.packages_by_file_name;
     return policy;
 }
 

@@ -183,6 +183,10 @@ struct PathPolicy {
     // --flatten-hrefs: an href that climbs above the root is placed inside it instead, its
     // leading ".." segments dropped ("../../blobstore/ab/x.rpm" gives "blobstore/ab/x.rpm").
     bool flatten = false;
+    // Every href is placed at its file name in the root, whatever directories it names (dnf's
+    // cache keeps packages as packages/<file name>): "../../blobstore/ab/x.rpm" gives "x.rpm".
+    // The href is checked as ever (an href that climbs above the filesystem's root is refused).
+    bool file_name_only = false;
 };
 
 inline constexpr std::size_t kMaxPathSegmentBytes = 255;

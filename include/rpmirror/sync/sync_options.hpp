@@ -144,6 +144,11 @@ struct SyncOptions {
     // there (rewritten as a filtered mirror's is, signed with --sign-key): a self-contained
     // repository from one whose packages live beside it (Amazon Linux's blobstore).
     bool flatten_hrefs = false;
+    // Every package at its file name directly in the repository's directory, whatever its href
+    // (PathPolicy::file_name_only): dnf's cache (packages/<file name>), which the launch-time
+    // prefetch fills. Two packages of one file name are refused. Not with --download-metadata,
+    // --upstream-layout, --flatten-hrefs or --treeinfo (no metadata names packages there).
+    bool packages_by_file_name = false;
     // --treeinfo: the repository's URL is an installation tree (.treeinfo, productmd 1.x or the
     // older anaconda format): every file its [checksums] lists (kernel, initrd, install.img,
     // boot.iso, ...) is mirrored and verified against its checksum, every variant and addon

@@ -149,6 +149,28 @@ TEST_F(ExecPrefetch, DnfInstallsWhatItInstallsAloneAndDownloadsNothingItself) {
     // Where dnf keeps each repository is where the prefetch put it.
     EXPECT_EQ(repo_directories(cache_of(tmp_ / "prefetched")),
               repo_directories(cache_of(tmp_ / "alone")));
+    // The prefetch's documents, in both of its steps, come over one connection (each request
+    // reuses the one before's), and it asks for no .treeinfo: a dnf cache is no mirror.
+    (void)uris_since(fedora, fedora_mark);
+    const auto log = fedora.access_log();
+    std::set<long> connections;
+    std::size_t documents = 0;
+    for (std::size_t index = fedora_mark; index < log.size(); ++index) {
+        const std::string uri = log[index].value("uri", "");
+        EXPECT_FALSE(uri.ends_with(".treeinfo")) << uri;
+        if (log[index].value("agent", "").starts_with("rpmirror/") &&
+            (uri.ends_with("/repomd.xml") || uri.ends_with("/repomd.xml.asc"))) {
+            ++documents;
+            connections.insert(log[index]["connection"].get<long>());
+        }
+    }
+    EXPECT_EQ(documents, 3U) << "repomd.xml and its signature, then repomd.xml again";
+    EXPECT_EQ(connections.size(), 1U);
+    // Nothing of the prefetch's is left beside the packages.
+    for (const auto& entry : fs::recursive_directory_iterator(cache_of(tmp_ / "prefetched"))) {
+        EXPECT_FALSE(entry.path().filename().string().starts_with(".rpmirror")) << entry.path();
+        EXPECT_FALSE(entry.path().filename().string().ends_with(".part")) << entry.path();
+    }
 }
 
 // A mirror that fails part of the packages: the prefetch takes them from the next mirror; with no

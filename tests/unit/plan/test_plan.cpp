@@ -146,6 +146,31 @@ TEST(PlanSync, FlattenPlacesClimbingHrefsInsideAndRefusesCollisions) {
         << refused.error().message;
 }
 
+// PathPolicy::file_name_only (dnf's cache: packages/<file name>): every href at its file name,
+// none flattened; one href twice is one transfer; two files of one name are refused.
+TEST(PlanSync, FileNameOnlyPlacesEveryPackageAtItsFileName) {
+    test::TempDir dir;
+    const auto repo = dir / "cache/packages";
+    PathPolicy policy;
+    policy.file_name_only = true;
+    const PackageIndex index = index_of({"../../../../../blobstore/ab12/pkg.rpm",
+                                         "Packages/l/local.rpm", "./Packages/l/local.rpm"});
+    const auto plan = plan_sync(index, select_all(index), repo, policy, "amzn");
+    ASSERT_TRUE(plan) << plan.error().to_string();
+    ASSERT_EQ(plan->targets.size(), 2U);
+    EXPECT_EQ(plan->targets[0].relative_path, "pkg.rpm");
+    EXPECT_EQ(plan->targets[1].relative_path, "local.rpm");
+    EXPECT_EQ(plan->flattened, 0U);
+    EXPECT_EQ(plan->duplicate_paths, 1U);
+
+    const PackageIndex colliding = index_of({"a/pkg.rpm", "b/pkg.rpm"});
+    const auto refused = plan_sync(colliding, select_all(colliding), repo, policy, "amzn");
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, ErrorCode::Unsafe);
+    EXPECT_NE(refused.error().message.find("one file name cannot hold both"), std::string::npos)
+        << refused.error().message;
+}
+
 TEST(SyncState, RoundTripsAndDetectsChangedFiles) {
     test::TempDir dir;
     dir.write("repo/Packages/a.rpm", "abc");
