@@ -561,11 +561,11 @@ void JobBuilder::finish(const JobsConfig& jobs) {
     if (auto layout = check_placement_options(options);
         !layout &&
         (layout.error().subject == "--download-policy" || layout.error().subject == "--prefetch")) {
-        const std::string_view key =
-            layout.error().subject == "--prefetch" ? "prefetch" : "download-policy";
-        const ConfigLocation at = key_at(key == "prefetch" ? "prefetch" : "download_policy")
+        const bool prefetch = layout.error().subject == "--prefetch";
+        const ConfigLocation at = key_at(prefetch ? "prefetch" : "download_policy")
                                       .value_or(ConfigLocation{file_, section_.line});
-        fail_at(at.file, at.line, key, layout.error().message);
+        fail_at(at.file, at.line, prefetch ? "prefetch" : "download-policy",
+                layout.error().message);
     } else if (!layout) {
         fail(section_.line,
              options.keep_releases > 0 && layout.error().subject == "--keep-releases"

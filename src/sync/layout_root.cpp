@@ -215,18 +215,18 @@ RecordName layout_catalogue_name() {
     return {".upstream-layout-catalogue", ".rpmirror/upstream-layout-catalogue.json"};
 }
 
-ReleaseClock::ReleaseClock(store::MirrorStore* root, store::ObjectStore& objects)
+ReleaseClock::ReleaseClock(Made, store::MirrorStore* root, store::ObjectStore& objects)
     : root_(root), objects_(objects) {
     apart_ = root_ != nullptr && root_->record_of("", kReleaseName).apart;
 }
 
 std::unique_ptr<ReleaseClock> ReleaseClock::open(store::MirrorStore& root,
                                                  store::ObjectStore& objects) {
-    return std::unique_ptr<ReleaseClock>(new ReleaseClock(&root, objects));
+    return std::make_unique<ReleaseClock>(Made{}, &root, objects);
 }
 
 std::unique_ptr<ReleaseClock> ReleaseClock::in_objects(store::ObjectStore& objects) {
-    return std::unique_ptr<ReleaseClock>(new ReleaseClock(nullptr, objects));
+    return std::make_unique<ReleaseClock>(Made{}, nullptr, objects);
 }
 
 ReleaseClock::Where ReleaseClock::where(const std::string& tree) const {

@@ -65,8 +65,12 @@ class ReleaseClock {
     std::string_view kept_by() const;
 
   private:
-    ReleaseClock(store::MirrorStore* root, store::ObjectStore& objects);
+    struct Made {};  // only open() and in_objects() make a clock (through make_unique)
 
+  public:
+    ReleaseClock(Made, store::MirrorStore* root, store::ObjectStore& objects);
+
+  private:
     // Where `tree`'s record is: `key` of `objects` (`own`, or the clock's `objects_`).
     struct Where {
         std::unique_ptr<store::ObjectStore> own;

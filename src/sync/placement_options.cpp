@@ -1,9 +1,9 @@
 // The options checked once for the command line and for jobs: where a repository and its
 // packages go (--upstream-layout, --mirror-url, --flatten-hrefs, --treeinfo), and what a
 // dependency closure (--packages, --packages-file, --with-dependencies) takes.
-#include <algorithm>
 #include <cerrno>
 #include <fstream>
+#include <span>
 #include <sstream>
 #include <string>
 
@@ -42,15 +42,8 @@ Result<DownloadPolicy> parse_download_policy(std::string_view text, std::string_
 
 Result<Prefetch> parse_prefetch(std::string_view text, std::string_view shown) {
     Prefetch prefetch;
-    std::vector<std::string> words;
-    std::size_t at = 0;
-    while (at < text.size()) {
-        const std::size_t end = std::min(text.find_first_of(", \t", at), text.size());
-        if (end > at) {
-            words.emplace_back(text.substr(at, end - at));
-        }
-        at = end + 1;
-    }
+    const std::string value(text);
+    std::vector<std::string> words = split_lists(std::span<const std::string>(&value, 1));
     const auto bad = [&](std::string why) -> Result<Prefetch> {
         return make_error(ErrorCode::BadInput,
                           fmt::format("invalid prefetch '{}': {} (expected newest, or package "
