@@ -217,6 +217,8 @@ struct RepoWork {
     std::size_t packages = 0;
     std::uint64_t bytes = 0;
     std::vector<std::string> warnings;
+    // What the metadata step fetched of upstream: the package step works from the same revision.
+    std::shared_ptr<const UpstreamRevision> upstream;
     // One for both steps: the package sync reuses the metadata's connections.
     std::unique_ptr<Syncer> syncer;
 };
@@ -305,6 +307,7 @@ void prepare_metadata(RepoWork& work, const PrefetchRequest& request,
             return;
         }
         work.metadata_fetched = true;
+        work.upstream = report.upstream;
         // Records the sync found unchanged keep their old mtimes: dnf would then think them
         // expired. libdnf touches its copy in that case too.
         std::error_code error;
@@ -341,6 +344,7 @@ void fetch_share(RepoWork& work, const PrefetchRequest& request, std::stop_token
     options.norepopath = true;
     options.packages_by_file_name = true;  // hrefs into a shared blobstore too
     options.announce_tree = false;
+    options.upstream = work.upstream;  // no mirror list or repomd.xml fetched again
     options.state_dir = request.state_dir;
     options.parallel = request.parallel;
     RepoSyncReport report = work.syncer->sync(repo, options, nullptr, stop);

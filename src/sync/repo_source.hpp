@@ -32,6 +32,13 @@ struct FetchedRepomd {
     std::int64_t last_modified = -1;       // the server's Last-Modified (epoch seconds), -1: none
 };
 
+// What a sync fetched of upstream, for a next step over the same revision (SyncOptions::upstream):
+// the mirrors, and repomd.xml with its signature once that was checked.
+struct UpstreamRevision {
+    RepoSource source;
+    FetchedRepomd repomd;
+};
+
 // The repository's mirrors: its baseurls, then those its metalink or mirrorlist lists (a
 // mirrorlist= that serves a metalink is read as one). Returns Error{BadInput} iff none is
 // usable, or the error of the list's fetch or parse (unless baseurls remain). The list is

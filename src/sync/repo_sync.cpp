@@ -50,18 +50,14 @@ Result<void> RepoSync::run() {
     if (auto loaded = load_keys(); !loaded) {
         return loaded;
     }
-    auto source = resolve_mirrors(repo_, downloader_, stop_);
-    if (!source) {
-        return metadata_unavailable(std::move(source.error()));
+    auto upstream = upstream_revision();
+    if (!upstream) {
+        return tl::unexpected(std::move(upstream.error()));
     }
-    auto repomd = fetch_repomd(*source, downloader_, repo_.id, stop_);
-    if (!repomd) {
-        return metadata_unavailable(std::move(repomd.error()));
-    }
-    // Nothing from the repository is trusted (not even for the no-op) before this.
-    if (auto trusted = check_repomd_signature(*repomd); !trusted) {
-        return trusted;
-    }
+    report_.upstream = *upstream;
+    const RepoSource& source = (*upstream)->source;
+    FetchedRepomd fetched = (*upstream)->repomd;  // a copy: publication may add its signature
+    FetchedRepomd* repomd = &fetched;
     repomd_sha256_ = hash_bytes(ChecksumType::Sha256, repomd->bytes);
     if (options_.upstream_layout) {
         if (auto placed = place_in_upstream_layout(repomd->base_url); !placed) {
@@ -88,7 +84,7 @@ Result<void> RepoSync::run() {
         report_.warnings.push_back(std::move(*note));
     }
     mirrors_ =
-        mirrors_starting_with(*source, repomd->base_url, download_options.demote_mirror_after);
+        mirrors_starting_with(source, repomd->base_url, download_options.demote_mirror_after);
     auto stage = create_stage();
     if (!stage) {
         return tl::unexpected(std::move(stage.error()));
@@ -111,6 +107,26 @@ Result<void> RepoSync::run() {
         return {};
     }
     return sync_to_store(*repomd, *stage, *index, selection);
+}
+
+Result<std::shared_ptr<const UpstreamRevision>> RepoSync::upstream_revision() {
+    if (options_.upstream) {
+        return options_.upstream;  // checked by the sync that fetched it
+    }
+    auto source = resolve_mirrors(repo_, downloader_, stop_);
+    if (!source) {
+        return metadata_unavailable(std::move(source.error()));
+    }
+    auto repomd = fetch_repomd(*source, downloader_, repo_.id, stop_);
+    if (!repomd) {
+        return metadata_unavailable(std::move(repomd.error()));
+    }
+    // Nothing from the repository is trusted (not even for the no-op) before this.
+    if (auto trusted = check_repomd_signature(*repomd); !trusted) {
+        return tl::unexpected(std::move(trusted.error()));
+    }
+    return std::make_shared<const UpstreamRevision>(
+        UpstreamRevision{std::move(*source), std::move(*repomd)});
 }
 
 Result<void> RepoSync::sync_to_store(const FetchedRepomd& repomd, MetadataStage& stage,

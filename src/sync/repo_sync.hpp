@@ -101,6 +101,12 @@ class RepoSync {
     // --gpgcheck: the keys packages are checked against, as options_.package_keys says.
     Result<void> load_package_keys();
 
+    // The revision the sync works from: options_.upstream when an earlier step fetched it, else
+    // the mirrors resolved, repomd.xml fetched and, with repo_gpgcheck, its signature checked.
+    // Returns the error of the first that failed (the metadata marked unavailable but for a bad
+    // signature).
+    Result<std::shared_ptr<const UpstreamRevision>> upstream_revision();
+
     // With repo_gpgcheck, fetches repomd.xml.asc from the mirror that served `repomd` and checks
     // it against the repository's keys. Returns an error naming the signature's URL iff it is
     // missing or not a good signature by one of them.

@@ -134,6 +134,9 @@ struct RepoSyncReport {
     std::filesystem::path s3_spool;
     bool s3_spool_in_memory = false;
     double seconds = 0;
+    // The revision of upstream the sync worked from (its mirrors, repomd.xml and signature), for
+    // a next step over the same revision (SyncOptions::upstream); null if none was fetched.
+    std::shared_ptr<const UpstreamRevision> upstream;
 
     // Returns true iff the repository synced completely.
     bool ok() const { return !error && failures.empty(); }

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,7 +19,8 @@
 
 namespace rpmirror {
 
-class SyncEvents;  // rpmirror/sync/sync.hpp
+class SyncEvents;         // rpmirror/sync/sync.hpp
+struct UpstreamRevision;  // what a sync fetched of upstream (RepoSyncReport::upstream)
 
 // The keys --gpgcheck trusts (--gpgcheck-keys).
 enum class PackageKeySource {
@@ -164,6 +166,12 @@ struct SyncOptions {
     // tree) gets a one-line warning naming --treeinfo at the mirror's first sync (later runs
     // ask nothing more). False for the repositories of a tree that --treeinfo mirrors.
     bool announce_tree = true;
+    // The mirrors and repomd.xml (signature checked) an earlier sync of the same repository
+    // fetched, moments ago (its RepoSyncReport::upstream): the sync works from that revision and
+    // asks upstream for no mirror list, repomd.xml or signature again. For one run's steps over
+    // one revision (exec's prefetch: the metadata, then the packages the solve chose); null: the
+    // sync fetches them itself.
+    std::shared_ptr<const UpstreamRevision> upstream;
     // --arch, --source, --newest-only, --min-buildtime. The repository's includepkgs and
     // excludepkgs are added to these by sync_repository.
     SelectionOptions selection;
