@@ -65,12 +65,12 @@ Result<std::unique_ptr<TreeFiles>> TreeFiles::open(const std::filesystem::path& 
     if (!record) {
         return tl::unexpected(std::move(record.error()));
     }
-    return std::unique_ptr<TreeFiles>(
-        new TreeFiles(std::move(*opened), std::move(*record), options, lock, std::move(stop)));
+    return std::make_unique<TreeFiles>(Key{}, std::move(*opened), std::move(*record), options, lock,
+                                       std::move(stop));
 }
 
-TreeFiles::TreeFiles(store::MirrorRoot root, StoredRecord record, const SyncOptions& options,
-                     RepoLock* lock, std::stop_token stop)
+TreeFiles::TreeFiles(Key /*only open()*/, store::MirrorRoot root, StoredRecord record,
+                     const SyncOptions& options, RepoLock* lock, std::stop_token stop)
     : root_(std::move(root)),
       objects_(root_.objects()),
       record_(std::move(record)),

@@ -29,6 +29,10 @@
 namespace rpmirror {
 
 class TreeFiles {
+    struct Key {
+        explicit Key() = default;
+    };
+
   public:
     // The tree at `root` (repo_directory's: a directory or an s3:// URL), whose lock the caller
     // holds (`lock`, confirmed before each write; null: none). Its record is read; the store's
@@ -77,10 +81,11 @@ class TreeFiles {
     // warning), with what the user should know about the spool.
     void save(std::vector<std::string>& warnings);
 
-  private:
-    TreeFiles(store::MirrorRoot root, StoredRecord record, const SyncOptions& options,
+    // Through open() only: Key is private.
+    TreeFiles(Key, store::MirrorRoot root, StoredRecord record, const SyncOptions& options,
               RepoLock* lock, std::stop_token stop);
 
+  private:
     // The local directory staged files and copies pass through (created on first use).
     Result<std::filesystem::path> scratch();
     // Records `key` as stored now, verified against `type` `digest`.
