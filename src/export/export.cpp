@@ -16,6 +16,7 @@
 #include "export/repository_files.hpp"
 #include "fs/durable.hpp"
 #include "fs/scratch_dir.hpp"
+#include "fs/tree.hpp"
 #include "rpmirror/export/export.hpp"
 #include "rpmirror/snapshot/snapshot.hpp"
 #include "signature/signature.hpp"
@@ -205,8 +206,7 @@ class TemporaryBundle {
     TemporaryBundle& operator=(const TemporaryBundle&) = delete;
     ~TemporaryBundle() {
         if (!path_.empty()) {
-            std::error_code ignored;
-            std::filesystem::remove_all(path_, ignored);
+            (void)fs::remove_tree(path_);  // best effort: a leftover is a dot-named sibling
         }
     }
     const std::filesystem::path& path() const { return path_; }
@@ -480,10 +480,8 @@ Result<ExportReport> export_bundle(const ExportOptions& options) {
     if (auto flushed = fs::flush_filesystem(temporary.path()); !flushed) {
         return tl::unexpected(std::move(flushed.error()));
     }
-    std::filesystem::rename(temporary.path(), target, error);
-    if (error) {
-        return make_errno_error("cannot rename the finished bundle into place", target.string(),
-                                error.value());
+    if (auto renamed = fs::rename_file(temporary.path(), target); !renamed) {
+        return tl::unexpected(std::move(renamed.error()));
     }
     temporary.keep();
     snapshots.keep();
