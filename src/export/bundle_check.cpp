@@ -3,7 +3,6 @@
 
 #include <sys/stat.h>
 
-#include <memory>
 #include <span>
 #include <utility>
 
@@ -22,11 +21,6 @@ namespace rpmirror::bundle {
 namespace {
 
 using Json = nlohmann::json;
-
-// The resume records of `state_dir`, one file per bundle and destination's state directory.
-std::unique_ptr<store::ObjectStore> resume_records(const std::filesystem::path& state_dir) {
-    return store::disk_object_store(state_dir / "imports");
-}
 
 // The key of the bundle `dir`'s resume record in resume_records.
 std::string resume_key(const std::filesystem::path& dir, const Manifest& manifest) {
@@ -51,6 +45,10 @@ std::string shown_identity(const std::optional<std::string>& digest) {
 }
 
 }  // namespace
+
+std::unique_ptr<store::ObjectStore> resume_records(const std::filesystem::path& state_dir) {
+    return store::disk_object_store(state_dir / "imports");
+}
 
 Result<Manifest> read_manifest(const std::filesystem::path& dir,
                                const std::optional<std::filesystem::path>& keyring) {
@@ -85,11 +83,10 @@ Result<Manifest> read_manifest(const std::filesystem::path& dir,
 }
 
 Result<void> check_chunks(const std::filesystem::path& dir, const Manifest& manifest,
-                          const std::filesystem::path& state_dir, ImportReport& report) {
-    const std::unique_ptr<store::ObjectStore> records = resume_records(state_dir);
+                          store::ObjectStore& records, ImportReport& report) {
     const std::string record_key = resume_key(dir, manifest);
     Json record = Json::object();
-    if (auto text = records->read(record_key)) {
+    if (auto text = records.read(record_key)) {
         record = Json::parse(*text, nullptr, false);
         if (!record.is_object()) {
             record = Json::object();  // damaged: every chunk is checked again
@@ -110,15 +107,15 @@ Result<void> check_chunks(const std::filesystem::path& dir, const Manifest& mani
         ++report.chunks_checked;
         record[chunk.name] = Json{{"sha256", chunk.sha256}, {"stamp", stamp}};
         // Best effort: without the record, a resumed import only checks this chunk again.
-        (void)records->put(record_key, record.dump(1) + "\n");
+        (void)records.put(record_key, record.dump(1) + "\n");
     }
     return {};
 }
 
 void forget_checked_chunks(const std::filesystem::path& dir, const Manifest& manifest,
-                           const std::filesystem::path& state_dir) {
+                           store::ObjectStore& records) {
     const std::string key = resume_key(dir, manifest);
-    (void)resume_records(state_dir)->remove(std::span(&key, 1));
+    (void)records.remove(std::span(&key, 1));
 }
 
 Result<std::map<std::string, std::optional<std::string>>> current_indexes(

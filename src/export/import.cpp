@@ -2,6 +2,7 @@
 // fetched (rpmirror/export/export.hpp), through the sync's own store: SyncStore's lock, staging
 // area and publication, so a directory and a bucket are imported alike.
 #include <map>
+#include <memory>
 #include <set>
 #include <utility>
 
@@ -305,7 +306,8 @@ Result<ImportReport> import_bundle(const ImportOptions& options) {
     report.name = manifest->name;
     const std::filesystem::path state_dir =
         options.state_dir.empty() ? state_directory(SyncOptions{}) : options.state_dir;
-    if (auto checked = bundle::check_chunks(options.bundle, *manifest, state_dir, report);
+    const std::unique_ptr<store::ObjectStore> records = bundle::resume_records(state_dir);
+    if (auto checked = bundle::check_chunks(options.bundle, *manifest, *records, report);
         !checked) {
         return tl::unexpected(std::move(checked.error()));
     }
@@ -344,7 +346,7 @@ Result<ImportReport> import_bundle(const ImportOptions& options) {
         record_snapshot(options, *opened, manifest->name, done, report.warnings);
         report.repositories.push_back(std::move(done));
     }
-    bundle::forget_checked_chunks(options.bundle, *manifest, state_dir);
+    bundle::forget_checked_chunks(options.bundle, *manifest, *records);
     return report;
 }
 
