@@ -150,5 +150,34 @@ TEST_F(ExportSnapshots, ASyncSnapshotAfterAnExportIsNotTheExportsSnapshot) {
         << again.out;
 }
 
+// --keep-exports N: once the bundle is made, the export snapshots but the newest N are removed,
+// each said; the one the new bundle names stays, and the next --base auto finds it.
+TEST_F(ExportSnapshots, KeepExportsRemovesAllButTheNewestAndNeverTheOneTheBundleNames) {
+    ASSERT_EQ(sync_near().exit_code, 0);
+    const fs::path snapshots = near_ / "snapshots" / "alpha";
+    for (const char* name : {"k1", "k2"}) {
+        const CommandResult made = export_bundle(name, {"--repo", "alpha"});
+        ASSERT_EQ(made.exit_code, 0) << made.out << made.err;
+    }
+    const CommandResult kept =
+        export_bundle("k3", {"--repo", "alpha", "--base", "auto", "--keep-exports", "2"});
+    ASSERT_EQ(kept.exit_code, 0) << kept.out << kept.err;
+    EXPECT_NE(kept.out.find("alpha: export-k1: removed older export snapshot"), std::string::npos)
+        << kept.out;
+    EXPECT_EQ(kept.out.find("export-k2: removed"), std::string::npos) << kept.out;
+    EXPECT_FALSE(fs::exists(snapshots / "export-k1"));
+    EXPECT_TRUE(fs::is_directory(snapshots / "export-k2"));
+    EXPECT_TRUE(fs::is_directory(snapshots / "export-k3"));
+
+    const CommandResult only = export_bundle("k4", {"--repo", "alpha", "--keep-exports", "1"});
+    ASSERT_EQ(only.exit_code, 0) << only.out << only.err;
+    EXPECT_FALSE(fs::exists(snapshots / "export-k2"));
+    EXPECT_FALSE(fs::exists(snapshots / "export-k3"));
+    EXPECT_TRUE(fs::is_directory(snapshots / "export-k4"));
+    const CommandResult next = export_bundle("k5", {"--repo", "alpha", "--base", "auto"});
+    ASSERT_EQ(next.exit_code, 0) << next.out << next.err;
+    EXPECT_EQ(manifest("k5")["base"]["name"], "k4");
+}
+
 }  // namespace
 }  // namespace rpmirror::test
