@@ -31,6 +31,7 @@ struct ExportArgs {
     std::string snapshot_dir;
     std::string state_dir;
     S3Args s3;
+    std::size_t keep_exports = 0;
     bool copy = false;
     bool quiet = false;
 };
@@ -66,6 +67,7 @@ int run_export(const ExportArgs& args) {
     options.syncable = args.format == "syncable";
     options.snapshot_dir = args.snapshot_dir;
     options.copy = args.copy;
+    options.keep_exports = args.keep_exports;
     options.sign_key = args.sign_key;
     options.state_dir = args.state_dir;
     options.s3 = s3_overrides(args.s3);
@@ -102,6 +104,12 @@ int run_export(const ExportArgs& args) {
                report->signed_manifest ? ", manifest signed" : "",
                report->base.empty() ? std::string("complete") : "incremental on " + report->base,
                report->snapshot);
+    for (const std::string& pruned : report->pruned) {
+        fmt::print("{}: removed older export snapshot\n", pruned);
+    }
+    for (const std::string& warning : report->warnings) {
+        fmt::print(stderr, "rpmirror: export: warning: {}\n", warning);
+    }
     return kExitOk;
 }
 
@@ -183,6 +191,10 @@ Command add_export_command(CLI::App& parent) {
     app->add_flag("--copy", args->copy,
                   "copy packages into the export snapshot instead of hard-linking them (a "
                   "--snapshot-dir on another filesystem)");
+    app->add_option("--keep-exports", args->keep_exports,
+                    "then keep only the newest N export snapshots of each repository (the one "
+                    "this bundle names, and every published one, always kept; default: all)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
     add_s3_options(*app, args->s3, false);
     app->add_flag("-q,--quiet", args->quiet, "print only the bundle's summary and errors");
     return Command{app, [args]() { return run_export(*args); }};

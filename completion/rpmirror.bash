@@ -32,7 +32,8 @@ _rpmirror_diff_opts="-h --help --repo --repoid -p --download-path --snapshot-dir
   $_rpmirror_repo_source_opts $_rpmirror_s3_opts"
 _rpmirror_exec_opts='-h --help --mode --prefetch'
 _rpmirror_export_opts="-h --help -p --download-path --repo --repoid --config-file --job -o --output
-  --base --chunk-size --format --sign-key --snapshot-dir --copy --state-dir -q --quiet $_rpmirror_s3_opts"
+  --base --chunk-size --format --sign-key --snapshot-dir --copy --keep-exports --state-dir -q --quiet
+  $_rpmirror_s3_opts"
 _rpmirror_import_opts="-h --help -p --download-path --keyring --state-dir -q --quiet $_rpmirror_s3_opts"
 _rpmirror_serve_opts='-h --help --config-file --job --listen --grace'
 _rpmirror_snapshot_common_opts="-h --help --repo --repoid -p --download-path --norepopath
@@ -314,7 +315,7 @@ _rpmirror() {
             return
             ;;
         --repofrompath | --setopt | --releasever | --sign-key | --keep-versions | -j | \
-            --parallel | --threads | --min-buildtime | --as-of | --keep-snapshots | --parallel-jobs | --packages | \
+            --parallel | --threads | --min-buildtime | --as-of | --keep-snapshots | --keep-exports | --parallel-jobs | --packages | \
             --max-per-host | --shard | --name | --as | -x | --exclude | --excludepkgs | --enableplugin | \
             --disableplugin | -d | --debuglevel | -e | --errorlevel | --chunk-size | --listen | --grace)
             return # a free value

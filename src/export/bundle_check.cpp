@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <span>
 #include <utility>
 
 #include <fmt/core.h>
@@ -13,6 +14,7 @@
 #include "rpmirror/checksum/checksum.hpp"
 #include "signature/signature.hpp"
 #include "store/mirror_store.hpp"
+#include "store/object_store.hpp"
 
 namespace rpmirror::bundle {
 
@@ -20,12 +22,11 @@ namespace {
 
 using Json = nlohmann::json;
 
-std::filesystem::path resume_path(const std::filesystem::path& dir, const Manifest& manifest,
-                                  const std::filesystem::path& state_dir) {
+// The key of the bundle `dir`'s resume record in resume_records.
+std::string resume_key(const std::filesystem::path& dir, const Manifest& manifest) {
     const std::string who = std::filesystem::absolute(dir).lexically_normal().string() + "\n" +
                             format_manifest(manifest);
-    return state_dir / "imports" /
-           (manifest.name + "-" + hash_bytes(ChecksumType::Sha256, who).substr(0, 16) + ".json");
+    return manifest.name + "-" + hash_bytes(ChecksumType::Sha256, who).substr(0, 16) + ".json";
 }
 
 // "SIZE MTIME_NS" of a chunk as it is now; "" iff it cannot be told.
@@ -44,6 +45,10 @@ std::string shown_identity(const std::optional<std::string>& digest) {
 }
 
 }  // namespace
+
+std::unique_ptr<store::ObjectStore> resume_records(const std::filesystem::path& state_dir) {
+    return store::disk_object_store(state_dir / "imports");
+}
 
 Result<Manifest> read_manifest(const std::filesystem::path& dir,
                                const std::optional<std::filesystem::path>& keyring) {
@@ -78,17 +83,15 @@ Result<Manifest> read_manifest(const std::filesystem::path& dir,
 }
 
 Result<void> check_chunks(const std::filesystem::path& dir, const Manifest& manifest,
-                          const std::filesystem::path& state_dir, ImportReport& report) {
-    const std::filesystem::path record_path = resume_path(dir, manifest, state_dir);
+                          store::ObjectStore& records, ImportReport& report) {
+    const std::string record_key = resume_key(dir, manifest);
     Json record = Json::object();
-    if (auto text = fs::read_file(record_path)) {
+    if (auto text = records.read(record_key)) {
         record = Json::parse(*text, nullptr, false);
         if (!record.is_object()) {
             record = Json::object();  // damaged: every chunk is checked again
         }
     }
-    std::error_code ignored;
-    std::filesystem::create_directories(record_path.parent_path(), ignored);
     for (const Chunk& chunk : manifest.chunks) {
         const std::filesystem::path path = dir / chunk.name;
         const std::string stamp = chunk_stamp(path);
@@ -104,15 +107,15 @@ Result<void> check_chunks(const std::filesystem::path& dir, const Manifest& mani
         ++report.chunks_checked;
         record[chunk.name] = Json{{"sha256", chunk.sha256}, {"stamp", stamp}};
         // Best effort: without the record, a resumed import only checks this chunk again.
-        (void)fs::replace_file(record_path, record.dump(1) + "\n");
+        (void)records.put(record_key, record.dump(1) + "\n");
     }
     return {};
 }
 
 void forget_checked_chunks(const std::filesystem::path& dir, const Manifest& manifest,
-                           const std::filesystem::path& state_dir) {
-    std::error_code ignored;
-    std::filesystem::remove(resume_path(dir, manifest, state_dir), ignored);
+                           store::ObjectStore& records) {
+    const std::string key = resume_key(dir, manifest);
+    (void)records.remove(std::span(&key, 1));
 }
 
 Result<std::map<std::string, std::optional<std::string>>> current_indexes(

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -11,6 +12,7 @@
 #include "rpmirror/export/export.hpp"
 #include "rpmirror/util/error.hpp"
 #include "store/mirror_root.hpp"
+#include "store/object_store.hpp"
 
 namespace rpmirror::bundle {
 
@@ -19,15 +21,21 @@ namespace rpmirror::bundle {
 Result<Manifest> read_manifest(const std::filesystem::path& dir,
                                const std::optional<std::filesystem::path>& keyring);
 
-// Checks every chunk of `manifest` in the bundle `dir` (check_chunk), skipping those the resume
-// record in `state_dir` lists with the same SHA-256, size and mtime, and adding each one checked
-// to it. Counts both in `report`. The first chunk's error.
-Result<void> check_chunks(const std::filesystem::path& dir, const Manifest& manifest,
-                          const std::filesystem::path& state_dir, ImportReport& report);
+// Where the resume records of imports are kept: the store of `state_dir`/imports/ (one file per
+// bundle directory and manifest).
+std::unique_ptr<store::ObjectStore> resume_records(const std::filesystem::path& state_dir);
 
-// Removes the resume record of the bundle `dir` (its import completed). Best effort.
+// Checks every chunk of `manifest` in the bundle `dir` (check_chunk), skipping those the bundle's
+// resume record in `records` lists with the same SHA-256, size and mtime, and adding each one
+// checked to it (replaced whole after each chunk; best effort: a record that cannot be written
+// only costs checking again). Counts both in `report`. The first chunk's error.
+Result<void> check_chunks(const std::filesystem::path& dir, const Manifest& manifest,
+                          store::ObjectStore& records, ImportReport& report);
+
+// Removes the resume record of the bundle `dir` from `records` (its import completed). Best
+// effort.
 void forget_checked_chunks(const std::filesystem::path& dir, const Manifest& manifest,
-                           const std::filesystem::path& state_dir);
+                           store::ObjectStore& records);
 
 // The SHA-256 of each repository's current repodata/repomd.xml in `root` (nullopt: none).
 Result<std::map<std::string, std::optional<std::string>>> current_indexes(store::MirrorRoot& root,

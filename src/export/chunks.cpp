@@ -12,6 +12,7 @@
 
 #include "export/repository_files.hpp"
 #include "fs/durable.hpp"
+#include "fs/tree.hpp"
 
 namespace rpmirror::bundle {
 
@@ -64,10 +65,8 @@ Result<void> ChunkWriter::open_named(std::string name) {
     Chunk chunk;
     chunk.name = std::move(name);
     const std::filesystem::path path = dir_ / chunk.name;
-    std::error_code error;
-    std::filesystem::create_directories(path.parent_path(), error);
-    if (error) {
-        return make_errno_error("cannot create", path.parent_path().string(), error.value());
+    if (auto made = fs::make_directories(path.parent_path()); !made) {
+        return made;
     }
     current_.reset(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
     if (!current_) {

@@ -16,6 +16,7 @@
 #include "export/repository_files.hpp"
 #include "fs/durable.hpp"
 #include "fs/scratch_dir.hpp"
+#include "fs/tree.hpp"
 #include "rpmirror/export/export.hpp"
 #include "rpmirror/snapshot/snapshot.hpp"
 #include "signature/signature.hpp"
@@ -205,8 +206,7 @@ class TemporaryBundle {
     TemporaryBundle& operator=(const TemporaryBundle&) = delete;
     ~TemporaryBundle() {
         if (!path_.empty()) {
-            std::error_code ignored;
-            std::filesystem::remove_all(path_, ignored);
+            (void)fs::remove_tree(path_);  // best effort: a leftover is a dot-named sibling
         }
     }
     const std::filesystem::path& path() const { return path_; }
@@ -344,6 +344,46 @@ class ExportSnapshots {
     std::vector<SnapshotRoot> taken_;
 };
 
+// --keep-exports: the export-* snapshots of each of `ids` but the newest `keep` (`taken`, the
+// one the bundle just made names, always kept) and the published ones, removed; into `report`.
+void prune_exports(const ExportOptions& options, store::MirrorRoot& root,
+                   const std::vector<std::string>& ids, const std::string& taken,
+                   ExportReport& report) {
+    for (const std::string& id : ids) {
+        auto layout =
+            snapshot_root(id, root.repository_path(id), snapshots_base(options), options.s3);
+        auto snapshots = layout ? list_snapshots(*layout)
+                                : Result<std::vector<SnapshotInfo>>(tl::unexpected(layout.error()));
+        if (!snapshots) {
+            report.warnings.push_back(
+                id + ": export snapshots not pruned: " + snapshots.error().to_string());
+            continue;
+        }
+        std::vector<SnapshotInfo> older;
+        for (SnapshotInfo& info : *snapshots) {
+            if (info.name.starts_with(kExportSnapshotPrefix) && info.name != taken &&
+                info.published_as.empty()) {
+                older.push_back(std::move(info));
+            }
+        }
+        // Newest first; the one just taken is the first kept.
+        std::sort(older.begin(), older.end(), [](const SnapshotInfo& a, const SnapshotInfo& b) {
+            return a.created_ns != b.created_ns ? a.created_ns > b.created_ns : a.name > b.name;
+        });
+        for (std::size_t index = options.keep_exports - 1; index < older.size(); ++index) {
+            const std::string& name = older[index].name;
+            auto removed =
+                remove_snapshot(*layout, name, SnapshotLock{options.state_dir, std::nullopt});
+            if (!removed) {
+                report.warnings.push_back(id + ": snapshot " + name +
+                                          " not pruned: " + removed.error().to_string());
+                continue;
+            }
+            report.pruned.push_back(id + ": " + name);
+        }
+    }
+}
+
 Result<std::vector<std::string>> chosen_repositories(const ExportOptions& options,
                                                      store::MirrorRoot& root) {
     if (!options.repositories.empty()) {
@@ -480,14 +520,15 @@ Result<ExportReport> export_bundle(const ExportOptions& options) {
     if (auto flushed = fs::flush_filesystem(temporary.path()); !flushed) {
         return tl::unexpected(std::move(flushed.error()));
     }
-    std::filesystem::rename(temporary.path(), target, error);
-    if (error) {
-        return make_errno_error("cannot rename the finished bundle into place", target.string(),
-                                error.value());
+    if (auto renamed = fs::rename_file(temporary.path(), target); !renamed) {
+        return tl::unexpected(std::move(renamed.error()));
     }
     temporary.keep();
     snapshots.keep();
     report.snapshot = snapshots.name();
+    if (options.keep_exports > 0) {
+        prune_exports(options, root, *ids, report.snapshot, report);
+    }
     return report;
 }
 

@@ -2,6 +2,7 @@
 // fetched (rpmirror/export/export.hpp), through the sync's own store: SyncStore's lock, staging
 // area and publication, so a directory and a bucket are imported alike.
 #include <map>
+#include <memory>
 #include <set>
 #include <utility>
 
@@ -13,6 +14,7 @@
 #include "export/repository_files.hpp"
 #include "fs/durable.hpp"
 #include "fs/scratch_dir.hpp"
+#include "fs/tree.hpp"
 #include "publish/publish.hpp"
 #include "rpmirror/export/export.hpp"
 #include "rpmirror/snapshot/snapshot.hpp"
@@ -122,21 +124,18 @@ class Placement {
             const std::filesystem::path path = staging.directory() / file.key;
             const std::filesystem::path temporary =
                 path.parent_path() / ("." + path.filename().string() + ".import");
-            std::error_code error;
-            std::filesystem::create_directories(path.parent_path(), error);
-            if (error) {
-                return make_errno_error("cannot create", path.parent_path().string(),
-                                        error.value());
+            if (auto made = fs::make_directories(path.parent_path()); !made) {
+                return made;
             }
             if (auto written =
                     bundle::extract_file(options_.bundle, manifest_.chunks, file, temporary);
                 !written) {
-                std::filesystem::remove(temporary, error);
+                (void)fs::remove_file(temporary);
                 return written;
             }
-            std::filesystem::rename(temporary, path, error);
-            if (error) {
-                return make_errno_error("cannot rename into place", path.string(), error.value());
+            if (auto renamed = fs::rename_file(temporary, path); !renamed) {
+                (void)fs::remove_file(temporary);
+                return renamed;
             }
             staging.commit(tickets.size(), store::StagedFile{file.key, ChecksumType::Sha256,
                                                              file.sha256, nullptr, false});
@@ -155,8 +154,9 @@ class Placement {
     // incremental bundle carries only what changed), checked against the manifest either way.
     Result<void> metadata_file(store::MirrorStore& mirror, const BundleFile& file,
                                const std::filesystem::path& out) {
-        std::error_code error;
-        std::filesystem::create_directories(out.parent_path(), error);
+        if (auto made = fs::make_directories(out.parent_path()); !made) {
+            return made;
+        }
         if (file.carried) {
             return bundle::extract_file(options_.bundle, manifest_.chunks, file, out);
         }
@@ -164,10 +164,8 @@ class Placement {
         if (!local) {
             return tl::unexpected(std::move(local.error()));
         }
-        std::filesystem::copy_file(*local, out, std::filesystem::copy_options::overwrite_existing,
-                                   error);
-        if (error) {
-            return make_errno_error("cannot copy", local->string(), error.value());
+        if (auto copied = fs::copy_file(*local, out); !copied) {
+            return copied;
         }
         auto digest = bundle::sha256_of(out);
         if (!digest) {
@@ -308,7 +306,8 @@ Result<ImportReport> import_bundle(const ImportOptions& options) {
     report.name = manifest->name;
     const std::filesystem::path state_dir =
         options.state_dir.empty() ? state_directory(SyncOptions{}) : options.state_dir;
-    if (auto checked = bundle::check_chunks(options.bundle, *manifest, state_dir, report);
+    const std::unique_ptr<store::ObjectStore> records = bundle::resume_records(state_dir);
+    if (auto checked = bundle::check_chunks(options.bundle, *manifest, *records, report);
         !checked) {
         return tl::unexpected(std::move(checked.error()));
     }
@@ -347,7 +346,7 @@ Result<ImportReport> import_bundle(const ImportOptions& options) {
         record_snapshot(options, *opened, manifest->name, done, report.warnings);
         report.repositories.push_back(std::move(done));
     }
-    bundle::forget_checked_chunks(options.bundle, *manifest, state_dir);
+    bundle::forget_checked_chunks(options.bundle, *manifest, *records);
     return report;
 }
 

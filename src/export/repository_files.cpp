@@ -1,9 +1,9 @@
 // The files of one repository as a bundle carries them (repository_files.hpp).
 #include "export/repository_files.hpp"
 
-#include <system_error>
 #include <utility>
 
+#include "fs/tree.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "store/mirror_store.hpp"
 
@@ -50,8 +50,7 @@ Result<std::vector<ListedFile>> list_repository(store::ObjectStore& store,
 
 LocalFile::~LocalFile() {
     if (fetched_) {
-        std::error_code ignored;
-        std::filesystem::remove(path_, ignored);
+        (void)fs::remove_file(path_);  // best effort: a leftover is in the scratch directory
     }
 }
 

@@ -470,6 +470,11 @@ Result<SnapshotInfo> create_snapshot(const SnapshotRoot& root,
         if (!snapshots) {
             return tl::unexpected(std::move(snapshots.error()));
         }
+        // An export's snapshot is the far side's state, kept for the next --base, not one of the
+        // mirror's dated history: a sync's snapshot is never skipped for it (nor reported as it).
+        std::erase_if(*snapshots, [](const SnapshotInfo& info) {
+            return info.name.starts_with(kExportSnapshotPrefix);
+        });
         if (!snapshots->empty()) {
             auto newest = mirror_identity(**backend, snapshots->back().name);
             auto live = mirror_identity(**backend, std::nullopt);

@@ -41,6 +41,10 @@ struct ExportOptions {
     // --copy: the snapshot export-<bundle> copies packages instead of hard-linking them (a
     // snapshot_dir on another filesystem; SnapshotCreateOptions::copy).
     bool copy = false;
+    // --keep-exports: once the bundle is made, keep only the newest N snapshots export-* of each
+    // repository exported (the one just taken always among them, and every published one), as
+    // --keep-snapshots keeps a sync's. 0 = keep every one.
+    std::size_t keep_exports = 0;
     std::string sign_key;             // --sign-key: signs the manifest ("" = unsigned)
     std::filesystem::path state_dir;  // "" = the default
     std::optional<s3::S3Overrides> s3;
@@ -62,6 +66,10 @@ struct ExportReport {
     bool signed_manifest = false;
     std::string snapshot;  // the snapshot of each repository kept of the exported state
     std::string base;      // the base's name ("" = a complete bundle; --base auto finding none)
+    // --keep-exports: "<repository>: export-NAME" of each older export snapshot removed.
+    std::vector<std::string> pruned;
+    // What could not be pruned (the bundle is made all the same), naming the snapshot.
+    std::vector<std::string> warnings;
 };
 
 // Writes the bundle: each repository first kept as the snapshot export-<bundle name>

@@ -82,6 +82,7 @@ struct SnapshotCreateOptions {
     // Take none when the newest snapshot holds the mirror as it is (the same repomd.xml, its
     // signature and comps.xml for every repository, the same .treeinfo): create_snapshot then
     // returns that snapshot with `unchanged` set. For snapshots after a sync under a dated name.
+    // Snapshots named kExportSnapshotPrefix* (an export's) are never that newest snapshot.
     bool only_if_changed = false;
 };
 

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "checksum/xattr_names.hpp"
+#include "fs/tree.hpp"
 #include "librepo_accel/preload/librepo_abi.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "util/unique_fd.hpp"
@@ -106,7 +107,7 @@ class CheckFile {
         if (!fd_) {
             return false;
         }
-        ::unlink(name.c_str());
+        (void)fs::remove_file(name);  // anonymous from here on
         if (::write(fd_.get(), content.data(), content.size()) !=
             static_cast<ssize_t>(content.size())) {
             return false;

@@ -1,7 +1,8 @@
 // The snapshot export-<bundle> `rpmirror export` keeps of what it exported: made with --copy
 // where hard links cannot be (and a clear error suggesting it otherwise), never rotated out by a
 // sync's --keep-snapshots (it is the far side's state, the next --base), found by `--base auto`
-// (the newest one: what a timer exports against), and a clear error once it is removed.
+// (the newest one: what a timer exports against), and a clear error once it is removed; never
+// mistaken for a sync's snapshot of the same state.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -117,6 +118,65 @@ TEST_F(ExportSnapshots, KeepSnapshotsKeepsEveryExportBaseAndBaseAutoTakesTheNewe
         << gone.err;
     EXPECT_FALSE(fs::exists(tmp_ / "r4"));
     EXPECT_FALSE(fs::exists(snapshots / "export-r4"));
+}
+
+// The snapshot an export keeps is the far side's state, not the mirror's history: a sync
+// --snapshot of the same state right after takes a dated snapshot of its own (the export's is not
+// "unchanged since"), and the next same-state sync names that dated one.
+TEST_F(ExportSnapshots, ASyncSnapshotAfterAnExportIsNotTheExportsSnapshot) {
+    ASSERT_EQ(sync_near().exit_code, 0);
+    const CommandResult exported = export_bundle("e1", {"--repo", "alpha"});
+    ASSERT_EQ(exported.exit_code, 0) << exported.out << exported.err;
+
+    const CommandResult taken = sync_near({"--snapshot"});
+    ASSERT_EQ(taken.exit_code, 0) << taken.out << taken.err;
+    EXPECT_EQ(taken.out.find("unchanged since snapshot export-"), std::string::npos) << taken.out;
+    std::vector<std::string> dated;
+    for (const auto& entry : fs::directory_iterator(near_ / "snapshots" / "alpha")) {
+        const std::string name = entry.path().filename().string();
+        if (!name.starts_with("export-") && !name.starts_with(".")) {
+            dated.push_back(name);
+        }
+    }
+    ASSERT_EQ(dated.size(), 1U) << taken.out;
+    EXPECT_NE(taken.out.find("alpha: snapshot " + dated.front()), std::string::npos) << taken.out;
+    EXPECT_TRUE(fs::is_directory(near_ / "snapshots" / "alpha" / "export-e1"));
+
+    const CommandResult again = sync_near({"--snapshot"});
+    ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+    EXPECT_NE(
+        again.out.find("alpha: snapshot: none taken, unchanged since snapshot " + dated.front()),
+        std::string::npos)
+        << again.out;
+}
+
+// --keep-exports N: once the bundle is made, the export snapshots but the newest N are removed,
+// each said; the one the new bundle names stays, and the next --base auto finds it.
+TEST_F(ExportSnapshots, KeepExportsRemovesAllButTheNewestAndNeverTheOneTheBundleNames) {
+    ASSERT_EQ(sync_near().exit_code, 0);
+    const fs::path snapshots = near_ / "snapshots" / "alpha";
+    for (const char* name : {"k1", "k2"}) {
+        const CommandResult made = export_bundle(name, {"--repo", "alpha"});
+        ASSERT_EQ(made.exit_code, 0) << made.out << made.err;
+    }
+    const CommandResult kept =
+        export_bundle("k3", {"--repo", "alpha", "--base", "auto", "--keep-exports", "2"});
+    ASSERT_EQ(kept.exit_code, 0) << kept.out << kept.err;
+    EXPECT_NE(kept.out.find("alpha: export-k1: removed older export snapshot"), std::string::npos)
+        << kept.out;
+    EXPECT_EQ(kept.out.find("export-k2: removed"), std::string::npos) << kept.out;
+    EXPECT_FALSE(fs::exists(snapshots / "export-k1"));
+    EXPECT_TRUE(fs::is_directory(snapshots / "export-k2"));
+    EXPECT_TRUE(fs::is_directory(snapshots / "export-k3"));
+
+    const CommandResult only = export_bundle("k4", {"--repo", "alpha", "--keep-exports", "1"});
+    ASSERT_EQ(only.exit_code, 0) << only.out << only.err;
+    EXPECT_FALSE(fs::exists(snapshots / "export-k2"));
+    EXPECT_FALSE(fs::exists(snapshots / "export-k3"));
+    EXPECT_TRUE(fs::is_directory(snapshots / "export-k4"));
+    const CommandResult next = export_bundle("k5", {"--repo", "alpha", "--base", "auto"});
+    ASSERT_EQ(next.exit_code, 0) << next.out << next.err;
+    EXPECT_EQ(manifest("k5")["base"]["name"], "k4");
 }
 
 }  // namespace
