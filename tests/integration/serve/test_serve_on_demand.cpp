@@ -13,6 +13,8 @@
 
 #include "integration/serve/serve_fixture.hpp"
 #include "support/http_server.hpp"
+#include "support/signing.hpp"
+#include "support/zypper.hpp"
 
 namespace rpmirror::test {
 namespace {
@@ -93,10 +95,24 @@ class ServeOnDemandTest : public ServeFixture {
     }
 };
 
-TEST_F(ServeOnDemandTest, SyncPublishesMetadataOnlyAndDnfInstallsThroughServe) {
+// A signed upstream (packages by rpmsign, repomd.xml.asc by gpg) mirrored on demand: dnf, then
+// zypper, each from an empty cache with every signature check on (gpgcheck, repo_gpgcheck),
+// install or download through the server; each package is fetched from upstream once.
+TEST_F(ServeOnDemandTest, SyncPublishesMetadataOnlyAndSignedPackagesInstallThroughServe) {
+    if (!signing_tools_available()) {
+        GTEST_FAIL() << "gpg and rpmsign are needed (scripts/deps)";
+    }
+    for (const std::string& href : kHrefs) {
+        test_keys().sign_rpm(Signer::Good, upstream_ / href);
+    }
+    recreate_repo(upstream_, "1704067200", tmp_ / "logs");
+    test_keys().sign_detached(Signer::Good, upstream_ / "repodata" / "repomd.xml",
+                              upstream_ / "repodata" / "repomd.xml.asc");
     add_to_job("download-policy = on-demand\n");
     sync_job();
     EXPECT_TRUE(fs::exists(mirror() / "repodata" / "repomd.xml"));
+    EXPECT_EQ(read_file(mirror() / "repodata" / "repomd.xml.asc"),
+              read_file(upstream_ / "repodata" / "repomd.xml.asc"));
     EXPECT_TRUE(files_in(mirror() / "Packages").empty()) << "on demand: no package fetched";
     EXPECT_EQ(upstream_requests(kTinyHref), 0U);
 
@@ -112,9 +128,12 @@ TEST_F(ServeOnDemandTest, SyncPublishesMetadataOnlyAndDnfInstallsThroughServe) {
     const fs::path work = tmp_ / "dnf";
     std::vector<std::string> install = isolated_dnf(work);
     fs::create_directories(work / "log");
+    TempDir::write_at(work / "reposd" / "m.repo",
+                      "[m]\nname=m\nbaseurl=" + url("/sample/") +
+                          "\ngpgcheck=1\nrepo_gpgcheck=1\ngpgkey=file://" +
+                          test_keys().key_file(Signer::Good).string() + "\n");
     install.insert(install.end(),
-                   {"--disableplugin=*", "--nogpgcheck", "--installroot", root.string(),
-                    "--repofrompath=m," + url("/sample/"), "--repo=m", "install",
+                   {"--disableplugin=*", "--installroot", root.string(), "--repo=m", "install",
                     "rpmirror-sample-tiny", "rpmirror-sample-small", "rpmirror-sample-medium",
                     "rpmirror-sample-docs", "rpmirror-sample-data"});
     const CommandResult installed = run_to_end(install, tmp_ / "logs");
@@ -122,6 +141,9 @@ TEST_F(ServeOnDemandTest, SyncPublishesMetadataOnlyAndDnfInstallsThroughServe) {
     const CommandResult query =
         run_to_end({"rpm", "-q", "--root", root.string(), "rpmirror-sample-medium"}, tmp_ / "logs");
     EXPECT_EQ(query.exit_code, 0) << query.out << query.err;
+    EXPECT_NE(server_log().find("\"GET /sample/repodata/repomd.xml.asc\" 200"), std::string::npos)
+        << "dnf checked the repository's signature\n"
+        << server_log();
     for (const std::string& href : kHrefs) {
         ASSERT_TRUE(fs::is_regular_file(mirror() / href)) << href << " kept\n" << server_log();
         EXPECT_EQ(read_file(mirror() / href), read_file(upstream_ / href)) << href;
@@ -134,6 +156,40 @@ TEST_F(ServeOnDemandTest, SyncPublishesMetadataOnlyAndDnfInstallsThroughServe) {
     // Held now: served from the mirror, upstream not asked again.
     EXPECT_EQ(get("/sample/" + kMediumHref).body, read_file(upstream_ / kMediumHref));
     EXPECT_EQ(upstream_requests(kMediumHref), 1U);
+
+    // zypper, trusting the key through its rpm database, checks repomd.xml.asc on refresh and
+    // each package's signature as it downloads it.
+    const fs::path zroot = tmp_ / "zroot";
+    fs::create_directories(zroot);
+    run_checked(
+        {"rpm", "--root", zroot.string(), "--import", test_keys().key_file(Signer::Good).string()},
+        tmp_ / "logs");
+    const auto zypper = [&](std::vector<std::string> args) {
+        args.insert(args.begin(),
+                    {zypper_binary().string(), "--root", zroot.string(), "--non-interactive"});
+        return run_to_end(args, tmp_ / "logs");
+    };
+    const CommandResult added = zypper({"addrepo", "-f", "-g", url("/sample/"), "mir"});
+    ASSERT_EQ(added.exit_code, 0) << added.out << added.err;
+    const CommandResult refreshed = zypper({"refresh"});
+    ASSERT_EQ(refreshed.exit_code, 0) << refreshed.out << refreshed.err << server_log();
+    const CommandResult downloaded =
+        zypper({"download", "rpmirror-sample-tiny", "rpmirror-sample-small",
+                "rpmirror-sample-medium", "rpmirror-sample-docs", "rpmirror-sample-data"});
+    ASSERT_EQ(downloaded.exit_code, 0) << downloaded.out << downloaded.err << server_log();
+    std::size_t rpms = 0;
+    for (const auto& entry : fs::recursive_directory_iterator(zroot)) {
+        if (entry.path().extension() == ".rpm") {
+            ++rpms;
+            EXPECT_EQ(read_file(entry.path()),
+                      read_file(upstream_ / "Packages" / entry.path().filename()))
+                << entry.path();
+        }
+    }
+    EXPECT_EQ(rpms, kHrefs.size()) << downloaded.out;
+    for (const std::string& href : kHrefs) {
+        EXPECT_EQ(upstream_requests(href), 1U) << href << ": served from the mirror";
+    }
 }
 
 TEST_F(ServeOnDemandTest, ConcurrentClientsShareOneUpstreamFetch) {
