@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -646,10 +646,9 @@ Result<void> run_server(const ServeRequest& request, ServeEvents& events, std::s
     const std::size_t count = activated->empty() ? listen.size() : activated->size();
     std::vector<std::string> bound(count);
     for (std::size_t i = 0; i < count; ++i) {
-        auto daemon = activated->empty()
-                          ? start_daemon(listen[i], -1, server, bound[i])
-                          : start_daemon("socket " + std::to_string((*activated)[i]),
-                                         (*activated)[i], server, bound[i]);
+        auto daemon = activated->empty() ? start_daemon(listen[i], -1, server, bound[i])
+                                         : start_daemon("socket " + std::to_string((*activated)[i]),
+                                                        (*activated)[i], server, bound[i]);
         if (!daemon) {
             return tl::unexpected(std::move(daemon.error()));
         }
