@@ -14,6 +14,7 @@
 #include "integration/serve/serve_fixture.hpp"
 #include "support/http_server.hpp"
 #include "support/signing.hpp"
+#include "support/source_tree.hpp"
 #include "support/zypper.hpp"
 
 namespace rpmirror::test {
@@ -22,6 +23,13 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::vector<std::string> kHrefs{kTinyHref, kSmallHref, kMediumHref, kDocsHref, kDataHref};
+
+// The fixture's job, on demand, fetching from `upstream` ("parallel = 2\n" etc. in `lines`).
+std::string on_demand_job(const fs::path& mirror_root, const std::string& upstream,
+                          const std::string& lines) {
+    return "[main]\ndestination = " + mirror_root.string() + "\n\n[sample]\nbaseurl = " + upstream +
+           "\ndownload-metadata = 1\ndownload-policy = on-demand\n" + lines;
+}
 
 class ServeOnDemandTest : public ServeFixture {
   protected:
@@ -72,23 +80,31 @@ class ServeOnDemandTest : public ServeFixture {
         EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
     }
 
-    // `clients` clients at once (curl -Z), each asking the server for every package of kHrefs;
-    // fails the test unless each one received every package intact.
-    void every_package_at_once(int clients) {
-        std::vector<std::string> argv{"curl", "-sS", "--fail", "-Z", "--parallel-max", "40"};
+    // `clients` clients at once (curl -Z), each asking the server for every package of `hrefs`
+    // (kHrefs unless given) of the job; fails the test unless each one received every package
+    // as `upstream` (upstream_ unless given) has it.
+    void every_package_at_once(int clients, const std::vector<std::string>& hrefs = kHrefs,
+                               const fs::path& upstream = {}) {
+        // A config file (-K), not arguments: thousands of transfers would overflow the command
+        // line.
+        std::string transfers;
         for (int client = 0; client < clients; ++client) {
-            for (const std::string& href : kHrefs) {
-                argv.insert(argv.end(),
-                            {"-o", (tmp_ / "got" / std::to_string(client) / href).string(),
-                             "--create-dirs", url("/sample/" + href)});
+            for (const std::string& href : hrefs) {
+                transfers += "url = \"" + url("/sample/" + href) + "\"\noutput = \"" +
+                             (tmp_ / "got" / std::to_string(client) / href).string() + "\"\n";
             }
         }
-        const CommandResult fetched = run_to_end(argv, tmp_ / "logs");
+        TempDir::write_at(tmp_ / "transfers.curlrc", transfers);
+        const CommandResult fetched =
+            run_to_end({"curl", "-sS", "--fail", "-Z", "--parallel-max", "50", "--create-dirs",
+                        "-K", (tmp_ / "transfers.curlrc").string()},
+                       tmp_ / "logs");
         ASSERT_EQ(fetched.exit_code, 0) << fetched.err << server_log();
-        for (const std::string& href : kHrefs) {
+        const fs::path from = upstream.empty() ? upstream_ : upstream;
+        for (const std::string& href : hrefs) {
+            const std::string expected = read_file(from / href);
             for (int client = 0; client < clients; ++client) {
-                EXPECT_EQ(read_file(tmp_ / "got" / std::to_string(client) / href),
-                          read_file(upstream_ / href))
+                EXPECT_EQ(read_file(tmp_ / "got" / std::to_string(client) / href), expected)
                     << client << " " << href;
             }
         }
@@ -192,21 +208,36 @@ TEST_F(ServeOnDemandTest, SyncPublishesMetadataOnlyAndSignedPackagesInstallThrou
     }
 }
 
+// The issue's numbers: 50 clients at once, each asking for the same 100 packages (small ones,
+// made by bench/gen_repo.py) of an on-demand mirror: upstream's access log shows each package
+// fetched once, and every client received every package intact.
 TEST_F(ServeOnDemandTest, ConcurrentClientsShareOneUpstreamFetch) {
-    add_to_job("download-policy = on-demand\n");
+    const fs::path many = tmp_ / "many";
+    run_checked({"python3", (source_root() / "bench" / "gen_repo.py").string(), "--count", "100",
+                 "--total-bytes", "1200000", "--out", many.string()},
+                tmp_ / "logs");
+    std::vector<std::string> hrefs;
+    for (const std::string& line : lines_of(read_file(many / "manifest.tsv"))) {
+        hrefs.push_back(line.substr(0, line.find('\t')));
+    }
+    ASSERT_EQ(hrefs.size(), 100U);
+    const NginxServer& upstream = serve(many / "repo");
+    TempDir::write_at(config_, on_demand_job(mirror_root(), upstream.url("/"), ""));
     sync_job();
     start_server();
-    every_package_at_once(20);
+    every_package_at_once(50, hrefs, many / "repo");
     const HttpReply metrics = get("/metrics");
-    EXPECT_NE(metrics.body.find("\nrpmirror_serve_upstream_fetches_total{job=\"sample\"} 5\n"),
+    EXPECT_NE(metrics.body.find("\nrpmirror_serve_upstream_fetches_total{job=\"sample\"} 100\n"),
               std::string::npos)
         << metrics.body;
     EXPECT_NE(metrics.body.find("\nrpmirror_serve_upstream_failures_total{job=\"sample\"} 0\n"),
               std::string::npos)
         << metrics.body;
-    for (const std::string& href : kHrefs) {
-        EXPECT_EQ(upstream_requests(href), 1U) << href << " fetched from upstream exactly once";
-        EXPECT_EQ(read_file(mirror() / href), read_file(upstream_ / href)) << href;
+    const std::vector<std::string> uris = uris_since(upstream, 0);
+    for (const std::string& href : hrefs) {
+        EXPECT_EQ(std::count(uris.begin(), uris.end(), "/" + href), 1)
+            << href << " fetched from upstream exactly once";
+        EXPECT_EQ(read_file(mirror() / href), read_file(many / "repo" / href)) << href;
     }
 }
 
@@ -316,13 +347,6 @@ TEST_F(ServeOnDemandTest, BadDownloadPolicyValuesAreRejected) {
     EXPECT_NE(option.err.find("--download-policy: unknown download policy 'eager'"),
               std::string::npos)
         << option.err;
-}
-
-// The fixture's job, on demand, fetching from `upstream` ("parallel = 2\n" etc. in `lines`).
-std::string on_demand_job(const fs::path& mirror_root, const std::string& upstream,
-                          const std::string& lines) {
-    return "[main]\ndestination = " + mirror_root.string() + "\n\n[sample]\nbaseurl = " + upstream +
-           "\ndownload-metadata = 1\ndownload-policy = on-demand\n" + lines;
 }
 
 TEST_F(ServeOnDemandTest, ABurstOfMissesKeepsToTheJobsParallelFetches) {
