@@ -493,5 +493,36 @@ TEST_F(ServeOnDemandTest, UpstreamDyingMidBodyCutsTheResponseShortAndKeepsNothin
     EXPECT_EQ(recovered.body, read_file(upstream_ / kSmallHref));
 }
 
+// Upstream gone (its nginx stopped): packages already held are still served, intact; a miss is
+// answered 502 and logged naming the job, the package and the upstream URL; nothing is kept.
+TEST_F(ServeOnDemandTest, UpstreamGoneHeldPackagesStillServedAndMissesAre502) {
+    auto gone = std::make_unique<NginxServer>(upstream_, tmp_ / "gone");
+    const std::string base = gone->url("/");
+    TempDir::write_at(config_, on_demand_job(mirror_root(), base, "retries = 1\n"));
+    sync_job();
+    start_server();
+    ASSERT_EQ(get("/sample/" + kTinyHref).status, 200) << server_log();
+    ASSERT_TRUE(fs::is_regular_file(mirror() / kTinyHref));
+    gone.reset();
+
+    const HttpReply held = get("/sample/" + kTinyHref);
+    EXPECT_EQ(held.status, 200) << server_log();
+    EXPECT_EQ(held.body, read_file(upstream_ / kTinyHref));
+    EXPECT_EQ(get("/sample/repodata/repomd.xml").status, 200);
+
+    const HttpReply missed = get("/sample/" + kMediumHref);
+    EXPECT_EQ(missed.status, 502) << server_log();
+    EXPECT_TRUE(wait_until([&] {
+        const std::string log = server_log();
+        const std::size_t line =
+            log.find("sample: " + kMediumHref + ": not fetched from upstream, nothing kept: ");
+        return line != std::string::npos &&
+               log.find(base + kMediumHref, line) < log.find('\n', line);
+    })) << server_log();
+    EXPECT_FALSE(fs::exists(mirror() / kMediumHref));
+    EXPECT_EQ(files_in(mirror() / "Packages"), std::vector<std::string>{kTiny})
+        << "nothing kept but the held package";
+}
+
 }  // namespace
 }  // namespace rpmirror::test
