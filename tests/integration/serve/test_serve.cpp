@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -406,6 +408,91 @@ TEST_F(ServeTest, ServesOnASocketSystemdPasses) {
                    tmp_ / "logs");
     EXPECT_EQ(other.exit_code, 2);
     EXPECT_NE(other.err.find("no address to listen on"), std::string::npos) << other.err;
+}
+
+// A client reading the mirror's metadata in a loop (python3: argv URL, stop file, seen file).
+constexpr const char* kMetadataClient =
+    "# A client of the mirror at argv[1] reading its metadata over and over until the file "
+    "argv[2]\n"
+    "# exists: repomd.xml, then every record it lists, each checked against the checksum "
+    "repomd.xml\n"
+    "# gives; every revision read whole is appended to argv[3]. A record of another revision or "
+    "an\n"
+    "# error ends it with a message and a non-zero status.\n"
+    "import hashlib, os, re, sys, urllib.request\n"
+    "base, stop, seen = sys.argv[1], sys.argv[2], sys.argv[3]\n"
+    "revisions = set()\n"
+    "while not os.path.exists(stop):\n"
+    "    repomd = urllib.request.urlopen(base + \"repodata/repomd.xml\").read()\n"
+    "    revision = re.search(rb\"<revision>([^<]*)</revision>\", repomd).group(1).decode()\n"
+    "    for record in re.findall(rb\"<data type=.*?</data>\", repomd, re.S):\n"
+    "        checksum = re.search(rb'<checksum type=\"sha256\">([0-9a-f]+)</checksum>', "
+    "record).group(1)\n"
+    "        href = re.search(rb'<location href=\"([^\"]+)\"', record).group(1).decode()\n"
+    "        body = urllib.request.urlopen(base + href).read()\n"
+    "        if hashlib.sha256(body).hexdigest() != checksum.decode():\n"
+    "            sys.exit(f\"revision {revision}: {href} is not the one its repomd.xml lists\")\n"
+    "    if revision not in revisions:\n"
+    "        revisions.add(revision)\n"
+    "        with open(seen, \"a\") as out:\n"
+    "            out.write(revision + \"\\n\")\n";
+
+// Metadata switched while clients read it: four clients read repomd.xml and every record it
+// lists in a loop, each record checked against its checksum there, while three syncs publish new
+// revisions (a package removed, back, removed); a record of another revision, or a 404, ends a
+// client with an error. Each sync waits until every client has read the revision before it.
+TEST_F(ServeTest, MetadataSwitchedWhileClientsReadNoClientSeesAMixOfRevisions) {
+    sync_job();
+    start_server();
+    TempDir::write_at(tmp_ / "client.py", kMetadataClient);
+    const fs::path stop = tmp_ / "stop";
+    constexpr int kClients = 4;
+    std::vector<std::unique_ptr<RunningCommand>> clients;
+    std::vector<std::optional<int>> ended(kClients);
+    for (int i = 0; i < kClients; ++i) {
+        clients.push_back(std::make_unique<RunningCommand>(
+            std::vector<std::string>{"python3", (tmp_ / "client.py").string(), url("/sample/"),
+                                     stop.string(),
+                                     (tmp_ / ("seen-" + std::to_string(i))).string()},
+            tmp_ / ("client-" + std::to_string(i))));
+    }
+    // True once every client has read the mirror's current revision whole (or has ended).
+    const auto all_read_current = [&] {
+        const std::string index = read_file(mirror() / "repodata" / "repomd.xml");
+        const std::size_t open = index.find("<revision>") + std::string("<revision>").size();
+        const std::string revision = index.substr(open, index.find("</revision>") - open);
+        for (int i = 0; i < kClients; ++i) {
+            if (!ended[i]) {
+                ended[i] = clients[i]->try_wait();
+            }
+            const fs::path seen = tmp_ / ("seen-" + std::to_string(i));
+            if (!ended[i] &&
+                (!fs::exists(seen) || read_file(seen).find(revision + "\n") == std::string::npos)) {
+                return false;
+            }
+        }
+        return true;
+    };
+    const fs::path docs = tmp_ / "docs.rpm";
+    fs::copy_file(upstream_ / kDocsHref, docs);
+    for (int revision = 2; revision <= 4; ++revision) {
+        ASSERT_TRUE(wait_until(all_read_current)) << server_log();
+        if (revision % 2 == 0) {
+            fs::remove(upstream_ / kDocsHref);
+        } else {
+            fs::copy_file(docs, upstream_ / kDocsHref);
+        }
+        recreate_repo(upstream_, std::to_string(revision), tmp_ / "logs");
+        sync_job();
+    }
+    ASSERT_TRUE(wait_until(all_read_current)) << server_log();
+    TempDir::write_at(stop, "");
+    for (int i = 0; i < kClients; ++i) {
+        const int status = ended[i] ? *ended[i] : clients[i]->wait();
+        EXPECT_EQ(status, 0) << "client " << i << ": " << clients[i]->err();
+        EXPECT_EQ(lines_of(read_file(tmp_ / ("seen-" + std::to_string(i)))).size(), 4U)
+            << "client " << i << " read every revision";
+    }
 }
 
 }  // namespace
