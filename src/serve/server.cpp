@@ -1,6 +1,7 @@
 // `rpmirror serve` over libmicrohttpd (see rpmirror/serve/serve.hpp; why this library:
-// doc/design.md). One daemon per listen address, a thread per connection; every request is
-// answered from a job's JobCatalogue (catalogue.hpp) with the rules of http.hpp.
+// doc/design.md). One daemon per listen address (or socket systemd passed), a thread per
+// connection; every request is answered from a job's JobCatalogue (catalogue.hpp) with the rules of
+// http.hpp.
 #include <fcntl.h>
 #include <microhttpd.h>
 #include <netdb.h>
