@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "integration/serve/serve_fixture.hpp"
@@ -408,6 +409,19 @@ TEST_F(ServeTest, ServesOnASocketSystemdPasses) {
                    tmp_ / "logs");
     EXPECT_EQ(other.exit_code, 2);
     EXPECT_NE(other.err.find("no address to listen on"), std::string::npos) << other.err;
+
+    // Meant for it but wrong: a count that is no number, a descriptor that is no listening
+    // socket (3 closed here). A configuration error naming the variable or the descriptor.
+    for (const auto& [setting, expected] : std::vector<std::pair<std::string, std::string>>{
+             {"LISTEN_FDS=two", "LISTEN_FDS='two' (socket activation)"},
+             {"LISTEN_FDS=1", "descriptor 3 (socket activation)"}}) {
+        const CommandResult wrong =
+            run_to_end({"bash", "-c", "export LISTEN_PID=$$ " + setting + "; exec \"$@\" 3<&-",
+                        "bash", rpmirror_binary(), "serve", "--config-file", config_.string()},
+                       tmp_ / "logs");
+        EXPECT_EQ(wrong.exit_code, 2) << setting;
+        EXPECT_NE(wrong.err.find(expected), std::string::npos) << wrong.err;
+    }
 }
 
 // A client reading the mirror's metadata in a loop (python3: argv URL, stop file, seen file).
