@@ -1,6 +1,7 @@
 // `rpmirror serve` over libmicrohttpd (see rpmirror/serve/serve.hpp; why this library:
-// doc/design.md). One daemon per listen address, a thread per connection; every request is
-// answered from a job's JobCatalogue (catalogue.hpp) with the rules of http.hpp.
+// doc/design.md). One daemon per listen address (or socket systemd passed), a thread per
+// connection; every request is answered from a job's JobCatalogue (catalogue.hpp) with the rules of
+// http.hpp.
 #include <fcntl.h>
 #include <microhttpd.h>
 #include <netdb.h>
@@ -10,10 +11,13 @@
 
 #include <cerrno>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -498,21 +502,33 @@ Result<std::unique_ptr<addrinfo, AddrinfoFreer>> resolve_listen(const std::strin
     return std::unique_ptr<addrinfo, AddrinfoFreer>(found);
 }
 
-Result<Daemon> start_daemon(const std::string& address, Server& server, std::string& bound) {
-    auto resolved = resolve_listen(address);
-    if (!resolved) {
-        return tl::unexpected(std::move(resolved.error()));
-    }
-    const addrinfo* first = resolved->get();
+// Starts a daemon answering for `server`: on `address` ("HOST:PORT"), or on `socket` (an open
+// listening socket, e.g. one systemd passed) when it is not -1; `bound` is then the address it
+// listens on, numeric.
+Result<Daemon> start_daemon(const std::string& address, int socket, Server& server,
+                            std::string& bound) {
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION;
-    if (first->ai_family == AF_INET6) {
-        flags |= MHD_USE_IPv6;
+    std::unique_ptr<addrinfo, AddrinfoFreer> resolved;
+    if (socket == -1) {
+        auto found = resolve_listen(address);
+        if (!found) {
+            return tl::unexpected(std::move(found.error()));
+        }
+        resolved = std::move(*found);
+        if (resolved->ai_family == AF_INET6) {
+            flags |= MHD_USE_IPv6;
+        }
     }
     errno = 0;
-    Daemon daemon(MHD_start_daemon(flags, 0, nullptr, nullptr, on_request, &server,
-                                   MHD_OPTION_SOCK_ADDR, first->ai_addr,
-                                   MHD_OPTION_UNESCAPE_CALLBACK, keep_raw, nullptr,
-                                   MHD_OPTION_CONNECTION_TIMEOUT, 120U, MHD_OPTION_END));
+    Daemon daemon(socket == -1
+                      ? MHD_start_daemon(flags, 0, nullptr, nullptr, on_request, &server,
+                                         MHD_OPTION_SOCK_ADDR, resolved->ai_addr,
+                                         MHD_OPTION_UNESCAPE_CALLBACK, keep_raw, nullptr,
+                                         MHD_OPTION_CONNECTION_TIMEOUT, 120U, MHD_OPTION_END)
+                      : MHD_start_daemon(flags, 0, nullptr, nullptr, on_request, &server,
+                                         MHD_OPTION_LISTEN_SOCKET, socket,
+                                         MHD_OPTION_UNESCAPE_CALLBACK, keep_raw, nullptr,
+                                         MHD_OPTION_CONNECTION_TIMEOUT, 120U, MHD_OPTION_END));
     if (!daemon) {
         return make_errno_error("cannot listen", "listen address '" + address + "'",
                                 errno != 0 ? errno : EADDRNOTAVAIL);
@@ -527,6 +543,48 @@ Result<Daemon> start_daemon(const std::string& address, Server& server, std::str
         bound = address;
     }
     return daemon;
+}
+
+// Socket activation, systemd's sd_listen_fds protocol without libsystemd: when LISTEN_PID is
+// this process and LISTEN_FDS is N > 0, the listening sockets are the descriptors 3 .. 3+N-1.
+// Returns them (each made close-on-exec) and removes the variables, so that no child takes them
+// for its own; empty when the process was not started so (the variables absent, or meant for
+// another process). Error{BadInput} iff they are set for this process but malformed or a
+// descriptor is not a listening stream socket.
+Result<std::vector<int>> activated_sockets() {
+    const char* pid = std::getenv("LISTEN_PID");
+    const char* count = std::getenv("LISTEN_FDS");
+    if (pid == nullptr || count == nullptr || std::to_string(::getpid()) != pid) {
+        return std::vector<int>{};
+    }
+    const std::string value = count;
+    ::unsetenv("LISTEN_PID");
+    ::unsetenv("LISTEN_FDS");
+    ::unsetenv("LISTEN_FDNAMES");
+    constexpr int kFirst = 3;  // SD_LISTEN_FDS_START
+    int sockets = 0;
+    if (value.empty() || value.size() > 4 ||
+        value.find_first_not_of("0123456789") != std::string::npos ||
+        (sockets = std::stoi(value)) == 0) {
+        return make_error(ErrorCode::BadInput, "expected a positive number of sockets",
+                          "LISTEN_FDS='" + value + "' (socket activation)");
+    }
+    std::vector<int> fds;
+    for (int fd = kFirst; fd < kFirst + sockets; ++fd) {
+        int type = 0;
+        int listening = 0;
+        socklen_t length = sizeof type;
+        socklen_t listening_length = sizeof listening;
+        if (::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &length) != 0 || type != SOCK_STREAM ||
+            ::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &listening_length) != 0 ||
+            listening == 0) {
+            return make_error(ErrorCode::BadInput, "not a listening stream socket",
+                              "descriptor " + std::to_string(fd) + " (socket activation)");
+        }
+        (void)::fcntl(fd, F_SETFD, FD_CLOEXEC);
+        fds.push_back(fd);
+    }
+    return fds;
 }
 
 }  // namespace
@@ -546,9 +604,14 @@ Result<void> run_server(const ServeRequest& request, ServeEvents& events, std::s
     if (!selected) {
         return tl::unexpected(std::move(selected.error()));
     }
+    // Sockets systemd passed (rpmirror-serve.socket) replace every listen address.
+    auto activated = activated_sockets();
+    if (!activated) {
+        return tl::unexpected(std::move(activated.error()));
+    }
     const std::vector<std::string>& listen =
         request.listen.empty() ? config->listen : request.listen;
-    if (listen.empty()) {
+    if (listen.empty() && activated->empty()) {
         return make_error(ErrorCode::BadInput,
                           "no address to listen on (--listen ADDR:PORT, or listen = in [main])",
                           request.config_file.string());
@@ -581,9 +644,12 @@ Result<void> run_server(const ServeRequest& request, ServeEvents& events, std::s
     }
     Server server(std::move(jobs), std::move(on_demand), events);
     std::vector<Daemon> daemons;
-    std::vector<std::string> bound(listen.size());
-    for (std::size_t i = 0; i < listen.size(); ++i) {
-        auto daemon = start_daemon(listen[i], server, bound[i]);
+    const std::size_t count = activated->empty() ? listen.size() : activated->size();
+    std::vector<std::string> bound(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        auto daemon = activated->empty() ? start_daemon(listen[i], -1, server, bound[i])
+                                         : start_daemon("socket " + std::to_string((*activated)[i]),
+                                                        (*activated)[i], server, bound[i]);
         if (!daemon) {
             return tl::unexpected(std::move(daemon.error()));
         }

@@ -43,6 +43,7 @@ expect_in_files "" /usr/bin/rpmirror /rpmirror/librpmirror-librepo-accel.so \
   /usr/share/man/man5/rpmirror.conf.5 /usr/share/bash-completion/completions/rpmirror \
   /usr/share/zsh/site-functions/_rpmirror /usr/lib/systemd/system/rpmirror-sync.service \
   /usr/lib/systemd/system/rpmirror-sync.timer /usr/lib/systemd/system/rpmirror-serve.service \
+  /usr/lib/systemd/system/rpmirror-serve.socket \
   /usr/share/man/man1/rpmirror-serve.1 /usr/share/man/man1/rpmirror-export.1 \
   /usr/share/man/man1/rpmirror-import.1 /usr/lib/sysusers.d/rpmirror.conf \
   "%config(noreplace) /etc/rpmirror/rpmirror.conf"

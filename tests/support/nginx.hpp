@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -70,6 +71,9 @@ struct NginxOptions {
     std::filesystem::path tls_client_ca;
     // Directives added verbatim inside the server block (e.g. a `location` that redirects).
     std::string extra_server_config;
+    // When set: the http block's own server blocks, made for the port picked, in place of the
+    // generated server (the other options are then unused; url() says http).
+    std::function<std::string(int port)> servers;
 };
 
 class NginxServer {
@@ -160,8 +164,12 @@ class NginxServer {
              << "  proxy_temp_path " << dir << "/tmp/proxy;\n"
              << "  fastcgi_temp_path " << dir << "/tmp/fastcgi;\n"
              << "  uwsgi_temp_path " << dir << "/tmp/uwsgi;\n"
-             << "  scgi_temp_path " << dir << "/tmp/scgi;\n"
-             << "  server {\n"
+             << "  scgi_temp_path " << dir << "/tmp/scgi;\n";
+        if (options.servers) {
+            conf << options.servers(port_) << "\n}\n";
+            return;
+        }
+        conf << "  server {\n"
              << "    listen 127.0.0.1:" << port_ << (tls_ ? " ssl" : "")
              << (options.http2 ? " http2" : "") << ";\n";
         if (tls_) {

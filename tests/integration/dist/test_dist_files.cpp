@@ -70,10 +70,12 @@ TEST_F(DistFiles, SystemdAnalyzeVerifyAcceptsBothUnitsWithoutAWarning) {
     server.replace(server.find(installed), installed.size(),
                    "ExecStart=" + rpmirror_binary() + " ");
     TempDir::write_at(units / "rpmirror-serve.service", server);
+    fs::copy_file(dist_ / "systemd" / "rpmirror-serve.socket", units / "rpmirror-serve.socket");
 
     const CommandResult verified = run_to_end(
         {"systemd-analyze", "verify", "--man=no", (units / "rpmirror-sync.service").string(),
-         (units / "rpmirror-sync.timer").string(), (units / "rpmirror-serve.service").string()},
+         (units / "rpmirror-sync.timer").string(), (units / "rpmirror-serve.service").string(),
+         (units / "rpmirror-serve.socket").string()},
         tmp_ / "logs");
 
     EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
@@ -204,6 +206,8 @@ TEST_F(DistFiles, InstallPutsUnitsUserAndExampleConfigWhereTheDesignSaysAndKeeps
               0U);
     EXPECT_EQ(read_file(root / "usr/lib/systemd/system/rpmirror-sync.timer"),
               read_file(dist_ / "systemd" / "rpmirror-sync.timer"));
+    EXPECT_EQ(read_file(root / "usr/lib/systemd/system/rpmirror-serve.socket"),
+              read_file(dist_ / "systemd" / "rpmirror-serve.socket"));
     EXPECT_EQ(read_file(root / "usr/lib/sysusers.d/rpmirror.conf"),
               read_file(dist_ / "sysusers.d" / "rpmirror.conf"));
     EXPECT_EQ(read_file(root / "etc/rpmirror/rpmirror.conf"), read_file(dist_ / "rpmirror.conf"));

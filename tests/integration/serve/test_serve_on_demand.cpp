@@ -13,6 +13,9 @@
 
 #include "integration/serve/serve_fixture.hpp"
 #include "support/http_server.hpp"
+#include "support/signing.hpp"
+#include "support/source_tree.hpp"
+#include "support/zypper.hpp"
 
 namespace rpmirror::test {
 namespace {
@@ -20,6 +23,13 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::vector<std::string> kHrefs{kTinyHref, kSmallHref, kMediumHref, kDocsHref, kDataHref};
+
+// The fixture's job, on demand, fetching from `upstream` ("parallel = 2\n" etc. in `lines`).
+std::string on_demand_job(const fs::path& mirror_root, const std::string& upstream,
+                          const std::string& lines) {
+    return "[main]\ndestination = " + mirror_root.string() + "\n\n[sample]\nbaseurl = " + upstream +
+           "\ndownload-metadata = 1\ndownload-policy = on-demand\n" + lines;
+}
 
 class ServeOnDemandTest : public ServeFixture {
   protected:
@@ -70,33 +80,55 @@ class ServeOnDemandTest : public ServeFixture {
         EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
     }
 
-    // `clients` clients at once (curl -Z), each asking the server for every package of kHrefs;
-    // fails the test unless each one received every package intact.
-    void every_package_at_once(int clients) {
-        std::vector<std::string> argv{"curl", "-sS", "--fail", "-Z", "--parallel-max", "40"};
+    // `clients` clients at once (curl -Z), each asking the server for every package of `hrefs`
+    // (kHrefs unless given) of the job; fails the test unless each one received every package
+    // as `upstream` (upstream_ unless given) has it.
+    void every_package_at_once(int clients, const std::vector<std::string>& hrefs = kHrefs,
+                               const fs::path& upstream = {}) {
+        // A config file (-K), not arguments: thousands of transfers would overflow the command
+        // line.
+        std::string transfers;
         for (int client = 0; client < clients; ++client) {
-            for (const std::string& href : kHrefs) {
-                argv.insert(argv.end(),
-                            {"-o", (tmp_ / "got" / std::to_string(client) / href).string(),
-                             "--create-dirs", url("/sample/" + href)});
+            for (const std::string& href : hrefs) {
+                transfers += "url = \"" + url("/sample/" + href) + "\"\noutput = \"" +
+                             (tmp_ / "got" / std::to_string(client) / href).string() + "\"\n";
             }
         }
-        const CommandResult fetched = run_to_end(argv, tmp_ / "logs");
+        TempDir::write_at(tmp_ / "transfers.curlrc", transfers);
+        const CommandResult fetched =
+            run_to_end({"curl", "-sS", "--fail", "-Z", "--parallel-max", "50", "--create-dirs",
+                        "-K", (tmp_ / "transfers.curlrc").string()},
+                       tmp_ / "logs");
         ASSERT_EQ(fetched.exit_code, 0) << fetched.err << server_log();
-        for (const std::string& href : kHrefs) {
+        const fs::path from = upstream.empty() ? upstream_ : upstream;
+        for (const std::string& href : hrefs) {
+            const std::string expected = read_file(from / href);
             for (int client = 0; client < clients; ++client) {
-                EXPECT_EQ(read_file(tmp_ / "got" / std::to_string(client) / href),
-                          read_file(upstream_ / href))
+                EXPECT_EQ(read_file(tmp_ / "got" / std::to_string(client) / href), expected)
                     << client << " " << href;
             }
         }
     }
 };
 
-TEST_F(ServeOnDemandTest, SyncPublishesMetadataOnlyAndDnfInstallsThroughServe) {
+// A signed upstream (packages by rpmsign, repomd.xml.asc by gpg) mirrored on demand: dnf, then
+// zypper, each from an empty cache with every signature check on (gpgcheck, repo_gpgcheck),
+// install or download through the server; each package is fetched from upstream once.
+TEST_F(ServeOnDemandTest, SyncPublishesMetadataOnlyAndSignedPackagesInstallThroughServe) {
+    if (!signing_tools_available()) {
+        GTEST_FAIL() << "gpg and rpmsign are needed (scripts/deps)";
+    }
+    for (const std::string& href : kHrefs) {
+        test_keys().sign_rpm(Signer::Good, upstream_ / href);
+    }
+    recreate_repo(upstream_, "1704067200", tmp_ / "logs");
+    test_keys().sign_detached(Signer::Good, upstream_ / "repodata" / "repomd.xml",
+                              upstream_ / "repodata" / "repomd.xml.asc");
     add_to_job("download-policy = on-demand\n");
     sync_job();
     EXPECT_TRUE(fs::exists(mirror() / "repodata" / "repomd.xml"));
+    EXPECT_EQ(read_file(mirror() / "repodata" / "repomd.xml.asc"),
+              read_file(upstream_ / "repodata" / "repomd.xml.asc"));
     EXPECT_TRUE(files_in(mirror() / "Packages").empty()) << "on demand: no package fetched";
     EXPECT_EQ(upstream_requests(kTinyHref), 0U);
 
@@ -112,9 +144,12 @@ TEST_F(ServeOnDemandTest, SyncPublishesMetadataOnlyAndDnfInstallsThroughServe) {
     const fs::path work = tmp_ / "dnf";
     std::vector<std::string> install = isolated_dnf(work);
     fs::create_directories(work / "log");
+    TempDir::write_at(work / "reposd" / "m.repo",
+                      "[m]\nname=m\nbaseurl=" + url("/sample/") +
+                          "\ngpgcheck=1\nrepo_gpgcheck=1\ngpgkey=file://" +
+                          test_keys().key_file(Signer::Good).string() + "\n");
     install.insert(install.end(),
-                   {"--disableplugin=*", "--nogpgcheck", "--installroot", root.string(),
-                    "--repofrompath=m," + url("/sample/"), "--repo=m", "install",
+                   {"--disableplugin=*", "--installroot", root.string(), "--repo=m", "install",
                     "rpmirror-sample-tiny", "rpmirror-sample-small", "rpmirror-sample-medium",
                     "rpmirror-sample-docs", "rpmirror-sample-data"});
     const CommandResult installed = run_to_end(install, tmp_ / "logs");
@@ -122,6 +157,9 @@ TEST_F(ServeOnDemandTest, SyncPublishesMetadataOnlyAndDnfInstallsThroughServe) {
     const CommandResult query =
         run_to_end({"rpm", "-q", "--root", root.string(), "rpmirror-sample-medium"}, tmp_ / "logs");
     EXPECT_EQ(query.exit_code, 0) << query.out << query.err;
+    EXPECT_NE(server_log().find("\"GET /sample/repodata/repomd.xml.asc\" 200"), std::string::npos)
+        << "dnf checked the repository's signature\n"
+        << server_log();
     for (const std::string& href : kHrefs) {
         ASSERT_TRUE(fs::is_regular_file(mirror() / href)) << href << " kept\n" << server_log();
         EXPECT_EQ(read_file(mirror() / href), read_file(upstream_ / href)) << href;
@@ -134,23 +172,72 @@ TEST_F(ServeOnDemandTest, SyncPublishesMetadataOnlyAndDnfInstallsThroughServe) {
     // Held now: served from the mirror, upstream not asked again.
     EXPECT_EQ(get("/sample/" + kMediumHref).body, read_file(upstream_ / kMediumHref));
     EXPECT_EQ(upstream_requests(kMediumHref), 1U);
+
+    // zypper, trusting the key through its rpm database, checks repomd.xml.asc on refresh and
+    // each package's signature as it downloads it.
+    const fs::path zroot = tmp_ / "zroot";
+    fs::create_directories(zroot);
+    run_checked(
+        {"rpm", "--root", zroot.string(), "--import", test_keys().key_file(Signer::Good).string()},
+        tmp_ / "logs");
+    const auto zypper = [&](std::vector<std::string> args) {
+        args.insert(args.begin(),
+                    {zypper_binary().string(), "--root", zroot.string(), "--non-interactive"});
+        return run_to_end(args, tmp_ / "logs");
+    };
+    const CommandResult added = zypper({"addrepo", "-f", "-g", url("/sample/"), "mir"});
+    ASSERT_EQ(added.exit_code, 0) << added.out << added.err;
+    const CommandResult refreshed = zypper({"refresh"});
+    ASSERT_EQ(refreshed.exit_code, 0) << refreshed.out << refreshed.err << server_log();
+    const CommandResult downloaded =
+        zypper({"download", "rpmirror-sample-tiny", "rpmirror-sample-small",
+                "rpmirror-sample-medium", "rpmirror-sample-docs", "rpmirror-sample-data"});
+    ASSERT_EQ(downloaded.exit_code, 0) << downloaded.out << downloaded.err << server_log();
+    std::size_t rpms = 0;
+    for (const auto& entry : fs::recursive_directory_iterator(zroot)) {
+        if (entry.path().extension() == ".rpm") {
+            ++rpms;
+            EXPECT_EQ(read_file(entry.path()),
+                      read_file(upstream_ / "Packages" / entry.path().filename()))
+                << entry.path();
+        }
+    }
+    EXPECT_EQ(rpms, kHrefs.size()) << downloaded.out;
+    for (const std::string& href : kHrefs) {
+        EXPECT_EQ(upstream_requests(href), 1U) << href << ": served from the mirror";
+    }
 }
 
+// The issue's numbers: 50 clients at once, each asking for the same 100 packages (small ones,
+// made by bench/gen_repo.py) of an on-demand mirror: upstream's access log shows each package
+// fetched once, and every client received every package intact.
 TEST_F(ServeOnDemandTest, ConcurrentClientsShareOneUpstreamFetch) {
-    add_to_job("download-policy = on-demand\n");
+    const fs::path many = tmp_ / "many";
+    run_checked({"python3", (source_root() / "bench" / "gen_repo.py").string(), "--count", "100",
+                 "--total-bytes", "1200000", "--out", many.string()},
+                tmp_ / "logs");
+    std::vector<std::string> hrefs;
+    for (const std::string& line : lines_of(read_file(many / "manifest.tsv"))) {
+        hrefs.push_back(line.substr(0, line.find('\t')));
+    }
+    ASSERT_EQ(hrefs.size(), 100U);
+    const NginxServer& upstream = serve(many / "repo");
+    TempDir::write_at(config_, on_demand_job(mirror_root(), upstream.url("/"), ""));
     sync_job();
     start_server();
-    every_package_at_once(20);
+    every_package_at_once(50, hrefs, many / "repo");
     const HttpReply metrics = get("/metrics");
-    EXPECT_NE(metrics.body.find("\nrpmirror_serve_upstream_fetches_total{job=\"sample\"} 5\n"),
+    EXPECT_NE(metrics.body.find("\nrpmirror_serve_upstream_fetches_total{job=\"sample\"} 100\n"),
               std::string::npos)
         << metrics.body;
     EXPECT_NE(metrics.body.find("\nrpmirror_serve_upstream_failures_total{job=\"sample\"} 0\n"),
               std::string::npos)
         << metrics.body;
-    for (const std::string& href : kHrefs) {
-        EXPECT_EQ(upstream_requests(href), 1U) << href << " fetched from upstream exactly once";
-        EXPECT_EQ(read_file(mirror() / href), read_file(upstream_ / href)) << href;
+    const std::vector<std::string> uris = uris_since(upstream, 0);
+    for (const std::string& href : hrefs) {
+        EXPECT_EQ(std::count(uris.begin(), uris.end(), "/" + href), 1)
+            << href << " fetched from upstream exactly once";
+        EXPECT_EQ(read_file(mirror() / href), read_file(many / "repo" / href)) << href;
     }
 }
 
@@ -260,13 +347,6 @@ TEST_F(ServeOnDemandTest, BadDownloadPolicyValuesAreRejected) {
     EXPECT_NE(option.err.find("--download-policy: unknown download policy 'eager'"),
               std::string::npos)
         << option.err;
-}
-
-// The fixture's job, on demand, fetching from `upstream` ("parallel = 2\n" etc. in `lines`).
-std::string on_demand_job(const fs::path& mirror_root, const std::string& upstream,
-                          const std::string& lines) {
-    return "[main]\ndestination = " + mirror_root.string() + "\n\n[sample]\nbaseurl = " + upstream +
-           "\ndownload-metadata = 1\ndownload-policy = on-demand\n" + lines;
 }
 
 TEST_F(ServeOnDemandTest, ABurstOfMissesKeepsToTheJobsParallelFetches) {
@@ -411,6 +491,37 @@ TEST_F(ServeOnDemandTest, UpstreamDyingMidBodyCutsTheResponseShortAndKeepsNothin
     const HttpReply recovered = get("/sample/" + kSmallHref);
     EXPECT_EQ(recovered.status, 200) << server_log();
     EXPECT_EQ(recovered.body, read_file(upstream_ / kSmallHref));
+}
+
+// Upstream gone (its nginx stopped): packages already held are still served, intact; a miss is
+// answered 502 and logged naming the job, the package and the upstream URL; nothing is kept.
+TEST_F(ServeOnDemandTest, UpstreamGoneHeldPackagesStillServedAndMissesAre502) {
+    auto gone = std::make_unique<NginxServer>(upstream_, tmp_ / "gone");
+    const std::string base = gone->url("/");
+    TempDir::write_at(config_, on_demand_job(mirror_root(), base, "retries = 1\n"));
+    sync_job();
+    start_server();
+    ASSERT_EQ(get("/sample/" + kTinyHref).status, 200) << server_log();
+    ASSERT_TRUE(fs::is_regular_file(mirror() / kTinyHref));
+    gone.reset();
+
+    const HttpReply held = get("/sample/" + kTinyHref);
+    EXPECT_EQ(held.status, 200) << server_log();
+    EXPECT_EQ(held.body, read_file(upstream_ / kTinyHref));
+    EXPECT_EQ(get("/sample/repodata/repomd.xml").status, 200);
+
+    const HttpReply missed = get("/sample/" + kMediumHref);
+    EXPECT_EQ(missed.status, 502) << server_log();
+    EXPECT_TRUE(wait_until([&] {
+        const std::string log = server_log();
+        const std::size_t line =
+            log.find("sample: " + kMediumHref + ": not fetched from upstream, nothing kept: ");
+        return line != std::string::npos &&
+               log.find(base + kMediumHref, line) < log.find('\n', line);
+    })) << server_log();
+    EXPECT_FALSE(fs::exists(mirror() / kMediumHref));
+    EXPECT_EQ(files_in(mirror() / "Packages"), std::vector<std::string>{kTiny})
+        << "nothing kept but the held package";
 }
 
 }  // namespace
