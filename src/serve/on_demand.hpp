@@ -136,6 +136,12 @@ class OnDemand {
     // outlive this.
     void set_counters(JobCounters* counters) { counters_ = counters; }
 
+    // Called from a worker with the key and size of each package an on-demand fetch kept, once
+    // kept and before its last byte is released to the clients. Set before the first fetch.
+    void set_on_kept(std::function<void(const std::string&, std::uint64_t)> on_kept) {
+        on_kept_ = std::move(on_kept);
+    }
+
   private:
     struct Worker;
     void work(std::stop_token stop);
@@ -150,6 +156,7 @@ class OnDemand {
     unsigned max_fetches_ = 1;
     std::function<void(const std::string&)> warn_;
     JobCounters* counters_ = nullptr;
+    std::function<void(const std::string&, std::uint64_t)> on_kept_;
     std::mutex mutex_;
     std::condition_variable_any queued_;  // a fetch was queued
     std::shared_ptr<MirrorList> mirrors_;
