@@ -204,8 +204,9 @@ bool JobBuilder::apply_job_key(const ini::IniEntry& entry, const std::string& fi
 }
 
 bool JobBuilder::set_in_section(std::string_view canonical) const {
-    return std::any_of(section_.entries.begin(), section_.entries.end(),
-                       [&](const ini::IniEntry& entry) { return canonical_key(entry.key) == canonical; });
+    return std::any_of(
+        section_.entries.begin(), section_.entries.end(),
+        [&](const ini::IniEntry& entry) { return canonical_key(entry.key) == canonical; });
 }
 
 std::string JobBuilder::value_of(std::string_view canonical) const {
@@ -286,8 +287,9 @@ const std::map<std::string_view, JobBuilder::KeyHandler>& JobBuilder::job_keys()
                  !set || job.job_.options.cache_max_size > 0) {
                  return set;
              }
-             return bad("invalid size '0' (expected more than 0 bytes; leave the key out for no "
-                        "bound)");
+             return bad(
+                 "invalid size '0' (expected more than 0 bytes; leave the key out for no "
+                 "bound)");
          }},
         {"publish_partial",
          [](JobBuilder& job, const KeyValue& key) {
@@ -595,11 +597,11 @@ void JobBuilder::finish(const JobsConfig& jobs) {
     if (options.cache_max_size > 0 && options.download_policy != DownloadPolicy::OnDemand) {
         const ConfigLocation at =
             key_at("cache_max_size").value_or(ConfigLocation{file_, section_.line});
-        fail_at(at.file, at.line, "cache-max-size",
-                fmt::format("'{}' needs download-policy on-demand (not {}): it bounds the "
-                            "packages `rpmirror serve` keeps as it fetches them",
-                            value_of("cache_max_size"),
-                            download_policy_name(options.download_policy)));
+        fail_at(
+            at.file, at.line, "cache-max-size",
+            fmt::format("'{}' needs download-policy on-demand (not {}): it bounds the "
+                        "packages `rpmirror serve` keeps as it fetches them",
+                        value_of("cache_max_size"), download_policy_name(options.download_policy)));
     }
     if (auto layout = check_placement_options(options);
         !layout &&

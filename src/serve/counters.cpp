@@ -58,9 +58,8 @@ JobCounters& ServeCounters::job(std::string_view name) {
 std::string ServeCounters::text() const {
     std::string text;
     for (const Family& family : kFamilies) {
-        text +=
-            fmt::format("# HELP {} {}\n# TYPE {} {}\n", family.name, family.help, family.name,
-                        family.type);
+        text += fmt::format("# HELP {} {}\n# TYPE {} {}\n", family.name, family.help, family.name,
+                            family.type);
         for (const auto& [name, counters] : jobs_) {
             text += fmt::format("{}{{job=\"{}\"}} {}\n", family.name, escape_label_value(name),
                                 (counters.*family.counter).load(std::memory_order_relaxed));

@@ -38,8 +38,8 @@ std::uint64_t modified_ns(std::string_view version) {
 
 }  // namespace
 
-HeldPackages::HeldPackages(JobCatalogue& catalogue, std::uint64_t bound,
-                           SnapshotKeys snapshot_keys, JobCounters* counters)
+HeldPackages::HeldPackages(JobCatalogue& catalogue, std::uint64_t bound, SnapshotKeys snapshot_keys,
+                           JobCounters* counters)
     : catalogue_(catalogue),
       bound_(bound),
       snapshot_keys_(std::move(snapshot_keys)),
@@ -49,10 +49,10 @@ HeldPackages::HeldPackages(JobCatalogue& catalogue, std::uint64_t bound,
 }
 
 std::uint64_t HeldPackages::now_locked() {
-    const auto now = static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(
-            std::chrono::system_clock::now().time_since_epoch())
-            .count());
+    const auto now =
+        static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                       std::chrono::system_clock::now().time_since_epoch())
+                                       .count());
     last_tick_ = std::max(now, last_tick_ + 1);
     return last_tick_;
 }
@@ -125,9 +125,10 @@ void HeldPackages::evict_locked(const std::string& kept) {
         auto keys = snapshot_keys_();
         if (!keys) {
             if (warn_) {
-                warn_(fmt::format("{}: nothing removed to keep under cache-max-size: cannot read "
-                                  "what its snapshots hold: {}",
-                                  catalogue_.name(), keys.error().to_string()));
+                warn_(
+                    fmt::format("{}: nothing removed to keep under cache-max-size: cannot read "
+                                "what its snapshots hold: {}",
+                                catalogue_.name(), keys.error().to_string()));
             }
             return;
         }

@@ -295,7 +295,6 @@ void OnDemand::run(Worker& worker, Fetch& fetch, std::stop_token stop) {
     if (failure && warn_) {
         warn_(*failure);
     }
-
 }
 
 Result<UniqueFd> OnDemand::fetch_one(Worker& worker, Fetch& fetch, std::stop_token stop) {
@@ -364,7 +363,7 @@ Result<UniqueFd> OnDemand::fetch_one(Worker& worker, Fetch& fetch, std::stop_tok
         if (auto kept = catalogue_.keep(*worker.staging, std::move(staged)); !kept && warn_) {
             warn_(fmt::format("{}: {}: fetched and verified but not kept: {}", catalogue_.name(),
                               wanted.key, kept.error().to_string()));
-        } else if (struct stat st {}; kept && on_kept_ && ::fstat(fd.get(), &st) == 0) {
+        } else if (struct stat st{}; kept && on_kept_ && ::fstat(fd.get(), &st) == 0) {
             // Before the last byte is released too: a client that received the whole package
             // finds the mirror back under its bound.
             on_kept_(wanted.key, static_cast<std::uint64_t>(st.st_size));

@@ -207,9 +207,8 @@ class Server {
             if (fetches == on_demand_.end()) {
                 continue;
             }
-            auto held = std::make_unique<serve::HeldPackages>(*jobs_.at(name), bound.bytes,
-                                                              std::move(bound.snapshot_keys),
-                                                              &counters_.job(name));
+            auto held = std::make_unique<serve::HeldPackages>(
+                *jobs_.at(name), bound.bytes, std::move(bound.snapshot_keys), &counters_.job(name));
             held->set_warn([this](const std::string& message) { warn(message); });
             fetches->second->set_on_kept(
                 [packages = held.get()](const std::string& key, std::uint64_t size) {

@@ -48,9 +48,7 @@ class ServeCacheBoundTest : public ServeFixture {
 
     bool held(const std::string& href) const { return fs::is_regular_file(mirror() / href); }
 
-    std::uint64_t size_of(const std::string& href) const {
-        return fs::file_size(upstream_ / href);
-    }
+    std::uint64_t size_of(const std::string& href) const { return fs::file_size(upstream_ / href); }
 
     // `rpmirror verify` of the mirror; fails the test unless it passes.
     void expect_verified() {
@@ -63,8 +61,7 @@ class ServeCacheBoundTest : public ServeFixture {
 
 TEST_F(ServeCacheBoundTest, TheLeastRecentlyServedAreRemovedAndFetchedAgainOnDemand) {
     // Room for the last three packages asked for, not for four.
-    const std::vector<std::string> order{kTinyHref, kSmallHref, kMediumHref, kDocsHref,
-                                         kDataHref};
+    const std::vector<std::string> order{kTinyHref, kSmallHref, kMediumHref, kDocsHref, kDataHref};
     const std::uint64_t bound = size_of(kMediumHref) + size_of(kDocsHref) + size_of(kDataHref);
     configure("download-policy = on-demand\ncache-max-size = " + std::to_string(bound) + "\n");
     sync_job();
@@ -133,10 +130,9 @@ TEST_F(ServeCacheBoundTest, BadValuesAreRefusedNamingFileLineAndValue) {
     const std::string first = read_file(config_);
     const auto refused = [&](const std::string& lines, const std::string& value) {
         TempDir::write_at(config_, first + lines);
-        const CommandResult run =
-            run_to_end({rpmirror_binary(), "serve", "--config-file", config_.string(), "--listen",
-                        "127.0.0.1:0"},
-                       tmp_ / "logs");
+        const CommandResult run = run_to_end({rpmirror_binary(), "serve", "--config-file",
+                                              config_.string(), "--listen", "127.0.0.1:0"},
+                                             tmp_ / "logs");
         EXPECT_NE(run.exit_code, 0) << lines;
         EXPECT_NE(run.err.find(config_.string() + ":7:"), std::string::npos) << run.err;
         EXPECT_NE(run.err.find("cache-max-size"), std::string::npos) << run.err;
@@ -156,10 +152,10 @@ TEST_F(ServeCacheBoundTest, BadValuesAreRefusedNamingFileLineAndValue) {
     start_server();
     download(kTinyHref);
 
-    const CommandResult option = run_to_end(
-        {rpmirror_binary(), "serve", "--config-file", config_.string(), "--cache-max-size", "1Q",
-         "--listen", "127.0.0.1:0"},
-        tmp_ / "logs");
+    const CommandResult option =
+        run_to_end({rpmirror_binary(), "serve", "--config-file", config_.string(),
+                    "--cache-max-size", "1Q", "--listen", "127.0.0.1:0"},
+                   tmp_ / "logs");
     EXPECT_NE(option.exit_code, 0);
     EXPECT_NE(option.err.find("--cache-max-size '1Q'"), std::string::npos) << option.err;
 }

@@ -657,7 +657,6 @@ TEST_F(JobsConfigTest, SnapshotDirOfAnotherKindThanTheDestinationIsALoadErrorNam
              "snapshot = 1\nsnapshot-dir = s3://mirror/snapshots\n"));
 }
 
-
 // cache-max-size: a size for on-demand jobs; in [main] the default of the on-demand jobs only
 // (an immediate or streamed job ignores it), in a job of another policy an error naming the
 // line and the value, as is a bad size or 0.
@@ -691,8 +690,9 @@ TEST_F(JobsConfigTest, CacheMaxSizeKey) {
     one_error("d", main_file() +
                        ":16: job 'd': cache-max-size: '1G' needs download-policy on-demand (not "
                        "immediate)");
-    one_error("e", ":20: job 'e': cache-max-size: '2G' needs download-policy on-demand (not "
-                   "streamed)");
+    one_error("e",
+              ":20: job 'e': cache-max-size: '2G' needs download-policy on-demand (not "
+              "streamed)");
     one_error("f", ":24: job 'f': cache-max-size: invalid size 'lots'");
     one_error("g", ":28: job 'g': cache-max-size: invalid size '0'");
 }
