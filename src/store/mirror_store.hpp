@@ -120,6 +120,11 @@ struct RecordedSync {
     std::string published_repomd_sha256;
     std::vector<std::string> packages;
     std::optional<Listing> versions;
+
+    // True iff that sync left packages to `rpmirror serve` (its fingerprint names a download
+    // policy other than immediate, sync/sync_settings.cpp): the mirror may lack listed packages
+    // not fetched yet, or removed again (cache-max-size).
+    bool on_demand() const { return fingerprint.find(" policy=") != std::string::npos; }
 };
 
 // The metadata a sync publishes: `repomd_xml` and the records it lists, staged in `stage` under
