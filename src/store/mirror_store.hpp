@@ -216,7 +216,9 @@ class MirrorStore {
     virtual Result<Listing> list_partials() { return Listing{}; }
 
     // Removes the temporary files `keys` (as list_partials names them; anything else is refused
-    // with Error{BadInput}). Returns the keys removed; errors as remove_packages.
+    // with Error{BadInput}), but for those a live download writes (it holds a shared flock on
+    // its .part: download/destination.cpp), which are left to it (an on-demand fetch of
+    // `rpmirror serve` racing a sync). Returns the keys removed; errors as remove_packages.
     virtual Result<std::vector<std::string>> remove_partials(std::span<const std::string> keys) {
         (void)keys;
         return std::vector<std::string>{};
