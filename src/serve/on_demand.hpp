@@ -18,7 +18,8 @@
 // (ObjectStore::stage): on disk the mirror itself, the Downloader's temporary name
 // (".NAME.part", never listed, so never served) renamed to the final name once verified, with
 // nothing copied; in a bucket a spool uploaded from. So a kill -9 mid-fetch leaves a ".part"
-// beside the package, which the next fetch of it resumes and the next sync removes, and nothing
+// beside the package, which the next fetch of it resumes and the next sync removes (never while a
+// fetch holds it: MirrorStore::remove_partials), and nothing
 // under the final name. A streamed job's worker writes into a private directory under $TMPDIR,
 // and unlinks each package once open.
 #pragma once
