@@ -43,6 +43,8 @@ TEST_F(ServeSyncRaceTest, ASyncLeavesTheTemporaryFileOfALiveFetchAlone) {
         return fs::exists(stalled) && fs::exists(live) && fs::file_size(live) > 0;
     })) << server_log();
 
+    // A sync with work to do (a prefetch added), so that it cleans up (a no-op sync does not).
+    TempDir::write_at(config_, read_file(config_) + "prefetch = rpmirror-sample-tiny\n");
     const CommandResult synced =
         run_to_end(rpmirror_sync_argv({"--config-file", config_.string()}), tmp_ / "logs");
     EXPECT_EQ(synced.exit_code, 0) << synced.out << synced.err;
@@ -50,6 +52,7 @@ TEST_F(ServeSyncRaceTest, ASyncLeavesTheTemporaryFileOfALiveFetchAlone) {
                                   << synced.out << synced.err;
     EXPECT_FALSE(fs::exists(stale)) << "a stale one is still removed\n" << synced.out << synced.err;
     EXPECT_FALSE(fs::exists(mirror() / kMediumHref));
+    EXPECT_EQ(read_file(mirror() / kTinyHref), read_file(upstream_ / kTinyHref)) << "prefetched";
     client.signal(SIGKILL);
     client.wait();
 }
