@@ -20,17 +20,6 @@ namespace fs = std::filesystem;
 
 class ServeCacheBoundTest : public ServeFixture {
   protected:
-    // The fixture's configuration with `lines` added to its job.
-    void configure(const std::string& lines) {
-        TempDir::write_at(config_, read_file(config_) + lines);
-    }
-
-    // Upstream's access log: how many requests for `href` it answered so far.
-    std::size_t fetched_upstream(const std::string& href) {
-        const std::vector<std::string> asked = uris_since(*servers_.front(), 0);
-        return static_cast<std::size_t>(std::count(asked.begin(), asked.end(), "/" + href));
-    }
-
     // The client's copy of `href` through the server; fails the test unless it is upstream's.
     void download(const std::string& href) {
         const HttpReply reply = get("/sample/" + href);
@@ -68,7 +57,7 @@ TEST_F(ServeCacheBoundTest, TheLeastRecentlyServedAreRemovedAndFetchedAgainOnDem
     // Room for the last three packages asked for, not for four.
     const std::vector<std::string> order{kTinyHref, kSmallHref, kMediumHref, kDocsHref, kDataHref};
     const std::uint64_t bound = size_of(kMediumHref) + size_of(kDocsHref) + size_of(kDataHref);
-    configure("download-policy = on-demand\ncache-max-size = " + std::to_string(bound) + "\n");
+    add_to_job("download-policy = on-demand\ncache-max-size = " + std::to_string(bound) + "\n");
     sync_job();
     start_server();
     for (const std::string& href : order) {
@@ -87,9 +76,9 @@ TEST_F(ServeCacheBoundTest, TheLeastRecentlyServedAreRemovedAndFetchedAgainOnDem
 
     // A removed package is fetched again on demand, intact, and the least recently served of
     // those held makes room for it.
-    EXPECT_EQ(fetched_upstream(kTinyHref), 1U);
+    EXPECT_EQ(upstream_requests(kTinyHref), 1U);
     download(kTinyHref);
-    EXPECT_EQ(fetched_upstream(kTinyHref), 2U) << "fetched again from upstream";
+    EXPECT_EQ(upstream_requests(kTinyHref), 2U) << "fetched again from upstream";
     EXPECT_TRUE(held(kTinyHref));
     EXPECT_FALSE(held(kMediumHref)) << server_log();
     EXPECT_LE(metric("rpmirror_serve_held_bytes"), static_cast<long long>(bound));
@@ -98,7 +87,7 @@ TEST_F(ServeCacheBoundTest, TheLeastRecentlyServedAreRemovedAndFetchedAgainOnDem
     // Served from the mirror (a hit) makes a package the most recently served: asking for docs
     // then medium removes data, not docs.
     download(kDocsHref);
-    EXPECT_EQ(fetched_upstream(kDocsHref), 1U) << "a hit: upstream not asked";
+    EXPECT_EQ(upstream_requests(kDocsHref), 1U) << "a hit: upstream not asked";
     download(kMediumHref);
     EXPECT_TRUE(held(kDocsHref)) << server_log();
     EXPECT_TRUE(held(kMediumHref)) << server_log();
@@ -109,7 +98,7 @@ TEST_F(ServeCacheBoundTest, TheLeastRecentlyServedAreRemovedAndFetchedAgainOnDem
 TEST_F(ServeCacheBoundTest, APackageAKeptSnapshotHoldsIsNeverRemoved) {
     // Mirrored whole with two packages, and a snapshot of that taken; then on demand.
     const std::string first = read_file(config_);
-    configure("includepkgs = rpmirror-sample-tiny rpmirror-sample-small\nsnapshot = pinned\n");
+    add_to_job("includepkgs = rpmirror-sample-tiny rpmirror-sample-small\nsnapshot = pinned\n");
     sync_job();
     const fs::path snapshot = mirror_root() / "snapshots" / "sample" / "pinned";
     ASSERT_TRUE(fs::is_regular_file(snapshot / kTinyHref));

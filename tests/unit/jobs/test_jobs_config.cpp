@@ -535,6 +535,14 @@ TEST_F(JobsConfigTest, DownloadPolicyKey) {
         << f.errors[0];
 }
 
+// Fails the test unless job `job` of `jobs` has exactly one error, holding `text`.
+void expect_one_error(const std::vector<JobConfig>& jobs, const std::string& job,
+                      const std::string& text) {
+    const JobConfig& bad = job_named(jobs, job);
+    ASSERT_EQ(bad.errors.size(), 1U) << job;
+    EXPECT_NE(bad.errors[0].find(text), std::string::npos) << bad.errors[0];
+}
+
 // prefetch (the hybrid policy): newest, or names/globs separated by commas or spaces, with
 // download-policy = on-demand only; a bad value names the key's line and the value.
 TEST_F(JobsConfigTest, PrefetchKey) {
@@ -562,9 +570,7 @@ TEST_F(JobsConfigTest, PrefetchKey) {
     EXPECT_FALSE(job_named(config->jobs, "c").options.prefetch.active()) << "none by default";
     // Each bad job has exactly one error, holding `text`.
     const auto one_error = [&](const std::string& job, const std::string& text) {
-        const JobConfig& bad = job_named(config->jobs, job);
-        ASSERT_EQ(bad.errors.size(), 1U) << job;
-        EXPECT_NE(bad.errors[0].find(text), std::string::npos) << bad.errors[0];
+        expect_one_error(config->jobs, job, text);
     };
     one_error("d", main_file() +
                        ":15: job 'd': prefetch: invalid prefetch 'newest,glibc': newest is not "
@@ -683,9 +689,7 @@ TEST_F(JobsConfigTest, CacheMaxSizeKey) {
     EXPECT_TRUE(c.errors.empty()) << "[main]'s leaves an immediate job alone: " << c.errors[0];
     EXPECT_EQ(c.options.cache_max_size, 0U);
     const auto one_error = [&](const std::string& job, const std::string& text) {
-        const JobConfig& bad = job_named(config->jobs, job);
-        ASSERT_EQ(bad.errors.size(), 1U) << job;
-        EXPECT_NE(bad.errors[0].find(text), std::string::npos) << bad.errors[0];
+        expect_one_error(config->jobs, job, text);
     };
     one_error("d", main_file() +
                        ":16: job 'd': cache-max-size: '1G' needs download-policy on-demand (not "
