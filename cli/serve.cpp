@@ -9,7 +9,10 @@
 #include <fmt/core.h>
 
 #include "command.hpp"
+#include "rpmirror/config/config.hpp"
 #include "rpmirror/serve/serve.hpp"
+#include "rpmirror/snapshot/snapshot.hpp"
+#include "rpmirror/store/destination.hpp"
 #include "signal_stopper.hpp"
 
 namespace rpmirror::cli {
@@ -21,7 +24,27 @@ struct ServeArgs {
     std::vector<std::string> jobs;
     std::vector<std::string> listen;
     unsigned grace_seconds = 600;
+    std::string cache_max_size;  // "" = each job's cache-max-size
 };
+
+// What the kept snapshots of `job` hold (where its snapshots are: snapshot-dir, else beside its
+// destination, as a sync's `snapshot =` takes them): cache-max-size never removes those.
+Result<std::unordered_set<std::string>> job_snapshot_keys(const JobConfig& job) {
+    std::filesystem::path base;
+    if (job.snapshot_dir) {
+        base = *job.snapshot_dir;
+    } else if (const auto above =
+                   store::Destination::of(job.options.download_path.native()).parent()) {
+        base = above->path();
+    } else {
+        return std::unordered_set<std::string>{};  // a bucket's top: no snapshot beside it
+    }
+    auto root = snapshot_root(job.name, job.options.download_path, base, job.options.s3);
+    if (!root) {
+        return tl::unexpected(std::move(root.error()));
+    }
+    return snapshot_held_keys(*root);
+}
 
 // The server's events on stderr: one line each, the access log included.
 class ServePrinter final : public ServeEvents {
@@ -46,6 +69,17 @@ int run_serve(const ServeArgs& args) {
     request.job_patterns = args.jobs;
     request.listen = args.listen;
     request.grace = std::chrono::seconds(args.grace_seconds);
+    if (!args.cache_max_size.empty()) {
+        const std::optional<std::uint64_t> bound = parse_byte_size(args.cache_max_size);
+        if (!bound || *bound == 0) {
+            fmt::print(stderr,
+                       "rpmirror: serve: --cache-max-size '{}': not a size above 0 (10G, 500M)\n",
+                       args.cache_max_size);
+            return kExitUsage;
+        }
+        request.cache_max_size = *bound;
+    }
+    request.snapshot_keys = job_snapshot_keys;
     ServePrinter printer;
     auto served = run_server(request, printer, stopper.token());
     if (!served) {
@@ -76,6 +110,10 @@ Command add_serve_command(CLI::App& parent) {
                     "seconds the files of a replaced metadata revision are still served "
                     "(default: 600)")
         ->option_text("SECONDS");
+    app->add_option("--cache-max-size", args->cache_max_size,
+                    "keep the packages each on-demand job holds under SIZE (10G, 500M), removing "
+                    "the least recently served (default: each job's cache-max-size)")
+        ->option_text("SIZE");
     return {app, [args] { return run_serve(*args); }};
 }
 

@@ -35,7 +35,7 @@ _rpmirror_export_opts="-h --help -p --download-path --repo --repoid --config-fil
   --base --chunk-size --format --sign-key --snapshot-dir --copy --keep-exports --state-dir -q --quiet
   $_rpmirror_s3_opts"
 _rpmirror_import_opts="-h --help -p --download-path --keyring --state-dir -q --quiet $_rpmirror_s3_opts"
-_rpmirror_serve_opts='-h --help --config-file --job --listen --grace'
+_rpmirror_serve_opts='-h --help --config-file --job --listen --grace --cache-max-size'
 _rpmirror_snapshot_common_opts="-h --help --repo --repoid -p --download-path --norepopath
   --snapshot-dir $_rpmirror_state_opts $_rpmirror_s3_opts"
 _rpmirror_snapshot_create_opts="$_rpmirror_snapshot_common_opts --name --copy --no-cache
@@ -317,7 +317,7 @@ _rpmirror() {
         --repofrompath | --setopt | --releasever | --sign-key | --keep-versions | -j | \
             --parallel | --threads | --min-buildtime | --as-of | --keep-snapshots | --keep-exports | --parallel-jobs | --packages | \
             --max-per-host | --shard | --name | --as | -x | --exclude | --excludepkgs | --enableplugin | \
-            --disableplugin | -d | --debuglevel | -e | --errorlevel | --chunk-size | --listen | --grace)
+            --disableplugin | -d | --debuglevel | -e | --errorlevel | --chunk-size | --listen | --grace | --cache-max-size)
             return # a free value
             ;;
     esac

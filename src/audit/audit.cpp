@@ -451,6 +451,11 @@ class Auditor {
             }
             return;
         }
+        if (audit_.packages_on_demand && !check.is_metadata &&
+            found.finding == store::Finding::Missing) {
+            ++report_.not_held;
+            return;
+        }
         AuditProblem problem = audit_parts::problem_of(check.file, found);
         problem.path = check.relative_path;
         problem.is_metadata = check.is_metadata;

@@ -49,6 +49,7 @@ nlohmann::json audit_json(const RepoAuditReport& report) {
         {"metadata_files", report.metadata_files},
         {"images", report.images},
         {"verified", report.verified},
+        {"not_held", report.not_held},
         {"from_cache", report.from_cache},
         {"bytes_hashed", report.bytes_hashed},
         {"s3_requests", report.s3_requests},
@@ -81,9 +82,13 @@ std::string format_audit_summary(const RepoAuditReport& report) {
             ? plural(report.images, "image")
             : fmt::format("{} and {}", plural(report.packages, "package"),
                           plural(report.metadata_files, "metadata file"));
-    const std::string checked = fmt::format(
+    std::string checked = fmt::format(
         "{} checked, {} verified in {:.2f} s ({} from the checksum cache, {} hashed)", counted,
         report.verified, report.seconds, report.from_cache, text::megabytes(report.bytes_hashed));
+    if (report.not_held > 0) {
+        checked += fmt::format("; {} not held (on demand: fetched when asked for)",
+                               plural(report.not_held, "package"));
+    }
     if (report.error) {
         return fmt::format("{}: FAILED: could not be audited completely ({} found); {}",
                            report.repo_id, plural(report.problems.size(), "problem"), checked);

@@ -43,6 +43,9 @@ struct StoreAudit {
     bool use_cache = true;
     bool report_extra = false;
     unsigned threads = 0;
+    // An on-demand mirror (RecordedSync::on_demand): a listed package it lacks is not held
+    // (RepoAuditReport::not_held), not missing. Metadata must still be there.
+    bool packages_on_demand = false;
 };
 
 // Audits `repo_id` as rpmirror/audit/audit.hpp describes, over `audit`'s stores. Never throws.

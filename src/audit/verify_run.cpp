@@ -289,11 +289,12 @@ class RepositoryVerifier {
         }
         std::string origin;
         std::optional<RecordedSelection> recorded;
-        if (!request_.selection.all_packages) {
-            if (auto found = audit.mirror.recorded(); found) {
+        if (auto found = audit.mirror.recorded(); found) {
+            if (!request_.selection.all_packages) {
                 recorded = found->selection;
-            }  // an unreadable record is the audit's error, below
-        }
+            }
+            audit.packages_on_demand = found->on_demand();
+        }  // an unreadable record is the audit's error, below
         audit.selection = choose_selection(request_.selection, recorded, origin);
         events_.selection(id, audit.selection, origin);
         AuditRunEntry entry;

@@ -1,6 +1,7 @@
 #include "download/destination.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -62,7 +63,8 @@ Result<int> DestinationRoot::directory_fd(const std::filesystem::path& relative_
     return fd;
 }
 
-Result<PartFile> DestinationRoot::open_part(const std::filesystem::path& destination) {
+Result<PartFile> DestinationRoot::open_part(const std::filesystem::path& destination,
+                                            bool unlinked_once) {
     if (auto checked = check_destination_path(destination); !checked) {
         return tl::unexpected(checked.error());
     }
@@ -89,6 +91,20 @@ Result<PartFile> DestinationRoot::open_part(const std::filesystem::path& destina
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
         return make_errno_error("cannot stat", shown, errno);
+    }
+    if (S_ISREG(st.st_mode)) {
+        // Held shared for the download's life (the sink keeps this descriptor): a sync's
+        // cleanup of stale .part files (MirrorStore::remove_partials) leaves it alone. Taken
+        // after that cleanup unlinked the file: a new one is made.
+        if (::flock(fd, LOCK_SH) != 0) {
+            return make_errno_error("cannot lock", shown, errno);
+        }
+        if (::fstat(fd, &st) != 0) {
+            return make_errno_error("cannot stat", shown, errno);
+        }
+        if (st.st_nlink == 0 && !unlinked_once) {
+            return open_part(destination, true);
+        }
     }
     if (!S_ISREG(st.st_mode)) {
         return make_error(ErrorCode::Unsafe, "exists and is not a regular file", shown);

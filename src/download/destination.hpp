@@ -41,8 +41,12 @@ class DestinationRoot {
     // root (symlinks that stay inside it are followed); the .part itself must be a regular file
     // and is never followed.
     // Returns Error{Unsafe} iff a symlink (or "..") would lead outside the root, or the .part is
-    // a symlink or not a regular file; Error{Io} with errno for other failures.
-    Result<PartFile> open_part(const std::filesystem::path& destination);
+    // a symlink or not a regular file; Error{Io} with errno for other failures. The .part is
+    // locked shared (flock) through the returned descriptor: a sync's cleanup of stale .part
+    // files skips it (MirrorStore::remove_partials). `unlinked_once`: this is the second try,
+    // the first having opened a file that cleanup unlinked meanwhile.
+    Result<PartFile> open_part(const std::filesystem::path& destination,
+                               bool unlinked_once = false);
 
   private:
     Result<int> directory_fd(const std::filesystem::path& relative_dir);

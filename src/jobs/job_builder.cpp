@@ -203,6 +203,22 @@ bool JobBuilder::apply_job_key(const ini::IniEntry& entry, const std::string& fi
     return true;
 }
 
+bool JobBuilder::set_in_section(std::string_view canonical) const {
+    return std::any_of(
+        section_.entries.begin(), section_.entries.end(),
+        [&](const ini::IniEntry& entry) { return canonical_key(entry.key) == canonical; });
+}
+
+std::string JobBuilder::value_of(std::string_view canonical) const {
+    std::string value;
+    for (const ini::IniEntry& entry : section_.entries) {
+        if (canonical_key(entry.key) == canonical) {
+            value = entry.value;
+        }
+    }
+    return value;
+}
+
 const std::map<std::string_view, JobBuilder::KeyHandler>& JobBuilder::job_keys() {
     static const std::map<std::string_view, KeyHandler> keys = {
         {"repo", [](JobBuilder&, const KeyValue&) -> Problem { return {}; }},  // build()'s
@@ -264,6 +280,16 @@ const std::map<std::string_view, JobBuilder::KeyHandler>& JobBuilder::job_keys()
              }
              job.job_.options.prefetch = std::move(*prefetch);
              return {};
+         }},
+        {"cache_max_size",
+         [](JobBuilder& job, const KeyValue& key) -> Problem {
+             if (auto set = set_size(job.job_.options.cache_max_size, key.value);
+                 !set || job.job_.options.cache_max_size > 0) {
+                 return set;
+             }
+             return bad(
+                 "invalid size '0' (expected more than 0 bytes; leave the key out for no "
+                 "bound)");
          }},
         {"publish_partial",
          [](JobBuilder& job, const KeyValue& key) {
@@ -557,6 +583,25 @@ void JobBuilder::finish(const JobsConfig& jobs) {
     }
     if (jobs.state_dir) {
         options.state_dir = *jobs.state_dir;
+    }
+    // prefetch and cache-max-size concern on-demand jobs only: given in [main], they apply to
+    // those and leave the others alone; given in a job of another policy, they are refused.
+    if (options.download_policy != DownloadPolicy::OnDemand) {
+        if (options.prefetch.active() && !set_in_section("prefetch")) {
+            options.prefetch = Prefetch{};
+        }
+        if (options.cache_max_size > 0 && !set_in_section("cache_max_size")) {
+            options.cache_max_size = 0;
+        }
+    }
+    if (options.cache_max_size > 0 && options.download_policy != DownloadPolicy::OnDemand) {
+        const ConfigLocation at =
+            key_at("cache_max_size").value_or(ConfigLocation{file_, section_.line});
+        fail_at(
+            at.file, at.line, "cache-max-size",
+            fmt::format("'{}' needs download-policy on-demand (not {}): it bounds the "
+                        "packages `rpmirror serve` keeps as it fetches them",
+                        value_of("cache_max_size"), download_policy_name(options.download_policy)));
     }
     if (auto layout = check_placement_options(options);
         !layout &&

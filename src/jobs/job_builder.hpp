@@ -137,6 +137,11 @@ class JobBuilder {
     friend bool is_job_key(std::string_view key);
     static const std::map<std::string_view, KeyHandler>& job_keys();
 
+    // True iff the job's own section gives the key `canonical` (not only [main]).
+    bool set_in_section(std::string_view canonical) const;
+    // The value the job's section last gives the key `canonical` ("" iff none), as written.
+    std::string value_of(std::string_view canonical) const;
+
     // Settles what depends on several keys.
     void finish(const JobsConfig& jobs);
 

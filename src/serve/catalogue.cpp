@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <ctime>
+#include <span>
 
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/index/index.hpp"
@@ -238,6 +239,25 @@ Result<bool> JobCatalogue::holds(const std::string& key) {
         return tl::unexpected(std::move(info.error()));
     }
     return info->has_value();
+}
+
+Result<std::optional<store::ObjectInfo>> JobCatalogue::stat(const std::string& key) {
+    std::lock_guard lock(mutex_);
+    return store_->stat(key);
+}
+
+Result<void> JobCatalogue::remove(const std::string& key) {
+    std::lock_guard lock(mutex_);
+    if (auto removed = store_->remove(std::span<const std::string>(&key, 1)); !removed) {
+        return removed;
+    }
+    store_->remove_empty_dirs(key);
+    return {};
+}
+
+std::shared_ptr<const Revision> JobCatalogue::current() {
+    std::lock_guard lock(mutex_);
+    return current_;
 }
 
 Result<std::unique_ptr<store::Staging>> JobCatalogue::stage(const store::StageOptions& options) {

@@ -95,6 +95,17 @@ class JobCatalogue {
     // True iff the store holds a regular file at `key`. The store's errors.
     Result<bool> holds(const std::string& key);
 
+    // What the store says of `key` (nullopt: it holds nothing there). The store's errors.
+    Result<std::optional<store::ObjectInfo>> stat(const std::string& key);
+
+    // Removes the package `key` from the store (cache-max-size: serve/eviction.hpp); its next
+    // request finds it listed, not held. A response that opened it keeps what it opened. The
+    // store's errors.
+    Result<void> remove(const std::string& key);
+
+    // The revision served now (refresh()); null iff none was ever loaded.
+    std::shared_ptr<const Revision> current();
+
     // A staging area of the store (ObjectStore::stage) for packages fetched on demand: on disk
     // the mirror itself (a verified file renamed into place is kept), in a bucket a spool whose
     // files are uploaded. Must be destroyed before this. The store's errors.

@@ -13,6 +13,7 @@ struct Family {
     const char* name;
     const char* help;
     std::atomic<std::uint64_t> JobCounters::*counter;
+    const char* type = "counter";
 };
 
 constexpr Family kFamilies[] = {
@@ -33,6 +34,11 @@ constexpr Family kFamilies[] = {
      &JobCounters::upstream_failures},
     {"rpmirror_serve_upstream_fetch_milliseconds_total", "time spent fetching from upstream",
      &JobCounters::upstream_milliseconds},
+    {"rpmirror_serve_evictions_total",
+     "packages removed to keep the mirror under cache-max-size (least recently served first)",
+     &JobCounters::evictions},
+    {"rpmirror_serve_held_bytes", "bytes of packages the mirror holds (jobs with cache-max-size)",
+     &JobCounters::held_bytes, "gauge"},
 };
 
 }  // namespace
@@ -52,8 +58,8 @@ JobCounters& ServeCounters::job(std::string_view name) {
 std::string ServeCounters::text() const {
     std::string text;
     for (const Family& family : kFamilies) {
-        text +=
-            fmt::format("# HELP {} {}\n# TYPE {} counter\n", family.name, family.help, family.name);
+        text += fmt::format("# HELP {} {}\n# TYPE {} {}\n", family.name, family.help, family.name,
+                            family.type);
         for (const auto& [name, counters] : jobs_) {
             text += fmt::format("{}{{job=\"{}\"}} {}\n", family.name, escape_label_value(name),
                                 (counters.*family.counter).load(std::memory_order_relaxed));

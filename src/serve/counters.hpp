@@ -23,6 +23,10 @@ struct JobCounters {
     std::atomic<std::uint64_t> upstream_fetches{0};
     std::atomic<std::uint64_t> upstream_failures{0};
     std::atomic<std::uint64_t> upstream_milliseconds{0};
+    // On-demand jobs with cache-max-size (serve/eviction.hpp): packages removed to keep under the
+    // bound, and the bytes of packages held now (a gauge).
+    std::atomic<std::uint64_t> evictions{0};
+    std::atomic<std::uint64_t> held_bytes{0};
 };
 
 // The counters of every job. Thread-safe: the set of jobs is fixed at construction, the counters
@@ -34,8 +38,8 @@ class ServeCounters {
     // The counters of `job`, or those of requests outside every job iff it is not one.
     JobCounters& job(std::string_view name);
 
-    // Every counter as Prometheus text: # HELP and # TYPE counter, then one sample per job
-    // (label `job`, escaped), sorted by job name.
+    // Every counter as Prometheus text: # HELP and # TYPE (counter, or gauge for held bytes),
+    // then one sample per job (label `job`, escaped), sorted by job name.
     std::string text() const;
 
   private:

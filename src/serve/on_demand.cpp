@@ -363,6 +363,10 @@ Result<UniqueFd> OnDemand::fetch_one(Worker& worker, Fetch& fetch, std::stop_tok
         if (auto kept = catalogue_.keep(*worker.staging, std::move(staged)); !kept && warn_) {
             warn_(fmt::format("{}: {}: fetched and verified but not kept: {}", catalogue_.name(),
                               wanted.key, kept.error().to_string()));
+        } else if (struct stat st{}; kept && on_kept_ && ::fstat(fd.get(), &st) == 0) {
+            // Before the last byte is released too: a client that received the whole package
+            // finds the mirror back under its bound.
+            on_kept_(wanted.key, static_cast<std::uint64_t>(st.st_size));
         }
     } else {
         (void)fs::remove_file(path);  // streamed: nothing kept; the descriptor stays readable

@@ -18,7 +18,8 @@
 // (ObjectStore::stage): on disk the mirror itself, the Downloader's temporary name
 // (".NAME.part", never listed, so never served) renamed to the final name once verified, with
 // nothing copied; in a bucket a spool uploaded from. So a kill -9 mid-fetch leaves a ".part"
-// beside the package, which the next fetch of it resumes and the next sync removes, and nothing
+// beside the package, which the next fetch of it resumes and the next sync removes (never while a
+// fetch holds it: MirrorStore::remove_partials), and nothing
 // under the final name. A streamed job's worker writes into a private directory under $TMPDIR,
 // and unlinks each package once open.
 #pragma once
@@ -136,6 +137,12 @@ class OnDemand {
     // outlive this.
     void set_counters(JobCounters* counters) { counters_ = counters; }
 
+    // Called from a worker with the key and size of each package an on-demand fetch kept, once
+    // kept and before its last byte is released to the clients. Set before the first fetch.
+    void set_on_kept(std::function<void(const std::string&, std::uint64_t)> on_kept) {
+        on_kept_ = std::move(on_kept);
+    }
+
   private:
     struct Worker;
     void work(std::stop_token stop);
@@ -150,6 +157,7 @@ class OnDemand {
     unsigned max_fetches_ = 1;
     std::function<void(const std::string&)> warn_;
     JobCounters* counters_ = nullptr;
+    std::function<void(const std::string&, std::uint64_t)> on_kept_;
     std::mutex mutex_;
     std::condition_variable_any queued_;  // a fetch was queued
     std::shared_ptr<MirrorList> mirrors_;

@@ -24,6 +24,7 @@
 #include "rpmirror/serve/serve.hpp"
 #include "serve/catalogue.hpp"
 #include "serve/counters.hpp"
+#include "serve/eviction.hpp"
 #include "serve/http.hpp"
 #include "serve/on_demand.hpp"
 #include "store/object_store.hpp"
@@ -148,10 +149,17 @@ struct Answer {
     bool refused = false;
 };
 
+// The cache-max-size of one on-demand job, and what its kept snapshots hold.
+struct CacheBound {
+    std::uint64_t bytes = 0;
+    serve::HeldPackages::SnapshotKeys snapshot_keys;
+};
+
 class Server {
   public:
     Server(std::map<std::string, std::unique_ptr<JobCatalogue>> jobs,
-           std::map<std::string, std::unique_ptr<serve::OnDemand>> on_demand, ServeEvents& events)
+           std::map<std::string, std::unique_ptr<serve::OnDemand>> on_demand,
+           std::map<std::string, CacheBound> bounds, ServeEvents& events)
         : jobs_(std::move(jobs)),
           on_demand_(std::move(on_demand)),
           events_(events),
@@ -160,6 +168,7 @@ class Server {
             fetches->set_warn([this](const std::string& message) { warn(message); });
             fetches->set_counters(&counters_.job(name));
         }
+        bound_jobs(std::move(bounds));
     }
 
     MHD_Result handle(MHD_Connection* connection, const char* url, const char* method) {
@@ -194,6 +203,32 @@ class Server {
     }
 
   private:
+    // cache-max-size: each bounded job's held packages, told what is kept (by its fetches) and
+    // what is served (note_served).
+    void bound_jobs(std::map<std::string, CacheBound> bounds) {
+        for (auto& [name, bound] : bounds) {
+            const auto fetches = on_demand_.find(name);
+            if (fetches == on_demand_.end()) {
+                continue;
+            }
+            auto held = std::make_unique<serve::HeldPackages>(
+                *jobs_.at(name), bound.bytes, std::move(bound.snapshot_keys), &counters_.job(name));
+            held->set_warn([this](const std::string& message) { warn(message); });
+            fetches->second->set_on_kept(
+                [packages = held.get()](const std::string& key, std::uint64_t size) {
+                    packages->kept(key, size);
+                });
+            held_.emplace(name, std::move(held));
+        }
+    }
+
+    // A package of `job` was answered from the store: the most recently served of a bounded job.
+    void note_served(const std::string& job, const std::string& key) {
+        if (const auto held = held_.find(job); held != held_.end()) {
+            held->second->served(key);
+        }
+    }
+
     static std::vector<std::string> job_names(
         const std::map<std::string, std::unique_ptr<JobCatalogue>>& jobs) {
         std::vector<std::string> names;
@@ -302,6 +337,7 @@ class Server {
                 return answer;
             }
             body = std::make_shared<const serve::HeldFile>(std::move(*opened));
+            note_served(job->first, target->key);
         }
         if (!validated(connection, found->file, target->key, answer)) {
             return answer;
@@ -460,6 +496,8 @@ class Server {
     ServeEvents& events_;
     std::mutex events_mutex_;
     serve::ServeCounters counters_;
+    // The jobs with cache-max-size (bound_jobs); they use jobs_ and counters_.
+    std::map<std::string, std::unique_ptr<serve::HeldPackages>> held_;
 };
 
 MHD_Result on_request(void* cls, MHD_Connection* connection, const char* url, const char* method,
@@ -587,6 +625,22 @@ Result<std::vector<int>> activated_sockets() {
     return fds;
 }
 
+// The cache-max-size of `job` (an on-demand job's), with what its kept snapshots hold as the
+// request tells; nullopt iff it has none.
+std::optional<CacheBound> cache_bound(const ServeRequest& request, const JobConfig& job) {
+    const std::uint64_t bytes =
+        request.cache_max_size ? *request.cache_max_size : job.options.cache_max_size;
+    if (bytes == 0 || job.options.download_policy != DownloadPolicy::OnDemand) {
+        return std::nullopt;
+    }
+    CacheBound bound;
+    bound.bytes = bytes;
+    if (request.snapshot_keys) {
+        bound.snapshot_keys = [keys = request.snapshot_keys, job] { return keys(job); };
+    }
+    return bound;
+}
+
 }  // namespace
 
 Result<void> run_server(const ServeRequest& request, ServeEvents& events, std::stop_token stop) {
@@ -618,6 +672,7 @@ Result<void> run_server(const ServeRequest& request, ServeEvents& events, std::s
     }
     std::map<std::string, std::unique_ptr<JobCatalogue>> jobs;
     std::map<std::string, std::unique_ptr<serve::OnDemand>> on_demand;
+    std::map<std::string, CacheBound> bounds;
     for (const JobConfig& job : *selected) {
         if (!job.errors.empty()) {
             return make_error(ErrorCode::BadInput, job.errors.front());
@@ -637,12 +692,15 @@ Result<void> run_server(const ServeRequest& request, ServeEvents& events, std::s
             on_demand.emplace(job.name,
                               std::make_unique<serve::OnDemand>(*catalogue, job.repo, job.options));
         }
+        if (auto bound = cache_bound(request, job)) {
+            bounds.emplace(job.name, std::move(*bound));
+        }
         jobs.emplace(job.name, std::move(catalogue));
     }
     if (jobs.empty()) {
         return make_error(ErrorCode::BadInput, "no job to serve", request.config_file.string());
     }
-    Server server(std::move(jobs), std::move(on_demand), events);
+    Server server(std::move(jobs), std::move(on_demand), std::move(bounds), events);
     std::vector<Daemon> daemons;
     const std::size_t count = activated->empty() ? listen.size() : activated->size();
     std::vector<std::string> bound(count);

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "metadata/treeinfo.hpp"
@@ -120,6 +121,9 @@ class Backend {
 
     // The name of every snapshot, sorted (temporaries and incomplete ones left out).
     Result<std::vector<std::string>> names();
+
+    // Every key (relative to a snapshot's root, as in the live mirror) some snapshot holds.
+    Result<std::unordered_set<std::string>> held_keys();
 
     // Snapshot name -> each published name pointing at it.
     Result<std::multimap<std::string, std::string>> published();

@@ -109,7 +109,7 @@ Result<void> LiveMirror::check_repository(Part& part, const SnapshotCreateOption
     if (!report.ok()) {
         // The sync's fingerprint (sync/sync_settings.cpp) names a download policy other than
         // immediate: the mirror lacks what `rpmirror serve` has not fetched yet.
-        const bool on_demand = recorded->fingerprint.find(" policy=") != std::string::npos;
+        const bool on_demand = recorded->on_demand();
         return make_error(ErrorCode::BadInput,
                           "not a complete, verified mirror: " + describe_problems(report) +
                               (on_demand ? "; it is synced with a download policy that fetches "

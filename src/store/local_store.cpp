@@ -2,6 +2,7 @@
 #include "store/local_store.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -195,7 +196,21 @@ Result<std::vector<std::string>> LocalStore::remove_partials(std::span<const std
                               "is not a download's temporary file; not removed", describe(key));
         }
     }
-    return remove_beneath(keys, /*symlinks_too=*/false);
+    // Each one locked exclusively until it is gone: one a live download holds (its shared lock)
+    // is skipped, and a download that opens it meanwhile waits, then finds it unlinked and
+    // starts a new one (DestinationRoot::open_part).
+    std::vector<std::string> unheld;
+    std::vector<UniqueFd> locks;
+    for (const std::string& key : keys) {
+        const std::filesystem::path path = root_ / key;
+        UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+        if (fd && ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+            continue;  // a live download writes it
+        }
+        unheld.push_back(key);
+        locks.push_back(std::move(fd));
+    }
+    return remove_beneath(unheld, /*symlinks_too=*/false);
 }
 
 Result<std::vector<std::string>> LocalStore::remove_beneath(std::span<const std::string> keys,

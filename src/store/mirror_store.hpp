@@ -120,6 +120,11 @@ struct RecordedSync {
     std::string published_repomd_sha256;
     std::vector<std::string> packages;
     std::optional<Listing> versions;
+
+    // True iff that sync left packages to `rpmirror serve` (its fingerprint names a download
+    // policy other than immediate, sync/sync_settings.cpp): the mirror may lack listed packages
+    // not fetched yet, or removed again (cache-max-size).
+    bool on_demand() const { return fingerprint.find(" policy=") != std::string::npos; }
 };
 
 // The metadata a sync publishes: `repomd_xml` and the records it lists, staged in `stage` under
@@ -211,7 +216,9 @@ class MirrorStore {
     virtual Result<Listing> list_partials() { return Listing{}; }
 
     // Removes the temporary files `keys` (as list_partials names them; anything else is refused
-    // with Error{BadInput}). Returns the keys removed; errors as remove_packages.
+    // with Error{BadInput}), but for those a live download writes (it holds a shared flock on
+    // its .part: download/destination.cpp), which are left to it (an on-demand fetch of
+    // `rpmirror serve` racing a sync). Returns the keys removed; errors as remove_packages.
     virtual Result<std::vector<std::string>> remove_partials(std::span<const std::string> keys) {
         (void)keys;
         return std::vector<std::string>{};

@@ -96,10 +96,13 @@ struct RepoAuditReport {
     // damaged or unparsable primary.xml (named in the error), an unsafe href, an unreadable
     // directory. Problems found before that are still listed.
     std::optional<Error> error;
-    std::size_t packages = 0;            // packages the mirror must hold
-    std::size_t metadata_files = 0;      // repodata/ files checked
-    std::size_t images = 0;              // an installation tree's [checksums] files checked
-    std::size_t verified = 0;            // files whose size and checksum matched
+    std::size_t packages = 0;        // packages the mirror must hold
+    std::size_t metadata_files = 0;  // repodata/ files checked
+    std::size_t images = 0;          // an installation tree's [checksums] files checked
+    std::size_t verified = 0;        // files whose size and checksum matched
+    // Packages an on-demand mirror lists but does not hold (`rpmirror serve` fetches them at
+    // their request, or removed them under cache-max-size): no problem.
+    std::size_t not_held = 0;
     std::size_t from_cache = 0;          // ... of which the xattr cache vouched for
     std::uint64_t bytes_hashed = 0;      // bytes read to compute digests
     std::uint64_t s3_requests = 0;       // requests to the store (s3:// mirrors only)

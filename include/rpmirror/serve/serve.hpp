@@ -8,10 +8,14 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "rpmirror/jobs/jobs_config.hpp"
@@ -27,6 +31,12 @@ struct ServeRequest {
     std::vector<std::string> listen;
     // How long the files of a revision a publication replaced are still served.
     std::chrono::seconds grace{600};
+    // --cache-max-size: the bound of every on-demand job's held packages, in bytes, instead of
+    // its job key cache-max-size; nullopt: each job's own (0: none).
+    std::optional<std::uint64_t> cache_max_size;
+    // The keys of `job`'s live mirror its kept snapshots hold: cache-max-size never removes
+    // those. Asked at each removal pass, from a server thread; null: nothing is protected.
+    std::function<Result<std::unordered_set<std::string>>(const JobConfig& job)> snapshot_keys;
 };
 
 // What the server tells as it runs. Called from the server's threads, one call at a time.

@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "rpmirror/s3/s3.hpp"
@@ -125,6 +126,11 @@ Result<SnapshotInfo> create_snapshot(const SnapshotRoot& root,
 // that is not a directory are ignored. Returns Error{Io} naming the directory iff it cannot be
 // read. Reads only; walks each snapshot (lstat of every file).
 Result<std::vector<SnapshotInfo>> list_snapshots(const SnapshotRoot& root);
+
+// Every key of the live mirror of `root` (a package's "Packages/a.rpm", a record's) that one of
+// its snapshots holds: what `rpmirror serve`'s cache-max-size never removes from the live
+// mirror. An empty set iff there is no snapshot. The stores' errors. Reads only.
+Result<std::unordered_set<std::string>> snapshot_held_keys(const SnapshotRoot& root);
 
 // Where snapshot `name` of `root` is (for `diff` and readers): its directory, or its s3:// URL for
 // a mirror in a bucket (a symlink in a snapshot's place is no snapshot).

@@ -102,6 +102,10 @@ struct SyncOptions {
     // --prefetch (job key prefetch; with download_policy OnDemand only): packages fetched by
     // the sync all the same; inactive = none.
     Prefetch prefetch;
+    // Job key cache-max-size (with download_policy OnDemand only; `rpmirror serve`): the most
+    // bytes of packages the mirror holds; past it, serve removes the least recently served
+    // packages no kept snapshot holds (serve/eviction.hpp). 0 = no bound.
+    std::uint64_t cache_max_size = 0;
     bool delete_unlisted = false;  // --delete
     // --force-delete: --delete even where it would leave the mirror with no package, or with
     // fewer than half of the packages it holds (one of at least kMassDeletionFloor packages);

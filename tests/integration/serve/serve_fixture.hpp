@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -28,6 +29,17 @@ class ServeFixture : public SyncFixture {
     }
 
     std::filesystem::path mirror_root() const { return tmp_ / "mirror"; }
+
+    // The fixture's job with `lines` added ("download-policy = on-demand\n").
+    void add_to_job(const std::string& lines) {
+        TempDir::write_at(config_, read_file(config_) + lines);
+    }
+
+    // How many times the upstream nginx was asked for `href`, up to now.
+    std::size_t upstream_requests(const std::string& href) {
+        const std::vector<std::string> uris = uris_since(*servers_.front(), 0);
+        return static_cast<std::size_t>(std::count(uris.begin(), uris.end(), "/" + href));
+    }
     std::filesystem::path mirror() const { return mirror_root() / "sample"; }
 
     // `rpmirror sync --config-file` of the fixture's configuration; fails the test unless it ends

@@ -33,17 +33,6 @@ std::string on_demand_job(const fs::path& mirror_root, const std::string& upstre
 
 class ServeOnDemandTest : public ServeFixture {
   protected:
-    // The fixture's job with `lines` added ("download-policy = on-demand\n").
-    void add_to_job(const std::string& lines) {
-        TempDir::write_at(config_, read_file(config_) + lines);
-    }
-
-    // How many times the upstream nginx was asked for `href`, up to now.
-    std::size_t upstream_requests(const std::string& href) {
-        const std::vector<std::string> uris = uris_since(*servers_.front(), 0);
-        return static_cast<std::size_t>(std::count(uris.begin(), uris.end(), "/" + href));
-    }
-
     // The regular files beneath `dir` (none iff it does not exist), as paths relative to it.
     static std::vector<std::string> files_in(const fs::path& dir) {
         std::vector<std::string> files;

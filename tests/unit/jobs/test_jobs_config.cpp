@@ -535,6 +535,14 @@ TEST_F(JobsConfigTest, DownloadPolicyKey) {
         << f.errors[0];
 }
 
+// Fails the test unless job `job` of `jobs` has exactly one error, holding `text`.
+void expect_one_error(const std::vector<JobConfig>& jobs, const std::string& job,
+                      const std::string& text) {
+    const JobConfig& bad = job_named(jobs, job);
+    ASSERT_EQ(bad.errors.size(), 1U) << job;
+    EXPECT_NE(bad.errors[0].find(text), std::string::npos) << bad.errors[0];
+}
+
 // prefetch (the hybrid policy): newest, or names/globs separated by commas or spaces, with
 // download-policy = on-demand only; a bad value names the key's line and the value.
 TEST_F(JobsConfigTest, PrefetchKey) {
@@ -562,9 +570,7 @@ TEST_F(JobsConfigTest, PrefetchKey) {
     EXPECT_FALSE(job_named(config->jobs, "c").options.prefetch.active()) << "none by default";
     // Each bad job has exactly one error, holding `text`.
     const auto one_error = [&](const std::string& job, const std::string& text) {
-        const JobConfig& bad = job_named(config->jobs, job);
-        ASSERT_EQ(bad.errors.size(), 1U) << job;
-        EXPECT_NE(bad.errors[0].find(text), std::string::npos) << bad.errors[0];
+        expect_one_error(config->jobs, job, text);
     };
     one_error("d", main_file() +
                        ":15: job 'd': prefetch: invalid prefetch 'newest,glibc': newest is not "
@@ -655,6 +661,60 @@ TEST_F(JobsConfigTest, SnapshotDirOfAnotherKindThanTheDestinationIsALoadErrorNam
     EXPECT_TRUE(
         load("[bucket]\nbaseurl = http://example.com/b/\ndestination = s3://mirror/pub/b\n"
              "snapshot = 1\nsnapshot-dir = s3://mirror/snapshots\n"));
+}
+
+// cache-max-size: a size for on-demand jobs; in [main] the default of the on-demand jobs only
+// (an immediate or streamed job ignores it), in a job of another policy an error naming the
+// line and the value, as is a bad size or 0.
+TEST_F(JobsConfigTest, CacheMaxSizeKey) {
+    auto config = load(
+        "[main]\ndestination = /srv/mirror\ndownload-metadata = 1\ncache-max-size = 10G\n"
+        "[a]\nbaseurl = http://example.com/a/\ndownload-policy = on-demand\n"
+        "[b]\nbaseurl = http://example.com/b/\ndownload-policy = on-demand\n"
+        "cache_max_size = 500M\n"
+        "[c]\nbaseurl = http://example.com/c/\n"
+        "[d]\nbaseurl = http://example.com/d/\ncache-max-size = 1G\n"
+        "[e]\nbaseurl = http://example.com/e/\ndownload-policy = streamed\n"
+        "cache-max-size = 2G\n"
+        "[f]\nbaseurl = http://example.com/f/\ndownload-policy = on-demand\n"
+        "cache-max-size = lots\n"
+        "[g]\nbaseurl = http://example.com/g/\ndownload-policy = on-demand\n"
+        "cache-max-size = 0\n");
+    ASSERT_TRUE(config) << config.error().to_string();
+    const JobConfig& a = job_named(config->jobs, "a");
+    EXPECT_TRUE(a.errors.empty());
+    EXPECT_EQ(a.options.cache_max_size, 10ULL << 30) << "[main]'s";
+    EXPECT_EQ(job_named(config->jobs, "b").options.cache_max_size, 500ULL << 20);
+    const JobConfig& c = job_named(config->jobs, "c");
+    EXPECT_TRUE(c.errors.empty()) << "[main]'s leaves an immediate job alone: " << c.errors[0];
+    EXPECT_EQ(c.options.cache_max_size, 0U);
+    const auto one_error = [&](const std::string& job, const std::string& text) {
+        expect_one_error(config->jobs, job, text);
+    };
+    one_error("d", main_file() +
+                       ":16: job 'd': cache-max-size: '1G' needs download-policy on-demand (not "
+                       "immediate)");
+    one_error("e",
+              ":20: job 'e': cache-max-size: '2G' needs download-policy on-demand (not "
+              "streamed)");
+    one_error("f", ":24: job 'f': cache-max-size: invalid size 'lots'");
+    one_error("g", ":28: job 'g': cache-max-size: invalid size '0'");
+}
+
+// prefetch in [main]: the default of the on-demand jobs; an immediate job inheriting it runs as
+// ever instead of failing.
+TEST_F(JobsConfigTest, PrefetchInMainLeavesOtherPoliciesAlone) {
+    auto config = load(
+        "[main]\ndestination = /srv/mirror\ndownload-metadata = 1\nprefetch = newest\n"
+        "[a]\nbaseurl = http://example.com/a/\ndownload-policy = on-demand\n"
+        "[b]\nbaseurl = http://example.com/b/\n");
+    ASSERT_TRUE(config) << config.error().to_string();
+    const JobConfig& a = job_named(config->jobs, "a");
+    EXPECT_TRUE(a.errors.empty());
+    EXPECT_TRUE(a.options.prefetch.newest);
+    const JobConfig& b = job_named(config->jobs, "b");
+    EXPECT_TRUE(b.errors.empty()) << b.errors[0];
+    EXPECT_FALSE(b.options.prefetch.active());
 }
 
 }  // namespace
