@@ -26,6 +26,7 @@
 #include "serve/counters.hpp"
 #include "serve/eviction.hpp"
 #include "serve/http.hpp"
+#include "serve/listen_sockets.hpp"
 #include "serve/on_demand.hpp"
 #include "store/object_store.hpp"
 
@@ -583,48 +584,6 @@ Result<Daemon> start_daemon(const std::string& address, int socket, Server& serv
     return daemon;
 }
 
-// Socket activation, systemd's sd_listen_fds protocol without libsystemd: when LISTEN_PID is
-// this process and LISTEN_FDS is N > 0, the listening sockets are the descriptors 3 .. 3+N-1.
-// Returns them (each made close-on-exec) and removes the variables, so that no child takes them
-// for its own; empty when the process was not started so (the variables absent, or meant for
-// another process). Error{BadInput} iff they are set for this process but malformed or a
-// descriptor is not a listening stream socket.
-Result<std::vector<int>> activated_sockets() {
-    const char* pid = std::getenv("LISTEN_PID");
-    const char* count = std::getenv("LISTEN_FDS");
-    if (pid == nullptr || count == nullptr || std::to_string(::getpid()) != pid) {
-        return std::vector<int>{};
-    }
-    const std::string value = count;
-    ::unsetenv("LISTEN_PID");
-    ::unsetenv("LISTEN_FDS");
-    ::unsetenv("LISTEN_FDNAMES");
-    constexpr int kFirst = 3;  // SD_LISTEN_FDS_START
-    int sockets = 0;
-    if (value.empty() || value.size() > 4 ||
-        value.find_first_not_of("0123456789") != std::string::npos ||
-        (sockets = std::stoi(value)) == 0) {
-        return make_error(ErrorCode::BadInput, "expected a positive number of sockets",
-                          "LISTEN_FDS='" + value + "' (socket activation)");
-    }
-    std::vector<int> fds;
-    for (int fd = kFirst; fd < kFirst + sockets; ++fd) {
-        int type = 0;
-        int listening = 0;
-        socklen_t length = sizeof type;
-        socklen_t listening_length = sizeof listening;
-        if (::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &length) != 0 || type != SOCK_STREAM ||
-            ::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &listening_length) != 0 ||
-            listening == 0) {
-            return make_error(ErrorCode::BadInput, "not a listening stream socket",
-                              "descriptor " + std::to_string(fd) + " (socket activation)");
-        }
-        (void)::fcntl(fd, F_SETFD, FD_CLOEXEC);
-        fds.push_back(fd);
-    }
-    return fds;
-}
-
 // The cache-max-size of `job` (an on-demand job's), with what its kept snapshots hold as the
 // request tells; nullopt iff it has none.
 std::optional<CacheBound> cache_bound(const ServeRequest& request, const JobConfig& job) {
@@ -659,7 +618,7 @@ Result<void> run_server(const ServeRequest& request, ServeEvents& events, std::s
         return tl::unexpected(std::move(selected.error()));
     }
     // Sockets systemd passed (rpmirror-serve.socket) replace every listen address.
-    auto activated = activated_sockets();
+    auto activated = serve::activated_sockets();
     if (!activated) {
         return tl::unexpected(std::move(activated.error()));
     }
