@@ -96,8 +96,8 @@ Result<PartFile> DestinationRoot::open_part(const std::filesystem::path& destina
         // Held shared for the download's life (the sink keeps this descriptor): a sync's
         // cleanup of stale .part files (MirrorStore::remove_partials) leaves it alone. Taken
         // after that cleanup unlinked the file: a new one is made.
-        if (::flock(fd, LOCK_SH) != 0) {
-            return make_errno_error("cannot lock", shown, errno);
+        // A filesystem without locks (ENOLCK, EOPNOTSUPP) only loses that protection.
+        while (::flock(fd, LOCK_SH) != 0 && errno == EINTR) {
         }
         if (::fstat(fd, &st) != 0) {
             return make_errno_error("cannot stat", shown, errno);
