@@ -8,8 +8,8 @@
 #include <ctime>
 
 #include "rpmirror/checksum/checksum.hpp"
-#include "rpmirror/index/index.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "index/index.hpp"
+#include "metadata/metadata.hpp"
 
 namespace rpmirror::serve {
 

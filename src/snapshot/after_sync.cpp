@@ -1,9 +1,9 @@
 // A snapshot after a repository synced, then keep-N: what `sync --snapshot` and a job's
 // `snapshot =` do (rpmirror/snapshot/snapshot.hpp).
 #include "rpmirror/snapshot/snapshot.hpp"
-#include "rpmirror/store/destination.hpp"
+#include "store/destination.hpp"
 
-#include "rpmirror/sync/sync.hpp"
+#include "sync/sync.hpp"
 
 namespace rpmirror {
 

@@ -34,7 +34,7 @@
 
 namespace rpmirror {
 
-struct RepoSyncReport;  // rpmirror/sync/sync.hpp
+struct RepoSyncReport;  // rpmirror/sync/sync_report.hpp
 
 // Where one repository's live mirror, snapshots and published names are.
 struct SnapshotRoot {
