@@ -13,7 +13,8 @@
 
 namespace rpmirror {
 
-std::string describe_in_mirror(const RepoSyncReport& report, const std::filesystem::path& relative) {
+std::string describe_in_mirror(const RepoSyncReport& report,
+                               const std::filesystem::path& relative) {
     return store::Destination::of(report.repo_dir.native()).describe(relative);
 }
 
