@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "rpmirror/download/download.hpp"
+#include "download/download.hpp"
 
 namespace {
 

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "publish/filtered_metadata.hpp"
-#include "rpmirror/index/index.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "index/index.hpp"
+#include "metadata/metadata.hpp"
 
 namespace {
 

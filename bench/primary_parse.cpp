@@ -18,7 +18,7 @@
 #include <string>
 #include <string_view>
 
-#include "rpmirror/index/index.hpp"
+#include "index/index.hpp"
 
 namespace {
 

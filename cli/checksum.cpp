@@ -18,7 +18,7 @@
 #include "output.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/checksum/checksum_list.hpp"
-#include "rpmirror/plan/plan.hpp"
+#include "rpmirror/plan/cache_trust.hpp"
 
 namespace rpmirror::cli {
 

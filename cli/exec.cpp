@@ -14,11 +14,9 @@
 #include <fmt/core.h>
 
 #include "command.hpp"
-#include "repo_options.hpp"
 #include "rpmirror/config/config.hpp"
 #include "rpmirror/librepo_accel/librepo_accel.hpp"
 #include "rpmirror/prefetch/prefetch.hpp"
-#include "rpmirror/resolve/resolve.hpp"
 
 namespace rpmirror::cli {
 
@@ -51,50 +49,10 @@ void prefetch_for(const std::vector<std::string>& command) {
                    "rpmirror exec: no prefetch: not root (dnf keeps a cache per user then)\n");
         return;
     }
-    RepoSourceArgs sources;
-    sources.config_file = install->config_file;
-    sources.setopts = install->setopts;
-    sources.releasevers = install->releasevers;
-    sources.forcearch = install->forcearch;
-    sources.excludes = install->excludes;
-    sources.disable_excludes = install->disable_excludes;
-    sources.repofrompath = install->repofrompath;
-    sources.installroot = install->installroot;
-    const auto fail = [](const Error& error) {
-        fmt::print(stderr, "rpmirror exec: no prefetch: {}\n", error.to_string());
-    };
-    auto loaded = resolve_repo_sources(sources);
-    if (!loaded) {
-        return fail(loaded.error());
-    }
-    // The config stage's warnings are dnf's to give, when it reads the same files.
-    std::vector<ConfigWarning> warnings;
-    auto repos = load_repo_configs(loaded->sources, loaded->variables, warnings);
-    if (!repos) {
-        return fail(repos.error());
-    }
-    auto selected = select_repos(std::move(*repos), install->selection, warnings);
-    if (!selected) {
-        return fail(selected.error());
-    }
-    auto main = load_dnf_main_settings(loaded->sources, loaded->variables);
-    if (!main) {
-        return fail(main.error());
-    }
-    PrefetchRequest request;
-    request.repos = std::move(*selected);
-    request.cachedir = main->cachedir;
-    request.packages = install->packages;
-    request.groups = install->groups;
-    request.installroot = loaded->sources.installroot;
-    request.arch =
-        closure_arch(install->forcearch.empty() ? std::vector<std::string>{}
-                                                : std::vector<std::string>{install->forcearch});
-    request.weak_dependencies = main->install_weak_deps;
-    request.refresh = install->refresh;
-    auto report = prefetch_for_dnf(request);
+    auto report = prefetch_for_dnf_install(*install);
     if (!report) {
-        return fail(report.error());
+        fmt::print(stderr, "rpmirror exec: no prefetch: {}\n", report.error().to_string());
+        return;
     }
     for (const std::string& warning : report->warnings) {
         fmt::print(stderr, "rpmirror exec: prefetch: {}\n", warning);
@@ -108,7 +66,7 @@ void prefetch_for(const std::vector<std::string>& command) {
                    "{:.2f} s, packages {:.2f} s)\n",
                    report->packages, static_cast<double>(report->bytes) / 1e6, report->repositories,
                    report->repositories == 1 ? "y" : "ies", report->metadata_fetched,
-                   request.cachedir.string(), seconds, report->metadata_seconds,
+                   report->cachedir.string(), seconds, report->metadata_seconds,
                    report->resolve_seconds, report->download_seconds);
     }
 }

@@ -13,9 +13,7 @@
 #include "jobs.hpp"
 #include "reposync_output.hpp"
 #include "rpmirror/report/report.hpp"
-#include "rpmirror/s3/s3.hpp"
-#include "rpmirror/store/destination.hpp"
-#include "rpmirror/sync/sync.hpp"
+#include "rpmirror/sync/sync_report.hpp"
 
 namespace rpmirror::cli {
 
@@ -38,9 +36,8 @@ bool print_as_dnf(const RepoSyncReport& report, bool quiet) {
         }
     }
     if (!quiet) {
-        const store::Destination mirror = store::Destination::of(report.repo_dir.native());
         for (const auto& deleted : report.deleted) {
-            fmt::print("[DELETED] {}\n", mirror.describe(deleted));
+            fmt::print("[DELETED] {}\n", describe_in_mirror(report, deleted));
         }
     }
     if (!report.error) {

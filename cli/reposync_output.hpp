@@ -16,7 +16,7 @@
 #include "rpmirror/jobs/jobs.hpp"
 #include "rpmirror/report/report.hpp"
 #include "rpmirror/run/sync_run.hpp"
-#include "rpmirror/sync/sync.hpp"
+#include "rpmirror/sync/sync_report.hpp"
 #include "snapshot.hpp"
 #include "sync.hpp"
 

@@ -7,7 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "rpmirror/sync/sync.hpp"
+#include "rpmirror/sync/sync_options.hpp"
 #include "rpmirror/util/error.hpp"
 
 namespace rpmirror::cli {

@@ -12,7 +12,6 @@
 #include "rpmirror/config/config.hpp"
 #include "rpmirror/serve/serve.hpp"
 #include "rpmirror/snapshot/snapshot.hpp"
-#include "rpmirror/store/destination.hpp"
 #include "signal_stopper.hpp"
 
 namespace rpmirror::cli {
@@ -30,20 +29,12 @@ struct ServeArgs {
 // What the kept snapshots of `job` hold (where its snapshots are: snapshot-dir, else beside its
 // destination, as a sync's `snapshot =` takes them): cache-max-size never removes those.
 Result<std::unordered_set<std::string>> job_snapshot_keys(const JobConfig& job) {
-    std::filesystem::path base;
-    if (job.snapshot_dir) {
-        base = *job.snapshot_dir;
-    } else if (const auto above =
-                   store::Destination::of(job.options.download_path.native()).parent()) {
-        base = above->path();
-    } else {
-        return std::unordered_set<std::string>{};  // a bucket's top: no snapshot beside it
-    }
-    auto root = snapshot_root(job.name, job.options.download_path, base, job.options.s3);
+    auto root = snapshot_root_of_mirror(job.name, job.options.download_path, job.snapshot_dir,
+                                        job.options.s3);
     if (!root) {
         return tl::unexpected(std::move(root.error()));
     }
-    return snapshot_held_keys(*root);
+    return *root ? snapshot_held_keys(**root) : std::unordered_set<std::string>{};
 }
 
 // The server's events on stderr: one line each, the access log included.

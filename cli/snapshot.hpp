@@ -12,7 +12,7 @@
 
 #include "rpmirror/jobs/jobs_config.hpp"
 #include "rpmirror/snapshot/snapshot.hpp"
-#include "rpmirror/sync/sync.hpp"
+#include "rpmirror/sync/sync_report.hpp"
 
 namespace rpmirror::cli {
 

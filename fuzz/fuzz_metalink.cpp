@@ -4,7 +4,7 @@
 #include <span>
 
 #include "fuzz_support.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "metadata/metadata.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     auto metalink = rpmirror::parse_metalink(rpmirror::fuzz::as_text(data, size), "fuzz");

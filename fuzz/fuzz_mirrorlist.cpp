@@ -3,7 +3,7 @@
 #include <cstdint>
 
 #include "fuzz_support.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "metadata/metadata.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     auto mirrors = rpmirror::parse_mirrorlist(rpmirror::fuzz::as_text(data, size), "fuzz");

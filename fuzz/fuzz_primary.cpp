@@ -6,8 +6,8 @@
 #include <string>
 
 #include "fuzz_support.hpp"
-#include "rpmirror/index/index.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "index/index.hpp"
+#include "metadata/metadata.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     static rpmirror::fuzz::MemoryFile file;

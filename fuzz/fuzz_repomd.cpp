@@ -5,7 +5,7 @@
 #include <string>
 
 #include "fuzz_support.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "metadata/metadata.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     auto repomd = rpmirror::parse_repomd(rpmirror::fuzz::as_text(data, size), "fuzz");

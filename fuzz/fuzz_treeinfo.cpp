@@ -14,7 +14,7 @@
 
 #include "fs/walk.hpp"
 #include "metadata/treeinfo.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "metadata/metadata.hpp"
 
 namespace {
 

@@ -1,5 +1,5 @@
-// Auditing one mirrored repository against reference metadata (see rpmirror/audit/audit.hpp).
-#include "rpmirror/audit/audit.hpp"
+// Auditing one mirrored repository against reference metadata (see audit/audit.hpp).
+#include "audit/audit.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -11,8 +11,8 @@
 #include "audit/report_parts.hpp"
 #include "fs/scratch_dir.hpp"
 #include "publish/publish.hpp"
-#include "rpmirror/metadata/metadata.hpp"
-#include "rpmirror/plan/plan.hpp"
+#include "metadata/metadata.hpp"
+#include "plan/plan.hpp"
 #include "store/local_store.hpp"
 #include "store/mirror_root.hpp"
 #include "util/text.hpp"
@@ -79,7 +79,7 @@ struct Check {
     bool is_metadata = false;
 };
 
-// The audit, written once over store::MirrorStore (see rpmirror/audit/audit.hpp).
+// The audit, written once over store::MirrorStore (see audit/audit.hpp).
 class Auditor {
   public:
     Auditor(std::string_view repo_id, const audit_parts::StoreAudit& audit, RepoAuditReport& report)

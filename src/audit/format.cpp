@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rpmirror/audit/audit.hpp"
+#include "audit/audit.hpp"
 #include "rpmirror/report/report.hpp"
 #include "util/text.hpp"
 

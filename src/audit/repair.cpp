@@ -1,11 +1,11 @@
-// verify --repair, written once over store::MirrorStore (see rpmirror/audit/audit.hpp): what the
+// verify --repair, written once over store::MirrorStore (see audit/audit.hpp): what the
 // audit found damaged is removed under the repository's lock, then the repository is synced with
 // the options its last sync recorded.
 #include <map>
 #include <set>
 
 #include "audit/report_parts.hpp"
-#include "rpmirror/audit/audit.hpp"
+#include "audit/audit.hpp"
 #include "store/mirror_root.hpp"
 
 namespace rpmirror {

@@ -7,9 +7,9 @@
 #include <optional>
 #include <stop_token>
 
-#include "rpmirror/audit/audit.hpp"
-#include "rpmirror/index/index.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "audit/audit.hpp"
+#include "index/index.hpp"
+#include "metadata/metadata.hpp"
 #include "store/mirror_store.hpp"
 
 namespace rpmirror::audit_parts {
@@ -48,7 +48,7 @@ struct StoreAudit {
     bool packages_on_demand = false;
 };
 
-// Audits `repo_id` as rpmirror/audit/audit.hpp describes, over `audit`'s stores. Never throws.
+// Audits `repo_id` as audit/audit.hpp describes, over `audit`'s stores. Never throws.
 RepoAuditReport audit_store(std::string_view repo_id, const StoreAudit& audit);
 
 // The problem a store's `found` (anything but Finding::Intact) is for `expected`: its kind, sizes,
@@ -69,7 +69,7 @@ RepoAuditReport audit_tree_store(std::string_view tree_id, store::MirrorStore& t
                                  const std::filesystem::path& report_dir, bool use_cache,
                                  unsigned threads);
 
-// verify --repair over `mirror` (rpmirror/audit/audit.hpp's repair_repository): under the mirror's
+// verify --repair over `mirror` (audit/audit.hpp's repair_repository): under the mirror's
 // lock, what the last sync recorded is read (its publishing, its ACL), the record forgets every
 // damaged or missing file, the damaged packages (and symlinks in their place) are removed, and
 // `repo` is synced with `sync_options` and what was recorded. Never throws; failures are in the

@@ -7,7 +7,7 @@
 
 #include "audit/report_parts.hpp"
 #include "metadata/treeinfo.hpp"
-#include "rpmirror/audit/audit.hpp"
+#include "audit/audit.hpp"
 #include "s3/mirror_state.hpp"
 #include "sync/stored_record.hpp"
 #include "util/text.hpp"

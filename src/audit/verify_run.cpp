@@ -10,6 +10,7 @@
 
 #include <fmt/core.h>
 
+#include "audit/audit.hpp"
 #include "audit/report_parts.hpp"
 #include "store/local_store.hpp"
 #include "store/mirror_root.hpp"

@@ -7,7 +7,7 @@
 
 #include "dedupe/copies.hpp"
 #include "rpmirror/dedupe/dedupe.hpp"
-#include "rpmirror/download/download.hpp"
+#include "download/download.hpp"
 
 namespace rpmirror {
 

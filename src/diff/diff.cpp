@@ -1,5 +1,5 @@
 // Two repository revisions compared by name.arch and EVR, and their advisories by id.
-#include "rpmirror/diff/diff.hpp"
+#include "diff/diff.hpp"
 
 #include <algorithm>
 #include <map>
@@ -10,8 +10,8 @@
 
 #include "fs/durable.hpp"
 #include "metadata/treeinfo.hpp"
-#include "rpmirror/download/download.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "download/download.hpp"
+#include "metadata/metadata.hpp"
 #include "util/xml.hpp"
 
 namespace rpmirror {

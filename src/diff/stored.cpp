@@ -1,14 +1,14 @@
 // A revision of a repository or an installation tree read where a mirror stores it: a directory
 // or a bucket prefix, through the one store opened for it (store/object_store.hpp). Its files are
 // read in place on disk and fetched into a scratch directory from a bucket, then verified and
-// parsed as read_repo_contents does (rpmirror/diff/diff.hpp).
+// parsed as read_repo_contents does (diff/diff.hpp).
 #include <fmt/core.h>
 
 #include "diff/stored.hpp"
 #include "fs/scratch_dir.hpp"
 #include "metadata/treeinfo.hpp"
-#include "rpmirror/diff/diff.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "diff/diff.hpp"
+#include "metadata/metadata.hpp"
 #include "store/object_store.hpp"
 
 namespace rpmirror {

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <string>
 
-#include "rpmirror/diff/diff.hpp"
+#include "diff/diff.hpp"
 #include "rpmirror/util/error.hpp"
 #include "store/object_store.hpp"
 

@@ -8,7 +8,7 @@
 #include <cassert>
 #include <cerrno>
 
-#include "rpmirror/metadata/metadata.hpp"
+#include "metadata/metadata.hpp"
 
 namespace rpmirror::download {
 

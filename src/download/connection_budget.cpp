@@ -10,7 +10,7 @@
 #include <mutex>
 #include <stdexcept>
 
-#include "rpmirror/download/download.hpp"
+#include "download/download.hpp"
 
 namespace rpmirror {
 

@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "download/curl_handles.hpp"
-#include "rpmirror/download/download.hpp"
+#include "download/download.hpp"
 
 namespace rpmirror::download {
 

@@ -9,7 +9,7 @@
 
 #include "fs/beneath.hpp"
 #include "fs/tree.hpp"
-#include "rpmirror/download/download.hpp"
+#include "download/download.hpp"
 
 namespace rpmirror::download {
 

@@ -12,8 +12,8 @@
 #include "download/destination.hpp"
 #include "download/engine.hpp"
 #include "download/part_sink.hpp"
-#include "rpmirror/download/download.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "download/download.hpp"
+#include "metadata/metadata.hpp"
 #include "util/text.hpp"
 
 namespace rpmirror {

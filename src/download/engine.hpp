@@ -57,7 +57,7 @@
 #include "download/destination.hpp"
 #include "download/mirror_choice.hpp"
 #include "download/part_sink.hpp"
-#include "rpmirror/download/download.hpp"
+#include "download/download.hpp"
 
 namespace rpmirror::download {
 

@@ -11,7 +11,7 @@
 
 #include "download/curl_handles.hpp"
 #include "download/curl_options.hpp"
-#include "rpmirror/download/download.hpp"
+#include "download/download.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror {

@@ -2,7 +2,7 @@
 #include <memory>
 #include <mutex>
 
-#include "rpmirror/download/download.hpp"
+#include "download/download.hpp"
 
 namespace rpmirror {
 

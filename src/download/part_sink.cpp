@@ -13,7 +13,7 @@
 
 #include "fs/beneath.hpp"
 #include "fs/fault.hpp"
-#include "rpmirror/download/download.hpp"
+#include "download/download.hpp"
 
 namespace rpmirror::download {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "rpmirror/metadata/metadata.hpp"
+#include "metadata/metadata.hpp"
 
 namespace rpmirror::download {
 

@@ -8,8 +8,8 @@
 #include <stop_token>
 #include <string>
 
-#include "rpmirror/download/download.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "download/download.hpp"
+#include "metadata/metadata.hpp"
 #include "rpmirror/util/error.hpp"
 
 namespace rpmirror::download {

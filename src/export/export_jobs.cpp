@@ -4,7 +4,7 @@
 
 #include <fmt/core.h>
 
-#include "rpmirror/store/destination.hpp"
+#include "store/destination.hpp"
 
 #include "rpmirror/export/export.hpp"
 #include "rpmirror/jobs/jobs_config.hpp"

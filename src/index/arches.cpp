@@ -1,5 +1,5 @@
 // The architecture names rpm knows, and --arch checked against them and the repository
-// (rpmirror/index/index.hpp).
+// (index/index.hpp).
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "rpmirror/index/index.hpp"
+#include "index/index.hpp"
 #include "util/text.hpp"
 
 #ifndef RPMIRROR_RPM_HOME

@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 
 #include "index/codecs.hpp"
-#include "rpmirror/index/index.hpp"
+#include "index/index.hpp"
 
 namespace rpmirror {
 namespace {

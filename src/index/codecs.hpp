@@ -7,7 +7,7 @@
 #include <span>
 #include <string>
 
-#include "rpmirror/index/index.hpp"
+#include "index/index.hpp"
 #include "rpmirror/util/error.hpp"
 
 namespace rpmirror {

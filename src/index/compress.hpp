@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "rpmirror/checksum/checksum.hpp"
-#include "rpmirror/index/index.hpp"
+#include "index/index.hpp"
 #include "rpmirror/util/error.hpp"
 #include "util/unique_fd.hpp"
 

@@ -25,7 +25,7 @@
 #include <fmt/format.h>
 
 #include "index/codecs.hpp"
-#include "rpmirror/index/index.hpp"
+#include "index/index.hpp"
 #include "util/unique_fd.hpp"
 #include "util/zck.hpp"
 

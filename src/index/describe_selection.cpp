@@ -1,8 +1,8 @@
 // A selection in the words of the command line: what verify reports a mirror was synced with,
-// and what a mirror's source record says it was (rpmirror/index/index.hpp).
+// and what a mirror's source record says it was (index/index.hpp).
 #include <fmt/format.h>
 
-#include "rpmirror/index/index.hpp"
+#include "index/index.hpp"
 
 namespace rpmirror {
 

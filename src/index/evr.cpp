@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "rpmirror/index/index.hpp"
+#include "index/index.hpp"
 
 namespace rpmirror {
 

@@ -1,8 +1,8 @@
-// The NEVRA text of a package (rpmirror/index/index.hpp): a file of its own, so that the fuzz build
+// The NEVRA text of a package (index/index.hpp): a file of its own, so that the fuzz build
 // (fuzz/CMakeLists.txt) need not link the rest of the index.
 #include <fmt/format.h>
 
-#include "rpmirror/index/index.hpp"
+#include "index/index.hpp"
 
 namespace rpmirror {
 

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "rpmirror/index/index.hpp"
+#include "index/index.hpp"
 
 namespace rpmirror {
 namespace {

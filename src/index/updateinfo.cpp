@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "rpmirror/index/index.hpp"
+#include "index/index.hpp"
 #include "util/text.hpp"
 #include "util/xml.hpp"
 #include "util/xml_scanner.hpp"

@@ -15,10 +15,10 @@
 #include "config/variables_internal.hpp"
 #include "jobs/job_builder.hpp"
 #include "jobs/overlap.hpp"
-#include "rpmirror/index/index.hpp"
+#include "index/index.hpp"
 #include "rpmirror/jobs/jobs_config.hpp"
 #include "rpmirror/s3/s3.hpp"
-#include "rpmirror/store/destination.hpp"
+#include "store/destination.hpp"
 #include "util/ini.hpp"
 
 namespace rpmirror {

@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "rpmirror/store/destination.hpp"
-#include "rpmirror/sync/sync.hpp"
+#include "store/destination.hpp"
+#include "sync/sync.hpp"
 
 namespace rpmirror {
 

@@ -4,7 +4,9 @@
 #include <memory>
 #include <thread>
 
+#include "download/download.hpp"
 #include "rpmirror/jobs/jobs.hpp"
+#include "sync/sync.hpp"
 
 namespace rpmirror {
 namespace {

@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "rpmirror/metadata/metadata.hpp"
+#include "metadata/metadata.hpp"
 
 namespace rpmirror {
 

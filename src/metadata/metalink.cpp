@@ -1,9 +1,9 @@
-// Metalink 3.0 documents as MirrorManager serves them (see include/rpmirror/metadata/metadata.hpp).
+// Metalink 3.0 documents as MirrorManager serves them (see src/metadata/metadata.hpp).
 #include <algorithm>
 #include <map>
 
 #include "metadata/text.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "metadata/metadata.hpp"
 #include "util/xml.hpp"
 
 namespace rpmirror {

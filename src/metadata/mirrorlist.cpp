@@ -1,6 +1,6 @@
-// Mirrorlists: one base URL a line (see include/rpmirror/metadata/metadata.hpp).
+// Mirrorlists: one base URL a line (see src/metadata/metadata.hpp).
 #include "metadata/text.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "metadata/metadata.hpp"
 
 namespace rpmirror {
 

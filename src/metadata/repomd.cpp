@@ -2,7 +2,7 @@
 #include <algorithm>
 
 #include "metadata/text.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "metadata/metadata.hpp"
 #include "util/xml.hpp"
 
 namespace rpmirror {

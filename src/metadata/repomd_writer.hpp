@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "rpmirror/metadata/metadata.hpp"
+#include "metadata/metadata.hpp"
 
 namespace rpmirror {
 

@@ -8,7 +8,7 @@
 #include <fmt/core.h>
 
 #include "fs/walk.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "metadata/metadata.hpp"
 #include "util/ini.hpp"
 #include "util/text.hpp"
 

@@ -1,7 +1,7 @@
 // Joining hrefs to mirror base URLs, and which URLs from upstream are accepted.
 #include <cctype>
 
-#include "rpmirror/metadata/metadata.hpp"
+#include "metadata/metadata.hpp"
 
 namespace rpmirror {
 

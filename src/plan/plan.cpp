@@ -4,7 +4,7 @@
 #include <map>
 #include <set>
 
-#include "rpmirror/plan/plan.hpp"
+#include "plan/plan.hpp"
 
 #include "fs/walk.hpp"
 

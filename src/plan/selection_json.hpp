@@ -1,4 +1,4 @@
-// A recorded selection and publishing (rpmirror/plan/plan.hpp) as JSON: one format for the local
+// A recorded selection and publishing (plan/plan.hpp) as JSON: one format for the local
 // state file and the state object of a mirror in a bucket (s3/mirror_state.hpp keeps them as
 // text), read by verify and its --repair.
 #pragma once
@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rpmirror/plan/plan.hpp"
+#include "plan/plan.hpp"
 
 namespace rpmirror {
 

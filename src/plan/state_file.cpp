@@ -15,7 +15,7 @@
 #include "fs/state.hpp"
 #include "fs/tree.hpp"
 #include "plan/selection_json.hpp"
-#include "rpmirror/plan/plan.hpp"
+#include "plan/plan.hpp"
 
 namespace rpmirror {
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "config/repo_options.hpp"
+#include "resolve/resolve.hpp"
 #include "rpmirror/prefetch/prefetch.hpp"
 
 namespace rpmirror {
@@ -184,6 +185,48 @@ Result<DnfInstallCommand> parse_dnf_install_command(std::span<const std::string>
         return unsupported("install", "no package named");
     }
     return command;
+}
+
+Result<PrefetchReport> prefetch_for_dnf_install(const DnfInstallCommand& install,
+                                                std::stop_token stop) {
+    RepoSourceRequest sources;
+    sources.config_file = install.config_file;
+    sources.setopts = install.setopts;
+    sources.releasevers = install.releasevers;
+    sources.forcearch = install.forcearch;
+    sources.excludes = install.excludes;
+    sources.disable_excludes = install.disable_excludes;
+    sources.repofrompath = install.repofrompath;
+    sources.installroot = install.installroot;
+    auto loaded = resolve_repo_sources(sources);
+    if (!loaded) {
+        return tl::unexpected(std::move(loaded.error()));
+    }
+    std::vector<ConfigWarning> warnings;
+    auto repos = load_repo_configs(loaded->sources, loaded->variables, warnings);
+    if (!repos) {
+        return tl::unexpected(std::move(repos.error()));
+    }
+    auto selected = select_repos(std::move(*repos), install.selection, warnings);
+    if (!selected) {
+        return tl::unexpected(std::move(selected.error()));
+    }
+    auto main = load_dnf_main_settings(loaded->sources, loaded->variables);
+    if (!main) {
+        return tl::unexpected(std::move(main.error()));
+    }
+    PrefetchRequest request;
+    request.repos = std::move(*selected);
+    request.cachedir = main->cachedir;
+    request.packages = install.packages;
+    request.groups = install.groups;
+    request.installroot = loaded->sources.installroot;
+    request.arch =
+        closure_arch(install.forcearch.empty() ? std::vector<std::string>{}
+                                               : std::vector<std::string>{install.forcearch});
+    request.weak_dependencies = main->install_weak_deps;
+    request.refresh = install.refresh;
+    return prefetch_for_dnf(request, stop);
 }
 
 }  // namespace rpmirror

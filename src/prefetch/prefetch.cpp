@@ -27,10 +27,10 @@
 #include "fs/tree.hpp"
 #include "resolve/plain_primary.hpp"
 #include "rpmirror/checksum/checksum.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "metadata/metadata.hpp"
 #include "rpmirror/prefetch/prefetch.hpp"
-#include "rpmirror/resolve/resolve.hpp"
-#include "rpmirror/sync/sync.hpp"
+#include "resolve/resolve.hpp"
+#include "sync/sync.hpp"
 #include "util/ini.hpp"
 #include "util/text.hpp"
 #include "util/xml_tree.hpp"
@@ -377,6 +377,7 @@ std::string dnf_cache_directory_name(const RepoConfig& repo) {
 
 Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::stop_token stop) {
     PrefetchReport report;
+    report.cachedir = request.cachedir;
     if (auto made = fs::make_directories(request.cachedir, "dnf's cache directory"); !made) {
         return tl::unexpected(std::move(made.error()));
     }

@@ -24,7 +24,7 @@
 #include "metadata/repomd_writer.hpp"
 #include "metadata/text.hpp"
 #include "rpmirror/checksum/checksum.hpp"
-#include "rpmirror/index/index.hpp"
+#include "index/index.hpp"
 #include "util/text.hpp"
 #include "util/unique_fd.hpp"
 #include "util/xml_scanner.hpp"

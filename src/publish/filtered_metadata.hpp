@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "rpmirror/index/updateinfo.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "metadata/metadata.hpp"
 #include "rpmirror/util/error.hpp"
 
 namespace rpmirror {

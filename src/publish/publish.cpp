@@ -23,7 +23,7 @@
 #include "fs/swap.hpp"
 #include "fs/tree.hpp"
 #include "fs/walk.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "metadata/metadata.hpp"
 #include "util/unique_fd.hpp"
 
 namespace rpmirror {

@@ -1,6 +1,6 @@
-// The dependency closure (rpmirror/resolve/resolve.hpp), solved by libsolv over primary metadata.
-#include "rpmirror/index/index.hpp"
-#include "rpmirror/resolve/resolve.hpp"
+// The dependency closure (resolve/resolve.hpp), solved by libsolv over primary metadata.
+#include "index/index.hpp"
+#include "resolve/resolve.hpp"
 #include "signature/signature.hpp"
 
 #include <algorithm>

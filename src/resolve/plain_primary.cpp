@@ -7,8 +7,8 @@
 #include <span>
 
 #include "fs/durable.hpp"
-#include "rpmirror/index/index.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "index/index.hpp"
+#include "metadata/metadata.hpp"
 
 namespace rpmirror {
 

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string_view>
 
-#include "rpmirror/metadata/metadata.hpp"
+#include "metadata/metadata.hpp"
 #include "rpmirror/util/error.hpp"
 
 namespace rpmirror {

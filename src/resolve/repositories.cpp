@@ -1,10 +1,10 @@
-// The request of a sync's closure from its selection (rpmirror/resolve/resolve.hpp).
+// The request of a sync's closure from its selection (resolve/resolve.hpp).
 #include <sys/utsname.h>
 
 #include <string>
 #include <vector>
 
-#include "rpmirror/resolve/resolve.hpp"
+#include "resolve/resolve.hpp"
 
 namespace rpmirror {
 

@@ -8,12 +8,13 @@
 
 #include <fmt/core.h>
 
-#include "rpmirror/download/download.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "diff/diff.hpp"
+#include "download/download.hpp"
+#include "metadata/metadata.hpp"
 #include "rpmirror/snapshot/snapshot.hpp"
-#include "rpmirror/store/destination.hpp"
-#include "rpmirror/sync/remote_metadata.hpp"
-#include "rpmirror/sync/sync.hpp"
+#include "store/destination.hpp"
+#include "sync/remote_metadata.hpp"
+#include "sync/sync.hpp"
 
 namespace rpmirror {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "jobs/overlap.hpp"
-#include "rpmirror/sync/sync.hpp"
+#include "sync/sync.hpp"
 
 namespace rpmirror {
 

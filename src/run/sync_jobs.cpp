@@ -10,7 +10,7 @@
 
 #include <fmt/core.h>
 
-#include "rpmirror/download/download.hpp"
+#include "download/download.hpp"
 #include "rpmirror/sync/sync_options.hpp"
 #include "store/source_record.hpp"
 

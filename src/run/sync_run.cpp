@@ -9,7 +9,7 @@
 #include "jobs/hooks.hpp"
 #include "jobs/overlap.hpp"
 #include "report/metrics.hpp"
-#include "rpmirror/sync/sync.hpp"
+#include "sync/sync.hpp"
 
 namespace rpmirror {
 

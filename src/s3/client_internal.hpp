@@ -15,7 +15,7 @@
 
 #include "download/curl_handles.hpp"
 #include "download/curl_options.hpp"
-#include "rpmirror/download/download.hpp"
+#include "download/download.hpp"
 #include "rpmirror/s3/s3.hpp"
 #include "rpmirror/util/error.hpp"
 #include "s3/client.hpp"

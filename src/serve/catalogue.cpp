@@ -9,8 +9,8 @@
 #include <span>
 
 #include "rpmirror/checksum/checksum.hpp"
-#include "rpmirror/index/index.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "index/index.hpp"
+#include "metadata/metadata.hpp"
 
 namespace rpmirror::serve {
 

@@ -42,7 +42,7 @@
 
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/config/config.hpp"
-#include "rpmirror/download/download.hpp"
+#include "download/download.hpp"
 #include "rpmirror/sync/sync_options.hpp"
 #include "rpmirror/util/error.hpp"
 #include "serve/counters.hpp"

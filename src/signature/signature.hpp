@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "rpmirror/config/config.hpp"
-#include "rpmirror/download/download.hpp"
+#include "download/download.hpp"
 #include "rpmirror/util/error.hpp"
 
 namespace rpmirror {

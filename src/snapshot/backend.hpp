@@ -18,7 +18,7 @@
 
 #include "metadata/treeinfo.hpp"
 #include "rpmirror/snapshot/snapshot.hpp"
-#include "rpmirror/store/repo_lock.hpp"
+#include "store/repo_lock.hpp"
 #include "rpmirror/util/error.hpp"
 #include "store/mirror_root.hpp"
 #include "store/object_store.hpp"

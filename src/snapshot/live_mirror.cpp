@@ -9,7 +9,7 @@
 
 #include "audit/report_parts.hpp"
 #include "metadata/treeinfo.hpp"
-#include "rpmirror/audit/audit.hpp"
+#include "audit/audit.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "snapshot/backend.hpp"
 

@@ -4,7 +4,7 @@
 // rules over it: names, the repository's lock, "exists already", "is published as", keep-N. The
 // layout and its guarantees: rpmirror/snapshot/snapshot.hpp.
 #include "rpmirror/snapshot/snapshot.hpp"
-#include "rpmirror/store/destination.hpp"
+#include "store/destination.hpp"
 
 #include <algorithm>
 #include <ctime>

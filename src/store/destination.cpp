@@ -1,6 +1,6 @@
-// Destinations as users give them (rpmirror/store/destination.hpp): the one place a bucket is told
+// Destinations as users give them (store/destination.hpp): the one place a bucket is told
 // from a directory, and the arithmetic on both.
-#include "rpmirror/store/destination.hpp"
+#include "store/destination.hpp"
 
 #include <sys/stat.h>
 

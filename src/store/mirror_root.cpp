@@ -5,7 +5,7 @@
 
 #include "metadata/treeinfo.hpp"
 #include "rpmirror/config/config.hpp"
-#include "rpmirror/store/destination.hpp"
+#include "store/destination.hpp"
 #include "s3/client.hpp"
 #include "s3/mirror_state.hpp"
 #include "store/local_store.hpp"

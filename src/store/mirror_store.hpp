@@ -27,8 +27,8 @@
 
 #include "publish/publish.hpp"
 #include "rpmirror/checksum/checksum.hpp"
-#include "rpmirror/plan/plan.hpp"
-#include "rpmirror/store/repo_lock.hpp"
+#include "plan/plan.hpp"
+#include "store/repo_lock.hpp"
 #include "rpmirror/util/error.hpp"
 #include "store/object_store.hpp"
 
@@ -281,7 +281,7 @@ class MirrorStore {
     // an error naming the file, those removed before it stay removed.
     virtual Result<std::vector<std::string>> remove_files(std::span<const std::string> keys) = 0;
 
-    // Takes the repository's lock (rpmirror/store/repo_lock.hpp), waiting up to `wait` (nullopt:
+    // Takes the repository's lock (store/repo_lock.hpp), waiting up to `wait` (nullopt:
     // Error{Busy} at once, naming the holder): the local run lock of the directory, or the
     // bucket prefix's lease, renewed from its own thread until the lock is destroyed. The one
     // way a repository is locked: by a sync (lock_repository, and a repository that lies

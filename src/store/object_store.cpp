@@ -4,7 +4,7 @@
 
 #include <fmt/core.h>
 
-#include "rpmirror/store/destination.hpp"
+#include "store/destination.hpp"
 
 namespace rpmirror::store {
 

@@ -42,7 +42,7 @@
 
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/s3/s3.hpp"
-#include "rpmirror/store/repo_lock.hpp"
+#include "store/repo_lock.hpp"
 #include "rpmirror/util/error.hpp"
 
 namespace rpmirror::store {

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "rpmirror/metadata/metadata.hpp"
+#include "metadata/metadata.hpp"
 
 namespace rpmirror::store {
 

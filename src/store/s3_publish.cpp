@@ -4,7 +4,7 @@
 
 #include "plan/selection_json.hpp"
 #include "rpmirror/checksum/checksum.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "metadata/metadata.hpp"
 #include "s3/upload.hpp"
 #include "store/s3_store.hpp"
 

@@ -2,7 +2,7 @@
 // lease, what it holds (store/s3_holdings.hpp), its spool and its siblings.
 #include <algorithm>
 
-#include "rpmirror/store/destination.hpp"
+#include "store/destination.hpp"
 #include "s3/client.hpp"
 #include "s3/mirror_state.hpp"
 #include "s3/upload.hpp"

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "rpmirror/index/index.hpp"
+#include "index/index.hpp"
 #include "store/mirror_root.hpp"
 
 namespace rpmirror::store {

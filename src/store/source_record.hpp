@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "rpmirror/config/config.hpp"
-#include "rpmirror/plan/plan.hpp"
+#include "plan/plan.hpp"
 #include "rpmirror/s3/s3.hpp"
 #include "rpmirror/util/error.hpp"
 #include "store/mirror_store.hpp"

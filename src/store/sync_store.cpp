@@ -4,8 +4,8 @@
 
 #include <fmt/core.h>
 
-#include "rpmirror/plan/plan.hpp"
-#include "rpmirror/store/destination.hpp"
+#include "plan/plan.hpp"
+#include "store/destination.hpp"
 #include "store/local_store.hpp"
 
 namespace rpmirror::store {

@@ -24,7 +24,7 @@
 
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/s3/s3.hpp"
-#include "rpmirror/store/repo_lock.hpp"
+#include "store/repo_lock.hpp"
 #include "rpmirror/util/error.hpp"
 #include "store/mirror_store.hpp"
 #include "store/object_store.hpp"

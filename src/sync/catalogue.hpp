@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "rpmirror/plan/plan.hpp"
+#include "plan/plan.hpp"
 #include "rpmirror/util/error.hpp"
 
 namespace rpmirror {

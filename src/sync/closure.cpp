@@ -10,8 +10,8 @@
 #include <fmt/ranges.h>
 
 #include "resolve/plain_primary.hpp"
-#include "rpmirror/index/index.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "index/index.hpp"
+#include "metadata/metadata.hpp"
 #include "sync/closure.hpp"
 
 namespace rpmirror {

@@ -1,5 +1,5 @@
 // --with-dependencies over a sync's repositories: their metadata fetched (as verify --remote
-// does), the closure solved (rpmirror/resolve/resolve.hpp), each repository given its share.
+// does), the closure solved (resolve/resolve.hpp), each repository given its share.
 #pragma once
 
 #include <span>
@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "rpmirror/config/config.hpp"
-#include "rpmirror/resolve/resolve.hpp"
-#include "rpmirror/sync/remote_metadata.hpp"
-#include "rpmirror/sync/sync.hpp"
+#include "resolve/resolve.hpp"
+#include "sync/remote_metadata.hpp"
+#include "sync/sync.hpp"
 #include "rpmirror/util/error.hpp"
 
 namespace rpmirror {

@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "rpmirror/download/download.hpp"
-#include "rpmirror/sync/sync.hpp"
+#include "download/download.hpp"
+#include "sync/sync.hpp"
 
 namespace rpmirror {
 

@@ -11,7 +11,7 @@
 #include "diff/stored.hpp"
 #include "fs/tree.hpp"
 #include "fs/walk.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "metadata/metadata.hpp"
 #include "s3/mirror_state.hpp"
 #include "sync/catalogue.hpp"
 

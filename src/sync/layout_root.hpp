@@ -17,7 +17,7 @@
 
 #include "fs/scratch_dir.hpp"
 #include "rpmirror/s3/s3.hpp"
-#include "rpmirror/store/repo_lock.hpp"
+#include "store/repo_lock.hpp"
 #include "rpmirror/util/error.hpp"
 #include "store/mirror_root.hpp"
 #include "store/object_store.hpp"

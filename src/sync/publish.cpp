@@ -13,8 +13,8 @@
 
 #include "publish/filtered_metadata.hpp"
 #include "rpmirror/checksum/checksum.hpp"
-#include "rpmirror/index/index.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "index/index.hpp"
+#include "metadata/metadata.hpp"
 #include "store/source_record.hpp"
 
 namespace rpmirror {

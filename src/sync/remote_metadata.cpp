@@ -1,9 +1,9 @@
 // A sync of a repository's metadata alone into a temporary directory
-// (rpmirror/sync/remote_metadata.hpp).
+// (sync/remote_metadata.hpp).
 #include <utility>
 
 #include "fs/scratch_dir.hpp"
-#include "rpmirror/sync/remote_metadata.hpp"
+#include "sync/remote_metadata.hpp"
 
 namespace rpmirror {
 

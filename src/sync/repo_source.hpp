@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "rpmirror/config/config.hpp"
-#include "rpmirror/download/download.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "download/download.hpp"
+#include "metadata/metadata.hpp"
 #include "rpmirror/util/error.hpp"
 
 namespace rpmirror {

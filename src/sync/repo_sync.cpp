@@ -1,4 +1,4 @@
-// RepoSync::run(): one repository, stage by stage (see rpmirror/sync/sync.hpp for the order of the
+// RepoSync::run(): one repository, stage by stage (see sync/sync.hpp for the order of the
 // stages), and what the stages share.
 #include "sync/repo_sync.hpp"
 

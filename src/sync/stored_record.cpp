@@ -5,7 +5,7 @@
 #include <cinttypes>
 #include <cstdio>
 
-#include "rpmirror/plan/plan.hpp"
+#include "plan/plan.hpp"
 #include "s3/mirror_state.hpp"
 #include "store/local_store.hpp"  // a local file's version, which a sync state records in parts
 
@@ -42,7 +42,7 @@ class StoredRecord::Place {
 namespace {
 
 // A record kept apart from the files (a directory's, in the state directory): a sync state
-// (rpmirror/plan/plan.hpp) of its own, sizes and the local versions' parts, no checksums; the
+// (plan/plan.hpp) of its own, sizes and the local versions' parts, no checksums; the
 // checksum cache's trust of the state directory reads it too (cache_trust_of).
 class SyncStatePlace final : public StoredRecord::Place {
   public:

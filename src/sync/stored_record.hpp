@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "rpmirror/checksum/checksum.hpp"
-#include "rpmirror/store/repo_lock.hpp"
+#include "store/repo_lock.hpp"
 #include "rpmirror/util/error.hpp"
 #include "store/mirror_store.hpp"
 #include "store/object_store.hpp"

@@ -1,16 +1,22 @@
 // One repository, end to end: Syncer::sync runs a RepoSync (sync/repo_sync.hpp) under the
 // repository's lock; and where a sync's directories and state are.
-#include "rpmirror/sync/sync.hpp"
+#include "sync/sync.hpp"
 
 #include <chrono>
 
 #include "fs/state.hpp"
+#include "store/destination.hpp"
 #include "store/sync_store.hpp"
 #include "sync/repo_sync.hpp"
 #include "sync/sync_settings.hpp"
 #include "sync/tree.hpp"
 
 namespace rpmirror {
+
+std::string describe_in_mirror(const RepoSyncReport& report,
+                               const std::filesystem::path& relative) {
+    return store::Destination::of(report.repo_dir.native()).describe(relative);
+}
 
 std::filesystem::path state_directory(const SyncOptions& options) {
     return options.state_dir.empty() ? fs::default_state_dir() : options.state_dir;

@@ -6,9 +6,9 @@
 #include <string_view>
 
 #include "rpmirror/config/config.hpp"
-#include "rpmirror/download/download.hpp"
-#include "rpmirror/index/index.hpp"
-#include "rpmirror/sync/sync.hpp"
+#include "download/download.hpp"
+#include "index/index.hpp"
+#include "sync/sync.hpp"
 #include "store/sync_store.hpp"
 
 namespace rpmirror {

@@ -8,8 +8,8 @@
 #include <fmt/core.h>
 
 #include "metadata/treeinfo.hpp"
-#include "rpmirror/metadata/metadata.hpp"
-#include "rpmirror/store/destination.hpp"
+#include "metadata/metadata.hpp"
+#include "store/destination.hpp"
 #include "store/object_store.hpp"
 #include "sync/catalogue.hpp"
 #include "sync/repo_source.hpp"

@@ -14,8 +14,8 @@
 #include "metadata/treeinfo.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/config/config.hpp"
-#include "rpmirror/download/download.hpp"
-#include "rpmirror/sync/sync.hpp"
+#include "download/download.hpp"
+#include "sync/sync.hpp"
 #include "rpmirror/util/error.hpp"
 #include "store/mirror_store.hpp"
 

@@ -18,8 +18,8 @@
 #include <string_view>
 #include <vector>
 
-#include "rpmirror/download/download.hpp"
-#include "rpmirror/sync/sync.hpp"
+#include "download/download.hpp"
+#include "sync/sync.hpp"
 #include "rpmirror/util/error.hpp"
 #include "store/mirror_root.hpp"
 #include "store/spool.hpp"

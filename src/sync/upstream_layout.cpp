@@ -3,7 +3,7 @@
 // mirror list.
 #include <fmt/core.h>
 
-#include "rpmirror/metadata/metadata.hpp"
+#include "metadata/metadata.hpp"
 #include "sync/layout_root.hpp"
 #include "sync/repo_sync.hpp"
 

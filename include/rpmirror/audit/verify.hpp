@@ -1,7 +1,7 @@
 // `rpmirror verify` as one call: the repositories of a mirror (a directory or s3://BUCKET/PREFIX)
 // chosen, each audited with the selection its last sync recorded (overridden field by field),
 // and, when asked, repaired with the sync stage and audited again. The audit and the repair
-// themselves: rpmirror/audit/audit.hpp (a directory or a bucket).
+// themselves are internal (a directory or a bucket).
 #pragma once
 
 #include <chrono>
@@ -13,8 +13,9 @@
 #include <string_view>
 #include <vector>
 
-#include "rpmirror/audit/audit.hpp"
+#include "rpmirror/audit/audit_report.hpp"
 #include "rpmirror/config/config.hpp"
+#include "rpmirror/index/selection.hpp"
 #include "rpmirror/s3/s3.hpp"
 #include "rpmirror/util/error.hpp"
 
@@ -30,14 +31,6 @@ struct SelectionOverrides {
     std::optional<std::int64_t> min_build_time;  // --min-buildtime, seconds since the epoch
     bool all_packages = false;                   // ignore the recorded selection
 };
-
-// Returns the selection to audit a mirror with: `recorded` (nullopt: none recorded, or
-// --all-packages) with each of `overrides` in place of the recorded field, and in `origin` where
-// it came from, in words for the output ("recorded by sync", "..., overridden by the command
-// line"). Pure.
-SelectionOptions choose_selection(const SelectionOverrides& overrides,
-                                  const std::optional<RecordedSelection>& recorded,
-                                  std::string& origin);
 
 struct VerifyRunOptions {
     std::string download_path = ".";         // the mirror: <DIR>/<id>/, or s3://BUCKET/PREFIX/<id>/

@@ -101,8 +101,8 @@ struct RepoConfig {
     std::optional<std::string> username;
     std::optional<std::string> password;
     std::vector<std::string> includepkgs;  // globs; empty = everything
-    // --with-dependencies: the repository's share of the dependency closure (assign_closure in
-    // rpmirror/resolve/resolve.hpp): exactly these packages are mirrored. nullopt: no closure.
+    // --with-dependencies: the repository's share of the dependency closure: exactly these
+    // packages are mirrored. nullopt: no closure.
     std::optional<std::vector<std::string>> closure;
     // Directories holding records of the repository's current metadata, already verified (the
     // closure's fetch): a record found there with its size is copied, then verified as a

@@ -11,10 +11,10 @@
 #include <stop_token>
 #include <vector>
 
-#include "rpmirror/download/download.hpp"
+#include "rpmirror/download/download_options.hpp"
 #include "rpmirror/jobs/jobs_config.hpp"
 #include "rpmirror/sync/job.hpp"
-#include "rpmirror/sync/sync.hpp"
+#include "rpmirror/sync/sync_report.hpp"
 
 namespace rpmirror {
 

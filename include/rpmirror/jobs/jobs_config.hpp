@@ -47,8 +47,8 @@ struct JobConfig {
     std::string exec_on_change;  // `exec-on-change = CMD`; empty = none
     // `packages = SPEC ...` and `packages-file = FILE` (both may be given: their union). With
     // `with-dependencies = 1`, the job's repository mirrors its share of their dependency
-    // closure, solved over every job of the run with the same packages (assign_job_closures in
-    // rpmirror/resolve/resolve.hpp); without, the specs are added to its includepkgs.
+    // closure, solved over every job of the run with the same packages before any job runs;
+    // without, the specs are added to its includepkgs.
     std::vector<std::string> packages;
     bool with_dependencies = false;
     // `releases = A B latest` (with upstream-layout): the job is one JobConfig per release, named

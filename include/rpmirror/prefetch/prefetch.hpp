@@ -77,6 +77,7 @@ struct PrefetchRequest {
 };
 
 struct PrefetchReport {
+    std::filesystem::path cachedir;    // dnf's cache directory the prefetch filled
     std::size_t repositories = 0;      // whose metadata is in place (fetched or fresh)
     std::size_t metadata_fetched = 0;  // of those, fetched now
     std::size_t packages = 0;          // packages placed in dnf's cache
@@ -99,5 +100,13 @@ struct PrefetchReport {
 // complete and verified). Returns Error{Io} only iff the cache directory itself cannot be
 // created, Error{Interrupted} iff `stop` was requested.
 Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::stop_token stop = {});
+
+// `rpmirror exec --prefetch`'s prefetch of `install` (a parsed `dnf install`): the repositories
+// dnf would use for it (its -c, --setopt, --releasever, --forcearch, -x, --disableexcludes,
+// --repofrompath, --installroot and repository selection; the config stage's warnings are left
+// to dnf, which reads the same files), dnf's main settings (cachedir, install_weak_deps), then
+// prefetch_for_dnf. Returns the first error of the configuration or of the prefetch.
+Result<PrefetchReport> prefetch_for_dnf_install(const DnfInstallCommand& install,
+                                                std::stop_token stop = {});
 
 }  // namespace rpmirror

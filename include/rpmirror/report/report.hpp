@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "rpmirror/download/download.hpp"
+#include "rpmirror/download/download_options.hpp"
 #include "rpmirror/sync/job.hpp"
-#include "rpmirror/sync/sync.hpp"
+#include "rpmirror/sync/sync_report.hpp"
 
 namespace rpmirror {
 

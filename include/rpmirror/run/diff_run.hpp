@@ -1,7 +1,7 @@
 // `rpmirror diff` as one library call: two revisions of a repository (or of an installation
 // tree), each side a directory, a bucket prefix, a snapshot or published name, a URL, or a
-// configured repository's upstream, read and compared (rpmirror/diff/diff.hpp holds the
-// comparison itself).
+// configured repository's upstream, read and compared (what it finds:
+// rpmirror/diff/diff_report.hpp).
 #pragma once
 
 #include <filesystem>
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "rpmirror/config/config.hpp"
-#include "rpmirror/diff/diff.hpp"
+#include "rpmirror/diff/diff_report.hpp"
 #include "rpmirror/s3/s3.hpp"
 #include "rpmirror/util/error.hpp"
 

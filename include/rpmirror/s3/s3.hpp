@@ -20,7 +20,7 @@
 namespace rpmirror::s3 {
 
 // How every location in a bucket begins. Whether a destination is one is decided in one place,
-// store::Destination::of (rpmirror/store/destination.hpp).
+// inside the library.
 inline constexpr std::string_view kScheme = "s3://";
 
 // A bucket and a key prefix: `s3://BUCKET/PREFIX`.

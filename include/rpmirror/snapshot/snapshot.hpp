@@ -35,7 +35,7 @@
 
 namespace rpmirror {
 
-struct RepoSyncReport;  // rpmirror/sync/sync.hpp
+struct RepoSyncReport;  // rpmirror/sync/sync_report.hpp
 
 // Where one repository's live mirror, snapshots and published names are.
 struct SnapshotRoot {
@@ -59,6 +59,15 @@ struct SnapshotRoot {
 Result<SnapshotRoot> snapshot_root(std::string_view repo_id, const std::filesystem::path& repo_dir,
                                    const std::filesystem::path& base,
                                    const std::optional<s3::S3Overrides>& s3 = std::nullopt);
+
+// The layout of a job's snapshots, as a sync's `snapshot =` takes them: under `base`
+// (snapshot-dir) when set, else beside the mirror (the directory or prefix above `repo_dir`).
+// Returns nullopt iff `base` is unset and nothing is above the mirror (a bucket's top, '/'), or
+// snapshot_root's error.
+Result<std::optional<SnapshotRoot>> snapshot_root_of_mirror(
+    std::string_view repo_id, const std::filesystem::path& repo_dir,
+    const std::optional<std::filesystem::path>& base,
+    const std::optional<s3::S3Overrides>& s3 = std::nullopt);
 
 // How the functions that change something take the repository's run lock.
 struct SnapshotLock {

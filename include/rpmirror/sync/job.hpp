@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "rpmirror/sync/sync.hpp"
+#include "rpmirror/sync/sync_report.hpp"
 
 namespace rpmirror {
 

@@ -1,5 +1,5 @@
 // How one repository is synced: SyncOptions, every option of `rpmirror sync` a library user sets
-// (rpmirror/sync/sync.hpp runs it). Its own header so that the configuration readers (src/config:
+// (run_sync runs it). Its own header so that the configuration readers (src/config:
 // dnf's .repo files, rpmirror.conf jobs) depend on what a sync takes, not on the sync.
 #pragma once
 
@@ -13,13 +13,13 @@
 #include <vector>
 
 #include "rpmirror/dedupe/dedupe.hpp"
-#include "rpmirror/index/index.hpp"
+#include "rpmirror/index/selection.hpp"
 #include "rpmirror/s3/s3.hpp"
 #include "rpmirror/util/error.hpp"
 
 namespace rpmirror {
 
-class SyncEvents;         // rpmirror/sync/sync.hpp
+class SyncEvents;         // rpmirror/sync/sync_report.hpp
 struct UpstreamRevision;  // what a sync fetched of upstream (RepoSyncReport::upstream)
 
 // The keys --gpgcheck trusts (--gpgcheck-keys).

@@ -16,7 +16,7 @@
 #include <random>
 
 #include "differential.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "metadata/metadata.hpp"
 #include "support/temp_dir.hpp"
 #include "util/text.hpp"
 

@@ -14,8 +14,8 @@
 #include <regex>
 
 #include "differential.hpp"
-#include "rpmirror/index/index.hpp"
-#include "rpmirror/plan/plan.hpp"
+#include "index/index.hpp"
+#include "plan/plan.hpp"
 #include "support/temp_dir.hpp"
 #include "util/text.hpp"
 

@@ -19,8 +19,8 @@
 
 #include "differential.hpp"
 #include "repomd_corpus.hpp"
-#include "rpmirror/index/index.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "index/index.hpp"
+#include "metadata/metadata.hpp"
 #include "support/temp_dir.hpp"
 #include "util/text.hpp"
 

@@ -17,7 +17,7 @@
 #include "integration/s3/ceph_fixture.hpp"
 #include "integration/sync/sync_harness.hpp"
 #include "rpmirror/checksum/checksum.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "metadata/metadata.hpp"
 #include "s3/mirror_state.hpp"
 #include "support/nginx.hpp"
 #include "support/temp_dir.hpp"

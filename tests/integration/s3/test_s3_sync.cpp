@@ -17,7 +17,7 @@
 
 #include "integration/s3/s3_sync_fixture.hpp"
 #include "rpmirror/checksum/checksum.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "metadata/metadata.hpp"
 #include "s3/mirror_state.hpp"
 #include "s3/upload.hpp"
 #include "store/spool.hpp"

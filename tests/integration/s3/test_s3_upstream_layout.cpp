@@ -18,7 +18,7 @@
 
 #include "integration/s3/s3_sync_fixture.hpp"
 #include "integration/sync/amazon_layout.hpp"
-#include "rpmirror/download/download.hpp"
+#include "download/download.hpp"
 #include "s3/lease.hpp"
 #include "support/http_server.hpp"
 

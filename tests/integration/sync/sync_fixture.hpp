@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "integration/sync/sync_harness.hpp"
-#include "rpmirror/download/download.hpp"
+#include "download/download.hpp"
 #include "support/nginx.hpp"
 
 namespace rpmirror::test {

@@ -15,7 +15,7 @@
 
 #include "integration/sync/sync_fixture.hpp"
 #include "rpmirror/checksum/checksum.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "metadata/metadata.hpp"
 #include "support/signing.hpp"
 #include "util/unique_fd.hpp"
 

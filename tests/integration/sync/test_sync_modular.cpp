@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "integration/sync/sync_fixture.hpp"
-#include "rpmirror/index/index.hpp"
+#include "index/index.hpp"
 #include "support/source_tree.hpp"
 
 namespace rpmirror::test {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "integration/sync/sync_fixture.hpp"
-#include "rpmirror/plan/plan.hpp"
+#include "plan/plan.hpp"
 
 namespace rpmirror::test {
 namespace {

@@ -19,7 +19,7 @@
 #include "dedupe/copies.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/dedupe/dedupe.hpp"
-#include "rpmirror/plan/plan.hpp"
+#include "plan/plan.hpp"
 #include "store/object_store.hpp"
 #include "store/sync_store.hpp"
 #include "support/temp_dir.hpp"

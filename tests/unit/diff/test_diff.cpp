@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "rpmirror/diff/diff.hpp"
+#include "diff/diff.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror {

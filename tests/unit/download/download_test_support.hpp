@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "rpmirror/checksum/checksum.hpp"
-#include "rpmirror/download/download.hpp"
+#include "download/download.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror::test {

@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "rpmirror/download/download.hpp"
+#include "download/download.hpp"
 
 namespace rpmirror {
 namespace {

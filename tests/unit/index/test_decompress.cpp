@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "rpmirror/index/index.hpp"
+#include "index/index.hpp"
 #include "support/temp_dir.hpp"
 #include "unit/index/index_test_repo.hpp"
 

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "rpmirror/index/index.hpp"
+#include "index/index.hpp"
 
 namespace rpmirror {
 namespace {

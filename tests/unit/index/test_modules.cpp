@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "rpmirror/index/index.hpp"
+#include "index/index.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror {

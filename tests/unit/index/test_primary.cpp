@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "rpmirror/checksum/checksum.hpp"
-#include "rpmirror/index/index.hpp"
+#include "index/index.hpp"
 #include "support/temp_dir.hpp"
 #include "unit/index/index_test_repo.hpp"
 

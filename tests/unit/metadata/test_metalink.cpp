@@ -4,7 +4,7 @@
 #include <regex>
 
 #include "metadata_test_support.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "metadata/metadata.hpp"
 #include "support/source_tree.hpp"
 #include "support/temp_dir.hpp"
 

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "rpmirror/metadata/metadata.hpp"
+#include "metadata/metadata.hpp"
 
 namespace rpmirror {
 namespace {

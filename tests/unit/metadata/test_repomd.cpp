@@ -4,7 +4,7 @@
 #include <set>
 
 #include "metadata_test_support.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "metadata/metadata.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror {

@@ -5,7 +5,7 @@
 
 #include <array>
 
-#include "rpmirror/plan/plan.hpp"
+#include "plan/plan.hpp"
 #include "store/local_store.hpp"
 #include "support/temp_dir.hpp"
 

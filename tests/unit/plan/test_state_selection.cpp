@@ -1,7 +1,7 @@
 // The selection a sync records in its state file, read back as `verify` reads it.
 #include <gtest/gtest.h>
 
-#include "rpmirror/plan/plan.hpp"
+#include "plan/plan.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror {

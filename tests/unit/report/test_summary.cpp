@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "rpmirror/report/report.hpp"
-#include "rpmirror/sync/sync.hpp"
+#include "sync/sync.hpp"
 
 namespace rpmirror {
 namespace {

@@ -1,4 +1,4 @@
-// What --with-dependencies reads and refuses before it solves (rpmirror/resolve/resolve.hpp), and
+// What --with-dependencies reads and refuses before it solves (resolve/resolve.hpp), and
 // the selection a closure makes (SelectionOptions::only_nevras).
 #include <gtest/gtest.h>
 
@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "rpmirror/resolve/resolve.hpp"
-#include "rpmirror/sync/sync.hpp"
+#include "resolve/resolve.hpp"
+#include "sync/sync.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror {

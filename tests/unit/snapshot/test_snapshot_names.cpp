@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "rpmirror/snapshot/snapshot.hpp"
-#include "rpmirror/sync/sync.hpp"
+#include "sync/sync.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror {

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "rpmirror/store/destination.hpp"
+#include "store/destination.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror::store {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "rpmirror/checksum/checksum.hpp"
-#include "rpmirror/plan/plan.hpp"
+#include "plan/plan.hpp"
 
 #include "store/local_store.hpp"
 #include "support/source_tree.hpp"

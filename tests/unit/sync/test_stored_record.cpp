@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "rpmirror/plan/plan.hpp"
+#include "plan/plan.hpp"
 
 #include "store/local_store.hpp"
 #include "store/object_store.hpp"

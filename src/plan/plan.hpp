@@ -18,8 +18,9 @@
 #include <vector>
 
 #include "rpmirror/checksum/checksum.hpp"
-#include "rpmirror/index/index.hpp"
-#include "rpmirror/metadata/metadata.hpp"
+#include "rpmirror/plan/cache_trust.hpp"
+#include "index/index.hpp"
+#include "metadata/metadata.hpp"
 #include "rpmirror/util/error.hpp"
 
 namespace rpmirror {
@@ -159,10 +160,8 @@ void vouch_for_state(CacheTrust& trust, const SyncState& state);
 std::shared_ptr<const CacheTrust> cache_trust_of(const std::filesystem::path& state_dir,
                                                  const std::filesystem::path& repo_dir);
 
-// ("" = the default state directory, in both.)
-// The CacheTrust of every sync state and catalogue in `state_dir`: for what may look at files
-// of any mirror (--dedupe's candidates, `rpmirror checksum`).
-std::shared_ptr<const CacheTrust> cache_trust_of_state_dir(const std::filesystem::path& state_dir);
+// ("" = the default state directory, in both; cache_trust_of_state_dir:
+// rpmirror/plan/cache_trust.hpp.)
 
 // The record of a file whose lstat (or fstat) is `st`: size, mtime, inode and ctime.
 SyncStateFile state_file_of(std::filesystem::path relative_path, const struct ::stat& st);

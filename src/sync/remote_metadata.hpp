@@ -7,7 +7,7 @@
 #include <stop_token>
 
 #include "rpmirror/config/config.hpp"
-#include "rpmirror/sync/sync.hpp"
+#include "sync/sync.hpp"
 #include "rpmirror/util/error.hpp"
 
 namespace rpmirror {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "rpmirror/config/config.hpp"
-#include "rpmirror/index/index.hpp"
+#include "index/index.hpp"
 #include "rpmirror/index/updateinfo.hpp"
 #include "rpmirror/util/error.hpp"
 

@@ -1,5 +1,5 @@
 // The lock of one repository: a directory's run lock (in the state directory), or the lease of
-// an s3:// prefix. Held until destroyed. See lock_repository (rpmirror/sync/sync.hpp) and
+// an s3:// prefix. Held until destroyed. See lock_repository (sync/sync.hpp) and
 // store::MirrorStore::lock, the one way either is taken.
 #pragma once
 
