@@ -4,14 +4,19 @@
 // checking it, and damaged, incomplete, wrongly based or wrongly signed bundles refused with the
 // destination untouched.
 #include <gtest/gtest.h>
+#include <sys/mount.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "integration/crash/crash_fixture.hpp"
 #include "integration/export/export_fixture.hpp"
 #include "support/signing.hpp"
 
@@ -32,10 +37,23 @@ TEST_F(Export, CompleteBundleOfThreeRepositoriesImportsAndDnfReadsEachAndVerifyP
     for (const auto& chunk : written["chunks"]) {
         EXPECT_LE(fs::file_size(tmp_ / "full" / chunk["name"].get<std::string>()), 100U * 1024);
     }
-    // The bundle is read from a read-only directory, and nothing is written into it.
-    fs::permissions(tmp_ / "full", fs::perms::owner_write | fs::perms::group_write,
-                    fs::perm_options::remove);
-    const CommandResult imported = import_bundle("full", far_);
+    // The bundle is read from a read-only mount (as root, as CI runs: a read-only bind mount in
+    // the test's own mount namespace, where root cannot write either; otherwise a directory
+    // without write permission), and nothing is written into it.
+    std::optional<crash::ScopedMount> read_only;
+    std::string bundle = "full";
+    if (::geteuid() == 0) {
+        ASSERT_TRUE(crash::enter_private_mount_namespace());
+        read_only.emplace((tmp_ / "full").string(), tmp_ / "full-ro", "", MS_BIND, "");
+        ASSERT_TRUE(read_only->is_mounted() && read_only->remount_read_only());
+        EXPECT_FALSE(std::ofstream(tmp_ / "full-ro" / "probe")) << "the mount is writable";
+        bundle = "full-ro";
+    } else {
+        fs::permissions(tmp_ / "full", fs::perms::owner_write | fs::perms::group_write,
+                        fs::perm_options::remove);
+    }
+    const CommandResult imported = import_bundle(bundle, far_);
+    read_only.reset();
     fs::permissions(tmp_ / "full", fs::perms::owner_write, fs::perm_options::add);
     ASSERT_EQ(imported.exit_code, 0) << imported.out << imported.err;
     for (const std::string& id : kExportIds) {
