@@ -363,8 +363,9 @@ Command add_sync_command(CLI::App& parent) {
         ->option_text("POLICY");
     app->add_option("--prefetch", args->prefetch,
                     "with --download-policy on-demand: fetch these packages all the same, "
-                    "'newest' (the newest version of each name.arch) or package names/globs "
-                    "separated by commas; the rest are fetched on demand")
+                    "'newest' (the newest version of each name.arch), 'closure' (the closure of "
+                    "--with-dependencies) or package names/globs separated by commas; the rest "
+                    "are fetched on demand")
         ->option_text("WHAT");
     CLI::Option* delete_option = app->add_flag("--delete", args->delete_unlisted,
                                                "remove local packages that are no longer selected");

@@ -253,7 +253,7 @@ _rpmirror() {
         --prefetch)
             # sync's takes a value (exec's is a flag, completed as any option below).
             if [[ $command == sync || $command == reposync ]]; then
-                COMPREPLY=($(compgen -W 'newest' -- "$cur"))
+                COMPREPLY=($(compgen -W 'newest closure' -- "$cur"))
                 return
             fi
             ;;

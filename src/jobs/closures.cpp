@@ -58,7 +58,10 @@ Result<std::vector<ClosureMetadata>> assign_job_closures(std::vector<JobConfig>&
             return tl::unexpected(std::move(error));
         }
         for (std::size_t index = 0; index < members.size(); ++index) {
-            members[index]->repo.closure = std::move(repos[index].closure);
+            // prefetch = closure: the closure is fetched, the mirror lists everything.
+            Prefetch& prefetch = members[index]->options.prefetch;
+            (prefetch.closure ? prefetch.nevras : members[index]->repo.closure) =
+                std::move(repos[index].closure);
             members[index]->repo.record_sources = std::move(repos[index].record_sources);
         }
         fetched.push_back(std::move(*assigned));

@@ -632,6 +632,11 @@ void JobBuilder::finish(const JobsConfig& jobs) {
         fail_at(closure_repos_file_, closure_repos_line_, "closure-repos",
                 "needs with-dependencies = 1");
     }
+    if (options.prefetch.closure && !job_.with_dependencies) {
+        const ConfigLocation at = key_at("prefetch").value_or(ConfigLocation{file_, section_.line});
+        fail_at(at.file, at.line, "prefetch",
+                "closure needs with-dependencies = 1 (the closure of the job's packages)");
+    }
     if (job_.with_dependencies) {
         if (job_.packages.empty() && !options.selection.advisories.active()) {
             fail(section_.line, "with-dependencies", "needs packages, packages-file or advisories");

@@ -139,6 +139,11 @@ Result<void> select_packages(const RepositoryRunRequest& request, std::vector<Re
         }
         specs.insert(specs.end(), listed->begin(), listed->end());
     }
+    if (each.options.prefetch.closure && !packages.with_dependencies) {
+        return make_error(ErrorCode::BadInput,
+                          "closure needs --with-dependencies (the closure of --packages)",
+                          "--prefetch");
+    }
     if (specs.empty()) {
         if (packages.with_dependencies && !each.options.selection.advisories.active()) {
             return make_error(ErrorCode::BadInput,

@@ -46,8 +46,8 @@ Result<Prefetch> parse_prefetch(std::string_view text, std::string_view shown) {
     std::vector<std::string> words = split_lists(std::span<const std::string>(&value, 1));
     const auto bad = [&](std::string why) -> Result<Prefetch> {
         return make_error(ErrorCode::BadInput,
-                          fmt::format("invalid prefetch '{}': {} (expected newest, or package "
-                                      "names or globs separated by commas)",
+                          fmt::format("invalid prefetch '{}': {} (expected newest, closure, or "
+                                      "package names or globs separated by commas)",
                                       text, why),
                           std::string(shown));
     };
@@ -57,6 +57,10 @@ Result<Prefetch> parse_prefetch(std::string_view text, std::string_view shown) {
     for (std::string& word : words) {
         if (word == "newest") {
             prefetch.newest = true;
+            continue;
+        }
+        if (word == "closure") {
+            prefetch.closure = true;
             continue;
         }
         for (const char c : word) {
@@ -70,6 +74,9 @@ Result<Prefetch> parse_prefetch(std::string_view text, std::string_view shown) {
     if (prefetch.newest && !prefetch.globs.empty()) {
         return bad("newest is not combined with package names");
     }
+    if (prefetch.closure && (prefetch.newest || !prefetch.globs.empty())) {
+        return bad("closure is not combined with anything");
+    }
     return prefetch;
 }
 
@@ -77,7 +84,9 @@ SelectionOptions prefetch_selection(const Prefetch& prefetch, const SelectionOpt
     SelectionOptions chosen;
     chosen.arches = selection.arches;
     chosen.source_only = selection.source_only;
-    if (prefetch.newest) {
+    if (prefetch.closure) {
+        chosen.only_nevras = prefetch.nevras.value_or(std::vector<std::string>{});
+    } else if (prefetch.newest) {
         chosen.include_globs = selection.include_globs;
         chosen.exclude_globs = selection.exclude_globs;
         chosen.newest_only = true;

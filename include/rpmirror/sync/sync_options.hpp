@@ -58,15 +58,20 @@ struct Prefetch {
     // Every selected package: set by run_sync for an on-demand job that takes a snapshot
     // (rpmirror/run/sync_run.hpp), so that the snapshot holds everything its metadata lists.
     bool everything = false;
+    // "closure": the dependency closure of the job's packages (with-dependencies, solved as for
+    // a dependency-closed mirror), while the mirror lists everything upstream lists. `nevras` is
+    // the repository's share of it, set by the run once solved (unset: nothing prefetched).
+    bool closure = false;
+    std::optional<std::vector<std::string>> nevras;
 
     // True iff anything is prefetched.
-    bool active() const { return newest || !globs.empty() || everything; }
+    bool active() const { return newest || !globs.empty() || everything || closure; }
 };
 
-// Parses a --prefetch value: "newest", or package names/globs separated by commas or white
-// space. Returns Error{BadInput} whose subject is `shown` ("--prefetch", "FILE:LINE: prefetch")
-// naming the value iff it is empty, or a name holds a character no package name has ('/',
-// quotes, control characters), or "newest" is mixed with names.
+// Parses a --prefetch value: "newest", "closure", or package names/globs separated by commas or
+// white space. Returns Error{BadInput} whose subject is `shown` ("--prefetch", "FILE:LINE:
+// prefetch") naming the value iff it is empty, or a name holds a character no package name has
+// ('/', quotes, control characters), or "newest" or "closure" is mixed with anything.
 // Thread-safe.
 Result<Prefetch> parse_prefetch(std::string_view text, std::string_view shown);
 

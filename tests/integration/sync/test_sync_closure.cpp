@@ -517,6 +517,33 @@ TEST_F(SyncClosure, JobsWithTheSamePackagesShareOneClosure) {
               dnf_downloads({{"rich", upstream_["dnf-ci-rich"]}}, {"pancake"}, false));
 }
 
+// prefetch = closure (an on-demand job, rpmirror serve's hybrid): the closure of the job's
+// packages is fetched by the sync, and the mirror lists everything upstream lists, the rest left
+// to be fetched on demand.
+TEST_F(SyncClosure, APrefetchedClosureIsHeldAndTheMirrorListsEverything) {
+    repositories({"dnf-ci-fedora"});
+    const fs::path mirror = tmp_ / "mirror";
+    const fs::path config = TempDir::write_at(
+        tmp_ / "rpmirror.conf",
+        "[main]\ndestination = " + mirror.string() + "\nstate-dir = " + (tmp_ / "state").string() +
+            "\n[fedora]\nbaseurl = " + upstream_["dnf-ci-fedora"] +
+            "\ndownload-metadata = 1\ndownload-policy = on-demand\npackages = abcde\n"
+            "with-dependencies = 1\nweak-dependencies = 0\nprefetch = closure\n");
+    const CommandResult run =
+        run_to_end(rpmirror_sync_argv({"--config-file", config.string()}), tmp_ / "logs");
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    const std::set<std::string> closure =
+        dnf_downloads({{"fedora", upstream_["dnf-ci-fedora"]}}, {"abcde"}, false);
+    EXPECT_TRUE(closure.contains("wget-1.19.5-5.fc29.x86_64.rpm"));
+    EXPECT_EQ(rpms_under(mirror / "fedora"), closure);
+    const auto listed = dnf_repoquery(tmp_ / "query-mirror", mirror / "fedora", "%{name}");
+    const auto upstream = dnf_repoquery(tmp_ / "query-upstream",
+                                        dnf_ci_fixtures() / "repos" / "dnf-ci-fedora", "%{name}");
+    ASSERT_EQ(listed.first, 0);
+    EXPECT_EQ(listed.second, upstream.second) << "the mirror lists every package";
+    EXPECT_GT(listed.second.size(), closure.size());
+}
+
 TEST_F(SyncClosure, AJobsClosureKeysAreCheckedWhenTheFileIsRead) {
     repositories({"dnf-ci-thirdparty-updates"});
     const auto refused = [&](const std::string& keys, const std::string& named) {
@@ -532,6 +559,10 @@ TEST_F(SyncClosure, AJobsClosureKeysAreCheckedWhenTheFileIsRead) {
         EXPECT_FALSE(fs::exists(tmp_ / "mirror")) << keys;
     };
     refused("with-dependencies = 1\n", "needs packages");
+    refused("download-metadata = 1\ndownload-policy = on-demand\nprefetch = closure\n",
+            "closure needs with-dependencies = 1");
+    refused("download-metadata = 1\ndownload-policy = on-demand\nprefetch = closure, abcde\n",
+            "closure is not combined with anything");
     refused("packages = SuperRipper\nwith-dependencies = 1\nsource = 1\n", "--source");
     refused("packages-file = " + (tmp_ / "absent").string() + "\n", "absent");
     refused("packages = SuperRipper\ninstalled-base = /\n",
