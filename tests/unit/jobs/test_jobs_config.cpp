@@ -543,8 +543,9 @@ void expect_one_error(const std::vector<JobConfig>& jobs, const std::string& job
     EXPECT_NE(bad.errors[0].find(text), std::string::npos) << bad.errors[0];
 }
 
-// prefetch (the hybrid policy): newest, or names/globs separated by commas or spaces, with
-// download-policy = on-demand only; a bad value names the key's line and the value.
+// prefetch (the hybrid policy): newest, closure (with with-dependencies), or names/globs
+// separated by commas or spaces, with download-policy = on-demand only; a bad value names the
+// key's line and the value.
 TEST_F(JobsConfigTest, PrefetchKey) {
     auto config = load(
         "[main]\ndestination = /srv/mirror\ndownload-metadata = 1\n"
@@ -556,7 +557,10 @@ TEST_F(JobsConfigTest, PrefetchKey) {
         "[e]\nbaseurl = http://example.com/e/\nprefetch = Packages/glibc\n"
         "[f]\nbaseurl = http://example.com/f/\ndownload-policy = streamed\n"
         "prefetch = newest\n"
-        "[g]\nbaseurl = http://example.com/g/\nprefetch = ,\n");
+        "[g]\nbaseurl = http://example.com/g/\nprefetch = ,\n"
+        "[h]\nbaseurl = http://example.com/h/\nprefetch = closure\n"
+        "[i]\nbaseurl = http://example.com/i/\npackages = bash\nwith-dependencies = 1\n"
+        "prefetch = closure\n");
     ASSERT_TRUE(config) << config.error().to_string();
     const JobConfig& a = job_named(config->jobs, "a");
     EXPECT_TRUE(a.errors.empty());
@@ -574,8 +578,8 @@ TEST_F(JobsConfigTest, PrefetchKey) {
     };
     one_error("d", main_file() +
                        ":15: job 'd': prefetch: invalid prefetch 'newest,glibc': newest is not "
-                       "combined with package names (expected newest, or package names or globs "
-                       "separated by commas)");
+                       "combined with package names (expected newest, closure, or package names "
+                       "or globs separated by commas)");
     one_error("e",
               ":18: job 'e': prefetch: invalid prefetch 'Packages/glibc': 'Packages/glibc' "
               "is no package name or glob");
@@ -583,6 +587,11 @@ TEST_F(JobsConfigTest, PrefetchKey) {
               ":22: job 'f': prefetch: prefetch needs download-policy on-demand (not "
               "streamed)");
     one_error("g", "invalid prefetch ',': empty");
+    one_error("h", ":28: job 'h': prefetch: closure needs with-dependencies = 1");
+    const JobConfig& i = job_named(config->jobs, "i");
+    EXPECT_TRUE(i.errors.empty()) << i.errors.front();
+    EXPECT_TRUE(i.options.prefetch.closure);
+    EXPECT_FALSE(i.options.prefetch.nevras) << "solved by the run, not when the file is read";
 }
 
 TEST_F(JobsConfigTest, DedupeKeysAndTheDestinationAsSiblings) {
