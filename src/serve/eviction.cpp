@@ -2,9 +2,7 @@
 #include "serve/eviction.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -13,30 +11,6 @@
 #include "serve/catalogue.hpp"
 
 namespace rpmirror::serve {
-
-namespace {
-
-// The modification time (ns) a disk store's version gives ("MTIME_NS INODE CTIME_NS"); 0 for
-// any other (a bucket's ETag, a counter).
-std::uint64_t modified_ns(std::string_view version) {
-    std::uint64_t fields[3] = {0, 0, 0};
-    for (std::uint64_t& field : fields) {
-        const auto [end, error] =
-            std::from_chars(version.data(), version.data() + version.size(), field);
-        if (error != std::errc() || end == version.data()) {
-            return 0;
-        }
-        version.remove_prefix(static_cast<std::size_t>(end - version.data()));
-        if (!version.empty() && version.front() == ' ') {
-            version.remove_prefix(1);
-        } else if (&field != &fields[2]) {
-            return 0;
-        }
-    }
-    return version.empty() ? fields[0] : 0;
-}
-
-}  // namespace
 
 HeldPackages::HeldPackages(JobCatalogue& catalogue, std::uint64_t bound, SnapshotKeys snapshot_keys,
                            JobCounters* counters)
@@ -85,7 +59,8 @@ void HeldPackages::reread_locked() {
         if (!*info) {
             continue;
         }
-        Entry entry{(*info)->size, modified_ns((*info)->version)};
+        Entry entry{(*info)->size,
+                    static_cast<std::uint64_t>(std::max<std::int64_t>((*info)->modified_ns, 0))};
         if (const auto known = held_.find(key); known != held_.end()) {
             entry.last_served = known->second.last_served;
         }

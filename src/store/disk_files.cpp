@@ -26,7 +26,7 @@ ObjectInfo info_of(const struct stat& st) {
         static_cast<std::uint64_t>(st.st_size),
         LocalStore::version_of(fs::timespec_ns(st.st_mtim), static_cast<std::uint64_t>(st.st_ino),
                                fs::timespec_ns(st.st_ctim)),
-        static_cast<std::uint64_t>(st.st_nlink)};
+        static_cast<std::uint64_t>(st.st_nlink), fs::timespec_ns(st.st_mtim)};
 }
 
 bool refuses_links(int error) {

@@ -42,8 +42,8 @@
 
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/s3/s3.hpp"
-#include "store/repo_lock.hpp"
 #include "rpmirror/util/error.hpp"
+#include "store/repo_lock.hpp"
 
 namespace rpmirror::store {
 
@@ -56,8 +56,14 @@ struct ObjectInfo {
     // Names sharing the file's content (st_nlink on disk; 1 in a bucket, where a copy is an
     // object of its own): a file with one frees its bytes when removed.
     std::uint64_t links = 1;
+    // When the content last changed, in ns since the epoch, where the store knows it (a file's
+    // mtime on disk); 0: unknown (an object's listing, memory). Not part of equality: `version`
+    // already changes with it.
+    std::int64_t modified_ns = 0;
 
-    bool operator==(const ObjectInfo&) const = default;
+    bool operator==(const ObjectInfo& other) const {
+        return size == other.size && version == other.version && links == other.links;
+    }
 };
 
 // Files by key (relative to the store's root), in key order.
