@@ -17,9 +17,9 @@
 #include <string_view>
 #include <vector>
 
-#include "publish/filtered_metadata.hpp"
 #include "index/index.hpp"
 #include "metadata/metadata.hpp"
+#include "publish/filtered_metadata.hpp"
 
 namespace {
 

@@ -13,8 +13,8 @@
 #include <string_view>
 
 #include "fs/walk.hpp"
-#include "metadata/treeinfo.hpp"
 #include "metadata/metadata.hpp"
+#include "metadata/treeinfo.hpp"
 
 namespace {
 

@@ -10,9 +10,9 @@
 
 #include "audit/report_parts.hpp"
 #include "fs/scratch_dir.hpp"
-#include "publish/publish.hpp"
 #include "metadata/metadata.hpp"
 #include "plan/plan.hpp"
+#include "publish/publish.hpp"
 #include "store/local_store.hpp"
 #include "store/mirror_root.hpp"
 #include "util/text.hpp"

@@ -4,8 +4,8 @@
 #include <map>
 #include <set>
 
-#include "audit/report_parts.hpp"
 #include "audit/audit.hpp"
+#include "audit/report_parts.hpp"
 #include "store/mirror_root.hpp"
 
 namespace rpmirror {

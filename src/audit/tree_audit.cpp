@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "audit/audit.hpp"
 #include "audit/report_parts.hpp"
 #include "metadata/treeinfo.hpp"
-#include "audit/audit.hpp"
 #include "s3/mirror_state.hpp"
 #include "sync/stored_record.hpp"
 #include "util/text.hpp"

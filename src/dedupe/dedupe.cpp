@@ -6,8 +6,8 @@
 #include <fmt/core.h>
 
 #include "dedupe/copies.hpp"
-#include "rpmirror/dedupe/dedupe.hpp"
 #include "download/download.hpp"
+#include "rpmirror/dedupe/dedupe.hpp"
 
 namespace rpmirror {
 

@@ -8,10 +8,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "fs/durable.hpp"
-#include "metadata/treeinfo.hpp"
 #include "download/download.hpp"
+#include "fs/durable.hpp"
 #include "metadata/metadata.hpp"
+#include "metadata/treeinfo.hpp"
 #include "util/xml.hpp"
 
 namespace rpmirror {

@@ -4,11 +4,11 @@
 // parsed as read_repo_contents does (diff/diff.hpp).
 #include <fmt/core.h>
 
+#include "diff/diff.hpp"
 #include "diff/stored.hpp"
 #include "fs/scratch_dir.hpp"
-#include "metadata/treeinfo.hpp"
-#include "diff/diff.hpp"
 #include "metadata/metadata.hpp"
+#include "metadata/treeinfo.hpp"
 #include "store/object_store.hpp"
 
 namespace rpmirror {

@@ -7,9 +7,9 @@
 #include <cerrno>
 #include <system_error>
 
+#include "download/download.hpp"
 #include "fs/beneath.hpp"
 #include "fs/tree.hpp"
-#include "download/download.hpp"
 
 namespace rpmirror::download {
 

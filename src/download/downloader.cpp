@@ -10,9 +10,9 @@
 #include "download/curl_handles.hpp"
 #include "download/curl_options.hpp"
 #include "download/destination.hpp"
+#include "download/download.hpp"
 #include "download/engine.hpp"
 #include "download/part_sink.hpp"
-#include "download/download.hpp"
 #include "metadata/metadata.hpp"
 #include "util/text.hpp"
 

@@ -55,9 +55,9 @@
 #include "download/curl_handles.hpp"
 #include "download/curl_options.hpp"
 #include "download/destination.hpp"
+#include "download/download.hpp"
 #include "download/mirror_choice.hpp"
 #include "download/part_sink.hpp"
-#include "download/download.hpp"
 
 namespace rpmirror::download {
 

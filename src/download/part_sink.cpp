@@ -11,9 +11,9 @@
 #include <cstring>
 #include <ctime>
 
+#include "download/download.hpp"
 #include "fs/beneath.hpp"
 #include "fs/fault.hpp"
-#include "download/download.hpp"
 
 namespace rpmirror::download {
 

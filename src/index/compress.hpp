@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "rpmirror/checksum/checksum.hpp"
 #include "index/index.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/util/error.hpp"
 #include "util/unique_fd.hpp"
 

@@ -11,12 +11,12 @@
 #include "config/common.hpp"
 #include "config/repo_options.hpp"
 #include "config/variables_internal.hpp"
-#include "jobs/job_builder.hpp"
 #include "index/index.hpp"
+#include "jobs/job_builder.hpp"
 #include "rpmirror/jobs/jobs_config.hpp"
 #include "rpmirror/s3/s3.hpp"
-#include "store/destination.hpp"
 #include "s3/upload.hpp"
+#include "store/destination.hpp"
 #include "util/ini.hpp"
 
 namespace rpmirror::config {

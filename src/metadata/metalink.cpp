@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <map>
 
-#include "metadata/text.hpp"
 #include "metadata/metadata.hpp"
+#include "metadata/text.hpp"
 #include "util/xml.hpp"
 
 namespace rpmirror {

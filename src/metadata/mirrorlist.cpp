@@ -1,6 +1,6 @@
 // Mirrorlists: one base URL a line (see src/metadata/metadata.hpp).
-#include "metadata/text.hpp"
 #include "metadata/metadata.hpp"
+#include "metadata/text.hpp"
 
 namespace rpmirror {
 

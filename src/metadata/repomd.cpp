@@ -1,8 +1,8 @@
 // repomd.xml: the index of a repository's metadata files.
 #include <algorithm>
 
-#include "metadata/text.hpp"
 #include "metadata/metadata.hpp"
+#include "metadata/text.hpp"
 #include "util/xml.hpp"
 
 namespace rpmirror {

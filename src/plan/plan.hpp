@@ -17,10 +17,10 @@
 #include <string_view>
 #include <vector>
 
-#include "rpmirror/checksum/checksum.hpp"
-#include "rpmirror/plan/cache_trust.hpp"
 #include "index/index.hpp"
 #include "metadata/metadata.hpp"
+#include "rpmirror/checksum/checksum.hpp"
+#include "rpmirror/plan/cache_trust.hpp"
 #include "rpmirror/util/error.hpp"
 
 namespace rpmirror {

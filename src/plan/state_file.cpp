@@ -14,8 +14,8 @@
 #include "fs/durable.hpp"
 #include "fs/state.hpp"
 #include "fs/tree.hpp"
-#include "plan/selection_json.hpp"
 #include "plan/plan.hpp"
+#include "plan/selection_json.hpp"
 
 namespace rpmirror {
 

@@ -21,10 +21,10 @@
 
 #include "fs/beneath.hpp"
 #include "index/compress.hpp"
+#include "index/index.hpp"
 #include "metadata/repomd_writer.hpp"
 #include "metadata/text.hpp"
 #include "rpmirror/checksum/checksum.hpp"
-#include "index/index.hpp"
 #include "util/text.hpp"
 #include "util/unique_fd.hpp"
 #include "util/xml_scanner.hpp"

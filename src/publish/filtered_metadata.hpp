@@ -18,8 +18,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "rpmirror/index/updateinfo.hpp"
 #include "metadata/metadata.hpp"
+#include "rpmirror/index/updateinfo.hpp"
 #include "rpmirror/util/error.hpp"
 
 namespace rpmirror {

@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "rpmirror/config/config.hpp"
 #include "index/index.hpp"
+#include "rpmirror/config/config.hpp"
 #include "rpmirror/index/updateinfo.hpp"
 #include "rpmirror/util/error.hpp"
 

@@ -8,9 +8,9 @@
 #include <ctime>
 #include <span>
 
-#include "rpmirror/checksum/checksum.hpp"
 #include "index/index.hpp"
 #include "metadata/metadata.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 
 namespace rpmirror::serve {
 

@@ -40,9 +40,9 @@
 #include <utility>
 #include <vector>
 
+#include "download/download.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/config/config.hpp"
-#include "download/download.hpp"
 #include "rpmirror/sync/sync_options.hpp"
 #include "rpmirror/util/error.hpp"
 #include "serve/counters.hpp"

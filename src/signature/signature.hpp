@@ -26,8 +26,8 @@
 #include <string_view>
 #include <vector>
 
-#include "rpmirror/config/config.hpp"
 #include "download/download.hpp"
+#include "rpmirror/config/config.hpp"
 #include "rpmirror/util/error.hpp"
 
 namespace rpmirror {

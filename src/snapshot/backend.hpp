@@ -18,10 +18,10 @@
 
 #include "metadata/treeinfo.hpp"
 #include "rpmirror/snapshot/snapshot.hpp"
-#include "store/repo_lock.hpp"
 #include "rpmirror/util/error.hpp"
 #include "store/mirror_root.hpp"
 #include "store/object_store.hpp"
+#include "store/repo_lock.hpp"
 
 namespace rpmirror::snapshot {
 

@@ -7,9 +7,9 @@
 // for the records that follow the snapshot's links after it appeared.
 #include <fmt/core.h>
 
+#include "audit/audit.hpp"
 #include "audit/report_parts.hpp"
 #include "metadata/treeinfo.hpp"
-#include "audit/audit.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "snapshot/backend.hpp"
 

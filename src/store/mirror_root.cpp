@@ -5,9 +5,9 @@
 
 #include "metadata/treeinfo.hpp"
 #include "rpmirror/config/config.hpp"
-#include "store/destination.hpp"
 #include "s3/client.hpp"
 #include "s3/mirror_state.hpp"
+#include "store/destination.hpp"
 #include "store/local_store.hpp"
 #include "store/s3_store.hpp"
 

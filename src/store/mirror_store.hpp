@@ -25,12 +25,12 @@
 #include <string_view>
 #include <vector>
 
+#include "plan/plan.hpp"
 #include "publish/publish.hpp"
 #include "rpmirror/checksum/checksum.hpp"
-#include "plan/plan.hpp"
-#include "store/repo_lock.hpp"
 #include "rpmirror/util/error.hpp"
 #include "store/object_store.hpp"
+#include "store/repo_lock.hpp"
 
 namespace rpmirror::store {
 

@@ -2,9 +2,9 @@
 // metadata published in the order of the local merge, the state object stored under the lease.
 #include <set>
 
+#include "metadata/metadata.hpp"
 #include "plan/selection_json.hpp"
 #include "rpmirror/checksum/checksum.hpp"
-#include "metadata/metadata.hpp"
 #include "s3/upload.hpp"
 #include "store/s3_store.hpp"
 

@@ -2,10 +2,10 @@
 // lease, what it holds (store/s3_holdings.hpp), its spool and its siblings.
 #include <algorithm>
 
-#include "store/destination.hpp"
 #include "s3/client.hpp"
 #include "s3/mirror_state.hpp"
 #include "s3/upload.hpp"
+#include "store/destination.hpp"
 #include "store/s3_holdings.hpp"
 #include "store/s3_store.hpp"
 #include "store/sync_store.hpp"

@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "rpmirror/config/config.hpp"
 #include "plan/plan.hpp"
+#include "rpmirror/config/config.hpp"
 #include "rpmirror/s3/s3.hpp"
 #include "rpmirror/util/error.hpp"
 #include "store/mirror_store.hpp"

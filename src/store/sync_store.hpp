@@ -24,10 +24,10 @@
 
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/s3/s3.hpp"
-#include "store/repo_lock.hpp"
 #include "rpmirror/util/error.hpp"
 #include "store/mirror_store.hpp"
 #include "store/object_store.hpp"
+#include "store/repo_lock.hpp"
 
 namespace rpmirror::store {
 

@@ -9,9 +9,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "resolve/plain_primary.hpp"
 #include "index/index.hpp"
 #include "metadata/metadata.hpp"
+#include "resolve/plain_primary.hpp"
 #include "sync/closure.hpp"
 
 namespace rpmirror {

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "rpmirror/config/config.hpp"
 #include "resolve/resolve.hpp"
+#include "rpmirror/config/config.hpp"
+#include "rpmirror/util/error.hpp"
 #include "sync/remote_metadata.hpp"
 #include "sync/sync.hpp"
-#include "rpmirror/util/error.hpp"
 
 namespace rpmirror {
 

@@ -17,10 +17,10 @@
 
 #include "fs/scratch_dir.hpp"
 #include "rpmirror/s3/s3.hpp"
-#include "store/repo_lock.hpp"
 #include "rpmirror/util/error.hpp"
 #include "store/mirror_root.hpp"
 #include "store/object_store.hpp"
+#include "store/repo_lock.hpp"
 #include "sync/stored_record.hpp"
 
 namespace rpmirror {

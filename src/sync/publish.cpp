@@ -11,10 +11,10 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 
-#include "publish/filtered_metadata.hpp"
-#include "rpmirror/checksum/checksum.hpp"
 #include "index/index.hpp"
 #include "metadata/metadata.hpp"
+#include "publish/filtered_metadata.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "store/source_record.hpp"
 
 namespace rpmirror {

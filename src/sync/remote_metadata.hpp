@@ -7,8 +7,8 @@
 #include <stop_token>
 
 #include "rpmirror/config/config.hpp"
-#include "sync/sync.hpp"
 #include "rpmirror/util/error.hpp"
+#include "sync/sync.hpp"
 
 namespace rpmirror {
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "rpmirror/config/config.hpp"
 #include "download/download.hpp"
 #include "metadata/metadata.hpp"
+#include "rpmirror/config/config.hpp"
 #include "rpmirror/util/error.hpp"
 
 namespace rpmirror {

@@ -21,19 +21,19 @@
 #include <utility>
 #include <vector>
 
-#include "publish/publish.hpp"
-#include "rpmirror/config/config.hpp"
 #include "download/download.hpp"
 #include "index/index.hpp"
 #include "metadata/metadata.hpp"
 #include "plan/plan.hpp"
-#include "sync/sync.hpp"
+#include "publish/publish.hpp"
+#include "rpmirror/config/config.hpp"
 #include "rpmirror/util/error.hpp"
 #include "signature/signature.hpp"
 #include "store/object_store.hpp"
 #include "store/sync_store.hpp"
 #include "sync/events.hpp"
 #include "sync/repo_source.hpp"
+#include "sync/sync.hpp"
 
 namespace rpmirror {
 

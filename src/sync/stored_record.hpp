@@ -18,10 +18,10 @@
 #include <vector>
 
 #include "rpmirror/checksum/checksum.hpp"
-#include "store/repo_lock.hpp"
 #include "rpmirror/util/error.hpp"
 #include "store/mirror_store.hpp"
 #include "store/object_store.hpp"
+#include "store/repo_lock.hpp"
 
 namespace rpmirror {
 

@@ -5,11 +5,11 @@
 #include <string>
 #include <string_view>
 
-#include "rpmirror/config/config.hpp"
 #include "download/download.hpp"
 #include "index/index.hpp"
-#include "sync/sync.hpp"
+#include "rpmirror/config/config.hpp"
 #include "store/sync_store.hpp"
+#include "sync/sync.hpp"
 
 namespace rpmirror {
 

@@ -7,8 +7,8 @@
 
 #include <fmt/core.h>
 
-#include "metadata/treeinfo.hpp"
 #include "metadata/metadata.hpp"
+#include "metadata/treeinfo.hpp"
 #include "store/destination.hpp"
 #include "store/object_store.hpp"
 #include "sync/catalogue.hpp"

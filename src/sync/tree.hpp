@@ -11,13 +11,13 @@
 #include <string_view>
 #include <vector>
 
+#include "download/download.hpp"
 #include "metadata/treeinfo.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/config/config.hpp"
-#include "download/download.hpp"
-#include "sync/sync.hpp"
 #include "rpmirror/util/error.hpp"
 #include "store/mirror_store.hpp"
+#include "sync/sync.hpp"
 
 namespace rpmirror {
 

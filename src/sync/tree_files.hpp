@@ -19,11 +19,11 @@
 #include <vector>
 
 #include "download/download.hpp"
-#include "sync/sync.hpp"
 #include "rpmirror/util/error.hpp"
 #include "store/mirror_root.hpp"
 #include "store/spool.hpp"
 #include "sync/stored_record.hpp"
+#include "sync/sync.hpp"
 #include "sync/tree.hpp"
 
 namespace rpmirror {

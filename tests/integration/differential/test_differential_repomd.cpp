@@ -18,9 +18,9 @@
 #include <random>
 
 #include "differential.hpp"
-#include "repomd_corpus.hpp"
 #include "index/index.hpp"
 #include "metadata/metadata.hpp"
+#include "repomd_corpus.hpp"
 #include "support/temp_dir.hpp"
 #include "util/text.hpp"
 

@@ -16,8 +16,8 @@
 
 #include "integration/s3/ceph_fixture.hpp"
 #include "integration/sync/sync_harness.hpp"
-#include "rpmirror/checksum/checksum.hpp"
 #include "metadata/metadata.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "s3/mirror_state.hpp"
 #include "support/nginx.hpp"
 #include "support/temp_dir.hpp"

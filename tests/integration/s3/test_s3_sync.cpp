@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "integration/s3/s3_sync_fixture.hpp"
-#include "rpmirror/checksum/checksum.hpp"
 #include "metadata/metadata.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "s3/mirror_state.hpp"
 #include "s3/upload.hpp"
 #include "store/spool.hpp"

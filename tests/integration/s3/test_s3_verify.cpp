@@ -12,9 +12,9 @@
 #include <thread>
 #include <vector>
 
+#include "audit/audit.hpp"
 #include "integration/s3/ceph_fixture.hpp"
 #include "integration/sync/sync_harness.hpp"
-#include "audit/audit.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/s3/s3.hpp"
 #include "s3/client.hpp"

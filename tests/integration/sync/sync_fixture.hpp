@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "integration/sync/sync_harness.hpp"
 #include "download/download.hpp"
+#include "integration/sync/sync_harness.hpp"
 #include "support/nginx.hpp"
 
 namespace rpmirror::test {

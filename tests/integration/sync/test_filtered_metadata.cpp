@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "integration/sync/sync_fixture.hpp"
-#include "rpmirror/checksum/checksum.hpp"
 #include "metadata/metadata.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "support/signing.hpp"
 #include "util/unique_fd.hpp"
 

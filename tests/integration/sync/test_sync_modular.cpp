@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "integration/sync/sync_fixture.hpp"
 #include "index/index.hpp"
+#include "integration/sync/sync_fixture.hpp"
 #include "support/source_tree.hpp"
 
 namespace rpmirror::test {

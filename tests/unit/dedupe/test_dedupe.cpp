@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "dedupe/copies.hpp"
+#include "plan/plan.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/dedupe/dedupe.hpp"
-#include "plan/plan.hpp"
 #include "store/object_store.hpp"
 #include "store/sync_store.hpp"
 #include "support/temp_dir.hpp"

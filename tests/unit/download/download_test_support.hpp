@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "rpmirror/checksum/checksum.hpp"
 #include "download/download.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror::test {

@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "rpmirror/checksum/checksum.hpp"
 #include "index/index.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 #include "support/temp_dir.hpp"
 #include "unit/index/index_test_repo.hpp"
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <regex>
 
-#include "metadata_test_support.hpp"
 #include "metadata/metadata.hpp"
+#include "metadata_test_support.hpp"
 #include "support/source_tree.hpp"
 #include "support/temp_dir.hpp"
 

@@ -3,8 +3,8 @@
 #include <limits>
 #include <set>
 
-#include "metadata_test_support.hpp"
 #include "metadata/metadata.hpp"
+#include "metadata_test_support.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror {

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "metadata_test_support.hpp"
 #include "metadata/metadata.hpp"
+#include "metadata_test_support.hpp"
 #include "support/temp_dir.hpp"
 #include "unit/checksum/checksum_test_support.hpp"
 

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "resolve/resolve.hpp"
-#include "sync/sync.hpp"
 #include "support/temp_dir.hpp"
+#include "sync/sync.hpp"
 
 namespace rpmirror {
 namespace {

@@ -5,8 +5,8 @@
 #include <filesystem>
 
 #include "rpmirror/snapshot/snapshot.hpp"
-#include "sync/sync.hpp"
 #include "support/temp_dir.hpp"
+#include "sync/sync.hpp"
 
 namespace rpmirror {
 namespace {

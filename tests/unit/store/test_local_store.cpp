@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <vector>
 
-#include "rpmirror/checksum/checksum.hpp"
 #include "plan/plan.hpp"
+#include "rpmirror/checksum/checksum.hpp"
 
 #include "store/local_store.hpp"
 #include "support/source_tree.hpp"
