@@ -558,16 +558,16 @@ Result<Daemon> start_daemon(const std::string& address, int socket, Server& serv
             flags |= MHD_USE_IPv6;
         }
     }
+    // Where it listens, the one option that differs (an integer option's argument is `value`, a
+    // pointer's `ptr_value`).
+    MHD_OptionItem where[] = {socket == -1
+                                  ? MHD_OptionItem{MHD_OPTION_SOCK_ADDR, 0, resolved->ai_addr}
+                                  : MHD_OptionItem{MHD_OPTION_LISTEN_SOCKET, socket, nullptr},
+                              MHD_OptionItem{MHD_OPTION_END, 0, nullptr}};
     errno = 0;
-    Daemon daemon(socket == -1
-                      ? MHD_start_daemon(flags, 0, nullptr, nullptr, on_request, &server,
-                                         MHD_OPTION_SOCK_ADDR, resolved->ai_addr,
-                                         MHD_OPTION_UNESCAPE_CALLBACK, keep_raw, nullptr,
-                                         MHD_OPTION_CONNECTION_TIMEOUT, 120U, MHD_OPTION_END)
-                      : MHD_start_daemon(flags, 0, nullptr, nullptr, on_request, &server,
-                                         MHD_OPTION_LISTEN_SOCKET, socket,
-                                         MHD_OPTION_UNESCAPE_CALLBACK, keep_raw, nullptr,
-                                         MHD_OPTION_CONNECTION_TIMEOUT, 120U, MHD_OPTION_END));
+    Daemon daemon(MHD_start_daemon(flags, 0, nullptr, nullptr, on_request, &server,
+                                   MHD_OPTION_ARRAY, where, MHD_OPTION_UNESCAPE_CALLBACK, keep_raw,
+                                   nullptr, MHD_OPTION_CONNECTION_TIMEOUT, 120U, MHD_OPTION_END));
     if (!daemon) {
         return make_errno_error("cannot listen", "listen address '" + address + "'",
                                 errno != 0 ? errno : EADDRNOTAVAIL);
