@@ -28,7 +28,7 @@ Result<ChecksumType> parse_checksum_type(std::string_view name);
 // A file that changes size while it is hashed yields Error{Corrupt}, never a digest.
 inline constexpr std::size_t kDefaultBufferSize = 256 * 1024;
 enum class ReadMethod {
-    Auto,          // chosen by measurement, per size class (above)
+    Auto,          // chosen by measurement, per class of file sizes
     Pread,         // always pread
     Mmap,          // always mmap windows, falling back to pread only where mmap is impossible
     MmapPopulate,  // as Mmap, each window populated before it is hashed
