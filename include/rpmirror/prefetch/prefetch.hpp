@@ -64,7 +64,7 @@ struct PrefetchReport {
 // dnf would use for it (its -c, --setopt, --releasever, --forcearch, -x, --disableexcludes,
 // --repofrompath, --installroot and repository selection; the config stage's warnings are left
 // to dnf, which reads the same files), dnf's main settings (cachedir, install_weak_deps), then
-// prefetch_for_dnf. Returns the first error of the configuration or of the prefetch.
+// the prefetch into dnf's cache. Returns the first error of the configuration or of the prefetch.
 Result<PrefetchReport> prefetch_for_dnf_install(const DnfInstallCommand& install,
                                                 std::stop_token stop = {});
 

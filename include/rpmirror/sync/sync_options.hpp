@@ -183,7 +183,7 @@ struct SyncOptions {
     std::optional<unsigned> parallel;
     // --connections-per-file, --segment-min-size (job keys connections-per-file,
     // segment-min-size): files of at least `segment_min_size` bytes are fetched as that many
-    // ranges at once, over the mirrors in turn (DownloadOptions::connections_per_file; 1 = off).
+    // ranges at once, over the mirrors in turn (1 = off).
     unsigned connections_per_file = 1;
     std::uint64_t segment_min_size = std::uint64_t{64} << 20;
     // --gpgcheck, with dnf reposync's meaning: in repositories with gpgcheck=1, every package
