@@ -19,6 +19,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "index/updateinfo.hpp"
 #include "rpmirror/index/updateinfo.hpp"
 
 namespace {

@@ -56,6 +56,7 @@
 #include <benchmark/benchmark.h>
 #include <openssl/evp.h>
 
+#include "checksum/hasher.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 
 namespace {

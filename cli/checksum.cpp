@@ -45,12 +45,11 @@ int print_digests(const ChecksumArgs& args, ChecksumType type, const VerifyOptio
     }
     // Regular files are hashed in parallel up front; stdin, if named, is read when its turn comes.
     std::vector<Result<FileDigest>> digests = hash_files(paths, type, options);
-    FileHasher stdin_hasher(options.hash);
     int exit_code = kExitOk;
     std::size_t next_digest = 0;
     for (const std::string& file : args.files) {
         Result<FileDigest> digest =
-            file == kStdin ? stdin_hasher.hash_stream(STDIN_FILENO, type, "standard input")
+            file == kStdin ? hash_stream(STDIN_FILENO, type, "standard input", options.hash)
                            : std::move(digests[next_digest++]);
         if (!digest) {
             std::fflush(stdout);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "checksum/hasher.hpp"
 #include "fuzz_support.hpp"
 #include "index/index.hpp"
 #include "metadata/metadata.hpp"

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "config/repo_files.hpp"
 #include "fuzz_support.hpp"
 #include "rpmirror/config/config.hpp"
 

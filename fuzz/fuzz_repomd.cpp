@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "checksum/hasher.hpp"
 #include "fuzz_support.hpp"
 #include "metadata/metadata.hpp"
 

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "config/repo_files.hpp"
 #include "config/variables_internal.hpp"
 #include "fuzz_support.hpp"
 #include "rpmirror/config/config.hpp"

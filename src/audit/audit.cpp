@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 
 #include "audit/report_parts.hpp"
+#include "checksum/hasher.hpp"
 #include "fs/scratch_dir.hpp"
 #include "metadata/metadata.hpp"
 #include "plan/plan.hpp"

@@ -4,7 +4,9 @@
 #include <nlohmann/json.hpp>
 
 #include "audit/audit.hpp"
+#include "checksum/hasher.hpp"
 #include "rpmirror/report/report.hpp"
+#include "util/error.hpp"
 #include "util/text.hpp"
 
 namespace rpmirror {

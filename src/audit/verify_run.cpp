@@ -12,6 +12,7 @@
 
 #include "audit/audit.hpp"
 #include "audit/report_parts.hpp"
+#include "config/repo_files.hpp"
 #include "store/local_store.hpp"
 #include "store/mirror_root.hpp"
 #include "store/source_record.hpp"

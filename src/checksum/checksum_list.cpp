@@ -1,4 +1,5 @@
 #include "rpmirror/checksum/checksum_list.hpp"
+#include "checksum/hasher.hpp"
 
 #include <algorithm>
 #include <cctype>

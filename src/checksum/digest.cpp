@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "checksum/evp.hpp"
+#include "checksum/hasher.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "util/text.hpp"
 

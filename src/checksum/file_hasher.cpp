@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "checksum/file_hasher_internal.hpp"
+#include "checksum/hasher.hpp"
 #include "checksum/read_chooser.hpp"
 #include "checksum/sigbus_guard.hpp"
 #include "fs/beneath.hpp"
@@ -319,6 +320,12 @@ Result<FileDigest> hash_file(const std::filesystem::path& path, ChecksumType typ
                              const HashOptions& options) {
     FileHasher hasher(options);
     return hasher.hash(path, type);
+}
+
+Result<FileDigest> hash_stream(int fd, ChecksumType type, std::string_view subject,
+                               const HashOptions& options) {
+    FileHasher hasher(options);
+    return hasher.hash_stream(fd, type, subject);
 }
 
 std::string_view verify_status_name(VerifyStatus status) {

@@ -12,6 +12,7 @@
 #include <system_error>
 #include <thread>
 
+#include "checksum/hasher.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "util/parallel.hpp"
 #include "util/unique_fd.hpp"

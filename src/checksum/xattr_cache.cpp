@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "checksum/xattr_names.hpp"
 #include "fs/beneath.hpp"
 #include "rpmirror/checksum/checksum.hpp"

@@ -8,6 +8,7 @@
 
 #include "config/common.hpp"
 #include "config/load_internal.hpp"
+#include "config/repo_files.hpp"
 #include "config/repo_options.hpp"
 #include "rpmirror/config/config.hpp"
 #include "util/text.hpp"

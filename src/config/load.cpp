@@ -10,6 +10,7 @@
 
 #include "config/common.hpp"
 #include "config/load_internal.hpp"
+#include "config/repo_files.hpp"
 #include "config/repo_options.hpp"
 #include "config/variables_internal.hpp"
 #include "rpmirror/config/config.hpp"

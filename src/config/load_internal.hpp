@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/repo_files.hpp"
 #include "config/repo_options.hpp"
 #include "rpmirror/config/config.hpp"
 

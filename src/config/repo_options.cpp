@@ -1,4 +1,5 @@
 #include "config/repo_options.hpp"
+#include "config/repo_files.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>

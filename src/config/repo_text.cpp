@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "config/repo_files.hpp"
 #include "rpmirror/config/config.hpp"
 
 namespace rpmirror {

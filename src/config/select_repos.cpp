@@ -9,6 +9,7 @@
 
 #include "config/common.hpp"
 #include "config/load_internal.hpp"
+#include "config/repo_files.hpp"
 #include "rpmirror/config/config.hpp"
 
 namespace rpmirror {

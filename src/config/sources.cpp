@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "config/repo_files.hpp"
 #include "config/repo_options.hpp"
 #include "rpmirror/config/config.hpp"
 

@@ -8,8 +8,10 @@
 
 #include <fmt/format.h>
 
+#include "config/repo_files.hpp"
 #include "config/variables_internal.hpp"
 #include "rpmirror/config/config.hpp"
+#include "s3/config.hpp"
 #include "util/ini.hpp"
 
 extern char** environ;  // NOLINT: POSIX

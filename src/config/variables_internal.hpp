@@ -7,6 +7,7 @@
 
 #include <tl/expected.hpp>
 
+#include "config/repo_files.hpp"
 #include "rpmirror/config/config.hpp"
 
 namespace rpmirror::config {

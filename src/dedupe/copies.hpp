@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "dedupe/dedupe.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/dedupe/dedupe.hpp"
 #include "store/object_store.hpp"

@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include "dedupe/copies.hpp"
+#include "dedupe/dedupe.hpp"
 #include "download/download.hpp"
 #include "rpmirror/dedupe/dedupe.hpp"
 

@@ -8,8 +8,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "checksum/hasher.hpp"
 #include "download/download.hpp"
 #include "fs/durable.hpp"
+#include "index/updateinfo.hpp"
 #include "metadata/metadata.hpp"
 #include "metadata/treeinfo.hpp"
 #include "util/xml.hpp"

@@ -8,6 +8,7 @@
 #include <cassert>
 #include <cerrno>
 
+#include "checksum/hasher.hpp"
 #include "metadata/metadata.hpp"
 
 namespace rpmirror::download {

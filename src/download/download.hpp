@@ -31,6 +31,7 @@
 #include <string_view>
 #include <vector>
 
+#include "download/download_options.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/download/download_options.hpp"
 #include "rpmirror/download/ip_resolve.hpp"

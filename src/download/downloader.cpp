@@ -7,6 +7,7 @@
 
 #include <ctime>
 
+#include "checksum/hasher.hpp"
 #include "download/curl_handles.hpp"
 #include "download/curl_options.hpp"
 #include "download/destination.hpp"

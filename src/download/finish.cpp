@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <string>
 
+#include "checksum/hasher.hpp"
 #include "fs/beneath.hpp"
 
 namespace rpmirror::download {

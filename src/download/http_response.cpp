@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "checksum/hasher.hpp"
 #include "util/text.hpp"
 
 namespace rpmirror::download {

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "checksum/hasher.hpp"
 #include "download/download.hpp"
 #include "fs/beneath.hpp"
 #include "fs/fault.hpp"

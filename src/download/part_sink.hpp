@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/util/error.hpp"
 #include "util/unique_fd.hpp"

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "metadata/metadata.hpp"
 
 namespace rpmirror::download {

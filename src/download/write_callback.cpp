@@ -1,5 +1,6 @@
 // The Engine's write callback (the hot path: every chunk of every body goes through it), and the
 // pausing and resuming of transfers for the bandwidth limit and the worker's lag.
+#include "checksum/hasher.hpp"
 #include "download/engine.hpp"
 
 #include <curl/curl.h>

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 
+#include "checksum/hasher.hpp"
 #include "download/curl_handles.hpp"
 #include "download/curl_options.hpp"
 #include "fs/durable.hpp"

@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "checksum/hasher.hpp"
 #include "export/chunks.hpp"
 #include "fs/durable.hpp"
 #include "rpmirror/checksum/checksum.hpp"

@@ -10,6 +10,7 @@
 
 #include <fmt/core.h>
 
+#include "checksum/hasher.hpp"
 #include "export/repository_files.hpp"
 #include "fs/durable.hpp"
 #include "fs/tree.hpp"

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "export/manifest.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/util/error.hpp"

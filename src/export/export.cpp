@@ -20,6 +20,7 @@
 #include "rpmirror/export/export.hpp"
 #include "rpmirror/snapshot/snapshot.hpp"
 #include "signature/signature.hpp"
+#include "snapshot/snapshot.hpp"
 #include "store/mirror_root.hpp"
 
 namespace rpmirror {

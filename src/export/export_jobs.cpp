@@ -6,6 +6,7 @@
 
 #include "store/destination.hpp"
 
+#include "jobs/jobs_config.hpp"
 #include "rpmirror/export/export.hpp"
 #include "rpmirror/jobs/jobs_config.hpp"
 

@@ -18,6 +18,7 @@
 #include "publish/publish.hpp"
 #include "rpmirror/export/export.hpp"
 #include "rpmirror/snapshot/snapshot.hpp"
+#include "snapshot/snapshot.hpp"
 #include "store/mirror_root.hpp"
 #include "store/sync_store.hpp"
 #include "sync/sync_settings.hpp"

@@ -8,8 +8,10 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "checksum/hasher.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/snapshot/snapshot.hpp"
+#include "snapshot/snapshot.hpp"
 #include "store/object_store.hpp"
 
 namespace rpmirror::bundle {

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "checksum/hasher.hpp"
 #include "index/index.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/util/error.hpp"

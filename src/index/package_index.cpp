@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "checksum/hasher.hpp"
 #include "index/index.hpp"
 
 namespace rpmirror {

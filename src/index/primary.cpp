@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "checksum/hasher.hpp"
 #include "index/index.hpp"
 #include "util/text.hpp"
 #include "util/xml.hpp"

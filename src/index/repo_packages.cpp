@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "index/index.hpp"
+#include "index/updateinfo.hpp"
 
 namespace rpmirror {
 

@@ -18,7 +18,9 @@
 
 #include <fmt/format.h>
 
+#include "checksum/hasher.hpp"
 #include "index/index.hpp"
+#include "index/updateinfo.hpp"
 
 namespace rpmirror {
 namespace {

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "index/index.hpp"
+#include "index/updateinfo.hpp"
 #include "util/text.hpp"
 #include "util/xml.hpp"
 #include "util/xml_scanner.hpp"

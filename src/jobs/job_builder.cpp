@@ -9,14 +9,17 @@
 #include <fmt/format.h>
 
 #include "config/common.hpp"
+#include "config/repo_files.hpp"
 #include "config/repo_options.hpp"
 #include "config/variables_internal.hpp"
 #include "index/index.hpp"
 #include "jobs/job_builder.hpp"
+#include "jobs/jobs_config.hpp"
 #include "rpmirror/jobs/jobs_config.hpp"
 #include "rpmirror/s3/s3.hpp"
 #include "s3/upload.hpp"
 #include "store/destination.hpp"
+#include "sync/sync_options.hpp"
 #include "util/ini.hpp"
 
 namespace rpmirror::config {

@@ -19,6 +19,8 @@
 #include <fmt/format.h>
 
 #include "config/common.hpp"
+#include "config/repo_files.hpp"
+#include "jobs/jobs_config.hpp"
 #include "rpmirror/config/config.hpp"
 #include "rpmirror/jobs/jobs_config.hpp"
 

@@ -11,10 +11,12 @@
 #include <fmt/format.h>
 
 #include "config/common.hpp"
+#include "config/repo_files.hpp"
 #include "config/repo_options.hpp"
 #include "config/variables_internal.hpp"
 #include "index/index.hpp"
 #include "jobs/job_builder.hpp"
+#include "jobs/jobs_config.hpp"
 #include "jobs/overlap.hpp"
 #include "rpmirror/jobs/jobs_config.hpp"
 #include "rpmirror/s3/s3.hpp"

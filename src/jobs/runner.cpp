@@ -87,15 +87,16 @@ std::vector<JobOutcome> run_jobs(std::span<const JobConfig> jobs, const JobRunne
                                  JobEvents* events, std::stop_token stop) {
     std::vector<JobOutcome> outcomes(jobs.size());
     std::atomic<std::size_t> next{0};
+    DownloadOptions base;
+    base.max_per_host = options.max_per_host;
+    if (options.parallel > 0) {
+        base.budget = std::make_shared<ConnectionBudget>(options.parallel, options.max_per_host);
+    }
     const auto slot = [&] {
         std::unique_ptr<Syncer> syncer;  // made for the slot's first job, kept for the next
         for (std::size_t index = next++; index < jobs.size(); index = next++) {
             if (!syncer) {
-                DownloadOptions download = options.download;
-                if (options.prepare_download) {
-                    options.prepare_download(download);
-                }
-                syncer = std::make_unique<Syncer>(std::move(download));
+                syncer = std::make_unique<Syncer>(DownloadOptions(base));
             }
             outcomes[index] = run_one(*syncer, jobs[index], options, events, stop);
         }

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "checksum/hasher.hpp"
+#include "jobs/jobs_config.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/jobs/jobs_config.hpp"
 

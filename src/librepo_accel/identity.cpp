@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "checksum/evp.hpp"
+#include "librepo_accel/librepo_accel.hpp"
 #include "rpmirror/librepo_accel/librepo_accel.hpp"
 
 #ifndef RPMIRROR_INSTALL_LIBDIR

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <map>
 
+#include "checksum/hasher.hpp"
 #include "metadata/metadata.hpp"
 #include "metadata/text.hpp"
 #include "util/xml.hpp"

@@ -1,6 +1,7 @@
 // repomd.xml: the index of a repository's metadata files.
 #include <algorithm>
 
+#include "checksum/hasher.hpp"
 #include "metadata/metadata.hpp"
 #include "metadata/text.hpp"
 #include "util/xml.hpp"

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "checksum/hasher.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "util/xml_scanner.hpp"
 

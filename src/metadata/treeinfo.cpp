@@ -7,6 +7,7 @@
 
 #include <fmt/core.h>
 
+#include "checksum/hasher.hpp"
 #include "fs/walk.hpp"
 #include "metadata/metadata.hpp"
 #include "util/ini.hpp"

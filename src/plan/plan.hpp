@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "index/index.hpp"
 #include "metadata/metadata.hpp"
 #include "rpmirror/checksum/checksum.hpp"

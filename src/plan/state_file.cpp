@@ -10,6 +10,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "checksum/hasher.hpp"
 #include "fs/beneath.hpp"
 #include "fs/durable.hpp"
 #include "fs/state.hpp"

@@ -7,7 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "config/repo_files.hpp"
 #include "config/repo_options.hpp"
+#include "prefetch/prefetch.hpp"
 #include "resolve/resolve.hpp"
 #include "rpmirror/prefetch/prefetch.hpp"
 

@@ -21,11 +21,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "checksum/hasher.hpp"
 #include "fs/beneath.hpp"
 #include "fs/durable.hpp"
 #include "fs/scratch_dir.hpp"
 #include "fs/tree.hpp"
 #include "metadata/metadata.hpp"
+#include "prefetch/prefetch.hpp"
 #include "resolve/plain_primary.hpp"
 #include "resolve/resolve.hpp"
 #include "rpmirror/checksum/checksum.hpp"

@@ -19,9 +19,11 @@
 
 #include <fmt/format.h>
 
+#include "checksum/hasher.hpp"
 #include "fs/beneath.hpp"
 #include "index/compress.hpp"
 #include "index/index.hpp"
+#include "index/updateinfo.hpp"
 #include "metadata/repomd_writer.hpp"
 #include "metadata/text.hpp"
 #include "rpmirror/checksum/checksum.hpp"

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/report.hpp"
+#include "util/error.hpp"
 #include "util/text.hpp"
 
 namespace rpmirror {

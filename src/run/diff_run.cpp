@@ -8,10 +8,12 @@
 
 #include <fmt/core.h>
 
+#include "config/repo_files.hpp"
 #include "diff/diff.hpp"
 #include "download/download.hpp"
 #include "metadata/metadata.hpp"
 #include "rpmirror/snapshot/snapshot.hpp"
+#include "snapshot/snapshot.hpp"
 #include "store/destination.hpp"
 #include "sync/remote_metadata.hpp"
 #include "sync/sync.hpp"

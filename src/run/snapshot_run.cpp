@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "jobs/overlap.hpp"
+#include "snapshot/snapshot.hpp"
 #include "sync/sync.hpp"
 
 namespace rpmirror {

@@ -10,9 +10,12 @@
 
 #include <fmt/core.h>
 
+#include "config/repo_files.hpp"
 #include "download/download.hpp"
+#include "jobs/jobs_config.hpp"
 #include "rpmirror/sync/sync_options.hpp"
 #include "store/source_record.hpp"
+#include "sync/sync_options.hpp"
 
 namespace rpmirror {
 
@@ -277,11 +280,9 @@ Result<SyncRun> job_run(const JobRunRequest& request, SyncSetupEvents* events) {
         request.parallel_jobs > 0 ? request.parallel_jobs : config->parallel_jobs;
     const unsigned parallel = request.parallel > 0 ? request.parallel : config->parallel;
     const unsigned max_per_host = request.max_per_host.value_or(config->max_per_host);
-    runner.download.max_per_host = max_per_host;
-    // One budget for every job's transfers: at most `parallel` (-j, [main] parallel) in flight
-    // over all jobs, `max_per_host` to one host, shared fairly. A job's own `parallel` caps it
-    // further.
-    runner.download.budget = std::make_shared<ConnectionBudget>(parallel, max_per_host);
+    // One budget for every job's transfers: -j, [main] parallel.
+    runner.parallel = parallel;
+    runner.max_per_host = max_per_host;
     runner.prepare_sync = [parallel, request](const JobConfig&, SyncOptions& options) {
         if (!options.parallel) {
             options.parallel = parallel;

@@ -7,6 +7,7 @@
 
 #include "jobs/closures.hpp"
 #include "jobs/hooks.hpp"
+#include "jobs/jobs_config.hpp"
 #include "jobs/overlap.hpp"
 #include "report/metrics.hpp"
 #include "sync/sync.hpp"

@@ -7,11 +7,13 @@
 #include <charconv>
 #include <fstream>
 
+#include "checksum/hasher.hpp"
 #include "fs/tree.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/s3/s3.hpp"
 #include "s3/client.hpp"
 #include "s3/client_internal.hpp"
+#include "s3/config.hpp"
 #include "s3/xml_tree.hpp"
 #include "util/xml_scanner.hpp"
 

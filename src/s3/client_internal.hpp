@@ -19,6 +19,7 @@
 #include "rpmirror/s3/s3.hpp"
 #include "rpmirror/util/error.hpp"
 #include "s3/client.hpp"
+#include "s3/config.hpp"
 #include "s3/xml_tree.hpp"
 
 namespace rpmirror::s3 {

@@ -16,10 +16,12 @@
 #include <ctime>
 #include <thread>
 
+#include "checksum/hasher.hpp"
 #include "download/curl_handles.hpp"
 #include "fs/fault.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "s3/client_internal.hpp"
+#include "s3/config.hpp"
 #include "s3/xml_tree.hpp"
 
 namespace rpmirror::s3 {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "rpmirror/s3/s3.hpp"
+#include "s3/config.hpp"
 #include "util/text.hpp"
 
 namespace rpmirror::s3 {

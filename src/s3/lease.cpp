@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "s3/config.hpp"
 #include "s3/json_object.hpp"
 #include "s3/mirror_state.hpp"
 

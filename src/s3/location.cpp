@@ -2,6 +2,7 @@
 #include <string>
 
 #include "rpmirror/s3/s3.hpp"
+#include "s3/config.hpp"
 
 namespace rpmirror::s3 {
 

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checksum/hasher.hpp"
+#include "s3/config.hpp"
 #include "s3/json_object.hpp"
 #include "util/parallel.hpp"
 

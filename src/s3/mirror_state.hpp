@@ -21,6 +21,7 @@
 #include "rpmirror/s3/s3.hpp"
 #include "rpmirror/util/error.hpp"
 #include "s3/client.hpp"
+#include "s3/config.hpp"
 
 namespace rpmirror::s3 {
 

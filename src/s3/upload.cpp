@@ -9,7 +9,9 @@
 #include <string_view>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "fs/durable.hpp"
+#include "s3/config.hpp"
 #include "util/mapped_file.hpp"
 #include "util/unique_fd.hpp"
 

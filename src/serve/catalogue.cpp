@@ -8,6 +8,7 @@
 #include <ctime>
 #include <span>
 
+#include "checksum/hasher.hpp"
 #include "index/index.hpp"
 #include "metadata/metadata.hpp"
 #include "rpmirror/checksum/checksum.hpp"

@@ -12,6 +12,7 @@
 
 #include <fmt/core.h>
 
+#include "checksum/hasher.hpp"
 #include "fs/scratch_dir.hpp"
 #include "fs/tree.hpp"
 #include "serve/catalogue.hpp"

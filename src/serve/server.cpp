@@ -21,6 +21,7 @@
 
 #include <fmt/core.h>
 
+#include "jobs/jobs_config.hpp"
 #include "rpmirror/serve/serve.hpp"
 #include "serve/catalogue.hpp"
 #include "serve/counters.hpp"

@@ -1,6 +1,7 @@
 // A snapshot after a repository synced, then keep-N: what `sync --snapshot` and a job's
 // `snapshot =` do (rpmirror/snapshot/snapshot.hpp).
 #include "rpmirror/snapshot/snapshot.hpp"
+#include "snapshot/snapshot.hpp"
 #include "store/destination.hpp"
 
 #include "sync/sync.hpp"

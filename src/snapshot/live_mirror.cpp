@@ -9,6 +9,7 @@
 
 #include "audit/audit.hpp"
 #include "audit/report_parts.hpp"
+#include "checksum/hasher.hpp"
 #include "metadata/treeinfo.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "snapshot/backend.hpp"

@@ -4,6 +4,8 @@
 // rules over it: names, the repository's lock, "exists already", "is published as", keep-N. The
 // layout and its guarantees: rpmirror/snapshot/snapshot.hpp.
 #include "rpmirror/snapshot/snapshot.hpp"
+#include "checksum/hasher.hpp"
+#include "snapshot/snapshot.hpp"
 #include "store/destination.hpp"
 
 #include <algorithm>

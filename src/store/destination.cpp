@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "s3/config.hpp"
+
 namespace rpmirror::store {
 
 namespace {

@@ -12,6 +12,7 @@
 
 #include <fmt/core.h>
 
+#include "checksum/hasher.hpp"
 #include "fs/beneath.hpp"
 #include "fs/walk.hpp"
 #include "store/disk_files.hpp"

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "store/mirror_store.hpp"
 
 namespace rpmirror::store {

@@ -3,9 +3,11 @@
 
 #include <algorithm>
 
+#include "config/repo_files.hpp"
 #include "metadata/treeinfo.hpp"
 #include "rpmirror/config/config.hpp"
 #include "s3/client.hpp"
+#include "s3/config.hpp"
 #include "s3/mirror_state.hpp"
 #include "store/destination.hpp"
 #include "store/local_store.hpp"

@@ -13,6 +13,7 @@
 
 #include "rpmirror/s3/s3.hpp"
 #include "rpmirror/util/error.hpp"
+#include "s3/config.hpp"
 #include "store/mirror_store.hpp"
 #include "store/object_store.hpp"
 

@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "plan/plan.hpp"
 #include "publish/publish.hpp"
 #include "rpmirror/checksum/checksum.hpp"

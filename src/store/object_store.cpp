@@ -4,6 +4,7 @@
 
 #include <fmt/core.h>
 
+#include "s3/config.hpp"
 #include "store/destination.hpp"
 
 namespace rpmirror::store {

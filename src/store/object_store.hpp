@@ -40,9 +40,11 @@
 #include <string_view>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/s3/s3.hpp"
 #include "rpmirror/util/error.hpp"
+#include "s3/config.hpp"
 #include "store/repo_lock.hpp"
 
 namespace rpmirror::store {

@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "checksum/hasher.hpp"
 #include "s3/mirror_state.hpp"
 #include "store/mirror_store.hpp"
 #include "util/text.hpp"

@@ -5,6 +5,7 @@
 #include <memory>
 #include <thread>
 
+#include "checksum/hasher.hpp"
 #include "plan/selection_json.hpp"
 #include "s3/lease.hpp"
 #include "store/s3_store.hpp"

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <optional>
 
+#include "checksum/hasher.hpp"
 #include "metadata/metadata.hpp"
+#include "s3/config.hpp"
 
 namespace rpmirror::store {
 

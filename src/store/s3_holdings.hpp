@@ -20,6 +20,7 @@
 #include "rpmirror/s3/s3.hpp"
 #include "rpmirror/util/error.hpp"
 #include "s3/client.hpp"
+#include "s3/config.hpp"
 #include "s3/mirror_state.hpp"
 #include "store/s3_store.hpp"
 #include "store/sync_store.hpp"

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "s3/client.hpp"
+#include "s3/config.hpp"
 #include "s3/mirror_state.hpp"
 #include "s3/upload.hpp"
 #include "store/object_store.hpp"

@@ -2,6 +2,7 @@
 // metadata published in the order of the local merge, the state object stored under the lease.
 #include <set>
 
+#include "checksum/hasher.hpp"
 #include "metadata/metadata.hpp"
 #include "plan/selection_json.hpp"
 #include "rpmirror/checksum/checksum.hpp"

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "fs/walk.hpp"
+#include "s3/config.hpp"
 #include "s3/mirror_state.hpp"
 
 namespace rpmirror::store {

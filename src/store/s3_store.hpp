@@ -9,6 +9,7 @@
 
 #include "rpmirror/s3/s3.hpp"
 #include "s3/client.hpp"
+#include "s3/config.hpp"
 #include "s3/mirror_state.hpp"
 #include "store/mirror_store.hpp"
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "s3/client.hpp"
+#include "s3/config.hpp"
 #include "s3/mirror_state.hpp"
 #include "s3/upload.hpp"
 #include "store/destination.hpp"

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "config/repo_files.hpp"
 #include "index/index.hpp"
 #include "store/mirror_root.hpp"
 

@@ -4,6 +4,7 @@
 
 #include <fmt/core.h>
 
+#include "checksum/hasher.hpp"
 #include "plan/plan.hpp"
 #include "store/destination.hpp"
 #include "store/local_store.hpp"

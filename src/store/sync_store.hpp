@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/s3/s3.hpp"
 #include "rpmirror/util/error.hpp"

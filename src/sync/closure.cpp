@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "index/index.hpp"
+#include "index/updateinfo.hpp"
 #include "metadata/metadata.hpp"
 #include "resolve/plain_primary.hpp"
 #include "sync/closure.hpp"

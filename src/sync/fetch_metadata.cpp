@@ -4,6 +4,7 @@
 
 #include <fmt/core.h>
 
+#include "checksum/hasher.hpp"
 #include "fs/durable.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 

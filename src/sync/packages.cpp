@@ -10,10 +10,13 @@
 
 #include <fmt/core.h>
 
+#include "checksum/hasher.hpp"
 #include "dedupe/copies.hpp"
+#include "dedupe/dedupe.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/dedupe/dedupe.hpp"
 #include "sync/events.hpp"
+#include "sync/sync_options.hpp"
 
 namespace rpmirror {
 

@@ -9,8 +9,10 @@
 
 #include <fmt/format.h>
 
+#include "config/repo_files.hpp"
 #include "rpmirror/config/config.hpp"
 #include "rpmirror/sync/sync_options.hpp"
+#include "sync/sync_options.hpp"
 
 namespace rpmirror {
 

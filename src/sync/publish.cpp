@@ -11,6 +11,7 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 
+#include "checksum/hasher.hpp"
 #include "index/index.hpp"
 #include "metadata/metadata.hpp"
 #include "publish/filtered_metadata.hpp"

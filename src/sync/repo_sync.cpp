@@ -7,7 +7,9 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 
+#include "checksum/hasher.hpp"
 #include "rpmirror/checksum/checksum.hpp"
+#include "sync/sync_report.hpp"
 #include "sync/sync_settings.hpp"
 #include "sync/tree.hpp"
 #include "util/text.hpp"

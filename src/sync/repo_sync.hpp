@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "dedupe/dedupe.hpp"
 #include "download/download.hpp"
 #include "index/index.hpp"
 #include "metadata/metadata.hpp"

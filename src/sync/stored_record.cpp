@@ -5,6 +5,7 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "checksum/hasher.hpp"
 #include "plan/plan.hpp"
 #include "s3/mirror_state.hpp"
 #include "store/local_store.hpp"  // a local file's version, which a sync state records in parts

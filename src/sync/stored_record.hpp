@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/util/error.hpp"
 #include "store/mirror_store.hpp"

@@ -5,7 +5,9 @@
 
 #include <fmt/core.h>
 
+#include "checksum/hasher.hpp"
 #include "rpmirror/checksum/checksum.hpp"
+#include "sync/sync_options.hpp"
 
 namespace rpmirror {
 

@@ -7,6 +7,7 @@
 
 #include <fmt/core.h>
 
+#include "checksum/hasher.hpp"
 #include "metadata/metadata.hpp"
 #include "metadata/treeinfo.hpp"
 #include "store/destination.hpp"

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "checksum/hasher.hpp"
 #include "fs/durable.hpp"
 #include "fs/tree.hpp"
 #include "metadata/treeinfo.hpp"

@@ -1,4 +1,5 @@
 #include "rpmirror/util/error.hpp"
+#include "util/error.hpp"
 
 #include <cerrno>
 #include <cstring>

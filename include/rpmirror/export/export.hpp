@@ -2,7 +2,7 @@
 // what changed since a base) into a bundle directory of checksummed chunks and a manifest;
 // `rpmirror import` checks a bundle whole, then places it into a mirror (a directory or an s3://
 // prefix) as a sync does: packages first, metadata last and atomically, the result recorded and
-// kept as a snapshot named after the bundle. Written once over the store (src/export/).
+// kept as a snapshot named after the bundle.
 #pragma once
 
 #include <chrono>
@@ -73,16 +73,16 @@ struct ExportReport {
 };
 
 // Writes the bundle: each repository first kept as the snapshot export-<bundle name>
-// (create_snapshot, under `snapshot_dir`; the manifest names it), then that snapshot's files
+// (under `snapshot_dir`; the manifest names it), then that snapshot's files
 // hashed (SHA-256) and those the base lacks or holds otherwise copied into chunks of at most
 // `chunk_size` bytes (or whole, `syncable`), then the manifest (signed with `sign_key`), all in a
 // temporary directory beside `bundle` renamed to it at the end (nothing is left under `bundle`,
 // and no snapshot taken, on an error). Error{BadInput} naming what was wrong: `bundle` exists, a
 // repository is not there (no repodata/repomd.xml), the snapshot export-<name> exists already,
 // the base is neither a bundle nor a snapshot of every repository, `syncable` with a base;
-// create_snapshot's refusals (a mirror not completely synced; Error{Unsupported} when hard links
-// cannot be made there, saying to use --copy); Error{Corrupt} naming a file that
-// changed while it was read; the store's and gpg's errors.
+// create_and_prune_snapshot's refusals (a mirror not completely synced; Error{Unsupported} when
+// hard links cannot be made there, saying to use --copy); Error{Corrupt} naming a file that changed
+// while it was read; the store's and gpg's errors.
 Result<ExportReport> export_bundle(const ExportOptions& options);
 
 // The configuration jobs whose repositories `rpmirror export --config-file F --job NAME` exports.
@@ -91,9 +91,9 @@ struct ExportJobs {
     std::vector<std::string> patterns;  // --job globs (comma lists split); empty = enabled jobs
 };
 
-// Points `options` at the repositories of the jobs `jobs` selects (load_jobs_config,
-// select_jobs), appending the configuration's warnings ("FILE:LINE: ...") to `warnings`: each
-// job's repository directory is <root>/<id>, every job's under one root, which becomes
+// Points `options` at the repositories of the jobs `jobs` selects (rpmirror.conf's
+// jobs, `--job` patterns), appending the configuration's warnings ("FILE:LINE: ...") to `warnings`:
+// each job's repository directory is <root>/<id>, every job's under one root, which becomes
 // `options.destination` (a -p given must be that root) with the ids as `options.repositories`;
 // the jobs' state directory, snapshot directory and s3 settings fill those `options` leaves
 // unset. Error{BadInput} naming the file, the pattern or the job: a configuration that does not

@@ -51,12 +51,12 @@ class JobEvents {
 
 struct JobRunnerOptions {
     unsigned parallel_jobs = 4;  // jobs at once (>= 1)
-    // The base of every slot's Syncer (a slot runs one job at a time and keeps its connections
-    // for its next job).
-    DownloadOptions download;
-    // Called once per slot, before its Syncer is made, with that Syncer's DownloadOptions (where
-    // a shared ConnectionBudget goes); may be empty.
-    std::function<void(DownloadOptions&)> prepare_download;
+    // The connections of every job's transfers (a slot runs one job at a time and keeps its
+    // connections for its next job): at most `parallel` transfers in flight over all jobs (0: no
+    // run-wide bound) and `max_per_host` to one host (0: no bound), shared fairly. A job's own
+    // `parallel` caps it further.
+    unsigned parallel = 0;
+    unsigned max_per_host = 0;
     // Called for every job before it runs, with the options it runs with (events excepted);
     // may be empty. Called from the runner's threads: must be thread-safe.
     std::function<void(const JobConfig&, SyncOptions&)> prepare_sync;

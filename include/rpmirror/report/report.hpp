@@ -56,9 +56,6 @@ std::string format_jobs_tally(const JobsTally& tally);
 // Returns the line without its newline.
 std::string format_dnf_package_line(const PackageEvent& event);
 
-// Returns `bytes` as dnf's format_number does (1024 steps, e.g. "6.4 k", "3.0 M", "335  ").
-std::string format_dnf_number(double number);
-
 // Returns one progress line (no control characters): `label`, a bar and percent of the bytes,
 // files done of their total as dnf counts them, bytes done of their total, rate over `seconds`
 // and ETA, e.g. "base [######                  ]  25% (3/12 files) 1.2 MB / 4.8 MB 0.6 MB/s

@@ -26,7 +26,7 @@ struct SnapshotPlace {
 // repository directory (check_tree_overlaps, owned by "rpmirror snapshot"); list and remove still
 // work on such a layout (an older rpmirror made it), so that it can be cleaned up. Returns
 // Error{BadInput} naming the download path iff --norepopath is given without snapshot_dir, the
-// overlap's error, or snapshot_root's.
+// overlap's error, or snapshot_root_of_mirror's.
 Result<SnapshotRoot> open_snapshot_place(const SnapshotPlace& place, bool writes);
 
 }  // namespace rpmirror

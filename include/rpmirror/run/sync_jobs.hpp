@@ -113,10 +113,10 @@ struct JobRunRequest {
     std::string metrics_file;                       // --metrics-file; "": [main]'s (or none)
 };
 
-// Job mode's run: loads the configuration (load_jobs_config), its jobs that `job_patterns`
+// Job mode's run: loads the configuration (rpmirror.conf), its jobs that `job_patterns`
 // selects, the shard (--shard, else [main]'s) and the runner's settings: `parallel` connections
-// for all jobs at once, `max_per_host` to one host (one ConnectionBudget shared by every job),
-// the command line's settings over each job's. Returns Error{BadInput} (or load_jobs_config's)
+// for all jobs at once, `max_per_host` to one host (one budget shared by every job),
+// the command line's settings over each job's. Returns Error{BadInput} (or the configuration's)
 // naming the file, the --shard value or the --job pattern at fault. `events` (may be null)
 // hears the configuration's warnings, before any error.
 Result<SyncRun> job_run(const JobRunRequest& request, SyncSetupEvents* events = nullptr);

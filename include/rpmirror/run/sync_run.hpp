@@ -28,7 +28,7 @@ namespace rpmirror {
 // checked before anything runs.
 enum class RunKind {
     Repositories,  // dnf mode: jobs made by repository_run_jobs (rpmirror/run/sync_jobs.hpp)
-    Jobs,          // job mode: jobs of rpmirror.conf (load_jobs_config checked their trees)
+    Jobs,          // job mode: jobs of rpmirror.conf (its loading checked their trees)
 };
 
 struct SyncRun {

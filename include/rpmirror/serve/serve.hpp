@@ -25,7 +25,7 @@ namespace rpmirror {
 
 struct ServeRequest {
     std::filesystem::path config_file = kDefaultJobsConfigFile;
-    std::vector<std::string> job_patterns;  // --job (select_jobs); empty: the enabled jobs
+    std::vector<std::string> job_patterns;  // --job (fnmatch globs); empty: the enabled jobs
     // --listen ADDR:PORT ("127.0.0.1:8080", "[::1]:8080", "0.0.0.0:0" for any free port); empty:
     // [main] listen.
     std::vector<std::string> listen;

@@ -50,20 +50,11 @@ struct SnapshotRoot {
     std::optional<s3::S3Overrides> s3;
 };
 
-// Returns the layout for `repo_id` mirrored at `repo_dir` with snapshots under `base` (all made
-// absolute). Both are s3:// URLs for a mirror in a bucket (`s3`: the store's settings; nullopt:
-// all from the environment), or both local paths. Returns Error{BadInput} iff `repo_dir` is
-// `<base>/snapshots` or `<base>/published` (a repository with such an id needs another
-// --snapshot-dir), iff one is s3:// and the other is not, or naming an s3:// URL that does not
-// parse. Does not touch the filesystem or the store.
-Result<SnapshotRoot> snapshot_root(std::string_view repo_id, const std::filesystem::path& repo_dir,
-                                   const std::filesystem::path& base,
-                                   const std::optional<s3::S3Overrides>& s3 = std::nullopt);
-
 // The layout of a job's snapshots, as a sync's `snapshot =` takes them: under `base`
 // (snapshot-dir) when set, else beside the mirror (the directory or prefix above `repo_dir`).
-// Returns nullopt iff `base` is unset and nothing is above the mirror (a bucket's top, '/'), or
-// snapshot_root's error.
+// Returns nullopt iff `base` is unset and nothing is above the mirror (a bucket's top, '/');
+// Error{BadInput} iff the mirror is `<base>/snapshots` or `<base>/published`, or one of the two
+// is an s3:// URL and the other is not (or does not parse).
 Result<std::optional<SnapshotRoot>> snapshot_root_of_mirror(
     std::string_view repo_id, const std::filesystem::path& repo_dir,
     const std::optional<std::filesystem::path>& base,
@@ -75,11 +66,6 @@ struct SnapshotLock {
     std::optional<std::chrono::seconds> wait;  // as SyncOptions::lock_wait
 };
 
-// Returns Error{BadInput} naming `name` iff it cannot name a snapshot or a published name: empty,
-// ".", "..", containing '/', a NUL or control character, starting with '.' (reserved for
-// temporary names), or longer than 200 bytes. `what` ("snapshot name") starts the message.
-Result<void> validate_snapshot_name(std::string_view name, std::string_view what);
-
 // Returns the default name of a snapshot taken at `when`: UTC, `YYYYMMDDTHHMMSSZ`.
 std::string default_snapshot_name(std::chrono::system_clock::time_point when);
 
@@ -90,9 +76,9 @@ struct SnapshotCreateOptions {
     bool use_checksum_cache = true;  // false: hash every file (--no-cache)
     unsigned threads = 0;            // hashing threads; 0 = all cores
     // Take none when the newest snapshot holds the mirror as it is (the same repomd.xml, its
-    // signature and comps.xml for every repository, the same .treeinfo): create_snapshot then
-    // returns that snapshot with `unchanged` set. For snapshots after a sync under a dated name.
-    // Snapshots named kExportSnapshotPrefix* (an export's) are never that newest snapshot.
+    // signature and comps.xml for every repository, the same .treeinfo): create_and_prune_snapshot
+    // then returns that snapshot with `unchanged` set. For snapshots after a sync under a dated
+    // name. Snapshots named export-* (an export's) are never that newest snapshot.
     bool only_if_changed = false;
 };
 
@@ -112,24 +98,6 @@ struct SnapshotInfo {
     bool unchanged = false;
 };
 
-// Creates a snapshot of the live mirror of `root`, holding the repository's run lock.
-// Refuses (Error{BadInput} naming the repository) unless the mirror is complete and verified:
-// the state of its last successful sync must exist and record the repomd.xml that is live, the
-// mirror must hold repodata/, and every metadata record and every package the recorded selection
-// keeps must be present with its size and checksum (sizes first, digests from the checksum cache,
-// hashed when not cached; the audit stage). Packages beneath a safe write path are refused
-// (Error{Unsupported}). Files are linked (copied with `copy`; metadata always copied) into
-// `<snapshots_dir>/.<NAME>.creating-XXXXXX`, that directory is audited again (so nothing that
-// changed in between is vouched for), flushed (syncfs), and renamed to NAME without replacing
-// anything. Temporaries of interrupted runs are removed first.
-// Returns the snapshot, or: Error{BadInput} iff the name is invalid or exists; Error{Unsupported}
-// naming the destination iff the filesystem refuses hard links (EXDEV: another filesystem,
-// EPERM, ENOTSUP, EMLINK), saying to use `copy`; Error{Busy} iff a sync holds the lock;
-// Error{Io} naming the file for any other failure. On any error nothing is left under NAME or
-// the temporary name.
-Result<SnapshotInfo> create_snapshot(const SnapshotRoot& root,
-                                     const SnapshotCreateOptions& options);
-
 // Returns the snapshots of `root`, oldest first (by created_ns, then name), with their published
 // names; an empty list iff there are none. Entries starting with '.' (temporaries) and anything
 // that is not a directory are ignored. Returns Error{Io} naming the directory iff it cannot be
@@ -140,17 +108,6 @@ Result<std::vector<SnapshotInfo>> list_snapshots(const SnapshotRoot& root);
 // its snapshots holds: what `rpmirror serve`'s cache-max-size never removes from the live
 // mirror. An empty set iff there is no snapshot. The stores' errors. Reads only.
 Result<std::unordered_set<std::string>> snapshot_held_keys(const SnapshotRoot& root);
-
-// Where snapshot `name` of `root` is (for `diff` and readers): its directory, or its s3:// URL for
-// a mirror in a bucket (a symlink in a snapshot's place is no snapshot).
-// Error{NotFound} "no snapshot NAME of repository ID" iff there is none (a bucket's: no manifest),
-// Error{BadInput} iff `name` is invalid; the store's errors. Reads only.
-Result<std::filesystem::path> snapshot_location(const SnapshotRoot& root, std::string_view name);
-
-// The snapshot the published name `published_name` of `root` points at now. Error{NotFound}
-// naming where it would be iff there is no such published name; Error{BadInput} iff the name is
-// invalid. Reads only.
-Result<std::string> published_snapshot(const SnapshotRoot& root, std::string_view published_name);
 
 // Points the published name `published_name` (`<published_dir>/<PUB>/<repo id>`) at snapshot
 // `name`, creating `<published_dir>/<PUB>` if missing and replacing an existing symlink by one
@@ -168,27 +125,22 @@ Result<void> publish_snapshot(const SnapshotRoot& root, std::string_view name,
 Result<SnapshotInfo> remove_snapshot(const SnapshotRoot& root, std::string_view name,
                                      const SnapshotLock& lock);
 
-// The names of the snapshots `rpmirror export` keeps of the state it exported (export-<bundle>):
-// the base the far side holds, which the next incremental bundle (`--base`) is made against.
-inline constexpr std::string_view kExportSnapshotPrefix = "export-";
-
-// Keeps the newest `keep` snapshots (list_snapshots order) and every one a published name points
-// at, and removes the others as remove_snapshot does. Snapshots named kExportSnapshotPrefix* are
-// neither counted nor removed: an export's base leaves only by `rpmirror snapshot remove`. Holds
-// the run lock. Returns the removed snapshots, oldest first, or the first error (snapshots removed
-// before it stay removed).
-Result<std::vector<SnapshotInfo>> prune_snapshots(const SnapshotRoot& root, std::size_t keep,
-                                                  const SnapshotLock& lock);
-
 // A snapshot created, and the snapshots keep-N then removed (oldest first; none without keep).
 struct SnapshotAndPrune {
     SnapshotInfo created;
     std::vector<SnapshotInfo> pruned;
 };
 
-// Creates a snapshot of `root` (create_snapshot) and, iff `keep` is set, then keeps the newest
-// `keep` (prune_snapshots with `options.lock`). Returns what was done, or the first error: that
-// of create_snapshot (nothing pruned then) or of prune_snapshots (the snapshot stays).
+// Creates a snapshot of the live mirror of `root` (packages hard-linked, or copied with `copy`;
+// metadata copied; the result audited, flushed and renamed into place) and, iff `keep` is set,
+// keeps the newest `keep` and every published one (an export's base, export-*, is neither
+// counted nor removed), removing the others. Holds the repository's run lock. Returns what was
+// done, or the first error: Error{BadInput} naming the repository unless the mirror is complete
+// and verified (its last sync's state records the live repomd.xml; every record and package is
+// there with its size and checksum), or iff the name is invalid or taken; Error{Unsupported} iff
+// the filesystem refuses hard links (use `copy`) or packages lie beneath a safe write path;
+// Error{Busy} iff a sync holds the lock; Error{Io} naming the file. Nothing is left under the
+// name on a creation error; a pruning error leaves the new snapshot.
 // Thread-safe for different repositories; the run lock serialises runs on one.
 Result<SnapshotAndPrune> create_and_prune_snapshot(const SnapshotRoot& root,
                                                    const SnapshotCreateOptions& options,
@@ -215,7 +167,7 @@ struct SnapshotAfterSync {
 // without a trailing '/') under `policy.base`, then prunes to `policy.keep`, as
 // create_and_prune_snapshot. Call it only for a sync that succeeded (report.ok()): the snapshot
 // refuses a mirror that is not complete and verified anyway. Returns what was done, or the error
-// of snapshot_root (a bad layout: Error{BadInput}), create_snapshot or prune_snapshots.
+// of snapshot_root_of_mirror or create_and_prune_snapshot.
 // Thread-safe for different repositories (the job runner calls it from its workers).
 Result<SnapshotAndPrune> snapshot_after_sync(const RepoSyncReport& report,
                                              const SnapshotAfterSync& policy);

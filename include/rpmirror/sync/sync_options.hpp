@@ -1,6 +1,6 @@
 // How one repository is synced: SyncOptions, every option of `rpmirror sync` a library user sets
-// (run_sync runs it). Its own header so that the configuration readers (src/config:
-// dnf's .repo files, rpmirror.conf jobs) depend on what a sync takes, not on the sync.
+// (run_sync runs it). Its own header so that the configuration readers (dnf's .repo files,
+// rpmirror.conf jobs) depend on what a sync takes, not on the sync.
 #pragma once
 
 #include <chrono>
@@ -38,9 +38,6 @@ enum class DownloadPolicy {
     Streamed,
 };
 
-// Returns "immediate", "on-demand" or "streamed".
-std::string_view download_policy_name(DownloadPolicy policy);
-
 // Parses one of download_policy_name's names. Returns Error{BadInput} whose subject is `shown`
 // ("--download-policy", "FILE:LINE: download-policy") naming the value and the names otherwise.
 // Thread-safe.
@@ -74,10 +71,6 @@ struct Prefetch {
 // ('/', quotes, control characters), or "newest" or "closure" is mixed with anything.
 // Thread-safe.
 Result<Prefetch> parse_prefetch(std::string_view text, std::string_view shown);
-
-// The selection `prefetch` (active) makes among the packages `selection` selects: the options
-// select_packages is given, whose result is intersected with the sync's own selection.
-SelectionOptions prefetch_selection(const Prefetch& prefetch, const SelectionOptions& selection);
 
 struct SyncOptions {
     std::filesystem::path download_path = ".";           // -p
@@ -113,7 +106,7 @@ struct SyncOptions {
     std::uint64_t cache_max_size = 0;
     bool delete_unlisted = false;  // --delete
     // --force-delete: --delete even where it would leave the mirror with no package, or with
-    // fewer than half of the packages it holds (one of at least kMassDeletionFloor packages);
+    // fewer than half of the packages it holds (one of at least 20 packages);
     // without it such a run is refused before anything changes (RepoSyncReport::refused).
     bool force_delete = false;
     bool urls_only = false;  // -u: list URLs, download nothing
@@ -190,7 +183,7 @@ struct SyncOptions {
     std::optional<unsigned> parallel;
     // --connections-per-file, --segment-min-size (job keys connections-per-file,
     // segment-min-size): files of at least `segment_min_size` bytes are fetched as that many
-    // ranges at once, over the mirrors in turn (DownloadOptions::connections_per_file; 1 = off).
+    // ranges at once, over the mirrors in turn (1 = off).
     unsigned connections_per_file = 1;
     std::uint64_t segment_min_size = std::uint64_t{64} << 20;
     // --gpgcheck, with dnf reposync's meaning: in repositories with gpgcheck=1, every package
@@ -225,7 +218,7 @@ struct SyncOptions {
     // location. Packages pass through a bounded local spool on their way to the store; the
     // metadata is published last, repodata/repomd.xml the very last (see doc/s3.md).
     // --s3-endpoint, --s3-region, --s3-profile, --s3-addressing; the rest comes from the
-    // environment and ~/.aws (s3::resolve_config).
+    // environment and ~/.aws (as the AWS CLI finds them).
     s3::S3Overrides s3;
     // --s3-spool-dir: where packages wait between download and upload; empty = a fresh
     // directory in /dev/shm (memory; $TMPDIR with a warning when /dev/shm is not a tmpfs),
@@ -255,12 +248,5 @@ struct SyncOptions {
 // with --upstream-layout, --flatten-hrefs or --treeinfo; Error{BadInput} whose subject is
 // "--prefetch" iff a prefetch is set with a policy other than on-demand.
 Result<void> check_placement_options(const SyncOptions& options);
-
-// Refuses, naming the option, what --with-dependencies (a job's with-dependencies) cannot be
-// combined with: the selections the closure replaces (--source, --min-buildtime: the solver
-// picks each package's version; -n/--keep-versions are the closure's own,
-// ClosureRequest::keep_versions) and the layouts it does not solve for (--treeinfo,
-// --upstream-layout).
-Result<void> check_closure_options(const SyncOptions& options);
 
 }  // namespace rpmirror

@@ -58,10 +58,6 @@ struct PackageFailure {
     std::string dnf_message = {};
 };
 
-// --delete refuses (without --force-delete) a run that would leave a mirror of at least this
-// many packages with fewer than half of them; one that would leave none, whatever the size.
-inline constexpr std::size_t kMassDeletionFloor = 20;
-
 struct RepoSyncReport {
     std::string repo_id;
     std::filesystem::path repo_dir;  // where its packages are
@@ -114,7 +110,7 @@ struct RepoSyncReport {
     std::vector<std::string> zck_fallbacks;
     std::vector<std::string> warnings;  // e.g. metadata kept back, packages filtered out
     // Advisories the published updateinfo left out (filtered mirrors, --advisories, --as-of), one
-    // "ID: why" each (TrimmedUpdateinfo::left_out).
+    // "ID: why" each.
     std::vector<std::string> advisories_left_out;
     // An s3:// destination: requests sent to the store (S3Client::request_count, all clients).
     std::uint64_t s3_requests = 0;

@@ -24,9 +24,6 @@ enum class ErrorCode {
     Busy,         // another rpmirror holds the repository directory's lock
 };
 
-// Returns the stable lowercase name of `code` ("not-found", "io", ...), for logs and JSON.
-std::string_view error_code_name(ErrorCode code);
-
 struct Error {
     ErrorCode code;
     std::string message;  // what was wrong, without the subject ("not a regular file")

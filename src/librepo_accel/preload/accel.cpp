@@ -41,8 +41,10 @@
 
 #include <dlfcn.h>
 
+#include "checksum/hasher.hpp"
 #include "checksum/sigbus_guard.hpp"
 #include "fs/durable.hpp"
+#include "librepo_accel/librepo_accel.hpp"
 #include "librepo_accel/preload/librepo_abi.hpp"
 #include "librepo_accel/preload/self_check.hpp"
 #include "rpmirror/checksum/checksum.hpp"

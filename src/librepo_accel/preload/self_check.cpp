@@ -11,6 +11,7 @@
 #include <cstring>
 #include <utility>
 
+#include "checksum/hasher.hpp"
 #include "checksum/xattr_names.hpp"
 #include "fs/tree.hpp"
 #include "librepo_accel/preload/librepo_abi.hpp"

@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "checksum/hasher.hpp"
+#include "download/download_options.hpp"
 #include "integration/sync/sync_fixture.hpp"
 
 namespace rpmirror::test {

@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "checksum/hasher.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "support/temp_dir.hpp"
 

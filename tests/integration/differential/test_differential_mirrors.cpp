@@ -15,6 +15,7 @@
 #include <map>
 #include <random>
 
+#include "checksum/hasher.hpp"
 #include "differential.hpp"
 #include "metadata/metadata.hpp"
 #include "support/temp_dir.hpp"

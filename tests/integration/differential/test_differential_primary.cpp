@@ -13,6 +13,7 @@
 #include <map>
 #include <regex>
 
+#include "checksum/hasher.hpp"
 #include "differential.hpp"
 #include "index/index.hpp"
 #include "plan/plan.hpp"

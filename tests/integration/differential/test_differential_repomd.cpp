@@ -17,6 +17,7 @@
 #include <map>
 #include <random>
 
+#include "checksum/hasher.hpp"
 #include "differential.hpp"
 #include "index/index.hpp"
 #include "metadata/metadata.hpp"

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "integration/sync/sync_fixture.hpp"
+#include "librepo_accel/librepo_accel.hpp"
 #include "rpmirror/librepo_accel/librepo_accel.hpp"
 
 namespace rpmirror::test {

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checksum/hasher.hpp"
 #include "integration/crash/crash_fixture.hpp"
 #include "integration/export/export_fixture.hpp"
 #include "support/signing.hpp"

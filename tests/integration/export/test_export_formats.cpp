@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checksum/hasher.hpp"
 #include "integration/export/export_fixture.hpp"
 #include "support/zypper.hpp"
 

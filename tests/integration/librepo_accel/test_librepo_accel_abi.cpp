@@ -25,7 +25,9 @@
 #include <string>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "integration/dnfstack/dnfstack_fixture.hpp"
+#include "librepo_accel/librepo_accel.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/librepo_accel/librepo_accel.hpp"
 #include "support/temp_dir.hpp"

@@ -15,8 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "integration/crash/crash_fixture.hpp"
 #include "integration/dnfstack/dnfstack_fixture.hpp"
+#include "librepo_accel/librepo_accel.hpp"
 #include "rpmirror/librepo_accel/librepo_accel.hpp"
 
 namespace rpmirror::test {

@@ -15,6 +15,7 @@
 
 #include "rpmirror/s3/s3.hpp"
 #include "s3/client.hpp"
+#include "s3/config.hpp"
 #include "support/child_process.hpp"
 #include "support/source_tree.hpp"
 #include "support/temp_dir.hpp"

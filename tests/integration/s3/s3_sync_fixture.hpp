@@ -18,6 +18,7 @@
 #include "integration/sync/sync_harness.hpp"
 #include "metadata/metadata.hpp"
 #include "rpmirror/checksum/checksum.hpp"
+#include "s3/config.hpp"
 #include "s3/mirror_state.hpp"
 #include "support/nginx.hpp"
 #include "support/temp_dir.hpp"

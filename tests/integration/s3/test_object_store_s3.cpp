@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "integration/s3/ceph_fixture.hpp"
+#include "s3/config.hpp"
 #include "unit/store/object_store_contract.hpp"
 
 namespace rpmirror::test {

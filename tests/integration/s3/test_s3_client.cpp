@@ -8,10 +8,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checksum/hasher.hpp"
 #include "integration/s3/ceph_fixture.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/s3/s3.hpp"
 #include "s3/client.hpp"
+#include "s3/config.hpp"
 #include "support/http_server.hpp"
 #include "support/temp_dir.hpp"
 

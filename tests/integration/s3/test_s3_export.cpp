@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "integration/s3/s3_sync_fixture.hpp"
+#include "s3/config.hpp"
 
 namespace rpmirror::test {
 namespace {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "integration/s3/s3_sync_fixture.hpp"
+#include "s3/config.hpp"
 #include "s3/mirror_state.hpp"
 #include "support/http_server.hpp"
 #include "support/signing.hpp"

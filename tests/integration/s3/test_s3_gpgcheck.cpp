@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "integration/s3/s3_sync_fixture.hpp"
+#include "s3/config.hpp"
 #include "support/signing.hpp"
 
 namespace rpmirror::test {

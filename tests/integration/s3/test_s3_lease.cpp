@@ -14,6 +14,7 @@
 #include "integration/sync/sync_harness.hpp"
 #include "rpmirror/s3/s3.hpp"
 #include "s3/client.hpp"
+#include "s3/config.hpp"
 #include "s3/lease.hpp"
 #include "s3/mirror_state.hpp"
 #include "support/http_server.hpp"

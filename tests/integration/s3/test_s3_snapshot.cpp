@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "integration/s3/s3_sync_fixture.hpp"
+#include "s3/config.hpp"
 
 namespace rpmirror::test {
 namespace {

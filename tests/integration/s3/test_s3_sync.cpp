@@ -15,9 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "integration/s3/s3_sync_fixture.hpp"
 #include "metadata/metadata.hpp"
 #include "rpmirror/checksum/checksum.hpp"
+#include "s3/config.hpp"
 #include "s3/mirror_state.hpp"
 #include "s3/upload.hpp"
 #include "store/spool.hpp"

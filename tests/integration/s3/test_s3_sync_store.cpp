@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "integration/s3/ceph_fixture.hpp"
 #include "rpmirror/checksum/checksum.hpp"
+#include "s3/config.hpp"
 #include "s3/mirror_state.hpp"
 #include "store/sync_store.hpp"
 

@@ -14,8 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "integration/s3/s3_sync_fixture.hpp"
 #include "integration/sync/install_tree.hpp"
+#include "s3/config.hpp"
 
 namespace rpmirror::test {
 namespace {

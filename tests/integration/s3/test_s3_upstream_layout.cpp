@@ -16,9 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "download/download.hpp"
 #include "integration/s3/s3_sync_fixture.hpp"
 #include "integration/sync/amazon_layout.hpp"
+#include "s3/config.hpp"
 #include "s3/lease.hpp"
 #include "support/http_server.hpp"
 

@@ -13,11 +13,13 @@
 #include <vector>
 
 #include "audit/audit.hpp"
+#include "checksum/hasher.hpp"
 #include "integration/s3/ceph_fixture.hpp"
 #include "integration/sync/sync_harness.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/s3/s3.hpp"
 #include "s3/client.hpp"
+#include "s3/config.hpp"
 #include "s3/lease.hpp"
 #include "s3/mirror_state.hpp"
 #include "support/child_process.hpp"

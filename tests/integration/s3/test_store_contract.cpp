@@ -11,10 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "fs/state.hpp"
 #include "integration/s3/ceph_fixture.hpp"
 #include "publish/publish.hpp"
 #include "rpmirror/checksum/checksum.hpp"
+#include "s3/config.hpp"
 #include "s3/mirror_state.hpp"
 #include "store/local_store.hpp"
 #include "store/s3_store.hpp"

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "integration/serve/serve_fixture.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "support/nginx.hpp"

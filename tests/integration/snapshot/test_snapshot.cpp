@@ -21,11 +21,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checksum/hasher.hpp"
 #include "fs/state.hpp"
 #include "integration/crash/crash_fixture.hpp"
 #include "integration/sync/sync_fixture.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/snapshot/snapshot.hpp"
+#include "snapshot/snapshot.hpp"
 #include "support/source_tree.hpp"
 
 namespace rpmirror::test {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 
+#include "checksum/hasher.hpp"
 #include "integration/sync/sync_harness.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 

@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "support/source_tree.hpp"
 #include "support/temp_dir.hpp"

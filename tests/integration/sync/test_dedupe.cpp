@@ -18,6 +18,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "checksum/hasher.hpp"
 #include "integration/sync/sync_fixture.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "util/unique_fd.hpp"

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "integration/sync/sync_fixture.hpp"
 #include "metadata/metadata.hpp"
 #include "rpmirror/checksum/checksum.hpp"

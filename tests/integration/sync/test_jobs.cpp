@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "integration/sync/sync_fixture.hpp"
+#include "jobs/jobs_config.hpp"
 #include "rpmirror/jobs/jobs.hpp"
 #include "rpmirror/report/report.hpp"
 #include "support/http_server.hpp"

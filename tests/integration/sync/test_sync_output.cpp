@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checksum/hasher.hpp"
 #include "integration/sync/sync_fixture.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 

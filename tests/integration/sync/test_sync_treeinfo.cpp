@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "integration/sync/install_tree.hpp"
 #include "integration/sync/sync_fixture.hpp"
 #include "rpmirror/checksum/checksum.hpp"

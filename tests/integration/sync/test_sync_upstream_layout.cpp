@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "fs/state.hpp"
 #include "integration/sync/amazon_layout.hpp"
 #include "integration/sync/sync_fixture.hpp"

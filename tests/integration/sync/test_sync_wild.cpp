@@ -10,6 +10,7 @@
 
 #include <fmt/core.h>
 
+#include "checksum/hasher.hpp"
 #include "integration/sync/sync_fixture.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "checksum/hasher.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "support/temp_dir.hpp"
 

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "checksum/file_hasher_internal.hpp"
+#include "checksum/hasher.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "support/child_process.hpp"
 #include "support/temp_dir.hpp"

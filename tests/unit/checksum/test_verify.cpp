@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "checksum/file_hasher_internal.hpp"
+#include "checksum/hasher.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "support/temp_dir.hpp"
 #include "unit/checksum/checksum_test_support.hpp"

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "checksum/hasher.hpp"
 #include "fs/beneath.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "support/child_process.hpp"

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "config/repo_files.hpp"
 #include "rpmirror/config/config.hpp"
 #include "support/source_tree.hpp"
 

@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "config/repo_files.hpp"
 #include "config_test_support.hpp"
+#include "prefetch/prefetch.hpp"
 #include "rpmirror/prefetch/prefetch.hpp"
 #include "support/temp_dir.hpp"
 

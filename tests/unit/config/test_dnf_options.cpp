@@ -3,6 +3,7 @@
 // the keys dnf knows ([main] and repo sections) with their values.
 #include <gtest/gtest.h>
 
+#include "config/repo_files.hpp"
 #include "config_test_support.hpp"
 #include "rpmirror/config/config.hpp"
 #include "support/temp_dir.hpp"

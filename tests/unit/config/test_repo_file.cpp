@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "config/repo_files.hpp"
 #include "config_test_support.hpp"
 #include "rpmirror/config/config.hpp"
 #include "support/temp_dir.hpp"

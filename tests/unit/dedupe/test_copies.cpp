@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "dedupe/copies.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "s3/mirror_state.hpp"

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "dedupe/copies.hpp"
 #include "plan/plan.hpp"
 #include "rpmirror/checksum/checksum.hpp"

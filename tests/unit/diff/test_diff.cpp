@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "diff/diff.hpp"
+#include "index/updateinfo.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror {

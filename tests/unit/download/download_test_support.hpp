@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "download/download.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "support/temp_dir.hpp"

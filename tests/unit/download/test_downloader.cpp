@@ -11,6 +11,7 @@
 #include <atomic>
 #include <stop_token>
 
+#include "checksum/hasher.hpp"
 #include "download_test_support.hpp"
 #include "support/http_server.hpp"
 

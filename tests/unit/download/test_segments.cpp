@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "download_test_support.hpp"
 #include "support/nginx.hpp"
 

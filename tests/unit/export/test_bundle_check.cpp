@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "checksum/hasher.hpp"
 #include "export/bundle_check.hpp"
 #include "fs/scratch_dir.hpp"
 #include "rpmirror/checksum/checksum.hpp"

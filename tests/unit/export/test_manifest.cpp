@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "checksum/hasher.hpp"
 #include "export/manifest.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "checksum/hasher.hpp"
 #include "index/index.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "support/temp_dir.hpp"

@@ -7,6 +7,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "index/updateinfo.hpp"
 #include "rpmirror/index/updateinfo.hpp"
 #include "support/temp_dir.hpp"
 

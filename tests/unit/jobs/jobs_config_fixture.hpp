@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "jobs/jobs_config.hpp"
 #include "rpmirror/jobs/jobs.hpp"
 #include "support/temp_dir.hpp"
 

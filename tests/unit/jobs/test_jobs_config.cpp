@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "jobs/jobs_config.hpp"
 #include "jobs_config_fixture.hpp"
 #include "rpmirror/jobs/jobs.hpp"
 #include "unit/config/config_test_support.hpp"

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "jobs/jobs_config.hpp"
 #include "rpmirror/jobs/jobs.hpp"
 
 namespace rpmirror {

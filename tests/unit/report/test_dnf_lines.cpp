@@ -1,6 +1,7 @@
 // `rpmirror reposync`'s package lines, as dnf 4.14's MultiFileProgressMeter prints them on a pipe.
 #include <gtest/gtest.h>
 
+#include "report/report.hpp"
 #include "rpmirror/report/report.hpp"
 
 namespace rpmirror {

@@ -10,9 +10,11 @@
 #include <utility>
 #include <vector>
 
+#include "config/repo_files.hpp"
 #include "resolve/resolve.hpp"
 #include "support/temp_dir.hpp"
 #include "sync/sync.hpp"
+#include "sync/sync_options.hpp"
 
 namespace rpmirror {
 namespace {

@@ -279,8 +279,8 @@ TEST_F(JobRunTest, MainSettingsWithoutTheCommandLines) {
     EXPECT_EQ(run->shard->to_string(), "1/2");
     EXPECT_EQ(run->metrics_file, (dir_ / "main.prom").string());
     EXPECT_EQ(run->runner.parallel_jobs, 3U);
-    EXPECT_EQ(run->runner.download.max_per_host, 2U);
-    EXPECT_NE(run->runner.download.budget, nullptr);
+    EXPECT_EQ(run->runner.max_per_host, 2U);
+    EXPECT_EQ(run->runner.parallel, 20U);  // [main] parallel: one budget for every job
     EXPECT_TRUE(run->on_change.empty());
     ASSERT_TRUE(run->runner.prepare_sync);
     SyncOptions base = run->jobs[0].options;
@@ -314,7 +314,8 @@ TEST_F(JobRunTest, TheCommandLinesSettingsWinOverMain) {
     EXPECT_EQ(run->metrics_file, (dir_ / "given.prom").string());
     EXPECT_EQ(run->on_change, "echo changed");
     EXPECT_EQ(run->runner.parallel_jobs, 7U);
-    EXPECT_EQ(run->runner.download.max_per_host, 0U);
+    EXPECT_EQ(run->runner.max_per_host, 0U);
+    EXPECT_EQ(run->runner.parallel, 9U);
     SyncOptions options = run->jobs[0].options;
     options.parallel.reset();
     run->runner.prepare_sync(run->jobs[0], options);

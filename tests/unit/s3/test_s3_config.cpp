@@ -6,6 +6,7 @@
 #include <string>
 
 #include "rpmirror/s3/s3.hpp"
+#include "s3/config.hpp"
 #include "support/temp_dir.hpp"
 
 namespace rpmirror::s3 {

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "rpmirror/snapshot/snapshot.hpp"
+#include "snapshot/snapshot.hpp"
 #include "support/temp_dir.hpp"
 #include "sync/sync.hpp"
 

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "fs/durable.hpp"
 #include "fs/tree.hpp"
 #include "s3/mirror_state.hpp"

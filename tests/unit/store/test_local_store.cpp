@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "plan/plan.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 

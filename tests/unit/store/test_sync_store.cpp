@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "checksum/hasher.hpp"
 #include "rpmirror/checksum/checksum.hpp"
 #include "store/sync_store.hpp"
 #include "support/temp_dir.hpp"
