@@ -297,8 +297,10 @@ void prepare_metadata(RepoWork& work, const PrefetchRequest& request,
         options.download_path = work.cache;
         options.norepopath = true;
         options.download_metadata = true;
-        options.upstream_metadata = true;  // dnf's cache holds upstream's records as they are
-        options.announce_tree = false;     // dnf's cache is no mirror: no .treeinfo request
+        options.upstream_metadata = true;   // dnf's cache holds upstream's records as they are
+        options.announce_tree = false;      // dnf's cache is no mirror: no .treeinfo request
+        options.publish_signature = false;  // librepo asks for it iff repo_gpgcheck
+        options.durable = false;            // flushed once, at the end (prefetch_for_dnf)
         options.state_dir = request.state_dir;
         options.parallel = request.parallel;
         RepoSyncReport report = work.syncer->sync(metadata_only, options, nullptr, stop);
@@ -346,6 +348,7 @@ void fetch_share(RepoWork& work, const PrefetchRequest& request, std::stop_token
     options.norepopath = true;
     options.packages_by_file_name = true;  // hrefs into a shared blobstore too
     options.announce_tree = false;
+    options.durable = false;           // flushed once, at the end (prefetch_for_dnf)
     options.upstream = work.upstream;  // no mirror list or repomd.xml fetched again
     options.state_dir = request.state_dir;
     options.parallel = request.parallel;
@@ -464,6 +467,12 @@ Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::sto
             }
         });
         report.download_seconds = seconds_since(started);
+    }
+    // The steps flushed nothing (SyncOptions::durable): one syncfs of the cache's filesystem
+    // makes metadata and packages durable before dnf, or a checksum-cache entry, vouches for them.
+    if (auto flushed = fs::flush_filesystem(request.cachedir); !flushed) {
+        report.warnings.push_back(
+            fmt::format("dnf's cache cannot be flushed ({})", flushed.error().to_string()));
     }
     for (const RepoWork& item : work) {
         report.packages += item.packages;

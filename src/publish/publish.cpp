@@ -101,10 +101,12 @@ Result<MetadataStage> MetadataStage::create(const std::filesystem::path& metadat
     return MetadataStage(metadata_dir, pattern);
 }
 
-Result<void> MetadataStage::publish() {
+Result<void> MetadataStage::publish(bool flush) {
     const std::filesystem::path live_path = metadata_dir_ / kLiveName;
-    if (auto flushed = fs::flush_filesystem(metadata_dir_); !flushed) {
-        return flushed;
+    if (flush) {
+        if (auto flushed = fs::flush_filesystem(metadata_dir_); !flushed) {
+            return flushed;
+        }
     }
     // Only used where the filesystem cannot exchange directories: the records the index being
     // replaced lists stay for readers that read that index a moment ago.

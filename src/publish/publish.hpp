@@ -50,7 +50,9 @@ class MetadataStage {
     // Returns Error{Io} with errno iff the swap fails (the live metadata is then unchanged), or
     // Error{Unsafe} iff `repodata` exists but is not a directory (a symlink is not followed).
     // Failing to remove the old copy after a successful swap is not an error.
-    Result<void> publish();
+    // With `flush` false, step 1 is left out: the files' contents are not flushed here (the
+    // caller flushes them before anything reads them, SyncOptions::durable).
+    Result<void> publish(bool flush = true);
 
     // How publish() put the metadata in place.
     enum class Method {

@@ -33,6 +33,9 @@ Result<void> LocalStore::ready_packages() {
     // stage.publish() flushes the metadata's filesystem; packages may be on others
     // (--metadata-path, --safe-write-path). One syncfs per filesystem, however many of the roots
     // it holds.
+    if (!durable_) {
+        return {};
+    }
     std::vector<std::filesystem::path> roots{root_};
     roots.insert(roots.end(), package_roots_.begin(), package_roots_.end());
     return fs::flush_filesystems(roots);
@@ -59,7 +62,7 @@ Result<void> LocalStore::publish_metadata(const MetadataRelease& release) {
         }
     }
     // The swap's order (fs/swap.hpp) keeps the contract where directories cannot be exchanged.
-    return stage.publish();
+    return stage.publish(durable_);
 }
 
 Result<void> LocalStore::record_sync(const SyncRecord& record, std::vector<std::string>& warnings) {

@@ -25,6 +25,9 @@ class LocalStore final : public MirrorStore {
     void set_sync_layout(std::filesystem::path metadata_root,
                          std::vector<std::filesystem::path> package_roots);
 
+    // false: ready_packages() and publish_metadata() flush nothing (SyncOptions::durable).
+    void set_durable(bool durable) { durable_ = durable; }
+
     RecordPlace record_of(std::string_view below, std::string_view name) override;
     std::string describe(std::string_view key) const override;
     Result<Listing> list_packages() override;
@@ -81,6 +84,7 @@ class LocalStore final : public MirrorStore {
     std::shared_ptr<const CacheTrust> trust_;
     std::filesystem::path metadata_root_;  // root_ unless set_sync_layout
     std::vector<std::filesystem::path> package_roots_;
+    bool durable_ = true;
 };
 
 // Returns true iff every file of `state` is a regular file under `repo_dir` with the recorded

@@ -40,6 +40,7 @@ class DiskSyncStore final : public SyncStore {
     explicit DiskSyncStore(const SyncStoreOptions& options)
         : options_(options), mirror_(options.repository, options.state_dir) {
         mirror_.set_sync_layout(options.metadata_dir, {});
+        mirror_.set_durable(options.durable);
     }
 
     Result<std::unique_ptr<RepoLock>> lock(std::optional<std::chrono::seconds> wait,

@@ -168,6 +168,18 @@ struct SyncOptions {
     // tree) gets a one-line warning naming --treeinfo at the mirror's first sync (later runs
     // ask nothing more). False for the repositories of a tree that --treeinfo mirrors.
     bool announce_tree = true;
+    // With download_metadata, for a repository without repo_gpgcheck: true = upstream's
+    // repomd.xml.asc (when it has one) is asked for right after repomd.xml and published beside
+    // it; false = it is not asked for, one round trip less before the records (a reader that
+    // never checks it: dnf's cache, whose librepo fetches the signature itself when
+    // repo_gpgcheck is on). With repo_gpgcheck the signature is fetched and checked either way.
+    bool publish_signature = true;
+    // A directory's mirror: true = its files are flushed to storage (one syncfs per filesystem,
+    // fs/durable.hpp) before its metadata is published; false = the sync flushes nothing and the
+    // caller does, once, before anything reads them (exec's prefetch: one syncfs of dnf's cache
+    // after both of its steps, instead of one per step and repository, the first of them before
+    // the solve). Never for a mirror others read while it syncs.
+    bool durable = true;
     // The mirrors and repomd.xml (signature checked) an earlier sync of the same repository
     // fetched, moments ago (its RepoSyncReport::upstream): the sync works from that revision and
     // asks upstream for no mirror list, repomd.xml or signature again. For one run's steps over

@@ -164,14 +164,41 @@ TEST_F(ExecPrefetch, DnfInstallsWhatItInstallsAloneAndDownloadsNothingItself) {
             connections.insert(log[index]["connection"].get<long>());
         }
     }
-    // Once: the package step works from the revision the metadata step fetched.
-    EXPECT_EQ(documents, 2U) << "repomd.xml and its signature";
+    // Once: the package step works from the revision the metadata step fetched. No signature:
+    // without repo_gpgcheck librepo never reads one from its cache.
+    EXPECT_EQ(documents, 1U) << "repomd.xml alone";
     EXPECT_EQ(connections.size(), 1U);
     // Nothing of the prefetch's is left beside the packages.
     for (const auto& entry : fs::recursive_directory_iterator(cache_of(tmp_ / "prefetched"))) {
         EXPECT_FALSE(entry.path().filename().string().starts_with(".rpmirror")) << entry.path();
         EXPECT_FALSE(entry.path().filename().string().ends_with(".part")) << entry.path();
     }
+}
+
+// Upstream signs its repomd.xml, the repository has repo_gpgcheck=0: the prefetch does not ask for
+// repomd.xml.asc (one round trip less before the records), and dnf, which reads no signature
+// then, finds everything it needs in its cache and asks the server for nothing.
+TEST_F(ExecPrefetch, TheSignatureOfRepomdIsNotFetchedWithoutRepoGpgcheck) {
+    const fs::path upstream = tmp_ / "signed-repomd";
+    fs::copy(test_repo("sample-repo"), upstream, fs::copy_options::recursive);
+    TempDir::write_at(upstream / "repodata" / "repomd.xml.asc",
+                      "-----BEGIN PGP SIGNATURE-----\nnot read by anyone\n"
+                      "-----END PGP SIGNATURE-----\n");
+    NginxServer& server = serve(upstream);
+    const CommandResult prefetched = install(
+        true, tmp_ / "prefetched", tmp_ / "root-prefetched",
+        repo_section("s", server.url("/"), "gpgcheck=0\nrepo_gpgcheck=0\n"), {"rpmirror-sample-*"});
+    ASSERT_EQ(prefetched.exit_code, 0) << prefetched.out << prefetched.err;
+    const std::vector<std::string> asked = uris_by(server, 0, "rpmirror/");
+    EXPECT_NE(std::find_if(asked.begin(), asked.end(),
+                           [](const std::string& uri) { return uri.ends_with("/repomd.xml"); }),
+              asked.end());
+    EXPECT_EQ(std::find_if(asked.begin(), asked.end(),
+                           [](const std::string& uri) { return uri.ends_with(".asc"); }),
+              asked.end());
+    EXPECT_GE(package_requests(asked).first, 1U);
+    EXPECT_EQ(uris_by(server, 0, "libdnf"), std::vector<std::string>());
+    EXPECT_FALSE(installed(tmp_ / "root-prefetched").empty());
 }
 
 // A mirror that fails part of the packages: the prefetch takes them from the next mirror; with no
