@@ -149,9 +149,8 @@ struct SyncOptions {
     // repository from one whose packages live beside it (Amazon Linux's blobstore).
     bool flatten_hrefs = false;
     // Every package at its file name directly in the repository's directory, whatever its href
-    // (PathPolicy::file_name_only): dnf's cache (packages/<file name>), which the launch-time
-    // prefetch fills. Two packages of one file name are refused. Not with --download-metadata,
-    // --upstream-layout, --flatten-hrefs or --treeinfo (no metadata names packages there).
+    // (dnf's cache); two of one file name are refused. Not with download_metadata,
+    // upstream_layout, flatten_hrefs or treeinfo.
     bool packages_by_file_name = false;
     // --treeinfo: the repository's URL is an installation tree (.treeinfo, productmd 1.x or the
     // older anaconda format): every file its [checksums] lists (kernel, initrd, install.img,
@@ -164,27 +163,17 @@ struct SyncOptions {
     // mirrors it where the published .treeinfo points.
     bool treeinfo = false;
     bool skip_bad_images = false;
-    // Without --treeinfo, a repository whose mirror also serves a .treeinfo (an installation
-    // tree) gets a one-line warning naming --treeinfo at the mirror's first sync (later runs
-    // ask nothing more). False for the repositories of a tree that --treeinfo mirrors.
+    // Without treeinfo: the first sync of a repository that also serves a .treeinfo warns once,
+    // naming --treeinfo (false: for the repositories of a tree that treeinfo mirrors).
     bool announce_tree = true;
-    // With download_metadata, for a repository without repo_gpgcheck: true = upstream's
-    // repomd.xml.asc (when it has one) is asked for right after repomd.xml and published beside
-    // it; false = it is not asked for, one round trip less before the records (a reader that
-    // never checks it: dnf's cache, whose librepo fetches the signature itself when
-    // repo_gpgcheck is on). With repo_gpgcheck the signature is fetched and checked either way.
+    // With download_metadata and without repo_gpgcheck: false = upstream's repomd.xml.asc is
+    // neither fetched nor published (with repo_gpgcheck it is fetched and checked either way).
     bool publish_signature = true;
-    // A directory's mirror: true = its files are flushed to storage (one syncfs per filesystem,
-    // fs/durable.hpp) before its metadata is published; false = the sync flushes nothing and the
-    // caller does, once, before anything reads them (exec's prefetch: one syncfs of dnf's cache
-    // after both of its steps, instead of one per step and repository, the first of them before
-    // the solve). Never for a mirror others read while it syncs.
+    // A directory's mirror: false = nothing is flushed to storage before the metadata is
+    // published; the caller flushes before anything reads it. Never for a mirror others read.
     bool durable = true;
-    // The mirrors and repomd.xml (signature checked) an earlier sync of the same repository
-    // fetched, moments ago (its RepoSyncReport::upstream): the sync works from that revision and
-    // asks upstream for no mirror list, repomd.xml or signature again. For one run's steps over
-    // one revision (exec's prefetch: the metadata, then the packages the solve chose); null: the
-    // sync fetches them itself.
+    // The revision an earlier sync of the same repository fetched moments ago
+    // (RepoSyncReport::upstream): no mirror list, repomd.xml or signature is fetched again.
     std::shared_ptr<const UpstreamRevision> upstream;
     // --arch, --source, --newest-only, --min-buildtime. The repository's includepkgs and
     // excludepkgs are added to these by sync_repository.
