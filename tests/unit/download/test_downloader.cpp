@@ -13,6 +13,7 @@
 
 #include "checksum/hasher.hpp"
 #include "download_test_support.hpp"
+#include "downloader_fixture.hpp"
 #include "support/http_server.hpp"
 
 namespace rpmirror {
@@ -24,55 +25,7 @@ using test::fast_options;
 using test::make_request;
 using test::read_all;
 
-class DownloaderTest : public ::testing::TestWithParam<unsigned> {
-  protected:
-    void SetUp() override {
-        std::filesystem::create_directories(served());
-        std::filesystem::create_directories(dir_.path() / "work");
-    }
-
-    std::filesystem::path served() const { return dir_.path() / "srv"; }
-    std::filesystem::path dest() const { return dir_.path() / "dest"; }
-
-    // Puts `content` at srv/<path> (creating directories) and returns it.
-    const std::string& serve(const std::string& path, const std::string& content) {
-        const auto file = served() / path;
-        std::filesystem::create_directories(file.parent_path());
-        std::ofstream(file, std::ios::binary) << content;
-        contents_[path] = content;
-        return contents_[path];
-    }
-
-    void start_server(const json& script = json::object()) {
-        server_ = std::make_unique<test::FaultServer>(served(), script, dir_.path() / "work");
-    }
-
-    std::shared_ptr<MirrorList> mirrors(std::initializer_list<std::string> prefixes) {
-        std::vector<std::string> bases;
-        for (const auto& prefix : prefixes) {
-            bases.push_back(server_->url(prefix));
-        }
-        return std::make_shared<MirrorList>(bases);
-    }
-
-    DownloadReport run(std::vector<DownloadRequest> requests, DownloadOptions options,
-                       ProgressSink* progress = nullptr, std::stop_token stop = {}) {
-        Downloader downloader(options);
-        auto report = downloader.run(dest(), requests, progress, stop);
-        EXPECT_TRUE(report.has_value()) << (report ? "" : report.error().to_string());
-        return report ? *report : DownloadReport{};
-    }
-
-    DownloadOptions options() const { return fast_options(GetParam()); }
-
-    bool exists(const std::string& relative) const {
-        return std::filesystem::exists(std::filesystem::symlink_status(dest() / relative));
-    }
-
-    test::TempDir dir_;
-    std::map<std::string, std::string> contents_;
-    std::unique_ptr<test::FaultServer> server_;
-};
+using test::DownloaderTest;
 
 TEST_P(DownloaderTest, DownloadsVerifiesAndLeavesNoPartFile) {
     const auto& a = serve("m1/Packages/a/a-1.rpm", content_bytes(300'000, 1));
@@ -682,105 +635,11 @@ TEST_P(DownloaderTest, ProgressReportsEveryFileAndTheTotal) {
     EXPECT_EQ(report.downloaded, 1U);
 }
 
-// A request without a digest (and of unknown size: an image .treeinfo names without a checksum)
-// takes the file as the server sends it whole, and reports the digest it arrived with; a
-// connection closed early is no whole file: fetched on, never published short.
-TEST_P(DownloaderTest, ARequestWithoutADigestTakesTheWholeFileAndReportsItsDigest) {
-    const auto& body = serve("m1/boot.iso", content_bytes(200'000, 9));
-    start_server({{"paths", {{"/m1/boot.iso", {{{"close_after", 50'000}}, json::object()}}}}});
-    auto request = make_request(mirrors({"/m1/"}), "boot.iso", body);
-    request.expected_digest.clear();
-    request.expected_size = kUnknownSize;
-    auto report = run({request}, options());
-    ASSERT_TRUE(report.ok());
-    EXPECT_EQ(read_all(dest() / "boot.iso"), body);
-    EXPECT_EQ(report.files.at(0).digest, hash_bytes(ChecksumType::Sha256, body));
-    EXPECT_EQ(report.retries, 1U);
-    EXPECT_EQ(server_->requests().size(), 2U);
-
-    // Without a digest, a size is no check of its own: refused.
-    request.expected_size = body.size();
-    Downloader downloader(options());
-    auto refused = downloader.run(dest(), std::vector<DownloadRequest>{request});
-    ASSERT_FALSE(refused.has_value());
-    EXPECT_EQ(refused.error().code, ErrorCode::BadInput);
-}
-
-// Without a digest, only the protocol can say a body is whole: a body that ends when the
-// connection closes (no Content-Length, not chunked) is refused, and a body labelled with a
-// Content-Encoding is stored as sent, never decoded (a .gz served with "Content-Encoding: gzip").
-TEST_P(DownloaderTest, ARequestWithoutADigestRefusesAnUnframedBodyAndNeverDecodes) {
-    const auto& body = serve("m1/images/pxe.img.gz", content_bytes(300'000, 17));
-    serve("m2/images/pxe.img.gz", body);
-    start_server({{"paths",
-                   {{"/m1/images/pxe.img.gz", {{{"no_length", true}, {"close_after", 1'000}}}},
-                    {"/m1/images/other.img", {{{"no_length", true}}}},
-                    {"/m2/images/pxe.img.gz", {{{"gzip", true}}}}}}});
-    auto request = make_request(mirrors({"/m1/", "/m2/"}), "images/pxe.img.gz", body);
-    request.expected_digest.clear();
-    request.expected_size = kUnknownSize;
-    auto report = run({request}, options());
-    ASSERT_TRUE(report.ok());
-    EXPECT_EQ(read_all(dest() / "images/pxe.img.gz"), body);  // not cut, not decoded
-    const FileResult& file = report.files.at(0);
-    EXPECT_EQ(file.digest, hash_bytes(ChecksumType::Sha256, body));
-    ASSERT_EQ(file.attempts.size(), 2U);
-    EXPECT_NE(file.attempts[0].outcome.find("no Content-Length and no chunked encoding"),
-              std::string::npos)
-        << file.attempts[0].outcome;
-    for (const auto& logged : server_->requests()) {
-        EXPECT_EQ(logged.headers.value("accept-encoding", ""), "");  // asked for no encoding
-    }
-
-    // The only mirror sends it unframed (whole, this time: nothing could tell): the file fails,
-    // nothing is published.
-    auto only = make_request(mirrors({"/m1/"}), "images/other.img", body);
-    only.expected_digest.clear();
-    only.expected_size = kUnknownSize;
-    serve("m1/images/other.img", body);
-    auto failed = run({only}, options());
-    EXPECT_FALSE(failed.ok());
-    EXPECT_FALSE(std::filesystem::exists(dest() / "images/other.img"));
-}
-
-TEST_P(DownloaderTest, InvalidRequestsAreRejectedBeforeAnythingIsWritten) {
-    start_server();
-    auto list = mirrors({"/m1/"});
-    Downloader downloader(options());
-    auto bad_digest = make_request(list, "x.rpm", "abc");
-    bad_digest.expected_digest = "1234";
-    auto result = downloader.run(dest(), std::vector<DownloadRequest>{bad_digest});
-    ASSERT_FALSE(result.has_value());
-    EXPECT_EQ(result.error().code, ErrorCode::BadInput);
-    auto escaping = make_request(list, "x.rpm", "abc", "../x.rpm");
-    result = downloader.run(dest(), std::vector<DownloadRequest>{escaping});
-    ASSERT_FALSE(result.has_value());
-    EXPECT_EQ(result.error().code, ErrorCode::Unsafe);
-    EXPECT_TRUE(server_->requests().empty());
-}
-
 INSTANTIATE_TEST_SUITE_P(IoThreads, DownloaderTest, ::testing::Values(0U, 2U),
                          [](const ::testing::TestParamInfo<unsigned>& info) {
                              return info.param == 0 ? std::string("InCallback")
                                                     : "Workers" + std::to_string(info.param);
                          });
-
-TEST(MirrorList, KeepsOrderUntilAMirrorFailsRepeatedly) {
-    MirrorList list({"a", "b", "c"}, 2);
-    list.record_failure("a");
-    list.record_success("a");
-    list.record_failure("a");
-    EXPECT_EQ(list.order(), (std::vector<std::string>{"a", "b", "c"}));  // success reset it
-    list.record_failure("a");
-    EXPECT_EQ(list.order(), (std::vector<std::string>{"b", "c", "a"}));
-    list.record_failure("unknown");
-    EXPECT_EQ(list.size(), 3U);
-}
-
-TEST(Download, PartFileNameIsHiddenBesideTheFile) {
-    EXPECT_EQ(part_file_name("foo-1.0.rpm"), ".foo-1.0.rpm.part");
-    EXPECT_EQ(file_status_name(FileStatus::AlreadyPresent), "already-present");
-}
 
 }  // namespace
 }  // namespace rpmirror
