@@ -469,7 +469,8 @@ Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::sto
         report.download_seconds = seconds_since(started);
     }
     // The steps flushed nothing (SyncOptions::durable): one syncfs of the cache's filesystem
-    // makes metadata and packages durable before dnf, or a checksum-cache entry, vouches for them.
+    // makes metadata and packages durable before dnf reads them. (Each package's checksum-cache
+    // entry is written at its rename, before any flush, as it was when each step flushed.)
     if (auto flushed = fs::flush_filesystem(request.cachedir); !flushed) {
         report.warnings.push_back(
             fmt::format("dnf's cache cannot be flushed ({})", flushed.error().to_string()));
