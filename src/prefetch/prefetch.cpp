@@ -216,6 +216,7 @@ struct RepoWork {
     std::filesystem::path primary;  // decompressed, in the temporary directory
     std::filesystem::path modules;  // its modules.yaml in the cache; empty: none
     std::vector<std::string> share;
+    unsigned parallel = 1;  // connections the package step may hold (connection_shares)
     std::size_t packages = 0;
     std::uint64_t bytes = 0;
     std::vector<std::string> warnings;
@@ -297,10 +298,9 @@ void prepare_metadata(RepoWork& work, const PrefetchRequest& request,
         options.download_path = work.cache;
         options.norepopath = true;
         options.download_metadata = true;
-        options.upstream_metadata = true;   // dnf's cache holds upstream's records as they are
-        options.announce_tree = false;      // dnf's cache is no mirror: no .treeinfo request
-        options.publish_signature = false;  // librepo asks for it iff repo_gpgcheck
-        options.durable = false;            // flushed once, at the end (prefetch_for_dnf)
+        options.upstream_metadata = true;  // dnf's cache holds upstream's records as they are
+        options.announce_tree = false;     // dnf's cache is no mirror: no .treeinfo request
+        options.dnf_cache = true;  // what dnf reads; flushed once, at the end (prefetch_for_dnf)
         options.state_dir = request.state_dir;
         options.parallel = request.parallel;
         RepoSyncReport report = work.syncer->sync(metadata_only, options, nullptr, stop);
@@ -348,10 +348,10 @@ void fetch_share(RepoWork& work, const PrefetchRequest& request, std::stop_token
     options.norepopath = true;
     options.packages_by_file_name = true;  // hrefs into a shared blobstore too
     options.announce_tree = false;
-    options.durable = false;           // flushed once, at the end (prefetch_for_dnf)
+    options.dnf_cache = true;          // flushed once, at the end (prefetch_for_dnf)
     options.upstream = work.upstream;  // no mirror list or repomd.xml fetched again
     options.state_dir = request.state_dir;
-    options.parallel = request.parallel;
+    options.parallel = work.parallel;
     RepoSyncReport report = work.syncer->sync(repo, options, nullptr, stop);
     if (report.error) {
         work.warnings.push_back(fmt::format("repository {}: packages not prefetched ({})", repo.id,
@@ -364,6 +364,31 @@ void fetch_share(RepoWork& work, const PrefetchRequest& request, std::stop_token
     }
     work.packages = report.downloaded + report.kept;
     work.bytes = report.bytes_downloaded;
+}
+
+// Sets each item's `parallel` for the package step, out of `total` connections. Each repository
+// keeps its own connections (those its metadata came over), so a small share that took many
+// tokens first would leave the largest share to open new connections once they came back, late:
+// the largest share may use all `total`; every other one as many as its part of the packages
+// (at least min(its packages, 4), so a few large files still go side by side), and the budget
+// hands the largest what the others leave.
+void connection_shares(std::vector<RepoWork>& work, unsigned total) {
+    std::size_t packages = 0;
+    RepoWork* largest = nullptr;
+    for (RepoWork& item : work) {
+        packages += item.share.size();
+        if (largest == nullptr || item.share.size() > largest->share.size()) {
+            largest = &item;
+        }
+    }
+    for (RepoWork& item : work) {
+        const std::size_t proportional =
+            packages == 0 ? 1 : (item.share.size() * total + packages / 2) / packages;
+        const std::size_t floor = std::min<std::size_t>(item.share.size(), 4);
+        item.parallel = &item == largest ? total
+                                         : static_cast<unsigned>(std::clamp<std::size_t>(
+                                               std::max(proportional, floor), 1, total));
+    }
 }
 
 }  // namespace
@@ -460,6 +485,7 @@ Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::sto
                 item.share.assign(share.begin(), share.end());
             }
         }
+        connection_shares(work, std::max(request.parallel, 1U));
         started = std::chrono::steady_clock::now();
         for_each_in_parallel(work, [&](RepoWork& item) {
             if (!item.share.empty()) {

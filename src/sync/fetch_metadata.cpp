@@ -29,6 +29,13 @@ std::string join_url_as_dnf(std::string_view base, std::string_view href) {
     return url;
 }
 
+// Returns false iff dnf never reads records of `type` for an install: libdnf asks librepo for
+// primary, filelists, prestodelta, group_gz, updateinfo and modules (and their zchunk twins),
+// other.xml only for changelogs, the sqlite databases never. Unknown types count as read.
+bool dnf_reads(std::string_view type) {
+    return !type.ends_with("_db") && type != "other" && type != "other_zck";
+}
+
 }  // namespace
 
 const RepomdRecord* comps_record(const Repomd& repomd) {
@@ -98,7 +105,9 @@ Result<RepoPackages> RepoSync::fetch_metadata(
     std::vector<const RepomdRecord*> records;
     if (options_.download_metadata && !options_.urls_only) {  // -u needs primary.xml only
         for (const RepomdRecord& record : repomd.parsed.records) {
-            records.push_back(&record);
+            if (!options_.dnf_cache || dnf_reads(record.type)) {
+                records.push_back(&record);
+            }
         }
     } else {
         records.push_back(primary);

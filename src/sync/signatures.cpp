@@ -122,7 +122,7 @@ Result<void> RepoSync::prepare_published_signature(FetchedRepomd& repomd) {
             return tl::unexpected(std::move(probe.error()));
         }
     }
-    if (options_.download_metadata && !options_.urls_only && options_.publish_signature &&
+    if (options_.download_metadata && !options_.urls_only && !options_.dnf_cache &&
         !repo_.repo_gpgcheck) {
         // Fetched now, with repomd.xml, so both are of the same revision (not after the
         // packages, when upstream may have moved on).

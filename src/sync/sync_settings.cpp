@@ -102,8 +102,8 @@ std::string options_fingerprint(const SyncOptions& options, const SelectionOptio
         if (!options.sign_key.empty()) {
             text += " sign=" + options.sign_key;
         }
-        if (!options.publish_signature) {
-            text += " no-upstream-signature";  // a run that publishes it must fetch it
+        if (options.dnf_cache) {
+            text += " dnf-cache";  // a mirror's run must fetch every record and the signature
         }
     }
     if (options.download_policy != DownloadPolicy::Immediate) {
@@ -138,7 +138,7 @@ store::SyncStoreOptions sync_store_options(const SyncOptions& options, std::stri
     where.safe_write_path = options.safe_write_path.has_value();
     where.dedupe_dirs = options.dedupe_dirs;
     where.use_checksum_cache = options.use_checksum_cache;
-    where.durable = options.durable;
+    where.durable = !options.dnf_cache;
     where.spool_dir = options.s3_spool_dir;
     where.spool_size = options.s3_spool_size;
     where.parallel = options.s3_parallel;

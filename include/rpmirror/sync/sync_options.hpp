@@ -166,12 +166,11 @@ struct SyncOptions {
     // Without treeinfo: the first sync of a repository that also serves a .treeinfo warns once,
     // naming --treeinfo (false: for the repositories of a tree that treeinfo mirrors).
     bool announce_tree = true;
-    // With download_metadata and without repo_gpgcheck: false = upstream's repomd.xml.asc is
-    // neither fetched nor published (with repo_gpgcheck it is fetched and checked either way).
-    bool publish_signature = true;
-    // A directory's mirror: false = nothing is flushed to storage before the metadata is
-    // published; the caller flushes before anything reads it. Never for a mirror others read.
-    bool durable = true;
+    // The destination is dnf's cache, which dnf alone reads (the prefetch): with download_metadata
+    // only the records dnf reads are fetched (no sqlite databases, no other.xml) and repomd.xml.asc
+    // only with repo_gpgcheck; nothing is flushed to storage (the caller flushes before dnf runs).
+    // Never for a mirror.
+    bool dnf_cache = false;
     // The revision an earlier sync of the same repository fetched moments ago
     // (RepoSyncReport::upstream): no mirror list, repomd.xml or signature is fetched again.
     std::shared_ptr<const UpstreamRevision> upstream;
