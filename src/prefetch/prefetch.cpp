@@ -216,7 +216,7 @@ struct RepoWork {
     std::filesystem::path primary;  // decompressed, in the temporary directory
     std::filesystem::path modules;  // its modules.yaml in the cache; empty: none
     std::vector<std::string> share;
-    unsigned parallel = 1;  // connections the package step may hold (connection_shares)
+    unsigned parallel = 1;  // connections the package step may hold (package_step_connections)
     std::size_t packages = 0;
     std::uint64_t bytes = 0;
     std::vector<std::string> warnings;
@@ -366,32 +366,28 @@ void fetch_share(RepoWork& work, const PrefetchRequest& request, std::stop_token
     work.bytes = report.bytes_downloaded;
 }
 
-// Sets each item's `parallel` for the package step, out of `total` connections. Each repository
-// keeps its own connections (those its metadata came over), so a small share that took many
-// tokens first would leave the largest share to open new connections once they came back, late:
-// the largest share may use all `total`; every other one as many as its part of the packages
-// (at least min(its packages, 4), so a few large files still go side by side), and the budget
-// hands the largest what the others leave.
-void connection_shares(std::vector<RepoWork>& work, unsigned total) {
-    std::size_t packages = 0;
-    RepoWork* largest = nullptr;
-    for (RepoWork& item : work) {
-        packages += item.share.size();
-        if (largest == nullptr || item.share.size() > largest->share.size()) {
-            largest = &item;
+}  // namespace
+
+std::vector<unsigned> package_step_connections(std::span<const std::size_t> packages,
+                                               unsigned total) {
+    total = std::max(total, 1U);
+    std::size_t all = 0;
+    std::size_t largest = 0;
+    for (std::size_t index = 0; index < packages.size(); ++index) {
+        all += packages[index];
+        largest = packages[index] > packages[largest] ? index : largest;
+    }
+    std::vector<unsigned> connections(packages.size(), total);
+    for (std::size_t index = 0; index < packages.size(); ++index) {
+        const std::size_t proportional = all == 0 ? 1 : (packages[index] * total + all / 2) / all;
+        const std::size_t floor = std::min<std::size_t>(packages[index], 4);
+        if (index != largest) {
+            connections[index] = static_cast<unsigned>(
+                std::clamp<std::size_t>(std::max(proportional, floor), 1, total));
         }
     }
-    for (RepoWork& item : work) {
-        const std::size_t proportional =
-            packages == 0 ? 1 : (item.share.size() * total + packages / 2) / packages;
-        const std::size_t floor = std::min<std::size_t>(item.share.size(), 4);
-        item.parallel = &item == largest ? total
-                                         : static_cast<unsigned>(std::clamp<std::size_t>(
-                                               std::max(proportional, floor), 1, total));
-    }
+    return connections;
 }
-
-}  // namespace
 
 std::string dnf_cache_directory_name(const RepoConfig& repo) {
     std::string source = repo.id;
@@ -485,7 +481,15 @@ Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::sto
                 item.share.assign(share.begin(), share.end());
             }
         }
-        connection_shares(work, std::max(request.parallel, 1U));
+        std::vector<std::size_t> shares;
+        for (const RepoWork& item : work) {
+            shares.push_back(item.share.size());
+        }
+        const std::vector<unsigned> connections =
+            package_step_connections(shares, request.parallel);
+        for (std::size_t index = 0; index < work.size(); ++index) {
+            work[index].parallel = connections[index];
+        }
         started = std::chrono::steady_clock::now();
         for_each_in_parallel(work, [&](RepoWork& item) {
             if (!item.share.empty()) {

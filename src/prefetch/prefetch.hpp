@@ -46,6 +46,15 @@ struct PrefetchRequest {
     std::filesystem::path state_dir;
 };
 
+// The connections each repository's package step may hold, out of `total`, for shares of
+// `packages[i]` packages. Each repository keeps its own connections (those its metadata came
+// over), so a small share that took many tokens first would leave the largest share to open new
+// connections once they came back, late: the largest share (the first of equal ones) may use all
+// `total`; every other one its part of them, at least min(its packages, 4) so that a few large
+// files still go side by side; the budget hands the largest what the others leave.
+std::vector<unsigned> package_step_connections(std::span<const std::size_t> packages,
+                                               unsigned total);
+
 // Prefetches for `request` (see the top of this file): metadata of every repository, each in its
 // own thread, into dnf's cache unless dnf's copy is fresh (then it is used as it is); the
 // dependency closure of `request.packages` solved with libsolv over those primaries on the

@@ -175,10 +175,11 @@ TEST_F(ExecPrefetch, DnfInstallsWhatItInstallsAloneAndDownloadsNothingItself) {
     }
 }
 
-// Upstream signs its repomd.xml, the repository has repo_gpgcheck=0: the prefetch does not ask for
-// repomd.xml.asc (one round trip less before the records), and dnf, which reads no signature
-// then, finds everything it needs in its cache and asks the server for nothing.
-TEST_F(ExecPrefetch, TheSignatureOfRepomdIsNotFetchedWithoutRepoGpgcheck) {
+// Upstream signs its repomd.xml and lists sqlite databases and other.xml beside primary and
+// filelists, the repository has repo_gpgcheck=0: the prefetch asks for neither repomd.xml.asc
+// (one round trip less before the records) nor the records dnf never reads, and dnf finds
+// everything it needs in its cache and asks the server for nothing.
+TEST_F(ExecPrefetch, OnlyWhatDnfReadsIsFetched) {
     const fs::path upstream = tmp_ / "signed-repomd";
     fs::copy(test_repo("sample-repo"), upstream, fs::copy_options::recursive);
     TempDir::write_at(upstream / "repodata" / "repomd.xml.asc",
@@ -196,6 +197,14 @@ TEST_F(ExecPrefetch, TheSignatureOfRepomdIsNotFetchedWithoutRepoGpgcheck) {
     EXPECT_EQ(std::find_if(asked.begin(), asked.end(),
                            [](const std::string& uri) { return uri.ends_with(".asc"); }),
               asked.end());
+    std::set<std::string> records;
+    for (const std::string& uri : asked) {
+        if (uri.find("/repodata/") != std::string::npos && !uri.ends_with("/repomd.xml")) {
+            records.insert(uri.substr(uri.find('-', uri.rfind('/')) + 1));
+        }
+    }
+    EXPECT_EQ(records, (std::set<std::string>{"filelists.xml.gz", "primary.xml.gz"}))
+        << "upstream also lists other.xml.gz and three .sqlite.bz2";
     EXPECT_GE(package_requests(asked).first, 1U);
     EXPECT_EQ(uris_by(server, 0, "libdnf"), std::vector<std::string>());
     EXPECT_FALSE(installed(tmp_ / "root-prefetched").empty());

@@ -110,6 +110,21 @@ TEST(DnfCacheDirectory, IsNamedAsLibdnfNamesIt) {
     EXPECT_EQ(dnf_cache_directory_name(repo), "amazonlinux-e67c82bee31379fc");
 }
 
+TEST(PackageStepConnections, TheLargestShareMayUseAllTheOthersTheirPart) {
+    // The boot benchmark's shares: 385 packages in one repository, 28 in the other.
+    const std::vector<std::size_t> shares{385, 28};
+    EXPECT_EQ(package_step_connections(shares, 32), (std::vector<unsigned>{32, 4}));
+    const std::vector<std::size_t> reversed{28, 385};
+    EXPECT_EQ(package_step_connections(reversed, 32), (std::vector<unsigned>{4, 32}));
+    // A share's part, when above the floor; a few large files still side by side; never 0.
+    const std::vector<std::size_t> three{100, 60, 2, 0};
+    EXPECT_EQ(package_step_connections(three, 32), (std::vector<unsigned>{32, 12, 2, 1}));
+    const std::vector<std::size_t> equal{50, 50};
+    EXPECT_EQ(package_step_connections(equal, 32), (std::vector<unsigned>{32, 16}));
+    const std::vector<std::size_t> alone{7};
+    EXPECT_EQ(package_step_connections(alone, 0), (std::vector<unsigned>{1}));
+}
+
 TEST(DnfMainSettings, CachedirBeneathTheInstallrootAndSetoptsWin) {
     TempDir dir;
     const auto conf = TempDir::write_at(dir.path() / "dnf.conf",
