@@ -28,6 +28,7 @@
 #include "fs/tree.hpp"
 #include "metadata/metadata.hpp"
 #include "prefetch/prefetch.hpp"
+#include "resolve/dnf_solv_cache.hpp"
 #include "resolve/plain_primary.hpp"
 #include "resolve/resolve.hpp"
 #include "rpmirror/checksum/checksum.hpp"
@@ -338,6 +339,26 @@ void prepare_metadata(RepoWork& work, const PrefetchRequest& request,
     work.metadata_ready = true;
 }
 
+// Writes dnf's solver caches of `work`'s repository (write_dnf_solv_cache) into `cachedir`, its
+// records decompressed into `scratch` first.
+Result<void> write_solver_caches(const RepoWork& work, const std::filesystem::path& cachedir,
+                                 const std::filesystem::path& scratch) {
+    DnfSolvCache cache;
+    cache.repo_id = work.repo->id;
+    cache.repomd = work.cache / "repodata" / "repomd.xml";
+    cache.plain_primary = work.primary;
+    cache.plain_filelists = scratch / (work.repo->id + "-filelists.xml");
+    cache.cachedir = cachedir;
+    auto filelists = write_plain_record(work.cache, "filelists", cache.plain_filelists);
+    if (!filelists) {
+        return tl::unexpected(std::move(filelists.error()));
+    }
+    if (!*filelists) {
+        cache.plain_filelists.clear();
+    }
+    return write_dnf_solv_cache(cache);
+}
+
 // Downloads `work.share` (NEVRAs) into packages/, each at its file name, where dnf looks.
 void fetch_share(RepoWork& work, const PrefetchRequest& request, std::stop_token stop) {
     RepoConfig repo = *work.repo;
@@ -434,6 +455,20 @@ Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::sto
     if (stop.stop_requested()) {
         return make_error(ErrorCode::Interrupted, "interrupted", request.cachedir.string());
     }
+    // dnf's solver caches of the repositories whose metadata is new, written while the solve and
+    // the packages go on: dnf would otherwise build them from the XML before its own solve.
+    std::vector<std::string> cache_warnings;
+    std::jthread solver_caches([&work, &request, &cache_warnings, scratch = temporary->path()] {
+        for (const RepoWork& item : work) {
+            if (item.metadata_ready && item.metadata_fetched) {
+                if (auto written = write_solver_caches(item, request.cachedir, scratch); !written) {
+                    cache_warnings.push_back(fmt::format(
+                        "repository {}: dnf's solver cache not written ({}); dnf builds it",
+                        item.repo->id, written.error().to_string()));
+                }
+            }
+        }
+    });
 
     // The closure, over the repositories whose metadata is at hand, in dnf's order.
     started = std::chrono::steady_clock::now();
@@ -498,9 +533,12 @@ Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::sto
         });
         report.download_seconds = seconds_since(started);
     }
-    // The steps flushed nothing (SyncOptions::durable): one syncfs of the cache's filesystem
-    // makes metadata and packages durable before dnf reads them. (Each package's checksum-cache
-    // entry is written at its rename, before any flush, as it was when each step flushed.)
+    solver_caches.join();
+    report.warnings.insert(report.warnings.end(), cache_warnings.begin(), cache_warnings.end());
+    // The steps flushed nothing (SyncOptions::dnf_cache): one syncfs of the cache's filesystem
+    // makes metadata, solver caches and packages durable before dnf reads them. (Each package's
+    // checksum-cache entry is written at its rename, before any flush, as it was when each step
+    // flushed.)
     if (auto flushed = fs::flush_filesystem(request.cachedir); !flushed) {
         report.warnings.push_back(
             fmt::format("dnf's cache cannot be flushed ({})", flushed.error().to_string()));

@@ -56,15 +56,31 @@ Result<std::optional<RepomdRecord>> fetched_record(const std::filesystem::path& 
 
 Result<void> write_plain_primary(const std::filesystem::path& root,
                                  const std::filesystem::path& out) {
-    auto primary = fetched_record(root, "primary");
-    if (!primary) {
-        return tl::unexpected(std::move(primary.error()));
+    auto written = write_plain_record(root, "primary", out);
+    if (!written) {
+        return tl::unexpected(std::move(written.error()));
     }
-    if (!*primary) {
+    if (!*written) {
         return make_error(ErrorCode::BadInput, "the repository lists no primary metadata",
                           (root / "repodata" / "repomd.xml").string());
     }
-    return decompress_to(root / (*primary)->location_href, (*primary)->open_size, out);
+    return {};
+}
+
+Result<bool> write_plain_record(const std::filesystem::path& root, std::string_view type,
+                                const std::filesystem::path& out) {
+    auto record = fetched_record(root, type);
+    if (!record) {
+        return tl::unexpected(std::move(record.error()));
+    }
+    if (!*record) {
+        return false;
+    }
+    if (auto written = decompress_to(root / (*record)->location_href, (*record)->open_size, out);
+        !written) {
+        return tl::unexpected(std::move(written.error()));
+    }
+    return true;
 }
 
 }  // namespace rpmirror

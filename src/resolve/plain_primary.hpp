@@ -23,4 +23,9 @@ Result<std::optional<RepomdRecord>> fetched_record(const std::filesystem::path& 
 Result<void> write_plain_primary(const std::filesystem::path& root,
                                  const std::filesystem::path& out);
 
+// The same for the record `type` ("filelists", ...): returns false (writing nothing) iff
+// repomd.xml lists none, true once it is written.
+Result<bool> write_plain_record(const std::filesystem::path& root, std::string_view type,
+                                const std::filesystem::path& out);
+
 }  // namespace rpmirror

@@ -27,15 +27,20 @@ class ExecPrefetch : public SyncFixture {
     // `dnf install -y --installroot ROOT SPECS` with its own config, cache and `repos` (the
     // content of its one .repo file) under `work`; through `rpmirror exec --prefetch` iff
     // `prefetch`.
+    // `program`: what runs as dnf (a script named dnf that runs it), when not dnf itself.
     CommandResult install(bool prefetch, const fs::path& work, const fs::path& root,
                           const std::string& repos, const std::vector<std::string>& specs,
-                          const std::vector<std::string>& extra = {}) {
+                          const std::vector<std::string>& extra = {},
+                          const std::string& program = {}) {
         std::vector<std::string> argv;
         if (prefetch) {
             argv = {rpmirror_binary(), "exec", "--prefetch", "--"};
         }
         std::vector<std::string> dnf = isolated_dnf(work);
         std::erase(dnf, "-q");
+        if (!program.empty()) {
+            dnf.front() = program;
+        }
         argv.insert(argv.end(), dnf.begin(), dnf.end());
         // Rewritten only when it changes: dnf counts metadata older than its .repo file as expired.
         if (!fs::exists(work / "reposd" / "test.repo") ||
@@ -173,6 +178,51 @@ TEST_F(ExecPrefetch, DnfInstallsWhatItInstallsAloneAndDownloadsNothingItself) {
         EXPECT_FALSE(entry.path().filename().string().starts_with(".rpmirror")) << entry.path();
         EXPECT_FALSE(entry.path().filename().string().ends_with(".part")) << entry.path();
     }
+}
+
+// dnf's solver caches (<id>.solv, <id>-filenames.solvx) are in its cache when dnf starts, the
+// same bytes dnf writes itself, and dnf loads the repositories from them: it does not write them
+// again (a script run as dnf notes their inodes before it runs dnf).
+TEST_F(ExecPrefetch, DnfLoadsItsRepositoriesFromTheSolverCachesThePrefetchWrote) {
+    NginxServer& fedora = serve(dnf_ci_fixtures() / "repos" / "dnf-ci-fedora");
+    NginxServer& updates = serve(dnf_ci_fixtures() / "repos" / "dnf-ci-thirdparty-updates");
+    const std::string repos =
+        repo_section("fedora", fedora.url("/")) + repo_section("updates", updates.url("/"));
+    const std::vector<std::string> specs{"CQRlib-extension", "abcde"};
+    const CommandResult alone = install(false, tmp_ / "alone", tmp_ / "root-alone", repos, specs);
+    ASSERT_EQ(alone.exit_code, 0) << alone.out << alone.err;
+
+    const fs::path cache = cache_of(tmp_ / "prefetched");
+    const fs::path noted = tmp_ / "inodes-before-dnf";
+    const fs::path program = tmp_ / "wrap" / "dnf";
+    TempDir::write_at(program, "#!/bin/sh\nfor f in '" + cache.string() +
+                                   "'/*.solv*; do stat -c '%n %i' \"$f\"; done > '" +
+                                   noted.string() + "'\nexec dnf \"$@\"\n");
+    fs::permissions(program, fs::perms::owner_all);
+    const CommandResult prefetched = install(true, tmp_ / "prefetched", tmp_ / "root-prefetched",
+                                             repos, specs, {}, program.string());
+    ASSERT_EQ(prefetched.exit_code, 0) << prefetched.out << prefetched.err;
+    EXPECT_EQ(installed(tmp_ / "root-prefetched"), installed(tmp_ / "root-alone"));
+    EXPECT_EQ(prefetched.err.find("solver cache not written"), std::string::npos) << prefetched.err;
+
+    std::vector<std::string> expected;
+    for (const std::string repo : {"fedora", "updates"}) {
+        for (const std::string suffix : {".solv", "-filenames.solvx"}) {
+            const fs::path ours = cache / (repo + suffix);
+            const fs::path dnfs = cache_of(tmp_ / "alone") / (repo + suffix);
+            ASSERT_TRUE(fs::exists(ours)) << ours;
+            ASSERT_TRUE(fs::exists(dnfs)) << dnfs;
+            EXPECT_EQ(read_file(ours), read_file(dnfs)) << ours << " differs from dnf's own";
+            struct stat st {};
+            ASSERT_EQ(::stat(ours.c_str(), &st), 0);
+            expected.push_back(ours.string() + " " + std::to_string(st.st_ino));
+        }
+    }
+    // Still the files the prefetch wrote: dnf took them as they were.
+    std::vector<std::string> before = lines_of(read_file(noted));
+    std::sort(before.begin(), before.end());
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(before, expected);
 }
 
 // Upstream signs its repomd.xml and lists sqlite databases and other.xml beside primary and
