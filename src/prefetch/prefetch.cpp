@@ -339,24 +339,36 @@ void prepare_metadata(RepoWork& work, const PrefetchRequest& request,
     work.metadata_ready = true;
 }
 
-// Writes dnf's solver caches of `work`'s repository (write_dnf_solv_cache) into `cachedir`, its
-// records decompressed into `scratch` first.
-Result<void> write_solver_caches(const RepoWork& work, const std::filesystem::path& cachedir,
+// Writes dnf's solver caches (write_dnf_solv_caches) of the repositories of `work` whose metadata
+// was fetched, over a pool of all whose metadata is at hand, their filelists decompressed into
+// `scratch` first.
+Result<void> write_solver_caches(const std::vector<RepoWork>& work, const PrefetchRequest& request,
                                  const std::filesystem::path& scratch) {
-    DnfSolvCache cache;
-    cache.repo_id = work.repo->id;
-    cache.repomd = work.cache / "repodata" / "repomd.xml";
-    cache.plain_primary = work.primary;
-    cache.plain_filelists = scratch / (work.repo->id + "-filelists.xml");
-    cache.cachedir = cachedir;
-    auto filelists = write_plain_record(work.cache, "filelists", cache.plain_filelists);
-    if (!filelists) {
-        return tl::unexpected(std::move(filelists.error()));
+    DnfSolvCaches caches;
+    caches.installroot = request.installroot;
+    caches.cachedir = request.cachedir;
+    bool any = false;
+    for (const RepoWork& item : work) {
+        if (!item.metadata_ready) {
+            continue;
+        }
+        DnfSolvCacheRepo repo;
+        repo.id = item.repo->id;
+        repo.repomd = item.cache / "repodata" / "repomd.xml";
+        repo.plain_primary = item.primary;
+        repo.plain_filelists = scratch / (item.repo->id + "-filelists.xml");
+        repo.write = item.metadata_fetched;
+        any = any || repo.write;
+        auto filelists = write_plain_record(item.cache, "filelists", repo.plain_filelists);
+        if (!filelists) {
+            return tl::unexpected(std::move(filelists.error()));
+        }
+        if (!*filelists) {
+            repo.plain_filelists.clear();
+        }
+        caches.repos.push_back(std::move(repo));
     }
-    if (!*filelists) {
-        cache.plain_filelists.clear();
-    }
-    return write_dnf_solv_cache(cache);
+    return any ? write_dnf_solv_caches(caches) : Result<void>{};
 }
 
 // Downloads `work.share` (NEVRAs) into packages/, each at its file name, where dnf looks.
@@ -457,16 +469,10 @@ Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::sto
     }
     // dnf's solver caches of the repositories whose metadata is new, written while the solve and
     // the packages go on: dnf would otherwise build them from the XML before its own solve.
-    std::vector<std::string> cache_warnings;
-    std::jthread solver_caches([&work, &request, &cache_warnings, scratch = temporary->path()] {
-        for (const RepoWork& item : work) {
-            if (item.metadata_ready && item.metadata_fetched) {
-                if (auto written = write_solver_caches(item, request.cachedir, scratch); !written) {
-                    cache_warnings.push_back(fmt::format(
-                        "repository {}: dnf's solver cache not written ({}); dnf builds it",
-                        item.repo->id, written.error().to_string()));
-                }
-            }
+    std::optional<Error> cache_error;
+    std::jthread solver_caches([&work, &settings, &cache_error, scratch = temporary->path()] {
+        if (auto written = write_solver_caches(work, settings, scratch); !written) {
+            cache_error = written.error();
         }
     });
 
@@ -534,7 +540,10 @@ Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::sto
         report.download_seconds = seconds_since(started);
     }
     solver_caches.join();
-    report.warnings.insert(report.warnings.end(), cache_warnings.begin(), cache_warnings.end());
+    if (cache_error) {
+        report.warnings.push_back(fmt::format(
+            "dnf's solver caches not written ({}); dnf builds them", cache_error->to_string()));
+    }
     // The steps flushed nothing (SyncOptions::dnf_cache): one syncfs of the cache's filesystem
     // makes metadata, solver caches and packages durable before dnf reads them. (Each package's
     // checksum-cache entry is written at its rename, before any flush, as it was when each step

@@ -1,6 +1,7 @@
 // The dependency closure (resolve/resolve.hpp), solved by libsolv over primary metadata.
 #include "index/index.hpp"
 #include "resolve/resolve.hpp"
+#include "resolve/solv_handles.hpp"
 #include "signature/signature.hpp"
 
 #include <algorithm>
@@ -35,17 +36,11 @@ namespace rpmirror {
 
 namespace {
 
-struct PoolFree {
-    void operator()(Pool* pool) const { pool_free(pool); }
-};
 struct SolverFree {
     void operator()(Solver* solver) const { solver_free(solver); }
 };
 struct TransactionFree {
     void operator()(Transaction* transaction) const { transaction_free(transaction); }
-};
-struct FileClose {
-    void operator()(FILE* file) const { std::fclose(file); }
 };
 struct RpmStateFree {
     void operator()(void* state) const { rpm_state_free(state); }
@@ -179,9 +174,8 @@ void add_installed(Pool* pool, Repo* installed, const ListedPackage& listed) {
                                         pool_rel2id(pool, copy->name, copy->evr, REL_EQ, 1), 0);
 }
 
-// The installed repository of `base` (an installroot's rpmdb, read whole; or a NEVRA list), set
-// as the pool's installed one. Reads the list after the repositories' metadata: a listed package
-// the repositories have is copied from there.
+}  // namespace
+
 Result<void> add_installed_base(Pool* pool, const std::filesystem::path& base) {
     std::error_code error;
     const bool directory = std::filesystem::is_directory(base, error);
@@ -262,6 +256,8 @@ Result<void> add_installed_base(Pool* pool, const std::filesystem::path& base) {
     pool_set_installed(pool, installed);
     return {};
 }
+
+namespace {
 
 // Solves `jobs` over the pool (weak dependencies as `weak`; `downgrade`: an older version of a
 // package the base has may replace it). Returns the packages the solution installs from the

@@ -1,8 +1,9 @@
-// dnf's solver caches (resolve/dnf_solv_cache.hpp). libdnf 0.6x's sequence for a repository it
-// loads from new metadata: repo_add_repomdxml + repo_add_rpmmd(primary) into a new repo, written
-// whole with its stamp as <id>.solv and read back from that file; then filelists added as a
-// repodata extending those solvables ("FL"), written alone (that repodata, without the solvables
-// themselves) as <id>-filenames.solvx with the same stamp.
+// dnf's solver caches (resolve/dnf_solv_cache.hpp), following libdnf 0.6x's dnf-sack.cpp: the
+// installed packages first, then per repository load_yum_repo (repo_add_repomdxml +
+// repo_add_rpmmd of primary), write_main with the switch to the written file, load_ext of
+// filelists ("FL", extending the solvables) and write_ext of that repodata alone; then
+// dnf_sack_make_provides_ready: pool_addfileprovides_queue and rewrite_repos, which records the
+// added file provides in each repository's main repodata and writes its main part again.
 #include "resolve/dnf_solv_cache.hpp"
 
 #include <array>
@@ -15,10 +16,10 @@
 
 #include <fmt/format.h>
 
-// `requires` is a C++20 keyword: libsolv then names the dependency members dep_requires, ...
-#define LIBSOLV_SOLVABLE_PREPEND_DEP 1
+#include "resolve/solv_handles.hpp"
+
 #include <solv/chksum.h>
-#include <solv/pool.h>
+#include <solv/queue.h>
 #include <solv/repo.h>
 #include <solv/repo_solv.h>
 #include <solv/repo_write.h>
@@ -35,14 +36,11 @@ namespace rpmirror {
 
 namespace {
 
-struct PoolFree {
-    void operator()(Pool* pool) const { pool_free(pool); }
-};
-struct FileClose {
-    void operator()(FILE* file) const { std::fclose(file); }
-};
 struct WriterFree {
     void operator()(Repowriter* writer) const { repowriter_free(writer); }
+};
+struct QueueFree {
+    void operator()(Queue* queue) const { queue_free(queue); }
 };
 
 using File = std::unique_ptr<FILE, FileClose>;
@@ -81,87 +79,189 @@ Result<Stamp> stamp_for(const std::filesystem::path& repomd) {
     return stamp;
 }
 
-File open_read(const std::filesystem::path& path) {
-    return File(std::fopen(path.c_str(), "re"));
+// Reads `path` into the repo with `add` (a libsolv reader returning 0 on success).
+template <typename Add>
+Result<void> read_into(Pool* pool, const std::filesystem::path& path, Add add) {
+    const File file(std::fopen(path.c_str(), "re"));
+    if (!file) {
+        return make_errno_error("cannot read", path.string(), errno);
+    }
+    if (add(file.get()) != 0) {
+        return make_error(ErrorCode::BadInput,
+                          fmt::format("libsolv cannot read it: {}", pool_errstr(pool)),
+                          path.string());
+    }
+    return {};
 }
 
-// Writes what `writer` writes of its repo to `path` (beside it first, then renamed).
-Result<void> write_solv(Repowriter* writer, const Stamp& stamp, const std::filesystem::path& path) {
+// What `writer` writes of its repo, stamped, in memory.
+Result<std::string> write_solv(Repowriter* writer, const Stamp& stamp,
+                               const std::filesystem::path& shown) {
     repowriter_set_userdata(writer, stamp.data(), static_cast<int>(stamp.size()));
     char* buffer = nullptr;
     std::size_t length = 0;
     FILE* memory = open_memstream(&buffer, &length);
     if (memory == nullptr) {
-        return make_errno_error("cannot write", path.string(), errno);
+        return make_errno_error("cannot write", shown.string(), errno);
     }
     const int failed = repowriter_write(writer, memory);
     std::fclose(memory);
     const std::unique_ptr<char, decltype(&std::free)> owned(buffer, &std::free);
     if (failed != 0) {
-        return make_error(ErrorCode::Io, "libsolv cannot write the solver cache", path.string());
+        return make_error(ErrorCode::Io, "libsolv cannot write the solver cache", shown.string());
     }
-    return fs::replace_file(path, std::string_view(buffer, length));
+    return std::string(buffer, length);
 }
 
-}  // namespace
+// One repository in the pool, and what libdnf notes of its main part.
+struct Loaded {
+    const DnfSolvCacheRepo* source = nullptr;
+    Repo* repo = nullptr;
+    Stamp stamp{};
+    int main_nrepodata = 0;
+    int main_nsolvables = 0;
+    int main_end = 0;
+};
 
-Result<void> write_dnf_solv_cache(const DnfSolvCache& cache) {
-    auto stamp = stamp_for(cache.repomd);
+// libdnf's load_yum_repo, write_main(switchtosolv) and load_ext/write_ext of filelists.
+Result<void> load_repository(Pool* pool, const std::filesystem::path& cachedir, Loaded& loaded) {
+    const DnfSolvCacheRepo& source = *loaded.source;
+    auto stamp = stamp_for(source.repomd);
     if (!stamp) {
         return tl::unexpected(std::move(stamp.error()));
     }
-    const std::unique_ptr<Pool, PoolFree> pool(pool_create());
-    Repo* repo = repo_create(pool.get(), cache.repo_id.c_str());
-    const auto read_into = [&](const std::filesystem::path& path, auto add) -> Result<void> {
-        const File file = open_read(path);
-        if (!file) {
-            return make_errno_error("cannot read", path.string(), errno);
-        }
-        if (add(file.get()) != 0) {
-            return make_error(ErrorCode::BadInput,
-                              fmt::format("libsolv cannot read it: {}", pool_errstr(pool.get())),
-                              path.string());
-        }
-        return {};
-    };
-    if (auto read = read_into(cache.repomd,
+    loaded.stamp = *stamp;
+    Repo* repo = loaded.repo = repo_create(pool, source.id.c_str());
+    if (auto read = read_into(pool, source.repomd,
                               [repo](FILE* file) { return repo_add_repomdxml(repo, file, 0); });
         !read) {
         return read;
     }
     if (auto read =
-            read_into(cache.plain_primary,
+            read_into(pool, source.plain_primary,
                       [repo](FILE* file) { return repo_add_rpmmd(repo, file, nullptr, 0); });
         !read) {
         return read;
     }
-    const std::filesystem::path main = cache.cachedir / (cache.repo_id + ".solv");
+    const std::filesystem::path main = cachedir / (source.id + ".solv");
+    std::string written;
     {
         const std::unique_ptr<Repowriter, WriterFree> writer(repowriter_create(repo));
-        if (auto written = write_solv(writer.get(), *stamp, main); !written) {
-            return written;
+        auto bytes = write_solv(writer.get(), loaded.stamp, main);
+        if (!bytes) {
+            return tl::unexpected(std::move(bytes.error()));
+        }
+        written = std::move(*bytes);
+    }
+    if (source.write) {
+        if (auto replaced = fs::replace_file(main, written); !replaced) {
+            return replaced;
         }
     }
-    if (cache.plain_filelists.empty()) {
+    // The switch to the written file, which libdnf reads back.
+    repo_empty(repo, 1);
+    const File memory(fmemopen(written.data(), written.size(), "r"));
+    if (!memory || repo_add_solv(repo, memory.get(), 0) != 0) {
+        return make_error(
+            ErrorCode::Io,
+            fmt::format("libsolv cannot read back what it wrote: {}", pool_errstr(pool)),
+            main.string());
+    }
+    loaded.main_nrepodata = repo->nrepodata;
+    loaded.main_nsolvables = repo->nsolvables;
+    loaded.main_end = repo->end;
+    if (source.plain_filelists.empty()) {
         return {};
     }
-    // As libdnf goes on: the repo read back from the file just written, then filelists.
-    repo_empty(repo, 1);
-    if (auto read = read_into(main, [repo](FILE* file) { return repo_add_solv(repo, file, 0); });
-        !read) {
-        return read;
-    }
     if (auto read = read_into(
-            cache.plain_filelists,
+            pool, source.plain_filelists,
             [repo](FILE* file) { return repo_add_rpmmd(repo, file, "FL", REPO_EXTEND_SOLVABLES); });
         !read) {
         return read;
     }
+    if (!source.write) {
+        return {};
+    }
+    const std::filesystem::path ext = cachedir / (source.id + "-filenames.solvx");
     const Repodata* filelists = repo_id2repodata(repo, repo->nrepodata - 1);
     const std::unique_ptr<Repowriter, WriterFree> writer(repowriter_create(repo));
     repowriter_set_repodatarange(writer.get(), filelists->repodataid, filelists->repodataid + 1);
     repowriter_set_flags(writer.get(), REPOWRITER_NO_STORAGE_SOLVABLE);
-    return write_solv(writer.get(), *stamp, cache.cachedir / (cache.repo_id + "-filenames.solvx"));
+    auto bytes = write_solv(writer.get(), loaded.stamp, ext);
+    if (!bytes) {
+        return tl::unexpected(std::move(bytes.error()));
+    }
+    return fs::replace_file(ext, *bytes);
+}
+
+// libdnf's rewrite_repos for one repository: the file provides the pool added, recorded in its
+// main repodata, and its main part written again.
+Result<void> rewrite_main(const std::filesystem::path& cachedir, Loaded& loaded, Queue* added) {
+    Repo* repo = loaded.repo;
+    if (loaded.main_nrepodata < 2 || added->count == 0) {
+        return {};
+    }
+    Repodata* data = repo_id2repodata(repo, 1);
+    repodata_set_idarray(data, SOLVID_META, REPOSITORY_ADDEDFILEPROVIDES, added);
+    repodata_internalize(data);
+    if (!loaded.source->write) {
+        return {};
+    }
+    const int nrepodata = repo->nrepodata;
+    const int nsolvables = repo->nsolvables;
+    const int end = repo->end;
+    repo->nrepodata = loaded.main_nrepodata;
+    repo->nsolvables = loaded.main_nsolvables;
+    repo->end = loaded.main_end;
+    const std::filesystem::path main = cachedir / (loaded.source->id + ".solv");
+    Result<std::string> bytes = [&] {
+        const std::unique_ptr<Repowriter, WriterFree> writer(repowriter_create(repo));
+        return write_solv(writer.get(), loaded.stamp, main);
+    }();
+    repo->nrepodata = nrepodata;
+    repo->nsolvables = nsolvables;
+    repo->end = end;
+    if (!bytes) {
+        return tl::unexpected(std::move(bytes.error()));
+    }
+    return fs::replace_file(main, *bytes);
+}
+
+}  // namespace
+
+Result<void> write_dnf_solv_caches(const DnfSolvCaches& caches) {
+    const std::unique_ptr<Pool, PoolFree> pool(pool_create());
+    std::error_code missing;
+    if (std::filesystem::is_directory(caches.installroot, missing)) {
+        if (auto added = add_installed_base(pool.get(), caches.installroot); !added) {
+            return added;
+        }
+    }
+    std::vector<Loaded> loaded(caches.repos.size());
+    for (std::size_t index = 0; index < caches.repos.size(); ++index) {
+        loaded[index].source = &caches.repos[index];
+        if (auto done = load_repository(pool.get(), caches.cachedir, loaded[index]); !done) {
+            return done;
+        }
+    }
+    for (int id = 1; id < pool->nrepos; ++id) {  // libdnf's repo_internalize_all_trigger
+        if (Repo* repo = pool->repos[id]) {
+            repo_internalize(repo);
+        }
+    }
+    Queue added;
+    Queue added_installed;
+    queue_init(&added);
+    queue_init(&added_installed);
+    const std::unique_ptr<Queue, QueueFree> free_added(&added);
+    const std::unique_ptr<Queue, QueueFree> free_added_installed(&added_installed);
+    pool_addfileprovides_queue(pool.get(), &added, &added_installed);
+    for (Loaded& repository : loaded) {
+        if (auto rewritten = rewrite_main(caches.cachedir, repository, &added); !rewritten) {
+            return rewritten;
+        }
+    }
+    return {};
 }
 
 }  // namespace rpmirror

@@ -1,33 +1,42 @@
-// dnf's solver caches, written ahead of dnf: what libdnf builds from a repository's metadata the
-// first time it loads it, so that dnf loads the repository from them instead of the XML.
+// dnf's solver caches, written ahead of dnf: what libdnf builds from the repositories' metadata
+// the first time it loads them, so that dnf loads them from these instead of the XML.
 #pragma once
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "rpmirror/util/error.hpp"
 
 namespace rpmirror {
 
-// One repository whose metadata is in dnf's cache.
-struct DnfSolvCache {
-    std::string repo_id;
+// One repository dnf loads, its metadata in dnf's cache.
+struct DnfSolvCacheRepo {
+    std::string id;
     std::filesystem::path repomd;           // <cachedir>/<id>-<hash>/repodata/repomd.xml
     std::filesystem::path plain_primary;    // its primary, decompressed (write_plain_record)
     std::filesystem::path plain_filelists;  // its filelists, decompressed; empty: none listed
-    std::filesystem::path cachedir;         // dnf's [main] cachedir
+    bool write = true;                      // false: in the pool only (dnf's caches are current)
 };
 
-// Writes <cachedir>/<id>.solv (from repomd.xml and primary) and, when the repository lists
-// filelists, <cachedir>/<id>-filenames.solvx, as libdnf 0.6x (dnf 4) writes them when it loads a
-// repository whose metadata is new: the same libsolv calls in the same order, so the same bytes
-// (a test compares them with dnf's own), each stamped with what libdnf checks before it uses one
-// (the SHA-256 of repomd.xml, libsolv's solv_toolversion, libdnf's cache-format magic and
-// version). A libdnf that would not accept them (another libsolv, another format, dnf 5's other
-// paths) rebuilds them as if they were absent. Each file is written beside its name and renamed
-// over it. Returns Error{BadInput} naming the file iff libsolv cannot read a record,
-// Error{Unsupported} iff libsolv's version does not fit libdnf's stamp, Error{Io} iff a file
-// cannot be written. Thread-safe for distinct repositories.
-Result<void> write_dnf_solv_cache(const DnfSolvCache& cache);
+struct DnfSolvCaches {
+    std::vector<DnfSolvCacheRepo> repos;  // every repository dnf loads, in dnf's order
+    std::filesystem::path installroot;    // whose rpm database dnf loads first ("@System")
+    std::filesystem::path cachedir;       // dnf's [main] cachedir
+};
+
+// Writes <cachedir>/<id>.solv and, when it lists filelists, <cachedir>/<id>-filenames.solvx of
+// each repository to write, as libdnf 0.6x (dnf 4) writes them on a run that finds their metadata
+// new: the same libsolv calls on a pool holding the same repositories, so the same bytes (a test
+// compares them with dnf's own): each repository's repomd.xml and primary written whole and read
+// back, its filelists added and written alone; then the file provides the pool's dependencies
+// need (pool_addfileprovides), which libdnf records in each main file and writes it again. Each
+// file carries what libdnf checks before it uses one (the SHA-256 of repomd.xml, libsolv's
+// solv_toolversion, libdnf's cache-format magic and version): a libdnf that would not accept
+// them (another libsolv, another format, dnf 5's other paths) builds its own as if they were
+// absent. Each file is written beside its name and renamed over it. Returns Error{BadInput}
+// naming the file iff libsolv cannot read it, Error{Unsupported} iff libsolv's version does not
+// fit libdnf's stamp, the installed base's error, Error{Io} iff a file cannot be written.
+Result<void> write_dnf_solv_caches(const DnfSolvCaches& caches);
 
 }  // namespace rpmirror
