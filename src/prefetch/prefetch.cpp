@@ -8,7 +8,9 @@
 //   looks for (downloaded as .NAME.part, hashed while streaming, checksum recorded for librepo,
 //   renamed once verified; a package dnf's cache already holds whole is kept).
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -471,6 +473,8 @@ Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::sto
     // the packages go on: dnf would otherwise build them from the XML before its own solve.
     std::optional<Error> cache_error;
     std::jthread solver_caches([&work, &settings, &cache_error, scratch = temporary->path()] {
+        // Behind the solve and the downloads for the CPU: they are what the install waits on.
+        (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10);
         if (auto written = write_solver_caches(work, settings, scratch); !written) {
             cache_error = written.error();
         }
