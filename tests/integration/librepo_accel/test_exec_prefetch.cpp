@@ -116,7 +116,10 @@ class ExecPrefetch : public SyncFixture {
 };
 
 // Rich and weak dependencies over two repositories (the dnf-ci fixtures: CQRlib-extension needs
-// CQRlib from the other one, abcde recommends flac and suggests lame).
+// CQRlib from the other one, abcde recommends flac and suggests lame). dnf's solver caches
+// (<id>.solv, <id>-filenames.solvx) are in its cache when dnf starts, the same bytes dnf writes
+// itself on the run without the prefetch, and dnf loads the repositories from them: it does not
+// write them again (a script run as dnf copies them and notes their inodes before it runs dnf).
 TEST_F(ExecPrefetch, DnfInstallsWhatItInstallsAloneAndDownloadsNothingItself) {
     NginxServer& fedora = serve(dnf_ci_fixtures() / "repos" / "dnf-ci-fedora");
     NginxServer& updates = serve(dnf_ci_fixtures() / "repos" / "dnf-ci-thirdparty-updates");
@@ -130,9 +133,20 @@ TEST_F(ExecPrefetch, DnfInstallsWhatItInstallsAloneAndDownloadsNothingItself) {
     EXPECT_FALSE(uris_by(fedora, 0, "libdnf").empty());
     const std::size_t fedora_mark = log_size(fedora);
     const std::size_t updates_mark = log_size(updates);
-    const CommandResult prefetched =
-        install(true, tmp_ / "prefetched", tmp_ / "root-prefetched", repos, specs);
+    const fs::path cache = cache_of(tmp_ / "prefetched");
+    const fs::path seen = tmp_ / "seen-by-dnf";
+    const fs::path program = tmp_ / "wrap" / "dnf";
+    fs::create_directories(seen);
+    TempDir::write_at(program, "#!/bin/sh\nfor f in '" + cache.string() +
+                                   "'/*.solv*; do stat -c '%n %i' \"$f\"; cp \"$f\" '" +
+                                   seen.string() + "'; done > '" + (seen / "inodes").string() +
+                                   "'\nexec dnf \"$@\"\n");
+    fs::permissions(program, fs::perms::owner_all);
+    const CommandResult prefetched = install(true, tmp_ / "prefetched", tmp_ / "root-prefetched",
+                                             repos, specs, {}, program.string());
     ASSERT_EQ(prefetched.exit_code, 0) << prefetched.out << prefetched.err;
+    EXPECT_EQ(prefetched.err.find("solver caches not written"), std::string::npos)
+        << prefetched.err;
 
     const std::set<std::string> packages = installed(tmp_ / "root-alone");
     EXPECT_TRUE(packages.contains("flac-1.3.2-8.fc29.x86_64")) << "a Recommends is installed";
@@ -173,42 +187,6 @@ TEST_F(ExecPrefetch, DnfInstallsWhatItInstallsAloneAndDownloadsNothingItself) {
     // without repo_gpgcheck librepo never reads one from its cache.
     EXPECT_EQ(documents, 1U) << "repomd.xml alone";
     EXPECT_EQ(connections.size(), 1U);
-    // Nothing of the prefetch's is left beside the packages.
-    for (const auto& entry : fs::recursive_directory_iterator(cache_of(tmp_ / "prefetched"))) {
-        EXPECT_FALSE(entry.path().filename().string().starts_with(".rpmirror")) << entry.path();
-        EXPECT_FALSE(entry.path().filename().string().ends_with(".part")) << entry.path();
-    }
-}
-
-// dnf's solver caches (<id>.solv, <id>-filenames.solvx) are in its cache when dnf starts, the
-// same bytes dnf writes itself on a run without the prefetch, and dnf loads the repositories
-// from them: it does not write them again (a script run as dnf copies them and notes their inodes
-// before it runs dnf).
-TEST_F(ExecPrefetch, DnfLoadsItsRepositoriesFromTheSolverCachesThePrefetchWrote) {
-    NginxServer& fedora = serve(dnf_ci_fixtures() / "repos" / "dnf-ci-fedora");
-    NginxServer& updates = serve(dnf_ci_fixtures() / "repos" / "dnf-ci-thirdparty-updates");
-    const std::string repos =
-        repo_section("fedora", fedora.url("/")) + repo_section("updates", updates.url("/"));
-    const std::vector<std::string> specs{"CQRlib-extension", "abcde"};
-    const CommandResult alone = install(false, tmp_ / "alone", tmp_ / "root-alone", repos, specs);
-    ASSERT_EQ(alone.exit_code, 0) << alone.out << alone.err;
-
-    const fs::path cache = cache_of(tmp_ / "prefetched");
-    const fs::path seen = tmp_ / "seen-by-dnf";
-    const fs::path program = tmp_ / "wrap" / "dnf";
-    fs::create_directories(seen);
-    TempDir::write_at(program, "#!/bin/sh\nfor f in '" + cache.string() +
-                                   "'/*.solv*; do stat -c '%n %i' \"$f\"; cp \"$f\" '" +
-                                   seen.string() + "'; done > '" + (seen / "inodes").string() +
-                                   "'\nexec dnf \"$@\"\n");
-    fs::permissions(program, fs::perms::owner_all);
-    const CommandResult prefetched = install(true, tmp_ / "prefetched", tmp_ / "root-prefetched",
-                                             repos, specs, {}, program.string());
-    ASSERT_EQ(prefetched.exit_code, 0) << prefetched.out << prefetched.err;
-    EXPECT_EQ(installed(tmp_ / "root-prefetched"), installed(tmp_ / "root-alone"));
-    EXPECT_EQ(prefetched.err.find("solver caches not written"), std::string::npos)
-        << prefetched.err;
-
     std::vector<std::string> expected;
     for (const std::string repo : {"fedora", "updates"}) {
         for (const std::string suffix : {".solv", "-filenames.solvx"}) {
@@ -228,6 +206,11 @@ TEST_F(ExecPrefetch, DnfLoadsItsRepositoriesFromTheSolverCachesThePrefetchWrote)
     std::sort(before.begin(), before.end());
     std::sort(expected.begin(), expected.end());
     EXPECT_EQ(before, expected);
+    // Nothing of the prefetch's is left beside the packages.
+    for (const auto& entry : fs::recursive_directory_iterator(cache_of(tmp_ / "prefetched"))) {
+        EXPECT_FALSE(entry.path().filename().string().starts_with(".rpmirror")) << entry.path();
+        EXPECT_FALSE(entry.path().filename().string().ends_with(".part")) << entry.path();
+    }
 }
 
 // Upstream signs its repomd.xml and lists sqlite databases and other.xml beside primary and
