@@ -347,7 +347,6 @@ void prepare_metadata(RepoWork& work, const PrefetchRequest& request,
 Result<void> write_solver_caches(const std::vector<RepoWork>& work, const PrefetchRequest& request,
                                  const std::filesystem::path& scratch) {
     DnfSolvCaches caches;
-    caches.installroot = request.installroot;
     caches.cachedir = request.cachedir;
     bool any = false;
     for (const RepoWork& item : work) {

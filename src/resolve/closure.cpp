@@ -174,8 +174,9 @@ void add_installed(Pool* pool, Repo* installed, const ListedPackage& listed) {
                                         pool_rel2id(pool, copy->name, copy->evr, REL_EQ, 1), 0);
 }
 
-}  // namespace
-
+// The installed repository of `base` (an installroot's rpmdb, read whole; or a NEVRA list), set
+// as the pool's installed one. Reads the list after the repositories' metadata: a listed package
+// the repositories have is copied from there.
 Result<void> add_installed_base(Pool* pool, const std::filesystem::path& base) {
     std::error_code error;
     const bool directory = std::filesystem::is_directory(base, error);
@@ -256,8 +257,6 @@ Result<void> add_installed_base(Pool* pool, const std::filesystem::path& base) {
     pool_set_installed(pool, installed);
     return {};
 }
-
-namespace {
 
 // Solves `jobs` over the pool (weak dependencies as `weak`; `downgrade`: an older version of a
 // package the base has may replace it). Returns the packages the solution installs from the

@@ -1,9 +1,9 @@
-// dnf's solver caches (resolve/dnf_solv_cache.hpp), following libdnf 0.6x's dnf-sack.cpp: the
-// installed packages first, then per repository load_yum_repo (repo_add_repomdxml +
-// repo_add_rpmmd of primary), write_main with the switch to the written file, load_ext of
-// filelists ("FL", extending the solvables) and write_ext of that repodata alone; then
-// dnf_sack_make_provides_ready: pool_addfileprovides_queue and rewrite_repos, which records the
-// added file provides in each repository's main repodata and writes its main part again.
+// dnf's solver caches (resolve/dnf_solv_cache.hpp), following libdnf 0.6x's dnf-sack.cpp: per
+// repository load_yum_repo (repo_add_repomdxml + repo_add_rpmmd of primary), write_main with the
+// switch to the written file, load_ext of filelists ("FL", extending the solvables) and write_ext
+// of that repodata alone; then dnf_sack_make_provides_ready: pool_addfileprovides_queue and
+// rewrite_repos, which records the added file provides in each repository's main repodata and
+// writes its main part again.
 #include "resolve/dnf_solv_cache.hpp"
 
 #include <array>
@@ -231,12 +231,6 @@ Result<void> rewrite_main(const std::filesystem::path& cachedir, Loaded& loaded,
 
 Result<void> write_dnf_solv_caches(const DnfSolvCaches& caches) {
     const std::unique_ptr<Pool, PoolFree> pool(pool_create());
-    std::error_code missing;
-    if (std::filesystem::is_directory(caches.installroot, missing)) {
-        if (auto added = add_installed_base(pool.get(), caches.installroot); !added) {
-            return added;
-        }
-    }
     std::vector<Loaded> loaded(caches.repos.size());
     for (std::size_t index = 0; index < caches.repos.size(); ++index) {
         loaded[index].source = &caches.repos[index];

@@ -21,7 +21,6 @@ struct DnfSolvCacheRepo {
 
 struct DnfSolvCaches {
     std::vector<DnfSolvCacheRepo> repos;  // every repository dnf loads, in dnf's order
-    std::filesystem::path installroot;    // whose rpm database dnf loads first ("@System")
     std::filesystem::path cachedir;       // dnf's [main] cachedir
 };
 
@@ -30,13 +29,16 @@ struct DnfSolvCaches {
 // new: the same libsolv calls on a pool holding the same repositories, so the same bytes (a test
 // compares them with dnf's own): each repository's repomd.xml and primary written whole and read
 // back, its filelists added and written alone; then the file provides the pool's dependencies
-// need (pool_addfileprovides), which libdnf records in each main file and writes it again. Each
+// need (pool_addfileprovides), which libdnf records in each main file and writes it again. The
+// installed packages, which dnf's pool holds too, are left out (their rpm database is the solve's
+// to read, and librpm is no place for two threads): a file dependency only they have makes dnf
+// write <id>.solv again from what it loaded from it, never from the XML. Each
 // file carries what libdnf checks before it uses one (the SHA-256 of repomd.xml, libsolv's
 // solv_toolversion, libdnf's cache-format magic and version): a libdnf that would not accept
 // them (another libsolv, another format, dnf 5's other paths) builds its own as if they were
 // absent. Each file is written beside its name and renamed over it. Returns Error{BadInput}
 // naming the file iff libsolv cannot read it, Error{Unsupported} iff libsolv's version does not
-// fit libdnf's stamp, the installed base's error, Error{Io} iff a file cannot be written.
+// fit libdnf's stamp, Error{Io} iff a file cannot be written.
 Result<void> write_dnf_solv_caches(const DnfSolvCaches& caches);
 
 }  // namespace rpmirror

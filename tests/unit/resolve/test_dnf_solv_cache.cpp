@@ -38,7 +38,6 @@ constexpr const char* kFilelists =
 
 DnfSolvCaches one_repository(const test::TempDir& dir, const std::string& primary) {
     DnfSolvCaches caches;
-    caches.installroot = dir / "no-installroot";
     caches.cachedir = dir / "cache";
     std::filesystem::create_directories(caches.cachedir);
     DnfSolvCacheRepo repo;
