@@ -51,7 +51,7 @@ class MetadataStage {
     // Error{Unsafe} iff `repodata` exists but is not a directory (a symlink is not followed).
     // Failing to remove the old copy after a successful swap is not an error.
     // With `flush` false, step 1 is left out: the files' contents are not flushed here (the
-    // caller flushes them before anything reads them, SyncOptions::durable).
+    // caller flushes them before anything reads them, SyncOptions::dnf_cache).
     Result<void> publish(bool flush = true);
 
     // How publish() put the metadata in place.

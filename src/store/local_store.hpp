@@ -25,7 +25,7 @@ class LocalStore final : public MirrorStore {
     void set_sync_layout(std::filesystem::path metadata_root,
                          std::vector<std::filesystem::path> package_roots);
 
-    // false: ready_packages() and publish_metadata() flush nothing (SyncOptions::durable).
+    // false: ready_packages() and publish_metadata() flush nothing (SyncOptions::dnf_cache).
     void set_durable(bool durable) { durable_ = durable; }
 
     RecordPlace record_of(std::string_view below, std::string_view name) override;

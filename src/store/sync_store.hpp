@@ -52,7 +52,7 @@ struct SyncStoreOptions {
     bool safe_write_path = false;
     std::vector<std::filesystem::path> dedupe_dirs;  // absolute
     bool use_checksum_cache = true;  // false (--no-cache): nothing is held by a cache or record
-    bool durable = true;  // false: a directory's mirror is never flushed (SyncOptions::durable)
+    bool durable = true;  // false: a directory's mirror is never flushed (SyncOptions::dnf_cache)
     // A bucket's staging area and writes: --s3-spool-dir, --s3-spool-size, --s3-parallel,
     // --s3-part-size, --s3-acl.
     std::filesystem::path spool_dir;
