@@ -118,12 +118,14 @@ struct Loaded {
     const DnfSolvCacheRepo* source = nullptr;
     Repo* repo = nullptr;
     Stamp stamp{};
+    std::string main;  // <id>.solv as it is to be written (iff the repository is to be written)
     int main_nrepodata = 0;
     int main_nsolvables = 0;
     int main_end = 0;
 };
 
-// libdnf's load_yum_repo, write_main(switchtosolv) and load_ext/write_ext of filelists.
+// libdnf's load_yum_repo, write_main(switchtosolv) and load_ext/write_ext of filelists. The main
+// file is kept in `loaded.main`, written once the file provides are known (rewrite_main).
 Result<void> load_repository(Pool* pool, const std::filesystem::path& cachedir, Loaded& loaded) {
     const DnfSolvCacheRepo& source = *loaded.source;
     auto stamp = stamp_for(source.repomd);
@@ -153,11 +155,6 @@ Result<void> load_repository(Pool* pool, const std::filesystem::path& cachedir, 
         }
         written = std::move(*bytes);
     }
-    if (source.write) {
-        if (auto replaced = fs::replace_file(main, written); !replaced) {
-            return replaced;
-        }
-    }
     // The switch to the written file, which libdnf reads back.
     repo_empty(repo, 1);
     const File memory(fmemopen(written.data(), written.size(), "r"));
@@ -166,6 +163,9 @@ Result<void> load_repository(Pool* pool, const std::filesystem::path& cachedir, 
             ErrorCode::Io,
             fmt::format("libsolv cannot read back what it wrote: {}", pool_errstr(pool)),
             main.string());
+    }
+    if (source.write) {
+        loaded.main = written;
     }
     loaded.main_nrepodata = repo->nrepodata;
     loaded.main_nsolvables = repo->nsolvables;
@@ -195,7 +195,7 @@ Result<void> load_repository(Pool* pool, const std::filesystem::path& cachedir, 
 }
 
 // libdnf's rewrite_repos for one repository: the file provides the pool added, recorded in its
-// main repodata, and its main part written again.
+// main repodata, and its main part (`loaded.main`) made again.
 Result<void> rewrite_main(const std::filesystem::path& cachedir, Loaded& loaded, Queue* added) {
     Repo* repo = loaded.repo;
     if (loaded.main_nrepodata < 2 || added->count == 0) {
@@ -224,7 +224,8 @@ Result<void> rewrite_main(const std::filesystem::path& cachedir, Loaded& loaded,
     if (!bytes) {
         return tl::unexpected(std::move(bytes.error()));
     }
-    return fs::replace_file(main, *bytes);
+    loaded.main = std::move(*bytes);
+    return {};
 }
 
 }  // namespace
@@ -253,6 +254,12 @@ Result<void> write_dnf_solv_caches(const DnfSolvCaches& caches) {
     for (Loaded& repository : loaded) {
         if (auto rewritten = rewrite_main(caches.cachedir, repository, &added); !rewritten) {
             return rewritten;
+        }
+        if (repository.source->write) {
+            const std::filesystem::path main = caches.cachedir / (repository.source->id + ".solv");
+            if (auto replaced = fs::replace_file(main, repository.main); !replaced) {
+                return replaced;
+            }
         }
     }
     return {};
