@@ -221,7 +221,7 @@ class Auditor {
         if (!packages) {
             return tl::unexpected(std::move(packages.error()));
         }
-        const PackageIndex& index = packages->index;
+        const PackageIndex& index = *packages->index;
 
         // The packages, at the safe paths the planner gives them (a bucket has no symlinks, but
         // an href must still name a key inside the repository: the sync refuses any other).

@@ -346,6 +346,9 @@ struct RepoPackageSource {
     std::filesystem::path primary_path;
     std::string primary_name;  // how messages name primary.xml (its URL, or the mirror's path)
     std::optional<std::uint64_t> primary_open_size;  // repomd.xml's <open-size>
+    // primary.xml as an earlier step over the same revision parsed it (RepoPackages::index):
+    // selected from as it is, the file not read again (primary_path is then unused).
+    std::shared_ptr<const PackageIndex> primary_parsed;
     // modules.yaml, iff the repository has one and the caller fetched it; read only with
     // newest_only (without it, modules do not change the selection).
     std::optional<std::filesystem::path> modules_path;
@@ -358,7 +361,7 @@ struct RepoPackageSource {
 
 // The packages of one repository and what `options` selects from them.
 struct RepoPackages {
-    PackageIndex index;
+    std::shared_ptr<const PackageIndex> index;  // never null
     Selection selection;
     // Messages every caller shows as warnings: index issues that skipped no package, the first
     // kConflictsShown conflicting duplicate locations (then "... and N more ..."), and one line
@@ -374,10 +377,10 @@ struct RepoPackages {
 
 inline constexpr std::size_t kConflictsShown = 10;
 
-// Parses primary.xml (and, with options.newest_only, modules.yaml) from `source` and selects
-// with `options`. Every message names the files by source.primary_name / modules_name, never by
-// the path they were read from. Returns the parser's or decompressor's first error, so named.
-// Thread-safe (each call has its own state).
+// Parses primary.xml (unless source.primary_parsed has it) and, with options.newest_only,
+// modules.yaml from `source`, and selects with `options`. Every message names the files by
+// source.primary_name / modules_name, never by the path they were read from. Returns the parser's
+// or decompressor's first error, so named. Thread-safe (each call has its own state).
 Result<RepoPackages> read_repo_packages(const RepoPackageSource& source,
                                         const SelectionOptions& options);
 

@@ -13,12 +13,16 @@ namespace rpmirror {
 
 Result<RepoPackages> read_repo_packages(const RepoPackageSource& source,
                                         const SelectionOptions& options) {
-    PrimaryParseOptions parse_options;
-    parse_options.decompress.expected_size = source.primary_open_size;
-    parse_options.display_name = source.primary_name;
-    auto index = parse_primary_file(source.primary_path, parse_options);
+    std::shared_ptr<const PackageIndex> index = source.primary_parsed;
     if (!index) {
-        return tl::unexpected(std::move(index.error()));
+        PrimaryParseOptions parse_options;
+        parse_options.decompress.expected_size = source.primary_open_size;
+        parse_options.display_name = source.primary_name;
+        auto parsed = parse_primary_file(source.primary_path, parse_options);
+        if (!parsed) {
+            return tl::unexpected(std::move(parsed.error()));
+        }
+        index = std::make_shared<const PackageIndex>(std::move(*parsed));
     }
     std::vector<ModuleStreamBuild> modules;
     if (options.newest_only && source.modules_path) {
@@ -81,7 +85,7 @@ Result<RepoPackages> read_repo_packages(const RepoPackageSource& source,
             "each location is downloaded once",
             packages.selection.duplicate_locations, packages.selection.first_duplicate_href));
     }
-    packages.index = std::move(*index);
+    packages.index = std::move(index);
     return packages;
 }
 

@@ -3,7 +3,9 @@
 //   the metadata alone, published there atomically as a mirror's is) unless dnf's copy is fresh
 //   -> the closure of the install on the installroot's rpm database (libsolv, resolve_closure),
 //   modular packages filtered as dnf filters them (each repository's modules.yaml, each module's
-//   default stream and the streams the installroot's /etc/dnf/modules.d enables)
+//   default stream and the streams the installroot's /etc/dnf/modules.d enables); it starts as
+//   soon as each repository's primary, modules and comps are verified, while the other records
+//   download and the metadata is published
 //   -> each repository's share synced, in parallel, into packages/ under the file names dnf
 //   looks for (downloaded as .NAME.part, hashed while streaming, checksum recorded for librepo,
 //   renamed once verified; a package dnf's cache already holds whole is kept).
@@ -13,10 +15,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <fstream>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -142,27 +148,10 @@ std::vector<std::string> enabled_module_streams(const std::filesystem::path& ins
     return streams;
 }
 
-// The comps document of the fetched repository at `cache` (its "group" record, else its
-// "group_gz"), decompressed; nullopt iff it lists none.
-Result<std::optional<std::string>> read_comps(const std::filesystem::path& cache) {
-    for (const std::string_view type : {"group", "group_gz"}) {
-        auto record = fetched_record(cache, type);
-        if (!record) {
-            return tl::unexpected(std::move(record.error()));
-        }
-        if (!*record) {
-            continue;
-        }
-        DecompressOptions options;
-        options.expected_size = (*record)->open_size;
-        auto text = decompress_file_to_string(cache / (*record)->location_href, options);
-        if (!text) {
-            return tl::unexpected(std::move(text.error()));
-        }
-        return std::optional<std::string>(std::move(*text));
-    }
-    return std::optional<std::string>();
-}
+// The records of a repository the closure reads besides its primary: modules, and comps ("group"
+// or "group_gz": the same document, the first at hand is read).
+constexpr std::string_view kModulesRecord = "modules";
+constexpr std::array<std::string_view, 2> kCompsRecords = {"group", "group_gz"};
 
 // Adds to `packages` the mandatory and default packages (what `dnf install @GROUP` installs) of
 // each group of the comps `text` whose id is one of `groups`, or whose untranslated name is one
@@ -214,10 +203,14 @@ Result<void> add_group_packages(const std::string& text, const std::string& show
 struct RepoWork {
     const RepoConfig* repo = nullptr;
     std::filesystem::path cache;  // <cachedir>/<id>-<hash>
+    // What the closure reads is at hand (below); set once, under the Gate's lock.
+    bool inputs_ready = false;
+    bool metadata_done = false;  // its metadata step returned (under the Gate's lock)
     bool metadata_ready = false;
     bool metadata_fetched = false;
     std::filesystem::path primary;  // decompressed, in the temporary directory
-    std::filesystem::path modules;  // its modules.yaml in the cache; empty: none
+    std::filesystem::path modules;  // its modules.yaml; empty: none
+    std::filesystem::path comps;    // its comps document (maybe compressed); empty: none
     std::vector<std::string> share;
     unsigned parallel = 1;  // connections the package step may hold (package_step_connections)
     std::size_t packages = 0;
@@ -238,7 +231,7 @@ Result<std::vector<std::string>> group_packages(const std::vector<std::string>& 
     std::set<std::string> packages;
     std::set<std::string> found;
     for (const RepoWork& item : work) {
-        if (!item.metadata_ready) {
+        if (!item.inputs_ready) {
             continue;
         }
         if (!item.modules.empty()) {
@@ -256,13 +249,13 @@ Result<std::vector<std::string>> group_packages(const std::vector<std::string>& 
                 }
             }
         }
-        auto comps = read_comps(item.cache);
-        if (!comps) {
-            return tl::unexpected(std::move(comps.error()));
-        }
-        if (*comps) {
+        if (!item.comps.empty()) {
+            auto comps = decompress_file_to_string(item.comps, {});
+            if (!comps) {
+                return tl::unexpected(std::move(comps.error()));
+            }
             const std::string shown = fmt::format("repository {}: comps", item.repo->id);
-            if (auto added = add_group_packages(**comps, shown, groups, packages, found); !added) {
+            if (auto added = add_group_packages(*comps, shown, groups, packages, found); !added) {
                 return tl::unexpected(std::move(added.error()));
             }
         }
@@ -287,11 +280,131 @@ void for_each_in_parallel(std::vector<RepoWork>& items, Work work) {
     }
 }
 
-// Fetches `work.repo`'s metadata into its cache directory (unless fresh) and decompresses its
-// primary into `temporary`.
+// Where the metadata steps tell the closure what they have (RepoWork::inputs_ready,
+// metadata_done).
+struct Gate {
+    std::mutex mutex;
+    std::condition_variable changed;
+
+    void set(bool& flag) {
+        {
+            const std::lock_guard lock(mutex);
+            flag = true;
+        }
+        changed.notify_all();
+    }
+    // Waits until `ready(item)` holds for every item of `work` (called under the lock).
+    template <typename Ready>
+    void wait_for_all(const std::vector<RepoWork>& work, Ready ready) {
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] { return std::all_of(work.begin(), work.end(), ready); });
+    }
+};
+
+// Takes what the closure reads of a repository as its metadata step verifies each record (its
+// primary decompressed for libsolv, its modules and comps records copied, all into `temporary`),
+// and tells the Gate once the step waits for none of them: the solve goes on while the other
+// records download and the metadata is published. A record it cannot take leaves the inputs to
+// be read from dnf's cache once the metadata is published (prepare_metadata).
+class ClosureInputs final : public SyncEvents {
+  public:
+    ClosureInputs(RepoWork& work, Gate& gate, std::filesystem::path temporary)
+        : work_(work), gate_(gate), temporary_(std::move(temporary)) {}
+
+    void package(const PackageEvent& /*event*/) override {}
+
+    void record_fetched(const RecordEvent& event) override {
+        if (failed_ || work_.inputs_ready) {
+            return;
+        }
+        const std::string prefix = work_.repo->id + "-";  // ids are unique file names
+        if (event.type == "primary") {
+            failed_ =
+                !write_plain_file(event.file, std::nullopt, temporary_ / (prefix + "primary.xml"));
+            primary_ = !failed_;
+        } else if (event.type == kModulesRecord) {
+            failed_ = !copy_record(
+                event.file, temporary_ / (prefix + event.file.filename().string()), modules_);
+        } else if (std::find(kCompsRecords.begin(), kCompsRecords.end(), event.type) !=
+                       kCompsRecords.end() &&
+                   comps_.empty()) {
+            failed_ = !copy_record(event.file,
+                                   temporary_ / (prefix + event.file.filename().string()), comps_);
+        }
+        const auto waits_for = [&event](std::string_view type) {
+            return std::find(event.pending.begin(), event.pending.end(), type) !=
+                   event.pending.end();
+        };
+        if (!failed_ && primary_ && !waits_for(kModulesRecord) &&
+            std::none_of(kCompsRecords.begin(), kCompsRecords.end(), waits_for)) {
+            work_.primary = temporary_ / (prefix + "primary.xml");
+            work_.modules = modules_;
+            work_.comps = comps_;
+            gate_.set(work_.inputs_ready);
+        }
+    }
+
+  private:
+    static bool copy_record(const std::filesystem::path& from, const std::filesystem::path& to,
+                            std::filesystem::path& taken) {
+        std::error_code error;
+        if (!std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing,
+                                        error)) {
+            return false;
+        }
+        taken = to;
+        return true;
+    }
+
+    RepoWork& work_;
+    Gate& gate_;
+    std::filesystem::path temporary_;
+    bool primary_ = false;
+    bool failed_ = false;
+    std::filesystem::path modules_;
+    std::filesystem::path comps_;
+};
+
+// What the closure reads of the repository whose metadata is in dnf's cache at `work.cache`,
+// into `work` (its primary decompressed into `temporary`). Returns what could not be read, if
+// anything.
+std::optional<std::string> read_closure_inputs(RepoWork& work,
+                                               const std::filesystem::path& temporary) {
+    const std::filesystem::path primary = temporary / (work.repo->id + "-primary.xml");
+    if (auto written = write_plain_primary(work.cache, primary); !written) {
+        return fmt::format("its primary cannot be read ({})", written.error().to_string());
+    }
+    auto modules = fetched_record(work.cache, kModulesRecord);
+    if (!modules) {
+        return fmt::format("its modules cannot be read ({})", modules.error().to_string());
+    }
+    std::filesystem::path comps;
+    for (const std::string_view type : kCompsRecords) {
+        auto record = fetched_record(work.cache, type);
+        if (!record) {
+            return fmt::format("its comps cannot be read ({})", record.error().to_string());
+        }
+        if (*record && comps.empty()) {
+            comps = work.cache / (*record)->location_href;
+        }
+    }
+    work.primary = primary;
+    work.modules = *modules ? work.cache / (*modules)->location_href : std::filesystem::path();
+    work.comps = comps;
+    return std::nullopt;
+}
+
+// Fetches `work.repo`'s metadata into its cache directory (unless fresh), what the closure reads
+// of it into `temporary` (through `inputs` as the records arrive, else from the cache), telling
+// `gate` when its inputs are ready and when it is done.
 void prepare_metadata(RepoWork& work, const PrefetchRequest& request,
                       const std::set<std::string>& expired, const std::filesystem::path& temporary,
-                      std::stop_token stop) {
+                      Gate& gate, std::stop_token stop) {
+    struct Done {
+        RepoWork& work;
+        Gate& gate;
+        ~Done() { gate.set(work.metadata_done); }
+    } done{work, gate};
     const RepoConfig& repo = *work.repo;
     if (request.refresh || expired.contains(repo.id) ||
         !metadata_is_fresh(work.cache, request.metadata_expire_seconds, repo.defined_at.file)) {
@@ -306,6 +419,8 @@ void prepare_metadata(RepoWork& work, const PrefetchRequest& request,
         options.dnf_cache = true;  // what dnf reads; flushed once, at the end (prefetch_for_dnf)
         options.state_dir = request.state_dir;
         options.parallel = request.parallel;
+        ClosureInputs inputs(work, gate, temporary);
+        options.events = &inputs;
         RepoSyncReport report = work.syncer->sync(metadata_only, options, nullptr, stop);
         if (report.error || !report.metadata_published) {
             work.warnings.push_back(fmt::format(
@@ -323,20 +438,12 @@ void prepare_metadata(RepoWork& work, const PrefetchRequest& request,
             (void)::utimensat(AT_FDCWD, entry.path().c_str(), nullptr, 0);
         }
     }
-    work.primary = temporary / (repo.id + "-primary.xml");  // ids are unique file names
-    if (auto written = write_plain_primary(work.cache, work.primary); !written) {
-        work.warnings.push_back(fmt::format("repository {}: its primary cannot be read ({})",
-                                            repo.id, written.error().to_string()));
-        return;
-    }
-    auto modules = fetched_record(work.cache, "modules");
-    if (!modules) {
-        work.warnings.push_back(fmt::format("repository {}: its modules cannot be read ({})",
-                                            repo.id, modules.error().to_string()));
-        return;
-    }
-    if (*modules) {
-        work.modules = work.cache / (*modules)->location_href;
+    if (!work.inputs_ready) {
+        if (auto problem = read_closure_inputs(work, temporary)) {
+            work.warnings.push_back(fmt::format("repository {}: {}", repo.id, *problem));
+            return;
+        }
+        gate.set(work.inputs_ready);
     }
     work.metadata_ready = true;
 }
@@ -460,32 +567,38 @@ Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::sto
         work[index].repo = &request.repos[index];
         work[index].cache = request.cachedir / dnf_cache_directory_name(request.repos[index]);
     }
-    auto started = std::chrono::steady_clock::now();
-    for_each_in_parallel(work, [&](RepoWork& item) {
-        prepare_metadata(item, settings, expired, temporary->path(), stop);
-    });
-    report.metadata_seconds = seconds_since(started);
-    if (stop.stop_requested()) {
-        return make_error(ErrorCode::Interrupted, "interrupted", request.cachedir.string());
+    const auto started_all = std::chrono::steady_clock::now();
+    Gate gate;
+    std::vector<std::jthread> metadata_steps;
+    metadata_steps.reserve(work.size());
+    for (RepoWork& item : work) {
+        metadata_steps.emplace_back([&, one = &item] {
+            prepare_metadata(*one, settings, expired, temporary->path(), gate, stop);
+        });
     }
-    // dnf's solver caches of the repositories whose metadata is new, written while the solve and
-    // the packages go on: dnf would otherwise build them from the XML before its own solve.
+    // dnf's solver caches of the repositories whose metadata is new, written once every metadata
+    // step is done, while the solve and the packages go on: dnf would otherwise build them from
+    // the XML before its own solve.
     std::optional<Error> cache_error;
-    std::jthread solver_caches([&work, &settings, &cache_error, scratch = temporary->path()] {
-        // Behind the solve and the downloads for the CPU: they are what the install waits on.
-        (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10);
-        if (auto written = write_solver_caches(work, settings, scratch); !written) {
-            cache_error = written.error();
-        }
-    });
+    std::jthread solver_caches(
+        [&work, &settings, &cache_error, &gate, &report, started_all, scratch = temporary->path()] {
+            gate.wait_for_all(work, [](const RepoWork& item) { return item.metadata_done; });
+            report.metadata_seconds = seconds_since(started_all);
+            // Behind the solve and the downloads for the CPU: they are what the install waits on.
+            (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10);
+            if (auto written = write_solver_caches(work, settings, scratch); !written) {
+                cache_error = written.error();
+            }
+        });
 
-    // The closure, over the repositories whose metadata is at hand, in dnf's order.
-    started = std::chrono::steady_clock::now();
+    // The closure, over the repositories whose primary (and modules, comps) is at hand, in dnf's
+    // order, as soon as each repository has it or its metadata step gave up.
+    gate.wait_for_all(work,
+                      [](const RepoWork& item) { return item.inputs_ready || item.metadata_done; });
+    auto started = std::chrono::steady_clock::now();
     std::vector<ClosureRepo> sources;
     for (const RepoWork& item : work) {
-        report.repositories += item.metadata_ready ? 1 : 0;
-        report.metadata_fetched += item.metadata_fetched ? 1 : 0;
-        if (item.metadata_ready) {
+        if (item.inputs_ready) {
             sources.push_back(
                 {item.repo->id, item.primary, item.repo->priority, item.repo->cost, item.modules});
         }
@@ -514,6 +627,15 @@ Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::sto
         }
     }
     report.resolve_seconds = seconds_since(started);
+    // The packages go only where dnf's cache holds the metadata they are listed in.
+    gate.wait_for_all(work, [](const RepoWork& item) { return item.metadata_done; });
+    for (const RepoWork& item : work) {
+        report.repositories += item.metadata_ready ? 1 : 0;
+        report.metadata_fetched += item.metadata_fetched ? 1 : 0;
+    }
+    if (stop.stop_requested()) {
+        return make_error(ErrorCode::Interrupted, "interrupted", request.cachedir.string());
+    }
     if (!closure) {
         report.warnings.push_back(fmt::format(
             "cannot work out what dnf will install ({}); dnf downloads the packages itself",

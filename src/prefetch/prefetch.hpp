@@ -58,7 +58,8 @@ std::vector<unsigned> package_step_connections(std::span<const std::size_t> pack
 // Prefetches for `request` (see the top of this file): metadata of every repository, each in its
 // own thread, into dnf's cache unless dnf's copy is fresh (then it is used as it is); the
 // dependency closure of `request.packages` solved with libsolv over those primaries on the
-// installroot's rpm database (resolve_closure); each repository's share downloaded, verified and
+// installroot's rpm database (resolve_closure), from each primary as soon as it is verified,
+// while the other records download; each repository's share downloaded, verified and
 // its checksum recorded where librepo reads it (user.Librepo.checksum.*), then moved into
 // packages/. Never fails for what dnf would survive: every failure is a warning in the report
 // and leaves dnf's cache as dnf would accept it (metadata replaced only as a whole, packages only

@@ -12,11 +12,9 @@
 
 namespace rpmirror {
 
-namespace {
-
-// Writes the content of the compressed file `in` to `out` (`expected` bytes, when known).
-Result<void> decompress_to(const std::filesystem::path& in, std::optional<std::uint64_t> expected,
-                           const std::filesystem::path& out) {
+Result<void> write_plain_file(const std::filesystem::path& in,
+                              std::optional<std::uint64_t> expected,
+                              const std::filesystem::path& out) {
     DecompressOptions options;
     options.expected_size = expected;
     std::ofstream stream(out, std::ios::binary | std::ios::trunc);
@@ -33,8 +31,6 @@ Result<void> decompress_to(const std::filesystem::path& in, std::optional<std::u
     }
     return {};
 }
-
-}  // namespace
 
 Result<std::optional<RepomdRecord>> fetched_record(const std::filesystem::path& root,
                                                    std::string_view type) {
@@ -76,7 +72,7 @@ Result<bool> write_plain_record(const std::filesystem::path& root, std::string_v
     if (!*record) {
         return false;
     }
-    if (auto written = decompress_to(root / (*record)->location_href, (*record)->open_size, out);
+    if (auto written = write_plain_file(root / (*record)->location_href, (*record)->open_size, out);
         !written) {
         return tl::unexpected(std::move(written.error()));
     }

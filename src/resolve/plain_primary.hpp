@@ -1,6 +1,7 @@
 // The primary metadata of a repository fetched into a directory, decompressed for libsolv.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string_view>
@@ -9,6 +10,13 @@
 #include "rpmirror/util/error.hpp"
 
 namespace rpmirror {
+
+// Writes the content of the compressed (or plain) file `in` to `out`: `expected` bytes, when
+// known. Returns the reader's error iff `in` cannot be read, Error{Io} iff `out` cannot be
+// written. Thread-safe for distinct `out`.
+Result<void> write_plain_file(const std::filesystem::path& in,
+                              std::optional<std::uint64_t> expected,
+                              const std::filesystem::path& out);
 
 // The record `type` that `root`/repodata/repomd.xml lists (its location_href relative to `root`),
 // or nullopt iff it lists none. Returns the reader's or parser's error naming the repomd.xml.

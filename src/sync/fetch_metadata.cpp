@@ -36,6 +36,37 @@ bool dnf_reads(std::string_view type) {
     return !type.ends_with("_db") && type != "other" && type != "other_zck";
 }
 
+// SyncEvents::record_fetched for each record of one fetch as its download ends.
+class RecordsFetched final : public ProgressSink {
+  public:
+    RecordsFetched(SyncEvents& events, std::string repo_id, std::filesystem::path dir,
+                   const std::vector<const RepomdRecord*>& records,
+                   const std::vector<DownloadRequest>& requests)
+        : events_(events), dir_(std::move(dir)), records_(records), requests_(requests) {
+        event_.repo_id = std::move(repo_id);
+        for (const RepomdRecord* record : records_) {
+            event_.pending.push_back(record->type);
+        }
+    }
+
+    void file_finished(std::size_t index, const FileResult& result) override {
+        std::erase(event_.pending, records_[index]->type);
+        if (result.status == FileStatus::Downloaded ||
+            result.status == FileStatus::AlreadyPresent) {
+            event_.type = records_[index]->type;
+            event_.file = dir_ / requests_[index].destination;
+            events_.record_fetched(event_);
+        }
+    }
+
+  private:
+    SyncEvents& events_;
+    std::filesystem::path dir_;
+    const std::vector<const RepomdRecord*>& records_;
+    const std::vector<DownloadRequest>& requests_;
+    RecordEvent event_;
+};
+
 }  // namespace
 
 const RepomdRecord* comps_record(const Repomd& repomd) {
@@ -98,8 +129,11 @@ Result<RepoPackages> RepoSync::fetch_metadata(
         return make_error(ErrorCode::BadInput, "repomd.xml has no primary record",
                           join_url(repomd.base_url, kRepomdHref));
     }
+    // Parsed by the step that fetched this revision (UpstreamRevision::primary): not fetched again.
+    const std::shared_ptr<const PackageIndex> parsed =
+        options_.upstream ? options_.upstream->primary : nullptr;
     const RepomdRecord* delta_record = nullptr;  // assembled by parse_record
-    if (!options_.download_metadata && metadata_on_disk()) {
+    if (!parsed && !options_.download_metadata && metadata_on_disk()) {
         primary = parse_record(repomd.parsed, *primary, stage.dir(), url_of, delta_record);
     }
     std::vector<const RepomdRecord*> records;
@@ -110,7 +144,9 @@ Result<RepoPackages> RepoSync::fetch_metadata(
             }
         }
     } else {
-        records.push_back(primary);
+        if (!parsed) {
+            records.push_back(primary);
+        }
         // dnf's --newest-only keeps the newest packages of every module stream.
         if (const RepomdRecord* modules = repomd.parsed.find("modules");
             modules != nullptr && selection_options_.newest_only) {
@@ -154,7 +190,14 @@ Result<RepoPackages> RepoSync::fetch_metadata(
         }
         requests.push_back(std::move(request));
     }
-    auto fetched = downloader_.run(stage.dir(), requests, nullptr, stop_);
+    std::optional<RecordsFetched> fetched_events;
+    if (options_.events != nullptr && options_.download_metadata) {
+        fetched_events.emplace(*options_.events, repo_.id, stage.dir(), records, requests);
+    }
+    auto fetched = requests.empty()
+                       ? Result<DownloadReport>(DownloadReport{})
+                       : downloader_.run(stage.dir(), requests,
+                                         fetched_events ? &*fetched_events : nullptr, stop_);
     if (!fetched) {
         return tl::unexpected(std::move(fetched.error()));
     }
@@ -187,6 +230,7 @@ Result<RepoPackages> RepoSync::fetch_metadata(
     source.primary_path = stage.dir() / primary->location_href.substr(kRepodataPrefix.size());
     source.primary_name = url_of(*primary);
     source.primary_open_size = primary->open_size;
+    source.primary_parsed = parsed;
     if (const RepomdRecord* modules = repomd.parsed.find("modules");
         modules != nullptr && selection_options_.newest_only) {
         source.modules_path = stage.dir() / modules->location_href.substr(kRepodataPrefix.size());
@@ -199,7 +243,7 @@ Result<RepoPackages> RepoSync::fetch_metadata(
         source.updateinfo_name = url_of(*updateinfo);
     }
     auto packages = read_repo_packages(source, selection_options_);
-    if (packages && primary->type == "primary_zck" && !options_.download_metadata &&
+    if (packages && !parsed && primary->type == "primary_zck" && !options_.download_metadata &&
         metadata_on_disk()) {
         keep_primary_zck(source.primary_path);
     }

@@ -32,11 +32,16 @@ struct FetchedRepomd {
     std::int64_t last_modified = -1;       // the server's Last-Modified (epoch seconds), -1: none
 };
 
+class PackageIndex;
+
 // What a sync fetched of upstream, for a next step over the same revision (SyncOptions::upstream):
 // the mirrors, and repomd.xml with its signature once that was checked.
 struct UpstreamRevision {
     RepoSource source;
     FetchedRepomd repomd;
+    // Its primary.xml as parsed, iff the sync that fetched it kept it (SyncOptions::dnf_cache):
+    // the next step selects from it, neither fetching nor parsing primary.xml again.
+    std::shared_ptr<const PackageIndex> primary;
 };
 
 // The repository's mirrors: its baseurls, then those its metalink or mirrorlist lists (a

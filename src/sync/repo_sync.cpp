@@ -100,7 +100,12 @@ Result<void> RepoSync::run() {
             return saved;
         }
     }
-    const PackageIndex* index = &packages->index;
+    const PackageIndex* index = packages->index.get();
+    if (options_.dnf_cache && !options_.upstream) {
+        // The package step that follows selects from this parse (UpstreamRevision::primary).
+        report_.upstream = std::make_shared<const UpstreamRevision>(
+            UpstreamRevision{source, (*upstream)->repomd, packages->index});
+    }
     const Selection& selection = packages->selection;
     report_.upstream_packages = index->size();
     report_.selected = selection.positions.size();
@@ -128,7 +133,7 @@ Result<std::shared_ptr<const UpstreamRevision>> RepoSync::upstream_revision() {
         return tl::unexpected(std::move(trusted.error()));
     }
     return std::make_shared<const UpstreamRevision>(
-        UpstreamRevision{std::move(*source), std::move(*repomd)});
+        UpstreamRevision{std::move(*source), std::move(*repomd), nullptr});
 }
 
 Result<void> RepoSync::sync_to_store(const FetchedRepomd& repomd, MetadataStage& stage,

@@ -168,8 +168,9 @@ struct SyncOptions {
     bool announce_tree = true;
     // The destination is dnf's cache, which dnf alone reads (the prefetch): with download_metadata
     // only the records dnf reads are fetched (no sqlite databases, no other.xml) and repomd.xml.asc
-    // only with repo_gpgcheck; nothing is flushed to storage (the caller flushes before dnf runs).
-    // Never for a mirror.
+    // only with repo_gpgcheck; nothing is flushed to storage (the caller flushes before dnf runs);
+    // the revision reported (RepoSyncReport::upstream) keeps primary.xml as parsed, for the step
+    // that fetches the packages next. Never for a mirror.
     bool dnf_cache = false;
     // The revision an earlier sync of the same repository fetched moments ago
     // (RepoSyncReport::upstream): no mirror list, repomd.xml or signature is fetched again.

@@ -37,6 +37,16 @@ struct PackageEvent {
     bool mirrors_exhausted = false;  // Failed: every mirror was tried (not a local failure)
 };
 
+// A record of a repository's repomd.xml, fetched and verified (size and checksum) before the sync
+// parses or publishes anything (SyncEvents::record_fetched).
+struct RecordEvent {
+    std::string repo_id;
+    std::string type;            // "primary", "filelists", "modules", ...
+    std::filesystem::path file;  // the verified file, to be read before the handler returns
+    // The types of the records this fetch still waits for (those before this one are not).
+    std::vector<std::string> pending;
+};
+
 // Receives package events, on the thread that runs the sync, never concurrently.
 class SyncEvents {
   public:
@@ -47,6 +57,9 @@ class SyncEvents {
         (void)repo_id;
         (void)path;
     }
+    // With download_metadata, each record as soon as it is verified (the sync goes on once the
+    // handler returns: `event.file` may be gone or renamed then).
+    virtual void record_fetched(const RecordEvent& event) { (void)event; }
 };
 
 struct PackageFailure {

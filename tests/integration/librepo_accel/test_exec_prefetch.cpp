@@ -249,7 +249,9 @@ TEST_F(ExecPrefetch, OnlyWhatDnfReadsIsFetched) {
 }
 
 // A mirror that fails part of the packages: the prefetch takes them from the next mirror; with no
-// next mirror, dnf downloads what the prefetch could not get, and installs the same.
+// next mirror, dnf downloads what the prefetch could not get, and installs the same. A record that
+// fails after the primary came (the solve has started from it): no metadata and no package of
+// that repository is prefetched, dnf fetches both itself.
 TEST_F(ExecPrefetch, AFailingMirrorCostsTimeNeverTheInstall) {
     const fs::path upstream = dnf_ci_fixtures() / "repos" / "dnf-ci-fedora";
     NginxServer& good = serve(upstream);
@@ -287,6 +289,24 @@ TEST_F(ExecPrefetch, AFailingMirrorCostsTimeNeverTheInstall) {
         << fallback.err;
     // Asked twice: the prefetch's 404, then dnf's own download.
     EXPECT_EQ(only.requests_for("/x86_64/wget-1.19.5-5.fc29.x86_64.rpm").size(), 2U);
+
+    const std::string filelists =
+        "/repodata/" +
+        only_file_ending(upstream / "repodata", "filelists.xml.gz").filename().string();
+    nlohmann::json late = {{"paths", nlohmann::json::object()}};
+    late["paths"][filelists] = nlohmann::json::array({{{"status", 404}}, nlohmann::json::object()});
+    fs::create_directories(tmp_ / "fault-3");
+    FaultServer no_filelists(upstream, late, tmp_ / "fault-3");
+    const CommandResult unpublished = install(true, tmp_ / "unpublished", tmp_ / "root-unpublished",
+                                              repo_section("f", no_filelists.url("/")), specs);
+    ASSERT_EQ(unpublished.exit_code, 0) << unpublished.out << unpublished.err;
+    EXPECT_EQ(installed(tmp_ / "root-unpublished"), packages);
+    EXPECT_NE(unpublished.err.find("rpmirror exec: prefetch: repository f: metadata not "
+                                   "prefetched"),
+              std::string::npos)
+        << unpublished.err;
+    EXPECT_EQ(no_filelists.requests_for(filelists).size(), 2U);
+    EXPECT_EQ(no_filelists.requests_for("/x86_64/wget-1.19.5-5.fc29.x86_64.rpm").size(), 1U);
 }
 
 // gpgcheck=1: dnf checks the prefetched packages' signatures as it checks its own downloads.

@@ -248,11 +248,11 @@ TEST(DecompressZchunk, PrimaryZckReadsAsPrimaryGz) {
     auto zck_packages = packages_of(zck);
     ASSERT_TRUE(gz_packages) << gz_packages.error().to_string();
     ASSERT_TRUE(zck_packages) << zck_packages.error().to_string();
-    ASSERT_GT(gz_packages->index.size(), 0U);
-    ASSERT_EQ(zck_packages->index.size(), gz_packages->index.size());
-    for (std::size_t position = 0; position < gz_packages->index.size(); ++position) {
-        const PackageView expected = gz_packages->index[position];
-        const PackageView actual = zck_packages->index[position];
+    ASSERT_GT(gz_packages->index->size(), 0U);
+    ASSERT_EQ(zck_packages->index->size(), gz_packages->index->size());
+    for (std::size_t position = 0; position < gz_packages->index->size(); ++position) {
+        const PackageView expected = (*gz_packages->index)[position];
+        const PackageView actual = (*zck_packages->index)[position];
         EXPECT_EQ(actual.nevra(), expected.nevra());
         EXPECT_EQ(actual.checksum_hex(), expected.checksum_hex());
         EXPECT_EQ(actual.location_href, expected.location_href);
