@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -269,44 +270,42 @@ TEST_F(ExecPrefetch, AFailingMirrorCostsTimeNeverTheInstall) {
             nlohmann::json::array({{{"status", 404}}, nlohmann::json::object()});
     }
     ASSERT_TRUE(fs::exists(upstream / "x86_64" / "wget-1.19.5-5.fc29.x86_64.rpm"));
-    fs::create_directories(tmp_ / "fault-1");
-    fs::create_directories(tmp_ / "fault-2");
-    FaultServer flaky(upstream, script, tmp_ / "fault-1");
-    const CommandResult failed_over =
-        install(true, tmp_ / "failover", tmp_ / "root-failover",
-                repo_section("f", flaky.url("/") + " " + good.url("/")), specs);
-    ASSERT_EQ(failed_over.exit_code, 0) << failed_over.out << failed_over.err;
-    EXPECT_EQ(installed(tmp_ / "root-failover"), packages);
+    // dnf through the prefetch, with `repos`, under `name`: installs what dnf alone installed;
+    // returns stderr.
+    const auto through = [&](const std::string& name, const std::string& repos) {
+        const CommandResult result =
+            install(true, tmp_ / name, tmp_ / ("root-" + name), repo_section("f", repos), specs);
+        EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+        EXPECT_EQ(installed(tmp_ / ("root-" + name)), packages) << name;
+        return result.err;
+    };
+    const auto fault_server = [&](const nlohmann::json& faults, const std::string& name) {
+        fs::create_directories(tmp_ / name);
+        return std::make_unique<FaultServer>(upstream, faults, tmp_ / name);
+    };
+    const auto flaky = fault_server(script, "fault-1");
+    (void)through("failover", flaky->url("/") + " " + good.url("/"));
 
-    FaultServer only(upstream, script, tmp_ / "fault-2");
-    const CommandResult fallback = install(true, tmp_ / "fallback", tmp_ / "root-fallback",
-                                           repo_section("f", only.url("/")), specs);
-    ASSERT_EQ(fallback.exit_code, 0) << fallback.out << fallback.err;
-    EXPECT_EQ(installed(tmp_ / "root-fallback"), packages);
-    EXPECT_NE(fallback.err.find("rpmirror exec: prefetch: repository f: 2 package(s) not "
-                                "prefetched"),
+    const auto only = fault_server(script, "fault-2");
+    const std::string fallback = through("fallback", only->url("/"));
+    EXPECT_NE(fallback.find("rpmirror exec: prefetch: repository f: 2 package(s) not prefetched"),
               std::string::npos)
-        << fallback.err;
+        << fallback;
     // Asked twice: the prefetch's 404, then dnf's own download.
-    EXPECT_EQ(only.requests_for("/x86_64/wget-1.19.5-5.fc29.x86_64.rpm").size(), 2U);
+    EXPECT_EQ(only->requests_for("/x86_64/wget-1.19.5-5.fc29.x86_64.rpm").size(), 2U);
 
     const std::string filelists =
         "/repodata/" +
         only_file_ending(upstream / "repodata", "filelists.xml.gz").filename().string();
     nlohmann::json late = {{"paths", nlohmann::json::object()}};
     late["paths"][filelists] = nlohmann::json::array({{{"status", 404}}, nlohmann::json::object()});
-    fs::create_directories(tmp_ / "fault-3");
-    FaultServer no_filelists(upstream, late, tmp_ / "fault-3");
-    const CommandResult unpublished = install(true, tmp_ / "unpublished", tmp_ / "root-unpublished",
-                                              repo_section("f", no_filelists.url("/")), specs);
-    ASSERT_EQ(unpublished.exit_code, 0) << unpublished.out << unpublished.err;
-    EXPECT_EQ(installed(tmp_ / "root-unpublished"), packages);
-    EXPECT_NE(unpublished.err.find("rpmirror exec: prefetch: repository f: metadata not "
-                                   "prefetched"),
+    const auto no_filelists = fault_server(late, "fault-3");
+    const std::string unpublished = through("unpublished", no_filelists->url("/"));
+    EXPECT_NE(unpublished.find("rpmirror exec: prefetch: repository f: metadata not prefetched"),
               std::string::npos)
-        << unpublished.err;
-    EXPECT_EQ(no_filelists.requests_for(filelists).size(), 2U);
-    EXPECT_EQ(no_filelists.requests_for("/x86_64/wget-1.19.5-5.fc29.x86_64.rpm").size(), 1U);
+        << unpublished;
+    EXPECT_EQ(no_filelists->requests_for(filelists).size(), 2U);
+    EXPECT_EQ(no_filelists->requests_for("/x86_64/wget-1.19.5-5.fc29.x86_64.rpm").size(), 1U);
 }
 
 // gpgcheck=1: dnf checks the prefetched packages' signatures as it checks its own downloads.
