@@ -280,6 +280,13 @@ void for_each_in_parallel(std::vector<RepoWork>& items, Work work) {
     }
 }
 
+// Where the closure reads `work`'s primary, decompressed, in `temporary` (ids are unique file
+// names).
+std::filesystem::path plain_primary_path(const RepoWork& work,
+                                         const std::filesystem::path& temporary) {
+    return temporary / (work.repo->id + "-primary.xml");
+}
+
 // Where the metadata steps tell the closure what they have (RepoWork::inputs_ready,
 // metadata_done).
 struct Gate {
@@ -320,7 +327,7 @@ class ClosureInputs final : public SyncEvents {
         const std::string prefix = work_.repo->id + "-";  // ids are unique file names
         if (event.type == "primary") {
             failed_ =
-                !write_plain_file(event.file, std::nullopt, temporary_ / (prefix + "primary.xml"));
+                !write_plain_file(event.file, std::nullopt, plain_primary_path(work_, temporary_));
             primary_ = !failed_;
         } else if (event.type == kModulesRecord) {
             failed_ = !copy_record(
@@ -337,7 +344,7 @@ class ClosureInputs final : public SyncEvents {
         };
         if (!failed_ && primary_ && !waits_for(kModulesRecord) &&
             std::none_of(kCompsRecords.begin(), kCompsRecords.end(), waits_for)) {
-            work_.primary = temporary_ / (prefix + "primary.xml");
+            work_.primary = plain_primary_path(work_, temporary_);
             work_.modules = modules_;
             work_.comps = comps_;
             gate_.set(work_.inputs_ready);
@@ -370,7 +377,7 @@ class ClosureInputs final : public SyncEvents {
 // anything.
 std::optional<std::string> read_closure_inputs(RepoWork& work,
                                                const std::filesystem::path& temporary) {
-    const std::filesystem::path primary = temporary / (work.repo->id + "-primary.xml");
+    const std::filesystem::path primary = plain_primary_path(work, temporary);
     if (auto written = write_plain_primary(work.cache, primary); !written) {
         return fmt::format("its primary cannot be read ({})", written.error().to_string());
     }

@@ -118,6 +118,7 @@ struct Loaded {
     const DnfSolvCacheRepo* source = nullptr;
     Repo* repo = nullptr;
     Stamp stamp{};
+    std::filesystem::path main_path;  // <cachedir>/<id>.solv
     std::string main;  // <id>.solv as it is to be written (iff the repository is to be written)
     int main_nrepodata = 0;
     int main_nsolvables = 0;
@@ -133,6 +134,8 @@ Result<void> load_repository(Pool* pool, const std::filesystem::path& cachedir, 
         return tl::unexpected(std::move(stamp.error()));
     }
     loaded.stamp = *stamp;
+    loaded.main_path = cachedir / (source.id + ".solv");
+    const std::filesystem::path& main = loaded.main_path;
     Repo* repo = loaded.repo = repo_create(pool, source.id.c_str());
     if (auto read = read_into(pool, source.repomd,
                               [repo](FILE* file) { return repo_add_repomdxml(repo, file, 0); });
@@ -145,7 +148,6 @@ Result<void> load_repository(Pool* pool, const std::filesystem::path& cachedir, 
         !read) {
         return read;
     }
-    const std::filesystem::path main = cachedir / (source.id + ".solv");
     std::string written;
     {
         const std::unique_ptr<Repowriter, WriterFree> writer(repowriter_create(repo));
@@ -196,7 +198,7 @@ Result<void> load_repository(Pool* pool, const std::filesystem::path& cachedir, 
 
 // libdnf's rewrite_repos for one repository: the file provides the pool added, recorded in its
 // main repodata, and its main part (`loaded.main`) made again.
-Result<void> rewrite_main(const std::filesystem::path& cachedir, Loaded& loaded, Queue* added) {
+Result<void> rewrite_main(Loaded& loaded, Queue* added) {
     Repo* repo = loaded.repo;
     if (loaded.main_nrepodata < 2 || added->count == 0) {
         return {};
@@ -213,10 +215,9 @@ Result<void> rewrite_main(const std::filesystem::path& cachedir, Loaded& loaded,
     repo->nrepodata = loaded.main_nrepodata;
     repo->nsolvables = loaded.main_nsolvables;
     repo->end = loaded.main_end;
-    const std::filesystem::path main = cachedir / (loaded.source->id + ".solv");
     Result<std::string> bytes = [&] {
         const std::unique_ptr<Repowriter, WriterFree> writer(repowriter_create(repo));
-        return write_solv(writer.get(), loaded.stamp, main);
+        return write_solv(writer.get(), loaded.stamp, loaded.main_path);
     }();
     repo->nrepodata = nrepodata;
     repo->nsolvables = nsolvables;
@@ -252,12 +253,12 @@ Result<void> write_dnf_solv_caches(const DnfSolvCaches& caches) {
     const std::unique_ptr<Queue, QueueFree> free_added_installed(&added_installed);
     pool_addfileprovides_queue(pool.get(), &added, &added_installed);
     for (Loaded& repository : loaded) {
-        if (auto rewritten = rewrite_main(caches.cachedir, repository, &added); !rewritten) {
+        if (auto rewritten = rewrite_main(repository, &added); !rewritten) {
             return rewritten;
         }
         if (repository.source->write) {
-            const std::filesystem::path main = caches.cachedir / (repository.source->id + ".solv");
-            if (auto replaced = fs::replace_file(main, repository.main); !replaced) {
+            if (auto replaced = fs::replace_file(repository.main_path, repository.main);
+                !replaced) {
                 return replaced;
             }
         }
