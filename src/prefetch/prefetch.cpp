@@ -206,6 +206,9 @@ struct RepoWork {
     // What the closure reads is at hand (below); set once, under the Gate's lock.
     bool inputs_ready = false;
     bool metadata_done = false;  // its metadata step returned (under the Gate's lock)
+    // `upstream` is set: the revision its metadata step fetched, primary parsed (under the Gate's
+    // lock, maybe before that step is done).
+    bool revision_ready = false;
     bool metadata_ready = false;
     bool metadata_fetched = false;
     std::filesystem::path primary;  // decompressed, in the temporary directory
@@ -215,11 +218,14 @@ struct RepoWork {
     unsigned parallel = 1;  // connections the package step may hold (package_step_connections)
     std::size_t packages = 0;
     std::uint64_t bytes = 0;
-    std::vector<std::string> warnings;
+    std::vector<std::string> metadata_warnings;
+    std::vector<std::string> package_warnings;
     // What the metadata step fetched of upstream: the package step works from the same revision.
     std::shared_ptr<const UpstreamRevision> upstream;
-    // One for both steps: the package sync reuses the metadata's connections.
+    // The metadata step's; the package step's too (reusing its connections) when the metadata
+    // step is done before the package step starts, else the package step takes `package_syncer`.
     std::unique_ptr<Syncer> syncer;
+    std::unique_ptr<Syncer> package_syncer;
 };
 
 // The packages `dnf install @GROUP` installs for each of `groups`, from the comps of every
@@ -300,18 +306,37 @@ struct Gate {
         }
         changed.notify_all();
     }
+    // Sets `work.upstream` (unless set) and `work.revision_ready`.
+    void set_revision(RepoWork& work, std::shared_ptr<const UpstreamRevision> revision) {
+        {
+            const std::lock_guard lock(mutex);
+            if (!work.revision_ready) {
+                work.upstream = std::move(revision);
+                work.revision_ready = true;
+            }
+        }
+        changed.notify_all();
+    }
     // Waits until `ready(item)` holds for every item of `work` (called under the lock).
     template <typename Ready>
     void wait_for_all(const std::vector<RepoWork>& work, Ready ready) {
         std::unique_lock lock(mutex);
         changed.wait(lock, [&] { return std::all_of(work.begin(), work.end(), ready); });
     }
+    // Waits until `ready(item)` holds, then returns `then(item)`, both under the lock.
+    template <typename Ready, typename Then>
+    auto wait_for(const RepoWork& item, Ready ready, Then then) {
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] { return ready(item); });
+        return then(item);
+    }
 };
 
 // Takes what the closure reads of a repository as its metadata step verifies each record (its
 // primary decompressed for libsolv, its modules and comps records copied, all into `temporary`),
 // and tells the Gate once the step waits for none of them: the solve goes on while the other
-// records download and the metadata is published. A record it cannot take leaves the inputs to
+// records download and the metadata is published. Tells the Gate the revision once its primary
+// is parsed too: the package step can start then. A record it cannot take leaves the inputs to
 // be read from dnf's cache once the metadata is published (prepare_metadata).
 class ClosureInputs final : public SyncEvents {
   public:
@@ -319,6 +344,11 @@ class ClosureInputs final : public SyncEvents {
         : work_(work), gate_(gate), temporary_(std::move(temporary)) {}
 
     void package(const PackageEvent& /*event*/) override {}
+
+    void revision_parsed(const std::string& /*repo_id*/,
+                         const std::shared_ptr<const UpstreamRevision>& revision) override {
+        gate_.set_revision(work_, revision);
+    }
 
     void record_fetched(const RecordEvent& event) override {
         if (failed_ || work_.inputs_ready) {
@@ -430,13 +460,13 @@ void prepare_metadata(RepoWork& work, const PrefetchRequest& request,
         options.events = &inputs;
         RepoSyncReport report = work.syncer->sync(metadata_only, options, nullptr, stop);
         if (report.error || !report.metadata_published) {
-            work.warnings.push_back(fmt::format(
+            work.metadata_warnings.push_back(fmt::format(
                 "repository {}: metadata not prefetched ({}); dnf fetches it itself", repo.id,
                 report.error ? report.error->to_string() : std::string("nothing published")));
             return;
         }
         work.metadata_fetched = true;
-        work.upstream = report.upstream;
+        gate.set_revision(work, report.upstream);  // unless revision_parsed did
         // Records the sync found unchanged keep their old mtimes: dnf would then think them
         // expired. libdnf touches its copy in that case too.
         std::error_code error;
@@ -447,7 +477,7 @@ void prepare_metadata(RepoWork& work, const PrefetchRequest& request,
     }
     if (!work.inputs_ready) {
         if (auto problem = read_closure_inputs(work, temporary)) {
-            work.warnings.push_back(fmt::format("repository {}: {}", repo.id, *problem));
+            work.metadata_warnings.push_back(fmt::format("repository {}: {}", repo.id, *problem));
             return;
         }
         gate.set(work.inputs_ready);
@@ -486,8 +516,10 @@ Result<void> write_solver_caches(const std::vector<RepoWork>& work, const Prefet
     return any ? write_dnf_solv_caches(caches) : Result<void>{};
 }
 
-// Downloads `work.share` (NEVRAs) into packages/, each at its file name, where dnf looks.
-void fetch_share(RepoWork& work, const PrefetchRequest& request, std::stop_token stop) {
+// Downloads `work.share` (NEVRAs) into packages/, each at its file name, where dnf looks, from
+// `upstream` (null: the revision is fetched again) over `syncer`'s connections.
+void fetch_share(RepoWork& work, Syncer& syncer, std::shared_ptr<const UpstreamRevision> upstream,
+                 const PrefetchRequest& request, std::stop_token stop) {
     RepoConfig repo = *work.repo;
     repo.closure = work.share;
     repo.record_sources.push_back(work.cache / "repodata");  // the primary: copied, not fetched
@@ -497,15 +529,15 @@ void fetch_share(RepoWork& work, const PrefetchRequest& request, std::stop_token
     options.packages_by_file_name = true;  // hrefs into a shared blobstore too
     options.announce_tree = false;
     options.dnf_cache = true;          // flushed once, at the end (prefetch_for_dnf)
-    options.upstream = work.upstream;  // no mirror list or repomd.xml fetched again
+    options.upstream = std::move(upstream);  // no mirror list or repomd.xml fetched again
     options.state_dir = request.state_dir;
     options.parallel = work.parallel;
-    RepoSyncReport report = work.syncer->sync(repo, options, nullptr, stop);
+    RepoSyncReport report = syncer.sync(repo, options, nullptr, stop);
     if (report.error) {
-        work.warnings.push_back(fmt::format("repository {}: packages not prefetched ({})", repo.id,
+        work.package_warnings.push_back(fmt::format("repository {}: packages not prefetched ({})", repo.id,
                                             report.error->to_string()));
     } else if (!report.failures.empty()) {
-        work.warnings.push_back(fmt::format(
+        work.package_warnings.push_back(fmt::format(
             "repository {}: {} package(s) not prefetched (first: {}: {}); dnf downloads them",
             repo.id, report.failures.size(), report.failures.front().package,
             report.failures.front().reason));
@@ -571,6 +603,7 @@ Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::sto
     std::vector<RepoWork> work(request.repos.size());
     for (std::size_t index = 0; index < request.repos.size(); ++index) {
         work[index].syncer = std::make_unique<Syncer>(shared);
+        work[index].package_syncer = std::make_unique<Syncer>(shared);
         work[index].repo = &request.repos[index];
         work[index].cache = request.cachedir / dnf_cache_directory_name(request.repos[index]);
     }
@@ -634,22 +667,13 @@ Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::sto
         }
     }
     report.resolve_seconds = seconds_since(started);
-    // The packages go only where dnf's cache holds the metadata they are listed in.
-    gate.wait_for_all(work, [](const RepoWork& item) { return item.metadata_done; });
-    for (const RepoWork& item : work) {
-        report.repositories += item.metadata_ready ? 1 : 0;
-        report.metadata_fetched += item.metadata_fetched ? 1 : 0;
-    }
-    if (stop.stop_requested()) {
-        return make_error(ErrorCode::Interrupted, "interrupted", request.cachedir.string());
-    }
     if (!closure) {
         report.warnings.push_back(fmt::format(
             "cannot work out what dnf will install ({}); dnf downloads the packages itself",
             closure.error().to_string()));
-    } else {
+    } else if (!stop.stop_requested()) {
         for (RepoWork& item : work) {
-            if (item.metadata_ready) {
+            if (item.inputs_ready) {  // written no more once the closure began (Gate)
                 const std::set<std::string>& share = closure->shares[item.repo->id];
                 item.share.assign(share.begin(), share.end());
             }
@@ -663,13 +687,39 @@ Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::sto
         for (std::size_t index = 0; index < work.size(); ++index) {
             work[index].parallel = connections[index];
         }
+        // Each repository's packages go as soon as its revision is parsed, while its other
+        // records may still download (a repository whose metadata then fails keeps them: dnf
+        // checks each package against the metadata it fetches itself); those of a repository
+        // whose metadata in dnf's cache was fresh, once that is read; none where neither holds.
+        struct PackageStep {
+            Syncer* syncer = nullptr;
+            std::shared_ptr<const UpstreamRevision> upstream;
+        };
         started = std::chrono::steady_clock::now();
         for_each_in_parallel(work, [&](RepoWork& item) {
-            if (!item.share.empty()) {
-                fetch_share(item, settings, stop);
+            if (item.share.empty()) {
+                return;
+            }
+            const PackageStep step = gate.wait_for(
+                item, [](const RepoWork& one) { return one.revision_ready || one.metadata_done; },
+                [](const RepoWork& one) {
+                    if (one.revision_ready) {
+                        return PackageStep{
+                            one.metadata_done ? one.syncer.get() : one.package_syncer.get(),
+                            one.upstream};
+                    }
+                    return PackageStep{one.metadata_ready ? one.syncer.get() : nullptr, nullptr};
+                });
+            if (step.syncer != nullptr) {
+                fetch_share(item, *step.syncer, step.upstream, settings, stop);
             }
         });
         report.download_seconds = seconds_since(started);
+    }
+    gate.wait_for_all(work, [](const RepoWork& item) { return item.metadata_done; });
+    for (const RepoWork& item : work) {
+        report.repositories += item.metadata_ready ? 1 : 0;
+        report.metadata_fetched += item.metadata_fetched ? 1 : 0;
     }
     solver_caches.join();
     if (cache_error) {
@@ -687,7 +737,10 @@ Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::sto
     for (const RepoWork& item : work) {
         report.packages += item.packages;
         report.bytes += item.bytes;
-        report.warnings.insert(report.warnings.end(), item.warnings.begin(), item.warnings.end());
+        report.warnings.insert(report.warnings.end(), item.metadata_warnings.begin(),
+                               item.metadata_warnings.end());
+        report.warnings.insert(report.warnings.end(), item.package_warnings.begin(),
+                               item.package_warnings.end());
     }
     if (stop.stop_requested()) {
         return make_error(ErrorCode::Interrupted, "interrupted", request.cachedir.string());

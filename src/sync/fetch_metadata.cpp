@@ -2,6 +2,10 @@
 // (-m) and the URLs listed (-u).
 #include "sync/repo_sync.hpp"
 
+#include <functional>
+#include <set>
+#include <thread>
+
 #include <fmt/core.h>
 
 #include "checksum/hasher.hpp"
@@ -36,13 +40,20 @@ bool dnf_reads(std::string_view type) {
     return !type.ends_with("_db") && type != "other" && type != "other_zck";
 }
 
-// SyncEvents::record_fetched for each record of one fetch as its download ends.
-class RecordsFetched final : public ProgressSink {
+// Watches one fetch of records as each download ends: tells SyncEvents::record_fetched (iff
+// `events`), and calls `ready` once every record of `inputs` (indices into `records`) is verified.
+class RecordsArriving final : public ProgressSink {
   public:
-    RecordsFetched(SyncEvents& events, std::string repo_id, std::filesystem::path dir,
-                   const std::vector<const RepomdRecord*>& records,
-                   const std::vector<DownloadRequest>& requests)
-        : events_(events), dir_(std::move(dir)), records_(records), requests_(requests) {
+    RecordsArriving(SyncEvents* events, std::string repo_id, std::filesystem::path dir,
+                    const std::vector<const RepomdRecord*>& records,
+                    const std::vector<DownloadRequest>& requests, std::set<std::size_t> inputs,
+                    std::function<void()> ready)
+        : events_(events),
+          dir_(std::move(dir)),
+          records_(records),
+          requests_(requests),
+          inputs_(std::move(inputs)),
+          ready_(std::move(ready)) {
         event_.repo_id = std::move(repo_id);
         for (const RepomdRecord* record : records_) {
             event_.pending.push_back(record->type);
@@ -51,19 +62,27 @@ class RecordsFetched final : public ProgressSink {
 
     void file_finished(std::size_t index, const FileResult& result) override {
         std::erase(event_.pending, records_[index]->type);
-        if (result.status == FileStatus::Downloaded ||
-            result.status == FileStatus::AlreadyPresent) {
+        if (result.status != FileStatus::Downloaded &&
+            result.status != FileStatus::AlreadyPresent) {
+            return;
+        }
+        if (events_ != nullptr) {
             event_.type = records_[index]->type;
             event_.file = dir_ / requests_[index].destination;
-            events_.record_fetched(event_);
+            events_->record_fetched(event_);
+        }
+        if (inputs_.erase(index) == 1 && inputs_.empty() && ready_) {
+            ready_();
         }
     }
 
   private:
-    SyncEvents& events_;
+    SyncEvents* events_;
     std::filesystem::path dir_;
     const std::vector<const RepomdRecord*>& records_;
     const std::vector<DownloadRequest>& requests_;
+    std::set<std::size_t> inputs_;
+    std::function<void()> ready_;
     RecordEvent event_;
 };
 
@@ -190,14 +209,63 @@ Result<RepoPackages> RepoSync::fetch_metadata(
         }
         requests.push_back(std::move(request));
     }
-    std::optional<RecordsFetched> fetched_events;
-    if (options_.events != nullptr && options_.download_metadata) {
-        fetched_events.emplace(*options_.events, repo_.id, stage.dir(), records, requests);
+    RepoPackageSource source;
+    source.primary_path = stage.dir() / primary->location_href.substr(kRepodataPrefix.size());
+    source.primary_name = url_of(*primary);
+    source.primary_open_size = primary->open_size;
+    source.primary_parsed = parsed;
+    const RepomdRecord* modules = repomd.parsed.find("modules");
+    if (modules != nullptr && selection_options_.newest_only) {
+        source.modules_path = stage.dir() / modules->location_href.substr(kRepodataPrefix.size());
+        source.modules_name = url_of(*modules);
+    }
+    const RepomdRecord* updateinfo = repomd.parsed.find("updateinfo");
+    if (updateinfo != nullptr && selection_options_.advisories.active()) {
+        source.updateinfo_path =
+            stage.dir() / updateinfo->location_href.substr(kRepodataPrefix.size());
+        source.updateinfo_name = url_of(*updateinfo);
+    }
+    // With every record to fetch (--download-metadata), primary is parsed as soon as it and the
+    // records the selection reads are verified, on a thread of its own, while the others (the
+    // large filelists and other) download; SyncEvents::revision_parsed tells it from there.
+    std::set<std::size_t> inputs;
+    for (std::size_t index = 0; index < records.size(); ++index) {
+        if (records[index] == primary || (source.modules_path && records[index] == modules) ||
+            (source.updateinfo_path && records[index] == updateinfo)) {
+            inputs.insert(index);
+        }
+    }
+    const bool early = !parsed && inputs.size() < records.size();
+    std::optional<Result<RepoPackages>> early_parse;
+    std::jthread parser;
+    const std::shared_ptr<const UpstreamRevision> revision = report_.upstream;  // fetched
+    const auto parse = [this, &source, &parsed, &revision] {
+        auto packages = read_repo_packages(source, selection_options_);
+        if (packages && !parsed && options_.events != nullptr && revision) {
+            options_.events->revision_parsed(
+                repo_.id, std::make_shared<const UpstreamRevision>(UpstreamRevision{
+                              revision->source, revision->repomd, packages->index}));
+        }
+        return packages;
+    };
+    std::optional<RecordsArriving> arriving;
+    if (options_.events != nullptr || early) {
+        std::function<void()> ready;
+        if (early) {
+            ready = [&parser, &early_parse, &parse] {
+                parser = std::jthread([&early_parse, &parse] { early_parse = parse(); });
+            };
+        }
+        arriving.emplace(options_.download_metadata ? options_.events : nullptr, repo_.id,
+                         stage.dir(), records, requests, std::move(inputs), std::move(ready));
     }
     auto fetched = requests.empty()
                        ? Result<DownloadReport>(DownloadReport{})
-                       : downloader_.run(stage.dir(), requests,
-                                         fetched_events ? &*fetched_events : nullptr, stop_);
+                       : downloader_.run(stage.dir(), requests, arriving ? &*arriving : nullptr,
+                                         stop_);
+    if (parser.joinable()) {
+        parser.join();
+    }
     if (!fetched) {
         return tl::unexpected(std::move(fetched.error()));
     }
@@ -226,23 +294,7 @@ Result<RepoPackages> RepoSync::fetch_metadata(
         }
         return tl::unexpected(std::move(error));
     }
-    RepoPackageSource source;
-    source.primary_path = stage.dir() / primary->location_href.substr(kRepodataPrefix.size());
-    source.primary_name = url_of(*primary);
-    source.primary_open_size = primary->open_size;
-    source.primary_parsed = parsed;
-    if (const RepomdRecord* modules = repomd.parsed.find("modules");
-        modules != nullptr && selection_options_.newest_only) {
-        source.modules_path = stage.dir() / modules->location_href.substr(kRepodataPrefix.size());
-        source.modules_name = url_of(*modules);
-    }
-    if (const RepomdRecord* updateinfo = repomd.parsed.find("updateinfo");
-        updateinfo != nullptr && selection_options_.advisories.active()) {
-        source.updateinfo_path =
-            stage.dir() / updateinfo->location_href.substr(kRepodataPrefix.size());
-        source.updateinfo_name = url_of(*updateinfo);
-    }
-    auto packages = read_repo_packages(source, selection_options_);
+    auto packages = early_parse ? std::move(*early_parse) : parse();
     if (packages && !parsed && primary->type == "primary_zck" && !options_.download_metadata &&
         metadata_on_disk()) {
         keep_primary_zck(source.primary_path);

@@ -60,6 +60,17 @@ class SyncEvents {
     // With download_metadata, each record as soon as it is verified (the sync goes on once the
     // handler returns: `event.file` may be gone or renamed then).
     virtual void record_fetched(const RecordEvent& event) { (void)event; }
+    // The revision of `repo_id` this sync fetched, its primary parsed: what SyncOptions::upstream
+    // takes for a next sync of the same revision (which then fetches neither repomd.xml nor
+    // primary). Once per sync that fetches and parses primary itself; with download_metadata as
+    // soon as the records primary needs are verified, while the others download (called then
+    // from the thread that parses, maybe during another event of this sync), before anything is
+    // published and whether or not the other records arrive.
+    virtual void revision_parsed(const std::string& repo_id,
+                                 const std::shared_ptr<const UpstreamRevision>& revision) {
+        (void)repo_id;
+        (void)revision;
+    }
 };
 
 struct PackageFailure {

@@ -251,8 +251,8 @@ TEST_F(ExecPrefetch, OnlyWhatDnfReadsIsFetched) {
 
 // A mirror that fails part of the packages: the prefetch takes them from the next mirror; with no
 // next mirror, dnf downloads what the prefetch could not get, and installs the same. A record that
-// fails after the primary came (the solve has started from it): no metadata and no package of
-// that repository is prefetched, dnf fetches both itself.
+// fails after the primary came (the solve and the packages have started from it): no metadata of
+// that repository is prefetched, dnf fetches it itself and takes the prefetched packages.
 TEST_F(ExecPrefetch, AFailingMirrorCostsTimeNeverTheInstall) {
     const fs::path upstream = dnf_ci_fixtures() / "repos" / "dnf-ci-fedora";
     NginxServer& good = serve(upstream);
@@ -305,7 +305,11 @@ TEST_F(ExecPrefetch, AFailingMirrorCostsTimeNeverTheInstall) {
               std::string::npos)
         << unpublished;
     EXPECT_EQ(no_filelists->requests_for(filelists).size(), 2U);
-    EXPECT_EQ(no_filelists->requests_for("/x86_64/wget-1.19.5-5.fc29.x86_64.rpm").size(), 1U);
+    const std::vector<LoggedRequest> wget =
+        no_filelists->requests_for("/x86_64/wget-1.19.5-5.fc29.x86_64.rpm");
+    ASSERT_EQ(wget.size(), 1U);
+    EXPECT_TRUE(wget[0].headers.value("user-agent", std::string()).starts_with("rpmirror/"))
+        << wget[0].headers.dump() << ": the prefetch's, dnf checked it and asked for none";
 }
 
 // gpgcheck=1: dnf checks the prefetched packages' signatures as it checks its own downloads.
