@@ -8,7 +8,8 @@
 //   download and the metadata is published
 //   -> each repository's share synced, in parallel, into packages/ under the file names dnf
 //   looks for (downloaded as .NAME.part, hashed while streaming, checksum recorded for librepo,
-//   renamed once verified; a package dnf's cache already holds whole is kept).
+//   renamed once verified; a package dnf's cache already holds whole is kept), from the revision
+//   its metadata step parsed, as soon as the closure is known: while filelists may still download.
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -528,14 +529,14 @@ void fetch_share(RepoWork& work, Syncer& syncer, std::shared_ptr<const UpstreamR
     options.norepopath = true;
     options.packages_by_file_name = true;  // hrefs into a shared blobstore too
     options.announce_tree = false;
-    options.dnf_cache = true;          // flushed once, at the end (prefetch_for_dnf)
+    options.dnf_cache = true;                // flushed once, at the end (prefetch_for_dnf)
     options.upstream = std::move(upstream);  // no mirror list or repomd.xml fetched again
     options.state_dir = request.state_dir;
     options.parallel = work.parallel;
     RepoSyncReport report = syncer.sync(repo, options, nullptr, stop);
     if (report.error) {
-        work.package_warnings.push_back(fmt::format("repository {}: packages not prefetched ({})", repo.id,
-                                            report.error->to_string()));
+        work.package_warnings.push_back(fmt::format("repository {}: packages not prefetched ({})",
+                                                    repo.id, report.error->to_string()));
     } else if (!report.failures.empty()) {
         work.package_warnings.push_back(fmt::format(
             "repository {}: {} package(s) not prefetched (first: {}: {}); dnf downloads them",

@@ -259,10 +259,9 @@ Result<RepoPackages> RepoSync::fetch_metadata(
         arriving.emplace(options_.download_metadata ? options_.events : nullptr, repo_.id,
                          stage.dir(), records, requests, std::move(inputs), std::move(ready));
     }
-    auto fetched = requests.empty()
-                       ? Result<DownloadReport>(DownloadReport{})
-                       : downloader_.run(stage.dir(), requests, arriving ? &*arriving : nullptr,
-                                         stop_);
+    auto fetched = requests.empty() ? Result<DownloadReport>(DownloadReport{})
+                                    : downloader_.run(stage.dir(), requests,
+                                                      arriving ? &*arriving : nullptr, stop_);
     if (parser.joinable()) {
         parser.join();
     }

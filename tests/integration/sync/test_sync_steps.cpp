@@ -14,9 +14,9 @@
 #include <mutex>
 #include <set>
 #include <stop_token>
-#include <utility>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -25,8 +25,8 @@
 #include "integration/sync/sync_fixture.hpp"
 #include "metadata/metadata.hpp"
 #include "rpmirror/checksum/checksum.hpp"
-#include "sync/repo_source.hpp"
 #include "support/http_server.hpp"
+#include "sync/repo_source.hpp"
 #include "sync/sync.hpp"
 
 namespace rpmirror::test {
