@@ -93,11 +93,11 @@ class RecordLog final : public SyncEvents {
 
 class SyncSteps : public SyncFixture {
   protected:
-    RepoConfig repo(const NginxServer& server) const {
+    static RepoConfig repo(const std::string& url) {
         RepoConfig config;
         config.id = "s";
         config.name = "s";
-        config.baseurls = {server.url("/")};
+        config.baseurls = {url};
         return config;
     }
 
@@ -113,6 +113,20 @@ class SyncSteps : public SyncFixture {
         options.state_dir = tmp_ / "state";
         return options;
     }
+
+    // Its packages as the prefetch fetches them, from `revision` (the metadata step's).
+    SyncOptions package_step(const fs::path& destination,
+                             std::shared_ptr<const UpstreamRevision> revision) const {
+        SyncOptions options;
+        options.download_path = destination / "packages";
+        options.norepopath = true;
+        options.packages_by_file_name = true;
+        options.announce_tree = false;
+        options.dnf_cache = true;
+        options.upstream = std::move(revision);
+        options.state_dir = tmp_ / "state";
+        return options;
+    }
 };
 
 // Every record is told once, verified (its checksum is repomd.xml's), before anything is
@@ -120,7 +134,7 @@ class SyncSteps : public SyncFixture {
 TEST_F(SyncSteps, EachRecordIsToldVerifiedBeforeThePublication) {
     const NginxServer& server = serve(test_repo("sample-repo"));
     const fs::path cache = tmp_ / "cache";
-    RepoConfig config = repo(server);
+    RepoConfig config = repo(server.url("/"));
     config.excludepkgs = {"*"};
     SyncOptions options = metadata_step(cache);
     RecordLog log(cache);
@@ -169,10 +183,7 @@ TEST_F(SyncSteps, TheRevisionIsToldParsedWhileTheOtherRecordsDownload) {
     fs::create_directories(tmp_ / "fault");
     const FaultServer server(upstream, script, tmp_ / "fault");
     const fs::path cache = tmp_ / "cache";
-    RepoConfig config;
-    config.id = "s";
-    config.name = "s";
-    config.baseurls = {server.url("/")};
+    RepoConfig config = repo(server.url("/"));
     RepoConfig metadata_only = config;
     metadata_only.excludepkgs = {"*"};
     SyncOptions options = metadata_step(cache);
@@ -189,15 +200,7 @@ TEST_F(SyncSteps, TheRevisionIsToldParsedWhileTheOtherRecordsDownload) {
     ASSERT_TRUE(revision && revision->primary) << "no revision told while filelists was held";
     ASSERT_GE(revision->primary->size(), 1U);
     config.closure = std::vector<std::string>{(*revision->primary)[0].strict_nevra()};
-    SyncOptions package_step;
-    package_step.download_path = cache / "packages";
-    package_step.norepopath = true;
-    package_step.packages_by_file_name = true;
-    package_step.announce_tree = false;
-    package_step.dnf_cache = true;
-    package_step.upstream = revision;
-    package_step.state_dir = tmp_ / "state";
-    const RepoSyncReport packages = Syncer().sync(config, package_step);
+    const RepoSyncReport packages = Syncer().sync(config, package_step(cache, revision));
     const bool filelists_held = server.requests_for(filelists).size() == 1U &&
                                 !fs::exists(cache / "repodata" / "repomd.xml");
     metadata_step_thread.request_stop();
@@ -220,7 +223,7 @@ TEST_F(SyncSteps, TheRevisionIsToldParsedWhileTheOtherRecordsDownload) {
 TEST_F(SyncSteps, ThePackageStepSelectsFromTheParseOfTheMetadataStep) {
     const NginxServer& server = serve(test_repo("sample-repo"));
     const fs::path cache = tmp_ / "cache";
-    RepoConfig config = repo(server);
+    RepoConfig config = repo(server.url("/"));
     Syncer syncer;
     RepoConfig metadata_only = config;
     metadata_only.excludepkgs = {"*"};
@@ -236,15 +239,7 @@ TEST_F(SyncSteps, ThePackageStepSelectsFromTheParseOfTheMetadataStep) {
 
     config.closure = std::vector<std::string>{chosen};
     config.record_sources.push_back(cache / "repodata");
-    SyncOptions options;
-    options.download_path = cache / "packages";
-    options.norepopath = true;
-    options.packages_by_file_name = true;
-    options.announce_tree = false;
-    options.dnf_cache = true;
-    options.upstream = fetched.upstream;
-    options.state_dir = tmp_ / "state";
-    const RepoSyncReport packages = syncer.sync(config, options);
+    const RepoSyncReport packages = syncer.sync(config, package_step(cache, fetched.upstream));
 
     ASSERT_FALSE(packages.error) << packages.error->to_string();
     EXPECT_EQ(packages.upstream_packages, listed);
