@@ -66,13 +66,14 @@ class RecordsArriving final : public ProgressSink {
             result.status != FileStatus::AlreadyPresent) {
             return;
         }
+        // The parse first: it goes on beside the handler.
+        if (inputs_.erase(index) == 1 && inputs_.empty() && ready_) {
+            ready_();
+        }
         if (events_ != nullptr) {
             event_.type = records_[index]->type;
             event_.file = dir_ / requests_[index].destination;
             events_->record_fetched(event_);
-        }
-        if (inputs_.erase(index) == 1 && inputs_.empty() && ready_) {
-            ready_();
         }
     }
 
