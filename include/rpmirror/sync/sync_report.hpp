@@ -47,7 +47,7 @@ struct RecordEvent {
     std::vector<std::string> pending;
 };
 
-// Receives package events, on the thread that runs the sync, never concurrently.
+// Receives a sync's events on the thread that runs it, never concurrently (revision_parsed aside).
 class SyncEvents {
   public:
     virtual ~SyncEvents() = default;
