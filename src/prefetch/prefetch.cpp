@@ -207,9 +207,6 @@ struct RepoWork {
     // What the closure reads is at hand (below); set once, under the Gate's lock.
     bool inputs_ready = false;
     bool metadata_done = false;  // its metadata step returned (under the Gate's lock)
-    // `upstream` is set: the revision its metadata step fetched, primary parsed (under the Gate's
-    // lock, maybe before that step is done).
-    bool revision_ready = false;
     bool metadata_ready = false;
     bool metadata_fetched = false;
     std::filesystem::path primary;  // decompressed, in the temporary directory
@@ -221,7 +218,8 @@ struct RepoWork {
     std::uint64_t bytes = 0;
     std::vector<std::string> metadata_warnings;
     std::vector<std::string> package_warnings;
-    // What the metadata step fetched of upstream: the package step works from the same revision.
+    // What the metadata step fetched of upstream, primary parsed: the package step works from
+    // the same revision. Set once, under the Gate's lock, maybe before that step is done.
     std::shared_ptr<const UpstreamRevision> upstream;
     // The metadata step's; the package step's too (reusing its connections) when the metadata
     // step is done before the package step starts, else the package step takes `package_syncer`.
@@ -307,13 +305,12 @@ struct Gate {
         }
         changed.notify_all();
     }
-    // Sets `work.upstream` (unless set) and `work.revision_ready`.
+    // Sets `work.upstream` unless it is set.
     void set_revision(RepoWork& work, std::shared_ptr<const UpstreamRevision> revision) {
         {
             const std::lock_guard lock(mutex);
-            if (!work.revision_ready) {
+            if (!work.upstream) {
                 work.upstream = std::move(revision);
-                work.revision_ready = true;
             }
         }
         changed.notify_all();
@@ -702,9 +699,9 @@ Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::sto
                 return;
             }
             const PackageStep step = gate.wait_for(
-                item, [](const RepoWork& one) { return one.revision_ready || one.metadata_done; },
+                item, [](const RepoWork& one) { return one.upstream || one.metadata_done; },
                 [](const RepoWork& one) {
-                    if (one.revision_ready) {
+                    if (one.upstream) {
                         return PackageStep{
                             one.metadata_done ? one.syncer.get() : one.package_syncer.get(),
                             one.upstream};

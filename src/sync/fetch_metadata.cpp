@@ -249,16 +249,17 @@ Result<RepoPackages> RepoSync::fetch_metadata(
         }
         return packages;
     };
+    SyncEvents* const told = options_.download_metadata ? options_.events : nullptr;
     std::optional<RecordsArriving> arriving;
-    if (options_.events != nullptr || early) {
+    if (told != nullptr || early) {
         std::function<void()> ready;
         if (early) {
             ready = [&parser, &early_parse, &parse] {
                 parser = std::jthread([&early_parse, &parse] { early_parse = parse(); });
             };
         }
-        arriving.emplace(options_.download_metadata ? options_.events : nullptr, repo_.id,
-                         stage.dir(), records, requests, std::move(inputs), std::move(ready));
+        arriving.emplace(told, repo_.id, stage.dir(), records, requests, std::move(inputs),
+                         std::move(ready));
     }
     auto fetched = requests.empty() ? Result<DownloadReport>(DownloadReport{})
                                     : downloader_.run(stage.dir(), requests,
