@@ -20,7 +20,6 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
-#include <fstream>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -28,14 +27,13 @@
 #include <thread>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "checksum/hasher.hpp"
-#include "fs/beneath.hpp"
 #include "fs/durable.hpp"
 #include "fs/scratch_dir.hpp"
 #include "fs/tree.hpp"
 #include "metadata/metadata.hpp"
+#include "prefetch/dnf_state.hpp"
 #include "prefetch/prefetch.hpp"
 #include "resolve/dnf_solv_cache.hpp"
 #include "resolve/plain_primary.hpp"
@@ -43,9 +41,6 @@
 #include "rpmirror/checksum/checksum.hpp"
 #include "rpmirror/prefetch/prefetch.hpp"
 #include "sync/sync.hpp"
-#include "util/ini.hpp"
-#include "util/text.hpp"
-#include "util/xml_tree.hpp"
 
 namespace rpmirror {
 
@@ -55,150 +50,10 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// The repository ids dnf was told to refresh (`dnf clean expire-cache` writes them).
-std::set<std::string> expired_repo_ids(const std::filesystem::path& cachedir) {
-    std::set<std::string> ids;
-    std::ifstream file(cachedir / "expired_repos.json");
-    if (!file) {
-        return ids;
-    }
-    const nlohmann::json listed = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
-    if (listed.is_array()) {
-        for (const nlohmann::json& id : listed) {
-            if (id.is_string()) {
-                ids.insert(id.get<std::string>());
-            }
-        }
-    }
-    return ids;
-}
-
-// True iff dnf would use the metadata in `repo_cache` without asking the server: its repomd.xml
-// lists a primary that is there, younger than `expire_seconds` (libdnf's age: now minus the
-// primary's mtime) and than the file that defines the repository (dnf's check_config_file_age).
-bool metadata_is_fresh(const std::filesystem::path& repo_cache, std::int64_t expire_seconds,
-                       const std::string& repo_file) {
-    const std::filesystem::path index = repo_cache / "repodata" / "repomd.xml";
-    auto text = fs::read_file(index);
-    if (!text) {
-        return false;
-    }
-    auto repomd = parse_repomd(*text, index.string());
-    if (!repomd) {
-        return false;
-    }
-    const RepomdRecord* primary = repomd->find("primary");
-    struct stat st {};
-    if (primary == nullptr || ::stat((repo_cache / primary->location_href).c_str(), &st) != 0) {
-        return false;
-    }
-    struct stat defined {};
-    if (!repo_file.empty() && ::stat(repo_file.c_str(), &defined) == 0 &&
-        fs::timespec_ns(defined.st_mtim) > fs::timespec_ns(st.st_mtim)) {
-        return false;
-    }
-    const auto age = std::chrono::system_clock::now().time_since_epoch() -
-                     std::chrono::seconds(st.st_mtim.tv_sec);
-    return expire_seconds < 0 ||
-           std::chrono::duration_cast<std::chrono::seconds>(age).count() <= expire_seconds;
-}
-
-// The module streams dnf's state in `installroot` enables (`dnf module enable`): "NAME:STREAM" of
-// each section of <installroot>/etc/dnf/modules.d/*.module whose state is enabled. A file that
-// cannot be read or parsed is a line in `warnings` (its streams then count as not enabled).
-std::vector<std::string> enabled_module_streams(const std::filesystem::path& installroot,
-                                                std::vector<std::string>& warnings) {
-    std::vector<std::string> streams;
-    const std::filesystem::path directory = installroot / "etc/dnf/modules.d";
-    std::error_code error;
-    std::vector<std::filesystem::path> files;
-    for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
-        if (entry.path().extension() == ".module") {
-            files.push_back(entry.path());
-        }
-    }
-    std::sort(files.begin(), files.end());
-    for (const std::filesystem::path& file : files) {
-        auto text = fs::read_file(file);
-        auto sections =
-            text ? ini::parse_ini(*text, file.string())
-                 : Result<std::vector<ini::IniSection>>(tl::unexpected(std::move(text.error())));
-        if (!sections) {
-            warnings.push_back(fmt::format("{}; its module streams count as not enabled",
-                                           sections.error().to_string()));
-            continue;
-        }
-        for (const ini::IniSection& section : *sections) {
-            std::string name = section.name;
-            std::string stream;
-            std::string state;
-            for (const ini::IniEntry& entry : section.entries) {
-                if (entry.key == "name") {
-                    name = entry.value;
-                } else if (entry.key == "stream") {
-                    stream = entry.value;
-                } else if (entry.key == "state") {
-                    state = entry.value;
-                }
-            }
-            if (state == "enabled" && !stream.empty()) {
-                streams.push_back(name + ":" + stream);
-            }
-        }
-    }
-    return streams;
-}
-
 // The records of a repository the closure reads besides its primary: modules, and comps ("group"
 // or "group_gz": the same document, the first at hand is read).
 constexpr std::string_view kModulesRecord = "modules";
 constexpr std::array<std::string_view, 2> kCompsRecords = {"group", "group_gz"};
-
-// Adds to `packages` the mandatory and default packages (what `dnf install @GROUP` installs) of
-// each group of the comps `text` whose id is one of `groups`, or whose untranslated name is one
-// case-insensitively; `found` receives each entry of `groups` a group matched.
-Result<void> add_group_packages(const std::string& text, const std::string& shown,
-                                const std::vector<std::string>& groups,
-                                std::set<std::string>& packages, std::set<std::string>& found) {
-    auto document = xml::read_tree(text, "comps", "a comps document", shown);
-    if (!document) {
-        return tl::unexpected(std::move(document.error()));
-    }
-    for (xmlNode* group = xmlDocGetRootElement(document->get())->children; group != nullptr;
-         group = group->next) {
-        if (!xml::is_element(group, "group")) {
-            continue;
-        }
-        std::string id;
-        std::string name;
-        xmlNode* list = nullptr;
-        for (xmlNode* child = group->children; child != nullptr; child = child->next) {
-            if (xml::is_element(child, "id")) {
-                id = std::string(text::trim(xml::element_text(child)));
-            } else if (xml::is_element(child, "name") && xml::attribute(child, "lang").empty()) {
-                name = std::string(text::trim(xml::element_text(child)));
-            } else if (xml::is_element(child, "packagelist")) {
-                list = child;
-            }
-        }
-        bool matched = false;
-        for (const std::string& wanted : groups) {
-            if (wanted == id || (!name.empty() && text::to_lower(wanted) == text::to_lower(name))) {
-                found.insert(wanted);
-                matched = true;
-            }
-        }
-        for (xmlNode* req = list == nullptr || !matched ? nullptr : list->children; req != nullptr;
-             req = req->next) {
-            const std::string type = xml::attribute(req, "type");
-            if (xml::is_element(req, "packagereq") &&
-                (type.empty() || type == "mandatory" || type == "default")) {
-                packages.insert(std::string(text::trim(xml::element_text(req))));
-            }
-        }
-    }
-    return {};
-}
 
 // One repository's part of the prefetch.
 struct RepoWork {
@@ -544,6 +399,100 @@ void fetch_share(RepoWork& work, Syncer& syncer, std::shared_ptr<const UpstreamR
     work.bytes = report.bytes_downloaded;
 }
 
+// The closure of the install over the repositories whose primary (and modules, comps) is at
+// hand, in dnf's order, as soon as each repository has it or its metadata step gave up: each
+// repository's RepoWork::share. Returns false iff it cannot be worked out (a warning in `report`
+// says why: dnf then downloads the packages itself).
+bool resolve_shares(std::vector<RepoWork>& work, const PrefetchRequest& request, Gate& gate,
+                    PrefetchReport& report) {
+    gate.wait_for_all(work,
+                      [](const RepoWork& item) { return item.inputs_ready || item.metadata_done; });
+    const auto started = std::chrono::steady_clock::now();
+    std::vector<ClosureRepo> sources;
+    for (const RepoWork& item : work) {
+        if (item.inputs_ready) {
+            sources.push_back(
+                {item.repo->id, item.primary, item.repo->priority, item.repo->cost, item.modules});
+        }
+    }
+    ClosureRequest closure_request;
+    closure_request.packages = request.packages;
+    closure_request.arch = request.arch;
+    closure_request.weak_dependencies = request.weak_dependencies;
+    closure_request.each_alone = false;  // what this one `dnf install` fetches
+    closure_request.modules = enabled_module_streams(request.installroot, report.warnings);
+    // An installroot without an rpm database (dnf creates it) is an empty machine.
+    std::error_code missing;
+    if (std::filesystem::is_directory(request.installroot, missing)) {
+        closure_request.installed_base = request.installroot;
+    }
+    Result<Closure> closure =
+        make_error(ErrorCode::NotFound, "no repository's metadata is at hand");
+    if (!sources.empty()) {
+        auto groups = request.groups.empty() ? Result<std::vector<std::string>>()
+                                             : group_packages(request.groups, work);
+        if (groups) {
+            closure_request.optional_packages = std::move(*groups);
+            closure = resolve_closure(sources, closure_request);
+        } else {
+            closure = tl::unexpected(std::move(groups.error()));
+        }
+    }
+    report.resolve_seconds = seconds_since(started);
+    if (!closure) {
+        report.warnings.push_back(fmt::format(
+            "cannot work out what dnf will install ({}); dnf downloads the packages itself",
+            closure.error().to_string()));
+        return false;
+    }
+    for (RepoWork& item : work) {
+        if (item.inputs_ready) {  // written no more once the closure began (Gate)
+            const std::set<std::string>& share = closure->shares[item.repo->id];
+            item.share.assign(share.begin(), share.end());
+        }
+    }
+    return true;
+}
+
+// Each repository's share downloaded into dnf's cache, the connections split by share
+// (package_step_connections): a repository's packages go as soon as its revision is parsed,
+// while its other records may still download (a repository whose metadata then fails keeps
+// them: dnf checks each package against the metadata it fetches itself); those of a repository
+// whose metadata in dnf's cache was fresh, once that is read; none where neither holds.
+void fetch_packages(std::vector<RepoWork>& work, const PrefetchRequest& settings, Gate& gate,
+                    std::stop_token stop) {
+    std::vector<std::size_t> shares;
+    for (const RepoWork& item : work) {
+        shares.push_back(item.share.size());
+    }
+    const std::vector<unsigned> connections = package_step_connections(shares, settings.parallel);
+    for (std::size_t index = 0; index < work.size(); ++index) {
+        work[index].parallel = connections[index];
+    }
+    struct PackageStep {
+        Syncer* syncer = nullptr;
+        std::shared_ptr<const UpstreamRevision> upstream;
+    };
+    for_each_in_parallel(work, [&](RepoWork& item) {
+        if (item.share.empty()) {
+            return;
+        }
+        const PackageStep step = gate.wait_for(
+            item, [](const RepoWork& one) { return one.upstream || one.metadata_done; },
+            [](const RepoWork& one) {
+                if (one.upstream) {
+                    return PackageStep{
+                        one.metadata_done ? one.syncer.get() : one.package_syncer.get(),
+                        one.upstream};
+                }
+                return PackageStep{one.metadata_ready ? one.syncer.get() : nullptr, nullptr};
+            });
+        if (step.syncer != nullptr) {
+            fetch_share(item, *step.syncer, step.upstream, settings, stop);
+        }
+    });
+}
+
 }  // namespace
 
 std::vector<unsigned> package_step_connections(std::span<const std::size_t> packages,
@@ -629,89 +578,9 @@ Result<PrefetchReport> prefetch_for_dnf(const PrefetchRequest& request, std::sto
             }
         });
 
-    // The closure, over the repositories whose primary (and modules, comps) is at hand, in dnf's
-    // order, as soon as each repository has it or its metadata step gave up.
-    gate.wait_for_all(work,
-                      [](const RepoWork& item) { return item.inputs_ready || item.metadata_done; });
-    auto started = std::chrono::steady_clock::now();
-    std::vector<ClosureRepo> sources;
-    for (const RepoWork& item : work) {
-        if (item.inputs_ready) {
-            sources.push_back(
-                {item.repo->id, item.primary, item.repo->priority, item.repo->cost, item.modules});
-        }
-    }
-    ClosureRequest closure_request;
-    closure_request.packages = request.packages;
-    closure_request.arch = request.arch;
-    closure_request.weak_dependencies = request.weak_dependencies;
-    closure_request.each_alone = false;  // what this one `dnf install` fetches
-    closure_request.modules = enabled_module_streams(request.installroot, report.warnings);
-    // An installroot without an rpm database (dnf creates it) is an empty machine.
-    std::error_code missing;
-    if (std::filesystem::is_directory(request.installroot, missing)) {
-        closure_request.installed_base = request.installroot;
-    }
-    Result<Closure> closure =
-        make_error(ErrorCode::NotFound, "no repository's metadata is at hand");
-    if (!sources.empty()) {
-        auto groups = request.groups.empty() ? Result<std::vector<std::string>>()
-                                             : group_packages(request.groups, work);
-        if (groups) {
-            closure_request.optional_packages = std::move(*groups);
-            closure = resolve_closure(sources, closure_request);
-        } else {
-            closure = tl::unexpected(std::move(groups.error()));
-        }
-    }
-    report.resolve_seconds = seconds_since(started);
-    if (!closure) {
-        report.warnings.push_back(fmt::format(
-            "cannot work out what dnf will install ({}); dnf downloads the packages itself",
-            closure.error().to_string()));
-    } else if (!stop.stop_requested()) {
-        for (RepoWork& item : work) {
-            if (item.inputs_ready) {  // written no more once the closure began (Gate)
-                const std::set<std::string>& share = closure->shares[item.repo->id];
-                item.share.assign(share.begin(), share.end());
-            }
-        }
-        std::vector<std::size_t> shares;
-        for (const RepoWork& item : work) {
-            shares.push_back(item.share.size());
-        }
-        const std::vector<unsigned> connections =
-            package_step_connections(shares, request.parallel);
-        for (std::size_t index = 0; index < work.size(); ++index) {
-            work[index].parallel = connections[index];
-        }
-        // Each repository's packages go as soon as its revision is parsed, while its other
-        // records may still download (a repository whose metadata then fails keeps them: dnf
-        // checks each package against the metadata it fetches itself); those of a repository
-        // whose metadata in dnf's cache was fresh, once that is read; none where neither holds.
-        struct PackageStep {
-            Syncer* syncer = nullptr;
-            std::shared_ptr<const UpstreamRevision> upstream;
-        };
-        started = std::chrono::steady_clock::now();
-        for_each_in_parallel(work, [&](RepoWork& item) {
-            if (item.share.empty()) {
-                return;
-            }
-            const PackageStep step = gate.wait_for(
-                item, [](const RepoWork& one) { return one.upstream || one.metadata_done; },
-                [](const RepoWork& one) {
-                    if (one.upstream) {
-                        return PackageStep{
-                            one.metadata_done ? one.syncer.get() : one.package_syncer.get(),
-                            one.upstream};
-                    }
-                    return PackageStep{one.metadata_ready ? one.syncer.get() : nullptr, nullptr};
-                });
-            if (step.syncer != nullptr) {
-                fetch_share(item, *step.syncer, step.upstream, settings, stop);
-            }
-        });
+    if (resolve_shares(work, request, gate, report) && !stop.stop_requested()) {
+        const auto started = std::chrono::steady_clock::now();
+        fetch_packages(work, settings, gate, stop);
         report.download_seconds = seconds_since(started);
     }
     gate.wait_for_all(work, [](const RepoWork& item) { return item.metadata_done; });
