@@ -262,7 +262,8 @@ struct DownloadReport {
     bool ok() const { return failed == 0 && not_finished == 0 && !interrupted; }
 };
 
-// Progress events, called on the thread running Downloader::run, never concurrently. Keep them
+// Progress events, never concurrently: called on the thread running Downloader::run, or, when a
+// run uses several event loops (DownloadOptions::loops), on theirs, one at a time. Keep them
 // cheap: they run inside the event loop. Default implementations ignore the event.
 class ProgressSink {
   public:

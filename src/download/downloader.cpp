@@ -5,7 +5,11 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <ctime>
+#include <mutex>
+#include <numeric>
+#include <thread>
 
 #include "checksum/hasher.hpp"
 #include "download/curl_handles.hpp"
@@ -65,6 +69,175 @@ Result<void> validate(const DownloadOptions& options) {
     return {};
 }
 
+// Returns the number of event loops a run of `requests` files uses (DownloadOptions::loops).
+unsigned loop_count(const DownloadOptions& options, std::size_t requests) {
+    if (options.fail_fast || options.throttle > 0 || options.budget) {
+        return 1;
+    }
+    std::size_t loops = options.loops;
+    if (loops == 0) {
+        loops = std::clamp(std::thread::hardware_concurrency(), 1U, 4U);
+    }
+    loops = std::min<std::size_t>({loops, options.max_parallel, requests / 8});
+    if (options.max_per_host != 0) {
+        loops = std::min<std::size_t>(loops, options.max_per_host);
+    }
+    return static_cast<unsigned>(std::max<std::size_t>(loops, 1));
+}
+
+// Opens the destination roots (creating them); a loop's own: a DestinationRoot caches directory
+// fds and is not thread-safe.
+Result<std::vector<DestinationRoot>> open_roots(std::span<const std::filesystem::path> roots) {
+    std::vector<DestinationRoot> opened_roots;
+    for (const auto& root : roots) {
+        auto opened = DestinationRoot::open(root);
+        if (!opened) {
+            return tl::unexpected(opened.error());
+        }
+        opened_roots.push_back(std::move(*opened));
+    }
+    return opened_roots;
+}
+
+// Returns loop `loop`'s share of `total` among `loops` (the shares add up to `total`).
+unsigned split(unsigned total, unsigned loops, unsigned loop) {
+    return total / loops + (loop < total % loops ? 1 : 0);
+}
+
+// Returns the expected bytes of the requests `picked` names (all of them if it is empty).
+std::uint64_t total_bytes(std::span<const DownloadRequest> requests,
+                          std::span<const std::size_t> picked) {
+    std::uint64_t total = 0;
+    const std::size_t count = picked.empty() ? requests.size() : picked.size();
+    for (std::size_t position = 0; position < count; ++position) {
+        const auto& request = requests[picked.empty() ? position : picked[position]];
+        total += request.expected_size == kUnknownSize ? 0 : request.expected_size;
+    }
+    return total;
+}
+
+// The events of several loops, passed on to one ProgressSink one at a time, each with the
+// request's own index, and progress() with the bytes of every loop added up.
+class SerialProgress {
+  public:
+    SerialProgress(ProgressSink* sink, unsigned loops)
+        : sink_(sink), done_(loops, 0), total_(loops, 0) {}
+
+    // One loop's events (its request indices are positions in `picked`).
+    class Loop : public ProgressSink {
+      public:
+        Loop(SerialProgress& serial, unsigned loop, std::span<const std::size_t> picked)
+            : serial_(serial), loop_(loop), picked_(picked) {}
+        void file_started(std::size_t request_index, std::string_view url) override {
+            std::lock_guard lock(serial_.mutex_);
+            serial_.sink_->file_started(picked_[request_index], url);
+        }
+        void progress(std::uint64_t bytes_done, std::uint64_t bytes_total) override {
+            std::lock_guard lock(serial_.mutex_);
+            serial_.done_[loop_] = bytes_done;
+            serial_.total_[loop_] = bytes_total;
+            serial_.pass_progress();
+        }
+        void file_finished(std::size_t request_index, const FileResult& result) override {
+            std::lock_guard lock(serial_.mutex_);
+            serial_.sink_->file_finished(picked_[request_index], result);
+        }
+
+      private:
+        SerialProgress& serial_;
+        unsigned loop_;
+        std::span<const std::size_t> picked_;
+    };
+
+    // After the loops: the final totals once more.
+    void flush() {
+        std::lock_guard lock(mutex_);
+        pass_progress();
+    }
+
+  private:
+    void pass_progress() {
+        sink_->progress(std::accumulate(done_.begin(), done_.end(), std::uint64_t{0}),
+                        std::accumulate(total_.begin(), total_.end(), std::uint64_t{0}));
+    }
+
+    ProgressSink* sink_;
+    std::mutex mutex_;
+    std::vector<std::uint64_t> done_;
+    std::vector<std::uint64_t> total_;
+};
+
+// Runs one event loop over the requests `picked` names, on the calling thread: the loop's files
+// are its positions in `picked` (FileResult and progress events by that position).
+Result<DownloadReport> run_loop(const DownloadOptions& options, CURLM* multi, IoPool* pool,
+                                std::span<const std::filesystem::path> roots,
+                                std::vector<DestinationRoot>& opened_roots,
+                                std::span<const DownloadRequest> requests,
+                                std::span<const std::size_t> picked, ProgressSink* progress,
+                                std::stop_token stop) {
+    const double cpu_started = thread_cpu_seconds();
+    curl_multi_setopt(multi, CURLMOPT_PIPELINING, static_cast<long>(CURLPIPE_MULTIPLEX));
+    curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
+                      static_cast<long>(options.max_parallel));
+    curl_multi_setopt(
+        multi, CURLMOPT_MAX_HOST_CONNECTIONS,
+        static_cast<long>(options.max_per_host == 0 ? options.max_parallel : options.max_per_host));
+    curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, static_cast<long>(options.max_parallel * 2));
+
+    Engine engine(options, multi, pool, opened_roots, progress, stop);
+    engine.completions.set_multi(multi);
+    engine.user_agent = user_agent_for(options);
+    if (!append_request_headers(engine.headers, options)) {
+        return make_error(ErrorCode::Io, "cannot allocate the request headers", "libcurl", ENOMEM);
+    }
+    engine.report.files.resize(picked.size());
+    engine.transfers.reserve(picked.size());
+    for (std::size_t index = 0; index < picked.size(); ++index) {
+        const DownloadRequest& request = requests[picked[index]];
+        auto transfer = std::make_unique<Transfer>();
+        transfer->index = index;
+        transfer->request = &request;
+        transfer->expected_digest = to_lower(request.expected_digest);
+        transfer->store_as_sent = transfer->expected_digest.empty();
+        transfer->shown_path = (roots[request.root_index] / request.destination).string();
+        transfer->engine = &engine;
+        if (request.expected_size != kUnknownSize) {
+            engine.bytes_total += request.expected_size;
+        }
+        engine.transfers.push_back(std::move(transfer));
+        engine.queue.push_back(index);
+    }
+    // A stop request wakes the poll at once, from whichever thread makes it.
+    std::stop_callback wake_on_stop(stop, [multi] { curl_multi_wakeup(multi); });
+
+    if (options.budget) {
+        engine.budget_client = options.budget->join([multi] { curl_multi_wakeup(multi); });
+    }
+
+    engine.loop();
+    engine.budget_client = {};  // leaves the budget: no more wake-ups of this multi handle
+    if (pool != nullptr) {
+        pool->drain();
+    }
+    engine.completions.set_multi(nullptr);
+
+    DownloadReport report = std::move(engine.report);
+    for (auto& transfer : engine.transfers) {
+        if (transfer->attempts > 1) {
+            report.retries += transfer->attempts - 1;
+        }
+        if (transfer->owner != nullptr) {
+            continue;  // a range of a segmented file: its attempts are in the file's result
+        }
+        if (transfer->result.resumed) {
+            ++report.resumed;
+        }
+        report.files[transfer->index] = std::move(transfer->result);
+    }
+    report.loop_thread_cpu_seconds = thread_cpu_seconds() - cpu_started;
+    return report;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -87,6 +260,7 @@ std::string_view file_status_name(FileStatus status) {
 
 struct Downloader::Impl {
     CurlMulti multi;
+    std::vector<CurlMulti> extra_multis;  // the loops after the first (DownloadOptions::loops)
     std::unique_ptr<IoPool> pool;
 
     // The multi handle, made at first use; null iff libcurl cannot make one.
@@ -130,7 +304,6 @@ Result<DownloadReport> Downloader::run(std::span<const std::filesystem::path> ro
                                        std::span<const DownloadRequest> requests,
                                        ProgressSink* progress, std::stop_token stop) {
     const auto started = Clock::now();
-    const double cpu_started = thread_cpu_seconds();
     if (auto valid = validate(options_); !valid) {
         return tl::unexpected(valid.error());
     }
@@ -156,89 +329,111 @@ Result<DownloadReport> Downloader::run(std::span<const std::filesystem::path> ro
             return make_error(ErrorCode::BadInput, "no mirror to download from", subject);
         }
     }
-    std::vector<DestinationRoot> opened_roots;
-    for (const auto& root : roots) {
-        auto opened = DestinationRoot::open(root);
-        if (!opened) {
-            return tl::unexpected(opened.error());
+    auto first_roots = open_roots(roots);
+    if (!first_roots) {
+        return tl::unexpected(first_roots.error());
+    }
+    const unsigned loops = loop_count(options_, requests.size());
+    if (loops <= 1) {
+        std::vector<std::size_t> picked(requests.size());
+        std::iota(picked.begin(), picked.end(), std::size_t{0});
+        CURLM* multi = impl_->ensure_multi();
+        if (multi == nullptr) {
+            return make_error(ErrorCode::Io, "cannot create a curl multi handle", "libcurl",
+                              ENOMEM);
         }
-        opened_roots.push_back(std::move(*opened));
+        if (options_.io_threads > 0 &&
+            (!impl_->pool || impl_->pool->size() != options_.io_threads)) {
+            impl_->pool = std::make_unique<IoPool>(options_.io_threads);
+        } else if (options_.io_threads == 0) {
+            impl_->pool.reset();
+        }
+        const double io_cpu_started = impl_->pool ? impl_->pool->cpu_seconds() : 0.0;
+        if (progress != nullptr) {
+            progress->run_started(requests.size(), total_bytes(requests, picked));
+        }
+        auto report = run_loop(options_, multi, impl_->pool.get(), roots, *first_roots, requests,
+                               picked, progress, stop);
+        if (report) {
+            report->wall_seconds = std::chrono::duration<double>(Clock::now() - started).count();
+            report->io_thread_cpu_seconds =
+                impl_->pool ? impl_->pool->cpu_seconds() - io_cpu_started : 0.0;
+        }
+        return report;
     }
 
-    CURLM* multi = impl_->ensure_multi();
-    if (multi == nullptr) {
+    // Several loops: the files dealt out by size (each to the loop with the fewest bytes so
+    // far, in request order), each loop with its share of the limits, hashing inline.
+    std::vector<std::vector<std::size_t>> picked(loops);
+    std::vector<std::uint64_t> loaded(loops, 0);
+    for (std::size_t index = 0; index < requests.size(); ++index) {
+        const auto lightest = static_cast<std::size_t>(
+            std::min_element(loaded.begin(), loaded.end()) - loaded.begin());
+        picked[lightest].push_back(index);
+        const std::uint64_t size = requests[index].expected_size;
+        loaded[lightest] += size == kUnknownSize ? 0 : std::max<std::uint64_t>(size, 1);
+    }
+    while (impl_->extra_multis.size() + 1 < loops) {
+        impl_->extra_multis.emplace_back(curl_multi_init());
+    }
+    std::vector<CURLM*> multis{impl_->ensure_multi()};
+    for (unsigned loop = 1; loop < loops; ++loop) {
+        multis.push_back(impl_->extra_multis[loop - 1].get());
+    }
+    if (std::find(multis.begin(), multis.end(), nullptr) != multis.end()) {
         return make_error(ErrorCode::Io, "cannot create a curl multi handle", "libcurl", ENOMEM);
     }
-    curl_multi_setopt(multi, CURLMOPT_PIPELINING, static_cast<long>(CURLPIPE_MULTIPLEX));
-    curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
-                      static_cast<long>(options_.max_parallel));
-    curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS,
-                      static_cast<long>(options_.max_per_host == 0 ? options_.max_parallel
-                                                                   : options_.max_per_host));
-    curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, static_cast<long>(options_.max_parallel * 2));
-    if (options_.io_threads > 0 && (!impl_->pool || impl_->pool->size() != options_.io_threads)) {
-        impl_->pool = std::make_unique<IoPool>(options_.io_threads);
-    } else if (options_.io_threads == 0) {
-        impl_->pool.reset();
+    if (progress != nullptr) {
+        progress->run_started(requests.size(), total_bytes(requests, {}));
     }
-    const double io_cpu_started = impl_->pool ? impl_->pool->cpu_seconds() : 0.0;
-
-    Engine engine(options_, multi, impl_->pool.get(), opened_roots, progress, stop);
-    engine.completions.set_multi(multi);
-    engine.user_agent = user_agent_for(options_);
-    if (!append_request_headers(engine.headers, options_)) {
-        return make_error(ErrorCode::Io, "cannot allocate the request headers", "libcurl", ENOMEM);
-    }
-    engine.report.files.resize(requests.size());
-    engine.transfers.reserve(requests.size());
-    for (std::size_t index = 0; index < requests.size(); ++index) {
-        auto transfer = std::make_unique<Transfer>();
-        transfer->index = index;
-        transfer->request = &requests[index];
-        transfer->expected_digest = to_lower(requests[index].expected_digest);
-        transfer->store_as_sent = transfer->expected_digest.empty();
-        transfer->shown_path =
-            (roots[requests[index].root_index] / requests[index].destination).string();
-        transfer->engine = &engine;
-        if (requests[index].expected_size != kUnknownSize) {
-            engine.bytes_total += requests[index].expected_size;
+    SerialProgress serial(progress, loops);
+    std::vector<Result<DownloadReport>> reports(loops, DownloadReport{});
+    {
+        std::vector<std::jthread> threads;
+        for (unsigned loop = 0; loop < loops; ++loop) {
+            threads.emplace_back([&, loop] {
+                DownloadOptions share = options_;
+                share.max_parallel = split(options_.max_parallel, loops, loop);
+                share.max_per_host =
+                    options_.max_per_host == 0 ? 0 : split(options_.max_per_host, loops, loop);
+                share.io_threads = 0;
+                SerialProgress::Loop events(serial, loop, picked[loop]);
+                auto own_roots = loop == 0 ? std::move(first_roots) : open_roots(roots);
+                if (!own_roots) {
+                    reports[loop] = tl::unexpected(own_roots.error());
+                    return;
+                }
+                reports[loop] =
+                    run_loop(share, multis[loop], nullptr, roots, *own_roots, requests,
+                             picked[loop], progress != nullptr ? &events : nullptr, stop);
+            });
         }
-        engine.transfers.push_back(std::move(transfer));
-        engine.queue.push_back(index);
+    }
+    DownloadReport report;
+    report.files.resize(requests.size());
+    for (unsigned loop = 0; loop < loops; ++loop) {
+        if (!reports[loop]) {
+            return tl::unexpected(reports[loop].error());
+        }
+        DownloadReport& part = *reports[loop];
+        for (std::size_t local = 0; local < picked[loop].size(); ++local) {
+            report.files[picked[loop][local]] = std::move(part.files[local]);
+        }
+        report.downloaded += part.downloaded;
+        report.already_present += part.already_present;
+        report.failed += part.failed;
+        report.not_finished += part.not_finished;
+        report.bytes_received += part.bytes_received;
+        report.resumed += part.resumed;
+        report.retries += part.retries;
+        report.throttle_pauses += part.throttle_pauses;
+        report.interrupted = report.interrupted || part.interrupted;
+        report.loop_thread_cpu_seconds += part.loop_thread_cpu_seconds;
     }
     if (progress != nullptr) {
-        progress->run_started(requests.size(), engine.bytes_total);
-    }
-    // A stop request wakes the poll at once, from whichever thread makes it.
-    std::stop_callback wake_on_stop(stop, [multi] { curl_multi_wakeup(multi); });
-
-    if (options_.budget) {
-        engine.budget_client = options_.budget->join([multi] { curl_multi_wakeup(multi); });
-    }
-
-    engine.loop();
-    engine.budget_client = {};  // leaves the budget: no more wake-ups of this multi handle
-    if (impl_->pool) {
-        impl_->pool->drain();
-    }
-    engine.completions.set_multi(nullptr);
-
-    DownloadReport report = std::move(engine.report);
-    for (auto& transfer : engine.transfers) {
-        if (transfer->attempts > 1) {
-            report.retries += transfer->attempts - 1;
-        }
-        if (transfer->owner != nullptr) {
-            continue;  // a range of a segmented file: its attempts are in the file's result
-        }
-        if (transfer->result.resumed) {
-            ++report.resumed;
-        }
-        report.files[transfer->index] = std::move(transfer->result);
+        serial.flush();
     }
     report.wall_seconds = std::chrono::duration<double>(Clock::now() - started).count();
-    report.loop_thread_cpu_seconds = thread_cpu_seconds() - cpu_started;
-    report.io_thread_cpu_seconds = impl_->pool ? impl_->pool->cpu_seconds() - io_cpu_started : 0.0;
     return report;
 }
 
