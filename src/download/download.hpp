@@ -1,13 +1,14 @@
-// The download stage: one libcurl multi loop that fetches many files at once, verifies each one
-// while its bytes stream in (size + digest, no second pass over the data), and publishes a file
-// under its final name only once it is complete and verified.
+// The download stage: a libcurl multi loop that fetches many files at once (a run of many files
+// on several cores: one loop per core, DownloadOptions::loops), verifies each one while its bytes
+// stream in (size + digest, no second pass over the data), and publishes a file under its final
+// name only once it is complete and verified.
 //
 // Per file: the body is written through a file descriptor into `.<name>.part` beside the
 // destination and fed to a Hasher at the same time (in curl's write callback, or on a worker
-// thread that also does the write: see DownloadOptions::io_threads). When the transfer ends, the
-// size and digest are compared with the expected ones; on a match the checksum cache xattr is set
-// and the file is renamed to its final name, on a mismatch the .part is deleted and the next
-// mirror is tried. A .part left by an interrupted run is resumed with a Range request.
+// thread that receives a copy: see DownloadOptions::io_threads and ::loops). When the transfer
+// ends, the size and digest are compared with the expected ones; on a match the checksum cache
+// xattr is set and the file is renamed to its final name, on a mismatch the .part is deleted and
+// the next mirror is tried. A .part left by an interrupted run is resumed with a Range request.
 //
 // Destination safety: files are created relative to an open directory of the destination root
 // with openat2(RESOLVE_BENEATH), so neither an href nor a symlink planted in the tree can make the

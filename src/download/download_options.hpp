@@ -73,10 +73,10 @@ struct DownloadOptions {
     // .part leftovers keep theirs.
     bool preserve_remote_time = false;
 
-    // Where bodies are written and hashed. 0 = in curl's write callback, on the loop thread;
-    // N > 0 = N worker threads do the pwrite + hash of received blocks (each transfer stays on
-    // one worker, in order), so the loop thread only receives. See README.md "Download engine"
-    // for the measurement behind the default.
+    // Where bodies are hashed when the run has one event loop (see `loops`). 0 = in curl's write
+    // callback, on the loop thread; N > 0 = N worker threads hash copies of the received blocks
+    // (each transfer stays on one worker, in order); the write into the .part is always in the
+    // write callback. See README.md "Download engine" for the measurement behind the default.
     unsigned io_threads = 1;
 
     // Event loops. A run of many files on a machine of several cores is split between loops of

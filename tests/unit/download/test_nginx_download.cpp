@@ -6,6 +6,7 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <set>
 #include <span>
@@ -111,6 +112,97 @@ TEST_F(NginxDownloadTest, DownloadsARepositoryInParallel) {
     }
     EXPECT_EQ(uris.size(), files.size());  // each file requested exactly once
     EXPECT_LE(connections.size(), 4U);     // keep-alive, at most max_parallel connections
+}
+
+// Records a run's events, and whether two ever overlapped.
+class RecordingProgress : public ProgressSink {
+  public:
+    void run_started(std::size_t files, std::uint64_t bytes) override {
+        enter();
+        ++runs;
+        started_files = files;
+        started_bytes = bytes;
+        finished.assign(files, 0);
+        leave();
+    }
+    void progress(std::uint64_t bytes_done, std::uint64_t bytes_total) override {
+        enter();
+        last_done = bytes_done;
+        last_total = bytes_total;
+        leave();
+    }
+    void file_finished(std::size_t request_index, const FileResult& result) override {
+        enter();
+        if (request_index < finished.size() && result.status == FileStatus::Downloaded) {
+            ++finished[request_index];
+        }
+        leave();
+    }
+
+    int runs = 0;
+    std::size_t started_files = 0;
+    std::uint64_t started_bytes = 0;
+    std::uint64_t last_done = 0;
+    std::uint64_t last_total = 0;
+    std::vector<int> finished;  // Downloaded events per request index
+    std::atomic<bool> overlapped{false};
+
+  private:
+    void enter() {
+        if (inside_.exchange(true)) {
+            overlapped = true;
+        }
+    }
+    void leave() { inside_ = false; }
+    std::atomic<bool> inside_{false};
+};
+
+// A run split between event loops (DownloadOptions::loops): every file arrives whole and is
+// reported under its own request index, the loops together never open more connections than
+// max_parallel (asserted from nginx's log), and the progress events come one at a time with the
+// bytes of all loops added up.
+TEST_F(NginxDownloadTest, SeveralEventLoopsShareTheLimitsAndReportEachFileUnderItsIndex) {
+    const auto files = make_repository(40);
+    test::NginxServer nginx(dir_.path() / "srv", dir_.path() / "nginx");
+    auto mirrors = std::make_shared<MirrorList>(std::vector<std::string>{nginx.url("/")});
+    const std::vector<DownloadRequest> requests = requests_for(mirrors, files);
+    std::uint64_t total = 0;
+    for (const auto& [href, body] : files) {
+        total += body.size();
+    }
+    DownloadOptions options;
+    options.max_parallel = 4;
+    options.loops = 3;
+    Downloader downloader(options);
+    RecordingProgress events;
+    auto report = downloader.run(dir_.path() / "dest", requests, &events);
+    ASSERT_TRUE(report.has_value());
+    ASSERT_TRUE(report->ok()) << first_failure(*report);
+    EXPECT_EQ(report->downloaded, files.size());
+    EXPECT_EQ(report->bytes_received, total);
+    for (std::size_t index = 0; index < files.size(); ++index) {
+        const auto& [href, body] = files[index];
+        ASSERT_EQ(read_all(dir_.path() / "dest" / href), body) << href;
+        ASSERT_EQ(report->files[index].status, FileStatus::Downloaded) << href;
+        ASSERT_FALSE(report->files[index].attempts.empty()) << href;
+        EXPECT_NE(report->files[index].attempts.back().url.find(href), std::string::npos)
+            << "the result of request " << index << " is another file's";
+        EXPECT_EQ(events.finished[index], 1) << href;
+    }
+    EXPECT_EQ(events.runs, 1);
+    EXPECT_EQ(events.started_files, files.size());
+    EXPECT_EQ(events.started_bytes, total);
+    EXPECT_EQ(events.last_done, total);
+    EXPECT_EQ(events.last_total, total);
+    EXPECT_FALSE(events.overlapped) << "progress events of two loops overlapped";
+    const auto log = nginx.access_log(files.size());
+    ASSERT_EQ(log.size(), files.size());
+    std::set<long> connections;
+    for (const auto& entry : log) {
+        connections.insert(entry["connection"].get<long>());
+    }
+    EXPECT_GE(connections.size(), 3U) << "each loop has connections of its own";
+    EXPECT_LE(connections.size(), 4U) << "the loops together hold at most max_parallel";
 }
 
 // A sync's documents (mirrorlist, repomd.xml, its signature) and the transfers after them go over
@@ -227,18 +319,23 @@ TEST_F(NginxDownloadTest, Http2OverTlsMultiplexesTransfersOnOneConnection) {
     EXPECT_TRUE(refused->files[0].attempts.at(0).permanent);
 
     options.sslcacert = certificate.string();
-    Downloader downloader(options);
-    auto report = downloader.run(dir_.path() / "dest", requests);
-    ASSERT_TRUE(report.has_value());
-    ASSERT_TRUE(report->ok()) << first_failure(*report);
-    const auto log = nginx.access_log(files.size());
-    ASSERT_EQ(log.size(), files.size());
-    std::set<long> connections;
-    for (const auto& entry : log) {
-        EXPECT_EQ(entry["protocol"], "HTTP/2.0");
-        connections.insert(entry["connection"].get<long>());
+    for (const unsigned loops : {1U, 2U}) {
+        // Every stream of a loop on the loop's first connection (PIPEWAIT): one per loop.
+        options.loops = loops;
+        Downloader downloader(options);
+        const auto dest = dir_.path() / ("dest-" + std::to_string(loops));
+        auto report = downloader.run(dest, requests);
+        ASSERT_TRUE(report.has_value());
+        ASSERT_TRUE(report->ok()) << first_failure(*report);
+        const auto log = nginx.access_log(files.size() * loops);
+        ASSERT_EQ(log.size(), files.size() * loops);
+        std::set<long> connections;
+        for (std::size_t entry = files.size() * (loops - 1); entry < log.size(); ++entry) {
+            EXPECT_EQ(log[entry]["protocol"], "HTTP/2.0");
+            connections.insert(log[entry]["connection"].get<long>());
+        }
+        EXPECT_EQ(connections.size(), loops) << loops << " loops";
     }
-    EXPECT_EQ(connections.size(), 1U);  // PIPEWAIT: every stream on the first connection
 }
 
 TEST_F(NginxDownloadTest, CleartextHttp2WithPriorKnowledge) {
