@@ -76,17 +76,18 @@ struct DownloadOptions {
     // Where bodies are hashed when the run has one event loop (see `loops`). 0 = in curl's write
     // callback, on the loop thread; N > 0 = N worker threads hash copies of the received blocks
     // (each transfer stays on one worker, in order); the write into the .part is always in the
-    // write callback. See README.md "Download engine" for the measurement behind the default.
+    // write callback. See doc/benchmarks.md "Download engine" for the measurement behind the
+    // default.
     unsigned io_threads = 1;
 
     // Event loops. A run of many files on a machine of several cores is split between loops of
     // their own (each its own thread, curl multi handle and share of max_parallel and of
     // max_per_host, the files dealt out by size), each writing and hashing its bodies in its
     // own write callback (io_threads does not apply): receiving and writing into the page cache
-    // then use every core, where one loop keeps one core busy while the others wait (README.md
-    // "Download engine"). 0 = as many as the machine has cores, at most 4; 1 = one loop. One
-    // loop is used anyway with fail_fast, a throttle or a budget (whose limits and order span
-    // every file), and for fewer than 8 files per loop.
+    // then use every core, where one loop keeps one core busy while the others wait
+    // (doc/benchmarks.md "One event loop per core"). 0 = as many as the machine has cores, at most
+    // 4; 1 = one loop. One loop is used anyway with fail_fast, a throttle or a budget (whose limits
+    // and order span every file), and for fewer than 8 files per loop.
     unsigned loops = 0;
 
     // One large file over several connections (--connections-per-file, --segment-min-size): a

@@ -1,15 +1,18 @@
 // Where a transfer's bytes go: the .part file and the streaming hasher. The pwrite always happens
 // in curl's write callback, while the bytes are hot in the cache; the hashing happens there too
-// (no io threads) or on a worker thread of an IoPool, which receives a copy of the bytes in
-// blocks, in order. (Moving the pwrite to the worker as well was measured slower: the queued
-// blocks go cold and the copy into the page cache then reads them back from memory; see
-// README.md "Download engine". Gathering the 16 KiB pieces libcurl hands the callback into one
-// pwrite per block was measured slower as well: a cold sync of bench/sync's full repository on a
-// 2-core KVM guest, Linux 6.18, ext4, took 7.5-9.1 s of system time instead of 4.4-5.2 s, with
-// blocks page-aligned or not, nearly all of it in the kernel's copy into the page cache. Holding
-// back each piece's less-than-a-page tail so that every pwrite ends on a page boundary, which
-// spares the kernel zeroing the rest of a new folio, moved nothing: 4.52 -> 4.49 s wall over 8
-// pairs; hashing inline and 64 KiB blocks were slower: doc/benchmarks.md.)
+// (no io threads: so in every loop of a run with several, DownloadOptions::loops) or on a worker
+// thread of an IoPool, which receives a copy of the bytes in blocks, in order. (Moving the
+// pwrite to the worker as well was measured slower: the queued blocks go cold and the copy into
+// the page cache then reads them back from memory; see doc/benchmarks.md "Download engine".
+// Gathering the 16 KiB pieces libcurl hands the callback into one pwrite per block was measured
+// slower as well: a cold sync of bench/sync's full repository on a 2-core KVM guest, Linux 6.18,
+// ext4, took 7.5-9.1 s of system time instead of 4.4-5.2 s, with blocks page-aligned or not, nearly
+// all of it in the kernel's copy into the page cache. Holding back each piece's less-than-a-page
+// tail so that every pwrite ends on a page boundary, which spares the kernel zeroing the rest of a
+// new folio, moved nothing: 4.52 -> 4.49 s wall over 8 pairs; on a second machine the zeroing left
+// the profile but the copy into the page cache grew by more (it then takes the first touch of each
+// page), and the wall time did not move either. Hashing inline on one loop and 64 KiB blocks were
+// slower: doc/benchmarks.md.)
 //
 // Ownership: while jobs are pending, a PartSink's writer belongs to its worker; the loop thread
 // learns results only through the CompletionQueue (whose mutex orders the accesses).
