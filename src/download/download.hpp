@@ -261,6 +261,20 @@ struct DownloadReport {
 
     // Returns true iff every file is Downloaded or AlreadyPresent.
     bool ok() const { return failed == 0 && not_finished == 0 && !interrupted; }
+
+    // Adds the counts of `part` (another run's, or one loop's, report) to these: not its files,
+    // not its times.
+    void add_counts(const DownloadReport& part) {
+        downloaded += part.downloaded;
+        already_present += part.already_present;
+        failed += part.failed;
+        not_finished += part.not_finished;
+        bytes_received += part.bytes_received;
+        resumed += part.resumed;
+        retries += part.retries;
+        throttle_pauses += part.throttle_pauses;
+        interrupted = interrupted || part.interrupted;
+    }
 };
 
 // Progress events, never concurrently: called on the thread running Downloader::run, or, when a

@@ -419,15 +419,7 @@ Result<DownloadReport> Downloader::run(std::span<const std::filesystem::path> ro
         for (std::size_t local = 0; local < picked[loop].size(); ++local) {
             report.files[picked[loop][local]] = std::move(part.files[local]);
         }
-        report.downloaded += part.downloaded;
-        report.already_present += part.already_present;
-        report.failed += part.failed;
-        report.not_finished += part.not_finished;
-        report.bytes_received += part.bytes_received;
-        report.resumed += part.resumed;
-        report.retries += part.retries;
-        report.throttle_pauses += part.throttle_pauses;
-        report.interrupted = report.interrupted || part.interrupted;
+        report.add_counts(part);
         report.loop_thread_cpu_seconds += part.loop_thread_cpu_seconds;
     }
     if (progress != nullptr) {

@@ -36,18 +36,6 @@ class ManyOfMany final : public ForwardingSink {
     std::span<const std::size_t> items_;
 };
 
-// Adds the counts of `part` (a batch's download) to `total`.
-void add_counts(DownloadReport& total, const DownloadReport& part) {
-    total.downloaded += part.downloaded;
-    total.already_present += part.already_present;
-    total.failed += part.failed;
-    total.not_finished += part.not_finished;
-    total.bytes_received += part.bytes_received;
-    total.resumed += part.resumed;
-    total.retries += part.retries;
-    total.interrupted = total.interrupted || part.interrupted;
-}
-
 bool stored(FileStatus status) {
     return status == FileStatus::Downloaded || status == FileStatus::AlreadyPresent;
 }
@@ -218,7 +206,7 @@ Result<DownloadReport> TreeFiles::fetch(Downloader& downloader,
         if (!downloaded) {
             return tl::unexpected(std::move(downloaded.error()));
         }
-        add_counts(total, *downloaded);
+        total.add_counts(*downloaded);
         for (std::size_t index = 0; index < items.size(); ++index) {
             total.files[items[index]] = std::move(downloaded->files.at(index));
         }
