@@ -1,6 +1,7 @@
 // Downloader: the library's entry point to the download engine. Its options and requests are
-// checked, the curl multi handle and the IoPool are kept from one run to the next, and a run
-// builds an Engine (engine.hpp), runs its loop and gathers the report.
+// checked, the curl multi handles and the IoPool are kept from one run to the next, and a run
+// builds an Engine (engine.hpp) per event loop (DownloadOptions::loops), runs each loop on a
+// thread of its own (one loop: on the calling thread) and gathers their reports into one.
 #include <curl/curl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -104,13 +105,10 @@ unsigned split(unsigned total, unsigned loops, unsigned loop) {
     return total / loops + (loop < total % loops ? 1 : 0);
 }
 
-// Returns the expected bytes of the requests `picked` names (all of them if it is empty).
-std::uint64_t total_bytes(std::span<const DownloadRequest> requests,
-                          std::span<const std::size_t> picked) {
+// Returns the expected bytes of `requests` (files of unknown size count 0).
+std::uint64_t total_bytes(std::span<const DownloadRequest> requests) {
     std::uint64_t total = 0;
-    const std::size_t count = picked.empty() ? requests.size() : picked.size();
-    for (std::size_t position = 0; position < count; ++position) {
-        const auto& request = requests[picked.empty() ? position : picked[position]];
+    for (const auto& request : requests) {
         total += request.expected_size == kUnknownSize ? 0 : request.expected_size;
     }
     return total;
@@ -350,7 +348,7 @@ Result<DownloadReport> Downloader::run(std::span<const std::filesystem::path> ro
         }
         const double io_cpu_started = impl_->pool ? impl_->pool->cpu_seconds() : 0.0;
         if (progress != nullptr) {
-            progress->run_started(requests.size(), total_bytes(requests, picked));
+            progress->run_started(requests.size(), total_bytes(requests));
         }
         auto report = run_loop(options_, multi, impl_->pool.get(), roots, *first_roots, requests,
                                picked, progress, stop);
@@ -384,7 +382,7 @@ Result<DownloadReport> Downloader::run(std::span<const std::filesystem::path> ro
         return make_error(ErrorCode::Io, "cannot create a curl multi handle", "libcurl", ENOMEM);
     }
     if (progress != nullptr) {
-        progress->run_started(requests.size(), total_bytes(requests, {}));
+        progress->run_started(requests.size(), total_bytes(requests));
     }
     SerialProgress serial(progress, loops);
     std::vector<Result<DownloadReport>> reports(loops, DownloadReport{});

@@ -25,7 +25,8 @@
 // the next attempt starts; which mirror that attempt uses is decided by choose_next_mirror
 // (mirror_choice.hpp).
 //
-// Everything here runs on the thread calling Downloader::run, except the PartSink jobs (see
+// Everything here runs on the Engine's loop thread (the thread calling Downloader::run, or one
+// of the run's loop threads: DownloadOptions::loops), except the PartSink jobs (see
 // part_sink.hpp), whose results come back through the CompletionQueue.
 //
 // This header holds the transfer model and declares Engine; its member functions are defined by
