@@ -262,9 +262,13 @@ struct DownloadReport {
     // Returns true iff every file is Downloaded or AlreadyPresent.
     bool ok() const { return failed == 0 && not_finished == 0 && !interrupted; }
 
-    // Adds the counts of `part` (another run's, or one loop's, report) to these: not its files,
-    // not its times.
-    void add_counts(const DownloadReport& part) {
+    // Adds `part`, the report of a run of this run's requests at `positions` (a batch, or one
+    // event loop's share): its counts to these, and its files[i] as files[positions[i]] (which
+    // must exist). Not its times.
+    void add(DownloadReport&& part, std::span<const std::size_t> positions) {
+        for (std::size_t index = 0; index < positions.size(); ++index) {
+            files[positions[index]] = std::move(part.files.at(index));
+        }
         downloaded += part.downloaded;
         already_present += part.already_present;
         failed += part.failed;

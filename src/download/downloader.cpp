@@ -331,37 +331,9 @@ Result<DownloadReport> Downloader::run(std::span<const std::filesystem::path> ro
     if (!first_roots) {
         return tl::unexpected(first_roots.error());
     }
+    // The files dealt out by size (each to the loop with the fewest bytes so far, in request
+    // order); each loop gets its share of the limits. The first loop runs on this thread.
     const unsigned loops = loop_count(options_, requests.size());
-    if (loops <= 1) {
-        std::vector<std::size_t> picked(requests.size());
-        std::iota(picked.begin(), picked.end(), std::size_t{0});
-        CURLM* multi = impl_->ensure_multi();
-        if (multi == nullptr) {
-            return make_error(ErrorCode::Io, "cannot create a curl multi handle", "libcurl",
-                              ENOMEM);
-        }
-        if (options_.io_threads > 0 &&
-            (!impl_->pool || impl_->pool->size() != options_.io_threads)) {
-            impl_->pool = std::make_unique<IoPool>(options_.io_threads);
-        } else if (options_.io_threads == 0) {
-            impl_->pool.reset();
-        }
-        const double io_cpu_started = impl_->pool ? impl_->pool->cpu_seconds() : 0.0;
-        if (progress != nullptr) {
-            progress->run_started(requests.size(), total_bytes(requests));
-        }
-        auto report = run_loop(options_, multi, impl_->pool.get(), roots, *first_roots, requests,
-                               picked, progress, stop);
-        if (report) {
-            report->wall_seconds = std::chrono::duration<double>(Clock::now() - started).count();
-            report->io_thread_cpu_seconds =
-                impl_->pool ? impl_->pool->cpu_seconds() - io_cpu_started : 0.0;
-        }
-        return report;
-    }
-
-    // Several loops: the files dealt out by size (each to the loop with the fewest bytes so
-    // far, in request order), each loop with its share of the limits, hashing inline.
     std::vector<std::vector<std::size_t>> picked(loops);
     std::vector<std::uint64_t> loaded(loops, 0);
     for (std::size_t index = 0; index < requests.size(); ++index) {
@@ -381,31 +353,40 @@ Result<DownloadReport> Downloader::run(std::span<const std::filesystem::path> ro
     if (std::find(multis.begin(), multis.end(), nullptr) != multis.end()) {
         return make_error(ErrorCode::Io, "cannot create a curl multi handle", "libcurl", ENOMEM);
     }
+    // The IoPool serves one loop; several loops hash in their write callbacks.
+    const unsigned io_threads = loops == 1 ? options_.io_threads : 0;
+    if (io_threads > 0 && (!impl_->pool || impl_->pool->size() != io_threads)) {
+        impl_->pool = std::make_unique<IoPool>(io_threads);
+    } else if (io_threads == 0) {
+        impl_->pool.reset();
+    }
+    const double io_cpu_started = impl_->pool ? impl_->pool->cpu_seconds() : 0.0;
     if (progress != nullptr) {
         progress->run_started(requests.size(), total_bytes(requests));
     }
     SerialProgress serial(progress, loops);
     std::vector<Result<DownloadReport>> reports(loops, DownloadReport{});
+    const auto run_one = [&](unsigned loop) {
+        DownloadOptions share = options_;
+        share.max_parallel = split(options_.max_parallel, loops, loop);
+        share.max_per_host =
+            options_.max_per_host == 0 ? 0 : split(options_.max_per_host, loops, loop);
+        SerialProgress::Loop events(serial, loop, picked[loop]);
+        ProgressSink* sink = progress == nullptr ? nullptr : loops == 1 ? progress : &events;
+        auto own_roots = loop == 0 ? std::move(first_roots) : open_roots(roots);
+        if (!own_roots) {
+            reports[loop] = tl::unexpected(own_roots.error());
+            return;
+        }
+        reports[loop] = run_loop(share, multis[loop], impl_->pool.get(), roots, *own_roots,
+                                 requests, picked[loop], sink, stop);
+    };
     {
         std::vector<std::jthread> threads;
-        for (unsigned loop = 0; loop < loops; ++loop) {
-            threads.emplace_back([&, loop] {
-                DownloadOptions share = options_;
-                share.max_parallel = split(options_.max_parallel, loops, loop);
-                share.max_per_host =
-                    options_.max_per_host == 0 ? 0 : split(options_.max_per_host, loops, loop);
-                share.io_threads = 0;
-                SerialProgress::Loop events(serial, loop, picked[loop]);
-                auto own_roots = loop == 0 ? std::move(first_roots) : open_roots(roots);
-                if (!own_roots) {
-                    reports[loop] = tl::unexpected(own_roots.error());
-                    return;
-                }
-                reports[loop] =
-                    run_loop(share, multis[loop], nullptr, roots, *own_roots, requests,
-                             picked[loop], progress != nullptr ? &events : nullptr, stop);
-            });
+        for (unsigned loop = 1; loop < loops; ++loop) {
+            threads.emplace_back(run_one, loop);
         }
+        run_one(0);
     }
     DownloadReport report;
     report.files.resize(requests.size());
@@ -413,16 +394,13 @@ Result<DownloadReport> Downloader::run(std::span<const std::filesystem::path> ro
         if (!reports[loop]) {
             return tl::unexpected(reports[loop].error());
         }
-        DownloadReport& part = *reports[loop];
-        for (std::size_t local = 0; local < picked[loop].size(); ++local) {
-            report.files[picked[loop][local]] = std::move(part.files[local]);
-        }
-        report.add_counts(part);
-        report.loop_thread_cpu_seconds += part.loop_thread_cpu_seconds;
+        report.loop_thread_cpu_seconds += reports[loop]->loop_thread_cpu_seconds;
+        report.add(std::move(*reports[loop]), picked[loop]);
     }
-    if (progress != nullptr) {
+    if (progress != nullptr && loops > 1) {
         serial.flush();
     }
+    report.io_thread_cpu_seconds = impl_->pool ? impl_->pool->cpu_seconds() - io_cpu_started : 0.0;
     report.wall_seconds = std::chrono::duration<double>(Clock::now() - started).count();
     return report;
 }

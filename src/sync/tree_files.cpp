@@ -206,10 +206,7 @@ Result<DownloadReport> TreeFiles::fetch(Downloader& downloader,
         if (!downloaded) {
             return tl::unexpected(std::move(downloaded.error()));
         }
-        total.add_counts(*downloaded);
-        for (std::size_t index = 0; index < items.size(); ++index) {
-            total.files[items[index]] = std::move(downloaded->files.at(index));
-        }
+        total.add(std::move(*downloaded), items);
         commit(**staging, requests, items, total);
         return {};
     };
